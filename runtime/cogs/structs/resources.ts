@@ -1,0 +1,108 @@
+/**
+ * Typed resource descriptors and the wire shapes of Kubernetes objects.
+ *
+ * A descriptor is a plain value (group, version, plural, kind, scope) that carries the object's
+ * body type as a phantom type parameter. The generator emits one per served CRD version; the
+ * registration functions accept it wherever Kopf accepts a resource reference and infer every
+ * handler argument's type from it, so call sites never spell generics.
+ *
+ * The object shapes here are the JSON the API server sends (timestamps are strings), not the
+ * deserialised model classes of client libraries.
+ */
+
+/** Standard object metadata as served by the API (`ObjectMeta`, JSON form). */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: { [key: string]: string };
+  annotations?: { [key: string]: string };
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  managedFields?: ManagedFieldsEntry[];
+  selfLink?: string;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: string;
+  fieldsV1?: { [key: string]: unknown };
+  subresource?: string;
+}
+
+/** Any Kubernetes object: the common envelope. */
+export interface KubernetesObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** What a descriptor is made of. */
+export interface ResourceInfo {
+  /** API group; `''` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  /** Plural resource name as in URLs, e.g. `widgets`. */
+  readonly plural: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  readonly singular?: string;
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  /** Whether the resource serves a `status` subresource (decides where status patches go). */
+  readonly statusSubresource?: boolean;
+}
+
+declare const bodyType: unique symbol;
+
+/**
+ * A resource descriptor: `ResourceInfo` plus the phantom body type `Body`.
+ * The phantom member exists only at the type level; it is never set at run time.
+ */
+export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject> extends ResourceInfo {
+  readonly [bodyType]?: Body;
+  /** `group/version` (or just `version` for the core group), as in `apiVersion`. */
+  readonly apiVersion: string;
+}
+
+/** The body type carried by a descriptor. */
+export type BodyOf<D> = D extends ResourceDescriptor<infer B> ? B : never;
+
+/**
+ * Creates a typed resource descriptor.
+ *
+ * @example
+ * export const Widgets = resource<Widget>({ group: 'example.com', version: 'v1', plural: 'widgets',
+ *                                            kind: 'Widget', namespaced: true });
+ */
+export function resource<Body extends KubernetesObject>(info: ResourceInfo): ResourceDescriptor<Body> {
+  if (!info.plural) throw new TypeError('A resource descriptor needs a non-empty plural name.');
+  if (!info.version) throw new TypeError('A resource descriptor needs a non-empty version.');
+  const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
+  return Object.freeze({ ...info, apiVersion });
+}
+
+/** Whether a value is a descriptor (as opposed to a string/tuple/selector reference). */
+export function isDescriptor(value: unknown): value is ResourceDescriptor {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    && typeof (value as ResourceInfo).plural === 'string' && typeof (value as ResourceInfo).version === 'string'
+    && typeof (value as ResourceInfo).kind === 'string' && typeof (value as ResourceInfo).namespaced === 'boolean';
+}
