@@ -1,0 +1,88 @@
+/**
+ * create (D-VERB-9..12, D-META-1..10): POST to a collection, and the create path of PUT for
+ * kinds that create on update (D-VERB-15) and of server-side apply.
+ */
+import * as names from '../meta/names.js';
+import * as statuses from '../server/statuses.js';
+import * as core from './core.js';
+import * as objects from './objects.js';
+import * as writes from './writes.js';
+
+type JsonObject = objects.JsonObject;
+
+/** Namespace existence and lifecycle checks for creating namespaced objects (D-VERB-11). */
+export function checkNamespace(c: core.Core, req: core.WriteRequest, name: string): void {
+  if (!req.type.namespaced || !req.namespace) return;
+  const ns = c.store.get('namespaces', req.namespace);
+  if (!ns) throw statuses.namespaceNotFound(req.namespace);
+  const phase = objects.isObject(ns['status']) ? (ns['status'] as JsonObject)['phase'] : undefined;
+  if (phase === 'Terminating') {
+    throw statuses.forbidden(
+      `${statuses.qualifiedResource(writes.identOf(req.type))} "${name}" is forbidden: unable to create new content in namespace ${req.namespace} because it is being terminated`,
+      { name, group: req.type.group, kind: req.type.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${req.namespace} is being terminated`, field: 'metadata.namespace' }] },
+    );
+  }
+}
+
+/**
+ * Creates an object from a decoded body. `prepared` bodies (from PUT/apply) have already passed
+ * identity checks and schema normalisation.
+ */
+export async function create(c: core.Core, req: core.WriteRequest, body: unknown, opts: { prepared?: boolean; keepManagedFields?: boolean } = {}): Promise<{ object: JsonObject; code: number }> {
+  let obj = writes.requireObject(body);
+  const requestedManagedFields = objects.metaOf(obj)['managedFields'];
+  if (!opts.prepared) {
+    obj = writes.checkIdentity(req, obj, {});
+    const rv = objects.metaOf(obj)['resourceVersion'];
+    if (rv !== undefined && rv !== '') throw new statuses.ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+    obj = writes.normalizeBody(req, obj);
+  }
+  const displayName = objects.nameOf(obj) || String(objects.metaOf(obj)['generateName'] ?? '');
+  checkNamespace(c, req, displayName);
+  req.type.strategy.admitCreate?.(obj);
+
+  // System metadata is cleared before mutating admission (webhooks see no uid, D-ADM-9).
+  obj = objects.withMeta(obj, (m) => {
+    for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'resourceVersion', 'generation']) delete m[k];
+  });
+  const mutated = await c.admission.mutate({
+    operation: 'CREATE', type: req.type, subresource: undefined, namespace: req.namespace,
+    name: objects.nameOf(obj) || undefined, object: obj, oldObject: undefined, dryRun: req.dryRun,
+    options: writes.admissionOptions('CreateOptions', req), user: req.user,
+  }, req.warnings);
+  if (mutated && mutated !== obj) obj = writes.redefault(req, mutated);
+
+  const ctx = writes.strategyContext(c);
+  const generateFrom = objects.metaOf(obj)['generateName'];
+  const attempts = !objects.nameOf(obj) && typeof generateFrom === 'string' && generateFrom ? 8 : 1;
+  for (let attempt = 1; ; attempt++) {
+    let candidate = objects.withMeta(obj, (m) => {
+      if (!m['name'] && typeof generateFrom === 'string' && generateFrom) m['name'] = names.generateName(generateFrom, ctx.random);
+      m['uid'] = ctx.uid();
+      m['creationTimestamp'] = objects.formatTime(c.clock.now());
+    });
+    if (req.type.strategy.prepareForCreate) candidate = req.type.strategy.prepareForCreate(candidate, ctx);
+    candidate = writes.applyGeneration(req.type, candidate, undefined);
+    writes.validate(c, req, candidate, undefined);
+    if (!opts.keepManagedFields) candidate = writes.recordManager(c, req, undefined, candidate, requestedManagedFields);
+    candidate = objects.withMeta(candidate, objects.compactMeta);
+
+    await c.admission.validate({
+      operation: 'CREATE', type: req.type, subresource: undefined, namespace: req.namespace,
+      name: objects.nameOf(candidate), object: candidate, oldObject: undefined, dryRun: req.dryRun,
+      options: writes.admissionOptions('CreateOptions', req), user: req.user,
+    }, req.warnings);
+
+    const key = writes.storageKey(req.type, candidate);
+    if (c.store.get(req.type.storage, key)) {
+      if (attempt < attempts) continue;
+      throw statuses.alreadyExists(writes.identOf(req.type), objects.nameOf(candidate));
+    }
+    const stored = req.type.strategy.toStorage ? req.type.strategy.toStorage(candidate) : candidate;
+    if (req.dryRun) {
+      return { object: objects.withMeta(stored, (m) => { delete m['resourceVersion']; }), code: 201 };
+    }
+    const change = c.store.write(req.type.storage, key, stored);
+    return { object: change.object, code: 201 };
+  }
+}

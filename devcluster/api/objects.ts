@@ -1,0 +1,111 @@
+/**
+ * Small helpers over stored objects (plain JSON): metadata access, deep copies and comparisons,
+ * and the conversion between the stored form and the form served by one resource type.
+ */
+import type { JsonObject } from '../store/revisions.js';
+import * as resources from './resources.js';
+
+export type { JsonObject };
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function metaOf(obj: JsonObject): JsonObject {
+  return isObject(obj['metadata']) ? obj['metadata'] : {};
+}
+
+export function nameOf(obj: JsonObject): string { return (metaOf(obj)['name'] as string | undefined) ?? ''; }
+export function namespaceOf(obj: JsonObject): string | undefined { return (metaOf(obj)['namespace'] as string | undefined) || undefined; }
+export function uidOf(obj: JsonObject): string { return (metaOf(obj)['uid'] as string | undefined) ?? ''; }
+export function rvOf(obj: JsonObject): string { return (metaOf(obj)['resourceVersion'] as string | undefined) ?? ''; }
+export function labelsOf(obj: JsonObject): Record<string, string> {
+  const l = metaOf(obj)['labels'];
+  return isObject(l) ? (l as Record<string, string>) : {};
+}
+export function finalizersOf(obj: JsonObject): string[] {
+  const f = metaOf(obj)['finalizers'];
+  return Array.isArray(f) ? (f as string[]) : [];
+}
+
+export function clone<T>(v: T): T {
+  return v === undefined ? v : JSON.parse(JSON.stringify(v)) as T;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
+  }
+  const ao = a as JsonObject;
+  const bo = b as JsonObject;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqual(ao[k], bo[k]));
+}
+
+/** Returns a copy with `metadata` replaced by the result of `fn` on a copy of it. */
+export function withMeta(obj: JsonObject, fn: (meta: JsonObject) => void): JsonObject {
+  const meta = { ...metaOf(obj) };
+  fn(meta);
+  return { ...obj, metadata: meta };
+}
+
+/** Drops empty optional metadata members, as the API serialises them (D-WIRE-19). */
+export function compactMeta(meta: JsonObject): void {
+  for (const k of ['labels', 'annotations']) {
+    if (isObject(meta[k]) && Object.keys(meta[k] as JsonObject).length === 0) delete meta[k];
+  }
+  for (const k of ['finalizers', 'ownerReferences', 'managedFields']) {
+    if (Array.isArray(meta[k]) && (meta[k] as unknown[]).length === 0) delete meta[k];
+  }
+  for (const k of Object.keys(meta)) if (meta[k] === null || meta[k] === undefined || meta[k] === '') delete meta[k];
+}
+
+/** The object as served by `type`: converted, with this version's apiVersion and kind first. */
+export function toExternal(type: resources.ResourceType, stored: JsonObject): JsonObject {
+  const converted = type.strategy.toExternal ? type.strategy.toExternal(stored) : stored;
+  const { apiVersion: _a, kind: _k, ...rest } = converted;
+  return { apiVersion: resources.apiVersionOf(type), kind: type.kind, ...rest };
+}
+
+/** The object as a list item: built-ins omit apiVersion/kind (D-WIRE-19). */
+export function toListItem(type: resources.ResourceType, stored: JsonObject): JsonObject {
+  const external = toExternal(type, stored);
+  if (!type.builtin) return external;
+  const { apiVersion: _a, kind: _k, ...rest } = external;
+  return rest;
+}
+
+/** Second-precision RFC 3339 UTC time, as in `creationTimestamp`. */
+export function formatTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Reads a dotted path (`.spec.replicas` or `spec.replicas`) in an object. */
+export function getPath(obj: unknown, path: string): unknown {
+  const parts = path.replace(/^\./, '').split('.').filter(Boolean);
+  let cur: unknown = obj;
+  for (const p of parts) {
+    if (!isObject(cur)) return undefined;
+    cur = cur[p];
+  }
+  return cur;
+}
+
+/** Returns a copy of `obj` with the value at a dotted path set (parents created). */
+export function setPath(obj: JsonObject, path: string, value: unknown): JsonObject {
+  const parts = path.replace(/^\./, '').split('.').filter(Boolean);
+  const root = { ...obj };
+  let cur: JsonObject = root;
+  parts.forEach((p, i) => {
+    if (i === parts.length - 1) { cur[p] = value; return; }
+    const next = isObject(cur[p]) ? { ...(cur[p] as JsonObject) } : {};
+    cur[p] = next;
+    cur = next;
+  });
+  return root;
+}

@@ -1,0 +1,232 @@
+/**
+ * Watch streams (D-WATCH-1..14). The hub subscribes to every store change and fans it out to the
+ * open streams of that storage, classifying each change by whether the old and the new state match
+ * the stream's filter (ADDED / MODIFIED / DELETED, D-WATCH-6). A stream starts with synthetic ADDED
+ * events, a replay from an older revision, or an ERROR 410 when that revision was compacted.
+ * Events are written as one compact JSON line each and flushed immediately; a stream whose client
+ * does not read is ended rather than allowed to grow without bound (D-WATCH-14).
+ */
+import type * as http from 'node:http';
+import type { Clock, Timer } from '../clock.js';
+import * as revisions from '../store/revisions.js';
+import * as filters from './filters.js';
+import * as objects from './objects.js';
+import * as resources from './resources.js';
+import * as tables from './tables.js';
+
+type JsonObject = objects.JsonObject;
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchParams {
+  type: resources.ResourceType;
+  filter: filters.ObjectFilter;
+  /** undefined/'0' → synthetic ADDED; N → replay changes after N. */
+  resourceVersion: string | undefined;
+  sendInitialEvents: boolean | undefined;
+  bookmarks: boolean;
+  timeoutMs: number;
+  table: boolean;
+  includeObject: 'None' | 'Metadata' | 'Object';
+  user: string;
+}
+
+export interface WatchLogEntry { stream: number; type: WatchEventType; rv: string }
+
+export interface HubOptions {
+  bookmarkIntervalMs: number;
+  /** Events (or bytes/1000) a slow client may have pending before its stream is ended. */
+  queueLimit: number;
+  onEvent?: (entry: WatchLogEntry) => void;
+}
+
+interface Stream {
+  readonly id: number;
+  readonly params: WatchParams;
+  readonly res: http.ServerResponse;
+  /** Changes with revision ≤ this were already delivered (or are before the start). */
+  lastRev: number;
+  pending: string[] | undefined;
+  closed: boolean;
+  stalled: boolean;
+  eventsLeft: number | undefined;
+  timers: Timer[];
+  onEnd: (() => void) | undefined;
+}
+
+export type DropMode = 'end' | 'abort' | 'expire';
+
+export class WatchHub {
+  private readonly streams = new Map<number, Stream>();
+  private nextId = 1;
+  private paused = false;
+
+  constructor(private readonly store: revisions.Store, private readonly clock: Clock, private readonly options: HubOptions) {
+    store.subscribe((change) => this.onChange(change));
+  }
+
+  get size(): number { return this.streams.size; }
+
+  /**
+   * Starts a stream on a response whose headers were already flushed. Returns the stream id.
+   * `faults` lets fault injection end or break the stream after some events (D-FAULT-5).
+   */
+  open(res: http.ServerResponse, params: WatchParams, faults: { endAfterEvents?: number; stall?: boolean; onEnd?: () => void } = {}): number {
+    const stream: Stream = {
+      id: this.nextId++, params, res, lastRev: this.store.revision, pending: undefined, closed: false,
+      stalled: faults.stall ?? false, eventsLeft: faults.endAfterEvents, timers: [], onEnd: faults.onEnd,
+    };
+    res.on('close', () => this.close(stream, 'gone'));
+    this.streams.set(stream.id, stream);
+    const rv = params.resourceVersion;
+    const synthetic = params.sendInitialEvents ?? (rv === undefined || rv === '0');
+    if (rv !== undefined && rv !== '0') {
+      const start = Number(rv);
+      const replay = this.store.changesSince(params.type.storage, Math.min(start, this.store.revision));
+      if (!replay) {
+        this.sendError(stream, 410, 'Expired', `too old resource version: ${start} (${this.store.compaction})`);
+        return stream.id;
+      }
+      if (!synthetic) {
+        for (const change of replay) this.deliver(stream, change, new Map());
+        stream.lastRev = Math.max(start, this.store.revision);
+      }
+    }
+    if (synthetic) {
+      for (const entry of this.store.entries(params.type.storage, params.filter.prefix)) {
+        if (params.filter.matches(entry.object)) this.send(stream, 'ADDED', entry.object);
+      }
+      stream.lastRev = this.store.revision;
+      if (params.sendInitialEvents && params.bookmarks) {
+        this.sendBookmark(stream, { 'k8s.io/initial-events-end': 'true' });
+      }
+    }
+    this.scheduleTimers(stream);
+    return stream.id;
+  }
+
+  private scheduleTimers(stream: Stream): void {
+    const { timeoutMs, bookmarks } = stream.params;
+    stream.timers.push(this.clock.setTimer(() => this.close(stream, 'end'), timeoutMs));
+    if (!bookmarks) return;
+    if (timeoutMs > 2000) stream.timers.push(this.clock.setTimer(() => this.sendBookmark(stream), timeoutMs - 2000));
+    const tick = (): void => {
+      if (stream.closed) return;
+      this.sendBookmark(stream);
+      stream.timers.push(this.clock.setTimer(tick, this.options.bookmarkIntervalMs));
+    };
+    stream.timers.push(this.clock.setTimer(tick, this.options.bookmarkIntervalMs));
+  }
+
+  private onChange(change: revisions.Change): void {
+    const cache = new Map<string, JsonObject>();
+    for (const stream of this.streams.values()) {
+      if (stream.params.type.storage === change.storage) this.deliver(stream, change, cache);
+    }
+  }
+
+  private deliver(stream: Stream, change: revisions.Change, _cache: Map<string, JsonObject>): void {
+    if (stream.closed || change.rev <= stream.lastRev) return;
+    stream.lastRev = change.rev;
+    const filter = stream.params.filter;
+    const wasMatching = change.prev !== undefined && filter.matches(change.prev);
+    if (change.type === 'DELETED') {
+      if (wasMatching) this.send(stream, 'DELETED', change.object);
+      return;
+    }
+    const isMatching = filter.matches(change.object);
+    if (isMatching && wasMatching) this.send(stream, 'MODIFIED', change.object);
+    else if (isMatching) this.send(stream, 'ADDED', change.object);
+    else if (wasMatching) {
+      // Stopped matching: the previous state, stamped with the new revision (D-WATCH-6).
+      this.send(stream, 'DELETED', objects.withMeta(change.prev!, (m) => { m['resourceVersion'] = String(change.rev); }));
+    }
+  }
+
+  private send(stream: Stream, type: WatchEventType, stored: JsonObject): void {
+    if (stream.stalled) return;
+    const params = stream.params;
+    const external = objects.toExternal(params.type, stored);
+    const object = params.table
+      ? tables.tableOf(params.type, [stored], new Date(this.clock.now()), { resourceVersion: objects.rvOf(stored) }, params.includeObject)
+      : external;
+    this.write(stream, type, object, objects.rvOf(stored));
+    if (stream.eventsLeft !== undefined && --stream.eventsLeft <= 0) this.close(stream, stream.onEnd ? 'fault' : 'end');
+  }
+
+  private sendBookmark(stream: Stream, annotations?: Record<string, string>): void {
+    if (stream.closed || stream.stalled || !stream.params.bookmarks) return;
+    const metadata: JsonObject = { resourceVersion: String(this.store.revision) };
+    if (annotations) metadata['annotations'] = annotations;
+    this.write(stream, 'BOOKMARK', { kind: stream.params.type.kind, apiVersion: resources.apiVersionOf(stream.params.type), metadata }, String(this.store.revision));
+  }
+
+  /** Sends an ERROR event with a Status and ends the stream. */
+  sendError(stream: Stream | number, code: number, reason: string, message: string): void {
+    const s = typeof stream === 'number' ? this.streams.get(stream) : stream;
+    if (!s || s.closed) return;
+    this.write(s, 'ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }, '');
+    this.close(s, 'end');
+  }
+
+  private write(stream: Stream, type: WatchEventType, object: JsonObject, rv: string): void {
+    const line = `${JSON.stringify({ type, object })}\n`;
+    this.options.onEvent?.({ stream: stream.id, type, rv });
+    if (this.paused) {
+      (stream.pending ??= []).push(line);
+      if (stream.pending.length > this.options.queueLimit) this.close(stream, 'end');
+      return;
+    }
+    stream.res.write(line);
+    if (stream.res.writableLength > this.options.queueLimit * 1000) this.close(stream, 'end');
+  }
+
+  /** Holds events (D-FAULT-9) until `resume()`. */
+  pause(): void { this.paused = true; }
+
+  resume(): void {
+    this.paused = false;
+    for (const stream of this.streams.values()) {
+      const pending = stream.pending;
+      stream.pending = undefined;
+      if (pending && !stream.closed) for (const line of pending) stream.res.write(line);
+    }
+  }
+
+  private close(stream: Stream, how: 'end' | 'abort' | 'gone' | 'fault'): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    for (const t of stream.timers) t.cancel();
+    this.streams.delete(stream.id);
+    if (how === 'fault') { stream.onEnd?.(); return; }
+    if (how === 'abort') stream.res.destroy();
+    else if (how === 'end') stream.res.end();
+  }
+
+  /** Acts on open streams (D-FAULT-6); returns how many were affected. */
+  drop(match: { group?: string; resource?: string; namespace?: string; user?: string; storage?: string }, mode: DropMode): number {
+    let n = 0;
+    for (const stream of [...this.streams.values()]) {
+      const t = stream.params.type;
+      if (match.group !== undefined && t.group !== match.group) continue;
+      if (match.resource !== undefined && t.resource !== match.resource) continue;
+      if (match.storage !== undefined && t.storage !== match.storage) continue;
+      if (match.namespace !== undefined && stream.params.filter.namespace !== match.namespace) continue;
+      if (match.user !== undefined && stream.params.user !== match.user) continue;
+      n++;
+      if (mode === 'expire') this.sendError(stream, 410, 'Expired', `too old resource version: ${stream.lastRev} (${this.store.revision})`);
+      else this.close(stream, mode);
+    }
+    return n;
+  }
+
+  /** Ends one stream; `fault` hands the ending over to the stream's fault callback. */
+  closeById(id: number, how: 'end' | 'abort' | 'fault'): void {
+    const stream = this.streams.get(id);
+    if (stream) this.close(stream, how);
+  }
+
+  closeAll(mode: 'end' | 'abort'): void {
+    for (const stream of [...this.streams.values()]) this.close(stream, mode);
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Steps shared by every write verb (D-VERB-1): body identity checks, custom-resource schema
+ * processing, metadata finalisation, validation, admission, managedFields and persistence with
+ * the optimistic-concurrency check of step 14. create/update/patch/delete are assembled from
+ * these in creating.ts, updating.ts and deleting.ts.
+ */
+import * as fielderrors from '../meta/fielderrors.js';
+import * as objectmeta from '../meta/objectmeta.js';
+import * as apply from '../patching/apply.js';
+import * as statuses from '../server/statuses.js';
+import * as revisions from '../store/revisions.js';
+import * as core from './core.js';
+import * as objects from './objects.js';
+import * as resources from './resources.js';
+
+type JsonObject = objects.JsonObject;
+
+export const identOf = (t: resources.ResourceType): statuses.ResourceIdent => ({ group: t.group, resource: t.resource, kind: t.kind });
+
+export function strategyContext(c: core.Core): resources.StrategyContext {
+  return {
+    now: () => new Date(c.clock.now()),
+    uid: () => c.ids.uid(),
+    random: () => c.ids.random(),
+    lookup: (storage, key) => c.store.get(storage, key),
+    listAll: (storage) => c.store.list(storage),
+  };
+}
+
+/** Decodes a body into a JSON object or throws 400. */
+export function requireObject(body: unknown): JsonObject {
+  if (!objects.isObject(body)) throw statuses.badRequest('the body of the request was not a JSON object');
+  return body;
+}
+
+/**
+ * Step 6: apiVersion/kind of the body, namespace and name consistency with the URL.
+ * Returns a copy with apiVersion/kind/namespace/name normalised.
+ */
+export function checkIdentity(req: core.WriteRequest, body: JsonObject, opts: { urlName?: string }): JsonObject {
+  const type = req.type;
+  const expected = resources.apiVersionOf(type);
+  const apiVersion = body['apiVersion'];
+  if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== expected) {
+    throw statuses.badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${expected})`);
+  }
+  const kind = body['kind'];
+  if (kind !== undefined && kind !== '' && kind !== type.kind) {
+    if (!type.builtin) {
+      throw statuses.invalid(identOf(type), objects.nameOf(body), [fielderrors.invalid('kind', kind, `must be ${type.kind}`)]);
+    }
+    throw statuses.badRequest(`the kind in the data (${String(kind)}) does not match the expected kind (${type.kind})`);
+  }
+  if (body['metadata'] !== undefined && !objects.isObject(body['metadata'])) {
+    throw statuses.badRequest('metadata must be an object');
+  }
+  const out: JsonObject = { ...body, apiVersion: expected, kind: type.kind, metadata: { ...objects.metaOf(body) } };
+  const meta = out['metadata'] as JsonObject;
+  if (type.namespaced) {
+    const ns = meta['namespace'];
+    if (ns === undefined || ns === '') meta['namespace'] = req.namespace;
+    else if (ns !== req.namespace) throw statuses.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  } else {
+    delete meta['namespace'];
+  }
+  if (opts.urlName !== undefined) {
+    const name = meta['name'];
+    if (name === undefined || name === '') meta['name'] = opts.urlName;
+    else if (name !== opts.urlName) throw statuses.badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${opts.urlName})`);
+  }
+  return out;
+}
+
+/** Step 7 for CRs: pruning, null removal, defaulting, with unknown-field handling per fieldValidation. */
+export function normalizeBody(req: core.WriteRequest, obj: JsonObject): JsonObject {
+  const strategy = req.type.strategy;
+  if (!strategy.normalize) return obj;
+  const { value, unknownFields } = strategy.normalize(obj);
+  if (unknownFields.length) {
+    if (req.fieldValidation === 'Strict') {
+      throw statuses.badRequest(`strict decoding error: ${unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`);
+    }
+    if (req.fieldValidation === 'Warn') for (const f of unknownFields) req.warnings.push(`unknown field "${f}"`);
+  }
+  return value;
+}
+
+/** Re-applies defaults after mutating admission changed the object (D-CRD-10 b). */
+export function redefault(req: core.WriteRequest, obj: JsonObject): JsonObject {
+  return req.type.strategy.normalize ? req.type.strategy.normalize(obj).value : obj;
+}
+
+/** Step 12 validation: generic metadata rules plus the kind's own rules; throws one 422. */
+export function validate(c: core.Core, req: core.WriteRequest, obj: JsonObject, old: JsonObject | undefined): void {
+  const strategy = req.type.strategy;
+  const errors: fielderrors.FieldError[] = [
+    ...objectmeta.validateObjectMeta(obj['metadata'], { nameRule: strategy.nameRule, namespaced: req.type.namespaced, creating: old === undefined }),
+    ...(strategy.validate?.(obj, old, strategyContext(c)) ?? []),
+  ];
+  if (old) {
+    const deletingError = objects.metaOf(old)['deletionTimestamp']
+      ? objectmeta.newFinalizersWhileDeleting(objects.finalizersOf(old), objects.finalizersOf(obj))
+      : undefined;
+    if (deletingError) errors.push(deletingError);
+  }
+  if (errors.length) throw statuses.invalid(identOf(req.type), objects.nameOf(obj), errors);
+  if (!req.type.builtin) req.warnings.push(...objectmeta.finalizerWarnings(old ? objects.finalizersOf(old) : [], objects.finalizersOf(obj)));
+  const extra = strategy.warnings?.(obj, old);
+  if (extra) req.warnings.push(...extra);
+}
+
+/**
+ * Records the write's manager in managedFields (D-META-15). `requested` is what the request sent:
+ * `[]` resets the entries, a list replaces them, undefined keeps the stored ones.
+ */
+export function recordManager(c: core.Core, req: core.WriteRequest, before: JsonObject | undefined, after: JsonObject, requested: unknown): JsonObject {
+  const base = objects.withMeta(after, (m) => { if (requested === undefined) delete m['managedFields']; else m['managedFields'] = requested; });
+  const entries = apply.recordUpdate({
+    before,
+    after: base,
+    manager: req.fieldManager,
+    apiVersion: resources.apiVersionOf(req.type),
+    subresource: req.subresource,
+    now: objects.formatTime(c.clock.now()),
+    listSemantics: req.type.strategy.listSemantics ?? apply.atomicLists,
+    statusSubresource: resources.hasStatus(req.type),
+  });
+  return objects.withMeta(base, (m) => { if (entries.length) m['managedFields'] = entries; else delete m['managedFields']; });
+}
+
+/** Sets or bumps `metadata.generation` per the kind's rule (D-META-7). */
+export function applyGeneration(type: resources.ResourceType, obj: JsonObject, old: JsonObject | undefined): JsonObject {
+  const rule = type.strategy.generation;
+  return objects.withMeta(obj, (m) => {
+    if (!rule) { delete m['generation']; return; }
+    if (!old) { m['generation'] = 1; return; }
+    const prev = Number(objects.metaOf(old)['generation'] ?? 1);
+    m['generation'] = rule(old, obj) ? prev + 1 : prev;
+  });
+}
+
+export function admissionOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'DeleteOptions', req: core.WriteRequest): JsonObject {
+  const options: JsonObject = { apiVersion: 'meta.k8s.io/v1', kind };
+  if (kind !== 'DeleteOptions' && req.fieldManager) options['fieldManager'] = req.fieldManager;
+  if (req.dryRun) options['dryRun'] = ['All'];
+  return options;
+}
+
+export function storageKey(type: resources.ResourceType, obj: JsonObject): string {
+  return revisions.objectKey(type.namespaced ? objects.namespaceOf(obj) : undefined, objects.nameOf(obj));
+}
+
+/** Equality of two stored states ignoring resourceVersion and managedFields timestamps (D-META-3). */
+export function sameState(a: JsonObject, b: JsonObject): boolean {
+  const strip = (o: JsonObject): JsonObject => objects.withMeta(o, (m) => {
+    delete m['resourceVersion'];
+    if (Array.isArray(m['managedFields'])) {
+      m['managedFields'] = (m['managedFields'] as JsonObject[]).map(({ time: _t, ...rest }) => rest);
+    }
+  });
+  return objects.deepEqual(strip(a), strip(b));
+}
+
+/** Thrown internally when the stored object changed during an async step; the caller restarts. */
+export class RetryUpdate extends Error {
+  readonly code = 'retry-update' as const;
+}

@@ -1,0 +1,51 @@
+/**
+ * The CustomResourceDefinition kind itself (D-CRD-1/2): defaults, validation, the status
+ * subresource, and the cleanup finalizer added on create (D-CRD-16).
+ */
+import * as definitions from '../crds/definitions.js';
+import type * as schemas from '../crds/schemas.js';
+import * as objects from '../api/objects.js';
+import type * as resources from '../api/resources.js';
+import * as strategic from '../patching/strategic.js';
+import * as catalog from './catalog.js';
+
+type JsonObject = objects.JsonObject;
+
+export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+const asCrd = (o: JsonObject): schemas.CustomResourceDefinition => o as unknown as schemas.CustomResourceDefinition;
+const fromCrd = (c: schemas.CustomResourceDefinition): JsonObject => c as unknown as JsonObject;
+
+export const crdStrategy: resources.Strategy = {
+  nameRule: 'crd',
+  putCreates: false,
+  requireResourceVersion: true,
+  deleteReturnsObject: false,
+  smpSchema: strategic.builtinSmpSchema('CustomResourceDefinition'),
+  generation: (old, next) => !objects.deepEqual(old['spec'], next['spec']),
+  prepareForCreate(obj) {
+    const defaulted = fromCrd(definitions.defaultCrd(asCrd(obj)));
+    const { status: _s, ...rest } = defaulted;
+    return objects.withMeta({ ...rest, status: { conditions: [], acceptedNames: { plural: '', kind: '' }, storedVersions: [] } }, (m) => {
+      const f = Array.isArray(m['finalizers']) ? (m['finalizers'] as string[]) : [];
+      m['finalizers'] = f.includes(CLEANUP_FINALIZER) ? f : [...f, CLEANUP_FINALIZER];
+    });
+  },
+  prepareForUpdate(obj, old) {
+    return { ...fromCrd(definitions.defaultCrd(asCrd(obj))), status: old['status'] };
+  },
+  prepareForSubresource: catalog.statusSubresource.prepareForSubresource,
+  validate(obj, old) {
+    return definitions.validateCrd(asCrd(obj), old ? asCrd(old) : undefined);
+  },
+};
+
+export function crdType(): resources.ResourceType {
+  return {
+    group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', singular: 'customresourcedefinition',
+    kind: 'CustomResourceDefinition', listKind: 'CustomResourceDefinitionList', namespaced: false,
+    shortNames: ['crd', 'crds'], categories: ['api-extensions'],
+    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    storage: 'apiextensions.k8s.io/customresourcedefinitions', subresources: ['status'], builtin: true, strategy: crdStrategy,
+  };
+}

@@ -1,0 +1,461 @@
+/**
+ * DevCluster: an in-process Kubernetes API server on loopback (D-GEN-1..8).
+ *
+ * It wires the store, the registry of served types, the watch hub, the controllers, the HTTP(S)
+ * listener with authentication/authorization, and the test controls of D-FAULT. Everything a
+ * client can observe goes through the same pipeline as a real request, including the out-of-band
+ * writes of `cluster.store` (they only skip the network).
+ *
+ * Limits (documented divergences, in the spirit of controller-runtime's fake client doc): no
+ * workloads run, no protobuf, no conversion webhooks, CEL best effort, no validation ratcheting,
+ * built-in `/status` writes replace only `status`.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type * as net from 'node:net';
+import * as path from 'node:path';
+import type * as tls from 'node:tls';
+import * as YAML from 'yaml';
+import * as clock from './clock.js';
+import * as ids from './ids.js';
+import * as core from './api/core.js';
+import * as creating from './api/creating.js';
+import * as deleting from './api/deleting.js';
+import * as objects from './api/objects.js';
+import * as resources from './api/resources.js';
+import * as updating from './api/updating.js';
+import * as watching from './api/watching.js';
+import * as authentication from './auth/authentication.js';
+import * as authorization from './auth/authorization.js';
+import * as certs from './auth/certs.js';
+import * as tokens from './auth/tokens.js';
+import * as users from './auth/users.js';
+import * as catalog from './builtins/catalog.js';
+import * as crdkind from './builtins/customresourcedefinitions.js';
+import * as controllers from './controllers/index.js';
+import * as loop from './controllers/loop.js';
+import * as faultrules from './faults/rules.js';
+import * as kubeconfig from './kubeconfig.js';
+import * as handling from './server/handling.js';
+import * as requestlog from './server/requestlog.js';
+import * as statuses from './server/statuses.js';
+import * as revisions from './store/revisions.js';
+
+type JsonObject = objects.JsonObject;
+
+export interface DevClusterOptions {
+  /** Listening port; 0 picks a free one. */
+  port?: number;
+  /** Listening address; loopback unless explicitly configured (D-GEN-1). */
+  host?: string;
+  /** HTTPS with a generated CA (default true). */
+  tls?: boolean;
+  /** Reported by `/version` (default `v1.31.0`). */
+  version?: string;
+  startRevision?: number;
+  historyLimit?: number;
+  /** Periodic compaction to "the revision of N ms ago" (default off). */
+  compactionIntervalMs?: number;
+  bookmarkIntervalMs?: number;
+  /** Server-side watch lifetime in ms without timeoutSeconds (default random in [1800 s, 3600 s)). */
+  watchDefaultTimeoutMs?: number;
+  tooLargeRvWaitMs?: number;
+  auth?: 'none' | 'enforced';
+  /** Anonymous requests in enforced mode (default false). */
+  anonymous?: boolean;
+  aggregatedDiscovery?: boolean;
+  openapiV3?: '404' | 'full';
+  controllers?: Partial<controllers.ControllerSwitches>;
+  /** Delay before the pod-termination controller completes graceful deletions (ms). */
+  podTerminationDelayMs?: number;
+  cel?: 'on' | 'off';
+  clock?: clock.Clock;
+  seed?: number;
+  /** Fixed delay applied to every non-watch request (D-FAULT-2). */
+  latencyMs?: number;
+  /** Events a slow watch client may have pending before its stream ends (D-WATCH-14). */
+  watchQueueLimit?: number;
+  /** CRDs to create at start (objects, YAML text or file paths). */
+  crds?: (JsonObject | string)[];
+  /** Called with warnings of the emulator itself (CEL rules skipped, controller errors). */
+  onWarning?: (message: string) => void;
+}
+
+export interface RestartOptions { downtimeMs?: number; refuse?: boolean; resetHistory?: boolean }
+
+/** A reference to a resource for the out-of-band store API. */
+export type TypeRef = { apiVersion: string; kind: string } | { group: string; version: string; resource: string };
+
+export class DevCluster {
+  readonly clock: clock.Clock;
+  readonly faults: faultrules.Faults;
+  readonly requests = new requestlog.RequestLog();
+  readonly watchEvents: watching.WatchLogEntry[] = [];
+  readonly auth: {
+    readonly tokens: tokens.TokenTable;
+    readonly authorizer: authorization.Authorizer;
+    addToken: tokens.TokenTable['add'];
+    revokeToken: tokens.TokenTable['revoke'];
+    setExpiry: tokens.TokenTable['setExpiry'];
+    issueClientCert(opts: { username: string; groups?: string[]; notBefore?: Date; notAfter?: Date }): Promise<certs.KeyPairPem>;
+  };
+  /** Out-of-band writes and reads as an internal actor (D-FAULT-10). */
+  readonly store: OutOfBand;
+
+  private readonly core: core.Core;
+  private readonly hub: watching.WatchHub;
+  private readonly loop: loop.ControllerLoop;
+  private server: http.Server | https.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private ca: certs.CertificateAuthority | undefined;
+  private serving: certs.KeyPairPem | undefined;
+  private adminToken = '';
+  private boundPort = 0;
+  private pausedGate: { promise: Promise<void>; resolve: () => void } | undefined;
+  private unavailableFlag = false;
+  private compactionTimer: clock.Timer | undefined;
+  private readonly adminUser: users.UserInfo;
+
+  private constructor(private readonly options: DevClusterOptions) {
+    this.clock = options.clock ?? clock.realClock;
+    const idSource = ids.createIds(options.seed);
+    this.faults = new faultrules.Faults(idSource.random);
+    const store = new revisions.Store({ startRevision: options.startRevision, historyLimit: options.historyLimit });
+    const registry = new resources.Registry();
+    for (const t of catalog.builtinTypes()) registry.add(t);
+    registry.add(crdkind.crdType());
+    const waiters = new Set<{ rev: number; resolve: (ok: boolean) => void }>();
+    store.subscribe((change) => {
+      for (const w of waiters) if (change.rev >= w.rev) { waiters.delete(w); w.resolve(true); }
+    });
+    this.core = {
+      store, registry, clock: this.clock, ids: idSource, admission: core.noAdmission,
+      options: { cel: options.cel !== 'off', tooLargeRvWaitMs: options.tooLargeRvWaitMs ?? 3000, gcDeleteOrphansOnCreate: true },
+      waitForRevision: (rev, timeoutMs) => new Promise((resolve) => {
+        if (store.revision >= rev) { resolve(true); return; }
+        const w = { rev, resolve };
+        waiters.add(w);
+        this.clock.setTimer(() => { if (waiters.delete(w)) resolve(false); }, timeoutMs);
+      }),
+    };
+    this.hub = new watching.WatchHub(store, this.clock, {
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      queueLimit: options.watchQueueLimit ?? 10_000,
+      onEvent: (e) => { if (this.watchEvents.length < 100_000) this.watchEvents.push(e); },
+    });
+    const warn = options.onWarning ?? ((m: string) => process.emitWarning(`devcluster: ${m}`));
+    this.loop = new loop.ControllerLoop((key, err) => warn(`controller task ${key} failed: ${err instanceof Error ? err.stack : String(err)}`));
+    controllers.startControllers(this.core, this.hub, this.loop, {
+      switches: { ...controllers.DEFAULT_SWITCHES, ...options.controllers },
+      podTerminationDelayMs: options.podTerminationDelayMs ?? 0,
+      warn,
+    });
+    const tokenTable = new tokens.TokenTable();
+    const authorizer = new authorization.Authorizer();
+    this.adminUser = users.adminUser(idSource.uid());
+    this.auth = {
+      tokens: tokenTable,
+      authorizer,
+      addToken: (e) => tokenTable.add(e),
+      revokeToken: (t) => tokenTable.revoke(t),
+      setExpiry: (t, d) => tokenTable.setExpiry(t, d),
+      issueClientCert: async (o) => {
+        if (!this.ca) throw new Error('client certificates need a TLS devcluster (tls: true)');
+        return certs.issueClientCertificate(this.ca, { ...o, now: new Date(this.clock.now()) });
+      },
+    };
+    this.store = new OutOfBand(this.core, this.loop, (ref) => this.resolveType(ref));
+  }
+
+  /** Starts a devcluster and waits until it listens and its initial objects exist. */
+  static async start(options: DevClusterOptions = {}): Promise<DevCluster> {
+    const cluster = new DevCluster(options);
+    await cluster.init();
+    return cluster;
+  }
+
+  private async init(): Promise<void> {
+    const useTls = this.options.tls ?? true;
+    this.adminToken = tokens.generateToken();
+    this.auth.addToken({ token: this.adminToken, username: users.ADMIN_USER, uid: this.adminUser.uid, groups: [users.MASTERS_GROUP] });
+    if (useTls) {
+      this.ca = await certs.createCertificateAuthority({ now: new Date(this.clock.now()) });
+      this.serving = await certs.issueServingCertificate(this.ca, {
+        hosts: ['localhost', '127.0.0.1', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+        now: new Date(this.clock.now()),
+      });
+    }
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+      await this.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    }
+    await this.listen(this.options.port ?? 0);
+    if (this.options.compactionIntervalMs) this.scheduleCompaction(this.options.compactionIntervalMs);
+    if (this.options.crds?.length) await this.load(this.options.crds);
+    await this.settle();
+  }
+
+  private scheduleCompaction(intervalMs: number): void {
+    const marks: { at: number; rev: number }[] = [];
+    const tick = (): void => {
+      const now = this.clock.now();
+      marks.push({ at: now, rev: this.core.store.revision });
+      while (marks.length > 1 && marks[1]!.at <= now - intervalMs) marks.shift();
+      if (marks[0] && marks[0].at <= now - intervalMs) this.compact(marks[0].rev);
+      this.compactionTimer = this.clock.setTimer(tick, Math.max(100, intervalMs / 4));
+    };
+    tick();
+  }
+
+  private serverContext(): handling.ServerContext {
+    const self = this;
+    return {
+      core: this.core, hub: this.hub, faults: this.faults, log: this.requests,
+      version: this.options.version ?? 'v1.31.0',
+      aggregatedDiscovery: this.options.aggregatedDiscovery ?? true,
+      openapiV3: this.options.openapiV3 ?? '404',
+      latencyMs: this.options.latencyMs ?? 0,
+      watchDefaultTimeoutMs: () => this.options.watchDefaultTimeoutMs ?? (1800 + Math.floor(this.core.ids.random() * 1800)) * 1000,
+      serverAddress: () => `127.0.0.1:${this.boundPort}`,
+      gate: () => this.pausedGate?.promise ?? Promise.resolve(),
+      unavailable: () => this.unavailableFlag,
+      authenticate(req) {
+        const socket = req.socket as tls.TLSSocket;
+        const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+        const result = authentication.authenticate(
+          { authorization: req.headers.authorization, peerCertificate: peer as authentication.PeerCertificateInfo | undefined, peerAuthorized: socket.authorized },
+          { mode: self.options.auth ?? 'none', anonymous: self.options.anonymous ?? false, tokens: self.auth.tokens, now: new Date(self.clock.now()), adminUser: self.adminUser },
+        );
+        return result.ok ? result.user : undefined;
+      },
+      authorize(attrs, user) {
+        const a: authorization.RequestAttributes = attrs.kind === 'resource'
+          ? { kind: 'resource', verb: attrs.verb, apiGroup: attrs.apiGroup, resource: attrs.resource, subresource: attrs.subresource, namespace: attrs.namespace, name: attrs.name }
+          : { kind: 'nonResource', verb: attrs.verb, path: attrs.path };
+        const decision = self.auth.authorizer.authorize(a, user);
+        return decision.allowed ? undefined : authorization.forbiddenError(a, user, decision.reason);
+      },
+    };
+  }
+
+  private listen(port: number): Promise<void> {
+    const ctx = this.serverContext();
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => { void handling.handle(ctx, req, res); };
+    const server = this.ca && this.serving
+      ? https.createServer({ key: this.serving.keyPem, cert: this.serving.certPem, ca: this.ca.certPem, requestCert: true, rejectUnauthorized: false, keepAlive: true }, handler)
+      : http.createServer({ keepAlive: true }, handler);
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 70_000;
+    server.requestTimeout = 0;
+    server.on('connection', (socket: net.Socket) => {
+      socket.setNoDelay(true);
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    if (this.ca) server.on('secureConnection', (socket: net.Socket) => { this.sockets.add(socket); socket.on('close', () => this.sockets.delete(socket)); });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, this.options.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        this.boundPort = (server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  /** `https://127.0.0.1:PORT` (or http). */
+  get url(): string { return `${this.ca ? 'https' : 'http'}://127.0.0.1:${this.boundPort}`; }
+  get port(): number { return this.boundPort; }
+  /** The CA certificate (PEM), or undefined without TLS. */
+  get caPem(): string | undefined { return this.ca?.certPem; }
+  /** The bearer token of the `devcluster-admin` user in the generated kubeconfig. */
+  get token(): string { return this.adminToken; }
+  /** The current global revision. */
+  get revision(): number { return this.core.store.revision; }
+
+  kubeconfigObject(opts: { namespace?: string } = {}): kubeconfig.KubeconfigObject {
+    return kubeconfig.buildKubeconfig({ server: this.url, caPem: this.ca?.certPem, token: this.adminToken, namespace: opts.namespace });
+  }
+
+  /** The kubeconfig as YAML text. */
+  kubeconfig(opts: { namespace?: string } = {}): string { return kubeconfig.kubeconfigYaml(this.kubeconfigObject(opts)); }
+
+  /** Writes the kubeconfig (mode 0600), creating parent folders; returns the path. */
+  writeKubeconfig(file: string, opts: { namespace?: string } = {}): string {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, this.kubeconfig(opts), { mode: 0o600 });
+    return file;
+  }
+
+  /** Resolves when every controller is idle (D-FAULT-14). */
+  settle(opts: { timeoutMs?: number } = {}): Promise<void> { return this.loop.settle(opts.timeoutMs); }
+
+  /**
+   * Creates objects in dependency order: namespaces and CRDs first (waiting for establishment),
+   * then everything else (D-FAULT-11). Accepts objects, YAML texts and YAML file paths.
+   */
+  async load(input: (JsonObject | string)[] | JsonObject | string): Promise<JsonObject[]> {
+    const docs = parseDocuments(Array.isArray(input) ? input : [input]);
+    const rank = (o: JsonObject): number => (o['kind'] === 'Namespace' ? 0 : o['kind'] === 'CustomResourceDefinition' ? 1 : 2);
+    const created: JsonObject[] = [];
+    for (const phase of [0, 1, 2]) {
+      for (const doc of docs.filter((d) => rank(d) === phase)) created.push(await this.store.create(doc));
+      await this.settle();
+    }
+    return created;
+  }
+
+  /** Moves the compaction point (D-FAULT-7). */
+  compact(revision?: number): void { this.core.store.compact(revision); }
+
+  /** Acts on open watch streams (D-FAULT-6). */
+  dropWatches(match: { group?: string; resource?: string; namespace?: string; user?: string }, mode: watching.DropMode): number {
+    return this.hub.drop(match, mode);
+  }
+
+  /** Holds new requests and watch events until `resume()` (D-FAULT-9). */
+  pause(): void {
+    if (this.pausedGate) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => { resolve = r; });
+    this.pausedGate = { promise, resolve };
+    this.hub.pause();
+  }
+
+  resume(): void {
+    const gate = this.pausedGate;
+    this.pausedGate = undefined;
+    this.hub.resume();
+    gate?.resolve();
+  }
+
+  /** Simulates an API server restart (D-FAULT-8). */
+  async restart(opts: RestartOptions = {}): Promise<void> {
+    const { downtimeMs = 0, refuse = true, resetHistory = true } = opts;
+    this.hub.closeAll('abort');
+    if (resetHistory) this.core.store.compact();
+    if (refuse) {
+      await this.closeListener();
+      if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
+      await this.listen(this.boundPort);
+    } else {
+      for (const s of this.sockets) s.destroy();
+      this.unavailableFlag = true;
+      if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
+      this.unavailableFlag = false;
+    }
+  }
+
+  private closeListener(): Promise<void> {
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    this.server = undefined;
+    return new Promise((resolve) => {
+      server.close(() => resolve());
+      for (const s of this.sockets) s.destroy();
+      server.closeAllConnections?.();
+    });
+  }
+
+  /** Stops the server, ends every watch and releases all timers. */
+  async stop(): Promise<void> {
+    this.compactionTimer?.cancel();
+    this.loop.stop();
+    this.hub.closeAll('end');
+    this.resume();
+    await this.closeListener();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> { await this.stop(); }
+
+  /** Finds the served type for a reference (apiVersion+kind or group/version/resource). */
+  resolveType(ref: TypeRef): resources.ResourceType {
+    if ('resource' in ref) {
+      const t = this.core.registry.find(ref.group, ref.version, ref.resource);
+      if (!t) throw statuses.pathNotFound();
+      return t;
+    }
+    const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') as [string, string] : ['', ref.apiVersion];
+    const t = this.core.registry.all().find((x) => x.group === group && x.version === version && x.kind === ref.kind);
+    if (!t) throw new statuses.ApiError(404, 'NotFound', `no resource served for ${ref.apiVersion} ${ref.kind}`);
+    return t;
+  }
+}
+
+/** The out-of-band API (D-FAULT-10): writes as an internal actor, through the full pipeline. */
+export class OutOfBand {
+  constructor(private readonly c: core.Core, private readonly loop: loop.ControllerLoop,
+              private readonly resolve: (ref: TypeRef) => resources.ResourceType) {}
+
+  private request(type: resources.ResourceType, namespace: string | undefined, name: string | undefined, opts: WriteOptions): core.WriteRequest {
+    return {
+      type, namespace: type.namespaced ? namespace ?? 'default' : undefined, name, subresource: opts.subresource, dryRun: false,
+      fieldManager: opts.fieldManager ?? 'devcluster-test', fieldValidation: 'Warn', warnings: [],
+      user: { username: 'system:devcluster:test', uid: '', groups: ['system:masters', 'system:authenticated'] },
+    };
+  }
+
+  private core(opts: WriteOptions): core.Core {
+    return opts.admission === false ? Object.create(this.c, { admission: { value: core.noAdmission } }) as core.Core : this.c;
+  }
+
+  /** Reads an object in its served form, or undefined. */
+  get(ref: TypeRef, name: string, namespace?: string): JsonObject | undefined {
+    const type = this.resolve(ref);
+    const stored = this.c.store.get(type.storage, revisions.objectKey(type.namespaced ? namespace ?? 'default' : undefined, name));
+    return stored ? objects.toExternal(type, stored) : undefined;
+  }
+
+  /** Lists objects in their served form (all namespaces unless given). */
+  list(ref: TypeRef, namespace?: string): JsonObject[] {
+    const type = this.resolve(ref);
+    const prefix = type.namespaced && namespace ? revisions.objectKey(namespace, '') : '';
+    return this.c.store.list(type.storage, prefix).map((o) => objects.toExternal(type, o));
+  }
+
+  async create(obj: JsonObject, opts: WriteOptions = {}): Promise<JsonObject> {
+    const type = this.resolve({ apiVersion: String(obj['apiVersion']), kind: String(obj['kind']) });
+    const result = await creating.create(this.core(opts), this.request(type, objects.namespaceOf(obj), undefined, opts), obj);
+    return objects.toExternal(type, result.object);
+  }
+
+  async update(obj: JsonObject, opts: WriteOptions = {}): Promise<JsonObject> {
+    const type = this.resolve({ apiVersion: String(obj['apiVersion']), kind: String(obj['kind']) });
+    const result = await updating.update(this.core(opts), this.request(type, objects.namespaceOf(obj), objects.nameOf(obj), opts), { kind: 'replace', body: obj });
+    return objects.toExternal(type, result.object);
+  }
+
+  async patch(ref: TypeRef, name: string, patch: unknown, opts: WriteOptions & { namespace?: string; type?: 'merge-patch' | 'json-patch' | 'strategic-merge-patch' } = {}): Promise<JsonObject> {
+    const type = this.resolve(ref);
+    const result = await updating.update(this.core(opts), this.request(type, opts.namespace, name, opts), { kind: 'patch', type: opts.type ?? 'merge-patch', patch });
+    return objects.toExternal(type, result.object);
+  }
+
+  async delete(ref: TypeRef, name: string, opts: WriteOptions & { namespace?: string; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; gracePeriodSeconds?: number } = {}): Promise<void> {
+    const type = this.resolve(ref);
+    await deleting.remove(this.core(opts), this.request(type, opts.namespace, name, opts),
+      { dryRun: false, propagationPolicy: opts.propagationPolicy, gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: {} });
+    void this.loop;
+  }
+}
+
+export interface WriteOptions {
+  /** Call admission webhooks (default true). */
+  admission?: boolean;
+  fieldManager?: string;
+  subresource?: string;
+}
+
+function parseDocuments(inputs: (JsonObject | string)[]): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const input of inputs) {
+    if (typeof input !== 'string') { out.push(input); continue; }
+    const text = !input.includes('\n') && fs.existsSync(input) ? fs.readFileSync(input, 'utf8') : input;
+    for (const doc of YAML.parseAllDocuments(text)) {
+      const value = doc.toJS() as unknown;
+      if (objects.isObject(value)) out.push(value);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,108 @@
+/**
+ * Discovery documents (D-WIRE-5..12) and OpenAPI stubs (D-WIRE-14/15), rendered from the live
+ * registry on every request so that CRD establishment and deletion show up at once.
+ */
+import * as resources from '../api/resources.js';
+
+type JsonObject = { [key: string]: unknown };
+
+export function versionInfo(version: string): JsonObject {
+  const m = /^v(\d+)\.(\d+)/.exec(version);
+  return {
+    major: m?.[1] ?? '1', minor: m?.[2] ?? '31', gitVersion: version, gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean', buildDate: '2024-05-01T00:00:00Z', goVersion: 'go1.22.0', compiler: 'gc', platform: 'linux/amd64',
+  };
+}
+
+export function apiVersions(serverAddress: string): JsonObject {
+  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+}
+
+function groupEntry(name: string, versions: string[]): JsonObject {
+  const vs = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+  return { name, versions: vs, preferredVersion: vs[0] };
+}
+
+export function apiGroupList(registry: resources.Registry): JsonObject {
+  const groups = [...registry.groups()].filter(([g]) => g !== '').sort(([a], [b]) => (a < b ? -1 : 1));
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(([g, vs]) => groupEntry(g, vs)) };
+}
+
+export function apiGroup(registry: resources.Registry, group: string): JsonObject | undefined {
+  const versions = registry.groups().get(group);
+  if (!versions || group === '') return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, versions) };
+}
+
+function storageVersionHash(t: resources.ResourceType): string {
+  let h = 2166136261;
+  for (const ch of `${t.group}/${t.version}/${t.resource}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return Buffer.from(Uint32Array.of(h >>> 0, (h * 31) >>> 0).buffer).toString('base64');
+}
+
+const SUB_VERBS = ['get', 'patch', 'update'];
+
+function subresourceEntries(t: resources.ResourceType): JsonObject[] {
+  return t.subresources.map((sub) => {
+    const entry: JsonObject = { name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUB_VERBS };
+    if (sub === 'scale') Object.assign(entry, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+    if (sub === 'finalize') entry['verbs'] = ['update'];
+    return entry;
+  });
+}
+
+export function apiResourceList(registry: resources.Registry, group: string, version: string): JsonObject | undefined {
+  const types = registry.inGroupVersion(group, version);
+  if (!types.length) return undefined;
+  const list: JsonObject[] = [];
+  for (const t of types) {
+    const entry: JsonObject = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: [...t.verbs] };
+    if (t.shortNames.length) entry['shortNames'] = [...t.shortNames];
+    if (t.categories.length) entry['categories'] = [...t.categories];
+    entry['storageVersionHash'] = storageVersionHash(t);
+    list.push(entry, ...subresourceEntries(t));
+  }
+  const body: JsonObject = { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources: list };
+  if (group) body['apiVersion'] = 'v1';
+  return body;
+}
+
+/** The aggregated discovery document (D-WIRE-12) for `/api` (core) or `/apis` (all other groups). */
+export function aggregated(registry: resources.Registry, core: boolean, apiVersion: 'v2' | 'v2beta1'): JsonObject {
+  const groups = [...registry.groups()].filter(([g]) => (core ? g === '' : g !== '')).sort(([a], [b]) => (a < b ? -1 : 1));
+  const items = groups.map(([g, versions]) => ({
+    metadata: { name: g },
+    versions: versions.map((v) => ({
+      version: v,
+      freshness: 'Current',
+      resources: registry.inGroupVersion(g, v).map((t) => {
+        const r: JsonObject = {
+          resource: t.resource, responseKind: { group: t.group, version: t.version, kind: t.kind },
+          scope: t.namespaced ? 'Namespaced' : 'Cluster', singularResource: t.singular, verbs: [...t.verbs],
+        };
+        if (t.shortNames.length) r['shortNames'] = [...t.shortNames];
+        if (t.categories.length) r['categories'] = [...t.categories];
+        if (t.subresources.length) {
+          r['subresources'] = t.subresources.map((sub) => ({
+            subresource: sub,
+            responseKind: sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { group: t.group, version: t.version, kind: t.kind },
+            verbs: sub === 'finalize' ? ['update'] : SUB_VERBS,
+          }));
+        }
+        return r;
+      }),
+    })),
+  }));
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${apiVersion}`, metadata: {}, items };
+}
+
+export const OPENAPI_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+/** Whether an Accept header asks for the protobuf OpenAPI v2 document (either spelling). */
+export function wantsOpenApiProtobuf(accept: string | undefined): boolean {
+  return !!accept && /application\/com\.github\.proto-openapi\.spec\.v2[@.]v1\.0\+protobuf/.test(accept);
+}
+
+export function openapiV2Json(version: string): JsonObject {
+  return { swagger: '2.0', info: { title: 'Kubernetes', version }, paths: {}, definitions: {} };
+}

@@ -1,0 +1,475 @@
+/**
+ * Request handling: one function per HTTP request that runs the pipeline of D-VERB-1 up to the
+ * verb handlers — body reading, authentication, routing, fault injection, authorization, content
+ * negotiation — then writes the response and records it in the request log.
+ */
+import type * as http from 'node:http';
+import * as YAML from 'yaml';
+import * as core from '../api/core.js';
+import * as creating from '../api/creating.js';
+import * as deleting from '../api/deleting.js';
+import * as filters from '../api/filters.js';
+import * as objects from '../api/objects.js';
+import * as options from '../api/options.js';
+import * as reading from '../api/reading.js';
+import * as resources from '../api/resources.js';
+import * as scale from '../api/scale.js';
+import * as tables from '../api/tables.js';
+import * as updating from '../api/updating.js';
+import * as watching from '../api/watching.js';
+import * as writes from '../api/writes.js';
+import type * as faultrules from '../faults/rules.js';
+import * as discovery from './discovery.js';
+import * as negotiation from './negotiation.js';
+import * as requestlog from './requestlog.js';
+import * as responses from './responses.js';
+import * as routing from './routing.js';
+import * as statuses from './statuses.js';
+
+type JsonObject = objects.JsonObject;
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export interface AuthorizationAttributes {
+  kind: 'resource' | 'nonResource';
+  verb: string;
+  apiGroup: string;
+  resource: string;
+  subresource: string | undefined;
+  namespace: string | undefined;
+  name: string | undefined;
+  path: string;
+}
+
+export interface ServerContext {
+  readonly core: core.Core;
+  readonly hub: watching.WatchHub;
+  readonly faults: faultrules.Faults;
+  readonly log: requestlog.RequestLog;
+  readonly version: string;
+  readonly aggregatedDiscovery: boolean;
+  readonly openapiV3: '404' | 'full';
+  readonly latencyMs: number;
+  /** Server-side watch lifetime when timeoutSeconds is absent (ms). */
+  watchDefaultTimeoutMs(): number;
+  serverAddress(): string;
+  /** Resolves when the server is not paused (D-FAULT-9). */
+  gate(): Promise<void>;
+  /** True while a restart with `refuse: false` is in progress (503 everywhere, D-FAULT-8). */
+  unavailable(): boolean;
+  authenticate(req: http.IncomingMessage): core.UserInfo | undefined;
+  authorize(attrs: AuthorizationAttributes, user: core.UserInfo): statuses.ApiError | undefined;
+}
+
+interface Reply {
+  code: number;
+  body?: unknown;
+  text?: string;
+  form?: 'json' | 'yaml';
+  contentType?: string;
+  warnings?: string[];
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) { reject(new BodyTooLarge()); req.resume(); return; }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function verbOf(method: string, info: routing.ResourceRequestInfo, watch: boolean): string {
+  switch (method) {
+    case 'GET': case 'HEAD': return watch ? 'watch' : info.name ? 'get' : 'list';
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return info.name ? 'delete' : 'deletecollection';
+    default: return method.toLowerCase();
+  }
+}
+
+export async function handle(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const started = Date.now();
+  const url = new URL(req.url ?? '/', 'http://devcluster');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const info = routing.parsePath(url.pathname);
+  const watch = info.kind === 'resource' && (info.legacyWatch || ['true', '1'].includes(url.searchParams.get('watch') ?? ''));
+  const verb = info.kind === 'resource' ? verbOf(method, info, watch) : method.toLowerCase();
+  let user: core.UserInfo = { username: '', uid: '', groups: [] };
+  let bodyText: string | undefined;
+  let fault = false;
+  const record = (code: number, responseBody?: string): void => {
+    ctx.log.record({
+      time: started, method, path: url.pathname, query: url.search.replace(/^\?/, ''), verb,
+      group: info.kind === 'resource' ? info.group : undefined, resource: info.kind === 'resource' ? info.resource : undefined,
+      subresource: info.kind === 'resource' ? info.subresource : undefined,
+      namespace: info.kind === 'resource' ? info.namespace : undefined, name: info.kind === 'resource' ? info.name : undefined,
+      headers: {
+        accept: req.headers.accept, contentType: req.headers['content-type'], userAgent: req.headers['user-agent'],
+        authorization: req.headers.authorization ? '<redacted>' : undefined,
+      },
+      body: ctx.log.keepBodies ? bodyText : undefined, user: user.username, code,
+      responseBody: ctx.log.keepResponses ? responseBody : undefined, durationMs: Date.now() - started, fault,
+    });
+  };
+  const reply = (r: Reply): void => {
+    let text: string;
+    if (r.text !== undefined) { responses.sendText(res, r.code, r.text, r.contentType); text = r.text; }
+    else text = responses.sendBody(res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
+    record(r.code, text);
+  };
+  const fail = (err: unknown, warnings: string[] = []): void => {
+    const apiError = err instanceof statuses.ApiError ? err : statuses.internal(err instanceof Error ? err.message : String(err));
+    if (!(err instanceof statuses.ApiError)) process.emitWarning(`devcluster: unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
+    if (res.headersSent) { res.destroy(); record(apiError.code); return; }
+    const text = responses.sendError(res, apiError, warnings);
+    record(apiError.code, text);
+  };
+
+  try {
+    let body: Buffer;
+    try { body = await readBody(req); } catch (err) {
+      if (err instanceof BodyTooLarge) throw statuses.tooLarge();
+      throw err;
+    }
+    bodyText = body.length ? body.toString('utf8') : undefined;
+    if (ctx.unavailable()) {
+      throw new statuses.ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
+    }
+    const authenticated = ctx.authenticate(req);
+    if (!authenticated) throw statuses.unauthorized();
+    user = authenticated;
+
+    // Fault injection comes after authentication and routing (D-FAULT-1).
+    const action = ctx.faults.match({
+      method, verb, group: info.kind === 'resource' ? info.group : undefined, version: info.kind === 'resource' ? info.version : undefined,
+      resource: info.kind === 'resource' ? info.resource : undefined, subresource: info.kind === 'resource' ? info.subresource : undefined,
+      namespace: info.kind === 'resource' ? info.namespace : undefined, name: info.kind === 'resource' ? info.name : undefined,
+      watch, path: url.pathname, userAgent: req.headers['user-agent'] ?? '', user: user.username,
+    });
+    let afterMs = 0;
+    let resetAfter = false;
+    let watchFault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined;
+    if (action) {
+      fault = true;
+      if ('respond' in action) { replyFault(ctx, res, action.respond, record); return; }
+      if ('reset' in action) {
+        if (action.reset === 'before') { req.socket.destroy(); record(0); return; }
+        resetAfter = true;
+      }
+      if ('hang' in action) { record(0); return; }
+      if ('delay' in action) {
+        if (action.delay.beforeMs) await sleep(action.delay.beforeMs);
+        afterMs = action.delay.afterMs ?? 0;
+      }
+      if ('watch' in action) watchFault = action.watch;
+    }
+    if (ctx.latencyMs && !watch) await sleep(ctx.latencyMs);
+    await ctx.gate();
+
+    if (info.kind === 'nonResource') {
+      const denied = ctx.authorize({ kind: 'nonResource', verb: method.toLowerCase(), apiGroup: '', resource: '', subresource: undefined, namespace: undefined, name: undefined, path: url.pathname }, user);
+      if (denied) throw denied;
+      const r = nonResource(ctx, req, url.pathname);
+      await finish(r, afterMs, resetAfter);
+      return;
+    }
+    const type = ctx.core.registry.find(info.group, info.version, info.resource);
+    if (!type) throw statuses.pathNotFound();
+    if (type.namespaced !== (info.namespace !== undefined) && !(type.namespaced && info.name === undefined && (method === 'GET' || method === 'HEAD'))) {
+      if (type.namespaced && info.namespace === undefined && info.name === undefined && (method === 'POST' || method === 'DELETE')) throw statuses.methodNotAllowed();
+      throw statuses.pathNotFound();
+    }
+    if (info.subresource !== undefined && !type.subresources.includes(info.subresource)) throw statuses.pathNotFound();
+    const denied = ctx.authorize({
+      kind: 'resource', verb, apiGroup: type.group, resource: type.resource, subresource: info.subresource,
+      namespace: info.namespace, name: info.name, path: url.pathname,
+    }, user);
+    if (denied) throw denied;
+    const warnings: string[] = type.deprecationWarning ? [type.deprecationWarning] : [];
+    if (watch) {
+      serveWatch(ctx, req, res, url, info, type, user, watchFault, record);
+      return;
+    }
+    let r: Reply;
+    try {
+      r = await resourceRequest(ctx, req, method, url, info, type, user, bodyText, warnings);
+    } catch (err) {
+      fail(err, warnings);
+      return;
+    }
+    await finish(r, afterMs, resetAfter);
+  } catch (err) {
+    fail(err);
+  }
+
+  async function finish(r: Reply, afterMs: number, resetAfter: boolean): Promise<void> {
+    if (afterMs) await sleep(afterMs);
+    if (resetAfter) { req.socket.destroy(); record(0); return; }
+    reply(r);
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function replyFault(ctx: ServerContext, res: http.ServerResponse, spec: Extract<faultrules.FaultAction, { respond: unknown }>['respond'],
+                    record: (code: number, body?: string) => void): void {
+  const { code, retryAfterSeconds } = spec;
+  if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
+  if (code === 429 && (spec.form ?? 'plain') === 'plain') {
+    const text = 'Too many requests, please try again later.\n';
+    responses.sendText(res, 429, text);
+    record(429, text);
+    return;
+  }
+  const defaults: Record<number, [statuses.StatusReason, string]> = {
+    429: ['TooManyRequests', 'Too many requests, please try again later.'],
+    500: ['InternalError', 'Internal error occurred: injected fault'],
+    503: ['ServiceUnavailable', 'the server is currently unable to handle the request'],
+    504: ['Timeout', 'the server was unable to return a response in the time allotted'],
+    409: ['Conflict', 'Operation cannot be fulfilled: injected conflict'],
+    401: ['Unauthorized', 'Unauthorized'],
+    403: ['Forbidden', 'forbidden: injected fault'],
+  };
+  const [reason, message] = defaults[code] ?? ['InternalError', `injected fault ${code}`];
+  const err = new statuses.ApiError(code, (spec.reason as statuses.StatusReason | undefined) ?? reason, spec.message ?? message,
+    retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined);
+  record(code, responses.sendError(res, err));
+  void ctx;
+}
+
+function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string): Reply {
+  const registry = ctx.core.registry;
+  const accept = req.headers.accept;
+  switch (path) {
+    case '/healthz': case '/livez': return { code: 200, text: 'ok' };
+    case '/readyz': return ctx.unavailable() ? { code: 500, text: 'not ready' } : { code: 200, text: 'ok' };
+    case '/version': return { code: 200, body: discovery.versionInfo(ctx.version) };
+    case '/api': case '/apis': {
+      const form = negotiation.negotiate(accept, { allowAggregated: ctx.aggregatedDiscovery });
+      if (form === 'discovery-v2' || form === 'discovery-v2beta1') {
+        const v = form === 'discovery-v2' ? 'v2' : 'v2beta1';
+        return { code: 200, body: discovery.aggregated(registry, path === '/api', v), contentType: v === 'v2' ? negotiation.AGGREGATED_V2 : negotiation.AGGREGATED_V2BETA1 };
+      }
+      const body = path === '/api' ? discovery.apiVersions(ctx.serverAddress()) : discovery.apiGroupList(registry);
+      return { code: 200, body, form: form === 'yaml' ? 'yaml' : 'json' };
+    }
+    case '/openapi/v2':
+      if (discovery.wantsOpenApiProtobuf(accept)) return { code: 200, text: '', contentType: discovery.OPENAPI_PROTOBUF };
+      return { code: 200, body: discovery.openapiV2Json(ctx.version) };
+    default: break;
+  }
+  const segments = path.split('/').filter(Boolean);
+  if (segments[0] === 'api' && segments.length === 2) {
+    const body = discovery.apiResourceList(registry, '', segments[1]!);
+    if (body) return { code: 200, body };
+  }
+  if (segments[0] === 'apis' && segments.length === 2) {
+    const body = discovery.apiGroup(registry, segments[1]!);
+    if (body) return { code: 200, body };
+  }
+  if (segments[0] === 'apis' && segments.length === 3) {
+    const body = discovery.apiResourceList(registry, segments[1]!, segments[2]!);
+    if (body) return { code: 200, body };
+  }
+  throw statuses.pathNotFound();
+}
+
+function decodeBody(bodyText: string | undefined, contentType: string | undefined, mode: 'object' | 'patch'): unknown {
+  if (bodyText === undefined || bodyText.trim() === '') {
+    throw statuses.badRequest('the body of the request was empty');
+  }
+  const type = negotiation.bodyType(contentType);
+  if (mode === 'object' && type !== 'json' && type !== 'yaml') {
+    throw statuses.unsupportedMediaType(['application/json', 'application/yaml']);
+  }
+  try {
+    if (type === 'yaml' || type === 'apply-patch') return YAML.parse(bodyText);
+    return JSON.parse(bodyText);
+  } catch (err) {
+    throw statuses.badRequest(`couldn't get version/kind; json parse error: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, method: string, url: URL,
+                               info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
+                               bodyText: string | undefined, warnings: string[]): Promise<Reply> {
+  const c = ctx.core;
+  const q = url.searchParams;
+  const isRead = method === 'GET' || method === 'HEAD';
+  const form = negotiation.negotiate(req.headers.accept, { allowTable: isRead && info.subresource === undefined });
+  const out = form === 'yaml' ? 'yaml' : 'json';
+  if (isRead) {
+    options.checkResourceVersion(q.get('resourceVersion') ?? undefined);
+    if (info.name !== undefined) {
+      const stored = await reading.get(c, type, info.namespace, info.name, q.get('resourceVersion') ?? undefined);
+      if (info.subresource === 'scale') return { code: 200, body: scale.scaleOf(type, stored), form: out, warnings };
+      if (form === 'table') {
+        return { code: 200, body: tables.tableOf(type, [stored], new Date(c.clock.now()), { resourceVersion: objects.rvOf(stored) }, includeObject(q)), warnings };
+      }
+      return { code: 200, body: objects.toExternal(type, stored), form: out, warnings };
+    }
+    if (!type.verbs.includes('list')) throw statuses.methodNotAllowed();
+    const o = options.decodeListOptions(q);
+    const filter = filters.buildFilter(type, info.namespace, o.labelSelector, o.fieldSelector);
+    const result = await reading.list(c, type, filter, o);
+    if (form === 'table') {
+      const meta: JsonObject = { resourceVersion: result.resourceVersion };
+      if (result.continueToken) meta['continue'] = result.continueToken;
+      if (result.remainingItemCount !== undefined) meta['remainingItemCount'] = result.remainingItemCount;
+      return { code: 200, body: tables.tableOf(type, result.items, new Date(c.clock.now()), meta, o.includeObject), warnings };
+    }
+    return { code: 200, body: reading.listBody(type, result), form: out, warnings };
+  }
+
+  const writeRequest = (wo: options.WriteOptions, name: string | undefined): core.WriteRequest => ({
+    type, namespace: info.namespace, name, subresource: info.subresource, user, dryRun: wo.dryRun,
+    fieldManager: wo.fieldManager ?? managerFromAgent(req.headers['user-agent']), fieldValidation: wo.fieldValidation, warnings,
+  });
+
+  switch (method) {
+    case 'POST': {
+      if (info.name !== undefined || !type.verbs.includes('create')) throw statuses.methodNotAllowed();
+      const wo = options.decodeWriteOptions(q, 'CreateOptions');
+      const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      const result = await creating.create(c, writeRequest(wo, undefined), body);
+      return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
+    }
+    case 'PUT': {
+      if (info.name === undefined || !type.verbs.includes('update')) throw statuses.methodNotAllowed();
+      const wo = options.decodeWriteOptions(q, 'UpdateOptions');
+      const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      if (info.subresource === 'scale') return scaleWrite(ctx, writeRequest(wo, info.name), { kind: 'replace', body }, out);
+      const result = await updating.update(c, writeRequest(wo, info.name), { kind: 'replace', body: writes.requireObject(body) });
+      return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
+    }
+    case 'PATCH': {
+      if (info.name === undefined || !type.verbs.includes('patch')) throw statuses.methodNotAllowed();
+      const patchType = negotiation.bodyType(req.headers['content-type']);
+      if (patchType !== 'merge-patch' && patchType !== 'json-patch' && patchType !== 'strategic-merge-patch' && patchType !== 'apply-patch') {
+        throw statuses.unsupportedMediaType(updating.acceptedPatchTypes(type));
+      }
+      if (patchType === 'strategic-merge-patch' && !type.strategy.smpSchema) throw statuses.unsupportedMediaType(updating.acceptedPatchTypes(type));
+      const isApply = patchType === 'apply-patch';
+      const wo = options.decodeWriteOptions(q, 'PatchOptions', isApply);
+      const patch = decodeBody(bodyText, req.headers['content-type'], 'patch');
+      const wr = writeRequest(wo, info.name);
+      if (info.subresource === 'scale') {
+        if (patchType !== 'merge-patch' && patchType !== 'json-patch') throw statuses.unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json']);
+        return scaleWrite(ctx, wr, { kind: patchType === 'merge-patch' ? 'merge' : 'json', patch }, out);
+      }
+      let mutation: updating.Mutation;
+      if (isApply) {
+        const config = writes.requireObject(patch);
+        if (!config['apiVersion'] || !config['kind'] || !objects.nameOf(config)) {
+          throw statuses.badRequest('apply configuration must specify apiVersion, kind and metadata.name');
+        }
+        mutation = { kind: 'apply', config, force: wo.force ?? false };
+      } else {
+        mutation = { kind: 'patch', type: patchType, patch };
+      }
+      const result = await updating.update(c, wr, mutation);
+      return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
+    }
+    case 'DELETE': {
+      const body = bodyText && bodyText.trim() ? decodeBody(bodyText, 'application/json', 'patch') : undefined;
+      const dopts = options.decodeDeleteOptions(q, body);
+      const wr: core.WriteRequest = {
+        type, namespace: info.namespace, name: info.name, subresource: undefined, user, dryRun: dopts.dryRun,
+        fieldManager: managerFromAgent(req.headers['user-agent']), fieldValidation: 'Warn', warnings,
+      };
+      if (info.subresource !== undefined) throw statuses.methodNotAllowed();
+      if (info.name !== undefined) {
+        if (!type.verbs.includes('delete')) throw statuses.methodNotAllowed();
+        const result = await deleting.remove(c, wr, dopts);
+        return { code: 200, body: deleting.deleteResponse(wr, result), form: out, warnings };
+      }
+      if (!type.verbs.includes('deletecollection')) throw statuses.methodNotAllowed();
+      const lo = options.decodeListOptions(q);
+      const filter = filters.buildFilter(type, info.namespace, lo.labelSelector, lo.fieldSelector);
+      const matched = c.store.entries(type.storage, filter.prefix).filter((e) => filter.matches(e.object)).map((e) => e.object);
+      await deleting.removeCollection(c, wr, matched, dopts);
+      return { code: 200, body: reading.listBody(type, { items: matched, resourceVersion: String(c.store.revision) }), form: out, warnings };
+    }
+    default:
+      throw statuses.methodNotAllowed();
+  }
+}
+
+function includeObject(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Object' ? v : 'Metadata';
+}
+
+/** The manager of a non-apply write without `fieldManager`: the User-Agent up to its first `/`. */
+function managerFromAgent(agent: string | undefined): string {
+  const m = agent?.split('/')[0]?.trim();
+  return m || 'unknown';
+}
+
+async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Parameters<typeof scale.desiredScale>[1], out: 'json' | 'yaml'): Promise<Reply> {
+  const c = ctx.core;
+  const type = wr.type;
+  const stored = await reading.get(c, type, wr.namespace, wr.name!, undefined);
+  const current = scale.scaleOf(type, stored);
+  const desired = scale.desiredScale(current, input);
+  if (desired.resourceVersion && desired.resourceVersion !== objects.rvOf(stored)) {
+    throw statuses.conflict(writes.identOf(type), wr.name!);
+  }
+  const path = type.scale!.specReplicasPath;
+  const result = await updating.update(c, { ...wr, subresource: undefined }, {
+    kind: 'patch', type: 'merge-patch',
+    patch: objects.setPath({ metadata: { resourceVersion: objects.rvOf(stored) } }, path, desired.replicas),
+  });
+  return { code: 200, body: scale.scaleOf(type, result.object), form: out, warnings: wr.warnings };
+}
+
+function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL,
+                    info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
+                    fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
+                    record: (code: number) => void): void {
+  if (!type.verbs.includes('watch')) throw statuses.methodNotAllowed();
+  if (info.subresource !== undefined) throw statuses.methodNotAllowed();
+  const o = options.decodeListOptions(url.searchParams, { forceWatch: true });
+  const filter = filters.buildFilter(type, info.namespace, o.labelSelector, o.fieldSelector, info.name);
+  const form = negotiation.negotiate(req.headers.accept, { allowTable: true });
+  const timeoutMs = o.timeoutSeconds !== undefined && o.timeoutSeconds > 0 ? o.timeoutSeconds * 1000 : ctx.watchDefaultTimeoutMs();
+  const start = (): void => {
+    responses.baseHeaders(res);
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Transfer-Encoding', 'chunked');
+    res.writeHead(200);
+    res.flushHeaders();
+    record(200);
+    const endAfter = fault?.errorAfterEvents ?? fault?.endAfterEvents;
+    const id = ctx.hub.open(res, {
+      type, filter, resourceVersion: o.resourceVersion, sendInitialEvents: o.sendInitialEvents, bookmarks: o.allowWatchBookmarks,
+      timeoutMs, table: form === 'table', includeObject: o.includeObject, user: user.username,
+    }, {
+      stall: fault?.stall,
+      endAfterEvents: endAfter,
+      onEnd: fault ? () => endByFault() : undefined,
+    });
+    const endByFault = (): void => {
+      if (fault?.errorAfterEvents !== undefined || (fault?.error !== undefined && fault.endAfterEvents === undefined && fault.endAfterMs === undefined)) {
+        const code = fault.error ?? 410;
+        const line = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: code === 410 ? `too old resource version: ${o.resourceVersion ?? 0} (${ctx.core.store.compaction})` : 'Internal error occurred: injected watch fault', reason: code === 410 ? 'Expired' : 'InternalError', code } });
+        res.end(`${line}\n`);
+        return;
+      }
+      if (fault?.mode === 'abort') res.destroy(); else res.end();
+    };
+    if (fault?.endAfterMs !== undefined) setTimeout(() => ctx.hub.closeById(id, 'fault'), fault.endAfterMs).unref();
+    if (fault?.errorAfterEvents === 0 || (fault?.error !== undefined && fault.errorAfterEvents === undefined && fault.endAfterEvents === undefined && fault.endAfterMs === undefined)) endByFault();
+  };
+  start();
+}

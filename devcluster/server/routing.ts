@@ -1,0 +1,78 @@
+/**
+ * URL routing: turns a request path into a `RequestInfo` the way the upstream API server's
+ * request-info factory does (D-WIRE-1/2): resource paths under `/api/v1` and `/apis/{g}/{v}`,
+ * namespace scoping, subresources, legacy `/watch/` prefixes, and everything else as non-resource
+ * paths (discovery, OpenAPI, health).
+ */
+
+export interface ResourceRequestInfo {
+  readonly kind: 'resource';
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly subresource: string | undefined;
+  /** The path used the legacy `/watch/` prefix. */
+  readonly legacyWatch: boolean;
+}
+
+export interface NonResourceRequestInfo {
+  readonly kind: 'nonResource';
+  readonly path: string;
+}
+
+export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
+
+/** Namespace subresources are addressed as `/api/v1/namespaces/{name}/{sub}`. */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+/**
+ * Parses a (URL-decoded once, per segment) request path. Returns a non-resource info for paths
+ * that are not under a group/version prefix with at least a resource segment.
+ */
+export function parsePath(rawPath: string): RequestInfo {
+  const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
+  const segments = path.split('/').slice(1).map(safeDecode);
+  let rest: string[];
+  let group: string;
+  let version: string;
+  if (segments[0] === 'api' && segments.length >= 3) {
+    group = '';
+    version = segments[1]!;
+    rest = segments.slice(2);
+  } else if (segments[0] === 'apis' && segments.length >= 4) {
+    group = segments[1]!;
+    version = segments[2]!;
+    rest = segments.slice(3);
+  } else {
+    return { kind: 'nonResource', path };
+  }
+  let legacyWatch = false;
+  if (rest[0] === 'watch') {
+    legacyWatch = true;
+    rest = rest.slice(1);
+    if (rest.length === 0) return { kind: 'nonResource', path };
+  }
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length > 1) {
+    namespace = rest[1];
+    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) {
+      rest = rest.slice(2);
+    } else {
+      // The Namespace object itself (`namespaces/{name}[/status|/finalize]`).
+      return {
+        kind: 'resource', group, version, resource: 'namespaces', namespace: undefined,
+        name: rest[1], subresource: rest[2], legacyWatch,
+      };
+    }
+  }
+  if (rest.length > 3 || rest.some((s) => s === '')) return { kind: 'nonResource', path };
+  return {
+    kind: 'resource', group, version, resource: rest[0]!, namespace, name: rest[1], subresource: rest[2], legacyWatch,
+  };
+}
+
+function safeDecode(segment: string): string {
+  try { return decodeURIComponent(segment); } catch { return segment; }
+}

@@ -1,0 +1,17 @@
+/**
+ * kopf-gen/testing — test support for operators: the embedded Kubernetes API server.
+ *
+ * @example
+ * import { DevCluster } from 'kopf-gen/testing';
+ * const cluster = await DevCluster.start();
+ * cluster.writeKubeconfig('/tmp/kubeconfig');
+ * // … run an operator against it, then:
+ * await cluster.stop();
+ */
+export { DevCluster, OutOfBand } from './cluster.js';
+export type { DevClusterOptions, RestartOptions, TypeRef, WriteOptions } from './cluster.js';
+export { ManualClock, realClock } from './clock.js';
+export type { Clock, Timer } from './clock.js';
+export type { FaultRule, FaultAction, FaultMatch, FaultHandle } from './faults/rules.js';
+export type { RequestRecord } from './server/requestlog.js';
+export type { KubeconfigObject } from './kubeconfig.js';

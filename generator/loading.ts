@@ -1,0 +1,103 @@
+/**
+ * Loading: source texts in, CRD documents out — the first of the generator's pure stages.
+ *
+ * Input files are multi-document YAML as people keep them: several CRDs per file, CRDs mixed with
+ * the custom resources that use them, comments, empty trailing documents. The loader parses every
+ * document, keeps the CustomResourceDefinitions with their source path and document index (so
+ * every later error can point back at them), and skips everything else with a note.
+ *
+ * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML" and "is
+ * this a Kubernetes object": validating.ts decides whether a CRD is usable.
+ */
+import * as yaml from 'yaml';
+import * as schemas from './schemas.js';
+import * as validating from './validating.js';
+
+/** One input file: its path (used only in messages) and its text. */
+export interface SourceText {
+  readonly path: string;
+  readonly text: string;
+}
+
+/** A CustomResourceDefinition document as found in a source. */
+export interface LoadedCrd {
+  /** The source path as given. */
+  readonly file: string;
+  /** 0-based index of the YAML document in its file. */
+  readonly documentIndex: number;
+  /** The document as JSON data (never mutated by later stages). */
+  readonly document: schemas.Schema;
+}
+
+/** What the loader found: the CRDs, and a note for every document it skipped. */
+export interface LoadResult {
+  readonly crds: LoadedCrd[];
+  readonly notes: string[];
+}
+
+const CRD_GROUP = 'apiextensions.k8s.io/';
+
+/**
+ * Parses the sources and returns their CRD documents in input order.
+ *
+ * Empty documents and Kubernetes objects of other kinds are skipped with a note.
+ *
+ * @throws validating.GeneratorError `not-yaml` when a document does not parse, and `not-a-crd`
+ *   when a document is not a Kubernetes object at all or a file holds no CRD.
+ */
+export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
+  const crds: LoadedCrd[] = [];
+  const notes: string[] = [];
+  for (const input of inputs) {
+    const found = loadOne(input, notes);
+    if (found.length === 0) {
+      throw new validating.GeneratorError('not-a-crd', { file: input.path, documentIndex: 0, jsonPath: '' },
+        'the file contains no CustomResourceDefinition');
+    }
+    crds.push(...found);
+  }
+  return { crds, notes };
+}
+
+function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
+  const documents = yaml.parseAllDocuments(input.text, { uniqueKeys: true, prettyErrors: false });
+  const list = Array.isArray(documents) ? documents : [];
+  const found: LoadedCrd[] = [];
+  list.forEach((document, documentIndex) => {
+    const where = { file: input.path, documentIndex, jsonPath: '' };
+    const problem = document.errors[0];
+    if (problem) {
+      const position = problem.linePos?.[0];
+      const at = position ? ` (line ${position.line}, column ${position.col})` : '';
+      throw new validating.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
+    }
+    let data: unknown;
+    try {
+      data = document.toJS({ maxAliasCount: 1000 });
+    } catch (error) {
+      throw new validating.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
+    }
+    if (data === null || data === undefined) {
+      notes.push(`${input.path}, document ${documentIndex}: skipped (empty document)`);
+      return;
+    }
+    if (!schemas.isRecord(data)) {
+      throw new validating.GeneratorError('not-a-crd', where, `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`);
+    }
+    const apiVersion = schemas.own(data, 'apiVersion');
+    const kind = schemas.own(data, 'kind');
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
+      throw new validating.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
+    }
+    if (kind !== 'CustomResourceDefinition' || !apiVersion.startsWith(CRD_GROUP)) {
+      notes.push(`${input.path}, document ${documentIndex}: skipped (${kind} ${apiVersion}, not a CustomResourceDefinition)`);
+      return;
+    }
+    found.push({ file: input.path, documentIndex, document: data });
+  });
+  return found;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}

@@ -1,0 +1,210 @@
+/**
+ * Modeling: validated CRD documents in, the generator's intermediate model out.
+ *
+ * The model is what every emitter needs and nothing more: for each CRD and each *served* version,
+ * the resource's names and scope, its subresources, its schema, and the TypeScript name of every
+ * type the emitters will declare. Deciding names here — once, in a stable order — means the types
+ * emitter, the handler-stub emitter and the templates all agree on `WidgetSpecTemplate`.
+ *
+ * Which schema nodes become named types: `spec` and `status` (always, as `<Kind>Spec` and
+ * `<Kind>Status`), and every other object node that declares properties. Arrays and maps are not
+ * named; their items take the name of the property that holds them. Names are claimed breadth-first
+ * in document order, so shallower types keep the unsuffixed name when two paths collide, and a
+ * nested name never takes a reserved one (`<Kind>`, `<Kind>Spec`, `<Kind>Status`, `<Kind>Patch`,
+ * `<Kind>List`, the descriptor constant, and the runtime types a module imports).
+ *
+ * Input must have passed validating.ts; this stage does not re-check shapes.
+ */
+import type * as loading from './loading.js';
+import * as naming from './naming.js';
+import * as schemas from './schemas.js';
+
+/** A type the emitters declare, with the schema node it comes from. */
+export interface NamedType {
+  readonly name: string;
+  /** The data path of the node, e.g. `spec.template` or `spec.containers[]` (`''` for the root). */
+  readonly path: string;
+  readonly schema: schemas.Schema;
+}
+
+/** The reserved names of one version's module. */
+export interface ModuleNames {
+  /** `<Kind>`: the object body. */
+  readonly body: string;
+  readonly spec: string;
+  readonly status: string;
+  readonly patch: string;
+  readonly list: string;
+  /** The descriptor constant, e.g. `Widgets`. */
+  readonly descriptor: string;
+}
+
+/** One served version of a CRD. */
+export interface VersionModel {
+  readonly file: string;
+  readonly documentIndex: number;
+  /** The CRD's `metadata.name` (`<plural>.<group>`). */
+  readonly crdName: string;
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly namespaced: boolean;
+  readonly statusSubresource: boolean;
+  readonly scaleSubresource: boolean;
+  readonly storage: boolean;
+  readonly deprecated: boolean;
+  readonly deprecationWarning: string | undefined;
+  /** The version's `openAPIV3Schema`. */
+  readonly schema: schemas.Schema;
+  readonly names: ModuleNames;
+  /** The schema of `spec` / `status`, when the schema declares them. */
+  readonly specSchema: schemas.Schema | undefined;
+  readonly statusSchema: schemas.Schema | undefined;
+  /** Every nested named type (not spec/status), in claim order. */
+  readonly nestedTypes: readonly NamedType[];
+  /** The TypeScript name of every named schema node (spec, status and nested types). */
+  readonly typeNames: ReadonlyMap<schemas.Schema, string>;
+}
+
+/** One CRD with its served versions (in the CRD's order). */
+export interface CrdModel {
+  readonly crdName: string;
+  readonly group: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly versions: readonly VersionModel[];
+}
+
+export interface GeneratorModel {
+  readonly crds: readonly CrdModel[];
+  /** Skipped versions and similar remarks, one line each. */
+  readonly notes: readonly string[];
+}
+
+/** Names every runtime import or local helper a module may declare. */
+export const IMPORTED_NAMES = ['ObjectMeta', 'KubernetesObject', 'MergePatch', 'resource'] as const;
+
+/** Builds the model of validated CRDs; non-served versions are skipped with a note. */
+export function buildModel(loaded: readonly loading.LoadedCrd[]): GeneratorModel {
+  const notes: string[] = [];
+  const crds = loaded.map((crd) => modelCrd(crd, notes));
+  return { crds, notes };
+}
+
+/** Builds the model of one validated CRD, appending notes about skipped versions to `notes`. */
+export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdModel {
+  const doc = loaded.document;
+  const spec = record(doc, 'spec');
+  const names = record(spec, 'names');
+  const kind = String(names['kind']);
+  const plural = String(names['plural']);
+  const group = String(spec['group']);
+  const crdName = String(record(doc, 'metadata')['name'] ?? `${plural}.${group}`);
+  const scope = spec['scope'] === 'Cluster' ? 'Cluster' : 'Namespaced';
+  const versions: VersionModel[] = [];
+  const rawVersions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]) : [];
+  for (const raw of rawVersions) {
+    if (!schemas.isRecord(raw)) continue;
+    const version = String(raw['name']);
+    if (raw['served'] !== true) {
+      notes.push(`${loaded.file}, document ${loaded.documentIndex}: skipped version ${version} of ${kind} (not served)`);
+      continue;
+    }
+    const schema = record(record(raw, 'schema'), 'openAPIV3Schema');
+    const subresources = record(raw, 'subresources');
+    const moduleNames = reservedNames(kind, plural);
+    const properties = record(schema, 'properties');
+    const specSchema = schemas.isRecord(properties['spec']) ? properties['spec'] : undefined;
+    const statusSchema = schemas.isRecord(properties['status']) ? properties['status'] : undefined;
+    const { nestedTypes, typeNames } = nameTypes(schema, moduleNames);
+    versions.push({
+      file: loaded.file,
+      documentIndex: loaded.documentIndex,
+      crdName, group, version, kind, plural,
+      listKind: typeof names['listKind'] === 'string' ? names['listKind'] : `${kind}List`,
+      singular: typeof names['singular'] === 'string' && names['singular'] ? names['singular'] : kind.toLowerCase(),
+      shortNames: strings(names['shortNames']),
+      categories: strings(names['categories']),
+      scope,
+      namespaced: scope === 'Namespaced',
+      statusSubresource: schemas.isRecord(subresources['status']),
+      scaleSubresource: schemas.isRecord(subresources['scale']),
+      storage: raw['storage'] === true,
+      deprecated: raw['deprecated'] === true,
+      deprecationWarning: typeof raw['deprecationWarning'] === 'string' ? raw['deprecationWarning'] : undefined,
+      schema, names: moduleNames, specSchema, statusSchema, nestedTypes, typeNames,
+    });
+  }
+  if (versions.length === 0) notes.push(`${loaded.file}, document ${loaded.documentIndex}: ${kind} has no served version; nothing is generated for it`);
+  return { crdName, group, kind, plural, versions };
+}
+
+/** The reserved names of a kind's module. */
+export function reservedNames(kind: string, plural: string): ModuleNames {
+  const body = naming.identifier(kind);
+  return {
+    body, spec: `${body}Spec`, status: `${body}Status`, patch: `${body}Patch`, list: `${body}List`,
+    descriptor: naming.descriptorName(body, plural),
+  };
+}
+
+interface Pending {
+  readonly node: schemas.Schema;
+  readonly path: string;
+  /** The name this node gets if it is a named type. */
+  readonly candidate: string;
+  /** A name fixed in advance (spec, status). */
+  readonly fixed?: string;
+}
+
+/** Names the schema's types breadth-first, in document order. */
+function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel, 'nestedTypes' | 'typeNames'> {
+  const registry = new naming.NameRegistry([
+    names.body, names.spec, names.status, names.patch, names.list, names.descriptor, ...IMPORTED_NAMES,
+  ]);
+  const typeNames = new Map<schemas.Schema, string>();
+  const nestedTypes: NamedType[] = [];
+  const queue: Pending[] = [];
+  for (const [property, child] of schemas.propertiesOf(root)) {
+    if (property === 'apiVersion' || property === 'kind' || property === 'metadata') continue;
+    const fixed = property === 'spec' ? names.spec : property === 'status' ? names.status : undefined;
+    queue.push({ node: child, path: property, candidate: naming.childName(names.body, property), ...(fixed ? { fixed } : {}) });
+  }
+  for (let index = 0; index < queue.length; index += 1) {
+    const { node, path, candidate, fixed } = queue[index]!;
+    let scope: string | undefined;
+    if (fixed !== undefined) {
+      scope = fixed;
+      typeNames.set(node, fixed);
+    } else if (schemas.hasProperties(node)) {
+      const known = typeNames.get(node);
+      if (known !== undefined) continue;  // the same node reached twice through a YAML alias
+      scope = registry.claim(candidate);
+      typeNames.set(node, scope);
+      nestedTypes.push({ name: scope, path, schema: node });
+    }
+    for (const [property, child] of schemas.propertiesOf(node)) {
+      queue.push({ node: child, path: schemas.childPath(path, property), candidate: naming.childName(scope ?? candidate, property) });
+    }
+    const items = schemas.itemsOf(node);
+    if (items) queue.push({ node: items, path: `${path}[]`, candidate });
+    const additional = schemas.additionalSchemaOf(node);
+    if (additional) queue.push({ node: additional, path: `${path}{}`, candidate });
+  }
+  return { nestedTypes, typeNames };
+}
+
+function record(node: schemas.Schema, key: string): schemas.Schema {
+  const value = schemas.own(node, key);
+  return schemas.isRecord(value) ? value : {};
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}

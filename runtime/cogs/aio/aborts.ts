@@ -1,0 +1,76 @@
+/**
+ * AbortSignal helpers: the runtime's cancellation vocabulary (STYLE 16).
+ *
+ * Every long-running function takes a `signal`; daemons receive one in their arguments; shutdown
+ * aborts the root signal. These helpers combine signals and tie them to a `Clock` (see `clocks`),
+ * so timeouts and interruptible sleeps run on virtual time in tests:
+ *
+ * - `sleepOrAbort(clock, ms, signal)` — the interruptible sleep of R-PATCH-7 and daemons;
+ * - `anySignal(signals)` — aborted when any input is (like `AbortSignal.any`, with listener cleanup);
+ * - `timeoutSignal(clock, ms)` — aborted after `ms` on the given clock (like `AbortSignal.timeout`).
+ */
+
+import type * as clocks from './clocks.js';
+
+/**
+ * Sleeps for `ms` on `clock` unless `signal` aborts first. Never rejects.
+ *
+ * @returns `true` if the full duration elapsed, `false` if the signal aborted (or was aborted).
+ * @example
+ * if (!(await sleepOrAbort(clock, 10_000, stopSignal))) return; // interrupted
+ */
+export async function sleepOrAbort(clock: clocks.Clock, ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return false;
+  try {
+    await clock.sleep(ms, signal);
+    return !signal?.aborted;
+  } catch (error) {
+    if (signal?.aborted) return false;
+    throw error;
+  }
+}
+
+/**
+ * A signal that aborts when any of `signals` aborts, with that signal's reason. An input that is
+ * already aborted gives an already aborted result. Listeners are removed once it aborts.
+ */
+export function anySignal(signals: Iterable<AbortSignal | undefined | null>): AbortSignal {
+  const controller = new AbortController();
+  const inputs = [...signals].filter((signal): signal is AbortSignal => signal != null);
+  const already = inputs.find((signal) => signal.aborted);
+  if (already) {
+    controller.abort(already.reason);
+    return controller.signal;
+  }
+  const listeners: Array<[AbortSignal, () => void]> = [];
+  const cleanup = (): void => {
+    for (const [signal, listener] of listeners) signal.removeEventListener('abort', listener);
+  };
+  for (const signal of inputs) {
+    const listener = (): void => {
+      cleanup();
+      controller.abort(signal.reason);
+    };
+    listeners.push([signal, listener]);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  return controller.signal;
+}
+
+/**
+ * A signal that aborts after `ms` on `clock`, with a `TimeoutError` `DOMException` as its reason.
+ * If `options.cancel` aborts first, the timer is dropped and the returned signal never aborts
+ * (use it to release the clock's pending sleep once the guarded work is done).
+ */
+export function timeoutSignal(clock: clocks.Clock, ms: number, options?: { readonly cancel?: AbortSignal }): AbortSignal {
+  const controller = new AbortController();
+  sleepOrAbort(clock, ms, options?.cancel).then((elapsed) => {
+    if (elapsed) controller.abort(new DOMException(`The operation timed out after ${ms} ms.`, 'TimeoutError'));
+  }, () => undefined);
+  return controller.signal;
+}
+
+/** Whether an error is the rejection of an aborted operation (`AbortError` or `TimeoutError`). */
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
+}

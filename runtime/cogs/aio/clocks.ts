@@ -1,0 +1,206 @@
+/**
+ * Clocks: the only source of time for the runtime (STYLE 15).
+ *
+ * Daemons, timers, back-offs, retries and progress timestamps never read wall time directly: they
+ * take a `Clock` and call `clock.now()` and `clock.sleep()`. Production uses `realClock`; tests use
+ * a `VirtualClock`, where time moves only when the test moves it, so a test can assert exact virtual
+ * durations ("two timer ticks took exactly 1.3 s") without waiting for them. Kopf gets the same
+ * effect with `looptime`; kube-rs with tokio's paused clock.
+ *
+ * Units: the `Clock` interface works in **milliseconds** (it is an internal seam). Public settings
+ * and handler options stay in seconds; converting is the caller's job.
+ *
+ * The abort helpers built on top of clocks live in `aborts`.
+ */
+
+/** A source of time and of sleeping. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch (may be fractional). */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds (immediately for `ms <= 0`). If `signal` aborts first, rejects
+   * with the signal's reason; an already aborted signal rejects at once.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The largest delay a Node timer accepts in one go. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Wall-clock time and real timers. */
+export const realClock: Clock = Object.freeze({
+  now(): number {
+    return Date.now();
+  },
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const deadline = Date.now() + Math.max(0, ms);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        reject(abortReason(signal!));
+      };
+      const arm = (): void => {
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+          return;
+        }
+        timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (ms <= 0) {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      } else {
+        timer = setTimeout(arm, Math.min(ms, MAX_TIMER_MS));
+      }
+    });
+  },
+});
+
+interface Sleeper {
+  readonly due: number;
+  readonly seq: number;
+  readonly resolve: () => void;
+  readonly detach: () => void;
+}
+
+/** Lets pending promise continuations run (they may start new sleeps at the current time). */
+async function settle(turns = 3): Promise<void> {
+  for (let i = 0; i < turns; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A clock whose time advances only when told to. Sleepers wake in order of their due time (ties in
+ * the order they started sleeping), and code resumed by a wake-up runs before time moves further,
+ * so chains of sleeps land on exact virtual times.
+ *
+ * @example
+ * const clock = new VirtualClock({ start: 0 });
+ * const done = clock.sleep(1500).then(() => clock.now());
+ * await clock.advance(1500);
+ * await done; // 1500
+ */
+export class VirtualClock implements Clock {
+  private current: number;
+  private seq = 0;
+  private readonly sleepers: Sleeper[] = [];
+
+  /** @param options.start initial time in ms since the epoch (default: 0). */
+  constructor(options?: { readonly start?: number }) {
+    this.current = options?.start ?? 0;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  /** How many sleeps are pending. */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+
+  /** The due time of the earliest pending sleep, if any. */
+  nextDue(): number | undefined {
+    return this.sleepers[0]?.due;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      if (!(ms > 0)) {
+        resolve();
+        return;
+      }
+      const onAbort = (): void => {
+        this.drop(sleeper);
+        reject(abortReason(signal!));
+      };
+      const sleeper: Sleeper = {
+        due: this.current + ms,
+        seq: this.seq++,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.insert(sleeper);
+    });
+  }
+
+  /**
+   * Moves time forward by `ms`, waking every sleeper due on the way in order, and letting resumed
+   * code run (and schedule new sleeps) before moving on. Ends exactly at `now() + ms`.
+   */
+  async advance(ms: number): Promise<void> {
+    if (ms < 0) throw new RangeError('A virtual clock cannot go backwards.');
+    const target = this.current + ms;
+    await settle();
+    for (;;) {
+      const next = this.sleepers[0];
+      if (next === undefined || next.due > target) break;
+      this.wakeUpTo(next.due);
+      await settle();
+    }
+    this.current = target;
+    await settle();
+  }
+
+  /** Advances to an absolute virtual time (no-op if it is in the past). */
+  async advanceTo(time: number): Promise<void> {
+    await this.advance(Math.max(0, time - this.current));
+  }
+
+  /**
+   * Wakes sleepers one due time after another until none is pending (or `limit` ms have passed,
+   * default one virtual day, which guards against endless timer loops). Returns the time advanced.
+   */
+  async runUntilIdle(options?: { readonly limit?: number }): Promise<number> {
+    const started = this.current;
+    const deadline = started + (options?.limit ?? 86_400_000);
+    await settle();
+    for (;;) {
+      const next = this.sleepers[0];
+      if (next === undefined || next.due > deadline) break;
+      this.wakeUpTo(next.due);
+      await settle();
+    }
+    return this.current - started;
+  }
+
+  private wakeUpTo(due: number): void {
+    this.current = Math.max(this.current, due);
+    while (this.sleepers.length > 0 && this.sleepers[0]!.due <= due) this.sleepers.shift()!.resolve();
+  }
+
+  private insert(sleeper: Sleeper): void {
+    let index = this.sleepers.length;
+    while (index > 0) {
+      const before = this.sleepers[index - 1]!;
+      if (before.due < sleeper.due || (before.due === sleeper.due && before.seq < sleeper.seq)) break;
+      index -= 1;
+    }
+    this.sleepers.splice(index, 0, sleeper);
+  }
+
+  private drop(sleeper: Sleeper): void {
+    const index = this.sleepers.indexOf(sleeper);
+    if (index >= 0) this.sleepers.splice(index, 1);
+    sleeper.detach();
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Diff-base storages: the essence of the object as of the last fully handled change.
+ *
+ * Change detection compares the object's current *essence* (R-ESSENCE-1: the meaningful part of a
+ * body — spec and friends, labels, useful annotations, fields that handlers watch) with the stored
+ * diff-base; a difference is an update, the diff goes to the handlers (`structs/diffs`). When the
+ * change is fully handled, the new essence is stored back (R-STORAGE-2), like `kubectl apply` keeps
+ * its last-applied configuration.
+ *
+ * - `AnnotationsDiffBaseStorage` — the default: `kopf.zalando.org/last-handled-configuration`,
+ *   compact JSON plus `\n`, byte-compatible with Kopf;
+ * - `StatusDiffBaseStorage` — the same JSON as a string at `status.kopf.last-handled-configuration`;
+ * - `MultiDiffBaseStorage` — writes to all, reads from the first that has a value.
+ *
+ * The progress storage (`progress`, which this module must not import) removes its own traces from
+ * both the built essence and the fetched diff-base before they are compared; the reactor chains the
+ * two: `progress.clear(diffbase.build(…))` and `progress.clear(diffbase.fetch(…))`.
+ */
+
+import * as dicts from '../structs/dicts.js';
+import type * as patches from '../structs/patches.js';
+import * as conventions from './conventions.js';
+
+/** Where the last handled essence is kept (R-STORAGE-13). */
+export interface DiffBaseStorage {
+  /** Builds the essence of a body (R-ESSENCE-1/2), minus this storage's own traces. */
+  build(args: { body: unknown; extraFields?: Iterable<dicts.FieldSpec> }): dicts.JsonObject;
+  /** The stored essence, or `null` if there is none (or it is unreadable). */
+  fetch(args: { body: unknown }): dicts.JsonObject | null;
+  /** Writes an essence into the patch. */
+  store(args: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void;
+}
+
+/** Options common to all diff-base storages. */
+export interface DiffBaseOptions {
+  /** Fields removed from every essence (R-STORAGE-3). */
+  readonly ignoredFields?: Iterable<dicts.FieldSpec>;
+}
+
+/**
+ * Builds the essence of a body exactly as Kopf does (R-ESSENCE-1/2): a deep copy without
+ * `apiVersion`, `kind`, `metadata`, `status`; labels and annotations copied back (so `metadata` comes
+ * last); Kopf-owned and last-applied annotations removed; `extraFields` copied back from the body;
+ * empty stanzas removed; `ignoredFields` removed.
+ */
+export function buildEssence(
+  body: unknown, extraFields?: Iterable<dicts.FieldSpec>, ignoredFields?: Iterable<dicts.FieldSpec>,
+): dicts.JsonObject {
+  const essence: Record<string, unknown> = dicts.isObject(body) ? dicts.deepCopy(body) : {};
+  for (const key of ['apiVersion', 'kind', 'metadata', 'status']) delete essence[key];
+  dicts.cherrypick(body, essence, ['metadata.labels', 'metadata.annotations']);
+  conventions.removeForeignAnnotations(essence);
+  dicts.cherrypick(body, essence, extraFields);
+  conventions.removeEmptyStanzas(essence);
+  for (const field of ignoredFields ?? []) {
+    const path = dicts.parseField(field);
+    if (path.length > 0) dicts.remove(essence, path);
+  }
+  return essence as dicts.JsonObject;
+}
+
+/** Serialises an essence as stored: compact JSON, non-ASCII escaped (no trailing newline). */
+export function encodeEssence(essence: dicts.JsonObject): string {
+  return conventions.dumpJson(essence);
+}
+
+/** Parses a stored essence, tolerant of whitespace and a trailing newline; `null` if unreadable. */
+export function decodeEssence(encoded: unknown): dicts.JsonObject | null {
+  if (typeof encoded !== 'string') return null;
+  try {
+    const decoded: unknown = JSON.parse(encoded);
+    return dicts.isObject(decoded) ? (decoded as dicts.JsonObject) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The default diff-base storage: one annotation, `<prefix>/last-handled-configuration` (R-STORAGE-2). */
+export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
+  readonly prefix: string;
+  readonly key: string;
+  readonly v1: boolean;
+  readonly ignoredFields: readonly dicts.FieldSpec[];
+
+  constructor(options?: DiffBaseOptions & {
+    /** Annotation prefix; default `kopf.zalando.org`; must not be empty. */
+    readonly prefix?: string;
+    /** Record key; default `last-handled-configuration`. */
+    readonly key?: string;
+    /** Also write/read V1 keys; default true. */
+    readonly v1?: boolean;
+    /** Receives the too-long-prefix warning. */
+    readonly warn?: (message: string) => void;
+  }) {
+    this.prefix = options?.prefix ?? conventions.DEFAULT_PREFIX;
+    this.key = options?.key ?? 'last-handled-configuration';
+    this.v1 = options?.v1 ?? true;
+    this.ignoredFields = [...(options?.ignoredFields ?? [])];
+    conventions.checkPrefix(this.prefix, options?.warn);
+  }
+
+  /** The annotation keys for this body (V2 first). */
+  keys(body: unknown): readonly string[] {
+    return conventions.keysForBody(this.prefix, this.key, body, { v1: this.v1 });
+  }
+
+  build({ body, extraFields }: { body: unknown; extraFields?: Iterable<dicts.FieldSpec> }): dicts.JsonObject {
+    const essence = buildEssence(body, extraFields, this.ignoredFields);
+    conventions.removeAnnotations(essence, this.keys(body));
+    conventions.removeEmptyStanzas(essence);
+    return essence;
+  }
+
+  fetch({ body }: { body: unknown }): dicts.JsonObject | null {
+    for (const fullKey of this.keys(body)) {
+      const essence = decodeEssence(dicts.resolve(body, ['metadata', 'annotations', fullKey]));
+      if (essence !== null) return essence;
+    }
+    return null;
+  }
+
+  store({ body, patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
+    const encoded = `${encodeEssence(essence)}\n`;
+    for (const fullKey of this.keys(body)) patch.setAt(['metadata', 'annotations', fullKey], encoded);
+    conventions.storeMarker(this.prefix, patch, body);
+  }
+}
+
+/** The diff-base as a JSON string in a status field, `status.kopf.last-handled-configuration` by default. */
+export class StatusDiffBaseStorage implements DiffBaseStorage {
+  readonly field: dicts.FieldPath;
+  readonly ignoredFields: readonly dicts.FieldSpec[];
+
+  constructor(options?: DiffBaseOptions & {
+    /** Substituted for `{name}` in the field; default `kopf`. */
+    readonly name?: string;
+    /** Default `status.{name}.last-handled-configuration`. */
+    readonly field?: dicts.FieldSpec;
+  }) {
+    const name = options?.name ?? 'kopf';
+    const field = options?.field ?? 'status.{name}.last-handled-configuration';
+    this.field = dicts.parseField(typeof field === 'string' ? field.replace(/\{name\}/g, name) : field);
+    this.ignoredFields = [...(options?.ignoredFields ?? [])];
+  }
+
+  build({ body, extraFields }: { body: unknown; extraFields?: Iterable<dicts.FieldSpec> }): dicts.JsonObject {
+    const essence = buildEssence(body, extraFields, this.ignoredFields);
+    if (this.field.length > 0) dicts.remove(essence, this.field);
+    return essence;
+  }
+
+  fetch({ body }: { body: unknown }): dicts.JsonObject | null {
+    return decodeEssence(dicts.resolve(body, this.field));
+  }
+
+  store({ patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
+    patch.setAt(this.field, encodeEssence(essence));
+  }
+}
+
+/** Several diff-base storages: builds through all, stores to all, fetches from the first with a value. */
+export class MultiDiffBaseStorage implements DiffBaseStorage {
+  readonly storages: readonly DiffBaseStorage[];
+  readonly ignoredFields: readonly dicts.FieldSpec[];
+
+  constructor(storages: Iterable<DiffBaseStorage>, options?: DiffBaseOptions) {
+    this.storages = [...storages];
+    this.ignoredFields = [...(options?.ignoredFields ?? [])];
+  }
+
+  build({ body, extraFields }: { body: unknown; extraFields?: Iterable<dicts.FieldSpec> }): dicts.JsonObject {
+    const fields = [...(extraFields ?? [])];
+    let essence = buildEssence(body, fields, this.ignoredFields);
+    // Each storage also cleans its own traces, treating what is left as the body.
+    for (const storage of this.storages) essence = storage.build({ body: essence, extraFields: fields });
+    return essence;
+  }
+
+  fetch({ body }: { body: unknown }): dicts.JsonObject | null {
+    for (const storage of this.storages) {
+      const essence = storage.fetch({ body });
+      if (essence !== null) return essence;
+    }
+    return null;
+  }
+
+  store(args: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
+    for (const storage of this.storages) storage.store(args);
+  }
+}

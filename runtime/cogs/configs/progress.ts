@@ -1,0 +1,345 @@
+/**
+ * Progress storages: where per-handler retry/success state lives between processing cycles.
+ *
+ * One change (a creation, an update, …) may need several cycles: handlers run one per cycle, fail
+ * and retry later, or wait for sub-handlers. Each handler's state is a `ProgressRecord` persisted on
+ * the object itself (R-STORAGE-4): by default as one annotation per handler id under
+ * `kopf.zalando.org/`, byte-compatible with Kopf so either framework can resume the other's work.
+ * When the change is fully handled, the records are purged.
+ *
+ * Implementations share one interface (`ProgressStorage`, R-STORAGE-13) and one contract suite:
+ * - `AnnotationsProgressStorage` — JSON in annotations (key forming in `conventions`);
+ * - `StatusProgressStorage` — nested objects at `status.kopf.progress.<id>`;
+ * - `MultiProgressStorage` — writes to all, reads from the first that has a record;
+ * - `SmartProgressStorage` — the default: annotations, plus the legacy status storage read and
+ *   purged but never written (R-STORAGE-1).
+ *
+ * Storages only write into the cycle's `Patch`; the reactor sends it. They never do I/O themselves.
+ * Timestamps are formatted and parsed here too (R-STORAGE-5).
+ */
+
+import * as dicts from '../structs/dicts.js';
+import * as patches from '../structs/patches.js';
+import * as conventions from './conventions.js';
+
+/** The persisted state of one handler for the change being handled (R-STORAGE-4). */
+export interface ProgressRecord {
+  /** When the handler was first invoked for this change (`YYYY-MM-DDTHH:MM:SS.ffffff+00:00`). */
+  started?: string | null;
+  /** When it finished (success or final failure). */
+  stopped?: string | null;
+  /** Not to be invoked before this moment. */
+  delayed?: string | null;
+  /** `create`, `update`, `delete` or `resume`. */
+  purpose?: string | null;
+  /** Invocations so far. */
+  retries?: number | null;
+  success?: boolean | null;
+  failure?: boolean | null;
+  /** Text of the last error. */
+  message?: string | null;
+  /** Sorted ids of all sub-handlers (any depth). */
+  subrefs?: readonly string[] | null;
+}
+
+/** The record keys in their persisted order. */
+export const RECORD_KEYS = [
+  'started', 'stopped', 'delayed', 'purpose', 'retries', 'success', 'failure', 'message', 'subrefs',
+] as const satisfies readonly (keyof ProgressRecord)[];
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Where progress records are kept (R-STORAGE-13). Methods write only into `patch`.
+ * `fetch`/`store`/`purge`/`flush` may be async in custom storages; callers always `await` them.
+ */
+export interface ProgressStorage {
+  /** The record of a handler id, or `null` if there is none. */
+  fetch(args: { key: string; body: unknown }): MaybePromise<ProgressRecord | null>;
+  /** Writes a record (only if it differs from the one on the body, R-STORAGE-9). */
+  store(args: { key: string; record: ProgressRecord; body: unknown; patch: patches.PatchBase<object> }): MaybePromise<void>;
+  /** Removes a record: `null` in the patch if on the body, else dropped from the patch (R-STORAGE-8). */
+  purge(args: { key: string; body: unknown; patch: patches.PatchBase<object> }): MaybePromise<void>;
+  /** Sets (a string) or clears (`null`) the touch-dummy if it differs from the body's (R-STORAGE-10). */
+  touch(args: { body: unknown; patch: patches.PatchBase<object>; value: string | null }): void;
+  /** Returns a copy of an essence without this storage's own traces (R-ESSENCE-1). */
+  clear(essence: dicts.JsonObject): dicts.JsonObject;
+  /** Persists anything batched (no-op for storages that write into the patch). */
+  flush(): MaybePromise<void>;
+}
+
+/** A record without null/absent fields, keys in the persisted order. */
+export function cleanRecord(record: ProgressRecord): ProgressRecord {
+  const clean: Record<string, unknown> = {};
+  for (const key of RECORD_KEYS) {
+    const value = record[key];
+    if (value !== null && value !== undefined) clean[key] = key === 'subrefs' ? [...(value as readonly string[])] : value;
+  }
+  return clean as ProgressRecord;
+}
+
+/** The annotation value of a record: compact, ordered, nulls omitted, non-ASCII escaped. */
+export function encodeRecord(record: ProgressRecord): string {
+  return conventions.dumpJson(cleanRecord(record));
+}
+
+/** Parses an annotation value into a record; `null` for absent or malformed values. */
+export function decodeRecord(encoded: unknown): ProgressRecord | null {
+  if (typeof encoded !== 'string') return null;
+  try {
+    const decoded: unknown = JSON.parse(encoded);
+    return dicts.isObject(decoded) ? (decoded as ProgressRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
+function pad(value: number, width = 2): string {
+  return String(value).padStart(width, '0');
+}
+
+/**
+ * Formats a time (ms since the epoch, fractions kept to the microsecond) as Kopf writes it:
+ * `YYYY-MM-DDTHH:MM:SS.ffffff+00:00` (R-STORAGE-5).
+ */
+export function formatTimestamp(ms: number): string {
+  const micros = Math.round(ms * 1000);
+  const seconds = Math.floor(micros / 1_000_000);
+  const fraction = micros - seconds * 1_000_000;
+  const date = new Date(seconds * 1000);
+  const day = `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+  const time = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
+  return `${day}T${time}.${pad(fraction, 6)}+00:00`;
+}
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Parses any ISO-8601 timestamp (with `Z`, `±HH:MM`, any fraction digits, or no offset = UTC) into
+ * ms since the epoch; `undefined` if unparseable (R-STORAGE-5).
+ */
+export function parseTimestamp(text: unknown): number | undefined {
+  if (typeof text !== 'string') return undefined;
+  const match = ISO.exec(text.trim());
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second, fraction, offset] = match;
+  const base = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second ?? 0));
+  if (Number.isNaN(base)) return undefined;
+  const micros = fraction ? Math.round(Number(`0.${fraction}`) * 1_000_000) : 0;
+  let shift = 0;
+  if (offset && offset.toUpperCase() !== 'Z') {
+    const sign = offset.startsWith('-') ? -1 : 1;
+    const digits = offset.slice(1).replace(':', '');
+    shift = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || 0)) * 60_000;
+  }
+  return base + micros / 1000 - shift;
+}
+
+/**
+ * Progress in annotations (the default): one compact-JSON annotation per handler id, at the V2 key
+ * and (with `v1`) the V1 key (R-STORAGE-4/6/7).
+ */
+export class AnnotationsProgressStorage implements ProgressStorage {
+  readonly prefix: string;
+  readonly touchKey: string;
+  readonly v1: boolean;
+
+  constructor(options?: {
+    /** Annotation prefix; default `kopf.zalando.org`; must not be empty. */
+    readonly prefix?: string;
+    /** Record key of the touch-dummy; default `touch-dummy`. */
+    readonly touchKey?: string;
+    /** Also write/read/purge V1 keys; default true. */
+    readonly v1?: boolean;
+    /** Receives the too-long-prefix warning. */
+    readonly warn?: (message: string) => void;
+  }) {
+    this.prefix = options?.prefix ?? conventions.DEFAULT_PREFIX;
+    this.touchKey = options?.touchKey ?? 'touch-dummy';
+    this.v1 = options?.v1 ?? true;
+    conventions.checkPrefix(this.prefix, options?.warn);
+  }
+
+  /** The annotation keys of a record key for this body (V2 first). */
+  keys(key: string, body: unknown): readonly string[] {
+    return conventions.keysForBody(this.prefix, key, body, { v1: this.v1 });
+  }
+
+  fetch({ key, body }: { key: string; body: unknown }): ProgressRecord | null {
+    for (const fullKey of this.keys(key, body)) {
+      const record = decodeRecord(dicts.resolve(body, ['metadata', 'annotations', fullKey]));
+      if (record !== null) return record;
+    }
+    return null;
+  }
+
+  store({ key, record, body, patch }: { key: string; record: ProgressRecord; body: unknown; patch: patches.PatchBase<object> }): void {
+    const clean = cleanRecord(record);
+    const encoded = conventions.dumpJson(clean);
+    let wrote = false;
+    for (const fullKey of this.keys(key, body)) {
+      const path = ['metadata', 'annotations', fullKey];
+      if (dicts.deepEqual(decodeRecord(dicts.resolve(body, path)), clean)) {
+        patch.removeAt(path);
+      } else {
+        patch.setAt(path, encoded);
+        wrote = true;
+      }
+    }
+    if (wrote) conventions.storeMarker(this.prefix, patch, body);
+  }
+
+  purge({ key, body, patch }: { key: string; body: unknown; patch: patches.PatchBase<object> }): void {
+    for (const fullKey of this.keys(key, body)) purgeAt(['metadata', 'annotations', fullKey], body, patch);
+  }
+
+  touch({ body, patch, value }: { body: unknown; patch: patches.PatchBase<object>; value: string | null }): void {
+    for (const fullKey of this.keys(this.touchKey, body)) {
+      const path = ['metadata', 'annotations', fullKey];
+      if (dicts.resolve(body, path, null) !== value) {
+        patch.setAt(path, value);
+        conventions.storeMarker(this.prefix, patch, body);
+      }
+    }
+  }
+
+  clear(essence: dicts.JsonObject): dicts.JsonObject {
+    const copy = dicts.deepCopy(essence);
+    const annotations = dicts.resolve(copy, ['metadata', 'annotations']);
+    if (dicts.isObject(annotations)) {
+      conventions.removeAnnotations(copy, Object.keys(annotations).filter((key) => key.startsWith(`${this.prefix}/`)));
+    }
+    conventions.removeEmptyStanzas(copy);
+    return copy;
+  }
+
+  flush(): void {}
+}
+
+/** Progress as nested objects under a status field, `status.kopf.progress.<id>` by default. */
+export class StatusProgressStorage implements ProgressStorage {
+  readonly field: dicts.FieldPath;
+  readonly touchField: dicts.FieldPath;
+
+  constructor(options?: {
+    /** Substituted for `{name}` in the fields; default `kopf`. */
+    readonly name?: string;
+    /** Container of the records; default `status.{name}.progress`. */
+    readonly field?: dicts.FieldSpec;
+    /** The touch-dummy field; default `status.{name}.dummy`. */
+    readonly touchField?: dicts.FieldSpec;
+  }) {
+    const name = options?.name ?? 'kopf';
+    const expand = (field: dicts.FieldSpec): dicts.FieldPath =>
+      dicts.parseField(typeof field === 'string' ? field.replace(/\{name\}/g, name) : field);
+    this.field = expand(options?.field ?? 'status.{name}.progress');
+    this.touchField = expand(options?.touchField ?? 'status.{name}.dummy');
+  }
+
+  fetch({ key, body }: { key: string; body: unknown }): ProgressRecord | null {
+    const record = dicts.resolve(body, [...this.field, key]);
+    return dicts.isObject(record) ? (record as ProgressRecord) : null;
+  }
+
+  store({ key, record, body, patch }: { key: string; record: ProgressRecord; body: unknown; patch: patches.PatchBase<object> }): void {
+    const path = [...this.field, key];
+    const clean = cleanRecord(record);
+    if (dicts.deepEqual(cleanRecord(this.fetch({ key, body }) ?? {}), clean) && dicts.has(body, path)) {
+      patch.removeAt(path);
+      return;
+    }
+    // Merge-patches merge nested maps: send every field, nulls included, so stale ones are dropped.
+    const full: Record<string, unknown> = {};
+    for (const name of RECORD_KEYS) full[name] = clean[name] ?? null;
+    patch.setAt(path, full);
+  }
+
+  purge({ key, body, patch }: { key: string; body: unknown; patch: patches.PatchBase<object> }): void {
+    purgeAt([...this.field, key], body, patch);
+  }
+
+  touch({ body, patch, value }: { body: unknown; patch: patches.PatchBase<object>; value: string | null }): void {
+    if (dicts.resolve(body, this.touchField, null) !== value) patch.setAt(this.touchField, value);
+  }
+
+  clear(essence: dicts.JsonObject): dicts.JsonObject {
+    const copy = dicts.deepCopy(essence);
+    if (this.field.length > 0) dicts.remove(copy, this.field);
+    conventions.removeEmptyStanzas(copy);
+    return copy;
+  }
+
+  flush(): void {}
+}
+
+/** The legacy status storage of the smart storage: read and purged, never written (R-STORAGE-1). */
+class ReadOnlyStatusProgressStorage extends StatusProgressStorage {
+  override store(): void {}
+  override touch(): void {}
+}
+
+/** Several storages at once: stores to all, fetches from the first that has a record. */
+export class MultiProgressStorage implements ProgressStorage {
+  readonly storages: readonly ProgressStorage[];
+
+  constructor(storages: Iterable<ProgressStorage>) {
+    this.storages = [...storages];
+  }
+
+  async fetch(args: { key: string; body: unknown }): Promise<ProgressRecord | null> {
+    for (const storage of this.storages) {
+      const record = await storage.fetch(args);
+      if (record !== null && record !== undefined) return record;
+    }
+    return null;
+  }
+
+  async store(args: { key: string; record: ProgressRecord; body: unknown; patch: patches.PatchBase<object> }): Promise<void> {
+    for (const storage of this.storages) await storage.store(args);
+  }
+
+  async purge(args: { key: string; body: unknown; patch: patches.PatchBase<object> }): Promise<void> {
+    for (const storage of this.storages) await storage.purge(args);
+  }
+
+  touch(args: { body: unknown; patch: patches.PatchBase<object>; value: string | null }): void {
+    for (const storage of this.storages) storage.touch(args);
+  }
+
+  clear(essence: dicts.JsonObject): dicts.JsonObject {
+    return this.storages.reduce((current, storage) => storage.clear(current), essence);
+  }
+
+  async flush(): Promise<void> {
+    for (const storage of this.storages) await storage.flush();
+  }
+}
+
+/**
+ * The default storage (R-STORAGE-1): annotations (written, read, purged) plus the legacy
+ * `status.kopf.progress` (read and purged, never written — objects handled by old Kopf versions).
+ */
+export class SmartProgressStorage extends MultiProgressStorage {
+  constructor(options?: {
+    readonly name?: string;
+    readonly field?: dicts.FieldSpec;
+    readonly touchKey?: string;
+    readonly touchField?: dicts.FieldSpec;
+    readonly prefix?: string;
+    readonly v1?: boolean;
+    readonly warn?: (message: string) => void;
+  }) {
+    super([
+      new AnnotationsProgressStorage({
+        prefix: options?.prefix, touchKey: options?.touchKey, v1: options?.v1, warn: options?.warn,
+      }),
+      new ReadOnlyStatusProgressStorage({ name: options?.name, field: options?.field, touchField: options?.touchField }),
+    ]);
+  }
+}
+
+/** R-STORAGE-8: `null` if the body has the field; otherwise drop it from the pending patch. */
+function purgeAt(path: dicts.FieldPath, body: unknown, patch: patches.PatchBase<object>): void {
+  if (dicts.has(body, path)) patch.setAt(path, null);
+  else patch.removeAt(path);
+}

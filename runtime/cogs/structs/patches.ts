@@ -1,0 +1,348 @@
+/**
+ * The patch accumulator of one processing cycle (R-PATCH-1) and its conversions (R-PATCH-2).
+ *
+ * Handlers and the framework itself (progress records, the diff-base, results, finalizers) write
+ * into one `Patch` per cycle; the reactor applies it once at the end. A patch holds:
+ *
+ * - a JSON merge-patch (`application/merge-patch+json`: maps merge, `null` deletes, anything else
+ *   — arrays included — replaces), written through auto-vivifying property access:
+ *   `patch.status.a.b = 1` creates `status` and `a` as needed;
+ * - `fns`: transformation functions `(body) => void` that mutate a deep copy of the freshest body;
+ *   they become JSON-Patch operations (used for finalizers, where merge-patches cannot append).
+ *
+ * The merge-patch part is typed from the body with `PatchOf<Body>`: every property is writable
+ * with its own type or `null`, and nested objects are always there to be written into.
+ *
+ * Caveat: because nested objects vivify on access, *reading* a field that was never written gives an
+ * empty view object, not `undefined`. Use `getAt()`/`hasAt()` (or `toMergePatch()`) to inspect.
+ * The neighbours: `dicts` (paths and copies), `configs/*` storages (which write here), and the
+ * client's patching module (which sends `split()` and `toJsonPatch()` to the API).
+ */
+
+import * as dicts from './dicts.js';
+import type * as resources from './resources.js';
+
+/** One RFC 6902 JSON-Patch operation. */
+export type JsonPatchOperation =
+  | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: dicts.JsonValue }
+  | { readonly op: 'remove'; readonly path: string };
+
+type PatchField<V> =
+  unknown extends V ? unknown
+  : [NonNullable<V>] extends [readonly unknown[]] ? NonNullable<V> | null
+  : [NonNullable<V>] extends [object] ? PatchOf<NonNullable<V>>
+  : NonNullable<V> | null;
+
+/**
+ * The writable, auto-vivifying patch view of a body type: a deep partial where scalar and array
+ * properties accept their type or `null` (merge-patch removal), and object properties are always
+ * present (writing into them creates them).
+ *
+ * @example
+ * declare const status: PatchOf<{ replicas?: number; conditions?: Condition[] }>;
+ * status.replicas = 3;      // ok
+ * status.replicas = null;   // ok: removes the field
+ * status.replicas = 'x';    // type error
+ */
+export type PatchOf<T> = { -readonly [K in keyof T]-?: PatchField<T[K]> };
+
+/** Plain data accepted when a whole section is assigned at once (`patch.status = { … }`). */
+export type PatchInput<T> =
+  unknown extends T ? unknown
+  : T extends readonly unknown[] ? T
+  : T extends object ? { [K in keyof T]?: PatchInput<NonNullable<T[K]>> | null }
+  : T;
+
+/** The type of a top-level section of a body; untyped bodies get open records. */
+export type SectionOf<Body, K extends string> =
+  K extends keyof Body ? (unknown extends Body[K] ? Record<string, unknown> : NonNullable<Body[K]>)
+  : Record<string, unknown>;
+
+/** How a patch splits into the requests of R-PATCH-2. */
+export interface SplitPatch {
+  /** Merge-patch of the object itself (`{}` if nothing to send). */
+  readonly main: dicts.JsonObject;
+  /** Merge-patch of the `/status` subresource, as `{status: …}` (`{}` if nothing to send). */
+  readonly status: dicts.JsonObject;
+}
+
+const DATA: unique symbol = Symbol('patch-data');
+const VIEWS = new WeakMap<object, { data: Record<string, unknown>; path: dicts.FieldPath }>();
+
+function unwrap(value: unknown): unknown {
+  const view = typeof value === 'object' && value !== null ? VIEWS.get(value) : undefined;
+  return view ? dicts.deepCopy(dicts.resolve(view.data, view.path, {})) : value;
+}
+
+function makeView(data: Record<string, unknown>, path: dicts.FieldPath): object {
+  const at = (prop: string): dicts.FieldPath => [...path, prop];
+  const snapshot = (): unknown => dicts.deepCopy(dicts.resolve(data, path, {}));
+  const view: object = new Proxy({}, {
+    get(_target, prop) {
+      if (typeof prop === 'symbol') return undefined;
+      if (prop === 'toJSON') return snapshot;
+      if (prop === 'toString') return () => JSON.stringify(snapshot());
+      if (prop === 'constructor') return Object;
+      if (prop === 'then') return undefined;
+      const value = dicts.resolve(data, at(prop));
+      return value === undefined || dicts.isObject(value) ? makeView(data, at(prop)) : value;
+    },
+    set(_target, prop, value) {
+      if (typeof prop === 'symbol') return false;
+      dicts.ensure(data, at(prop), unwrap(value));
+      return true;
+    },
+    deleteProperty(_target, prop) {
+      if (typeof prop === 'string') dicts.remove(data, at(prop));
+      return true;
+    },
+    has(_target, prop) {
+      return typeof prop === 'string' && dicts.has(data, at(prop));
+    },
+    ownKeys() {
+      const value = dicts.resolve(data, path);
+      return dicts.isObject(value) ? Object.keys(value) : [];
+    },
+    getOwnPropertyDescriptor(_target, prop) {
+      if (typeof prop === 'symbol' || !dicts.has(data, at(prop))) return undefined;
+      const value = dicts.resolve(data, at(prop));
+      return {
+        value: dicts.isObject(value) ? makeView(data, at(prop)) : value,
+        writable: true, enumerable: true, configurable: true,
+      };
+    },
+    defineProperty(_target, prop, descriptor) {
+      if (typeof prop === 'symbol' || !('value' in descriptor)) return false;
+      dicts.ensure(data, at(prop), unwrap(descriptor.value));
+      return true;
+    },
+  });
+  VIEWS.set(view, { data, path });
+  return view;
+}
+
+/**
+ * The class behind `Patch`: methods and the typed `metadata`/`meta`/`spec`/`status` sections.
+ * Use `new Patch<Body>()`; other top-level keys of the body (`data`, `rules`, …) are reachable as
+ * properties too.
+ */
+export class PatchBase<Body extends object = Record<string, unknown>> {
+  /** Transformation functions, applied in order to a deep copy of the freshest body (R-PATCH-1). */
+  readonly fns: Array<(body: Body) => void>;
+  /** @internal The merge-patch data. */
+  readonly [DATA]: Record<string, unknown>;
+
+  constructor(initial?: dicts.JsonObject, fns?: Iterable<(body: Body) => void>) {
+    this[DATA] = dicts.deepCopy(initial ?? {});
+    this.fns = [...(fns ?? [])];
+    return new Proxy(this, {
+      get(target, prop, receiver) {
+        if (typeof prop === 'symbol' || prop in target) return Reflect.get(target, prop, receiver);
+        return Reflect.get(makeView(target[DATA], []), prop);
+      },
+      set(target, prop, value, receiver) {
+        if (typeof prop === 'symbol' || prop in target) return Reflect.set(target, prop, value, receiver);
+        target[DATA][prop] = unwrap(value);
+        return true;
+      },
+      deleteProperty(target, prop) {
+        if (typeof prop === 'symbol' || prop in target) return Reflect.deleteProperty(target, prop);
+        delete target[DATA][prop];
+        return true;
+      },
+    });
+  }
+
+  /** The metadata section (Kopf: `patch.metadata`, alias `patch.meta`), with `labels`/`annotations`. */
+  get metadata(): PatchOf<resources.ObjectMeta> { return this.section('metadata') as PatchOf<resources.ObjectMeta>; }
+  set metadata(value: PatchInput<resources.ObjectMeta> | null) { this[DATA]['metadata'] = unwrap(value); }
+  /** Alias of `metadata`. */
+  get meta(): PatchOf<resources.ObjectMeta> { return this.metadata; }
+  set meta(value: PatchInput<resources.ObjectMeta> | null) { this.metadata = value; }
+  /** The spec section. */
+  get spec(): PatchOf<SectionOf<Body, 'spec'>> { return this.section('spec') as PatchOf<SectionOf<Body, 'spec'>>; }
+  set spec(value: PatchInput<SectionOf<Body, 'spec'>> | null) { this[DATA]['spec'] = unwrap(value); }
+  /** The status section. */
+  get status(): PatchOf<SectionOf<Body, 'status'>> { return this.section('status') as PatchOf<SectionOf<Body, 'status'>>; }
+  set status(value: PatchInput<SectionOf<Body, 'status'>> | null) { this[DATA]['status'] = unwrap(value); }
+
+  private section(name: string): object {
+    return makeView(this[DATA], [name]);
+  }
+
+  /** A patch is empty if it has no merge-patch keys and no transformation functions. */
+  isEmpty(): boolean {
+    return Object.keys(this[DATA]).length === 0 && this.fns.length === 0;
+  }
+
+  /** The merge-patch as plain JSON (a deep copy; `null`s are kept: they delete fields). */
+  toMergePatch(): dicts.JsonObject {
+    return dicts.deepCopy(this[DATA]) as dicts.JsonObject;
+  }
+
+  /** `JSON.stringify(patch)` renders the merge-patch. */
+  toJSON(): dicts.JsonObject {
+    return this.toMergePatch();
+  }
+
+  /**
+   * Splits the merge-patch into the object's part and the `/status` part (R-PATCH-2). Without a
+   * status subresource everything goes to the object.
+   */
+  split(options: { readonly statusSubresource: boolean }): SplitPatch {
+    const data = this.toMergePatch();
+    if (!options.statusSubresource || !('status' in data)) return { main: data, status: {} };
+    const { status, ...main } = data;
+    return { main, status: { status: status ?? null } };
+  }
+
+  /**
+   * Computes JSON-Patch operations: applies the merge-patch (unless `merge: false`, e.g. when
+   * `freshBody` is already the response to it), then `fns`, to a deep copy of `freshBody`, and diffs
+   * the result against `freshBody`. Maps are diffed per key; arrays are replaced as whole values,
+   * except `metadata.finalizers`, where appends become `add …/finalizers/<n>` and removals become
+   * `remove …/finalizers/<index>` (or `remove …/finalizers` when none is left), as in R-FINAL-3/5.
+   * The `test` of the resource version is not included (see `resourceVersionTest`).
+   */
+  toJsonPatch(freshBody: unknown, options?: { readonly merge?: boolean }): JsonPatchOperation[] {
+    const base = dicts.deepCopy(freshBody);
+    const merged = options?.merge === false ? base : applyMergePatch(base, this[DATA]);
+    const target = (dicts.isObject(merged) ? merged : {}) as Body;
+    for (const fn of this.fns) fn(target);
+    return diffJson(freshBody, dicts.deepCopy(target), []);
+  }
+
+  /** Sets a nested field of the merge-patch, creating parents (Kopf: `dicts.ensure(patch, …)`). */
+  setAt(path: dicts.FieldSpec, value: unknown): void {
+    dicts.ensure(this[DATA], path, unwrap(value));
+  }
+
+  /** Reads a nested field of the merge-patch; `undefined` if never written (`null` if deleted). */
+  getAt(path: dicts.FieldSpec): unknown {
+    return dicts.resolve(this[DATA], path);
+  }
+
+  /** Whether a nested field is present in the merge-patch (possibly as `null`). */
+  hasAt(path: dicts.FieldSpec): boolean {
+    return dicts.has(this[DATA], path);
+  }
+
+  /** Removes a field from the pending merge-patch (not a `null`!), and parents left empty. */
+  removeAt(path: dicts.FieldSpec): void {
+    dicts.remove(this[DATA], path);
+  }
+
+  /** Forgets the merge-patch; also the functions unless `keepFns` (R-PATCH-3/8 carry-over). */
+  clear(options?: { readonly keepFns?: boolean }): void {
+    for (const key of Object.keys(this[DATA])) delete this[DATA][key];
+    if (!options?.keepFns) this.fns.length = 0;
+  }
+}
+
+/** A patch: the accumulator methods plus typed writable sections of `Body`. */
+export type Patch<Body extends object = Record<string, unknown>> =
+  PatchBase<Body> & PatchOf<Omit<Body, 'metadata' | 'spec' | 'status' | keyof PatchBase<Body>>>;
+
+/**
+ * Creates a patch (optionally from an existing merge-patch and functions).
+ *
+ * @example
+ * const patch = new Patch<Widget>();
+ * patch.status.replicas = 3;
+ * patch.metadata.labels['app'] = null;
+ * patch.toMergePatch(); // {status: {replicas: 3}, metadata: {labels: {app: null}}}
+ */
+export const Patch = PatchBase as unknown as new <Body extends object = Record<string, unknown>>(
+  initial?: dicts.JsonObject, fns?: Iterable<(body: Body) => void>) => Patch<Body>;
+
+/**
+ * Applies a JSON merge-patch (RFC 7386) to a value and returns the result; inputs are not mutated.
+ */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!dicts.isObject(patch)) return dicts.deepCopy(unwrap(patch));
+  const result: Record<string, unknown> = dicts.isObject(target) ? dicts.deepCopy(target) : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else if (value !== undefined) result[key] = applyMergePatch(result[key], unwrap(value));
+  }
+  return result;
+}
+
+/** Escapes one key for a JSON pointer (RFC 6901). */
+export function escapePointerKey(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function pointer(path: dicts.FieldPath): string {
+  return path.map((key) => `/${escapePointerKey(key)}`).join('');
+}
+
+function isFinalizersPath(path: dicts.FieldPath): boolean {
+  return path.length === 2 && path[0] === 'metadata' && path[1] === 'finalizers';
+}
+
+function diffFinalizers(old: readonly unknown[], now: readonly unknown[], path: dicts.FieldPath): JsonPatchOperation[] {
+  const ptr = pointer(path);
+  if (now.length === 0) return [{ op: 'remove', path: ptr }];
+  const wanted = [...now];
+  const keep = old.map((item) => {
+    const index = wanted.findIndex((candidate) => dicts.deepEqual(candidate, item));
+    if (index < 0) return false;
+    wanted.splice(index, 1);
+    return true;
+  });
+  const ops: JsonPatchOperation[] = [];
+  const current: unknown[] = [];
+  let index = 0;
+  old.forEach((item, i) => {
+    if (keep[i]) {
+      current.push(item);
+      index += 1;
+    } else {
+      ops.push({ op: 'remove', path: `${ptr}/${index}` });
+    }
+  });
+  if (!current.every((item, i) => dicts.deepEqual(item, now[i]))) {
+    return [{ op: 'replace', path: ptr, value: now as dicts.JsonValue }];
+  }
+  for (let i = current.length; i < now.length; i += 1) {
+    ops.push({ op: 'add', path: `${ptr}/${i}`, value: now[i] as dicts.JsonValue });
+  }
+  return ops;
+}
+
+function diffJson(old: unknown, now: unknown, path: dicts.FieldPath): JsonPatchOperation[] {
+  if (dicts.deepEqual(old, now)) return [];
+  if (dicts.isObject(old) && dicts.isObject(now)) {
+    const ops: JsonPatchOperation[] = [];
+    for (const [key, value] of Object.entries(old)) {
+      if (value !== undefined) ops.push(...diffJson(value, now[key], [...path, key]));
+    }
+    for (const [key, value] of Object.entries(now)) {
+      if (value !== undefined && old[key] === undefined) ops.push(...diffJson(undefined, value, [...path, key]));
+    }
+    return ops;
+  }
+  if (isFinalizersPath(path) && Array.isArray(old) && Array.isArray(now)) return diffFinalizers(old, now, path);
+  if (isFinalizersPath(path) && Array.isArray(old) && (now === undefined || now === null)) {
+    return [{ op: 'remove', path: pointer(path) }];
+  }
+  if (old === undefined) return [{ op: 'add', path: pointer(path), value: now as dicts.JsonValue }];
+  if (now === undefined || now === null) return [{ op: 'remove', path: pointer(path) }];
+  return [{ op: 'replace', path: pointer(path), value: now as dicts.JsonValue }];
+}
+
+/** The `test` operation guarding a JSON-Patch by the body's resource version (R-PATCH-2). */
+export function resourceVersionTest(body: unknown): JsonPatchOperation {
+  const rv = dicts.resolve(body, ['metadata', 'resourceVersion'], null) as dicts.JsonValue;
+  return { op: 'test', path: '/metadata/resourceVersion', value: rv };
+}
+
+/** Splits JSON-Patch operations into the object's and the `/status` subresource's (R-PATCH-2). */
+export function splitJsonPatch(
+  ops: readonly JsonPatchOperation[], options: { readonly statusSubresource: boolean },
+): { readonly main: JsonPatchOperation[]; readonly status: JsonPatchOperation[] } {
+  if (!options.statusSubresource) return { main: [...ops], status: [] };
+  const isStatus = (op: JsonPatchOperation): boolean => op.path === '/status' || op.path.startsWith('/status/');
+  return { main: ops.filter((op) => !isStatus(op)), status: ops.filter(isStatus) };
+}
