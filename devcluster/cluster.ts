@@ -17,6 +17,8 @@ import type * as net from 'node:net';
 import * as path from 'node:path';
 import type * as tls from 'node:tls';
 import * as YAML from 'yaml';
+import * as chain from './admission/chain.js';
+import type * as calling from './admission/calling.js';
 import * as clock from './clock.js';
 import * as ids from './ids.js';
 import * as core from './api/core.js';
@@ -67,6 +69,8 @@ export interface DevClusterOptions {
   aggregatedDiscovery?: boolean;
   openapiV3?: '404' | 'full';
   controllers?: Partial<controllers.ControllerSwitches>;
+  /** Garbage collector options: `deleteOrphansOnCreate` (default true) collects dependents created with missing owners (D-VERB-35). */
+  gc?: { deleteOrphansOnCreate?: boolean };
   /** Delay before the pod-termination controller completes graceful deletions (ms). */
   podTerminationDelayMs?: number;
   cel?: 'on' | 'off';
@@ -78,6 +82,10 @@ export interface DevClusterOptions {
   watchQueueLimit?: number;
   /** CRDs to create at start (objects, YAML text or file paths). */
   crds?: (JsonObject | string)[];
+  /** Maps a webhook's service reference to `host:port` (default `127.0.0.1:<port>`, D-ADM-11). */
+  webhookServiceResolver?: calling.ServiceResolver;
+  /** Allow http:// webhook URLs and skip certificate checks (divergence, D-ADM-10). */
+  webhookInsecure?: boolean;
   /** Called with warnings of the emulator itself (CEL rules skipped, controller errors). */
   onWarning?: (message: string) => void;
 }
@@ -131,7 +139,7 @@ export class DevCluster {
     });
     this.core = {
       store, registry, clock: this.clock, ids: idSource, admission: core.noAdmission,
-      options: { cel: options.cel !== 'off', tooLargeRvWaitMs: options.tooLargeRvWaitMs ?? 3000, gcDeleteOrphansOnCreate: true },
+      options: { cel: options.cel !== 'off', tooLargeRvWaitMs: options.tooLargeRvWaitMs ?? 3000, gcDeleteOrphansOnCreate: options.gc?.deleteOrphansOnCreate ?? true },
       waitForRevision: (rev, timeoutMs) => new Promise((resolve) => {
         if (store.revision >= rev) { resolve(true); return; }
         const w = { rev, resolve };
@@ -139,6 +147,7 @@ export class DevCluster {
         this.clock.setTimer(() => { if (waiters.delete(w)) resolve(false); }, timeoutMs);
       }),
     };
+    this.core.admission = new chain.WebhookAdmission(this.core, { resolver: options.webhookServiceResolver, insecure: options.webhookInsecure });
     this.hub = new watching.WatchHub(store, this.clock, {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       queueLimit: options.watchQueueLimit ?? 10_000,

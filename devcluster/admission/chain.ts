@@ -1,0 +1,139 @@
+/**
+ * The admission chain (D-ADM-1..9): builds AdmissionReviews, calls the matching mutating webhooks
+ * in order (applying their JSON patches, with one reinvocation round for `IfNeeded`), then the
+ * validating webhooks in parallel, and turns denials and failures into the API errors of D-ADM-7/8.
+ * Configurations are read from the store on every request, so changes apply at once (D-ADM-12).
+ */
+import * as core from '../api/core.js';
+import * as objects from '../api/objects.js';
+import * as jsonpatch from '../patching/jsonpatch.js';
+import * as statuses from '../server/statuses.js';
+import * as calling from './calling.js';
+import * as matching from './matching.js';
+
+type JsonObject = objects.JsonObject;
+
+const MUTATING = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
+const VALIDATING = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+
+export interface AdmissionOptions {
+  resolver?: calling.ServiceResolver;
+  insecure?: boolean;
+}
+
+export class WebhookAdmission implements core.Admission {
+  private readonly call: calling.CallOptions;
+
+  constructor(private readonly c: core.Core, opts: AdmissionOptions = {}) {
+    this.call = { resolver: opts.resolver ?? calling.defaultServiceResolver, insecure: opts.insecure ?? false };
+  }
+
+  private exempt(attrs: core.AdmissionAttributes): boolean {
+    return attrs.type.storage === MUTATING || attrs.type.storage === VALIDATING;
+  }
+
+  private hooks(kind: 'mutating' | 'validating', attrs: core.AdmissionAttributes): matching.Webhook[] {
+    const configs = this.c.store.list(kind === 'mutating' ? MUTATING : VALIDATING);
+    if (!configs.length) return [];
+    return matching.matchingWebhooks(kind, configs, attrs, this.c.registry, (ns) => {
+      const nsObj = this.c.store.get('namespaces', ns);
+      return nsObj ? objects.labelsOf(nsObj) : {};
+    });
+  }
+
+  async mutate(attrs: core.AdmissionAttributes, warnings: string[]): Promise<JsonObject | undefined> {
+    if (this.exempt(attrs) || attrs.operation === 'DELETE' || attrs.operation === 'CONNECT') return attrs.object;
+    const hooks = this.hooks('mutating', attrs);
+    if (!hooks.length) return attrs.object;
+    let obj = attrs.object;
+    const ranIfNeeded: { hook: matching.Webhook; changedAfter: boolean }[] = [];
+    for (const hook of hooks) {
+      const before = obj;
+      obj = await this.callOne(hook, { ...attrs, object: obj }, warnings, true);
+      const changed = !objects.deepEqual(before, obj);
+      if (changed) for (const r of ranIfNeeded) r.changedAfter = true;
+      if (hook.spec['reinvocationPolicy'] === 'IfNeeded') ranIfNeeded.push({ hook, changedAfter: false });
+    }
+    for (const r of ranIfNeeded) {
+      if (r.changedAfter) obj = await this.callOne(r.hook, { ...attrs, object: obj }, warnings, true);
+    }
+    return obj;
+  }
+
+  async validate(attrs: core.AdmissionAttributes, warnings: string[]): Promise<void> {
+    if (this.exempt(attrs)) return;
+    const hooks = this.hooks('validating', attrs);
+    if (!hooks.length) return;
+    const results = await Promise.allSettled(hooks.map((hook) => this.callOne(hook, attrs, warnings, false)));
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
+  }
+
+  /** Calls one webhook; returns the (possibly patched) object, or throws the request's error. */
+  private async callOne(hook: matching.Webhook, attrs: core.AdmissionAttributes, warnings: string[], mutating: boolean): Promise<JsonObject | undefined> {
+    const name = String(hook.spec['name'] ?? '');
+    const uid = this.c.ids.uid();
+    const review = buildReview(hook, attrs, uid);
+    const result = await calling.callWebhook(hook.spec, review, this.call);
+    const failurePolicy = (hook.spec['failurePolicy'] as string | undefined) ?? 'Fail';
+    const fail = (detail: string): JsonObject | undefined => {
+      if (failurePolicy === 'Ignore') return attrs.object;
+      const message = `failed calling webhook "${name}": failed to call webhook: ${detail}`;
+      throw statuses.internal(message, [{ message: `Internal error occurred: ${message}` }]);
+    };
+    if (!result.ok) return fail(result.detail);
+    const res = result.response;
+    const response = objects.isObject(res['response']) ? res['response'] : undefined;
+    if (res['apiVersion'] !== 'admission.k8s.io/v1' || res['kind'] !== 'AdmissionReview' || !response) {
+      return fail(`received invalid webhook response: expected apiVersion "admission.k8s.io/v1" and kind "AdmissionReview" with a response`);
+    }
+    if (response['uid'] !== uid) return fail(`received invalid webhook response: expected response.uid="${uid}", got "${String(response['uid'] ?? '')}"`);
+    if (Array.isArray(response['warnings'])) for (const w of response['warnings']) warnings.push(String(w));
+    if (response['allowed'] !== true) {
+      const status = objects.isObject(response['status']) ? response['status'] : {};
+      const code = typeof status['code'] === 'number' && status['code'] >= 400 ? status['code'] : 400;
+      const why = status['message'] ? `: ${String(status['message'])}` : status['reason'] ? `: ${String(status['reason'])}` : ' without explanation';
+      throw new statuses.ApiError(code, (status['reason'] as statuses.StatusReason | undefined) ?? '', `admission webhook "${name}" denied the request${why}`);
+    }
+    const patch = response['patch'];
+    const patchType = response['patchType'];
+    if (patch === undefined && patchType === undefined) return attrs.object;
+    if (!mutating) return fail('received invalid webhook response: a validating webhook returned a patch');
+    if (patch === undefined || patchType !== 'JSONPatch') return fail('received invalid webhook response: patch and patchType must be given together, patchType JSONPatch');
+    try {
+      const ops = jsonpatch.parseJsonPatch(JSON.parse(Buffer.from(String(patch), 'base64').toString('utf8')));
+      const patched = jsonpatch.applyJsonPatch(attrs.object, ops);
+      if (!objects.isObject(patched)) throw new Error('the patched object is not an object');
+      return patched;
+    } catch (err) {
+      throw statuses.internal(`failed to apply the patch of webhook "${name}": ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
+
+function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, uid: string): JsonObject {
+  const t = attrs.type;
+  const sendVersion = hook.sendAs.version;
+  const convert = (o: JsonObject | undefined): JsonObject | null => {
+    if (!o) return null;
+    return sendVersion === t.version ? o : { ...o, apiVersion: t.group ? `${t.group}/${sendVersion}` : sendVersion };
+  };
+  const request: JsonObject = {
+    uid,
+    kind: { group: t.group, version: sendVersion, kind: t.kind },
+    resource: { group: t.group, version: sendVersion, resource: t.resource },
+    requestKind: { group: t.group, version: t.version, kind: t.kind },
+    requestResource: { group: t.group, version: t.version, resource: t.resource },
+  };
+  if (attrs.subresource) { request['subResource'] = attrs.subresource; request['requestSubResource'] = attrs.subresource; }
+  if (attrs.name) request['name'] = attrs.name;
+  if (t.namespaced && attrs.namespace) request['namespace'] = attrs.namespace;
+  Object.assign(request, {
+    operation: attrs.operation,
+    userInfo: { username: attrs.user.username, uid: attrs.user.uid, groups: attrs.user.groups, ...(attrs.user.extra ? { extra: attrs.user.extra } : {}) },
+    object: attrs.operation === 'DELETE' ? null : convert(attrs.object),
+    oldObject: convert(attrs.oldObject),
+    dryRun: attrs.dryRun,
+    options: attrs.options,
+  });
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request };
+}

@@ -1,0 +1,47 @@
+/**
+ * `kopf-gen devcluster`: runs the embedded API server in the foreground, prints where its
+ * kubeconfig is and how to use it with kubectl, and stops cleanly on SIGINT/SIGTERM.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DevCluster } from '../../devcluster/testing.js';
+
+export interface DevclusterCommandOptions {
+  port: string;
+  tls: boolean;
+  kubeconfig: string;
+  crd?: string[];
+}
+
+export async function run(opts: DevclusterCommandOptions): Promise<void> {
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer between 0 and 65535, got "${opts.port}"`);
+  for (const file of opts.crd ?? []) {
+    if (!fs.existsSync(file)) throw new Error(`--crd ${file}: no such file`);
+  }
+  const cluster = await DevCluster.start({ port, tls: opts.tls });
+  try {
+    if (opts.crd?.length) await cluster.load(opts.crd.map((f) => fs.readFileSync(f, 'utf8')));
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  const kubeconfig = path.resolve(cluster.writeKubeconfig(opts.kubeconfig));
+  process.stdout.write([
+    `devcluster is serving at ${cluster.url}`,
+    `kubeconfig: ${kubeconfig}`,
+    `try: kubectl --kubeconfig ${kubeconfig} get namespaces`,
+    'press Ctrl+C to stop',
+    '',
+  ].join('\n'));
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.stdout.write(`received ${signal}, stopping the devcluster\n`);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void cluster.stop().then(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
