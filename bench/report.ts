@@ -1,0 +1,35 @@
+/**
+ * Printing benchmark results: one JSON document (for tools) and one table (for people), with
+ * each figure's target and whether it was met. Benchmarks assert nothing.
+ */
+
+export interface Target { min?: number; max?: number }
+
+export interface Result {
+  name: string;
+  figures: Record<string, number>;
+  targets?: Record<string, Target>;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));
+
+export function print(result: Result): void {
+  process.stdout.write(`${JSON.stringify({ benchmark: result.name, figures: result.figures, targets: result.targets ?? {} })}\n`);
+  const rows = Object.entries(result.figures).map(([k, v]) => {
+    const t = result.targets?.[k];
+    const target = t ? [t.min !== undefined ? `>= ${t.min}` : '', t.max !== undefined ? `<= ${t.max}` : ''].filter(Boolean).join(' ') : '';
+    const met = t ? ((t.min === undefined || v >= t.min) && (t.max === undefined || v <= t.max) ? 'yes' : 'NO') : '';
+    return [k, fmt(v), target, met];
+  });
+  const header = ['figure', 'value', 'target', 'met'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  process.stdout.write(`\n${result.name}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n\n`);
+}
