@@ -5,7 +5,9 @@
 import type * as core from '../api/core.js';
 import type * as watching from '../api/watching.js';
 import * as crds from './crds.js';
+import * as gc from './gc.js';
 import type * as loop from './loop.js';
+import * as namespaces from './namespaces.js';
 import * as pods from './pods.js';
 import * as serviceaccounts from './serviceaccounts.js';
 
@@ -29,6 +31,8 @@ export interface ControllerOptions {
 
 export function startControllers(c: core.Core, hub: watching.WatchHub, queue: loop.ControllerLoop, opts: ControllerOptions): void {
   if (opts.switches.crds) new crds.CrdController(c, hub, queue, opts.warn);
+  if (opts.switches.garbageCollector) gc.startGarbageCollector(c, queue);
+  if (opts.switches.namespaces) namespaces.startNamespaceController(c, queue);
   if (opts.switches.serviceAccounts) serviceaccounts.startServiceAccounts(c, queue);
   if (opts.switches.podTermination) pods.startPodTermination(c, queue, opts.podTerminationDelayMs);
 }

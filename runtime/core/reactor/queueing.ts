@@ -1,0 +1,165 @@
+/**
+ * Per-object queueing (R-QUEUE-1..3, R-QUEUE-7).
+ *
+ * A watcher pushes every raw event here; events are routed by object identity (uid, or a
+ * synthetic key) to one worker per object, which processes that object's events strictly in
+ * arrival order while different objects run concurrently (optionally capped by `workerLimit`).
+ * There is no time batching: every event is processed. Each object has a *pressure* signal that is
+ * raised whenever a newer event waits behind the one being processed, so the processing cycle's
+ * interruptible sleeps (delays, consistency waits, throttling) end early (R-QUEUE-3). Idle workers
+ * exit after `idleTimeout` and are recreated on demand. On stop, workers get up to `exitTimeout` to
+ * drain, then are cancelled (WARNING `Unprocessed streams left for [...]`).
+ */
+import * as aborts from '../../cogs/aio/aborts.js';
+import type * as clocks from '../../cogs/aio/clocks.js';
+import * as bodies from '../../cogs/structs/bodies.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+
+/** The "a newer event is waiting" signal of one object. */
+export class Pressure {
+  private controller = new AbortController();
+
+  /** Aborted while newer events are queued behind the current one. */
+  get signal(): AbortSignal { return this.controller.signal; }
+
+  get raised(): boolean { return this.controller.signal.aborted; }
+
+  raise(): void { this.controller.abort(new PressureRaised()); }
+
+  clear(): void { if (this.raised) this.controller = new AbortController(); }
+}
+
+/** The abort reason of a raised pressure (distinguishable from cancellation). */
+export class PressureRaised extends Error {
+  readonly code = 'pressure-raised' as const;
+  constructor() { super('A newer event arrived for the object.'); this.name = 'PressureRaised'; }
+}
+
+/** What a processor gets besides the event. */
+export interface StreamContext {
+  readonly key: string;
+  readonly pressure: Pressure;
+  /** Aborted when the queue is stopping hard (cancellation). */
+  readonly signal: AbortSignal;
+}
+
+export type Processor = (event: bodies.RawEvent, stream: StreamContext) => Promise<void>;
+
+export interface QueueOptions {
+  clock: clocks.Clock;
+  logger: loggers.Logger;
+  /** Seconds an idle worker lives (settings.queueing.idleTimeout). */
+  idleTimeout: number;
+  /** Seconds to drain on stop (settings.queueing.exitTimeout). */
+  exitTimeout: number;
+  /** Max concurrent workers (settings.queueing.workerLimit); null/undefined = unlimited. */
+  workerLimit?: number | null;
+  /** Called when a processor throws: the error is fatal for the watcher (R-QUEUE-9). */
+  onFatal: (error: unknown, key: string) => void;
+}
+
+interface Stream {
+  readonly key: string;
+  readonly events: bodies.RawEvent[];
+  readonly pressure: Pressure;
+  wake: (() => void) | undefined;
+  running: boolean;
+}
+
+export class Queue {
+  private readonly streams = new Map<string, Stream>();
+  private readonly stopping = new AbortController();
+  private closed = false;
+  private active = 0;
+  private readonly slotWaiters: (() => void)[] = [];
+  private readonly workers = new Set<Promise<void>>();
+
+  constructor(private readonly processor: Processor, private readonly options: QueueOptions) {}
+
+  /** Routes one event to its object's worker (R-QUEUE-1/2). */
+  push(event: bodies.RawEvent): void {
+    if (this.closed) return;
+    const key = bodies.objectKey(event.object);
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = { key, events: [], pressure: new Pressure(), wake: undefined, running: false };
+      this.streams.set(key, stream);
+    }
+    stream.events.push(event);
+    if (stream.running) stream.pressure.raise();
+    if (stream.wake) { const wake = stream.wake; stream.wake = undefined; wake(); }
+    if (!stream.running) this.spawn(stream);
+  }
+
+  /** Number of objects with a live worker or queued events. */
+  get size(): number { return this.streams.size; }
+
+  private spawn(stream: Stream): void {
+    stream.running = true;
+    const worker = this.work(stream).finally(() => { this.workers.delete(worker); });
+    this.workers.add(worker);
+  }
+
+  private async acquire(): Promise<void> {
+    const limit = this.options.workerLimit;
+    if (!limit) return;
+    while (this.active >= limit) await new Promise<void>((r) => this.slotWaiters.push(r));
+    this.active++;
+  }
+
+  private release(): void {
+    if (!this.options.workerLimit) return;
+    this.active--;
+    this.slotWaiters.shift()?.();
+  }
+
+  private async work(stream: Stream): Promise<void> {
+    await this.acquire();
+    try {
+      for (;;) {
+        const event = stream.events.shift();
+        if (event === undefined) {
+          if (this.closed) break;
+          // Idle: wait for a new event or the idle timeout.
+          const idle = new AbortController();
+          const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(); resolve(); }; });
+          const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, aborts.anySignal([idle.signal, this.stopping.signal]));
+          if (stream.events.length === 0 && (timedOut || this.closed)) { stream.wake = undefined; break; }
+          void woken;
+          continue;
+        }
+        if (stream.events.length === 0) stream.pressure.clear();
+        try {
+          await this.processor(event, { key: stream.key, pressure: stream.pressure, signal: this.stopping.signal });
+        } catch (error) {
+          if (this.stopping.signal.aborted) break; // cancelled by stop(): not a failure
+          this.options.onFatal(error, stream.key);
+          break;
+        }
+      }
+    } finally {
+      stream.running = false;
+      if (this.streams.get(stream.key) === stream && stream.events.length === 0) this.streams.delete(stream.key);
+      else if (!this.closed && stream.events.length) this.spawn(stream);
+      this.release();
+    }
+  }
+
+  /**
+   * Stops accepting events, lets workers drain for `exitTimeout`, then cancels the rest
+   * (R-QUEUE-7). Resolves when every worker has ended.
+   */
+  async stop(): Promise<void> {
+    this.closed = true;
+    for (const stream of this.streams.values()) if (stream.wake) { const w = stream.wake; stream.wake = undefined; w(); }
+    const drained = Promise.all([...this.workers]).then(() => true);
+    const timeout = this.options.clock.sleep(this.options.exitTimeout * 1000).then(() => false);
+    const done = await Promise.race([drained, timeout]);
+    if (!done) {
+      const left = [...this.streams.keys()];
+      if (left.length) this.options.logger.warning(`Unprocessed streams left for [${left.map((k) => `'${k}'`).join(', ')}].`);
+      this.stopping.abort(new DOMException('The queue is stopping.', 'AbortError'));
+      await Promise.all([...this.workers]);
+    }
+  }
+}

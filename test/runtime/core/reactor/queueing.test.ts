@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { realClock, VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
+import { silentLogger, type Logger } from '../../../../runtime/cogs/structs/loggers.js';
+import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
+import { Queue, type StreamContext } from '../../../../runtime/core/reactor/queueing.js';
+
+const ev = (uid: string, rv: string, type: RawEvent['type'] = 'MODIFIED'): RawEvent => ({ type, object: { metadata: { uid, name: uid, resourceVersion: rv } } });
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('per-object queueing', () => {
+  it('R-QUEUE-2 processes one object strictly in order and different objects concurrently', async () => {
+    const log: string[] = [];
+    const gates = new Map<string, () => void>();
+    const queue = new Queue(async (event) => {
+      const id = `${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`;
+      log.push(`start ${id}`);
+      await new Promise<void>((r) => gates.set(id, r));
+      log.push(`end ${id}`);
+    }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    queue.push(ev('a', '1'));
+    queue.push(ev('a', '2'));
+    queue.push(ev('b', '1'));
+    await tick();
+    expect(log).toEqual(['start a@1', 'start b@1']);
+    gates.get('b@1')!();
+    gates.get('a@1')!();
+    await tick(); await tick();
+    expect(log).toEqual(['start a@1', 'start b@1', 'end b@1', 'end a@1', 'start a@2']);
+    gates.get('a@2')!();
+    await queue.stop();
+  });
+
+  it('R-QUEUE-1 routes objects without a uid by kind, apiVersion, name, namespace and creation time', async () => {
+    const seen: string[] = [];
+    const queue = new Queue(async (_e, s: StreamContext) => { seen.push(s.key); }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    queue.push({ type: null, object: { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'ns' } } });
+    await tick();
+    expect(seen).toEqual(['Pod//v1//p//ns//-']);
+    await queue.stop();
+  });
+
+  it('R-QUEUE-3 raises the pressure when a newer event waits and clears it when the last one is taken', async () => {
+    const pressures: boolean[] = [];
+    let release!: () => void;
+    const queue = new Queue(async (event, stream) => {
+      if (event.object.metadata!.resourceVersion === '1') {
+        await new Promise<void>((r) => { release = r; });
+        pressures.push(stream.pressure.raised);
+      } else {
+        pressures.push(stream.pressure.raised);
+      }
+    }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    queue.push(ev('a', '1'));
+    await tick();
+    queue.push(ev('a', '2'));
+    release();
+    await tick(); await tick();
+    expect(pressures).toEqual([true, false]);
+    await queue.stop();
+  });
+
+  it('R-QUEUE-2 an idle worker exits after idleTimeout and a new one starts on demand', async () => {
+    const clock = new VirtualClock();
+    let processed = 0;
+    const queue = new Queue(async () => { processed++; }, { clock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    queue.push(ev('a', '1'));
+    await tick();
+    expect(queue.size).toBe(1);
+    await clock.advance(5000);
+    await tick();
+    expect(queue.size).toBe(0);
+    queue.push(ev('a', '2'));
+    await tick();
+    expect(processed).toBe(2);
+    await queue.stop();
+  });
+
+  it('R-QUEUE-2 the worker limit caps concurrent objects', async () => {
+    let concurrent = 0;
+    let peak = 0;
+    const queue = new Queue(async () => {
+      concurrent++; peak = Math.max(peak, concurrent);
+      await tick(); await tick();
+      concurrent--;
+    }, { clock: realClock, logger: silentLogger, idleTimeout: 0.01, exitTimeout: 1, workerLimit: 2, onFatal: (e) => { throw e; } });
+    for (const uid of ['a', 'b', 'c', 'd', 'e']) queue.push(ev(uid, '1'));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(peak).toBe(2);
+    await queue.stop();
+  });
+
+  it('R-QUEUE-7 stopping waits exitTimeout for busy workers, then cancels them with a warning', async () => {
+    const clock = new VirtualClock();
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warning: (m: string) => { warnings.push(m); } };
+    let cancelled = false;
+    const queue = new Queue(async (_e, stream) => {
+      await new Promise<void>((_r, reject) => stream.signal.addEventListener('abort', () => { cancelled = true; reject(stream.signal.reason); }));
+    }, { clock, logger, idleTimeout: 5, exitTimeout: 2, onFatal: (e) => { throw e; } });
+    queue.push(ev('stuck', '1'));
+    await tick();
+    const stopped = queue.stop();
+    await tick();
+    await clock.advance(2000);
+    await stopped;
+    expect(cancelled).toBe(true);
+    expect(warnings).toEqual(["Unprocessed streams left for ['stuck']."]);
+  });
+
+  it('R-QUEUE-9 a processor failure is reported as fatal for the watcher', async () => {
+    const fatal: unknown[] = [];
+    const queue = new Queue(async () => { throw new Error('boom'); }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { fatal.push(e); } });
+    queue.push(ev('a', '1'));
+    await tick(); await tick();
+    expect(fatal.map((e) => (e as Error).message)).toEqual(['boom']);
+    await queue.stop();
+  });
+});
