@@ -34,7 +34,8 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
   if (!opts.prepared) {
     obj = writes.checkIdentity(req, obj, {});
     const rv = objects.metaOf(obj)['resourceVersion'];
-    if (rv !== undefined && rv !== '') throw new statuses.ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+    // `null` decodes to the empty string upstream, so only a present non-empty value counts as set.
+    if (rv !== undefined && rv !== null && rv !== '') throw new statuses.ApiError(500, '', 'resourceVersion should not be set on objects to be created');
     obj = writes.normalizeBody(req, obj);
   }
   const displayName = objects.nameOf(obj) || String(objects.metaOf(obj)['generateName'] ?? '');
@@ -51,6 +52,8 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
     options: writes.admissionOptions('CreateOptions', req), user: req.user,
   }, req.warnings);
   if (mutated && mutated !== obj) obj = writes.redefault(req, mutated);
+  // Strategies see the stored form, as on update (field renames of events.k8s.io, D-BI-4).
+  if (req.type.strategy.toStorage) obj = req.type.strategy.toStorage(obj);
 
   const ctx = writes.strategyContext(c);
   const generateFrom = objects.metaOf(obj)['generateName'];
@@ -69,7 +72,7 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
 
     await c.admission.validate({
       operation: 'CREATE', type: req.type, subresource: undefined, namespace: req.namespace,
-      name: objects.nameOf(candidate), object: candidate, oldObject: undefined, dryRun: req.dryRun,
+      name: objects.nameOf(candidate), object: objects.toExternal(req.type, candidate), oldObject: undefined, dryRun: req.dryRun,
       options: writes.admissionOptions('CreateOptions', req), user: req.user,
     }, req.warnings);
 
@@ -78,7 +81,7 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
       if (attempt < attempts) continue;
       throw statuses.alreadyExists(writes.identOf(req.type), objects.nameOf(candidate));
     }
-    const stored = req.type.strategy.toStorage ? req.type.strategy.toStorage(candidate) : candidate;
+    const stored = candidate;
     if (req.dryRun) {
       return { object: objects.withMeta(stored, (m) => { delete m['resourceVersion']; }), code: 201 };
     }

@@ -15,10 +15,16 @@ export function metaOf(obj: JsonObject): JsonObject {
   return isObject(obj['metadata']) ? obj['metadata'] : {};
 }
 
-export function nameOf(obj: JsonObject): string { return (metaOf(obj)['name'] as string | undefined) ?? ''; }
-export function namespaceOf(obj: JsonObject): string | undefined { return (metaOf(obj)['namespace'] as string | undefined) || undefined; }
-export function uidOf(obj: JsonObject): string { return (metaOf(obj)['uid'] as string | undefined) ?? ''; }
-export function rvOf(obj: JsonObject): string { return (metaOf(obj)['resourceVersion'] as string | undefined) ?? ''; }
+/** A string member of `metadata`; values of another type (rejected by validation) read as empty. */
+function metaString(obj: JsonObject, key: string): string {
+  const v = metaOf(obj)[key];
+  return typeof v === 'string' ? v : '';
+}
+
+export function nameOf(obj: JsonObject): string { return metaString(obj, 'name'); }
+export function namespaceOf(obj: JsonObject): string | undefined { return metaString(obj, 'namespace') || undefined; }
+export function uidOf(obj: JsonObject): string { return metaString(obj, 'uid'); }
+export function rvOf(obj: JsonObject): string { return metaString(obj, 'resourceVersion'); }
 export function labelsOf(obj: JsonObject): Record<string, string> {
   const l = metaOf(obj)['labels'];
   return isObject(l) ? (l as Record<string, string>) : {};

@@ -18,6 +18,7 @@
 
 import * as fielderrors from '../meta/fielderrors.js';
 import * as jsonvalues from './jsonvalues.js';
+import * as junctors from './junctors.js';
 import * as patterns from './patterns.js';
 import * as pruning from './pruning.js';
 import type * as schemas from './schemas.js';
@@ -25,12 +26,14 @@ import * as validation from './validation.js';
 
 type Level = 'root' | 'item' | 'field';
 
+/** The types a structural schema may name (upstream's supported values, in its order). */
+const SCHEMA_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
+
 interface Place {
-  /** Below the root `metadata` (defaults forbidden, no nested checks). */
+  /** Below the root `metadata`, where defaults are forbidden. */
   readonly insideRootMeta: boolean;
 }
 
-const JUNCTORS = ['allOf', 'anyOf', 'oneOf'] as const;
 const RULE_REASONS = ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'];
 const UNSUPPORTED_KEYWORDS: readonly [string, string][] = [
   ['id', 'id is not supported'],
@@ -78,6 +81,7 @@ function checkNode(node: unknown, path: string, level: Level, place: Place, erro
     const detail = level === 'root' ? 'must not be empty at the root' : level === 'item' ? 'must not be empty for specified array items' : 'must not be empty for specified object fields';
     errors.push(fielderrors.required(sub(path, 'type'), detail));
   }
+  if (type && type !== 'null' && !SCHEMA_TYPES.includes(type)) errors.push(fielderrors.notSupported(sub(path, 'type'), type, SCHEMA_TYPES));
   if (level === 'root' && type && type !== 'object') errors.push(fielderrors.invalid(sub(path, 'type'), type, 'must be object at the root'));
   if (intOrString && type) errors.push(fielderrors.invalid(sub(path, 'type'), type, 'must be empty if x-kubernetes-int-or-string is true'));
   if (type === 'array' && s.items === undefined) errors.push(fielderrors.required(sub(path, 'items'), 'must be specified'));
@@ -110,8 +114,7 @@ function checkNode(node: unknown, path: string, level: Level, place: Place, erro
   if (properties && (level === 'root' || embedded)) checkResourceFields(properties, path, level, errors);
 
   // value validations under the logic junctors
-  checkJunctors(s, path, errors);
-  checkCompleteness(s, s, path, path, errors);
+  errors.push(...junctors.validateJunctors(s, path));
 
   if (typeof s.pattern === 'string') checkPattern(s.pattern, path, errors);
   checkDefault(s, path, place, errors);
@@ -247,6 +250,7 @@ function checkValidationRules(rules: unknown, path: string, errors: fielderrors.
   });
 }
 
+/** Reports a `pattern` that does not compile or uses constructs RE2 lacks. */
 function checkPattern(pattern: string, path: string, errors: fielderrors.FieldError[]): void {
   const compiled = patterns.compilePattern(pattern);
   if (!compiled.ok) {
@@ -269,109 +273,4 @@ function checkDefault(s: schemas.JSONSchemaProps, path: string, place: Place, er
     return;
   }
   errors.push(...validation.validateCustomObject(s.default, s, { root: false, basePath: defaultPath }));
-}
-
-/** True for the int-or-string pattern `anyOf: [{type: integer}, {type: string}]` upstream allows. */
-function isIntOrStringAnyOf(anyOf: unknown): boolean {
-  return (
-    Array.isArray(anyOf) &&
-    anyOf.length === 2 &&
-    jsonvalues.deepEqual(anyOf[0], { type: 'integer' }) &&
-    jsonvalues.deepEqual(anyOf[1], { type: 'string' })
-  );
-}
-
-function checkJunctors(s: schemas.JSONSchemaProps & jsonvalues.JsonObject, path: string, errors: fielderrors.FieldError[]): void {
-  const intOrString = s['x-kubernetes-int-or-string'] === true;
-  const skipAnyOf = intOrString && isIntOrStringAnyOf(s.anyOf);
-  const firstAllOf = Array.isArray(s.allOf) && jsonvalues.isObject(s.allOf[0]) ? s.allOf[0] : undefined;
-  const skipFirstAllOfAnyOf = intOrString && firstAllOf !== undefined && isIntOrStringAnyOf(firstAllOf.anyOf);
-  checkJunctorLists(s, path, skipAnyOf, skipFirstAllOfAnyOf, errors);
-}
-
-function checkJunctorLists(
-  v: jsonvalues.JsonObject,
-  path: string,
-  skipAnyOf: boolean,
-  skipFirstAllOfAnyOf: boolean,
-  errors: fielderrors.FieldError[],
-): void {
-  for (const junctor of JUNCTORS) {
-    const list = v[junctor];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) {
-      errors.push(fielderrors.invalid(sub(path, junctor), list, 'must be a list of schemas'));
-      continue;
-    }
-    if (junctor === 'anyOf' && skipAnyOf) continue;
-    list.forEach((nested, i) => checkNested(nested, `${path}.${junctor}[${i}]`, junctor === 'allOf' && i === 0 && skipFirstAllOfAnyOf, errors));
-  }
-  if (v.not !== undefined) checkNested(v.not, sub(path, 'not'), false, errors);
-}
-
-/** A schema under a logic junctor: value validations only, no structure. */
-function checkNested(v: unknown, path: string, skipAnyOf: boolean, errors: fielderrors.FieldError[]): void {
-  if (!jsonvalues.isObject(v)) {
-    errors.push(fielderrors.invalid(path, v, 'must be a schema object'));
-    return;
-  }
-  checkJunctorLists(v, path, skipAnyOf, false, errors);
-  if (v.items !== undefined) checkNested(v.items, sub(path, 'items'), false, errors);
-  if (jsonvalues.isObject(v.properties)) {
-    for (const [name, child] of Object.entries(v.properties)) checkNested(child, prop(path, name), false, errors);
-    if (Object.prototype.hasOwnProperty.call(v.properties, 'metadata')) {
-      errors.push(fielderrors.forbidden(prop(path, 'metadata'), 'must not be specified in a nested context'));
-    }
-  }
-  const forbid = (key: string, detail: string): void => {
-    errors.push(fielderrors.forbidden(sub(path, key), detail));
-  };
-  if (typeof v.type === 'string' && v.type !== '') forbid('type', 'must be empty to be structural');
-  if (v.additionalProperties !== undefined) forbid('additionalProperties', 'must be undefined to be structural');
-  if (v.default !== undefined && v.default !== null) forbid('default', 'must be undefined to be structural');
-  if (typeof v.title === 'string' && v.title !== '') forbid('title', 'must be empty to be structural');
-  if (typeof v.description === 'string' && v.description !== '') forbid('description', 'must be empty to be structural');
-  if (v.nullable === true) forbid('nullable', 'must be false to be structural');
-  if (v['x-kubernetes-preserve-unknown-fields'] === true) forbid('x-kubernetes-preserve-unknown-fields', 'must be false to be structural');
-  if (v['x-kubernetes-embedded-resource'] === true) forbid('x-kubernetes-embedded-resource', 'must be false to be structural');
-  if (v['x-kubernetes-int-or-string'] === true) forbid('x-kubernetes-int-or-string', 'must be false to be structural');
-  if (Array.isArray(v['x-kubernetes-list-map-keys']) && v['x-kubernetes-list-map-keys'].length > 0) {
-    forbid('x-kubernetes-list-map-keys', 'must be empty to be structural');
-  }
-  if (v['x-kubernetes-list-type'] !== undefined) forbid('x-kubernetes-list-type', 'must be undefined to be structural');
-  if (v['x-kubernetes-map-type'] !== undefined) forbid('x-kubernetes-map-type', 'must be undefined to be structural');
-  if (typeof v.pattern === 'string') checkPattern(v.pattern, path, errors);
-}
-
-/** Every field or array specified under a junctor must also be specified in the structural part. */
-function checkCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
-  const visit = (nested: unknown, nestedPath: string): void => {
-    if (!jsonvalues.isObject(nested)) return;
-    checkNestedCompleteness(nested, s, sPath, nestedPath, errors);
-  };
-  for (const junctor of JUNCTORS) {
-    const list = v[junctor];
-    if (Array.isArray(list)) list.forEach((nested, i) => visit(nested, `${vPath}.${junctor}[${i}]`));
-  }
-  if (v.not !== undefined) visit(v.not, sub(vPath, 'not'));
-}
-
-function checkNestedCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
-  if (!s) {
-    errors.push(fielderrors.required(sPath, `because it is defined in ${vPath}`));
-    return;
-  }
-  checkCompleteness(v, s, sPath, vPath, errors);
-  if (jsonvalues.isObject(v.items)) {
-    checkNestedCompleteness(v.items, jsonvalues.isObject(s.items) ? s.items : undefined, sub(sPath, 'items'), sub(vPath, 'items'), errors);
-  }
-  if (jsonvalues.isObject(v.properties)) {
-    const sProps = jsonvalues.isObject(s.properties) ? s.properties : {};
-    for (const [name, nested] of Object.entries(v.properties)) {
-      if (!jsonvalues.isObject(nested)) continue;
-      const structural = Object.prototype.hasOwnProperty.call(sProps, name) && jsonvalues.isObject(sProps[name]) ? sProps[name] : undefined;
-      if (!structural) errors.push(fielderrors.required(prop(sPath, name), `because it is defined in ${prop(vPath, name)}`));
-      else checkNestedCompleteness(nested, structural, prop(sPath, name), prop(vPath, name), errors);
-    }
-  }
 }

@@ -20,6 +20,7 @@ import * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
 import type * as faultrules from '../faults/rules.js';
 import * as discovery from './discovery.js';
+import * as duplicatekeys from './duplicatekeys.js';
 import * as negotiation from './negotiation.js';
 import * as requestlog from './requestlog.js';
 import * as responses from './responses.js';
@@ -142,7 +143,8 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
       throw err;
     }
     bodyText = body.length ? body.toString('utf8') : undefined;
-    if (ctx.unavailable()) {
+    // During a restart without refusing connections, health endpoints answer themselves (/readyz 500).
+    if (ctx.unavailable() && !['/healthz', '/livez', '/readyz'].includes(url.pathname)) {
       throw new statuses.ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
     }
     const authenticated = ctx.authenticate(req);
@@ -197,7 +199,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     if (denied) throw denied;
     const warnings: string[] = type.deprecationWarning ? [type.deprecationWarning] : [];
     if (watch) {
-      serveWatch(ctx, req, res, url, info, type, user, watchFault, record);
+      await serveWatch(ctx, req, res, url, info, type, user, watchFault, record);
       return;
     }
     let r: Reply;
@@ -288,7 +290,9 @@ function decodeBody(bodyText: string | undefined, contentType: string | undefine
   if (bodyText === undefined || bodyText.trim() === '') {
     throw statuses.badRequest('the body of the request was empty');
   }
-  const type = negotiation.bodyType(contentType);
+  // A create/update body without Content-Type is decoded as JSON, the first supported type, as
+  // upstream does (kubectl 1.20's `create configmap|namespace|secret` sends no Content-Type).
+  const type = mode === 'object' && !contentType?.trim() ? 'json' : negotiation.bodyType(contentType);
   if (mode === 'object' && type !== 'json' && type !== 'yaml') {
     throw statuses.unsupportedMediaType(['application/json', 'application/yaml']);
   }
@@ -341,6 +345,7 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       if (info.name !== undefined || !type.verbs.includes('create')) throw statuses.methodNotAllowed();
       const wo = options.decodeWriteOptions(q, 'CreateOptions');
       const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       const result = await creating.create(c, writeRequest(wo, undefined), body);
       return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
     }
@@ -348,6 +353,7 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       if (info.name === undefined || !type.verbs.includes('update')) throw statuses.methodNotAllowed();
       const wo = options.decodeWriteOptions(q, 'UpdateOptions');
       const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       if (info.subresource === 'scale') return scaleWrite(ctx, writeRequest(wo, info.name), { kind: 'replace', body }, out);
       const result = await updating.update(c, writeRequest(wo, info.name), { kind: 'replace', body: writes.requireObject(body) });
       return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
@@ -362,6 +368,7 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const isApply = patchType === 'apply-patch';
       const wo = options.decodeWriteOptions(q, 'PatchOptions', isApply);
       const patch = decodeBody(bodyText, req.headers['content-type'], 'patch');
+      checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       const wr = writeRequest(wo, info.name);
       if (info.subresource === 'scale') {
         if (patchType !== 'merge-patch' && patchType !== 'json-patch') throw statuses.unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json']);
@@ -405,6 +412,22 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
   }
 }
 
+/**
+ * Duplicate keys in a JSON body are handled like unknown fields (D-CRD-9): a Warning per field,
+ * or 400 with `fieldValidation=Strict`. YAML bodies are refused by the YAML parser instead.
+ */
+function checkDuplicateKeys(bodyText: string | undefined, contentType: string | undefined, wo: options.WriteOptions, warnings: string[]): void {
+  if (bodyText === undefined || wo.fieldValidation === 'Ignore') return;
+  const type = contentType?.trim() ? negotiation.bodyType(contentType) : 'json';
+  if (type !== 'json' && type !== 'merge-patch' && type !== 'strategic-merge-patch') return;
+  const duplicates = duplicatekeys.findDuplicateKeys(bodyText);
+  if (!duplicates.length) return;
+  if (wo.fieldValidation === 'Strict') {
+    throw statuses.badRequest(`strict decoding error: ${duplicates.map((f) => `duplicate field "${f}"`).join(', ')}`);
+  }
+  for (const f of duplicates) warnings.push(`duplicate field "${f}"`);
+}
+
 function includeObject(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {
   const v = q.get('includeObject');
   return v === 'None' || v === 'Object' ? v : 'Metadata';
@@ -433,16 +456,20 @@ async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Para
   return { code: 200, body: scale.scaleOf(type, result.object), form: out, warnings: wr.warnings };
 }
 
-function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL,
-                    info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
-                    fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
-                    record: (code: number) => void): void {
+async function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL,
+                          info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
+                          fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
+                          record: (code: number) => void): Promise<void> {
   if (!type.verbs.includes('watch')) throw statuses.methodNotAllowed();
   if (info.subresource !== undefined) throw statuses.methodNotAllowed();
   const o = options.decodeListOptions(url.searchParams, { forceWatch: true });
   const filter = filters.buildFilter(type, info.namespace, o.labelSelector, o.fieldSelector, info.name);
   const form = negotiation.negotiate(req.headers.accept, { allowTable: true });
   const timeoutMs = o.timeoutSeconds !== undefined && o.timeoutSeconds > 0 ? o.timeoutSeconds * 1000 : ctx.watchDefaultTimeoutMs();
+  // Initial events "not older than" a future N wait for it, else 504 before the stream starts (D-WATCH-8).
+  if (o.sendInitialEvents && o.resourceVersion !== undefined && o.resourceVersion !== '0') {
+    await reading.awaitRevision(ctx.core, Number(o.resourceVersion));
+  }
   const start = (): void => {
     responses.baseHeaders(res);
     res.setHeader('Content-Type', 'application/json');
@@ -450,26 +477,37 @@ function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.Ser
     res.writeHead(200);
     res.flushHeaders();
     record(200);
-    const endAfter = fault?.errorAfterEvents ?? fault?.endAfterEvents;
+    // D-FAULT-5: `error`/`errorAfterEvents` end with an ERROR event (immediately when no count or
+    // time is given); otherwise the stream ends cleanly or is aborted after the events or time.
+    const isError = fault !== undefined && (fault.errorAfterEvents !== undefined || fault.error !== undefined);
+    const endAfter = fault?.errorAfterEvents ?? fault?.endAfterEvents ?? (isError && fault?.endAfterMs === undefined ? 0 : undefined);
+    let endedByFault = false;
+    const endByFault = (): void => {
+      if (endedByFault || res.writableEnded || res.destroyed) return;
+      endedByFault = true;
+      if (isError) {
+        const code = fault?.error ?? 410;
+        const line = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: code === 410 ? `too old resource version: ${o.resourceVersion ?? 0} (${ctx.core.store.compaction})` : 'Internal error occurred: injected watch fault', reason: code === 410 ? 'Expired' : 'InternalError', code } });
+        res.end(`${line}\n`);
+        return;
+      }
+      if (fault?.mode !== 'abort') { res.end(); return; }
+      // Break the connection only once the events already written reached the socket (writes of
+      // this tick are still corked).
+      setImmediate(() => {
+        const socket = res.socket;
+        if (socket && socket.writableLength > 0) socket.once('drain', () => res.destroy()); else res.destroy();
+      });
+    };
     const id = ctx.hub.open(res, {
       type, filter, resourceVersion: o.resourceVersion, sendInitialEvents: o.sendInitialEvents, bookmarks: o.allowWatchBookmarks,
       timeoutMs, table: form === 'table', includeObject: o.includeObject, user: user.username,
     }, {
       stall: fault?.stall,
       endAfterEvents: endAfter,
-      onEnd: fault ? () => endByFault() : undefined,
+      onEnd: fault ? endByFault : undefined,
     });
-    const endByFault = (): void => {
-      if (fault?.errorAfterEvents !== undefined || (fault?.error !== undefined && fault.endAfterEvents === undefined && fault.endAfterMs === undefined)) {
-        const code = fault.error ?? 410;
-        const line = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: code === 410 ? `too old resource version: ${o.resourceVersion ?? 0} (${ctx.core.store.compaction})` : 'Internal error occurred: injected watch fault', reason: code === 410 ? 'Expired' : 'InternalError', code } });
-        res.end(`${line}\n`);
-        return;
-      }
-      if (fault?.mode === 'abort') res.destroy(); else res.end();
-    };
     if (fault?.endAfterMs !== undefined) setTimeout(() => ctx.hub.closeById(id, 'fault'), fault.endAfterMs).unref();
-    if (fault?.errorAfterEvents === 0 || (fault?.error !== undefined && fault.errorAfterEvents === undefined && fault.endAfterEvents === undefined && fault.endAfterMs === undefined)) endByFault();
   };
   start();
 }

@@ -29,6 +29,15 @@ describe('validateStructuralSchema', () => {
           items: obj({ name: { type: 'string' }, port: { type: 'integer' } }, { required: ['name'] }),
         },
         tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+        limits: {
+          type: 'object',
+          additionalProperties: {
+            anyOf: [{ type: 'integer' }, { type: 'string' }],
+            pattern: String.raw`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`,
+            'x-kubernetes-int-or-string': true,
+          },
+        },
+        ref: { type: 'object', 'x-kubernetes-map-type': 'atomic', properties: { name: { type: 'string', default: '' } } },
       }),
       metadata: obj({ name: { type: 'string', maxLength: 20 } }),
     });
@@ -222,5 +231,16 @@ describe('validateStructuralSchema', () => {
       `${ROOT}.properties[spec].properties[size].type: Required value: must not be empty for specified object fields`,
       `${ROOT}.properties[status].properties[phase].type: Required value: must not be empty for specified object fields`,
     ]);
+  });
+});
+
+describe('unknown schema types', () => {
+  it('D-CRD-6 a type outside array/boolean/integer/number/object/string is an Unsupported value', () => {
+    const errors = structural.validateStructuralSchema({ type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'strnig' } } } } }, 'spec.versions[0].schema.openAPIV3Schema');
+    expect(errors).toContainEqual(expect.objectContaining({
+      type: 'FieldValueNotSupported',
+      field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type',
+      value: 'strnig',
+    }));
   });
 });
