@@ -60,6 +60,8 @@ export class WatchHub {
   private readonly streams = new Map<number, Stream>();
   private nextId = 1;
   private paused = false;
+  /** Streams closed while paused, ended on `resume()` after their queued events (D-FAULT-9). */
+  private readonly draining = new Map<Stream, 'end' | 'fault'>();
 
   constructor(private readonly store: revisions.Store, private readonly clock: Clock, private readonly options: HubOptions) {
     store.subscribe((change) => this.onChange(change));
@@ -78,19 +80,26 @@ export class WatchHub {
     };
     res.on('close', () => this.close(stream, 'gone'));
     this.streams.set(stream.id, stream);
+    if (stream.eventsLeft !== undefined && stream.eventsLeft <= 0) {
+      // A fault that ends the stream before its first event (D-FAULT-5).
+      this.close(stream, stream.onEnd ? 'fault' : 'end');
+      return stream.id;
+    }
     const rv = params.resourceVersion;
     const synthetic = params.sendInitialEvents ?? (rv === undefined || rv === '0');
-    if (rv !== undefined && rv !== '0') {
+    // With initial events the state is served "not older than N" (never 410); otherwise N is
+    // the replay start (D-WATCH-4/5/8).
+    if (rv !== undefined && rv !== '0' && !synthetic) {
       const start = Number(rv);
       const replay = this.store.changesSince(params.type.storage, Math.min(start, this.store.revision));
       if (!replay) {
         this.sendError(stream, 410, 'Expired', `too old resource version: ${start} (${this.store.compaction})`);
         return stream.id;
       }
-      if (!synthetic) {
-        for (const change of replay) this.deliver(stream, change, new Map());
-        stream.lastRev = Math.max(start, this.store.revision);
-      }
+      // Replay starts right after N: `deliver` skips changes at or below `lastRev`.
+      stream.lastRev = Math.min(start, this.store.revision);
+      for (const change of replay) this.deliver(stream, change, new Map());
+      stream.lastRev = Math.max(start, this.store.revision);
     }
     if (synthetic) {
       for (const entry of this.store.entries(params.type.storage, params.filter.prefix)) {
@@ -144,7 +153,7 @@ export class WatchHub {
   }
 
   private send(stream: Stream, type: WatchEventType, stored: JsonObject): void {
-    if (stream.stalled) return;
+    if (stream.closed || stream.stalled) return;
     const params = stream.params;
     const external = objects.toExternal(params.type, stored);
     const object = params.table
@@ -170,11 +179,12 @@ export class WatchHub {
   }
 
   private write(stream: Stream, type: WatchEventType, object: JsonObject, rv: string): void {
+    if (stream.closed) return;
     const line = `${JSON.stringify({ type, object })}\n`;
     this.options.onEvent?.({ stream: stream.id, type, rv });
     if (this.paused) {
       (stream.pending ??= []).push(line);
-      if (stream.pending.length > this.options.queueLimit) this.close(stream, 'end');
+      if (stream.pending.length > this.options.queueLimit) { stream.pending = undefined; this.close(stream, 'end'); }
       return;
     }
     stream.res.write(line);
@@ -186,11 +196,17 @@ export class WatchHub {
 
   resume(): void {
     this.paused = false;
-    for (const stream of this.streams.values()) {
-      const pending = stream.pending;
-      stream.pending = undefined;
-      if (pending && !stream.closed) for (const line of pending) stream.res.write(line);
-    }
+    for (const stream of this.streams.values()) this.flush(stream);
+    // Streams that ended while paused: their queued events first, then the end itself.
+    const draining = [...this.draining];
+    this.draining.clear();
+    for (const [stream, how] of draining) { this.flush(stream); this.finish(stream, how); }
+  }
+
+  private flush(stream: Stream): void {
+    const pending = stream.pending;
+    stream.pending = undefined;
+    if (pending && !stream.res.destroyed) for (const line of pending) stream.res.write(line);
   }
 
   private close(stream: Stream, how: 'end' | 'abort' | 'gone' | 'fault'): void {
@@ -198,6 +214,11 @@ export class WatchHub {
     stream.closed = true;
     for (const t of stream.timers) t.cancel();
     this.streams.delete(stream.id);
+    if (this.paused && (how === 'end' || how === 'fault')) { this.draining.set(stream, how); return; }
+    this.finish(stream, how);
+  }
+
+  private finish(stream: Stream, how: 'end' | 'abort' | 'gone' | 'fault'): void {
     if (how === 'fault') { stream.onEnd?.(); return; }
     if (how === 'abort') stream.res.destroy();
     else if (how === 'end') stream.res.end();
@@ -228,5 +249,9 @@ export class WatchHub {
 
   closeAll(mode: 'end' | 'abort'): void {
     for (const stream of [...this.streams.values()]) this.close(stream, mode);
+    if (mode === 'abort') {
+      for (const stream of this.draining.keys()) stream.res.destroy();
+      this.draining.clear();
+    }
   }
 }

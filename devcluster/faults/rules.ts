@@ -26,14 +26,32 @@ export type FaultAction =
   | { hang: true }
   | { watch: { endAfterEvents?: number; endAfterMs?: number; mode?: 'end' | 'abort'; errorAfterEvents?: number; error?: 410 | 500; stall?: boolean } };
 
-export interface FaultRule extends FaultMatch {
+interface FaultCounters extends FaultMatch {
   /** Let the first K matching requests pass. */
   skip?: number;
   /** Apply to the next N matches, then expire. */
   times?: number;
   /** Probability (0–1) of applying to a match, from the cluster's seedable random source. */
   probability?: number;
-  action: FaultAction;
+}
+
+type UnionKeys<T> = T extends unknown ? keyof T : never;
+type ActionKeys = UnionKeys<FaultAction>;
+
+/**
+ * A rule: matcher, counters and one action — written either as the spec does, with the action's
+ * key at the top level (`{ resource: 'widgets', respond: { code: 429 } }`), or wrapped
+ * (`{ resource: 'widgets', action: { respond: { code: 429 } } }`).
+ */
+export type FaultRule = FaultCounters & ({ action: FaultAction } | (FaultAction & { action?: undefined }));
+
+function actionOf(rule: FaultRule): FaultAction {
+  if (rule.action) return rule.action;
+  const keys: ActionKeys[] = ['delay', 'respond', 'reset', 'hang', 'watch'];
+  const fields = rule as unknown as Record<string, unknown>;
+  const present = keys.filter((k) => fields[k] !== undefined);
+  if (present.length !== 1) throw new TypeError(`A fault rule needs exactly one action (${keys.join(', ')}), got ${present.length ? present.join(', ') : 'none'}.`);
+  return { [present[0]!]: fields[present[0]!] } as unknown as FaultAction;
 }
 
 export interface RequestAttributes {
@@ -53,7 +71,7 @@ export interface RequestAttributes {
 
 export interface FaultHandle { remove(): void }
 
-interface Installed { rule: FaultRule; skipped: number; applied: number }
+interface Installed { rule: FaultRule; action: FaultAction; skipped: number; applied: number }
 
 export class Faults {
   private rules: Installed[] = [];
@@ -61,7 +79,7 @@ export class Faults {
   constructor(private readonly random: () => number) {}
 
   add(rule: FaultRule): FaultHandle {
-    const installed: Installed = { rule, skipped: 0, applied: 0 };
+    const installed: Installed = { rule, action: actionOf(rule), skipped: 0, applied: 0 };
     this.rules.push(installed);
     return { remove: () => { this.rules = this.rules.filter((r) => r !== installed); } };
   }
@@ -77,7 +95,7 @@ export class Faults {
       if (r.probability !== undefined && this.random() >= r.probability) continue;
       installed.applied++;
       if (r.times !== undefined && installed.applied >= r.times) this.rules = this.rules.filter((x) => x !== installed);
-      return r.action;
+      return installed.action;
     }
     return undefined;
   }

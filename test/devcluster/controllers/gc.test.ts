@@ -46,10 +46,11 @@ describe('garbage collector', () => {
   const configMap = (name: string, owners: Json[], extra: Json = {}): Promise<Json> =>
     cluster.store.create({ ...CM, metadata: { name, ownerReferences: owners, ...extra } });
 
-  it('D-VERB-33 Foreground cascades down a chain, deepest dependent first', async () => {
+  it('D-VERB-33 Foreground cascades down a chain of blocking references, deepest dependent first', async () => {
+    // Only blockOwnerDeletion references make an owner wait for its dependents (D-VERB-33).
     const top = await widget('chain-top');
-    const mid = await widget('chain-mid', [refTo(top)]);
-    await configMap('chain-leaf', [refTo(mid)]);
+    const mid = await widget('chain-mid', [refTo(top, true)]);
+    await configMap('chain-leaf', [refTo(mid, true)]);
     await cluster.settle();
     const from = cluster.revision;
     await cluster.store.delete(WIDGET, 'chain-top', { propagationPolicy: 'Foreground' });
