@@ -1,0 +1,256 @@
+/**
+ * Credentials: what login handlers return (R-AUTH-1) and the vault that hands them to requests
+ * (R-AUTH-3).
+ *
+ * A `ConnectionInfo` says where the API server is and how to authenticate. `connectionInfo()`
+ * validates one and freezes a copy. The `Vault` holds the credentials of all login handlers:
+ * requests `select()` the highest-priority ones (randomly among equals), drop expired ones, and
+ * `invalidate()` them on HTTP 401 — invalid credentials are never accepted again. When the vault
+ * runs empty it turns `depleted` on (the login activity waits for that to re-run the logins) and
+ * requests wait until `populate()` refills it; if a re-login brings nothing valid, waiting and
+ * later requests fail with `LoginError`.
+ *
+ * `logins` produces `ConnectionInfo`s from kubeconfigs and service accounts; `transport` turns
+ * them into HTTP agents and headers; `requests` drives the vault.
+ */
+
+import type * as clocks from '../aio/clocks.js';
+import * as toggles from '../aio/toggles.js';
+import * as errors from './errors.js';
+
+/**
+ * A port-specific, dynamic source of the `Authorization` header (e.g. a kubeconfig exec plugin or
+ * token file). Called before every request; `undefined` falls back to the static fields.
+ */
+export type AuthorizationProvider = () => Promise<string | undefined>;
+
+/** Where the API server is and how to talk to it (R-AUTH-1; Kopf: `ConnectionInfo`). */
+export interface ConnectionInfo {
+  /** The API server's URL, e.g. `https://10.0.0.1:6443`. */
+  readonly server: string;
+  /** A CA bundle file (PEM). */
+  readonly caPath?: string;
+  /** A CA bundle: PEM, or Base64 of PEM. */
+  readonly caData?: string | Uint8Array;
+  /** Skip verification of the server's certificate. */
+  readonly insecure?: boolean;
+  /** HTTP Basic authentication (with `password`). */
+  readonly username?: string;
+  readonly password?: string;
+  /** `Authorization: <scheme> <token>`; the scheme defaults to `Bearer`. */
+  readonly scheme?: string;
+  readonly token?: string;
+  /** A client certificate (PEM file), or its data (PEM or Base64 of PEM). */
+  readonly certificatePath?: string;
+  readonly certificateData?: string | Uint8Array;
+  /** The client certificate's private key (PEM file), or its data (PEM or Base64 of PEM). */
+  readonly privateKeyPath?: string;
+  readonly privateKeyData?: string | Uint8Array;
+  readonly defaultNamespace?: string;
+  /** An `http://` proxy to use (with `CONNECT` tunnels for HTTPS servers). */
+  readonly proxyUrl?: string;
+  /** Use proxies from environment variables. */
+  readonly trustEnv?: boolean;
+  /** Higher priorities are used first. Default 0. */
+  readonly priority?: number;
+  /** When these credentials stop being valid; naive timestamps are UTC. */
+  readonly expiration?: Date;
+  /** Port-specific: a dynamic `Authorization` header (see `AuthorizationProvider`). */
+  readonly authorization?: AuthorizationProvider;
+}
+
+const PAIRS: ReadonlyArray<readonly [keyof ConnectionInfo, keyof ConnectionInfo]> = [
+  ['caPath', 'caData'],
+  ['certificatePath', 'certificateData'],
+  ['privateKeyPath', 'privateKeyData'],
+];
+
+/**
+ * Validates connection info and returns a frozen copy.
+ *
+ * @throws InvalidConnectionInfoError without a server, with an unparsable server URL, or with both
+ *   a path and data for the same item.
+ * @example
+ * const info = connectionInfo({ server: 'https://127.0.0.1:6443', token: 's3cret', priority: 10 });
+ */
+export function connectionInfo(input: ConnectionInfo): Readonly<ConnectionInfo> {
+  if (typeof input.server !== 'string' || input.server === '') {
+    throw new errors.InvalidConnectionInfoError('ConnectionInfo needs a server URL.');
+  }
+  let url: URL;
+  try {
+    url = new URL(input.server);
+  } catch (cause) {
+    throw new errors.InvalidConnectionInfoError(`ConnectionInfo has an invalid server URL: ${input.server}`, { cause });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new errors.InvalidConnectionInfoError(`ConnectionInfo's server must be http(s): ${input.server}`);
+  }
+  for (const [path, data] of PAIRS) {
+    if (input[path] != null && input[data] != null) {
+      throw new errors.InvalidConnectionInfoError(`ConnectionInfo cannot have both ${path} and ${data}.`);
+    }
+  }
+  if (input.priority !== undefined && !Number.isFinite(input.priority)) {
+    throw new errors.InvalidConnectionInfoError(`ConnectionInfo's priority must be a finite number, got ${input.priority}.`);
+  }
+  if (input.expiration !== undefined && !(input.expiration instanceof Date && Number.isFinite(input.expiration.getTime()))) {
+    throw new errors.InvalidConnectionInfoError('ConnectionInfo\'s expiration must be a valid Date.');
+  }
+  return Object.freeze({ ...input });
+}
+
+/** One entry of the vault: the login's key and its credentials. */
+export interface VaultItem {
+  /** Which login produced it (e.g. the login handler's id). */
+  readonly key: string;
+  readonly info: Readonly<ConnectionInfo>;
+}
+
+const functionIds = new WeakMap<object, number>();
+let nextFunctionId = 1;
+
+/** A content fingerprint: equal credentials (field by field) give equal fingerprints. */
+function fingerprint(info: ConnectionInfo): string {
+  return JSON.stringify(Object.keys(info).sort().map((key) => {
+    const value: unknown = info[key as keyof ConnectionInfo];
+    if (typeof value === 'function') {
+      if (!functionIds.has(value)) functionIds.set(value, nextFunctionId++);
+      return [key, `fn#${functionIds.get(value)}`];
+    }
+    if (value instanceof Uint8Array) return [key, Buffer.from(value).toString('base64')];
+    if (value instanceof Date) return [key, value.toISOString()];
+    return [key, value];
+  }));
+}
+
+/** The message of the `LoginError` when no valid credentials are left after a re-login. */
+export const OUT_OF_CREDENTIALS = 'Ran out of valid credentials. Consider adding a login handler or a kubeconfig.';
+
+/**
+ * The credentials vault of R-AUTH-3 (Kopf: `credentials.Vault`).
+ *
+ * States: *waiting* (initially, and after the last credentials were invalidated or expired —
+ * `depleted` is on, requests wait), *ready* (`readiness` is on), *exhausted* (a `populate()`
+ * brought nothing valid — requests fail with `LoginError` until the next populate).
+ *
+ * @example
+ * const vault = new Vault();
+ * vault.populate({ kubeconfig: loginWithKubeconfig() });
+ * const item = await vault.select(signal);
+ */
+export class Vault {
+  /** On while the vault holds valid credentials. */
+  readonly readiness = new toggles.Toggle(false, 'readiness');
+  /** On while the vault is empty and needs (re-)authentication; the login activity waits for it. */
+  readonly depleted = new toggles.Toggle(true, 'depleted');
+  private items: VaultItem[] = [];
+  private readonly invalid = new Set<string>();
+  private exhausted = false;
+  private readonly waiters = new Set<() => void>();
+  private readonly clock: Pick<clocks.Clock, 'now'>;
+  private readonly random: () => number;
+
+  /** @param options.clock for expiry checks (default wall time); @param options.random for tie-breaking. */
+  constructor(options?: { readonly clock?: Pick<clocks.Clock, 'now'>; readonly random?: () => number }) {
+    this.clock = options?.clock ?? { now: () => Date.now() };
+    this.random = options?.random ?? Math.random;
+  }
+
+  /** The valid, unexpired credentials currently held, highest priority first. */
+  current(): readonly VaultItem[] {
+    this.expire();
+    return [...this.items].sort((a, b) => (b.info.priority ?? 0) - (a.info.priority ?? 0));
+  }
+
+  /**
+   * Adds credentials by key (replacing earlier ones of the same key). Null entries, expired ones and
+   * ones invalidated before are skipped. Returns how many were accepted. If the vault is still empty
+   * afterwards, it becomes exhausted: waiting and later `select()` calls fail with `LoginError`.
+   */
+  populate(entries: Readonly<Record<string, ConnectionInfo | null | undefined>> | Iterable<readonly [string, ConnectionInfo | null | undefined]>): number {
+    const pairs = Symbol.iterator in entries ? [...(entries as Iterable<readonly [string, ConnectionInfo | null | undefined]>)] : Object.entries(entries);
+    let accepted = 0;
+    for (const [key, raw] of pairs) {
+      if (raw == null) continue;
+      const info = connectionInfo(raw);
+      if (this.invalid.has(fingerprint(info)) || this.isExpired(info)) continue;
+      this.items = this.items.filter((item) => item.key !== key);
+      this.items.push(Object.freeze({ key, info }));
+      accepted += 1;
+    }
+    this.expire();
+    this.exhausted = this.items.length === 0;
+    this.sync();
+    return accepted;
+  }
+
+  /**
+   * Picks credentials for a request: the highest priority, randomly among equals. Waits while the
+   * vault is depleted (until `populate()`), or until `signal` aborts (rejecting with its reason).
+   *
+   * @throws LoginError when the vault is exhausted.
+   */
+  async select(signal?: AbortSignal): Promise<VaultItem> {
+    for (;;) {
+      signal?.throwIfAborted();
+      this.expire();
+      if (this.items.length > 0) {
+        const top = Math.max(...this.items.map((item) => item.info.priority ?? 0));
+        const best = this.items.filter((item) => (item.info.priority ?? 0) === top);
+        return best[Math.min(best.length - 1, Math.floor(this.random() * best.length))]!;
+      }
+      if (this.exhausted) throw new errors.LoginError(OUT_OF_CREDENTIALS);
+      await this.waitForChange(signal);
+    }
+  }
+
+  /**
+   * Marks credentials as invalid (e.g. after HTTP 401): they are removed and never accepted again.
+   * If nothing is left, the vault becomes depleted and requests wait for a re-login.
+   */
+  invalidate(item: VaultItem): void {
+    this.invalid.add(fingerprint(item.info));
+    this.items = this.items.filter((other) => fingerprint(other.info) !== fingerprint(item.info));
+    this.sync();
+  }
+
+  /** Whether these credentials were invalidated before. */
+  isInvalid(info: ConnectionInfo): boolean {
+    return this.invalid.has(fingerprint(info));
+  }
+
+  private isExpired(info: ConnectionInfo): boolean {
+    return info.expiration !== undefined && info.expiration.getTime() <= this.clock.now();
+  }
+
+  private expire(): void {
+    const before = this.items.length;
+    this.items = this.items.filter((item) => !this.isExpired(item.info));
+    if (this.items.length !== before) this.sync();
+  }
+
+  private sync(): void {
+    const empty = this.items.length === 0;
+    if (!empty) this.exhausted = false;
+    this.readiness.turnTo(!empty);
+    this.depleted.turnTo(empty);
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  private waitForChange(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.waiters.delete(wake);
+        reject(signal!.reason);
+      };
+      const wake = (): void => {
+        this.waiters.delete(wake);
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.waiters.add(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * Errors of the API client: what went wrong talking to Kubernetes, as classes with a literal `code`.
+ *
+ * HTTP failures form a hierarchy by status, as in Kopf's `clients/errors.py`: `ApiError` →
+ * `ApiClientError` (4xx) / `ApiServerError` (5xx) → `ApiUnauthorizedError`, `ApiForbiddenError`,
+ * `ApiNotFoundError`, `ApiConflictError`, `ApiGoneError`, `ApiUnprocessableError`,
+ * `ApiTooManyRequestsError`. Each carries the HTTP `status` and the API's `Status` payload
+ * (R-AUTH-5): the parsed object only when the body is a `kind: Status` (other JSON may hold
+ * sensitive data and is dropped); non-JSON bodies are kept as text truncated to 256 characters.
+ *
+ * Network-level failures are `ConnectionError` (refused, reset, TLS, premature close) and its
+ * `RequestTimeoutError`; credentials problems are `LoginError`; a fatal `ERROR` in a watch-stream
+ * is a `WatchingError`. The underlying error is always chained as `cause`.
+ *
+ * `requests` raises these; `watching` and the reactor branch on `err.code`.
+ */
+
+/** How many characters of a non-JSON error body are kept (Kopf's `TEXT_ERROR_MAX_SIZE`). */
+export const TEXT_ERROR_MAX_SIZE = 256;
+
+/** One cause inside a `Status`'s details. */
+export interface StatusCause {
+  readonly reason?: string;
+  readonly message?: string;
+  readonly field?: string;
+}
+
+/** The `details` of a Kubernetes `Status`. */
+export interface StatusDetails {
+  readonly name?: string;
+  readonly group?: string;
+  readonly kind?: string;
+  readonly uid?: string;
+  readonly retryAfterSeconds?: number;
+  readonly causes?: readonly StatusCause[];
+}
+
+/** A Kubernetes `Status` object as sent in error responses and watch `ERROR` events. */
+export interface StatusPayload {
+  readonly kind: 'Status';
+  readonly apiVersion?: string;
+  readonly status?: string;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly details?: StatusDetails;
+  readonly metadata?: { readonly [key: string]: unknown };
+}
+
+/** The literal codes of the HTTP error classes. */
+export type ApiErrorCode =
+  | 'ApiError' | 'ApiClientError' | 'ApiServerError'
+  | 'ApiUnauthorized' | 'ApiForbidden' | 'ApiNotFound' | 'ApiConflict' | 'ApiGone'
+  | 'ApiUnprocessable' | 'ApiTooManyRequests';
+
+/** Where an error happened, for messages and logs. */
+export interface ApiErrorOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cause?: unknown;
+}
+
+/** Whether a value is a Kubernetes `Status` object. */
+export function isStatus(value: unknown): value is StatusPayload {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { kind?: unknown }).kind === 'Status';
+}
+
+/**
+ * An HTTP error response from the API server (Kopf: `APIError`).
+ *
+ * @example
+ * try { await api.get(resource, 'default', 'x'); }
+ * catch (err) { if (err instanceof ApiError && err.code === 'ApiNotFound') return null; throw err; }
+ */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode = 'ApiError';
+  override readonly name: string = 'ApiError';
+  /** The HTTP status of the response. */
+  readonly status: number;
+  /** The `Status` object (only if the body was `kind: Status`), or the truncated text of a non-JSON body. */
+  readonly payload: StatusPayload | string | undefined;
+  /** Response headers (lower-cased names). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(status: number, payload: StatusPayload | string | undefined, options: ApiErrorOptions = {}) {
+    super(messageOf(status, payload), options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = status;
+    this.payload = payload;
+    this.headers = Object.freeze({ ...options.headers });
+  }
+
+  /** The `reason` of the `Status` payload (e.g. `NotFound`, `Expired`). */
+  get reason(): string | undefined {
+    return typeof this.payload === 'object' ? this.payload.reason : undefined;
+  }
+
+  /** The `details` of the `Status` payload. */
+  get details(): StatusDetails | undefined {
+    return typeof this.payload === 'object' ? this.payload.details : undefined;
+  }
+
+  /**
+   * The server's advice on when to retry, in seconds: the `Retry-After` header (seconds or an
+   * HTTP date, relative to `now` in ms) or else `details.retryAfterSeconds`; `undefined` if none.
+   */
+  retryAfterSeconds(now: number = Date.now()): number | undefined {
+    const header = this.headers['retry-after'];
+    if (header !== undefined && header.trim() !== '') {
+      const seconds = Number(header);
+      if (Number.isFinite(seconds)) return Math.max(0, seconds);
+      const date = Date.parse(header);
+      if (Number.isFinite(date)) return Math.max(0, (date - now) / 1000);
+    }
+    const fromDetails = this.details?.retryAfterSeconds;
+    return typeof fromDetails === 'number' && Number.isFinite(fromDetails) ? Math.max(0, fromDetails) : undefined;
+  }
+}
+
+function messageOf(status: number, payload: StatusPayload | string | undefined): string {
+  if (typeof payload === 'string') return payload;
+  if (payload?.message) return payload.message;
+  if (payload?.reason) return `${payload.reason} (HTTP ${status})`;
+  return `HTTP ${status}`;
+}
+
+/** Any 4xx response. */
+export class ApiClientError extends ApiError {
+  override readonly code: ApiErrorCode = 'ApiClientError';
+  override readonly name: string = 'ApiClientError';
+}
+
+/** Any 5xx response. */
+export class ApiServerError extends ApiError {
+  override readonly code: ApiErrorCode = 'ApiServerError';
+  override readonly name: string = 'ApiServerError';
+}
+
+/** 401: the credentials were rejected; the vault invalidates them (R-AUTH-3). */
+export class ApiUnauthorizedError extends ApiClientError {
+  override readonly code = 'ApiUnauthorized' as const;
+  override readonly name = 'ApiUnauthorizedError';
+}
+
+/** 403: not permitted (retried, then escalated: R-AUTH-5). */
+export class ApiForbiddenError extends ApiClientError {
+  override readonly code = 'ApiForbidden' as const;
+  override readonly name = 'ApiForbiddenError';
+}
+
+/** 404. */
+export class ApiNotFoundError extends ApiClientError {
+  override readonly code = 'ApiNotFound' as const;
+  override readonly name = 'ApiNotFoundError';
+}
+
+/** 409. */
+export class ApiConflictError extends ApiClientError {
+  override readonly code = 'ApiConflict' as const;
+  override readonly name = 'ApiConflictError';
+}
+
+/** 410: e.g. a too old resource version (the watcher re-lists: R-WATCH-3). */
+export class ApiGoneError extends ApiClientError {
+  override readonly code = 'ApiGone' as const;
+  override readonly name = 'ApiGoneError';
+}
+
+/** 422. */
+export class ApiUnprocessableError extends ApiClientError {
+  override readonly code = 'ApiUnprocessable' as const;
+  override readonly name = 'ApiUnprocessableError';
+}
+
+/** 429 (retried honouring `Retry-After`: R-AUTH-5). */
+export class ApiTooManyRequestsError extends ApiClientError {
+  override readonly code = 'ApiTooManyRequests' as const;
+  override readonly name = 'ApiTooManyRequestsError';
+}
+
+const CLASSES: Readonly<Record<number, new (status: number, payload: StatusPayload | string | undefined, options?: ApiErrorOptions) => ApiError>> = {
+  401: ApiUnauthorizedError,
+  403: ApiForbiddenError,
+  404: ApiNotFoundError,
+  409: ApiConflictError,
+  410: ApiGoneError,
+  422: ApiUnprocessableError,
+  429: ApiTooManyRequestsError,
+};
+
+/**
+ * Parses an error body as R-AUTH-5 prescribes: a `kind: Status` object is kept, any other JSON is
+ * dropped, text is trimmed and truncated to 256 characters (ending in `...` when cut).
+ */
+export function parseErrorPayload(text: string): StatusPayload | string | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isStatus(value) ? value : undefined;
+  } catch {
+    const trimmed = text.trim();
+    if (trimmed === '') return undefined;
+    return trimmed.length >= TEXT_ERROR_MAX_SIZE ? `${trimmed.slice(0, TEXT_ERROR_MAX_SIZE - 3)}...` : trimmed;
+  }
+}
+
+/** Builds the error of the right class for an HTTP status and its raw body text. */
+export function apiErrorFor(status: number, bodyText: string, options: ApiErrorOptions = {}): ApiError {
+  const payload = parseErrorPayload(bodyText);
+  const cls = CLASSES[status] ?? (status >= 400 && status < 500 ? ApiClientError : status >= 500 && status < 600 ? ApiServerError : ApiError);
+  return new cls(status, payload, options);
+}
+
+/** The literal codes of network-level errors. */
+export type ConnectionErrorCode = 'ConnectionError' | 'RequestTimeout';
+
+/** The connection failed or broke: refused, reset, TLS failure, premature end of a body. */
+export class ConnectionError extends Error {
+  readonly code: ConnectionErrorCode = 'ConnectionError';
+  override readonly name: string = 'ConnectionError';
+}
+
+/** The connect or total timeout of a request elapsed (R-AUTH-6, R-WATCH-2). */
+export class RequestTimeoutError extends ConnectionError {
+  override readonly code = 'RequestTimeout' as const;
+  override readonly name = 'RequestTimeoutError';
+}
+
+/** No usable credentials: a missing kubeconfig context, or none left after invalidations (R-AUTH-2/3). */
+export class LoginError extends Error {
+  readonly code = 'LoginError' as const;
+  override readonly name = 'LoginError';
+}
+
+/** A `ConnectionInfo` that cannot be used as given (e.g. both a path and data for one item: R-AUTH-1). */
+export class InvalidConnectionInfoError extends TypeError {
+  readonly code = 'InvalidConnectionInfo' as const;
+  override readonly name = 'InvalidConnectionInfoError';
+}
+
+/** A watch-stream reported an `ERROR` other than 410 (R-WATCH-3): fatal for the watcher. */
+export class WatchingError extends Error {
+  readonly code = 'WatchingError' as const;
+  override readonly name = 'WatchingError';
+  /** The `Status` object of the `ERROR` event, if it was one. */
+  readonly payload: StatusPayload | undefined;
+
+  constructor(object: unknown) {
+    super(`Error in the watch-stream: ${JSON.stringify(object)}`);
+    this.payload = isStatus(object) ? object : undefined;
+  }
+}
+
+/** Whether an error is a network-level failure (including timeouts). */
+export function isConnectionError(error: unknown): error is ConnectionError {
+  return error instanceof ConnectionError;
+}

@@ -1,0 +1,187 @@
+/**
+ * API requests with credentials from the vault and the retries of R-AUTH-5.
+ *
+ * `request()` sends one non-streaming request and returns the parsed JSON body. Each attempt takes
+ * credentials from the vault; an HTTP 401 invalidates them and the request starts over with the
+ * next ones (waiting for a re-login if the vault ran empty). Connection errors, timeouts, HTTP 5xx,
+ * 403 and 429 are retried after the back-offs of `settings.networking.errorBackoffs` (seconds);
+ * for 429 a longer `Retry-After` wins (or any, with `enforceRetryAfter`). Every failed attempt
+ * logs at ERROR `Request attempt #<i>/<n> failed; will retry: <METHOD> <url> -> <error>` or
+ * `... failed; escalating: ...` when giving up. Other 4xx responses fail at once.
+ *
+ * `openStream()` is the streaming variant used by watches: the same credentials handling, no
+ * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
+ */
+
+import type * as clocks from '../aio/clocks.js';
+import type * as settings from '../configs/settings.js';
+import type * as loggers from '../structs/loggers.js';
+import type * as credentials from './credentials.js';
+import * as errors from './errors.js';
+import type * as transport from './transport.js';
+
+/** What requests need: where credentials come from, the settings, time, and a logger. */
+export interface RequestContext {
+  readonly vault: credentials.Vault;
+  readonly transports: transport.Transports;
+  readonly settings: settings.OperatorSettings;
+  readonly clock: clocks.Clock;
+  readonly logger: loggers.Logger;
+}
+
+/** One API call. */
+export interface ApiRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path relative to the server, e.g. `/api/v1/namespaces/default/pods`. */
+  readonly path: string;
+  /** Query parameters, appended in order. */
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** A JSON body. */
+  readonly body?: unknown;
+  /** The body's content type (default `application/json` when there is a body). */
+  readonly contentType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+}
+
+/** Appends the query to a path. */
+export function pathWithQuery(path: string, query?: ApiRequest['query']): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) params.append(key, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/**
+ * The back-off schedule of `errorBackoffs`: a single number means one retry, an empty list none;
+ * any iterable works (even an infinite generator function's result is consumed lazily).
+ * `count` is the number of attempts when known.
+ */
+export function backoffsOf(setting: number | Iterable<number>): { readonly delays: Iterable<number>; readonly count: number | undefined } {
+  if (typeof setting === 'number') return { delays: [setting], count: 2 };
+  if (Array.isArray(setting)) return { delays: setting as readonly number[], count: setting.length + 1 };
+  return { delays: setting, count: undefined };
+}
+
+/** Whether an error is worth retrying (R-AUTH-5). */
+export function isRetriable(error: unknown): boolean {
+  if (error instanceof errors.ConnectionError) return true;
+  if (error instanceof errors.ApiServerError) return true;
+  return error instanceof errors.ApiError && (error.status === 403 || error.status === 429 || (error.status >= 500 && error.status < 600));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function bodyOf(request: ApiRequest): { body?: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = { ...request.headers };
+  if (request.body === undefined) return { headers };
+  headers['content-type'] = request.contentType ?? 'application/json';
+  return { body: JSON.stringify(request.body), headers };
+}
+
+/** One attempt with given credentials: the parsed JSON body, or an ApiError/ConnectionError. */
+async function attempt(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
+  const { body, headers } = bodyOf(request);
+  const timeout = ctx.settings.networking.requestTimeout;
+  const connect = ctx.settings.networking.connectTimeout;
+  const response = await ctx.transports.for(item).send({
+    method: request.method,
+    path: pathWithQuery(request.path, request.query),
+    headers,
+    body,
+    signal: request.signal,
+    totalTimeoutMs: timeout == null ? null : timeout * 1000,
+    connectTimeoutMs: connect == null ? null : connect * 1000,
+  });
+  const text = await response.text();
+  if (response.status >= 400) throw errors.apiErrorFor(response.status, text, { headers: response.headers });
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new errors.ConnectionError(`${request.method} ${response.url} returned a non-JSON body.`, { cause });
+  }
+}
+
+/**
+ * Sends a non-streaming request with retries and re-authentication; returns the JSON body.
+ *
+ * @throws errors.ApiError for non-retried statuses or after the last retry; errors.ConnectionError
+ *   after the last retry; errors.LoginError when no credentials are left; the signal's reason on abort.
+ * @example
+ * const pod = await requests.request(ctx, { method: 'GET', path: '/api/v1/namespaces/default/pods/x' });
+ */
+export async function request(ctx: RequestContext, request: ApiRequest): Promise<unknown> {
+  for (;;) {
+    const item = await ctx.vault.select(request.signal);
+    const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
+    const what = `${request.method} ${url}`;
+    try {
+      return await withRetries(ctx, what, request.signal, () => attempt(ctx, item, request));
+    } catch (error) {
+      if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
+      ctx.vault.invalidate(item);
+    }
+  }
+}
+
+async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  const networking = ctx.settings.networking;
+  const { delays, count } = backoffsOf(networking.errorBackoffs);
+  const iterator = delays[Symbol.iterator]();
+  for (let index = 1; ; index += 1) {
+    const idx = count === undefined ? `#${index}` : `#${index}/${count}`;
+    try {
+      if (index > 1) ctx.logger.debug(`Request attempt ${idx}: ${what}`);
+      const result = await fn();
+      if (index > 1) ctx.logger.debug(`Request attempt ${idx} succeeded: ${what}`);
+      return result;
+    } catch (error) {
+      if (signal?.aborted || !isRetriable(error)) throw error;
+      const next = iterator.next();
+      if (next.done) {
+        ctx.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${describe(error)}`, { error });
+        throw error;
+      }
+      let delay = next.value;
+      if (error instanceof errors.ApiTooManyRequestsError) {
+        const advised = error.retryAfterSeconds(ctx.clock.now());
+        if (advised !== undefined && (networking.enforceRetryAfter || advised > delay)) delay = advised;
+      }
+      ctx.logger.error(`Request attempt ${idx} failed; will retry: ${what} -> ${describe(error)}`, { error });
+      await ctx.clock.sleep(delay * 1000, signal);
+    }
+  }
+}
+
+/** Timeouts of a streaming request, seconds (`null` = none). */
+export interface StreamTimeouts {
+  readonly total: number | null;
+  readonly connect: number | null;
+}
+
+/**
+ * Opens a streaming request (a watch): credentials from the vault, 401 re-authentication, no
+ * retries. Resolves with a 2xx response whose body the caller reads; other statuses throw.
+ */
+export async function openStream(ctx: RequestContext, request: ApiRequest, timeouts: StreamTimeouts): Promise<transport.TransportResponse> {
+  for (;;) {
+    const item = await ctx.vault.select(request.signal);
+    const { body, headers } = bodyOf(request);
+    const response = await ctx.transports.for(item).send({
+      method: request.method,
+      path: pathWithQuery(request.path, request.query),
+      headers,
+      body,
+      signal: request.signal,
+      totalTimeoutMs: timeouts.total == null ? null : timeouts.total * 1000,
+      connectTimeoutMs: timeouts.connect == null ? null : timeouts.connect * 1000,
+    });
+    if (response.status < 400) return response;
+    const error = errors.apiErrorFor(response.status, await response.text().catch(() => ''), { headers: response.headers });
+    if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
+    ctx.vault.invalidate(item);
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The HTTP transport: one request to the API server with one set of credentials (R-AUTH-4/6).
+ *
+ * A `Transport` belongs to one `ConnectionInfo`: it owns a keep-alive agent with that info's TLS
+ * material (CA, client certificate and key, `insecure`), builds the `Authorization` header by the
+ * rules of R-AUTH-4, sets `User-Agent: kopf-ts/<version>` unless the caller gives one, and applies
+ * a connect timeout and a total timeout measured on the injected `Clock`. It knows nothing about
+ * retries, credentials selection or JSON: `requests` does that on top, and `watching` reads
+ * streamed bodies through `chunks()`.
+ *
+ * Network failures become `errors.ConnectionError`; timeouts `errors.RequestTimeoutError`; an
+ * aborted caller signal rejects with the signal's reason. Proxies (the credentials' `proxyUrl`, or
+ * the environment's when `trustEnv`) are chosen by `proxies`.
+ */
+
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import pkg from '../../../package.json' with { type: 'json' };
+import * as aborts from '../aio/aborts.js';
+import type * as clocks from '../aio/clocks.js';
+import type * as credentials from './credentials.js';
+import * as errors from './errors.js';
+import * as proxies from './proxies.js';
+
+/** The default `User-Agent` of every request. */
+export const USER_AGENT = `kopf-ts/${pkg.version}`;
+
+/** One HTTP request, relative to the credentials' server. */
+export interface TransportRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/api/v1/pods?watch=true`. */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Aborts the request (and a streamed body). */
+  readonly signal?: AbortSignal;
+  /** Limit of the connection phase, ms; `null`/absent = none. */
+  readonly connectTimeoutMs?: number | null;
+  /** Limit of the whole request including reading the body, ms; `null`/absent = none. */
+  readonly totalTimeoutMs?: number | null;
+}
+
+/** A response whose body is still to be read (once: `text()` or `chunks()`). */
+export interface TransportResponse {
+  readonly status: number;
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The full URL that was requested (for logs). */
+  readonly url: string;
+  /** Reads the whole body as UTF-8 text. */
+  text(): Promise<string>;
+  /** The body's chunks as they arrive. */
+  chunks(): AsyncIterable<Buffer>;
+  /** Drops the connection (for bodies that are not read to the end). */
+  close(): void;
+}
+
+/** Decodes PEM given as PEM text or as Base64 of PEM. */
+export function pemOf(data: string | Uint8Array): string {
+  const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+  return text.includes('-----BEGIN') ? text : Buffer.from(text, 'base64').toString('utf8');
+}
+
+function material(path: string | undefined, data: string | Uint8Array | undefined): string | undefined {
+  if (path != null) return fs.readFileSync(path, 'utf8');
+  if (data != null) return pemOf(data);
+  return undefined;
+}
+
+/**
+ * The `Authorization` header of R-AUTH-4: `<scheme> <token>`, `<scheme>`, `Bearer <token>`, or
+ * Basic for a username with a password. A dynamic provider, when it returns a value, wins.
+ */
+export async function authorizationOf(info: credentials.ConnectionInfo): Promise<string | undefined> {
+  const dynamic = info.authorization ? await info.authorization() : undefined;
+  if (dynamic) return dynamic;
+  if (info.scheme && info.token) return `${info.scheme} ${info.token}`;
+  if (info.scheme) return info.scheme;
+  if (info.token) return `Bearer ${info.token}`;
+  if (info.username && info.password !== undefined) {
+    return `Basic ${Buffer.from(`${info.username}:${info.password}`, 'utf8').toString('base64')}`;
+  }
+  return undefined;
+}
+
+/** HTTP(S) to one server with one set of credentials, over a keep-alive agent. */
+export class Transport {
+  /** The server's base URL without a trailing slash. */
+  readonly server: string;
+  /** The proxy in use, if any. */
+  readonly proxy: URL | undefined;
+  private readonly agent: http.Agent | https.Agent;
+  private readonly secure: boolean;
+
+  /**
+   * @param options.trustEnv use proxies from environment variables (also enabled by `info.trustEnv`).
+   * @throws errors.InvalidConnectionInfoError for an unusable proxy URL.
+   */
+  constructor(readonly info: credentials.ConnectionInfo, private readonly clock: clocks.Clock, options?: { readonly trustEnv?: boolean }) {
+    this.server = info.server.replace(/\/+$/, '');
+    const target = new URL(this.server);
+    this.secure = target.protocol === 'https:';
+    try {
+      this.proxy = proxies.proxyFor(target, { proxyUrl: info.proxyUrl, trustEnv: info.trustEnv || options?.trustEnv });
+    } catch (cause) {
+      throw new errors.InvalidConnectionInfoError(`Unusable proxy for ${this.server}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    const tlsOptions: https.AgentOptions = {
+      keepAlive: true,
+      ca: material(info.caPath, info.caData),
+      cert: material(info.certificatePath, info.certificateData),
+      key: material(info.privateKeyPath, info.privateKeyData),
+      rejectUnauthorized: !info.insecure,
+    };
+    if (this.secure) this.agent = this.proxy ? new proxies.TunnelingAgent(this.proxy, tlsOptions) : new https.Agent(tlsOptions);
+    else this.agent = new http.Agent({ keepAlive: true });
+  }
+
+  /** Sends a request; resolves once the response headers arrived (any status). */
+  async send(request: TransportRequest): Promise<TransportResponse> {
+    request.signal?.throwIfAborted();
+    const url = `${this.server}${request.path.startsWith('/') ? '' : '/'}${request.path}`;
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
+    const authorization = await authorizationOf(this.info);
+    if (authorization) headers['authorization'] = authorization;
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
+
+    const done = new AbortController();
+    const timeouts = new AbortController();
+    const total = request.totalTimeoutMs != null ? aborts.timeoutSignal(this.clock, request.totalTimeoutMs, { cancel: done.signal }) : undefined;
+    const reasonOf = (error: unknown): unknown => {
+      if (request.signal?.aborted) return request.signal.reason;
+      if (timeouts.signal.aborted) return timeouts.signal.reason;
+      return new errors.ConnectionError(`${request.method} ${url} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    };
+
+    return new Promise<TransportResponse>((resolve, reject) => {
+      const req = this.proxy && !this.secure
+        ? http.request({ host: this.proxy.hostname, port: this.proxy.port || 80, path: url, method: request.method, agent: this.agent, headers: this.proxied(url, headers) })
+        : (this.secure ? https : http).request(url, { method: request.method, headers, agent: this.agent });
+      const finish = (): void => {
+        done.abort();
+        request.signal?.removeEventListener('abort', onAbort);
+        total?.removeEventListener('abort', onTotal);
+      };
+      const onAbort = (): void => { req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted')); };
+      const onTotal = (): void => {
+        timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} timed out after ${request.totalTimeoutMs} ms.`));
+        req.destroy(timeouts.signal.reason as Error);
+      };
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      total?.addEventListener('abort', onTotal, { once: true });
+
+      if (request.connectTimeoutMs != null) {
+        const limit = request.connectTimeoutMs;
+        req.once('socket', (socket) => {
+          if (!socket.connecting) return;
+          const connected = new AbortController();
+          const timer = aborts.timeoutSignal(this.clock, limit, { cancel: anyOf(connected.signal, done.signal) });
+          timer.addEventListener('abort', () => {
+            timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} could not connect within ${limit} ms.`));
+            req.destroy(timeouts.signal.reason as Error);
+          }, { once: true });
+          socket.once(this.secure ? 'secureConnect' : 'connect', () => connected.abort());
+          socket.once('close', () => connected.abort());
+        });
+      }
+
+      req.once('error', (error) => {
+        finish();
+        reject(reasonOf(error));
+      });
+      req.once('response', (res) => {
+        const responseHeaders: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        res.once('end', finish);
+        res.once('close', finish);
+        async function* chunks(): AsyncGenerator<Buffer> {
+          try {
+            for await (const chunk of res) yield chunk as Buffer;
+            if (!res.complete) throw new Error('the response ended prematurely');
+          } catch (error) {
+            throw reasonOf(error);
+          } finally {
+            if (!res.complete) req.destroy();
+          }
+        }
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: responseHeaders,
+          url,
+          chunks,
+          async text(): Promise<string> {
+            const parts: Buffer[] = [];
+            for await (const chunk of chunks()) parts.push(chunk);
+            return Buffer.concat(parts).toString('utf8');
+          },
+          close(): void {
+            req.destroy();
+            finish();
+          },
+        });
+      });
+      req.end(request.body);
+    });
+  }
+
+  /** Headers of a plain-HTTP request sent to a proxy in absolute form. */
+  private proxied(url: string, headers: Record<string, string>): Record<string, string> {
+    const authorization = this.proxy ? proxies.proxyAuthorization(this.proxy) : undefined;
+    return { ...headers, host: new URL(url).host, ...(authorization ? { 'proxy-authorization': authorization } : {}) };
+  }
+
+  /** Closes idle connections and stops reusing the agent's sockets. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function anyOf(...signals: AbortSignal[]): AbortSignal {
+  return aborts.anySignal(signals);
+}
+
+/**
+ * A cache of transports, one per vault item (so each set of credentials keeps its own agent).
+ * `close()` destroys them all.
+ */
+export class Transports {
+  private readonly cache = new WeakMap<object, Transport>();
+  private readonly open = new Set<Transport>();
+
+  /** @param trustEnv whether proxies from environment variables are used (read at each new transport). */
+  constructor(private readonly clock: clocks.Clock, private readonly trustEnv: () => boolean = () => false) {}
+
+  /** The transport for a vault item's credentials (created on first use). */
+  for(item: credentials.VaultItem): Transport {
+    let transport = this.cache.get(item);
+    if (!transport) {
+      transport = new Transport(item.info, this.clock, { trustEnv: this.trustEnv() });
+      this.cache.set(item, transport);
+      this.open.add(transport);
+    }
+    return transport;
+  }
+
+  /** Closes every transport made so far. */
+  close(): void {
+    for (const transport of this.open) transport.close();
+    this.open.clear();
+  }
+}

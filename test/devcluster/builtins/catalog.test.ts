@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import * as catalog from '../../../devcluster/builtins/catalog.js';
+import * as configmaps from '../../../devcluster/builtins/configmaps.js';
+import * as deployments from '../../../devcluster/builtins/deployments.js';
+import * as events from '../../../devcluster/builtins/events.js';
+import * as eventsv1 from '../../../devcluster/builtins/eventsv1.js';
+import * as leases from '../../../devcluster/builtins/leases.js';
+import * as pods from '../../../devcluster/builtins/pods.js';
+import * as secrets from '../../../devcluster/builtins/secrets.js';
+import * as services from '../../../devcluster/builtins/services.js';
+
+const byResource = (group: string, resource: string) => catalog.builtinTypes().find((t) => t.group === group && t.resource === resource)!;
+
+describe('catalog', () => {
+  it('D-BI-1 every kind is served with its own strategy', () => {
+    expect(byResource('', 'pods').strategy).toBe(pods.podStrategy);
+    expect(byResource('', 'services').strategy).toBe(services.serviceStrategy);
+    expect(byResource('', 'configmaps').strategy).toBe(configmaps.configMapStrategy);
+    expect(byResource('', 'secrets').strategy).toBe(secrets.secretStrategy);
+    expect(byResource('', 'events').strategy).toBe(events.eventStrategy);
+    expect(byResource('events.k8s.io', 'events').strategy).toBe(eventsv1.eventsV1Strategy);
+    expect(byResource('apps', 'deployments').strategy).toBe(deployments.deploymentStrategy);
+    expect(byResource('coordination.k8s.io', 'leases').strategy).toBe(leases.leaseStrategy);
+    expect(byResource('admissionregistration.k8s.io', 'mutatingwebhookconfigurations').strategy.validate).toBeDefined();
+  });
+
+  it.each([
+    ['', 'namespaces', { putCreates: false, requireResourceVersion: false, generation: false }],
+    ['', 'configmaps', { putCreates: false, requireResourceVersion: false, generation: false }],
+    ['', 'secrets', { putCreates: false, requireResourceVersion: false, generation: false }],
+    ['', 'pods', { putCreates: false, requireResourceVersion: false, generation: true }],
+    ['', 'services', { putCreates: false, requireResourceVersion: false, generation: false }],
+    ['', 'serviceaccounts', { putCreates: false, requireResourceVersion: false, generation: false }],
+    ['', 'events', { putCreates: true, requireResourceVersion: false, generation: false }],
+    ['events.k8s.io', 'events', { putCreates: true, requireResourceVersion: false, generation: false }],
+    ['apps', 'deployments', { putCreates: false, requireResourceVersion: false, generation: true }],
+    ['coordination.k8s.io', 'leases', { putCreates: true, requireResourceVersion: true, generation: false }],
+    ['admissionregistration.k8s.io', 'validatingwebhookconfigurations', { putCreates: false, requireResourceVersion: true, generation: true }],
+    ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations', { putCreates: false, requireResourceVersion: true, generation: true }],
+  ])('D-BI-1 %s/%s has the flags of the table', (group, resource, flags) => {
+    const s = byResource(group, resource).strategy;
+    expect({ putCreates: s.putCreates, requireResourceVersion: s.requireResourceVersion, generation: s.generation !== undefined }).toEqual(flags);
+  });
+
+  it('D-BI-1 both event types share one storage; Service names follow DNS-1035', () => {
+    expect(byResource('', 'events').storage).toBe(byResource('events.k8s.io', 'events').storage);
+    expect(byResource('', 'services').strategy.nameRule).toBe('dns1035');
+    expect(byResource('apps', 'deployments').scale).toEqual({ specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' });
+  });
+
+  it('a strategy registered in kindStrategies replaces the built-in one', () => {
+    const custom = catalog.plainStrategy('ConfigMap', { putCreates: true });
+    catalog.kindStrategies.set('ConfigMap', custom);
+    try {
+      expect(byResource('', 'configmaps').strategy).toBe(custom);
+    } finally {
+      catalog.kindStrategies.delete('ConfigMap');
+    }
+    expect(byResource('', 'configmaps').strategy).toBe(configmaps.configMapStrategy);
+  });
+});

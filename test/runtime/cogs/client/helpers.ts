@@ -1,0 +1,86 @@
+/**
+ * Shared helpers of the client tests: a recording logger, a client wired to a devcluster through
+ * its kubeconfig (the real login, vault, transport and retries), and a driver for virtual clocks.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { DevCluster } from '../../../../devcluster/testing.js';
+import type * as clocks from '../../../../runtime/cogs/aio/clocks.js';
+import * as api from '../../../../runtime/cogs/client/api.js';
+import * as credentials from '../../../../runtime/cogs/client/credentials.js';
+import * as logins from '../../../../runtime/cogs/client/logins.js';
+import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
+
+export interface LogRecord {
+  readonly level: loggers.LogLevel;
+  readonly message: string;
+}
+
+/** A logger that keeps every record. */
+export class RecordingLogger implements loggers.Logger {
+  readonly records: LogRecord[] = [];
+  debug(message: string): void { this.records.push({ level: 'debug', message }); }
+  info(message: string): void { this.records.push({ level: 'info', message }); }
+  warning(message: string): void { this.records.push({ level: 'warning', message }); }
+  error(message: string): void { this.records.push({ level: 'error', message }); }
+  critical(message: string): void { this.records.push({ level: 'critical', message }); }
+  messages(level?: loggers.LogLevel): string[] {
+    return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.message);
+  }
+}
+
+/** A fresh temporary folder. */
+export function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-client-'));
+}
+
+export interface Client {
+  readonly api: api.HttpKubeApi;
+  readonly vault: credentials.Vault;
+  readonly settings: settings.OperatorSettings;
+  readonly logger: RecordingLogger;
+}
+
+/** A client logged in with the cluster's kubeconfig (written to a temp file). */
+export function clientFor(cluster: DevCluster, options: { clock?: clocks.Clock; configure?: (s: settings.OperatorSettings) => void } = {}): Client {
+  const file = cluster.writeKubeconfig(path.join(tempDir(), 'config'));
+  const info = logins.loginWithKubeconfig({ paths: [file] });
+  const vault = new credentials.Vault();
+  vault.populate({ kubeconfig: info });
+  const s = new settings.OperatorSettings();
+  options.configure?.(s);
+  const logger = new RecordingLogger();
+  return { api: new api.HttpKubeApi({ vault, settings: s, logger, clock: options.clock }), vault, settings: s, logger };
+}
+
+/** Polls until `predicate` holds (real time). */
+export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Runs `promise` to completion on a virtual clock: whenever it sleeps, jumps to the wake-up time.
+ * Returns the outcome and every sleep's duration (ms) in order.
+ */
+export async function drive<T>(clock: clocks.VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown; slept: number[] }> {
+  let settled = false;
+  let value: T | undefined;
+  let error: unknown;
+  promise.then((v) => { value = v; }, (e: unknown) => { error = e; }).finally(() => { settled = true; });
+  const slept: number[] = [];
+  while (!settled) {
+    await new Promise((r) => setTimeout(r, 5));
+    const due = clock.nextDue();
+    if (due !== undefined) {
+      slept.push(due - clock.now());
+      await clock.advanceTo(due);
+    }
+  }
+  return { value, error, slept };
+}

@@ -1,0 +1,320 @@
+import * as net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DevCluster } from '../../../../devcluster/testing.js';
+import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
+import * as api from '../../../../runtime/cogs/client/api.js';
+import * as credentials from '../../../../runtime/cogs/client/credentials.js';
+import * as errors from '../../../../runtime/cogs/client/errors.js';
+import * as requests from '../../../../runtime/cogs/client/requests.js';
+import * as transport from '../../../../runtime/cogs/client/transport.js';
+import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import * as references from '../../../../runtime/cogs/structs/references.js';
+import { type Client, RecordingLogger, clientFor, drive } from './helpers.js';
+
+const NAMESPACES = references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false });
+const CONFIGMAPS = references.makeResource({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' });
+
+describe('R-AUTH-4 authorization header', () => {
+  it.each([
+    [{ scheme: 'Token', token: 'abc' }, 'Token abc'],
+    [{ scheme: 'Negotiate' }, 'Negotiate'],
+    [{ token: 'abc' }, 'Bearer abc'],
+    [{ username: 'u', password: 'p' }, `Basic ${Buffer.from('u:p').toString('base64')}`],
+    [{ token: 'abc', username: 'u', password: 'p' }, 'Bearer abc'],
+    [{}, undefined],
+  ])('R-AUTH-4 %j gives %s', async (fields, expected) => {
+    expect(await transport.authorizationOf({ server: 'https://x', ...fields })).toBe(expected);
+  });
+
+  it('R-AUTH-4 a dynamic provider wins over static fields, unless it gives nothing', async () => {
+    expect(await transport.authorizationOf({ server: 'https://x', token: 'static', authorization: async () => 'Bearer dynamic' })).toBe('Bearer dynamic');
+    expect(await transport.authorizationOf({ server: 'https://x', token: 'static', authorization: async () => undefined })).toBe('Bearer static');
+  });
+
+  it('R-AUTH-4 accepts CA and key material as PEM or Base64 of PEM', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
+    expect(transport.pemOf(pem)).toBe(pem);
+    expect(transport.pemOf(Buffer.from(pem).toString('base64'))).toBe(pem);
+    expect(transport.pemOf(new TextEncoder().encode(pem))).toBe(pem);
+  });
+});
+
+describe('R-AUTH-5 back-off schedules', () => {
+  it('R-AUTH-5 a list gives its length plus one attempts, a number one retry, other iterables unknown counts', () => {
+    expect(requests.backoffsOf([1, 2, 3]).count).toBe(4);
+    expect(requests.backoffsOf([]).count).toBe(1);
+    expect([...requests.backoffsOf(5).delays]).toEqual([5]);
+    expect(requests.backoffsOf(5).count).toBe(2);
+    expect(requests.backoffsOf(new Set([1, 2])).count).toBeUndefined();
+  });
+
+  it.each([
+    [new errors.ConnectionError('reset'), true],
+    [new errors.RequestTimeoutError('slow'), true],
+    [errors.apiErrorFor(500, ''), true],
+    [errors.apiErrorFor(503, ''), true],
+    [errors.apiErrorFor(403, ''), true],
+    [errors.apiErrorFor(429, ''), true],
+    [errors.apiErrorFor(401, ''), false],
+    [errors.apiErrorFor(404, ''), false],
+    [errors.apiErrorFor(409, ''), false],
+    [errors.apiErrorFor(422, ''), false],
+    [new Error('other'), false],
+  ])('R-AUTH-5 %s is retriable: %s', (error, expected) => {
+    expect(requests.isRetriable(error)).toBe(expected);
+  });
+});
+
+for (const tls of [true, false]) {
+  describe(`requests against an ${tls ? 'HTTPS' : 'HTTP'} devcluster`, () => {
+    let cluster: DevCluster;
+    let client: Client;
+    let clock: VirtualClock;
+    beforeAll(async () => { cluster = await DevCluster.start({ tls }); });
+    afterAll(async () => { await cluster?.stop(); });
+    afterEach(() => { client?.api.close(); cluster.faults.clear(); });
+
+    const fresh = (configure?: (s: settings.OperatorSettings) => void): Client => {
+      clock = new VirtualClock({ start: Date.now() });
+      client = clientFor(cluster, { clock, configure: (s) => { s.networking.requestTimeout = null; configure?.(s); } });
+      return client;
+    };
+    const listNamespaces = (): Promise<api.Listing> => client.api.list(NAMESPACES, null);
+    const urlOf = (path: string): string => `${cluster.url}${path}`;
+    const nsRequests = (): number => cluster.requests.filter((r) => r.path === '/api/v1/namespaces').length;
+
+    it('R-AUTH-4 sends the Authorization header and the kopf-ts User-Agent', async () => {
+      fresh();
+      cluster.requests.clear();
+      await listNamespaces();
+      const record = cluster.requests.all.at(-1)!;
+      expect(record.headers.authorization).toBe('<redacted>');
+      expect(record.headers.userAgent).toBe(transport.USER_AGENT);
+      expect(transport.USER_AGENT).toMatch(/^kopf-ts\/\d+\.\d+\.\d+/);
+      await client.api.request({ method: 'GET', path: '/api/v1/namespaces', headers: { 'User-Agent': 'my-operator/1.0' } });
+      expect(cluster.requests.all.at(-1)!.headers.userAgent).toBe('my-operator/1.0');
+    });
+
+    it('R-AUTH-5 retries HTTP 500 with the default back-offs and logs each failed attempt', async () => {
+      fresh();
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 2, action: { respond: { code: 500 } } });
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.value?.items.length).toBeGreaterThan(0);
+      expect(outcome.slept).toEqual([1000, 1000]);
+      expect(client.logger.messages('error')).toEqual([
+        `Request attempt #1/9 failed; will retry: GET ${urlOf('/api/v1/namespaces')} -> ApiServerError: Internal error occurred: injected fault`,
+        `Request attempt #2/9 failed; will retry: GET ${urlOf('/api/v1/namespaces')} -> ApiServerError: Internal error occurred: injected fault`,
+      ]);
+    });
+
+    it('R-AUTH-5 escalates HTTP 503 after the configured back-offs', async () => {
+      fresh((s) => { s.networking.errorBackoffs = [2, 3]; });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 5, action: { respond: { code: 503 } } });
+      const before = nsRequests();
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeInstanceOf(errors.ApiServerError);
+      expect((outcome.error as errors.ApiError).status).toBe(503);
+      expect(outcome.slept).toEqual([2000, 3000]);
+      expect(nsRequests() - before).toBe(3);
+      const logs = client.logger.messages('error');
+      expect(logs).toHaveLength(3);
+      expect(logs[0]).toMatch(/^Request attempt #1\/3 failed; will retry: GET \S+\/api\/v1\/namespaces -> ApiServerError: /);
+      expect(logs[1]).toMatch(/^Request attempt #2\/3 failed; will retry: /);
+      expect(logs[2]).toMatch(/^Request attempt #3\/3 failed; escalating: GET \S+\/api\/v1\/namespaces -> ApiServerError: /);
+    });
+
+    it('R-AUTH-5 an empty errorBackoffs disables retries', async () => {
+      fresh((s) => { s.networking.errorBackoffs = []; });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 500 } } });
+      const before = nsRequests();
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeInstanceOf(errors.ApiServerError);
+      expect(outcome.slept).toEqual([]);
+      expect(nsRequests() - before).toBe(1);
+      expect(client.logger.messages('error')).toEqual([
+        `Request attempt #1/1 failed; escalating: GET ${urlOf('/api/v1/namespaces')} -> ApiServerError: Internal error occurred: injected fault`,
+      ]);
+    });
+
+    it('R-AUTH-5 honours a longer Retry-After of a plain-text 429 and keeps its text', async () => {
+      fresh();
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 429, retryAfterSeconds: 7 } } });
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.slept).toEqual([7000]);
+      expect(client.logger.messages('error')).toEqual([
+        `Request attempt #1/9 failed; will retry: GET ${urlOf('/api/v1/namespaces')} -> ApiTooManyRequestsError: Too many requests, please try again later.`,
+      ]);
+    });
+
+    it('R-AUTH-5 a shorter Retry-After loses to the back-off unless enforceRetryAfter is set', async () => {
+      fresh((s) => { s.networking.errorBackoffs = [3]; });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 429, retryAfterSeconds: 1 } } });
+      expect((await drive(clock, listNamespaces())).slept).toEqual([3000]);
+      client.api.close();
+
+      fresh((s) => { s.networking.errorBackoffs = [3]; s.networking.enforceRetryAfter = true; });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 429, retryAfterSeconds: 1 } } });
+      expect((await drive(clock, listNamespaces())).slept).toEqual([1000]);
+    });
+
+    it('R-AUTH-5 a 429 Status with details.retryAfterSeconds is escalated with its payload after the last attempt', async () => {
+      fresh((s) => { s.networking.errorBackoffs = [1]; });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 2, action: { respond: { code: 429, retryAfterSeconds: 2, form: 'status' } } });
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.slept).toEqual([2000]);
+      const error = outcome.error as errors.ApiTooManyRequestsError;
+      expect(error).toBeInstanceOf(errors.ApiTooManyRequestsError);
+      expect(error.payload).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
+      expect(error.details?.retryAfterSeconds).toBe(2);
+    });
+
+    it('R-AUTH-5 retries HTTP 403', async () => {
+      fresh();
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 403 } } });
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.slept).toEqual([1000]);
+      expect(client.logger.messages('error')[0]).toMatch(/^Request attempt #1\/9 failed; will retry: .* -> ApiForbiddenError: /);
+    });
+
+    it.each([404, 409, 422])('R-AUTH-5 does not retry HTTP %i', async (code) => {
+      fresh();
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code } } });
+      const before = nsRequests();
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeInstanceOf(errors.ApiClientError);
+      expect((outcome.error as errors.ApiError).status).toBe(code);
+      expect(outcome.slept).toEqual([]);
+      expect(nsRequests() - before).toBe(1);
+      expect(client.logger.messages('error')).toEqual([]);
+    });
+
+    it('R-AUTH-5 a real 404 carries the NotFound Status', async () => {
+      fresh();
+      const error = await client.api.get(CONFIGMAPS, 'default', 'absent').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(errors.ApiNotFoundError);
+      expect((error as errors.ApiNotFoundError).reason).toBe('NotFound');
+      expect((error as errors.ApiNotFoundError).details).toMatchObject({ name: 'absent', kind: 'configmaps' });
+    });
+
+    it('R-AUTH-5 retries connections reset before the response', async () => {
+      fresh();
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 2, action: { reset: 'before' } });
+      const outcome = await drive(clock, listNamespaces());
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.slept).toEqual([1000, 1000]);
+      const logs = client.logger.messages('error');
+      expect(logs).toHaveLength(2);
+      expect(logs[0]).toMatch(/^Request attempt #1\/9 failed; will retry: GET \S+ -> ConnectionError: /);
+    });
+
+    it('R-AUTH-6 a request exceeding requestTimeout fails with a timeout and is retried', async () => {
+      client = clientFor(cluster, { configure: (s) => { s.networking.requestTimeout = 0.2; s.networking.errorBackoffs = [0.01]; } });
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { delay: { beforeMs: 1500 } } });
+      const started = Date.now();
+      const listing = await listNamespaces();
+      expect(listing.items.length).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(1400);
+      expect(client.logger.messages('error')[0]).toMatch(/failed; will retry: GET \S+ -> RequestTimeoutError: /);
+    });
+
+    it('aborting the signal stops a request without retries', async () => {
+      client = clientFor(cluster);
+      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { delay: { beforeMs: 2000 } } });
+      const controller = new AbortController();
+      const pending = client.api.list(NAMESPACES, null, { signal: controller.signal });
+      setTimeout(() => controller.abort(new Error('stopped')), 50);
+      await expect(pending).rejects.toThrow('stopped');
+      expect(client.logger.messages('error')).toEqual([]);
+    });
+  });
+}
+
+describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
+  let cluster: DevCluster;
+  beforeAll(async () => { cluster = await DevCluster.start({ auth: 'enforced', tls: false }); });
+  afterAll(async () => { await cluster?.stop(); });
+
+  const makeApi = (vault: credentials.Vault): api.HttpKubeApi =>
+    new api.HttpKubeApi({ vault, settings: new settings.OperatorSettings(), logger: new RecordingLogger() });
+
+  it('R-AUTH-3 a revoked token is invalidated and the next credentials are used', async () => {
+    cluster.auth.addToken({ token: 'token-a', username: 'user-a', groups: ['system:masters'] });
+    cluster.auth.addToken({ token: 'token-b', username: 'user-b', groups: ['system:masters'] });
+    const vault = new credentials.Vault();
+    vault.populate({ a: { server: cluster.url, token: 'token-a', priority: 2 }, b: { server: cluster.url, token: 'token-b', priority: 1 } });
+    const client = makeApi(vault);
+    await client.list(NAMESPACES, null);
+    expect(cluster.requests.all.at(-1)?.user).toBe('user-a');
+    cluster.auth.revokeToken('token-a');
+    cluster.requests.clear();
+    await client.list(NAMESPACES, null);
+    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([[401, ''], [200, 'user-b']]);
+    expect(vault.current().map((item) => item.key)).toEqual(['b']);
+    expect(vault.populate({ a: { server: cluster.url, token: 'token-a', priority: 2 } })).toBe(0);
+    client.close();
+  });
+
+  it('R-AUTH-3 an expired token depletes the vault; requests wait for the re-login and then succeed', async () => {
+    cluster.auth.addToken({ token: 'token-t', username: 'user-t', groups: ['system:masters'] });
+    const vault = new credentials.Vault();
+    vault.populate({ login: { server: cluster.url, token: 'token-t' } });
+    const client = makeApi(vault);
+    await client.list(NAMESPACES, null);
+    cluster.auth.setExpiry('token-t', new Date(Date.now() - 1000));
+    cluster.requests.clear();
+    let done = false;
+    const pending = client.list(NAMESPACES, null).then((listing) => { done = true; return listing; });
+    await vault.depleted.waitFor(true);
+    expect(vault.readiness.isOn()).toBe(false);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    cluster.auth.addToken({ token: 'token-u', username: 'user-u', groups: ['system:masters'] });
+    vault.populate({ login: { server: cluster.url, token: 'token-u' } });
+    const listing = await pending;
+    expect(listing.items.length).toBeGreaterThan(0);
+    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([[401, ''], [200, 'user-u']]);
+    client.close();
+  });
+
+  it('R-AUTH-3 requests fail with LoginError when the re-login brings no valid credentials', async () => {
+    const vault = new credentials.Vault();
+    vault.populate({ login: { server: cluster.url, token: 'never-valid' } });
+    const client = makeApi(vault);
+    const pending = client.list(NAMESPACES, null);
+    await vault.depleted.waitFor(true);
+    vault.populate({ login: { server: cluster.url, token: 'never-valid' } });
+    await expect(pending).rejects.toBeInstanceOf(errors.LoginError);
+    client.close();
+  });
+});
+
+describe('R-AUTH-6 connect timeout', () => {
+  it('R-AUTH-6 a TLS handshake that never completes fails after connectTimeout', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => { sockets.add(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const vault = new credentials.Vault();
+    vault.populate({ login: { server: `https://127.0.0.1:${port}`, token: 't' } });
+    const s = new settings.OperatorSettings();
+    s.networking.connectTimeout = 0.2;
+    s.networking.errorBackoffs = [];
+    const logger = new RecordingLogger();
+    const client = new api.HttpKubeApi({ vault, settings: s, logger });
+    try {
+      const started = Date.now();
+      const error = await client.list(NAMESPACES, null).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(errors.RequestTimeoutError);
+      expect((error as Error).message).toMatch(/could not connect within 200 ms/);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(logger.messages('error')[0]).toMatch(/^Request attempt #1\/1 failed; escalating: GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces -> RequestTimeoutError: /);
+    } finally {
+      client.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
