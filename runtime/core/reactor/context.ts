@@ -1,0 +1,36 @@
+/**
+ * The operator context (Kopf's per-operator state bundle): everything one processing cycle needs
+ * from the operator it runs in. Built once by `running.ts`; several operators in one process each
+ * have their own (R-LIFE-5), so nothing here is global.
+ */
+import type * as api from '../../cogs/client/api.js';
+import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as toggles from '../../cogs/aio/toggles.js';
+import type * as settings from '../../cogs/configs/settings.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as events from '../actions/events.js';
+import type * as lifecycles from '../actions/lifecycles.js';
+import type * as registry from '../intents/registry.js';
+import type * as memories from './memories.js';
+
+export interface OperatorContext {
+  readonly settings: settings.OperatorSettings;
+  readonly registry: registry.OperatorRegistry;
+  readonly api: api.KubeApi;
+  readonly clock: clocks.Clock;
+  /** The operator memo (activity handlers get it; objects get shallow copies, R-MEMO-2/3). */
+  readonly memo: object;
+  readonly memories: memories.Memories;
+  /** The lifecycle for change handlers; default: `lifecycles.getDefaultLifecycle()`. */
+  readonly lifecycle?: lifecycles.Lifecycle;
+  /** Where k8s-events go (the poster's queue). */
+  readonly events: events.EventSink;
+  /** The operator-level logger (not per object). */
+  readonly logger: loggers.Logger;
+  /** Aborts when the operator stops: handlers are cancelled, sleeps end. */
+  readonly signal: AbortSignal;
+  /** While on, watchers do not list or watch (peering pauses, R-WATCH-6). */
+  readonly paused?: toggles.Awaitable;
+  /** Index names → indices (engines of a later issue; injected into kwargs, R-INDEX-8). */
+  readonly indices?: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,61 @@
+/**
+ * Per-object in-memory records (Kopf's `ResourceMemory`): everything the operator remembers about
+ * an object between processing cycles but never persists — its memo (R-MEMO-2), whether it was
+ * first seen in the initial listing and whether it has been fully handled once (R-CAUSE-2), the
+ * resource version it waits for to become consistent again (R-QUEUE-4), JSON-patch functions
+ * carried over after a conflict (R-PATCH-3), and its error-throttling state (R-QUEUE-8).
+ * The record is created on first sight and dropped on the object's DELETED event.
+ */
+import * as memos from '../intents/memos.js';
+import * as throttling from '../actions/throttling.js';
+
+export class ObjectMemory {
+  /** The per-object memo: a shallow copy of the operator memo (R-MEMO-2). */
+  readonly memo: object;
+  /** First seen through the initial listing (`type: null`), not through ADDED/MODIFIED. */
+  readonly noticedByListing: boolean;
+  /** All selected change handlers finished at least once in this process (R-CAUSE-2). */
+  fullyHandledOnce = false;
+  /** The resource version of our last PATCH response, and until when to wait for it (ms). */
+  expectedVersion: string | null = null;
+  expectedUntil: number | null = null;
+  /** JSON-patch transformation functions left over after a 422 conflict (R-PATCH-3). */
+  leftoverFns: ((body: object) => void)[] = [];
+  readonly throttler = new throttling.Throttler();
+
+  constructor(memo: object, noticedByListing: boolean) {
+    this.memo = memo;
+    this.noticedByListing = noticedByListing;
+  }
+
+  /** The object is "initial" while it came from the listing and is not yet fully handled once. */
+  get initial(): boolean {
+    return this.noticedByListing && !this.fullyHandledOnce;
+  }
+}
+
+/** All object memories of one operator, by object key. */
+export class Memories {
+  private readonly records = new Map<string, ObjectMemory>();
+
+  constructor(private readonly operatorMemo: object) {}
+
+  /** The memory of an object, created on first sight. */
+  recall(key: string, options: { readonly listing: boolean }): ObjectMemory {
+    let memory = this.records.get(key);
+    if (!memory) {
+      memory = new ObjectMemory(memos.copyMemo(this.operatorMemo), options.listing);
+      this.records.set(key, memory);
+    }
+    return memory;
+  }
+
+  /** Drops the memory of a deleted object (its memo goes with it). */
+  forget(key: string): void {
+    this.records.delete(key);
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+}

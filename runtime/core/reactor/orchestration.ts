@@ -1,0 +1,146 @@
+/**
+ * Orchestration: one watcher task per watched resource and served namespace, kept in step with
+ * the `Insights` as resources and namespaces come and go.
+ *
+ * The observers (`observation`) change the insights; `orchestrate` waits until they are ready,
+ * then, on every change, computes the wanted dimensions (`dimensionsOf`: namespaced resources ×
+ * served namespaces, cluster-scoped resources once with namespace `null`, R-SCOPE-6), spawns the
+ * missing watcher tasks through a caller-given `spawn` and aborts (and awaits) the ones no longer
+ * wanted. What a watcher does is the caller's business (the reactor passes one that runs the
+ * list-watch stream into the per-object queues, with the pause toggle of peering).
+ *
+ * *Guarantees:* never two live tasks for the same dimension — a dimension that comes back while
+ * its previous task is still stopping is spawned only after that task has settled.
+ * *Errors:* a watcher task that rejects (other than with an abort error after being aborted) is
+ * fatal (R-WATCH-3, D-12): all tasks are aborted and awaited, and `orchestrate` rejects with it.
+ * Kopf: `kopf._core.reactor.orchestration.ochestrator` (sic) and `adjust_tasks`.
+ */
+
+import * as aborts from '../../cogs/aio/aborts.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import * as references from '../../cogs/structs/references.js';
+import * as insights from './insights.js';
+
+/** Starts one watcher; it must run until `signal` aborts, then settle. */
+export type Spawn = (resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
+
+/** One watcher's scope: a resource in a namespace, or `null` for cluster-wide/cluster-scoped. */
+export interface Dimension {
+  readonly resource: references.Resource;
+  readonly namespace: string | null;
+}
+
+/** What `orchestrate` needs. */
+export interface OrchestrationOptions {
+  readonly insights: insights.Insights;
+  readonly spawn: Spawn;
+  /** Stops all watchers; `orchestrate` then resolves once they have settled. */
+  readonly signal: AbortSignal;
+  /** Receives debug lines about started and stopped watchers. */
+  readonly logger?: loggers.Logger;
+}
+
+/**
+ * The wanted watcher dimensions (pure): every namespaced resource in every served namespace
+ * (`null` in the set meaning cluster-wide), every cluster-scoped resource once with `null`.
+ *
+ * @example
+ * dimensionsOf([pods, nodes], new Set(['a', 'b'])) // pods@a, pods@b, nodes@null
+ */
+export function dimensionsOf(resources: readonly references.Resource[], namespaces: ReadonlySet<string | null>): Dimension[] {
+  const dimensions: Dimension[] = [];
+  for (const resource of resources) {
+    if (!resource.namespaced) dimensions.push({ resource, namespace: null });
+    else for (const namespace of namespaces) dimensions.push({ resource, namespace });
+  }
+  return dimensions;
+}
+
+/** The identity of a dimension. */
+export function dimensionKey(dimension: Dimension): string {
+  return `${insights.resourceKey(dimension.resource)}@${dimension.namespace === null ? '' : `/${dimension.namespace}`}`;
+}
+
+interface Task {
+  readonly key: string;
+  readonly dimension: Dimension;
+  readonly controller: AbortController;
+  /** Settles (never rejects) when the spawned watcher has settled. */
+  readonly done: Promise<void>;
+}
+
+function where(dimension: Dimension): string {
+  return `${references.resourceName(dimension.resource)}@${dimension.namespace ?? '<cluster>'}`;
+}
+
+/**
+ * Keeps exactly one watcher task per wanted dimension until `signal` aborts (Kopf: the
+ * orchestrator). Waits for `insights.ready` before spawning anything, so that the first watchers
+ * start together. Resolves after aborting and awaiting all watchers.
+ *
+ * A watcher that resolves on its own is considered finished: it is not spawned again unless its
+ * dimension goes away and comes back.
+ *
+ * @throws the first error of a watcher task that failed (after all others were stopped).
+ * @example
+ * await orchestrate({ insights, signal, spawn: (resource, namespace, signal) => watchResource(…, signal) });
+ */
+export async function orchestrate(options: OrchestrationOptions): Promise<void> {
+  const { spawn, signal, logger } = options;
+  const picture = options.insights;
+  const running = new Map<string, Task>();
+  const stopping = new Set<Task>();
+  let failure: { readonly error: unknown } | undefined;
+  let wake: () => void = () => undefined;
+  const woken = (): Promise<void> => new Promise<void>((resolve) => { wake = resolve; });
+
+  const start = (key: string, dimension: Dimension): void => {
+    const controller = new AbortController();
+    const previous = [...stopping].filter((task) => task.key === key).map((task) => task.done);
+    const run = async (): Promise<void> => {
+      await Promise.all(previous);
+      if (controller.signal.aborted) return;
+      logger?.debug(`Starting the watcher for ${where(dimension)}.`);
+      await spawn(dimension.resource, dimension.namespace, controller.signal);
+    };
+    const done = run().then(
+      () => undefined,
+      (error: unknown) => {
+        if (controller.signal.aborted && (error === controller.signal.reason || aborts.isAbortError(error))) return;
+        failure ??= { error };
+        wake();
+      },
+    );
+    running.set(key, { key, dimension, controller, done });
+  };
+
+  const stop = (task: Task): void => {
+    logger?.debug(`Stopping the watcher for ${where(task.dimension)}.`);
+    running.delete(task.key);
+    stopping.add(task);
+    task.controller.abort();
+    void task.done.then(() => stopping.delete(task));
+  };
+
+  const adjust = (): void => {
+    const wanted = new Map(dimensionsOf(picture.watched, picture.namespaces).map((d) => [dimensionKey(d), d]));
+    for (const task of [...running.values()]) if (!wanted.has(task.key)) stop(task);
+    for (const [key, dimension] of wanted) if (!running.has(key)) start(key, dimension);
+  };
+
+  try {
+    await picture.ready.waitFor(true, signal);
+    while (!signal.aborted && failure === undefined) {
+      const revision = picture.revision;
+      adjust();
+      const wakeup = woken();
+      await Promise.race([picture.waitForChange(revision, signal).catch(() => undefined), wakeup]);
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    for (const task of [...running.values()]) stop(task);
+    await Promise.all([...stopping].map((task) => task.done));
+  }
+  if (failure !== undefined) throw failure.error;
+}

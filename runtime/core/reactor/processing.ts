@@ -1,0 +1,308 @@
+/**
+ * One processing cycle for one watch-event of one object (spec section 2, traces of section 4).
+ *
+ * Under per-object error throttling (R-QUEUE-8) the cycle: runs on-event handlers (R-EVENT);
+ * decides on the finalizer (R-FINAL-2..4); honours the consistency window (R-QUEUE-4/5) before
+ * invoking change handlers: detect the cause (R-CAUSE), select handlers, run the lifecycle's choice
+ * once (R-HANDLERS), store progress, results and — when the change is done — the diff-base;
+ * releases the finalizer on deletion when nothing is pending (R-FINAL-5); then applies the
+ * accumulated patch once (R-PATCH-2/6) and sleeps for, or touches after, the shortest delay
+ * (R-PATCH-7). Daemons, timers and indices (a later issue) slot in where the comments say.
+ */
+import * as aborts from '../../cogs/aio/aborts.js';
+import * as timestamps from '../../cogs/configs/timestamps.js';
+import type * as bodies from '../../cogs/structs/bodies.js';
+import * as dicts from '../../cogs/structs/dicts.js';
+import * as patches from '../../cogs/structs/patches.js';
+import type * as references from '../../cogs/structs/references.js';
+import * as errors from '../actions/errors.js';
+import * as execution from '../actions/execution.js';
+import * as lifecycles from '../actions/lifecycles.js';
+import * as logging from '../actions/logging.js';
+import * as outcomes from '../actions/outcomes.js';
+import * as progression from '../actions/progression.js';
+import * as throttling from '../actions/throttling.js';
+import * as causes from '../intents/causes.js';
+import * as application from './application.js';
+import type * as context from './context.js';
+import * as kwargs from './kwargs.js';
+import type * as memories from './memories.js';
+import type * as queueing from './queueing.js';
+
+type Fn = (body: object) => void;
+
+/** Processes one raw event of one object; the queue calls it per object, strictly in order. */
+export async function processResourceEvent(op: context.OperatorContext, resource: references.Resource,
+                                           raw: bodies.RawEvent, stream: queueing.StreamContext): Promise<void> {
+  const body = raw.object;
+  const memory = op.memories.recall(stream.key, { listing: raw.type === null });
+  const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
+  try {
+    await throttling.throttled({
+      throttler: memory.throttler,
+      delays: op.settings.queueing.errorDelays,
+      clock: op.clock,
+      logger,
+      wakeup: stream.pressure.signal,
+      // Cancellation on operator exit is not an error of the object.
+      errors: () => !op.signal.aborted,
+    }, () => processCycle(op, resource, raw, memory, stream, logger));
+  } finally {
+    if (raw.type === 'DELETED') op.memories.forget(stream.key);
+  }
+}
+
+interface Cycle {
+  readonly op: context.OperatorContext;
+  readonly resource: references.Resource;
+  readonly raw: bodies.RawEvent;
+  readonly memory: memories.ObjectMemory;
+  readonly stream: queueing.StreamContext;
+  readonly logger: logging.ObjectLogger;
+  readonly patch: patches.PatchBase<object>;
+  readonly scope: kwargs.ResourceScope;
+}
+
+async function processCycle(op: context.OperatorContext, resource: references.Resource, raw: bodies.RawEvent,
+                            memory: memories.ObjectMemory, stream: queueing.StreamContext, logger: logging.ObjectLogger): Promise<void> {
+  const body = raw.object;
+  const patch = new patches.Patch<object>(undefined, memory.leftoverFns);
+  memory.leftoverFns = [];
+  const scope: kwargs.ResourceScope = {
+    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal: op.signal, indices: op.indices,
+  };
+  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope };
+
+  // Indexing and the readiness barrier (R-INDEX-7) come here with the indexing engine.
+  if (op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
+  // Spawning and stopping daemons and timers (R-DAEMON-2) comes here with the daemons engine.
+
+  let delays: number[] = [];
+  let changing = false;
+  if (op.registry.hasChangingHandlers(resource)) {
+    const result = await processChangingCause(cycle);
+    if (result === 'interrupted') return;
+    delays = result.delays;
+    changing = result.changing;
+  }
+  if (raw.type === 'DELETED') return; // nothing to patch: the object is gone (R-PATCH-6)
+  await applyAndSleep(cycle, delays, changing);
+}
+
+/** On-event handlers: all matching ones, in order, once each; errors ignored; results to status (R-EVENT). */
+async function processWatchingCause(cycle: Cycle): Promise<void> {
+  const { op, resource, raw } = cycle;
+  const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }));
+  if (!handlers.length) return;
+  // Messages of on-event handlers are never posted as k8s-events (R-EVENT-4, R-POST-2).
+  const local = logging.objectLogger({ body: raw.object, settings: op.settings, sink: op.events, local: true });
+  const scope: kwargs.ResourceScope = { ...cycle.scope, logger: local };
+  const results = await execution.executeHandlersOnce({
+    handlers,
+    state: progression.State.fromScratch(),
+    scope: {
+      settings: op.settings, clock: op.clock, logger: local, signal: op.signal,
+      lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
+      kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+    },
+  });
+  outcomes.deliverResults(results, cycle.patch);
+}
+
+/** Whether the object caught up with our last patch (R-QUEUE-4); clears the expectation when so. */
+function isConsistent(cycle: Cycle): boolean {
+  const { memory, op } = cycle;
+  if (memory.expectedVersion === null) return true;
+  const rv = cycle.raw.object.metadata?.resourceVersion;
+  if (rv === memory.expectedVersion || (memory.expectedUntil !== null && op.clock.now() >= memory.expectedUntil)) {
+    memory.expectedVersion = null;
+    memory.expectedUntil = null;
+    return true;
+  }
+  return false;
+}
+
+async function processChangingCause(cycle: Cycle): Promise<'interrupted' | { delays: number[]; changing: boolean }> {
+  const { op, resource, raw, memory, logger, patch } = cycle;
+  const body = raw.object;
+  const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
+  const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
+  const stored = diffbaseStorage.fetch({ body });
+  const old = stored === null ? null : progressStorage.clear(stored);
+  const now = progressStorage.clear(essence);
+  const cause = causes.detectChangingCause({ resource, event: raw, finalizer, old, new: now, initial: memory.initial });
+
+  // The finalizer: added when required, removed when no longer required (R-FINAL-2..4).
+  const present = causes.hasFinalizer(body, finalizer);
+  const stealth = !op.registry.prematchChanging(cause);
+  const required = !stealth && op.registry.requiresFinalizer(cause);
+  let consistent = isConsistent(cycle);
+  if (raw.type !== 'DELETED' && !cause.deleted) {
+    if (required && !present) {
+      logger.debug('Adding the finalizer, thus preventing the actual deletion.');
+      patch.fns.push(addFinalizer(finalizer));
+      return { delays: [], changing: false };
+    }
+    if (!required && present && consistent) {
+      logger.debug('Removing the finalizer, as there are no handlers requiring it.');
+      patch.fns.push(removeFinalizer(finalizer));
+      return { delays: [], changing: false };
+    }
+  }
+  // Stealth mode: no handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
+  if (stealth) return { delays: [], changing: false };
+
+  // Patch first: framework state pending from before (carried-over functions) goes out first (R-QUEUE-5).
+  if (patch.fns.length) return { delays: [], changing: false };
+
+  // Consistency: wait (interruptibly) for our last patch to come back, or for the deadline (R-QUEUE-4).
+  if (!consistent) {
+    const until = memory.expectedUntil ?? op.clock.now();
+    const completed = await aborts.sleepOrAbort(op.clock, Math.max(0, until - op.clock.now()), aborts.anySignal([cycle.stream.pressure.signal, op.signal]));
+    if (!completed) return 'interrupted';
+    memory.expectedVersion = null;
+    memory.expectedUntil = null;
+    consistent = true;
+  }
+
+  if (!causes.isHandlerReason(cause.reason)) {
+    logger.debug(causes.SILENT_REASON_LOGS[cause.reason as 'gone' | 'free' | 'noop']);
+    memory.fullyHandledOnce = true;
+    return { delays: [], changing: cause.reason !== 'gone' };
+  }
+
+  const delays = await handleChange(cycle, cause, essence, old);
+
+  // Releasing the finalizer on deletion when nothing is pending (R-FINAL-5).
+  if (cause.deleted && present && raw.type !== 'DELETED' && consistent && delays.length === 0) {
+    logger.debug('Removing the finalizer, thus allowing the actual deletion.');
+    patch.fns.push(removeFinalizer(finalizer));
+  }
+  return { delays, changing: true };
+}
+
+/** Runs the handlers of a change cause once and persists the progress (R-HANDLERS-4..8, R-CAUSE-6). */
+async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: dicts.JsonObject, old: dicts.JsonObject | null): Promise<number[]> {
+  const { op, resource, memory, logger, patch } = cycle;
+  const body = cycle.raw.object;
+  const reason = cause.reason as 'create' | 'update' | 'delete' | 'resume';
+  const title = causes.TITLES[reason];
+  const storage = op.settings.persistence.progressStorage;
+  const now = op.clock.now();
+  logger.debug(`${title} is in progress: ${JSON.stringify(body)}`);
+  if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
+
+  const selected = op.registry.changingHandlers(cause);
+  const allIds = op.registry.changingHandlersOf(resource).map((h) => h.id);
+  let state = (await progression.State.fromStorage({ body, storage, handlerIds: allIds, now })).withPurpose(reason);
+
+  // Records of another purpose are superseded by this cause (R-CAUSE-6).
+  const extras = state.extras;
+  if (extras.size) {
+    const selectedIds = new Set(selected.map((h) => h.id));
+    for (const [purpose, counts] of extras) {
+      const other = causes.TITLES[purpose as keyof typeof causes.TITLES] ?? purpose;
+      logger.info(`${other} is superseded by ${title.toLowerCase()}: ${counts.success} succeeded; ${counts.failure} failed; ${counts.running} left to the moment.`);
+    }
+    const others = state.entries().filter(([, s]) => s.purpose !== reason).map(([id]) => id);
+    const stale = others.filter((id) => !selectedIds.has(id));
+    for (const id of stale) {
+      for (const sub of state.get(id).subrefs) await storage.purge({ key: sub, body, patch });
+      await storage.purge({ key: id, body, patch });
+    }
+    state = progression.State.of(state.entries().filter(([id]) => !stale.includes(id)), reason)
+      .withPurpose(reason, others.filter((id) => selectedIds.has(id)));
+  }
+
+  state = state.withHandlers(selected.map((h) => h.id), now);
+  const results = await execution.executeHandlersOnce({
+    handlers: selected,
+    state,
+    scope: {
+      settings: op.settings, clock: op.clock, logger, signal: op.signal, lifecycle: op.lifecycle,
+      kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
+      change: { body, patch, reason, storage },
+      cause,
+    },
+  });
+  state = state.withOutcomes(results, op.clock.now());
+  outcomes.deliverResults(results, patch);
+
+  if (!state.done) {
+    await state.store({ body, patch, storage });
+    return state.delays(op.clock.now());
+  }
+  // The change is done (R-HANDLERS-7).
+  const counts = state.counts;
+  if (selected.length) logger.info(`${title} is processed: ${counts.success} succeeded; ${counts.failure} failed.`);
+  await state.purge({ body, patch, storage, handlerIds: allIds });
+  if (old === null || !dicts.deepEqual(old, cause.new)) op.settings.persistence.diffbaseStorage.store({ body, patch, essence });
+  memory.fullyHandledOnce = true;
+  return [];
+}
+
+function addFinalizer(finalizer: string): Fn {
+  return (body) => {
+    const meta = ((body as Record<string, unknown>)['metadata'] ??= {}) as Record<string, unknown>;
+    const list = Array.isArray(meta['finalizers']) ? (meta['finalizers'] as string[]) : [];
+    if (!list.includes(finalizer)) meta['finalizers'] = [...list, finalizer];
+  };
+}
+
+function removeFinalizer(finalizer: string): Fn {
+  return (body) => {
+    const meta = (body as Record<string, unknown>)['metadata'] as Record<string, unknown> | undefined;
+    if (!meta || !Array.isArray(meta['finalizers'])) return;
+    const list = (meta['finalizers'] as string[]).filter((f) => f !== finalizer);
+    if (list.length) meta['finalizers'] = list; else delete meta['finalizers'];
+  };
+}
+
+/** Applies the cycle's patch once, then sleeps for the shortest delay or touches the object (R-PATCH-7). */
+async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean): Promise<void> {
+  const { op, logger, patch, stream } = cycle;
+  const body = cycle.raw.object;
+  const storage = op.settings.persistence.progressStorage;
+  const delay = delays.length ? Math.min(...delays) : undefined;
+  if (!patch.isEmpty()) {
+    storage.touch({ body, patch, value: null });
+    await apply(cycle, patch);
+    if (delay !== undefined && delay > 0) logger.debug(`Sleeping was skipped because of the patch, ${delay} seconds left.`);
+    return;
+  }
+  if (delay === undefined) {
+    if (changing) logger.debug('Handling cycle is finished, waiting for new changes.');
+    return;
+  }
+  if (delay > 0) {
+    const capped = Math.min(delay, 600);
+    logger.debug(delay > 600 ? `Sleeping for ${delay} (capped 600) seconds for the delayed handlers.` : `Sleeping for ${delay} seconds for the delayed handlers.`);
+    const started = op.clock.now();
+    const completed = await aborts.sleepOrAbort(op.clock, capped * 1000, aborts.anySignal([stream.pressure.signal, op.signal]));
+    if (!completed) {
+      if (op.signal.aborted) return;
+      const left = Math.max(0, delay - (op.clock.now() - started) / 1000);
+      logger.debug(`Sleeping was interrupted by new changes, ${left} seconds left.`);
+      return;
+    }
+  }
+  // The sleep is over: touch the object to provoke the next cycle (R-STORAGE-10).
+  const touch = new patches.Patch<object>();
+  storage.touch({ body, patch: touch, value: timestamps.formatTimestamp(op.clock.now()) });
+  if (!touch.isEmpty()) await apply(cycle, touch);
+}
+
+/** Sends a patch and records what consistency must wait for (R-QUEUE-4/6, R-PATCH-3). */
+async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<void> {
+  const { op, resource, memory, logger } = cycle;
+  const applied = await application.applyPatch({ api: op.api, resource, body: cycle.raw.object, patch, logger, signal: op.signal });
+  memory.leftoverFns = applied.leftoverFns;
+  if (!applied.sent || applied.gone || applied.resourceVersion === undefined) return;
+  // An object about to vanish (marked, no finalizers left) never shows that version (R-QUEUE-6).
+  const meta = applied.body.metadata;
+  const vanishing = !!meta?.deletionTimestamp && !(meta.finalizers?.length);
+  const timeout = op.settings.persistence.consistencyTimeout;
+  if (vanishing || !timeout) return;
+  memory.expectedVersion = applied.resourceVersion;
+  memory.expectedUntil = op.clock.now() + timeout * 1000;
+}

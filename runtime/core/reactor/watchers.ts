@@ -1,0 +1,59 @@
+/**
+ * One watcher: lists and watches one resource in one namespace (or cluster-wide) and feeds every
+ * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
+ * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
+ * operator (R-WATCH-3, R-QUEUE-9, D-12).
+ */
+import * as watching from '../../cogs/client/watching.js';
+import * as references from '../../cogs/structs/references.js';
+import * as errors from '../actions/errors.js';
+import * as invocation from '../actions/invocation.js';
+import type * as context from './context.js';
+import * as processing from './processing.js';
+import * as queueing from './queueing.js';
+
+export async function runWatcher(op: context.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
+  const where = namespace === null ? 'cluster-wide' : namespace;
+  let fatal: unknown;
+  const failed = new AbortController();
+  const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream), {
+    clock: op.clock,
+    logger: op.logger,
+    idleTimeout: op.settings.queueing.idleTimeout,
+    exitTimeout: op.settings.queueing.exitTimeout,
+    workerLimit: op.settings.queueing.workerLimit,
+    onFatal: (error, key) => {
+      op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
+      fatal ??= new Error('Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.', { cause: error });
+      failed.abort();
+    },
+  });
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  failed.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await invocation.runInOperator({ settings: op.settings, events: op.events }, async () => {
+      const stream = watching.infiniteWatch(
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock },
+        { paused: op.paused, signal: stop.signal },
+      );
+      for await (const event of stream) {
+        if (watching.isListed(event)) continue; // the indexing barrier listens to this (R-INDEX-7)
+        queue.push(event);
+      }
+    });
+  } catch (error) {
+    if (!stop.signal.aborted) {
+      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, { error });
+      throw error;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await queue.stop();
+  }
+  if (fatal !== undefined) {
+    op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(fatal)}`);
+    throw fatal;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Shared helpers of the observation and orchestration tests: a recording logger, a real HTTP
+ * client logged in to a devcluster with a bearer token, polling, and background runs of the
+ * observers and the orchestrator.
+ */
+import type { DevCluster } from '../../../../devcluster/testing.js';
+import * as api from '../../../../runtime/cogs/client/api.js';
+import * as credentials from '../../../../runtime/cogs/client/credentials.js';
+import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
+
+export interface LogRecord {
+  readonly level: loggers.LogLevel;
+  readonly message: string;
+}
+
+/** A logger that keeps every record. */
+export class RecordingLogger implements loggers.Logger {
+  readonly records: LogRecord[] = [];
+  debug(message: string): void { this.records.push({ level: 'debug', message }); }
+  info(message: string): void { this.records.push({ level: 'info', message }); }
+  warning(message: string): void { this.records.push({ level: 'warning', message }); }
+  error(message: string): void { this.records.push({ level: 'error', message }); }
+  critical(message: string): void { this.records.push({ level: 'critical', message }); }
+  messages(level?: loggers.LogLevel): string[] {
+    return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.message);
+  }
+}
+
+export interface Client {
+  readonly api: api.HttpKubeApi;
+  readonly settings: settings.OperatorSettings;
+  readonly logger: RecordingLogger;
+}
+
+/**
+ * A client of the cluster with a bearer token (the admin's unless given), fast retries and
+ * reconnects (so 403s escalate quickly).
+ */
+export function clientFor(cluster: DevCluster, options: { token?: string; configure?: (s: settings.OperatorSettings) => void } = {}): Client {
+  const token = options.token ?? cluster.kubeconfigObject().users[0]!.user.token!;
+  const vault = new credentials.Vault();
+  vault.populate({ test: { server: cluster.url, token, insecure: true } });
+  const s = new settings.OperatorSettings();
+  s.networking.errorBackoffs = [0.01];
+  s.watching.reconnectBackoff = 0.01;
+  options.configure?.(s);
+  const logger = new RecordingLogger();
+  return { api: new api.HttpKubeApi({ vault, settings: s, logger }), settings: s, logger };
+}
+
+/** Polls until `predicate` holds (real time). */
+export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A background task with its own abort controller. */
+export interface Background {
+  readonly done: Promise<void>;
+  /** Whether it has settled (either way). */
+  settled(): boolean;
+  /** Aborts it and waits for it to settle; rethrows its error. */
+  stop(): Promise<void>;
+}
+
+/** Runs `fn(signal)` in the background. */
+export function background(fn: (signal: AbortSignal) => Promise<void>): Background {
+  const controller = new AbortController();
+  let isSettled = false;
+  const done = fn(controller.signal).finally(() => { isSettled = true; });
+  done.catch(() => undefined);
+  return {
+    done,
+    settled: () => isSettled,
+    async stop() { controller.abort(); await done; },
+  };
+}
