@@ -2,8 +2,85 @@
  * kopf-gen/runtime — the public face of the operator framework.
  *
  * Flat named exports; types are exported with `export type` separately from values.
+ * Renamed from Kopf: the filter combinators `not_`/`all_`/`any_`/`none_` are `notFn`/`allFn`/`anyFn`/
+ * `noneFn` (R-API-1); `Memo` is the container class, while handlers see `HandlerMemo` (typed by
+ * augmenting `OperatorMemo`).
  */
+
+// Typed resource descriptors.
 export { resource, isDescriptor } from './cogs/structs/resources.js';
 export type {
   ObjectMeta, OwnerReference, ManagedFieldsEntry, KubernetesObject, ResourceInfo, ResourceDescriptor, BodyOf,
 } from './cogs/structs/resources.js';
+
+// Structs handlers see.
+export { Patch } from './cogs/structs/patches.js';
+export type { PatchOf, PatchInput } from './cogs/structs/patches.js';
+export type { Diff, DiffItem, DiffOperation } from './cogs/structs/diffs.js';
+export type { RawBody, RawEvent, RawEventType } from './cogs/structs/bodies.js';
+export type { Resource } from './cogs/structs/references.js';
+export type { Logger, LogLevel } from './cogs/structs/loggers.js';
+export { OperatorSettings } from './cogs/configs/settings.js';
+
+// Registration.
+export { on, daemon, timer, index } from './on.js';
+export type {
+  On, ChangingRegistrar, FieldRegistrar, ResourceRegistrar, ActivityRegistrar, BodyOfRef, ValueOf,
+  CommonOptions, RetryOptions, FilterOptions, FieldValueOptions, ChangeFilterOptions,
+  CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
+  DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
+} from './on.js';
+export { builtins } from './core/intents/builtins.js';
+export type {
+  JsonOf, BuiltinBody, Pod, ConfigMap, Secret, Service, Namespace, Node, Event, ServiceAccount, Endpoints,
+  PersistentVolumeClaim, PersistentVolume, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Ingress,
+  Lease, Role, RoleBinding, ClusterRole, ClusterRoleBinding, CustomResourceDefinition,
+  ValidatingWebhookConfiguration, MutatingWebhookConfiguration,
+} from './core/intents/builtins.js';
+
+// Markers, filters, selectors.
+export { PRESENT, ABSENT, notFn, allFn, anyFn, noneFn } from './core/intents/filters.js';
+export type { MetaFilter, MetaFilters, ValueFilter, WhenFilter } from './core/intents/filters.js';
+export { EVERYTHING, Selector } from './core/intents/selectors.js';
+export type { ResourceRef, ResourceSelectorObject, ResourcePredicate } from './core/intents/selectors.js';
+export { COPY, Memo } from './core/intents/memos.js';
+
+// Registries, causes, handlers.
+export { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from './core/intents/registry.js';
+export { Reason } from './core/intents/causes.js';
+export { DaemonStoppingReason } from './core/intents/stoppers.js';
+export type { DaemonStopped } from './core/intents/stoppers.js';
+export type {
+  Handler, ResourceHandler, ChangingHandler, WatchingHandler, DaemonHandler, TimerHandler, IndexingHandler,
+  WebhookHandler, ActivityHandler, ErrorsModeName,
+} from './core/intents/handlers.js';
+
+// Handler signatures.
+export type {
+  OperatorMemo, OperatorIndices, HandlerMemo, ChangeReason, ActivityName, WebhookOperation, UserInfo,
+  SpecOf, StatusOf, EssenceOf, FieldPathOf, PathValue, FieldRef, UntypedBody,
+  RetryArgs, ResourceArgs, ChangingArgs, WatchingArgs, DaemonArgs, TimerArgs, IndexingArgs, WebhookArgs, ActivityArgs,
+  ChangingFn, WatchingFn, DaemonFn, TimerFn, IndexingFn, WebhookFn, ActivityFn,
+} from './core/intents/callbacks.js';
+
+// Handler errors and their treatment.
+export {
+  KopfError, TemporaryError, PermanentError, HandlerTimeoutError, HandlerRetriesError, AdmissionError, ErrorsMode,
+} from './core/actions/errors.js';
+
+// Lifecycles: `lifecycles.asap`, `allAtOnce`, `oneByOne`, `randomized`, `shuffled`.
+export * as lifecycles from './core/actions/lifecycles.js';
+export { getDefaultLifecycle, setDefaultLifecycle } from './core/actions/lifecycles.js';
+export type { Lifecycle, LifecycleContext } from './core/actions/lifecycles.js';
+
+// Logging (the CLI's logging flags, also for embedded operators).
+export { configure } from './core/actions/logging.js';
+export type { ConfigureOptions, LogFormat } from './core/actions/logging.js';
+
+// K8s-events about objects.
+export { event, info, warn, exception } from './core/engines/posting.js';
+export type { EventTargets } from './core/engines/posting.js';
+
+// Sub-handlers, from inside change handlers.
+export { subhandler, register, execute } from './core/reactor/subhandling.js';
+export type { SubhandlerOptions, RegisterOptions, ExecuteOptions } from './core/reactor/subhandling.js';

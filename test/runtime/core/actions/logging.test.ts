@@ -1,0 +1,195 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import type * as events from '../../../../runtime/core/actions/events.js';
+import * as execution from '../../../../runtime/core/actions/execution.js';
+import * as invocation from '../../../../runtime/core/actions/invocation.js';
+import * as logging from '../../../../runtime/core/actions/logging.js';
+import * as progression from '../../../../runtime/core/actions/progression.js';
+import { makeWorld, referenceBody } from './helpers.js';
+
+let lines: string[] = [];
+let restore: () => void = () => undefined;
+
+beforeEach(() => {
+  lines = [];
+  restore = logging.setLogSink((line) => lines.push(line));
+});
+
+afterEach(() => {
+  restore();
+  logging.configure();
+});
+
+const body = referenceBody();
+const clusterBody = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1', uid: 'uid-ns' } };
+
+function postingSettings(loggers: boolean): settings.OperatorSettings {
+  const config = new settings.OperatorSettings({ warn: () => undefined });
+  config.posting.loggers = loggers;
+  return config;
+}
+
+describe('formats', () => {
+  it('R-POST-5 full: time, logger name (20), level (8), the object prefix and the message', () => {
+    logging.configure();
+    logging.objectLogger({ body }).info('Something was logged here.');
+    logging.getLogger('kopf.activities.startup.with.a.long.name').warning('Careful.');
+    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] kopf\.objects {9}\[INFO {4}\] \[default\/kopf-example-1\] Something was logged here\.$/);
+    expect(lines[1]).toMatch(/^\[[^\]]+\] kopf\.activities\.star \[WARNING \] Careful\.$/);
+  });
+
+  it('R-POST-5 plain: the message with the prefix; cluster-scoped objects have only the name', () => {
+    logging.configure({ logFormat: 'plain' });
+    logging.objectLogger({ body }).info('Creation is in progress: x');
+    logging.objectLogger({ body: clusterBody }).info('Hello.');
+    logging.getLogger('kopf.reactor').info('No prefix.');
+    expect(lines).toEqual(['[default/kopf-example-1] Creation is in progress: x', '[ns1] Hello.', 'No prefix.']);
+  });
+
+  it('R-POST-5 json: message, timestamp, the object under the refkey, severity; no prefix by default', () => {
+    logging.configure({ logFormat: 'json' });
+    logging.objectLogger({ body }).warning('Careful.');
+    logging.configure({ logFormat: 'json', logRefkey: 'k8s', logPrefix: true });
+    logging.objectLogger({ body }).info('Prefixed.');
+    const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(Object.keys(first!)).toEqual(['message', 'timestamp', 'object', 'severity']);
+    expect(first).toMatchObject({
+      message: 'Careful.', severity: 'warn',
+      object: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1', namespace: 'default' },
+    });
+    expect(first!['timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+    expect(second).toMatchObject({ message: '[default/kopf-example-1] Prefixed.', k8s: { name: 'kopf-example-1' }, severity: 'info' });
+  });
+
+  it('R-POST-5 --no-log-prefix drops the prefix in full/plain', () => {
+    logging.configure({ logFormat: 'plain', logPrefix: false });
+    logging.objectLogger({ body }).info('Bare.');
+    expect(lines).toEqual(['Bare.']);
+  });
+
+  it('errors are followed by their stack trace; non-Error values by their inspection', () => {
+    logging.configure({ logFormat: 'plain' });
+    const logger = logging.getLogger('kopf.x');
+    logger.error('Failed.', { error: new Error('boom') });
+    logger.error('Failed too.', { error: { weird: true } });
+    expect(lines[0]).toMatch(/^Failed\.\nError: boom\n {4}at /);
+    expect(lines[1]).toBe('Failed too.\nThrown value: { weird: true }');
+  });
+
+  it.each([
+    [10, 'DEBUG', 'debug', 'Debug'], [20, 'INFO', 'info', 'Normal'], [30, 'WARNING', 'warn', 'Warning'],
+    [40, 'ERROR', 'error', 'Error'], [50, 'CRITICAL', 'fatal', 'Fatal'],
+  ])('level %i is %s, severity %s, event type %s', (level, name, severity, type) => {
+    expect(logging.levelName(level)).toBe(name);
+    expect(logging.severityOf(level)).toBe(severity);
+    expect(logging.eventTypeOf(level)).toBe(type);
+  });
+
+  it('unknown formats are refused', () => {
+    expect(() => logging.configure({ logFormat: 'xml' as never })).toThrow(TypeError);
+  });
+});
+
+describe('levels', () => {
+  function emitAll(): void {
+    const named = logging.getLogger('kopf.reactor');
+    const low = logging.getLogger('kopf.clients', { lowLevel: true });
+    named.debug('named debug');
+    named.info('named info');
+    named.warning('named warning');
+    low.debug('low debug');
+    low.info('low info');
+    low.warning('low warning');
+  }
+
+  it.each([
+    ['default INFO', {}, ['named info', 'named warning', 'low warning']],
+    ['--verbose DEBUG without low-level logs', { verbose: true }, ['named debug', 'named info', 'named warning', 'low warning']],
+    ['--debug DEBUG with low-level logs', { debug: true }, ['named debug', 'named info', 'named warning', 'low debug', 'low info', 'low warning']],
+    ['--quiet WARNING', { quiet: true }, ['named warning', 'low warning']],
+  ] as const)('R-POST-5 %s', (_title, options, expected) => {
+    logging.configure({ ...options, logFormat: 'plain' });
+    emitAll();
+    expect(lines).toEqual(expected);
+  });
+});
+
+describe('posting per-object messages as k8s-events', () => {
+  function capture(): { posted: events.QueuedEvent[]; sink: events.EventSink } {
+    const posted: events.QueuedEvent[] = [];
+    return { posted, sink: (event) => posted.push(event) };
+  }
+
+  it('R-POST-2 D-1 nothing is posted unless settings.posting.loggers is on', () => {
+    const { posted, sink } = capture();
+    logging.objectLogger({ body, settings: postingSettings(false), sink }).info('Something was logged here.');
+    expect(posted).toEqual([]);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('R-POST-2 with loggers on: reason Logging, type by level, only at or above posting.level', () => {
+    logging.configure({ verbose: true });
+    const { posted, sink } = capture();
+    const logger = logging.objectLogger({ body, settings: postingSettings(true), sink });
+    logger.debug('Creation is in progress: {...}');
+    logger.info('Something was logged here.');
+    logger.warning('Careful.');
+    logger.error('Failed.', { error: new Error('boom') });
+    logger.critical('Dead.');
+    expect(posted.map((e) => [e.type, e.reason, e.message.split('\n')[0]])).toEqual([
+      ['Normal', 'Logging', 'Something was logged here.'],
+      ['Warning', 'Logging', 'Careful.'],
+      ['Error', 'Logging', 'Failed.'],
+      ['Fatal', 'Logging', 'Dead.'],
+    ]);
+    expect(posted[2]!.message).toMatch(/^Failed\.\nError: boom/);
+    expect(posted[0]!.ref).toEqual({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1', namespace: 'default' });
+  });
+
+  it('R-POST-2 posting.level 10 posts DEBUG as type Debug; posting.enabled=false posts nothing; local loggers never post', () => {
+    logging.configure({ verbose: true });
+    const { posted, sink } = capture();
+    const config = postingSettings(true);
+    config.posting.level = 10;
+    logging.objectLogger({ body, settings: config, sink }).debug('Low.');
+    logging.objectLogger({ body, settings: config, sink, local: true }).info('Local.');
+    expect(posted.map((e) => e.type)).toEqual(['Debug']);
+    config.posting.enabled = false;
+    logging.objectLogger({ body, settings: config, sink }).info('Disabled.');
+    expect(posted).toHaveLength(1);
+  });
+
+  it('R-POST-2 messages below the configured log level are neither printed nor posted', () => {
+    logging.configure({ quiet: true });
+    const { posted, sink } = capture();
+    logging.objectLogger({ body, settings: postingSettings(true), sink }).info('Hidden.');
+    expect(posted).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  it('R-POST-2 without explicit settings and sink, the current operator\'s are used', () => {
+    const { posted, sink } = capture();
+    const config = postingSettings(true);
+    invocation.runInOperator({ settings: config, events: sink }, () => {
+      logging.objectLogger({ body }).info('From the operator.');
+    });
+    logging.objectLogger({ body }).info('Outside of any operator.');
+    expect(posted.map((e) => e.message)).toEqual(['From the operator.']);
+  });
+
+  it('A-11 a handler run posts its own message and the success line, but no DEBUG lines', async () => {
+    logging.configure({ verbose: true });
+    const world = makeWorld();
+    const { posted, sink } = capture();
+    const logger = logging.objectLogger({ body, settings: postingSettings(true), sink });
+    const create_fn: execution.Invocable = { id: 'create_fn', fn: ({ logger: log }) => { (log as logging.ObjectLogger).info('Something was logged here.'); } };
+    const state = progression.State.fromScratch().withPurpose('create').withHandlers(['create_fn'], world.clock.now());
+    await execution.executeHandlersOnce({
+      handlers: [create_fn], state,
+      scope: { settings: world.settings, clock: world.clock, logger, kwargs: () => ({ logger }) },
+    });
+    expect(posted.map((e) => e.message)).toEqual(['Something was logged here.', "Handler 'create_fn' succeeded."]);
+    expect(lines.some((line) => line.includes("[default/kopf-example-1] Handler 'create_fn' is invoked."))).toBe(true);
+  });
+});
