@@ -1,0 +1,220 @@
+/**
+ * Handler signatures: one arguments interface per handler kind, generic over the body type
+ * (R-KWARGS; DESIGN "The typed layer"). Types only.
+ *
+ * Kopf passes keyword arguments; kopf-gen passes one object that handlers destructure
+ * (`({ spec, patch, logger }) => …`). `Body` comes from the resource descriptor the handler is
+ * registered for, so `spec`, `status`, `patch`, `old`/`new` are typed without generics at call sites;
+ * string and tuple references give untyped `Record<string, unknown>` bodies.
+ *
+ * Conventions of the typed layer:
+ * - `body` is read-only; `patch` is the only thing handlers write to;
+ * - absent values (`old` on creation, a field that is not there) are `undefined`
+ *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the spec;
+ * - `memo` is typed by augmenting the empty `OperatorMemo` interface, indices by augmenting
+ *   `OperatorIndices` (declaration merging):
+ *
+ * @example
+ * declare module 'kopf-gen/runtime' {
+ *   interface OperatorMemo { counter: number }
+ *   interface OperatorIndices { widgetsByOwner: ReadonlyMap<string, readonly string[]> }
+ * }
+ */
+
+import type * as diffs from '../../cogs/structs/diffs.js';
+import type * as bodies from '../../cogs/structs/bodies.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as patches from '../../cogs/structs/patches.js';
+import type * as references from '../../cogs/structs/references.js';
+import type * as resources from '../../cogs/structs/resources.js';
+import type * as settings from '../../cogs/configs/settings.js';
+import type * as stoppers from './stoppers.js';
+
+/** Augment to type `memo` (declaration merging). Empty by default. */
+export interface OperatorMemo {}
+
+/** Augment to type the indices injected into every handler's arguments (R-INDEX-8). */
+export interface OperatorIndices {}
+
+/** The memo as handlers see it: the augmented `OperatorMemo` plus free-form entries (R-MEMO-1). */
+export type HandlerMemo = OperatorMemo & { [key: string]: unknown };
+
+/** The reason of a change as a handler sees it (never an internal one). */
+export type ChangeReason = 'create' | 'update' | 'delete' | 'resume';
+/** What an activity handler runs for (R-KWARGS-7). */
+export type ActivityName = 'startup' | 'cleanup' | 'authentication' | 'probe';
+/** An admission request's operation. */
+export type WebhookOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/** The `userInfo` of an admission request. */
+export interface UserInfo {
+  readonly username?: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The body type of untyped references (strings, tuples, selectors, predicates). */
+export type UntypedBody = bodies.RawBody;
+
+type Open<T> = unknown extends T ? Record<string, unknown> : T;
+
+/** The type of `spec` for a body: the declared spec, or an open record (untyped bodies, no spec). */
+export type SpecOf<Body> = string extends keyof Body ? Record<string, unknown>
+  : 'spec' extends keyof Body ? Open<NonNullable<Body['spec' & keyof Body]>> : Record<string, unknown>;
+
+/** The type of `status` for a body: the declared status (`| undefined` if optional), or an open record. */
+export type StatusOf<Body> = string extends keyof Body ? Record<string, unknown>
+  : 'status' extends keyof Body ? (unknown extends Body['status' & keyof Body] ? Record<string, unknown> : Body['status' & keyof Body])
+  : Record<string, unknown>;
+
+/**
+ * The essence of a body (R-ESSENCE-1): what change detection compares — the body without
+ * `apiVersion`, `kind`, `status` and most of `metadata` (labels and annotations stay).
+ */
+export type EssenceOf<Body> = string extends keyof Body
+  ? Record<string, unknown>
+  : Omit<Body, 'apiVersion' | 'kind' | 'metadata' | 'status'> & {
+    metadata?: Pick<resources.ObjectMeta, 'labels' | 'annotations'>;
+  };
+
+type Depth = [never, 0, 1, 2, 3, 4, 5, 6, 7, 8];
+
+/**
+ * The dotted field paths of a type, e.g. `'spec' | 'spec.replicas' | 'metadata.labels.${string}'`.
+ * Arrays are leaves (Kopf compares them as whole values). Untyped bodies give `string`.
+ */
+export type FieldPathOf<T, D extends number = 8> = [D] extends [never] ? never
+  : T extends readonly unknown[] ? never
+  : T extends object
+    ? { [K in keyof T & string]-?: K | Nested<NonNullable<T[K]>, K, Depth[D]> }[keyof T & string]
+    : never;
+
+type Nested<V, K extends string, D extends number> =
+  V extends readonly unknown[] ? never
+  : V extends object ? `${K}.${FieldPathOf<V, D>}`
+  : never;
+
+/** The type at a dotted path (without `undefined`/`null`); `unknown` for unknown paths or array forms. */
+export type PathValue<T, P> =
+  P extends `${infer Head}.${infer Rest}`
+    ? (Head extends keyof NonNullable<T> ? PathValue<NonNullable<T>[Head], Rest> : unknown)
+    : P extends keyof NonNullable<T> ? Open2<NonNullable<NonNullable<T>[P]>> : unknown;
+
+type Open2<T> = unknown extends T ? unknown : T;
+
+/** A field reference of a body: a dotted path (type-checked for typed bodies) or an array of keys. */
+export type FieldRef<Body> = FieldPathOf<Body> | readonly string[];
+
+/** Retry information (R-KWARGS-2): change handlers, daemons, timers, indexers, activities. */
+export interface RetryArgs {
+  /** 0 on the first attempt. */
+  readonly retry: number;
+  /** The first attempt of this handler for this change (persisted across restarts). */
+  readonly started: Date;
+  /** Seconds since `started`. */
+  readonly runtime: number;
+}
+
+/** What every resource handler receives (R-KWARGS-1). */
+export interface ResourceArgs<Body extends object> extends OperatorIndices {
+  /** The discovered resource of the object. */
+  readonly resource: references.Resource;
+  /** The whole object (read-only; write through `patch`). */
+  readonly body: Readonly<Body>;
+  readonly spec: SpecOf<Body>;
+  readonly meta: Readonly<resources.ObjectMeta>;
+  readonly status: StatusOf<Body>;
+  readonly uid: string;
+  readonly name: string;
+  /** `null` for cluster-scoped objects. */
+  readonly namespace: string | null;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The only way to change the object: a typed, auto-vivifying merge-patch (R-PATCH-1). */
+  readonly patch: patches.Patch<Body>;
+  readonly logger: loggers.Logger;
+  readonly memo: HandlerMemo;
+  /** The `param` option of the registration (R-HANDLERS-12). */
+  readonly param: unknown;
+  /** Aborted when the handler is cancelled (operator exit, forced daemon stop). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Change handlers (create/update/delete/resume/field, R-KWARGS-3). `Value` is the type of `old` and
+ * `new`: the essence for whole-object handlers, the field's type for field handlers.
+ */
+export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>> extends ResourceArgs<Body>, RetryArgs {
+  readonly reason: ChangeReason;
+  /** `undefined` on creation (no diff-base) or when the field is absent. */
+  readonly old: Value | undefined;
+  readonly new: Value | undefined;
+  /** Alias of `old`. */
+  readonly oldValue: Value | undefined;
+  /** Alias of `new` (which cannot be destructured as a variable name). */
+  readonly newValue: Value | undefined;
+  readonly diff: diffs.Diff;
+}
+
+/** On-event handlers (R-KWARGS-4). */
+export interface WatchingArgs<Body extends object> extends ResourceArgs<Body> {
+  readonly event: bodies.RawEvent<Body>;
+  /** `null` for events of the initial listing. */
+  readonly type: bodies.RawEventType;
+}
+
+/** Daemons (R-KWARGS-5); `body`, `spec`… are live views of the newest body (R-KWARGS-8). */
+export interface DaemonArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {
+  readonly stopped: stoppers.DaemonStopped;
+}
+
+/** Timers. */
+export interface TimerArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {}
+
+/** Index handlers. */
+export interface IndexingArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {}
+
+/** Admission handlers (R-KWARGS-6): `patch` collects mutations; `warnings` is appendable. */
+export interface WebhookArgs<Body extends object> extends ResourceArgs<Body> {
+  readonly dryRun: boolean;
+  readonly warnings: string[];
+  readonly userInfo: UserInfo;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly sslPeer: Readonly<Record<string, unknown>>;
+  readonly operation: WebhookOperation | null;
+  /** Never `'*'`; `null` for the main body. */
+  readonly subresource: string | null;
+  /** The request's `oldObject`, if any. */
+  readonly old: Readonly<Body> | undefined;
+  /** The request's `object`, if any. */
+  readonly new: Readonly<Body> | undefined;
+  readonly oldValue: Readonly<Body> | undefined;
+  readonly newValue: Readonly<Body> | undefined;
+  readonly diff: diffs.Diff;
+}
+
+/** Activity handlers: startup, cleanup, login, probe (R-KWARGS-7). No resource arguments. */
+export interface ActivityArgs extends OperatorIndices, RetryArgs {
+  readonly activity: ActivityName;
+  readonly logger: loggers.Logger;
+  readonly memo: HandlerMemo;
+  /** Startup handlers may modify the settings (R-ACTIVITY-1). */
+  readonly settings: settings.OperatorSettings;
+  readonly param: unknown;
+  readonly signal: AbortSignal;
+}
+
+/** A value that may be awaited. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** A change handler; its (awaited) result goes to `status.<id>` unless null/undefined. */
+export type ChangingFn<Body extends object, Value = EssenceOf<Body>> = (args: ChangingArgs<Body, Value>) => unknown;
+export type WatchingFn<Body extends object> = (args: WatchingArgs<Body>) => unknown;
+export type DaemonFn<Body extends object> = (args: DaemonArgs<Body>) => unknown;
+export type TimerFn<Body extends object> = (args: TimerArgs<Body>) => unknown;
+/** An indexer: returns `{key: value}`, a `Map`, a single value (key `null`), or null to keep (R-INDEX-3). */
+export type IndexingFn<Body extends object> = (args: IndexingArgs<Body>) => unknown;
+/** An admission handler: throw `AdmissionError` to deny; write to `patch` to mutate. */
+export type WebhookFn<Body extends object> = (args: WebhookArgs<Body>) => unknown;
+export type ActivityFn = (args: ActivityArgs) => unknown;

@@ -1,0 +1,274 @@
+/**
+ * Handler descriptors: what a registration produced, as a discriminated union on `kind`.
+ *
+ * `on.ts` (and the sub-handler helpers) turn a user function plus options into one of these values;
+ * the registry stores them; the reactor and the engines read them. Building a descriptor is where
+ * registration errors happen (the option checks live in `options.ts`), all as `TypeError`s and all
+ * at registration time:
+ * unknown option keys (R-API-4), anonymous functions without `id` (R-HANDLERS-2), `value` together
+ * with `old`/`new` or any of them without `field` (R-FILTERS-5), `null` label/annotation filters
+ * (R-FILTERS-2), malformed numbers and admission operations.
+ *
+ * Handler ids (R-HANDLERS-2) are the explicit `id` or the function's name, plus `/<field>` when a
+ * field is given (except for indexers, whose id is the index name). Function names are used as they
+ * are (camelCase); give Kopf's snake_case names as `id` to continue a Python operator's in-flight
+ * retries.
+ */
+
+import type * as dicts from '../../cogs/structs/dicts.js';
+import type * as callbacks from './callbacks.js';
+import type * as filters from './filters.js';
+import * as parsing from './options.js';
+import type * as selectors from './selectors.js';
+
+/** How arbitrary errors are treated (R-ERRORS-3); `null` in a descriptor means the kind's default. */
+export type ErrorsModeName = parsing.ErrorsModeName;
+/** Options as received by the builders. */
+export type RawOptions = parsing.RawOptions;
+
+/** A handler function as stored: called with one arguments object (R-API-3). */
+export type HandlerFn = { bivarianceHack(args: object): unknown }['bivarianceHack'];
+/** A callback of an option (e.g. `initialDelay`), called with the handler's arguments. */
+export type OptionCallback<T> = parsing.OptionCallback<T>;
+
+interface HandlerBase {
+  readonly id: string;
+  readonly fn: HandlerFn;
+  readonly param: unknown;
+}
+
+/** Retry options of retriable kinds (R-API-4); `null` = not set (defaults apply). */
+export type RetryPolicy = parsing.RetryPolicy;
+
+/** Everything a resource handler has: its selector and its filters. */
+export interface ResourceHandlerBase extends HandlerBase, filters.FilterSpec {
+  /** `null` for sub-handlers (they inherit their parent's object). */
+  readonly selector: selectors.Selector | null;
+}
+
+/** Create/update/delete/resume/field handlers and sub-handlers. */
+export interface ChangingHandler extends ResourceHandlerBase, RetryPolicy {
+  readonly kind: 'change';
+  /** The reason it is registered for; `null` for field handlers, resume handlers and sub-handlers. */
+  readonly reason: callbacks.ChangeReason | null;
+  /** Resume handlers: selected only for causes of *initial* objects (R-CAUSE-3). */
+  readonly initial: boolean;
+  /** Resume handlers: also selected for deletions (`deleted: true`). */
+  readonly deleted: boolean;
+  /** Non-optional delete handlers require the finalizer (R-FINAL-2). */
+  readonly requiresFinalizer: boolean;
+}
+
+/** On-event handlers (R-EVENT). */
+export interface WatchingHandler extends ResourceHandlerBase {
+  readonly kind: 'event';
+}
+
+/** Daemons (R-DAEMON-1). Durations in seconds. */
+export interface DaemonHandler extends ResourceHandlerBase, RetryPolicy {
+  readonly kind: 'daemon';
+  readonly initialDelay: number | OptionCallback<number> | null;
+  readonly cancellationBackoff: number | null;
+  readonly cancellationTimeout: number | null;
+  readonly cancellationPolling: number | null;
+}
+
+/** Timers (R-TIMER-1). Durations in seconds. */
+export interface TimerHandler extends ResourceHandlerBase, RetryPolicy {
+  readonly kind: 'timer';
+  readonly interval: number | null;
+  readonly initialDelay: number | OptionCallback<number> | null;
+  readonly sharp: boolean;
+  readonly idle: number | null;
+}
+
+/** Indexers (R-INDEX-1); the id is the index name. */
+export interface IndexingHandler extends ResourceHandlerBase, RetryPolicy {
+  readonly kind: 'index';
+}
+
+/** Validating and mutating admission handlers (R-ADMISSION-1). */
+export interface WebhookHandler extends ResourceHandlerBase {
+  readonly kind: 'webhook';
+  readonly type: 'validating' | 'mutating';
+  /** `null` = all operations. */
+  readonly operations: readonly callbacks.WebhookOperation[] | null;
+  /** `null` = the main body only; `'*'` = all subresources. */
+  readonly subresource: string | null;
+  readonly persistent: boolean;
+  readonly sideEffects: boolean;
+  readonly ignoreFailures: boolean;
+}
+
+/** Startup, cleanup, login and probe handlers (R-ACTIVITY, R-AUTH-1). */
+export interface ActivityHandler extends HandlerBase, RetryPolicy {
+  readonly kind: 'activity';
+  readonly activity: callbacks.ActivityName;
+}
+
+/** Any resource handler. */
+export type ResourceHandler = ChangingHandler | WatchingHandler | DaemonHandler | TimerHandler | IndexingHandler | WebhookHandler;
+/** Any handler. */
+export type Handler = ResourceHandler | ActivityHandler;
+/** Daemons and timers: the handlers spawned per object. */
+export type SpawningHandler = DaemonHandler | TimerHandler;
+
+/** The default errors mode of a handler kind when none is given (R-ERRORS-3). */
+export function defaultErrorsMode(handler: Handler): ErrorsModeName {
+  switch (handler.kind) {
+    case 'event': case 'index': return 'IGNORED';
+    case 'webhook': return 'PERMANENT';
+    default: return 'TEMPORARY';
+  }
+}
+
+/**
+ * The id of a handler (R-HANDLERS-2): `id` if given, else the function's name; plus `/<field>`.
+ * Throws a `TypeError` for anonymous functions without an `id`.
+ *
+ * @example
+ * handlerId(function relabel() {}, undefined, ['metadata', 'labels']) // 'relabel/metadata.labels'
+ */
+export function handlerId(fn: HandlerFn, id: unknown, field: dicts.FieldPath | null): string {
+  if (id !== undefined && id !== null && (typeof id !== 'string' || id === '')) {
+    throw new TypeError(`A handler id must be a non-empty string, got ${String(id)}.`);
+  }
+  const base = (id as string | undefined | null) ?? fn.name;
+  if (!base) {
+    throw new TypeError('Cannot derive a stable handler id from an anonymous function: name the function or pass the `id` option.');
+  }
+  return field ? `${base}/${field.join('.')}` : base;
+}
+
+function checkFn(fn: unknown, registration: parsing.Registration): HandlerFn {
+  if (typeof fn !== 'function') throw new TypeError(`on.${registration}() needs a handler function, got ${String(fn)}.`);
+  return fn as HandlerFn;
+}
+
+function resolveField(options: RawOptions, positional: unknown): dicts.FieldPath | null {
+  if (positional !== undefined && parsing.given(options['field'])) throw new TypeError("The field is given twice: positionally and as the 'field' option.");
+  return parsing.parseFieldOption(positional !== undefined ? positional : options['field']);
+}
+
+/** How a change registration differs by function (`on.create`, `on.resume`, …). */
+export interface ChangingHow {
+  readonly registration: 'create' | 'update' | 'delete' | 'resume' | 'field' | 'subhandler';
+  readonly selector: selectors.Selector | null;
+  /** A positional field (`on.field(ref, 'spec.x', …)`). */
+  readonly field?: dicts.FieldSpec;
+  /** Sub-handlers: the parent's id, prefixed as `<parent>/<id>` (R-HANDLERS-13). */
+  readonly parentId?: string;
+  /** Sub-handlers: whether the field must change (Kopf inherits the parent's); default by registration. */
+  readonly fieldNeedsChange?: boolean;
+}
+
+/** Builds a change handler descriptor (create, update, delete, resume, field, sub-handler). */
+export function changingHandler(fn: unknown, options: RawOptions, how: ChangingHow): ChangingHandler {
+  const { registration } = how;
+  const handlerFn = checkFn(fn, registration);
+  parsing.checkOptionKeys(registration, options);
+  const field = resolveField(options, how.field);
+  if (registration === 'field' && field === null) throw new TypeError('on.field() requires a field.');
+  const ownId = handlerId(handlerFn, options['id'], field);
+  const reasons: Partial<Record<ChangingHow['registration'], callbacks.ChangeReason>> = { create: 'create', update: 'update', delete: 'delete' };
+  return Object.freeze({
+    kind: 'change',
+    id: how.parentId ? `${how.parentId}/${ownId}` : ownId,
+    fn: handlerFn,
+    param: options['param'],
+    selector: how.selector,
+    ...parsing.retryPolicy(options),
+    ...parsing.filterSpec(options, field, how.fieldNeedsChange ?? (registration === 'update' || registration === 'field')),
+    reason: reasons[registration] ?? null,
+    initial: registration === 'resume',
+    deleted: registration === 'resume' && parsing.flag(options, 'deleted'),
+    requiresFinalizer: registration === 'delete' && !parsing.flag(options, 'optional'),
+  });
+}
+
+/** Builds an on-event handler descriptor. */
+export function watchingHandler(fn: unknown, options: RawOptions, selector: selectors.Selector): WatchingHandler {
+  const handlerFn = checkFn(fn, 'event');
+  parsing.checkOptionKeys('event', options);
+  const field = resolveField(options, undefined);
+  return Object.freeze({
+    kind: 'event', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    ...parsing.filterSpec(options, field, false),
+  });
+}
+
+/** Builds a daemon handler descriptor. */
+export function daemonHandler(fn: unknown, options: RawOptions, selector: selectors.Selector): DaemonHandler {
+  const handlerFn = checkFn(fn, 'daemon');
+  parsing.checkOptionKeys('daemon', options);
+  const field = resolveField(options, undefined);
+  return Object.freeze({
+    kind: 'daemon', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    ...parsing.retryPolicy(options),
+    ...parsing.filterSpec(options, field, false),
+    initialDelay: parsing.delayOrCallback(options, 'initialDelay'),
+    cancellationBackoff: parsing.seconds(options, 'cancellationBackoff'),
+    cancellationTimeout: parsing.seconds(options, 'cancellationTimeout'),
+    cancellationPolling: parsing.seconds(options, 'cancellationPolling'),
+  });
+}
+
+/** Builds a timer handler descriptor. */
+export function timerHandler(fn: unknown, options: RawOptions, selector: selectors.Selector): TimerHandler {
+  const handlerFn = checkFn(fn, 'timer');
+  parsing.checkOptionKeys('timer', options);
+  const field = resolveField(options, undefined);
+  return Object.freeze({
+    kind: 'timer', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    ...parsing.retryPolicy(options),
+    ...parsing.filterSpec(options, field, false),
+    interval: parsing.seconds(options, 'interval'),
+    initialDelay: parsing.delayOrCallback(options, 'initialDelay'),
+    sharp: parsing.flag(options, 'sharp'),
+    idle: parsing.seconds(options, 'idle'),
+  });
+}
+
+/** Builds an indexer descriptor (no field suffix: the id is the index name). */
+export function indexingHandler(fn: unknown, options: RawOptions, selector: selectors.Selector): IndexingHandler {
+  const handlerFn = checkFn(fn, 'index');
+  parsing.checkOptionKeys('index', options);
+  const field = resolveField(options, undefined);
+  return Object.freeze({
+    kind: 'index', id: handlerId(handlerFn, options['id'], null), fn: handlerFn, param: options['param'], selector,
+    ...parsing.retryPolicy(options),
+    ...parsing.filterSpec(options, field, false),
+  });
+}
+
+/** Builds a validating or mutating admission handler descriptor. */
+export function webhookHandler(fn: unknown, options: RawOptions, selector: selectors.Selector, type: 'validating' | 'mutating'): WebhookHandler {
+  const registration = type === 'validating' ? 'validate' : 'mutate';
+  const handlerFn = checkFn(fn, registration);
+  parsing.checkOptionKeys(registration, options);
+  const field = resolveField(options, undefined);
+  return Object.freeze({
+    kind: 'webhook', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    ...parsing.filterSpec(options, field, false),
+    type,
+    operations: parsing.operations(options),
+    subresource: parsing.subresource(options),
+    persistent: parsing.flag(options, 'persistent'),
+    sideEffects: parsing.flag(options, 'sideEffects'),
+    ignoreFailures: parsing.flag(options, 'ignoreFailures'),
+  });
+}
+
+/** Builds an activity handler descriptor (`startup`, `cleanup`, `login`, `probe`). */
+export function activityHandler(fn: unknown, options: RawOptions, registration: 'startup' | 'cleanup' | 'login' | 'probe'): ActivityHandler {
+  const handlerFn = checkFn(fn, registration);
+  parsing.checkOptionKeys(registration, options);
+  return Object.freeze({
+    kind: 'activity',
+    id: handlerId(handlerFn, options['id'], null),
+    fn: handlerFn,
+    param: options['param'],
+    ...parsing.retryPolicy(options),
+    activity: registration === 'login' ? 'authentication' : registration,
+  });
+}

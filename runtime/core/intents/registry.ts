@@ -1,0 +1,282 @@
+/**
+ * The operator registry: every handler the user registered, and which of them a cause selects.
+ *
+ * Registration (`on.ts`) appends handler descriptors (`handlers.ts`) in order. The reactor asks:
+ * - which selectors to serve (`selectorUsage()`, fed to `selectors.reviseResources()`);
+ * - which handlers a cause selects: `changingHandlers()` (reason, resume mixing R-CAUSE-3, field
+ *   handlers R-CAUSE-4, filters, deduplication R-HANDLERS-3, registration order R-HANDLERS-4),
+ *   `watchingHandlers()`, `spawningHandlers()`, `indexingHandlers()`, `webhookHandlers()`;
+ * - whether change handlers care about an object at all (`prematchChanging()`, stealth mode R-CAUSE-5);
+ * - whether the object needs the finalizer (`requiresFinalizer()`, R-FINAL-2);
+ * - which extra fields go into the essence (`extraFields()`, R-ESSENCE-2).
+ *
+ * Filter callbacks receive a kwargs object built lazily by a caller-given `kwargs` builder (the
+ * reactor passes the builder of the real handler arguments); without one, a basic object with the
+ * resource fields is used. Kopf splits this into per-family registries; one class suffices here.
+ */
+
+import * as dicts from '../../cogs/structs/dicts.js';
+import * as diffs from '../../cogs/structs/diffs.js';
+import type * as references from '../../cogs/structs/references.js';
+import * as causes from './causes.js';
+import type * as callbacks from './callbacks.js';
+import * as filters from './filters.js';
+import type * as handlers from './handlers.js';
+import * as selectors from './selectors.js';
+
+/** Builds the kwargs of a handler for its filter callbacks; called lazily, at most once per check. */
+export type KwargsBuilder = (handler: handlers.ResourceHandler, subject: filters.Subject) => object;
+
+/** Options of the selection methods. */
+export interface MatchOptions {
+  /** The builder of callback kwargs; defaults to `basicKwargs`. */
+  readonly kwargs?: KwargsBuilder;
+}
+
+/** What an admission request offers for handler selection (R-ADMISSION-4). */
+export interface WebhookSubject extends filters.Subject {
+  /** The type of the webhook, when the server knows it. */
+  readonly type?: 'validating' | 'mutating' | null;
+  /** The webhook id from the request path, if any: only that handler is selected. */
+  readonly webhook?: string | null;
+  readonly subresource: string | null;
+  readonly operation: callbacks.WebhookOperation | null;
+}
+
+/**
+ * A basic kwargs object for filter callbacks: the resource fields of R-KWARGS-1 and, for change
+ * causes, `old`/`new`/`diff`/`reason` (absent values as `undefined`).
+ */
+export function basicKwargs(handler: handlers.ResourceHandler, subject: filters.Subject): Record<string, unknown> {
+  const body = subject.body;
+  const meta = dicts.isObject(body.metadata) ? body.metadata : {};
+  const kwargs: Record<string, unknown> = {
+    resource: subject.resource,
+    body,
+    spec: dicts.isObject(body['spec']) ? body['spec'] : {},
+    meta,
+    status: dicts.isObject(body['status']) ? body['status'] : {},
+    uid: meta.uid,
+    name: meta.name,
+    namespace: meta.namespace ?? null,
+    labels: meta.labels ?? {},
+    annotations: meta.annotations ?? {},
+    param: handler.param,
+  };
+  const cause = subject as Partial<causes.ChangingCause>;
+  if (subject.old !== undefined || subject.new !== undefined) {
+    const field = handler.field ?? [];
+    const old = dicts.resolve(subject.old, field) ?? undefined;
+    const now = dicts.resolve(subject.new, field) ?? undefined;
+    Object.assign(kwargs, { old, new: now, oldValue: old, newValue: now, reason: cause.reason });
+    if (cause.diff !== undefined) kwargs['diff'] = handler.field ? diffs.reduceDiff(cause.diff, handler.field) : cause.diff;
+  }
+  return kwargs;
+}
+
+function isSelected(handler: handlers.ResourceHandler, resource: references.Resource): boolean {
+  return handler.selector === null || handler.selector.check(resource);
+}
+
+function matches(handler: handlers.ResourceHandler, subject: filters.Subject, options: MatchOptions | undefined, prematch = false): boolean {
+  if (!isSelected(handler, subject.resource)) return false;
+  const build = options?.kwargs ?? basicKwargs;
+  return filters.matchesFilters(handler, subject, () => build(handler, subject), { prematch });
+}
+
+function deduplicated<H extends handlers.Handler>(list: Iterable<H>): H[] {
+  const seen = new Map<handlers.HandlerFn, Set<string>>();
+  const result: H[] = [];
+  for (const handler of list) {
+    const ids = seen.get(handler.fn) ?? new Set<string>();
+    if (ids.has(handler.id)) continue;
+    ids.add(handler.id);
+    seen.set(handler.fn, ids);
+    result.push(handler);
+  }
+  return result;
+}
+
+function fieldKey(path: dicts.FieldPath): string {
+  return JSON.stringify(path);
+}
+
+/**
+ * All handlers of one operator. Kopf: `kopf.OperatorRegistry`.
+ *
+ * @example
+ * const registry = new OperatorRegistry();
+ * on.create(Widgets, { registry }, async function created({ spec }) { … });
+ */
+export class OperatorRegistry {
+  private readonly list: handlers.Handler[] = [];
+
+  /** Appends a handler (registration order is selection order). Returns it. */
+  register<H extends handlers.Handler>(handler: H): H {
+    this.list.push(handler);
+    return handler;
+  }
+
+  /** All handlers in registration order. */
+  get handlers(): readonly handlers.Handler[] {
+    return this.list;
+  }
+
+  private ofKind<K extends handlers.Handler['kind']>(kind: K): Array<Extract<handlers.Handler, { kind: K }>> {
+    return this.list.filter((h): h is Extract<handlers.Handler, { kind: K }> => h.kind === kind);
+  }
+
+  /** Activity handlers of one activity, in order. */
+  activityHandlers(activity: callbacks.ActivityName): handlers.ActivityHandler[] {
+    return this.ofKind('activity').filter((h) => h.activity === activity);
+  }
+
+  /** All change handlers selecting a resource (regardless of filters), e.g. to load their progress. */
+  changingHandlersOf(resource: references.Resource): handlers.ChangingHandler[] {
+    return this.ofKind('change').filter((h) => isSelected(h, resource));
+  }
+
+  /** All on-event handlers selecting a resource. */
+  watchingHandlersOf(resource: references.Resource): handlers.WatchingHandler[] {
+    return this.ofKind('event').filter((h) => isSelected(h, resource));
+  }
+
+  /** All daemons and timers selecting a resource. */
+  spawningHandlersOf(resource: references.Resource): handlers.SpawningHandler[] {
+    return this.list.filter((h): h is handlers.SpawningHandler => (h.kind === 'daemon' || h.kind === 'timer') && isSelected(h, resource));
+  }
+
+  /** All indexers selecting a resource. */
+  indexingHandlersOf(resource: references.Resource): handlers.IndexingHandler[] {
+    return this.ofKind('index').filter((h) => isSelected(h, resource));
+  }
+
+  /** All admission handlers selecting a resource. */
+  webhookHandlersOf(resource: references.Resource): handlers.WebhookHandler[] {
+    return this.ofKind('webhook').filter((h) => isSelected(h, resource));
+  }
+
+  /** The names of all indices (the ids of all indexers), in order, without duplicates. */
+  indexNames(): string[] {
+    return [...new Set(this.ofKind('index').map((h) => h.id))];
+  }
+
+  /** Selectors by purpose, for `selectors.reviseResources()` and discovery. */
+  selectorUsage(): selectors.SelectorUsage & { readonly all: readonly selectors.Selector[] } {
+    const of = (kinds: readonly string[]): selectors.Selector[] => selectors.uniqueSelectors(this.list.flatMap((h) =>
+      (kinds.includes(h.kind) && h.kind !== 'activity' && h.selector !== null ? [h.selector] : [])));
+    return {
+      watched: of(['event', 'daemon', 'timer', 'change']),
+      patched: of(['daemon', 'timer', 'change']),
+      indexed: of(['index']),
+      webhooks: of(['webhook']),
+      all: of(['event', 'daemon', 'timer', 'change', 'index', 'webhook']),
+    };
+  }
+
+  /**
+   * The change handlers a cause selects, deduplicated, in registration order (R-HANDLERS-3/4):
+   * by reason (field handlers, resume handlers and reason-less handlers match any handler reason);
+   * resume handlers only for initial objects and, on deletion, only with `deleted: true` (R-CAUSE-3);
+   * then by the filters, including the field change (R-CAUSE-4, R-HANDLERS-11). Causes that invoke
+   * no handlers (`noop`, `free`, `gone`) select nothing.
+   */
+  changingHandlers(cause: causes.ChangingCause, options?: MatchOptions): handlers.ChangingHandler[] {
+    if (!causes.isHandlerReason(cause.reason)) return [];
+    const selected = this.ofKind('change').filter((h) => {
+      if (h.reason !== null && h.reason !== cause.reason) return false;
+      if (h.initial && !cause.initial) return false;
+      if (h.initial && cause.deleted && !h.deleted) return false;
+      return matches(h, cause, options);
+    });
+    return deduplicated(selected);
+  }
+
+  /** Whether the resource has change handlers at all. */
+  hasChangingHandlers(resource: references.Resource): boolean {
+    return this.changingHandlersOf(resource).length > 0;
+  }
+
+  /**
+   * Whether any change handler of the resource pre-matches the object: all filters except the
+   * field change (R-FILTERS-8). When false, the changing cause is dropped (stealth mode, R-CAUSE-5).
+   */
+  prematchChanging(subject: filters.Subject, options?: MatchOptions): boolean {
+    return this.ofKind('change').some((h) => matches(h, subject, options, true));
+  }
+
+  /**
+   * Whether the object needs the finalizer (R-FINAL-2): a non-optional delete handler pre-matches
+   * it, or a daemon or timer matches it and has not stopped forever for it (`stoppedForever`).
+   * Pass the changing cause as the subject when there is one (value filters then see old/new).
+   */
+  requiresFinalizer(subject: filters.Subject, options?: MatchOptions & {
+    readonly stoppedForever?: (handler: handlers.SpawningHandler) => boolean;
+  }): boolean {
+    if (this.ofKind('change').some((h) => h.requiresFinalizer && matches(h, subject, options, true))) return true;
+    const plain: filters.Subject = { resource: subject.resource, body: subject.body };
+    return this.spawningHandlersOf(subject.resource).some((h) => !(options?.stoppedForever?.(h) ?? false) && matches(h, plain, options));
+  }
+
+  /** On-event handlers matching a watch-event, in order (R-EVENT-1/2). */
+  watchingHandlers(cause: causes.WatchingCause, options?: MatchOptions): handlers.WatchingHandler[] {
+    const subject: filters.Subject = { resource: cause.resource, body: cause.body };
+    return deduplicated(this.ofKind('event').filter((h) => matches(h, subject, options)));
+  }
+
+  /** Daemons and timers matching the object now (R-DAEMON-2, R-DAEMON-9). */
+  spawningHandlers(cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] }, options?: MatchOptions): handlers.SpawningHandler[] {
+    const subject: filters.Subject = { resource: cause.resource, body: cause.body };
+    return deduplicated(this.spawningHandlersOf(cause.resource).filter((h) => matches(h, subject, options)));
+  }
+
+  /** Indexers matching the object now (R-INDEX-4: a mismatch removes the object from the index). */
+  indexingHandlers(cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] }, options?: MatchOptions): handlers.IndexingHandler[] {
+    const subject: filters.Subject = { resource: cause.resource, body: cause.body };
+    return deduplicated(this.indexingHandlersOf(cause.resource).filter((h) => matches(h, subject, options)));
+  }
+
+  /**
+   * Admission handlers for a request (R-ADMISSION-4): by type, webhook id, subresource (`'*'`
+   * matches all; unset matches only the main body), operation, then the filters on the request's
+   * body. Mutating handlers are skipped for `DELETE` unless their operations are exactly `['DELETE']`.
+   */
+  webhookHandlers(subject: WebhookSubject, options?: MatchOptions): handlers.WebhookHandler[] {
+    const plain: filters.Subject = { resource: subject.resource, body: subject.body };
+    return this.webhookHandlersOf(subject.resource).filter((h) => {
+      if (subject.type && subject.type !== h.type) return false;
+      if (subject.webhook && subject.webhook !== h.id) return false;
+      if (h.subresource !== '*' && h.subresource !== (subject.subresource ?? null)) return false;
+      if (subject.operation && h.operations && !h.operations.includes(subject.operation)) return false;
+      const forDeletionOnly = h.operations !== null && h.operations.length > 0 && h.operations.every((op) => op === 'DELETE');
+      if (h.type === 'mutating' && subject.operation === 'DELETE' && !forDeletionOnly) return false;
+      return matches(h, plain, options);
+    });
+  }
+
+  /**
+   * The fields of on-event, change, daemon and timer handlers of a resource, which the essence must
+   * always include (R-ESSENCE-2). Deduplicated, in registration order.
+   */
+  extraFields(resource: references.Resource): dicts.FieldPath[] {
+    const fields = new Map<string, dicts.FieldPath>();
+    for (const h of this.list) {
+      if ((h.kind === 'event' || h.kind === 'change' || h.kind === 'daemon' || h.kind === 'timer') && h.field && isSelected(h, resource)) {
+        fields.set(fieldKey(h.field), h.field);
+      }
+    }
+    return [...fields.values()];
+  }
+}
+
+let defaultRegistry: OperatorRegistry | undefined;
+
+/** The process-global registry used when registrations name none; created on first use (R-API-5). */
+export function getDefaultRegistry(): OperatorRegistry {
+  return (defaultRegistry ??= new OperatorRegistry());
+}
+
+/** Replaces the process-global registry (e.g. per test). */
+export function setDefaultRegistry(registry: OperatorRegistry): void {
+  defaultRegistry = registry;
+}

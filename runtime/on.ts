@@ -1,0 +1,300 @@
+/**
+ * Registration functions: `on.create(Widgets, fn)`, `on.field(Widgets, 'spec.replicas', fn)`, … —
+ * Kopf's `@kopf.on.*` decorators as plain functions (R-API-1/2).
+ *
+ * Each function parses the resource reference (`core/intents/selectors`), validates the options and
+ * builds a handler descriptor (`core/intents/handlers`), stores it in `options.registry` or the
+ * default registry (`core/intents/registry`), and returns the function unchanged, so registrations
+ * stack: `on.create(W, on.resume(W, fn))`.
+ *
+ * Types come from the reference: a descriptor (`resource<Widget>(…)`, `builtins.Pods`) types every
+ * handler argument (`spec: WidgetSpec`, `patch: Patch<Widget>`, `old`/`new` as essences, or as the
+ * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
+ * and predicates give untyped `Record<string, unknown>` bodies.
+ *
+ * Caveat: handler ids come from function names (R-HANDLERS-2). Inline arrow functions are anonymous,
+ * so pass them with an `id`, or use named functions:
+ * `on.create(Widgets, { id: 'greet' }, async ({ name }) => …)` or `on.create(Widgets, async function greet(…) {…})`.
+ */
+
+import type * as resources from './cogs/structs/resources.js';
+import type * as callbacks from './core/intents/callbacks.js';
+import type * as filters from './core/intents/filters.js';
+import * as handlers from './core/intents/handlers.js';
+import * as registries from './core/intents/registry.js';
+import * as selectors from './core/intents/selectors.js';
+
+/** The body type of a resource reference: the descriptor's body, or an untyped record. */
+export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject> ? B : callbacks.UntypedBody;
+
+/** What `old`/`new` are for a change handler: the essence, or the field's value when `P` is a field. */
+export type ValueOf<Body, P> = [P] extends [never] ? callbacks.EssenceOf<Body> : callbacks.PathValue<Body, P>;
+
+/** Options of every registration function (R-API-4). */
+export interface CommonOptions {
+  /** The handler id; defaults to the function's name (required for anonymous functions). */
+  readonly id?: string;
+  /** Passed to the handler as `param` (R-HANDLERS-12). */
+  readonly param?: unknown;
+  /** The registry to register in; defaults to `getDefaultRegistry()`. */
+  readonly registry?: registries.OperatorRegistry;
+}
+
+/** Retry options of change handlers, daemons, timers, indexers and activities (R-ERRORS). */
+export interface RetryOptions {
+  /** How arbitrary errors are treated; the default depends on the handler kind. */
+  readonly errors?: handlers.ErrorsModeName;
+  /** Seconds since the first attempt after which the handler fails (default: none). */
+  readonly timeout?: number;
+  /** Maximum number of invocations (default: unlimited). */
+  readonly retries?: number;
+  /** Seconds between retries after arbitrary errors (default: `settings.execution.defaultBackoff`). */
+  readonly backoff?: number;
+}
+
+/** Label, annotation and `when` filters (R-FILTERS-2/6); callbacks get the handler's arguments. */
+export interface FilterOptions<Args> {
+  readonly labels?: filters.MetaFilters<Args>;
+  readonly annotations?: filters.MetaFilters<Args>;
+  readonly when?: filters.WhenFilter<Args>;
+}
+
+/** A field and a value filter on it (R-FILTERS-3/4); `P` is the field, checked against the body type. */
+export interface FieldValueOptions<Body, P, Args> {
+  readonly field?: P;
+  readonly value?: filters.ValueFilter<callbacks.PathValue<Body, P>, Args>;
+}
+
+/** `old`/`new` filters of field changes (R-FILTERS-5). */
+export interface ChangeFilterOptions<V, Args> {
+  readonly old?: filters.ValueFilter<V, Args>;
+  readonly new?: filters.ValueFilter<V, Args>;
+}
+
+type ChangeBase<Body extends object, P> = CommonOptions & RetryOptions
+  & FilterOptions<callbacks.ChangingArgs<Body, ValueOf<Body, P>>>
+  & FieldValueOptions<Body, P, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
+
+export type CreateOptions<Body extends object, P = never> = ChangeBase<Body, P>;
+export type UpdateOptions<Body extends object, P = never> = ChangeBase<Body, P>
+  & ChangeFilterOptions<callbacks.PathValue<Body, P>, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
+export type DeleteOptions<Body extends object, P = never> = ChangeBase<Body, P> & {
+  /** Optional delete handlers do not require the finalizer (R-HANDLERS-9). */
+  readonly optional?: boolean;
+};
+export type ResumeOptions<Body extends object, P = never> = ChangeBase<Body, P> & {
+  /** Also resume objects that are being deleted. */
+  readonly deleted?: boolean;
+};
+/** Options of `on.field(ref, field, options, fn)` (the field is positional). */
+export type FieldOptions<Body extends object, V> = CommonOptions & RetryOptions
+  & FilterOptions<callbacks.ChangingArgs<Body, V>>
+  & { readonly value?: filters.ValueFilter<V, callbacks.ChangingArgs<Body, V>> }
+  & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V>>;
+
+export type WatchingOptions<Body extends object, P = never> = CommonOptions
+  & FilterOptions<callbacks.WatchingArgs<Body>> & FieldValueOptions<Body, P, callbacks.WatchingArgs<Body>>;
+export type DaemonOptions<Body extends object, P = never> = CommonOptions & RetryOptions
+  & FilterOptions<callbacks.DaemonArgs<Body>> & FieldValueOptions<Body, P, callbacks.DaemonArgs<Body>> & {
+    /** Seconds before the first invocation, or a callback computing them. */
+    readonly initialDelay?: number | ((args: callbacks.DaemonArgs<Body>) => number);
+    /** Seconds of graceful stopping before the forced stage (R-DAEMON-6). */
+    readonly cancellationBackoff?: number;
+    /** Seconds of the forced stage before the daemon is abandoned. */
+    readonly cancellationTimeout?: number;
+    /** Seconds between checks while waiting for a daemon to exit. */
+    readonly cancellationPolling?: number;
+  };
+export type TimerOptions<Body extends object, P = never> = CommonOptions & RetryOptions
+  & FilterOptions<callbacks.TimerArgs<Body>> & FieldValueOptions<Body, P, callbacks.TimerArgs<Body>> & {
+    /** Seconds between invocations. */
+    readonly interval?: number;
+    /** Seconds before the first invocation, or a callback computing them. */
+    readonly initialDelay?: number | ((args: callbacks.TimerArgs<Body>) => number);
+    /** Keep a fixed grid of invocations regardless of their duration. */
+    readonly sharp?: boolean;
+    /** Seconds without essential changes before invoking. */
+    readonly idle?: number;
+  };
+export type IndexingOptions<Body extends object, P = never> = CommonOptions & RetryOptions
+  & FilterOptions<callbacks.IndexingArgs<Body>> & FieldValueOptions<Body, P, callbacks.IndexingArgs<Body>>;
+export type WebhookOptions<Body extends object, P = never> = CommonOptions
+  & FilterOptions<callbacks.WebhookArgs<Body>> & FieldValueOptions<Body, P, callbacks.WebhookArgs<Body>> & {
+    /** Default: all operations. */
+    readonly operations?: readonly callbacks.WebhookOperation[];
+    /** @deprecated Use `operations`. */
+    readonly operation?: callbacks.WebhookOperation;
+    /** A subresource, or `'*'` for all; default: the main body only. */
+    readonly subresource?: string;
+    /** Keep the webhook configured after the operator exits. */
+    readonly persistent?: boolean;
+    readonly sideEffects?: boolean;
+    readonly ignoreFailures?: boolean;
+  };
+export type ActivityOptions = CommonOptions & RetryOptions;
+
+interface ChangingKinds<Body extends object, P> {
+  create: CreateOptions<Body, P>;
+  update: UpdateOptions<Body, P>;
+  delete: DeleteOptions<Body, P>;
+  resume: ResumeOptions<Body, P>;
+}
+
+interface ResourceKinds<Body extends object, P> {
+  event: { options: WatchingOptions<Body, P>; fn: callbacks.WatchingFn<Body> };
+  daemon: { options: DaemonOptions<Body, P>; fn: callbacks.DaemonFn<Body> };
+  timer: { options: TimerOptions<Body, P>; fn: callbacks.TimerFn<Body> };
+  index: { options: IndexingOptions<Body, P>; fn: callbacks.IndexingFn<Body> };
+  webhook: { options: WebhookOptions<Body, P>; fn: callbacks.WebhookFn<Body> };
+}
+
+/** The shape of `on.create`, `on.update`, `on.delete`, `on.resume`. */
+export interface ChangingRegistrar<K extends keyof ChangingKinds<object, never>> {
+  <const R extends selectors.ResourceRef>(ref: R, fn: callbacks.ChangingFn<BodyOfRef<R>>): callbacks.ChangingFn<BodyOfRef<R>>;
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
+    ref: R, options: ChangingKinds<BodyOfRef<R>, P>[K], fn: callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>,
+  ): callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>;
+}
+
+/** The shape of `on.field`: the field positionally (type-checked dotted path) or as an option. */
+export interface FieldRegistrar {
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
+    ref: R, field: P, fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
+    ref: R, field: P, options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
+    ref: R, options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>> & { readonly field: P },
+    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+}
+
+/** The shape of `on.event`, `on.daemon`, `on.timer`, `on.index`, `on.validate`, `on.mutate`. */
+export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>> {
+  <const R extends selectors.ResourceRef>(ref: R, fn: ResourceKinds<BodyOfRef<R>, never>[K]['fn']): ResourceKinds<BodyOfRef<R>, never>[K]['fn'];
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
+    ref: R, options: ResourceKinds<BodyOfRef<R>, P>[K]['options'], fn: ResourceKinds<BodyOfRef<R>, P>[K]['fn'],
+  ): ResourceKinds<BodyOfRef<R>, P>[K]['fn'];
+}
+
+/** The shape of `on.startup`, `on.cleanup`, `on.login`, `on.probe`. */
+export interface ActivityRegistrar {
+  <F extends callbacks.ActivityFn>(fn: F): F;
+  <F extends callbacks.ActivityFn>(options: ActivityOptions, fn: F): F;
+}
+
+function registryOf(options: handlers.RawOptions): registries.OperatorRegistry {
+  const registry = options['registry'];
+  if (registry === undefined || registry === null) return registries.getDefaultRegistry();
+  if (!(registry instanceof registries.OperatorRegistry)) throw new TypeError("The option 'registry' must be an OperatorRegistry.");
+  return registry;
+}
+
+function split(a: unknown, b: unknown): [handlers.RawOptions, unknown] {
+  return b === undefined ? [{}, a] : [(a ?? {}) as handlers.RawOptions, b];
+}
+
+function changing(registration: 'create' | 'update' | 'delete' | 'resume'): (ref: selectors.ResourceRef, a: unknown, b?: unknown) => unknown {
+  return (ref, a, b) => {
+    const [options, fn] = split(a, b);
+    const handler = handlers.changingHandler(fn, options, { registration, selector: selectors.parseSelector(ref) });
+    registryOf(options).register(handler);
+    return fn;
+  };
+}
+
+function resourceRegistrar(build: (fn: unknown, options: handlers.RawOptions, selector: selectors.Selector) => handlers.ResourceHandler) {
+  return (ref: selectors.ResourceRef, a: unknown, b?: unknown): unknown => {
+    const [options, fn] = split(a, b);
+    registryOf(options).register(build(fn, options, selectors.parseSelector(ref)));
+    return fn;
+  };
+}
+
+function activity(registration: 'startup' | 'cleanup' | 'login' | 'probe') {
+  return (a: unknown, b?: unknown): unknown => {
+    const [options, fn] = split(a, b);
+    registryOf(options).register(handlers.activityHandler(fn, options, registration));
+    return fn;
+  };
+}
+
+function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, c?: unknown): unknown {
+  const positional = typeof a === 'string' || Array.isArray(a);
+  const [options, fn] = positional ? split(b, c) : split(a, b);
+  const handler = handlers.changingHandler(fn, options, {
+    registration: 'field', selector: selectors.parseSelector(ref), ...(positional ? { field: a as string | string[] } : {}),
+  });
+  registryOf(options).register(handler);
+  return fn;
+}
+
+/** The registration functions. Kopf: `kopf.on`. */
+export interface On {
+  /** Runs once at operator start, before anything talks to the cluster (R-ACTIVITY-1). */
+  readonly startup: ActivityRegistrar;
+  /** Runs once at graceful exit (R-ACTIVITY-2). */
+  readonly cleanup: ActivityRegistrar;
+  /** Returns the credentials to use (R-AUTH-1); replaces the built-in logins. */
+  readonly login: ActivityRegistrar;
+  /** Contributes to the liveness endpoint (R-ACTIVITY-4). */
+  readonly probe: ActivityRegistrar;
+  /** Objects that existed at operator start (R-HANDLERS-10). */
+  readonly resume: ChangingRegistrar<'resume'>;
+  readonly create: ChangingRegistrar<'create'>;
+  /** Essential changes; with `field`, only changes of that field (R-HANDLERS-11). */
+  readonly update: ChangingRegistrar<'update'>;
+  /** Deletion (with the finalizer unless `optional`, R-HANDLERS-9). */
+  readonly delete: ChangingRegistrar<'delete'>;
+  /** Changes of one field, on any reason (R-CAUSE-4). */
+  readonly field: FieldRegistrar;
+  /** Every watch-event, no retries (R-EVENT). */
+  readonly event: ResourceRegistrar<'event'>;
+  /** An in-memory index named by the handler id (R-INDEX). */
+  readonly index: ResourceRegistrar<'index'>;
+  /** A long-running task per object (R-DAEMON). */
+  readonly daemon: ResourceRegistrar<'daemon'>;
+  /** A periodic task per object (R-TIMER). */
+  readonly timer: ResourceRegistrar<'timer'>;
+  /** A validating admission webhook (R-ADMISSION). */
+  readonly validate: ResourceRegistrar<'webhook'>;
+  /** A mutating admission webhook (R-ADMISSION). */
+  readonly mutate: ResourceRegistrar<'webhook'>;
+}
+
+/**
+ * The registration functions.
+ *
+ * @example
+ * on.create(Widgets, async function greet({ spec, name, patch }) {
+ *   patch.status.replicas = spec.replicas;
+ *   return { message: `created ${name}` };
+ * });
+ * on.field(Widgets, 'spec.replicas', { id: 'scale' }, ({ old, new: now }) => { … });
+ */
+export const on: On = Object.freeze({
+  startup: activity('startup') as ActivityRegistrar,
+  cleanup: activity('cleanup') as ActivityRegistrar,
+  login: activity('login') as ActivityRegistrar,
+  probe: activity('probe') as ActivityRegistrar,
+  resume: changing('resume') as ChangingRegistrar<'resume'>,
+  create: changing('create') as ChangingRegistrar<'create'>,
+  update: changing('update') as ChangingRegistrar<'update'>,
+  delete: changing('delete') as ChangingRegistrar<'delete'>,
+  field: fieldRegistration as FieldRegistrar,
+  event: resourceRegistrar(handlers.watchingHandler) as ResourceRegistrar<'event'>,
+  index: resourceRegistrar(handlers.indexingHandler) as ResourceRegistrar<'index'>,
+  daemon: resourceRegistrar(handlers.daemonHandler) as ResourceRegistrar<'daemon'>,
+  timer: resourceRegistrar(handlers.timerHandler) as ResourceRegistrar<'timer'>,
+  validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
+  mutate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'mutating')) as ResourceRegistrar<'webhook'>,
+});
+
+/** Alias of `on.daemon` (Kopf: `kopf.daemon`). */
+export const daemon: ResourceRegistrar<'daemon'> = on.daemon;
+/** Alias of `on.timer` (Kopf: `kopf.timer`). */
+export const timer: ResourceRegistrar<'timer'> = on.timer;
+/** Alias of `on.index` (Kopf: `kopf.index`). */
+export const index: ResourceRegistrar<'index'> = on.index;
