@@ -11,7 +11,8 @@
 
 import * as jsonvalues from './jsonvalues.js';
 
-type Step =
+/** One parsed step of an expression. */
+export type Step =
   | { kind: 'field'; name: string }
   | { kind: 'index'; index: number }
   | { kind: 'wildcard' }

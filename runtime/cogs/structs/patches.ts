@@ -13,19 +13,20 @@
  * The merge-patch part is typed from the body with `PatchOf<Body>`: every property is writable
  * with its own type or `null`, and nested objects are always there to be written into.
  *
- * Caveat: because nested objects vivify on access, *reading* a field that was never written gives an
- * empty view object, not `undefined`. Use `getAt()`/`hasAt()` (or `toMergePatch()`) to inspect.
+ * Caveats:
+ * - because nested objects vivify on access, *reading* a field that was never written gives an
+ *   empty view object, not `undefined`; use `getAt()`/`hasAt()` (or `toMergePatch()`) to inspect;
+ * - TypeScript cannot give one property different read and write types in a mapped type, so a
+ *   nested *object* field cannot be assigned `null` through `PatchOf` (scalars and arrays can);
+ *   delete nested objects with `patch.setAt('spec.struct', null)`. The top-level sections
+ *   (`patch.spec = null`, `patch.status = {…}`) do accept whole values and `null`.
  * The neighbours: `dicts` (paths and copies), `configs/*` storages (which write here), and the
  * client's patching module (which sends `split()` and `toJsonPatch()` to the API).
  */
 
 import * as dicts from './dicts.js';
+import * as jsonpatches from './jsonpatches.js';
 import type * as resources from './resources.js';
-
-/** One RFC 6902 JSON-Patch operation. */
-export type JsonPatchOperation =
-  | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: dicts.JsonValue }
-  | { readonly op: 'remove'; readonly path: string };
 
 type PatchField<V> =
   unknown extends V ? unknown
@@ -57,6 +58,12 @@ export type PatchInput<T> =
 export type SectionOf<Body, K extends string> =
   K extends keyof Body ? (unknown extends Body[K] ? Record<string, unknown> : NonNullable<Body[K]>)
   : Record<string, unknown>;
+
+/**
+ * A transformation function of a patch. Declared with method (bivariant) parameters so that a patch
+ * of a specific body type can be passed where a patch of any body is expected (storages, the reactor).
+ */
+export type PatchFn<Body> = { bivarianceHack(body: Body): void }['bivarianceHack'];
 
 /** How a patch splits into the requests of R-PATCH-2. */
 export interface SplitPatch {
@@ -128,11 +135,11 @@ function makeView(data: Record<string, unknown>, path: dicts.FieldPath): object 
  */
 export class PatchBase<Body extends object = Record<string, unknown>> {
   /** Transformation functions, applied in order to a deep copy of the freshest body (R-PATCH-1). */
-  readonly fns: Array<(body: Body) => void>;
+  readonly fns: Array<PatchFn<Body>>;
   /** @internal The merge-patch data. */
   readonly [DATA]: Record<string, unknown>;
 
-  constructor(initial?: dicts.JsonObject, fns?: Iterable<(body: Body) => void>) {
+  constructor(initial?: dicts.JsonObject, fns?: Iterable<PatchFn<Body>>) {
     this[DATA] = dicts.deepCopy(initial ?? {});
     this.fns = [...(fns ?? [])];
     return new Proxy(this, {
@@ -202,14 +209,14 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
    * the result against `freshBody`. Maps are diffed per key; arrays are replaced as whole values,
    * except `metadata.finalizers`, where appends become `add …/finalizers/<n>` and removals become
    * `remove …/finalizers/<index>` (or `remove …/finalizers` when none is left), as in R-FINAL-3/5.
-   * The `test` of the resource version is not included (see `resourceVersionTest`).
+   * The `test` of the resource version is not included (see `jsonpatches.resourceVersionTest`).
    */
-  toJsonPatch(freshBody: unknown, options?: { readonly merge?: boolean }): JsonPatchOperation[] {
+  toJsonPatch(freshBody: unknown, options?: { readonly merge?: boolean }): jsonpatches.JsonPatchOperation[] {
     const base = dicts.deepCopy(freshBody);
-    const merged = options?.merge === false ? base : applyMergePatch(base, this[DATA]);
+    const merged = options?.merge === false ? base : jsonpatches.applyMergePatch(base, this.toMergePatch());
     const target = (dicts.isObject(merged) ? merged : {}) as Body;
     for (const fn of this.fns) fn(target);
-    return diffJson(freshBody, dicts.deepCopy(target), []);
+    return jsonpatches.diffAsJsonPatch(freshBody, dicts.deepCopy(target));
   }
 
   /** Sets a nested field of the merge-patch, creating parents (Kopf: `dicts.ensure(patch, …)`). */
@@ -253,96 +260,4 @@ export type Patch<Body extends object = Record<string, unknown>> =
  * patch.toMergePatch(); // {status: {replicas: 3}, metadata: {labels: {app: null}}}
  */
 export const Patch = PatchBase as unknown as new <Body extends object = Record<string, unknown>>(
-  initial?: dicts.JsonObject, fns?: Iterable<(body: Body) => void>) => Patch<Body>;
-
-/**
- * Applies a JSON merge-patch (RFC 7386) to a value and returns the result; inputs are not mutated.
- */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!dicts.isObject(patch)) return dicts.deepCopy(unwrap(patch));
-  const result: Record<string, unknown> = dicts.isObject(target) ? dicts.deepCopy(target) : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else if (value !== undefined) result[key] = applyMergePatch(result[key], unwrap(value));
-  }
-  return result;
-}
-
-/** Escapes one key for a JSON pointer (RFC 6901). */
-export function escapePointerKey(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function pointer(path: dicts.FieldPath): string {
-  return path.map((key) => `/${escapePointerKey(key)}`).join('');
-}
-
-function isFinalizersPath(path: dicts.FieldPath): boolean {
-  return path.length === 2 && path[0] === 'metadata' && path[1] === 'finalizers';
-}
-
-function diffFinalizers(old: readonly unknown[], now: readonly unknown[], path: dicts.FieldPath): JsonPatchOperation[] {
-  const ptr = pointer(path);
-  if (now.length === 0) return [{ op: 'remove', path: ptr }];
-  const wanted = [...now];
-  const keep = old.map((item) => {
-    const index = wanted.findIndex((candidate) => dicts.deepEqual(candidate, item));
-    if (index < 0) return false;
-    wanted.splice(index, 1);
-    return true;
-  });
-  const ops: JsonPatchOperation[] = [];
-  const current: unknown[] = [];
-  let index = 0;
-  old.forEach((item, i) => {
-    if (keep[i]) {
-      current.push(item);
-      index += 1;
-    } else {
-      ops.push({ op: 'remove', path: `${ptr}/${index}` });
-    }
-  });
-  if (!current.every((item, i) => dicts.deepEqual(item, now[i]))) {
-    return [{ op: 'replace', path: ptr, value: now as dicts.JsonValue }];
-  }
-  for (let i = current.length; i < now.length; i += 1) {
-    ops.push({ op: 'add', path: `${ptr}/${i}`, value: now[i] as dicts.JsonValue });
-  }
-  return ops;
-}
-
-function diffJson(old: unknown, now: unknown, path: dicts.FieldPath): JsonPatchOperation[] {
-  if (dicts.deepEqual(old, now)) return [];
-  if (dicts.isObject(old) && dicts.isObject(now)) {
-    const ops: JsonPatchOperation[] = [];
-    for (const [key, value] of Object.entries(old)) {
-      if (value !== undefined) ops.push(...diffJson(value, now[key], [...path, key]));
-    }
-    for (const [key, value] of Object.entries(now)) {
-      if (value !== undefined && old[key] === undefined) ops.push(...diffJson(undefined, value, [...path, key]));
-    }
-    return ops;
-  }
-  if (isFinalizersPath(path) && Array.isArray(old) && Array.isArray(now)) return diffFinalizers(old, now, path);
-  if (isFinalizersPath(path) && Array.isArray(old) && (now === undefined || now === null)) {
-    return [{ op: 'remove', path: pointer(path) }];
-  }
-  if (old === undefined) return [{ op: 'add', path: pointer(path), value: now as dicts.JsonValue }];
-  if (now === undefined || now === null) return [{ op: 'remove', path: pointer(path) }];
-  return [{ op: 'replace', path: pointer(path), value: now as dicts.JsonValue }];
-}
-
-/** The `test` operation guarding a JSON-Patch by the body's resource version (R-PATCH-2). */
-export function resourceVersionTest(body: unknown): JsonPatchOperation {
-  const rv = dicts.resolve(body, ['metadata', 'resourceVersion'], null) as dicts.JsonValue;
-  return { op: 'test', path: '/metadata/resourceVersion', value: rv };
-}
-
-/** Splits JSON-Patch operations into the object's and the `/status` subresource's (R-PATCH-2). */
-export function splitJsonPatch(
-  ops: readonly JsonPatchOperation[], options: { readonly statusSubresource: boolean },
-): { readonly main: JsonPatchOperation[]; readonly status: JsonPatchOperation[] } {
-  if (!options.statusSubresource) return { main: [...ops], status: [] };
-  const isStatus = (op: JsonPatchOperation): boolean => op.path === '/status' || op.path.startsWith('/status/');
-  return { main: ops.filter((op) => !isStatus(op)), status: ops.filter(isStatus) };
-}
+  initial?: dicts.JsonObject, fns?: Iterable<PatchFn<Body>>) => Patch<Body>;

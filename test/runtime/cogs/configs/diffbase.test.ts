@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import * as diffbase from '../../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../../runtime/cogs/configs/progress.js';
+import * as jsonpatches from '../../../../runtime/cogs/structs/jsonpatches.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
@@ -136,7 +137,7 @@ describe('status and multi diff-base storages', () => {
     const patch = new patches.Patch();
     storage.store({ body: {}, patch, essence: { spec: { a: 1 } } });
     expect(patch.toMergePatch()).toEqual({ status: { kopf: { 'last-handled-configuration': '{"spec":{"a":1}}' } } });
-    const body = patches.applyMergePatch({ spec: { a: 1 } }, patch.toMergePatch());
+    const body = jsonpatches.applyMergePatch({ spec: { a: 1 } }, patch.toMergePatch());
     expect(storage.fetch({ body })).toEqual({ spec: { a: 1 } });
     expect(storage.build({ body, extraFields: ['status.kopf'] })).toEqual({ spec: { a: 1 } });
   });
@@ -150,7 +151,7 @@ describe('status and multi diff-base storages', () => {
       status: { kopf: { 'last-handled-configuration': '{"spec":{"a":1}}' } },
     });
     expect(storage.fetch({ body: { status: { kopf: { 'last-handled-configuration': '{"spec":{"b":2}}' } } } })).toEqual({ spec: { b: 2 } });
-    const body = patches.applyMergePatch({ spec: { a: 1 } }, patch.toMergePatch());
+    const body = jsonpatches.applyMergePatch({ spec: { a: 1 } }, patch.toMergePatch());
     expect(storage.build({ body, extraFields: ['status.kopf'] })).toEqual({ spec: { a: 1 } });
   });
 });

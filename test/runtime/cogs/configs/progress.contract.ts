@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type * as progress from '../../../../runtime/cogs/configs/progress.js';
+import * as jsonpatches from '../../../../runtime/cogs/structs/jsonpatches.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 
 const RECORD: progress.ProgressRecord = {
@@ -17,7 +18,7 @@ const CLEAN = {
 };
 
 function apply(body: unknown, patch: patches.PatchBase<object>): Record<string, unknown> {
-  return patches.applyMergePatch(body, patch.toMergePatch()) as Record<string, unknown>;
+  return jsonpatches.applyMergePatch(body, patch.toMergePatch()) as Record<string, unknown>;
 }
 
 export function runProgressContract(name: string, make: () => progress.ProgressStorage): void {

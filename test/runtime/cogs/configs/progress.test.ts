@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import * as diffbase from '../../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../../runtime/cogs/configs/progress.js';
+import * as jsonpatches from '../../../../runtime/cogs/structs/jsonpatches.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 import { runProgressContract } from './progress.contract.js';
 
@@ -41,38 +42,6 @@ describe('record encoding', () => {
     expect(progress.decodeRecord('{"message": "Größe"}')).toEqual({ message: 'Größe' });
     expect(progress.decodeRecord('not json')).toBeNull();
     expect(progress.decodeRecord(undefined)).toBeNull();
-  });
-});
-
-describe('timestamps', () => {
-  it.each([
-    [Date.UTC(2024, 4, 1, 10, 0, 0, 123) + 0.456, '2024-05-01T10:00:00.123456+00:00'],
-    [Date.UTC(2024, 4, 1, 10, 0, 0), '2024-05-01T10:00:00.000000+00:00'],
-    [Date.UTC(1999, 11, 31, 23, 59, 59, 999), '1999-12-31T23:59:59.999000+00:00'],
-  ])('R-STORAGE-5 formats %d as %s', (ms, text) => {
-    expect(progress.formatTimestamp(ms)).toBe(text);
-  });
-
-  it.each([
-    ['2024-05-01T10:00:00.123456+00:00', Date.UTC(2024, 4, 1, 10, 0, 0, 123) + 0.456],
-    ['2024-05-01T10:00:00.123456Z', Date.UTC(2024, 4, 1, 10, 0, 0, 123) + 0.456],
-    ['2024-05-01T10:00:00.123456', Date.UTC(2024, 4, 1, 10, 0, 0, 123) + 0.456],
-    ['2024-05-01T10:00:00.5', Date.UTC(2024, 4, 1, 10, 0, 0, 500)],
-    ['2024-05-01T10:00:00', Date.UTC(2024, 4, 1, 10, 0, 0)],
-    ['2024-05-01T12:30:00+02:30', Date.UTC(2024, 4, 1, 10, 0, 0)],
-    ['2024-05-01T05:00:00-05:00', Date.UTC(2024, 4, 1, 10, 0, 0)],
-    ['2024-05-01 10:00:00+0000', Date.UTC(2024, 4, 1, 10, 0, 0)],
-  ])('R-STORAGE-5 parses %s', (text, ms) => {
-    expect(progress.parseTimestamp(text)).toBeCloseTo(ms, 3);
-  });
-
-  it.each(['', 'yesterday', '2024-13-45', null, 42])('R-STORAGE-5 rejects %j', (text) => {
-    expect(progress.parseTimestamp(text)).toBeUndefined();
-  });
-
-  it('R-STORAGE-5 formatting and parsing round-trip to the microsecond', () => {
-    const ms = 1_714_557_600_123.456;
-    expect(progress.parseTimestamp(progress.formatTimestamp(ms))).toBeCloseTo(ms, 3);
   });
 });
 
@@ -205,7 +174,7 @@ describe('reference traces', () => {
       + '\\",\\"purpose\\":\\"create\\",\\"retries\\":1,\\"success\\":true,\\"failure\\":false}",'
       + '"kopf.zalando.org/B":"{\\"started\\":\\"' + T0 + '\\",\\"purpose\\":\\"create\\",\\"retries\\":0,\\"success\\":false,\\"failure\\":false}"}}}');
 
-    const body2 = patches.applyMergePatch(reference, cycle1.toMergePatch());
+    const body2 = jsonpatches.applyMergePatch(reference, cycle1.toMergePatch());
     const essence = storage.clear(diffbaseStorage.build({ body: body2 }));
     const cycle2 = new patches.Patch();
     await storage.purge({ key: 'A', body: body2, patch: cycle2 });

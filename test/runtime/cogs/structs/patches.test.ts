@@ -194,26 +194,6 @@ describe('JSON-Patch from transformation functions', () => {
     patch.toJsonPatch(fresh);
     expect(JSON.stringify(fresh)).toBe(before);
   });
-
-  it('R-PATCH-2 the resource-version test and status splitting of operations', () => {
-    expect(patches.resourceVersionTest(body())).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '7' });
-    const ops: patches.JsonPatchOperation[] = [
-      { op: 'add', path: '/metadata/finalizers', value: [F] },
-      { op: 'replace', path: '/status/x', value: 1 },
-      { op: 'remove', path: '/statusish' },
-    ];
-    expect(patches.splitJsonPatch(ops, { statusSubresource: true })).toEqual({
-      main: [ops[0], ops[2]], status: [ops[1]],
-    });
-    expect(patches.splitJsonPatch(ops, { statusSubresource: false })).toEqual({ main: ops, status: [] });
-  });
-
-  it('applyMergePatch follows RFC 7386 and does not mutate its inputs', () => {
-    const target = { a: { b: 1, c: 2 }, list: [1] };
-    const merge = { a: { b: null, d: 3 }, list: [2], e: { f: null } };
-    expect(patches.applyMergePatch(target, merge)).toEqual({ a: { c: 2, d: 3 }, list: [2], e: {} });
-    expect(target).toEqual({ a: { b: 1, c: 2 }, list: [1] });
-  });
 });
 
 describe('PatchOf types', () => {
