@@ -13,7 +13,7 @@
  */
 
 import * as fielderrors from '../meta/fielderrors.js';
-import * as dnsnames from './dnsnames.js';
+import * as dnsnames from '../meta/names.js';
 import * as jsonvalues from './jsonvalues.js';
 import type * as schemas from './schemas.js';
 import * as structural from './structural.js';
