@@ -131,12 +131,6 @@ describe('issued certificates', () => {
     const leaf = new nodecrypto.X509Certificate((await certs.issueClientCertificate(shortCa, { username: 'u' })).certPem);
     expect(new Date(leaf.validTo).getTime()).toBeLessThanOrEqual(new Date(new nodecrypto.X509Certificate(shortCa.certPem).validTo).getTime());
   });
-
-  it('issuing a certificate takes milliseconds, not seconds', async () => {
-    const started = performance.now();
-    for (let i = 0; i < 20; i++) await certs.issueServingCertificate(ca, { hosts: ['localhost', '127.0.0.1'] });
-    expect(performance.now() - started).toBeLessThan(2000);
-  });
 });
 
 describe('TLS with Node clients and servers', () => {
