@@ -1,17 +1,22 @@
 /**
- * `npm run bench -- <name…>`: runs the named benchmarks (all when none is named) and prints
- * their figures as JSON and as a table.
+ * `npm run bench -- <name…> [options]`: runs the named benchmarks (all when none is named) and
+ * prints their figures as JSON and as a table. Every benchmark receives all the arguments and
+ * reads its own options (e.g. `npm run bench -- operator --sizes 1000 --command "…"`).
  */
 import * as report from './report.js';
 
-const BENCHMARKS: Record<string, () => Promise<report.Result>> = {
+const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Result>> = {
   devcluster: async () => (await import('./devcluster.js')).run(),
+  operator: async (args) => (await import('./operator.js')).run(args),
+  generator: async () => (await import('./generator.js')).run(),
 };
 
-const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const args = process.argv.slice(2);
+// Names are the arguments that are neither options nor an option's value (`--x value`).
+const names = args.filter((a, i) => !a.startsWith('-') && (a in BENCHMARKS || !(args[i - 1]?.startsWith('--') && !args[i - 1]!.includes('='))));
 const unknown = names.filter((n) => !(n in BENCHMARKS));
 if (unknown.length) {
   process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}; available: ${Object.keys(BENCHMARKS).join(', ')}\n`);
   process.exit(2);
 }
-for (const name of names.length ? names : Object.keys(BENCHMARKS)) report.print(await BENCHMARKS[name]!());
+for (const name of names.length ? names : Object.keys(BENCHMARKS)) report.print(await BENCHMARKS[name]!(args));

@@ -9,6 +9,8 @@ export interface Result {
   name: string;
   figures: Record<string, number>;
   targets?: Record<string, Target>;
+  /** Text that qualifies the figures (the command measured, definitions), printed after the table. */
+  notes?: Record<string, string>;
 }
 
 export function percentile(values: number[], p: number): number {
@@ -21,7 +23,8 @@ export function percentile(values: number[], p: number): number {
 const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));
 
 export function print(result: Result): void {
-  process.stdout.write(`${JSON.stringify({ benchmark: result.name, figures: result.figures, targets: result.targets ?? {} })}\n`);
+  const notes = result.notes ? { notes: result.notes } : {};
+  process.stdout.write(`${JSON.stringify({ benchmark: result.name, figures: result.figures, targets: result.targets ?? {}, ...notes })}\n`);
   const rows = Object.entries(result.figures).map(([k, v]) => {
     const t = result.targets?.[k];
     const target = t ? [t.min !== undefined ? `>= ${t.min}` : '', t.max !== undefined ? `<= ${t.max}` : ''].filter(Boolean).join(' ') : '';
@@ -32,4 +35,6 @@ export function print(result: Result): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   process.stdout.write(`\n${result.name}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n\n`);
+  for (const [k, v] of Object.entries(result.notes ?? {})) process.stdout.write(`${k}: ${v}\n`);
+  if (result.notes) process.stdout.write('\n');
 }

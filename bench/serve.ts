@@ -1,11 +1,26 @@
 /**
- * A devcluster in its own process for benchmarks: started by the parent with IPC, it reports its
- * URL, answers `rss` queries, seeds objects through its store on request, and stops on `stop`.
+ * A devcluster in its own process for benchmarks: started by the parent with IPC (see
+ * `servers.ts`), it reports its URL, answers `rss` and `cpu` queries, seeds objects through its store on
+ * request, writes its kubeconfig where asked, counts logged requests per verb and resource (all
+ * of them, or those in a time window, optionally leaving out one user agent), tells when the first
+ * request about given objects arrived, and stops on `stop`.
+ * It serves plain HTTP with the Kopf example and widget CRDs, and keeps no request bodies.
  */
 import * as path from 'node:path';
 import { DevCluster } from '../devcluster/testing.js';
 
-type Message = { type: 'rss' } | { type: 'stop' } | { type: 'seed'; count: number; prefix: string; namespace: string } | { type: 'counts' };
+/** A time window of the request log, in epoch milliseconds, and a user agent to leave out. */
+export interface CountsQuery {
+  since?: number;
+  until?: number;
+  excludeUserAgent?: string;
+  /** Also count requests outside the resource API (discovery, version); resources only by default. */
+  everything?: boolean;
+}
+
+type Message = { type: 'rss' } | { type: 'cpu' } | { type: 'stop' } | { type: 'seed'; count: number; prefix: string; namespace: string }
+  | ({ type: 'counts' } & CountsQuery) | { type: 'kubeconfig'; file: string }
+  | { type: 'first'; names: string[]; since: number; excludeUserAgent?: string };
 
 const cluster = await DevCluster.start({ tls: false, historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000) });
 cluster.requests.keepBodies = false;
@@ -18,13 +33,33 @@ process.on('message', (m: Message) => {
     if (m.type === 'rss') {
       globalThis.gc?.();
       send({ type: 'rss', rss: process.memoryUsage().rss });
+    } else if (m.type === 'cpu') {
+      // CPU time used so far (user + system, microseconds): per-request cost independent of machine load.
+      const usage = process.cpuUsage();
+      send({ type: 'cpu', micros: usage.user + usage.system });
     } else if (m.type === 'seed') {
       for (let i = 0; i < m.count; i++) {
         await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace, labels: { bench: 'yes' } }, data: { key: `value-${i}` } }, { admission: false });
       }
       send({ type: 'seeded' });
     } else if (m.type === 'counts') {
-      send({ type: 'counts', counts: cluster.requests.counts((r) => r.resource !== undefined), total: cluster.requests.all.length });
+      const since = m.since ?? -Infinity;
+      const until = m.until ?? Infinity;
+      const counts = cluster.requests.counts((r) => (m.everything || r.resource !== undefined) && r.time >= since && r.time < until
+        && (m.excludeUserAgent === undefined || r.headers.userAgent !== m.excludeUserAgent));
+      send({ type: 'counts', counts, total: cluster.requests.all.length });
+    } else if (m.type === 'first') {
+      // For each object name: when the first request about it (from anyone but the excluded agent) arrived.
+      const wanted = new Set(m.names);
+      const times: Record<string, number> = {};
+      for (const r of cluster.requests.all) {
+        if (r.time < m.since || r.name === undefined || !wanted.has(r.name) || r.headers.userAgent === m.excludeUserAgent) continue;
+        if (times[r.name] === undefined || r.time < times[r.name]!) times[r.name] = r.time;
+      }
+      send({ type: 'first', times });
+    } else if (m.type === 'kubeconfig') {
+      cluster.writeKubeconfig(m.file);
+      send({ type: 'kubeconfig', file: m.file });
     } else if (m.type === 'stop') {
       await cluster.stop();
       process.exit(0);

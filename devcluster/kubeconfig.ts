@@ -17,7 +17,7 @@ export interface KubeconfigInput {
 export interface KubeconfigObject {
   apiVersion: 'v1';
   kind: 'Config';
-  clusters: { name: string; cluster: { server: string; 'certificate-authority-data'?: string } }[];
+  clusters: { name: string; cluster: { server: string; 'certificate-authority-data'?: string; 'insecure-skip-tls-verify'?: boolean } }[];
   users: { name: string; user: { token?: string; 'client-certificate-data'?: string; 'client-key-data'?: string } }[];
   contexts: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
   'current-context': string;
@@ -36,6 +36,8 @@ export function buildKubeconfig(input: KubeconfigInput): KubeconfigObject {
   }
   const cluster: KubeconfigObject['clusters'][number]['cluster'] = { server: input.server };
   if (input.caPem) cluster['certificate-authority-data'] = b64(input.caPem);
+  // Plain-HTTP servers: @kubernetes/client-node refuses http:// unless verification is off.
+  else if (input.server.startsWith('http:')) cluster['insecure-skip-tls-verify'] = true;
   const context: KubeconfigObject['contexts'][number]['context'] = { cluster: name, user: `${name}-admin` };
   if (input.namespace) context.namespace = input.namespace;
   return {

@@ -67,8 +67,7 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
     const where = { file: input.path, documentIndex, jsonPath: '' };
     const problem = document.errors[0];
     if (problem) {
-      const position = problem.linePos?.[0];
-      const at = position ? ` (line ${position.line}, column ${position.col})` : '';
+      const at = ` (${linePosition(input.text, problem.pos[0])})`;
       throw new validating.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
     }
     let data: unknown;
@@ -96,6 +95,14 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
     found.push({ file: input.path, documentIndex, document: data });
   });
   return found;
+}
+
+/** `line L, column C` (1-based) of a character offset. */
+function linePosition(text: string, offset: number): string {
+  const before = text.slice(0, Math.max(0, offset));
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const line = before.length - before.replaceAll('\n', '').length + 1;
+  return `line ${line}, column ${offset - lineStart + 1}`;
 }
 
 function firstLine(text: string): string {

@@ -84,3 +84,21 @@ export type { EventTargets } from './core/engines/posting.js';
 // Sub-handlers, from inside change handlers.
 export { subhandler, register, execute } from './core/reactor/subhandling.js';
 export type { SubhandlerOptions, RegisterOptions, ExecuteOptions } from './core/reactor/subhandling.js';
+
+// Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
+export { operator, run, spawnTasks, runTasks, OperatorScopeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
+export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
+export { ActivityError } from './core/engines/activities.js';
+export { Vault } from './cogs/client/credentials.js';
+export type { ConnectionInfo } from './cogs/client/credentials.js';
+export { LoginError } from './cogs/client/errors.js';
+export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
+
+// The command line's `run` (the `kopf-gen` binary dispatches to it).
+export { runCommand, parseRunArgs, UsageError } from './cli.js';
+export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
+
+// Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
+export { KopfRunner, RunnerTimeoutError } from './kits/runner.js';
+export type { KopfRunnerOptions } from './kits/runner.js';

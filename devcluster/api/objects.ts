@@ -38,19 +38,28 @@ export function clone<T>(v: T): T {
   return v === undefined ? v : JSON.parse(JSON.stringify(v)) as T;
 }
 
+/** Structural equality of JSON values; members whose value is `undefined` count as absent. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], bb[i])) return false;
+    return true;
   }
   const ao = a as JsonObject;
   const bo = b as JsonObject;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqual(ao[k], bo[k]));
+  let defined = 0;
+  for (const k of Object.keys(ao)) {
+    const v = ao[k];
+    if (v === undefined) continue;
+    defined++;
+    if (!Object.prototype.hasOwnProperty.call(bo, k) || !deepEqual(v, bo[k])) return false;
+  }
+  for (const k of Object.keys(bo)) if (bo[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** Returns a copy with `metadata` replaced by the result of `fn` on a copy of it. */
@@ -74,21 +83,43 @@ export function compactMeta(meta: JsonObject): void {
 /** The object as served by `type`: converted, with this version's apiVersion and kind first. */
 export function toExternal(type: resources.ResourceType, stored: JsonObject): JsonObject {
   const converted = type.strategy.toExternal ? type.strategy.toExternal(stored) : stored;
-  const { apiVersion: _a, kind: _k, ...rest } = converted;
-  return { apiVersion: resources.apiVersionOf(type), kind: type.kind, ...rest };
+  const out: JsonObject = { apiVersion: resources.apiVersionOf(type), kind: type.kind };
+  copyExceptTypeMeta(out, converted);
+  return out;
 }
 
 /** The object as a list item: built-ins omit apiVersion/kind (D-WIRE-19). */
 export function toListItem(type: resources.ResourceType, stored: JsonObject): JsonObject {
-  const external = toExternal(type, stored);
-  if (!type.builtin) return external;
-  const { apiVersion: _a, kind: _k, ...rest } = external;
-  return rest;
+  if (!type.builtin) return toExternal(type, stored);
+  const out: JsonObject = {};
+  copyExceptTypeMeta(out, type.strategy.toExternal ? type.strategy.toExternal(stored) : stored);
+  return out;
 }
+
+/**
+ * Copies every member but `apiVersion` and `kind` (as own data properties, like a spread; a
+ * loop, because rest destructuring with excluded keys is slow and this runs per served object).
+ */
+function copyExceptTypeMeta(out: JsonObject, from: JsonObject): void {
+  for (const k of Object.keys(from)) {
+    if (k === 'apiVersion' || k === 'kind') continue;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: from[k], writable: true, enumerable: true, configurable: true });
+    else out[k] = from[k];
+  }
+}
+
+let lastSecond = Number.NaN;
+let lastFormatted = '';
 
 /** Second-precision RFC 3339 UTC time, as in `creationTimestamp`. */
 export function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  // Writes within one second share the text (most requests format the current time).
+  if (second !== lastSecond) {
+    lastFormatted = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+    lastSecond = second;
+  }
+  return lastFormatted;
 }
 
 /** Reads a dotted path (`.spec.replicas` or `spec.replicas`) in an object. */

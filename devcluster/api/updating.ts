@@ -143,12 +143,14 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
     candidate = type.strategy.prepareForUpdate(candidate, storedBefore, ctx);
   }
 
+  const candidateExternal = objects.toExternal(type, candidate);
   const mutated = await c.admission.mutate({
     operation: 'UPDATE', type, subresource: req.subresource, namespace: req.namespace, name,
-    object: objects.toExternal(type, candidate), oldObject: current, dryRun: req.dryRun,
+    object: candidateExternal, oldObject: current, dryRun: req.dryRun,
     options: writes.admissionOptions('UpdateOptions', req), user: req.user,
   }, req.warnings);
-  if (mutated && !objects.deepEqual(mutated, objects.toExternal(type, candidate))) {
+  // Without mutating webhooks the chain hands back the object it was given.
+  if (mutated && mutated !== candidateExternal && !objects.deepEqual(mutated, objects.toExternal(type, candidate))) {
     candidate = writes.redefault(req, type.strategy.toStorage ? type.strategy.toStorage(mutated) : mutated);
     candidate = carrySystemMeta(candidate, storedBefore, ident, name);
   }

@@ -56,6 +56,14 @@ interface Stream {
 
 export type DropMode = 'end' | 'abort' | 'expire';
 
+/** Serialised event lines of one change, by served type and variant (event type, or how the object was derived). */
+type EventLines = Map<resources.ResourceType, Map<string, string>>;
+
+/** One watch event as written on the stream: compact JSON and a newline. */
+function eventLine(type: WatchEventType, object: JsonObject): string {
+  return `${JSON.stringify({ type, object })}\n`;
+}
+
 export class WatchHub {
   private readonly streams = new Map<number, Stream>();
   private nextId = 1;
@@ -98,7 +106,7 @@ export class WatchHub {
       }
       // Replay starts right after N: `deliver` skips changes at or below `lastRev`.
       stream.lastRev = Math.min(start, this.store.revision);
-      for (const change of replay) this.deliver(stream, change, new Map());
+      for (const change of replay) this.deliver(stream, change, undefined);
       stream.lastRev = Math.max(start, this.store.revision);
     }
     if (synthetic) {
@@ -128,38 +136,54 @@ export class WatchHub {
   }
 
   private onChange(change: revisions.Change): void {
-    const cache = new Map<string, JsonObject>();
+    let cache: EventLines | undefined;
     for (const stream of this.streams.values()) {
-      if (stream.params.type.storage === change.storage) this.deliver(stream, change, cache);
+      if (stream.params.type.storage === change.storage) this.deliver(stream, change, cache ??= new Map());
     }
   }
 
-  private deliver(stream: Stream, change: revisions.Change, _cache: Map<string, JsonObject>): void {
+  /** `cache` holds the lines already serialised for this change (shared by the streams it reaches). */
+  private deliver(stream: Stream, change: revisions.Change, cache: EventLines | undefined): void {
     if (stream.closed || change.rev <= stream.lastRev) return;
     stream.lastRev = change.rev;
     const filter = stream.params.filter;
     const wasMatching = change.prev !== undefined && filter.matches(change.prev);
     if (change.type === 'DELETED') {
-      if (wasMatching) this.send(stream, 'DELETED', change.object);
+      if (wasMatching) this.send(stream, 'DELETED', change.object, cache, 'DELETED');
       return;
     }
     const isMatching = filter.matches(change.object);
-    if (isMatching && wasMatching) this.send(stream, 'MODIFIED', change.object);
-    else if (isMatching) this.send(stream, 'ADDED', change.object);
+    if (isMatching && wasMatching) this.send(stream, 'MODIFIED', change.object, cache, 'MODIFIED');
+    else if (isMatching) this.send(stream, 'ADDED', change.object, cache, 'ADDED');
     else if (wasMatching) {
       // Stopped matching: the previous state, stamped with the new revision (D-WATCH-6).
-      this.send(stream, 'DELETED', objects.withMeta(change.prev!, (m) => { m['resourceVersion'] = String(change.rev); }));
+      this.send(stream, 'DELETED', objects.withMeta(change.prev!, (m) => { m['resourceVersion'] = String(change.rev); }), cache, 'DELETED-previous');
     }
   }
 
-  private send(stream: Stream, type: WatchEventType, stored: JsonObject): void {
+  /**
+   * Sends one object event. Plain (non-Table) events of one change are serialised once per served
+   * type and `variant`, however many streams receive them.
+   */
+  private send(stream: Stream, type: WatchEventType, stored: JsonObject, cache?: EventLines, variant?: string): void {
     if (stream.closed || stream.stalled) return;
     const params = stream.params;
-    const external = objects.toExternal(params.type, stored);
-    const object = params.table
-      ? tables.tableOf(params.type, [stored], new Date(this.clock.now()), { resourceVersion: objects.rvOf(stored) }, params.includeObject)
-      : external;
-    this.write(stream, type, object, objects.rvOf(stored));
+    if (params.table) {
+      const table = tables.tableOf(params.type, [stored], new Date(this.clock.now()), { resourceVersion: objects.rvOf(stored) }, params.includeObject);
+      this.write(stream, type, table, objects.rvOf(stored));
+    } else {
+      let lines: Map<string, string> | undefined;
+      if (cache && variant !== undefined) {
+        lines = cache.get(params.type);
+        if (!lines) { lines = new Map(); cache.set(params.type, lines); }
+      }
+      let line = lines?.get(variant!);
+      if (line === undefined) {
+        line = eventLine(type, objects.toExternal(params.type, stored));
+        lines?.set(variant!, line);
+      }
+      this.writeLine(stream, type, line, objects.rvOf(stored));
+    }
     if (stream.eventsLeft !== undefined && --stream.eventsLeft <= 0) this.close(stream, stream.onEnd ? 'fault' : 'end');
   }
 
@@ -180,7 +204,11 @@ export class WatchHub {
 
   private write(stream: Stream, type: WatchEventType, object: JsonObject, rv: string): void {
     if (stream.closed) return;
-    const line = `${JSON.stringify({ type, object })}\n`;
+    this.writeLine(stream, type, eventLine(type, object), rv);
+  }
+
+  private writeLine(stream: Stream, type: WatchEventType, line: string, rv: string): void {
+    if (stream.closed) return;
     this.options.onEvent?.({ stream: stream.id, type, rv });
     if (this.paused) {
       (stream.pending ??= []).push(line);

@@ -17,14 +17,22 @@ type JsonObject = objects.JsonObject;
 
 export const identOf = (t: resources.ResourceType): statuses.ResourceIdent => ({ group: t.group, resource: t.resource, kind: t.kind });
 
+const contexts = new WeakMap<core.Core, resources.StrategyContext>();
+
+/** The strategy context of a core (built once per core: it only forwards to the core's sources). */
 export function strategyContext(c: core.Core): resources.StrategyContext {
-  return {
-    now: () => new Date(c.clock.now()),
-    uid: () => c.ids.uid(),
-    random: () => c.ids.random(),
-    lookup: (storage, key) => c.store.get(storage, key),
-    listAll: (storage) => c.store.list(storage),
-  };
+  let ctx = contexts.get(c);
+  if (!ctx) {
+    ctx = {
+      now: () => new Date(c.clock.now()),
+      uid: () => c.ids.uid(),
+      random: () => c.ids.random(),
+      lookup: (storage, key) => c.store.get(storage, key),
+      listAll: (storage) => c.store.list(storage),
+    };
+    contexts.set(c, ctx);
+  }
+  return ctx;
 }
 
 /** Decodes a body into a JSON object or throws 400. */
@@ -115,6 +123,7 @@ export function validate(c: core.Core, req: core.WriteRequest, obj: JsonObject, 
  */
 export function recordManager(c: core.Core, req: core.WriteRequest, before: JsonObject | undefined, after: JsonObject, requested: unknown): JsonObject {
   const base = objects.withMeta(after, (m) => { if (requested === undefined) delete m['managedFields']; else m['managedFields'] = requested; });
+  const meta = base['metadata'] as JsonObject;
   const entries = apply.recordUpdate({
     before,
     after: base,
@@ -125,7 +134,9 @@ export function recordManager(c: core.Core, req: core.WriteRequest, before: Json
     listSemantics: req.type.strategy.listSemantics ?? apply.atomicLists,
     statusSubresource: resources.hasStatus(req.type),
   });
-  return objects.withMeta(base, (m) => { if (entries.length) m['managedFields'] = entries; else delete m['managedFields']; });
+  // `base` and its metadata are this function's own copies.
+  if (entries.length) meta['managedFields'] = entries; else delete meta['managedFields'];
+  return base;
 }
 
 /** Sets or bumps `metadata.generation` per the kind's rule (D-META-7). */
@@ -152,13 +163,46 @@ export function storageKey(type: resources.ResourceType, obj: JsonObject): strin
 
 /** Equality of two stored states ignoring resourceVersion and managedFields timestamps (D-META-3). */
 export function sameState(a: JsonObject, b: JsonObject): boolean {
-  const strip = (o: JsonObject): JsonObject => objects.withMeta(o, (m) => {
-    delete m['resourceVersion'];
-    if (Array.isArray(m['managedFields'])) {
-      m['managedFields'] = (m['managedFields'] as JsonObject[]).map(({ time: _t, ...rest }) => rest);
-    }
-  });
-  return objects.deepEqual(strip(a), strip(b));
+  if (a === b) return true;
+  // Compared in place (no stripped copies): this runs on every update.
+  const am = objects.metaOf(a);
+  const bm = objects.metaOf(b);
+  return equalExcept(a, b, 'metadata', undefined) && equalExcept(am, bm, 'resourceVersion', 'managedFields')
+    && sameManagedFields(am['managedFields'], bm['managedFields']);
+}
+
+/** deepEqual of two objects ignoring up to two members (absent and `undefined` members are alike). */
+function equalExcept(a: JsonObject, b: JsonObject, skip1: string, skip2: string | undefined): boolean {
+  let defined = 0;
+  for (const k of Object.keys(a)) {
+    const v = a[k];
+    if (v === undefined || k === skip1 || k === skip2) continue;
+    defined++;
+    if (!Object.prototype.hasOwnProperty.call(b, k) || !objects.deepEqual(v, b[k])) return false;
+  }
+  for (const k of Object.keys(b)) if (b[k] !== undefined && k !== skip1 && k !== skip2) defined--;
+  return defined === 0;
+}
+
+/** managedFields lists compared entry by entry without their `time`. */
+function sameManagedFields(a: unknown, b: unknown): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) {
+    const strip = (v: unknown): unknown => (Array.isArray(v) ? v.map(withoutTime) : v);
+    return objects.deepEqual(strip(a), strip(b));
+  }
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x: unknown = a[i];
+    const y: unknown = b[i];
+    if (objects.isObject(x) && objects.isObject(y)) { if (!equalExcept(x, y, 'time', undefined)) return false; }
+    else if (!objects.deepEqual(withoutTime(x), withoutTime(y))) return false;
+  }
+  return true;
+}
+
+function withoutTime(entry: unknown): unknown {
+  const { time: _t, ...rest } = entry as JsonObject;
+  return rest;
 }
 
 /** Thrown internally when the stored object changed during an async step; the caller restarts. */

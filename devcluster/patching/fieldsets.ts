@@ -286,6 +286,7 @@ function isLeafObject(value: unknown): boolean {
 }
 
 function canonicalElement(element: string): string {
+  if (element.startsWith('f:')) return element; // field elements are canonical as they are
   const pe = parseElement(element);
   switch (pe.kind) {
     case 'key': return keyElement(pe.fields);

@@ -54,7 +54,8 @@ export function cloneJson(v: unknown): JsonValue {
   if (Array.isArray(v)) return v.map((item) => (isCarried(item) ? cloneJson(item) : null));
   if (isJsonObject(v)) {
     const copy: JsonObject = {};
-    for (const [key, item] of Object.entries(v)) {
+    for (const key of Object.keys(v)) {
+      const item = v[key];
       if (isCarried(item)) setMember(copy, key, cloneJson(item));
     }
     return copy;

@@ -104,19 +104,21 @@ export function decodeEntries(raw: unknown): ManagedSet[] {
  * Encodes entries for `metadata.managedFields`: empty sets are dropped and the order is
  * upstream's (Apply before Update, then by time, manager, apiVersion, subresource).
  */
+const byText = (a: string | undefined, b: string | undefined): number => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
+const entryOrder = (p: ManagedSet, q: ManagedSet): number => byText(p.operation, q.operation) || byText(p.time, q.time)
+  || byText(p.manager, q.manager) || byText(p.apiVersion, q.apiVersion) || byText(p.subresource, q.subresource);
+
 export function encodeEntries(entries: readonly ManagedSet[]): ManagedFieldsEntry[] {
-  const by = (a: string | undefined, b: string | undefined): number => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
-  return entries
-    .filter((e) => !fieldsets.isEmpty(e.set))
-    .slice()
-    .sort((p, q) => by(p.operation, q.operation) || by(p.time, q.time) || by(p.manager, q.manager)
-      || by(p.apiVersion, q.apiVersion) || by(p.subresource, q.subresource))
-    .map((e) => ({
-      manager: e.manager, operation: e.operation, apiVersion: e.apiVersion,
-      ...(e.time !== undefined ? { time: e.time } : {}),
-      fieldsType: 'FieldsV1' as const, fieldsV1: fieldsets.encode(e.set),
-      ...(e.subresource ? { subresource: e.subresource } : {}),
-    }));
+  return entries.filter((e) => !fieldsets.isEmpty(e.set)).sort(entryOrder).map(encodeEntry);
+}
+
+function encodeEntry(e: ManagedSet): ManagedFieldsEntry {
+  return {
+    manager: e.manager, operation: e.operation, apiVersion: e.apiVersion,
+    ...(e.time !== undefined ? { time: e.time } : {}),
+    fieldsType: 'FieldsV1' as const, fieldsV1: fieldsets.encode(e.set),
+    ...(e.subresource ? { subresource: e.subresource } : {}),
+  };
 }
 
 /**
@@ -173,52 +175,98 @@ export interface Comparison {
  * modified leaf.
  */
 export function compareObjects(before: unknown, after: unknown, semantics: ListSemantics): Comparison {
-  const out = { added: [] as string[][], modified: [] as string[][], removed: [] as string[][] };
-  compareAt(before, after, [], [], semantics, out);
-  return { added: fieldsets.fromPaths(out.added), modified: fieldsets.fromPaths(out.modified), removed: fieldsets.fromPaths(out.removed) };
+  return compareNode(before, after, [], semantics, true);
 }
 
-type Collector = { added: string[][]; modified: string[][]; removed: string[][] };
+// The comparison is built bottom-up, one node per container that differs, rather than as lists of
+// paths inserted one by one: a write compares the whole object, so this runs on every request.
+const UNCHANGED: Comparison = { added: fieldsets.EMPTY, modified: fieldsets.EMPTY, removed: fieldsets.EMPTY };
+const ADDED_LEAF: Comparison = { added: fieldsets.LEAF, modified: fieldsets.EMPTY, removed: fieldsets.EMPTY };
+const MODIFIED_LEAF: Comparison = { added: fieldsets.EMPTY, modified: fieldsets.LEAF, removed: fieldsets.EMPTY };
+const REMOVED_LEAF: Comparison = { added: fieldsets.EMPTY, modified: fieldsets.EMPTY, removed: fieldsets.LEAF };
+const NO_KEYS: readonly string[] = [];
+const isEnumerableOwn = (obj: object, key: string): boolean => Object.prototype.propertyIsEnumerable.call(obj, key);
 
-function compareAt(l: unknown, r: unknown, path: string[], mapPath: string[], sem: ListSemantics, out: Collector): void {
-  if (l === undefined && r === undefined) return;
-  const descend = containerChildren(l, r, mapPath, sem);
-  if (!descend) {
-    if (l === undefined) out.added.push(path);
-    else if (r === undefined) out.removed.push(path);
-    else if (!deepEqual(l, r)) out.modified.push(path);
-    return;
+/**
+ * Compares `l` and `r` at one path. `mapPath` holds the map keys from the root (list items add
+ * none); it is a shared stack, copied only when handed to the list semantics. The root itself is
+ * never a member of the result.
+ */
+function compareNode(l: unknown, r: unknown, mapPath: string[], sem: ListSemantics, root: boolean): Comparison {
+  if (l === undefined && r === undefined) return UNCHANGED;
+  const lMap = l === undefined || isObject(l);
+  const rMap = r === undefined || isObject(r);
+  if (lMap && rMap) {
+    const lo = l as JsonObject | undefined;
+    const ro = r as JsonObject | undefined;
+    const lKeys = lo === undefined ? NO_KEYS : Object.keys(lo);
+    const rKeys = ro === undefined ? NO_KEYS : Object.keys(ro);
+    if (!lKeys.length && !rKeys.length) return compareLeaf(l, r, root);
+    const children = new ChildComparisons();
+    for (const k of lKeys) {
+      mapPath.push(k);
+      children.add(fieldsets.fieldElement(k), compareNode(lo![k], ro?.[k], mapPath, sem, false));
+      mapPath.pop();
+    }
+    for (const k of rKeys) {
+      if (lo !== undefined && isEnumerableOwn(lo, k)) continue;
+      mapPath.push(k);
+      children.add(fieldsets.fieldElement(k), compareNode(lo?.[k], ro![k], mapPath, sem, false));
+      mapPath.pop();
+    }
+    return children.result(l, r, root);
   }
-  for (const [element, lc, rc, childMapPath] of descend) compareAt(lc, rc, [...path, element], childMapPath, sem, out);
-  if (path.length && l === undefined) out.added.push(path);
-  else if (path.length && r === undefined) out.removed.push(path);
-}
-
-type ChildPair = [element: string, l: unknown, r: unknown, mapPath: string[]];
-
-/** The children to recurse into when both sides are comparable containers; `undefined` for a leaf. */
-function containerChildren(l: unknown, r: unknown, mapPath: string[], sem: ListSemantics): ChildPair[] | undefined {
-  const lm = l === undefined || isObject(l);
-  const rm = r === undefined || isObject(r);
-  if (lm && rm) {
-    const keys = new Set([...Object.keys((l ?? {}) as JsonObject), ...Object.keys((r ?? {}) as JsonObject)]);
-    if (!keys.size) return undefined;
-    return [...keys].map((k) => [fieldsets.fieldElement(k), (l as JsonObject | undefined)?.[k], (r as JsonObject | undefined)?.[k], [...mapPath, k]]);
-  }
-  const la = l === undefined || Array.isArray(l);
-  const ra = r === undefined || Array.isArray(r);
-  if (!la || !ra) return undefined;
+  const lList = l === undefined || Array.isArray(l);
+  const rList = r === undefined || Array.isArray(r);
+  if (!lList || !rList) return compareLeaf(l, r, root);
   const ll = (l ?? []) as unknown[];
   const rl = (r ?? []) as unknown[];
-  if (!ll.length && !rl.length) return undefined;
-  const type = sem(mapPath);
+  if (!ll.length && !rl.length) return compareLeaf(l, r, root);
+  const type = sem(mapPath.slice());
   const le = itemElements(ll, type);
   const re = itemElements(rl, type);
-  if (!le || !re) return undefined;
+  if (!le || !re) return compareLeaf(l, r, root);
   const lByEl = new Map(le.map((el, i) => [el, ll[i]]));
   const rByEl = new Map(re.map((el, i) => [el, rl[i]]));
-  return [...new Set([...re, ...le])].map((el) => [el, lByEl.get(el), rByEl.get(el), mapPath]);
+  const children = new ChildComparisons();
+  for (const el of new Set([...re, ...le])) children.add(el, compareNode(lByEl.get(el), rByEl.get(el), mapPath, sem, false));
+  return children.result(l, r, root);
 }
+
+function compareLeaf(l: unknown, r: unknown, root: boolean): Comparison {
+  if (root) return UNCHANGED;
+  if (l === undefined) return ADDED_LEAF;
+  if (r === undefined) return REMOVED_LEAF;
+  return deepEqual(l, r) ? UNCHANGED : MODIFIED_LEAF;
+}
+
+/** The children of one container node, split by kind of change. */
+class ChildComparisons {
+  private added: [string, fieldsets.FieldSet][] | undefined;
+  private modified: [string, fieldsets.FieldSet][] | undefined;
+  private removed: [string, fieldsets.FieldSet][] | undefined;
+
+  add(element: string, c: Comparison): void {
+    if (c === UNCHANGED) return;
+    if (!fieldsets.isEmpty(c.added)) (this.added ??= []).push([element, c.added]);
+    if (!fieldsets.isEmpty(c.modified)) (this.modified ??= []).push([element, c.modified]);
+    if (!fieldsets.isEmpty(c.removed)) (this.removed ??= []).push([element, c.removed]);
+  }
+
+  /** A container that appears is added as a whole, one that disappears removed as a whole. */
+  result(l: unknown, r: unknown, root: boolean): Comparison {
+    const addedSelf = !root && l === undefined;
+    const removedSelf = !root && l !== undefined && r === undefined;
+    if (!addedSelf && !removedSelf && !this.added && !this.modified && !this.removed) return UNCHANGED;
+    return {
+      added: fieldsets.node(addedSelf, this.added ?? NO_CHILD_SETS),
+      modified: this.modified ? fieldsets.node(false, this.modified) : fieldsets.EMPTY,
+      removed: fieldsets.node(removedSelf, this.removed ?? NO_CHILD_SETS),
+    };
+  }
+}
+
+const NO_CHILD_SETS: readonly (readonly [string, fieldsets.FieldSet])[] = [];
 
 /** Structural equality of JSON values (object key order ignored). */
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -238,15 +286,37 @@ export function deepEqual(a: unknown, b: unknown): boolean {
  */
 export function ownedView(obj: JsonObject, scope: OwnershipScope): JsonObject {
   if (scope.subresource === 'status') return obj.status === undefined ? {} : { status: obj.status };
-  const { apiVersion: _a, kind: _k, ...rest } = obj;
-  if (scope.subresource === undefined && scope.statusSubresource) delete rest.status;
-  if (isObject(rest.metadata)) {
-    const metadata = { ...rest.metadata };
-    for (const k of NEVER_OWNED_META) delete metadata[k];
-    if (Object.keys(metadata).length) rest.metadata = metadata;
-    else delete rest.metadata;
+  // Plain copies by loop: object rest/spread with excluded keys is slow and this runs per write.
+  const dropStatus = scope.subresource === undefined && scope.statusSubresource;
+  const rest: JsonObject = {};
+  for (const k of Object.keys(obj)) {
+    if (k === 'apiVersion' || k === 'kind' || (dropStatus && k === 'status')) continue;
+    if (k === 'metadata' && isObject(obj.metadata)) {
+      const metadata = ownableMetadata(obj.metadata);
+      if (metadata) rest.metadata = metadata;
+      continue;
+    }
+    copyMember(rest, k, obj[k]);
   }
   return rest;
+}
+
+/** `metadata` without the never-owned members, or `undefined` when nothing is left. */
+function ownableMetadata(meta: JsonObject): JsonObject | undefined {
+  const out: JsonObject = {};
+  let any = false;
+  for (const k of Object.keys(meta)) {
+    if (NEVER_OWNED_META.includes(k)) continue;
+    copyMember(out, k, meta[k]);
+    any = true;
+  }
+  return any ? out : undefined;
+}
+
+/** `obj[key] = value` as an own data property, also for the key `__proto__` (as spread copies do). */
+function copyMember(obj: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /** Drops the never-owned `.metadata` node itself from a set (its children stay). */
@@ -291,19 +361,27 @@ export function recordUpdate(opts: RecordUpdateOptions): ManagedFieldsEntry[] {
   const cmp = compareObjects(ownedView(opts.before ?? {}, scope), ownedView(opts.after, scope), opts.listSemantics);
   const changed = scrub(fieldsets.union(cmp.added, cmp.modified));
   const removed = scrub(cmp.removed);
-  const self = { manager: opts.manager, operation: 'Update' as const, apiVersion: opts.apiVersion,
-    ...(opts.subresource ? { subresource: opts.subresource } : {}) };
-  const selfId = identity(self);
+  const untouched = fieldsets.isEmpty(changed) && fieldsets.isEmpty(removed);
   let previous: ManagedSet | undefined;
   const next: ManagedSet[] = [];
   for (const entry of startingEntries(opts)) {
-    if (identity(entry) === selfId) previous = entry;
+    if (isUpdateEntryOf(entry, opts.manager, opts.apiVersion, opts.subresource)) previous = entry;
+    else if (untouched) next.push(entry);
     else next.push({ ...entry, set: fieldsets.difference(fieldsets.difference(entry.set, changed), removed) });
   }
   const kept = previous ? fieldsets.difference(previous.set, removed) : fieldsets.EMPTY;
   const time = !fieldsets.isEmpty(changed) ? opts.now : previous?.time;
-  next.push({ ...self, ...(time !== undefined ? { time } : {}), set: fieldsets.union(kept, changed) });
+  const self: ManagedSet = { manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, set: fieldsets.union(kept, changed) };
+  if (opts.subresource) (self as { subresource?: string }).subresource = opts.subresource;
+  if (time !== undefined) (self as { time?: string }).time = time;
+  next.push(self);
   return encodeEntries(next);
+}
+
+/** Whether `entry` has the identity of the `Update` entry of this manager, apiVersion and subresource (see {@link identity}). */
+function isUpdateEntryOf(entry: ManagedSet, manager: string, apiVersion: string, subresource: string | undefined): boolean {
+  return entry.operation === 'Update' && entry.manager === manager && entry.apiVersion === apiVersion
+    && (entry.subresource || undefined) === (subresource || undefined);
 }
 
 function startingEntries(opts: RecordUpdateOptions): ManagedSet[] {
@@ -312,7 +390,9 @@ function startingEntries(opts: RecordUpdateOptions): ManagedSet[] {
   const sent = metadataOf(opts.after)?.managedFields;
   if (!Array.isArray(sent)) return stored;
   if (sent.length === 0 || (sent.length === 1 && isObject(sent[0]) && !Object.keys(sent[0]).length)) return [];
-  const decoded = decodeEntries(sent);
+  // A list equal to the stored one (sent back by a PUT, kept by a patch) decodes like it.
+  const storedRaw = metadataOf(opts.before)?.managedFields;
+  const decoded = sent === storedRaw || deepEqual(sent, storedRaw) ? stored : decodeEntries(sent);
   return decoded.length ? decoded : stored;
 }
 

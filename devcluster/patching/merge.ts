@@ -36,13 +36,15 @@ function mergeInto(target: unknown, patch: unknown): jsonvalues.JsonValue {
   const current: jsonvalues.JsonObject = jsonvalues.isJsonObject(target) ? target : {};
   const result: jsonvalues.JsonObject = {};
   // Members keep the target's order; members new to the target follow in the patch's order.
-  for (const [key, value] of Object.entries(current)) {
+  for (const key of Object.keys(current)) {
+    const value = current[key];
     const change = jsonvalues.hasMember(patch, key) ? patch[key] : undefined;
     if (change === undefined) {
       if (value !== undefined) jsonvalues.setMember(result, key, jsonvalues.cloneJson(value));
     } else if (change !== null) jsonvalues.setMember(result, key, mergeInto(value, change));
   }
-  for (const [key, change] of Object.entries(patch)) {
+  for (const key of Object.keys(patch)) {
+    const change = patch[key];
     if (jsonvalues.hasMember(current, key) || change === null || change === undefined) continue;
     jsonvalues.setMember(result, key, mergeInto(undefined, change));
   }

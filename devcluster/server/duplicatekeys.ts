@@ -21,6 +21,12 @@ export function findDuplicateKeys(text: string): string[] {
   return [...scanner.duplicates];
 }
 
+/** JSON whitespace: space, tab, CR, LF. */
+function isSpace(ch: number): boolean { return ch === 0x20 || ch === 0x09 || ch === 0x0d || ch === 0x0a; }
+
+/** What ends a bare scalar: `,` `]` `}` or whitespace. */
+function isDelimiter(ch: number): boolean { return ch === 0x2c || ch === 0x5d || ch === 0x7d || isSpace(ch); }
+
 class Scanner {
   private pos = 0;
   readonly duplicates = new Set<string>();
@@ -44,11 +50,14 @@ class Scanner {
     for (;;) {
       this.skipSpace();
       const key = this.string();
-      const child = path ? `${path}.${key}` : key;
-      if (seen.has(key)) this.duplicates.add(child);
+      const duplicate = seen.has(key);
       seen.add(key);
       this.skipSpace();
       this.expect(':');
+      this.skipSpace();
+      // Paths are only spelled out where they can be reported: duplicates and containers.
+      const child = duplicate || this.atContainer() ? (path ? `${path}.${key}` : key) : '';
+      if (duplicate) this.duplicates.add(child);
       this.value(child);
       this.skipSpace();
       if (this.text[this.pos] === ',') { this.pos++; continue; }
@@ -62,7 +71,8 @@ class Scanner {
     this.skipSpace();
     if (this.text[this.pos] === ']') { this.pos++; return; }
     for (let i = 0; ; i++) {
-      this.value(`${path}[${i}]`);
+      this.skipSpace();
+      this.value(this.atContainer() ? `${path}[${i}]` : '');
       this.skipSpace();
       if (this.text[this.pos] === ',') { this.pos++; continue; }
       this.expect(']');
@@ -70,27 +80,33 @@ class Scanner {
     }
   }
 
+  private atContainer(): boolean {
+    const ch = this.text.charCodeAt(this.pos);
+    return ch === 0x7b || ch === 0x5b; // { [
+  }
+
   /** Reads a string literal at the cursor and returns its decoded value. */
   private string(): string {
     const start = this.pos;
     this.expect('"');
+    let escaped = false;
     while (this.pos < this.text.length) {
-      const ch = this.text[this.pos];
-      if (ch === '\\') { this.pos += 2; continue; }
+      const ch = this.text.charCodeAt(this.pos);
+      if (ch === 0x5c) { escaped = true; this.pos += 2; continue; } // backslash
       this.pos++;
-      if (ch === '"') return JSON.parse(this.text.slice(start, this.pos)) as string;
+      if (ch === 0x22) return escaped ? JSON.parse(this.text.slice(start, this.pos)) as string : this.text.slice(start + 1, this.pos - 1);
     }
     throw new Error('unterminated string');
   }
 
   private scalar(): void {
     const start = this.pos;
-    while (this.pos < this.text.length && !',]} \t\r\n'.includes(this.text[this.pos]!)) this.pos++;
+    while (this.pos < this.text.length && !isDelimiter(this.text.charCodeAt(this.pos))) this.pos++;
     if (this.pos === start) throw new Error('unexpected token');
   }
 
   private skipSpace(): void {
-    while (this.pos < this.text.length && ' \t\r\n'.includes(this.text[this.pos]!)) this.pos++;
+    while (this.pos < this.text.length && isSpace(this.text.charCodeAt(this.pos))) this.pos++;
   }
 
   private expect(ch: string): void {

@@ -98,43 +98,75 @@ function verbOf(method: string, info: routing.ResourceRequestInfo, watch: boolea
   }
 }
 
-export async function handle(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-  const started = Date.now();
-  const url = new URL(req.url ?? '/', 'http://devcluster');
-  const method = (req.method ?? 'GET').toUpperCase();
-  const info = routing.parsePath(url.pathname);
-  const watch = info.kind === 'resource' && (info.legacyWatch || ['true', '1'].includes(url.searchParams.get('watch') ?? ''));
-  const verb = info.kind === 'resource' ? verbOf(method, info, watch) : method.toLowerCase();
-  let user: core.UserInfo = { username: '', uid: '', groups: [] };
-  let bodyText: string | undefined;
-  let fault = false;
-  const record = (code: number, responseBody?: string): void => {
+/**
+ * One request's state and its ways to answer. A class rather than closures inside `handle`:
+ * closures would be created (and, under the TypeScript loader, renamed) on every request.
+ */
+class Exchange {
+  readonly started = Date.now();
+  readonly url: routing.RequestTarget;
+  readonly method: string;
+  readonly info: routing.RequestInfo;
+  readonly watch: boolean;
+  readonly verb: string;
+  user: core.UserInfo = { username: '', uid: '', groups: [] };
+  bodyText: string | undefined;
+  fault = false;
+
+  constructor(readonly ctx: ServerContext, readonly req: http.IncomingMessage, readonly res: http.ServerResponse) {
+    this.url = routing.parseTarget(req.url ?? '/');
+    this.method = (req.method ?? 'GET').toUpperCase();
+    const info = routing.parsePath(this.url.pathname);
+    this.info = info;
+    this.watch = info.kind === 'resource' && (info.legacyWatch || isTrue(this.url.searchParams.get('watch')));
+    this.verb = info.kind === 'resource' ? verbOf(this.method, info, this.watch) : this.method.toLowerCase();
+  }
+
+  record(code: number, responseBody?: string): void {
+    const { ctx, req, info } = this;
+    const resource = info.kind === 'resource' ? info : undefined;
     ctx.log.record({
-      time: started, method, path: url.pathname, query: url.search.replace(/^\?/, ''), verb,
-      group: info.kind === 'resource' ? info.group : undefined, resource: info.kind === 'resource' ? info.resource : undefined,
-      subresource: info.kind === 'resource' ? info.subresource : undefined,
-      namespace: info.kind === 'resource' ? info.namespace : undefined, name: info.kind === 'resource' ? info.name : undefined,
+      time: this.started, method: this.method, path: this.url.pathname, query: this.url.search.replace(/^\?/, ''), verb: this.verb,
+      group: resource?.group, resource: resource?.resource, subresource: resource?.subresource,
+      namespace: resource?.namespace, name: resource?.name,
       headers: {
         accept: req.headers.accept, contentType: req.headers['content-type'], userAgent: req.headers['user-agent'],
         authorization: req.headers.authorization ? '<redacted>' : undefined,
       },
-      body: ctx.log.keepBodies ? bodyText : undefined, user: user.username, code,
-      responseBody: ctx.log.keepResponses ? responseBody : undefined, durationMs: Date.now() - started, fault,
+      body: ctx.log.keepBodies ? this.bodyText : undefined, user: this.user.username, code,
+      responseBody: ctx.log.keepResponses ? responseBody : undefined, durationMs: Date.now() - this.started, fault: this.fault,
     });
-  };
-  const reply = (r: Reply): void => {
+  }
+
+  reply(r: Reply): void {
     let text: string;
-    if (r.text !== undefined) { responses.sendText(res, r.code, r.text, r.contentType); text = r.text; }
-    else text = responses.sendBody(res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
-    record(r.code, text);
-  };
-  const fail = (err: unknown, warnings: string[] = []): void => {
+    if (r.text !== undefined) { responses.sendText(this.res, r.code, r.text, r.contentType); text = r.text; }
+    else text = responses.sendBody(this.res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
+    this.record(r.code, text);
+  }
+
+  fail(err: unknown, warnings: string[] = []): void {
     const apiError = err instanceof statuses.ApiError ? err : statuses.internal(err instanceof Error ? err.message : String(err));
     if (!(err instanceof statuses.ApiError)) process.emitWarning(`devcluster: unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
-    if (res.headersSent) { res.destroy(); record(apiError.code); return; }
-    const text = responses.sendError(res, apiError, warnings);
-    record(apiError.code, text);
-  };
+    if (this.res.headersSent) { this.res.destroy(); this.record(apiError.code); return; }
+    const text = responses.sendError(this.res, apiError, warnings);
+    this.record(apiError.code, text);
+  }
+
+  async finish(r: Reply, afterMs: number, resetAfter: boolean): Promise<void> {
+    if (afterMs) await sleep(afterMs);
+    if (resetAfter) { this.req.socket.destroy(); this.record(0); return; }
+    this.reply(r);
+  }
+}
+
+function isTrue(v: string | null): boolean { return v === 'true' || v === '1'; }
+
+const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+
+export async function handle(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const ex = new Exchange(ctx, req, res);
+  const { url, method, info, watch, verb } = ex;
 
   try {
     let body: Buffer;
@@ -142,14 +174,15 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
       if (err instanceof BodyTooLarge) throw statuses.tooLarge();
       throw err;
     }
-    bodyText = body.length ? body.toString('utf8') : undefined;
+    ex.bodyText = body.length ? body.toString('utf8') : undefined;
     // During a restart without refusing connections, health endpoints answer themselves (/readyz 500).
-    if (ctx.unavailable() && !['/healthz', '/livez', '/readyz'].includes(url.pathname)) {
+    if (ctx.unavailable() && !HEALTH_PATHS.has(url.pathname)) {
       throw new statuses.ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
     }
     const authenticated = ctx.authenticate(req);
     if (!authenticated) throw statuses.unauthorized();
-    user = authenticated;
+    ex.user = authenticated;
+    const user = authenticated;
 
     // Fault injection comes after authentication and routing (D-FAULT-1).
     const action = ctx.faults.match({
@@ -162,13 +195,13 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     let resetAfter = false;
     let watchFault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined;
     if (action) {
-      fault = true;
-      if ('respond' in action) { replyFault(ctx, res, action.respond, record); return; }
+      ex.fault = true;
+      if ('respond' in action) { replyFault(ctx, res, action.respond, (code, text) => ex.record(code, text)); return; }
       if ('reset' in action) {
-        if (action.reset === 'before') { req.socket.destroy(); record(0); return; }
+        if (action.reset === 'before') { req.socket.destroy(); ex.record(0); return; }
         resetAfter = true;
       }
-      if ('hang' in action) { record(0); return; }
+      if ('hang' in action) { ex.record(0); return; }
       if ('delay' in action) {
         if (action.delay.beforeMs) await sleep(action.delay.beforeMs);
         afterMs = action.delay.afterMs ?? 0;
@@ -182,7 +215,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
       const denied = ctx.authorize({ kind: 'nonResource', verb: method.toLowerCase(), apiGroup: '', resource: '', subresource: undefined, namespace: undefined, name: undefined, path: url.pathname }, user);
       if (denied) throw denied;
       const r = nonResource(ctx, req, url.pathname);
-      await finish(r, afterMs, resetAfter);
+      await ex.finish(r, afterMs, resetAfter);
       return;
     }
     const type = ctx.core.registry.find(info.group, info.version, info.resource);
@@ -199,25 +232,19 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     if (denied) throw denied;
     const warnings: string[] = type.deprecationWarning ? [type.deprecationWarning] : [];
     if (watch) {
-      await serveWatch(ctx, req, res, url, info, type, user, watchFault, record);
+      await serveWatch(ctx, req, res, url, info, type, user, watchFault, (code) => ex.record(code));
       return;
     }
     let r: Reply;
     try {
-      r = await resourceRequest(ctx, req, method, url, info, type, user, bodyText, warnings);
+      r = await resourceRequest(ctx, req, method, url, info, type, user, ex.bodyText, warnings);
     } catch (err) {
-      fail(err, warnings);
+      ex.fail(err, warnings);
       return;
     }
-    await finish(r, afterMs, resetAfter);
+    await ex.finish(r, afterMs, resetAfter);
   } catch (err) {
-    fail(err);
-  }
-
-  async function finish(r: Reply, afterMs: number, resetAfter: boolean): Promise<void> {
-    if (afterMs) await sleep(afterMs);
-    if (resetAfter) { req.socket.destroy(); record(0); return; }
-    reply(r);
+    ex.fail(err);
   }
 }
 
@@ -304,7 +331,7 @@ function decodeBody(bodyText: string | undefined, contentType: string | undefine
   }
 }
 
-async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, method: string, url: URL,
+async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, method: string, url: routing.RequestTarget,
                                info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
                                bodyText: string | undefined, warnings: string[]): Promise<Reply> {
   const c = ctx.core;
@@ -335,10 +362,6 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
     return { code: 200, body: reading.listBody(type, result), form: out, warnings };
   }
 
-  const writeRequest = (wo: options.WriteOptions, name: string | undefined): core.WriteRequest => ({
-    type, namespace: info.namespace, name, subresource: info.subresource, user, dryRun: wo.dryRun,
-    fieldManager: wo.fieldManager ?? managerFromAgent(req.headers['user-agent']), fieldValidation: wo.fieldValidation, warnings,
-  });
 
   switch (method) {
     case 'POST': {
@@ -346,7 +369,7 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const wo = options.decodeWriteOptions(q, 'CreateOptions');
       const body = decodeBody(bodyText, req.headers['content-type'], 'object');
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
-      const result = await creating.create(c, writeRequest(wo, undefined), body);
+      const result = await creating.create(c, writeRequestFor(req, info, type, user, warnings, wo, undefined), body);
       return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'PUT': {
@@ -354,8 +377,8 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const wo = options.decodeWriteOptions(q, 'UpdateOptions');
       const body = decodeBody(bodyText, req.headers['content-type'], 'object');
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
-      if (info.subresource === 'scale') return scaleWrite(ctx, writeRequest(wo, info.name), { kind: 'replace', body }, out);
-      const result = await updating.update(c, writeRequest(wo, info.name), { kind: 'replace', body: writes.requireObject(body) });
+      if (info.subresource === 'scale') return scaleWrite(ctx, writeRequestFor(req, info, type, user, warnings, wo, info.name), { kind: 'replace', body }, out);
+      const result = await updating.update(c, writeRequestFor(req, info, type, user, warnings, wo, info.name), { kind: 'replace', body: writes.requireObject(body) });
       return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'PATCH': {
@@ -369,7 +392,7 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const wo = options.decodeWriteOptions(q, 'PatchOptions', isApply);
       const patch = decodeBody(bodyText, req.headers['content-type'], 'patch');
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
-      const wr = writeRequest(wo, info.name);
+      const wr = writeRequestFor(req, info, type, user, warnings, wo, info.name);
       if (info.subresource === 'scale') {
         if (patchType !== 'merge-patch' && patchType !== 'json-patch') throw statuses.unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json']);
         return scaleWrite(ctx, wr, { kind: patchType === 'merge-patch' ? 'merge' : 'json', patch }, out);
@@ -410,6 +433,15 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
     default:
       throw statuses.methodNotAllowed();
   }
+}
+
+/** The write request of a create/update/patch of the resource `info` addresses. */
+function writeRequestFor(req: http.IncomingMessage, info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
+                         warnings: string[], wo: options.WriteOptions, name: string | undefined): core.WriteRequest {
+  return {
+    type, namespace: info.namespace, name, subresource: info.subresource, user, dryRun: wo.dryRun,
+    fieldManager: wo.fieldManager ?? managerFromAgent(req.headers['user-agent']), fieldValidation: wo.fieldValidation, warnings,
+  };
 }
 
 /**
@@ -456,7 +488,7 @@ async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Para
   return { code: 200, body: scale.scaleOf(type, result.object), form: out, warnings: wr.warnings };
 }
 
-async function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL,
+async function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: routing.RequestTarget,
                           info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
                           fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
                           record: (code: number) => void): Promise<void> {

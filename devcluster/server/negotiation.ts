@@ -72,9 +72,23 @@ export function negotiate(accept: string | undefined, opts: NegotiationOptions =
 
 export type BodyType = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch' | 'unknown';
 
+/** Recent Content-Type classifications: clients send the same few values on every request. */
+const bodyTypes = new Map<string, BodyType>();
+
 /** Classifies a request body's Content-Type (parameters such as charset are ignored). */
 export function bodyType(contentType: string | undefined): BodyType {
-  const m = contentType ? parseMediaType(contentType) : undefined;
+  if (!contentType) return 'unknown';
+  let type = bodyTypes.get(contentType);
+  if (type === undefined) {
+    type = classifyBody(contentType);
+    if (bodyTypes.size >= 64) bodyTypes.clear();
+    bodyTypes.set(contentType, type);
+  }
+  return type;
+}
+
+function classifyBody(contentType: string): BodyType {
+  const m = parseMediaType(contentType);
   if (!m) return 'unknown';
   const t = `${m.type}/${m.subtype}`;
   switch (t) {

@@ -37,6 +37,7 @@ export class RequestLog {
 
   record(entry: RequestRecord): void {
     this.entries.push(entry);
+    if (!this.waiters.length) return;
     const still: Waiter[] = [];
     for (const w of this.waiters) if (w.predicate(entry)) w.resolve(entry); else still.push(w);
     this.waiters = still;

@@ -19,13 +19,22 @@ export function baseHeaders(res: http.ServerResponse, warnings: readonly string[
 
 export function sendBody(res: http.ServerResponse, code: number, body: unknown, form: 'json' | 'yaml' = 'json',
                          opts: { warnings?: readonly string[]; contentType?: string } = {}): string {
-  baseHeaders(res, opts.warnings);
   const text = form === 'yaml' ? YAML.stringify(body) : JSON.stringify(body);
-  res.setHeader('Content-Type', opts.contentType ?? (form === 'yaml' ? 'application/yaml' : 'application/json'));
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.writeHead(code);
-  res.end(text);
+  writeComplete(res, code, text, opts.contentType ?? (form === 'yaml' ? 'application/yaml' : 'application/json'), opts.warnings);
   return text;
+}
+
+/**
+ * Writes a whole response at once: the headers of `baseHeaders` plus Content-Type and
+ * Content-Length go to `writeHead` as one list (cheaper than one `setHeader` each; headers set
+ * earlier on `res` still come first), and the body goes out with `end`.
+ */
+function writeComplete(res: http.ServerResponse, code: number, text: string, contentType: string, warnings: readonly string[] = []): void {
+  const headers: http.OutgoingHttpHeader[] = ['Cache-Control', 'no-cache, private', 'Audit-Id', crypto.randomUUID()];
+  if (warnings.length) headers.push('Warning', [...new Set(warnings)].map(warningHeader));
+  headers.push('Content-Type', contentType, 'Content-Length', Buffer.byteLength(text));
+  res.writeHead(code, headers);
+  res.end(text);
 }
 
 export function sendError(res: http.ServerResponse, err: statuses.ApiError, warnings: readonly string[] = []): string {
@@ -34,9 +43,5 @@ export function sendError(res: http.ServerResponse, err: statuses.ApiError, warn
 }
 
 export function sendText(res: http.ServerResponse, code: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
-  baseHeaders(res);
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.writeHead(code);
-  res.end(text);
+  writeComplete(res, code, text, contentType);
 }

@@ -2,7 +2,7 @@
  * URL routing: turns a request path into a `RequestInfo` the way the upstream API server's
  * request-info factory does (D-WIRE-1/2): resource paths under `/api/v1` and `/apis/{g}/{v}`,
  * namespace scoping, subresources, legacy `/watch/` prefixes, and everything else as non-resource
- * paths (discovery, OpenAPI, health).
+ * paths (discovery, OpenAPI, health). It also splits a request target into path and query.
  */
 
 export interface ResourceRequestInfo {
@@ -74,5 +74,28 @@ export function parsePath(rawPath: string): RequestInfo {
 }
 
 function safeDecode(segment: string): string {
+  if (!segment.includes('%')) return segment; // nothing to decode (the common case, per request)
   try { return decodeURIComponent(segment); } catch { return segment; }
+}
+
+/** The parts of a request target the pipeline reads, as `new URL(target, base)` has them. */
+export interface RequestTarget {
+  readonly pathname: string;
+  readonly search: string;
+  readonly searchParams: URLSearchParams;
+}
+
+/**
+ * Targets that `new URL` takes as they are: an absolute path without empty or dot segments and
+ * without characters it would percent-encode, and such a query without a fragment.
+ */
+const PLAIN_TARGET = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@%]+\/)*(?:[A-Za-z0-9\-._~!$&'()*+,;=:@%]+)?(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*)?$/;
+
+/** Splits a request target; plain targets (nearly all) skip the full URL parser. */
+export function parseTarget(raw: string): RequestTarget {
+  if (!PLAIN_TARGET.test(raw) || raw.includes('/.') || /%2e/i.test(raw)) return new URL(raw, 'http://devcluster');
+  const q = raw.indexOf('?');
+  if (q < 0) return { pathname: raw, search: '', searchParams: new URLSearchParams() };
+  const query = raw.slice(q + 1);
+  return { pathname: raw.slice(0, q), search: query ? `?${query}` : '', searchParams: new URLSearchParams(query) };
 }

@@ -42,7 +42,11 @@ export class Store {
   private compactedAt: number;
   private readonly historyLimit: number;
   private readonly tables = new Map<string, Map<string, JsonObject>>();
+  /** Key order per storage, built on the first sorted read and kept up to date cheaply. */
+  private readonly orders = new Map<string, KeyOrder>();
+  /** The retained history is `history[historyHead..]`; the head moves instead of copying the array per write. */
   private history: Change[] = [];
+  private historyHead = 0;
   private readonly listeners = new Set<ChangeListener>();
 
   constructor(options: StoreOptions = {}) {
@@ -76,7 +80,35 @@ export class Store {
   entries(storage: string, prefix = ''): Entry[] {
     const table = this.tables.get(storage);
     if (!table) return [];
-    return sortedEntries(table, prefix);
+    const keys = this.sortedKeys(storage, table);
+    const out: Entry[] = [];
+    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix && !key.startsWith(prefix)) break;
+      out.push({ key, object: table.get(key)! });
+    }
+    return out;
+  }
+
+  /**
+   * The keys of a storage in byte order. Sorting happens once; later reads merge in the keys
+   * created since (sorted among themselves) and drop the deleted ones, which keeps repeated lists
+   * of a large storage linear.
+   */
+  private sortedKeys(storage: string, table: Map<string, JsonObject>): string[] {
+    let order = this.orders.get(storage);
+    if (!order) {
+      order = { sorted: [...table.keys()].sort(compareKeys), added: [], removed: false };
+      this.orders.set(storage, order);
+      return order.sorted;
+    }
+    if (!order.added.length && !order.removed) return order.sorted;
+    const base = order.removed ? order.sorted.filter((k) => table.has(k)) : order.sorted;
+    const extra = order.added.filter((k) => table.has(k)).sort(compareKeys);
+    order.sorted = mergeSorted(base, extra);
+    order.added = [];
+    order.removed = false;
+    return order.sorted;
   }
 
   /** Number of objects in a storage (for controllers and benchmarks). */
@@ -91,7 +123,7 @@ export class Store {
   listAt(storage: string, rev: number, prefix = ''): Entry[] | undefined {
     if (rev < this.compactedAt) return undefined;
     const table = new Map(this.tables.get(storage) ?? []);
-    for (let i = this.history.length - 1; i >= 0; i--) {
+    for (let i = this.history.length - 1; i >= this.historyHead; i--) {
       const change = this.history[i]!;
       if (change.rev <= rev) break;
       if (change.storage !== storage) continue;
@@ -106,7 +138,7 @@ export class Store {
     if (after < this.compactedAt) return undefined;
     const out: Change[] = [];
     // History is sorted by rev: binary-search the first change after `after`.
-    let lo = 0;
+    let lo = this.historyHead;
     let hi = this.history.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
@@ -130,20 +162,32 @@ export class Store {
     const prev = table.get(key);
     if (!next && !prev) throw new Error(`Cannot delete a missing object ${storage} ${key}`);
     const rev = ++this.current;
+    const order = this.orders.get(storage);
     let change: Change;
     if (next) {
       const stamped = stamp(next, rev);
       table.set(key, stamped);
+      if (!prev && order) {
+        order.added.push(key);
+        // A storage that is written much more than listed: forget the order rather than grow.
+        if (order.added.length > 1024 && order.added.length > table.size) this.orders.delete(storage);
+      }
       change = { rev, storage, key, type: prev ? 'MODIFIED' : 'ADDED', object: stamped, prev };
     } else {
       table.delete(key);
+      if (order) order.removed = true;
       change = { rev, storage, key, type: 'DELETED', object: stamp({ ...prev! }, rev), prev };
     }
     this.history.push(change);
-    if (this.history.length > this.historyLimit) {
-      const drop = this.history.length - this.historyLimit;
-      this.compactedAt = this.history[drop - 1]!.rev;
-      this.history = this.history.slice(drop);
+    if (this.history.length - this.historyHead > this.historyLimit) {
+      const drop = this.history.length - this.historyHead - this.historyLimit;
+      this.compactedAt = this.history[this.historyHead + drop - 1]!.rev;
+      this.historyHead += drop;
+      // Copy the retained part only once the dropped prefix is as long as it (amortised O(1)).
+      if (this.historyHead >= 1024 && this.historyHead * 2 >= this.history.length) {
+        this.history = this.history.slice(this.historyHead);
+        this.historyHead = 0;
+      }
     }
     for (const listener of this.listeners) listener(change);
     return change;
@@ -152,6 +196,7 @@ export class Store {
   /** Removes every object of a storage without history (CRD storage is dropped, D-CRD-17). */
   dropStorage(storage: string): void {
     this.tables.delete(storage);
+    this.orders.delete(storage);
   }
 
   /** Moves the compaction point to `rev` (default: current), forgetting older history (D-FAULT-7). */
@@ -159,11 +204,45 @@ export class Store {
     const target = Math.min(rev, this.current);
     if (target <= this.compactedAt) return;
     this.compactedAt = target;
-    this.history = this.history.filter((c) => c.rev > target);
+    this.history = this.history.slice(this.historyHead).filter((c) => c.rev > target);
+    this.historyHead = 0;
   }
 }
 
 export interface Entry { readonly key: string; readonly object: JsonObject }
+
+interface KeyOrder {
+  /** Keys in byte order as of the last sorted read (may hold keys deleted since, see `removed`). */
+  sorted: string[];
+  /** Keys created since the last sorted read (may repeat or be deleted again). */
+  added: string[];
+  /** Whether any key was deleted since the last sorted read. */
+  removed: boolean;
+}
+
+/** The first index whose key is ≥ `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/** Merges two sorted key lists, dropping duplicates. */
+function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
+  if (!b.length) return a.slice();
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const next = j >= b.length || (i < a.length && a[i]! <= b[j]!) ? a[i++]! : b[j++]!;
+    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
+  }
+  return out;
+}
 
 function sortedEntries(table: Map<string, JsonObject>, prefix: string): Entry[] {
   const out: Entry[] = [];

@@ -73,7 +73,7 @@ export function normalise(node: schemas.Schema, context: NormaliseContext, decla
     const required = new Set(schemas.requiredOf(node));
     const properties: Record<string, SchemaObject> = {};
     for (const [property, child] of schemas.propertiesOf(node)) {
-      properties[property] = normalise(child, context);
+      define(properties, property, normalise(child, context));
       if (schemas.hasDefault(child)) required.add(property);
     }
     const additional = schemas.own(node, 'additionalProperties');
@@ -95,6 +95,11 @@ export function markerOf(node: SchemaObject): { marker: Marker; nullable: boolea
   const marker = record[MARKER];
   if (!schemas.isRecord(marker)) return undefined;
   return { marker: marker as unknown as Marker, nullable: record[NULLABLE] === true };
+}
+
+/** Sets an own, enumerable property — also for keys such as `__proto__` that assignment would not create. */
+export function define<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function marker(value: Marker, original: schemas.Schema, context: NormaliseContext, nullable: boolean): SchemaObject {

@@ -136,7 +136,9 @@ function markedType(schema: SchemaObject, context: normalising.NormaliseContext)
     const object = ts.factory.createTypeReferenceNode('KubernetesObject');
     type = marker.open ? ts.factory.createIntersectionTypeNode([object, openRecord()]) : object;
   }
-  return nullable ? ts.factory.createUnionTypeNode([type, ts.factory.createLiteralTypeNode(ts.factory.createNull())]) : type;
+  if (!nullable) return type;
+  const members = ts.isUnionTypeNode(type) ? [...type.types] : [type];
+  return ts.factory.createUnionTypeNode([...members, ts.factory.createLiteralTypeNode(ts.factory.createNull())]);
 }
 
 function emitDeclarations(version: modeling.VersionModel): Declarations {
@@ -218,7 +220,7 @@ function declareBody(emission: Emission, version: modeling.VersionModel): ts.Sta
   for (const name of schemas.requiredOf(root)) if (name !== 'metadata') required.add(name);
   for (const [name, child] of originals) {
     if (schemas.hasDefault(child) && name !== 'metadata') required.add(name);
-    if (!Object.hasOwn(properties, name)) properties[name] = normalising.normalise(child, context);
+    if (!Object.hasOwn(properties, name)) normalising.define(properties, name, normalising.normalise(child, context));
   }
   const normalised = { type: 'object', properties, required: [...required] } as Record<string, unknown>;
   if (schemas.flag(root, schemas.PRESERVE_UNKNOWN_FIELDS)) normalised['additionalProperties'] = true;
@@ -245,7 +247,7 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
     `import type { ${usesKubernetesObject ? 'KubernetesObject, ObjectMeta' : 'ObjectMeta'} } from "${RUNTIME_MODULE}";`,
   ].join('\n');
   const patch = [
-    `/** A JSON merge patch of a ${version.kind}: every field optional, \`null\` removes a field, lists are replaced whole. */`,
+    `/** A JSON merge patch of ${version.kind}: every field optional, \`null\` removes a field, lists are replaced whole. */`,
     `export type ${names.patch} = MergePatch<${names.body}>;`,
     '',
     '/** Deep partial with `null` for removal, as in JSON merge patches (RFC 7386). */',
@@ -276,9 +278,9 @@ function descriptor(version: modeling.VersionModel): string {
     `categories: ${list(version.categories)}`,
     `statusSubresource: ${version.statusSubresource}`,
   ];
-  const doc = [`/** The typed resource descriptor of ${version.kind} ${version.version}: pass it to the registration functions.`];
-  if (version.deprecated) doc.push(` * @deprecated ${escapeComment(version.deprecationWarning ?? `${version.group}/${version.version} ${version.kind} is deprecated.`)}`);
-  const opening = doc.length === 1 ? `${doc[0]} */` : `${doc.join('\n *\n')}\n */`;
+  const summary = `The typed resource descriptor of ${version.kind} ${version.version}: pass it to the registration functions.`;
+  const warning = version.deprecationWarning ?? `${version.group}/${version.version} ${version.kind} is deprecated.`;
+  const opening = version.deprecated ? `/**\n * ${summary}\n *\n * @deprecated ${escapeComment(warning)}\n */` : `/** ${summary} */`;
   return `${opening}\nexport const ${version.names.descriptor} = resource<${version.names.body}>({\n${fields.map((field) => `  ${field},`).join('\n')}\n});`;
 }
 

@@ -37,6 +37,8 @@ export async function processResourceEvent(op: context.OperatorContext, resource
   const body = raw.object;
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
+  // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7).
+  const cancellation = linkedSignal([op.signal, stream.signal]);
   try {
     await throttling.throttled({
       throttler: memory.throttler,
@@ -45,10 +47,46 @@ export async function processResourceEvent(op: context.OperatorContext, resource
       logger,
       wakeup: stream.pressure.signal,
       // Cancellation on operator exit is not an error of the object.
-      errors: () => !op.signal.aborted,
-    }, () => processCycle(op, resource, raw, memory, stream, logger));
+      errors: () => !cancellation.signal.aborted,
+    }, () => processCycle(op, resource, raw, memory, stream, logger, cancellation.signal));
+  } catch (error) {
+    // Cancelled (R-ERRORS-8): the handler logged it and recorded nothing; this is neither a
+    // failure of the object nor of the framework (R-QUEUE-9).
+    if (cancellation.signal.aborted) return;
+    throw error;
   } finally {
+    cancellation.release();
     if (raw.type === 'DELETED') op.memories.forget(stream.key);
+  }
+}
+
+/**
+ * A signal aborted when any of `signals` aborts; `release()` detaches it from them. (Unlike
+ * `aborts.anySignal`, whose listeners stay on long-lived inputs until one of them aborts: one per
+ * event or sleep would pile up on the operator's signal for as long as it runs.)
+ */
+function linkedSignal(signals: readonly AbortSignal[]): { readonly signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const detach: (() => void)[] = [];
+  for (const input of signals) {
+    if (input.aborted) {
+      controller.abort(input.reason);
+      break;
+    }
+    const onAbort = (): void => controller.abort(input.reason);
+    input.addEventListener('abort', onAbort, { once: true });
+    detach.push(() => input.removeEventListener('abort', onAbort));
+  }
+  return { signal: controller.signal, release: () => { for (const fn of detach) fn(); } };
+}
+
+/** Sleeps unless a newer event arrives or the cycle is cancelled; `true` if the sleep completed. */
+async function sleepInterruptibly(cycle: Cycle, ms: number): Promise<boolean> {
+  const wakeup = linkedSignal([cycle.stream.pressure.signal, cycle.signal]);
+  try {
+    return await aborts.sleepOrAbort(cycle.op.clock, ms, wakeup.signal);
+  } finally {
+    wakeup.release();
   }
 }
 
@@ -61,17 +99,25 @@ interface Cycle {
   readonly logger: logging.ObjectLogger;
   readonly patch: patches.PatchBase<object>;
   readonly scope: kwargs.ResourceScope;
+  /** Cancellation of the cycle: the operator stops or the queue gives up on the worker. */
+  readonly signal: AbortSignal;
 }
 
 async function processCycle(op: context.OperatorContext, resource: references.Resource, raw: bodies.RawEvent,
-                            memory: memories.ObjectMemory, stream: queueing.StreamContext, logger: logging.ObjectLogger): Promise<void> {
+                            memory: memories.ObjectMemory, stream: queueing.StreamContext, logger: logging.ObjectLogger,
+                            signal: AbortSignal): Promise<void> {
   const body = raw.object;
-  const patch = new patches.Patch<object>(undefined, memory.leftoverFns);
+  // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
+  // unless this newer body already satisfies them (e.g. the refused request had been applied and
+  // only its response was lost): then they are done, and must not hold the handlers back (R-QUEUE-5).
+  const leftovers = memory.leftoverFns.length > 0
+    && new patches.Patch<object>(undefined, memory.leftoverFns).toJsonPatch(body, { merge: false }).length > 0;
+  const patch = new patches.Patch<object>(undefined, leftovers ? memory.leftoverFns : []);
   memory.leftoverFns = [];
   const scope: kwargs.ResourceScope = {
-    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal: op.signal, indices: op.indices,
+    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices,
   };
-  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope };
+  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal };
 
   // Indexing and the readiness barrier (R-INDEX-7) come here with the indexing engine.
   if (op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
@@ -101,7 +147,7 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
     handlers,
     state: progression.State.fromScratch(),
     scope: {
-      settings: op.settings, clock: op.clock, logger: local, signal: op.signal,
+      settings: op.settings, clock: op.clock, logger: local, signal: cycle.signal,
       lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
       kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
     },
@@ -156,9 +202,10 @@ async function processChangingCause(cycle: Cycle): Promise<'interrupted' | { del
   if (patch.fns.length) return { delays: [], changing: false };
 
   // Consistency: wait (interruptibly) for our last patch to come back, or for the deadline (R-QUEUE-4).
-  if (!consistent) {
+  // Not for a DELETED event: it runs no handlers, and a vanished object's version never comes (R-QUEUE-6).
+  if (!consistent && raw.type !== 'DELETED') {
     const until = memory.expectedUntil ?? op.clock.now();
-    const completed = await aborts.sleepOrAbort(op.clock, Math.max(0, until - op.clock.now()), aborts.anySignal([cycle.stream.pressure.signal, op.signal]));
+    const completed = await sleepInterruptibly(cycle, Math.max(0, until - op.clock.now()));
     if (!completed) return 'interrupted';
     memory.expectedVersion = null;
     memory.expectedUntil = null;
@@ -219,7 +266,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
     handlers: selected,
     state,
     scope: {
-      settings: op.settings, clock: op.clock, logger, signal: op.signal, lifecycle: op.lifecycle,
+      settings: op.settings, clock: op.clock, logger, signal: cycle.signal, lifecycle: op.lifecycle,
       kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
@@ -278,9 +325,9 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
     const capped = Math.min(delay, 600);
     logger.debug(delay > 600 ? `Sleeping for ${delay} (capped 600) seconds for the delayed handlers.` : `Sleeping for ${delay} seconds for the delayed handlers.`);
     const started = op.clock.now();
-    const completed = await aborts.sleepOrAbort(op.clock, capped * 1000, aborts.anySignal([stream.pressure.signal, op.signal]));
+    const completed = await sleepInterruptibly(cycle, capped * 1000);
     if (!completed) {
-      if (op.signal.aborted) return;
+      if (cycle.signal.aborted) return;
       const left = Math.max(0, delay - (op.clock.now() - started) / 1000);
       logger.debug(`Sleeping was interrupted by new changes, ${left} seconds left.`);
       return;
@@ -295,14 +342,17 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
 /** Sends a patch and records what consistency must wait for (R-QUEUE-4/6, R-PATCH-3). */
 async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<void> {
   const { op, resource, memory, logger } = cycle;
-  const applied = await application.applyPatch({ api: op.api, resource, body: cycle.raw.object, patch, logger, signal: op.signal });
+  const applied = await application.applyPatch({ api: op.api, resource, body: cycle.raw.object, patch, logger, signal: cycle.signal });
   memory.leftoverFns = applied.leftoverFns;
   if (!applied.sent || applied.gone || applied.resourceVersion === undefined) return;
-  // An object about to vanish (marked, no finalizers left) never shows that version (R-QUEUE-6).
+  // An object about to vanish (marked, no finalizers left) never shows that version (R-QUEUE-6):
+  // expect one that never arrives, so that the events of this cycle's earlier requests (e.g. the
+  // merge-patch purging the records before the finalizer's JSON-patch) run no handlers again,
+  // until the DELETED event (which does not wait) or the deadline.
   const meta = applied.body.metadata;
   const vanishing = !!meta?.deletionTimestamp && !(meta.finalizers?.length);
   const timeout = op.settings.persistence.consistencyTimeout;
-  if (vanishing || !timeout) return;
-  memory.expectedVersion = applied.resourceVersion;
+  if (!timeout) return;
+  memory.expectedVersion = vanishing ? `${applied.resourceVersion}~which~never~arrives` : applied.resourceVersion;
   memory.expectedUntil = op.clock.now() + timeout * 1000;
 }

@@ -10,6 +10,8 @@
  * exit after `idleTimeout` and are recreated on demand. On stop, workers get up to `exitTimeout` to
  * drain, then are cancelled (WARNING `Unprocessed streams left for [...]`).
  */
+import { setMaxListeners } from 'node:events';
+
 import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import * as bodies from '../../cogs/structs/bodies.js';
@@ -74,7 +76,10 @@ export class Queue {
   private readonly slotWaiters: (() => void)[] = [];
   private readonly workers = new Set<Promise<void>>();
 
-  constructor(private readonly processor: Processor, private readonly options: QueueOptions) {}
+  constructor(private readonly processor: Processor, private readonly options: QueueOptions) {
+    // Every idle worker and every running handler listens to it: no "leak" warning for many objects.
+    setMaxListeners(0, this.stopping.signal);
+  }
 
   /** Routes one event to its object's worker (R-QUEUE-1/2). */
   push(event: bodies.RawEvent): void {
@@ -124,6 +129,7 @@ export class Queue {
           const idle = new AbortController();
           const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(); resolve(); }; });
           const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, aborts.anySignal([idle.signal, this.stopping.signal]));
+          idle.abort(); // detaches the combined signal from the long-lived `stopping` signal
           if (stream.events.length === 0 && (timedOut || this.closed)) { stream.wake = undefined; break; }
           void woken;
           continue;
@@ -136,6 +142,7 @@ export class Queue {
           this.options.onFatal(error, stream.key);
           break;
         }
+        if (this.stopping.signal.aborted) break; // cancelled by stop(): the rest is abandoned
       }
     } finally {
       stream.running = false;

@@ -66,6 +66,38 @@ describe('comparing objects', () => {
     expect(fieldsets.isEmpty(cmp.added)).toBe(true);
   });
 
+  it('containers that disappear are removed as a whole, with their leaves', () => {
+    const before = { spec: { containers: [{ name: 'c1', image: 'x' }, { name: 'c2', image: 'y' }], extra: { a: { b: 1 } }, empty: {} } };
+    const after = { spec: { containers: [{ name: 'c1', image: 'x' }] } };
+    const cmp = managedfields.compareObjects(before, after, containersKeyed);
+    expect(listed(cmp.removed)).toEqual(['.spec.empty', '.spec.extra', '.spec.containers[name="c2"]',
+      '.spec.containers[name="c2"].image', '.spec.containers[name="c2"].name', '.spec.extra.a', '.spec.extra.a.b']);
+    expect([cmp.added, cmp.modified].every(fieldsets.isEmpty)).toBe(true);
+  });
+
+  it('a change of shape is one modified leaf; an empty map appearing is one added leaf', () => {
+    const cmp = managedfields.compareObjects({ a: { x: 1 }, b: [1], c: 'x' }, { a: [1], b: { y: 2 }, c: 'x', d: {} }, managedfields.atomicLists);
+    expect(listed(cmp.modified)).toEqual(['.a', '.b']);
+    expect(listed(cmp.added)).toEqual(['.d']);
+    expect(fieldsets.isEmpty(cmp.removed)).toBe(true);
+  });
+
+  it('set lists compare item by item and list semantics see the path of map keys', () => {
+    const seen: string[] = [];
+    const sem: managedfields.ListSemantics = (path) => { seen.push(path.join('.')); return containersKeyed(path); };
+    const cmp = managedfields.compareObjects({ spec: { tags: ['a', 'b'] } }, { spec: { tags: ['b', 'c'] } }, sem);
+    expect(listed(cmp.added)).toEqual(['.spec.tags[="c"]']);
+    expect(listed(cmp.removed)).toEqual(['.spec.tags[="a"]']);
+    expect(seen).toEqual(['spec.tags']);
+  });
+
+  it('identical objects, and two absent ones, compare as unchanged', () => {
+    for (const [a, b] of [[{ s: { x: [1, { y: 2 }] } }, { s: { x: [1, { y: 2 }] } }], [undefined, undefined], [{}, {}]] as const) {
+      const cmp = managedfields.compareObjects(a, b, managedfields.atomicLists);
+      expect([cmp.added, cmp.modified, cmp.removed].every(fieldsets.isEmpty)).toBe(true);
+    }
+  });
+
   it('key order inside objects does not count as a change', () => {
     const cmp = managedfields.compareObjects({ a: { x: 1, y: [{ p: 1, q: 2 }] } }, { a: { y: [{ q: 2, p: 1 }], x: 1 } }, managedfields.atomicLists);
     expect([cmp.added, cmp.modified, cmp.removed].every(fieldsets.isEmpty)).toBe(true);

@@ -1,0 +1,28 @@
+/** `kopf-gen init`: creates a project from CRDs (a thin layer over the library's `init`). */
+import * as generator from '../index.js';
+import * as reporting from './reporting.js';
+
+export interface InitCommandOptions {
+  crd: string[];
+  out?: string;
+  name?: string;
+  force?: boolean;
+}
+
+/** Runs `kopf-gen init`. */
+export async function run(opts: InitCommandOptions, output: reporting.Output = reporting.processOutput): Promise<void> {
+  const crds = await reporting.crdSources(opts.crd, output);
+  const report = await generator.init({
+    crds, out: opts.out ?? defaultOut(crds), force: opts.force === true,
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+  });
+  reporting.printReport(report, output, { verb: 'created' });
+}
+
+/** `<first CRD file's stem>-operator`, or `operator` for stdin. */
+function defaultOut(crds: readonly generator.CrdSource[]): string {
+  const first = crds[0];
+  if (typeof first !== 'string') return 'operator';
+  const stem = first.split(/[\\/]/).pop()!.replace(/\.(ya?ml|json)$/i, '').replace(/[^A-Za-z0-9-]+/g, '-').toLowerCase();
+  return stem ? `${stem}-operator` : 'operator';
+}

@@ -1,0 +1,115 @@
+/**
+ * Inputs: where the CRDs of a run come from and where they go in the project's `crds/` folder.
+ *
+ * CRDs arrive as file paths or as texts (stdin, given as `-` on the command line, arrives here as
+ * a text named `<stdin>`). A file may hold several CRDs and other documents; the loader skips the
+ * others with a note, and `crdFiles` keeps only the CRD documents when it copies a source into
+ * `crds/` (so the project's tests and devcluster load nothing but CRDs). A source that holds only
+ * CRDs is copied byte for byte, comments included.
+ *
+ * Reading is the only I/O here; naming and splitting are pure.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as yaml from 'yaml';
+import type * as loading from './loading.js';
+import * as naming from './naming.js';
+import * as projects from './projects.js';
+
+/** A CRD source: a file path, or a text with the name to show in messages. */
+export type CrdSource = string | loading.SourceText;
+
+/** The name messages use for standard input. */
+export const STDIN_NAME = '<stdin>';
+
+/** File names the generator reads as CRD inputs in a project's `crds/` folder. */
+export const CRD_FILE_PATTERN = /\.(ya?ml|json)$/i;
+
+/**
+ * Reads every source: paths are read from disk (relative to `baseDir`), texts pass through.
+ *
+ * @throws ProjectError `missing-input` when a path cannot be read, `no-input` when there is none.
+ */
+export function readSources(sources: readonly CrdSource[], baseDir = process.cwd()): loading.SourceText[] {
+  if (sources.length === 0) throw new projects.ProjectError('no-input', 'no CRD given: pass at least one --crd FILE (or --crd - for stdin)');
+  return sources.map((source) => {
+    if (typeof source !== 'string') return source;
+    try {
+      return { path: source, text: fs.readFileSync(path.resolve(baseDir, source), 'utf8') };
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+      throw new projects.ProjectError('missing-input', `--crd ${source}: ${reason}`, { cause: error });
+    }
+  });
+}
+
+/** A file to place in `crds/`. */
+export interface CrdFile {
+  /** The file name inside `crds/`. */
+  readonly fileName: string;
+  readonly text: string;
+  /** The source it comes from. */
+  readonly source: loading.SourceText;
+  /** When only some documents are kept: their indices in the source, in order. */
+  readonly documentIndices?: readonly number[];
+}
+
+/**
+ * Decides the `crds/` files for loaded sources: one per source, named after the source file (or
+ * `<plural>.<group>.yaml` for stdin), never colliding with `taken` (names already in `crds/`).
+ * `notes` are the loader's: a source it skipped other objects of is split (only its CRDs are kept).
+ */
+export function crdFiles(sources: readonly loading.SourceText[], loaded: readonly loading.LoadedCrd[], notes: readonly string[], taken: Iterable<string> = []): CrdFile[] {
+  const used = new Set([...taken].map((name) => name.toLowerCase()));
+  const files: CrdFile[] = [];
+  for (const source of sources) {
+    const crds = loaded.filter((crd) => crd.file === source.path);
+    if (crds.length === 0) continue;
+    const fileName = claim(used, baseName(source, crds[0]!));
+    const mixed = notes.some((note) => note.startsWith(`${source.path}, document `) && note.includes('not a CustomResourceDefinition'));
+    const text = source.text.endsWith('\n') ? source.text : `${source.text}\n`;
+    files.push({ fileName, ...(mixed ? onlyCrds(source, crds) : { text }), source });
+  }
+  return files;
+}
+
+function baseName(source: loading.SourceText, first: loading.LoadedCrd): string {
+  if (source.path !== STDIN_NAME) {
+    const base = path.basename(source.path);
+    return CRD_FILE_PATTERN.test(base) ? base : `${base}.yaml`;
+  }
+  const spec = first.document['spec'] as { group?: unknown; names?: { plural?: unknown } } | undefined;
+  const plural = typeof spec?.names?.plural === 'string' ? spec.names.plural : 'crd';
+  const group = typeof spec?.group === 'string' ? spec.group : 'local';
+  return `${naming.identifier(plural).toLowerCase()}.${group.replace(/[^A-Za-z0-9.-]/g, '')}.yaml`;
+}
+
+function claim(used: Set<string>, name: string): string {
+  const extension = path.extname(name);
+  const stem = name.slice(0, name.length - extension.length);
+  let candidate = name;
+  for (let counter = 2; used.has(candidate.toLowerCase()); counter += 1) candidate = `${stem}-${counter}${extension}`;
+  used.add(candidate.toLowerCase());
+  return candidate;
+}
+
+/**
+ * The source text, or only its CRD documents when it holds other (non-empty) documents too. Splits
+ * at the document boundaries of YAML's concrete syntax tree (cheap: nothing is composed), so the
+ * kept documents are byte for byte what the source holds, comments included.
+ */
+function onlyCrds(source: loading.SourceText, crds: readonly loading.LoadedCrd[]): { text: string; documentIndices?: number[] } {
+  const starts: number[] = [];
+  for (const token of new yaml.Parser().parse(source.text)) if (token.type === 'document') starts.push(token.offset);
+  const pieces = starts.map((start, index) => source.text.slice(start, starts[index + 1] ?? source.text.length));
+  const wanted = new Set(crds.map((crd) => crd.documentIndex));
+  const blank = (piece: string): boolean => piece.split('\n').every((line) => /^\s*(#.*)?$/.test(line) || /^(---|\.\.\.)\s*(#.*)?$/.test(line));
+  const others = pieces.some((piece, index) => !wanted.has(index) && !blank(piece));
+  if (!others) return { text: source.text.endsWith('\n') ? source.text : `${source.text}\n` };
+  const documentIndices = [...wanted].sort((x, y) => x - y);
+  const kept = documentIndices.map((index) => {
+    const piece = pieces[index]!.replace(/^---[ \t]*\n/, '').replace(/\n\.\.\.\s*$/, '\n');
+    return piece.endsWith('\n') ? piece : `${piece}\n`;
+  });
+  return { text: kept.join('---\n'), documentIndices };
+}

@@ -1,0 +1,109 @@
+/**
+ * Projects: the layout and the configuration file of a generated project, and the errors about
+ * projects (as opposed to errors about CRDs, which validating.ts raises).
+ *
+ * Everything the generator needs to know about a project on disk is here: where the CRDs, the
+ * generated code, the handlers and the tests live, and how `kopf-gen.json` looks. The library
+ * (index.ts) reads a project with `readConfig`, the scaffolding (scaffolding.ts) renders it from
+ * `templates/kopf-gen.json.hbs`, and both refer to the paths below instead of spelling them.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as schemas from './schemas.js';
+
+/** The configuration file of a generated project. */
+export const CONFIG_FILE = 'kopf-gen.json';
+/** Where the input CRDs are kept. */
+export const CRDS_DIR = 'crds';
+/** Generated code: rewritten completely by every `kopf-gen generate`. */
+export const GENERATED_DIR = 'src/generated';
+/** User-owned handler modules: stubs are written once, never modified. */
+export const HANDLERS_DIR = 'src/handlers';
+/** User-owned tests. */
+export const TESTS_DIR = 'test';
+/** The record of the last generation (fields per version), for change summaries. */
+export const MANIFEST_FILE = `${GENERATED_DIR}/manifest.json`;
+
+/** Why the generator refused to work on a project or an output directory. */
+export type ProjectErrorCode =
+  | 'output-not-empty'
+  | 'missing-input'
+  | 'not-a-project'
+  | 'invalid-project'
+  | 'duplicate-crd'
+  | 'no-input';
+
+/** A problem with the project or the command's inputs (not with a CRD's content). */
+export class ProjectError extends Error {
+  override readonly name = 'ProjectError';
+
+  constructor(readonly code: ProjectErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** The content of `kopf-gen.json`. */
+export interface ProjectConfig {
+  /** The npm package name of the project. */
+  readonly name: string;
+  /** The kopf-gen version that last generated the project. */
+  readonly generatorVersion: string;
+  /** The CRD files (relative to the project) the last generation read. */
+  readonly crds: readonly string[];
+}
+
+/**
+ * Reads and checks `kopf-gen.json` of a project directory.
+ *
+ * @throws ProjectError `not-a-project` when the file is absent, `invalid-project` when it is not
+ *   the expected JSON.
+ */
+export function readConfig(projectDir: string): ProjectConfig {
+  const file = path.join(projectDir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ProjectError('not-a-project', `${projectDir} is not a kopf-gen project: ${CONFIG_FILE} is missing (create one with \`kopf-gen init\`)`, { cause: error });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ProjectError('invalid-project', `${file}: not valid JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  if (!schemas.isRecord(data)) throw new ProjectError('invalid-project', `${file}: expected a JSON object`);
+  const name = schemas.own(data, 'name');
+  const generatorVersion = schemas.own(data, 'generatorVersion');
+  const crds = schemas.own(data, 'crds');
+  if (typeof name !== 'string' || name === '') throw new ProjectError('invalid-project', `${file}: "name" must be a non-empty string`);
+  if (typeof generatorVersion !== 'string') throw new ProjectError('invalid-project', `${file}: "generatorVersion" must be a string`);
+  if (!Array.isArray(crds) || !crds.every((entry) => typeof entry === 'string')) {
+    throw new ProjectError('invalid-project', `${file}: "crds" must be a list of file paths`);
+  }
+  return { name, generatorVersion, crds };
+}
+
+/** Turns any text into a valid npm package name (lower case, `-` separated). */
+export function packageName(text: string): string {
+  const cleaned = text.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '');
+  return cleaned === '' ? 'operator' : cleaned.slice(0, 214);
+}
+
+/** Whether a path is an existing directory with at least one entry. */
+export function isNonEmptyDirectory(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a path exists but is not a directory. */
+export function isNonDirectory(target: string): boolean {
+  try {
+    return !fs.statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}

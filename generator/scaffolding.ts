@@ -1,0 +1,212 @@
+/**
+ * Scaffolding: the files of a generated project, as texts, from an analysis of its CRDs.
+ *
+ * Three groups of files, with different owners:
+ * - generated files (`src/generated/*`, `deploy/rbac.yaml`, `kopf-gen.json`): rewritten by every
+ *   generation — `generatedFiles`;
+ * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`): written once, when a
+ *   kind has no handlers yet — `kindFiles`;
+ * - project files (`package.json`, `tsconfig.json`, `src/main.ts`, `deploy/deployment.yaml`,
+ *   `Dockerfile`, `README.md`, `.gitignore`): written by `init` only — `projectFiles`.
+ * The decisions that templates cannot make (names, the preferred version of a kind, which index
+ * exports are flat, sample objects) are made here, in `indexEntries` and `kindPlans`; rendering.ts
+ * only fills the templates in. Pure apart from reading the templates.
+ */
+import type * as detecting from './detecting.js';
+import * as fields from './fields.js';
+import type * as modeling from './modeling.js';
+import * as naming from './naming.js';
+import * as permissions from './permissions.js';
+import type * as pipeline from './pipeline.js';
+import * as projects from './projects.js';
+import * as pruning from './pruning.js';
+import * as rendering from './rendering.js';
+import * as samples from './samples.js';
+import * as schemas from './schemas.js';
+import type * as types from './emitting/types.js';
+
+/** What the templates need to know about the project itself. */
+export interface ProjectInfo {
+  readonly name: string;
+  readonly generatorVersion: string;
+  /** The `kopf-gen` dependency of the generated package.json (`file:…` or a version range). */
+  readonly kopfGenDependency: string;
+  /** Versions of the generated project's development dependencies. */
+  readonly versions: { readonly typescript: string; readonly tsx: string; readonly vitest: string; readonly typesNode: string };
+}
+
+/** A file to write, relative to the project. */
+export interface PlannedFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+/** One generated module as the index re-exports it. */
+export interface IndexEntry extends detecting.DescriptorExport {
+  readonly crdName: string;
+  readonly version: string;
+}
+
+/** The decisions about one CRD's user files. */
+export interface KindPlan {
+  readonly crdName: string;
+  readonly kind: string;
+  readonly group: string;
+  readonly plural: string;
+  /** The version the stubs register for: the storage version if served, else the first served. */
+  readonly version: string;
+  readonly apiVersion: string;
+  readonly namespaced: boolean;
+  /** The generated module of that version. */
+  readonly fileName: string;
+  /** Every generated module of the CRD (all served versions). */
+  readonly fileNames: readonly string[];
+  readonly descriptor: string;
+  readonly bodyType: string;
+  readonly specType: string;
+  readonly statusType: string;
+  readonly handlerPath: string;
+  readonly testPath: string;
+  readonly functionSuffix: string;
+  readonly statusPruned: boolean;
+  /** A scalar `spec` field for the commented `on.field` example, or null. */
+  readonly fieldExample: string | null;
+  /** A scalar `status` field for the commented `patch.status` example, or null. */
+  readonly statusField: string | null;
+  /** Top-level fields (other than apiVersion, kind, metadata) of a sample object. */
+  readonly sample: Readonly<Record<string, unknown>>;
+}
+
+/** Decides, for every generated module, its namespace name and whether the index exports it flat. */
+export function indexEntries(model: modeling.GeneratorModel, modules: readonly types.EmittedModule[]): IndexEntry[] {
+  const versions = model.crds.flatMap((crd) => crd.versions);
+  const exportedNames = (version: modeling.VersionModel): string[] => {
+    const { names } = version;
+    return [names.body, names.spec, names.status, names.patch, names.descriptor, ...version.nestedTypes.map((type) => type.name)];
+  };
+  const preferred = new Set(model.crds.map((crd) => preferredVersion(crd)).filter((version) => version !== undefined));
+  const counts = new Map<string, number>();
+  for (const version of preferred) for (const name of exportedNames(version)) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const flat = new Set([...preferred].filter((version) => exportedNames(version).every((name) => counts.get(name) === 1)));
+  const registry = new naming.NameRegistry([...flat].flatMap(exportedNames));
+  return versions.map((version, index) => {
+    const module = modules[index]!;
+    return {
+      fileName: module.fileName, descriptor: version.names.descriptor, flat: flat.has(version),
+      namespace: registry.claim(naming.identifier(`${version.names.body}${naming.pascal(version.version)}`)),
+      crdName: version.crdName, version: version.version,
+    };
+  });
+}
+
+/** The version whose descriptor the stubs use. */
+export function preferredVersion(crd: modeling.CrdModel): modeling.VersionModel | undefined {
+  return crd.versions.find((version) => version.storage) ?? crd.versions[0];
+}
+
+/** Decides the user files of every CRD with a served version; `taken` are handler paths in use. */
+export function kindPlans(model: modeling.GeneratorModel, modules: readonly types.EmittedModule[], taken: Iterable<string> = []): KindPlan[] {
+  const fileOf = new Map<modeling.VersionModel, string>();
+  model.crds.flatMap((crd) => crd.versions).forEach((version, index) => fileOf.set(version, modules[index]!.fileName));
+  const used = new Set([...taken].map((name) => name.toLowerCase()));
+  const plans: KindPlan[] = [];
+  for (const crd of model.crds) {
+    const version = preferredVersion(crd);
+    if (!version) continue;
+    const base = naming.words(crd.kind).join('-').toLowerCase() || 'kind';
+    let stem = base;
+    if (used.has(`${projects.HANDLERS_DIR}/${stem}.ts`)) stem = `${base}.${crd.group}`;
+    for (let counter = 2; used.has(`${projects.HANDLERS_DIR}/${stem}.ts`); counter += 1) stem = `${base}.${crd.group}-${counter}`;
+    used.add(`${projects.HANDLERS_DIR}/${stem}.ts`);
+    const properties = new Map(schemas.propertiesOf(version.schema));
+    const sample: Record<string, unknown> = {};
+    const root = samples.sampleObject(version.schema);
+    for (const [key, value] of Object.entries(root)) {
+      if (key !== 'apiVersion' && key !== 'kind' && key !== 'metadata') sample[key] = value;
+    }
+    if (!('spec' in sample) && properties.has('spec')) sample['spec'] = samples.sampleObject(properties.get('spec')!);
+    plans.push({
+      crdName: crd.crdName, kind: crd.kind, group: crd.group, plural: crd.plural,
+      version: version.version, apiVersion: `${crd.group}/${version.version}`, namespaced: version.namespaced,
+      fileName: fileOf.get(version)!, fileNames: crd.versions.map((each) => fileOf.get(each)!),
+      descriptor: version.names.descriptor, bodyType: version.names.body, specType: version.names.spec, statusType: version.names.status,
+      handlerPath: `${projects.HANDLERS_DIR}/${stem}.ts`, testPath: `${projects.TESTS_DIR}/${stem}.test.ts`,
+      functionSuffix: version.names.body,
+      statusPruned: !pruning.keepsStatusResults(version),
+      fieldExample: scalarField(version.specSchema, 'spec'),
+      statusField: scalarField(version.statusSchema, ''),
+      sample,
+    });
+  }
+  return plans;
+}
+
+/** The first scalar property (with a plain name) of an object schema, as `prefix.name`. */
+function scalarField(node: schemas.Schema | undefined, prefix: string): string | null {
+  if (!node) return null;
+  for (const [name, child] of schemas.propertiesOf(node)) {
+    const type = schemas.typeOf(child);
+    const scalar = type === 'string' || type === 'integer' || type === 'number' || type === 'boolean' || schemas.flag(child, schemas.INT_OR_STRING);
+    if (scalar && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return prefix ? `${prefix}.${name}` : name;
+  }
+  return null;
+}
+
+/** The files every generation rewrites. `handlerModules` are the project's handler module paths. */
+export function generatedFiles(analysis: pipeline.Analysis, info: ProjectInfo, crdFiles: readonly string[], handlerModules: readonly string[]): PlannedFile[] {
+  const entries = indexEntries(analysis.model, analysis.modules);
+  const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
+  const importPath = (fileName: string): string => `./${fileName.replace(/\.ts$/, '.js')}`;
+  files.push({
+    path: `${projects.GENERATED_DIR}/index.ts`,
+    text: rendering.render('src/generated/index.ts', {
+      name: info.name, generatorVersion: info.generatorVersion,
+      modules: entries.map((entry) => ({ ...entry, importPath: importPath(entry.fileName) })),
+    }),
+  });
+  const handlerImports = [...handlerModules].sort().map((file) => `../handlers/${file.slice(projects.HANDLERS_DIR.length + 1).replace(/\.ts$/, '.js')}`);
+  files.push({ path: `${projects.GENERATED_DIR}/handlers.ts`, text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports }) });
+  files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion)) });
+  const rules = permissions.permissionsOf(analysis.model);
+  const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false);
+  files.push({ path: 'deploy/rbac.yaml', text: rendering.render('deploy/rbac.yaml', { kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped }) });
+  files.push({ path: projects.CONFIG_FILE, text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles }) });
+  return files;
+}
+
+/** The handler stub and the test of one kind. */
+export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly string[]): PlannedFile[] {
+  const context = {
+    ...plan,
+    projectName: info.name,
+    annotationKey: `${plan.group}/created-by`,
+    moduleImport: `../generated/${plan.fileName.replace(/\.ts$/, '.js')}`,
+    crdFiles,
+    tempPrefix: `${info.name}-test-`,
+    sampleFields: Object.entries(plan.sample).map(([key, value]) => ({ key, value })),
+  };
+  return [
+    { path: plan.handlerPath, text: rendering.render('src/handlers/kind.ts', context) },
+    { path: plan.testPath, text: rendering.render('test/kind.test.ts', context) },
+  ];
+}
+
+/** The files `init` writes once besides the generated and per-kind ones. */
+export function projectFiles(analysis: pipeline.Analysis, info: ProjectInfo, plans: readonly KindPlan[]): PlannedFile[] {
+  const context = { ...info, kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings };
+  return [
+    { path: 'package.json', text: rendering.render('package.json', context) },
+    { path: 'tsconfig.json', text: rendering.render('tsconfig.json', context) },
+    { path: '.gitignore', text: rendering.render('gitignore', context) },
+    { path: 'Dockerfile', text: rendering.render('Dockerfile', context) },
+    { path: 'README.md', text: rendering.render('README.md', context) },
+    { path: 'src/main.ts', text: rendering.render('src/main.ts', context) },
+    { path: 'deploy/deployment.yaml', text: rendering.render('deploy/deployment.yaml', context) },
+  ];
+}
+
+/** A Kubernetes object name (DNS label) for the project: service account, roles, namespace. */
+export function kubeName(name: string): string {
+  const cleaned = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63).replace(/-+$/, '');
+  return cleaned === '' ? 'operator' : cleaned;
+}

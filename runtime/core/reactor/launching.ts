@@ -1,0 +1,210 @@
+/**
+ * Launching an operator from the words of a command line (R-CLI-1/3): parsing the options of
+ * `run`, loading the operator's files and modules (which register handlers as a side effect),
+ * configuring the log output (R-POST-5), and running the operator until it stops.
+ *
+ * Both the CLI (`runtime/cli.ts`, which adds OS signals and the exit code) and the test runner
+ * (`kits/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
+ * they parse and behave identically; the layering puts this below both of them.
+ */
+
+import * as fs from 'node:fs';
+import * as module from 'node:module';
+import * as path from 'node:path';
+import * as url from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import * as logging from '../actions/logging.js';
+import * as registries from '../intents/registry.js';
+import * as running from './running.js';
+
+/** What `run`'s command line asks for. */
+export interface RunArgs {
+  /** Operator files (`.ts`/`.js`), relative to the working directory. */
+  readonly paths: readonly string[];
+  /** Module specifiers (`-m`), resolved from the working directory. */
+  readonly modules: readonly string[];
+  readonly clusterwide: boolean;
+  /** Namespace patterns (`-n`, plus `KOPF_RUN_NAMESPACE`). */
+  readonly namespaces: readonly string[];
+  readonly standalone?: boolean;
+  readonly priority?: number;
+  readonly peeringName?: string;
+  readonly livenessEndpoint?: string;
+  /** For `logging.configure()`. */
+  readonly logging: logging.ConfigureOptions;
+}
+
+/** A malformed command line (the CLI exits with code 2). */
+export class UsageError extends Error {
+  readonly code = 'UsageError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Where help and usage errors are printed. */
+export interface CommandOutput {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+/** The process's streams. */
+export const processOutput: CommandOutput = {
+  out: (text) => { process.stdout.write(text); },
+  err: (text) => { process.stderr.write(text); },
+};
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function integer(value: string): number {
+  if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError('Not an integer.');
+  return Number(value);
+}
+
+/** The `run` command's options (R-CLI-1), for parsing and help. */
+function runCommand(name: string, output: CommandOutput): Command {
+  return new Command(name)
+    .description('Run an operator: load the files and modules (they register handlers), then serve the cluster until stopped.')
+    .argument('[paths...]', 'operator files (.ts or .js) to load')
+    .option('-m, --module <module>', 'a module to import, resolved from the current directory (repeatable)', collect)
+    .addOption(new Option('-A, --all-namespaces', 'serve all namespaces (cluster-wide)').conflicts('namespace'))
+    .option('-n, --namespace <pattern>', 'serve namespaces matching a pattern: globs, "!" excludes, comma-separated (repeatable)', collect)
+    .option('--standalone', 'do not use peering')
+    .addOption(new Option('--dev', 'development mode: priority 666').implies({ priority: 666 }))
+    .addOption(new Option('-p, --priority <priority>', 'the priority among peers').argParser(integer))
+    .option('-P, --peering <name>', 'the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING)')
+    .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH')
+    .option('-v, --verbose', 'log at DEBUG level')
+    .option('-d, --debug', 'log at DEBUG level, including the client and network')
+    .option('-q, --quiet', 'log only warnings and errors')
+    .addOption(new Option('--log-format <format>', 'the log format').choices(['plain', 'full', 'json']).default('full'))
+    .option('--log-prefix', 'prefix messages about objects with [namespace/name]')
+    .option('--no-log-prefix', 'do not prefix messages about objects')
+    .option('--log-refkey <key>', 'the key of the object reference in JSON logs')
+    .helpOption('-h, --help', 'show this help')
+    .exitOverride()
+    .configureOutput({ writeOut: output.out, writeErr: output.err })
+    .showHelpAfterError('(add --help for additional information)');
+}
+
+interface ParsedOptions {
+  module?: string[];
+  allNamespaces?: boolean;
+  namespace?: string[];
+  standalone?: boolean;
+  priority?: number;
+  peering?: string;
+  liveness?: string;
+  verbose?: boolean;
+  debug?: boolean;
+  quiet?: boolean;
+  logFormat: logging.LogFormat;
+  logPrefix?: boolean;
+  logRefkey?: string;
+}
+
+/**
+ * Parses `run`'s arguments (without the command's own name). `-n` with `-A` is a usage error; the
+ * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given; `KOPF_RUN_PEERING` names the
+ * peering when `-P` is not given; `--dev` means priority 666 unless `-p` is given.
+ *
+ * @returns the arguments, or `null` if help was requested (and printed).
+ * @throws UsageError for malformed command lines (the message was printed to `output.err`).
+ * @example
+ * parseRunArgs(['-A', '--standalone', 'operator.ts']) // { paths: ['operator.ts'], clusterwide: true, … }
+ */
+export function parseRunArgs(argv: readonly string[], options: { readonly env?: NodeJS.ProcessEnv; readonly output?: CommandOutput; readonly name?: string } = {}): RunArgs | null {
+  const env = options.env ?? process.env;
+  const command = runCommand(options.name ?? 'run', options.output ?? processOutput);
+  try {
+    command.parse([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return null;
+      throw new UsageError(error.message.replace(/^error: /, ''));
+    }
+    throw error;
+  }
+  const opts = command.opts<ParsedOptions>();
+  const namespaces = [...(opts.namespace ?? [])];
+  const legacy = env['KOPF_RUN_NAMESPACE'];
+  if (legacy && !opts.allNamespaces) namespaces.push(legacy);
+  return {
+    paths: [...command.processedArgs[0] as string[]],
+    modules: opts.module ?? [],
+    clusterwide: opts.allNamespaces === true,
+    namespaces,
+    standalone: opts.standalone,
+    priority: opts.priority,
+    peeringName: opts.peering ?? (env['KOPF_RUN_PEERING'] || undefined),
+    livenessEndpoint: opts.liveness,
+    logging: {
+      verbose: opts.verbose, debug: opts.debug, quiet: opts.quiet,
+      logFormat: opts.logFormat, logPrefix: opts.logPrefix, logRefkey: opts.logRefkey,
+    },
+  };
+}
+
+let loads = 0;
+
+/**
+ * Imports the operator's files and modules in order (R-CLI-1/3). Files are imported by absolute
+ * file URL (TypeScript works under the CLI's loader and in test runners) and executed on every
+ * call, as Kopf does; `-m` modules are imported once per process, as any module.
+ *
+ * @throws UsageError for a file that does not exist; whatever a module throws while loading.
+ */
+export async function loadOperatorModules(options: { readonly paths?: readonly string[]; readonly modules?: readonly string[]; readonly cwd?: string }): Promise<void> {
+  const cwd = options.cwd ?? process.cwd();
+  for (const file of options.paths ?? []) {
+    const absolute = path.resolve(cwd, file);
+    if (!fs.existsSync(absolute)) throw new UsageError(`No such file: ${file}`);
+    loads += 1;
+    await import(`${url.pathToFileURL(absolute).href}?kopf-load=${loads}`);
+  }
+  for (const specifier of options.modules ?? []) {
+    await import(resolveModule(specifier, cwd));
+  }
+}
+
+function resolveModule(specifier: string, cwd: string): string {
+  if (specifier.startsWith('.') || path.isAbsolute(specifier)) return url.pathToFileURL(path.resolve(cwd, specifier)).href;
+  try {
+    return url.pathToFileURL(module.createRequire(path.join(cwd, 'noop.js')).resolve(specifier)).href;
+  } catch {
+    return specifier;
+  }
+}
+
+/**
+ * Launches an operator as `run` would: configures logging, loads the modules (registering into
+ * `options.registry` if given, else into the default registry), then runs `running.operator()`
+ * with the command line's scope and peering options on top of `options`.
+ *
+ * @throws UsageError, loading errors, and the operator's own errors (after a graceful stop).
+ */
+export async function launch(args: RunArgs, options: running.OperatorOptions & { readonly cwd?: string } = {}): Promise<void> {
+  logging.configure(args.logging);
+  const registry = options.registry ?? registries.getDefaultRegistry();
+  const previous = registries.getDefaultRegistry();
+  registries.setDefaultRegistry(registry);
+  try {
+    await loadOperatorModules({ paths: args.paths, modules: args.modules, cwd: options.cwd });
+  } finally {
+    registries.setDefaultRegistry(previous);
+  }
+  await running.operator({
+    ...options,
+    registry,
+    clusterwide: args.clusterwide,
+    namespaces: args.namespaces,
+    ...(args.standalone !== undefined ? { standalone: args.standalone } : {}),
+    ...(args.priority !== undefined ? { priority: args.priority } : {}),
+    ...(args.peeringName !== undefined ? { peeringName: args.peeringName } : {}),
+    ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
+  });
+}

@@ -1,0 +1,386 @@
+/**
+ * Running an operator (R-LIFE-1..6): `operator()` for embedding, `run()` for a process of its own,
+ * and the two halves Kopf also exposes, `spawnTasks()` and `runTasks()`.
+ *
+ * `spawnTasks` builds one operator's world — settings, registry, memo, vault, the HTTP client over
+ * it, the event queue, the object memories, the insights and the `OperatorContext` — and starts its
+ * root tasks inside the operator's async context (R-API-6). The startup activity runs first; every
+ * other task waits for it, so no API call happens before it succeeds (R-ACTIVITY-1, R-LIFE-2). Then,
+ * concurrently: the authenticator (login activity and re-logins, R-AUTH-3), the event poster
+ * (R-POST), the resource and namespace observers (R-RES-7/8, R-SCOPE) and the orchestrator, which
+ * keeps one `watchers.runWatcher` per resource × namespace. The stop flag and (only when asked to,
+ * R-LIFE-6) SIGINT/SIGTERM are root tasks too.
+ *
+ * `runTasks` waits for the first root task to end — a stop request, a failure, or an unexpected
+ * finish — and then stops gracefully (R-LIFE-3): (1) stop the long-lived tasks and wait for them;
+ * (2) stop the authenticator, run the cleanup activity (only if startup succeeded), close the HTTP
+ * client; (3) give what is still running up to 5 seconds, then cancel it through the context's
+ * signal. Only work this operator created is ever cancelled, through its own abort controllers
+ * (R-LIFE-5). If a task failed, `runTasks` (and `operator()`) rejects with its error afterwards.
+ *
+ * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
+ * toggle `context.paused`, auto-detection), the daemon killer (R-DAEMON-8), indexing readiness
+ * (R-INDEX-7), admission webhooks (R-ADMISSION) and the liveness endpoint with probes
+ * (R-ACTIVITY-4). Until then, `standalone: false` behaves as standalone and says so at DEBUG.
+ */
+
+import * as aborts from '../../cogs/aio/aborts.js';
+import * as clocks from '../../cogs/aio/clocks.js';
+import * as api from '../../cogs/client/api.js';
+import * as credentials from '../../cogs/client/credentials.js';
+import * as settingsModule from '../../cogs/configs/settings.js';
+import type * as references from '../../cogs/structs/references.js';
+import * as errors from '../actions/errors.js';
+import * as invocation from '../actions/invocation.js';
+import type * as lifecycles from '../actions/lifecycles.js';
+import * as logging from '../actions/logging.js';
+import * as activities from '../engines/activities.js';
+import * as posting from '../engines/posting.js';
+import * as memos from '../intents/memos.js';
+import * as registries from '../intents/registry.js';
+import type * as context from './context.js';
+import * as insights from './insights.js';
+import * as memories from './memories.js';
+import type * as namespaces from './namespaces.js';
+import * as observation from './observation.js';
+import * as orchestration from './orchestration.js';
+import * as stopping from './stopping.js';
+import * as watchers from './watchers.js';
+
+/** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
+export const HUNG_TASK_TIMEOUT = 5;
+
+/** Runs one resource in one namespace until the signal aborts (default: `watchers.runWatcher`). */
+export type Watcher = (context: context.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
+
+/** Options of `operator()`, `run()` and `spawnTasks()` (R-LIFE-1). */
+export interface OperatorOptions {
+  /** Default: the global default registry. */
+  readonly registry?: registries.OperatorRegistry;
+  /** Default: fresh settings. The options below write into it (e.g. `peering.priority`). */
+  readonly settings?: settingsModule.OperatorSettings;
+  /** The operator memo (activity handlers get it; objects get copies). Default: an empty `Memo`. */
+  readonly memo?: object;
+  /** Serve all namespaces (`--all-namespaces`). Not together with `namespaces`. */
+  readonly clusterwide?: boolean;
+  /** Namespace patterns (globs, or regular expressions matching whole names), OR-ed (R-SCOPE-2). */
+  readonly namespaces?: readonly namespaces.NamespacePattern[];
+  /** Sets `settings.peering.standalone`. */
+  readonly standalone?: boolean;
+  /** Sets `settings.peering.priority`. */
+  readonly priority?: number;
+  /** Sets `settings.peering.name` and makes peering mandatory. */
+  readonly peeringName?: string;
+  /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): accepted, not served yet. */
+  readonly livenessEndpoint?: string;
+  /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
+  readonly stopFlag?: stopping.StopFlag;
+  /** Raised right after the startup activity succeeded (R-ACTIVITY-3). */
+  readonly readyFlag?: stopping.ReadyFlag;
+  /** The lifecycle of change handlers. Default: the global default lifecycle. */
+  readonly lifecycle?: lifecycles.Lifecycle;
+  /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
+  readonly vault?: credentials.Vault;
+  /** This operator's identity among peers (used by peering, a later engine). */
+  readonly identity?: string;
+  /** Stop on SIGINT/SIGTERM (R-LIFE-3/4). Default `false` for `operator()`, `true` for `run()`. */
+  readonly handleSignals?: boolean;
+  /** The forced exit after a signal (R-LIFE-4). Default `process.exit`. */
+  readonly exit?: (code: number) => void;
+  /** Default: the real clock. */
+  readonly clock?: clocks.Clock;
+  /** Default: `watchers.runWatcher` (a seam for tests and embedders). */
+  readonly watcher?: Watcher;
+}
+
+/** `clusterwide` together with `namespaces` (R-SCOPE-1). */
+export class OperatorScopeError extends TypeError {
+  readonly code = 'OperatorScopeError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'OperatorScopeError';
+  }
+}
+
+/** One root task of an operator. */
+export interface OperatorTask {
+  /** Kopf's task names, e.g. `poster of events`. */
+  readonly name: string;
+  /** Resolves when the task has ended; rejects with its error if it failed. */
+  readonly done: Promise<void>;
+}
+
+/** A spawned operator, to be run by `runTasks()` (R-LIFE-1). */
+export interface OperatorTasks {
+  /** The operator context of this operator. */
+  readonly context: context.OperatorContext;
+  /** Its root tasks, already started (all but the startup activity wait for it). */
+  readonly tasks: readonly OperatorTask[];
+}
+
+interface Task extends OperatorTask, stopping.Awaited {
+  readonly group: 'main' | 'auth';
+}
+
+interface Machinery {
+  readonly tasks: readonly Task[];
+  readonly main: AbortController;
+  readonly auth: AbortController;
+  readonly cancel: AbortController;
+  readonly started: Promise<boolean>;
+  readonly failures: unknown[];
+  readonly clock: clocks.Clock;
+  readonly cleanup: () => Promise<void>;
+  readonly close: () => void;
+  running: boolean;
+}
+
+const machineries = new WeakMap<OperatorTasks, Machinery>();
+const logger = logging.getLogger('kopf.reactor.running');
+
+const NO_SCOPE_WARNING = 'Absence of either namespaces or cluster-wide flag will become an error soon. '
+  + 'For now, switching to the cluster-wide mode for backward compatibility.';
+
+/**
+ * The operator's scope (R-SCOPE-1): both modes → throws; neither → WARNING and cluster-wide.
+ *
+ * @throws OperatorScopeError for `clusterwide` with `namespaces`.
+ */
+export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'namespaces'>): { clusterwide: boolean; namespaces: namespaces.NamespacePattern[] } {
+  const patterns = [...(options.namespaces ?? [])];
+  if (options.clusterwide && patterns.length > 0) {
+    throw new OperatorScopeError('The operator can be either cluster-wide or namespaced, not both.');
+  }
+  if (!options.clusterwide && patterns.length === 0) {
+    logger.warning(NO_SCOPE_WARNING);
+    return { clusterwide: true, namespaces: [] };
+  }
+  return { clusterwide: options.clusterwide === true, namespaces: patterns };
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function capitalized(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+/**
+ * Builds an operator and starts its root tasks (R-LIFE-2); `runTasks()` then runs them to the end.
+ * Writes `standalone`, `priority`, `peeringName` and the scope into `settings.peering`.
+ *
+ * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
+ * @example
+ * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
+ * await runTasks(tasks);
+ */
+export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
+  const scope = resolveScope(options);
+  const settings = options.settings ?? new settingsModule.OperatorSettings();
+  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
+  if (options.priority !== undefined) settings.peering.priority = options.priority;
+  if (options.peeringName !== undefined) {
+    settings.peering.name = options.peeringName;
+    settings.peering.mandatory = true;
+  }
+  settings.peering.clusterwide = scope.clusterwide;
+  if (options.livenessEndpoint !== undefined) {
+    logger.warning(`The liveness endpoint is not served yet (a later version will): ${options.livenessEndpoint} is ignored.`);
+  }
+
+  const registry = options.registry ?? registries.getDefaultRegistry();
+  const memo = options.memo ?? new memos.Memo();
+  const clock = options.clock ?? clocks.realClock;
+  const vault = options.vault ?? new credentials.Vault({ clock });
+  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
+  const queue = new posting.EventQueue();
+  const main = new AbortController();
+  const auth = new AbortController();
+  const cancel = new AbortController();
+  const op: context.OperatorContext = {
+    settings, registry, api: client, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
+    events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
+  };
+  const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
+  const watcher = options.watcher ?? watchers.runWatcher;
+  const failures: unknown[] = [];
+  let markStarted: (started: boolean) => void = () => undefined;
+  const started = new Promise<boolean>((resolve) => { markStarted = resolve; });
+  let uninstall = (): void => undefined;
+
+  const tasks: Task[] = [];
+  const enter = <T>(fn: () => T): T => invocation.runInOperator({ settings, events: op.events }, fn);
+  const spawn = (name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void => {
+    const signal = group === 'main' ? main.signal : auth.signal;
+    let isSettled = false;
+    const done = enter(body);
+    const settled = done.then(
+      () => {
+        if (!finishable && !signal.aborted) logger.warning(`${capitalized(name)} has finished unexpectedly.`);
+      },
+      (error: unknown) => {
+        if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
+        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, { error });
+        failures.push(error);
+      },
+    ).finally(() => { isSettled = true; });
+    tasks.push({ name, group, done, settled, isSettled: () => isSettled });
+  };
+  // Everything but the startup activity waits for it; if it never succeeds, they wait for the stop.
+  const gated = (body: () => Promise<void>, signal = main.signal) => async (): Promise<void> => {
+    if (await started) await body();
+    else await untilAborted(signal);
+  };
+
+  if (options.stopFlag !== undefined) {
+    const flag = options.stopFlag;
+    spawn('stop-flag checker', 'main', async () => {
+      if (await stopping.waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
+    }, true);
+  }
+  if (options.handleSignals) {
+    let received = (): void => undefined;
+    let ultimate = false;
+    uninstall = stopping.installSignalHandlers((name) => {
+      logger.info(`Signal ${name} is received. Operator is stopping.`);
+      if (!ultimate) stopping.scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)));
+      ultimate = true;
+      received();
+    });
+    spawn('signal handler', 'main', () => Promise.race([new Promise<void>((resolve) => { received = resolve; }), untilAborted(main.signal)]), true);
+  }
+
+  spawn('startup activity', 'main', async () => {
+    try {
+      await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices });
+    } catch (error) {
+      markStarted(false);
+      if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
+      throw error;
+    }
+    if (options.readyFlag !== undefined) stopping.raiseReadyFlag(options.readyFlag);
+    markStarted(true);
+    await untilAborted(main.signal);
+  }, false);
+
+  spawn('credentials retriever', 'auth', gated(() => activities.authenticator({
+    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices,
+  }), auth.signal));
+  spawn('poster of events', 'main', gated(() => posting.runPoster({
+    queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting'),
+  })));
+  const observerLogger = logging.getLogger('kopf.reactor.observation');
+  spawn('resource observer', 'main', gated(() => observation.observeResources({
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal,
+  })));
+  spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, ...scope,
+  })));
+  spawn('multidimensional multitasker', 'main', gated(() => {
+    // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
+    if (!settings.peering.standalone) {
+      const how = settings.peering.mandatory ? `mandatory peering '${settings.peering.name}'` : 'peering';
+      logger.debug(`Peering is not implemented yet: ${how} is skipped, the operator runs as if standalone.`);
+    }
+    return orchestration.orchestrate({
+      insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'),
+      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+    });
+  }));
+  // R-DAEMON-8 (daemon killer), R-INDEX-7 (indexing readiness), R-ADMISSION (webhook server and
+  // configuration managers) and R-ACTIVITY-4 (health reporter) add their root tasks here.
+
+  const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
+  machineries.set(result, {
+    tasks, main, auth, cancel, started, failures, clock, running: false,
+    cleanup: () => enter(async () => {
+      const forever = new AbortController();
+      await activities.runActivity({ activity: 'cleanup', handlers: registry.activityHandlers('cleanup'), settings, memo, clock, signal: forever.signal, indices: op.indices });
+    }),
+    close: () => {
+      client.close();
+      uninstall();
+    },
+  });
+  return result;
+}
+
+/**
+ * Runs spawned tasks until the first of them ends (stop flag, signal, failure), then stops the
+ * operator gracefully (R-LIFE-3, see the module's comment). Tasks in `ignored` are not waited for
+ * as hung work at the last stage (they are stopped all the same).
+ *
+ * @throws the error of the first failed task (or of the cleanup activity), after all steps.
+ */
+export async function runTasks(spawned: OperatorTasks, options: { readonly ignored?: Iterable<OperatorTask> } = {}): Promise<void> {
+  const m = machineries.get(spawned);
+  if (m === undefined) throw new TypeError('runTasks() accepts only the result of spawnTasks().');
+  if (m.running) throw new TypeError('These operator tasks are already running.');
+  m.running = true;
+  const ignored = new Set([...(options.ignored ?? [])].map((task) => task.name));
+  const wait = (tasks: readonly Task[]): Promise<stopping.Awaited[]> => stopping.settleWithin(tasks, HUNG_TASK_TIMEOUT * 1000, m.clock);
+  const names = (tasks: readonly stopping.Awaited[]): string => tasks.map((task) => `'${task.name}'`).join(', ');
+  try {
+    await Promise.race(m.tasks.map((task) => task.settled));
+
+    // 1. Stop the long-lived tasks; if they hang, cancel their remaining work.
+    m.main.abort();
+    const hung = await wait(m.tasks.filter((task) => task.group === 'main'));
+    if (hung.length > 0) {
+      logger.warning(`Root tasks are not stopped in ${HUNG_TASK_TIMEOUT} seconds: ${names(hung)}. Cancelling their work.`);
+      m.cancel.abort();
+      await stopping.settleWithin(hung, HUNG_TASK_TIMEOUT * 1000, m.clock);
+    }
+
+    // 2. Stop the authenticator, clean up, close the clients.
+    m.auth.abort();
+    await wait(m.tasks.filter((task) => task.group === 'auth'));
+    if (await m.started) {
+      try {
+        await m.cleanup();
+      } catch (error) {
+        logger.error(`Cleanup activity has failed: ${errors.errorMessage(error)}`, { error });
+        m.failures.push(error);
+      }
+    }
+    m.close();
+
+    // 3. Give the remaining work up to 5 seconds, then cancel it.
+    const remaining = m.tasks.filter((task) => !task.isSettled() && !ignored.has(task.name));
+    const abandoned = remaining.length > 0 ? await wait(remaining) : [];
+    m.cancel.abort();
+    if (abandoned.length > 0) logger.warning(`Hung tasks are cancelled and abandoned: ${names(abandoned)}.`);
+  } finally {
+    m.main.abort();
+    m.auth.abort();
+    m.cancel.abort();
+  }
+  if (m.failures.length > 0) throw m.failures[0];
+}
+
+/**
+ * Runs an operator until it stops (R-LIFE-1): embedded use, no OS signal handlers unless
+ * `handleSignals` (R-LIFE-6). Stop it with `stopFlag`.
+ *
+ * @throws the error of a failed task (e.g. an `ActivityError` of the startup) after a graceful stop.
+ * @example
+ * const stop = new AbortController();
+ * const running = operator({ clusterwide: true, stopFlag: stop.signal, readyFlag: () => console.log('ready') });
+ * // …
+ * stop.abort();
+ * await running;
+ */
+export async function operator(options: OperatorOptions = {}): Promise<void> {
+  await runTasks(await spawnTasks(options));
+}
+
+/**
+ * Runs an operator that owns the process (the CLI's choice): as `operator()`, but stops on
+ * SIGINT/SIGTERM and exits forcibly if still alive `settings.process.ultimateExitingTimeout`
+ * seconds after a signal (R-LIFE-3/4). Node cannot block, so it returns a promise.
+ */
+export async function run(options: OperatorOptions = {}): Promise<void> {
+  await operator({ ...options, handleSignals: options.handleSignals ?? true });
+}

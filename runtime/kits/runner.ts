@@ -1,0 +1,157 @@
+/**
+ * The operator runner for tests (R-TEST-1; Kopf: `kopf.testing.KopfRunner`): runs the CLI's `run`
+ * command inside the test process, against whatever cluster is configured (e.g. a devcluster whose
+ * kubeconfig is in `KUBECONFIG`), captures the log output, and stops the operator through its
+ * stop flag. No OS signal handlers are installed (R-LIFE-6).
+ *
+ * Users get `KopfRunner` from the package's runtime entry point (`kopf-gen/runtime`) and the
+ * emulator, `DevCluster`, from `kopf-gen/testing` (which cannot re-export the runner: the emulator
+ * never depends on the runtime):
+ *
+ * ```ts
+ * await using runner = await new KopfRunner(['run', '-A', '--standalone', 'src/operator.ts']).start();
+ * // … create objects, wait for effects …
+ * await runner.stop();
+ * expect(runner.output).toContain("Handler 'create_fn' succeeded.");
+ * ```
+ *
+ * Caveats: log output is captured through the process-wide log sink, so run one runner at a time;
+ * the command line's logging options reconfigure the process-wide logging. Text written directly to
+ * stdout/stderr (e.g. `console.log`) is not captured — use the handlers' `logger`.
+ */
+
+import type * as settings from '../cogs/configs/settings.js';
+import * as errors from '../core/actions/errors.js';
+import * as logging from '../core/actions/logging.js';
+import type * as registry from '../core/intents/registry.js';
+import * as launching from '../core/reactor/launching.js';
+
+/** Options of the runner (R-TEST-1). */
+export interface KopfRunnerOptions {
+  /** The operator's settings (e.g. short backoffs for tests). */
+  readonly settings?: settings.OperatorSettings;
+  /** The registry to load the files into and run; default: the global default registry. */
+  readonly registry?: registry.OperatorRegistry;
+  /** Seconds to wait for the start (readiness) and for the stop; `null`/absent: no limit. */
+  readonly timeout?: number | null;
+  /** Re-throw the operator's failure from `stop()`. Default `true`. */
+  readonly reraise?: boolean;
+  /** Environment of the command line (`KOPF_RUN_NAMESPACE`…); default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where relative paths are resolved from; default `process.cwd()`. */
+  readonly cwd?: string;
+}
+
+/** The runner did not see the operator start or stop within its timeout. */
+export class RunnerTimeoutError extends Error {
+  readonly code = 'RunnerTimeoutError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'RunnerTimeoutError';
+  }
+}
+
+type Outcome = { readonly exitCode: number; readonly exception: unknown };
+
+/**
+ * Runs an operator in the test process, as `kopf run …` would, until `stop()`.
+ *
+ * @example
+ * const runner = new KopfRunner(['run', '-A', '--standalone', 'operator.ts'], { settings });
+ * await runner.start();
+ * await runner.stop();
+ * runner.exitCode // 0
+ */
+export class KopfRunner {
+  /** Everything the operator logged (formatted lines, one per line), also after a failure. */
+  output = '';
+  /** 0 after a graceful stop, 1 after a failure, 2 after a usage error; `null` while running. */
+  exitCode: number | null = null;
+  /** The operator's failure, if any. */
+  exception: unknown = null;
+
+  private readonly args: readonly string[];
+  private readonly options: KopfRunnerOptions;
+  private readonly stopper = new AbortController();
+  private done: Promise<Outcome> | undefined;
+  private restoreSink: (() => void) | undefined;
+
+  /** @param args the command line, e.g. `['run', '-A', 'operator.ts']` (the leading `run` is optional). */
+  constructor(args: readonly string[], options: KopfRunnerOptions = {}) {
+    this.args = args[0] === 'run' ? args.slice(1) : [...args];
+    this.options = options;
+  }
+
+  /**
+   * Starts the operator; resolves once its startup activity has succeeded, or once it has ended
+   * (e.g. failed at startup — see `exitCode` and `exception`).
+   *
+   * @throws RunnerTimeoutError if neither happened within `timeout`.
+   */
+  async start(): Promise<this> {
+    if (this.done !== undefined) throw new TypeError('The runner is already started.');
+    this.restoreSink = logging.setLogSink((line) => {
+      this.output += `${line}\n`;
+    });
+    const output: launching.CommandOutput = { out: (text) => { this.output += text; }, err: (text) => { this.output += text; } };
+    let markReady = (): void => undefined;
+    const ready = new Promise<void>((resolve) => { markReady = resolve; });
+    this.done = this.launch(output, markReady);
+    await this.within(Promise.race([ready, this.done]), 'start');
+    return this;
+  }
+
+  private async launch(output: launching.CommandOutput, ready: () => void): Promise<Outcome> {
+    try {
+      const args = launching.parseRunArgs(this.args, { env: this.options.env, output, name: 'kopf run' });
+      if (args !== null) {
+        await launching.launch(args, {
+          registry: this.options.registry, settings: this.options.settings, cwd: this.options.cwd,
+          stopFlag: this.stopper.signal, readyFlag: ready, handleSignals: false,
+        });
+      }
+      return { exitCode: 0, exception: null };
+    } catch (error) {
+      this.output += `${errors.describeError(error)}\n`;
+      return { exitCode: error instanceof launching.UsageError ? 2 : 1, exception: error };
+    }
+  }
+
+  /**
+   * Raises the stop flag and waits for the operator to stop; then `exitCode`, `exception` and
+   * `output` are final.
+   *
+   * @throws the operator's failure if `reraise` (default); RunnerTimeoutError if it did not stop in time
+   *   (it goes on stopping; call `stop()` again to wait more).
+   */
+  async stop(): Promise<void> {
+    if (this.done === undefined) throw new TypeError('The runner is not started.');
+    this.stopper.abort();
+    const outcome = await this.within(this.done, 'stop'); // on timeout, output is still captured
+    this.exitCode = outcome.exitCode;
+    this.exception = outcome.exception;
+    this.restoreSink?.();
+    this.restoreSink = undefined;
+    if (this.exception !== null && (this.options.reraise ?? true)) throw this.exception;
+  }
+
+  /** `await using runner = …`: stops the operator at the end of the block. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.done !== undefined && this.exitCode === null) await this.stop();
+  }
+
+  private async within<T>(promise: Promise<T>, what: 'start' | 'stop'): Promise<T> {
+    const timeout = this.options.timeout;
+    if (timeout === null || timeout === undefined) return await promise;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RunnerTimeoutError(`The operator did not ${what} within ${timeout} seconds.`)), timeout * 1000);
+    });
+    try {
+      return await Promise.race([promise, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

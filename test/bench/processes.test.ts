@@ -1,0 +1,43 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import * as processes from '../../bench/processes.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-processes-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('an operator process measured from outside', () => {
+  it('counts the CPU time and peak memory of the whole tree, and stops it', async () => {
+    // sh -c with two commands keeps the shell as the parent of node.
+    const busy = 'const a = []; const end = Date.now() + 400; while (Date.now() < end) a.push({ x: a.length }); setInterval(() => {}, 1000);';
+    const op = new processes.OperatorProcess(`echo started; node -e "${busy}"; true`, {}, path.join(dir, 'busy.log'));
+    await new Promise((r) => setTimeout(r, 1500));
+    const usage = op.usage();
+    expect(usage.processes).toBe(2);
+    expect(usage.cpuSeconds).toBeGreaterThan(0.3);
+    expect(usage.peakRssBytes).toBeGreaterThanOrEqual(usage.rssBytes);
+    expect(usage.peakRssBytes).toBeGreaterThan(50 * 1048576);
+    await op.stop(2000);
+    expect(op.exited).toBe(true);
+    expect(op.logTail()).toContain('started');
+  });
+
+  it('fails with the exit code and the output once the operator has exited', async () => {
+    const op = new processes.OperatorProcess('echo "cannot log in" >&2; exit 3', {}, path.join(dir, 'exit.log'));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(() => op.assertRunning()).toThrow(processes.OperatorExitedError);
+    try { op.assertRunning(); } catch (err) {
+      expect((err as processes.OperatorExitedError).exitCode).toBe(3);
+      expect((err as processes.OperatorExitedError).logTail).toContain('cannot log in');
+    }
+    await op.stop();
+  });
+
+  it('passes the environment to the command', async () => {
+    const op = new processes.OperatorProcess('echo "config=$KUBECONFIG"', { KUBECONFIG: '/some/where' }, path.join(dir, 'env.log'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(op.logTail()).toContain('config=/some/where');
+    await op.stop();
+  });
+});

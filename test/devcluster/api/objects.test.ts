@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import * as objects from '../../../devcluster/api/objects.js';
+import type * as resources from '../../../devcluster/api/resources.js';
+import * as catalog from '../../../devcluster/builtins/catalog.js';
+
+const configMaps = catalog.builtinTypes().find((t) => t.resource === 'configmaps')!;
+const widgets = { ...configMaps, group: 'example.com', version: 'v1', kind: 'Widget', resource: 'widgets', builtin: false } as resources.ResourceType;
+
+describe('deepEqual', () => {
+  it.each([
+    [{ a: 1, b: [1, { c: 'x' }] }, { b: [1, { c: 'x' }], a: 1 }, true],
+    [{ a: 1, b: undefined }, { a: 1 }, true],
+    [{ a: 1 }, { a: 1, b: undefined }, true],
+    [{ a: 1 }, { a: 1, b: null }, false],
+    [{ a: 1, b: 2 }, { a: 1 }, false],
+    [{ a: 1 }, { a: 1, b: 2 }, false],
+    [{ a: [1, 2] }, { a: [2, 1] }, false],
+    [{ a: [1] }, { a: { 0: 1 } }, false],
+    [{ a: '1' }, { a: 1 }, false],
+    [{}, {}, true],
+    [[], [], true],
+    [null, null, true],
+    [null, {}, false],
+    [{ a: { b: { c: [true] } } }, { a: { b: { c: [false] } } }, false],
+  ])('%j and %j are equal: %s', (a, b, equal) => {
+    expect(objects.deepEqual(a, b)).toBe(equal);
+    expect(objects.deepEqual(b, a)).toBe(equal);
+  });
+});
+
+describe('served forms', () => {
+  const stored = { metadata: { name: 'x', namespace: 'default' }, kind: 'Old', data: { a: 'b' }, apiVersion: 'old/v0' };
+
+  it('D-WIRE-19 the served object has this version\'s apiVersion and kind first and leaves the stored one alone', () => {
+    const external = objects.toExternal(configMaps, stored);
+    expect(Object.keys(external)).toEqual(['apiVersion', 'kind', 'metadata', 'data']);
+    expect(external).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: stored.metadata, data: stored.data });
+    expect(stored).toEqual({ metadata: { name: 'x', namespace: 'default' }, kind: 'Old', data: { a: 'b' }, apiVersion: 'old/v0' });
+  });
+
+  it('D-WIRE-19 list items of built-ins carry no apiVersion and kind, custom resources keep them', () => {
+    expect(objects.toListItem(configMaps, stored)).toEqual({ metadata: stored.metadata, data: stored.data });
+    const item = objects.toListItem(widgets, stored);
+    expect(Object.keys(item)).toEqual(['apiVersion', 'kind', 'metadata', 'data']);
+    expect(item['apiVersion']).toBe('example.com/v1');
+  });
+
+  it('a member named __proto__ stays an ordinary member', () => {
+    const odd = JSON.parse('{"metadata":{"name":"x"},"__proto__":{"polluted":true}}') as objects.JsonObject;
+    for (const out of [objects.toExternal(configMaps, odd), objects.toListItem(configMaps, odd)]) {
+      expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+      expect(Object.keys(out)).toContain('__proto__');
+      expect((out as { polluted?: boolean }).polluted).toBeUndefined();
+    }
+  });
+});
+
+describe('formatTime', () => {
+  it('formats to the second, the same text for every time within one second', () => {
+    expect(objects.formatTime(Date.UTC(2024, 0, 2, 3, 4, 5, 999))).toBe('2024-01-02T03:04:05Z');
+    expect(objects.formatTime(Date.UTC(2024, 0, 2, 3, 4, 5, 0))).toBe('2024-01-02T03:04:05Z');
+    expect(objects.formatTime(Date.UTC(2024, 0, 2, 3, 4, 6, 1))).toBe('2024-01-02T03:04:06Z');
+    expect(objects.formatTime(Date.UTC(2024, 0, 2, 3, 4, 5, 500))).toBe('2024-01-02T03:04:05Z');
+  });
+});

@@ -1,0 +1,163 @@
+import * as child from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as cli from '../../../generator/cli.js';
+import * as runCommand from '../../../generator/commands/run.js';
+import * as api from '../../../runtime/cogs/client/api.js';
+import * as credentials from '../../../runtime/cogs/client/credentials.js';
+import * as logins from '../../../runtime/cogs/client/logins.js';
+import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
+import * as references from '../../../runtime/cogs/structs/references.js';
+import * as logging from '../../../runtime/core/actions/logging.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const ON_MODULE = path.join(ROOT, 'runtime/on.ts');
+const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
+const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
+
+function output() {
+  let text = '';
+  return { out: (t: string) => { text += t; }, err: (t: string) => { text += t; }, stdin: async () => '', text: () => text };
+}
+
+async function eventually(predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A project folder with an operator and the example CRD in ./crds; HOME is an empty folder. */
+function project(): { dir: string; home: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-run-'));
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-home-'));
+  fs.mkdirSync(path.join(dir, 'crds'));
+  fs.copyFileSync(CRD, path.join(dir, 'crds', 'kopfexamples.yaml'));
+  fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
+  fs.writeFileSync(path.join(dir, 'operator.ts'), [
+    `import { on } from ${JSON.stringify(ON_MODULE)};`,
+    "on.startup(function startup_fn({ logger }) { logger.info('Operator started.'); });",
+    "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
+    '',
+  ].join('\n'));
+  return { dir, home };
+}
+
+describe('launcher arguments', () => {
+  it.each([
+    [['-A', 'op.ts'], { devCluster: false, crds: [], rest: ['-A', 'op.ts'] }],
+    [['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'], { devCluster: true, crds: ['a.yaml', 'b.yaml'], rest: ['-A', 'op.ts'] }],
+    [['-A', '--', '--dev-cluster'], { devCluster: false, crds: [], rest: ['-A', '--', '--dev-cluster'] }],
+  ])('splits %j', (args, expected) => {
+    expect(runCommand.splitLauncherArgs(args)).toEqual(expected);
+  });
+
+  it('--crd without a file is a usage error', async () => {
+    expect(() => runCommand.splitLauncherArgs(['--crd'])).toThrow('--crd needs a file');
+    const out = output();
+    expect(await cli.main(['run', '--crd'], out)).toBe(2);
+  });
+
+  it.each<[string, NodeJS.ProcessEnv, string[], boolean]>([
+    ['KUBECONFIG', { KUBECONFIG: '/nowhere/config', HOME: '/home/u' }, [], true],
+    ['~/.kube/config', { HOME: '/home/u' }, ['/home/u/.kube/config'], true],
+    ['a pod', { HOME: '/home/u' }, ['/var/run/secrets/kubernetes.io/serviceaccount/token'], true],
+    ['nothing', { HOME: '/home/u' }, [], false],
+  ])('a cluster is configured with %s', (_title, env, files, expected) => {
+    expect(runCommand.isClusterConfigured(env, (file) => files.includes(file))).toBe(expected);
+  });
+});
+
+describe('kopf-gen run with the devcluster fallback', () => {
+  let saved: { KUBECONFIG?: string; HOME?: string };
+  let savedRegistry: OperatorRegistry;
+  let restoreSink: () => void;
+  let lines: string[];
+
+  beforeEach(() => {
+    saved = { KUBECONFIG: process.env['KUBECONFIG'], HOME: process.env['HOME'] };
+    savedRegistry = getDefaultRegistry();
+    setDefaultRegistry(new OperatorRegistry());
+    lines = [];
+    restoreSink = logging.setLogSink((line) => { lines.push(line); });
+  });
+  afterEach(() => {
+    restoreSink();
+    setDefaultRegistry(savedRegistry);
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+
+  it('without a configured cluster, starts the devcluster with ./crds, writes a kubeconfig, and says so', async () => {
+    const { dir, home } = project();
+    delete process.env['KUBECONFIG'];
+    process.env['HOME'] = home;
+    const out = output();
+    const stop = new AbortController();
+    const running = runCommand.run(['--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
+    const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
+    await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
+    expect(out.text()).toMatch(/^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\): started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/);
+    expect(out.text()).toContain(`kubeconfig: ${kubeconfig};`);
+    expect(process.env['KUBECONFIG']).toBe(kubeconfig);
+
+    // The operator serves the devcluster: create an object through the written kubeconfig.
+    const vault = new credentials.Vault();
+    vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [kubeconfig] }) });
+    const client = new api.HttpKubeApi({ vault, settings: new settingsModule.OperatorSettings(), logger: logging.getLogger('test') });
+    await client.create(KOPFEXAMPLES, 'default', { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex-1' }, spec: {} });
+    await eventually(() => lines.some((line) => line.includes('[default/kex-1] Hello, kex-1!')), 'the create handler');
+    client.close();
+
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(process.env['KUBECONFIG']).toBeUndefined();
+    const settings = new settingsModule.OperatorSettings();
+    settings.networking.errorBackoffs = [];
+    const gone = new api.HttpKubeApi({ vault, settings, logger: logging.getLogger('test') });
+    await expect(gone.list(KOPFEXAMPLES, 'default')).rejects.toMatchObject({ code: 'ConnectionError' });
+    gone.close();
+  });
+
+  it('--dev-cluster forces the devcluster even when a cluster is configured; --crd picks the CRDs', async () => {
+    const { dir } = project();
+    fs.rmSync(path.join(dir, 'crds'), { recursive: true });
+    process.env['KUBECONFIG'] = path.join(dir, 'elsewhere-config');
+    const out = output();
+    const stop = new AbortController();
+    const running = runCommand.run(['--dev-cluster', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
+    await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
+    expect(out.text()).toMatch(/^As requested \(--dev-cluster\): started the devcluster at \S+ with 1 CRD file\(s\)/);
+    expect(fs.existsSync(path.join(dir, '.kopf-gen', 'kubeconfig'))).toBe(true);
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(process.env['KUBECONFIG']).toBe(path.join(dir, 'elsewhere-config'));
+  });
+
+  it('R-CLI-1 the kopf-gen binary stops on SIGINT with exit code 0 and the exact log line', async () => {
+    const { dir, home } = project();
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+    delete env['KUBECONFIG'];
+    const proc = child.spawn(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '-A', '--standalone', '--log-format', 'plain', 'operator.ts'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    proc.stdout.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    proc.stderr.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => text.includes('Initial authentication has finished.'), 'the operator to start', 50_000);
+      expect(text).toContain('Operator started.');
+      proc.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(text).toContain('Signal SIGINT is received. Operator is stopping.');
+      expect(fs.existsSync(path.join(dir, '.kopf-gen', 'kubeconfig'))).toBe(true);
+    } finally {
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
+  }, 60_000);
+});

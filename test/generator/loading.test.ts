@@ -1,0 +1,75 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as loading from '../../generator/loading.js';
+import * as validating from '../../generator/validating.js';
+import * as support from './support.js';
+
+function loadError(text: string, file = 'crds/bad.yaml'): validating.GeneratorError {
+  try {
+    loading.loadCrdSources([{ path: file, text }]);
+  } catch (error) {
+    if (error instanceof validating.GeneratorError) return error;
+    throw error;
+  }
+  throw new Error('expected a GeneratorError');
+}
+
+describe('loadCrdSources', () => {
+  it('keeps every CRD of a multi-document file with its path and document index', () => {
+    const widget = support.crd({ type: 'object' });
+    const gadget = support.crd({ type: 'object' }, { kind: 'Gadget' });
+    const { crds } = loading.loadCrdSources([support.source([widget, gadget], 'crds/two.yaml')]);
+    expect(crds.map((crd) => [crd.file, crd.documentIndex, (crd.document['spec'] as { names: { kind: string } }).names.kind]))
+      .toEqual([['crds/two.yaml', 0, 'Widget'], ['crds/two.yaml', 1, 'Gadget']]);
+  });
+
+  it('skips empty documents and objects of other kinds with a note naming file and document', () => {
+    const text = `${support.source([support.crd({ type: 'object' })]).text}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n`;
+    const { crds, notes } = loading.loadCrdSources([{ path: 'crds/mixed.yaml', text }]);
+    expect(crds).toHaveLength(1);
+    expect(notes).toEqual([
+      'crds/mixed.yaml, document 1: skipped (ConfigMap v1, not a CustomResourceDefinition)',
+      'crds/mixed.yaml, document 2: skipped (empty document)',
+    ]);
+  });
+
+  it('loads the kopf peering file: two CRDs, two custom resources and an empty document', () => {
+    const text = fs.readFileSync(path.join(support.corpusDirectory(), 'kopf-peering.yaml'), 'utf8');
+    const { crds, notes } = loading.loadCrdSources([{ path: 'crds/kopf-peering.yaml', text }]);
+    expect(crds.map((crd) => crd.documentIndex)).toEqual([0, 1]);
+    expect(notes).toEqual([
+      'crds/kopf-peering.yaml, document 2: skipped (ClusterKopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
+      'crds/kopf-peering.yaml, document 3: skipped (KopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
+      'crds/kopf-peering.yaml, document 4: skipped (empty document)',
+    ]);
+  });
+
+  it('not-yaml: names the file and the document that does not parse', () => {
+    const good = support.source([support.crd({ type: 'object' })]).text;
+    const error = loadError(`${good}---\nkind: x\nspec: b: c\n`);
+    expect(error.code).toBe('not-yaml');
+    expect(error.documentIndex).toBe(1);
+    const line = good.split('\n').length - 1 + 3;
+    expect(error.message).toBe(`crds/bad.yaml, document 1: not valid YAML (line ${line}, column 7): Nested mappings are not allowed in compact mappings`);
+  });
+
+  it('not-yaml: rejects duplicate keys', () => {
+    const error = loadError('apiVersion: v1\napiVersion: v2\n');
+    expect(error.code).toBe('not-yaml');
+    expect(error.message).toContain('crds/bad.yaml, document 0');
+  });
+
+  it('not-a-crd: rejects a document that is not a Kubernetes object', () => {
+    const error = loadError('- just\n- a list\n');
+    expect(error.code).toBe('not-a-crd');
+    expect(error.message).toBe('crds/bad.yaml, document 0: not a Kubernetes object: the document is a list, not a mapping');
+  });
+
+  it('not-a-crd: rejects a file without any CustomResourceDefinition', () => {
+    const error = loadError('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n', 'crds/configmap.yaml');
+    expect(error.code).toBe('not-a-crd');
+    expect(error.file).toBe('crds/configmap.yaml');
+    expect(error.message).toBe('crds/configmap.yaml, document 0: the file contains no CustomResourceDefinition');
+  });
+});

@@ -1,0 +1,174 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { DevCluster } from '../../devcluster/testing.js';
+import * as cli from '../../runtime/cli.js';
+import * as settingsModule from '../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../runtime/core/intents/registry.js';
+import { Captured, Flag, eventually, startCluster, tempDir } from './core/reactor/lifecycle.js';
+
+const ON_MODULE = path.resolve(import.meta.dirname, '../../runtime/on.ts');
+const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../runtime/core/actions/errors.ts');
+
+/** Collects what the command prints. */
+function capture(): cli.CommandOutput & { text(): string } {
+  let text = '';
+  return { out: (t) => { text += t; }, err: (t) => { text += t; }, text: () => text };
+}
+
+describe('parsing (R-CLI-1)', () => {
+  const cases: Array<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]> = [
+    ['files and -A', ['-A', 'a.ts', 'b.js'], {}, { paths: ['a.ts', 'b.js'], clusterwide: true, namespaces: [] }],
+    ['--all-namespaces', ['--all-namespaces'], {}, { clusterwide: true }],
+    ['repeated -n with globs', ['-n', 'ns1', '--namespace', 'app-*,!*-pr-*'], {}, { clusterwide: false, namespaces: ['ns1', 'app-*,!*-pr-*'] }],
+    ['KOPF_RUN_NAMESPACE adds one namespace', ['-n', 'a'], { KOPF_RUN_NAMESPACE: 'legacy' }, { namespaces: ['a', 'legacy'] }],
+    ['KOPF_RUN_NAMESPACE is ignored with -A', ['-A'], { KOPF_RUN_NAMESPACE: 'legacy' }, { clusterwide: true, namespaces: [] }],
+    ['-m modules, repeatable', ['-m', 'pkg', '-m', './local.js'], {}, { modules: ['pkg', './local.js'], paths: [] }],
+    ['--standalone', ['--standalone'], {}, { standalone: true }],
+    ['no --standalone', [], {}, { standalone: undefined }],
+    ['--dev means priority 666', ['--dev'], {}, { priority: 666 }],
+    ['-p wins over --dev', ['--dev', '-p', '5'], {}, { priority: 5 }],
+    ['--priority', ['--priority', '-10'], {}, { priority: -10 }],
+    ['-P peering', ['-P', 'ring'], {}, { peeringName: 'ring' }],
+    ['KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: 'env-ring' }, { peeringName: 'env-ring' }],
+    ['-P wins over KOPF_RUN_PEERING', ['--peering', 'cli-ring'], { KOPF_RUN_PEERING: 'env-ring' }, { peeringName: 'cli-ring' }],
+    ['-L liveness', ['-L', 'http://127.0.0.1:8080/healthz'], {}, { livenessEndpoint: 'http://127.0.0.1:8080/healthz' }],
+    ['logging defaults', [], {}, { logging: { logFormat: 'full', verbose: undefined, debug: undefined, quiet: undefined, logPrefix: undefined, logRefkey: undefined } }],
+    ['logging flags', ['-v', '-d', '-q', '--log-format', 'json', '--no-log-prefix', '--log-refkey', 'k8s'], {},
+      { logging: { verbose: true, debug: true, quiet: true, logFormat: 'json', logPrefix: false, logRefkey: 'k8s' } }],
+    ['--log-prefix', ['--log-format', 'plain', '--log-prefix'], {}, { logging: { logFormat: 'plain', logPrefix: true, verbose: undefined, debug: undefined, quiet: undefined, logRefkey: undefined } }],
+  ];
+  it.each(cases)('R-CLI-1 %s', (_title, argv, env, expected) => {
+    const output = capture();
+    expect(cli.parseRunArgs(argv, { env, output })).toMatchObject(expected);
+    expect(output.text()).toBe('');
+  });
+
+  const usage: Array<[string, string[], string]> = [
+    ['-n together with -A', ['-n', 'default', '-A'], "option '-A, --all-namespaces' cannot be used with option '-n, --namespace <pattern>'"],
+    ['an unknown log format', ['--log-format', 'xml'], 'Allowed choices are plain, full, json.'],
+    ['a non-integer priority', ['-p', 'high'], 'Not an integer.'],
+    ['an unknown option', ['--bogus'], "unknown option '--bogus'"],
+  ];
+  it.each(usage)('R-CLI-1 usage error: %s (exit code 2)', async (_title, argv, message) => {
+    expect(() => cli.parseRunArgs(argv, { env: {}, output: capture() })).toThrow(cli.UsageError);
+    const output = capture();
+    expect(await cli.runCommand(argv, { env: {}, output })).toBe(2);
+    expect(output.text()).toContain(message);
+  });
+
+  it('R-CLI-1 --help prints the options and exits with 0', async () => {
+    const output = capture();
+    expect(await cli.runCommand(['--help'], { output })).toBe(0);
+    for (const flag of ['--all-namespaces', '--namespace', '--standalone', '--dev', '--priority', '--peering', '--liveness', '--verbose', '--debug', '--quiet', '--log-format', '--no-log-prefix', '--log-refkey', '--module']) {
+      expect(output.text()).toContain(flag);
+    }
+  });
+});
+
+describe('running (R-CLI-1/3, R-LIFE-3)', () => {
+  let cluster: DevCluster;
+  let dir: string;
+  let savedKubeconfig: string | undefined;
+  let savedRegistry: OperatorRegistry;
+  let log: Captured;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    dir = tempDir('kopf-cli-');
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
+    savedKubeconfig = process.env['KUBECONFIG'];
+    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  });
+  afterAll(async () => {
+    if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
+    else process.env['KUBECONFIG'] = savedKubeconfig;
+    await cluster.stop();
+  });
+  beforeEach(() => {
+    savedRegistry = getDefaultRegistry();
+    setDefaultRegistry(new OperatorRegistry());
+    log = new Captured();
+    cluster.requests.clear();
+  });
+  afterEach(() => {
+    log.restore();
+    setDefaultRegistry(savedRegistry);
+  });
+
+  /** Writes an operator file into the temporary folder. */
+  function operatorFile(name: string, body: string): string {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, `import { on } from ${JSON.stringify(ON_MODULE)};\nimport * as errors from ${JSON.stringify(ERRORS_MODULE)};\n${body}\n`);
+    return file;
+  }
+
+  function fastSettings(): settingsModule.OperatorSettings {
+    const settings = new settingsModule.OperatorSettings();
+    settings.networking.errorBackoffs = [0.05];
+    settings.queueing.exitTimeout = 0.5;
+    return settings;
+  }
+
+  it('R-CLI-3 loads TypeScript files (relative to the working directory) and exits with 0 after a graceful stop', async () => {
+    operatorFile('hello.ts', [
+      "on.startup(function startup_fn({ logger }) { logger.info('Loaded and started.'); });",
+      "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
+    ].join('\n'));
+    const stop = new Flag();
+    const output = capture();
+    const before = process.listenerCount('SIGINT');
+    const running = cli.runCommand(['--standalone', '-A', '--log-format', 'plain', 'hello.ts'], {
+      output, cwd: dir, operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
+    });
+    await eventually(() => log.matching('Loaded and started.').length === 1, 'the startup handler');
+    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex', namespace: 'default' }, spec: {} });
+    await eventually(() => log.matching('[default/kex] Hello, kex!').length === 1, 'the create handler');
+    expect(process.listenerCount('SIGINT')).toBe(before);
+    stop.set();
+    expect(await running).toBe(0);
+    expect(output.text()).toBe('');
+    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kex', { namespace: 'default' });
+  });
+
+  it('R-CLI-1 a startup failure exits with a non-zero code and says why', async () => {
+    operatorFile('broken.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Cannot start.'); });");
+    const output = capture();
+    expect(await cli.runCommand(['-A', 'broken.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(1);
+    expect(output.text()).toContain('kopf-gen run: One or more handlers failed.');
+    expect(log.matching("Activity 'startup_fn' failed permanently: Cannot start.")).toHaveLength(1);
+    expect(cluster.requests.all).toHaveLength(0);
+  });
+
+  it('R-LIFE-3 a failing watcher stops the operator with a non-zero exit code', async () => {
+    operatorFile('pods.ts', "on.event(['v1', 'pods'], function pod_fn() {});");
+    const fault = cluster.faults.add({ resource: 'pods', verb: 'list', action: { respond: { code: 404, message: 'No pods here.' } } });
+    try {
+      const output = capture();
+      expect(await cli.runCommand(['-A', '--standalone', 'pods.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(1);
+      expect(output.text()).toContain('kopf-gen run: No pods here.');
+      expect(log.matching('Watcher for pods.v1@cluster-wide has failed: No pods here.')).toHaveLength(1);
+    } finally {
+      fault.remove();
+    }
+  });
+
+  it('R-CLI-1 a missing file is an error before anything runs', async () => {
+    const output = capture();
+    expect(await cli.runCommand(['-A', 'missing.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(2);
+    expect(output.text()).toContain('No such file: missing.ts');
+    expect(cluster.requests.all).toHaveLength(0);
+  });
+
+  it('R-CLI-1 -m imports modules resolved from the working directory; -n serves only the matching namespaces', async () => {
+    operatorFile('module.ts', "on.startup(function startup_fn({ logger }) { logger.info('Module loaded.'); });\non.event(['v1', 'configmaps'], function cm_fn() {});");
+    const stop = new Flag();
+    const running = cli.runCommand(['-m', './module.ts', '-n', 'def*'], { output: capture(), cwd: dir, operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false } });
+    await cluster.requests.waitFor((r) => r.resource === 'configmaps' && r.verb === 'watch', 10_000);
+    stop.set();
+    expect(await running).toBe(0);
+    expect(log.matching('Module loaded.')).toHaveLength(1);
+    const watched = new Set(cluster.requests.filter((r) => r.resource === 'configmaps').map((r) => r.namespace));
+    expect([...watched]).toEqual(['default']);
+  });
+});

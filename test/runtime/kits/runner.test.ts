@@ -1,0 +1,121 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevCluster } from '../../../devcluster/testing.js';
+import * as logging from '../../../runtime/core/actions/logging.js';
+import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry } from '../../../runtime/core/intents/registry.js';
+import { KopfRunner, RunnerTimeoutError } from '../../../runtime/index.js';
+import { eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
+
+const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
+const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
+
+let cluster: DevCluster;
+let dir: string;
+let savedKubeconfig: string | undefined;
+
+beforeAll(async () => {
+  cluster = await startCluster();
+  dir = tempDir('kopf-runner-');
+  fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
+  savedKubeconfig = process.env['KUBECONFIG'];
+  process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+});
+afterAll(async () => {
+  if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
+  else process.env['KUBECONFIG'] = savedKubeconfig;
+  await cluster.stop();
+});
+
+function operatorFile(name: string, body: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, `import { on } from ${JSON.stringify(ON_MODULE)};\nimport * as errors from ${JSON.stringify(ERRORS_MODULE)};\n${body}\n`);
+  return file;
+}
+
+function fastSettings(): settingsModule.OperatorSettings {
+  const settings = new settingsModule.OperatorSettings();
+  settings.networking.errorBackoffs = [0.05];
+  settings.execution.defaultBackoff = 0.1;
+  settings.queueing.exitTimeout = 0.5;
+  return settings;
+}
+
+describe('KopfRunner (R-TEST-1)', () => {
+  it('R-TEST-1 runs the run command in-process, captures the output, and stops gracefully via the stop flag', async () => {
+    const file = operatorFile('example.ts', [
+      "on.startup(function startup_fn({ logger }) { logger.info('Started for the runner.'); });",
+      "on.cleanup(function cleanup_fn({ logger }) { logger.info('Cleaning up...'); });",
+      "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Created ${name}.`); return { done: true }; });",
+    ].join('\n'));
+    const elsewhere: string[] = [];
+    const restore = logging.setLogSink((_line, record) => { elsewhere.push(record.message); });
+    const registry = new OperatorRegistry();
+    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { settings: fastSettings(), registry, timeout: 10 });
+    expect(runner.exitCode).toBeNull();
+    await runner.start();
+    expect(runner.output).toContain('Started for the runner.');
+    expect(registry.activityHandlers('startup').map((h) => h.id)).toEqual(['startup_fn']);
+    expect(getDefaultRegistry().activityHandlers('startup')).toEqual([]);
+    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kopf-example-1', namespace: 'default' }, spec: {} });
+    await eventually(() => runner.output.includes("Handler 'create_fn' succeeded."), 'the create handler');
+    await runner.stop();
+    expect(runner.exitCode).toBe(0);
+    expect(runner.exception).toBeNull();
+    expect(runner.output).toContain('[default/kopf-example-1] Created kopf-example-1.');
+    expect(runner.output).toContain('Stop-flag is raised. Operator is stopping.');
+    expect(runner.output.indexOf('Cleaning up...')).toBeGreaterThan(runner.output.indexOf('Stop-flag is raised.'));
+    logging.getLogger('kopf.test').warning('Logged after the stop.');
+    expect(elsewhere).toEqual(['Logged after the stop.']);
+    expect(runner.output).not.toContain('Logged after the stop.');
+    restore();
+    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kopf-example-1', { namespace: 'default' });
+  });
+
+  it('R-TEST-1 `await using` stops the operator at the end of the block', async () => {
+    const file = operatorFile('disposable.ts', "on.startup(function startup_fn({ logger }) { logger.info('Disposable runner.'); });");
+    let kept: KopfRunner | undefined;
+    {
+      await using runner = await new KopfRunner(['-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings() }).start();
+      kept = runner;
+      expect(runner.exitCode).toBeNull();
+    }
+    expect(kept.exitCode).toBe(0);
+    expect(kept.output).toContain('Disposable runner.');
+  });
+
+  it('R-TEST-1 with reraise, the operator failure is re-thrown at stop; without, it is only recorded', async () => {
+    const file = operatorFile('failing.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Broken on purpose.'); });");
+    const raising = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings() });
+    await raising.start();
+    await expect(raising.stop()).rejects.toMatchObject({ code: 'ActivityError' });
+    expect(raising.exitCode).toBe(1);
+    expect(raising.output).toContain("Activity 'startup_fn' failed permanently: Broken on purpose.");
+
+    const quiet = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings(), reraise: false });
+    await quiet.start();
+    await quiet.stop();
+    expect(quiet.exitCode).toBe(1);
+    expect(quiet.exception).toMatchObject({ code: 'ActivityError' });
+  });
+
+  it('R-TEST-1 usage errors give exit code 2 and their message in the output', async () => {
+    const runner = new KopfRunner(['run', '-A', '-n', 'default'], { reraise: false });
+    await runner.start();
+    await runner.stop();
+    expect(runner.exitCode).toBe(2);
+    expect(runner.output).toContain("option '-A, --all-namespaces' cannot be used with option '-n, --namespace <pattern>'");
+  });
+
+  it('R-TEST-1 the runner waits at most `timeout` seconds for the operator to stop', async () => {
+    const file = operatorFile('slow.ts', "on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });");
+    const runner = new KopfRunner(['run', '-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 0.2 });
+    await runner.start();
+    await expect(runner.stop()).rejects.toBeInstanceOf(RunnerTimeoutError);
+    expect(runner.exitCode).toBeNull();
+    await eventually(() => runner.output.includes("Activity 'cleanup_fn' succeeded."), 'the slow cleanup');
+    await runner.stop();
+    expect(runner.exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * A long-running operator must not accumulate per-event state on its long-lived signals: every
+ * processed event and every interruptible sleep (delays, consistency waits) listens to the
+ * operator's signal for cancellation, and those listeners must go when the event or the sleep is
+ * over (otherwise memory grows with every event for as long as the operator runs).
+ */
+import { getEventListeners } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DevCluster } from '../../../devcluster/testing.js';
+import { TemporaryError } from '../../../runtime/core/actions/errors.js';
+import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import { on } from '../../../runtime/on.js';
+import * as fx from './operating.js';
+
+describe('long-running operators', () => {
+  let cluster: DevCluster;
+  const logs = new fx.LogCapture();
+  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
+  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+
+  it('R-PATCH-7 R-ERRORS-8 processed events and sleeps leave no listeners behind on the operator signal', async () => {
+    const registry = new OperatorRegistry();
+    const attempts: string[] = [];
+    on.create('kopfexamples', { registry }, function create_fn({ name, retry }: { name: string; retry: number }) {
+      attempts.push(name);
+      if (retry < 3) throw new TemporaryError('Not yet.', { delay: 0.3 });
+    });
+    const op = await fx.startOperator({ cluster, registry });
+    const baseline = getEventListeners(op.context.signal, 'abort').length;
+    const names = ['kex-1', 'kex-2', 'kex-3', 'kex-4', 'kex-5'];
+    for (const name of names) await cluster.store.create(fx.kopfExample(name));
+    await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === names.length, 'all processed', 20_000);
+    await fx.pause(300);
+    const after = getEventListeners(op.context.signal, 'abort').length;
+    await op.stop();
+
+    expect(op.error).toBeUndefined();
+    expect(fx.tally(attempts)).toEqual(Object.fromEntries(names.map((n) => [n, 4])));
+    // Most retries sleep out the rest of their delay (then touch the object), some are woken early.
+    const sleeps = logs.records.filter((r) => /^Sleeping for 0\.\d+ seconds for the delayed handlers\.$/.test(r.message));
+    expect(sleeps.length).toBeGreaterThanOrEqual(names.length);
+    expect(logs.grep('Sleeping was interrupted by new changes').length + logs.grep('touch-dummy').length).toBeGreaterThan(0);
+    expect(after).toBe(baseline);
+  });
+});

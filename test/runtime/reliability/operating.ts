@@ -1,0 +1,228 @@
+/**
+ * Shared fixtures of the reliability tests: a devcluster with the reference CRD, fast operator
+ * settings, an operator run in the background against it through the real HTTP client, log
+ * capture through the logging sink, and small helpers for controlled promises and polling.
+ *
+ * The operator is the embedded `operator()` (as `spawnTasks()` + `runTasks()`) with a stop flag
+ * and a login handler, so the tests go through the whole runtime: login and re-login, discovery,
+ * list-watch, per-object queueing, the processing cycle, patching and the client's retries.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as YAML from 'yaml';
+import { DevCluster, type RequestRecord } from '../../../devcluster/testing.js';
+import type * as credentials from '../../../runtime/cogs/client/credentials.js';
+import * as settings from '../../../runtime/cogs/configs/settings.js';
+import * as logging from '../../../runtime/core/actions/logging.js';
+import type { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import type * as context from '../../../runtime/core/reactor/context.js';
+import * as running from '../../../runtime/core/reactor/running.js';
+import { on } from '../../../runtime/on.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
+export const KOPF_EXAMPLE = fs.readFileSync(path.join(ROOT, 'fixtures/objects/kopf-example-1.yaml'), 'utf8');
+export const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
+
+type JsonObject = Record<string, unknown>;
+
+/** A devcluster (plain HTTP, fast) with the reference CRD loaded. */
+export async function startCluster(options: Parameters<typeof DevCluster.start>[0] = {}): Promise<DevCluster> {
+  const cluster = await DevCluster.start({ tls: false, ...options });
+  await cluster.load(KOPF_CRD);
+  return cluster;
+}
+
+/** The reference object of the spec (section 8.0, the fixture file), renamed and amended. */
+export function kopfExample(name = 'kopf-example-1', extra: JsonObject = {}): JsonObject {
+  const reference = YAML.parse(KOPF_EXAMPLE) as JsonObject & { metadata: JsonObject };
+  const { metadata, ...rest } = extra as { metadata?: JsonObject };
+  return { ...reference, metadata: { ...reference.metadata, name, namespace: 'default', ...metadata }, ...rest };
+}
+
+/** Settings that keep tests fast: short back-offs, reconnects, idle and exit timeouts. */
+export function fastSettings(configure?: (s: settings.OperatorSettings) => void): settings.OperatorSettings {
+  const s = new settings.OperatorSettings({ warn: () => undefined });
+  s.networking.errorBackoffs = [0.05, 0.05];
+  s.execution.defaultBackoff = 0.2;
+  s.watching.reconnectBackoff = 0.05;
+  s.queueing.idleTimeout = 1;
+  s.queueing.exitTimeout = 0.5;
+  s.queueing.errorDelays = [0.1, 0.1, 0.2];
+  s.persistence.consistencyTimeout = 2;
+  s.posting.enabled = false;
+  configure?.(s);
+  return s;
+}
+
+/** One captured log message. */
+export interface Captured {
+  readonly level: number;
+  readonly name: string;
+  readonly message: string;
+  /** The message as printed in the `plain` format without traces: `[ns/name] message`. */
+  readonly line: string;
+  readonly error?: unknown;
+}
+
+/** Captures all log output (DEBUG and up) while installed. */
+export class LogCapture {
+  readonly records: Captured[] = [];
+  private restore: (() => void) | undefined;
+
+  install(): this {
+    this.clear();
+    logging.configure({ verbose: true });
+    this.restore = logging.setLogSink((_line, record) => {
+      const prefix = record.ref !== undefined ? logging.prefixOf(record.ref) : '';
+      this.records.push({ level: record.level, name: record.name, message: record.message, line: `${prefix}${record.message}`, error: record.error });
+    });
+    return this;
+  }
+
+  uninstall(): void {
+    this.restore?.();
+    this.restore = undefined;
+    logging.configure({});
+  }
+
+  /** Lines (`[ns/name] message`) at a level (numeric, or any when omitted). */
+  lines(level?: number): string[] {
+    return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.line);
+  }
+
+  /** Lines containing a text. */
+  grep(text: string, level?: number): string[] {
+    return this.lines(level).filter((line) => line.includes(text));
+  }
+
+  clear(): void { this.records.length = 0; }
+}
+
+export const DEBUG = 10;
+export const INFO = 20;
+export const WARNING = 30;
+export const ERROR = 40;
+
+/** An operator running in the background. */
+export interface RunningOperator {
+  readonly settings: settings.OperatorSettings;
+  /** The stop flag given to the operator. */
+  readonly stopFlag: AbortSignal;
+  /** The operator's context (its signal, memories, …). */
+  readonly context: context.OperatorContext;
+  /** Settles when the operator has stopped; never rejects (see `error`). */
+  readonly done: Promise<void>;
+  /** The error the operator failed with, if any (set once `done` settles). */
+  readonly error: unknown;
+  readonly stopped: boolean;
+  /** Raises the stop flag and waits until the operator has stopped. */
+  stop(): Promise<void>;
+}
+
+export interface OperatorOptions {
+  readonly cluster: DevCluster;
+  readonly registry: OperatorRegistry;
+  readonly settings?: settings.OperatorSettings;
+  /**
+   * The token the login handler returns (a function: asked on every login); default: the
+   * cluster admin's. A login handler is registered unless the registry has one already.
+   */
+  readonly token?: string | (() => string);
+  /** Resolve only after the first watch request of this resource (plural; default `kopfexamples`). */
+  readonly waitForWatch?: string | false;
+}
+
+/**
+ * Starts an operator (`operator()`, cluster-wide, standalone, with a stop flag) serving the
+ * devcluster, logging in through an `on.login` handler that returns the cluster's address and a
+ * bearer token. Resolves once it watches `kopfexamples`.
+ */
+export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const { cluster, registry } = options;
+  const s = options.settings ?? fastSettings();
+  const token = options.token ?? cluster.token;
+  if (registry.activityHandlers('authentication').length === 0) {
+    on.login({ registry }, function login_fn(): credentials.ConnectionInfo {
+      return { server: cluster.url, token: typeof token === 'function' ? token() : token };
+    });
+  }
+  const stopper = new AbortController();
+  const watched = options.waitForWatch ?? 'kopfexamples';
+  const watchesBefore = watched === false ? 0 : watchRequests(cluster, watched).length;
+  let error: unknown;
+  let stopped = false;
+  // `operator()` is exactly these two steps; spawning first gives the tests the operator's context.
+  const spawned = await running.spawnTasks({ registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal });
+  const done = running.runTasks(spawned).then(
+    () => { stopped = true; },
+    (e: unknown) => { error = e; stopped = true; },
+  );
+  if (watched !== false) {
+    await eventually(() => stopped || watchRequests(cluster, watched).length > watchesBefore, `the operator to watch ${watched}`);
+  }
+  return {
+    settings: s, stopFlag: stopper.signal, context: spawned.context, done,
+    get error() { return error; },
+    get stopped() { return stopped; },
+    async stop() { stopper.abort(); await done; },
+  };
+}
+
+/** The watch requests of a resource (default `kopfexamples`) so far. */
+export function watchRequests(cluster: DevCluster, plural = 'kopfexamples'): RequestRecord[] {
+  return cluster.requests.filter((r) => r.method === 'GET' && r.resource === plural && /(^|&)watch=(true|1)/.test(r.query));
+}
+
+/** The list requests of `kopfexamples` so far. */
+export function listRequests(cluster: DevCluster): RequestRecord[] {
+  return cluster.requests.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && r.name === undefined && !/(^|&)watch=(true|1)/.test(r.query));
+}
+
+/** Polls until `predicate` holds (real time). */
+export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Waits for a fixed time (to prove that something does NOT happen). */
+export function pause(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A promise with its resolver exposed (a handler awaits it; the test decides when it settles). */
+export interface Deferred<T = void> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  return { promise, resolve, reject };
+}
+
+/** Counts of values in a list, e.g. handler invocations by object name. */
+export function tally(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+/** The annotations of an object in the cluster (read out of band). */
+export function annotationsOf(cluster: DevCluster, name: string): Record<string, string> {
+  const body = cluster.store.get(KEX, name, 'default') as { metadata?: { annotations?: Record<string, string> } } | undefined;
+  return body?.metadata?.annotations ?? {};
+}
+
+/** The parsed JSON bodies of PATCH requests to an object (optionally a subresource). */
+export function patchBodies(cluster: DevCluster, name: string, subresource?: string): unknown[] {
+  return cluster.requests
+    .filter((r) => r.method === 'PATCH' && r.resource === 'kopfexamples' && r.name === name && r.subresource === subresource)
+    .map((r) => JSON.parse(r.body ?? 'null') as unknown);
+}

@@ -1,0 +1,131 @@
+/**
+ * Scenario A-31 (simulation): the consistency window (R-QUEUE-4) protects against running a
+ * handler twice when a foreign change made before our patch arrives after it; and, when our own
+ * patch never comes back, consistency is assumed after `consistencyTimeout`, at the documented
+ * price of a second invocation.
+ *
+ * The foreign change is made by the first handler itself (out of band, while it runs), so the
+ * devcluster stores it before the operator's PATCH. "Never feed our version" is a watch stream
+ * that ends right after the foreign change's event, with every reconnection hanging.
+ *
+ * Also scenario A-39 (simulation): a JSON-patch conflict (HTTP 422 on the finalizer's JSON-patch)
+ * carries the transformation over to the next cycle, which re-sends it against the newer version
+ * (R-PATCH-3).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { DevCluster } from '../../../devcluster/testing.js';
+import * as twohandlers from '../../../fixtures/operators/a05-two-handlers.js';
+import * as single from '../../../fixtures/operators/a32-throttling.js';
+import { Calls } from '../../../fixtures/operators/calls.js';
+import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import * as h from './harness.js';
+
+type Op = { op: string; path: string; value?: unknown };
+
+describe('consistency', () => {
+  let cluster: DevCluster;
+
+  beforeAll(async () => { cluster = await h.startCluster(); });
+  afterAll(async () => { await cluster?.stop(); });
+
+  /**
+   * Handler A's hook: a foreign change of the object, once, made while A runs (so before our
+   * PATCH). With `cut`, the watch stream then ends after delivering it, and reconnections hang:
+   * the version of our PATCH never arrives.
+   */
+  function foreignChange(name: string, options: { cut?: boolean } = {}): { hook: () => Promise<void>; version: () => number } {
+    let rv = 0;
+    return {
+      hook: async () => {
+        if (rv) return;
+        const changed = await cluster.store.patch(h.KEX, name, { metadata: { labels: { foreign: 'change' } } }, { namespace: 'default', type: 'merge-patch' });
+        rv = Number((changed['metadata'] as Record<string, unknown>)['resourceVersion']);
+        if (options.cut) {
+          cluster.faults.add({ resource: 'kopfexamples', watch: true, action: { hang: true } });
+          await h.sleep(50); // let the foreign change's event go out
+          cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
+        }
+      },
+      version: () => rv,
+    };
+  }
+
+  it('A-31 a foreign change older than our patch runs no handlers; the next one runs when our version arrives', async () => {
+    const calls = new Calls();
+    const foreign = foreignChange('kopf-example-1');
+    const op = await h.startOperator(cluster, { registry: twohandlers.register(new OperatorRegistry(), calls, { a: foreign.hook }) });
+    await h.apply(cluster, h.referenceObject());
+    await op.output.waitFor('Creation is processed:');
+    expect(calls.ids).toEqual(['A', 'B']);
+    expect(Number(calls.of('B')[0]!.args['resourceVersion'])).toBeGreaterThan(foreign.version());
+    expect(Number(calls.of('A')[0]!.args['resourceVersion'])).toBeLessThan(foreign.version());
+    await h.remove(cluster);
+    await op.output.waitFor('Deleted, really deleted, and we are notified.');
+    await op.stop();
+    h.genericChecks(op, { created: true, deleted: true });
+  });
+
+  it('A-31 when our version never arrives, consistency is assumed after the timeout and the older body is processed', async () => {
+    const calls = new Calls();
+    const foreign = foreignChange('kopf-example-2', { cut: true });
+    const op = await h.startOperator(cluster, { registry: twohandlers.register(new OperatorRegistry(), calls, { a: foreign.hook }) });
+    await h.apply(cluster, h.referenceObject({ name: 'kopf-example-2' }));
+    await h.eventually(() => calls.count('A') >= 1, 'handler A');
+    const patched = await cluster.requests.waitFor((r) => r.method === 'PATCH' && r.name === 'kopf-example-2');
+    await h.eventually(() => calls.count('A') >= 2, 'the second invocation of A', 10_000);
+    const [first, second] = calls.of('A');
+    const waited = second!.time - patched.time;
+    expect(waited).toBeGreaterThanOrEqual(4800); // consistencyTimeout = 5 s
+    expect(waited).toBeLessThan(6500);
+    expect(second!.args['resourceVersion']).toBe(String(foreign.version()));
+    expect(first!.args['resourceVersion']).not.toBe(second!.args['resourceVersion']);
+    expect(calls.count('B')).toBe(0);
+    expect(op.output.count(`Handler 'A' succeeded.`)).toBe(2);
+    cluster.faults.clear();
+    await op.stop();
+    h.genericChecks(op, { object: 'default/kopf-example-2', created: true, skipG4: true }); // A's second success is the point
+  });
+});
+
+describe('JSON-patch conflicts', () => {
+  let cluster: DevCluster;
+
+  beforeAll(async () => { cluster = await h.startCluster(); });
+  afterAll(async () => { await cluster?.stop(); });
+
+  it('A-39 the finalizer JSON-patch rejected with 422 is re-sent on the next event with the newer version', async () => {
+    const calls = new Calls();
+    const op = await h.startOperator(cluster, { registry: single.register(new OperatorRegistry(), calls, { withDeletion: true }) });
+    cluster.faults.add({ resource: 'kopfexamples', method: 'PATCH', times: 1, action: { respond: { code: 422, message: 'the test operation failed' } } });
+    const since = cluster.requests.all.length;
+    await h.apply(cluster, h.referenceObject());
+    await op.output.waitFor('Could not apply the patch in full due to conflicts with newer changes.');
+    await h.sleep(300);
+    expect(calls.count('create_fn')).toBe(0);
+    expect(h.finalizersOf(h.getObject(cluster))).toEqual([]);
+
+    // A newer version of the object: the leftover transformation goes out first, against it.
+    const changed = await h.mergePatch(cluster, { metadata: { labels: { poke: 'yes' } } });
+    const newer = String((changed['metadata'] as Record<string, unknown>)['resourceVersion']);
+    await op.output.waitFor('Creation is processed: 1 succeeded; 0 failed.');
+    await op.output.waitFor('Something has changed, but we are not interested');
+
+    const patches = h.patchesOf(cluster, { since });
+    const json = patches.filter((p) => p.contentType === 'application/json-patch+json');
+    expect(json.map((p) => p.code)).toEqual([422, 200]);
+    const [rejected, accepted] = json.map((p) => p.body as Op[]);
+    const add = { op: 'add', path: '/metadata/finalizers', value: [h.FINALIZER] };
+    expect(rejected).toEqual([{ op: 'test', path: '/metadata/resourceVersion', value: expect.any(String) }, add]);
+    expect(accepted).toEqual([{ op: 'test', path: '/metadata/resourceVersion', value: newer }, add]);
+    expect(h.finalizersOf(h.getObject(cluster))).toEqual([h.FINALIZER]);
+    // The create handler runs in the cycle after the finalizer is added.
+    expect(calls.count('create_fn')).toBe(1);
+    expect(calls.of('create_fn')[0]!.args['finalizers']).toEqual([h.FINALIZER]);
+
+    await h.remove(cluster);
+    await op.output.waitFor('Deleted, really deleted, and we are notified.');
+    await op.stop();
+    h.genericChecks(op, { created: true, deleted: true, finalizerAdded: true, deletionHandled: true });
+  });
+});
