@@ -229,7 +229,8 @@ export async function* infiniteWatch(ctx: WatchContext, options: { readonly paus
       const release = new AbortController();
       paused?.waitFor(true, release.signal).then(() => pause.abort(new DOMException('The operator is paused.', 'AbortError')), () => undefined);
       try {
-        for await (const event of continuousWatch(ctx, { signal: aborts.anySignal([signal, pause.signal]) })) yield event;
+        // `release` is an input too, so the combined signal lets go of `signal` once this stream is over.
+        for await (const event of continuousWatch(ctx, { signal: aborts.anySignal([signal, pause.signal, release.signal]) })) yield event;
       } catch (error) {
         if (signal?.aborted) return;
         if (!pause.signal.aborted && !isRecoverable(error)) throw error;

@@ -24,6 +24,7 @@
  * (R-ACTIVITY-4). Until then, `standalone: false` behaves as standalone and says so at DEBUG.
  */
 
+import { setMaxListeners } from 'node:events';
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
 import * as api from '../../cogs/client/api.js';
@@ -199,6 +200,8 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const main = new AbortController();
   const auth = new AbortController();
   const cancel = new AbortController();
+  // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
+  setMaxListeners(0, main.signal, cancel.signal);
   const op: context.OperatorContext = {
     settings, registry, api: client, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
