@@ -8,7 +8,7 @@ import * as references from '../../../../runtime/cogs/structs/references.js';
 import { type Client, clientFor } from './helpers.js';
 
 const WIDGETS_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/widgets.yaml');
-const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../../shared/crds/kopf-kopfexamples.yaml');
+const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
 
 const GADGETS_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -15,7 +15,7 @@ import * as logging from '../../../../runtime/core/actions/logging.js';
 import * as posting from '../../../../runtime/core/engines/posting.js';
 import { RecordingLogger, T0, referenceBody } from '../actions/helpers.js';
 
-const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../../shared/crds/kopf-kopfexamples.yaml');
+const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
 
 function newSettings(): settings.OperatorSettings {
   return new settings.OperatorSettings({ warn: () => undefined });

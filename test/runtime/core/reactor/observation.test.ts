@@ -14,7 +14,7 @@ import { type Background, type Client, RecordingLogger, background, clientFor, e
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
 const WIDGETS_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/widgets.yaml'), 'utf8');
-const KOPF_CRD = fs.readFileSync(path.resolve(ROOT, '../shared/crds/kopf-kopfexamples.yaml'), 'utf8');
+const KOPF_CRD = fs.readFileSync(path.resolve(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
 const CRDS_REF = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const NAMESPACE_REF = { apiVersion: 'v1', kind: 'Namespace' };
 const names = (list: Iterable<references.Resource>): string[] => [...list].map(references.resourceName).sort();
