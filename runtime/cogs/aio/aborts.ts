@@ -74,3 +74,54 @@ export function timeoutSignal(clock: clocks.Clock, ms: number, options?: { reado
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
 }
+
+/**
+ * One listener per long-lived signal, fanned out to its many short-lived dependents.
+ *
+ * Node's `EventTarget` scans all listeners of a signal on every add and remove, so thousands of
+ * objects each attaching a listener to the operator's signal for every event make each event cost
+ * O(objects). A fan-out attaches once and keeps its dependents in a `Set` instead: following and
+ * releasing are O(1).
+ */
+class Fanout {
+  readonly dependents = new Set<AbortController>();
+
+  constructor(parent: AbortSignal) {
+    parent.addEventListener('abort', () => {
+      for (const dependent of this.dependents) dependent.abort(parent.reason);
+      this.dependents.clear();
+    }, { once: true });
+  }
+}
+
+const fanouts = new WeakMap<AbortSignal, Fanout>();
+
+/**
+ * A signal that aborts when any of `signals` aborts (with that reason), attached in O(1) to each
+ * input through a shared fan-out; `release()` detaches it when the work it guards is done.
+ *
+ * @example
+ * const cancellation = follow([operatorSignal, queueSignal]);
+ * try { await work(cancellation.signal); } finally { cancellation.release(); }
+ */
+export function follow(signals: Iterable<AbortSignal | undefined | null>): { readonly signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const joined: Fanout[] = [];
+  for (const input of signals) {
+    if (!input) continue;
+    if (input.aborted) {
+      controller.abort(input.reason);
+      break;
+    }
+    let fanout = fanouts.get(input);
+    if (!fanout) { fanout = new Fanout(input); fanouts.set(input, fanout); }
+    fanout.dependents.add(controller);
+    joined.push(fanout);
+  }
+  return { signal: controller.signal, release: () => { for (const fanout of joined) fanout.dependents.delete(controller); } };
+}
+
+/** How many `follow()` dependents currently wait on `signal` (diagnostics and leak tests). */
+export function followers(signal: AbortSignal): number {
+  return fanouts.get(signal)?.dependents.size ?? 0;
+}

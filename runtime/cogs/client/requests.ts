@@ -119,12 +119,50 @@ export async function request(ctx: RequestContext, request: ApiRequest): Promise
     const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
     const what = `${request.method} ${url}`;
     try {
-      return await withRetries(ctx, what, request.signal, () => attempt(ctx, item, request));
+      return await withRetries(ctx, what, request.signal, () => limited(ctx, request.signal, () => attempt(ctx, item, request)));
     } catch (error) {
       if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
       ctx.vault.invalidate(item);
     }
   }
+}
+
+/**
+ * At most this many non-streaming requests of one client are in flight at once; the rest wait
+ * their turn. Without a cap, thousands of objects handled at once open thousands of connections,
+ * and the API server's header timeouts start failing requests. Watch streams are not counted.
+ */
+export const MAX_CONCURRENT_REQUESTS = 64;
+
+class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async run<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    signal?.throwIfAborted();
+    while (this.active >= MAX_CONCURRENT_REQUESTS) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (signal?.aborted) {
+        this.waiting.shift()?.(); // pass the freed slot on
+        signal.throwIfAborted();
+      }
+    }
+    this.active += 1;
+    try {
+      return await fn();
+    } finally {
+      this.active -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+const limiters = new WeakMap<RequestContext, Limiter>();
+
+function limited<T>(ctx: RequestContext, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  let limiter = limiters.get(ctx);
+  if (!limiter) { limiter = new Limiter(); limiters.set(ctx, limiter); }
+  return limiter.run(signal, fn);
 }
 
 async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {

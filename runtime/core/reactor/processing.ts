@@ -38,7 +38,7 @@ export async function processResourceEvent(op: context.OperatorContext, resource
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
   // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7).
-  const cancellation = linkedSignal([op.signal, stream.signal]);
+  const cancellation = aborts.follow([op.signal, stream.signal]);
   try {
     await throttling.throttled({
       throttler: memory.throttler,
@@ -60,29 +60,9 @@ export async function processResourceEvent(op: context.OperatorContext, resource
   }
 }
 
-/**
- * A signal aborted when any of `signals` aborts; `release()` detaches it from them. (Unlike
- * `aborts.anySignal`, whose listeners stay on long-lived inputs until one of them aborts: one per
- * event or sleep would pile up on the operator's signal for as long as it runs.)
- */
-function linkedSignal(signals: readonly AbortSignal[]): { readonly signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  const detach: (() => void)[] = [];
-  for (const input of signals) {
-    if (input.aborted) {
-      controller.abort(input.reason);
-      break;
-    }
-    const onAbort = (): void => controller.abort(input.reason);
-    input.addEventListener('abort', onAbort, { once: true });
-    detach.push(() => input.removeEventListener('abort', onAbort));
-  }
-  return { signal: controller.signal, release: () => { for (const fn of detach) fn(); } };
-}
-
 /** Sleeps unless a newer event arrives or the cycle is cancelled; `true` if the sleep completed. */
 async function sleepInterruptibly(cycle: Cycle, ms: number): Promise<boolean> {
-  const wakeup = linkedSignal([cycle.stream.pressure.signal, cycle.signal]);
+  const wakeup = aborts.follow([cycle.stream.pressure.signal, cycle.signal]);
   try {
     return await aborts.sleepOrAbort(cycle.op.clock, ms, wakeup.signal);
   } finally {

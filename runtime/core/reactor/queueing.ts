@@ -128,8 +128,14 @@ export class Queue {
           // Idle: wait for a new event or the idle timeout.
           const idle = new AbortController();
           const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(); resolve(); }; });
-          const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, aborts.anySignal([idle.signal, this.stopping.signal]));
-          idle.abort(); // detaches the combined signal from the long-lived `stopping` signal
+          // `follow` attaches to the long-lived `stopping` signal in O(1) (many idle workers wait at once).
+          const waiting = aborts.follow([idle.signal, this.stopping.signal]);
+          let timedOut: boolean;
+          try {
+            timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, waiting.signal);
+          } finally {
+            waiting.release();
+          }
           if (stream.events.length === 0 && (timedOut || this.closed)) { stream.wake = undefined; break; }
           void woken;
           continue;

@@ -81,3 +81,24 @@ describe('isAbortError', () => {
     expect(aborts.isAbortError(error)).toBe(expected);
   });
 });
+
+describe('follow', () => {
+  it('aborts with the first aborted input and detaches in O(1) from long-lived inputs', () => {
+    const parent = new AbortController();
+    const other = new AbortController();
+    const followers = Array.from({ length: 1000 }, () => aborts.follow([parent.signal, other.signal]));
+    expect(aborts.followers(parent.signal)).toBe(1000);
+    for (const f of followers.slice(0, 999)) f.release();
+    expect(aborts.followers(parent.signal)).toBe(1);
+    parent.abort('stop');
+    expect(followers[999]!.signal.aborted).toBe(true);
+    expect(followers[999]!.signal.reason).toBe('stop');
+    expect(followers.slice(0, 999).some((f) => f.signal.aborted)).toBe(false);
+  });
+
+  it('is aborted at once when an input already is', () => {
+    const parent = new AbortController();
+    parent.abort('gone');
+    expect(aborts.follow([parent.signal]).signal.reason).toBe('gone');
+  });
+});
