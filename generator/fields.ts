@@ -68,8 +68,9 @@ export function fieldsOf(root: schemas.Schema): Record<string, string> {
 
 function walk(node: schemas.Schema, path: string, optional: boolean, fields: Record<string, string>): void {
   fields[path] = `${typeSummary(node)}${optional ? '?' : ''}`;
-  const required = new Set(schemas.requiredOf(node));
-  for (const [name, child] of schemas.propertiesOf(node)) {
+  const properties = schemas.propertiesOf(node);
+  const required = new Set(properties.length ? schemas.requiredOf(node) : []);
+  for (const [name, child] of properties) {
     walk(child, schemas.childPath(path, name), !required.has(name) && !schemas.hasDefault(child), fields);
   }
   const items = schemas.itemsOf(node);

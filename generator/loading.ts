@@ -7,9 +7,12 @@
  * every later error can point back at them), and skips everything else with a note.
  *
  * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML" and "is
- * this a Kubernetes object": validating.ts decides whether a CRD is usable.
+ * this a Kubernetes object": validating.ts decides whether a CRD is usable. Parsing takes
+ * parsing.ts's fast path for the block YAML CRD files are written in, and the `yaml` package for
+ * everything else (including every text with an error, so messages are always the package's).
  */
 import * as yaml from 'yaml';
+import * as parsing from './parsing.js';
 import * as schemas from './schemas.js';
 import * as validating from './validating.js';
 
@@ -60,25 +63,15 @@ export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
 }
 
 function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
-  const documents = yaml.parseAllDocuments(input.text, { uniqueKeys: true, prettyErrors: false });
-  const list = Array.isArray(documents) ? documents : [];
   const found: LoadedCrd[] = [];
-  list.forEach((document, documentIndex) => {
+  let documentIndex = 0;
+  for (const data of documentsOf(input)) {
     const where = { file: input.path, documentIndex, jsonPath: '' };
-    const problem = document.errors[0];
-    if (problem) {
-      const at = ` (${linePosition(input.text, problem.pos[0])})`;
-      throw new validating.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
-    }
-    let data: unknown;
-    try {
-      data = document.toJS({ maxAliasCount: 1000 });
-    } catch (error) {
-      throw new validating.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
-    }
+    const index = documentIndex;
+    documentIndex += 1;
     if (data === null || data === undefined) {
-      notes.push(`${input.path}, document ${documentIndex}: skipped (empty document)`);
-      return;
+      notes.push(`${input.path}, document ${index}: skipped (empty document)`);
+      continue;
     }
     if (!schemas.isRecord(data)) {
       throw new validating.GeneratorError('not-a-crd', where, `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`);
@@ -89,12 +82,41 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
       throw new validating.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
     }
     if (kind !== 'CustomResourceDefinition' || !apiVersion.startsWith(CRD_GROUP)) {
-      notes.push(`${input.path}, document ${documentIndex}: skipped (${kind} ${apiVersion}, not a CustomResourceDefinition)`);
-      return;
+      notes.push(`${input.path}, document ${index}: skipped (${kind} ${apiVersion}, not a CustomResourceDefinition)`);
+      continue;
     }
-    found.push({ file: input.path, documentIndex, document: data });
-  });
+    found.push({ file: input.path, documentIndex: index, document: data });
+  }
   return found;
+}
+
+/**
+ * The data of each document of a source, in order. The usual block YAML of CRD files takes
+ * parsing.ts's fast path; anything else (and every error) goes through the `yaml` package, whose
+ * documents are converted one at a time, so a YAML error is reported only once the documents
+ * before it have been looked at.
+ */
+function* documentsOf(input: SourceText): Generator<unknown> {
+  const fast = parsing.parseDocuments(input.text);
+  if (fast) {
+    yield* fast;
+    return;
+  }
+  const documents = yaml.parseAllDocuments(input.text, { uniqueKeys: true, prettyErrors: false });
+  const list = Array.isArray(documents) ? documents : [];
+  for (const [documentIndex, document] of list.entries()) {
+    const where = { file: input.path, documentIndex, jsonPath: '' };
+    const problem = document.errors[0];
+    if (problem) {
+      const at = ` (${linePosition(input.text, problem.pos[0])})`;
+      throw new validating.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
+    }
+    try {
+      yield document.toJS({ maxAliasCount: 1000 });
+    } catch (error) {
+      throw new validating.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
+    }
+  }
 }
 
 /** `line L, column C` (1-based) of a character offset. */

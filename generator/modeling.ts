@@ -154,13 +154,42 @@ export function reservedNames(kind: string, plural: string): ModuleNames {
   };
 }
 
+/**
+ * A node waiting in the breadth-first queue. Its path and candidate name are worked out only when
+ * needed (for named types and their children): most nodes are leaves that never need either.
+ */
 interface Pending {
   readonly node: schemas.Schema;
-  readonly path: string;
-  /** The name this node gets if it is a named type. */
-  readonly candidate: string;
+  readonly parent: Pending | undefined;
+  /** How the node hangs off its parent: a property name, or `[]` (items) / `{}` (additional properties). */
+  readonly step: string;
+  readonly viaProperty: boolean;
   /** A name fixed in advance (spec, status). */
   readonly fixed?: string;
+  /** The name claimed for the node, once processed (undefined when it is not a named type). */
+  scope?: string | undefined;
+  candidate?: string;
+  path?: string;
+}
+
+/** The name this node gets if it is a named type (the parent's name or candidate, then the property). */
+function candidateOf(pending: Pending, body: string): string {
+  if (pending.candidate === undefined) {
+    const { parent } = pending;
+    if (!pending.viaProperty) pending.candidate = candidateOf(parent!, body);
+    else pending.candidate = naming.childName(parent ? parent.scope ?? candidateOf(parent, body) : body, pending.step);
+  }
+  return pending.candidate;
+}
+
+/** The data path of the node, e.g. `spec.template` or `spec.containers[]`. */
+function pathOf(pending: Pending): string {
+  if (pending.path === undefined) {
+    const { parent } = pending;
+    if (!parent) pending.path = pending.step;
+    else pending.path = pending.viaProperty ? schemas.childPath(pathOf(parent), pending.step) : `${pathOf(parent)}${pending.step}`;
+  }
+  return pending.path;
 }
 
 /** Names the schema's types breadth-first, in document order. */
@@ -174,28 +203,28 @@ function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel,
   for (const [property, child] of schemas.propertiesOf(root)) {
     if (property === 'apiVersion' || property === 'kind' || property === 'metadata') continue;
     const fixed = property === 'spec' ? names.spec : property === 'status' ? names.status : undefined;
-    queue.push({ node: child, path: property, candidate: naming.childName(names.body, property), ...(fixed ? { fixed } : {}) });
+    queue.push({ node: child, parent: undefined, step: property, viaProperty: true, ...(fixed ? { fixed } : {}) });
   }
   for (let index = 0; index < queue.length; index += 1) {
-    const { node, path, candidate, fixed } = queue[index]!;
-    let scope: string | undefined;
+    const pending = queue[index]!;
+    const { node, fixed } = pending;
     if (fixed !== undefined) {
-      scope = fixed;
+      pending.scope = fixed;
       typeNames.set(node, fixed);
     } else if (schemas.hasProperties(node)) {
       const known = typeNames.get(node);
       if (known !== undefined) continue;  // the same node reached twice through a YAML alias
-      scope = registry.claim(candidate);
-      typeNames.set(node, scope);
-      nestedTypes.push({ name: scope, path, schema: node });
+      pending.scope = registry.claim(candidateOf(pending, names.body));
+      typeNames.set(node, pending.scope);
+      nestedTypes.push({ name: pending.scope, path: pathOf(pending), schema: node });
     }
     for (const [property, child] of schemas.propertiesOf(node)) {
-      queue.push({ node: child, path: schemas.childPath(path, property), candidate: naming.childName(scope ?? candidate, property) });
+      queue.push({ node: child, parent: pending, step: property, viaProperty: true });
     }
     const items = schemas.itemsOf(node);
-    if (items) queue.push({ node: items, path: `${path}[]`, candidate });
+    if (items) queue.push({ node: items, parent: pending, step: '[]', viaProperty: false });
     const additional = schemas.additionalSchemaOf(node);
-    if (additional) queue.push({ node: additional, path: `${path}{}`, candidate });
+    if (additional) queue.push({ node: additional, parent: pending, step: '{}', viaProperty: false });
   }
   return { nestedTypes, typeNames };
 }

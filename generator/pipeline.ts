@@ -43,12 +43,17 @@ export function check(sources: readonly loading.SourceText[]): Checked {
   return { loaded: loaded.crds, notes: loaded.notes };
 }
 
-/** Models and emits checked CRDs (cannot fail on validated input). */
+/**
+ * Models and emits checked CRDs (cannot fail on validated input). The documents are taken in the
+ * order of their files' names (then document index) — the order `generate` reads crds/ in — so
+ * `init` and `add` emit exactly what a later `generate` would, whatever order the CRDs were given in.
+ */
 export function analyseChecked(sources: readonly loading.SourceText[], checked: Checked): Analysis {
-  const model = modeling.buildModel(checked.loaded);
+  const loaded = [...checked.loaded].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.documentIndex - b.documentIndex));
+  const model = modeling.buildModel(loaded);
   const modules = types.emitAllTypes(model);
   return {
-    sources, loaded: checked.loaded, model, modules,
+    sources, loaded, model, modules,
     notes: [...checked.notes, ...model.notes],
     warnings: pruning.statusPruningWarnings(model),
   };

@@ -104,14 +104,17 @@ export function validateCrd(loaded: loading.LoadedCrd): void {
     if (root === undefined) return fail('no-schema', rootPath, `served version ${JSON.stringify(version['name'])} has no schema.openAPIV3Schema`);
     if (!schemas.isRecord(root)) return fail('non-structural', rootPath, 'the schema must be a mapping');
     if (schemas.typeOf(root) !== 'object') {
-      checkType(root, rootPath, fail);
+      checkType(root, () => rootPath, fail);
       fail('non-structural', `${rootPath}.type`, 'the root of a structural schema must have type "object"');
     }
-    checkNode(root, rootPath, { inJunctor: false, intOrString: false, depth: 0 }, fail);
+    checkNode(root, () => rootPath, { inJunctor: false, intOrString: false, depth: 0 }, fail);
   });
 }
 
 type Fail = (code: GeneratorErrorCode, jsonPath: string, detail: string) => never;
+
+/** A node's rendered JSON path, built only when a check fails (most nodes never need it). */
+type At = () => string;
 
 interface Walk {
   /** Inside `allOf`/`anyOf`/`oneOf`/`not`: a value validation, not a type declaration. */
@@ -126,16 +129,16 @@ function requireString(node: schemas.Schema, key: string, path: string, fail: Fa
   if (typeof value !== 'string' || value === '') fail('invalid-crd', path, `${key} must be a non-empty string`);
 }
 
-function checkType(node: schemas.Schema, path: string, fail: Fail): void {
+function checkType(node: schemas.Schema, at: At, fail: Fail): void {
   if (!Object.hasOwn(node, 'type')) return;
   const type = node['type'];
-  if (schemas.typeOf(node) === undefined) fail('unknown-type', `${path}.type`, `unknown type ${JSON.stringify(type)}`);
+  if (schemas.typeOf(node) === undefined) fail('unknown-type', `${at()}.type`, `unknown type ${JSON.stringify(type)}`);
 }
 
-function checkNode(node: schemas.Schema, path: string, walk: Walk, fail: Fail): void {
-  if (walk.depth > MAX_DEPTH) fail('non-structural', path, `the schema is nested more than ${MAX_DEPTH} levels deep (or recursive)`);
-  if (Object.hasOwn(node, '$ref')) fail('ref-not-allowed', schemas.childPath(path, '$ref'), '$ref is not allowed in CRD schemas; inline the referenced schema');
-  checkType(node, path, fail);
+function checkNode(node: schemas.Schema, at: At, walk: Walk, fail: Fail): void {
+  if (walk.depth > MAX_DEPTH) fail('non-structural', at(), `the schema is nested more than ${MAX_DEPTH} levels deep (or recursive)`);
+  if (Object.hasOwn(node, '$ref')) fail('ref-not-allowed', schemas.childPath(at(), '$ref'), '$ref is not allowed in CRD schemas; inline the referenced schema');
+  checkType(node, at, fail);
   const intOrString = schemas.flag(node, schemas.INT_OR_STRING);
   const preserve = schemas.flag(node, schemas.PRESERVE_UNKNOWN_FIELDS);
   const type = schemas.typeOf(node);
@@ -143,74 +146,74 @@ function checkNode(node: schemas.Schema, path: string, walk: Walk, fail: Fail): 
     for (const key of FORBIDDEN_IN_JUNCTORS) {
       const allowedType = key === 'type' && walk.intOrString && (type === 'integer' || type === 'string');
       if (Object.hasOwn(node, key) && !allowedType) {
-        fail('non-structural', schemas.childPath(path, key), `${key} must not be set inside allOf, anyOf, oneOf or not`);
+        fail('non-structural', schemas.childPath(at(), key), `${key} must not be set inside allOf, anyOf, oneOf or not`);
       }
     }
   } else {
     if (type === undefined && !intOrString && !preserve) {
-      fail('non-structural', path, 'type is required (a structural schema needs a type at every node that is not x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields)');
+      fail('non-structural', at(), 'type is required (a structural schema needs a type at every node that is not x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields)');
     }
-    if (intOrString && type !== undefined) fail('non-structural', `${path}.type`, 'type must be empty when x-kubernetes-int-or-string is true');
+    if (intOrString && type !== undefined) fail('non-structural', `${at()}.type`, 'type must be empty when x-kubernetes-int-or-string is true');
     if (schemas.flag(node, schemas.EMBEDDED_RESOURCE) && type !== 'object') {
-      fail('non-structural', path, 'x-kubernetes-embedded-resource requires type "object"');
+      fail('non-structural', at(), 'x-kubernetes-embedded-resource requires type "object"');
     }
   }
-  checkShapes(node, path, fail);
+  checkShapes(node, at, fail);
   const inner: Walk = { ...walk, depth: walk.depth + 1, intOrString: false };
   for (const [name, child] of schemas.propertiesOf(node)) {
-    checkNode(child, schemas.childPath(schemas.childPath(path, 'properties'), name), inner, fail);
+    checkNode(child, () => schemas.childPath(schemas.childPath(at(), 'properties'), name), inner, fail);
   }
   const items = schemas.itemsOf(node);
-  if (items) checkNode(items, `${path}.items`, inner, fail);
-  else if (type === 'array' && !walk.inJunctor) fail('non-structural', `${path}.items`, 'an array must declare its items schema');
+  if (items) checkNode(items, () => `${at()}.items`, inner, fail);
+  else if (type === 'array' && !walk.inJunctor) fail('non-structural', `${at()}.items`, 'an array must declare its items schema');
   const additional = schemas.additionalSchemaOf(node);
-  if (additional) checkNode(additional, `${path}.additionalProperties`, inner, fail);
+  if (additional) checkNode(additional, () => `${at()}.additionalProperties`, inner, fail);
   const junctorWalk: Walk = { inJunctor: true, intOrString: intOrString || walk.intOrString, depth: walk.depth + 1 };
   for (const junctor of schemas.JUNCTORS) {
     if (!Object.hasOwn(node, junctor)) continue;
     const value = node[junctor];
     if (junctor === 'not') {
-      if (!schemas.isRecord(value)) fail('non-structural', `${path}.not`, 'not must be a schema');
-      else checkNode(value, `${path}.not`, junctorWalk, fail);
+      if (!schemas.isRecord(value)) fail('non-structural', `${at()}.not`, 'not must be a schema');
+      else checkNode(value, () => `${at()}.not`, junctorWalk, fail);
       continue;
     }
-    if (!Array.isArray(value)) fail('non-structural', `${path}.${junctor}`, `${junctor} must be a list of schemas`);
+    if (!Array.isArray(value)) fail('non-structural', `${at()}.${junctor}`, `${junctor} must be a list of schemas`);
     (value as unknown[]).forEach((branch, index) => {
-      const branchPath = `${path}.${junctor}[${index}]`;
-      if (!schemas.isRecord(branch)) fail('non-structural', branchPath, 'a combinator branch must be a schema');
+      const branchPath = (): string => `${at()}.${junctor}[${index}]`;
+      if (!schemas.isRecord(branch)) fail('non-structural', branchPath(), 'a combinator branch must be a schema');
       else checkNode(branch, branchPath, junctorWalk, fail);
     });
   }
 }
 
 /** Checks that keywords have the JSON shapes the later stages rely on. */
-function checkShapes(node: schemas.Schema, path: string, fail: Fail): void {
+function checkShapes(node: schemas.Schema, at: At, fail: Fail): void {
   const properties = schemas.own(node, 'properties');
   if (properties !== undefined) {
-    if (!schemas.isRecord(properties)) fail('non-structural', `${path}.properties`, 'properties must be a mapping');
+    if (!schemas.isRecord(properties)) fail('non-structural', `${at()}.properties`, 'properties must be a mapping');
     for (const [name, child] of Object.entries(properties as schemas.Schema)) {
-      if (!schemas.isRecord(child)) fail('non-structural', schemas.childPath(`${path}.properties`, name), 'a property schema must be a mapping');
+      if (!schemas.isRecord(child)) fail('non-structural', schemas.childPath(`${at()}.properties`, name), 'a property schema must be a mapping');
     }
   }
   const additional = schemas.own(node, 'additionalProperties');
   if (additional !== undefined && typeof additional !== 'boolean' && !schemas.isRecord(additional)) {
-    fail('non-structural', `${path}.additionalProperties`, 'additionalProperties must be a boolean or a schema');
+    fail('non-structural', `${at()}.additionalProperties`, 'additionalProperties must be a boolean or a schema');
   }
   if (schemas.hasProperties(node) && (additional === true || schemas.isRecord(additional))) {
-    fail('non-structural', `${path}.additionalProperties`, 'properties and additionalProperties are mutually exclusive');
+    fail('non-structural', `${at()}.additionalProperties`, 'properties and additionalProperties are mutually exclusive');
   }
   const items = schemas.own(node, 'items');
-  if (items !== undefined && !schemas.isRecord(items)) fail('non-structural', `${path}.items`, 'items must be a single schema (tuples are not structural)');
+  if (items !== undefined && !schemas.isRecord(items)) fail('non-structural', `${at()}.items`, 'items must be a single schema (tuples are not structural)');
   const required = schemas.own(node, 'required');
   if (required !== undefined && !(Array.isArray(required) && required.every((name) => typeof name === 'string'))) {
-    fail('non-structural', `${path}.required`, 'required must be a list of property names');
+    fail('non-structural', `${at()}.required`, 'required must be a list of property names');
   }
   const nullable = schemas.own(node, 'nullable');
-  if (nullable !== undefined && typeof nullable !== 'boolean') fail('non-structural', `${path}.nullable`, 'nullable must be true or false');
+  if (nullable !== undefined && typeof nullable !== 'boolean') fail('non-structural', `${at()}.nullable`, 'nullable must be true or false');
   const enumeration = schemas.own(node, 'enum');
-  if (enumeration !== undefined && !Array.isArray(enumeration)) fail('non-structural', `${path}.enum`, 'enum must be a list');
+  if (enumeration !== undefined && !Array.isArray(enumeration)) fail('non-structural', `${at()}.enum`, 'enum must be a list');
   const validations = schemas.own(node, schemas.VALIDATIONS);
   if (validations !== undefined && !(Array.isArray(validations) && validations.every(schemas.isRecord))) {
-    fail('non-structural', schemas.childPath(path, schemas.VALIDATIONS), 'x-kubernetes-validations must be a list of rules');
+    fail('non-structural', schemas.childPath(at(), schemas.VALIDATIONS), 'x-kubernetes-validations must be a list of rules');
   }
 }

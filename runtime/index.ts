@@ -102,3 +102,11 @@ export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
 export { KopfRunner, RunnerTimeoutError } from './kits/runner.js';
 export type { KopfRunnerOptions } from './kits/runner.js';
+
+/** Progress and diff-base storages (R-STORAGE-1/3/13): set them in `settings.persistence`. */
+export {
+  AnnotationsProgressStorage, StatusProgressStorage, MultiProgressStorage, SmartProgressStorage,
+} from './cogs/configs/progress.js';
+export type { ProgressStorage, ProgressRecord } from './cogs/configs/progress.js';
+export { AnnotationsDiffBaseStorage, StatusDiffBaseStorage, MultiDiffBaseStorage } from './cogs/configs/diffbase.js';
+export type { DiffBaseStorage } from './cogs/configs/diffbase.js';

@@ -42,7 +42,7 @@ export function printReport(report: generator.GenerationReport, output: Output, 
   } else {
     lines.push('No changes to kinds, versions or fields since the last generation.');
   }
-  lines.push(`Next: cd ${relative} && npm run typecheck${options.verb === 'created' ? ' (after npm install)' : ''}`);
+  lines.push(`Next: ${relative === '.' ? '' : `cd ${relative} && `}npm run typecheck${options.verb === 'created' ? ' (after npm install)' : ''}`);
   output.out(`${lines.join('\n')}\n`);
   for (const note of report.notes) output.err(`note: ${note}\n`);
   for (const warning of report.warnings) output.err(`warning: ${warning}\n`);

@@ -68,7 +68,7 @@ export function docTags(node: schemas.Schema): string[] {
  * described above (a tag's name is kept, its value is escaped).
  */
 export function commentText(lines: readonly string[], tags: readonly string[] = []): string {
-  const escape = (text: string): string => text.replace(/\*\//g, '*\\/').replace(/(^|\s)@/g, '$1\\@');
+  const escape = (text: string): string => (text.includes('*/') || text.includes('@') ? text.replace(/\*\//g, '*\\/').replace(/(^|\s)@/g, '$1\\@') : text);
   const safe = [
     ...lines.map(escape),
     ...tags.map((tag) => tag.replace(/^(@\w+)(.*)$/s, (_, name: string, value: string) => name + escape(value))),

@@ -14,6 +14,9 @@ import type * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
 import type * as causes from '../intents/causes.js';
 
+/** What the kwargs builders read of a handler: its `param` and, for field handlers, its `field`. */
+export type FilterableHandler = Pick<execution.Invocable, 'param'> & { readonly field?: readonly string[] | null };
+
 /** What every resource handler of one cycle shares. */
 export interface ResourceScope {
   readonly resource: references.Resource;
@@ -68,8 +71,11 @@ function withIndices(getters: Record<string, () => unknown>, indices: ResourceSc
   return out;
 }
 
-/** Kwargs of a change handler (R-KWARGS-1/2/3). */
-export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause, handler: execution.Invocable, retry: execution.RetryKwargs): object {
+/**
+ * Kwargs of a change handler (R-KWARGS-1/2/3). Without `retry` (for filter callbacks, which run
+ * before an invocation exists) the retry fields are absent; everything else is the same (R-FILTERS-6).
+ */
+export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
   const field = handler.field ?? null;
   const value = (essence: dicts.JsonObject | null): unknown => {
     if (essence === null) return undefined;
@@ -90,14 +96,12 @@ export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause
     oldValue: getOld,
     newValue: getNew,
     diff: () => (field ? diffs.diffAt(field, cause.old, cause.new) : cause.diff),
-    retry: () => retry.retry,
-    started: () => retry.started,
-    runtime: () => retry.runtime,
+    ...(retry ? { retry: () => retry.retry, started: () => retry.started, runtime: () => retry.runtime } : {}),
   }, scope.indices));
 }
 
 /** Kwargs of an on-event handler (R-KWARGS-1/4). */
-export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, handler: execution.Invocable): object {
+export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, handler: FilterableHandler): object {
   return invocation.lazyKwargs(withIndices({
     ...resourceGetters(scope, handler.param),
     event: () => event,

@@ -118,11 +118,13 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
 /** On-event handlers: all matching ones, in order, once each; errors ignored; results to status (R-EVENT). */
 async function processWatchingCause(cycle: Cycle): Promise<void> {
   const { op, resource, raw } = cycle;
-  const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }));
-  if (!handlers.length) return;
   // Messages of on-event handlers are never posted as k8s-events (R-EVENT-4, R-POST-2).
   const local = logging.objectLogger({ body: raw.object, settings: op.settings, sink: op.events, local: true });
   const scope: kwargs.ResourceScope = { ...cycle.scope, logger: local };
+  // Filter callbacks get the same kwargs as the handler (R-FILTERS-6).
+  const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }),
+    { kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler) });
+  if (!handlers.length) return;
   const results = await execution.executeHandlersOnce({
     handlers,
     state: progression.State.fromScratch(),
@@ -160,8 +162,10 @@ async function processChangingCause(cycle: Cycle): Promise<'interrupted' | { del
 
   // The finalizer: added when required, removed when no longer required (R-FINAL-2..4).
   const present = causes.hasFinalizer(body, finalizer);
-  const stealth = !op.registry.prematchChanging(cause);
-  const required = !stealth && op.registry.requiresFinalizer(cause);
+  // Filter callbacks get the same kwargs as the handler, minus the retry fields (R-FILTERS-6).
+  const matching = { kwargs: (handler: kwargs.FilterableHandler) => kwargs.changingKwargs(cycle.scope, cause, handler) };
+  const stealth = !op.registry.prematchChanging(cause, matching);
+  const required = !stealth && op.registry.requiresFinalizer(cause, matching);
   let consistent = isConsistent(cycle);
   if (raw.type !== 'DELETED' && !cause.deleted) {
     if (required && !present) {
@@ -219,7 +223,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
   logger.debug(`${title} is in progress: ${JSON.stringify(body)}`);
   if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
 
-  const selected = op.registry.changingHandlers(cause);
+  const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => kwargs.changingKwargs(cycle.scope, cause, handler) });
   const allIds = op.registry.changingHandlersOf(resource).map((h) => h.id);
   let state = (await progression.State.fromStorage({ body, storage, handlerIds: allIds, now })).withPurpose(reason);
 
