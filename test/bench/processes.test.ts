@@ -9,13 +9,15 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('an operator process measured from outside', () => {
   it('counts the CPU time and peak memory of the whole tree, and stops it', async () => {
-    // sh -c with two commands keeps the shell as the parent of node.
-    const busy = 'const a = []; const end = Date.now() + 400; while (Date.now() < end) a.push({ x: a.length }); setInterval(() => {}, 1000);';
+    // sh -c with two commands keeps the shell as the parent of node. The child spins until it has
+    // used 0.5 s of CPU (not of wall time: the machine may be busy), then says so and idles.
+    const busy = 'const a = []; while (process.cpuUsage().user + process.cpuUsage().system < 500000) { if (a.length < 1e6) a.push({ x: a.length }); } console.log(\\"spun\\"); setInterval(() => {}, 1000);';
     const op = new processes.OperatorProcess(`echo started; node -e "${busy}"; true`, {}, path.join(dir, 'busy.log'));
-    await new Promise((r) => setTimeout(r, 1500));
+    const deadline = Date.now() + 30_000;
+    while (!op.logTail().includes('spun') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const usage = op.usage();
     expect(usage.processes).toBe(2);
-    expect(usage.cpuSeconds).toBeGreaterThan(0.3);
+    expect(usage.cpuSeconds).toBeGreaterThanOrEqual(0.5);
     expect(usage.peakRssBytes).toBeGreaterThanOrEqual(usage.rssBytes);
     expect(usage.peakRssBytes).toBeGreaterThan(50 * 1048576);
     await op.stop(2000);
