@@ -73,7 +73,7 @@ describe('a new project', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as { name: string; type: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> };
     expect(pkg.name).toBe('my-operator');
     expect(pkg.type).toBe('module');
-    expect(pkg.scripts).toMatchObject({ operator: 'kopf-gen run src/main.ts', test: 'vitest run', generate: 'kopf-gen generate' });
+    expect(pkg.scripts).toMatchObject({ operator: 'exec kopf-gen run src/main.ts', test: 'vitest run', generate: 'kopf-gen generate' });
     expect(pkg.scripts['typecheck']).toContain('tsc --noEmit');
     expect(pkg.dependencies['kopf-gen']).toBe(`file:${path.resolve(support.REPO_ROOT)}`);
     expect(pkg.devDependencies['typescript']).toMatch(/^~5\.9/);
