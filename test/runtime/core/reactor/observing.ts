@@ -9,23 +9,10 @@ import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 
-export interface LogRecord {
-  readonly level: loggers.LogLevel;
-  readonly message: string;
-}
-
-/** A logger that keeps every record. */
-export class RecordingLogger implements loggers.Logger {
-  readonly records: LogRecord[] = [];
-  debug(message: string): void { this.records.push({ level: 'debug', message }); }
-  info(message: string): void { this.records.push({ level: 'info', message }); }
-  warning(message: string): void { this.records.push({ level: 'warning', message }); }
-  error(message: string): void { this.records.push({ level: 'error', message }); }
-  critical(message: string): void { this.records.push({ level: 'critical', message }); }
-  messages(level?: loggers.LogLevel): string[] {
-    return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.message);
-  }
-}
+// The recording logger is shared with the client's tests.
+import { RecordingLogger } from '../../cogs/client/helpers.js';
+export { RecordingLogger };
+export type { LogRecord } from '../../cogs/client/helpers.js';
 
 export interface Client {
   readonly api: api.HttpKubeApi;
