@@ -7,7 +7,6 @@ import type { DevCluster } from '../../../../devcluster/testing.js';
 import * as api from '../../../../runtime/cogs/client/api.js';
 import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
-import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 
 // The recording logger is shared with the client's tests.
 import { RecordingLogger } from '../../cogs/client/helpers.js';
