@@ -1,0 +1,115 @@
+/**
+ * On-event handlers (R-EVENT-2..4) through a running operator against the devcluster: all matching
+ * handlers in registration order once per event, no progress records, errors ignored, results
+ * written to status, and their log messages never posted as k8s-events.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import type { DevCluster } from '../../../devcluster/testing.js';
+import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import { on } from '../../../runtime/on.js';
+import * as fx from '../reliability/operating.js';
+
+type Json = Record<string, unknown>;
+const EVENTS = { group: '', version: 'v1', resource: 'events' } as const;
+
+function statusOf(cluster: DevCluster, name = 'kopf-example-1'): Json {
+  return ((cluster.store.get(fx.KEX, name, 'default') ?? {})['status'] ?? {}) as Json;
+}
+
+describe('on-event handlers', () => {
+  let cluster: DevCluster;
+  const logs = new fx.LogCapture();
+  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
+  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+
+  it('R-EVENT-2 all matching handlers run in registration order once per event; no records, no retries, errors ignored', async () => {
+    const registry = new OperatorRegistry();
+    const calls: string[] = [];
+    const record = (id: string) => ({ type, body }: { type: string | null; body: { metadata?: { resourceVersion?: string } } }): void => {
+      calls.push(`${id}:${String(type)}:${body.metadata?.resourceVersion ?? ''}`);
+    };
+    on.event('kopfexamples', { registry, id: 'ev_a' }, record('a'));
+    on.event('kopfexamples', { registry, id: 'ev_b' }, (kwargs: { type: string | null; body: { metadata?: { resourceVersion?: string } } }) => {
+      record('b')(kwargs);
+      throw new Error('boom');
+    });
+    on.event('kopfexamples', { registry, id: 'ev_skipped', labels: { somelabel: 'othervalue' } }, record('skipped'));
+    on.event('kopfexamples', { registry, id: 'ev_c' }, record('c'));
+    // Retry options are refused for on-event handlers.
+    for (const option of ['errors', 'timeout', 'retries', 'backoff']) {
+      const value = option === 'errors' ? 'TEMPORARY' : 1;
+      expect(() => on.event('kopfexamples', { registry, id: `bad_${option}`, [option]: value } as never, () => undefined)).toThrow(TypeError);
+    }
+
+    const op = await fx.startOperator({ cluster, registry });
+    const created = await cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => calls.length >= 3, 'the ADDED event');
+    const modified = await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => calls.length >= 6, 'the MODIFIED event');
+    await fx.pause(1000); // longer than the back-offs: a retry would show up
+    await op.stop();
+
+    expect(op.error).toBeUndefined();
+    const rv1 = (created['metadata'] as Json)['resourceVersion'] as string;
+    const rv2 = (modified['metadata'] as Json)['resourceVersion'] as string;
+    expect(calls).toEqual([`a:ADDED:${rv1}`, `b:ADDED:${rv1}`, `c:ADDED:${rv1}`, `a:MODIFIED:${rv2}`, `b:MODIFIED:${rv2}`, `c:MODIFIED:${rv2}`]);
+    const failures = logs.records.filter((r) => r.message.includes("Handler 'ev_b' failed"));
+    expect(failures.map((r) => [r.level, r.line])).toEqual([
+      [fx.ERROR, "[default/kopf-example-1] Handler 'ev_b' failed with an exception and will ignore it: boom"],
+      [fx.ERROR, "[default/kopf-example-1] Handler 'ev_b' failed with an exception and will ignore it: boom"],
+    ]);
+    // No progress records: nothing was patched at all (the handlers returned nothing).
+    expect(cluster.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(Object.keys(fx.annotationsOf(cluster, 'kopf-example-1')).filter((k) => k.startsWith('kopf.zalando.org/'))).toEqual([]);
+  });
+
+  it('R-EVENT-3 non-null results of on-event handlers are written to status.<id>; null ones are not', async () => {
+    const registry = new OperatorRegistry();
+    on.event('kopfexamples', { registry }, function ev_result({ spec }: { spec: { field?: string } }) { return { field: spec.field ?? null }; });
+    on.event('kopfexamples', { registry }, function ev_nothing() { return null; });
+    const op = await fx.startOperator({ cluster, registry });
+    await cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => statusOf(cluster)['ev_result'] !== undefined, 'the result in status');
+    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => (statusOf(cluster)['ev_result'] as Json | undefined)?.['field'] === 'changed', 'the new result');
+    await fx.pause(500);
+    await op.stop();
+
+    expect(op.error).toBeUndefined();
+    expect(statusOf(cluster)).toEqual({ ev_result: { field: 'changed' } });
+    const statusPatches = fx.patchBodies(cluster, 'kopf-example-1', 'status');
+    // Each new result is written (the cycle of its own event may write the unchanged value again: a
+    // no-op for the server, which produces no further event — so no endless loop).
+    const values = statusPatches.map((p) => ((p as { status: { ev_result: Json } }).status.ev_result)['field']);
+    expect(values.filter((v, i) => i === 0 || v !== values[i - 1])).toEqual(['value', 'changed']);
+    expect(values.length).toBeLessThanOrEqual(4);
+    expect(cluster.requests.filter((r) => r.method === 'PATCH' && r.subresource !== 'status')).toEqual([]);
+  });
+
+  it('R-EVENT-4 messages about on-event handlers and of their loggers are never posted as k8s-events, even with posting.loggers', async () => {
+    const registry = new OperatorRegistry();
+    on.event('kopfexamples', { registry }, function ev_fn({ logger }: { logger: { info(m: string): void } }) {
+      logger.info('A message from the on-event handler.');
+      throw new Error('ignored failure');
+    });
+    // The control: a change handler's messages ARE posted in the same setup.
+    on.create('kopfexamples', { registry }, function create_fn({ logger }: { logger: { info(m: string): void } }) {
+      logger.info('A message from the create handler.');
+    });
+    const settings = fx.fastSettings((s) => { s.posting.enabled = true; s.posting.loggers = true; });
+    const op = await fx.startOperator({ cluster, registry, settings });
+    await cluster.store.create(fx.kopfExample());
+    const posted = (): string[] => cluster.store.list(EVENTS, 'default').map((e) => String(e['message']));
+    await fx.eventually(() => posted().includes("Handler 'create_fn' succeeded."), 'the posted success of create_fn');
+    await fx.pause(500);
+    await op.stop();
+
+    expect(op.error).toBeUndefined();
+    expect(posted()).toContain('A message from the create handler.');
+    // The on-event handler ran and logged (locally), several times.
+    expect(logs.grep('A message from the on-event handler.').length).toBeGreaterThan(0);
+    expect(logs.grep("Handler 'ev_fn' failed with an exception and will ignore it").length).toBeGreaterThan(0);
+    expect(posted().filter((m) => m.includes('on-event handler') || m.includes('ev_fn'))).toEqual([]);
+  });
+});
