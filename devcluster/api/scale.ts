@@ -45,5 +45,5 @@ export function desiredScale(current: JsonObject, input: { kind: 'replace'; body
   const replicas = objects.isObject(next['spec']) ? (next['spec'] as JsonObject)['replicas'] : undefined;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw statuses.badRequest('spec.replicas: Required value');
   const rv = objects.rvOf(next);
-  return { replicas, resourceVersion: rv && rv !== objects.rvOf(current) ? rv : rv || undefined };
+  return { replicas, resourceVersion: rv || undefined };
 }

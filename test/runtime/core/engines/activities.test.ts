@@ -9,6 +9,7 @@ import * as activities from '../../../../runtime/core/engines/activities.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured, eventually, tempDir } from '../reactor/lifecycle.js';
+import { drive } from '../../cogs/client/helpers.js';
 
 let log: Captured;
 beforeEach(() => {
@@ -19,24 +20,6 @@ afterEach(() => {
 });
 
 const T0 = Date.UTC(2024, 0, 1);
-
-/** Runs an activity on a virtual clock, jumping to every wake-up; returns the result and the sleeps (ms). */
-async function drive<T>(clock: clocks.VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown; slept: number[] }> {
-  let settled = false;
-  let value: T | undefined;
-  let error: unknown;
-  promise.then((v) => { value = v; }, (e: unknown) => { error = e; }).finally(() => { settled = true; });
-  const slept: number[] = [];
-  while (!settled) {
-    await new Promise((r) => setTimeout(r, 2));
-    const due = clock.nextDue();
-    if (due !== undefined && !settled) {
-      slept.push(due - clock.now());
-      await clock.advanceTo(due);
-    }
-  }
-  return { value, error, slept };
-}
 
 function world(registry = new OperatorRegistry()) {
   const clock = new clocks.VirtualClock({ start: T0 });
