@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 // Tests run in forked workers: several suites start their own devcluster on a loopback port,
 // and kubectl suites spawn child processes, so isolation per file matters more than raw speed.
+// `kopf-gen-source` makes `kopf-gen/runtime`, `kopf-gen/testing` and `@kopf-gen/generator`
+// resolve to the TypeScript sources; the packaging tests exercise the compiled distribution.
+const conditions = ['kopf-gen-source', 'import', 'module', 'node', 'default'];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['kopf-gen-source'] } },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',

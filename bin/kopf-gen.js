@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-// The kopf-gen command. The package ships TypeScript sources; tsx's loader runs them (and the
-// user's operator modules given to `kopf-gen run`) without a build step.
-import { register } from 'tsx/esm/api';
+// The kopf-gen command: the compiled command line, run by plain Node.
+import { main } from '../dist/cli/main.js';
 
-register();
-const { main } = await import('../generator/cli.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -1,14 +1,13 @@
 /**
- * The `kopf-gen` command line: a thin layer that parses flags and calls the library functions
- * (STYLE item 24). Exit codes: 0 success, 1 failure, 2 usage error.
+ * The generator's part of the `kopf-gen` command line — `init`, `generate` and `add` — which the
+ * `kopf-gen` binary hands over to when one of them runs: a thin layer that parses flags and calls
+ * the library functions (STYLE item 24). Exit codes: 0 success, 1 failure, 2 usage error.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import pkg from '../package.json' with { type: 'json' };
-// Commands are imported when they run: `kopf-gen run` must not pay for loading the generator.
+import * as origins from './origins.js';
+// Commands are imported when they run, so `--help` and usage errors stay fast.
 import type * as addCommand from './commands/add.js';
-import type * as devclusterCommand from './commands/devcluster.js';
 import type * as generateCommand from './commands/generate.js';
 import type * as initCommand from './commands/init.js';
 import * as outputs from './commands/output.js';
@@ -21,7 +20,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
   program
     .name('kopf-gen')
     .description('Typed Kubernetes operators in TypeScript: generate a project from CRDs, run it with Kopf semantics, develop against an embedded API server.')
-    .version(pkg.version, '-V, --version')
+    .version(origins.GENERATOR.version, '-V, --version')
     .exitOverride()
     .configureOutput({ writeOut: output.out, writeErr: output.err })
     .showHelpAfterError();
@@ -30,7 +29,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
   program
     .command('init')
     .description('Create an operator project from CRDs: typed code, handler stubs, tests, RBAC and deployment manifests.')
-    .version(pkg.version, '-V, --version')
+    .version(origins.GENERATOR.version, '-V, --version')
     .requiredOption('--crd <file>', 'a CRD manifest (YAML, several documents allowed; "-" reads stdin); repeatable', collect)
     .option('--out <dir>', 'the project directory to create (default: <crd file name>-operator)')
     .option('--name <name>', 'the npm package name (default: the directory name)')
@@ -42,7 +41,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
   program
     .command('generate')
     .description('Regenerate src/generated/ from kopf-gen.json and crds/, add stubs for new kinds, and summarise what changed. Never modifies your code.')
-    .version(pkg.version, '-V, --version')
+    .version(origins.GENERATOR.version, '-V, --version')
     .option('--project <dir>', 'the project directory', '.')
     .action(async (opts: generateCommand.GenerateCommandOptions) => {
       await (await import('./commands/generate.js')).run(opts, output);
@@ -51,42 +50,16 @@ export async function main(argv: readonly string[], output: outputs.Output = out
   program
     .command('add')
     .description('Add CRDs to a project (copied into crds/), then regenerate.')
-    .version(pkg.version, '-V, --version')
+    .version(origins.GENERATOR.version, '-V, --version')
     .requiredOption('--crd <file>', 'a CRD manifest ("-" reads stdin); repeatable', collect)
     .option('--project <dir>', 'the project directory', '.')
     .action(async (opts: addCommand.AddCommandOptions) => {
       await (await import('./commands/add.js')).run(opts, output);
     });
 
-  program
-    .command('devcluster')
-    .description('Run the embedded Kubernetes API server in the foreground until interrupted.')
-    .version(pkg.version, '-V, --version')
-    .option('-p, --port <port>', 'listening port (0 = any free port)', '0')
-    .option('--tls', 'serve HTTPS with a generated CA (default)', true)
-    .option('--no-tls', 'serve plain HTTP')
-    .option('--kubeconfig <path>', 'where to write the kubeconfig', path.join('.kopf-gen', 'kubeconfig'))
-    .option('--crd <file...>', 'CRD manifests to load at start (YAML, several documents allowed)')
-    .action(async (opts: devclusterCommand.DevclusterCommandOptions) => {
-      await (await import('./commands/devcluster.js')).run(opts);
-    });
-
-  let exitCode = 0;
-  program
-    .command('run')
-    .description('Run an operator (kopf-gen run --help for its options). Without a configured cluster, or with --dev-cluster, '
-      + 'it runs against an embedded devcluster with the CRDs of --crd <file> or ./crds.')
-    .argument('[args...]', 'operator files and options of the run command')
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(async (_args: string[], _opts: unknown, command: Command) => {
-      exitCode = await (await import('./commands/run.js')).run(command.args, output);
-    });
-
   try {
     await program.parseAsync(['node', 'kopf-gen', ...argv]);
-    return exitCode;
+    return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : 2;

@@ -9,11 +9,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pkg from '../package.json' with { type: 'json' };
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
+import * as origins from './origins.js';
 import type * as loading from './loading.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
@@ -28,11 +27,14 @@ export type { CrdSource } from './inputs.js';
 export type { ChangeSummary, FieldChange } from './fields.js';
 export { renderSummary } from './fields.js';
 
-/** The root of this kopf-gen package (or checkout). */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** The root of this generator package (the checkout's `generator/` folder, or the installed package). */
+export const PACKAGE_ROOT: string = origins.GENERATOR.root;
 
-/** The version of this kopf-gen. */
-export const GENERATOR_VERSION: string = pkg.version;
+/** The version of this generator (kopf-gen's packages share one version). */
+export const GENERATOR_VERSION: string = origins.GENERATOR.version;
+
+/** The versions of the development tools a generated project installs. */
+export const PROJECT_TOOL_VERSIONS = { typescript: '~5.9.3', tsx: '^4.23.15', vitest: '^3.2.7', typesNode: '^20.19.0' } as const;
 
 export interface InitOptions {
   /** CRD files, or texts (e.g. stdin as `{ path: '<stdin>', text }`). */
@@ -80,20 +82,17 @@ export interface GenerationReport {
 }
 
 /**
- * The `kopf-gen` dependency of a generated package.json: `file:<checkout>` when this generator
- * runs from a source checkout (a directory with `.git`, or not inside `node_modules`), else
- * `^<version>`.
+ * The `kopf-gen` dependency of a generated package.json: where the installed kopf-gen came from
+ * (`file:` a checkout or a tarball, or a registry version range); see `origins.dependencySpecs`.
  */
-export function kopfGenDependency(root: string = PACKAGE_ROOT, version: string = GENERATOR_VERSION): string {
-  const resolved = path.resolve(root);
-  const fromCheckout = fs.existsSync(path.join(resolved, '.git')) || !resolved.split(path.sep).includes('node_modules');
-  return fromCheckout ? `file:${resolved}` : `^${version}`;
+export function kopfGenDependency(): string {
+  return origins.dependencySpecs().kopfGen;
 }
 
 function projectInfo(name: string, dependency: string = kopfGenDependency()): scaffolding.ProjectInfo {
   return {
     name, generatorVersion: GENERATOR_VERSION, kopfGenDependency: dependency,
-    versions: { typescript: '~5.9.3', tsx: pkg.dependencies.tsx, vitest: pkg.devDependencies.vitest, typesNode: '^20.19.0' },
+    versions: PROJECT_TOOL_VERSIONS,
   };
 }
 

@@ -11,6 +11,9 @@
  * Exit codes: 0 after a graceful stop, 1 on a startup failure or a fatal error, 2 on usage errors.
  */
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as url from 'node:url';
 import * as errors from './core/actions/errors.js';
 import * as launching from './core/reactor/launching.js';
 import type * as running from './core/reactor/running.js';
@@ -57,4 +60,47 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
     output.err(`${name}: ${errors.describeError(error)}\n`);
     return error instanceof launching.UsageError ? 2 : 1;
   }
+}
+
+/**
+ * Whether a module (by its `import.meta.url`) is the process's entry point: the file given to
+ * `node` (`node dist/main.js`, also without its extension) or to a loader such as `tsx`.
+ */
+export function isEntryPoint(moduleUrl: string, argv: readonly string[] = process.argv): boolean {
+  const script = argv[1];
+  if (!script || !moduleUrl.startsWith('file:')) return false;
+  const modulePath = realpath(url.fileURLToPath(moduleUrl));
+  const scriptPath = path.resolve(script);
+  return ['', '.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'].some((ext) => realpath(scriptPath + ext) === modulePath);
+}
+
+function realpath(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the operator from a project's entry module, as `node dist/main.js [options]` does in a
+ * container: the handlers are registered by the module's imports, the options are `run`'s
+ * (`-A`, `-n NS`, `--standalone`, … see `kopf-gen run --help`), SIGINT/SIGTERM stop it
+ * gracefully, and the process's exit code is set from the outcome.
+ *
+ * When the module is not the entry point — `kopf-gen run src/main.ts` imports it, and so does a
+ * test — this resolves at once without running anything: whoever imported it runs the operator.
+ * That is the equivalent of Python's `if __name__ == '__main__'`.
+ *
+ * @example
+ * // src/main.ts
+ * import { main } from 'kopf-gen/runtime';
+ * import './generated/handlers.js';
+ * await main(import.meta);
+ */
+export async function main(meta: { readonly url: string }, options: RunCommandOptions & { readonly argv?: readonly string[] } = {}): Promise<void> {
+  const argv = options.argv ?? process.argv;
+  if (!isEntryPoint(meta.url, argv)) return;
+  const script = path.relative(options.cwd ?? process.cwd(), argv[1]!) || argv[1]!;
+  process.exitCode = await runCommand(argv.slice(2), { name: `node ${script}`, ...options });
 }

@@ -89,11 +89,6 @@ describe('a new project', () => {
     expect(module).toContain('DO NOT EDIT');
   });
 
-  it('depends on kopf-gen by version when the generator is installed under node_modules', () => {
-    expect(generator.kopfGenDependency('/srv/app/node_modules/kopf-gen', '1.2.3')).toBe('^1.2.3');
-    expect(generator.kopfGenDependency(support.REPO_ROOT, '1.2.3')).toBe(`file:${path.resolve(support.REPO_ROOT)}`);
-  });
-
   it('writes typed handler stubs for create, update, delete and resume, and a test that creates a valid object', async () => {
     const out = path.join(root, 'stubs');
     await generator.init({ crds: [crdFile], out });

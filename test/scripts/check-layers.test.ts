@@ -28,7 +28,22 @@ describe('the dependency/layer check', () => {
     const dir = tree({ 'runtime/cogs/client/a.ts': "import { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n" });
     expect(check(dir)).toEqual([
       'runtime/cogs/client/a.ts: imports devcluster/testing.ts (the runtime never imports the devcluster)',
+      'runtime/cogs/client/a.ts: imports generator/index.js (kopf-gen loads the generator by package name, never by path)',
       'runtime/cogs/client/a.ts: imports generator/index.js (the runtime never imports the generator)',
+    ]);
+  });
+
+  it('keeps the two packages apart: the generator imports nothing of kopf-gen, the command line loads the generator by name', () => {
+    const dir = tree({
+      'generator/a.ts': "import * as r from '../runtime/index.js';\nimport * as c from '../cli/main.js';\n",
+      'cli/b.ts': "import * as g from '../generator/index.js';\nimport * as ok from '../runtime/index.js';\nconst lazy = import('@kopf-gen/generator/cli');\n",
+      'devcluster/c.ts': "import * as m from '../cli/main.js';\n",
+    });
+    expect(check(dir).sort()).toEqual([
+      'cli/b.ts: imports generator/index.js (kopf-gen loads the generator by package name, never by path)',
+      'devcluster/c.ts: imports cli/main.js (the runtime and the devcluster never import the command line)',
+      "generator/a.ts: imports cli/main.js (the generator package never imports kopf-gen's folders)",
+      "generator/a.ts: imports runtime/index.js (the generator package never imports kopf-gen's folders)",
     ]);
   });
 

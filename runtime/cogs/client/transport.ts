@@ -16,7 +16,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import pkg from '../../../package.json' with { type: 'json' };
+import * as versions from '../configs/versions.js';
 import * as aborts from '../aio/aborts.js';
 import type * as clocks from '../aio/clocks.js';
 import type * as credentials from './credentials.js';
@@ -24,7 +24,7 @@ import * as errors from './errors.js';
 import * as proxies from './proxies.js';
 
 /** The default `User-Agent` of every request. */
-export const USER_AGENT = `kopf-ts/${pkg.version}`;
+export const USER_AGENT = `kopf-ts/${versions.VERSION}`;
 
 /** One HTTP request, relative to the credentials' server. */
 export interface TransportRequest {

@@ -8,13 +8,10 @@
  * they parse and behave identically; the layering puts this below both of them.
  */
 
-import * as fs from 'node:fs';
-import * as module from 'node:module';
-import * as path from 'node:path';
-import * as url from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as logging from '../actions/logging.js';
 import * as registries from '../intents/registry.js';
+import * as importing from './importing.js';
 import * as running from './running.js';
 
 /** What `run`'s command line asks for. */
@@ -149,37 +146,6 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
   };
 }
 
-let loads = 0;
-
-/**
- * Imports the operator's files and modules in order (R-CLI-1/3). Files are imported by absolute
- * file URL (TypeScript works under the CLI's loader and in test runners) and executed on every
- * call, as Kopf does; `-m` modules are imported once per process, as any module.
- *
- * @throws UsageError for a file that does not exist; whatever a module throws while loading.
- */
-export async function loadOperatorModules(options: { readonly paths?: readonly string[]; readonly modules?: readonly string[]; readonly cwd?: string }): Promise<void> {
-  const cwd = options.cwd ?? process.cwd();
-  for (const file of options.paths ?? []) {
-    const absolute = path.resolve(cwd, file);
-    if (!fs.existsSync(absolute)) throw new UsageError(`No such file: ${file}`);
-    loads += 1;
-    await import(`${url.pathToFileURL(absolute).href}?kopf-load=${loads}`);
-  }
-  for (const specifier of options.modules ?? []) {
-    await import(resolveModule(specifier, cwd));
-  }
-}
-
-function resolveModule(specifier: string, cwd: string): string {
-  if (specifier.startsWith('.') || path.isAbsolute(specifier)) return url.pathToFileURL(path.resolve(cwd, specifier)).href;
-  try {
-    return url.pathToFileURL(module.createRequire(path.join(cwd, 'noop.js')).resolve(specifier)).href;
-  } catch {
-    return specifier;
-  }
-}
-
 /**
  * Launches an operator as `run` would: configures logging, loads the modules (registering into
  * `options.registry` if given, else into the default registry), then runs `running.operator()`
@@ -193,7 +159,9 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
   const previous = registries.getDefaultRegistry();
   registries.setDefaultRegistry(registry);
   try {
-    await loadOperatorModules({ paths: args.paths, modules: args.modules, cwd: options.cwd });
+    await importing.loadOperatorModules({ paths: args.paths, modules: args.modules, cwd: options.cwd });
+  } catch (error) {
+    throw error instanceof importing.MissingModuleError ? new UsageError(error.message) : error;
   } finally {
     registries.setDefaultRegistry(previous);
   }

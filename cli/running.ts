@@ -2,47 +2,63 @@
  * `kopf-gen run [FILES…] [-m MODULE…] [options]`: runs an operator with the runtime's `run` command
  * (R-CLI-1), which owns the options, the exit codes and the OS signals.
  *
- * This layer adds what the runtime must not do itself (it never depends on the emulator): when no
- * cluster is configured — no `KUBECONFIG`, no `~/.kube/config`, not in a pod — or with
- * `--dev-cluster`, it starts the devcluster in this process, loads the CRDs given with `--crd` (or
- * found in `./crds`), writes its kubeconfig to `.kopf-gen/kubeconfig`, points `KUBECONFIG` there
- * for the operator, says so in one log line with a kubectl hint, and stops the devcluster after
- * the operator has stopped.
+ * This layer adds what the runtime must not do itself (it never depends on the emulator, and
+ * never loads TypeScript):
+ * - TypeScript operator files get tsx's loader (`typescript.ts`); compiled `.js` runs as it is.
+ * - The embedded devcluster, only when asked: `--dev-cluster` (or `--dev-cluster=always`) always
+ *   starts it; `--dev-cluster=auto` — what a generated project's `npm run operator` passes —
+ *   starts it only when no cluster is configured (no `KUBECONFIG`, no `~/.kube/config`, no
+ *   service-account token) and the process is not in a pod. It loads the CRDs given with
+ *   `--crd` (or found in `./crds`), writes its kubeconfig to `.kopf-gen/kubeconfig`, points
+ *   `KUBECONFIG` there for the operator, says so in one line with a kubectl hint, and stops the
+ *   devcluster after the operator has stopped.
+ * Without the flag nothing development-only happens: with no cluster configured, the operator's
+ * login fails with one line naming what was looked for, as it would in a deployed container.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as runtimeCli from '../../runtime/cli.js';
-import type * as reporting from './reporting.js';
+import * as runtimeCli from '../runtime/cli.js';
+import type * as outputs from './output.js';
+import * as typescript from './typescript.js';
 
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
 export const KUBECONFIG_PATH = path.join('.kopf-gen', 'kubeconfig');
 /** Where the pod's service account would be mounted. */
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
+/** When to start the embedded devcluster: never (the default), always, or if no cluster is configured. */
+export type DevClusterMode = 'never' | 'always' | 'auto';
+
 /** The launcher's own options, taken out of the arguments; the rest goes to the runtime. */
 export interface LauncherArgs {
-  readonly devCluster: boolean;
+  readonly devCluster: DevClusterMode;
   readonly crds: readonly string[];
   readonly rest: readonly string[];
 }
 
 /**
- * Takes `--dev-cluster` and `--crd FILE` / `--crd=FILE` (repeatable) out of the arguments.
+ * Takes `--dev-cluster[=always|auto]` and `--crd FILE` / `--crd=FILE` (repeatable) out of the
+ * arguments.
  *
- * @throws Error for `--crd` without a file.
+ * @throws Error for `--crd` without a file, or an unknown `--dev-cluster` mode.
  */
 export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
   const rest: string[] = [];
   const crds: string[] = [];
-  let devCluster = false;
+  let devCluster: DevClusterMode = 'never';
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
     if (arg === '--') {
       rest.push(...args.slice(i));
       break;
     }
-    if (arg === '--dev-cluster') devCluster = true;
+    if (arg === '--dev-cluster') devCluster = 'always';
+    else if (arg.startsWith('--dev-cluster=')) {
+      const mode = arg.slice('--dev-cluster='.length);
+      if (mode !== 'always' && mode !== 'auto') throw new Error(`--dev-cluster=${mode}: the mode must be "always" or "auto"`);
+      devCluster = mode;
+    }
     else if (arg.startsWith('--crd=')) crds.push(arg.slice('--crd='.length));
     else if (arg === '--crd') {
       const file = args[i + 1];
@@ -54,9 +70,13 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
   return { devCluster, crds, rest };
 }
 
-/** Whether a cluster is configured: `KUBECONFIG`, `~/.kube/config`, or a pod's service account. */
+/**
+ * Whether a cluster is configured: `KUBECONFIG`, `~/.kube/config`, or a pod's service account.
+ * Inside a pod (`KUBERNETES_SERVICE_HOST` is set) the answer is always yes: a deployed operator
+ * that cannot log in must fail, never fall back to a development cluster.
+ */
 export function isClusterConfigured(env: NodeJS.ProcessEnv = process.env, exists: (file: string) => boolean = fs.existsSync): boolean {
-  if (env['KUBECONFIG']) return true;
+  if (env['KUBECONFIG'] || env['KUBERNETES_SERVICE_HOST']) return true;
   if (exists(path.join(env['HOME'] || os.homedir(), '.kube', 'config'))) return true;
   return exists(SERVICE_ACCOUNT_TOKEN);
 }
@@ -91,7 +111,7 @@ export interface RunOptions {
  * Runs the operator (with a devcluster if needed) and resolves to the exit code: 0 after a
  * graceful stop, 1 on failures, 2 on usage errors.
  */
-export async function run(args: readonly string[], output: reporting.Output, options: RunOptions = {}): Promise<number> {
+export async function run(args: readonly string[], output: outputs.Output, options: RunOptions = {}): Promise<number> {
   const cwd = options.cwd ?? process.cwd();
   let launcher: LauncherArgs;
   try {
@@ -100,19 +120,27 @@ export async function run(args: readonly string[], output: reporting.Output, opt
     output.err(`kopf-gen run: ${(error as Error).message}\n`);
     return 2;
   }
-  const wanted = launcher.devCluster || (!isClusterConfigured() && !launcher.rest.some((arg) => arg === '-h' || arg === '--help'));
+  const help = launcher.rest.some((arg) => arg === '-h' || arg === '--help');
+  const wanted = !help && (launcher.devCluster === 'always' || (launcher.devCluster === 'auto' && !isClusterConfigured()));
+  try {
+    const files = launcher.rest.filter((arg) => !arg.startsWith('-'));
+    if (!help && typescript.needsLoader(files)) await typescript.registerLoader(cwd);
+  } catch (error) {
+    output.err(`kopf-gen run: ${(error as Error).message}\n`);
+    return 1;
+  }
   if (!wanted) return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
 
   const files = crdFiles(launcher.crds, cwd);
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
-  const { DevCluster } = await import('../../devcluster/testing.js');
+  const { DevCluster } = await import('../devcluster/testing.js');
   const cluster = await DevCluster.start();
   const saved = process.env['KUBECONFIG'];
   try {
     const loaded = files.length > 0 ? await cluster.load(files.map((file) => fs.readFileSync(file, 'utf8'))) : [];
     const kubeconfig = path.resolve(cwd, cluster.writeKubeconfig(path.resolve(cwd, KUBECONFIG_PATH)));
     process.env['KUBECONFIG'] = kubeconfig;
-    const why = launcher.devCluster ? 'As requested (--dev-cluster)' : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod)';
+    const why = launcher.devCluster === 'always' ? 'As requested (--dev-cluster)' : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod) and --dev-cluster=auto is given';
     const crds = files.length > 0 ? ` with ${files.length} CRD file(s)` : ' without CRDs';
     const kinds = pluralsOf(loaded as Record<string, unknown>[]);
     output.err(`${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; `

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DevCluster } from '../../devcluster/testing.js';
+import { DevCluster } from '../devcluster/testing.js';
 
 export interface DevclusterCommandOptions {
   port: string;

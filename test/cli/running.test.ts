@@ -3,17 +3,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import * as cli from '../../../generator/cli.js';
-import * as runCommand from '../../../generator/commands/run.js';
-import * as api from '../../../runtime/cogs/client/api.js';
-import * as credentials from '../../../runtime/cogs/client/credentials.js';
-import * as logins from '../../../runtime/cogs/client/logins.js';
-import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
-import * as references from '../../../runtime/cogs/structs/references.js';
-import * as logging from '../../../runtime/core/actions/logging.js';
-import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
+import * as cli from '../../cli/main.js';
+import * as runCommand from '../../cli/running.js';
+import * as api from '../../runtime/cogs/client/api.js';
+import * as credentials from '../../runtime/cogs/client/credentials.js';
+import * as logins from '../../runtime/cogs/client/logins.js';
+import * as settingsModule from '../../runtime/cogs/configs/settings.js';
+import * as references from '../../runtime/cogs/structs/references.js';
+import * as logging from '../../runtime/core/actions/logging.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../runtime/core/intents/registry.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../../..');
+const ROOT = path.resolve(import.meta.dirname, '../..');
 const ON_MODULE = path.join(ROOT, 'runtime/on.ts');
 const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
 const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
@@ -31,27 +31,38 @@ async function eventually(predicate: () => boolean, what: string, timeoutMs = 15
   }
 }
 
-/** A project folder with an operator and the example CRD in ./crds; HOME is an empty folder. */
-function project(): { dir: string; home: string } {
+/**
+ * A project folder with an operator and the example CRD in ./crds; HOME is an empty folder. The
+ * operator imports the runtime by its source path (for in-process runs, which share the test's
+ * module instances), or as `kopf-gen/runtime` through a node_modules link to this checkout (for
+ * the compiled binary, whose runtime is the compiled one).
+ */
+function project(options: { readonly runtime: 'source' | 'package' } = { runtime: 'source' }): { dir: string; home: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-run-'));
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-home-'));
   fs.mkdirSync(path.join(dir, 'crds'));
   fs.copyFileSync(CRD, path.join(dir, 'crds', 'kopfexamples.yaml'));
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
   fs.writeFileSync(path.join(dir, 'operator.ts'), [
-    `import { on } from ${JSON.stringify(ON_MODULE)};`,
+    `import { on } from ${JSON.stringify(options.runtime === 'source' ? ON_MODULE : 'kopf-gen/runtime')};`,
     "on.startup(function startup_fn({ logger }) { logger.info('Operator started.'); });",
     "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
     '',
   ].join('\n'));
+  if (options.runtime === 'package') {
+    fs.mkdirSync(path.join(dir, 'node_modules'));
+    fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'kopf-gen'));
+  }
   return { dir, home };
 }
 
 describe('launcher arguments', () => {
   it.each([
-    [['-A', 'op.ts'], { devCluster: false, crds: [], rest: ['-A', 'op.ts'] }],
-    [['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'], { devCluster: true, crds: ['a.yaml', 'b.yaml'], rest: ['-A', 'op.ts'] }],
-    [['-A', '--', '--dev-cluster'], { devCluster: false, crds: [], rest: ['-A', '--', '--dev-cluster'] }],
+    [['-A', 'op.ts'], { devCluster: 'never', crds: [], rest: ['-A', 'op.ts'] }],
+    [['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'], { devCluster: 'always', crds: ['a.yaml', 'b.yaml'], rest: ['-A', 'op.ts'] }],
+    [['--dev-cluster=auto', 'op.ts'], { devCluster: 'auto', crds: [], rest: ['op.ts'] }],
+    [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], rest: ['op.ts'] }],
+    [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], rest: ['-A', '--', '--dev-cluster'] }],
   ])('splits %j', (args, expected) => {
     expect(runCommand.splitLauncherArgs(args)).toEqual(expected);
   });
@@ -62,11 +73,19 @@ describe('launcher arguments', () => {
     expect(await cli.main(['run', '--crd'], out)).toBe(2);
   });
 
+  it('an unknown --dev-cluster mode is a usage error', async () => {
+    expect(() => runCommand.splitLauncherArgs(['--dev-cluster=sometimes'])).toThrow('--dev-cluster=sometimes: the mode must be "always" or "auto"');
+    const out = output();
+    expect(await cli.main(['run', '--dev-cluster=sometimes', 'op.ts'], out)).toBe(2);
+    expect(out.text()).toBe('kopf-gen run: --dev-cluster=sometimes: the mode must be "always" or "auto"\n');
+  });
+
   it.each<[string, NodeJS.ProcessEnv, string[], boolean]>([
     ['KUBECONFIG', { KUBECONFIG: '/nowhere/config', HOME: '/home/u' }, [], true],
     ['~/.kube/config', { HOME: '/home/u' }, ['/home/u/.kube/config'], true],
     ['a pod', { HOME: '/home/u' }, ['/var/run/secrets/kubernetes.io/serviceaccount/token'], true],
     ['nothing', { HOME: '/home/u' }, [], false],
+    ['a pod without a token (never the devcluster in a pod)', { HOME: '/home/u', KUBERNETES_SERVICE_HOST: '10.0.0.1' }, [], true],
   ])('a cluster is configured with %s', (_title, env, files, expected) => {
     expect(runCommand.isClusterConfigured(env, (file) => files.includes(file))).toBe(expected);
   });
@@ -94,16 +113,16 @@ describe('kopf-gen run with the devcluster fallback', () => {
     }
   });
 
-  it('without a configured cluster, starts the devcluster with ./crds, writes a kubeconfig, and says so', async () => {
+  it('--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, and says so', async () => {
     const { dir, home } = project();
     delete process.env['KUBECONFIG'];
     process.env['HOME'] = home;
     const out = output();
     const stop = new AbortController();
-    const running = runCommand.run(['--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
+    const running = runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
     const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
     await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
-    expect(out.text()).toMatch(/^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\): started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/);
+    expect(out.text()).toMatch(/^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\) and --dev-cluster=auto is given: started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/);
     expect(out.text()).toContain(`kubeconfig: ${kubeconfig};`);
     expect(process.env['KUBECONFIG']).toBe(kubeconfig);
 
@@ -141,16 +160,16 @@ describe('kopf-gen run with the devcluster fallback', () => {
   });
 
   it('R-CLI-1 the kopf-gen binary stops on SIGINT with exit code 0 and the exact log line', async () => {
-    const { dir, home } = project();
+    const { dir, home } = project({ runtime: 'package' });
     const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
     delete env['KUBECONFIG'];
-    const proc = child.spawn(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '-A', '--standalone', '--log-format', 'plain', 'operator.ts'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = child.spawn(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '--dev-cluster=auto', '-A', '--standalone', '--log-format', 'plain', 'operator.ts'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     proc.stdout.on('data', (chunk: Buffer) => { text += chunk.toString(); });
     proc.stderr.on('data', (chunk: Buffer) => { text += chunk.toString(); });
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     try {
-      await eventually(() => text.includes('Initial authentication has finished.'), 'the operator to start', 50_000);
+      await eventually(() => text.includes('Initial authentication has finished.'), `the operator to start; it said: ${text}`, 50_000);
       expect(text).toContain('Operator started.');
       proc.kill('SIGINT');
       expect(await exited).toBe(0);

@@ -1,0 +1,62 @@
+/**
+ * `kopf-gen init`, `generate` and `add` belong to the generator, which is a separate package
+ * (`@kopf-gen/generator`): its toolchain (TypeScript's compiler API, ts-morph,
+ * openapi-typescript, Handlebars) is large, and an operator's production install must not carry
+ * it. Generated projects list it as a devDependency. This module finds it — from the project in
+ * the working directory first, then from beside kopf-gen — and hands it the command line; when it
+ * is not installed, the command fails with one line saying how to get it.
+ */
+import * as module from 'node:module';
+import * as path from 'node:path';
+import * as url from 'node:url';
+import type * as outputs from './output.js';
+
+/** The generator package's name. */
+export const GENERATOR_PACKAGE = '@kopf-gen/generator';
+
+/** What the generator's command-line module offers. */
+export interface GeneratorCli {
+  main(argv: readonly string[], output: outputs.Output): Promise<number>;
+}
+
+/** The generator package is not installed where it was looked for. */
+export class GeneratorMissingError extends Error {
+  readonly code = 'GeneratorMissingError' as const;
+
+  constructor(command: string) {
+    super(`kopf-gen ${command} needs the generator, a separate package so that operators do not ship it. `
+      + `Install it (npm install --save-dev ${GENERATOR_PACKAGE}) or run: npx -p kopf-gen -p ${GENERATOR_PACKAGE} kopf-gen ${command} …`);
+    this.name = 'GeneratorMissingError';
+  }
+}
+
+/**
+ * Loads the generator's command line.
+ *
+ * @throws GeneratorMissingError when the package cannot be found.
+ */
+export async function loadGenerator(command: string, cwd: string = process.cwd()): Promise<GeneratorCli> {
+  const specifier = `${GENERATOR_PACKAGE}/cli`;
+  try {
+    // From kopf-gen's own location: the repository's workspace, or a sibling in node_modules.
+    return (await import(specifier)) as GeneratorCli;
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  try {
+    // From the project in the working directory (kopf-gen itself may be installed elsewhere, e.g. by npx).
+    const resolved = module.createRequire(path.join(cwd, 'package.json')).resolve(specifier);
+    return (await import(url.pathToFileURL(resolved).href)) as GeneratorCli;
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  throw new GeneratorMissingError(command);
+}
+
+/** Whether an import failed because the generator package itself is not there. */
+function isMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : '';
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')
+    && message.includes(GENERATOR_PACKAGE);
+}

@@ -1,0 +1,156 @@
+/**
+ * Importing the operator's own modules — the files and `-m` modules given to `run`, whose
+ * imports register the handlers — and saying precisely where one of them failed.
+ *
+ * A module can fail to load in three ways, and each reports its position differently: a
+ * TypeScript loader's transform error (esbuild-style errors with a `location`), a JavaScript
+ * syntax error (V8 puts `file:line` and a caret above the message, not in it), or an exception
+ * thrown while the module runs (the position is in a stack frame). `ModuleLoadError` turns all
+ * three into one line, `cannot load src/main.ts:3:7: SyntaxError: Unexpected ";"`, so a user
+ * never has to dig through a loader's stack trace to find the line to fix.
+ */
+
+import * as childProcess from 'node:child_process';
+import * as fs from 'node:fs';
+import * as module from 'node:module';
+import * as path from 'node:path';
+import * as url from 'node:url';
+
+/** Where in a file something happened (1-based line and column). */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/** A file given to `run` does not exist. */
+export class MissingModuleError extends Error {
+  readonly code = 'MissingModuleError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'MissingModuleError';
+  }
+}
+
+/** An operator module failed to load; the message names the file, line and column. */
+export class ModuleLoadError extends Error {
+  readonly code = 'ModuleLoadError' as const;
+  /** Where it failed, when that could be found. */
+  readonly location: SourceLocation | undefined;
+
+  constructor(specifier: string, location: SourceLocation | undefined, reason: string, options?: ErrorOptions) {
+    const where = location ? `${location.file}:${location.line}:${location.column}` : specifier;
+    super(`cannot load ${where}: ${reason}`, options);
+    this.name = 'ModuleLoadError';
+    this.location = location;
+  }
+}
+
+let loads = 0;
+
+/**
+ * Imports the operator's files and modules in order (R-CLI-1/3). Files are imported by absolute
+ * file URL (TypeScript works under the CLI's loader and in test runners) and executed on every
+ * call, as Kopf does; `-m` modules are imported once per process, as any module.
+ *
+ * @throws MissingModuleError for a file that does not exist; ModuleLoadError (with the original
+ *   error as its `cause`) for anything a module throws while loading.
+ */
+export async function loadOperatorModules(options: { readonly paths?: readonly string[]; readonly modules?: readonly string[]; readonly cwd?: string }): Promise<void> {
+  const cwd = options.cwd ?? process.cwd();
+  for (const file of options.paths ?? []) {
+    const absolute = path.resolve(cwd, file);
+    if (!fs.existsSync(absolute)) throw new MissingModuleError(`No such file: ${file}`);
+    loads += 1;
+    await importLocated(`${url.pathToFileURL(absolute).href}?kopf-load=${loads}`, file, cwd);
+  }
+  for (const specifier of options.modules ?? []) {
+    await importLocated(resolveModule(specifier, cwd), specifier, cwd);
+  }
+}
+
+async function importLocated(target: string, given: string, cwd: string): Promise<void> {
+  try {
+    await import(target);
+  } catch (error) {
+    const location = locate(error, cwd) ?? (error instanceof SyntaxError ? checkSyntax(target, cwd) : undefined);
+    throw new ModuleLoadError(given, location, describe(error), { cause: error });
+  }
+}
+
+/**
+ * Where a JavaScript file's syntax error is. V8 keeps the position of a module's syntax error
+ * out of the error object (Node prints it only for uncaught errors), so on that rare failure
+ * path `node --check` compiles the file again and its report is read. A syntax error in a module
+ * the file imports is not found this way; the error then names the given file only.
+ */
+function checkSyntax(target: string, cwd: string): SourceLocation | undefined {
+  if (!target.startsWith('file:')) return undefined;
+  const file = url.fileURLToPath(target.replace(/\?.*$/, ''));
+  const checked = childProcess.spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  const header = /^(\S+?):(\d+)\n[^\n]*\n( *)\^/m.exec(checked.stderr ?? '');
+  return header ? at(header[1]!, Number(header[2]), header[3]!.length + 1, cwd) : undefined;
+}
+
+function resolveModule(specifier: string, cwd: string): string {
+  if (specifier.startsWith('.') || path.isAbsolute(specifier)) return url.pathToFileURL(path.resolve(cwd, specifier)).href;
+  try {
+    return url.pathToFileURL(module.createRequire(path.join(cwd, 'noop.js')).resolve(specifier)).href;
+  } catch {
+    return specifier;
+  }
+}
+
+/** `Name: message` of an error, with a transform error's first message instead of its summary. */
+function describe(error: unknown): string {
+  const first = transformErrors(error)[0];
+  if (first?.text) return `SyntaxError: ${first.text}`;
+  if (error instanceof Error) return `${error.name}: ${error.message.split('\n')[0]}`;
+  return String(error);
+}
+
+interface TransformMessage {
+  readonly text?: string;
+  readonly location?: { readonly file?: string; readonly line?: number; readonly column?: number } | null;
+}
+
+/**
+ * A TypeScript loader's transform errors: esbuild's `errors` list when the error carries it, else
+ * the `FILE:LINE:COLUMN: ERROR: TEXT` lines of its message (tsx passes only the message on).
+ */
+function transformErrors(error: unknown): readonly TransformMessage[] {
+  const list = (error as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(list)) return list as TransformMessage[];
+  const message = error instanceof Error ? error.message : '';
+  if (!message.startsWith('Transform failed')) return [];
+  return [...message.matchAll(/^(\S+?):(\d+):(\d+): ERROR: (.*)$/gm)].map((m) => ({
+    text: m[4]!, location: { file: m[1]!, line: Number(m[2]), column: Number(m[3]) },
+  }));
+}
+
+/**
+ * Where an error raised while loading a module happened, relative to `cwd`; `undefined` if no
+ * position outside node_modules and Node's internals is known.
+ */
+export function locate(error: unknown, cwd: string): SourceLocation | undefined {
+  const transformed = transformErrors(error).find((message) => message.location?.file);
+  if (transformed?.location?.file && transformed.location.line) {
+    // esbuild's columns are 0-based.
+    return at(transformed.location.file, transformed.location.line, (transformed.location.column ?? 0) + 1, cwd);
+  }
+  const stack = error instanceof Error ? error.stack ?? '' : '';
+  if (error instanceof SyntaxError) return undefined; // Its frames are the loader's, not the file's.
+  for (const frame of stack.split('\n')) {
+    const match = /(?:\(|at )((?:file:\/\/)?\/[^():]+):(\d+):(\d+)\)?$/.exec(frame.trim());
+    if (!match || match[1]!.includes('/node_modules/')) continue;
+    return at(match[1]!, Number(match[2]), Number(match[3]), cwd);
+  }
+  return undefined;
+}
+
+function at(file: string, line: number, column: number, cwd: string): SourceLocation {
+  const absolute = file.startsWith('file:') ? url.fileURLToPath(file.replace(/\?.*$/, '')) : file;
+  const relative = path.relative(cwd, absolute);
+  return { file: relative.startsWith('..') ? absolute : relative, line, column };
+}
