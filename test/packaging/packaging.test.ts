@@ -1,0 +1,175 @@
+/**
+ * kopf-gen as a user gets it from the registry: the two packages are packed with `npm pack`,
+ * installed from the tarballs into a temporary folder that has no link to this checkout, and used
+ * there with plain Node — `kopf-gen init`, the generated project's `npm install`, `npm run
+ * typecheck`, its own `npm test`, `npm run build`, a production install (`npm install
+ * --omit=dev`), and the compiled operator (`node dist/main.js`) handling an object on a devcluster
+ * started from the installed package. The steps share one folder and run in order.
+ *
+ * Needs the compiled distribution (`npm test` builds it first; `npm run build` otherwise) and the
+ * package registry for the packages' own dependencies, as any install does. The production
+ * install's size is printed for the record; `npm run bench -- startup` reports it too.
+ */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as demo from '../../scripts/demo.js';
+import { childEnv, run, until } from '../support/processes.js';
+
+const CHECKOUT = demo.CHECKOUT;
+const CRD = path.join(CHECKOUT, 'fixtures/crds/kopfexamples.yaml');
+const SAMPLE = path.join(CHECKOUT, 'fixtures/objects/kopf-example-1.yaml');
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
+/** What an operator's production install must not contain: the generator's toolchain and the heavy client. */
+const TOOLCHAIN = ['typescript', 'ts-morph', '@ts-morph/common', 'openapi-typescript', 'handlebars', 'esbuild', 'tsx', '@kubernetes/client-node', '@kopf-gen/generator'];
+
+/** The folder's size in bytes, as `du` counts it (apparent sizes of files, following no links). */
+function sizeOf(folder: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += fs.statSync(path.join(entry.parentPath, entry.name)).size;
+  }
+  return total;
+}
+
+describe('the packed packages, installed from their tarballs as a user would', () => {
+  let work: string;
+  let tarballs: { kopfGen: string; generator: string };
+  let tools: string;
+  let project: string;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    for (const file of ['dist/runtime/index.js', 'dist/cli/main.js', 'generator/dist/index.js', 'generator/templates/package.json.hbs']) {
+      if (!fs.existsSync(path.join(CHECKOUT, file))) throw new Error(`${file} is missing: run npm run build first (npm test does)`);
+    }
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-packaging-'));
+    const destination = path.join(work, 'tarballs');
+    fs.mkdirSync(destination);
+    // Scripts are skipped: npm test has just built the distribution, and a rebuild here would
+    // rewrite dist/ under the feet of the suites running in parallel.
+    for (const args of [['pack'], ['pack', '--workspace', 'generator']]) {
+      const packed = await run('npm', [...args, '--ignore-scripts', '--pack-destination', destination, '--loglevel=error'], { cwd: CHECKOUT, timeoutMs: 60_000 });
+      if (packed.code !== 0) throw new Error(`npm ${args.join(' ')} failed:\n${packed.output}`);
+    }
+    const names = fs.readdirSync(destination);
+    const find = (pattern: RegExp): string => {
+      const name = names.find((n) => pattern.test(n));
+      if (!name) throw new Error(`no tarball matching ${pattern} among ${names.join(', ')}`);
+      return path.join(destination, name);
+    };
+    tarballs = { kopfGen: find(/^kopf-gen-\d.*\.tgz$/), generator: find(/^kopf-gen-generator-\d.*\.tgz$/) };
+    tools = path.join(work, 'tools');
+    project = path.join(work, 'my-operator');
+    fs.mkdirSync(tools);
+    fs.writeFileSync(path.join(tools, 'package.json'), '{ "name": "tools", "private": true }\n');
+    fs.copyFileSync(CRD, path.join(work, 'kopfexamples.yaml'));
+  }, 120_000);
+
+  afterAll(() => {
+    for (const child of children) {
+      if (child.pid === undefined || child.exitCode !== null) continue;
+      for (const pid of demo.scriptProcesses(child.pid)) process.kill(pid, 'SIGKILL');
+      child.kill('SIGKILL');
+    }
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('the runtime tarball holds compiled JavaScript with declarations and no tests; the generator\'s holds its templates', () => {
+    const list = (tarball: string): string[] => spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    const runtime = list(tarballs.kopfGen);
+    expect(runtime).toEqual(expect.arrayContaining([
+      'package/bin/kopf-gen.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/dist/runtime/index.d.ts.map',
+      'package/dist/devcluster/testing.js', 'package/dist/cli/main.js',
+    ]));
+    expect(runtime.filter((file) => /(^|\/)test\/|\.test\.ts$|^package\/generator\//.test(file))).toEqual([]);
+    const generator = list(tarballs.generator);
+    expect(generator).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/cli.js', 'package/templates/package.json.hbs']));
+  });
+
+  it('kopf-gen alone (an operator\'s install) says in one line how to get the generator for init', async () => {
+    const installed = await run('npm', ['install', ...NPM_FLAGS, tarballs.kopfGen], { cwd: tools, timeoutMs: 180_000 });
+    expect(installed.code, installed.output).toBe(0);
+    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], { cwd: tools, timeoutMs: 30_000 });
+    expect(init.code).toBe(1);
+    expect(init.output).toBe('kopf-gen: kopf-gen init needs the generator, a separate package so that operators do not ship it. '
+      + 'Install it (npm install --save-dev @kopf-gen/generator) or run: npx -p kopf-gen -p @kopf-gen/generator kopf-gen init …\n');
+    expect(fs.existsSync(project)).toBe(false);
+  }, 200_000);
+
+  it('with the generator installed too, kopf-gen init writes a project that depends on the tarballs', async () => {
+    const installed = await run('npm', ['install', ...NPM_FLAGS, tarballs.kopfGen, tarballs.generator], { cwd: tools, timeoutMs: 180_000 });
+    expect(installed.code, installed.output).toBe(0);
+    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], { cwd: tools, timeoutMs: 60_000 });
+    expect(init.code, init.output).toBe(0);
+    const manifest = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>; devDependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies).toEqual({ 'kopf-gen': `file:${tarballs.kopfGen}` });
+    expect(manifest.devDependencies['@kopf-gen/generator']).toBe(`file:${tarballs.generator}`);
+  }, 200_000);
+
+  it('the project installs, type-checks and passes its own tests', async () => {
+    const installed = await run('npm', ['install', ...NPM_FLAGS], { cwd: project, timeoutMs: 300_000 });
+    expect(installed.code, installed.output).toBe(0);
+    const started = Date.now();
+    const typecheck = await run('npm', ['run', 'typecheck'], { cwd: project, timeoutMs: 120_000 });
+    expect(typecheck.code, typecheck.output).toBe(0);
+    console.log(`packaging: npm run typecheck of the generated project took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const test = await run('npm', ['test'], { cwd: project, timeoutMs: 120_000 });
+    expect(test.code, test.output).toBe(0);
+    expect(test.output).toMatch(/Tests\s+1 passed \(1\)/);
+  }, 560_000);
+
+  it('the compiled operator runs with plain node on a production install and handles an object on the devcluster', async () => {
+    const built = await run('npm', ['run', 'build'], { cwd: project, timeoutMs: 120_000 });
+    expect(built.code, built.output).toBe(0);
+    expect(fs.existsSync(path.join(project, 'dist/main.js'))).toBe(true);
+
+    const pruned = await run('npm', ['install', '--omit=dev', ...NPM_FLAGS], { cwd: project, timeoutMs: 180_000 });
+    expect(pruned.code, pruned.output).toBe(0);
+    const modules = path.join(project, 'node_modules');
+    expect(TOOLCHAIN.filter((name) => fs.existsSync(path.join(modules, name)))).toEqual([]);
+    console.log(`packaging: npm install --omit=dev → node_modules is ${(sizeOf(modules) / 1e6).toFixed(1)} MB`);
+
+    const kubeconfig = path.join(work, 'kubeconfig');
+    const devcluster = spawn(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'devcluster', '--crd', 'crds/kopfexamples.yaml', '--kubeconfig', kubeconfig],
+      { cwd: project, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(devcluster);
+    let clusterLog = '';
+    devcluster.stdout!.on('data', (chunk: Buffer) => { clusterLog += chunk.toString('utf8'); });
+    devcluster.stderr!.on('data', (chunk: Buffer) => { clusterLog += chunk.toString('utf8'); });
+    await until(() => (clusterLog.includes('kubeconfig:') ? true : undefined), `the devcluster to start; it said:\n${clusterLog}`, 30_000);
+
+    const operator = spawn(process.execPath, ['dist/main.js', '-A', '--standalone'], {
+      cwd: project, env: childEnv({ KUBECONFIG: kubeconfig, HOME: work }), stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(operator);
+    let log = '';
+    operator.stdout!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
+    operator.stderr!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
+    const exited = new Promise<number | null>((resolve) => operator.on('exit', (code) => resolve(code)));
+
+    const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)('kubectl',
+      ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8', timeout: 20_000 })).stdout;
+    expect(await kubectl('apply', '-f', SAMPLE)).toContain('kopfexample.kopf.dev/kopf-example-1 created');
+    const stub = fs.readFileSync(path.join(project, 'src/handlers/kopf-example.ts'), 'utf8');
+    const [, key] = /patch\.metadata\.annotations\[("[^"]+")\]/.exec(stub) ?? [];
+    if (!key) throw new Error('the generated create handler no longer writes patch.metadata.annotations[…]: update this test');
+    const annotation = await until(async () => {
+      const object = JSON.parse(await kubectl('get', 'kopfexample', 'kopf-example-1', '-n', 'default', '-o', 'json')) as {
+        metadata: { annotations?: Record<string, string> };
+      };
+      return object.metadata.annotations?.[JSON.parse(key) as string];
+    }, `the create handler's annotation; the operator's log so far:\n${log}`, 30_000);
+    expect(annotation).toBeTruthy();
+    expect(log).toMatch(/Handler 'createKopfExample' succeeded/);
+
+    operator.kill('SIGTERM');
+    expect(await exited, log).toBe(0);
+    expect(log).toMatch(/Signal SIGTERM is received\. Operator is stopping\./);
+  }, 300_000);
+});
