@@ -33,6 +33,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .requiredOption('--crd <file>', 'a CRD manifest (YAML, several documents allowed; "-" reads stdin); repeatable', collect)
     .option('--out <dir>', 'the project directory to create (default: <crd file name>-operator)')
     .option('--name <name>', 'the npm package name (default: the directory name)')
+    .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
     .option('--force', 'write into a non-empty directory, overwriting the generated files')
     .action(async (opts: initCommand.InitCommandOptions) => {
       await (await import('./commands/init.js')).run(opts, output);

@@ -1,5 +1,6 @@
 /**
- * Detecting: which generated descriptors the user's code already registers handlers for.
+ * Detecting: which resources the user's code refers to — the generated descriptors it registers
+ * handlers for, and the built-in resources it watches.
  *
  * `kopf-gen generate` adds a handler stub only for kinds that have none, and never touches user
  * code; so it must read the user's modules, not write them. This module parses them with ts-morph
@@ -9,8 +10,21 @@
  * - `import { Widgets } from '../generated/index.js'` (a top-level export) or
  *   `import { WidgetV1 } …` (a namespace export of the index);
  * - `import * as g from '../generated/…'` followed by `g.Widgets` or `g.WidgetV1`.
+ *
+ * The generated RBAC must also cover the built-in kinds handlers watch, so `builtinReferences`
+ * collects the built-in resources (builtins.ts) the code names, through `kopf-gen/runtime` (or
+ * `kopf-gen`):
+ * - `builtins.ConfigMaps`, `builtins['ConfigMaps']`, `const { ConfigMaps } = builtins` — where
+ *   `builtins` is imported by that name (any alias), or reached as `kopf.builtins` through a
+ *   namespace import; any use counts, not only as a registration's argument;
+ * - literal references as the first argument of a watching registration — `on.create`, `update`,
+ *   `delete`, `resume`, `field`, `event`, `index`, `daemon`, `timer` (also the `daemon`, `timer`
+ *   and `index` aliases, and `kopf.on.…`): `'configmaps'`, `'deployments.apps'`, `['v1', 'pods']`,
+ *   `{ kind: 'Secret' }`. References built at run time (variables, template strings with
+ *   substitutions) are not followed: their rules go into a manifest of the user's.
  */
-import { Node, Project, SyntaxKind } from 'ts-morph';
+import { Node, Project, SyntaxKind, type SourceFile } from 'ts-morph';
+import * as builtins from './builtins.js';
 
 /** A descriptor as the generated index exports it. */
 export interface DescriptorExport {
@@ -33,10 +47,7 @@ export interface UserModule {
 /** The file names of the generated modules whose descriptors the given modules refer to. */
 export function referencedModules(modules: readonly UserModule[], exports: readonly DescriptorExport[]): Set<string> {
   const found = new Set<string>();
-  if (modules.length === 0) return found;
-  const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true, skipFileDependencyResolution: true });
-  for (const module of modules) {
-    const source = project.createSourceFile(`/${module.path}`, module.text, { overwrite: true });
+  for (const source of parse(modules)) {
     for (const declaration of source.getImportDeclarations()) {
       const target = generatedTarget(declaration.getModuleSpecifierValue());
       if (target === undefined) continue;
@@ -72,4 +83,116 @@ function generatedTarget(specifier: string): string | undefined {
 
 function stem(fileName: string): string {
   return fileName.replace(/\.ts$/, '');
+}
+
+/** Parses user modules (syntax only) into one in-memory project. */
+function parse(modules: readonly UserModule[]): SourceFile[] {
+  if (modules.length === 0) return [];
+  const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true, skipFileDependencyResolution: true });
+  return modules.map((module) => project.createSourceFile(`/${module.path}`, module.text, { overwrite: true }));
+}
+
+/** The module specifiers that export the runtime's `builtins` and `on`. */
+const RUNTIME_MODULES = new Set(['kopf-gen/runtime', 'kopf-gen']);
+
+/** The registration functions (properties of `on`) whose handlers watch their resource. */
+const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'index', 'daemon', 'timer']);
+
+/** The registration functions the runtime also exports on their own. */
+const ALIASED_REGISTRARS = new Set(['daemon', 'timer', 'index']);
+
+/** The built-in resources the given modules refer to (see the module's header), in the runtime's order. */
+export function builtinReferences(modules: readonly UserModule[]): builtins.BuiltinResource[] {
+  const found = new Set<builtins.BuiltinResource>();
+  const add = (descriptor: string | undefined): void => {
+    const resource = descriptor === undefined ? undefined : builtins.byDescriptor(descriptor);
+    if (resource) found.add(resource);
+  };
+  for (const source of parse(modules)) {
+    const names = { builtins: new Set<string>(), on: new Set<string>(), registrars: new Set<string>(), namespaces: new Set<string>() };
+    for (const declaration of source.getImportDeclarations()) {
+      if (!RUNTIME_MODULES.has(declaration.getModuleSpecifierValue())) continue;
+      for (const specifier of declaration.getNamedImports()) {
+        const imported = specifier.getName();
+        const local = specifier.getAliasNode()?.getText() ?? imported;
+        if (imported === 'builtins') names.builtins.add(local);
+        else if (imported === 'on') names.on.add(local);
+        else if (ALIASED_REGISTRARS.has(imported)) names.registrars.add(local);
+      }
+      const namespace = declaration.getNamespaceImport()?.getText();
+      if (namespace !== undefined) names.namespaces.add(namespace);
+    }
+    if (Object.values(names).every((set) => set.size === 0)) continue;
+    /** Whether an expression is `builtins` (as imported), or `kopf.builtins` through a namespace import. */
+    const isBuiltins = (node: Node): boolean => isImported(node, names.builtins, names.namespaces, 'builtins');
+    source.forEachDescendant((node) => {
+      if (Node.isPropertyAccessExpression(node) && isBuiltins(node.getExpression())) {
+        add(node.getName());
+      } else if (Node.isElementAccessExpression(node) && isBuiltins(node.getExpression())) {
+        add(literalString(node.getArgumentExpression()));
+      } else if (Node.isObjectBindingPattern(node)) {
+        const initializer = node.getParentIfKind(SyntaxKind.VariableDeclaration)?.getInitializer();
+        if (initializer === undefined || !isBuiltins(initializer)) return;
+        for (const element of node.getElements()) {
+          const property = element.getPropertyNameNode();
+          add(property === undefined ? element.getName() : Node.isIdentifier(property) ? property.getText() : literalString(property));
+        }
+      } else if (Node.isCallExpression(node) && isWatchingRegistrar(node.getExpression(), names)) {
+        const reference = literalReference(node.getArguments()[0]);
+        if (reference !== undefined) for (const resource of builtins.resolveReference(reference)) found.add(resource);
+      }
+    });
+  }
+  return builtins.BUILTIN_RESOURCES.filter((resource) => found.has(resource));
+}
+
+/** Whether `node` is one of `locals`, or `<namespace>.<name>` for one of `namespaces`. */
+function isImported(node: Node, locals: ReadonlySet<string>, namespaces: ReadonlySet<string>, name: string): boolean {
+  if (Node.isIdentifier(node)) return locals.has(node.getText());
+  if (Node.isPropertyAccessExpression(node)) {
+    const object = node.getExpression();
+    return node.getName() === name && Node.isIdentifier(object) && namespaces.has(object.getText());
+  }
+  return false;
+}
+
+/** Whether a call's callee is a watching registration function: `on.create`, `daemon`, `kopf.on.timer`, `kopf.index`, … */
+function isWatchingRegistrar(callee: Node, names: { on: ReadonlySet<string>; registrars: ReadonlySet<string>; namespaces: ReadonlySet<string> }): boolean {
+  if (Node.isIdentifier(callee)) return names.registrars.has(callee.getText());
+  if (!Node.isPropertyAccessExpression(callee)) return false;
+  const method = callee.getName();
+  const object = callee.getExpression();
+  if (WATCHING_REGISTRARS.has(method) && isImported(object, names.on, names.namespaces, 'on')) return true;
+  return ALIASED_REGISTRARS.has(method) && Node.isIdentifier(object) && names.namespaces.has(object.getText());
+}
+
+/** The value of a string literal (or a template literal without substitutions). */
+function literalString(node: Node | undefined): string | undefined {
+  if (node === undefined) return undefined;
+  if (Node.isStringLiteral(node) || Node.isNoSubstitutionTemplateLiteral(node)) return node.getLiteralValue();
+  return undefined;
+}
+
+/** A resource reference written entirely as literals, or undefined. */
+function literalReference(node: Node | undefined): builtins.LiteralReference | undefined {
+  if (node === undefined) return undefined;
+  const text = literalString(node);
+  if (text !== undefined) return text;
+  if (Node.isArrayLiteralExpression(node)) {
+    const parts = node.getElements().map(literalString);
+    return parts.every((part) => part !== undefined) ? parts as string[] : undefined;
+  }
+  if (Node.isObjectLiteralExpression(node)) {
+    const object: Record<string, string> = {};
+    for (const property of node.getProperties()) {
+      if (!Node.isPropertyAssignment(property)) return undefined;
+      const name = property.getNameNode();
+      const key = Node.isIdentifier(name) ? name.getText() : literalString(name);
+      const value = literalString(property.getInitializer());
+      if (key === undefined || value === undefined) return undefined;
+      object[key] = value;
+    }
+    return object;
+  }
+  return undefined;
 }

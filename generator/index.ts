@@ -47,6 +47,13 @@ export interface InitOptions {
   readonly force?: boolean;
   /** The generated package.json's `kopf-gen` dependency (default: see `kopfGenDependency`). */
   readonly kopfGenDependency?: string;
+  /** The generated package.json's `@kopf-gen/generator` development dependency (default: see `generatorDependency`). */
+  readonly generatorDependency?: string;
+  /**
+   * The namespaces the operator serves (exact names, DNS-1123 labels); absent or empty: all
+   * namespaces. Recorded in kopf-gen.json, so `generate` keeps binding the RBAC in them.
+   */
+  readonly namespaces?: readonly string[];
   /** Where relative CRD paths are read from (default: the working directory). */
   readonly cwd?: string;
 }
@@ -79,6 +86,11 @@ export interface GenerationReport {
   readonly notes: readonly string[];
   /** Status pruning and similar problems that did not stop generation. */
   readonly warnings: readonly string[];
+  /**
+   * The built-in resources the handlers watch, which deploy/rbac.yaml now covers, as
+   * `plural` (core group) or `plural.group`, e.g. `configmaps`, `deployments.apps`.
+   */
+  readonly builtins: readonly string[];
 }
 
 /**
@@ -89,9 +101,19 @@ export function kopfGenDependency(): string {
   return origins.dependencySpecs().kopfGen;
 }
 
-function projectInfo(name: string, dependency: string = kopfGenDependency()): scaffolding.ProjectInfo {
+/**
+ * The `@kopf-gen/generator` development dependency of a generated package.json, from where this
+ * generator came from (as for `kopfGenDependency`).
+ */
+export function generatorDependency(): string {
+  return origins.dependencySpecs().generator;
+}
+
+function projectInfo(name: string, namespaces: readonly string[], dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {}): scaffolding.ProjectInfo {
   return {
-    name, generatorVersion: GENERATOR_VERSION, kopfGenDependency: dependency,
+    name, generatorVersion: GENERATOR_VERSION, namespaces,
+    kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
+    generatorDependency: dependencies.generator ?? generatorDependency(),
     versions: PROJECT_TOOL_VERSIONS,
   };
 }
@@ -99,10 +121,11 @@ function projectInfo(name: string, dependency: string = kopfGenDependency()): sc
 /**
  * Creates a project from CRDs.
  *
- * @throws GeneratorError for unusable CRDs; ProjectError `output-not-empty` (without `force`),
- *   `missing-input`, `no-input`, `duplicate-crd`. Nothing is written when it throws.
+ * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `output-not-empty`
+ *   (without `force`), `missing-input`, `no-input`, `duplicate-crd`. Nothing is written when it throws.
  */
 export async function init(options: InitOptions): Promise<GenerationReport> {
+  const namespaces = projects.checkNamespaces(options.namespaces ?? []);
   const root = path.resolve(options.out);
   if (projects.isNonDirectory(root)) throw new projects.ProjectError('output-not-empty', `${options.out} exists and is not a directory`);
   if (!options.force && projects.isNonEmptyDirectory(root)) {
@@ -113,7 +136,8 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const copies = inputs.crdFiles(sources, given.loaded, given.notes).map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
   const crdSources = copies.map((entry) => entry.copy);
   const analysis = pipeline.analyseChecked(crdSources, pipeline.recheck(copies, given));
-  const info = projectInfo(projects.packageName(options.name ?? path.basename(root)), options.kopfGenDependency ?? kopfGenDependency());
+  const info = projectInfo(projects.packageName(options.name ?? path.basename(root)), namespaces,
+    { kopfGen: options.kopfGenDependency, generator: options.generatorDependency });
   const snapshot: Snapshot = { root, crdSources, userModules: [], existing: new Set(), manifestText: undefined };
   const planned = plan(snapshot, analysis, info);
   const files = [
@@ -124,26 +148,27 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const written = writing.applyPlan({ root, files, replaceDirs: [projects.GENERATED_DIR] });
   return {
     project: root, written, stubsAdded: planned.stubsAdded, crdsAdded: crdSources.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings,
+    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
   };
 }
 
 /**
  * Regenerates a project from its kopf-gen.json and crds/: rewrites src/generated/ and
- * deploy/rbac.yaml, adds handler stubs (and tests) for kinds that have no handlers, never
- * modifies user code, and reports what changed since the last generation.
+ * deploy/rbac.yaml (with rules for the built-in resources the code in src/ watches, bound in the
+ * namespaces kopf-gen.json names), adds handler stubs (and tests) for kinds that have no
+ * handlers, never modifies user code, and reports what changed since the last generation.
  *
  * @throws ProjectError `not-a-project`, `invalid-project`; GeneratorError for unusable CRDs.
  */
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
   const { snapshot, config } = readProject(path.resolve(options.project));
   const analysis = pipeline.analyse(snapshot.crdSources);
-  const info = projectInfo(config.name);
+  const info = projectInfo(config.name, config.namespaces);
   const planned = plan(snapshot, analysis, info);
   const written = writing.applyPlan({ root: snapshot.root, files: planned.files, replaceDirs: [projects.GENERATED_DIR] });
   return {
     project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: [],
-    summary: planned.summary, notes: [...analysis.notes, ...planned.notes], warnings: analysis.warnings,
+    summary: planned.summary, notes: [...analysis.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
   };
 }
 
@@ -165,12 +190,12 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const next: Snapshot = { ...snapshot, crdSources: [...snapshot.crdSources, ...added] };
   const rechecked = pipeline.recheck(copies, given);
   const analysis = pipeline.analyseChecked(next.crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [...present.notes, ...rechecked.notes] });
-  const planned = plan(next, analysis, projectInfo(config.name));
+  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const written = writing.applyPlan({ root: snapshot.root, files, replaceDirs: [projects.GENERATED_DIR] });
   return {
     project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: added.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings,
+    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
   };
 }
 
@@ -179,7 +204,7 @@ interface Snapshot {
   readonly root: string;
   /** The CRD files, with project-relative paths (`crds/x.yaml`). */
   readonly crdSources: readonly loading.SourceText[];
-  /** Handler modules and src/main.ts: where registrations live. */
+  /** The modules of src/ outside src/generated/ (handlers, main.ts, the user's own): where registrations live. */
   readonly userModules: readonly detecting.UserModule[];
   /** Project-relative paths of existing files in src/handlers/ and test/. */
   readonly existing: ReadonlySet<string>;
@@ -193,8 +218,7 @@ function readProject(root: string): { snapshot: Snapshot; config: projects.Proje
   if (crdNames.length === 0) throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
   const crdSources = crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
   const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR)]);
-  const userPaths = [...existing].filter((file) => file.startsWith(`${projects.HANDLERS_DIR}/`) && isModule(file));
-  if (fs.existsSync(path.join(root, 'src/main.ts'))) userPaths.push('src/main.ts');
+  const userPaths = listFiles(root, 'src').filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file));
   const userModules = userPaths.map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
   const manifestPath = path.join(root, projects.MANIFEST_FILE);
   const manifestText = fs.existsSync(manifestPath) ? fs.readFileSync(manifestPath, 'utf8') : undefined;
@@ -220,6 +244,8 @@ interface Planned {
   readonly stubsAdded: string[];
   readonly summary: fields.ChangeSummary;
   readonly notes: string[];
+  /** The watched built-in resources, as the report names them. */
+  readonly builtins: string[];
 }
 
 /** Plans the generated files and the stubs of kinds without handlers (pure apart from templates). */
@@ -245,8 +271,10 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
     }
   }
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
-  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules));
+  const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
+  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins));
   const manifest = fields.buildManifest(analysis.model, info.generatorVersion);
   const summary = fields.compare(fields.parseManifest(snapshot.manifestText), manifest);
-  return { files, kinds, stubsAdded, summary, notes };
+  const builtins = watchedBuiltins.map((resource) => resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`);
+  return { files, kinds, stubsAdded, summary, notes, builtins };
 }

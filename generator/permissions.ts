@@ -1,13 +1,18 @@
 /**
  * Permissions: the least-privilege RBAC rules of a generated operator.
  *
- * Derived from the CRDs (the served resources) plus what the runtime itself needs (runtime spec
- * R-LIFE-7): peering objects, CRD and namespace discovery, and posting events. Rules are split by
- * where they apply — cluster-level rules, and per-namespace rules that the generated manifests bind
- * cluster-wide (the operator serves all namespaces by default; a comment in the manifest says how
- * to bind them per namespace instead). Admission webhook configurations are left out: they are
- * needed only with managed admission, which a new project does not use. Pure: model in, rules out.
+ * Derived from the CRDs (the served resources), the built-in resources the handlers watch
+ * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime spec
+ * R-LIFE-7): peering objects, CRD and namespace discovery, and posting events. Every watched
+ * resource gets the same verbs, CRD or built-in: list and watch to observe it, patch to store
+ * handler progress, diff-bases and finalizers on the objects, and patch on its status
+ * subresource, if it has one, for status writes. Rules are split by where they apply —
+ * cluster-level rules, and per-namespace rules that the generated manifests bind cluster-wide
+ * (the operator serves all namespaces) or in each namespace the project was created for.
+ * Admission webhook configurations are left out: they are needed only with managed admission,
+ * which a new project does not use. Pure: model in, rules out.
  */
+import type * as builtins from './builtins.js';
 import type * as modeling from './modeling.js';
 
 /** One RBAC policy rule, with a comment saying why it is there. */
@@ -29,8 +34,8 @@ export interface Permissions {
 /** The verbs the runtime uses on the resources it serves (list+watch to observe, patch to write). */
 export const SERVED_VERBS = ['list', 'watch', 'patch'] as const;
 
-/** The permissions of an operator serving every CRD of the model. */
-export function permissionsOf(model: modeling.GeneratorModel): Permissions {
+/** The permissions of an operator serving every CRD of the model and the given built-in resources. */
+export function permissionsOf(model: modeling.GeneratorModel, watchedBuiltins: readonly builtins.BuiltinResource[] = []): Permissions {
   const cluster: Rule[] = [
     { apiGroups: ['kopf.dev'], resources: ['clusterkopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (cluster-wide)' },
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['list', 'watch'], why: 'discovering the served resources' },
@@ -40,25 +45,43 @@ export function permissionsOf(model: modeling.GeneratorModel): Permissions {
     { apiGroups: ['kopf.dev'], resources: ['kopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (per namespace)' },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
   ];
-  const byScope = { cluster: new Map<string, Set<string>>(), namespaced: new Map<string, Set<string>>() };
-  const statusByScope = { cluster: new Map<string, Set<string>>(), namespaced: new Map<string, Set<string>>() };
+  const crds: Watched[] = model.crds.flatMap((crd) => {
+    const first = crd.versions[0];
+    if (!first) return [];
+    return [{ group: crd.group, plural: crd.plural, namespaced: first.namespaced, statusSubresource: crd.versions.some((version) => version.statusSubresource) }];
+  });
+  const served = (scope: 'cluster' | 'namespaced'): Rule[] => [
+    ...watchRules(crds.filter((resource) => resource.namespaced === (scope === 'namespaced')),
+      (group) => `observing and patching the served resources of ${group}`,
+      (group) => `writing status through the status subresource (${group})`),
+    ...watchRules(watchedBuiltins.filter((resource) => resource.namespaced === (scope === 'namespaced')),
+      (group) => `observing and patching the built-in resources the handlers watch (${group === '' ? 'core group' : group})`,
+      (group) => `writing status of the watched built-in resources (${group === '' ? 'core group' : group})`),
+  ];
+  return { cluster: [...cluster, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
+}
+
+/** A watched resource, CRD or built-in. */
+interface Watched {
+  readonly group: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly statusSubresource: boolean;
+}
+
+/** One rule per group for the resources (served verbs), then one per group for their status subresources (patch). */
+function watchRules(resources: readonly Watched[], why: (group: string) => string, whyStatus: (group: string) => string): Rule[] {
+  const byGroup = new Map<string, Set<string>>();
+  const statusByGroup = new Map<string, Set<string>>();
   const add = (groups: Map<string, Set<string>>, group: string, resource: string): void => {
     groups.set(group, (groups.get(group) ?? new Set<string>()).add(resource));
   };
-  for (const crd of model.crds) {
-    const first = crd.versions[0];
-    if (!first) continue;
-    const scope = first.namespaced ? 'namespaced' : 'cluster';
-    add(byScope[scope], crd.group, crd.plural);
-    if (crd.versions.some((version) => version.statusSubresource)) add(statusByScope[scope], crd.group, `${crd.plural}/status`);
+  for (const resource of resources) {
+    add(byGroup, resource.group, resource.plural);
+    if (resource.statusSubresource) add(statusByGroup, resource.group, `${resource.plural}/status`);
   }
-  const served = (scope: 'cluster' | 'namespaced'): Rule[] => [
-    ...[...byScope[scope]].map(([group, resources]) => ({
-      apiGroups: [group], resources: [...resources], verbs: [...SERVED_VERBS], why: `observing and patching the served resources of ${group}`,
-    })),
-    ...[...statusByScope[scope]].map(([group, resources]) => ({
-      apiGroups: [group], resources: [...resources], verbs: ['patch'], why: `writing status through the status subresource (${group})`,
-    })),
+  return [
+    ...[...byGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals], verbs: [...SERVED_VERBS], why: why(group) })),
+    ...[...statusByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals], verbs: ['patch'], why: whyStatus(group) })),
   ];
-  return { cluster: [...cluster, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
 }

@@ -31,7 +31,8 @@ export type ProjectErrorCode =
   | 'not-a-project'
   | 'invalid-project'
   | 'duplicate-crd'
-  | 'no-input';
+  | 'no-input'
+  | 'invalid-namespace';
 
 /** A problem with the project or the command's inputs (not with a CRD's content). */
 export class ProjectError extends Error {
@@ -50,6 +51,8 @@ export interface ProjectConfig {
   readonly generatorVersion: string;
   /** The CRD files (relative to the project) the last generation read. */
   readonly crds: readonly string[];
+  /** The namespaces the operator serves; empty: all namespaces (`"namespaces"` absent or `[]`). */
+  readonly namespaces: readonly string[];
 }
 
 /**
@@ -81,7 +84,35 @@ export function readConfig(projectDir: string): ProjectConfig {
   if (!Array.isArray(crds) || !crds.every((entry) => typeof entry === 'string')) {
     throw new ProjectError('invalid-project', `${file}: "crds" must be a list of file paths`);
   }
-  return { name, generatorVersion, crds };
+  const namespaces = schemas.own(data, 'namespaces') ?? [];
+  if (!Array.isArray(namespaces) || !namespaces.every((entry) => typeof entry === 'string')) {
+    throw new ProjectError('invalid-project', `${file}: "namespaces" must be a list of namespace names`);
+  }
+  try {
+    return { name, generatorVersion, crds, namespaces: checkNamespaces(namespaces) };
+  } catch (error) {
+    throw new ProjectError('invalid-project', `${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** A namespace name: a DNS-1123 label. */
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Checks the namespaces an operator is created for, and removes repetitions (keeping the order).
+ * Exact names only: the RBAC binds the operator's role in each of them, which a pattern cannot say.
+ *
+ * @throws ProjectError `invalid-namespace`, naming the first bad value.
+ */
+export function checkNamespaces(names: readonly string[]): string[] {
+  for (const name of names) {
+    if (NAMESPACE_NAME.test(name) && name.length <= 63) continue;
+    const why = /[*?[\]]/.test(name)
+      ? 'patterns are not supported, give each namespace by its exact name'
+      : 'a namespace name is a DNS-1123 label: at most 63 characters, lower-case letters, digits and "-", starting and ending with a letter or digit';
+    throw new ProjectError('invalid-namespace', `invalid namespace ${JSON.stringify(name)}: ${why}`);
+  }
+  return [...new Set(names)];
 }
 
 /** Turns any text into a valid npm package name (lower case, `-` separated). */

@@ -6,12 +6,15 @@
  *   generation — `generatedFiles`;
  * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`): written once, when a
  *   kind has no handlers yet — `kindFiles`;
- * - project files (`package.json`, `tsconfig.json`, `src/main.ts`, `deploy/deployment.yaml`,
- *   `Dockerfile`, `README.md`, `.gitignore`): written by `init` only — `projectFiles`.
+ * - project files (`package.json`, `tsconfig.json`, `tsconfig.build.json`, `src/main.ts`,
+ *   `deploy/deployment.yaml`, `Dockerfile`, `.dockerignore`, `README.md`, `.gitignore`): written
+ *   by `init` only — `projectFiles`.
  * The decisions that templates cannot make (names, the preferred version of a kind, which index
- * exports are flat, sample objects) are made here, in `indexEntries` and `kindPlans`; rendering.ts
- * only fills the templates in. Pure apart from reading the templates.
+ * exports are flat, sample objects, the operator's scope flags, its resources) are made here, in
+ * `indexEntries`, `kindPlans`, `scopeArgs` and `OPERATOR_RESOURCES`; rendering.ts only fills the
+ * templates in. Pure apart from reading the templates.
  */
+import type * as builtins from './builtins.js';
 import type * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import type * as modeling from './modeling.js';
@@ -31,8 +34,40 @@ export interface ProjectInfo {
   readonly generatorVersion: string;
   /** The `kopf-gen` dependency of the generated package.json (`file:…` or a version range). */
   readonly kopfGenDependency: string;
+  /** The `@kopf-gen/generator` development dependency of the generated package.json (`file:…` or a version range). */
+  readonly generatorDependency: string;
   /** Versions of the generated project's development dependencies. */
   readonly versions: { readonly typescript: string; readonly tsx: string; readonly vitest: string; readonly typesNode: string };
+  /** The namespaces the operator serves (checked names); empty: all namespaces. */
+  readonly namespaces: readonly string[];
+}
+
+/**
+ * The container resources of the generated Deployment (deploy/deployment.yaml), in one place.
+ * The memory request covers an operator that is ready and idle, and `basis` (rendered next to the
+ * values in the manifest) says what that figure rests on; the limit leaves room for handlers' own
+ * work; there is no CPU limit, so that bursts (a relist, many events at once) are not throttled.
+ */
+export const OPERATOR_RESOURCES = {
+  memoryRequest: '96Mi',
+  memoryLimit: '512Mi',
+  cpuRequest: '50m',
+  basis: 'measured RSS at ready: …',
+} as const;
+
+/**
+ * The command-line flags of the operator's scope: `-A` (all namespaces), or `-n NS` for each
+ * namespace the project was created for. The package.json scripts, the Dockerfile's CMD, the
+ * Deployment's args and the generated tests all use them.
+ */
+export function scopeArgs(namespaces: readonly string[]): string[] {
+  return namespaces.length === 0 ? ['-A'] : namespaces.flatMap((namespace) => ['-n', namespace]);
+}
+
+/** What every project template may use about the operator's scope. */
+function scopeContext(info: ProjectInfo): { scopeArgs: string[]; scopeFlags: string; clusterwide: boolean; namespaces: readonly string[] } {
+  const args = scopeArgs(info.namespaces);
+  return { scopeArgs: args, scopeFlags: args.join(' '), clusterwide: info.namespaces.length === 0, namespaces: info.namespaces };
 }
 
 /** A file to write, relative to the project. */
@@ -152,8 +187,14 @@ function scalarField(node: schemas.Schema | undefined, prefix: string): string |
   return null;
 }
 
-/** The files every generation rewrites. `handlerModules` are the project's handler module paths. */
-export function generatedFiles(analysis: pipeline.Analysis, info: ProjectInfo, crdFiles: readonly string[], handlerModules: readonly string[]): PlannedFile[] {
+/**
+ * The files every generation rewrites. `handlerModules` are the project's handler module paths;
+ * `watchedBuiltins` the built-in resources its code watches (their rules go into the RBAC).
+ */
+export function generatedFiles(
+  analysis: pipeline.Analysis, info: ProjectInfo, crdFiles: readonly string[], handlerModules: readonly string[],
+  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
+): PlannedFile[] {
   const entries = indexEntries(analysis.model, analysis.modules);
   const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
   const importPath = (fileName: string): string => `./${fileName.replace(/\.ts$/, '.js')}`;
@@ -167,17 +208,24 @@ export function generatedFiles(analysis: pipeline.Analysis, info: ProjectInfo, c
   const handlerImports = [...handlerModules].sort().map((file) => `../handlers/${file.slice(projects.HANDLERS_DIR.length + 1).replace(/\.ts$/, '.js')}`);
   files.push({ path: `${projects.GENERATED_DIR}/handlers.ts`, text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports }) });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion)) });
-  const rules = permissions.permissionsOf(analysis.model);
-  const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false);
-  files.push({ path: 'deploy/rbac.yaml', text: rendering.render('deploy/rbac.yaml', { kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped }) });
-  files.push({ path: projects.CONFIG_FILE, text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles }) });
+  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins);
+  const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || watchedBuiltins.some((resource) => !resource.namespaced);
+  files.push({
+    path: 'deploy/rbac.yaml',
+    text: rendering.render('deploy/rbac.yaml', { ...scopeContext(info), kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped }),
+  });
+  files.push({ path: projects.CONFIG_FILE, text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles, namespaces: info.namespaces }) });
   return files;
 }
 
 /** The handler stub and the test of one kind. */
 export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly string[]): PlannedFile[] {
+  const testNamespace = info.namespaces[0] ?? 'default';
   const context = {
     ...plan,
+    ...scopeContext(info),
+    testNamespace,
+    createsNamespace: plan.namespaced && testNamespace !== 'default',
     projectName: info.name,
     annotationKey: `${plan.group}/created-by`,
     moduleImport: `../generated/${plan.fileName.replace(/\.ts$/, '.js')}`,
@@ -193,12 +241,14 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
 
 /** The files `init` writes once besides the generated and per-kind ones. */
 export function projectFiles(analysis: pipeline.Analysis, info: ProjectInfo, plans: readonly KindPlan[]): PlannedFile[] {
-  const context = { ...info, kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings };
+  const context = { ...info, ...scopeContext(info), kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings, resources: OPERATOR_RESOURCES };
   return [
     { path: 'package.json', text: rendering.render('package.json', context) },
     { path: 'tsconfig.json', text: rendering.render('tsconfig.json', context) },
+    { path: 'tsconfig.build.json', text: rendering.render('tsconfig.build.json', context) },
     { path: '.gitignore', text: rendering.render('gitignore', context) },
     { path: 'Dockerfile', text: rendering.render('Dockerfile', context) },
+    { path: '.dockerignore', text: rendering.render('dockerignore', context) },
     { path: 'README.md', text: rendering.render('README.md', context) },
     { path: 'src/main.ts', text: rendering.render('src/main.ts', context) },
     { path: 'deploy/deployment.yaml', text: rendering.render('deploy/deployment.yaml', context) },

@@ -6,6 +6,8 @@ export interface InitCommandOptions {
   crd: string[];
   out?: string;
   name?: string;
+  /** `--namespace` values: the namespaces to serve (none: all). */
+  namespace?: string[];
   force?: boolean;
 }
 
@@ -15,6 +17,7 @@ export async function run(opts: InitCommandOptions, output: reporting.Output = r
   const report = await generator.init({
     crds, out: opts.out ?? defaultOut(crds), force: opts.force === true,
     ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
   });
   reporting.printReport(report, output, { verb: 'created' });
 }

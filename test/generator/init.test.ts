@@ -1,13 +1,17 @@
 /**
  * `init` end to end: every CRD of the corpus becomes a project whose code type-checks against this
- * checkout's runtime; the project's files (package.json, tsconfig, RBAC, stubs, tests) say what the
- * issue asks; a non-empty output directory is refused without --force; the status-pruning warning.
+ * checkout's runtime; the project's files (package.json, tsconfig, RBAC, stubs, tests, Dockerfile,
+ * Deployment) say what the issue asks; a project for chosen namespaces uses `-n NS` everywhere and
+ * binds its RBAC in those namespaces only; bad namespaces and non-empty output directories are
+ * refused with nothing written; the status-pruning warning.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as yaml from 'yaml';
+import * as cli from '../../generator/cli.js';
 import * as generator from '../../generator/index.js';
+import * as scaffolding from '../../generator/scaffolding.js';
 import * as support from './support.js';
 import * as ps from './projects-support.js';
 
@@ -18,14 +22,68 @@ afterAll(() => ps.cleanup(root));
 
 interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
 
-function rulesOf(project: string): { cluster: Rule[]; namespaced: Rule[]; kinds: string[] } {
-  const documents = yaml.parseAllDocuments(fs.readFileSync(path.join(project, 'deploy/rbac.yaml'), 'utf8')).map((document) => document.toJS() as { kind: string; metadata: { name: string }; rules?: Rule[] });
+interface RbacDocument {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Rule[];
+  roleRef?: { kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace: string }[];
+}
+
+function rulesOf(project: string): { cluster: Rule[]; namespaced: Rule[]; kinds: string[]; documents: RbacDocument[] } {
+  const documents = yaml.parseAllDocuments(fs.readFileSync(path.join(project, 'deploy/rbac.yaml'), 'utf8')).map((document) => document.toJS() as RbacDocument);
   const roles = documents.filter((document) => document.kind === 'ClusterRole');
   return {
     cluster: roles.find((role) => role.metadata.name.endsWith('-cluster'))?.rules ?? [],
     namespaced: roles.find((role) => role.metadata.name.endsWith('-namespaced'))?.rules ?? [],
     kinds: documents.map((document) => document.kind),
+    documents,
   };
+}
+
+interface PackageJson { name: string; type: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> }
+
+function readJson<T>(project: string, file: string): T {
+  return JSON.parse(fs.readFileSync(path.join(project, file), 'utf8')) as T;
+}
+
+interface Container {
+  args: string[];
+  image: string;
+  securityContext: Record<string, unknown>;
+  resources: { requests: Record<string, string>; limits: Record<string, string> };
+  volumeMounts: { name: string; mountPath: string }[];
+  [key: string]: unknown;
+}
+
+interface Deployment {
+  metadata: { namespace: string };
+  spec: {
+    replicas: number;
+    strategy: { type: string };
+    template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; volumes: { name: string; emptyDir?: Record<string, unknown> }[] } };
+  };
+}
+
+function deploymentOf(project: string): Deployment {
+  return yaml.parse(fs.readFileSync(path.join(project, 'deploy/deployment.yaml'), 'utf8')) as Deployment;
+}
+
+/** The Dockerfile's stages: the FROM line's arguments and the instructions after it (comments dropped). */
+function stagesOf(project: string): { from: string; instructions: string[] }[] {
+  const lines = fs.readFileSync(path.join(project, 'Dockerfile'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const stages: { from: string; instructions: string[] }[] = [];
+  for (const line of lines) {
+    if (line.startsWith('FROM ')) stages.push({ from: line.slice('FROM '.length), instructions: [] });
+    else stages.at(-1)?.instructions.push(line);
+  }
+  return stages;
+}
+
+/** The JSON array of a Dockerfile instruction in exec form (`CMD ["-A"]`). */
+function execForm(stage: { instructions: string[] }, instruction: string): unknown {
+  const line = stage.instructions.find((each) => each.startsWith(`${instruction} `));
+  return line === undefined ? undefined : JSON.parse(line.slice(instruction.length + 1)) as unknown;
 }
 
 function allows(rules: readonly Rule[], group: string, resource: string, verbs: readonly string[]): boolean {
@@ -67,26 +125,100 @@ describe('init over the CRD corpus', () => {
 describe('a new project', () => {
   const crdFile = ps.write(path.join(root, 'inputs/widgets.yaml'), ps.widgetCrd({ size: { type: 'integer', minimum: 3 }, color: { type: 'string', enum: ['red', 'blue'] } }, { required: ['size', 'color'] }));
 
-  it('has the scripts, dependencies and strict settings the issue asks for', async () => {
+  it('has the scripts, dependencies and strict settings the issue asks for, for all namespaces', async () => {
     const out = path.join(root, 'scripts');
     await generator.init({ crds: [crdFile], out, name: 'My Operator' });
-    const pkg = JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as { name: string; type: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const pkg = readJson<PackageJson>(out, 'package.json');
     expect(pkg.name).toBe('my-operator');
     expect(pkg.type).toBe('module');
-    expect(pkg.scripts).toMatchObject({ operator: 'exec kopf-gen run src/main.ts', test: 'vitest run', generate: 'kopf-gen generate' });
-    expect(pkg.scripts['typecheck']).toContain('tsc --noEmit');
-    expect(pkg.dependencies['kopf-gen']).toBe(`file:${path.resolve(support.REPO_ROOT)}`);
+    expect(pkg.scripts).toEqual({
+      build: 'tsc -p tsconfig.build.json',
+      start: 'exec node dist/main.js -A',
+      operator: 'exec kopf-gen run --dev-cluster=auto -A src/main.ts',
+      test: 'vitest run',
+      typecheck: 'tsc --noEmit -p tsconfig.json',
+      generate: 'kopf-gen generate',
+    });
+    expect(pkg.dependencies).toEqual({ 'kopf-gen': `file:${path.resolve(support.REPO_ROOT)}` });
+    expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@kopf-gen/generator', '@types/node', 'tsx', 'typescript', 'vitest']);
+    expect(pkg.devDependencies['@kopf-gen/generator']).toBe(`file:${path.join(path.resolve(support.REPO_ROOT), 'generator')}`);
     expect(pkg.devDependencies['typescript']).toMatch(/^~5\.9/);
     expect(pkg.devDependencies['vitest']).toMatch(/^\^3\./);
-    expect(pkg.devDependencies).toHaveProperty('tsx');
-    const tsconfig = JSON.parse(fs.readFileSync(path.join(out, 'tsconfig.json'), 'utf8')) as { compilerOptions: { strict: boolean } };
-    expect(tsconfig.compilerOptions.strict).toBe(true);
-    const config = JSON.parse(fs.readFileSync(path.join(out, 'kopf-gen.json'), 'utf8')) as { generatorVersion: string; crds: string[] };
-    expect(config).toMatchObject({ generatorVersion: generator.GENERATOR_VERSION, crds: ['crds/widgets.yaml'] });
-    expect(fs.readFileSync(path.join(out, 'src/main.ts'), 'utf8')).toContain("import './generated/handlers.js';");
+    const tsconfig = readJson<{ compilerOptions: { strict: boolean; noEmit: boolean } }>(out, 'tsconfig.json');
+    expect(tsconfig.compilerOptions).toMatchObject({ strict: true, noEmit: true });
+    const config = readJson<{ generatorVersion: string; crds: string[]; namespaces: string[] }>(out, 'kopf-gen.json');
+    expect(config).toMatchObject({ generatorVersion: generator.GENERATOR_VERSION, crds: ['crds/widgets.yaml'], namespaces: [] });
     expect(fs.readFileSync(path.join(out, 'src/generated/handlers.ts'), 'utf8')).toContain('import "../handlers/widget.js";');
     const module = fs.readFileSync(path.join(out, 'src/generated/widgets.example.com.v1.ts'), 'utf8');
     expect(module).toContain('DO NOT EDIT');
+  });
+
+  it('has a main.ts that imports the handlers and ends by handing the command line to the runtime\'s main()', async () => {
+    const out = path.join(root, 'main');
+    await generator.init({ crds: [crdFile], out });
+    const main = fs.readFileSync(path.join(out, 'src/main.ts'), 'utf8');
+    expect(main).toContain("import { main } from 'kopf-gen/runtime';");
+    expect(main).toContain("import './generated/handlers.js';");
+    expect(main.trimEnd().split('\n').at(-1)).toBe('await main(import.meta);');
+  });
+
+  it('compiles src/ to dist/ with tsconfig.build.json, and keeps dist/ out of git and of the image\'s build context', async () => {
+    const out = path.join(root, 'build');
+    await generator.init({ crds: [crdFile], out });
+    const build = readJson<{ extends: string; compilerOptions: Record<string, unknown>; include: string[] }>(out, 'tsconfig.build.json');
+    expect(build).toEqual({ extends: './tsconfig.json', compilerOptions: { noEmit: false, outDir: 'dist', rootDir: 'src', sourceMap: true }, include: ['src'] });
+    expect(fs.readFileSync(path.join(out, '.gitignore'), 'utf8').split('\n')).toContain('dist/');
+    const ignored = fs.readFileSync(path.join(out, '.dockerignore'), 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.kopf-gen', '*.log', '.git']));
+  });
+
+  it('writes the dependency specs of where the generator runs from into package.json (a checkout here; origins.test.ts covers the others)', async () => {
+    const out = path.join(root, 'dependencies');
+    await generator.init({ crds: [crdFile], out });
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(manifest.dependencies['kopf-gen']).toBe(generator.kopfGenDependency());
+    expect(manifest.devDependencies['@kopf-gen/generator']).toBe(generator.generatorDependency());
+    expect(generator.kopfGenDependency()).toBe(`file:${fs.realpathSync(support.REPO_ROOT)}`);
+  });
+
+  it('builds an image in two stages that runs the compiled operator with plain node as a non-root user', async () => {
+    const out = path.join(root, 'docker');
+    await generator.init({ crds: [crdFile], out });
+    const [build, runtime, ...more] = stagesOf(out);
+    expect(more).toEqual([]);
+    expect(build!.from).toBe('node:20-slim AS build');
+    expect(build!.instructions).toEqual(expect.arrayContaining(['RUN npm ci --no-audit --no-fund', 'RUN npm run build']));
+    expect(runtime!.from).toBe('node:20-slim');
+    expect(runtime!.instructions).toContain('ENV NODE_ENV=production');
+    expect(runtime!.instructions.some((line) => /^RUN npm ci --omit=dev\b/.test(line))).toBe(true);
+    expect(runtime!.instructions).toContain('COPY --from=build /operator/dist ./dist');
+    expect(runtime!.instructions.filter((line) => line.startsWith('COPY ')).join('\n')).not.toMatch(/\b(src|crds|test)\b/);
+    const users = runtime!.instructions.filter((line) => line.startsWith('USER '));
+    expect(users).toEqual(['USER 1000:1000']);
+    expect(execForm(runtime!, 'ENTRYPOINT')).toEqual(['node', 'dist/main.js']);
+    expect(execForm(runtime!, 'CMD')).toEqual(['-A']);
+    expect(fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/"file:" dependency[^]*does not resolve\s+(#\s*)?inside the image/);
+  });
+
+  it('runs one hardened replica, replaced with Recreate, with no probe and the resources of OPERATOR_RESOURCES', async () => {
+    const out = path.join(root, 'deployment');
+    await generator.init({ crds: [crdFile], out });
+    const deployment = deploymentOf(out);
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy.type).toBe('Recreate');
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('deployment');
+    expect(pod.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers).toHaveLength(1);
+    const container = pod.containers[0]!;
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(container, probe).not.toHaveProperty(probe);
+    expect(container.args).toEqual(['-A']);
+    expect(fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8')).not.toContain('--liveness');
+    const { memoryRequest, memoryLimit, cpuRequest } = scaffolding.OPERATOR_RESOURCES;
+    expect(container.resources).toEqual({ requests: { cpu: cpuRequest, memory: memoryRequest }, limits: { memory: memoryLimit } });
+    const tmp = container.volumeMounts.find((mount) => mount.mountPath === '/tmp');
+    expect(pod.volumes.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
   });
 
   it('writes typed handler stubs for create, update, delete and resume, and a test that creates a valid object', async () => {
@@ -118,10 +250,9 @@ describe('a new project', () => {
     expect(allows(rules.cluster, 'apiextensions.k8s.io', 'customresourcedefinitions', ['list', 'watch'])).toBe(true);
     expect(allows(rules.cluster, 'kopf.dev', 'clusterkopfpeerings', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'kopf.dev', 'kopfpeerings', ['get', 'list', 'watch', 'patch'])).toBe(true);
-    const deployment = yaml.parse(fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8')) as { spec: { strategy: { type: string }; template: { spec: { serviceAccountName: string; containers: { livenessProbe?: unknown }[] } } } };
-    expect(deployment.spec.strategy.type).toBe('Recreate');
-    expect(deployment.spec.template.spec.serviceAccountName).toBe('rbac');
-    expect(deployment.spec.template.spec.containers[0]!.livenessProbe).toBeDefined();
+    expect(allows(rules.namespaced, '', 'configmaps', ['list'])).toBe(false);
+    const binding = rules.documents.find((document) => document.kind === 'ClusterRoleBinding' && document.roleRef?.name === 'rbac-namespaced');
+    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'rbac', namespace: 'rbac' }]);
   });
 
   it('refuses a non-empty output directory without --force and leaves it unchanged', async () => {
@@ -147,5 +278,64 @@ describe('a new project', () => {
     const handler = fs.readFileSync(path.join(root, 'pruning/src/handlers/widget.ts'), 'utf8');
     expect(handler).toContain('prunes unknown fields');
     expect(fs.readFileSync(path.join(root, 'kept/src/handlers/widget.ts'), 'utf8')).not.toContain('prunes unknown fields');
+  });
+});
+
+describe('a project for chosen namespaces', () => {
+  const crdFile = ps.write(path.join(root, 'inputs/scoped-widgets.yaml'), ps.widgetCrd({ size: { type: 'integer' } }));
+  const cluster = ps.write(path.join(root, 'inputs/scoped-gizmos.yaml'), yaml.stringify(support.crd(undefined, { kind: 'Gizmo', scope: 'Cluster' })));
+  const out = path.join(root, 'scoped');
+  const scope = ['-n', 'team-a', '-n', 'team-b'];
+
+  it('records the namespaces in kopf-gen.json and runs with -n NS for each, everywhere', async () => {
+    await generator.init({ crds: [crdFile, cluster], out, namespaces: ['team-a', 'team-b', 'team-a'] });
+    expect(readJson<{ namespaces: string[] }>(out, 'kopf-gen.json').namespaces).toEqual(['team-a', 'team-b']);
+    const { scripts } = readJson<PackageJson>(out, 'package.json');
+    expect(scripts['start']).toBe('exec node dist/main.js -n team-a -n team-b');
+    expect(scripts['operator']).toBe('exec kopf-gen run --dev-cluster=auto -n team-a -n team-b src/main.ts');
+    expect(deploymentOf(out).spec.template.spec.containers[0]!.args).toEqual(scope);
+    expect(execForm(stagesOf(out).at(-1)!, 'CMD')).toEqual(scope);
+    const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
+    expect(test).toContain(`const SCOPE = ${JSON.stringify(scope)};`);
+    expect(test).toContain('const NAMESPACE = "team-a";');
+    expect(test).toContain("kind: 'Namespace', metadata: { name: NAMESPACE }");
+    expect(test).toContain("[bin, 'run', ...SCOPE, 'src/main.ts']");
+    expect(fs.readFileSync(path.join(out, 'test/gizmo.test.ts'), 'utf8')).not.toContain("kind: 'Namespace'");
+  });
+
+  it('binds the namespaced rules with a RoleBinding in each namespace, and keeps cluster-level needs cluster-wide', () => {
+    const rules = rulesOf(out);
+    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'RoleBinding', 'RoleBinding']);
+    const bindings = rules.documents.filter((document) => document.kind === 'RoleBinding');
+    expect(bindings.map((binding) => binding.metadata.namespace)).toEqual(['team-a', 'team-b']);
+    for (const binding of bindings) {
+      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'scoped-namespaced' });
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'scoped', namespace: 'scoped' }]);
+    }
+    const clusterBindings = rules.documents.filter((document) => document.kind === 'ClusterRoleBinding');
+    expect(clusterBindings.map((binding) => binding.roleRef?.name)).toEqual(['scoped-cluster']);
+    expect(allows(rules.namespaced, 'example.com', 'widgets', ['list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.cluster, 'example.com', 'gizmos', ['list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.cluster, 'apiextensions.k8s.io', 'customresourcedefinitions', ['list', 'watch'])).toBe(true);
+  });
+
+  it('rejects a bad --namespace value, naming it, with nothing written', async () => {
+    const rejected = path.join(root, 'rejected');
+    await expect(generator.init({ crds: [crdFile], out: rejected, namespaces: ['team-a', 'Team_B'] }))
+      .rejects.toMatchObject({ code: 'invalid-namespace', message: expect.stringContaining('"Team_B"') });
+    expect(fs.existsSync(rejected)).toBe(false);
+    const io = ps.capture();
+    expect(await cli.main(['init', '--crd', crdFile, '--out', rejected, '--namespace', 'team-a', '--namespace', 'team-*'], io)).toBe(1);
+    expect(io.stderr()).toContain('invalid namespace "team-*"');
+    expect(io.stderr()).toContain('patterns are not supported');
+    expect(fs.existsSync(rejected)).toBe(false);
+    expect(fs.readdirSync(root).filter((name) => name.includes('rejected'))).toEqual([]);
+  });
+
+  it('takes the namespaces from the command line', async () => {
+    const fromCli = path.join(root, 'from-cli');
+    const io = ps.capture();
+    expect(await cli.main(['init', '--crd', crdFile, '--out', fromCli, '-n', 'team-c', '--namespace', 'team-d'], io)).toBe(0);
+    expect(readJson<{ namespaces: string[] }>(fromCli, 'kopf-gen.json').namespaces).toEqual(['team-c', 'team-d']);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The pure helpers behind init/generate: field manifests and change summaries, the status-pruning
- * check, handler detection, sample objects and input file naming.
+ * check, handler detection, sample objects, input file naming, namespace names and scope flags.
  */
 import { describe, expect, it } from 'vitest';
 import * as yaml from 'yaml';
@@ -8,8 +8,10 @@ import * as detecting from '../../generator/detecting.js';
 import * as fields from '../../generator/fields.js';
 import * as inputs from '../../generator/inputs.js';
 import * as loading from '../../generator/loading.js';
+import * as projects from '../../generator/projects.js';
 import * as pruning from '../../generator/pruning.js';
 import * as samples from '../../generator/samples.js';
+import * as scaffolding from '../../generator/scaffolding.js';
 import * as support from './support.js';
 
 function versionOf(root: Record<string, unknown>): ReturnType<typeof support.generate>['model']['crds'][number]['versions'][number] {
@@ -109,5 +111,42 @@ describe('crds/ file names', () => {
     const sources = [{ path: 'in/widgets.yaml', text }, { path: inputs.STDIN_NAME, text: text.replace(/widgets/g, 'gizmos').replace(/Widget/g, 'Gizmo') }];
     const loaded = loading.loadCrdSources(sources).crds;
     expect(inputs.crdFiles(sources, loaded, [], ['widgets.yaml']).map((file) => file.fileName)).toEqual(['widgets-2.yaml', 'gizmos.example.com.yaml']);
+  });
+});
+
+describe('namespace names', () => {
+  it('accepts DNS-1123 labels and drops repetitions, keeping the order', () => {
+    expect(projects.checkNamespaces(['team-b', 'a', '0x1', 'team-b', 'x'.repeat(63)])).toEqual(['team-b', 'a', '0x1', 'x'.repeat(63)]);
+    expect(projects.checkNamespaces([])).toEqual([]);
+  });
+
+  it.each([
+    ['Team-A', 'DNS-1123 label'],
+    ['team_a', 'DNS-1123 label'],
+    ['-team', 'DNS-1123 label'],
+    ['team-', 'DNS-1123 label'],
+    ['team.a', 'DNS-1123 label'],
+    ['', 'DNS-1123 label'],
+    ['x'.repeat(64), 'at most 63 characters'],
+    ['team-*', 'patterns are not supported'],
+    ['team-?', 'patterns are not supported'],
+  ])('rejects %j, naming it (%s)', (name, why) => {
+    let error: unknown;
+    try {
+      projects.checkNamespaces(['ok', name]);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(projects.ProjectError);
+    expect(error).toMatchObject({ code: 'invalid-namespace' });
+    expect((error as Error).message).toContain(JSON.stringify(name));
+    expect((error as Error).message).toContain(why);
+  });
+});
+
+describe('scope flags', () => {
+  it('are -A for all namespaces and -n NS for each chosen namespace', () => {
+    expect(scaffolding.scopeArgs([])).toEqual(['-A']);
+    expect(scaffolding.scopeArgs(['team-a', 'team-b'])).toEqual(['-n', 'team-a', '-n', 'team-b']);
   });
 });
