@@ -172,3 +172,67 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
     expect([...watched]).toEqual(['default']);
   });
 });
+
+describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => {
+  const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+  let dir: string;
+  let saved: { kubeconfig?: string; home?: string };
+  let savedRegistry: OperatorRegistry;
+  let log: Captured;
+
+  beforeEach(() => {
+    dir = tempDir('kopf-cli-');
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
+    fs.writeFileSync(path.join(dir, 'op.ts'), `import { on } from ${JSON.stringify(ON_MODULE)};\non.event(['v1', 'pods'], function pod_fn() {});\n`);
+    saved = { kubeconfig: process.env['KUBECONFIG'], home: process.env['HOME'] };
+    savedRegistry = getDefaultRegistry();
+    setDefaultRegistry(new OperatorRegistry());
+    log = new Captured({ logFormat: 'full' });
+  });
+  afterEach(() => {
+    log.restore();
+    setDefaultRegistry(savedRegistry);
+    for (const [name, value] of [['KUBECONFIG', saved.kubeconfig], ['HOME', saved.home]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  /** Every log line is one line, and no record carries an error (whose stack trace would be printed). */
+  function expectNoStackTraces(): void {
+    expect(log.lines.filter((line) => line.includes('\n'))).toEqual([]);
+    expect(log.records.filter((record) => record.error !== undefined).map((record) => record.message)).toEqual([]);
+  }
+
+  // On a machine that runs in a pod, the service-account login would find credentials.
+  it.skipIf(fs.existsSync(SERVICE_ACCOUNT_TOKEN))('R-AUTH-3 no credentials anywhere: the WARNING, then one line naming what was looked for', async () => {
+    delete process.env['KUBECONFIG'];
+    process.env['HOME'] = dir;
+    const output = capture();
+    expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(1);
+    const message = `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, `
+      + `and ${SERVICE_ACCOUNT_TOKEN} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
+    expect(output.text()).toBe(`kopf-gen run: ${message}\n`);
+    expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
+    expectNoStackTraces();
+  });
+
+  it('R-AUTH-5 a stale kubeconfig: one line per failed attempt, one final line', async () => {
+    const file = path.join(dir, 'config');
+    fs.writeFileSync(file, [
+      'apiVersion: v1', 'kind: Config', 'current-context: stale',
+      'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]',
+      'users: [{name: me, user: {token: old}}]',
+      'contexts: [{name: stale, context: {cluster: gone, user: me}}]', '',
+    ].join('\n'));
+    process.env['KUBECONFIG'] = file;
+    const settings = new settingsModule.OperatorSettings();
+    settings.networking.errorBackoffs = [];
+    const output = capture();
+    expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { settings, handleSignals: false } })).toBe(1);
+    expect(output.text()).toBe('kopf-gen run: GET https://127.0.0.1:1/api failed: connect ECONNREFUSED 127.0.0.1:1\n');
+    expect(log.matching('Request attempt #1/1 failed; escalating: GET https://127.0.0.1:1/api -> ConnectionError: connect ECONNREFUSED 127.0.0.1:1')).toHaveLength(1);
+    expect(log.matching('has failed: GET https://127.0.0.1:1/api failed: connect ECONNREFUSED 127.0.0.1:1')).toHaveLength(1);
+    expectNoStackTraces();
+  });
+});

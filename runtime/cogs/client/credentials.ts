@@ -24,6 +24,18 @@ import * as errors from './errors.js';
  */
 export type AuthorizationProvider = () => Promise<string | undefined>;
 
+/** A client certificate and its private key: PEM, or Base64 of PEM. */
+export interface ClientCertificate {
+  readonly certificateData: string | Uint8Array;
+  readonly privateKeyData: string | Uint8Array;
+}
+
+/**
+ * A port-specific, dynamic source of the client certificate (e.g. a kubeconfig exec plugin).
+ * Called before every request; `undefined` falls back to the static fields.
+ */
+export type ClientCertificateProvider = () => Promise<ClientCertificate | undefined>;
+
 /** Where the API server is and how to talk to it (R-AUTH-1; Kopf: `ConnectionInfo`). */
 export interface ConnectionInfo {
   /** The API server's URL, e.g. `https://10.0.0.1:6443`. */
@@ -34,6 +46,8 @@ export interface ConnectionInfo {
   readonly caData?: string | Uint8Array;
   /** Skip verification of the server's certificate. */
   readonly insecure?: boolean;
+  /** Port-specific: the name to verify the server's certificate against and to send as SNI (kubeconfig `tls-server-name`). */
+  readonly tlsServerName?: string;
   /** HTTP Basic authentication (with `password`). */
   readonly username?: string;
   readonly password?: string;
@@ -57,6 +71,8 @@ export interface ConnectionInfo {
   readonly expiration?: Date;
   /** Port-specific: a dynamic `Authorization` header (see `AuthorizationProvider`). */
   readonly authorization?: AuthorizationProvider;
+  /** Port-specific: a dynamic client certificate (see `ClientCertificateProvider`). */
+  readonly clientCertificate?: ClientCertificateProvider;
 }
 
 const PAIRS: ReadonlyArray<readonly [keyof ConnectionInfo, keyof ConnectionInfo]> = [
@@ -147,6 +163,7 @@ export class Vault {
   private items: VaultItem[] = [];
   private readonly invalid = new Set<string>();
   private exhausted = false;
+  private exhaustion: string | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly clock: Pick<clocks.Clock, 'now'>;
   private readonly random: () => number;
@@ -167,8 +184,14 @@ export class Vault {
    * Adds credentials by key (replacing earlier ones of the same key). Null entries, expired ones and
    * ones invalidated before are skipped. Returns how many were accepted. If the vault is still empty
    * afterwards, it becomes exhausted: waiting and later `select()` calls fail with `LoginError`.
+   *
+   * @param options.reason the message of that `LoginError` if the vault stays empty (default
+   *   `OUT_OF_CREDENTIALS`), e.g. what the built-in logins looked for and did not find.
    */
-  populate(entries: Readonly<Record<string, ConnectionInfo | null | undefined>> | Iterable<readonly [string, ConnectionInfo | null | undefined]>): number {
+  populate(
+    entries: Readonly<Record<string, ConnectionInfo | null | undefined>> | Iterable<readonly [string, ConnectionInfo | null | undefined]>,
+    options?: { readonly reason?: string },
+  ): number {
     const pairs = Symbol.iterator in entries ? [...(entries as Iterable<readonly [string, ConnectionInfo | null | undefined]>)] : Object.entries(entries);
     let accepted = 0;
     for (const [key, raw] of pairs) {
@@ -181,6 +204,7 @@ export class Vault {
     }
     this.expire();
     this.exhausted = this.items.length === 0;
+    this.exhaustion = options?.reason;
     this.sync();
     return accepted;
   }
@@ -200,7 +224,7 @@ export class Vault {
         const best = this.items.filter((item) => (item.info.priority ?? 0) === top);
         return best[Math.min(best.length - 1, Math.floor(this.random() * best.length))]!;
       }
-      if (this.exhausted) throw new errors.LoginError(OUT_OF_CREDENTIALS);
+      if (this.exhausted) throw new errors.LoginError(this.exhaustion ?? OUT_OF_CREDENTIALS);
       await this.waitForChange(signal);
     }
   }

@@ -215,6 +215,16 @@ export type ConnectionErrorCode = 'ConnectionError' | 'RequestTimeout';
 export class ConnectionError extends Error {
   readonly code: ConnectionErrorCode = 'ConnectionError';
   override readonly name: string = 'ConnectionError';
+  /**
+   * The failure without the request, e.g. `connect ECONNREFUSED 127.0.0.1:1`: for lines that name
+   * the request already (R-AUTH-5's retry lines). Defaults to the message.
+   */
+  readonly detail: string;
+
+  constructor(message: string, options?: ErrorOptions & { readonly detail?: string }) {
+    super(message, options);
+    this.detail = options?.detail ?? message;
+  }
 }
 
 /** The connect or total timeout of a request elapsed (R-AUTH-6, R-WATCH-2). */
@@ -246,6 +256,15 @@ export class WatchingError extends Error {
     super(`Error in the watch-stream: ${JSON.stringify(object)}`);
     this.payload = isStatus(object) ? object : undefined;
   }
+}
+
+/**
+ * Whether an error's message says all there is to know: no usable credentials (`LoginError`), or a
+ * server that cannot be reached (`ConnectionError`). Their stack traces only point into the client,
+ * so the framework logs them as one line.
+ */
+export function isSelfExplanatory(error: unknown): boolean {
+  return error instanceof LoginError || error instanceof ConnectionError;
 }
 
 /** Whether an error is a network-level failure (including timeouts). */

@@ -1,24 +1,25 @@
 /**
  * The built-in logins of R-AUTH-2: from an in-cluster service account and from kubeconfig files.
  *
- * Both are built on `@kubernetes/client-node`'s `KubeConfig` (kubeconfig parsing, relative paths,
- * exec plugins, token files, auth providers) and turn its current context into a
- * `credentials.ConnectionInfo`. Users whose kubeconfig entry needs a plugin (`exec`,
- * `auth-provider`) get a dynamic `authorization` provider that asks the `KubeConfig`'s own
- * authenticators before each request, so refreshed tokens are picked up.
+ * Both turn what they find into a `credentials.ConnectionInfo`. The kubeconfig login reads the
+ * files with `kubeconfigs` (kubectl's merging and path rules) and converts the current context's
+ * cluster, user and namespace: static material as fields, an exec plugin as dynamic providers
+ * (`execplugins`, refreshed when its credentials expire), a refreshing auth-provider (oidc, gcp,
+ * azure) as a provider backed by the optional `@kubernetes/client-node` (`authproviders`).
+ * Everything a request would trip over later — a missing certificate file, an unknown user, an
+ * unsupported field — is a `LoginError` naming the file and the entry now.
  *
- * `KUBECONFIG` may list several files (separated by the OS path separator); for each entry name
- * and for the current context, the first file defining it wins (kubectl's merge rule).
- * The reactor's login activity calls these when no login handler is registered.
+ * The reactor's login activity calls these when no login handler is registered; when neither
+ * applies, `noCredentialsMessage()` says exactly what was looked for.
  */
 
 import * as fs from 'node:fs';
-import type * as https from 'node:https';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
+import * as authproviders from './authproviders.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
+import * as execplugins from './execplugins.js';
+import * as kubeconfigs from './kubeconfigs.js';
 
 /** Priority of the service-account login. */
 export const PRIORITY_OF_SERVICE_ACCOUNT = 20;
@@ -28,6 +29,10 @@ export const PRIORITY_OF_KUBECONFIG = 10;
 export const SERVICE_ACCOUNT_FOLDER = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** The in-cluster API server. */
 export const IN_CLUSTER_SERVER = 'https://kubernetes.default.svc';
+
+export { kubeconfigPaths, loadKubeconfig } from './kubeconfigs.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function readTrimmed(file: string): string | undefined {
   if (!fs.existsSync(file)) return undefined;
@@ -47,49 +52,21 @@ export function loginWithServiceAccount(options?: { readonly folder?: string; re
   const tokenPath = path.join(folder, 'token');
   if (!fs.existsSync(tokenPath)) return null;
   const caPath = path.join(folder, 'ca.crt');
-  const config = new k8s.KubeConfig();
-  config.loadFromClusterAndUser(
-    { name: 'in-cluster', server: options?.server ?? IN_CLUSTER_SERVER, caFile: fs.existsSync(caPath) ? caPath : undefined, skipTLSVerify: false },
-    { name: 'service-account', token: readTrimmed(tokenPath) },
-  );
+  const info: Mutable<credentials.ConnectionInfo> = {
+    server: (options?.server ?? IN_CLUSTER_SERVER).replace(/\/$/, ''),
+    priority: PRIORITY_OF_SERVICE_ACCOUNT,
+  };
+  if (fs.existsSync(caPath)) info.caPath = caPath;
+  const token = readTrimmed(tokenPath);
+  if (token) info.token = token;
   const namespace = readTrimmed(path.join(folder, 'namespace'));
-  return connectionFromKubeConfig(config, { priority: PRIORITY_OF_SERVICE_ACCOUNT, namespace });
+  if (namespace) info.defaultNamespace = namespace;
+  return info;
 }
 
-/** The kubeconfig files to read: `$KUBECONFIG` (a path list) or `~/.kube/config`. */
-export function kubeconfigPaths(env: NodeJS.ProcessEnv = process.env): string[] {
-  const list = env['KUBECONFIG'];
-  if (list) return list.split(path.delimiter).filter(Boolean);
-  return [path.join(env['HOME'] ?? os.homedir(), '.kube', 'config')];
-}
-
-function firstByName<T extends { readonly name: string }>(lists: readonly (readonly T[])[]): T[] {
-  const seen = new Map<string, T>();
-  for (const list of lists) for (const item of list) if (!seen.has(item.name)) seen.set(item.name, item);
-  return [...seen.values()];
-}
-
-/**
- * Loads and merges kubeconfig files with kubectl's rule (the first file defining a name or the
- * current context wins); missing files are skipped. Returns `null` if none exists.
- */
-export function loadKubeconfig(paths: readonly string[]): k8s.KubeConfig | null {
-  const configs: k8s.KubeConfig[] = [];
-  for (const file of paths) {
-    if (!fs.existsSync(file)) continue;
-    const config = new k8s.KubeConfig();
-    config.loadFromFile(file);
-    configs.push(config);
-  }
-  if (configs.length === 0) return null;
-  const merged = new k8s.KubeConfig();
-  merged.loadFromOptions({
-    clusters: firstByName(configs.map((c) => c.getClusters() ?? [])),
-    users: firstByName(configs.map((c) => c.getUsers() ?? [])),
-    contexts: firstByName(configs.map((c) => c.getContexts() ?? [])),
-    currentContext: configs.map((c) => c.getCurrentContext()).find((name) => !!name),
-  });
-  return merged;
+/** Injectable parts of the kubeconfig login, for tests: how plugins run, time, module loading. */
+export interface PluginOptions extends execplugins.ExecOptions {
+  readonly importModule?: authproviders.ModuleImporter;
 }
 
 /**
@@ -98,64 +75,115 @@ export function loadKubeconfig(paths: readonly string[]): k8s.KubeConfig | null 
  *
  * @param options.paths files to merge (default `kubeconfigPaths()`).
  * @param options.context a context name instead of the current one.
- * @throws errors.LoginError when there is no current context, or it names an unknown cluster.
+ * @param options.plugins for tests: the process runner and clock of exec plugins, the module loader.
+ * @throws errors.LoginError when a file is not a kubeconfig, there is no current context, or the
+ *   context's entries are unknown, malformed or unusable (see `connectionFromKubeConfig`).
  */
-export function loginWithKubeconfig(options?: { readonly paths?: readonly string[]; readonly context?: string }): credentials.ConnectionInfo | null {
-  const config = loadKubeconfig(options?.paths ?? kubeconfigPaths());
+export function loginWithKubeconfig(options?: {
+  readonly paths?: readonly string[];
+  readonly context?: string;
+  readonly plugins?: PluginOptions;
+}): credentials.ConnectionInfo | null {
+  const config = kubeconfigs.loadKubeconfig(options?.paths ?? kubeconfigs.kubeconfigPaths());
   if (!config) return null;
-  const contextName = options?.context ?? config.getCurrentContext();
-  if (!contextName) throw new errors.LoginError('The kubeconfig has no current context.');
-  const context = config.getContextObject(contextName);
-  if (!context) throw new errors.LoginError(`The kubeconfig's context ${JSON.stringify(contextName)} is not defined.`);
-  config.setCurrentContext(contextName);
-  return connectionFromKubeConfig(config, { priority: PRIORITY_OF_KUBECONFIG, namespace: context.namespace });
+  return connectionFromKubeConfig(config, { priority: PRIORITY_OF_KUBECONFIG, context: options?.context, plugins: options?.plugins });
+}
+
+function requireFile(file: string | undefined, what: string, entry: string): string | undefined {
+  if (file !== undefined && !fs.existsSync(file)) throw new errors.LoginError(`${entry}: the ${what} file ${file} does not exist.`);
+  return file;
+}
+
+function exclusive(entry: string, pathKey: string, file: string | undefined, data: string | undefined): void {
+  // kubectl rejects this too ("... are both specified"); the ConnectionInfo cannot hold both.
+  if (file !== undefined && data !== undefined) throw new errors.LoginError(`${entry}: both ${pathKey} and ${pathKey}-data are set; use one.`);
 }
 
 /**
- * Converts a `KubeConfig`'s current context into connection info.
+ * Converts a kubeconfig's current (or given) context into connection info.
  *
- * @throws errors.LoginError if the context has no cluster.
+ * @throws errors.LoginError for a missing or unknown context, cluster or user; a certificate, key
+ *   or token file that does not exist; both a file and data for one item; an exec plugin of an
+ *   unsupported version; an auth-provider without a usable token; impersonation (unsupported).
  */
-export function connectionFromKubeConfig(config: k8s.KubeConfig, options: { readonly priority: number; readonly namespace?: string }): credentials.ConnectionInfo {
-  const cluster = config.getCurrentCluster();
-  if (!cluster) throw new errors.LoginError(`The kubeconfig's context ${JSON.stringify(config.getCurrentContext())} has no known cluster.`);
-  const user = config.getCurrentUser();
-  const providerConfig = (user?.authProvider as { config?: Record<string, unknown> } | undefined)?.config;
-  const accessToken = typeof providerConfig?.['access-token'] === 'string' ? providerConfig['access-token'] : undefined;
-  const info: { -readonly [K in keyof credentials.ConnectionInfo]: credentials.ConnectionInfo[K] } = {
-    server: cluster.server,
-    priority: options.priority,
-  };
-  if (cluster.caFile) info.caPath = cluster.caFile;
-  else if (cluster.caData) info.caData = cluster.caData;
-  if (cluster.skipTLSVerify) info.insecure = true;
+export function connectionFromKubeConfig(
+  config: kubeconfigs.Kubeconfig,
+  options: { readonly priority: number; readonly context?: string; readonly plugins?: PluginOptions },
+): credentials.ConnectionInfo {
+  const { context, cluster, user } = kubeconfigs.resolveContext(config, options.context);
+  const clusterEntry = `${cluster.source}: cluster ${JSON.stringify(cluster.name)}`;
+  exclusive(clusterEntry, 'certificate-authority', cluster.certificateAuthority, cluster.certificateAuthorityData);
+  const info: Mutable<credentials.ConnectionInfo> = { server: cluster.server!.replace(/\/$/, ''), priority: options.priority };
+  const caPath = requireFile(cluster.certificateAuthority, 'certificate-authority', clusterEntry);
+  if (caPath) info.caPath = caPath;
+  else if (cluster.certificateAuthorityData) info.caData = cluster.certificateAuthorityData;
+  if (cluster.insecureSkipTlsVerify) info.insecure = true;
   if (cluster.proxyUrl) info.proxyUrl = cluster.proxyUrl;
-  if (user?.certFile) info.certificatePath = user.certFile;
-  else if (user?.certData) info.certificateData = user.certData;
-  if (user?.keyFile) info.privateKeyPath = user.keyFile;
-  else if (user?.keyData) info.privateKeyData = user.keyData;
-  if (user?.username) info.username = user.username;
-  if (user?.password) info.password = user.password;
-  if (user?.token) info.token = user.token;
-  else if (accessToken) info.token = accessToken;
-  if (user && (user.exec || user.authProvider)) info.authorization = authorizationProvider(user);
-  if (options.namespace) info.defaultNamespace = options.namespace;
+  if (cluster.tlsServerName) info.tlsServerName = cluster.tlsServerName;
+  if (user) Object.assign(info, userFields(user, cluster, options.plugins));
+  if (context.namespace) info.defaultNamespace = context.namespace;
   return info;
 }
 
+/** The ConnectionInfo fields of a user entry. */
+function userFields(user: kubeconfigs.KubeconfigUser, cluster: kubeconfigs.KubeconfigCluster, plugins: PluginOptions | undefined): Partial<credentials.ConnectionInfo> {
+  const entry = `${user.source}: user ${JSON.stringify(user.name)}`;
+  if (user.impersonation.length > 0) {
+    throw new errors.LoginError(`${entry}: impersonation (${user.impersonation.join(', ')}) is not supported by the runtime.`);
+  }
+  exclusive(entry, 'client-certificate', user.clientCertificate, user.clientCertificateData);
+  exclusive(entry, 'client-key', user.clientKey, user.clientKeyData);
+  const fields: Mutable<Partial<credentials.ConnectionInfo>> = {};
+  const certificatePath = requireFile(user.clientCertificate, 'client-certificate', entry);
+  if (certificatePath) fields.certificatePath = certificatePath;
+  else if (user.clientCertificateData) fields.certificateData = user.clientCertificateData;
+  const keyPath = requireFile(user.clientKey, 'client-key', entry);
+  if (keyPath) fields.privateKeyPath = keyPath;
+  else if (user.clientKeyData) fields.privateKeyData = user.clientKeyData;
+  if (user.username) fields.username = user.username;
+  if (user.password) fields.password = user.password;
+  if (user.token) fields.token = user.token;
+  else if (user.tokenFile) {
+    // kubectl: `token` wins over `tokenFile`, whose content is trimmed. A re-login re-reads it.
+    const token = readTrimmed(requireFile(user.tokenFile, 'tokenFile', entry)!);
+    if (!token) throw new errors.LoginError(`${entry}: the tokenFile ${user.tokenFile} is empty.`);
+    fields.token = token;
+  }
+  if (user.exec) {
+    const exec = new execplugins.ExecCredentials(user.exec, user, cluster, plugins);
+    fields.authorization = exec.authorization;
+    fields.clientCertificate = exec.clientCertificate;
+  }
+  const provider = user.authProvider;
+  if (provider) {
+    const accessToken = provider.config['access-token'] || undefined;
+    if (authproviders.REFRESHING_PROVIDERS.includes(provider.name)) {
+      fields.authorization = authproviders.refreshingAuthorization({ ...user, authProvider: provider }, { importModule: plugins?.importModule });
+    } else if (!accessToken) {
+      throw new errors.LoginError(`${entry}: auth-provider ${JSON.stringify(provider.name)} has no access-token and is not supported; `
+        + `supported: ${authproviders.REFRESHING_PROVIDERS.join(', ')} (with @kubernetes/client-node), or any with a static access-token.`);
+    }
+    if (!fields.token && accessToken) fields.token = accessToken;
+  }
+  return fields;
+}
+
 /**
- * A dynamic `Authorization` header from the `KubeConfig`'s own authenticators (exec plugins, token
- * files, OIDC, cloud providers) for one user. The placeholder cluster only satisfies the
- * `KubeConfig` API; no connection is made through it.
+ * Why the built-in logins found nothing, naming exactly what they looked for: `KUBECONFIG` (unset,
+ * or the files it lists), the default kubeconfig (not read when `KUBECONFIG` is set), and the
+ * service-account token. One line, for the error that stops the operator.
+ *
+ * @param options.env the environment (default `process.env`).
+ * @param options.folder the service-account folder (default: the standard mount point).
  */
-function authorizationProvider(user: k8s.User): credentials.AuthorizationProvider {
-  const config = new k8s.KubeConfig();
-  config.loadFromClusterAndUser({ name: 'authorization', server: 'https://authorization.invalid', skipTLSVerify: true }, user);
-  return async () => {
-    const options: https.RequestOptions = { headers: {} };
-    await config.applyToHTTPSOptions(options);
-    const headers = (options.headers ?? {}) as Record<string, unknown>;
-    const value = headers['Authorization'] ?? headers['authorization'];
-    return typeof value === 'string' ? value.trim() : undefined;
-  };
+export function noCredentialsMessage(options?: { readonly env?: NodeJS.ProcessEnv; readonly folder?: string }): string {
+  const env = options?.env ?? process.env;
+  const fallback = kubeconfigs.defaultKubeconfigPath(env);
+  const list = env['KUBECONFIG'];
+  const token = path.join(options?.folder ?? SERVICE_ACCOUNT_FOLDER, 'token');
+  const kubeconfig = list
+    ? `KUBECONFIG=${list} lists no existing file (the default ${fallback} is not read when KUBECONFIG is set)`
+    : `KUBECONFIG is not set, ${fallback} does not exist`;
+  return `No credentials found: ${kubeconfig}, and ${token} does not exist (not running in a pod). `
+    + 'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).';
 }

@@ -6,8 +6,10 @@
  * next ones (waiting for a re-login if the vault ran empty). Connection errors, timeouts, HTTP 5xx,
  * 403 and 429 are retried after the back-offs of `settings.networking.errorBackoffs` (seconds);
  * for 429 a longer `Retry-After` wins (or any, with `enforceRetryAfter`). Every failed attempt
- * logs at ERROR `Request attempt #<i>/<n> failed; will retry: <METHOD> <url> -> <error>` or
- * `... failed; escalating: ...` when giving up. Other 4xx responses fail at once.
+ * logs one line at ERROR, `Request attempt #<i>/<n> failed; will retry: <METHOD> <url> -> <error>`
+ * or `... failed; escalating: ...` when giving up, where `<error>` is the error's class and a short
+ * text (`ConnectionError: connect ECONNREFUSED 127.0.0.1:1`), without a stack trace: the failures
+ * are the server's or the network's, not the code's. Other 4xx responses fail at once.
  *
  * `openStream()` is the streaming variant used by watches: the same credentials handling, no
  * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
@@ -70,7 +72,9 @@ export function isRetriable(error: unknown): boolean {
   return error instanceof errors.ApiError && (error.status === 403 || error.status === 429 || (error.status >= 500 && error.status < 600));
 }
 
+/** The `<error>` of the retry lines: the class and a short text (the request is named already). */
 function describe(error: unknown): string {
+  if (error instanceof errors.ConnectionError) return `${error.name}: ${error.detail}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
@@ -180,7 +184,7 @@ async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSi
       if (signal?.aborted || !isRetriable(error)) throw error;
       const next = iterator.next();
       if (next.done) {
-        ctx.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${describe(error)}`, { error });
+        ctx.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${describe(error)}`);
         throw error;
       }
       let delay = next.value;
@@ -188,7 +192,7 @@ async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSi
         const advised = error.retryAfterSeconds(ctx.clock.now());
         if (advised !== undefined && (networking.enforceRetryAfter || advised > delay)) delay = advised;
       }
-      ctx.logger.error(`Request attempt ${idx} failed; will retry: ${what} -> ${describe(error)}`, { error });
+      ctx.logger.error(`Request attempt ${idx} failed; will retry: ${what} -> ${describe(error)}`);
       await ctx.clock.sleep(delay * 1000, signal);
     }
   }

@@ -112,7 +112,10 @@ export class Transport {
       cert: material(info.certificatePath, info.certificateData),
       key: material(info.privateKeyPath, info.privateKeyData),
       rejectUnauthorized: !info.insecure,
+      servername: info.tlsServerName,
     };
+    // The agent's options override each request's: unset ones must not hide a per-request certificate.
+    for (const key of Object.keys(tlsOptions) as (keyof https.AgentOptions)[]) if (tlsOptions[key] === undefined) delete tlsOptions[key];
     if (this.secure) this.agent = this.proxy ? new proxies.TunnelingAgent(this.proxy, tlsOptions) : new https.Agent(tlsOptions);
     else this.agent = new http.Agent({ keepAlive: true });
   }
@@ -124,6 +127,9 @@ export class Transport {
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
     const authorization = await authorizationOf(this.info);
     if (authorization) headers['authorization'] = authorization;
+    const certificate = this.secure ? await this.info.clientCertificate?.() : undefined;
+    // Per-request TLS material: the agent keeps sockets of different certificates apart.
+    const tlsOptions: https.RequestOptions = certificate ? { cert: pemOf(certificate.certificateData), key: pemOf(certificate.privateKeyData) } : {};
     for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
     if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
 
@@ -133,13 +139,14 @@ export class Transport {
     const reasonOf = (error: unknown): unknown => {
       if (request.signal?.aborted) return request.signal.reason;
       if (timeouts.signal.aborted) return timeouts.signal.reason;
-      return new errors.ConnectionError(`${request.method} ${url} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      const detail = failureOf(error);
+      return new errors.ConnectionError(`${request.method} ${url} failed: ${detail}`, { cause: error, detail });
     };
 
     return new Promise<TransportResponse>((resolve, reject) => {
       const req = this.proxy && !this.secure
         ? http.request({ host: this.proxy.hostname, port: this.proxy.port || 80, path: url, method: request.method, agent: this.agent, headers: this.proxied(url, headers) })
-        : (this.secure ? https : http).request(url, { method: request.method, headers, agent: this.agent });
+        : (this.secure ? https : http).request(url, { method: request.method, headers, agent: this.agent, ...tlsOptions });
       const finish = (): void => {
         done.abort();
         request.signal?.removeEventListener('abort', onAbort);
@@ -147,7 +154,8 @@ export class Transport {
       };
       const onAbort = (): void => { req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted')); };
       const onTotal = (): void => {
-        timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} timed out after ${request.totalTimeoutMs} ms.`));
+        const detail = `timed out after ${request.totalTimeoutMs} ms`;
+        timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail }));
         req.destroy(timeouts.signal.reason as Error);
       };
       request.signal?.addEventListener('abort', onAbort, { once: true });
@@ -160,7 +168,8 @@ export class Transport {
           const connected = new AbortController();
           const timer = aborts.timeoutSignal(this.clock, limit, { cancel: anyOf(connected.signal, done.signal) });
           timer.addEventListener('abort', () => {
-            timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} could not connect within ${limit} ms.`));
+            const detail = `could not connect within ${limit} ms`;
+            timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail }));
             req.destroy(timeouts.signal.reason as Error);
           }, { once: true });
           socket.once(this.secure ? 'secureConnect' : 'connect', () => connected.abort());
@@ -219,6 +228,17 @@ export class Transport {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * The short text of a network failure, e.g. `connect ECONNREFUSED 127.0.0.1:1`. Node reports a
+ * failed connection to a name with several addresses as an `AggregateError` without a message.
+ */
+export function failureOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message) return error.message;
+  if (error instanceof AggregateError && error.errors.length > 0) return [...new Set(error.errors.map(failureOf))].join('; ');
+  return (error as NodeJS.ErrnoException).code ?? error.name;
 }
 
 function anyOf(...signals: AbortSignal[]): AbortSignal {

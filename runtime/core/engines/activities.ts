@@ -149,24 +149,40 @@ function activityKwargs(options: {
   return invocation.lazyKwargs(getters);
 }
 
-/** A built-in login used when no login handler is registered (R-AUTH-2). */
-function fallbackLogin(id: string, fn: () => credentials.ConnectionInfo | null): execution.Invocable {
+/** A built-in login used when no login handler is registered (R-AUTH-2); its failures go to `failures`. */
+function fallbackLogin(id: string, fn: () => credentials.ConnectionInfo | null, failures?: string[]): execution.Invocable {
   // Kopf registers its fallbacks with errors=IGNORED: a broken kubeconfig is logged, not retried.
-  return { id, fn: () => fn(), errors: errors.ErrorsMode.IGNORED, param: undefined };
+  const call = (): credentials.ConnectionInfo | null => {
+    try {
+      return fn();
+    } catch (error) {
+      failures?.push(`${id} failed: ${errors.describeError(error)}`);
+      throw error;
+    }
+  };
+  return { id, fn: call, errors: errors.ErrorsMode.IGNORED, param: undefined };
 }
 
 /**
  * The built-in logins of R-AUTH-2, in Kopf's order: the in-cluster service account (priority 20),
  * then kubeconfig files (priority 10). Each returns null when it does not apply.
+ *
+ * @param failures collects `<id> failed: <message>` of the logins that throw.
  */
-export const FALLBACK_LOGINS: readonly execution.Invocable[] = Object.freeze([
-  fallbackLogin('login_with_service_account', () => logins.loginWithServiceAccount()),
-  fallbackLogin('login_with_kubeconfig', () => logins.loginWithKubeconfig()),
-]);
+export function fallbackLogins(failures?: string[]): readonly execution.Invocable[] {
+  return [
+    fallbackLogin('login_with_service_account', () => logins.loginWithServiceAccount(), failures),
+    fallbackLogin('login_with_kubeconfig', () => logins.loginWithKubeconfig(), failures),
+  ];
+}
 
-/** The login handlers to run: the registered ones, or the built-in fallbacks if there are none. */
-export function loginHandlers(registered: readonly handlers.ActivityHandler[]): readonly execution.Invocable[] {
-  return registered.length > 0 ? registered : FALLBACK_LOGINS;
+/**
+ * The login handlers to run: the registered ones, or the built-in fallbacks if there are none.
+ *
+ * @param failures collects the failures of the built-in logins (see `fallbackLogins()`).
+ */
+export function loginHandlers(registered: readonly handlers.ActivityHandler[], failures?: string[]): readonly execution.Invocable[] {
+  return registered.length > 0 ? registered : fallbackLogins(failures);
 }
 
 /** What authentication needs: the activity's options without the activity and with the vault. */
@@ -182,7 +198,9 @@ export interface AuthenticationOptions extends Omit<ActivityOptions, 'activity' 
  * Runs the login activity once and puts its credentials into the vault (R-AUTH-1..3): INFO
  * `<title> has been initiated.`, then `<title> has finished.`, or the WARNING
  * `<title> has failed: no credentials were retrieved from the login handlers.` when every login
- * returned null — the vault is then exhausted and API calls fail with `LoginError`.
+ * returned null — the vault is then exhausted and API calls fail with `LoginError`. When that
+ * happens with the built-in logins, the error says exactly why: what they looked for and did not
+ * find (`logins.noCredentialsMessage()`), or how they failed.
  *
  * @param title `Initial authentication`, `Re-authentication` (Kopf's wording) or anything else.
  * @returns how many credentials the vault accepted.
@@ -192,11 +210,14 @@ export async function authenticate(options: AuthenticationOptions & { readonly t
   const logger = options.logger ?? logging.getLogger('kopf.activities.authentication');
   const title = options.title ?? 'Authentication';
   logger.info(`${title} has been initiated.`);
-  const results = await runActivity({ ...options, activity: 'authentication', handlers: loginHandlers(options.handlers), logger });
+  const failures: string[] = [];
+  const results = await runActivity({ ...options, activity: 'authentication', handlers: loginHandlers(options.handlers, failures), logger });
   const found = [...results].filter((entry): entry is [string, credentials.ConnectionInfo] => entry[1] !== null && entry[1] !== undefined);
   if (found.length > 0) logger.info(`${title} has finished.`);
   else logger.warning(`${title} has failed: no credentials were retrieved from the login handlers.`);
-  return options.vault.populate(found);
+  const builtin = options.handlers.length === 0 && found.length === 0;
+  const reason = !builtin ? undefined : failures.length > 0 ? `No credentials: ${failures.join('; ')}` : logins.noCredentialsMessage();
+  return options.vault.populate(found, { reason });
 }
 
 /**

@@ -29,6 +29,7 @@ import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
 import * as api from '../../cogs/client/api.js';
 import * as credentials from '../../cogs/client/credentials.js';
+import * as clientErrors from '../../cogs/client/errors.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
@@ -225,7 +226,8 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       },
       (error: unknown) => {
         if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
-        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, { error });
+        // Credentials and connection failures are one line: their stack traces only point into the client.
+        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.isSelfExplanatory(error) ? undefined : { error });
         failures.push(error);
       },
     ).finally(() => { isSettled = true; });

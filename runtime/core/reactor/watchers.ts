@@ -4,6 +4,7 @@
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
  * operator (R-WATCH-3, R-QUEUE-9, D-12).
  */
+import * as clientErrors from '../../cogs/client/errors.js';
 import * as watching from '../../cogs/client/watching.js';
 import * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
@@ -45,7 +46,8 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
     });
   } catch (error) {
     if (!stop.signal.aborted) {
-      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, { error });
+      const extra = clientErrors.isSelfExplanatory(error) ? undefined : { error }; // lost credentials or server: one line
+      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, extra);
       throw error;
     }
   } finally {

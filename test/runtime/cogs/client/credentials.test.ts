@@ -128,6 +128,16 @@ describe('R-AUTH-3 Vault', () => {
     expect((await vault.select()).key).toBe('b');
   });
 
+  it('an exhausted vault fails with the reason given to populate(), until a later populate', async () => {
+    const vault = new credentials.Vault();
+    vault.populate({ a: null }, { reason: 'No credentials found: nothing here.' });
+    await expect(vault.select()).rejects.toThrow(new errors.LoginError('No credentials found: nothing here.'));
+    vault.populate({ a: null });
+    await expect(vault.select()).rejects.toThrow(credentials.OUT_OF_CREDENTIALS);
+    vault.populate({ b: { server: SERVER, token: 'b' } }, { reason: 'unused while there are credentials' });
+    expect((await vault.select()).key).toBe('b');
+  });
+
   it('a waiting selection rejects when its signal aborts', async () => {
     const vault = new credentials.Vault();
     const controller = new AbortController();

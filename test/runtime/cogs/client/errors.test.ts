@@ -101,4 +101,16 @@ describe('other errors', () => {
     expect(new errors.ConnectionError('reset').code).toBe('ConnectionError');
     expect(errors.isConnectionError(new Error('x'))).toBe(false);
   });
+
+  it('a connection error keeps a short detail for lines that name the request already', () => {
+    expect(new errors.ConnectionError('GET https://x/api failed: connect ECONNREFUSED', { detail: 'connect ECONNREFUSED' }).detail).toBe('connect ECONNREFUSED');
+    expect(new errors.ConnectionError('reset').detail).toBe('reset');
+  });
+
+  it('credentials and connection failures are self-explanatory (logged without stack traces); others are not', () => {
+    expect(errors.isSelfExplanatory(new errors.LoginError('no context'))).toBe(true);
+    expect(errors.isSelfExplanatory(new errors.RequestTimeoutError('slow'))).toBe(true);
+    expect(errors.isSelfExplanatory(errors.apiErrorFor(500, ''))).toBe(false);
+    expect(errors.isSelfExplanatory(new TypeError('bug'))).toBe(false);
+  });
 });

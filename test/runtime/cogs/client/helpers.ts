@@ -16,16 +16,18 @@ import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 export interface LogRecord {
   readonly level: loggers.LogLevel;
   readonly message: string;
+  /** The extra fields (e.g. an `error` whose stack trace the real loggers print). */
+  readonly extra?: loggers.LogExtra;
 }
 
 /** A logger that keeps every record. */
 export class RecordingLogger implements loggers.Logger {
   readonly records: LogRecord[] = [];
-  debug(message: string): void { this.records.push({ level: 'debug', message }); }
-  info(message: string): void { this.records.push({ level: 'info', message }); }
-  warning(message: string): void { this.records.push({ level: 'warning', message }); }
-  error(message: string): void { this.records.push({ level: 'error', message }); }
-  critical(message: string): void { this.records.push({ level: 'critical', message }); }
+  debug(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'debug', message, extra }); }
+  info(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'info', message, extra }); }
+  warning(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'warning', message, extra }); }
+  error(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'error', message, extra }); }
+  critical(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'critical', message, extra }); }
   messages(level?: loggers.LogLevel): string[] {
     return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.message);
   }

@@ -1,15 +1,18 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DevCluster } from '../../../../devcluster/testing.js';
 import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as api from '../../../../runtime/cogs/client/api.js';
 import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
+import * as logins from '../../../../runtime/cogs/client/logins.js';
 import * as requests from '../../../../runtime/cogs/client/requests.js';
 import * as transport from '../../../../runtime/cogs/client/transport.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
-import { type Client, RecordingLogger, clientFor, drive } from './helpers.js';
+import { type Client, RecordingLogger, clientFor, drive, tempDir } from './helpers.js';
 
 const NAMESPACES = references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false });
 const CONFIGMAPS = references.makeResource({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' });
@@ -29,6 +32,13 @@ describe('R-AUTH-4 authorization header', () => {
   it('R-AUTH-4 a dynamic provider wins over static fields, unless it gives nothing', async () => {
     expect(await transport.authorizationOf({ server: 'https://x', token: 'static', authorization: async () => 'Bearer dynamic' })).toBe('Bearer dynamic');
     expect(await transport.authorizationOf({ server: 'https://x', token: 'static', authorization: async () => undefined })).toBe('Bearer static');
+  });
+
+  it('R-AUTH-5 network failures have a short text, also when Node aggregates several addresses', () => {
+    const refused = (address: string): Error => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+    expect(transport.failureOf(refused('127.0.0.1:1'))).toBe('connect ECONNREFUSED 127.0.0.1:1');
+    expect(transport.failureOf(new AggregateError([refused('::1:1'), refused('127.0.0.1:1')], ''))).toBe('connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
+    expect(transport.failureOf(Object.assign(new Error(''), { code: 'ECONNRESET' }))).toBe('ECONNRESET');
   });
 
   it('R-AUTH-4 accepts CA and key material as PEM or Base64 of PEM', () => {
@@ -288,6 +298,48 @@ describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
     vault.populate({ login: { server: cluster.url, token: 'never-valid' } });
     await expect(pending).rejects.toBeInstanceOf(errors.LoginError);
     client.close();
+  });
+});
+
+describe('R-AUTH-5 a stale kubeconfig: the server refuses connections', () => {
+  /** A loopback port that nothing listens on (it was free a moment ago). */
+  async function closedPort(): Promise<number> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+
+  it('R-AUTH-5 each failed attempt is one line with a short error; the final error is one line', async () => {
+    const port = await closedPort();
+    const file = path.join(tempDir(), 'config');
+    fs.writeFileSync(file, [
+      'apiVersion: v1', 'kind: Config', 'current-context: stale',
+      `clusters: [{name: gone, cluster: {server: "https://127.0.0.1:${port}"}}]`,
+      'users: [{name: me, user: {token: old}}]',
+      'contexts: [{name: stale, context: {cluster: gone, user: me}}]', '',
+    ].join('\n'));
+    const vault = new credentials.Vault();
+    vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [file] }) });
+    const clock = new VirtualClock({ start: Date.now() });
+    const logger = new RecordingLogger();
+    const client = new api.HttpKubeApi({ vault, settings: new settings.OperatorSettings(), logger, clock });
+    try {
+      const outcome = await drive(clock, client.list(NAMESPACES, null));
+      const url = `https://127.0.0.1:${port}/api/v1/namespaces`;
+      const refused = `connect ECONNREFUSED 127.0.0.1:${port}`;
+      expect(outcome.error).toBeInstanceOf(errors.ConnectionError);
+      expect((outcome.error as Error).message).toBe(`GET ${url} failed: ${refused}`);
+      expect(outcome.slept).toEqual([1000, 1000, 2000, 3000, 5000, 8000, 13000, 21000]);
+      expect(logger.messages('error')).toEqual([
+        ...[1, 2, 3, 4, 5, 6, 7, 8].map((i) => `Request attempt #${i}/9 failed; will retry: GET ${url} -> ConnectionError: ${refused}`),
+        `Request attempt #9/9 failed; escalating: GET ${url} -> ConnectionError: ${refused}`,
+      ]);
+      expect(logger.records.filter((record) => record.extra !== undefined)).toEqual([]); // no error attached: no stack traces
+    } finally {
+      client.close();
+    }
   });
 });
 

@@ -159,6 +159,23 @@ describe('authentication (R-AUTH-1..3)', () => {
     }
   });
 
+  it('R-AUTH-3 when the built-in logins fail, the vault refuses requests saying how they failed', async () => {
+    const file = path.join(tempDir(), 'config');
+    fs.writeFileSync(file, 'apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n');
+    const saved = process.env['KUBECONFIG'];
+    process.env['KUBECONFIG'] = file;
+    try {
+      const w = world();
+      const vault = new credentials.Vault();
+      await activities.authenticate({ ...w, handlers: [], vault, title: 'Initial authentication' });
+      expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
+      await expect(vault.select()).rejects.toThrow(`No credentials: login_with_kubeconfig failed: The kubeconfig's context "nowhere" is not defined (${file}).`);
+    } finally {
+      if (saved === undefined) delete process.env['KUBECONFIG'];
+      else process.env['KUBECONFIG'] = saved;
+    }
+  });
+
   it('R-AUTH-3 no credentials from the login handlers: the WARNING, and the vault refuses requests', async () => {
     const w = world();
     on.login({ registry: w.registry }, function login_fn() { return null; });
@@ -166,7 +183,7 @@ describe('authentication (R-AUTH-1..3)', () => {
     await activities.authenticate({ ...w, handlers: w.registry.activityHandlers('authentication'), vault, title: 'Re-authentication' });
     expect(log.matching('Re-authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
     expect(log.records.find((r) => r.message.includes('has failed'))?.level).toBe(30);
-    await expect(vault.select()).rejects.toMatchObject({ name: 'LoginError' });
+    await expect(vault.select()).rejects.toMatchObject({ name: 'LoginError', message: credentials.OUT_OF_CREDENTIALS }); // Kopf's message
   });
 
   it('R-AUTH-3 the authenticator logs in at start and again whenever the vault is depleted', async () => {

@@ -1,0 +1,211 @@
+/**
+ * Exec credential plugins of kubeconfig users (client.authentication.k8s.io `ExecCredential`,
+ * v1 and v1beta1): cloud CLIs and helpers that print a token or a client certificate.
+ *
+ * As kubectl does, the plugin is run with its `args` and its `env` over the process's environment,
+ * with `KUBERNETES_EXEC_INFO` holding the `ExecCredential` request (`spec.interactive` is false — an
+ * operator has no terminal — and `spec.cluster` when the user asks for `provideClusterInfo`). Its
+ * stdout is an `ExecCredential` whose `status` has a `token` and/or `clientCertificateData` with
+ * `clientKeyData`, and maybe an `expirationTimestamp`.
+ *
+ * One `ExecCredentials` belongs to one login: it runs the plugin on first use and keeps the result
+ * until it expires (without an expiry, for as long as the login's credentials live). A 401 makes the
+ * vault drop those credentials and log in again, which creates a new `ExecCredentials` and so runs
+ * the plugin afresh. Concurrent requests share one run. A failing plugin is a `LoginError` naming
+ * the command, its exit code and the first lines of its stderr, or its `installHint` when the
+ * command does not exist.
+ *
+ * The process runner and the clock are injectable for tests.
+ */
+
+import * as childProcess from 'node:child_process';
+import * as fs from 'node:fs';
+import type * as clocks from '../aio/clocks.js';
+import type * as credentials from './credentials.js';
+import * as errors from './errors.js';
+import type * as kubeconfigs from './kubeconfigs.js';
+
+/** The ExecCredential API versions understood (v1alpha1 was removed from Kubernetes in 1.24). */
+export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
+
+/** How many lines of a failed plugin's stderr go into the error. */
+const STDERR_LINES = 5;
+
+/** What a finished process gave. */
+export interface ProcessResult {
+  /** The exit code, or null when it was killed by a signal. */
+  readonly exitCode: number | null;
+  readonly signal?: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a command to completion. Rejects (with the `spawn` error, e.g. `code: 'ENOENT'`) when it
+ * cannot be started.
+ */
+export type ProcessRunner = (command: string, args: readonly string[], options: { readonly env: NodeJS.ProcessEnv }) => Promise<ProcessResult>;
+
+/** The real runner: `child_process.spawn` without stdin, collecting stdout and stderr. */
+export const runProcess: ProcessRunner = (command, args, options) => new Promise<ProcessResult>((resolve, reject) => {
+  const child = childProcess.spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+  child.once('error', reject);
+  child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
+});
+
+/** The credentials a plugin gave. */
+export interface ExecStatus {
+  readonly token?: string;
+  readonly clientCertificateData?: string;
+  readonly clientKeyData?: string;
+  /** When they expire, ms since the epoch; absent = never. */
+  readonly expiration?: number;
+}
+
+/** Injectable parts of running plugins. */
+export interface ExecOptions {
+  /** Default: `runProcess`. */
+  readonly run?: ProcessRunner;
+  /** For expirations; default wall time. */
+  readonly clock?: Pick<clocks.Clock, 'now'>;
+  /** The environment the plugin's `env` is merged over; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+function isMapping(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `spec.cluster` of the ExecCredential request (kubectl's field names). */
+function clusterInfo(cluster: kubeconfigs.KubeconfigCluster): Record<string, unknown> {
+  const info: Record<string, unknown> = { server: cluster.server };
+  if (cluster.tlsServerName) info['tls-server-name'] = cluster.tlsServerName;
+  if (cluster.insecureSkipTlsVerify) info['insecure-skip-tls-verify'] = true;
+  if (cluster.certificateAuthorityData) info['certificate-authority-data'] = cluster.certificateAuthorityData;
+  else if (cluster.certificateAuthority && fs.existsSync(cluster.certificateAuthority)) {
+    info['certificate-authority-data'] = fs.readFileSync(cluster.certificateAuthority).toString('base64');
+  }
+  if (cluster.proxyUrl) info['proxy-url'] = cluster.proxyUrl;
+  if (cluster.execExtension !== undefined) info['config'] = cluster.execExtension;
+  return info;
+}
+
+/** The credentials of one user's exec plugin, for one login (see the module's comment). */
+export class ExecCredentials {
+  private cached: ExecStatus | undefined;
+  private running: Promise<ExecStatus> | undefined;
+  private readonly run: ProcessRunner;
+  private readonly clock: Pick<clocks.Clock, 'now'>;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly title: string;
+
+  /**
+   * @throws errors.LoginError for an unsupported `apiVersion`, or a plugin that insists on being
+   *   interactive (`interactiveMode: Always`).
+   */
+  constructor(
+    private readonly exec: kubeconfigs.ExecConfig,
+    private readonly user: Pick<kubeconfigs.KubeconfigUser, 'name' | 'source'>,
+    private readonly cluster: kubeconfigs.KubeconfigCluster,
+    options: ExecOptions = {},
+  ) {
+    this.run = options.run ?? runProcess;
+    this.clock = options.clock ?? { now: () => Date.now() };
+    this.env = options.env ?? process.env;
+    this.title = `The exec plugin ${JSON.stringify(exec.command)} of user ${JSON.stringify(user.name)} (${user.source})`;
+    if (exec.apiVersion === undefined || !EXEC_API_VERSIONS.includes(exec.apiVersion)) {
+      throw new errors.LoginError(`${this.title} has apiVersion ${JSON.stringify(exec.apiVersion ?? null)}; supported: ${EXEC_API_VERSIONS.join(', ')}.`);
+    }
+    if (exec.interactiveMode === 'Always') {
+      throw new errors.LoginError(`${this.title} needs a terminal (interactiveMode: Always), which an operator does not have.`);
+    }
+  }
+
+  /** The `Authorization` header from the plugin's token, if it gives one. */
+  readonly authorization: credentials.AuthorizationProvider = async () => {
+    const status = await this.current();
+    return status.token ? `Bearer ${status.token}` : undefined;
+  };
+
+  /** The client certificate from the plugin, if it gives one. */
+  readonly clientCertificate: credentials.ClientCertificateProvider = async () => {
+    const status = await this.current();
+    return status.clientCertificateData && status.clientKeyData
+      ? { certificateData: status.clientCertificateData, privateKeyData: status.clientKeyData }
+      : undefined;
+  };
+
+  /** The plugin's credentials: cached ones until they expire, else from a new run. */
+  async current(): Promise<ExecStatus> {
+    const cached = this.cached;
+    if (cached && (cached.expiration === undefined || cached.expiration > this.clock.now())) return cached;
+    this.running ??= this.fetch().finally(() => { this.running = undefined; });
+    return await this.running;
+  }
+
+  private async fetch(): Promise<ExecStatus> {
+    const apiVersion = this.exec.apiVersion!;
+    const request = {
+      apiVersion,
+      kind: 'ExecCredential',
+      spec: { interactive: false, ...(this.exec.provideClusterInfo ? { cluster: clusterInfo(this.cluster) } : {}) },
+    };
+    const env: NodeJS.ProcessEnv = { ...this.env };
+    for (const { name, value } of this.exec.env) env[name] = value;
+    env['KUBERNETES_EXEC_INFO'] = JSON.stringify(request);
+
+    let result: ProcessResult;
+    try {
+      result = await this.run(this.exec.command, this.exec.args, { env });
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+      if (code === 'ENOENT') {
+        const hint = this.exec.installHint ? ` ${this.exec.installHint.trim().replace(/\s*\n\s*/g, ' ')}` : '';
+        throw new errors.LoginError(`${this.title} failed: the command was not found.${hint}`, { cause });
+      }
+      throw new errors.LoginError(`${this.title} could not be started: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    }
+    if (result.exitCode !== 0) {
+      const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
+      const lines = result.stderr.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, STDERR_LINES);
+      throw new errors.LoginError(`${this.title} ${how}${lines.length > 0 ? `: ${lines.join(' | ')}` : ' (no stderr).'}`);
+    }
+    const status = this.parse(result.stdout, apiVersion);
+    this.cached = status;
+    return status;
+  }
+
+  private parse(stdout: string, apiVersion: string): ExecStatus {
+    const fail = (why: string): never => { throw new errors.LoginError(`${this.title} printed ${why}`); };
+    let credential: unknown;
+    try {
+      credential = JSON.parse(stdout);
+    } catch {
+      return fail(`no ExecCredential JSON: ${JSON.stringify(stdout.trim().slice(0, 120))}.`);
+    }
+    if (!isMapping(credential) || credential['kind'] !== 'ExecCredential') return fail('JSON that is not an ExecCredential.');
+    if (credential['apiVersion'] !== apiVersion) {
+      return fail(`an ExecCredential of apiVersion ${JSON.stringify(credential['apiVersion'])}, not the requested ${apiVersion}.`);
+    }
+    const status = credential['status'];
+    if (!isMapping(status)) return fail('an ExecCredential without a status.');
+    const text = (key: string): string | undefined => {
+      const value = status[key];
+      if (value === undefined || value === null || value === '') return undefined;
+      return typeof value === 'string' ? value : fail(`an ExecCredential whose status.${key} is not a string.`);
+    };
+    const token = text('token');
+    const certificate = text('clientCertificateData');
+    const key = text('clientKeyData');
+    if ((certificate === undefined) !== (key === undefined)) return fail('an ExecCredential with only one of clientCertificateData and clientKeyData.');
+    if (token === undefined && certificate === undefined) return fail('an ExecCredential with neither a token nor a client certificate.');
+    const timestamp = text('expirationTimestamp');
+    const expiration = timestamp === undefined ? undefined : Date.parse(timestamp);
+    if (expiration !== undefined && !Number.isFinite(expiration)) return fail(`an invalid expirationTimestamp ${JSON.stringify(timestamp)}.`);
+    return { token, clientCertificateData: certificate, clientKeyData: key, expiration };
+  }
+}
