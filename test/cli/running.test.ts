@@ -144,6 +144,29 @@ describe('kopf-gen run with the devcluster fallback', () => {
     gone.close();
   });
 
+  it('without --dev-cluster and without a cluster, fails with one line naming what was looked for and starts no devcluster', async () => {
+    const { dir, home } = project();
+    delete process.env['KUBECONFIG'];
+    process.env['HOME'] = home;
+    const out = output();
+    const code = await runCommand.run(['--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false } });
+    expect(code).toBe(1);
+    expect(out.text()).toBe(`kopf-gen run: No credentials found: KUBECONFIG is not set, ${path.join(home, '.kube', 'config')} does not exist, `
+      + 'and /var/run/secrets/kubernetes.io/serviceaccount/token does not exist (not running in a pod). '
+      + 'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).\n');
+    expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
+  });
+
+  it('--dev-cluster=auto uses the configured cluster when there is one, and starts no devcluster', async () => {
+    const { dir } = project();
+    process.env['KUBECONFIG'] = path.join(dir, 'stale-config');
+    const out = output();
+    const code = await runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false } });
+    expect(code).toBe(1);
+    expect(out.text()).toMatch(/^kopf-gen run: No credentials found: KUBECONFIG=\S+stale-config lists no existing file/);
+    expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
+  });
+
   it('--dev-cluster forces the devcluster even when a cluster is configured; --crd picks the CRDs', async () => {
     const { dir } = project();
     fs.rmSync(path.join(dir, 'crds'), { recursive: true });
