@@ -134,6 +134,10 @@ describe('the packed packages, installed from their tarballs as a user would', (
     const modules = path.join(project, 'node_modules');
     expect(TOOLCHAIN.filter((name) => fs.existsSync(path.join(modules, name)))).toEqual([]);
     console.log(`packaging: npm install --omit=dev → node_modules is ${(sizeOf(modules) / 1e6).toFixed(1)} MB`);
+    const typescriptRun = await run(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'run', '-A', 'src/main.ts'], { cwd: project, timeoutMs: 30_000 });
+    expect(typescriptRun.code).toBe(1);
+    expect(typescriptRun.output).toBe('kopf-gen run: running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), '
+      + 'or compile the operator and run the .js file\n');
 
     const kubeconfig = path.join(work, 'kubeconfig');
     const devcluster = spawn(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'devcluster', '--crd', 'crds/kopfexamples.yaml', '--kubeconfig', kubeconfig],
