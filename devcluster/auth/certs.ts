@@ -30,8 +30,14 @@ const BACKDATE_MS = 5 * 60_000;
 export interface CertificateAuthority {
   readonly certPem: string;
   readonly keyPem: string;
-  /** The parsed CA certificate (its subject becomes the issuer of every certificate it signs). */
-  readonly certificate: x509.X509Certificate;
+  /**
+   * The CA certificate's subject name, DER-encoded: the issuer of every certificate it signs, byte
+   * for byte. (Kept as bytes rather than a parsed certificate so that this module's declarations do
+   * not reference the X.509 library, whose typings need the DOM library.)
+   */
+  readonly subjectDer: ArrayBuffer;
+  /** The end of the CA certificate's validity; issued certificates never outlive it. */
+  readonly notAfter: Date;
   readonly privateKey: nodecrypto.webcrypto.CryptoKey;
   /** Hex subject key identifier, repeated as authority key identifier in issued certificates. */
   readonly subjectKeyId: string;
@@ -110,7 +116,8 @@ export async function createCertificateAuthority(opts: CertificateAuthorityOptio
   return {
     certPem: certificate.toString('pem') + '\n',
     keyPem: await privateKeyPem(keys.privateKey),
-    certificate,
+    subjectDer: certificate.subjectName.toArrayBuffer(),
+    notAfter: certificate.notAfter,
     privateKey: keys.privateKey,
     subjectKeyId: ski.keyId,
   };
@@ -126,7 +133,9 @@ export async function loadCertificateAuthority(certPem: string, keyPem: string):
   const privateKey = await webcrypto.subtle.importKey('pkcs8', der, KEY_ALGORITHM, true, ['sign']);
   const ski = certificate.getExtension(x509.SubjectKeyIdentifierExtension);
   const subjectKeyId = ski ? ski.keyId : (await x509.SubjectKeyIdentifierExtension.create(certificate.publicKey)).keyId;
-  return { certPem, keyPem, certificate, privateKey, subjectKeyId };
+  return {
+    certPem, keyPem, subjectDer: certificate.subjectName.toArrayBuffer(), notAfter: certificate.notAfter, privateKey, subjectKeyId,
+  };
 }
 
 /**
@@ -137,7 +146,7 @@ export async function loadCertificateAuthority(certPem: string, keyPem: string):
 export async function issueCertificate(ca: CertificateAuthority, opts: CertificateOptions): Promise<KeyPairPem> {
   const now = opts.now ?? new Date();
   const notBefore = opts.notBefore ?? new Date(now.getTime() - BACKDATE_MS);
-  const caEnd = ca.certificate.notAfter;
+  const caEnd = ca.notAfter;
   const defaultEnd = new Date(Math.min(notBefore.getTime() + 365 * DAY_MS, caEnd.getTime()));
   const notAfter = opts.notAfter ?? defaultEnd;
   if (notAfter.getTime() <= notBefore.getTime()) {
@@ -168,7 +177,7 @@ export async function issueCertificate(ca: CertificateAuthority, opts: Certifica
   const certificate = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerialNumber(),
     subject,
-    issuer: ca.certificate.subjectName,
+    issuer: new x509.Name(ca.subjectDer),
     notBefore,
     notAfter,
     publicKey: keys.publicKey,

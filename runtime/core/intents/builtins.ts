@@ -2,51 +2,67 @@
  * Typed descriptors of built-in Kubernetes resources: `builtins.Pods`, `builtins.ConfigMaps`, …
  *
  * Operators on built-in kinds register exactly like operators on CRDs (`on.create(builtins.Pods, …)`),
- * with handler arguments typed from @kubernetes/client-node's model interfaces. Those models are
- * the *deserialised* shapes (timestamps as `Date`); handlers receive plain JSON, so `JsonOf<T>` maps
- * every `Date` to the RFC 3339 string the API sends, and `metadata` is the runtime's own JSON
- * `ObjectMeta`. Only types are imported from the client library: nothing of it runs here.
+ * with handler arguments typed from the `kubernetes-types` package: declarations only, generated
+ * from the API's OpenAPI document, in the JSON shape handlers receive (timestamps and quantities are
+ * strings). It is a type-only dependency: nothing of it runs, and a user's type-check reads a few
+ * of its files rather than a client library's hundreds of model files. `metadata` is the runtime's
+ * own JSON `ObjectMeta`, as for every other body, and `apiVersion`/`kind` are plain strings.
  */
 
-import type * as k8s from '@kubernetes/client-node';
+import type * as admissionregistrationV1 from 'kubernetes-types/admissionregistration/v1.js';
+import type * as apiextensionsV1 from 'kubernetes-types/apiextensions/v1.js';
+import type * as appsV1 from 'kubernetes-types/apps/v1.js';
+import type * as batchV1 from 'kubernetes-types/batch/v1.js';
+import type * as coordinationV1 from 'kubernetes-types/coordination/v1.js';
+import type * as coreV1 from 'kubernetes-types/core/v1.js';
+import type * as networkingV1 from 'kubernetes-types/networking/v1.js';
+import type * as rbacV1 from 'kubernetes-types/rbac/v1.js';
 import * as resources from '../../cogs/structs/resources.js';
 
-/** The JSON shape of a client-library model: `Date` fields become strings, recursively. */
+/**
+ * The JSON shape of a deserialised model: `Date` fields become strings, recursively.
+ *
+ * The built-in bodies below no longer need it (their models are JSON-shaped already); it stays
+ * for models of client libraries that turn timestamps into `Date`s: `BuiltinBody<JsonOf<Model>>`.
+ */
 export type JsonOf<T> =
   T extends Date ? string
   : T extends readonly (infer E)[] ? JsonOf<E>[]
   : T extends object ? { [K in keyof T]: JsonOf<T[K]> }
   : T;
 
-/** A built-in object's JSON body, from a client-library model. */
-export type BuiltinBody<T> = Omit<JsonOf<T>, 'apiVersion' | 'kind' | 'metadata'> & resources.KubernetesObject;
+/**
+ * A built-in object's JSON body, from a JSON-shaped model (e.g. one of `kubernetes-types`):
+ * the model's own fields, with the runtime's envelope (`apiVersion`, `kind`, `metadata`).
+ */
+export type BuiltinBody<T> = Omit<T, 'apiVersion' | 'kind' | 'metadata'> & resources.KubernetesObject;
 
-export type Pod = BuiltinBody<k8s.V1Pod>;
-export type ConfigMap = BuiltinBody<k8s.V1ConfigMap>;
-export type Secret = BuiltinBody<k8s.V1Secret>;
-export type Service = BuiltinBody<k8s.V1Service>;
-export type Namespace = BuiltinBody<k8s.V1Namespace>;
-export type Node = BuiltinBody<k8s.V1Node>;
-export type Event = BuiltinBody<k8s.CoreV1Event>;
-export type ServiceAccount = BuiltinBody<k8s.V1ServiceAccount>;
-export type Endpoints = BuiltinBody<k8s.V1Endpoints>;
-export type PersistentVolumeClaim = BuiltinBody<k8s.V1PersistentVolumeClaim>;
-export type PersistentVolume = BuiltinBody<k8s.V1PersistentVolume>;
-export type Deployment = BuiltinBody<k8s.V1Deployment>;
-export type StatefulSet = BuiltinBody<k8s.V1StatefulSet>;
-export type DaemonSet = BuiltinBody<k8s.V1DaemonSet>;
-export type ReplicaSet = BuiltinBody<k8s.V1ReplicaSet>;
-export type Job = BuiltinBody<k8s.V1Job>;
-export type CronJob = BuiltinBody<k8s.V1CronJob>;
-export type Ingress = BuiltinBody<k8s.V1Ingress>;
-export type Lease = BuiltinBody<k8s.V1Lease>;
-export type Role = BuiltinBody<k8s.V1Role>;
-export type RoleBinding = BuiltinBody<k8s.V1RoleBinding>;
-export type ClusterRole = BuiltinBody<k8s.V1ClusterRole>;
-export type ClusterRoleBinding = BuiltinBody<k8s.V1ClusterRoleBinding>;
-export type CustomResourceDefinition = BuiltinBody<k8s.V1CustomResourceDefinition>;
-export type ValidatingWebhookConfiguration = BuiltinBody<k8s.V1ValidatingWebhookConfiguration>;
-export type MutatingWebhookConfiguration = BuiltinBody<k8s.V1MutatingWebhookConfiguration>;
+export type Pod = BuiltinBody<coreV1.Pod>;
+export type ConfigMap = BuiltinBody<coreV1.ConfigMap>;
+export type Secret = BuiltinBody<coreV1.Secret>;
+export type Service = BuiltinBody<coreV1.Service>;
+export type Namespace = BuiltinBody<coreV1.Namespace>;
+export type Node = BuiltinBody<coreV1.Node>;
+export type Event = BuiltinBody<coreV1.Event>;
+export type ServiceAccount = BuiltinBody<coreV1.ServiceAccount>;
+export type Endpoints = BuiltinBody<coreV1.Endpoints>;
+export type PersistentVolumeClaim = BuiltinBody<coreV1.PersistentVolumeClaim>;
+export type PersistentVolume = BuiltinBody<coreV1.PersistentVolume>;
+export type Deployment = BuiltinBody<appsV1.Deployment>;
+export type StatefulSet = BuiltinBody<appsV1.StatefulSet>;
+export type DaemonSet = BuiltinBody<appsV1.DaemonSet>;
+export type ReplicaSet = BuiltinBody<appsV1.ReplicaSet>;
+export type Job = BuiltinBody<batchV1.Job>;
+export type CronJob = BuiltinBody<batchV1.CronJob>;
+export type Ingress = BuiltinBody<networkingV1.Ingress>;
+export type Lease = BuiltinBody<coordinationV1.Lease>;
+export type Role = BuiltinBody<rbacV1.Role>;
+export type RoleBinding = BuiltinBody<rbacV1.RoleBinding>;
+export type ClusterRole = BuiltinBody<rbacV1.ClusterRole>;
+export type ClusterRoleBinding = BuiltinBody<rbacV1.ClusterRoleBinding>;
+export type CustomResourceDefinition = BuiltinBody<apiextensionsV1.CustomResourceDefinition>;
+export type ValidatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.ValidatingWebhookConfiguration>;
+export type MutatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.MutatingWebhookConfiguration>;
 
 type Info = Omit<resources.ResourceInfo, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>;
 

@@ -180,14 +180,24 @@ describe('typed registration', () => {
     expect(registry.handlers.filter((h) => ['s', 'tuple', 'f/spec.anything.at.all', 'c/spec.x', 'p'].includes(h.id))).toHaveLength(5);
   });
 
-  it('types built-in resources with the client library models (JSON timestamps)', () => {
-    on.create(builtins.Pods, { registry, id: 'pod' }, ({ spec, status, meta }) => {
+  it('types built-in resources with JSON-shaped models (string timestamps, quantities, int-or-strings)', () => {
+    on.create(builtins.Pods, { registry, id: 'pod' }, ({ spec, status, meta, body, patch }) => {
       expectTypeOf(spec.containers[0]!.name).toEqualTypeOf<string>();
+      expectTypeOf(spec.containers[0]!.resources?.limits).toEqualTypeOf<{ [name: string]: string } | undefined>();
       expectTypeOf(status?.startTime).toEqualTypeOf<string | undefined>();
       expectTypeOf(meta.creationTimestamp).toEqualTypeOf<string | undefined>();
+      expectTypeOf(body.metadata).toEqualTypeOf<runtime.ObjectMeta | undefined>();
+      expectTypeOf(body.kind).toEqualTypeOf<string | undefined>();
+      patch.status.phase = 'Running';
+      patch.metadata.labels = { app: 'web' };
+      // @ts-expect-error a pod's phase is a string
+      patch.status.phase = 1;
     });
     on.field(builtins.Deployments, 'spec.replicas', { registry, id: 'deploy' }, ({ new: now }) => {
       expectTypeOf(now).toEqualTypeOf<number | undefined>();
+    });
+    on.field(builtins.Deployments, 'spec.strategy.rollingUpdate.maxSurge', { registry, id: 'surge' }, ({ new: now }) => {
+      expectTypeOf(now).toEqualTypeOf<number | string | undefined>();
     });
     on.event(builtins.ConfigMaps, { registry, id: 'cm' }, ({ body }) => {
       expectTypeOf(body.data).toEqualTypeOf<{ [key: string]: string } | undefined>();
