@@ -13,11 +13,23 @@ export interface Result {
   notes?: Record<string, string>;
 }
 
+/** What a benchmark collects part by part before it returns its `Result`: every field present. */
+export type Collected = Required<Omit<Result, 'name'>>;
+
 export function percentile(values: number[], p: number): number {
   if (!values.length) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[idx]!;
+}
+
+/** Median, minimum and maximum; NaN for no values. */
+export function spread(values: readonly number[]): { median: number; min: number; max: number } {
+  if (!values.length) return { median: Number.NaN, min: Number.NaN, max: Number.NaN };
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]! };
 }
 
 const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));

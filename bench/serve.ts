@@ -3,7 +3,8 @@
  * `servers.ts`), it reports its URL, answers `rss` and `cpu` queries, seeds objects through its store on
  * request, writes its kubeconfig where asked, counts logged requests per verb and resource (all
  * of them, or those in a time window, optionally leaving out one user agent), tells when the first
- * request about given objects arrived, and stops on `stop`.
+ * request about given objects arrived, announces the first watch of a resource as soon as it
+ * arrives (`await-watch`: the startup benchmark's ready signal), and stops on `stop`.
  * It serves plain HTTP with the Kopf example and widget CRDs, and keeps no request bodies.
  */
 import * as path from 'node:path';
@@ -20,7 +21,16 @@ export interface CountsQuery {
 
 type Message = { type: 'rss' } | { type: 'cpu' } | { type: 'stop' } | { type: 'seed'; count: number; prefix: string; namespace: string }
   | ({ type: 'counts' } & CountsQuery) | { type: 'kubeconfig'; file: string }
-  | { type: 'first'; names: string[]; since: number; excludeUserAgent?: string };
+  | { type: 'first'; names: string[]; since: number; excludeUserAgent?: string }
+  | AwaitWatch;
+
+/**
+ * Asks for the first watch request of `resource` that arrived at or after `since` (epoch ms):
+ * answered with `{ type: reply, time }` as soon as the request is logged (a watch is logged when
+ * its response headers are sent, stamped with its arrival time), or `time: null` after `timeoutMs`.
+ * The caller picks `reply` so that a late answer cannot be taken for another question's.
+ */
+export interface AwaitWatch { type: 'await-watch'; resource: string; since: number; timeoutMs: number; reply: string }
 
 const cluster = await DevCluster.start({ tls: false, historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000) });
 cluster.requests.keepBodies = false;
@@ -57,6 +67,10 @@ process.on('message', (m: Message) => {
         if (times[r.name] === undefined || r.time < times[r.name]!) times[r.name] = r.time;
       }
       send({ type: 'first', times });
+    } else if (m.type === 'await-watch') {
+      const seen = await cluster.requests.waitFor((r) => r.verb === 'watch' && r.resource === m.resource && r.time >= m.since, m.timeoutMs)
+        .then((r) => r.time, () => null);
+      send({ type: m.reply, time: seen });
     } else if (m.type === 'kubeconfig') {
       cluster.writeKubeconfig(m.file);
       send({ type: 'kubeconfig', file: m.file });
