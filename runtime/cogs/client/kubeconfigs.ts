@@ -3,7 +3,10 @@
  *
  * The runtime needs a kubeconfig only to find one context's cluster, user and namespace (R-AUTH-2).
  * A full client library costs an operator tens of megabytes on disk and a slow start for that, so
- * this module reads the files itself with the `yaml` package and follows kubectl's rules:
+ * this module reads the files itself and follows kubectl's rules. The YAML parser is `js-yaml`,
+ * not the `yaml` package the devcluster and the generator use for whole manifests: a kubeconfig
+ * needs only parsing, and js-yaml adds about 3 MB to an operator's memory where `yaml` adds about
+ * 9 MB (a sixth of a running operator's footprint). The rules:
  *
  * - `$KUBECONFIG` is a path list (the OS path separator; empty entries ignored, missing files
  *   skipped); without it, `~/.kube/config`;
@@ -21,7 +24,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as YAML from 'yaml';
+import * as jsYaml from 'js-yaml';
 import * as errors from './errors.js';
 
 /** One cluster entry (kubectl's `clusters[].cluster`), with file paths made absolute. */
@@ -283,7 +286,7 @@ function readEntries<T>(file: string, document: Raw, section: string, inner: str
 export function parseKubeconfig(text: string, file: string): KubeconfigFile {
   let document: unknown;
   try {
-    document = YAML.parse(text);
+    document = jsYaml.load(text, { filename: file });
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
     throw new errors.LoginError(`${file} is not a valid YAML file: ${reason}`, { cause });
