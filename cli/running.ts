@@ -27,6 +27,14 @@ export const KUBECONFIG_PATH = path.join('.kopf-gen', 'kubeconfig');
 /** Where the pod's service account would be mounted. */
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
+/** The launcher's options, printed after the runtime's in `kopf-gen run --help`. */
+const LAUNCHER_HELP = `
+Development options (kopf-gen run only; \`node dist/main.js\` has none of them):
+  --dev-cluster[=always|auto]  run against the embedded devcluster: always, or (auto) only when no
+                               cluster is configured and not in a pod
+  --crd <file>                 CRD manifests to load into the devcluster (repeatable; default: ./crds)
+`;
+
 /** When to start the embedded devcluster: never (the default), always, or if no cluster is configured. */
 export type DevClusterMode = 'never' | 'always' | 'auto';
 
@@ -128,6 +136,11 @@ export async function run(args: readonly string[], output: outputs.Output, optio
   } catch (error) {
     output.err(`kopf-gen run: ${(error as Error).message}\n`);
     return 1;
+  }
+  if (help) {
+    const code = await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
+    output.out(LAUNCHER_HELP);
+    return code;
   }
   if (!wanted) return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
 

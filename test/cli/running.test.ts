@@ -73,6 +73,12 @@ describe('launcher arguments', () => {
     expect(await cli.main(['run', '--crd'], out)).toBe(2);
   });
 
+  it('--help lists the runtime\'s options and then the development options of kopf-gen run', async () => {
+    const out = output();
+    expect(await cli.main(['run', '--help'], out)).toBe(0);
+    expect(out.text()).toMatch(/-A, --all-namespaces[\s\S]*\nDevelopment options \(kopf-gen run only; `node dist\/main\.js` has none of them\):\n  --dev-cluster\[=always\|auto\][\s\S]*--crd <file>/);
+  });
+
   it('an unknown --dev-cluster mode is a usage error', async () => {
     expect(() => runCommand.splitLauncherArgs(['--dev-cluster=sometimes'])).toThrow('--dev-cluster=sometimes: the mode must be "always" or "auto"');
     const out = output();

@@ -110,6 +110,11 @@ describe('the packed packages, installed from their tarballs as a user would', (
     };
     expect(manifest.dependencies).toEqual({ 'kopf-gen': `file:${tarballs.kopfGen}` });
     expect(manifest.devDependencies['@kopf-gen/generator']).toBe(`file:${tarballs.generator}`);
+    // The generator as a library, under kopf-gen's subpath and under its own name.
+    const library = await run(process.execPath, ['--input-type=module', '-e',
+      "const a = await import('kopf-gen/generator'); const b = await import('@kopf-gen/generator'); console.log(typeof a.init, a.init === b.init);"],
+    { cwd: tools, timeoutMs: 30_000 });
+    expect(library.output).toBe('function true\n');
   }, 200_000);
 
   it('the project installs, type-checks and passes its own tests', async () => {
