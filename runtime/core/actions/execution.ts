@@ -20,6 +20,7 @@
  * to the `subrefs` of all ancestors, and `HandlerChildrenRetry` is thrown while some are unfinished.
  */
 
+import * as clientErrors from '../../cogs/client/errors.js';
 import type * as progress from '../../cogs/configs/progress.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
@@ -226,23 +227,26 @@ function judge(options: {
 
   const mode = handler.errors ?? scope.defaultErrors ?? errors.ErrorsMode.TEMPORARY;
   const backoff = handler.backoff ?? scope.settings.execution.defaultBackoff;
+  // A stack trace helps to find a bug in a handler, not to fix a kubeconfig or a refused
+  // connection: those errors say everything in their message (e.g. the built-in logins').
+  const details = clientErrors.isSelfExplanatory(thrown) ? undefined : { error };
   switch (mode) {
     case errors.ErrorsMode.IGNORED:
-      logger.error(`${title} failed with an exception and will ignore it: ${text}`, { error });
+      logger.error(`${title} failed with an exception and will ignore it: ${text}`, details);
       return { final: true, subrefs };
     case errors.ErrorsMode.PERMANENT:
-      logger.error(`${title} failed with an exception and will stop now: ${text}`, { error });
+      logger.error(`${title} failed with an exception and will stop now: ${text}`, details);
       return { final: true, error, subrefs };
     case errors.ErrorsMode.TEMPORARY:
       if (timesOut(backoff)) {
-        logger.error(`${title} failed with an exception and will stop now (it would time out in ${timeout} seconds on the next attempt): ${text}`, { error });
+        logger.error(`${title} failed with an exception and will stop now (it would time out in ${timeout} seconds on the next attempt): ${text}`, details);
         return { final: true, error: escalated(errors.HandlerTimeoutError), subrefs };
       }
       if (exceeds()) {
-        logger.error(`${title} failed with an exception and will stop now (it would exceed ${retries} retries on the next attempt): ${text}`, { error });
+        logger.error(`${title} failed with an exception and will stop now (it would exceed ${retries} retries on the next attempt): ${text}`, details);
         return { final: true, error: escalated(errors.HandlerRetriesError), subrefs };
       }
-      logger.error(`${title} failed with an exception and will try again in ${backoff} seconds: ${text}`, { error });
+      logger.error(`${title} failed with an exception and will try again in ${backoff} seconds: ${text}`, details);
       return { final: false, error, delay: backoff, subrefs };
     default:
       throw new TypeError(`Unknown mode for errors: ${String(mode)}`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import * as clientErrors from '../../../../runtime/cogs/client/errors.js';
 import * as timestamps from '../../../../runtime/cogs/configs/timestamps.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
 import * as execution from '../../../../runtime/core/actions/execution.js';
@@ -89,6 +90,9 @@ describe('one invocation', () => {
     ['R-ERRORS-3 a thrown plain object is described by its type',
       () => { throw { code: 1 }; }, { backoff: 2 }, {},
       "Handler 'h' failed with an exception and will try again in 2 seconds: Object", true, { final: false, delay: 2 }],
+    ['R-ERRORS-3 a login error (a built-in login reading a broken kubeconfig) is logged in one line, without a stack trace',
+      () => { throw new clientErrors.LoginError('kc: cluster "c": the certificate-authority file /nope/ca.crt does not exist.'); }, { errors: errors.ErrorsMode.IGNORED }, {},
+      "Handler 'h' failed with an exception and will ignore it: kc: cluster \"c\": the certificate-authority file /nope/ca.crt does not exist.", false, { final: true }],
     ['R-ERRORS-3 a rejected promise is an error like a thrown one',
       () => Promise.reject(new Error('async oops')), { errors: errors.ErrorsMode.PERMANENT }, {},
       "Handler 'h' failed with an exception and will stop now: async oops", true, { final: true }],
