@@ -5,9 +5,9 @@
  * checkout's node_modules, `kopf-gen` → this checkout). Their tsconfig has no `kopf-gen-source`
  * condition, so `kopf-gen/runtime` resolves to the compiled declarations in `dist/`, as it does
  * for a user. One difference from a user's install: the linked node_modules holds this checkout's
- * devDependencies too, so a package kopf-gen's declarations import but a project does not install
- * (an optional peer dependency) is found and loaded here; the notes list the loaded files by
- * package. Every `tsc` is the project's own `node_modules/.bin/tsc`, timed wall clock from spawn
+ * devDependencies too, so a package kopf-gen's declarations imported without declaring it would
+ * be found and loaded here (none does today); the notes list the loaded files by package, which
+ * would show it. Every `tsc` is the project's own `node_modules/.bin/tsc`, timed wall clock from spawn
  * to exit; switching it between TypeScript 5.9 and 7 is `useTypeScript`.
  *
  * The strict check extends the project's tsconfig with the strictest options a user may turn on
@@ -208,8 +208,8 @@ export async function measure(options: TypecheckOptions, result: report.Collecte
     demo.useTypeScript(oneKind, 'typescript');
   }
   notes['typescript'] = `tsc59: ${versions[0]}, tsc7: ${versions[1]}; each figure the median of ${options.tscRuns} run(s), wall clock`;
-  notes['typecheck_layout'] = 'node_modules linked to this checkout\'s: packages that are only devDependencies here (e.g. the optional peer '
-    + '@kubernetes/client-node) are found where kopf-gen\'s declarations import them, though a project\'s own install would not have them';
+  notes['typecheck_layout'] = 'node_modules linked to this checkout\'s: it also holds the checkout\'s devDependencies, which a project\'s '
+    + 'own install would not (the loaded files per package, above, show whether kopf-gen\'s declarations reach any)';
 
   const corpus = corpusFolder();
   if (corpus === undefined) {
