@@ -53,10 +53,14 @@ export async function loadGenerator(command: string, cwd: string = process.cwd()
   throw new GeneratorMissingError(command);
 }
 
-/** Whether an import failed because the generator package itself is not there. */
-function isMissing(error: unknown): boolean {
+/**
+ * Whether an import failed because the generator package itself is not there — not because
+ * something the installed generator needs is missing (that error names the other package, and is
+ * reported as it is).
+ */
+export function isMissing(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : '';
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED')
-    && message.includes(GENERATOR_PACKAGE);
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
+    && new RegExp(`^Cannot find (package|module) '${GENERATOR_PACKAGE}(/cli)?'`).test(message);
 }

@@ -100,6 +100,23 @@ function crdFiles(given: readonly string[], cwd: string): string[] {
   return fs.readdirSync(folder).filter((name) => /\.(ya?ml|json)$/.test(name)).sort().map((name) => path.join(folder, name));
 }
 
+/**
+ * Loads the CRD files into the devcluster one by one, so that a bad one is named.
+ *
+ * @throws Error `<file>: <what is wrong>`.
+ */
+async function loadCrds(cluster: { load(source: string): Promise<unknown[]> }, files: readonly string[], cwd: string): Promise<Record<string, unknown>[]> {
+  const loaded: Record<string, unknown>[] = [];
+  for (const file of files) {
+    try {
+      loaded.push(...(await cluster.load(fs.readFileSync(file, 'utf8'))) as Record<string, unknown>[]);
+    } catch (error) {
+      throw new Error(`${path.relative(cwd, file) || file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+  return loaded;
+}
+
 /** The plural names of the CRDs among loaded objects (for the kubectl hint). */
 function pluralsOf(objects: readonly Record<string, unknown>[]): string[] {
   return objects.flatMap((object) => {
@@ -122,8 +139,13 @@ export interface RunOptions {
 export async function run(args: readonly string[], output: outputs.Output, options: RunOptions = {}): Promise<number> {
   const cwd = options.cwd ?? process.cwd();
   let launcher: LauncherArgs;
+  let files: string[];
   try {
     launcher = splitLauncherArgs(args);
+    if (launcher.crds.length > 0 && launcher.devCluster === 'never') {
+      throw new Error('--crd loads CRDs into the embedded devcluster: give it with --dev-cluster or --dev-cluster=auto');
+    }
+    files = crdFiles(launcher.crds, cwd);
   } catch (error) {
     output.err(`kopf-gen run: ${(error as Error).message}\n`);
     return 2;
@@ -144,18 +166,23 @@ export async function run(args: readonly string[], output: outputs.Output, optio
   }
   if (!wanted) return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
 
-  const files = crdFiles(launcher.crds, cwd);
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
   const { DevCluster } = await import('../devcluster/testing.js');
   const cluster = await DevCluster.start();
   const saved = process.env['KUBECONFIG'];
   try {
-    const loaded = files.length > 0 ? await cluster.load(files.map((file) => fs.readFileSync(file, 'utf8'))) : [];
+    let loaded: Record<string, unknown>[];
+    try {
+      loaded = await loadCrds(cluster, files, cwd);
+    } catch (error) {
+      output.err(`kopf-gen run: ${(error as Error).message}\n`);
+      return 1;
+    }
     const kubeconfig = path.resolve(cwd, cluster.writeKubeconfig(path.resolve(cwd, KUBECONFIG_PATH)));
     process.env['KUBECONFIG'] = kubeconfig;
     const why = launcher.devCluster === 'always' ? 'As requested (--dev-cluster)' : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod) and --dev-cluster=auto is given';
     const crds = files.length > 0 ? ` with ${files.length} CRD file(s)` : ' without CRDs';
-    const kinds = pluralsOf(loaded as Record<string, unknown>[]);
+    const kinds = pluralsOf(loaded);
     output.err(`${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; `
       + `try: kubectl --kubeconfig ${kubeconfig} get ${kinds.length > 0 ? kinds.join(',') : 'namespaces'} -A\n`);
     return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import * as errors from './core/actions/errors.js';
+import * as importing from './core/reactor/importing.js';
 import * as launching from './core/reactor/launching.js';
 import type * as running from './core/reactor/running.js';
 
@@ -64,14 +65,44 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
 
 /**
  * Whether a module (by its `import.meta.url`) is the process's entry point: the file given to
- * `node` (`node dist/main.js`, also without its extension) or to a loader such as `tsx`.
+ * `node` (`node dist/main.js`, also without its extension, or a package folder with `node .`,
+ * whose package.json `main` names the file) or to a loader such as `tsx`.
  */
 export function isEntryPoint(moduleUrl: string, argv: readonly string[] = process.argv): boolean {
   const script = argv[1];
   if (!script || !moduleUrl.startsWith('file:')) return false;
   const modulePath = realpath(url.fileURLToPath(moduleUrl));
-  const scriptPath = path.resolve(script);
+  if (modulePath === undefined) return false;
+  let scriptPath = path.resolve(script);
+  if (isDirectory(scriptPath)) scriptPath = path.resolve(scriptPath, packageMain(scriptPath) ?? 'index');
   return ['', '.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'].some((ext) => realpath(scriptPath + ext) === modulePath);
+}
+
+function isDirectory(file: string): boolean {
+  try {
+    return fs.statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function packageMain(folder: string): string | undefined {
+  try {
+    const main = (JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as { main?: unknown }).main;
+    return typeof main === 'string' ? main : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `main(import.meta)` was called where nothing would run the operator. */
+export class EntryPointError extends Error {
+  readonly code = 'EntryPointError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'EntryPointError';
+  }
 }
 
 function realpath(file: string): string | undefined {
@@ -88,10 +119,13 @@ function realpath(file: string): string | undefined {
  * (`-A`, `-n NS`, `--standalone`, … see `kopf-gen run --help`), SIGINT/SIGTERM stop it
  * gracefully, and the process's exit code is set from the outcome.
  *
- * When the module is not the entry point — `kopf-gen run src/main.ts` imports it, and so does a
- * test — this resolves at once without running anything: whoever imported it runs the operator.
- * That is the equivalent of Python's `if __name__ == '__main__'`.
+ * When the module is not the entry point but is being loaded as an operator module —
+ * `kopf-gen run src/main.ts`, or `KopfRunner` in a test — this resolves at once without running
+ * anything: whoever loads it runs the operator. That is the equivalent of Python's
+ * `if __name__ == '__main__'`.
  *
+ * @throws EntryPointError when the module is neither: something else imported it (a process
+ *   manager's wrapper script, another module), and nothing would run the operator.
  * @example
  * // src/main.ts
  * import { main } from 'kopf-gen/runtime';
@@ -100,7 +134,13 @@ function realpath(file: string): string | undefined {
  */
 export async function main(meta: { readonly url: string }, options: RunCommandOptions & { readonly argv?: readonly string[] } = {}): Promise<void> {
   const argv = options.argv ?? process.argv;
-  if (!isEntryPoint(meta.url, argv)) return;
+  if (!isEntryPoint(meta.url, argv)) {
+    if (importing.isLoadingOperatorModules()) return;
+    const file = meta.url.startsWith('file:') ? path.relative(options.cwd ?? process.cwd(), url.fileURLToPath(meta.url)) : meta.url;
+    throw new EntryPointError(`main(import.meta) in ${file} runs the operator only when that file is the process's entry point `
+      + `(node ${file}), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is ${argv[1] ?? 'unknown'}, `
+      + 'so nothing would run the operator. Start it with node, or load it with kopf-gen run, or call operator()/run() yourself.');
+  }
   const script = path.relative(options.cwd ?? process.cwd(), argv[1]!) || argv[1]!;
   process.exitCode = await runCommand(argv.slice(2), { name: `node ${script}`, ...options });
 }

@@ -96,7 +96,7 @@ export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, runCommand, parseRunArgs, UsageError } from './cli.js';
+export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, UsageError } from './cli.js';
 export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
 
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).

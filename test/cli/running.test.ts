@@ -1,3 +1,9 @@
+/**
+ * The `kopf-gen run` command of the binary: the launcher's own options (`--dev-cluster[=auto]`,
+ * `--crd`), when the embedded devcluster starts (only when asked), what it says, and how the
+ * command fails without a cluster. The operator runs in-process here, except for the test of the
+ * compiled binary's signal handling.
+ */
 import * as child from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,6 +22,7 @@ import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ON_MODULE = path.join(ROOT, 'runtime/on.ts');
 const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
+const IN_A_POD = fs.existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
 const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
 
 function output() {
@@ -98,13 +105,15 @@ describe('launcher arguments', () => {
 });
 
 describe('kopf-gen run with the devcluster fallback', () => {
-  let saved: { KUBECONFIG?: string; HOME?: string };
+  let saved: { KUBECONFIG?: string | undefined; HOME?: string | undefined; KUBERNETES_SERVICE_HOST?: string | undefined };
   let savedRegistry: OperatorRegistry;
   let restoreSink: () => void;
   let lines: string[];
 
   beforeEach(() => {
-    saved = { KUBECONFIG: process.env['KUBECONFIG'], HOME: process.env['HOME'] };
+    saved = { KUBECONFIG: process.env['KUBECONFIG'], HOME: process.env['HOME'], KUBERNETES_SERVICE_HOST: process.env['KUBERNETES_SERVICE_HOST'] };
+    // These tests are about a machine that is not in a pod, wherever they run.
+    delete process.env['KUBERNETES_SERVICE_HOST'];
     savedRegistry = getDefaultRegistry();
     setDefaultRegistry(new OperatorRegistry());
     lines = [];
@@ -119,7 +128,9 @@ describe('kopf-gen run with the devcluster fallback', () => {
     }
   });
 
-  it('--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, and says so', async () => {
+  // A machine with a service-account token (a pod) always has a cluster configured: the two tests
+  // about having none cannot run there.
+  it.skipIf(IN_A_POD)('--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, and says so', async () => {
     const { dir, home } = project();
     delete process.env['KUBECONFIG'];
     process.env['HOME'] = home;
@@ -150,7 +161,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
     gone.close();
   });
 
-  it('without --dev-cluster and without a cluster, fails with one line naming what was looked for and starts no devcluster', async () => {
+  it.skipIf(IN_A_POD)('without --dev-cluster and without a cluster, fails with one line naming what was looked for and starts no devcluster', async () => {
     const { dir, home } = project();
     delete process.env['KUBECONFIG'];
     process.env['HOME'] = home;
@@ -171,6 +182,26 @@ describe('kopf-gen run with the devcluster fallback', () => {
     expect(code).toBe(1);
     expect(out.text()).toMatch(/^kopf-gen run: No credentials found: KUBECONFIG=\S+stale-config lists no existing file/);
     expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
+  });
+
+  it('--crd without --dev-cluster, and a --crd file that does not exist, are usage errors', async () => {
+    const { dir } = project();
+    const out = output();
+    expect(await runCommand.run(['--crd', CRD, '-A', 'operator.ts'], out, { cwd: dir })).toBe(2);
+    expect(out.text()).toBe('kopf-gen run: --crd loads CRDs into the embedded devcluster: give it with --dev-cluster or --dev-cluster=auto\n');
+    const missing = output();
+    expect(await runCommand.run(['--dev-cluster', '--crd', 'nope.yaml', '-A', 'operator.ts'], missing, { cwd: dir })).toBe(2);
+    expect(missing.text()).toBe('kopf-gen run: --crd nope.yaml: no such file\n');
+    expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
+  });
+
+  it('a CRD file the devcluster cannot load is named, and the operator does not start', async () => {
+    const { dir } = project();
+    fs.writeFileSync(path.join(dir, 'crds', 'broken.yaml'), 'kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nspec: [not, a, spec]\n');
+    const out = output();
+    expect(await runCommand.run(['--dev-cluster', '-A', '--standalone', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false } })).toBe(1);
+    expect(out.text()).toMatch(/^kopf-gen run: crds\/broken\.yaml: \S.*\n$/);
+    expect(lines.some((line) => line.includes('Operator started.'))).toBe(false);
   });
 
   it('--dev-cluster forces the devcluster even when a cluster is configured; --crd picks the CRDs', async () => {

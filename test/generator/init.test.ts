@@ -186,9 +186,9 @@ describe('a new project', () => {
     await generator.init({ crds: [crdFile], out });
     const [build, runtime, ...more] = stagesOf(out);
     expect(more).toEqual([]);
-    expect(build!.from).toBe('node:20-slim AS build');
+    expect(build!.from).toBe('node:24-slim AS build');
     expect(build!.instructions).toEqual(expect.arrayContaining(['RUN npm ci --no-audit --no-fund', 'RUN npm run build']));
-    expect(runtime!.from).toBe('node:20-slim');
+    expect(runtime!.from).toBe('node:24-slim');
     expect(runtime!.instructions).toContain('ENV NODE_ENV=production');
     expect(runtime!.instructions.some((line) => /^RUN npm ci --omit=dev\b/.test(line))).toBe(true);
     expect(runtime!.instructions).toContain('COPY --from=build /operator/dist ./dist');

@@ -87,7 +87,7 @@ describe('the packed packages, installed from their tarballs as a user would', (
     ]));
     expect(runtime.filter((file) => /(^|\/)test\/|\.test\.ts$|^package\/generator\//.test(file))).toEqual([]);
     const generator = list(tarballs.generator);
-    expect(generator).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/cli.js', 'package/templates/package.json.hbs']));
+    expect(generator).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/cli.js', 'package/templates/package.json.hbs', 'package/README.md', 'package/LICENSE']));
   });
 
   it('kopf-gen alone (an operator\'s install) says in one line how to get the generator for init', async () => {

@@ -4,10 +4,12 @@
  *
  * Refreshing those tokens means OAuth flows and cloud SDK conventions that a general Kubernetes
  * client already implements; copying them is not worth it for entries that modern clusters replaced
- * with exec plugins. But the client is far too heavy to be loaded by every operator: it is an
- * optional peer dependency, imported dynamically on the first request that needs it, under a
- * specifier the type-checker does not resolve (so it is no build-time dependency either). When it
- * is not installed, the request fails with a `LoginError` saying how to install it.
+ * with exec plugins. But the client is far too heavy to be loaded by every operator: kopf-gen does
+ * not depend on it; it is imported dynamically on the first request that needs it, from wherever
+ * the operator's project installed it, under a specifier the type-checker does not resolve (so it
+ * is no build-time dependency either). When it is not installed, the entry's current token
+ * (`access-token`, or an oidc `id-token`) is used as it is, until the API server refuses it; an
+ * entry without one fails its first request with a `LoginError` saying how to install the client.
  *
  * Static tokens of other providers (`config.access-token`) need none of this: `logins` uses them
  * directly.
@@ -17,7 +19,7 @@ import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as kubeconfigs from './kubeconfigs.js';
 
-/** The optional peer dependency; a variable, so that TypeScript does not resolve it at build time. */
+/** The client library; a variable, so that TypeScript does not resolve it at build time. */
 const CLIENT_NODE: string = '@kubernetes/client-node';
 
 /** The providers that need `@kubernetes/client-node` to refresh their tokens. */
@@ -33,6 +35,9 @@ interface KubeConfigLike {
   loadFromClusterAndUser(cluster: object, user: object): void;
   applyToHTTPSOptions(options: { headers?: Record<string, unknown> }): Promise<void>;
 }
+
+/** The client library is not installed. */
+class ClientMissingError extends errors.LoginError {}
 
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -58,7 +63,7 @@ export function refreshingAuthorization(
       module = (await (options.importModule ?? importModule)(CLIENT_NODE)) as typeof module;
     } catch (cause) {
       const where = `user ${JSON.stringify(user.name)} in ${user.source}`;
-      if (isMissing(cause)) throw new errors.LoginError(`Run \`npm install ${CLIENT_NODE}\` to use auth-provider ${JSON.stringify(provider)} (${where}).`, { cause });
+      if (isMissing(cause)) throw new ClientMissingError(`Run \`npm install ${CLIENT_NODE}\` to use auth-provider ${JSON.stringify(provider)} (${where}).`, { cause });
       throw new errors.LoginError(`Cannot load ${CLIENT_NODE} for auth-provider ${JSON.stringify(provider)} (${where}): ${(cause as Error)?.message ?? String(cause)}`, { cause });
     }
     if (typeof module.KubeConfig !== 'function') throw new errors.LoginError(`${CLIENT_NODE} has no KubeConfig class; cannot use auth-provider ${JSON.stringify(provider)}.`);
@@ -70,9 +75,18 @@ export function refreshingAuthorization(
     );
     return config;
   };
+  const config = user.authProvider.config;
+  const current = config['access-token'] || (provider === 'oidc' ? config['id-token'] : undefined) || undefined;
   return async () => {
     loading ??= load().catch((error: unknown) => { loading = undefined; throw error; });
-    const config = await loading;
+    let config: KubeConfigLike;
+    try {
+      config = await loading;
+    } catch (error) {
+      // Without the client, the token the entry holds now still works until it expires.
+      if (error instanceof ClientMissingError && current) return `Bearer ${current}`;
+      throw error;
+    }
     const request: { headers: Record<string, unknown> } = { headers: {} };
     await config.applyToHTTPSOptions(request);
     const value = request.headers['Authorization'] ?? request.headers['authorization'];

@@ -33,9 +33,22 @@ export function findPackage(file: string, name: string): { readonly root: string
   }
 }
 
-const own = findPackage(url.fileURLToPath(import.meta.url), PACKAGE_NAME);
+/**
+ * This package, or — when the runtime was bundled into an operator's own file (esbuild, rollup),
+ * so that no kopf-gen package.json is above it — an unknown version and the bundle's folder.
+ */
+function ownPackage(): { readonly root: string; readonly version: string } {
+  const file = url.fileURLToPath(import.meta.url);
+  try {
+    return findPackage(file, PACKAGE_NAME);
+  } catch {
+    return { root: path.dirname(file), version: 'unknown' };
+  }
+}
 
-/** The installed kopf-gen's version, e.g. `0.2.0`. */
+const own = ownPackage();
+
+/** The installed kopf-gen's version, e.g. `0.2.0` (`unknown` in a bundle). */
 export const VERSION: string = own.version;
-/** The installed kopf-gen's folder (the one holding its package.json). */
+/** The installed kopf-gen's folder (the one holding its package.json; a bundle's own folder). */
 export const PACKAGE_ROOT: string = own.root;

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
+import * as versions from '../../cogs/configs/versions.js';
 
 /** Where in a file something happened (1-based line and column). */
 export interface SourceLocation {
@@ -50,6 +51,20 @@ export class ModuleLoadError extends Error {
 let loads = 0;
 
 /**
+ * How many operator modules are being imported right now, process-wide. Kept on `globalThis`
+ * under a registered symbol so that two copies of kopf-gen in one process (a linked checkout and
+ * an installed package) agree; `main()` reads it to tell an import by a launcher from a mistake.
+ */
+const LOADING = Symbol.for('kopf-gen.loading-operator-modules');
+
+interface LoadingCounter { [LOADING]?: number }
+
+/** Whether `loadOperatorModules()` (of `kopf-gen run`, `KopfRunner`, …) is importing a module now. */
+export function isLoadingOperatorModules(): boolean {
+  return ((globalThis as LoadingCounter)[LOADING] ?? 0) > 0;
+}
+
+/**
  * Imports the operator's files and modules in order (R-CLI-1/3). Files are imported by absolute
  * file URL (TypeScript works under the CLI's loader and in test runners) and executed on every
  * call, as Kopf does; `-m` modules are imported once per process, as any module.
@@ -71,11 +86,15 @@ export async function loadOperatorModules(options: { readonly paths?: readonly s
 }
 
 async function importLocated(target: string, given: string, cwd: string): Promise<void> {
+  const counter = globalThis as LoadingCounter;
+  counter[LOADING] = (counter[LOADING] ?? 0) + 1;
   try {
     await import(target);
   } catch (error) {
     const location = locate(error, cwd) ?? (error instanceof SyntaxError ? checkSyntax(target, cwd) : undefined);
     throw new ModuleLoadError(given, location, describe(error), { cause: error });
+  } finally {
+    counter[LOADING] = (counter[LOADING] ?? 1) - 1;
   }
 }
 
@@ -143,10 +162,18 @@ export function locate(error: unknown, cwd: string): SourceLocation | undefined 
   if (error instanceof SyntaxError) return undefined; // Its frames are the loader's, not the file's.
   for (const frame of stack.split('\n')) {
     const match = /(?:\(|at )((?:file:\/\/)?\/[^():]+):(\d+):(\d+)\)?$/.exec(frame.trim());
-    if (!match || match[1]!.includes('/node_modules/')) continue;
+    if (!match || match[1]!.includes('/node_modules/') || isOwnCode(match[1]!)) continue;
     return at(match[1]!, Number(match[2]), Number(match[3]), cwd);
   }
   return undefined;
+}
+
+/** kopf-gen's own code (also when linked from a checkout, outside node_modules): never the user's line. */
+const OWN_FOLDERS = ['dist', 'runtime', 'devcluster', 'cli'].map((folder) => path.join(versions.PACKAGE_ROOT, folder) + path.sep);
+
+function isOwnCode(file: string): boolean {
+  const absolute = file.startsWith('file:') ? url.fileURLToPath(file.replace(/\?.*$/, '')) : file;
+  return OWN_FOLDERS.some((folder) => absolute.startsWith(folder));
 }
 
 function at(file: string, line: number, column: number, cwd: string): SourceLocation {

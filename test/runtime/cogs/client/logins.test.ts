@@ -231,8 +231,18 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
     expect(cluster.requests.all.at(-1)?.user).toBe('oidc-user');
   });
 
-  it('R-AUTH-2 auth-provider oidc without @kubernetes/client-node installed says how to install it', async () => {
-    const file = kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'oidc', config: { 'id-token': 'x' } } } });
+  it('R-AUTH-2 auth-provider gcp without @kubernetes/client-node installed still sends the token the entry holds', async () => {
+    cluster.auth.addToken({ token: 'ya29.current', username: 'gcp-user', groups: ['system:masters'] });
+    const file = kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'gcp', config: { 'access-token': 'ya29.current', expiry: '2099-01-01T00:00:00Z' } } } });
+    const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const info = logins.loginWithKubeconfig({ paths: [file], plugins: { importModule: () => Promise.reject(missing) } });
+    expect(await info?.authorization?.()).toBe('Bearer ya29.current');
+    expect(await listWith(info)).toContain('default');
+    expect(cluster.requests.all.at(-1)?.user).toBe('gcp-user');
+  });
+
+  it('R-AUTH-2 auth-provider oidc without @kubernetes/client-node installed and without a token says how to install it', async () => {
+    const file = kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'oidc', config: { 'client-id': 'kubectl' } } } });
     const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), { code: 'ERR_MODULE_NOT_FOUND' });
     const info = logins.loginWithKubeconfig({ paths: [file], plugins: { importModule: () => Promise.reject(missing) } });
     const error = await info?.authorization?.().catch((e: unknown) => e);

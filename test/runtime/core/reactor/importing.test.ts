@@ -38,6 +38,12 @@ describe('locating load errors', () => {
     expect(importing.locate(error, CWD)).toEqual({ file: 'src/main.ts', line: 7, column: 13 });
   });
 
+  it('skips kopf-gen\'s own frames, also when kopf-gen is a linked checkout outside node_modules', () => {
+    const own = path.resolve(import.meta.dirname, '../../../../dist/runtime/core/intents/handlers.js');
+    const error = errorWithStack('Error', 'Handler functions need a name or an id', [`register (${own}:40:15)`, 'file:///srv/op/src/handlers/w.ts:9:3']);
+    expect(importing.locate(error, CWD)).toEqual({ file: 'src/handlers/w.ts', line: 9, column: 3 });
+  });
+
   it('keeps absolute paths outside the working directory, and knows nothing when only internals are on the stack', () => {
     expect(importing.locate(errorWithStack('Error', 'x', ['f (/opt/shared/lib.js:1:2)']), CWD)).toEqual({ file: '/opt/shared/lib.js', line: 1, column: 2 });
     expect(importing.locate(errorWithStack('Error', 'x', ['f (node:internal/modules/esm/utils:346:16)']), CWD)).toBeUndefined();
