@@ -16,16 +16,15 @@
  * login fails with one line naming what was looked for, as it would in a deployed container.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
+import * as logins from '../runtime/cogs/client/logins.js';
 import * as runtimeCli from '../runtime/cli.js';
 import type * as outputs from './output.js';
 import * as typescript from './typescript.js';
 
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
 export const KUBECONFIG_PATH = path.join('.kopf-gen', 'kubeconfig');
-/** Where the pod's service account would be mounted. */
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** The launcher's options, printed after the runtime's in `kopf-gen run --help`. */
 const LAUNCHER_HELP = `
@@ -85,8 +84,9 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
  */
 export function isClusterConfigured(env: NodeJS.ProcessEnv = process.env, exists: (file: string) => boolean = fs.existsSync): boolean {
   if (env['KUBECONFIG'] || env['KUBERNETES_SERVICE_HOST']) return true;
-  if (exists(path.join(env['HOME'] || os.homedir(), '.kube', 'config'))) return true;
-  return exists(SERVICE_ACCOUNT_TOKEN);
+  // The places the runtime's built-in logins read, so that the two never disagree.
+  if (exists(kubeconfigs.defaultKubeconfigPath(env))) return true;
+  return exists(path.join(logins.SERVICE_ACCOUNT_FOLDER, 'token'));
 }
 
 /** The CRD files to load: the given ones, or the manifests in `./crds`. */

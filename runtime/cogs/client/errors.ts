@@ -267,6 +267,15 @@ export function isSelfExplanatory(error: unknown): boolean {
   return error instanceof LoginError || error instanceof ConnectionError;
 }
 
+/**
+ * The log extra of a failure: `{ error }` (its stack trace follows the message), or nothing for a
+ * self-explanatory error, whose message is the whole story. One rule for every place that logs
+ * failures of handlers, tasks and watchers.
+ */
+export function traceExtra(error: unknown): { readonly error: unknown } | undefined {
+  return isSelfExplanatory(error) ? undefined : { error };
+}
+
 /** Whether an error is a network-level failure (including timeouts). */
 export function isConnectionError(error: unknown): error is ConnectionError {
   return error instanceof ConnectionError;

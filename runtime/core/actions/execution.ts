@@ -229,7 +229,7 @@ function judge(options: {
   const backoff = handler.backoff ?? scope.settings.execution.defaultBackoff;
   // A stack trace helps to find a bug in a handler, not to fix a kubeconfig or a refused
   // connection: those errors say everything in their message (e.g. the built-in logins').
-  const details = clientErrors.isSelfExplanatory(thrown) ? undefined : { error };
+  const details = clientErrors.traceExtra(error);
   switch (mode) {
     case errors.ErrorsMode.IGNORED:
       logger.error(`${title} failed with an exception and will ignore it: ${text}`, details);

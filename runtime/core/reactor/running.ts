@@ -226,8 +226,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       },
       (error: unknown) => {
         if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
-        // Credentials and connection failures are one line: their stack traces only point into the client.
-        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.isSelfExplanatory(error) ? undefined : { error });
+        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
         failures.push(error);
       },
     ).finally(() => { isSettled = true; });

@@ -46,8 +46,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
     });
   } catch (error) {
     if (!stop.signal.aborted) {
-      const extra = clientErrors.isSelfExplanatory(error) ? undefined : { error }; // lost credentials or server: one line
-      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, extra);
+      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
       throw error;
     }
   } finally {
