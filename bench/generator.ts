@@ -91,7 +91,7 @@ function projectTsconfig(project: string): string {
     extends: './tsconfig.json',
     compilerOptions: {
       typeRoots: [path.join(ROOT, 'node_modules/@types')],
-      paths: { 'kopf-gen/runtime': [path.join(ROOT, 'runtime/index.ts')], 'kopf-gen/testing': [path.join(ROOT, 'devcluster/testing.ts')] },
+      paths: { 'kopf-gen/runtime': [path.join(ROOT, 'runtime/index.ts')], 'kopf-gen/testing': [path.join(ROOT, 'testing/index.ts')] },
     },
     include: ['src'],
   }));

@@ -1,8 +1,8 @@
 /**
- * kopf-gen/testing — test support for operators: the embedded Kubernetes API server.
+ * Test support for operators: the embedded Kubernetes API server. Users get it through
+ * `kopf-gen/testing` (the `testing/` kit, which adds the operator runner and the virtual clock).
  *
  * @example
- * import { DevCluster } from 'kopf-gen/testing';
  * const cluster = await DevCluster.start();
  * cluster.writeKubeconfig('/tmp/kubeconfig');
  * // … run an operator against it, then:

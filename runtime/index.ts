@@ -25,7 +25,7 @@ export { OperatorSettings } from './cogs/configs/settings.js';
 // Registration.
 export { on, daemon, timer, index } from './on.js';
 export type {
-  On, ChangingRegistrar, FieldRegistrar, ResourceRegistrar, ActivityRegistrar, BodyOfRef, ValueOf,
+  On, ChangingRegistrar, FieldRegistrar, ResourceRegistrar, IndexRegistrar, ActivityRegistrar, BodyOfRef, ValueOf,
   CommonOptions, RetryOptions, FilterOptions, FieldValueOptions, ChangeFilterOptions,
   CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
   DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
@@ -60,8 +60,10 @@ export type {
   OperatorMemo, OperatorIndices, HandlerMemo, ChangeReason, ActivityName, WebhookOperation, UserInfo,
   SpecOf, StatusOf, EssenceOf, FieldPathOf, PathValue, FieldRef, UntypedBody,
   RetryArgs, ResourceArgs, ChangingArgs, WatchingArgs, DaemonArgs, TimerArgs, IndexingArgs, WebhookArgs, ActivityArgs,
-  ChangingFn, WatchingFn, DaemonFn, TimerFn, IndexingFn, WebhookFn, ActivityFn,
+  ChangingFn, WatchingFn, DaemonFn, TimerFn, IndexingFn, WebhookFn, ActivityFn, IndexOf, IndexOfResult,
 } from './core/intents/callbacks.js';
+export type { Index, Store } from './core/intents/indices.js';
+export { IndexKeyError } from './core/engines/indexing.js';
 
 // Handler errors and their treatment.
 export {

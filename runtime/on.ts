@@ -144,7 +144,6 @@ interface ResourceKinds<Body extends object, P> {
   event: { options: WatchingOptions<Body, P>; fn: callbacks.WatchingFn<Body> };
   daemon: { options: DaemonOptions<Body, P>; fn: callbacks.DaemonFn<Body> };
   timer: { options: TimerOptions<Body, P>; fn: callbacks.TimerFn<Body> };
-  index: { options: IndexingOptions<Body, P>; fn: callbacks.IndexingFn<Body> };
   webhook: { options: WebhookOptions<Body, P>; fn: callbacks.WebhookFn<Body> };
 }
 
@@ -177,6 +176,18 @@ export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>>
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
     ref: R, options: ResourceKinds<BodyOfRef<R>, P>[K]['options'], fn: ResourceKinds<BodyOfRef<R>, P>[K]['fn'],
   ): ResourceKinds<BodyOfRef<R>, P>[K]['fn'];
+}
+
+/**
+ * The shape of `on.index`: like the other resource registrations, but the function's own type is
+ * kept (not widened to `IndexingFn`), so that `IndexOf<typeof fn>` knows the index's key and value
+ * types from what the function returns.
+ */
+export interface IndexRegistrar {
+  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>>(ref: R, fn: F): F;
+  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
+    ref: R, options: IndexingOptions<BodyOfRef<R>, P>, fn: F,
+  ): F;
 }
 
 /** The shape of `on.startup`, `on.cleanup`, `on.login`, `on.probe`. */
@@ -252,8 +263,8 @@ export interface On {
   readonly field: FieldRegistrar;
   /** Every watch-event, no retries (R-EVENT). */
   readonly event: ResourceRegistrar<'event'>;
-  /** An in-memory index named by the handler id (R-INDEX). */
-  readonly index: ResourceRegistrar<'index'>;
+  /** An in-memory index named by the handler id (R-INDEX); see `IndexOf` for typing it. */
+  readonly index: IndexRegistrar;
   /** A long-running task per object (R-DAEMON). */
   readonly daemon: ResourceRegistrar<'daemon'>;
   /** A periodic task per object (R-TIMER). */
@@ -285,7 +296,7 @@ export const on: On = Object.freeze({
   delete: changing('delete') as ChangingRegistrar<'delete'>,
   field: fieldRegistration as FieldRegistrar,
   event: resourceRegistrar(handlers.watchingHandler) as ResourceRegistrar<'event'>,
-  index: resourceRegistrar(handlers.indexingHandler) as ResourceRegistrar<'index'>,
+  index: resourceRegistrar(handlers.indexingHandler) as IndexRegistrar,
   daemon: resourceRegistrar(handlers.daemonHandler) as ResourceRegistrar<'daemon'>,
   timer: resourceRegistrar(handlers.timerHandler) as ResourceRegistrar<'timer'>,
   validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
@@ -297,4 +308,4 @@ export const daemon: ResourceRegistrar<'daemon'> = on.daemon;
 /** Alias of `on.timer` (Kopf: `kopf.timer`). */
 export const timer: ResourceRegistrar<'timer'> = on.timer;
 /** Alias of `on.index` (Kopf: `kopf.index`). */
-export const index: ResourceRegistrar<'index'> = on.index;
+export const index: IndexRegistrar = on.index;

@@ -4,7 +4,8 @@
 //   - the packages stay apart: generator/ (the @kopf-gen/generator package) imports nothing of
 //     runtime/, devcluster/ or cli/, and nothing of kopf-gen imports generator/ by path (the
 //     command line loads it by package name, only for init/generate/add); runtime/ and
-//     devcluster/ never import cli/ (the command line sits on top of both);
+//     devcluster/ never import cli/ (the command line sits on top of both), nor testing/ (the kit
+//     that combines them for users' tests);
 //   - runtime layers: index/on/cli → kits → core → cogs (lower layers never import higher ones);
 //     inside core: reactor → engines → intents → actions; inside cogs: client → configs → structs → aio;
 //   - independence: cogs/configs/progress ↔ cogs/configs/diffbase, and kits/* ↔ each other.
@@ -46,7 +47,7 @@ const IMPORT = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"
 
 export function check(rootDir) {
   const violations = [];
-  for (const top of ['devcluster', 'runtime', 'generator', 'cli']) {
+  for (const top of ['devcluster', 'runtime', 'testing', 'generator', 'cli']) {
     for (const file of sources(path.join(rootDir, top))) {
       const rel = path.relative(rootDir, file).split(path.sep).join('/');
       const text = fs.readFileSync(file, 'utf8');
@@ -56,13 +57,14 @@ export function check(rootDir) {
         if (spec.startsWith('.')) target = path.relative(rootDir, path.resolve(path.dirname(file), spec)).split(path.sep).join('/');
         else if (spec === 'kopf-gen' || spec.startsWith('kopf-gen/')) {
           const sub = spec === 'kopf-gen' ? 'runtime' : spec.slice('kopf-gen/'.length);
-          target = sub === 'testing' ? 'devcluster/testing.ts' : sub === 'generator' ? 'cli/generator.ts' : `${sub}/index.ts`;
+          target = sub === 'testing' ? 'testing/index.ts' : sub === 'generator' ? 'cli/generator.ts' : `${sub}/index.ts`;
         } else continue;
         const say = (rule) => violations.push(`${rel}: imports ${target} (${rule})`);
         if (rel.startsWith('devcluster/') && target.startsWith('runtime/')) say('the devcluster never imports the runtime');
         if (rel.startsWith('generator/') && /^(runtime|devcluster|cli)\//.test(target)) say('the generator package never imports kopf-gen\'s folders');
         if (!rel.startsWith('generator/') && target.startsWith('generator/')) say('kopf-gen loads the generator by package name, never by path');
         if (/^(runtime|devcluster)\//.test(rel) && target.startsWith('cli/')) say('the runtime and the devcluster never import the command line');
+        if (/^(runtime|devcluster)\//.test(rel) && target.startsWith('testing/')) say('the runtime and the devcluster never import the testing kit that combines them');
         if (rel.startsWith('runtime/') && target.startsWith('devcluster/')) say('the runtime never imports the devcluster');
         if (rel.startsWith('runtime/') && target.startsWith('generator/')) say('the runtime never imports the generator');
         if (rel.startsWith('runtime/') && target.startsWith('runtime/')) {

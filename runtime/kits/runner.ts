@@ -20,6 +20,7 @@
  * stdout/stderr (e.g. `console.log`) is not captured — use the handlers' `logger`.
  */
 
+import type * as clocks from '../cogs/aio/clocks.js';
 import type * as settings from '../cogs/configs/settings.js';
 import * as errors from '../core/actions/errors.js';
 import * as logging from '../core/actions/logging.js';
@@ -40,6 +41,12 @@ export interface KopfRunnerOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where relative paths are resolved from; default `process.cwd()`. */
   readonly cwd?: string;
+  /**
+   * The operator's clock; default: the real one. With a `VirtualClock`, timers, daemons, retries
+   * and delays run on virtual time that the test moves (`await clock.advance(600_000)`), while the
+   * operator still talks to the cluster over HTTP.
+   */
+  readonly clock?: clocks.Clock;
 }
 
 /** The runner did not see the operator start or stop within its timeout. */
@@ -109,6 +116,7 @@ export class KopfRunner {
         await launching.launch(args, {
           registry: this.options.registry, settings: this.options.settings, cwd: this.options.cwd,
           stopFlag: this.stopper.signal, readyFlag: ready, handleSignals: false,
+          ...(this.options.clock ? { clock: this.options.clock } : {}),
         });
       }
       return { exitCode: 0, exception: null };

@@ -83,7 +83,7 @@ describe('the packed packages, installed from their tarballs as a user would', (
     const runtime = list(tarballs.kopfGen);
     expect(runtime).toEqual(expect.arrayContaining([
       'package/bin/kopf-gen.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/dist/runtime/index.d.ts.map',
-      'package/dist/devcluster/testing.js', 'package/dist/cli/main.js',
+      'package/dist/devcluster/testing.js', 'package/dist/testing/index.js', 'package/dist/cli/main.js',
     ]));
     expect(runtime.filter((file) => /(^|\/)test\/|\.test\.ts$|^package\/generator\//.test(file))).toEqual([]);
     const generator = list(tarballs.generator);

@@ -22,6 +22,12 @@ export interface Clock {
    * with the signal's reason; an already aborted signal rejects at once.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: marks real work in flight (an API request and its response) that virtual time waits
+   * for before it moves on, so that code racing real I/O against virtual sleeps stays on schedule.
+   * Returns `work` itself (settling as it does).
+   */
+  busy?<T>(work: Promise<T>): Promise<T>;
 }
 
 /** The largest delay a Node timer accepts in one go. */
@@ -85,6 +91,12 @@ async function settle(turns = 3): Promise<void> {
  * the order they started sleeping), and code resumed by a wake-up runs before time moves further,
  * so chains of sleeps land on exact virtual times.
  *
+ * Real I/O marked with `busy()` (the runtime's API requests) is waited for, too: time does not
+ * move while a request is in flight, up to `quiescenceTimeout` real milliseconds per step (so that
+ * a request that never ends — a hung server — does not stop virtual time for good). An operator on
+ * a virtual clock therefore talks to a real API server (the devcluster) and still keeps its
+ * schedule: a timer that patches its object every 10 s fires exactly 60 times in 10 virtual minutes.
+ *
  * @example
  * const clock = new VirtualClock({ start: 0 });
  * const done = clock.sleep(1500).then(() => clock.now());
@@ -95,10 +107,42 @@ export class VirtualClock implements Clock {
   private current: number;
   private seq = 0;
   private readonly sleepers: Sleeper[] = [];
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly quiescenceTimeout: number;
 
-  /** @param options.start initial time in ms since the epoch (default: 0). */
-  constructor(options?: { readonly start?: number }) {
+  /**
+   * @param options.start initial time in ms since the epoch (default: 0).
+   * @param options.quiescenceTimeout real milliseconds to wait for in-flight `busy()` work at each
+   *   step before moving time on anyway (default: 2000).
+   */
+  constructor(options?: { readonly start?: number; readonly quiescenceTimeout?: number }) {
     this.current = options?.start ?? 0;
+    this.quiescenceTimeout = options?.quiescenceTimeout ?? 2000;
+  }
+
+  /** How much `busy()` work is in flight. */
+  get busyCount(): number {
+    return this.inFlight.size;
+  }
+
+  busy<T>(work: Promise<T>): Promise<T> {
+    const tracked: Promise<unknown> = work.then(() => undefined, () => undefined).finally(() => { this.inFlight.delete(tracked); });
+    this.inFlight.add(tracked);
+    return work;
+  }
+
+  /** Lets resumed code run, and waits for the real work it started (see `busy()`). */
+  private async quiesce(): Promise<void> {
+    await settle();
+    const deadline = Date.now() + this.quiescenceTimeout;
+    while (this.inFlight.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.all([...this.inFlight]), new Promise<void>((resolve) => { timer = setTimeout(resolve, left); })]);
+      clearTimeout(timer);
+      await settle();
+    }
   }
 
   now(): number {
@@ -150,15 +194,15 @@ export class VirtualClock implements Clock {
   async advance(ms: number): Promise<void> {
     if (ms < 0) throw new RangeError('A virtual clock cannot go backwards.');
     const target = this.current + ms;
-    await settle();
+    await this.quiesce();
     for (;;) {
       const next = this.sleepers[0];
       if (next === undefined || next.due > target) break;
       this.wakeUpTo(next.due);
-      await settle();
+      await this.quiesce();
     }
     this.current = target;
-    await settle();
+    await this.quiesce();
   }
 
   /** Advances to an absolute virtual time (no-op if it is in the past). */
@@ -173,12 +217,12 @@ export class VirtualClock implements Clock {
   async runUntilIdle(options?: { readonly limit?: number }): Promise<number> {
     const started = this.current;
     const deadline = started + (options?.limit ?? 86_400_000);
-    await settle();
+    await this.quiesce();
     for (;;) {
       const next = this.sleepers[0];
       if (next === undefined || next.due > deadline) break;
       this.wakeUpTo(next.due);
-      await settle();
+      await this.quiesce();
     }
     return this.current - started;
   }

@@ -123,7 +123,10 @@ export async function request(ctx: RequestContext, request: ApiRequest): Promise
     const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
     const what = `${request.method} ${url}`;
     try {
-      return await withRetries(ctx, what, request.signal, () => limited(ctx, request.signal, () => attempt(ctx, item, request)));
+      // Each attempt is real I/O that a virtual clock waits for before moving time on (not the
+      // sleeps between attempts, which run on that clock).
+      const once = (): Promise<unknown> => (ctx.clock.busy ? ctx.clock.busy(attempt(ctx, item, request)) : attempt(ctx, item, request));
+      return await withRetries(ctx, what, request.signal, () => limited(ctx, request.signal, once));
     } catch (error) {
       if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
       ctx.vault.invalidate(item);

@@ -77,6 +77,12 @@ export interface ExecutionScope {
   readonly logger: loggers.Logger;
   /** Aborts when the operator stops: waiting for handlers ends (R-ERRORS-8). */
   readonly signal?: AbortSignal;
+  /**
+   * Daemons: the forced stop (R-DAEMON-5/6). Execution keeps waiting for the handler when it
+   * aborts (the daemon is expected to honour it and settle), but an error it settles with
+   * afterwards is a cancellation, not a failure: no outcome, no retry.
+   */
+  readonly stopping?: Pick<AbortSignal, 'aborted' | 'reason'>;
   /** The lifecycle (also for sub-handlers); default `lifecycles.getDefaultLifecycle()`. */
   readonly lifecycle?: lifecycles.Lifecycle | null;
   /** The errors mode of handlers without one; default `TEMPORARY`. */
@@ -170,9 +176,10 @@ export async function executeHandlerOnce(options: {
     if (scope.signal?.aborted) throw scope.signal.reason;
     result = await untilAborted(invokeHandler({ handler, scope, retry, subrefs }), scope.signal);
   } catch (thrown) {
-    if (scope.signal?.aborted) {
+    const cancelled = scope.signal?.aborted ? scope.signal : scope.stopping?.aborted ? scope.stopping : undefined;
+    if (cancelled !== undefined) {
       logger.warning(`${title} is cancelled. Will escalate.`);
-      throw scope.signal.reason;
+      throw cancelled.reason;
     }
     return judge({ handler, state, scope, thrown, subrefs: refs() });
   }

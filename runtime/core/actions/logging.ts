@@ -247,6 +247,11 @@ export interface ObjectLoggerOptions {
   readonly local?: boolean;
   /** The logger name; default `kopf.objects`. */
   readonly name?: string;
+  /**
+   * Terse (indexing, R-INDEX-6): INFO messages are shown only in verbose mode (as DEBUG), DEBUG
+   * messages only in debug mode (`--debug`). Terse loggers never post k8s-events.
+   */
+  readonly terse?: boolean;
 }
 
 /** The logger handlers receive as `logger` (Kopf: `ObjectLogger` / `LocalObjectLogger`). */
@@ -254,20 +259,24 @@ export class ObjectLogger extends BaseLogger {
   /** The object reference (also the JSON `object` field). */
   readonly ref: events.ObjectReference;
   readonly local: boolean;
+  readonly terse: boolean;
   private readonly settings?: settings.OperatorSettings;
   private readonly sink?: events.EventSink;
 
   constructor(options: ObjectLoggerOptions) {
     super(options.name ?? 'kopf.objects');
     this.ref = Object.freeze(events.buildObjectReference(options.body));
-    this.local = options.local ?? false;
+    this.terse = options.terse ?? false;
+    this.local = (options.local ?? false) || this.terse;
     this.settings = options.settings;
     this.sink = options.sink;
   }
 
   protected log(level: number, message: string, extra?: loggers.LogExtra): void {
-    const record: LogRecord = { name: this.name, level, message, time: Date.now(), ref: this.ref, ...splitExtra(extra) };
-    if (!emit(record, false) || this.local) return;
+    const terse = this.terse && level <= loggers.LEVELS.info;
+    const shown = terse ? loggers.LEVELS.debug : level;
+    const record: LogRecord = { name: this.name, level: shown, message, time: Date.now(), ref: this.ref, ...splitExtra(extra) };
+    if (!emit(record, terse && level < loggers.LEVELS.info) || this.local) return;
     const operator = invocation.findOperator();
     const posting = (this.settings ?? operator?.settings)?.posting;
     const post = this.sink ?? operator?.events;
@@ -275,6 +284,26 @@ export class ObjectLogger extends BaseLogger {
     const text = record.error === undefined ? message : `${message}\n${traceOf(record.error)}`;
     post({ ref: this.ref, type: eventTypeOf(level), reason: 'Logging', message: text });
   }
+}
+
+/**
+ * A logger that words execution's `Handler '<id>' …` messages for another kind of handler:
+ * `Activity '<id>' …` (R-ACTIVITY-5), `Daemon '<id>' …`, `Timer '<id>' …` (R-DAEMON-5), as Kopf
+ * names them. Other messages pass through untouched.
+ *
+ * @example
+ * titledLogger(logger, 'Daemon').warning("Handler 'monitor' is cancelled. Will escalate.")
+ * // logs: Daemon 'monitor' is cancelled. Will escalate.
+ */
+export function titledLogger(base: loggers.Logger, title: string): loggers.Logger {
+  const rewrite = (message: string): string => (message.startsWith("Handler '") ? `${title} '${message.slice(9)}` : message);
+  return {
+    debug: (message, extra) => base.debug(rewrite(message), extra),
+    info: (message, extra) => base.info(rewrite(message), extra),
+    warning: (message, extra) => base.warning(rewrite(message), extra),
+    error: (message, extra) => base.error(rewrite(message), extra),
+    critical: (message, extra) => base.critical(rewrite(message), extra),
+  };
 }
 
 /** A per-object logger (see `ObjectLoggerOptions`). */

@@ -74,14 +74,7 @@ export interface ActivityOptions {
  * Messages of the handlers themselves go to the unwrapped logger, untouched.
  */
 export function activityLogger(base: loggers.Logger): loggers.Logger {
-  const rewrite = (message: string): string => (message.startsWith("Handler '") ? `Activity '${message.slice(9)}` : message);
-  return {
-    debug: (message, extra) => base.debug(rewrite(message), extra),
-    info: (message, extra) => base.info(rewrite(message), extra),
-    warning: (message, extra) => base.warning(rewrite(message), extra),
-    error: (message, extra) => base.error(rewrite(message), extra),
-    critical: (message, extra) => base.critical(rewrite(message), extra),
-  };
+  return logging.titledLogger(base, 'Activity');
 }
 
 /**

@@ -28,6 +28,7 @@ import type * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
 import type * as resources from '../../cogs/structs/resources.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as indexing from './indices.js';
 import type * as stoppers from './stoppers.js';
 
 /** Augment to type `memo` (declaration merging). Empty by default. */
@@ -169,8 +170,10 @@ export interface DaemonArgs<Body extends object> extends ResourceArgs<Body>, Ret
   readonly stopped: stoppers.DaemonStopped;
 }
 
-/** Timers. */
-export interface TimerArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {}
+/** Timers: as daemons; `stopped` is set when the timer is asked to stop (R-TIMER-1). */
+export interface TimerArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {
+  readonly stopped: stoppers.DaemonStopped;
+}
 
 /** Index handlers. */
 export interface IndexingArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {}
@@ -215,6 +218,32 @@ export type DaemonFn<Body extends object> = (args: DaemonArgs<Body>) => unknown;
 export type TimerFn<Body extends object> = (args: TimerArgs<Body>) => unknown;
 /** An indexer: returns `{key: value}`, a `Map`, a single value (key `null`), or null to keep (R-INDEX-3). */
 export type IndexingFn<Body extends object> = (args: IndexingArgs<Body>) => unknown;
+
+type Contributed<R> = Exclude<Awaited<R>, null | undefined | void>;
+
+/**
+ * The index an indexer's result builds (R-INDEX-3): a `Map<K, V>` gives `Index<K, V>`, a plain
+ * object `{[key: string]: V}` gives `Index<string, V>`, any other value `R` gives `Index<null, R>`.
+ * `null`/`undefined` results (keep the previous values) do not count.
+ */
+export type IndexOfResult<R> = [Contributed<R>] extends [never] ? indexing.Index<never, never>
+  : [Contributed<R>] extends [ReadonlyMap<infer K, infer V>] ? indexing.Index<K, V>
+  : [Contributed<R>] extends [readonly unknown[]] ? indexing.Index<null, Contributed<R>>
+  : [Contributed<R>] extends [Record<string, infer V>] ? indexing.Index<string, V>
+  : indexing.Index<null, Contributed<R>>;
+
+/**
+ * The index an indexer function builds, for typing its injection by name (R-INDEX-8).
+ *
+ * @example
+ * export const widgetsByOwner = on.index(Widgets, async function widgetsByOwner({ spec, name }) {
+ *   return { [spec.owner]: name };
+ * });
+ * declare module 'kopf-gen/runtime' {
+ *   interface OperatorIndices { widgetsByOwner: IndexOf<typeof widgetsByOwner> } // Index<string, string>
+ * }
+ */
+export type IndexOf<F> = F extends (...args: never[]) => infer R ? IndexOfResult<R> : never;
 /** An admission handler: throw `AdmissionError` to deny; write to `patch` to mutate. */
 export type WebhookFn<Body extends object> = (args: WebhookArgs<Body>) => unknown;
 export type ActivityFn = (args: ActivityArgs) => unknown;

@@ -222,7 +222,7 @@ export function timerHandler(fn: unknown, options: RawOptions, selector: selecto
     kind: 'timer', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
     ...parsing.retryPolicy(options),
     ...parsing.filterSpec(options, field, false),
-    interval: parsing.seconds(options, 'interval'),
+    interval: parsing.positiveSeconds(options, 'interval'),
     initialDelay: parsing.delayOrCallback(options, 'initialDelay'),
     sharp: parsing.flag(options, 'sharp'),
     idle: parsing.seconds(options, 'idle'),

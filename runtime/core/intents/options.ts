@@ -87,6 +87,13 @@ export function seconds(options: RawOptions, key: string): number | null {
   return value;
 }
 
+/** Seconds that must be more than zero (e.g. a timer's `interval`, which would otherwise spin). */
+export function positiveSeconds(options: RawOptions, key: string): number | null {
+  const value = seconds(options, key);
+  if (value === 0) throw new TypeError(`The option '${key}' must be more than 0 seconds, got 0.`);
+  return value;
+}
+
 export function count(options: RawOptions, key: string): number | null {
   const value = seconds(options, key);
   if (value !== null && !Number.isInteger(value)) throw new TypeError(`The option '${key}' must be an integer, got ${value}.`);

@@ -49,48 +49,97 @@ export interface DaemonStopped {
   readonly signal: AbortSignal;
 }
 
-/** The owning side of a stop flag; hand `stopper` itself to the daemon as `stopped`. */
+/**
+ * The owning side of a stop flag; hand `stopper` itself to the daemon as `stopped`.
+ *
+ * Cheap while nothing happens (one per running daemon, thousands at once): the abort controller
+ * is created only when someone reads `signal`, and waiters are kept only while they wait.
+ */
 export class DaemonStopper implements DaemonStopped {
   private flags: number | null = null;
-  private readonly waiters = new Set<() => void>();
-  private readonly controller = new AbortController();
+  private stoppedAt: number | null = null;
+  private waiters: Set<() => void> | undefined;
+  private controller: AbortController | undefined;
+  private parentLink: { release(): void } | undefined;
 
-  constructor(private readonly clock: clocks.Clock) {}
+  /**
+   * @param clock the clock of `wait()` timeouts and of `when`.
+   * @param parent a signal that also aborts `signal` (the operator's cancellation of everything).
+   */
+  constructor(private readonly clock: clocks.Clock, private readonly parent?: AbortSignal) {}
 
   isSet(): boolean {
     return this.flags !== null;
+  }
+
+  /** Whether all flags of `reason` are set. */
+  has(reason: DaemonStoppingReason): boolean {
+    return this.flags !== null && (this.flags & reason) === reason;
   }
 
   get reason(): DaemonStoppingReason | null {
     return this.flags;
   }
 
+  /** When the stop was first requested (clock milliseconds), or `null` while not stopped. */
+  get when(): number | null {
+    return this.stoppedAt;
+  }
+
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.parent !== undefined) {
+        const link = aborts.follow([this.parent]);
+        this.parentLink = link;
+        if (link.signal.aborted) this.abort();
+        else link.signal.addEventListener('abort', () => this.abort(), { once: true });
+      }
+    }
     return this.controller.signal;
+  }
+
+  /** Whether the signal has been aborted (without creating it). */
+  get cancelled(): boolean {
+    return this.controller?.signal.aborted ?? false;
+  }
+
+  /** The abort reason of the signal, if aborted. */
+  get cancellationReason(): unknown {
+    return this.controller?.signal.reason;
   }
 
   /** Sets the flag, adding `reason` to the reasons already set; wakes all waiters. */
   set(reason: DaemonStoppingReason): void {
+    if (this.flags === null) this.stoppedAt = this.clock.now();
     this.flags = (this.flags ?? 0) | reason;
-    for (const waiter of [...this.waiters]) waiter();
+    if (this.waiters) for (const waiter of [...this.waiters]) waiter();
   }
 
   /** Aborts the daemon's signal (the forced stage); also sets the flag if it was not set. */
   abort(reason: DaemonStoppingReason = DaemonStoppingReason.DAEMON_CANCELLED): void {
-    if (!this.isSet()) this.set(reason);
-    this.controller.abort(new DOMException('The daemon is cancelled.', 'AbortError'));
+    this.set(reason);
+    const controller = this.controller ?? (this.controller = new AbortController());
+    if (!controller.signal.aborted) controller.abort(new DOMException('The daemon is cancelled.', 'AbortError'));
   }
 
-  async wait(timeout?: number): Promise<boolean> {
+  /** Detaches from the parent signal once the daemon has exited (nothing listens any more). */
+  release(): void {
+    this.parentLink?.release();
+    this.parentLink = undefined;
+  }
+
+  async wait(timeout?: number | null): Promise<boolean> {
     if (this.isSet()) return true;
+    if (timeout !== undefined && timeout !== null && !(timeout > 0)) return false;
     const woken = new AbortController();
     const waiter = (): void => woken.abort();
-    this.waiters.add(waiter);
+    (this.waiters ??= new Set()).add(waiter);
     try {
       if (timeout === undefined || timeout === null) {
         await new Promise<void>((resolve) => woken.signal.addEventListener('abort', () => resolve(), { once: true }));
       } else {
-        await aborts.sleepOrAbort(this.clock, Math.max(0, timeout) * 1000, woken.signal);
+        await aborts.sleepOrAbort(this.clock, timeout * 1000, woken.signal);
       }
     } finally {
       this.waiters.delete(waiter);

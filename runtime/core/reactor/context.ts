@@ -10,6 +10,8 @@ import type * as settings from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
+import type * as indexing from '../engines/indexing.js';
+import type * as spawning from '../engines/spawning.js';
 import type * as registry from '../intents/registry.js';
 import type * as memories from './memories.js';
 
@@ -31,6 +33,10 @@ export interface OperatorContext {
   readonly signal: AbortSignal;
   /** While on, watchers do not list or watch (peering pauses, R-WATCH-6). */
   readonly paused?: toggles.Awaitable;
-  /** Index names → indices (engines of a later issue; injected into kwargs, R-INDEX-8). */
-  readonly indices?: Readonly<Record<string, unknown>>;
+  /** The in-memory indices (R-INDEX); injected into kwargs by name (R-INDEX-8). */
+  readonly indices?: indexing.OperatorIndexers;
+  /** Holds all handlers back until the initial listings are indexed (R-INDEX-7). */
+  readonly barrier?: indexing.IndexingBarrier;
+  /** All running daemons and timers (R-DAEMON); required to spawn any. */
+  readonly daemons?: spawning.Daemons;
 }

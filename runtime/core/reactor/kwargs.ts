@@ -1,8 +1,13 @@
 /**
- * The arguments objects handlers receive (R-KWARGS-1..4): built lazily per invocation (a field is
+ * The arguments objects handlers receive (R-KWARGS-1..5): built lazily per invocation (a field is
  * computed only if the handler reads it), over read-only views of the body of the event being
  * processed. Change handlers also get the reason, old/new essences (or field values for field
  * handlers) with the `oldValue`/`newValue` aliases, the diff, and the retry information.
+ *
+ * Daemons and timers run for long, so their `body`, `spec`, `meta`, `status`, `labels` and
+ * `annotations` are *live* views (R-KWARGS-8): read-only proxies that resolve every property read
+ * against the newest body the object's memory holds, so `spec.field` read in a loop sees the
+ * latest value. Writing to them throws; changes go through `patch`.
  */
 import type * as references from '../../cogs/structs/references.js';
 import * as bodies from '../../cogs/structs/bodies.js';
@@ -12,7 +17,10 @@ import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as patches from '../../cogs/structs/patches.js';
 import type * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
+import type * as spawning from '../engines/spawning.js';
 import type * as causes from '../intents/causes.js';
+import type * as handlers from '../intents/handlers.js';
+import type * as stoppers from '../intents/stoppers.js';
 
 /** What the kwargs builders read of a handler: its `param` and, for field handlers, its `field`. */
 export type FilterableHandler = Pick<execution.Invocable, 'param'> & { readonly field?: readonly string[] | null };
@@ -106,5 +114,106 @@ export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, han
     ...resourceGetters(scope, handler.param),
     event: () => event,
     type: () => event.type,
+  }, scope.indices));
+}
+
+/** Kwargs of an indexer (R-KWARGS-1/2): the resource fields of the event's body, retry fields. */
+export function indexingKwargs(scope: ResourceScope, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
+  return invocation.lazyKwargs(withIndices({
+    ...resourceGetters(scope, handler.param),
+    ...(retry ? { retry: () => retry.retry, started: () => retry.started, runtime: () => retry.runtime } : {}),
+  }, scope.indices));
+}
+
+const frozenBodies = new WeakMap<bodies.RawBody, dicts.DeepReadonly<bodies.RawBody>>();
+
+function frozenBody(body: bodies.RawBody): dicts.DeepReadonly<bodies.RawBody> {
+  let view = frozenBodies.get(body);
+  if (view === undefined) {
+    view = dicts.frozenCopy(body);
+    frozenBodies.set(body, view);
+  }
+  return view;
+}
+
+function refuse(): never {
+  throw new TypeError('The body of a daemon or timer is read-only: write to `patch` instead.');
+}
+
+/**
+ * A read-only object whose properties are read from `current()` at every access (R-KWARGS-8);
+ * nested values are frozen snapshots of the newest body at the moment they are read.
+ */
+export function liveView(current: () => object): object {
+  return new Proxy({}, {
+    get: (_, key) => Reflect.get(current(), key),
+    has: (_, key) => Reflect.has(current(), key),
+    ownKeys: () => Reflect.ownKeys(current()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const source = current();
+      if (!Object.prototype.hasOwnProperty.call(source, key)) return undefined;
+      return { value: Reflect.get(source, key), writable: false, enumerable: true, configurable: true };
+    },
+    set: refuse,
+    defineProperty: refuse,
+    deleteProperty: refuse,
+    setPrototypeOf: refuse,
+  });
+}
+
+/** The read-only side of a stop flag: what a daemon may do with it (R-DAEMON-5). */
+function stopperView(stopper: stoppers.DaemonStopper): stoppers.DaemonStopped {
+  return Object.freeze({
+    isSet: () => stopper.isSet(),
+    get reason() { return stopper.reason; },
+    wait: (timeout?: number) => stopper.wait(timeout),
+    get signal() { return stopper.signal; },
+  });
+}
+
+/** What the kwargs of a daemon or timer read: the resource, the object's live memory, the rest. */
+export interface SpawningScope {
+  readonly resource: references.Resource;
+  readonly memory: spawning.DaemonsMemory;
+  readonly logger: loggers.Logger;
+  readonly memo: object;
+  readonly indices?: Readonly<Record<string, unknown>>;
+}
+
+/** Kwargs of a daemon or timer (R-KWARGS-1/2/5/8): live views, `stopped`, `signal`, retry fields. */
+export function spawningKwargs(scope: SpawningScope, handler: handlers.SpawningHandler, stopper: stoppers.DaemonStopper,
+                               patch: () => patches.PatchBase<object>, retry: execution.RetryKwargs): object {
+  const { memory } = scope;
+  const body = (): dicts.DeepReadonly<bodies.RawBody> => frozenBody(memory.body);
+  const section = (key: string) => (): unknown => {
+    const value = body()[key];
+    return dicts.isObject(value) ? value : EMPTY;
+  };
+  const meta = section('metadata') as () => Record<string, unknown>;
+  const inMeta = (key: string) => (): object => {
+    const value = meta()[key];
+    return dicts.isObject(value) ? value : EMPTY;
+  };
+  const first = memory.body.metadata;
+  return invocation.lazyKwargs(withIndices({
+    resource: () => scope.resource,
+    body: () => liveView(body),
+    spec: () => liveView(section('spec') as () => object),
+    meta: () => liveView(meta),
+    status: () => liveView(section('status') as () => object),
+    labels: () => liveView(inMeta('labels')),
+    annotations: () => liveView(inMeta('annotations')),
+    uid: () => first?.uid ?? '',
+    name: () => first?.name ?? '',
+    namespace: () => (scope.resource.namespaced ? first?.namespace ?? null : null),
+    patch,
+    logger: () => scope.logger,
+    memo: () => scope.memo,
+    param: () => handler.param,
+    signal: () => stopper.signal,
+    stopped: () => stopperView(stopper),
+    retry: () => retry.retry,
+    started: () => retry.started,
+    runtime: () => retry.runtime,
   }, scope.indices));
 }

@@ -3,9 +3,13 @@
  * an object between processing cycles but never persists — its memo (R-MEMO-2), whether it was
  * first seen in the initial listing and whether it has been fully handled once (R-CAUSE-2), the
  * resource version it waits for to become consistent again (R-QUEUE-4), JSON-patch functions
- * carried over after a conflict (R-PATCH-3), and its error-throttling state (R-QUEUE-8).
- * The record is created on first sight and dropped on the object's DELETED event.
+ * carried over after a conflict (R-PATCH-3), its error-throttling state (R-QUEUE-8), and — only
+ * for objects that have them — its running daemons and timers (R-DAEMON) and its indexing error
+ * state (R-INDEX-5). The record is created on first sight and dropped on the object's DELETED event
+ * (daemons still exiting keep their own reference to it).
  */
+import type * as spawning from '../engines/spawning.js';
+import type * as indexing from '../engines/indexing.js';
 import * as memos from '../intents/memos.js';
 import * as throttling from '../actions/throttling.js';
 
@@ -22,6 +26,10 @@ export class ObjectMemory {
   /** JSON-patch transformation functions left over after a 422 conflict (R-PATCH-3). */
   leftoverFns: ((body: object) => void)[] = [];
   readonly throttler = new throttling.Throttler();
+  /** Daemons and timers of this object (created by the spawning engine on first use). */
+  daemons: spawning.DaemonsMemory | undefined;
+  /** Indexing errors of this object (created by the indexing engine on first failure). */
+  indexing: indexing.IndexingMemory | undefined;
 
   constructor(memo: object, noticedByListing: boolean) {
     this.memo = memo;
@@ -57,5 +65,10 @@ export class Memories {
 
   get size(): number {
     return this.records.size;
+  }
+
+  /** All remembered objects' memories. */
+  values(): IterableIterator<ObjectMemory> {
+    return this.records.values();
   }
 }

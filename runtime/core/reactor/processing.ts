@@ -23,7 +23,11 @@ import * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import * as throttling from '../actions/throttling.js';
 import * as causes from '../intents/causes.js';
-import * as application from './application.js';
+import * as application from '../actions/application.js';
+import * as daemonsEngine from '../engines/daemons.js';
+import * as spawningEngine from '../engines/spawning.js';
+import * as timersEngine from '../engines/timers.js';
+import type * as handlers from '../intents/handlers.js';
 import type * as context from './context.js';
 import * as kwargs from './kwargs.js';
 import type * as memories from './memories.js';
@@ -56,6 +60,7 @@ export async function processResourceEvent(op: context.OperatorContext, resource
     throw error;
   } finally {
     cancellation.release();
+    op.barrier?.release(stream.key); // whatever happened, this object no longer blocks (R-INDEX-7)
     if (raw.type === 'DELETED') op.memories.forget(stream.key);
   }
 }
@@ -95,24 +100,129 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   const patch = new patches.Patch<object>(undefined, leftovers ? memory.leftoverFns : []);
   memory.leftoverFns = [];
   const scope: kwargs.ResourceScope = {
-    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices,
+    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices?.byName,
   };
   const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal };
 
-  // Indexing and the readiness barrier (R-INDEX-7) come here with the indexing engine.
+  // Indices first, then the barrier: nothing else runs before the initial listings are indexed
+  // (R-INDEX-7). A newer event that arrived meanwhile is processed instead of this one.
+  const indexers = op.registry.indexingHandlersOf(resource);
+  if (indexers.length && op.indices) await processIndexingCause(cycle, indexers);
+  if (op.barrier && !op.barrier.ready) {
+    op.barrier.release(stream.key);
+    await op.barrier.wait(signal);
+    if (stream.pressure.raised) return;
+  }
+
   if (op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
-  // Spawning and stopping daemons and timers (R-DAEMON-2) comes here with the daemons engine.
+
+  const spawners = op.registry.spawningHandlersOf(resource);
+  const changers = op.registry.hasChangingHandlers(resource);
+  if (!spawners.length && !changers) {
+    if (raw.type === 'DELETED') return;
+    await applyAndSleep(cycle, [], false);
+    return;
+  }
+
+  const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
+  const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
+  const stored = diffbaseStorage.fetch({ body });
+  const old = stored === null ? null : progressStorage.clear(stored);
+  const now = progressStorage.clear(essence);
+  const cause = changers ? causes.detectChangingCause({ resource, event: raw, finalizer, old, new: now, initial: memory.initial }) : null;
+  // Filter callbacks get the same kwargs as the handler (R-FILTERS-6), minus what exists only
+  // during an invocation (retry fields, a daemon's stop flag).
+  const matching = {
+    kwargs: (handler: kwargs.FilterableHandler & { readonly kind?: string }) => (handler.kind === 'change' && cause !== null
+      ? kwargs.changingKwargs(cycle.scope, cause, handler) : kwargs.indexingKwargs(cycle.scope, handler)),
+  };
+  // Stealth mode: no change handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
+  const stealth = cause === null || !op.registry.prematchChanging(cause, matching);
+  const spawning = spawners.length ? op.registry.spawningHandlers({ resource, body }, matching) : [];
+
+  // The finalizer: added when required, removed when no longer required (R-FINAL-2..4). Change
+  // handlers do not run in such a cycle; on-event handlers, daemons and timers do.
+  const present = causes.hasFinalizer(body, finalizer);
+  const deleted = raw.type === 'DELETED' || causes.isDeletionOngoing(body);
+  const required = op.registry.requiresFinalizer(stealth || cause === null ? { resource, body } : cause, {
+    ...matching, stoppedForever: (handler) => memory.daemons?.foreverStopped.has(handler.id) ?? false,
+  }) && (!stealth || spawning.length > 0);
+  let consistent = isConsistent(cycle);
+  let blocked = false;
+  if (!deleted) {
+    if (required && !present) {
+      logger.debug('Adding the finalizer, thus preventing the actual deletion.');
+      patch.fns.push(addFinalizer(finalizer));
+      blocked = true;
+    } else if (!required && present && consistent) {
+      logger.debug('Removing the finalizer, as there are no handlers requiring it.');
+      patch.fns.push(removeFinalizer(finalizer));
+      blocked = true;
+    }
+  }
+
+  // Daemons and timers: spawned even before the finalizer is added, regardless of consistency.
+  const stopping = spawners.length || memory.daemons
+    ? await processSpawningCause(cycle, spawning, { deleted, reset: old === null || !dicts.deepEqual(old, now) })
+    : [];
 
   let delays: number[] = [];
   let changing = false;
-  if (op.registry.hasChangingHandlers(resource)) {
-    const result = await processChangingCause(cycle);
+  if (cause !== null && !stealth && !blocked) {
+    const result = await processChangingCause(cycle, cause, essence, old, consistent);
     if (result === 'interrupted') return;
-    delays = result.delays;
-    changing = result.changing;
+    ({ delays, changing, consistent } = result);
   }
   if (raw.type === 'DELETED') return; // nothing to patch: the object is gone (R-PATCH-6)
-  await applyAndSleep(cycle, delays, changing);
+
+  // Releasing the finalizer on deletion when nothing is pending: no deletion handler left, no
+  // daemon or timer still exiting (R-FINAL-5, R-DAEMON-7).
+  const all = [...delays, ...stopping];
+  if (deleted && present && consistent && all.length === 0 && (changing || stealth || cause === null)) {
+    logger.debug('Removing the finalizer, thus allowing the actual deletion.');
+    patch.fns.push(removeFinalizer(finalizer));
+  }
+  await applyAndSleep(cycle, all, changing);
+}
+
+/** Indexes the object in all indices of its resource; a `DELETED` event removes it (R-INDEX-3..6). */
+async function processIndexingCause(cycle: Cycle, all: readonly handlers.IndexingHandler[]): Promise<void> {
+  const { op, resource, raw, memory, stream } = cycle;
+  const indices = op.indices!;
+  const logger = logging.objectLogger({ body: raw.object, settings: op.settings, terse: true });
+  const scope: kwargs.ResourceScope = { ...cycle.scope, logger };
+  const matching = raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object },
+    { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
+  memory.indexing = await indices.indexObject({
+    object: stream.key, all, matching, deleted: raw.type === 'DELETED', memory: memory.indexing,
+    scope: {
+      settings: op.settings, clock: op.clock, logger, signal: cycle.signal,
+      kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry),
+    },
+  });
+}
+
+/** Daemons and timers of the object: refresh, spawn, stop (R-DAEMON-2/7/9, R-TIMER-1/3). */
+async function processSpawningCause(cycle: Cycle, matching: readonly handlers.SpawningHandler[],
+                                    found: { readonly deleted: boolean; readonly reset: boolean }): Promise<number[]> {
+  const { op, resource, raw, memory, logger } = cycle;
+  const body = raw.object;
+  if (!memory.daemons) {
+    if (found.deleted || matching.length === 0) return [];
+    memory.daemons = new spawningEngine.DaemonsMemory(body, op.clock.now());
+  }
+  const daemonsMemory = memory.daemons;
+  const scope: spawningEngine.SpawningScope = { settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger };
+  const background: daemonsEngine.BackgroundScope = {
+    settings: op.settings, clock: op.clock, api: op.api, resource, memory: daemonsMemory, logger, cancel: op.signal,
+    kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(
+      { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName }, handler, stopper, patch, retry),
+  };
+  return await spawningEngine.processSpawningCause({
+    cause: { body, deleted: found.deleted, gone: raw.type === 'DELETED', reset: found.reset },
+    memory: daemonsMemory, matching, scope,
+    launch: (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background)),
+  });
 }
 
 /** On-event handlers: all matching ones, in order, once each; errors ignored; results to status (R-EVENT). */
@@ -150,40 +260,12 @@ function isConsistent(cycle: Cycle): boolean {
   return false;
 }
 
-async function processChangingCause(cycle: Cycle): Promise<'interrupted' | { delays: number[]; changing: boolean }> {
-  const { op, resource, raw, memory, logger, patch } = cycle;
-  const body = raw.object;
-  const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
-  const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
-  const stored = diffbaseStorage.fetch({ body });
-  const old = stored === null ? null : progressStorage.clear(stored);
-  const now = progressStorage.clear(essence);
-  const cause = causes.detectChangingCause({ resource, event: raw, finalizer, old, new: now, initial: memory.initial });
-
-  // The finalizer: added when required, removed when no longer required (R-FINAL-2..4).
-  const present = causes.hasFinalizer(body, finalizer);
-  // Filter callbacks get the same kwargs as the handler, minus the retry fields (R-FILTERS-6).
-  const matching = { kwargs: (handler: kwargs.FilterableHandler) => kwargs.changingKwargs(cycle.scope, cause, handler) };
-  const stealth = !op.registry.prematchChanging(cause, matching);
-  const required = !stealth && op.registry.requiresFinalizer(cause, matching);
-  let consistent = isConsistent(cycle);
-  if (raw.type !== 'DELETED' && !cause.deleted) {
-    if (required && !present) {
-      logger.debug('Adding the finalizer, thus preventing the actual deletion.');
-      patch.fns.push(addFinalizer(finalizer));
-      return { delays: [], changing: false };
-    }
-    if (!required && present && consistent) {
-      logger.debug('Removing the finalizer, as there are no handlers requiring it.');
-      patch.fns.push(removeFinalizer(finalizer));
-      return { delays: [], changing: false };
-    }
-  }
-  // Stealth mode: no handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
-  if (stealth) return { delays: [], changing: false };
+async function processChangingCause(cycle: Cycle, cause: causes.ChangingCause, essence: dicts.JsonObject, old: dicts.JsonObject | null,
+                                    consistent: boolean): Promise<'interrupted' | { delays: number[]; changing: boolean; consistent: boolean }> {
+  const { op, raw, memory, logger, patch } = cycle;
 
   // Patch first: framework state pending from before (carried-over functions) goes out first (R-QUEUE-5).
-  if (patch.fns.length) return { delays: [], changing: false };
+  if (patch.fns.length) return { delays: [], changing: false, consistent };
 
   // Consistency: wait (interruptibly) for our last patch to come back, or for the deadline (R-QUEUE-4).
   // Not for a DELETED event: it runs no handlers, and a vanished object's version never comes (R-QUEUE-6).
@@ -199,17 +281,11 @@ async function processChangingCause(cycle: Cycle): Promise<'interrupted' | { del
   if (!causes.isHandlerReason(cause.reason)) {
     logger.debug(causes.SILENT_REASON_LOGS[cause.reason as 'gone' | 'free' | 'noop']);
     memory.fullyHandledOnce = true;
-    return { delays: [], changing: cause.reason !== 'gone' };
+    return { delays: [], changing: cause.reason !== 'gone', consistent };
   }
 
   const delays = await handleChange(cycle, cause, essence, old);
-
-  // Releasing the finalizer on deletion when nothing is pending (R-FINAL-5).
-  if (cause.deleted && present && raw.type !== 'DELETED' && consistent && delays.length === 0) {
-    logger.debug('Removing the finalizer, thus allowing the actual deletion.');
-    patch.fns.push(removeFinalizer(finalizer));
-  }
-  return { delays, changing: true };
+  return { delays, changing: true, consistent };
 }
 
 /** Runs the handlers of a change cause once and persists the progress (R-HANDLERS-4..8, R-CAUSE-6). */

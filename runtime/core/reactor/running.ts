@@ -37,6 +37,8 @@ import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
+import * as indexing from '../engines/indexing.js';
+import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
 import * as registries from '../intents/registry.js';
@@ -203,10 +205,13 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const cancel = new AbortController();
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
-  const op: context.OperatorContext = {
+  const daemons = new spawning.Daemons();
+  const op = {
     settings, registry, api: client, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
-  };
+    // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
+    indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
+  } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
   const failures: unknown[] = [];
@@ -258,7 +263,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
 
   spawn('startup activity', 'main', async () => {
     try {
-      await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices });
+      await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
     } catch (error) {
       markStarted(false);
       if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
@@ -270,7 +275,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   }, false);
 
   spawn('credentials retriever', 'auth', gated(() => activities.authenticator({
-    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices,
+    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices.byName,
   }), auth.signal));
   spawn('poster of events', 'main', gated(() => posting.runPoster({
     queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting'),
@@ -293,15 +298,21 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
     });
   }));
-  // R-DAEMON-8 (daemon killer), R-INDEX-7 (indexing readiness), R-ADMISSION (webhook server and
-  // configuration managers) and R-ACTIVITY-4 (health reporter) add their root tasks here.
+  // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
+  // the API client still works for their last patches.
+  spawn('daemon killer', 'main', async () => {
+    await untilAborted(main.signal);
+    await daemons.killAll({ settings, clock });
+  });
+  // R-ADMISSION (webhook server and configuration managers) and R-ACTIVITY-4 (health reporter)
+  // add their root tasks here.
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {
     tasks, main, auth, cancel, started, failures, clock, running: false,
     cleanup: () => enter(async () => {
       const forever = new AbortController();
-      await activities.runActivity({ activity: 'cleanup', handlers: registry.activityHandlers('cleanup'), settings, memo, clock, signal: forever.signal, indices: op.indices });
+      await activities.runActivity({ activity: 'cleanup', handlers: registry.activityHandlers('cleanup'), settings, memo, clock, signal: forever.signal, indices: op.indices.byName });
     }),
     close: () => {
       client.close();

@@ -6,6 +6,7 @@
  */
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as watching from '../../cogs/client/watching.js';
+import * as bodies from '../../cogs/structs/bodies.js';
 import * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
@@ -29,6 +30,10 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
       failed.abort();
     },
   });
+  // The readiness barrier waits for this watcher's initial listing to be indexed (R-INDEX-7).
+  const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
+  const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
+  let listed = false;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -40,7 +45,12 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
-        if (watching.isListed(event)) continue; // the indexing barrier listens to this (R-INDEX-7)
+        if (watching.isListed(event)) {
+          if (!listed) op.barrier?.listed(listing);
+          listed = true;
+          continue;
+        }
+        if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
         queue.push(event);
       }
     });
@@ -50,6 +60,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
       throw error;
     }
   } finally {
+    op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);
     await queue.stop();
   }

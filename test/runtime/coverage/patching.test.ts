@@ -8,7 +8,7 @@ import * as YAML from 'yaml';
 
 import { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as application from '../../../runtime/core/reactor/application.js';
+import * as application from '../../../runtime/core/actions/application.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
 

@@ -1,0 +1,20 @@
+/**
+ * kopf-gen/testing — everything an operator's tests need, in one import: the embedded Kubernetes
+ * API server (`DevCluster`), the in-process operator runner (`KopfRunner`), and the virtual clock
+ * that lets a test move the operator's time (timers, daemons, retries) in milliseconds of real time.
+ *
+ * The devcluster and the runtime never import each other; this module is where they meet.
+ *
+ * @example
+ * import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+ * const cluster = await DevCluster.start({ crds: ['crds/widgets.yaml'] });
+ * process.env.KUBECONFIG = cluster.writeKubeconfig('/tmp/kubeconfig');
+ * const clock = new VirtualClock({ start: Date.now() });
+ * await using runner = await new KopfRunner(['run', '-A', '--standalone', 'src/main.ts'], { clock }).start();
+ * // … create an object, then ten virtual minutes pass in a blink:
+ * await clock.advance(10 * 60_000);
+ */
+export * from '../devcluster/testing.js';
+export { KopfRunner, RunnerTimeoutError } from '../runtime/kits/runner.js';
+export type { KopfRunnerOptions } from '../runtime/kits/runner.js';
+export { VirtualClock } from '../runtime/cogs/aio/clocks.js';
