@@ -1,13 +1,16 @@
 /**
  * One processing cycle for one watch-event of one object (spec section 2, traces of section 4).
  *
- * Under per-object error throttling (R-QUEUE-8) the cycle: runs on-event handlers (R-EVENT);
- * decides on the finalizer (R-FINAL-2..4); honours the consistency window (R-QUEUE-4/5) before
- * invoking change handlers: detect the cause (R-CAUSE), select handlers, run the lifecycle's choice
- * once (R-HANDLERS), store progress, results and — when the change is done — the diff-base;
- * releases the finalizer on deletion when nothing is pending (R-FINAL-5); then applies the
- * accumulated patch once (R-PATCH-2/6) and sleeps for, or touches after, the shortest delay
- * (R-PATCH-7). Daemons, timers and indices (a later issue) slot in where the comments say.
+ * Under per-object error throttling (R-QUEUE-8) the cycle: indexes the object (R-INDEX) and waits
+ * at the readiness barrier until the initial listings are indexed (R-INDEX-7); runs on-event
+ * handlers (R-EVENT); decides on the finalizer for change handlers, daemons and timers together
+ * (R-FINAL-2..4); spawns and stops daemons and timers (R-DAEMON-2/7/9), even in a cycle that adds
+ * the finalizer; honours the consistency window (R-QUEUE-4/5) before invoking change handlers:
+ * detect the cause (R-CAUSE), select handlers, run the lifecycle's choice once (R-HANDLERS), store
+ * progress, results and — when the change is done — the diff-base; releases the finalizer on
+ * deletion when nothing is pending, neither deletion handlers nor exiting daemons (R-FINAL-5,
+ * R-DAEMON-7); then applies the accumulated patch once (R-PATCH-2/6) and sleeps for, or touches
+ * after, the shortest delay (R-PATCH-7), which is how the stop stages of daemons advance.
  */
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
@@ -146,7 +149,7 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   const deleted = raw.type === 'DELETED' || causes.isDeletionOngoing(body);
   const required = op.registry.requiresFinalizer(stealth || cause === null ? { resource, body } : cause, {
     ...matching, stoppedForever: (handler) => memory.daemons?.foreverStopped.has(handler.id) ?? false,
-  }) && (!stealth || spawning.length > 0);
+  });
   let consistent = isConsistent(cycle);
   let blocked = false;
   if (!deleted) {

@@ -18,10 +18,14 @@
  * signal. Only work this operator created is ever cancelled, through its own abort controllers
  * (R-LIFE-5). If a task failed, `runTasks` (and `operator()`) rejects with its error afterwards.
  *
+ * The engines that live per object — daemons and timers (R-DAEMON, R-TIMER), indices (R-INDEX) — are
+ * built here too: the operator-wide registry of running daemons, whose `daemon killer` root task
+ * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
+ * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
+ *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection), the daemon killer (R-DAEMON-8), indexing readiness
- * (R-INDEX-7), admission webhooks (R-ADMISSION) and the liveness endpoint with probes
- * (R-ACTIVITY-4). Until then, `standalone: false` behaves as standalone and says so at DEBUG.
+ * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
+ * endpoint with probes (R-ACTIVITY-4).
  */
 
 import { setMaxListeners } from 'node:events';
