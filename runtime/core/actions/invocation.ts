@@ -98,28 +98,93 @@ export function currentHandler(what = 'This function'): HandlerContext {
  * or views of the body costs nothing for handlers that do not destructure them. Fields are
  * enumerable (so `{...kwargs}` and destructuring work) and read-only.
  *
+ * It is a proxy over the getters with one shared handler, not an object with an accessor per field:
+ * thousands of daemons each hold their kwargs for as long as they run, and accessor properties
+ * cost a closure and a descriptor each.
+ *
  * @example
  * const kwargs = lazyKwargs({ body: () => freeze(raw), diff: () => diffs.diff(old, now) });
  */
 export function lazyKwargs<T extends object>(getters: { readonly [K in keyof T]: () => T[K] }): T {
-  const kwargs = {} as T;
-  for (const key of Object.keys(getters) as Array<keyof T & string>) {
-    let computed = false;
-    let value: T[typeof key];
-    Object.defineProperty(kwargs, key, {
-      enumerable: true,
-      configurable: false,
-      get() {
-        if (!computed) {
-          value = getters[key]();
-          computed = true;
-        }
-        return value;
-      },
-    });
-  }
-  return Object.freeze(kwargs);
+  return new Proxy(getters as unknown as Getters, LAZY) as unknown as T;
 }
+
+/**
+ * Lazy kwargs from a table of getters shared by all kwargs of a kind, each reading one small
+ * per-invocation `source` object — for the long-lived kwargs of daemons and timers, where even a
+ * closure per field adds up over thousands of them. `extra` (e.g. indices) is looked up first.
+ *
+ * @example
+ * const TABLE = { name: (s: { body: Body }) => s.body.metadata.name };
+ * const kwargs = tableKwargs(TABLE, { body });
+ */
+export function tableKwargs<S extends object>(table: Readonly<Record<string, (source: S) => unknown>>, source: S,
+                                              extra?: Readonly<Record<string, unknown>>): object {
+  const target: TableTarget<S> = { table, source, extra };
+  return new Proxy(target as unknown as TableTarget<object>, TABLED);
+}
+
+interface TableTarget<S> {
+  readonly table: Readonly<Record<string, (source: S) => unknown>>;
+  readonly source: S;
+  readonly extra: Readonly<Record<string, unknown>> | undefined;
+  cache?: Map<string, unknown>;
+}
+
+function tabled(target: TableTarget<object>, key: string | symbol): boolean {
+  return typeof key === 'string' && (Object.prototype.hasOwnProperty.call(target.table, key)
+    || (target.extra !== undefined && Object.prototype.hasOwnProperty.call(target.extra, key)));
+}
+
+function tableValue(target: TableTarget<object>, key: string): unknown {
+  if (target.extra !== undefined && Object.prototype.hasOwnProperty.call(target.extra, key)) return target.extra[key];
+  const cache = target.cache ?? (target.cache = new Map());
+  if (cache.has(key)) return cache.get(key);
+  const value = target.table[key]!(target.source);
+  cache.set(key, value);
+  return value;
+}
+
+const TABLED: ProxyHandler<TableTarget<object>> = {
+  get: (target, key) => (tabled(target, key) ? tableValue(target, key as string) : undefined),
+  has: (target, key) => tabled(target, key),
+  ownKeys: (target) => [...new Set([...Object.keys(target.table), ...Object.keys(target.extra ?? {})])],
+  getOwnPropertyDescriptor: (target, key) => (tabled(target, key)
+    ? { value: tableValue(target, key as string), writable: false, enumerable: true, configurable: true }
+    : undefined),
+  set: readOnly,
+  defineProperty: readOnly,
+  deleteProperty: readOnly,
+  setPrototypeOf: readOnly,
+};
+
+type Getters = Record<string, () => unknown> & { [CACHE]?: Map<string, unknown> };
+const CACHE = Symbol('computed kwargs');
+
+function readOnly(): never {
+  throw new TypeError('Handler arguments are read-only.');
+}
+
+function computed(target: Getters, key: string): unknown {
+  const cache = target[CACHE] ?? (target[CACHE] = new Map());
+  if (cache.has(key)) return cache.get(key);
+  const value = target[key]!();
+  cache.set(key, value);
+  return value;
+}
+
+const LAZY: ProxyHandler<Getters> = {
+  get: (target, key) => (typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key) ? computed(target, key) : undefined),
+  has: (target, key) => typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key),
+  ownKeys: (target) => Object.keys(target),
+  getOwnPropertyDescriptor: (target, key) => (typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key)
+    ? { value: computed(target, key), writable: false, enumerable: true, configurable: true }
+    : undefined),
+  set: readOnly,
+  defineProperty: readOnly,
+  deleteProperty: readOnly,
+  setPrototypeOf: readOnly,
+};
 
 /**
  * Calls a user function with one kwargs object and awaits its result if it is a promise

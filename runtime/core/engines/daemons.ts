@@ -24,7 +24,6 @@ import type * as references from '../../cogs/structs/references.js';
 import * as application from '../actions/application.js';
 import * as execution from '../actions/execution.js';
 import * as lifecycles from '../actions/lifecycles.js';
-import * as logging from '../actions/logging.js';
 import * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import type * as handlers from '../intents/handlers.js';
@@ -41,6 +40,8 @@ export interface BackgroundScope {
   readonly memory: spawning.DaemonsMemory;
   /** The per-object logger (handlers get it as `logger`). */
   readonly logger: loggers.Logger;
+  /** The same, wording execution's messages as `Daemon '<id>' …` and `Timer '<id>' …`. */
+  readonly titled: { readonly daemon: loggers.Logger; readonly timer: loggers.Logger };
   /** Aborts when the operator cancels everything (the last stage of its stop). */
   readonly cancel: AbortSignal;
   /** Builds the kwargs of one invocation (live views of the body, `stopped`, retry fields). */
@@ -68,7 +69,7 @@ export class Invoker {
     this.state = this.fresh();
     this.execution = {
       settings: scope.settings, clock: scope.clock, signal: scope.cancel,
-      logger: logging.titledLogger(scope.logger, handler.kind === 'daemon' ? 'Daemon' : 'Timer'),
+      logger: handler.kind === 'daemon' ? scope.titled.daemon : scope.titled.timer,
       lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.TEMPORARY,
       // Read at the moment of a failure: a forced stop makes it a cancellation (R-DAEMON-5).
       stopping: { get aborted() { return stopper.cancelled; }, get reason() { return stopper.cancellationReason; } },

@@ -56,18 +56,37 @@ export class DaemonsMemory {
   /** Running or exiting tasks by handler id (an exiting one still blocks a re-spawn). */
   readonly running = new Map<string, Daemon>();
   /** Handlers that exited on their own: not re-spawned in this process (R-DAEMON-4). */
-  readonly foreverStopped = new Set<string>();
+  private stoppedForever: Set<string> | undefined;
   /** Timers whose initial delay has been slept for this object (once per process, R-TIMER-2). */
-  readonly delayed = new Set<string>();
+  private delayedOnce: Set<string> | undefined;
   /** The newest body of the object. */
   body: bodies.RawBody;
   /** When the object last changed essentially (clock ms; R-TIMER-3). */
   idleResetTime: number;
+  /** How this object's tasks are started; set once by the reactor (shared by all its tasks). */
+  launcher: Launcher | undefined;
   private resetWaiters: Set<() => void> | undefined;
 
   constructor(body: bodies.RawBody, now: number) {
     this.body = body;
     this.idleResetTime = now;
+  }
+
+  /** Whether a handler exited on its own for this object (R-DAEMON-4). */
+  isStoppedForever(id: string): boolean {
+    return this.stoppedForever?.has(id) ?? false;
+  }
+
+  /** Marks a handler as exited on its own: never re-spawned for this object in this process. */
+  stopForever(id: string): void {
+    (this.stoppedForever ??= new Set()).add(id);
+  }
+
+  /** `true` the first time it is asked for a handler: its initial delay is due (once per object). */
+  firstDelay(id: string): boolean {
+    if (this.delayedOnce?.has(id)) return false;
+    (this.delayedOnce ??= new Set()).add(id);
+    return true;
   }
 
   /** Takes the newest body; an essential change resets the idle clock and wakes idle timers. */
@@ -280,7 +299,7 @@ export async function processSpawningCause(options: {
 
   if (!scope.daemons.closed) {
     for (const handler of matching) {
-      if (memory.running.has(handler.id) || memory.foreverStopped.has(handler.id)) continue;
+      if (memory.running.has(handler.id) || memory.isStoppedForever(handler.id)) continue;
       spawn(handler, memory, scope, launch);
     }
   }
@@ -298,7 +317,7 @@ function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: 
     done: Promise.resolve().then(() => launch(base)).catch(() => undefined).finally(() => {
       // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
       // operator stops leave the way open for a later re-spawn (R-DAEMON-4/9/10).
-      if (!stopper.isSet()) memory.foreverStopped.add(handler.id);
+      if (!stopper.isSet()) memory.stopForever(handler.id);
       stopper.set(R.DONE);
       stopper.release();
       daemon.exited = true;

@@ -25,8 +25,7 @@ export async function runTimer(task: daemons.Task, scope: daemons.BackgroundScop
   const title = spawning.titleOf(handler);
   const invoker = new daemons.Invoker(task, scope);
 
-  if (!memory.delayed.has(handler.id)) {
-    memory.delayed.add(handler.id);
+  if (memory.firstDelay(handler.id)) {
     const delay = daemons.initialDelayOf(handler, () => invoker.kwargs());
     if (delay > 0) await stopper.wait(delay);
   }

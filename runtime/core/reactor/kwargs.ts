@@ -180,40 +180,54 @@ export interface SpawningScope {
   readonly indices?: Readonly<Record<string, unknown>>;
 }
 
+interface SpawningSource {
+  readonly scope: SpawningScope;
+  readonly handler: handlers.SpawningHandler;
+  readonly stopper: stoppers.DaemonStopper;
+  readonly patch: () => patches.PatchBase<object>;
+  readonly retry: execution.RetryKwargs;
+}
+
+function liveSection(source: SpawningSource, key: string): object {
+  return liveView(() => {
+    const value = frozenBody(source.scope.memory.body)[key];
+    return dicts.isObject(value) ? value : EMPTY;
+  });
+}
+
+function liveMeta(source: SpawningSource, key: string): object {
+  return liveView(() => {
+    const meta = frozenBody(source.scope.memory.body)['metadata'];
+    const value = dicts.isObject(meta) ? (meta as Readonly<Record<string, unknown>>)[key] : undefined;
+    return dicts.isObject(value) ? value : EMPTY;
+  });
+}
+
+/** The kwargs of daemons and timers, computed from their source on first access. */
+const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = Object.freeze({
+  resource: (s) => s.scope.resource,
+  body: (s) => liveView(() => frozenBody(s.scope.memory.body)),
+  spec: (s) => liveSection(s, 'spec'),
+  meta: (s) => liveSection(s, 'metadata'),
+  status: (s) => liveSection(s, 'status'),
+  labels: (s) => liveMeta(s, 'labels'),
+  annotations: (s) => liveMeta(s, 'annotations'),
+  uid: (s) => s.scope.memory.body.metadata?.uid ?? '',
+  name: (s) => s.scope.memory.body.metadata?.name ?? '',
+  namespace: (s) => (s.scope.resource.namespaced ? s.scope.memory.body.metadata?.namespace ?? null : null),
+  patch: (s) => s.patch(),
+  logger: (s) => s.scope.logger,
+  memo: (s) => s.scope.memo,
+  param: (s) => s.handler.param,
+  signal: (s) => s.stopper.signal,
+  stopped: (s) => stopperView(s.stopper),
+  retry: (s) => s.retry.retry,
+  started: (s) => s.retry.started,
+  runtime: (s) => s.retry.runtime,
+});
+
 /** Kwargs of a daemon or timer (R-KWARGS-1/2/5/8): live views, `stopped`, `signal`, retry fields. */
 export function spawningKwargs(scope: SpawningScope, handler: handlers.SpawningHandler, stopper: stoppers.DaemonStopper,
                                patch: () => patches.PatchBase<object>, retry: execution.RetryKwargs): object {
-  const { memory } = scope;
-  const body = (): dicts.DeepReadonly<bodies.RawBody> => frozenBody(memory.body);
-  const section = (key: string) => (): unknown => {
-    const value = body()[key];
-    return dicts.isObject(value) ? value : EMPTY;
-  };
-  const meta = section('metadata') as () => Record<string, unknown>;
-  const inMeta = (key: string) => (): object => {
-    const value = meta()[key];
-    return dicts.isObject(value) ? value : EMPTY;
-  };
-  const first = memory.body.metadata;
-  return invocation.lazyKwargs(withIndices({
-    resource: () => scope.resource,
-    body: () => liveView(body),
-    spec: () => liveView(section('spec') as () => object),
-    meta: () => liveView(meta),
-    status: () => liveView(section('status') as () => object),
-    labels: () => liveView(inMeta('labels')),
-    annotations: () => liveView(inMeta('annotations')),
-    uid: () => first?.uid ?? '',
-    name: () => first?.name ?? '',
-    namespace: () => (scope.resource.namespaced ? first?.namespace ?? null : null),
-    patch,
-    logger: () => scope.logger,
-    memo: () => scope.memo,
-    param: () => handler.param,
-    signal: () => stopper.signal,
-    stopped: () => stopperView(stopper),
-    retry: () => retry.retry,
-    started: () => retry.started,
-    runtime: () => retry.runtime,
-  }, scope.indices));
+  return invocation.tableKwargs(SPAWNING, { scope, handler, stopper, patch, retry }, scope.indices);
 }

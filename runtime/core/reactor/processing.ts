@@ -148,7 +148,7 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   const present = causes.hasFinalizer(body, finalizer);
   const deleted = raw.type === 'DELETED' || causes.isDeletionOngoing(body);
   const required = op.registry.requiresFinalizer(stealth || cause === null ? { resource, body } : cause, {
-    ...matching, stoppedForever: (handler) => memory.daemons?.foreverStopped.has(handler.id) ?? false,
+    ...matching, stoppedForever: (handler) => memory.daemons?.isStoppedForever(handler.id) ?? false,
   });
   let consistent = isConsistent(cycle);
   let blocked = false;
@@ -216,16 +216,23 @@ async function processSpawningCause(cycle: Cycle, matching: readonly handlers.Sp
   }
   const daemonsMemory = memory.daemons;
   const scope: spawningEngine.SpawningScope = { settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger };
-  const background: daemonsEngine.BackgroundScope = {
-    settings: op.settings, clock: op.clock, api: op.api, resource, memory: daemonsMemory, logger, cancel: op.signal,
-    kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(
-      { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName }, handler, stopper, patch, retry),
-  };
+  // One launcher per object, shared by its daemons and timers for as long as they run.
+  daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger);
   return await spawningEngine.processSpawningCause({
     cause: { body, deleted: found.deleted, gone: raw.type === 'DELETED', reset: found.reset },
-    memory: daemonsMemory, matching, scope,
-    launch: (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background)),
+    memory: daemonsMemory, matching, scope, launch: daemonsMemory.launcher,
   });
+}
+
+function launcherOf(op: context.OperatorContext, resource: references.Resource, memory: memories.ObjectMemory,
+                    daemonsMemory: spawningEngine.DaemonsMemory, logger: logging.ObjectLogger): spawningEngine.Launcher {
+  const source: kwargs.SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
+  const background: daemonsEngine.BackgroundScope = {
+    settings: op.settings, clock: op.clock, api: op.api, resource, memory: daemonsMemory, logger, cancel: op.signal,
+    titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
+    kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(source, handler, stopper, patch, retry),
+  };
+  return (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background));
 }
 
 /** On-event handlers: all matching ones, in order, once each; errors ignored; results to status (R-EVENT). */
