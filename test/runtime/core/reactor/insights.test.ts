@@ -187,6 +187,19 @@ describe('Insights: revisions', () => {
     expect(picture.backbone('clusterKopfPeerings')).toBeUndefined();
   });
 
+  it('R-RES-8 waits for framework resources to appear in the backbone, e.g. a peering CRD created at run time', async () => {
+    const { picture } = setup(() => undefined);
+    expect((await picture.waitForBackbone(['clusterKopfPeerings', 'crds'])).plural).toBe('customresourcedefinitions');
+    const waiting = picture.waitForBackbone(['clusterKopfPeerings', 'clusterZalandoPeerings']);
+    const aborted = new AbortController();
+    const cancelled = picture.waitForBackbone(['namespacedKopfPeerings'], aborted.signal);
+    picture.reviseResources([references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' })], ['kopf.dev']);
+    aborted.abort(new Error('stopped'));
+    await expect(cancelled).rejects.toThrow('stopped');
+    picture.reviseResources([references.makeResource({ group: 'zalando.org', version: 'v1', plural: 'clusterkopfpeerings', kind: 'ClusterKopfPeering', namespaced: false })], ['zalando.org']);
+    expect(references.resourceName(await waiting)).toBe('clusterkopfpeerings.v1.zalando.org');
+  });
+
   it('R-SCOPE-3 namespace changes bump the revision only when the set changes', async () => {
     const { picture } = setup(() => undefined);
     const start = picture.revision;
