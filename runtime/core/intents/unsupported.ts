@@ -5,7 +5,8 @@
  * the moment it is used — a registration that nothing will ever run, or an option that nothing
  * reads, lets a user believe that the feature exists. Until their engines land, admission webhooks
  * (`on.validate`, `on.mutate`), the liveness endpoint (`on.probe`, `livenessEndpoint`) and peering
- * (`peeringName`, `priority`, `identity`, mandatory peering in the settings) throw an
+ * (`peeringName`, `priority`, `identity`, mandatory peering in the settings) and the admission
+ * settings (`settings.admission.server`, `settings.admission.managed`) throw an
  * `UnsupportedFeatureError` where they are used: at registration, or when an operator is started.
  * The command line turns the same texts into usage errors (`core/reactor/launching`).
  *
@@ -17,7 +18,8 @@
 export type UnsupportedFeature =
   | 'on.validate' | 'on.mutate' | 'on.probe'
   | 'livenessEndpoint' | 'peeringName' | 'priority' | 'identity'
-  | 'settings.peering.mandatory' | 'settings.peering.priority';
+  | 'settings.peering.mandatory' | 'settings.peering.priority'
+  | 'settings.admission.server' | 'settings.admission.managed';
 
 interface Explanation {
   /** Why it does not work: the missing engine. */
@@ -51,6 +53,10 @@ const EXPLANATIONS: Readonly<Record<UnsupportedFeature, Explanation>> = {
   identity: { why: `an identity only names an operator for peering, and ${PEERING}`, instead: `Remove it: ${STANDALONE}` },
   'settings.peering.mandatory': { why: PEERING, instead: `Leave it false: ${STANDALONE}` },
   'settings.peering.priority': { why: `a priority only ranks operators for peering, and ${PEERING}`, instead: `Leave it at 0: ${STANDALONE}` },
+  'settings.admission.server': { why: ADMISSION, instead: 'Leave it null: no admission handler can be registered in this version either.' },
+  'settings.admission.managed': {
+    why: ADMISSION, instead: 'Leave it null, and manage webhook configurations of your own admission server outside of the operator.',
+  },
 };
 
 /** Why a feature is unavailable and what to do instead, without naming the feature. */
