@@ -177,7 +177,7 @@ function capitalized(name: string): string {
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
- *   settings asking for peering, before anything starts.
+ *   settings asking for peering or admission webhooks, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
