@@ -30,6 +30,9 @@ export type {
   CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
   DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
 } from './on.js';
+// Kopf features this version does not have yet: using one throws this error (never a silent no-op).
+export { UnsupportedFeatureError } from './core/intents/unsupported.js';
+export type { UnsupportedFeature } from './core/intents/unsupported.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf, BuiltinBody, Pod, ConfigMap, Secret, Service, Namespace, Node, Event, ServiceAccount, Endpoints,

@@ -12,6 +12,10 @@
  * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
  * and predicates give untyped `Record<string, unknown>` bodies.
  *
+ * Not available in this version: `on.validate`, `on.mutate` (admission webhooks) and `on.probe` (the
+ * liveness endpoint) keep their types but throw an `UnsupportedFeatureError` at registration, since
+ * nothing would ever run their handlers (`core/intents/unsupported`).
+ *
  * Caveat: handler ids come from function names (R-HANDLERS-2). Inline arrow functions are anonymous,
  * so pass them with an `id`, or use named functions:
  * `on.create(Widgets, { id: 'greet' }, async ({ name }) => …)` or `on.create(Widgets, async function greet(…) {…})`.
@@ -23,6 +27,7 @@ import type * as filters from './core/intents/filters.js';
 import * as handlers from './core/intents/handlers.js';
 import * as registries from './core/intents/registry.js';
 import * as selectors from './core/intents/selectors.js';
+import * as unsupported from './core/intents/unsupported.js';
 
 /** The body type of a resource reference: the descriptor's body, or an untyped record. */
 export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject> ? B : callbacks.UntypedBody;
@@ -224,11 +229,18 @@ function resourceRegistrar(build: (fn: unknown, options: handlers.RawOptions, se
   };
 }
 
-function activity(registration: 'startup' | 'cleanup' | 'login' | 'probe') {
+function activity(registration: 'startup' | 'cleanup' | 'login') {
   return (a: unknown, b?: unknown): unknown => {
     const [options, fn] = split(a, b);
     registryOf(options).register(handlers.activityHandler(fn, options, registration));
     return fn;
+  };
+}
+
+/** A registration whose engine does not exist yet: it throws, whatever it is given. */
+function unavailable(feature: 'on.validate' | 'on.mutate' | 'on.probe'): () => never {
+  return () => {
+    throw new unsupported.UnsupportedFeatureError(feature, `${feature}()`);
   };
 }
 
@@ -250,7 +262,10 @@ export interface On {
   readonly cleanup: ActivityRegistrar;
   /** Returns the credentials to use (R-AUTH-1); replaces the built-in logins. */
   readonly login: ActivityRegistrar;
-  /** Contributes to the liveness endpoint (R-ACTIVITY-4). */
+  /**
+   * Contributes to the liveness endpoint (R-ACTIVITY-4).
+   * Not available in this version: throws an `UnsupportedFeatureError` (no endpoint is served yet).
+   */
   readonly probe: ActivityRegistrar;
   /** Objects that existed at operator start (R-HANDLERS-10). */
   readonly resume: ChangingRegistrar<'resume'>;
@@ -269,9 +284,15 @@ export interface On {
   readonly daemon: ResourceRegistrar<'daemon'>;
   /** A periodic task per object (R-TIMER). */
   readonly timer: ResourceRegistrar<'timer'>;
-  /** A validating admission webhook (R-ADMISSION). */
+  /**
+   * A validating admission webhook (R-ADMISSION).
+   * Not available in this version: throws an `UnsupportedFeatureError` (no webhooks are served yet).
+   */
   readonly validate: ResourceRegistrar<'webhook'>;
-  /** A mutating admission webhook (R-ADMISSION). */
+  /**
+   * A mutating admission webhook (R-ADMISSION).
+   * Not available in this version: throws an `UnsupportedFeatureError` (no webhooks are served yet).
+   */
   readonly mutate: ResourceRegistrar<'webhook'>;
 }
 
@@ -289,7 +310,7 @@ export const on: On = Object.freeze({
   startup: activity('startup') as ActivityRegistrar,
   cleanup: activity('cleanup') as ActivityRegistrar,
   login: activity('login') as ActivityRegistrar,
-  probe: activity('probe') as ActivityRegistrar,
+  probe: unavailable('on.probe') as ActivityRegistrar,
   resume: changing('resume') as ChangingRegistrar<'resume'>,
   create: changing('create') as ChangingRegistrar<'create'>,
   update: changing('update') as ChangingRegistrar<'update'>,
@@ -299,8 +320,8 @@ export const on: On = Object.freeze({
   index: resourceRegistrar(handlers.indexingHandler) as IndexRegistrar,
   daemon: resourceRegistrar(handlers.daemonHandler) as ResourceRegistrar<'daemon'>,
   timer: resourceRegistrar(handlers.timerHandler) as ResourceRegistrar<'timer'>,
-  validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
-  mutate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'mutating')) as ResourceRegistrar<'webhook'>,
+  validate: unavailable('on.validate') as ResourceRegistrar<'webhook'>,
+  mutate: unavailable('on.mutate') as ResourceRegistrar<'webhook'>,
 });
 
 /** Alias of `on.daemon` (Kopf: `kopf.daemon`). */

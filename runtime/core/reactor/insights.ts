@@ -84,6 +84,7 @@ export class Insights {
   private lastWarnings = new Set<string>();
   private counter = 0;
   private readonly waiters = new Set<() => void>();
+  private readonly backboneWaiters = new Set<() => void>();
 
   /** @param options.registry the selectors to serve. @param options.logger receives the warnings. */
   constructor(options: { readonly registry: SelectorSource; readonly logger?: loggers.Logger }) {
@@ -126,6 +127,33 @@ export class Insights {
   /** A framework resource if discovered (its group must have been scanned). */
   backbone(name: BackboneName): references.Resource | undefined {
     return this.backboneMap.get(name);
+  }
+
+  /**
+   * Resolves with the first of the named framework resources that is discovered (at once if one
+   * already is); resources appear when their CRDs are created at run time (R-RES-8). Rejects with
+   * the signal's reason if `signal` aborts first. Kopf: `backbone.wait_for()`.
+   */
+  waitForBackbone(names: readonly BackboneName[], signal?: AbortSignal): Promise<references.Resource> {
+    return new Promise<references.Resource>((resolve, reject) => {
+      const present = (): references.Resource | undefined => names.map((name) => this.backboneMap.get(name)).find((r) => r !== undefined);
+      const found = present();
+      if (found !== undefined) return resolve(found);
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = (): void => {
+        this.backboneWaiters.delete(waiter);
+        reject(signal!.reason);
+      };
+      const waiter = (): void => {
+        const resource = present();
+        if (resource === undefined) return;
+        this.backboneWaiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(resource);
+      };
+      this.backboneWaiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /**
@@ -175,6 +203,7 @@ export class Insights {
       const found = selector.select(this.discoveredList)[0];
       if (found !== undefined) this.backboneMap.set(name, found);
     }
+    for (const waiter of [...this.backboneWaiters]) waiter();
 
     const changed = !sameResources(this.watchedList, revised.watched) || !sameResources(this.webhooksList, revised.webhooks);
     this.watchedList = revised.watched;

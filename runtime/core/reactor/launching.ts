@@ -6,11 +6,16 @@
  * Both the CLI (`runtime/cli.ts`, which adds OS signals and the exit code) and the test runner
  * (`kits/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
  * they parse and behave identically; the layering puts this below both of them.
+ *
+ * The options of engines this version does not have yet (`--liveness`, `--peering` and its
+ * `KOPF_RUN_PEERING`, `--priority`, `--dev`) are parsed, listed in the help as not available, and
+ * rejected as usage errors that say why and what to do instead (`intents/unsupported`).
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as logging from '../actions/logging.js';
 import * as registries from '../intents/registry.js';
+import * as unsupported from '../intents/unsupported.js';
 import * as importing from './importing.js';
 import * as running from './running.js';
 
@@ -24,8 +29,11 @@ export interface RunArgs {
   /** Namespace patterns (`-n`, plus `KOPF_RUN_NAMESPACE`). */
   readonly namespaces: readonly string[];
   readonly standalone?: boolean;
+  /** Not available in this version: `parseRunArgs` rejects `--priority`/`--dev`, `operator()` the option. */
   readonly priority?: number;
+  /** Not available in this version: `parseRunArgs` rejects `--peering`/`KOPF_RUN_PEERING`, `operator()` the option. */
   readonly peeringName?: string;
+  /** Not available in this version: `parseRunArgs` rejects `--liveness`, `operator()` the option. */
   readonly livenessEndpoint?: string;
   /** For `logging.configure()`. */
   readonly logging: logging.ConfigureOptions;
@@ -62,6 +70,8 @@ function integer(value: string): number {
   return Number(value);
 }
 
+const NOT_AVAILABLE = 'not available in this version';
+
 /** The `run` command's options (R-CLI-1), for parsing and help. */
 function runCommand(name: string, output: CommandOutput): Command {
   return new Command(name)
@@ -70,11 +80,11 @@ function runCommand(name: string, output: CommandOutput): Command {
     .option('-m, --module <module>', 'a module to import, resolved from the current directory (repeatable)', collect)
     .addOption(new Option('-A, --all-namespaces', 'serve all namespaces (cluster-wide)').conflicts('namespace'))
     .option('-n, --namespace <pattern>', 'serve namespaces matching a pattern: globs, "!" excludes, comma-separated (repeatable)', collect)
-    .option('--standalone', 'do not use peering')
-    .addOption(new Option('--dev', 'development mode: priority 666').implies({ priority: 666 }))
-    .addOption(new Option('-p, --priority <priority>', 'the priority among peers').argParser(integer))
-    .option('-P, --peering <name>', 'the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING)')
-    .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH')
+    .option('--standalone', 'do not use peering (peering is not implemented yet: operators always run standalone)')
+    .addOption(new Option('--dev', `development mode: priority 666 (${NOT_AVAILABLE})`).implies({ priority: 666 }))
+    .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
+    .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
+    .option('-L, --liveness <url>', `serve the liveness endpoint at http://HOST:PORT/PATH (${NOT_AVAILABLE})`)
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
     .option('-q, --quiet', 'log only warnings and errors')
@@ -93,6 +103,7 @@ interface ParsedOptions {
   allNamespaces?: boolean;
   namespace?: string[];
   standalone?: boolean;
+  dev?: boolean;
   priority?: number;
   peering?: string;
   liveness?: string;
@@ -104,10 +115,21 @@ interface ParsedOptions {
   logRefkey?: string;
 }
 
+/** The first option given that needs an engine this version does not have, as a usage error's text. */
+function unavailableOption(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
+  const used = (flag: string, feature: unsupported.UnsupportedFeature): string => `${flag} is not available in this version of kopf-gen: ${unsupported.explain(feature)}`;
+  if (opts.liveness !== undefined) return used("option '-L, --liveness <url>'", 'livenessEndpoint');
+  if (opts.peering !== undefined) return used("option '-P, --peering <name>'", 'peeringName');
+  if (env['KOPF_RUN_PEERING']) return used('the environment variable KOPF_RUN_PEERING (mandatory peering)', 'peeringName');
+  if (opts.dev) return used("option '--dev' (priority 666 among peers)", 'priority');
+  if (command.getOptionValueSource('priority') === 'cli') return used("option '-p, --priority <priority>'", 'priority');
+  return undefined;
+}
+
 /**
  * Parses `run`'s arguments (without the command's own name). `-n` with `-A` is a usage error; the
- * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given; `KOPF_RUN_PEERING` names the
- * peering when `-P` is not given; `--dev` means priority 666 unless `-p` is given.
+ * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given. The options of engines this
+ * version does not have (`-L`, `-P` and `KOPF_RUN_PEERING`, `-p`, `--dev`) are usage errors.
  *
  * @returns the arguments, or `null` if help was requested (and printed).
  * @throws UsageError for malformed command lines (the message was printed to `output.err`).
@@ -119,6 +141,8 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
   const command = runCommand(options.name ?? 'run', options.output ?? processOutput);
   try {
     command.parse([...argv], { from: 'user' });
+    const unavailable = unavailableOption(command, command.opts<ParsedOptions>(), env);
+    if (unavailable !== undefined) command.error(`error: ${unavailable}`, { exitCode: 2, code: 'kopf-gen.unavailableOption' });
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return null;

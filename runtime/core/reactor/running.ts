@@ -25,7 +25,8 @@
  *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
  * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
- * endpoint with probes (R-ACTIVITY-4).
+ * endpoint with probes (R-ACTIVITY-4). Until then, their options throw before anything starts, and
+ * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -53,6 +54,7 @@ import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
 import * as stopping from './stopping.js';
+import * as unavailable from './unavailable.js';
 import * as watchers from './watchers.js';
 
 /** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
@@ -75,11 +77,11 @@ export interface OperatorOptions {
   readonly namespaces?: readonly namespaces.NamespacePattern[];
   /** Sets `settings.peering.standalone`. */
   readonly standalone?: boolean;
-  /** Sets `settings.peering.priority`. */
+  /** The priority among peers (R-PEER-8). Not available in this version: throws `UnsupportedFeatureError`. */
   readonly priority?: number;
-  /** Sets `settings.peering.name` and makes peering mandatory. */
+  /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
   readonly peeringName?: string;
-  /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): accepted, not served yet. */
+  /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4). Not available in this version: throws `UnsupportedFeatureError`. */
   readonly livenessEndpoint?: string;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
   readonly stopFlag?: stopping.StopFlag;
@@ -89,7 +91,7 @@ export interface OperatorOptions {
   readonly lifecycle?: lifecycles.Lifecycle;
   /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
   readonly vault?: credentials.Vault;
-  /** This operator's identity among peers (used by peering, a later engine). */
+  /** This operator's identity among peers (R-PEER-3). Not available in this version: throws `UnsupportedFeatureError`. */
   readonly identity?: string;
   /** Stop on SIGINT/SIGTERM (R-LIFE-3/4). Default `false` for `operator()`, `true` for `run()`. */
   readonly handleSignals?: boolean;
@@ -177,26 +179,22 @@ function capitalized(name: string): string {
 
 /**
  * Builds an operator and starts its root tasks (R-LIFE-2); `runTasks()` then runs them to the end.
- * Writes `standalone`, `priority`, `peeringName` and the scope into `settings.peering`.
+ * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
+ * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
+ *   settings asking for peering or admission webhooks, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
+  unavailable.checkOptions(options);
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  if (options.priority !== undefined) settings.peering.priority = options.priority;
-  if (options.peeringName !== undefined) {
-    settings.peering.name = options.peeringName;
-    settings.peering.mandatory = true;
-  }
+  unavailable.checkSettings(settings);
   settings.peering.clusterwide = scope.clusterwide;
-  if (options.livenessEndpoint !== undefined) {
-    logger.warning(`The liveness endpoint is not served yet (a later version will): ${options.livenessEndpoint} is ignored.`);
-  }
 
   const registry = options.registry ?? registries.getDefaultRegistry();
   const memo = options.memo ?? new memos.Memo();
@@ -268,6 +266,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('startup activity', 'main', async () => {
     try {
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
+      unavailable.checkSettings(settings); // startup handlers may have changed them
     } catch (error) {
       markStarted(false);
       if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
@@ -291,16 +290,15 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
     api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, ...scope,
   })));
-  spawn('multidimensional multitasker', 'main', gated(() => {
+  spawn('multidimensional multitasker', 'main', gated(async () => {
     // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
-    if (!settings.peering.standalone) {
-      const how = settings.peering.mandatory ? `mandatory peering '${settings.peering.name}'` : 'peering';
-      logger.debug(`Peering is not implemented yet: ${how} is skipped, the operator runs as if standalone.`);
-    }
-    return orchestration.orchestrate({
-      insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'),
-      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
-    });
+    await Promise.all([
+      unavailable.watchForPeerings({ insights: picture, settings, logger, signal: main.signal }),
+      orchestration.orchestrate({
+        insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'),
+        spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+      }),
+    ]);
   }));
   // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
   // the API client still works for their last patches.

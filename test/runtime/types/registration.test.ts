@@ -3,7 +3,7 @@
 // vitest runs it too, so every registration here is real (into a private registry).
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as runtime from '../../../runtime/index.js';
-import { builtins, on, OperatorRegistry, PRESENT, resource } from '../../../runtime/index.js';
+import { builtins, on, OperatorRegistry, PRESENT, resource, UnsupportedFeatureError } from '../../../runtime/index.js';
 import type { Diff, DaemonStopped, Patch, Resource, WebhookOperation } from '../../../runtime/index.js';
 
 interface WidgetSpec {
@@ -144,22 +144,22 @@ describe('typed registration', () => {
     expect(() => on.event(Widgets, { registry, id: 'e2', retries: 3 }, () => undefined)).toThrow(/Unknown options of on.event\(\): retries/);
   });
 
-  it('types admission handlers with WebhookArgs', () => {
-    on.validate(Widgets, { registry, id: 'check', operations: ['CREATE', 'UPDATE'] }, ({ spec, old, new: now, operation, warnings, dryRun }) => {
+  it('types admission handlers with WebhookArgs; registering them throws until webhooks are served', () => {
+    expect(() => on.validate(Widgets, { registry, id: 'check', operations: ['CREATE', 'UPDATE'] }, ({ spec, old, new: now, operation, warnings, dryRun }) => {
       expectTypeOf(spec).toEqualTypeOf<WidgetSpec>();
       expectTypeOf(old).toEqualTypeOf<Readonly<Widget> | undefined>();
       expectTypeOf(now).toEqualTypeOf<Readonly<Widget> | undefined>();
       expectTypeOf(operation).toEqualTypeOf<WebhookOperation | null>();
       expectTypeOf(dryRun).toEqualTypeOf<boolean>();
       warnings.push('fine');
-    });
-    on.mutate(Widgets, { registry, id: 'defaults' }, ({ patch }) => {
+    })).toThrow(UnsupportedFeatureError);
+    expect(() => on.mutate(Widgets, { registry, id: 'defaults' }, ({ patch }) => {
       patch.spec.image = 'nginx';
       // @ts-expect-error: the image is a string
       patch.spec.image = 42;
-    });
+    })).toThrow(UnsupportedFeatureError);
     // @ts-expect-error: not an operation
-    expect(() => on.validate(Widgets, { registry, id: 'x', operations: ['PATCH'] }, () => undefined)).toThrow(TypeError);
+    expect(() => on.validate(Widgets, { registry, id: 'x', operations: ['PATCH'] }, () => undefined)).toThrow(UnsupportedFeatureError);
   });
 
   it('gives untyped bodies to string, tuple and selector references', () => {
@@ -213,6 +213,8 @@ describe('typed registration', () => {
       memo.typeTestCounter = 'zero';
     }
     expect(on.startup({ registry }, setup)).toBe(setup);
+    // Probes keep their type, but registering one throws until the liveness endpoint is served.
+    expect(() => on.probe({ registry, id: 'health' }, ({ activity }) => ({ activity }))).toThrow(UnsupportedFeatureError);
     expectTypeOf(on.startup({ registry }, setup)).toEqualTypeOf(setup);
     function both({ reason }: runtime.ChangingArgs<Widget>): void { void reason; }
     expect(on.create(Widgets, { registry }, on.resume(Widgets, { registry }, both))).toBe(both);

@@ -4,8 +4,10 @@ import type { JsonObject } from '../../../../runtime/cogs/structs/dicts.js';
 import { makeResource } from '../../../../runtime/cogs/structs/references.js';
 import { detectChangingCause, type ChangingCause } from '../../../../runtime/core/intents/causes.js';
 import { PRESENT } from '../../../../runtime/core/intents/filters.js';
+import * as handlers from '../../../../runtime/core/intents/handlers.js';
 import * as registries from '../../../../runtime/core/intents/registry.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
+import { parseSelector } from '../../../../runtime/core/intents/selectors.js';
 import { on } from '../../../../runtime/on.js';
 
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
@@ -178,11 +180,15 @@ describe('other selections', () => {
   on.daemon('kopfexamples', { registry, field: 'spec.field', value: 'value' }, async function fieldDaemon() {});
   on.timer('kopfexamples', { registry, interval: 1, field: 'status.phase' }, function phaseTimer() {});
   on.index('kopfexamples', { registry, field: 'spec.ignored' }, function byName() {});
-  on.validate('kopfexamples', { registry, field: 'spec.ignored2' }, function check() {});
-  on.mutate('kopfexamples', { registry }, function mutateAll() {});
-  on.mutate('kopfexamples', { registry, operations: ['DELETE'] }, function mutateDeletions() {});
-  on.validate('kopfexamples', { registry, subresource: 'status', operations: ['UPDATE'] }, function statusCheck() {});
-  on.validate('kopfexamples', { registry, subresource: '*' }, function anySub() {});
+  // on.validate()/on.mutate() throw until admission webhooks are served: register their descriptors directly.
+  const webhook = (type: 'validating' | 'mutating', options: handlers.RawOptions, fn: () => void): void => {
+    registry.register(handlers.webhookHandler(fn, options, parseSelector('kopfexamples'), type));
+  };
+  webhook('validating', { field: 'spec.ignored2' }, function check() {});
+  webhook('mutating', {}, function mutateAll() {});
+  webhook('mutating', { operations: ['DELETE'] }, function mutateDeletions() {});
+  webhook('validating', { subresource: 'status', operations: ['UPDATE'] }, function statusCheck() {});
+  webhook('validating', { subresource: '*' }, function anySub() {});
   on.field('kopfexamples', 'spec.field', { registry }, function f1() {});
   on.update('kopfexamples', { registry, field: 'spec.field' }, function f2() {});
   on.startup({ registry }, function boot() {});

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as references from '../../../../runtime/cogs/structs/references.js';
+import * as handlers from '../../../../runtime/core/intents/handlers.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import { EVERYTHING } from '../../../../runtime/core/intents/selectors.js';
+import { EVERYTHING, parseSelector } from '../../../../runtime/core/intents/selectors.js';
 import * as insights from '../../../../runtime/core/reactor/insights.js';
 import { on } from '../../../../runtime/on.js';
 import { RecordingLogger } from './observing.js';
@@ -128,7 +129,8 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it('R-RES-5 webhook-only selectors are not watched and not checked for ambiguity', () => {
-    const { picture, warnings } = setup((registry) => { on.validate('foos', { registry }, function check() {}); });
+    // on.validate() throws until admission webhooks are served: the registry gets the descriptor directly.
+    const { picture, warnings } = setup((registry) => { registry.register(handlers.webhookHandler(function check() {}, {}, parseSelector('foos'), 'validating')); });
     expect(picture.watched).toEqual([]);
     expect(names(picture.webhooks)).toEqual(['foos.v1.a.example', 'foos.v1.b.example']);
     expect(warnings).toEqual([]);
@@ -183,6 +185,19 @@ describe('Insights: revisions', () => {
     expect(picture.backbone('crds')?.plural).toBe('customresourcedefinitions');
     expect(picture.backbone('namespaces')?.group).toBe('');
     expect(picture.backbone('clusterKopfPeerings')).toBeUndefined();
+  });
+
+  it('R-RES-8 waits for framework resources to appear in the backbone, e.g. a peering CRD created at run time', async () => {
+    const { picture } = setup(() => undefined);
+    expect((await picture.waitForBackbone(['clusterKopfPeerings', 'crds'])).plural).toBe('customresourcedefinitions');
+    const waiting = picture.waitForBackbone(['clusterKopfPeerings', 'clusterZalandoPeerings']);
+    const aborted = new AbortController();
+    const cancelled = picture.waitForBackbone(['namespacedKopfPeerings'], aborted.signal);
+    picture.reviseResources([references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' })], ['kopf.dev']);
+    aborted.abort(new Error('stopped'));
+    await expect(cancelled).rejects.toThrow('stopped');
+    picture.reviseResources([references.makeResource({ group: 'zalando.org', version: 'v1', plural: 'clusterkopfpeerings', kind: 'ClusterKopfPeering', namespaced: false })], ['zalando.org']);
+    expect(references.resourceName(await waiting)).toBe('clusterkopfpeerings.v1.zalando.org');
   });
 
   it('R-SCOPE-3 namespace changes bump the revision only when the set changes', async () => {

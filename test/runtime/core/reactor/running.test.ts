@@ -299,16 +299,16 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
     expect(running.resolveScope({ namespaces: ['a*', /b.*/] })).toEqual({ clusterwide: false, namespaces: ['a*', /b.*/] });
   });
 
-  it('R-LIFE-1 options write standalone, priority and peering into the settings', async () => {
+  it('R-LIFE-1 options write standalone and the scope into the settings; peering is auto-detected and absent', async () => {
     const settings = fastSettings();
     const stop = new AbortController();
-    const tasks = await running.spawnTasks({ registry: baseRegistry(), settings, namespaces: ['default'], standalone: false, priority: 100, peeringName: 'ring', stopFlag: stop.signal });
-    expect(settings.peering).toMatchObject({ standalone: false, priority: 100, name: 'ring', mandatory: true, clusterwide: false });
+    const tasks = await running.spawnTasks({ registry: baseRegistry(), settings, namespaces: ['default'], standalone: false, stopFlag: stop.signal });
+    expect(settings.peering).toMatchObject({ standalone: false, priority: 0, name: 'default', mandatory: false, clusterwide: false });
     const done = running.runTasks(tasks);
     await cluster.requests.waitFor((r) => r.resource === 'pods' && r.verb === 'watch' && r.namespace === 'default', 5000);
     stop.abort();
     await done;
-    expect(log.matching("Peering is not implemented yet: mandatory peering 'ring' is skipped, the operator runs as if standalone.")).toHaveLength(1);
+    expect(log.matching('Peering is not implemented yet and the cluster has no peering resources: the operator runs standalone.')).toHaveLength(1);
     await expect(running.runTasks(tasks)).rejects.toThrow('already running');
   });
 });
