@@ -1,7 +1,9 @@
 /**
- * Scenario A-34 (the original's `99-all-at-once` example) without its daemons, timers, indices and
- * probes (later engines): startup and cleanup activities, create handlers with results, events and
- * a retry, update and field handlers, deletion, and a child pod seen by an on-event handler.
+ * Scenario A-34 (the original's `99-all-at-once` example): startup and cleanup activities, create
+ * handlers with results, events and a retry, update and field handlers, deletion, a child pod seen
+ * by an on-event handler, and the per-object engines — the pod indexed by its owner, a timer
+ * reporting it from the index, a daemon for the object's whole life. Probes are left out: the
+ * liveness endpoint is not served by this version.
  *
  * Also scenario A-29 (the original's `10-builtins` example): change handlers on a built-in
  * resource, pods, with a background task per pod that the deletion handler cancels.
@@ -58,12 +60,22 @@ describe('all at once', () => {
     ]);
     expect(op.output.linesWith(`[default/${String(meta['name'])}] This pod is special for us.`).length).toBeGreaterThan(0);
 
+    // The engines: the index maps the object's uid to its pod; the timer reports it; the daemon runs.
+    const podName = String(meta['name']);
+    await h.eventually(() => JSON.stringify((h.getObject(cluster)!['status'] as Json)['children']) === JSON.stringify([podName]), 'the children in the status');
+    expect(calls.of('accompany')).toHaveLength(1);
+    expect(op.output.count('Accompanying kopf-example-1.')).toBe(1);
+
     await h.mergePatch(cluster, { spec: { lst: ['a', 'b'] } });
     await op.output.waitFor('Updating is processed: 2 succeeded; 0 failed.');
     expect(calls.of('update_lst').map((call) => call.args)).toEqual([{ new: ['a', 'b'] }]);
 
     await h.remove(cluster);
     await op.output.waitFor('Deleted, really deleted, and we are notified.');
+    expect(op.output.count('Leaving kopf-example-1.')).toBe(1);
+    expect(op.output.count("Daemon 'accompany' has exited on request and will not be retried or restarted.")).toBe(1);
+    expect(op.output.messages().indexOf("Daemon 'accompany' has exited on request and will not be retried or restarted."))
+      .toBeLessThan(op.output.messages().indexOf('Removing the finalizer, thus allowing the actual deletion.'));
     await op.stop();
     expect(op.output.count("Activity 'cleanup_fn' succeeded.")).toBe(1);
     expect(op.output.messages().indexOf('Deleted, really deleted, and we are notified.'))
