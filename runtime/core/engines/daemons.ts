@@ -107,20 +107,22 @@ export class Invoker {
   }
 
   /**
-   * Invokes the handler once, delivers its result, applies and resets its patch.
+   * Invokes the handler once (if its retry is due), delivers its result, applies and resets its patch.
    *
-   * @returns the outcome, or `null` if the invocation was cancelled (the task must end).
+   * @returns the outcome; `null` if the retry is not due yet (nothing was invoked); `'cancelled'`
+   *   if the invocation was cancelled (the task must end).
    */
-  async invoke(): Promise<outcomes.Outcome | null> {
+  async invoke(): Promise<outcomes.Outcome | null | 'cancelled'> {
     let results: Map<string, outcomes.Outcome>;
     try {
       results = await execution.executeHandlersOnce({ handlers: [this.invocable], state: this.state, scope: this.execution });
     } catch {
-      return null; // cancelled: execution has logged `… is cancelled. Will escalate.`
+      return 'cancelled'; // execution has logged `… is cancelled. Will escalate.`
     }
     const outcome = results.get(this.task.handler.id) ?? null;
+    if (outcome === null) return null;
     this.state = this.state.withOutcomes(results, this.scope.clock.now());
-    if (outcome !== null && outcome.error === undefined && outcome.result !== undefined && outcome.result !== null) {
+    if (outcome.error === undefined && outcome.result !== undefined && outcome.result !== null) {
       outcomes.deliverResults(results, this.currentPatch());
     }
     await this.apply();
@@ -162,7 +164,7 @@ export async function runDaemon(task: Task, scope: BackgroundScope): Promise<voi
   const delay = initialDelayOf(handler, () => invoker.kwargs());
   if (delay > 0) await stopper.wait(delay);
   while (!stopper.isSet() && !invoker.done) {
-    if (await invoker.invoke() === null) return;
+    if (await invoker.invoke() === 'cancelled') return;
     const next = invoker.delay;
     if (!invoker.done && next !== null && next > 0) await stopper.wait(next);
   }
