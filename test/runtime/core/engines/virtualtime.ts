@@ -128,3 +128,31 @@ export async function runTo(op: VirtualOperator, target: number, sync: () => Pro
   await clock.advanceTo(target);
   await sync();
 }
+
+/**
+ * An observer of processing cycles, for resources without daemons: an on-event handler whose
+ * `when` filter notes the resource version of every processed event and never matches (so it is
+ * never invoked and logs nothing). On-event handlers run after indexing in a cycle, so a noted
+ * version means the object's indices are up to date with it.
+ */
+export class Observer {
+  private readonly versions = new Map<string, string | undefined>();
+
+  constructor(registry: OperatorRegistry, resource = 'kopfexamples') {
+    on.event(resource, {
+      registry, id: `observer-of-${resource}`,
+      when: ({ body }) => {
+        this.versions.set(`${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`, body.metadata?.resourceVersion);
+        return false;
+      },
+    }, () => { throw new Error('The observer never matches.'); });
+  }
+
+  /** Waits until the newest version of an object (or its absence) has been processed. */
+  async caughtUp(cluster: DevCluster, name: string, ref: { group: string; version: string; resource: string } = fx.KEX, namespace = 'default'): Promise<void> {
+    await fx.eventually(() => {
+      const stored = versionOf(cluster, ref, name, namespace);
+      return stored === undefined || this.versions.get(`${namespace}/${name}`) === stored;
+    }, `the operator to process the newest version of ${namespace}/${name}`);
+  }
+}
