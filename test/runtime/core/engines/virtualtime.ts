@@ -137,22 +137,30 @@ export async function runTo(op: VirtualOperator, target: number, sync: () => Pro
  */
 export class Observer {
   private readonly versions = new Map<string, string | undefined>();
+  private readonly deleted = new Set<string>();
 
   constructor(registry: OperatorRegistry, resource = 'kopfexamples') {
     on.event(resource, {
       registry, id: `observer-of-${resource}`,
-      when: ({ body }) => {
-        this.versions.set(`${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`, body.metadata?.resourceVersion);
+      when: ({ body, type }) => {
+        const key = `${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
+        this.versions.set(key, body.metadata?.resourceVersion);
+        if (type === 'DELETED') this.deleted.add(key); else this.deleted.delete(key);
         return false;
       },
     }, () => { throw new Error('The observer never matches.'); });
   }
 
-  /** Waits until the newest version of an object (or its absence) has been processed. */
+  /**
+   * Waits until the newest version of an object has been processed — or, for an object that is
+   * gone, its `DELETED` event (if the operator has seen the object at all).
+   */
   async caughtUp(cluster: DevCluster, name: string, ref: { group: string; version: string; resource: string } = fx.KEX, namespace = 'default'): Promise<void> {
+    const key = `${namespace}/${name}`;
     await fx.eventually(() => {
       const stored = versionOf(cluster, ref, name, namespace);
-      return stored === undefined || this.versions.get(`${namespace}/${name}`) === stored;
-    }, `the operator to process the newest version of ${namespace}/${name}`);
+      if (stored === undefined) return !this.versions.has(key) || this.deleted.has(key);
+      return this.versions.get(key) === stored;
+    }, `the operator to process the newest version of ${key}`);
   }
 }
