@@ -19,7 +19,6 @@
 import type * as clocks from '../../cogs/aio/clocks.js';
 import * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
-import * as dicts from '../../cogs/structs/dicts.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
@@ -43,6 +42,17 @@ export class IndexKeyError extends TypeError {
   }
 }
 
+/**
+ * A plain object (`{…}`, or one without a prototype) — not an array, `Map`, `Date` or other class
+ * instance, whose own enumerable properties say nothing about its identity (all `Map`s would
+ * look like `{}`).
+ */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 function canonical(value: unknown, seen: Set<object>): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
@@ -54,7 +64,7 @@ function canonical(value: unknown, seen: Set<object>): unknown {
   seen.add(value);
   try {
     if (Array.isArray(value)) return value.map((item) => canonical(item, seen));
-    if (!dicts.isObject(value)) throw new IndexKeyError(`Index keys must be JSON-encodable, got a ${value.constructor?.name ?? 'non-plain object'}.`);
+    if (!isPlainObject(value)) throw new IndexKeyError(`Index keys must be JSON-encodable, got a ${value.constructor?.name ?? 'non-plain object'}.`);
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) sorted[key] = canonical(value[key], seen);
     return sorted;
@@ -191,7 +201,7 @@ export function interpretResult(result: unknown): Map<string, { key: unknown; va
   const entries = new Map<string, { key: unknown; value: unknown }>();
   const put = (key: unknown, value: unknown): void => { entries.set(encodeKey(key), { key, value }); };
   if (result instanceof Map) for (const [key, value] of result) put(key, value);
-  else if (dicts.isObject(result)) for (const [key, value] of Object.entries(result)) put(key, value);
+  else if (isPlainObject(result)) for (const [key, value] of Object.entries(result)) put(key, value);
   else put(null, result);
   return entries;
 }

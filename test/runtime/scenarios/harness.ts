@@ -18,6 +18,7 @@ import { expect } from 'vitest';
 import * as YAML from 'yaml';
 
 import { DevCluster, type DevClusterOptions, type RequestRecord } from '../../../devcluster/testing.js';
+import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../runtime/cogs/structs/references.js';
 import type * as registries from '../../../runtime/core/intents/registry.js';
@@ -206,6 +207,12 @@ export interface OperatorStart {
   readonly paths?: readonly string[];
   /** The resource whose watch request means "started"; default `kopfexamples`; null: do not wait. */
   readonly watches?: string | null;
+  /**
+   * The operator's clock (`KopfRunner(args, { clock })`); default: the real one. With a
+   * `VirtualClock`, the scenario moves time itself, and `stop()` keeps it moving until the
+   * operator has stopped (its graceful stop sleeps on that clock, too).
+   */
+  readonly clock?: clocks.Clock;
 }
 
 /**
@@ -216,6 +223,7 @@ export class RunningOperator {
   readonly settings: settingsModule.OperatorSettings;
   readonly runner: KopfRunner;
   readonly output: Output;
+  readonly clock: clocks.Clock | undefined;
 
   constructor(options: OperatorStart) {
     const settings = new settingsModule.OperatorSettings();
@@ -225,8 +233,9 @@ export class RunningOperator {
     this.settings = settings;
     const scope = options.namespaces ? options.namespaces.flatMap((pattern) => ['-n', pattern]) : ['--all-namespaces'];
     this.runner = new KopfRunner(['run', ...scope, '--standalone', '--verbose', ...(options.paths ?? [])],
-      { registry: options.registry, settings, timeout: 30, reraise: false });
+      { registry: options.registry, settings, timeout: 30, reraise: false, ...(options.clock ? { clock: options.clock } : {}) });
     this.output = new Output(() => this.runner.output);
+    this.clock = options.clock;
   }
 
   /** The operator's failure (G-1 demands none). */
@@ -241,7 +250,15 @@ export class RunningOperator {
 
   /** Stops the operator through the runner (the stop flag) and waits for the graceful stop. */
   async stop(): Promise<void> {
-    await this.runner.stop();
+    const clock = this.clock;
+    if (!(clock instanceof clocks.VirtualClock)) {
+      await this.runner.stop();
+      return;
+    }
+    let stopped = false;
+    const stopping = this.runner.stop().finally(() => { stopped = true; });
+    while (!stopped) { await sleep(10); await clock.advance(1000); }
+    await stopping;
   }
 }
 
