@@ -27,9 +27,21 @@ describe('the dependency/layer check', () => {
   it('reports the runtime importing the devcluster or the generator, also through package self-references', () => {
     const dir = tree({ 'runtime/cogs/client/a.ts': "import { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n" });
     expect(check(dir)).toEqual([
-      'runtime/cogs/client/a.ts: imports devcluster/testing.ts (the runtime never imports the devcluster)',
+      'runtime/cogs/client/a.ts: imports testing/index.ts (the runtime and the devcluster never import the testing kit that combines them)',
       'runtime/cogs/client/a.ts: imports generator/index.js (kopf-gen loads the generator by package name, never by path)',
       'runtime/cogs/client/a.ts: imports generator/index.js (the runtime never imports the generator)',
+    ]);
+  });
+
+  it('lets only the testing kit combine the runtime and the devcluster', () => {
+    const dir = tree({
+      'testing/index.ts': "export * from '../devcluster/testing.js';\nexport { KopfRunner } from '../runtime/kits/runner.js';\n",
+      'devcluster/a.ts': "import { KopfRunner } from '../testing/index.js';\n",
+      'runtime/b.ts': "import { DevCluster } from '../devcluster/testing.js';\n",
+    });
+    expect(check(dir).sort()).toEqual([
+      'devcluster/a.ts: imports testing/index.js (the runtime and the devcluster never import the testing kit that combines them)',
+      'runtime/b.ts: imports devcluster/testing.js (the runtime never imports the devcluster)',
     ]);
   });
 

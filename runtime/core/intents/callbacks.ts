@@ -236,9 +236,10 @@ export type IndexOfResult<R> = [Contributed<R>] extends [never] ? indexing.Index
  * The index an indexer function builds, for typing its injection by name (R-INDEX-8).
  *
  * @example
- * export const widgetsByOwner = on.index(Widgets, async function widgetsByOwner({ spec, name }) {
+ * async function widgetsByOwner({ spec, name }: IndexingArgs<Widget>) {
  *   return { [spec.owner]: name };
- * });
+ * }
+ * on.index(Widgets, widgetsByOwner);
  * declare module 'kopf-gen/runtime' {
  *   interface OperatorIndices { widgetsByOwner: IndexOf<typeof widgetsByOwner> } // Index<string, string>
  * }
