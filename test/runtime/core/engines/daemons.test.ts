@@ -108,6 +108,37 @@ describe('daemons', () => {
     expect(first.indexOf("Daemon 'second' is invoked.")).toBeLessThan(first.findIndex((m) => m.startsWith('JSON-patching the resource with:')));
   });
 
+  it('R-DAEMON-2 daemons start regardless of consistency: in the cycle of an event older than the operator\'s own last patch', async () => {
+    const registry = new OperatorRegistry();
+    const gate = s.deferred();
+    on.create('kopfexamples', { registry }, async function slow_create() {
+      await gate.promise;
+      return { message: 'created' };
+    });
+    const seen: Json[] = [];
+    on.daemon('kopfexamples', { registry, labels: { run: 'yes' } }, async function runner({ meta, status, stopped }) {
+      seen.push({ resourceVersion: meta.resourceVersion, result: status['slow_create'] ?? null });
+      await stopped.wait();
+    });
+    await start(registry);
+    await sim!.create();
+    await sim!.waitFor("Handler 'slow_create' is invoked.");
+    // While the create handler runs, the label comes: its event waits behind the current cycle.
+    const labelled = await sim!.patch({ metadata: { labels: { run: 'yes' } } });
+    const labelledVersion = (labelled['metadata'] as Json)['resourceVersion'] as string;
+    gate.resolve();
+    await sim!.waitFor("Daemon 'runner' is invoked.");
+
+    // The daemon started on the label's event, which is older than the operator's own patch of the
+    // status (the create handler's result, sent before): change handlers would wait for consistency,
+    // daemons do not.
+    const messages = sim!.messages('default/kopf-example-1');
+    const ownPatch = messages.findIndex((m) => m.startsWith('Merge-patching the status with: {"status":{"slow_create":'));
+    expect(ownPatch).toBeGreaterThanOrEqual(0);
+    expect(ownPatch).toBeLessThan(messages.indexOf("Daemon 'runner' is invoked."));
+    expect(seen).toEqual([{ resourceVersion: labelledVersion, result: null }]);
+  });
+
   it('R-DAEMON-2 nothing is spawned for an object that is being deleted', async () => {
     const blocked = s.kopfExample('kopf-example-1', { metadata: { finalizers: ['example.com/blocker'] } });
     await cluster.store.create(blocked);
