@@ -200,10 +200,10 @@ describe('daemons: bad input and faults', () => {
     await Promise.all(names.map((name) => cluster.store.create(s.kopfExample(name))));
     const withFinalizer = (): number => cluster.store.list(s.KEX, 'default')
       .filter((body) => ((body['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(s.FINALIZER)).length;
-    await sim!.until(() => started === count && withFinalizer() === count, `${count} daemons and finalizers`, 20_000);
+    await sim!.until(() => started === count && withFinalizer() === count, `${count} daemons and finalizers`, 30_000);
 
     await Promise.all(names.map((name) => cluster.store.delete(s.KEX, name, { namespace: 'default' })));
-    await sim!.until(() => cluster.store.list(s.KEX, 'default').length === 0, `all ${count} objects to vanish`, 20_000);
+    await sim!.until(() => cluster.store.list(s.KEX, 'default').length === 0, `all ${count} objects to vanish`, 30_000);
 
     expect(exited).toBe(count);
     expect(running).toBe(0);
@@ -211,7 +211,7 @@ describe('daemons: bad input and faults', () => {
     expect(sim!.grep("Daemon 'accompanying' has exited on request and will not be retried or restarted.")).toHaveLength(count);
     expect(sim!.grep('Removing the finalizer, thus allowing the actual deletion.')).toHaveLength(count);
     expect(sim!.lines.filter((l) => l.level >= s.WARNING).map((l) => `${l.object}: ${l.message}`)).toEqual([]);
-  }, 60_000);
+  }, 90_000);
 
   it('R-DAEMON-8 the operator stopped while daemons of several objects are mid-stage: stages go on in memory, the hung-task limit ends them, the next operator releases the finalizers', async () => {
     const registry = new OperatorRegistry();
