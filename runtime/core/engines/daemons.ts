@@ -130,7 +130,8 @@ export class Invoker {
   }
 
   private async apply(): Promise<void> {
-    const patch = this.patch;
+    // Functions left over after a conflict go out even if this invocation did not touch its patch.
+    const patch = this.patch ?? (this.leftovers.length > 0 ? this.currentPatch() : undefined);
     this.patch = undefined;
     if (patch === undefined || patch.isEmpty()) return;
     const { scope } = this;

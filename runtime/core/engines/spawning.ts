@@ -195,31 +195,46 @@ export async function stopDaemons(daemons: Iterable<Daemon>, reason: stoppers.Da
  * Stops one daemon without processing cycles (operator exit, a vanished object, R-DAEMON-8): set the
  * flag, give it the instant-exit turns, wait `cancellationBackoff` if set, abort its signal and
  * wait `cancellationTimeout` if set, then give up with the WARNING of the abandon stage.
+ *
+ * The stages are measured from the first stop request (R-DAEMON-6): a daemon that is already
+ * being stopped — say, for the deletion of its object — goes on from the stage it has reached
+ * instead of starting over, and an orphan stays an orphan (it is not signalled or given up on twice).
  */
 export async function stopInMemory(daemon: Daemon, reason: stoppers.DaemonStoppingReason,
                                    scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
   const { stopper, handler, logger } = daemon;
   const title = titleOf(handler);
+  if (daemon.exited) return;
   stopper.set(reason);
+  if (stopper.has(R.DAEMON_ABANDONED)) return;
   await waitForInstantExit(daemon, scope);
   if (daemon.exited) return;
   const { backoff, timeout } = stagesOf(handler);
+  const since = stopper.when ?? scope.clock.now();
   const within = async (seconds: number): Promise<boolean> => {
-    const timer = new AbortController();
-    await Promise.race([daemon.done, scope.clock.sleep(seconds * 1000, timer.signal).catch(() => undefined)]);
-    timer.abort();
+    const ms = since + seconds * 1000 - scope.clock.now();
+    if (ms > 0 && !daemon.exited) {
+      const timer = new AbortController();
+      await Promise.race([daemon.done, scope.clock.sleep(ms, timer.signal).catch(() => undefined)]);
+      timer.abort();
+    }
     return daemon.exited;
   };
-  if (backoff !== null) {
-    stopper.set(R.DAEMON_SIGNALLED);
-    logger.debug(`${title} is signalled to exit gracefully.`);
+  if (backoff !== null && !stopper.has(R.DAEMON_CANCELLED)) {
+    if (!stopper.has(R.DAEMON_SIGNALLED)) {
+      stopper.set(R.DAEMON_SIGNALLED);
+      logger.debug(`${title} is signalled to exit gracefully.`);
+    }
     if (await within(backoff)) return;
   }
   if (timeout !== null) {
-    logger.debug(`${title} is signalled to exit by force.`);
-    stopper.abort(R.DAEMON_CANCELLED);
-    if (await within(timeout)) return;
+    if (!stopper.has(R.DAEMON_CANCELLED)) {
+      logger.debug(`${title} is signalled to exit by force.`);
+      stopper.abort(R.DAEMON_CANCELLED);
+    }
+    if (await within(timeout + (backoff ?? 0))) return;
   }
+  if (daemon.exited || stopper.has(R.DAEMON_ABANDONED)) return;
   stopper.set(R.DAEMON_ABANDONED);
   logger.warning(`${title} did not exit in time. Leaving it orphaned.`);
 }

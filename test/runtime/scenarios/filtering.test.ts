@@ -1,6 +1,6 @@
 /**
- * Scenarios A-27 (filters, the original's `11-filtering-handlers`) and A-28 (stealth mode).
- * A-27's field-filtered daemon is left out: daemons come with a later engine.
+ * Scenarios A-27 (filters, the original's `11-filtering-handlers`, with its field-filtered daemon)
+ * and A-28 (stealth mode).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -23,17 +23,31 @@ describe('filters', () => {
     const op = await h.startOperator(cluster, { registry: filtering.register(new OperatorRegistry(), calls) });
     await h.apply(cluster, h.referenceObject());
     await op.output.waitFor('Creation is processed:');
+    // The field daemon logs every second while the field has its value (two lines: it is looping).
+    await op.output.waitFor('Field daemon is satisfied.', { times: 2 });
     await h.mergePatch(cluster, { spec: { field: 'changed' } });
     await op.output.waitFor('Updating is processed:');
+    // After the patch, the filter no longer matches: the daemon is stopped and stops logging.
+    await op.output.waitFor("Daemon 'daemon_with_field/spec.field' has exited on request and will not be retried or restarted.");
+    const daemonLines = op.output.count('Field daemon is satisfied.');
     await h.remove(cluster);
     await op.output.waitFor('Deleted, really deleted, and we are notified.');
     await op.stop();
+    expect(op.output.count('Field daemon is satisfied.')).toBe(daemonLines);
+    const lines = op.output.linesWith('[default/kopf-example-1]');
+    const patched = lines.findIndex((line) => line.includes('Updating is in progress:'));
+    const lastLog = lines.findLastIndex((line) => line.includes('Field daemon is satisfied.'));
+    const exited = lines.findIndex((line) => line.includes("Daemon 'daemon_with_field/spec.field' has exited on request"));
+    expect(lastLog).toBeLessThan(exited);
+    expect(exited).toBeLessThan(patched);
+    expect(calls.count('daemon_with_field')).toBe(1);
 
     for (const present of [
       'Label is matching.', 'Label is present.', 'Label is absent.', 'Label callback matching.',
       'Annotation is matching.', 'Annotation is present.', 'Annotation is absent.',
       'Filter satisfied.', 'Field value is satisfied.', 'Field presence is satisfied.', 'Field change is satisfied.',
     ]) expect({ present, times: op.output.count(present) }).toEqual({ present, times: 1 });
+    expect(daemonLines).toBeGreaterThanOrEqual(2);
     for (const absent of [
       'Annotation callback mismatch.', 'Filter not satisfied.', 'Field value is not satisfied.', 'Field presence is not satisfied.',
     ]) expect({ absent, times: op.output.count(absent) }).toEqual({ absent, times: 0 });
