@@ -43,6 +43,13 @@ export class IndexKeyError extends TypeError {
   }
 }
 
+/** A plain object (`{…}`, or without a prototype), unlike arrays and class instances (`Date`, `Map`, …). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!dicts.isObject(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
 function canonical(value: unknown, seen: Set<object>): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
@@ -54,7 +61,7 @@ function canonical(value: unknown, seen: Set<object>): unknown {
   seen.add(value);
   try {
     if (Array.isArray(value)) return value.map((item) => canonical(item, seen));
-    if (!dicts.isObject(value)) throw new IndexKeyError(`Index keys must be JSON-encodable, got a ${value.constructor?.name ?? 'non-plain object'}.`);
+    if (!isPlainObject(value)) throw new IndexKeyError(`Index keys must be JSON-encodable, got a ${value.constructor?.name ?? 'non-plain object'}.`);
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) sorted[key] = canonical(value[key], seen);
     return sorted;
@@ -191,7 +198,7 @@ export function interpretResult(result: unknown): Map<string, { key: unknown; va
   const entries = new Map<string, { key: unknown; value: unknown }>();
   const put = (key: unknown, value: unknown): void => { entries.set(encodeKey(key), { key, value }); };
   if (result instanceof Map) for (const [key, value] of result) put(key, value);
-  else if (dicts.isObject(result)) for (const [key, value] of Object.entries(result)) put(key, value);
+  else if (isPlainObject(result)) for (const [key, value] of Object.entries(result)) put(key, value);
   else put(null, result);
   return entries;
 }
