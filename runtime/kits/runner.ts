@@ -4,9 +4,8 @@
  * kubeconfig is in `KUBECONFIG`), captures the log output, and stops the operator through its
  * stop flag. No OS signal handlers are installed (R-LIFE-6).
  *
- * Users get `KopfRunner` from the package's runtime entry point (`kopf-gen/runtime`) and the
- * emulator, `DevCluster`, from `kopf-gen/testing` (which cannot re-export the runner: the emulator
- * never depends on the runtime):
+ * Users get it, with the emulator (`DevCluster`) and the virtual clock, from `kopf-gen/testing`
+ * (also from `kopf-gen/runtime`):
  *
  * ```ts
  * await using runner = await new KopfRunner(['run', '-A', '--standalone', 'src/operator.ts']).start();
@@ -20,7 +19,7 @@
  * stdout/stderr (e.g. `console.log`) is not captured — use the handlers' `logger`.
  */
 
-import type * as clocks from '../cogs/aio/clocks.js';
+import * as clocks from '../cogs/aio/clocks.js';
 import type * as settings from '../cogs/configs/settings.js';
 import * as errors from '../core/actions/errors.js';
 import * as logging from '../core/actions/logging.js';
@@ -44,7 +43,9 @@ export interface KopfRunnerOptions {
   /**
    * The operator's clock; default: the real one. With a `VirtualClock`, timers, daemons, retries
    * and delays run on virtual time that the test moves (`await clock.advance(600_000)`), while the
-   * operator still talks to the cluster over HTTP.
+   * operator still talks to the cluster over HTTP. `stop()` moves a virtual clock by itself: the
+   * stop's own waits (daemons' `cancellationBackoff`/`cancellationTimeout`, the 5-second limits of
+   * hung tasks) are on the operator's clock, too.
    */
   readonly clock?: clocks.Clock;
 }
@@ -136,7 +137,16 @@ export class KopfRunner {
   async stop(): Promise<void> {
     if (this.done === undefined) throw new TypeError('The runner is not started.');
     this.stopper.abort();
-    const outcome = await this.within(this.done, 'stop'); // on timeout, output is still captured
+    const moving = new AbortController();
+    const clock = this.options.clock;
+    const mover = clock instanceof clocks.VirtualClock ? keepMoving(clock, moving.signal) : Promise.resolve();
+    let outcome: Outcome;
+    try {
+      outcome = await this.within(this.done, 'stop'); // on timeout, output is still captured
+    } finally {
+      moving.abort();
+      await mover;
+    }
     this.exitCode = outcome.exitCode;
     this.exception = outcome.exception;
     this.restoreSink?.();
@@ -161,5 +171,18 @@ export class KopfRunner {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/**
+ * Moves a virtual clock from one pending sleep to the next until `signal` aborts, with a short real
+ * pause between the steps for the operator's real I/O: while the operator stops, nothing else would
+ * move the time its stop stages wait for.
+ */
+async function keepMoving(clock: clocks.VirtualClock, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => { setTimeout(resolve, 5); });
+    const next = clock.nextDue();
+    if (!signal.aborted && next !== undefined) await clock.advanceTo(next);
   }
 }

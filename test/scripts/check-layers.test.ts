@@ -24,9 +24,10 @@ describe('the dependency/layer check', () => {
     expect(check(dir)).toEqual(['devcluster/a.ts: imports runtime/index.js (the devcluster never imports the runtime)']);
   });
 
-  it('reports the runtime importing the devcluster or the generator, also through package self-references', () => {
-    const dir = tree({ 'runtime/cogs/client/a.ts': "import { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n" });
+  it('reports the runtime importing the devcluster, the testing kit or the generator, also through package self-references', () => {
+    const dir = tree({ 'runtime/cogs/client/a.ts': "import * as d from '../../../devcluster/testing.js';\nimport { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n" });
     expect(check(dir)).toEqual([
+      'runtime/cogs/client/a.ts: imports devcluster/testing.js (the runtime never imports the devcluster)',
       'runtime/cogs/client/a.ts: imports testing/index.ts (the runtime and the devcluster never import the testing kit that combines them)',
       'runtime/cogs/client/a.ts: imports generator/index.js (kopf-gen loads the generator by package name, never by path)',
       'runtime/cogs/client/a.ts: imports generator/index.js (the runtime never imports the generator)',

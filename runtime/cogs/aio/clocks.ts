@@ -201,7 +201,8 @@ export class VirtualClock implements Clock {
       this.wakeUpTo(next.due);
       await this.quiesce();
     }
-    this.current = target;
+    // Never backwards, even if another advance() moved further meanwhile.
+    this.current = Math.max(this.current, target);
     await this.quiesce();
   }
 

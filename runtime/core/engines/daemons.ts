@@ -58,6 +58,8 @@ export type Task = Omit<spawning.Daemon, 'done' | 'exited'>;
  */
 export class Invoker {
   private state: progression.State;
+  /** Whether the current retry cycle has had its first attempt (which stamps its `started`). */
+  private attempted = false;
   private patch: patches.PatchBase<object> | undefined;
   private leftovers: ((body: object) => void)[] = [];
   private readonly invocable: execution.Invocable;
@@ -98,6 +100,7 @@ export class Invoker {
   /** Starts a new retry cycle: `retry` counts from 0 again (R-TIMER-4). */
   reset(): void {
     this.state = this.fresh();
+    this.attempted = false;
   }
 
   /** The kwargs for option callbacks (e.g. `initialDelay`), as of the first attempt. */
@@ -113,6 +116,12 @@ export class Invoker {
    *   if the invocation was cancelled (the task must end).
    */
   async invoke(): Promise<outcomes.Outcome | null | 'cancelled'> {
+    // A retry cycle starts with its first attempt — not when the task began to wait for its initial
+    // delay or for the object to idle —, so `started`, `runtime` and `timeout` count from there.
+    if (!this.attempted) {
+      this.state = this.fresh();
+      this.attempted = true;
+    }
     let results: Map<string, outcomes.Outcome>;
     try {
       results = await execution.executeHandlersOnce({ handlers: [this.invocable], state: this.state, scope: this.execution });

@@ -1,0 +1,141 @@
+/**
+ * The code blocks of the user's guide, checked by the TypeScript compiler: a guide whose examples
+ * do not compile teaches the wrong API. `codeblocks.test.ts` runs this over the pages it lists.
+ *
+ * Every ```ts block of a page is a module of its own, written into a scratch folder inside the
+ * checkout (`.tmp/`, ignored by git), where `kopf-gen/runtime` and `kopf-gen/testing` resolve to
+ * the sources through the package's `kopf-gen-source` condition, and `vitest` and `@types/node` to
+ * the checkout's. Each block is type-checked in a program of its own, with the repository's
+ * compiler options (strict), so that a block's `declare module` augmentations affect no other
+ * block. The folder also has `kopfexamples.ts` (examples/kopfexamples.ts: the typed `KopfExamples`
+ * descriptor the pages import).
+ *
+ * Two HTML comments, invisible on rendered pages, may precede a block:
+ * - `<!-- file: src/operator.ts -->` names the block's module (default `block-<n>.ts`), so that
+ *   later blocks of the page can import it;
+ * - `<!-- preamble ... -->` lines of code prepended to the block, for what the reader need not see.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** One ```ts block of a page. */
+export interface CodeBlock {
+  readonly page: string;
+  /** 1-based line of the block's first code line in the page. */
+  readonly line: number;
+  /** The module's path in the scratch folder. */
+  readonly file: string;
+  readonly code: string;
+  /** Lines of hidden code before `code`. */
+  readonly preamble: string;
+}
+
+const FENCE = /^```(\w*)\s*$/;
+
+/** The ```ts (and ```typescript) blocks of a Markdown text, with their file names and preambles. */
+export function extractBlocks(page: string, text: string): CodeBlock[] {
+  const lines = text.split('\n');
+  const blocks: CodeBlock[] = [];
+  let file: string | undefined;
+  let preamble = '';
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i]!;
+    const named = /^<!--\s*file:\s*(\S+)\s*-->\s*$/.exec(line);
+    if (named) { file = named[1]; continue; }
+    if (/^<!--\s*preamble\s*$/.test(line)) {
+      const end = lines.indexOf('-->', i + 1);
+      if (end < 0) throw new Error(`${page}:${i + 1}: an unclosed preamble comment`);
+      preamble = lines.slice(i + 1, end).join('\n');
+      i = end;
+      continue;
+    }
+    const fence = FENCE.exec(line);
+    if (!fence) {
+      if (line.trim() !== '') { file = undefined; preamble = ''; }
+      continue;
+    }
+    const close = lines.findIndex((candidate, j) => j > i && /^```\s*$/.test(candidate));
+    if (close < 0) throw new Error(`${page}:${i + 1}: an unclosed code block`);
+    if (fence[1] === 'ts' || fence[1] === 'typescript') {
+      blocks.push({
+        page, line: i + 2, file: file ?? `block-${blocks.length + 1}.ts`,
+        code: lines.slice(i + 1, close).join('\n'), preamble,
+      });
+    }
+    file = undefined;
+    preamble = '';
+    i = close;
+  }
+  return blocks;
+}
+
+function compilerOptions(): ts.CompilerOptions {
+  const configFile = path.join(ROOT, 'tsconfig.json');
+  const config = ts.readConfigFile(configFile, (file) => ts.sys.readFile(file));
+  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  const parsed = ts.parseJsonConfigFileContent({ compilerOptions: config.config.compilerOptions }, ts.sys, ROOT);
+  return { ...parsed.options, noEmit: true, noUnusedLocals: false };
+}
+
+/** A compiler host that parses every file once, whatever the number of programs. */
+function cachingHost(options: ts.CompilerOptions): ts.CompilerHost {
+  const host = ts.createCompilerHost(options, true);
+  const cache = new Map<string, ts.SourceFile | undefined>();
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    if (!cache.has(fileName)) cache.set(fileName, getSourceFile(fileName, languageVersion, onError, shouldCreate));
+    return cache.get(fileName);
+  };
+  return host;
+}
+
+/** A type error of a block, located in its page. */
+export interface BlockError {
+  readonly where: string;
+  readonly message: string;
+}
+
+/**
+ * Writes the blocks of one page into a fresh scratch folder and type-checks each one on its own.
+ * Returns the errors, located as `docs/page.md:<line>` (the page line of the offending code).
+ */
+export function checkBlocks(page: string, blocks: readonly CodeBlock[]): BlockError[] {
+  const scratch = path.join(ROOT, '.tmp');
+  fs.mkdirSync(scratch, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(scratch, `docs-${path.basename(page, '.md')}-`));
+  try {
+    fs.copyFileSync(path.join(ROOT, 'examples/kopfexamples.ts'), path.join(dir, 'kopfexamples.ts'));
+    for (const block of blocks) {
+      const target = path.join(dir, block.file);
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, block.preamble ? `${block.preamble}\n${block.code}\n` : `${block.code}\n`);
+    }
+    const options = compilerOptions();
+    const host = cachingHost(options);
+    const errors: BlockError[] = [];
+    for (const block of blocks) {
+      const target = path.join(dir, block.file);
+      const program = ts.createProgram({ rootNames: [target], options, host });
+      const source = program.getSourceFile(target)!;
+      const hidden = block.preamble ? block.preamble.split('\n').length : 0;
+      for (const diagnostic of ts.getPreEmitDiagnostics(program, source)) {
+        const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+        let where = `${page}:${block.line} (${block.file})`;
+        if (diagnostic.file === source && diagnostic.start !== undefined) {
+          const { line } = source.getLineAndCharacterOfPosition(diagnostic.start);
+          where = line < hidden ? `${page}:${block.line} (${block.file}, preamble line ${line + 1})` : `${page}:${block.line + line - hidden}`;
+        } else if (diagnostic.file) {
+          where = `${page}:${block.line} (${block.file}, in ${path.relative(dir, diagnostic.file.fileName)})`;
+        }
+        errors.push({ where, message: `TS${diagnostic.code}: ${message}` });
+      }
+    }
+    return errors;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The examples in examples/ (TypeScript versions of Kopf's 14-daemons, 15-timers and 16-indexing)
+ * do what their READMEs say: each runs in-process with `KopfRunner` from `kopf-gen/testing`,
+ * loaded from its file as `kopf-gen run examples/…/example.ts` loads it, against a devcluster with
+ * the reference CRD, on a `VirtualClock` — so seconds of the examples' schedules pass in
+ * milliseconds and land on exact virtual times.
+ *
+ * Scenarios: A-14 (daemons), A-17 (timers with idling), A-20 (indices read by a timer).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { OperatorRegistry } from 'kopf-gen/runtime';
+import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
+const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
+const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
+const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
+
+type Json = Record<string, unknown>;
+
+async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The reference object of the examples (fixtures/objects/kopf-example-1.yaml). */
+function kopfExample(spec: Json = {}): Json {
+  return {
+    apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+    metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
+    spec: { duration: '1m', field: 'value', items: ['item1', 'item2'], ...spec },
+  };
+}
+
+describe('examples', () => {
+  let cluster: DevCluster;
+  let saved: string | undefined;
+  let runner: KopfRunner | undefined;
+
+  const stored = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default');
+  const finalizers = (): unknown => (stored()?.['metadata'] as { finalizers?: unknown } | undefined)?.finalizers;
+  /** Log messages of the object, in order, without the `[default/kopf-example-1] ` prefix. */
+  const messages = (): string[] => (runner?.output ?? '').split('\n')
+    .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1]).filter((m): m is string => m !== undefined);
+  const count = (text: string): number => messages().filter((m) => m.includes(text)).length;
+  /** The status merge-patches the operator sent for the object, in order. */
+  const statusPatches = (): Json[] => cluster.requests
+    .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status' && r.name === 'kopf-example-1')
+    .map((r) => (JSON.parse(r.body!) as { status: Json }).status);
+
+  async function start(example: string, clock: VirtualClock): Promise<KopfRunner> {
+    const file = path.join(ROOT, 'examples', example, 'example.ts');
+    runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), clock, timeout: 10 });
+    await runner.start();
+    return runner;
+  }
+
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
+    saved = process.env['KUBECONFIG'];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-examples-'));
+    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  });
+  afterEach(async () => {
+    if (runner?.exitCode === null) await runner.stop();
+    runner = undefined;
+    cluster.requests.clear();
+    if (stored()) {
+      await cluster.store.patch(KEX, 'kopf-example-1', { metadata: { finalizers: null } }, { namespace: 'default', type: 'merge-patch' });
+      if (stored()) await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    }
+  });
+  afterAll(async () => {
+    if (saved === undefined) delete process.env['KUBECONFIG'];
+    else process.env['KUBECONFIG'] = saved;
+    await cluster?.stop();
+  });
+
+  it('A-14 14-daemons: retries in memory, pings, and on deletion both daemons stop before the finalizer goes', async () => {
+    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
+    await start('14-daemons', clock);
+    await cluster.store.create(kopfExample());
+
+    // The first attempts fail at once; the finalizer is added in the same (first) cycle.
+    await eventually(() => count("Daemon 'background_async' failed temporarily: Simulated failure.") === 1, 'the first failures');
+    await eventually(() => statusPatches().length === 1, 'the first status patch');
+    expect(finalizers()).toEqual([FINALIZER]);
+
+    // Three failures 1 second apart, each attempt's patch applied right after it; then the pings.
+    await clock.advance(3_000);
+    await eventually(() => count('=> Ping from an async daemon: field="value"') === 1, 'the async ping');
+    expect(statusPatches().map((s) => s['message'])).toEqual(['Failed 1 times.', 'Failed 2 times.', 'Failed 3 times.']);
+    expect(count("Daemon 'background_sync' failed temporarily: Simulated failure.")).toBe(3);
+    expect(count("Daemon 'background_async' failed temporarily: Simulated failure.")).toBe(3);
+    expect(count('=> Ping from a sync daemon: field="value", retry=3')).toBe(1);
+
+    // The cooperative daemon pings every 5 seconds (on the operator's clock: stopped.wait(5)).
+    await clock.advance(10_000);
+    expect(count('=> Ping from a sync daemon: field="value", retry=3')).toBe(3);
+
+    // Deletion: both get the stop flag; the cooperative one exits at once (its last patch is
+    // applied), the other one is signalled gracefully, forced after 1 s, and cancelled.
+    await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    await eventually(() => count("Daemon 'background_async' is signalled to exit gracefully.") === 1, 'the graceful stage');
+    await eventually(() => count("Daemon 'background_sync' has exited on request and will not be retried or restarted.") === 1, 'the cooperative exit');
+    expect(stored()).toBeDefined(); // held by the finalizer while a daemon runs
+    await clock.advance(1_000);
+    await eventually(() => stored() === undefined, 'the object to disappear');
+
+    const log = messages();
+    const at = (text: string): number => log.findIndex((m) => m.includes(text));
+    expect(at("Daemon 'background_async' is signalled to exit gracefully.")).toBeLessThan(at("Daemon 'background_async' is signalled to exit by force."));
+    expect(at("Daemon 'background_async' is signalled to exit by force.")).toBeLessThan(at("Daemon 'background_async' is cancelled. Will escalate."));
+    expect(at("Daemon 'background_async' is cancelled. Will escalate.")).toBeLessThan(at('Removing the finalizer, thus allowing the actual deletion.'));
+    expect(at("Daemon 'background_sync' has exited on request")).toBeLessThan(at('Removing the finalizer, thus allowing the actual deletion.'));
+    expect(statusPatches().at(-1)).toEqual({ message: 'Accompanying is finished.' });
+
+    await runner!.stop();
+    expect(runner!.exitCode).toBe(0);
+    expect(runner!.exception).toBeNull();
+  });
+
+  it('A-17 15-timers: pings only after the object idles, then every interval; a change restarts the idle period', async () => {
+    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
+    await start('15-timers', clock);
+    await cluster.store.create(kopfExample());
+    await eventually(() => Array.isArray(finalizers()), 'the finalizer'); // the last event of the creation
+    await clock.advance(0); // let the operator take that event before time moves
+
+    // Second by second: when did each timer ping (in virtual seconds since the creation)?
+    const sync: number[] = [];
+    const async: number[] = [];
+    const run = async (from: number, to: number, field: string): Promise<void> => {
+      for (let second = from; second <= to; second += 1) {
+        const [s, a] = [count(`Ping from a sync timer: field="${field}"`), count(`Ping from an async timer: field="${field}"`)];
+        await clock.advance(1_000);
+        for (let i = count(`Ping from a sync timer: field="${field}"`); i > s; i -= 1) sync.push(second);
+        for (let i = count(`Ping from an async timer: field="${field}"`); i > a; i -= 1) async.push(second);
+      }
+    };
+    await run(1, 20, 'value');
+    expect(sync).toEqual([5, 7, 9, 11, 13, 15, 17, 19]);
+    expect(async).toEqual([10, 14, 18]);
+
+    // A change at t = 20 s: silence for 5 s (sync) and 10 s (async), then pings with the new value.
+    sync.length = 0;
+    async.length = 0;
+    await cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'other' } }, { namespace: 'default', type: 'merge-patch' });
+    await clock.advance(0);
+    await run(21, 35, 'other');
+    expect(sync).toEqual([25, 27, 29, 31, 33, 35]);
+    expect(async).toEqual([30, 34]);
+    expect(count('field="value"')).toBe(8 + 3);
+
+    // After deletion: no more pings; the finalizer goes and the object disappears.
+    await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    await eventually(() => stored() === undefined, 'the object to disappear');
+    const pings = count('Ping from');
+    await clock.advance(60_000);
+    expect(count('Ping from')).toBe(pings);
+
+    await runner!.stop();
+    expect(runner!.exitCode).toBe(0);
+  });
+  it('A-20 16-indexing: the timer reads pods from the indices (keys by value), only after all listed pods are indexed', async () => {
+    const pod = async (namespace: string, name: string, phase: string, labels: Record<string, string>): Promise<void> => {
+      await cluster.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+      await cluster.store.patch(PODS, name, { status: { phase } }, { namespace, type: 'merge-patch', subresource: 'status' });
+    };
+    await pod('default', 'web-1', 'Running', { app: 'web', somelabel: 'somevalue' });
+    await pod('default', 'web-2', 'Pending', { app: 'web' });
+    await pod('kube-system', 'dns-1', 'Running', { app: 'dns' });
+    await cluster.store.create(kopfExample());
+    // The pods are listed slowly: without the readiness barrier, the timer would run first.
+    cluster.faults.add({ resource: 'pods', verb: 'list', times: 1, action: { delay: { beforeMs: 300 } } });
+
+    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
+    await start('16-indexing', clock);
+    await eventually(() => statusPatches().length === 1, 'the first tick');
+    expect(statusPatches()[0]).toEqual({ 'running-pods': ['default::web-1', 'kube-system::dns-1'], 'labelled-pods': ['web-1'] });
+    expect(count('Pods by label: app=web: web-1, web-2; somelabel=somevalue: web-1; app=dns: dns-1')).toBe(1);
+
+    // Pods change: the indices follow the watch-events; the next tick (5 s later) sees it.
+    await cluster.store.patch(PODS, 'web-2', { metadata: { labels: { somelabel: 'somevalue' } } }, { namespace: 'default', type: 'merge-patch' });
+    await cluster.store.patch(PODS, 'web-2', { status: { phase: 'Running' } }, { namespace: 'default', type: 'merge-patch', subresource: 'status' });
+    await cluster.store.delete(PODS, 'dns-1', { namespace: 'kube-system', gracePeriodSeconds: 0 });
+    await eventually(() => cluster.store.get(PODS, 'dns-1', 'kube-system') === undefined, 'the pod to disappear');
+    await clock.advance(0);
+    await clock.advance(5_000);
+    await eventually(() => statusPatches().length === 2, 'the second tick');
+    expect(statusPatches()[1]).toEqual({ 'running-pods': ['default::web-1', 'default::web-2'], 'labelled-pods': ['web-1', 'web-2'] });
+    expect(count('Pods by label: app=web: web-1, web-2; somelabel=somevalue: web-1, web-2')).toBe(1);
+
+    await runner!.stop();
+    expect(runner!.exitCode).toBe(0);
+    for (const name of ['web-1', 'web-2']) await cluster.store.delete(PODS, name, { namespace: 'default', gracePeriodSeconds: 0 });
+  });
+});
