@@ -135,9 +135,13 @@ async function waitForInstantExit(daemon: Daemon, scope: Pick<SpawningScope, 'se
     timer.abort();
     return;
   }
-  for (let turn = 0; turn < instantExitZeroTimeCycles && !daemon.exited; turn += 1) {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+  const yielding = (async (): Promise<void> => {
+    for (let turn = 0; turn < instantExitZeroTimeCycles && !daemon.exited; turn += 1) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  })();
+  // Zero-time turns of the event loop: a virtual clock must not move on meanwhile.
+  await (scope.clock.busy ? scope.clock.busy(yielding) : yielding);
 }
 
 /** The stages' settings of a handler: timers have no graceful or forced stage (R-TIMER-1). */
