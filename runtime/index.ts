@@ -26,7 +26,7 @@ export { OperatorSettings } from './cogs/configs/settings.js';
 export { on, daemon, timer, index } from './on.js';
 export type {
   On, ChangingRegistrar, FieldRegistrar, ResourceRegistrar, IndexRegistrar, ActivityRegistrar, BodyOfRef, ValueOf,
-  CommonOptions, RetryOptions, FilterOptions, FieldValueOptions, ChangeFilterOptions,
+  CommonOptions, RetryOptions, FilterArgs, FilterOptions, FieldValueOptions, ChangeFilterOptions,
   CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
   DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
 } from './on.js';

@@ -57,23 +57,29 @@ export interface RetryOptions {
   readonly backoff?: number;
 }
 
+/**
+ * What filter callbacks receive (R-FILTERS-6): the handler's arguments, minus what exists only
+ * during an invocation — the retry fields and a daemon's or timer's stop flag.
+ */
+export type FilterArgs<Args> = Omit<Args, keyof callbacks.RetryArgs | 'stopped'>;
+
 /** Label, annotation and `when` filters (R-FILTERS-2/6); callbacks get the handler's arguments. */
 export interface FilterOptions<Args> {
-  readonly labels?: filters.MetaFilters<Args>;
-  readonly annotations?: filters.MetaFilters<Args>;
-  readonly when?: filters.WhenFilter<Args>;
+  readonly labels?: filters.MetaFilters<FilterArgs<Args>>;
+  readonly annotations?: filters.MetaFilters<FilterArgs<Args>>;
+  readonly when?: filters.WhenFilter<FilterArgs<Args>>;
 }
 
 /** A field and a value filter on it (R-FILTERS-3/4); `P` is the field, checked against the body type. */
 export interface FieldValueOptions<Body, P, Args> {
   readonly field?: P;
-  readonly value?: filters.ValueFilter<callbacks.PathValue<Body, P>, Args>;
+  readonly value?: filters.ValueFilter<callbacks.PathValue<Body, P>, FilterArgs<Args>>;
 }
 
 /** `old`/`new` filters of field changes (R-FILTERS-5). */
 export interface ChangeFilterOptions<V, Args> {
-  readonly old?: filters.ValueFilter<V, Args>;
-  readonly new?: filters.ValueFilter<V, Args>;
+  readonly old?: filters.ValueFilter<V, FilterArgs<Args>>;
+  readonly new?: filters.ValueFilter<V, FilterArgs<Args>>;
 }
 
 type ChangeBase<Body extends object, P> = CommonOptions & RetryOptions
@@ -94,7 +100,7 @@ export type ResumeOptions<Body extends object, P = never> = ChangeBase<Body, P> 
 /** Options of `on.field(ref, field, options, fn)` (the field is positional). */
 export type FieldOptions<Body extends object, V> = CommonOptions & RetryOptions
   & FilterOptions<callbacks.ChangingArgs<Body, V>>
-  & { readonly value?: filters.ValueFilter<V, callbacks.ChangingArgs<Body, V>> }
+  & { readonly value?: filters.ValueFilter<V, FilterArgs<callbacks.ChangingArgs<Body, V>>> }
   & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V>>;
 
 export type WatchingOptions<Body extends object, P = never> = CommonOptions

@@ -135,4 +135,20 @@ describe('typed daemons and timers', () => {
     });
     expect(registry.handlers.filter((handler) => handler.id.startsWith('untyped')).map((handler) => handler.kind)).toEqual(['daemon', 'timer']);
   });
+
+  it('R-FILTERS-6 filter callbacks of daemons and timers get their arguments without the stop flag and the retry fields', () => {
+    on.daemon(Databases, {
+      registry, id: 'filtered-daemon',
+      when: (args) => {
+        expectTypeOf(args.spec).toEqualTypeOf<DatabaseSpec>();
+        // @ts-expect-error: there is no stop flag before the daemon exists
+        void args.stopped;
+        // @ts-expect-error: nor retry fields before an invocation
+        void args.retry;
+        return true;
+      },
+    }, async () => undefined);
+    on.timer(Databases, { registry, id: 'filtered-timer', interval: 1, labels: { tier: (value, args) => value === args.name } }, () => undefined);
+    expect(registry.handlers.filter((handler) => handler.id.startsWith('filtered-')).map((handler) => handler.kind)).toEqual(['daemon', 'timer']);
+  });
 });
