@@ -93,30 +93,50 @@ export function currentHandler(what = 'This function'): HandlerContext {
   return context;
 }
 
+/** Where a kwargs object keeps its getters and the values computed so far (non-enumerable). */
+const LAZY = Symbol('kopf-gen.kwargs');
+
+interface LazyState {
+  readonly getters: { readonly [key: string]: () => unknown };
+  computed: Map<string, unknown> | undefined;
+}
+
+/** One accessor per field name, shared by all kwargs objects (the set of names is small and fixed). */
+const accessors = new Map<string, (this: { readonly [LAZY]: LazyState }) => unknown>();
+
+function accessorOf(key: string): (this: { readonly [LAZY]: LazyState }) => unknown {
+  let get = accessors.get(key);
+  if (get === undefined) {
+    get = function (this: { readonly [LAZY]: LazyState }): unknown {
+      const state = this[LAZY];
+      if (state.computed?.has(key)) return state.computed.get(key);
+      const value = state.getters[key]!();
+      (state.computed ??= new Map()).set(key, value);
+      return value;
+    };
+    accessors.set(key, get);
+  }
+  return get;
+}
+
 /**
  * A kwargs object whose fields are computed on first access, once (R-FILTERS-1): building `diff`
  * or views of the body costs nothing for handlers that do not destructure them. Fields are
  * enumerable (so `{...kwargs}` and destructuring work) and read-only.
+ *
+ * Cheap to build and to keep (daemons keep theirs for as long as they run): the accessors are
+ * shared per field name, so objects with the same fields share one shape and hold no closures of
+ * their own; the getters and the computed values sit in one hidden (non-enumerable) slot.
  *
  * @example
  * const kwargs = lazyKwargs({ body: () => freeze(raw), diff: () => diffs.diff(old, now) });
  */
 export function lazyKwargs<T extends object>(getters: { readonly [K in keyof T]: () => T[K] }): T {
   const kwargs = {} as T;
-  for (const key of Object.keys(getters) as Array<keyof T & string>) {
-    let computed = false;
-    let value: T[typeof key];
-    Object.defineProperty(kwargs, key, {
-      enumerable: true,
-      configurable: false,
-      get() {
-        if (!computed) {
-          value = getters[key]();
-          computed = true;
-        }
-        return value;
-      },
-    });
+  const state: LazyState = { getters: getters as LazyState['getters'], computed: undefined };
+  Object.defineProperty(kwargs, LAZY, { value: state, enumerable: false, configurable: false, writable: false });
+  for (const key of Object.keys(getters)) {
+    Object.defineProperty(kwargs, key, { enumerable: true, configurable: false, get: accessorOf(key) });
   }
   return Object.freeze(kwargs);
 }
