@@ -6,20 +6,24 @@
  * (`--variants`, default `none,daemon,both`), a fresh devcluster runs in its own process
  * (`serve.ts`) and the operator runs as another process from a shell command, compiled — never
  * through a TypeScript loader: `fixtures/operators/bench-engines.ts` is transpiled into
- * `bench/.build/` and run with `node bin/kopf-gen.js run … --quiet` on the compiled runtime in
+ * `bench/.build/` and run with `node --expose-gc bin/kopf-gen.js run … --quiet` on the compiled runtime in
  * `dist/` (quiet: log formatting must not dominate). Its environment selects the variant
- * (`BENCH_ENGINES`: `none` = a no-op on-event handler only, `daemon` = plus one daemon per object
- * awaiting its stop flag, `timer` = plus one timer per object with a 1 s interval, `both`) and
+ * (`BENCH_ENGINES`: `none` = an on-event handler only, which keeps every object's newest body as
+ * the daemons' memory of an object does — the baseline; `daemon` = one daemon per object awaiting
+ * its stop flag; `timer` = one timer per object with a 1 s interval; `both`) and
  * names the side-channel file the operator rewrites once a second (`BENCH_ENGINES_STATS`: objects
  * seen, daemons started/exited, timer calls, a cumulative histogram of timer lateness). Nothing is
  * patched or posted, so the measurement does not perturb what it measures. A session:
  *   1. ready: the operator's first WATCH of kopfexamples (stamped by the devcluster), then 3 s of
- *      rest; `ready_rss_mb` is the process tree's VmRSS then;
+ *      rest; `ready_rss_mb` is the process tree's VmRSS then; a Node operator run with
+ *      `--expose-gc` (the default command) also reports its heap after a full collection, asked
+ *      for through a trigger file (see the fixture) here and again after the window;
  *   2. create N objects (8 at a time); `running_s` until the operator reports all N objects seen
  *      and, per variant, N daemons running and N timers that have fired;
  *   3. rest `--settle` seconds (default 5), then a window of `--window` seconds (default 20):
  *      `rss_mb` is the median VmRSS sampled each second in it, `rss_per_object_kib` =
- *      (rss − ready RSS) / N; `idle_cpu_pct` is the operator's CPU time in the window (% of one
+ *      (rss − ready RSS) / N, and `heap_per_object_kib` the same for the collected heap (steadier:
+ *      RSS also holds what V8 keeps after the burst of creations); `idle_cpu_pct` is the operator's CPU time in the window (% of one
  *      core); `timer_calls_per_s` and lateness percentiles come from the difference of the two
  *      side-channel snapshots that bound the window; `window_api_requests` counts what the
  *      operator sent to the API meanwhile (nothing is expected);
@@ -29,7 +33,8 @@
  *      `rss_after_delete_mb` 3 s later.
  * Derived per N: `rss_per_daemon_beyond_object_kib` = the `daemon` variant's RSS per object minus
  * the `none` variant's (what a running daemon adds beyond holding the object), likewise
- * `rss_per_timer_…` (`timer`) and `rss_per_daemon_and_timer_…` (`both`), and
+ * `rss_per_timer_…` (`timer`) and `rss_per_daemon_and_timer_…` (`both`), the same for the heap
+ * (`heap_per_…`), and
  * `idle_cpu_pct_per_1000_timers` (`both`).
  *
  * Timer lateness: the timer function reads the monotonic clock on entry and compares it with when
@@ -71,7 +76,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const BUILD = path.join(ROOT, 'bench', '.build');
 const FIXTURE = 'fixtures/operators/bench-engines.ts';
 const COMPILED = 'bench/.build/bench-engines.js';
-const DEFAULT_COMMAND = `exec node bin/kopf-gen.js run ${COMPILED} --all-namespaces --standalone --quiet`;
+const DEFAULT_COMMAND = `exec node --expose-gc bin/kopf-gen.js run ${COMPILED} --all-namespaces --standalone --quiet`;
 const NAMESPACE = 'default';
 const COLLECTION = `/apis/kopf.dev/v1/namespaces/${NAMESPACE}/kopfexamples`;
 const MIB = 1048576;
@@ -141,6 +146,8 @@ export interface Stats {
   timerObjects: number;
   /** Cumulative: lateness in tenths of a millisecond → calls. */
   lateTenthsMs: Record<string, number>;
+  /** The heap after a full collection when last asked for (Node with `--expose-gc` only). */
+  heapUsedAfterGc?: number;
 }
 
 /** The histogram of lateness between two snapshots, as (milliseconds, calls) pairs sorted by lateness. */
@@ -272,6 +279,22 @@ class Session {
     return processes.measureTree(this.operator.pid).rssBytes;
   }
 
+  /**
+   * Asks the operator for its heap after a full garbage collection (a trigger file next to the
+   * stats file); `undefined` if it cannot collect (not Node with `--expose-gc`) within 5 s.
+   */
+  async heapAfterGc(): Promise<number | undefined> {
+    const trigger = `${this.statsFile}.gc`;
+    fs.writeFileSync(trigger, '');
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      await sleep(200);
+      if (!fs.existsSync(trigger)) return readStats(this.statsFile)?.heapUsedAfterGc; // removed after the write
+    }
+    fs.rmSync(trigger, { force: true });
+    return undefined;
+  }
+
   async close(): Promise<void> {
     await this.operator.stop();
     this.tracker.stop();
@@ -292,6 +315,7 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
   await sleep(3000);
   const readyRss = s.rss();
   figures[`${p}ready_rss_mb`] = readyRss / MIB;
+  const readyHeap = await s.heapAfterGc();
 
   // Create, and wait until everything runs.
   const t0 = Date.now();
@@ -319,6 +343,11 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
   const cpuAt1 = Date.now();
   const after = await s.statsAfter(cpuAt1, 10_000);
   figures[`${p}load_average_1m_window_end`] = os.loadavg()[0]!;
+  const heap = readyHeap === undefined ? undefined : await s.heapAfterGc();
+  if (readyHeap !== undefined && heap !== undefined) {
+    figures[`${p}heap_mb`] = heap / MIB;
+    figures[`${p}heap_per_object_kib`] = (heap - readyHeap) / n / 1024;
+  }
   const rss = report.spread(samples).median;
   figures[`${p}rss_mb`] = rss / MIB;
   figures[`${p}rss_per_object_kib`] = (rss - readyRss) / n / 1024;
@@ -358,16 +387,20 @@ function targetsFor(options: Options): Record<string, report.Target> {
     targets[`n${n}_timer_lateness_p99_ms`] = { max: 50 };
     targets[`n${n}_rss_per_daemon_beyond_object_kib`] = { max: 2 };
     targets[`n${n}_rss_per_daemon_and_timer_beyond_object_kib`] = { max: 2 };
+    targets[`n${n}_heap_per_daemon_beyond_object_kib`] = { max: 2 };
+    targets[`n${n}_heap_per_daemon_and_timer_beyond_object_kib`] = { max: 2 };
   }
   return targets;
 }
 
 /** Figures that combine variants of one N. */
 function derive(figures: Record<string, number>, n: number): void {
-  const base = figures[`n${n}_none_rss_per_object_kib`];
-  for (const [variant, name] of [['daemon', 'daemon'], ['timer', 'timer'], ['both', 'daemon_and_timer']] as const) {
-    const per = figures[`n${n}_${variant}_rss_per_object_kib`];
-    if (base !== undefined && per !== undefined) figures[`n${n}_rss_per_${name}_beyond_object_kib`] = per - base;
+  for (const measure of ['rss', 'heap']) {
+    const base = figures[`n${n}_none_${measure}_per_object_kib`];
+    for (const [variant, name] of [['daemon', 'daemon'], ['timer', 'timer'], ['both', 'daemon_and_timer']] as const) {
+      const per = figures[`n${n}_${variant}_${measure}_per_object_kib`];
+      if (base !== undefined && per !== undefined) figures[`n${n}_${measure}_per_${name}_beyond_object_kib`] = per - base;
+    }
   }
   const cpu = figures[`n${n}_both_idle_cpu_pct`] ?? figures[`n${n}_timer_idle_cpu_pct`];
   if (cpu !== undefined) figures[`n${n}_idle_cpu_pct_per_1000_timers`] = cpu / (n / 1000);
@@ -416,7 +449,8 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
     }
     if (options.keep || notes['kept']) notes['kept'] = dir;
     else fs.rmSync(dir, { recursive: true, force: true });
-    notes['definitions'] = 'rss_per_object_kib = (median VmRSS in the window − VmRSS at ready) / N; *_beyond_object_kib = a variant\'s figure minus the none variant\'s; '
+    notes['definitions'] = 'rss_per_object_kib = (median VmRSS in the window − VmRSS at ready) / N; heap_per_object_kib = the same for the V8 heap after a full collection '
+      + '(Node with --expose-gc only; taken at ready and after the window); *_beyond_object_kib = a variant\'s figure minus the none variant\'s (which holds every object\'s body); '
       + 'idle_cpu_pct = operator CPU time in the window / window (100 = one core); lateness = timer entry − (previous return + interval), monotonic clock, in the window; '
       + 'delete_s = first DELETE sent → every object gone on the load generator\'s watch; daemons_stopped_s = first DELETE sent → last daemon exit';
   }

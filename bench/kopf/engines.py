@@ -1,8 +1,10 @@
 # Python Kopf's equivalent of fixtures/operators/bench-engines.ts, for
 # `npm run bench -- engines --command "$PY -m kopf run bench/kopf/engines.py --all-namespaces --standalone --quiet"`:
-# per kopfexamples object one daemon awaiting its stop flag and one 1-second timer, plus a no-op
-# on-event handler; the variant comes from BENCH_ENGINES (none, daemon, timer, both), and the
-# figures go to the JSON file at BENCH_ENGINES_STATS once a second and at exit, in the same format.
+# per kopfexamples object one daemon awaiting its stop flag and one 1-second timer, plus an
+# on-event handler that counts the objects (and, in the none variant, the baseline, keeps every
+# object's newest body); the variant comes from BENCH_ENGINES (none, daemon, timer, both), and the
+# figures go to the JSON file at BENCH_ENGINES_STATS once a second and at exit, in the same format
+# (without heapUsedAfterGc, which is Node's).
 # All handlers are async: Kopf runs sync daemons and timers in threads.
 import asyncio
 import atexit
@@ -51,10 +53,19 @@ async def start_writer(**_):
     tasks.add(task)
 
 
+held = {}      # the none variant's copy of every object, by uid
+
+
 @kopf.on.event('kopf.dev', 'v1', 'kopfexamples')
-async def seen(type, **_):
+async def seen(type, uid, body, **_):
     if type is None or type == 'ADDED':
         counts['objectsSeen'] += 1
+    if VARIANT != 'none':
+        return
+    if type == 'DELETED':
+        held.pop(uid, None)
+    else:
+        held[uid] = body
 
 
 if VARIANT in ('daemon', 'both'):
