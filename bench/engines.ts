@@ -19,7 +19,9 @@
  *      `--expose-gc` (the default command) also reports its heap after a full collection, asked
  *      for through a trigger file (see the fixture) here and again after the window;
  *   2. create N objects (8 at a time); `running_s` until the operator reports all N objects seen
- *      and, per variant, N daemons running and N timers that have fired;
+ *      and, per variant, N daemons running and N timers that have fired; `finalized_s` until the
+ *      load generator's watch has seen the finalizer on every object (daemons and timers start
+ *      before it is added: those patches are creation work, not idle work);
  *   3. rest `--settle` seconds (default 5), then a window of `--window` seconds (default 20):
  *      `rss_mb` is the median VmRSS sampled each second in it, `rss_per_object_kib` =
  *      (rss − ready RSS) / N, and `heap_per_object_kib` the same for the collected heap (steadier:
@@ -325,6 +327,14 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
     && (!hasDaemons(variant) || st.daemonsStarted - st.daemonsExited >= n)
     && (!hasTimers(variant) || st.timerObjects >= n), options.timeoutMs, `${n} objects seen, daemons and timers running`);
   figures[`${p}running_s`] = (Date.now() - t0) / 1000;
+  // Daemons and timers start before the finalizer is added: wait for that too (its patches and
+  // their echoes are creation work, not idle work), as seen on the load generator's watch.
+  if (variant !== 'none') {
+    const keys = names.map((name) => `${NAMESPACE}/${name}`);
+    const finalized = await s.guard(s.tracker.waitAll(keys, (seen) => !!seen && !seen.gone && seen.finalizers > 0, options.timeoutMs));
+    if (finalized.pending) throw new Error(`${finalized.pending} of ${n} objects got no finalizer within ${options.timeoutMs / 1000} s`);
+    figures[`${p}finalized_s`] = (finalized.endedAt - t0) / 1000;
+  }
 
   // The idle window.
   await sleep(options.settleS * 1000);
