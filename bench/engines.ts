@@ -4,44 +4,44 @@
  *
  * Sessions. For each N (`--sizes`, default 1,000 and 10,000) and each variant of the operator
  * (`--variants`, default `none,daemon,both`), a fresh devcluster runs in its own process
- * (`serve.ts`) and the operator runs as another process from a shell command, compiled — never
+ * (`serve.ts`) and the operator runs as another process from a shell command, compiled, never
  * through a TypeScript loader: `fixtures/operators/bench-engines.ts` is transpiled into
- * `bench/.build/` and run with `node --expose-gc bin/kopf-gen.js run … --quiet` on the compiled runtime in
- * `dist/` (quiet: log formatting must not dominate). Its environment selects the variant
- * (`BENCH_ENGINES`: `none` = an on-event handler only, which keeps every object's newest body as
- * the daemons' memory of an object does — the baseline; `daemon` = one daemon per object awaiting
- * its stop flag; `timer` = one timer per object with a 1 s interval; `both`) and
- * names the side-channel file the operator rewrites once a second (`BENCH_ENGINES_STATS`: objects
- * seen, daemons started/exited, timer calls, a cumulative histogram of timer lateness). Nothing is
+ * `bench/.build/` and run with `node --expose-gc bin/kopf-gen.js run … --quiet` on the compiled
+ * runtime in `dist/` (quiet: log formatting must not dominate). Its environment selects the
+ * variant (`BENCH_ENGINES`: `none` = an on-event handler only, which keeps every object's newest
+ * body as the daemons' memory of an object does: the baseline; `daemon` = one daemon per object
+ * awaiting its stop flag; `timer` = one timer per object with a 1 s interval; `both`) and names
+ * the side-channel file the operator rewrites once a second (`BENCH_ENGINES_STATS`: objects seen,
+ * daemons started/exited, timer calls, a cumulative histogram of timer lateness). Nothing is
  * patched or posted, so the measurement does not perturb what it measures. A session:
  *   1. ready: the operator's first WATCH of kopfexamples (stamped by the devcluster), then 3 s of
- *      rest; `ready_rss_mb` is the process tree's VmRSS then; a Node operator run with
+ *      rest; `ready_rss_mb` is the process tree's VmRSS then. A Node operator run with
  *      `--expose-gc` (the default command) also reports its heap after a full collection, asked
- *      for through a trigger file (see the fixture) here and again after the window;
+ *      for through a trigger file (see the fixture), here and again after the window;
  *   2. create N objects (8 at a time); `running_s` until the operator reports all N objects seen
  *      and, per variant, N daemons running and N timers that have fired; `finalized_s` until the
  *      load generator's watch has seen the finalizer on every object (daemons and timers start
  *      before it is added: those patches are creation work, not idle work);
  *   3. rest `--settle` seconds (default 5), then a window of `--window` seconds (default 20):
  *      `rss_mb` is the median VmRSS sampled each second in it, `rss_per_object_kib` =
- *      (rss − ready RSS) / N, and `heap_per_object_kib` the same for the collected heap (steadier:
- *      RSS also holds what V8 keeps after the burst of creations); `idle_cpu_pct` is the operator's CPU time in the window (% of one
- *      core); `timer_calls_per_s` and lateness percentiles come from the difference of the two
- *      side-channel snapshots that bound the window; `window_api_requests` counts what the
- *      operator sent to the API meanwhile (nothing is expected);
+ *      (rss − ready RSS) / N, and `heap_per_object_kib` the same for the collected heap
+ *      (steadier: RSS also holds what V8 keeps after the burst of creations); `idle_cpu_pct` is
+ *      the operator's CPU time in the window (% of one core); `timer_calls_per_s` and the
+ *      lateness percentiles come from the difference of the two side-channel snapshots that
+ *      bound the window; `window_api_requests` counts what the operator sent to the API
+ *      meanwhile (nothing is expected);
  *   4. delete all N objects (8 at a time): `delete_s` until the load generator's watch has seen
  *      every object gone (the finalizers removed, which waits for the daemons), and
  *      `daemons_stopped_s` until the last daemon exited (its own epoch-ms record);
  *      `rss_after_delete_mb` 3 s later.
  * Derived per N: `rss_per_daemon_beyond_object_kib` = the `daemon` variant's RSS per object minus
- * the `none` variant's (what a running daemon adds beyond holding the object), likewise
+ * the `none` variant's (what a running daemon adds beyond holding its object), likewise
  * `rss_per_timer_…` (`timer`) and `rss_per_daemon_and_timer_…` (`both`), the same for the heap
- * (`heap_per_…`), and
- * `idle_cpu_pct_per_1000_timers` (`both`).
+ * (`heap_per_…`), and `idle_cpu_pct_per_1000_timers` (`both`, else `timer`).
  *
  * Timer lateness: the timer function reads the monotonic clock on entry and compares it with when
- * it was due — its previous call's return plus the 1 s interval, Kopf's non-sharp schedule — so
- * it is the delay the engine and the event loop add to every tick (first calls have no due time).
+ * it was due, its previous call's return plus the 1 s interval (Kopf's non-sharp schedule): the
+ * delay the engine and the event loop add to every tick (first calls have no due time).
  *
  * Any operator can be measured on the same work (`--command`, run with `sh -c` from the package
  * folder with `KUBECONFIG`, `BENCH_ENGINES` and `BENCH_ENGINES_STATS` set; `{kubeconfig}` is
@@ -53,9 +53,10 @@
  * runtime, not through an operator.
  *
  * Targets (2-core machine, N = 10,000): idle CPU ≤ 5 % of one core for 10,000 one-second timers,
- * timer lateness p99 ≤ 50 ms, ≤ 2 KiB of RSS per running daemon beyond the object itself. Every
- * figure moves with what else runs on the machine: the 1-minute load average is recorded at the
- * start and the end of each session's window.
+ * timer lateness p99 ≤ 50 ms, ≤ 2 KiB of RSS per running daemon beyond the object itself (also
+ * shown against the heap figures, and against a daemon and a timer together). Every figure moves
+ * with what else runs on the machine: the 1-minute load average is recorded at the start and the
+ * end of each session's window.
  *
  * Options: `--command <shell>`, `--sizes 1000,10000`, `--variants none,daemon,both`, `--window 20`,
  * `--settle 5`, `--concurrency 8`, `--timeout <s>` (each wait; default 600), `--index-objects
