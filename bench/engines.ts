@@ -326,7 +326,7 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
   figures[`${p}create_send_s`] = (Date.now() - t0) / 1000;
   await s.waitStats((st) => st.objectsSeen >= n
     && (!hasDaemons(variant) || st.daemonsStarted - st.daemonsExited >= n)
-    && (!hasTimers(variant) || st.timerObjects >= n), options.timeoutMs, `${n} objects seen, daemons and timers running`);
+    && (!hasTimers(variant) || st.timerObjects >= n), options.timeoutMs, `all ${n} objects seen (with their daemons running and timers fired)`);
   figures[`${p}running_s`] = (Date.now() - t0) / 1000;
   // Daemons and timers start before the finalizer is added: wait for that too (its patches and
   // their echoes are creation work, not idle work), as seen on the load generator's watch.
