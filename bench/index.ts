@@ -2,7 +2,8 @@
  * `npm run bench -- <name…> [options]`: runs the named benchmarks (all when none is named) and
  * prints their figures as JSON and as a table. Every benchmark receives all the arguments and
  * reads its own options (e.g. `npm run bench -- operator --sizes 1000 --command "…"`,
- * `npm run bench -- startup --runs 10 --skip install`).
+ * `npm run bench -- startup --runs 10 --skip install`,
+ * `npm run bench -- engines --sizes 1000 --variants none,both`).
  */
 import * as report from './report.js';
 
@@ -11,6 +12,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   operator: async (args) => (await import('./operator.js')).run(args),
   generator: async () => (await import('./generator.js')).run(),
   startup: async (args) => (await import('./startup.js')).run(args),
+  engines: async (args) => (await import('./engines.js')).run(args),
 };
 
 const args = process.argv.slice(2);

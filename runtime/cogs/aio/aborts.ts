@@ -7,7 +7,8 @@
  *
  * - `sleepOrAbort(clock, ms, signal)` — the interruptible sleep of R-PATCH-7 and daemons;
  * - `anySignal(signals)` — aborted when any input is (like `AbortSignal.any`, with listener cleanup);
- * - `timeoutSignal(clock, ms)` — aborted after `ms` on the given clock (like `AbortSignal.timeout`).
+ * - `timeoutSignal(clock, ms)` — aborted after `ms` on the given clock (like `AbortSignal.timeout`);
+ * - `follow(signals)` and `onAbort(signal, callback)` — O(1) attachment to long-lived signals.
  */
 
 import type * as clocks from './clocks.js';
@@ -85,16 +86,42 @@ export function isAbortError(error: unknown): boolean {
  */
 class Fanout {
   readonly dependents = new Set<AbortController>();
+  readonly callbacks = new Set<() => void>();
 
   constructor(parent: AbortSignal) {
     parent.addEventListener('abort', () => {
       for (const dependent of this.dependents) dependent.abort(parent.reason);
       this.dependents.clear();
+      const callbacks = [...this.callbacks];
+      this.callbacks.clear();
+      for (const callback of callbacks) callback();
     }, { once: true });
   }
 }
 
 const fanouts = new WeakMap<AbortSignal, Fanout>();
+
+function fanoutOf(signal: AbortSignal): Fanout {
+  let fanout = fanouts.get(signal);
+  if (!fanout) { fanout = new Fanout(signal); fanouts.set(signal, fanout); }
+  return fanout;
+}
+
+/**
+ * Calls `callback` once when `signal` aborts (at once if it already has), attached in O(1) through
+ * the signal's shared fan-out; the returned function detaches it. Cheaper than `follow()` when
+ * nothing needs a signal of its own: e.g. to stop waiting for a promise on the operator's signal,
+ * which thousands of running daemons do at the same time. Pass a distinct function per call.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) {
+    callback();
+    return () => undefined;
+  }
+  const fanout = fanoutOf(signal);
+  fanout.callbacks.add(callback);
+  return () => { fanout.callbacks.delete(callback); };
+}
 
 /**
  * A signal that aborts when any of `signals` aborts (with that reason), attached in O(1) to each
@@ -113,15 +140,15 @@ export function follow(signals: Iterable<AbortSignal | undefined | null>): { rea
       controller.abort(input.reason);
       break;
     }
-    let fanout = fanouts.get(input);
-    if (!fanout) { fanout = new Fanout(input); fanouts.set(input, fanout); }
+    const fanout = fanoutOf(input);
     fanout.dependents.add(controller);
     joined.push(fanout);
   }
   return { signal: controller.signal, release: () => { for (const fanout of joined) fanout.dependents.delete(controller); } };
 }
 
-/** How many `follow()` dependents currently wait on `signal` (diagnostics and leak tests). */
+/** How many `follow()` dependents and `onAbort()` callbacks currently wait on `signal` (diagnostics and leak tests). */
 export function followers(signal: AbortSignal): number {
-  return fanouts.get(signal)?.dependents.size ?? 0;
+  const fanout = fanouts.get(signal);
+  return fanout === undefined ? 0 : fanout.dependents.size + fanout.callbacks.size;
 }

@@ -20,6 +20,7 @@
  * to the `subrefs` of all ancestors, and `HandlerChildrenRetry` is thrown while some are unfinished.
  */
 
+import * as aborts from '../../cogs/aio/aborts.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import type * as progress from '../../cogs/configs/progress.js';
 import type * as settings from '../../cogs/configs/settings.js';
@@ -322,7 +323,11 @@ export async function executeSubhandlers(options?: {
   if (!final.done) throw new errors.HandlerChildrenRetry({ delay: final.delay(scope.clock.now()) });
 }
 
-/** Waits for a promise unless the signal aborts first (then rejects with the signal's reason). */
+/**
+ * Waits for a promise unless the signal aborts first (then rejects with the signal's reason). The
+ * signal is usually the operator's, shared by every running daemon: attaching through its fan-out
+ * keeps each attachment O(1) however many wait on it (Node's `EventTarget` scans its listeners).
+ */
 function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (signal === undefined) return promise;
   if (signal.aborted) {
@@ -330,11 +335,10 @@ function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> 
     return Promise.reject(signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const detach = aborts.onAbort(signal, () => reject(signal.reason));
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
-      (error: unknown) => { signal.removeEventListener('abort', onAbort); reject(error); },
+      (value) => { detach(); resolve(value); },
+      (error: unknown) => { detach(); reject(error); },
     );
   });
 }

@@ -190,9 +190,13 @@ export function formatRecord(record: LogRecord, options?: Partial<Pick<LoggingCo
   return `[${asctime(record.time)}] ${fit(record.name, 20)} [${fit(levelName(record.level), 8)}] ${text}`;
 }
 
+/** Whether a message of `level` is shown (low-level loggers need `--debug` below WARNING). */
+function shown(level: number, lowLevel: boolean): boolean {
+  return level >= (lowLevel && !config.lowLevel ? Math.max(config.level, loggers.LEVELS.warning) : config.level);
+}
+
 function emit(record: LogRecord, lowLevel: boolean): boolean {
-  const threshold = lowLevel && !config.lowLevel ? Math.max(config.level, loggers.LEVELS.warning) : config.level;
-  if (record.level < threshold) return false;
+  if (!shown(record.level, lowLevel)) return false;
   sink(formatRecord(record), record);
   return true;
 }
@@ -274,9 +278,12 @@ export class ObjectLogger extends BaseLogger {
 
   protected log(level: number, message: string, extra?: loggers.LogExtra): void {
     const terse = this.terse && level <= loggers.LEVELS.info;
-    const shown = terse ? loggers.LEVELS.debug : level;
-    const record: LogRecord = { name: this.name, level: shown, message, time: Date.now(), ref: this.ref, ...splitExtra(extra) };
-    if (!emit(record, terse && level < loggers.LEVELS.info) || this.local) return;
+    const as = terse ? loggers.LEVELS.debug : level;
+    const lowLevel = terse && level < loggers.LEVELS.info;
+    // A hidden message is neither formatted nor posted: skip building its record (timers log twice a tick).
+    if (!shown(as, lowLevel)) return;
+    const record: LogRecord = { name: this.name, level: as, message, time: Date.now(), ref: this.ref, ...splitExtra(extra) };
+    if (!emit(record, lowLevel) || this.local) return;
     const operator = invocation.findOperator();
     const posting = (this.settings ?? operator?.settings)?.posting;
     const post = this.sink ?? operator?.events;

@@ -80,7 +80,14 @@ function canonical(value: unknown, seen: Set<object>): unknown {
  *   `undefined`, non-finite numbers, class instances, circular structures).
  */
 export function encodeKey(key: unknown): string {
+  // Strings, numbers, `[namespace, name]` tuples…: already canonical. Every lookup encodes its key.
+  if (isScalar(key) || (Array.isArray(key) && key.every(isScalar))) return JSON.stringify(key);
   return JSON.stringify(canonical(key, new Set()));
+}
+
+/** A key part that is its own canonical form (no object keys to sort, nothing to refuse). */
+function isScalar(value: unknown): boolean {
+  return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }
 
 class MutableStore<V> implements Store<V> {

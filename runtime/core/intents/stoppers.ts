@@ -132,17 +132,26 @@ export class DaemonStopper implements DaemonStopped {
   async wait(timeout?: number | null): Promise<boolean> {
     if (this.isSet()) return true;
     if (timeout !== undefined && timeout !== null && !(timeout > 0)) return false;
+    const waiters = (this.waiters ??= new Set());
+    if (timeout === undefined || timeout === null) {
+      // Waiting for the flag only (a daemon's usual idle state): a bare promise, nothing else to keep.
+      let waiter!: () => void;
+      const woken = new Promise<void>((resolve) => { waiter = resolve; });
+      waiters.add(waiter);
+      try {
+        await woken;
+      } finally {
+        waiters.delete(waiter);
+      }
+      return this.isSet();
+    }
     const woken = new AbortController();
     const waiter = (): void => woken.abort();
-    (this.waiters ??= new Set()).add(waiter);
+    waiters.add(waiter);
     try {
-      if (timeout === undefined || timeout === null) {
-        await new Promise<void>((resolve) => woken.signal.addEventListener('abort', () => resolve(), { once: true }));
-      } else {
-        await aborts.sleepOrAbort(this.clock, timeout * 1000, woken.signal);
-      }
+      await aborts.sleepOrAbort(this.clock, timeout * 1000, woken.signal);
     } finally {
-      this.waiters.delete(waiter);
+      waiters.delete(waiter);
     }
     return this.isSet();
   }

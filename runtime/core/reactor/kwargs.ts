@@ -161,14 +161,30 @@ export function liveView(current: () => object): object {
   });
 }
 
-/** The read-only side of a stop flag: what a daemon may do with it (R-DAEMON-5). */
-function stopperView(stopper: stoppers.DaemonStopper): stoppers.DaemonStopped {
-  return Object.freeze({
-    isSet: () => stopper.isSet(),
-    get reason() { return stopper.reason; },
-    wait: (timeout?: number) => stopper.wait(timeout),
-    get signal() { return stopper.signal; },
-  });
+/**
+ * The read-only side of a stop flag: what a daemon may do with it (R-DAEMON-5). A daemon keeps it
+ * for as long as it runs, so it is small: the methods are closures (they work detached, e.g.
+ * `const { wait } = stopped`), the two accessors live on the prototype.
+ */
+class StopperView implements stoppers.DaemonStopped {
+  readonly isSet: () => boolean;
+  readonly wait: (timeout?: number) => Promise<boolean>;
+  readonly #stopper: stoppers.DaemonStopper;
+
+  constructor(stopper: stoppers.DaemonStopper) {
+    this.#stopper = stopper;
+    this.isSet = () => stopper.isSet();
+    this.wait = (timeout?: number) => stopper.wait(timeout);
+    Object.freeze(this);
+  }
+
+  get reason(): stoppers.DaemonStoppingReason | null {
+    return this.#stopper.reason;
+  }
+
+  get signal(): AbortSignal {
+    return this.#stopper.signal;
+  }
 }
 
 /** What the kwargs of a daemon or timer read: the resource, the object's live memory, the rest. */
@@ -220,7 +236,7 @@ const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = 
   memo: (s) => s.scope.memo,
   param: (s) => s.handler.param,
   signal: (s) => s.stopper.signal,
-  stopped: (s) => stopperView(s.stopper),
+  stopped: (s) => new StopperView(s.stopper),
   retry: (s) => s.retry.retry,
   started: (s) => s.retry.started,
   runtime: (s) => s.retry.runtime,

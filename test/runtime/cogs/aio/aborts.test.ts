@@ -102,3 +102,25 @@ describe('follow', () => {
     expect(aborts.follow([parent.signal]).signal.reason).toBe('gone');
   });
 });
+
+describe('onAbort', () => {
+  it('calls each attached callback once on abort, not the detached ones, and counts them as followers', () => {
+    const parent = new AbortController();
+    const calls: number[] = [];
+    const detaches = Array.from({ length: 1000 }, (_, i) => aborts.onAbort(parent.signal, () => calls.push(i)));
+    expect(aborts.followers(parent.signal)).toBe(1000);
+    for (const detach of detaches.slice(0, 998)) detach();
+    expect(aborts.followers(parent.signal)).toBe(2);
+    parent.abort('stop');
+    expect(calls).toEqual([998, 999]);
+    expect(aborts.followers(parent.signal)).toBe(0);
+  });
+
+  it('calls the callback at once when the signal is already aborted', () => {
+    const parent = new AbortController();
+    parent.abort('gone');
+    let called = 0;
+    aborts.onAbort(parent.signal, () => { called += 1; })();
+    expect(called).toBe(1);
+  });
+});
