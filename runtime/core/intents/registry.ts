@@ -110,11 +110,26 @@ function fieldKey(path: dicts.FieldPath): string {
  */
 export class OperatorRegistry {
   private readonly list: handlers.Handler[] = [];
+  /**
+   * The handlers of each resource by purpose, computed once: every watch-event asks for several
+   * of them (indexers, on-event handlers, daemons and timers, change handlers, extra fields).
+   * Dropped whenever a handler is registered.
+   */
+  private perResource = new WeakMap<references.Resource, Map<string, readonly unknown[]>>();
 
   /** Appends a handler (registration order is selection order). Returns it. */
   register<H extends handlers.Handler>(handler: H): H {
     this.list.push(handler);
+    this.perResource = new WeakMap();
     return handler;
+  }
+
+  private ofResource<T>(resource: references.Resource, purpose: string, compute: () => T[]): readonly T[] {
+    let cached = this.perResource.get(resource);
+    if (cached === undefined) this.perResource.set(resource, cached = new Map());
+    let value = cached.get(purpose) as readonly T[] | undefined;
+    if (value === undefined) cached.set(purpose, value = Object.freeze(compute()));
+    return value;
   }
 
   /** All handlers in registration order. */
@@ -132,28 +147,29 @@ export class OperatorRegistry {
   }
 
   /** All change handlers selecting a resource (regardless of filters), e.g. to load their progress. */
-  changingHandlersOf(resource: references.Resource): handlers.ChangingHandler[] {
-    return this.ofKind('change').filter((h) => isSelected(h, resource));
+  changingHandlersOf(resource: references.Resource): readonly handlers.ChangingHandler[] {
+    return this.ofResource(resource, 'change', () => this.ofKind('change').filter((h) => isSelected(h, resource)));
   }
 
   /** All on-event handlers selecting a resource. */
-  watchingHandlersOf(resource: references.Resource): handlers.WatchingHandler[] {
-    return this.ofKind('event').filter((h) => isSelected(h, resource));
+  watchingHandlersOf(resource: references.Resource): readonly handlers.WatchingHandler[] {
+    return this.ofResource(resource, 'event', () => this.ofKind('event').filter((h) => isSelected(h, resource)));
   }
 
   /** All daemons and timers selecting a resource. */
-  spawningHandlersOf(resource: references.Resource): handlers.SpawningHandler[] {
-    return this.list.filter((h): h is handlers.SpawningHandler => (h.kind === 'daemon' || h.kind === 'timer') && isSelected(h, resource));
+  spawningHandlersOf(resource: references.Resource): readonly handlers.SpawningHandler[] {
+    return this.ofResource(resource, 'spawning', () => this.list.filter((h): h is handlers.SpawningHandler =>
+      (h.kind === 'daemon' || h.kind === 'timer') && isSelected(h, resource)));
   }
 
   /** All indexers selecting a resource. */
-  indexingHandlersOf(resource: references.Resource): handlers.IndexingHandler[] {
-    return this.ofKind('index').filter((h) => isSelected(h, resource));
+  indexingHandlersOf(resource: references.Resource): readonly handlers.IndexingHandler[] {
+    return this.ofResource(resource, 'index', () => this.ofKind('index').filter((h) => isSelected(h, resource)));
   }
 
   /** All admission handlers selecting a resource. */
-  webhookHandlersOf(resource: references.Resource): handlers.WebhookHandler[] {
-    return this.ofKind('webhook').filter((h) => isSelected(h, resource));
+  webhookHandlersOf(resource: references.Resource): readonly handlers.WebhookHandler[] {
+    return this.ofResource(resource, 'webhook', () => this.ofKind('webhook').filter((h) => isSelected(h, resource)));
   }
 
   /** The names of all indices (the ids of all indexers), in order, without duplicates. */
@@ -258,14 +274,16 @@ export class OperatorRegistry {
    * The fields of on-event, change, daemon and timer handlers of a resource, which the essence must
    * always include (R-ESSENCE-2). Deduplicated, in registration order.
    */
-  extraFields(resource: references.Resource): dicts.FieldPath[] {
-    const fields = new Map<string, dicts.FieldPath>();
-    for (const h of this.list) {
-      if ((h.kind === 'event' || h.kind === 'change' || h.kind === 'daemon' || h.kind === 'timer') && h.field && isSelected(h, resource)) {
-        fields.set(fieldKey(h.field), h.field);
+  extraFields(resource: references.Resource): readonly dicts.FieldPath[] {
+    return this.ofResource(resource, 'fields', () => {
+      const fields = new Map<string, dicts.FieldPath>();
+      for (const h of this.list) {
+        if ((h.kind === 'event' || h.kind === 'change' || h.kind === 'daemon' || h.kind === 'timer') && h.field && isSelected(h, resource)) {
+          fields.set(fieldKey(h.field), h.field);
+        }
       }
-    }
-    return [...fields.values()];
+      return [...fields.values()];
+    });
   }
 }
 

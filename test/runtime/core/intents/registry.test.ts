@@ -272,3 +272,17 @@ describe('registration into registries', () => {
     expect(registries.getDefaultRegistry().handlers).toHaveLength(0);
   });
 });
+
+describe('the handlers of a resource', () => {
+  it('R-HANDLERS-4 are computed once per resource and kept in registration order, also across later registrations', () => {
+    const registry = new registries.OperatorRegistry();
+    const selector = parseSelector('kopfexamples');
+    registry.register(handlers.daemonHandler(function first() { /* a daemon */ }, {}, selector));
+    const before = registry.spawningHandlersOf(kex);
+    expect(registry.spawningHandlersOf(kex)).toBe(before);
+    expect(registry.spawningHandlersOf(pods)).toEqual([]);
+    registry.register(handlers.timerHandler(function second() { /* a timer */ }, { interval: 1 }, selector));
+    expect(registry.spawningHandlersOf(kex).map((h) => h.id)).toEqual(['first', 'second']);
+    expect(before.map((h) => h.id)).toEqual(['first']);
+  });
+});
