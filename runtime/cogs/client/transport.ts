@@ -56,6 +56,9 @@ export interface TransportResponse {
   close(): void;
 }
 
+/** Why a request's timers are dropped: it is over (shared, so that no exception is built per request). */
+const FINISHED = new DOMException('The request is over.', 'AbortError');
+
 /** Decodes PEM given as PEM text or as Base64 of PEM. */
 export function pemOf(data: string | Uint8Array): string {
   const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
@@ -74,7 +77,11 @@ function material(path: string | undefined, data: string | Uint8Array | undefine
  */
 export async function authorizationOf(info: credentials.ConnectionInfo): Promise<string | undefined> {
   const dynamic = info.authorization ? await info.authorization() : undefined;
-  if (dynamic) return dynamic;
+  return dynamic || staticAuthorizationOf(info);
+}
+
+/** The `Authorization` header of the static credentials alone (no dynamic provider asked). */
+function staticAuthorizationOf(info: credentials.ConnectionInfo): string | undefined {
   if (info.scheme && info.token) return `${info.scheme} ${info.token}`;
   if (info.scheme) return info.scheme;
   if (info.token) return `Bearer ${info.token}`;
@@ -92,6 +99,12 @@ export class Transport {
   readonly proxy: URL | undefined;
   private readonly agent: http.Agent | https.Agent;
   private readonly secure: boolean;
+  /** The parts of the server URL every request repeats, parsed once. */
+  private readonly target: { readonly protocol: string; readonly hostname: string; readonly port: string | undefined };
+  /** The server URL's own path (a server behind a path prefix), without a trailing slash. */
+  private readonly basePath: string;
+  /** The `Authorization` header of static credentials (a dynamic provider is asked per request). */
+  private readonly staticAuthorization: string | undefined;
 
   /**
    * @param options.trustEnv use proxies from environment variables (also enabled by `info.trustEnv`).
@@ -101,6 +114,10 @@ export class Transport {
     this.server = info.server.replace(/\/+$/, '');
     const target = new URL(this.server);
     this.secure = target.protocol === 'https:';
+    // IPv6 literals come bracketed in URLs, but not in request options.
+    this.target = { protocol: target.protocol, hostname: target.hostname.replace(/^\[(.*)\]$/, '$1'), port: target.port || undefined };
+    this.basePath = target.pathname.replace(/\/+$/, '');
+    this.staticAuthorization = staticAuthorizationOf(info);
     try {
       this.proxy = proxies.proxyFor(target, { proxyUrl: info.proxyUrl, trustEnv: info.trustEnv || options?.trustEnv });
     } catch (cause) {
@@ -123,57 +140,56 @@ export class Transport {
   /** Sends a request; resolves once the response headers arrived (any status). */
   async send(request: TransportRequest): Promise<TransportResponse> {
     request.signal?.throwIfAborted();
-    const url = `${this.server}${request.path.startsWith('/') ? '' : '/'}${request.path}`;
+    const path = request.path.startsWith('/') ? request.path : `/${request.path}`;
+    const url = `${this.server}${path}`;
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
-    const authorization = await authorizationOf(this.info);
+    // Static credentials need no await: most requests take this path.
+    const authorization = this.info.authorization ? await authorizationOf(this.info) : this.staticAuthorization;
     if (authorization) headers['authorization'] = authorization;
-    const certificate = this.secure ? await this.info.clientCertificate?.() : undefined;
-    // Per-request TLS material: the agent keeps sockets of different certificates apart.
-    const tlsOptions: https.RequestOptions = certificate ? { cert: pemOf(certificate.certificateData), key: pemOf(certificate.privateKeyData) } : {};
-    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    const certificate = this.secure && this.info.clientCertificate ? await this.info.clientCertificate() : undefined;
+    if (request.headers) for (const name in request.headers) headers[name.toLowerCase()] = request.headers[name]!;
     if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
 
+    // Ends the timers of this request once it is over (a shared reason: no exception is built per request).
     const done = new AbortController();
-    const timeouts = new AbortController();
-    const total = request.totalTimeoutMs != null ? aborts.timeoutSignal(this.clock, request.totalTimeoutMs, { cancel: done.signal }) : undefined;
+    let timedOut: errors.RequestTimeoutError | undefined;
     const reasonOf = (error: unknown): unknown => {
       if (request.signal?.aborted) return request.signal.reason;
-      if (timeouts.signal.aborted) return timeouts.signal.reason;
+      if (timedOut !== undefined) return timedOut;
       const detail = failureOf(error);
       return new errors.ConnectionError(`${request.method} ${url} failed: ${detail}`, { cause: error, detail });
     };
 
     return new Promise<TransportResponse>((resolve, reject) => {
-      const req = this.proxy && !this.secure
-        ? http.request({ host: this.proxy.hostname, port: this.proxy.port || 80, path: url, method: request.method, agent: this.agent, headers: this.proxied(url, headers) })
-        : (this.secure ? https : http).request(url, { method: request.method, headers, agent: this.agent, ...tlsOptions });
+      const req = this.open(request.method, path, url, headers, certificate);
       const finish = (): void => {
-        done.abort();
+        if (done.signal.aborted) return;
+        done.abort(FINISHED);
         request.signal?.removeEventListener('abort', onAbort);
-        total?.removeEventListener('abort', onTotal);
       };
       const onAbort = (): void => { req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted')); };
-      const onTotal = (): void => {
-        const detail = `timed out after ${request.totalTimeoutMs} ms`;
-        timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail }));
-        req.destroy(timeouts.signal.reason as Error);
+      const timeOut = (detail: string): void => {
+        timedOut ??= new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail });
+        req.destroy(timedOut);
       };
       request.signal?.addEventListener('abort', onAbort, { once: true });
-      total?.addEventListener('abort', onTotal, { once: true });
+      if (request.totalTimeoutMs != null) {
+        const limit = request.totalTimeoutMs;
+        void aborts.sleepOrAbort(this.clock, limit, done.signal).then((elapsed) => { if (elapsed) timeOut(`timed out after ${limit} ms`); });
+      }
 
       if (request.connectTimeoutMs != null) {
         const limit = request.connectTimeoutMs;
         req.once('socket', (socket) => {
           if (!socket.connecting) return;
           const connected = new AbortController();
-          const timer = aborts.timeoutSignal(this.clock, limit, { cancel: anyOf(connected.signal, done.signal) });
-          timer.addEventListener('abort', () => {
-            const detail = `could not connect within ${limit} ms`;
-            timeouts.abort(new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail }));
-            req.destroy(timeouts.signal.reason as Error);
-          }, { once: true });
-          socket.once(this.secure ? 'secureConnect' : 'connect', () => connected.abort());
-          socket.once('close', () => connected.abort());
+          const stop = aborts.follow([connected.signal, done.signal]);
+          void aborts.sleepOrAbort(this.clock, limit, stop.signal).then((elapsed) => {
+            stop.release();
+            if (elapsed) timeOut(`could not connect within ${limit} ms`);
+          });
+          socket.once(this.secure ? 'secureConnect' : 'connect', () => connected.abort(FINISHED));
+          socket.once('close', () => connected.abort(FINISHED));
         });
       }
 
@@ -183,7 +199,8 @@ export class Transport {
       });
       req.once('response', (res) => {
         const responseHeaders: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) {
+        for (const name in res.headers) {
+          const value = res.headers[name];
           if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
         }
         res.once('end', finish);
@@ -203,11 +220,21 @@ export class Transport {
           headers: responseHeaders,
           url,
           chunks,
-          async text(): Promise<string> {
+          // Read with events rather than async iteration: one promise per body, not one per chunk.
+          text: () => new Promise<string>((resolveText, rejectText) => {
             const parts: Buffer[] = [];
-            for await (const chunk of chunks()) parts.push(chunk);
-            return Buffer.concat(parts).toString('utf8');
-          },
+            const fail = (error: unknown): void => {
+              if (!res.complete) req.destroy();
+              rejectText(reasonOf(error));
+            };
+            res.on('data', (chunk: Buffer) => parts.push(chunk));
+            res.once('error', fail);
+            res.once('end', () => {
+              if (!res.complete) { fail(new Error('the response ended prematurely')); return; }
+              resolveText(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
+            });
+            res.once('close', () => { if (!res.complete) fail(new Error('the response ended prematurely')); });
+          }),
           close(): void {
             req.destroy();
             finish();
@@ -216,6 +243,22 @@ export class Transport {
       });
       req.end(request.body);
     });
+  }
+
+  /** Starts the request: through a plain-HTTP proxy in absolute form, or straight to the server. */
+  private open(method: string, path: string, url: string, headers: Record<string, string>,
+               certificate: credentials.ClientCertificate | undefined): http.ClientRequest {
+    if (this.proxy && !this.secure) {
+      return http.request({ host: this.proxy.hostname, port: this.proxy.port || 80, path: url, method, agent: this.agent, headers: this.proxied(url, headers) });
+    }
+    // Options rather than a URL string: Node would parse the same server URL for every request.
+    const options: https.RequestOptions = { ...this.target, path: `${this.basePath}${path}`, method, headers, agent: this.agent };
+    if (certificate) {
+      // Per-request TLS material: the agent keeps sockets of different certificates apart.
+      options.cert = pemOf(certificate.certificateData);
+      options.key = pemOf(certificate.privateKeyData);
+    }
+    return (this.secure ? https : http).request(options);
   }
 
   /** Headers of a plain-HTTP request sent to a proxy in absolute form. */
@@ -239,10 +282,6 @@ export function failureOf(error: unknown): string {
   if (error.message) return error.message;
   if (error instanceof AggregateError && error.errors.length > 0) return [...new Set(error.errors.map(failureOf))].join('; ');
   return (error as NodeJS.ErrnoException).code ?? error.name;
-}
-
-function anyOf(...signals: AbortSignal[]): AbortSignal {
-  return aborts.anySignal(signals);
 }
 
 /**

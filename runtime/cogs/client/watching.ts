@@ -69,29 +69,57 @@ function describe(ctx: WatchContext): string {
   return `${references.resourceName(ctx.resource)} ${whereOf(ctx.namespace)}`;
 }
 
-/** A restartable countdown on a clock: `onTimeout` runs if not re-armed within `ms`. */
+/**
+ * A restartable countdown on a clock: `onTimeout` runs if not re-armed within `ms`.
+ *
+ * Re-arming happens for every line of a watch-stream, so it only moves a deadline: one sleep is
+ * pending at a time, and when it ends early relative to a moved deadline it sleeps for the rest.
+ * (A sleep and an abort per line cost more than parsing the line.)
+ */
 class Countdown {
-  private current: AbortController | undefined;
+  private deadline = 0;
+  private armed = false;
+  private sleeping: AbortController | undefined;
 
   constructor(private readonly clock: clocks.Clock, private readonly ms: number, private readonly onTimeout: () => void) {}
 
   arm(): void {
-    this.disarm();
-    const controller = new AbortController();
-    this.current = controller;
-    void aborts.sleepOrAbort(this.clock, this.ms, controller.signal).then((elapsed) => {
-      if (elapsed && this.current === controller) this.onTimeout();
-    });
+    this.deadline = this.clock.now() + this.ms;
+    this.armed = true;
+    if (this.sleeping === undefined) this.sleep(this.ms);
   }
 
   disarm(): void {
-    this.current?.abort();
-    this.current = undefined;
+    this.armed = false;
+  }
+
+  /** Disarms and drops the pending sleep. */
+  dispose(): void {
+    this.armed = false;
+    this.sleeping?.abort(DISPOSED);
+    this.sleeping = undefined;
+  }
+
+  private sleep(ms: number): void {
+    const controller = new AbortController();
+    this.sleeping = controller;
+    void aborts.sleepOrAbort(this.clock, ms, controller.signal).then((elapsed) => {
+      if (this.sleeping !== controller) return;
+      this.sleeping = undefined;
+      if (!elapsed || !this.armed) return;
+      const left = this.deadline - this.clock.now();
+      if (left > 0) this.sleep(left);
+      else this.onTimeout();
+    });
   }
 }
 
+const DISPOSED = new DOMException('The countdown is disposed.', 'AbortError');
+
 /** Why a connection was dropped by the watcher itself. */
 const INACTIVE = new DOMException('The watch-stream is inactive.', 'AbortError');
+/** Why a connection is released once its stream is over (a shared reason: no exception built per stream). */
+const CLOSED = new DOMException('The watch-stream is over.', 'AbortError');
 
 /**
  * One watch connection from `resourceVersion` (R-WATCH-2/5). Yields the server's lines as they are
@@ -143,8 +171,8 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
       throw error;
     }
   } finally {
-    countdown.disarm();
-    connection.abort();
+    countdown.dispose();
+    connection.abort(CLOSED);
   }
 }
 
