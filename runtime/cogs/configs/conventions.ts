@@ -82,20 +82,32 @@ export function v1Key(prefix: string, key: string): string {
  * (R-STORAGE-7: writes go to all, reads try them in order, purges null all).
  */
 export function keysFor(prefix: string, key: string, options: { readonly v1: boolean }): readonly string[] {
-  const v2 = v2Key(prefix, key);
-  const v1 = options.v1 ? v1Key(prefix, key) : v2;
-  return v1 === v2 ? [v2] : [v2, v1];
+  // Every cycle of every object asks for the keys of the same few handler ids: form each once.
+  const id = `${options.v1 ? 1 : 2}\n${prefix}\n${key}`;
+  let keys = formedKeys.get(id);
+  if (keys === undefined) {
+    const v2 = v2Key(prefix, key);
+    const v1 = options.v1 ? v1Key(prefix, key) : v2;
+    keys = Object.freeze(v1 === v2 ? [v2] : [v2, v1]);
+    if (formedKeys.size >= FORMED_KEYS_LIMIT) formedKeys.clear();
+    formedKeys.set(id, keys);
+  }
+  return keys;
 }
+
+const formedKeys = new Map<string, readonly string[]>();
+/** Record keys are handler ids (and their sub-handlers'): few; the bound only guards against dynamic ids. */
+const FORMED_KEYS_LIMIT = 10_000;
 
 /**
  * The record key as marked for this body: `-ofDRS` is appended for ReplicaSets owned by a
  * Deployment (R-STORAGE-12), before any key forming.
  */
 export function markKey(key: string, body: unknown): string {
+  if (dicts.resolve(body, ['kind']) !== 'ReplicaSet') return key;
   const owners = dicts.resolve(body, ['metadata', 'ownerReferences'], []);
-  const kind = dicts.resolve(body, ['kind']);
   const ownedByDeployment = Array.isArray(owners) && owners.some((owner) => dicts.resolve(owner, ['kind']) === 'Deployment');
-  return kind === 'ReplicaSet' && ownedByDeployment ? `${key}-ofDRS` : key;
+  return ownedByDeployment ? `${key}-ofDRS` : key;
 }
 
 /** `keysFor()` of the marked key of a body. */

@@ -37,6 +37,9 @@ export interface DiffBaseOptions {
   readonly ignoredFields?: Iterable<dicts.FieldSpec>;
 }
 
+/** The top-level fields that are never part of an essence (some come back below: labels, annotations). */
+const NOT_ESSENTIAL: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata', 'status']);
+
 /**
  * Builds the essence of a body exactly as Kopf does (R-ESSENCE-1/2): a deep copy without
  * `apiVersion`, `kind`, `metadata`, `status`; labels and annotations copied back (so `metadata` comes
@@ -46,8 +49,15 @@ export interface DiffBaseOptions {
 export function buildEssence(
   body: unknown, extraFields?: Iterable<dicts.FieldSpec>, ignoredFields?: Iterable<dicts.FieldSpec>,
 ): dicts.JsonObject {
-  const essence: Record<string, unknown> = dicts.isObject(body) ? dicts.deepCopy(body) : {};
-  for (const key of ['apiVersion', 'kind', 'metadata', 'status']) delete essence[key];
+  // Only what stays is copied: metadata (managed fields and all) and status are often most of a body.
+  const essence: Record<string, unknown> = {};
+  if (dicts.isObject(body)) {
+    for (const key in body) {
+      if (!Object.prototype.hasOwnProperty.call(body, key) || NOT_ESSENTIAL.has(key)) continue;
+      const value = body[key];
+      if (value !== undefined) essence[key] = dicts.deepCopy(value);
+    }
+  }
   dicts.cherrypick(body, essence, ['metadata.labels', 'metadata.annotations']);
   conventions.removeForeignAnnotations(essence);
   dicts.cherrypick(body, essence, extraFields);

@@ -35,6 +35,11 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const ROOT: FieldPath = Object.freeze([]);
+const parsedFields = new Map<string, FieldPath>();
+/** Field specs are few (handlers' fields, storage keys); the bound only guards against an unbounded stream. */
+const PARSED_FIELDS_LIMIT = 1000;
+
 /**
  * Parses a field spec into a path.
  *
@@ -44,9 +49,18 @@ export function isObject(value: unknown): value is Record<string, unknown> {
  * parseField(undefined)           // []
  */
 export function parseField(field: FieldSpec): FieldPath {
-  if (field === null || field === undefined || field === '') return Object.freeze([]);
-  if (typeof field === 'string') return Object.freeze(field.split('.'));
-  if (Array.isArray(field)) return Object.freeze([...field]);
+  if (field === null || field === undefined || field === '') return ROOT;
+  if (typeof field === 'string') {
+    // The same few fields are parsed for every event of every object: parse each once.
+    let path = parsedFields.get(field);
+    if (path === undefined) {
+      path = Object.freeze(field.split('.'));
+      if (parsedFields.size >= PARSED_FIELDS_LIMIT) parsedFields.clear();
+      parsedFields.set(field, path);
+    }
+    return path;
+  }
+  if (Array.isArray(field)) return Object.isFrozen(field) ? field as FieldPath : Object.freeze([...field]);
   throw new TypeError(`A field must be a string or an array of strings, got ${String(field)}.`);
 }
 
@@ -60,7 +74,7 @@ export function parseField(field: FieldSpec): FieldPath {
  */
 export function resolve(obj: unknown, path: FieldSpec, fallback?: unknown): unknown {
   let current: unknown = obj;
-  for (const key of parseField(path)) {
+  for (const key of Array.isArray(path) ? path as readonly string[] : parseField(path)) {
     if (!isObject(current) || !Object.prototype.hasOwnProperty.call(current, key)) return fallback;
     current = current[key];
   }
@@ -70,7 +84,7 @@ export function resolve(obj: unknown, path: FieldSpec, fallback?: unknown): unkn
 /** Whether a nested field exists (its value may be `null`). Intermediate non-objects mean "absent". */
 export function has(obj: unknown, path: FieldSpec): boolean {
   let current: unknown = obj;
-  for (const key of parseField(path)) {
+  for (const key of Array.isArray(path) ? path as readonly string[] : parseField(path)) {
     if (!isObject(current) || !Object.prototype.hasOwnProperty.call(current, key)) return false;
     current = current[key];
   }

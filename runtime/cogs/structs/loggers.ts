@@ -17,11 +17,21 @@ export interface LogExtra {
 }
 
 export interface Logger {
+  /**
+   * Optional: whether a message of `level` would be shown at all, so that callers skip building
+   * costly texts (a whole body as JSON) for hidden messages. Absent means "maybe": build it.
+   */
+  isEnabledFor?(level: LogLevel): boolean;
   debug(message: string, extra?: LogExtra): void;
   info(message: string, extra?: LogExtra): void;
   warning(message: string, extra?: LogExtra): void;
   error(message: string, extra?: LogExtra): void;
   critical(message: string, extra?: LogExtra): void;
+}
+
+/** Whether `logger` would show a message of `level` (`true` when the logger cannot tell). */
+export function isEnabledFor(logger: Logger, level: LogLevel): boolean {
+  return logger.isEnabledFor?.(level) ?? true;
 }
 
 /** A logger that drops everything (for tests of pure code). */

@@ -11,7 +11,7 @@ import type * as api from '../../cogs/client/api.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import * as jsonpatches from '../../cogs/structs/jsonpatches.js';
-import type * as loggers from '../../cogs/structs/loggers.js';
+import * as loggers from '../../cogs/structs/loggers.js';
 import type * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
 
@@ -61,16 +61,17 @@ export async function applyPatch(options: {
     }
   };
 
+  const debug = loggers.isEnabledFor(logger, 'debug');
   const { main, status } = patch.split({ statusSubresource });
   if (Object.keys(main).length) {
-    logger.debug(`Merge-patching the resource with: ${JSON.stringify(main)}`);
+    if (debug) logger.debug(`Merge-patching the resource with: ${JSON.stringify(main)}`);
     const response = await send(main, { type: 'merge' });
     if (!response) return gone();
     warnInconsistencies(main, response, logger);
     fresh = response;
   }
   if (Object.keys(status).length) {
-    logger.debug(`Merge-patching the status with: ${JSON.stringify(status)}`);
+    if (debug) logger.debug(`Merge-patching the status with: ${JSON.stringify(status)}`);
     const response = await send(status, { subresource: 'status', type: 'merge' });
     if (!response) return gone();
     warnInconsistencies(status, response, logger);
@@ -86,7 +87,7 @@ export async function applyPatch(options: {
     for (const [part, subresource] of parts) {
       if (!part.length) continue;
       const request = [jsonpatches.resourceVersionTest(fresh), ...part];
-      logger.debug(`JSON-patching the resource with: ${JSON.stringify(request)}`);
+      if (debug) logger.debug(`JSON-patching the resource with: ${JSON.stringify(request)}`);
       try {
         const response = await send(request, { subresource, type: 'json' });
         if (!response) return gone();

@@ -212,6 +212,9 @@ abstract class BaseLogger implements loggers.Logger {
 
   protected abstract log(level: number, message: string, extra?: loggers.LogExtra): void;
 
+  /** Whether a message of `level` would be shown (see `Logger.isEnabledFor`). */
+  abstract isEnabledFor(level: loggers.LogLevel): boolean;
+
   debug(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.debug, message, extra); }
   info(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.info, message, extra); }
   warning(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.warning, message, extra); }
@@ -227,6 +230,10 @@ export class NamedLogger extends BaseLogger {
   constructor(name: string, options?: { readonly lowLevel?: boolean }) {
     super(name);
     this.lowLevel = options?.lowLevel ?? false;
+  }
+
+  isEnabledFor(level: loggers.LogLevel): boolean {
+    return shown(loggers.LEVELS[level], this.lowLevel);
   }
 
   protected log(level: number, message: string, extra?: loggers.LogExtra): void {
@@ -276,6 +283,12 @@ export class ObjectLogger extends BaseLogger {
     this.sink = options.sink;
   }
 
+  isEnabledFor(level: loggers.LogLevel): boolean {
+    const value = loggers.LEVELS[level];
+    const terse = this.terse && value <= loggers.LEVELS.info;
+    return shown(terse ? loggers.LEVELS.debug : value, terse && value < loggers.LEVELS.info);
+  }
+
   protected log(level: number, message: string, extra?: loggers.LogExtra): void {
     const terse = this.terse && level <= loggers.LEVELS.info;
     const as = terse ? loggers.LEVELS.debug : level;
@@ -305,6 +318,7 @@ export class ObjectLogger extends BaseLogger {
 export function titledLogger(base: loggers.Logger, title: string): loggers.Logger {
   const rewrite = (message: string): string => (message.startsWith("Handler '") ? `${title} '${message.slice(9)}` : message);
   return {
+    isEnabledFor: (level) => loggers.isEnabledFor(base, level),
     debug: (message, extra) => base.debug(rewrite(message), extra),
     info: (message, extra) => base.info(rewrite(message), extra),
     warning: (message, extra) => base.warning(rewrite(message), extra),

@@ -306,8 +306,10 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
   const title = causes.TITLES[reason];
   const storage = op.settings.persistence.progressStorage;
   const now = op.clock.now();
-  logger.debug(`${title} is in progress: ${JSON.stringify(body)}`);
-  if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
+  if (logger.isEnabledFor('debug')) {
+    logger.debug(`${title} is in progress: ${JSON.stringify(body)}`);
+    if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
+  }
 
   const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => kwargs.changingKwargs(cycle.scope, cause, handler) });
   const allIds = op.registry.changingHandlersOf(resource).map((h) => h.id);
