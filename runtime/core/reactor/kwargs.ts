@@ -47,82 +47,122 @@ export function viewOf(body: bodies.RawBody): () => dicts.DeepReadonly<bodies.Ra
 
 const EMPTY = Object.freeze({});
 
-function resourceGetters(scope: ResourceScope, param: unknown): Record<string, () => unknown> {
-  const meta = (): dicts.DeepReadonly<Record<string, unknown>> => (scope.view()['metadata'] ?? EMPTY) as dicts.DeepReadonly<Record<string, unknown>>;
-  const section = (key: string) => (): unknown => {
-    const value = scope.view()[key];
-    return dicts.isObject(value) ? value : EMPTY;
-  };
-  return {
-    resource: () => scope.resource,
-    body: () => scope.view(),
-    spec: section('spec'),
-    meta,
-    status: section('status'),
-    uid: () => scope.body.metadata?.uid ?? '',
-    name: () => scope.body.metadata?.name ?? '',
-    namespace: () => (scope.resource.namespaced ? scope.body.metadata?.namespace ?? null : null),
-    labels: () => (meta() as { labels?: unknown }).labels ?? EMPTY,
-    annotations: () => (meta() as { annotations?: unknown }).annotations ?? EMPTY,
-    patch: () => scope.patch,
-    logger: () => scope.logger,
-    memo: () => scope.memo,
-    param: () => param,
-    signal: () => scope.signal,
-  };
+/**
+ * What the kwargs of one resource handler read. The getters are shared tables (one per kind of
+ * handler, below), so building kwargs costs one small object, not a closure per field: kwargs are
+ * built for every invocation and every filter check of every event.
+ */
+interface ResourceSource {
+  readonly scope: ResourceScope;
+  readonly param: unknown;
 }
 
-function withIndices(getters: Record<string, () => unknown>, indices: ResourceScope['indices']): Record<string, () => unknown> {
-  if (!indices) return getters;
-  const out = { ...getters };
-  for (const [name, index] of Object.entries(indices)) out[name] = () => index;
-  return out;
+interface ChangingSource extends ResourceSource {
+  readonly cause: causes.ChangingCause;
+  readonly field: readonly string[] | null;
+  readonly retry?: execution.RetryKwargs;
+  /** `old`/`oldValue` and `new`/`newValue` are one value each (computed once, same identity). */
+  old?: { readonly value: unknown };
+  new?: { readonly value: unknown };
 }
+
+interface WatchingSource extends ResourceSource {
+  readonly event: bodies.RawEvent;
+}
+
+interface IndexingSource extends ResourceSource {
+  readonly retry?: execution.RetryKwargs;
+}
+
+type Table<S> = Readonly<Record<string, (source: S) => unknown>>;
+
+function metaOf(s: ResourceSource): Readonly<Record<string, unknown>> {
+  return (s.scope.view()['metadata'] ?? EMPTY) as Readonly<Record<string, unknown>>;
+}
+
+function sectionOf(s: ResourceSource, key: string): unknown {
+  const value = s.scope.view()[key];
+  return dicts.isObject(value) ? value : EMPTY;
+}
+
+/** The resource fields of R-KWARGS-1, over the cycle's read-only view of the body. */
+const RESOURCE: Table<ResourceSource> = Object.freeze({
+  resource: (s) => s.scope.resource,
+  body: (s) => s.scope.view(),
+  spec: (s) => sectionOf(s, 'spec'),
+  meta: (s) => metaOf(s),
+  status: (s) => sectionOf(s, 'status'),
+  uid: (s) => s.scope.body.metadata?.uid ?? '',
+  name: (s) => s.scope.body.metadata?.name ?? '',
+  namespace: (s) => (s.scope.resource.namespaced ? s.scope.body.metadata?.namespace ?? null : null),
+  labels: (s) => metaOf(s)['labels'] ?? EMPTY,
+  annotations: (s) => metaOf(s)['annotations'] ?? EMPTY,
+  patch: (s) => s.scope.patch,
+  logger: (s) => s.scope.logger,
+  memo: (s) => s.scope.memo,
+  param: (s) => s.param,
+  signal: (s) => s.scope.signal,
+});
+
+const RETRY: Table<{ readonly retry?: execution.RetryKwargs }> = Object.freeze({
+  retry: (s) => s.retry!.retry,
+  started: (s) => s.retry!.started,
+  runtime: (s) => s.retry!.runtime,
+});
+
+/** A frozen copy of the essence's value at the handler's field (or the whole essence). */
+function valueAt(essence: dicts.JsonObject | null, field: readonly string[] | null): unknown {
+  if (essence === null) return undefined;
+  const resolved = field ? dicts.resolve(essence, field) : essence;
+  return resolved === undefined || resolved === null ? undefined : dicts.frozenCopy(resolved);
+}
+
+function oldOf(s: ChangingSource): unknown {
+  return (s.old ??= { value: valueAt(s.cause.old, s.field) }).value;
+}
+
+function newOf(s: ChangingSource): unknown {
+  return (s.new ??= { value: valueAt(s.cause.new, s.field) }).value;
+}
+
+const CHANGING_FIELDS: Table<ChangingSource> = {
+  reason: (s) => s.cause.reason,
+  old: oldOf,
+  new: newOf,
+  oldValue: oldOf,
+  newValue: newOf,
+  diff: (s) => (s.field ? diffs.diffAt(s.field, s.cause.old, s.cause.new) : s.cause.diff),
+};
+const CHANGING: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS });
+const CHANGING_RETRY: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS, ...RETRY });
+
+const WATCHING: Table<WatchingSource> = Object.freeze({
+  ...RESOURCE,
+  event: (s) => s.event,
+  type: (s) => s.event.type,
+});
+
+const INDEXING_RETRY: Table<IndexingSource> = Object.freeze({ ...RESOURCE, ...RETRY });
 
 /**
  * Kwargs of a change handler (R-KWARGS-1/2/3). Without `retry` (for filter callbacks, which run
  * before an invocation exists) the retry fields are absent; everything else is the same (R-FILTERS-6).
  */
 export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
-  const field = handler.field ?? null;
-  const value = (essence: dicts.JsonObject | null): unknown => {
-    if (essence === null) return undefined;
-    const resolved = field ? dicts.resolve(essence, field) : essence;
-    return resolved === undefined || resolved === null ? undefined : dicts.frozenCopy(resolved);
-  };
-  let old: unknown;
-  let now: unknown;
-  let oldDone = false;
-  let newDone = false;
-  const getOld = (): unknown => { if (!oldDone) { old = value(cause.old); oldDone = true; } return old; };
-  const getNew = (): unknown => { if (!newDone) { now = value(cause.new); newDone = true; } return now; };
-  return invocation.lazyKwargs(withIndices({
-    ...resourceGetters(scope, handler.param),
-    reason: () => cause.reason,
-    old: getOld,
-    new: getNew,
-    oldValue: getOld,
-    newValue: getNew,
-    diff: () => (field ? diffs.diffAt(field, cause.old, cause.new) : cause.diff),
-    ...(retry ? { retry: () => retry.retry, started: () => retry.started, runtime: () => retry.runtime } : {}),
-  }, scope.indices));
+  const source: ChangingSource = { scope, param: handler.param, cause, field: handler.field ?? null, retry };
+  return invocation.tableKwargs(retry ? CHANGING_RETRY : CHANGING, source, scope.indices);
 }
 
 /** Kwargs of an on-event handler (R-KWARGS-1/4). */
 export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, handler: FilterableHandler): object {
-  return invocation.lazyKwargs(withIndices({
-    ...resourceGetters(scope, handler.param),
-    event: () => event,
-    type: () => event.type,
-  }, scope.indices));
+  const source: WatchingSource = { scope, param: handler.param, event };
+  return invocation.tableKwargs(WATCHING, source, scope.indices);
 }
 
 /** Kwargs of an indexer (R-KWARGS-1/2): the resource fields of the event's body, retry fields. */
 export function indexingKwargs(scope: ResourceScope, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
-  return invocation.lazyKwargs(withIndices({
-    ...resourceGetters(scope, handler.param),
-    ...(retry ? { retry: () => retry.retry, started: () => retry.started, runtime: () => retry.runtime } : {}),
-  }, scope.indices));
+  const source: IndexingSource = { scope, param: handler.param, retry };
+  return invocation.tableKwargs(retry ? INDEXING_RETRY : RESOURCE, source, scope.indices);
 }
 
 const frozenBodies = new WeakMap<bodies.RawBody, dicts.DeepReadonly<bodies.RawBody>>();
