@@ -89,6 +89,20 @@ export interface KubeWatcher {
 /** The whole API. */
 export interface KubeApi extends KubeReader, KubeWriter, KubeWatcher {}
 
+/**
+ * An API client that can tell when it is saturated: more requests wait for a connection than it
+ * sends at once. Callers that can postpone new work (the per-object queues) ask it first.
+ */
+export interface Saturable {
+  /** `undefined` if not saturated; else resolves once the backlog drained (rejects on `signal`). */
+  unsaturated(signal?: AbortSignal): Promise<void> | undefined;
+}
+
+/** Whether an API client can tell its saturation (the HTTP one can; test doubles need not). */
+export function isSaturable(api: object): api is Saturable {
+  return typeof (api as Partial<Saturable>).unsaturated === 'function';
+}
+
 /** What the HTTP implementation needs. */
 export interface HttpKubeApiOptions {
   readonly vault: credentials.Vault;
@@ -159,7 +173,7 @@ export function listingOf(response: unknown): Listing {
  * const api = new HttpKubeApi({ vault, settings: new OperatorSettings(), logger });
  * const { items } = await api.list(resource, 'default');
  */
-export class HttpKubeApi implements KubeApi {
+export class HttpKubeApi implements KubeApi, Saturable {
   private readonly context: requests.RequestContext;
 
   constructor(options: HttpKubeApiOptions) {
@@ -212,6 +226,10 @@ export class HttpKubeApi implements KubeApi {
       signal: options?.signal,
     }, { total: options?.clientTimeout ?? null, connect: options?.connectTimeout ?? null });
     return parseLines(response, resource);
+  }
+
+  unsaturated(signal?: AbortSignal): Promise<void> | undefined {
+    return requests.unsaturated(this.context, signal);
   }
 
   /** Closes all keep-alive connections. */

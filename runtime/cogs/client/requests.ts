@@ -15,6 +15,7 @@
  * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
  */
 
+import * as aborts from '../aio/aborts.js';
 import type * as clocks from '../aio/clocks.js';
 import type * as settings from '../configs/settings.js';
 import type * as loggers from '../structs/loggers.js';
@@ -141,16 +142,29 @@ export async function request(ctx: RequestContext, request: ApiRequest): Promise
  */
 export const MAX_CONCURRENT_REQUESTS = 64;
 
+/**
+ * Above this many requests waiting for a slot, the client is *saturated*: whoever can hold work
+ * back (the per-object queues, for objects not yet being processed) waits until the backlog is
+ * down to `MAX_CONCURRENT_REQUESTS` again. Work started meanwhile would only wait in the backlog,
+ * holding its whole state (a processing cycle's body, patch, loggers and suspended calls) for as
+ * long as it waits: thousands of objects arriving at once would otherwise each hold one.
+ */
+export const SATURATION_BACKLOG = 2 * MAX_CONCURRENT_REQUESTS;
+
 class Limiter {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Callers of `unsaturated()` waiting for the backlog to drain, in arrival order. */
+  private readonly held: (() => void)[] = [];
+  private saturated = false;
 
   async run<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     signal?.throwIfAborted();
     while (this.active >= MAX_CONCURRENT_REQUESTS) {
+      if (this.waiting.length >= SATURATION_BACKLOG) this.saturated = true;
       await new Promise<void>((resolve) => this.waiting.push(resolve));
       if (signal?.aborted) {
-        this.waiting.shift()?.(); // pass the freed slot on
+        this.next(); // pass the freed slot on
         signal.throwIfAborted();
       }
     }
@@ -159,17 +173,55 @@ class Limiter {
       return await fn();
     } finally {
       this.active -= 1;
-      this.waiting.shift()?.();
+      this.next();
+    }
+  }
+
+  /** `undefined` while not saturated (no waiting at all); else resolves once the backlog drained. */
+  unsaturated(signal: AbortSignal | undefined): Promise<void> | undefined {
+    if (!this.saturated) return undefined;
+    return new Promise<void>((resolve, reject) => {
+      const release = aborts.onAbort(signal ?? NEVER, () => {
+        const index = this.held.indexOf(wake);
+        if (index >= 0) this.held.splice(index, 1);
+        reject(signal!.reason);
+      });
+      const wake = (): void => { release(); resolve(); };
+      this.held.push(wake);
+    });
+  }
+
+  private next(): void {
+    this.waiting.shift()?.();
+    if (this.saturated && this.waiting.length <= MAX_CONCURRENT_REQUESTS) {
+      // Let in as many as the slots can take without saturating again; the rest keep waiting.
+      let room = SATURATION_BACKLOG - this.waiting.length;
+      this.saturated = this.held.length > room;
+      while (room-- > 0 && this.held.length) this.held.shift()!();
     }
   }
 }
 
+const NEVER = new AbortController().signal;
+
 const limiters = new WeakMap<RequestContext, Limiter>();
 
-function limited<T>(ctx: RequestContext, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+function limiterOf(ctx: RequestContext): Limiter {
   let limiter = limiters.get(ctx);
   if (!limiter) { limiter = new Limiter(); limiters.set(ctx, limiter); }
-  return limiter.run(signal, fn);
+  return limiter;
+}
+
+function limited<T>(ctx: RequestContext, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  return limiterOf(ctx).run(signal, fn);
+}
+
+/**
+ * `undefined` when the client of `ctx` is not saturated (see `SATURATION_BACKLOG`); otherwise a
+ * promise that resolves once its backlog has drained, or rejects with `signal`'s reason.
+ */
+export function unsaturated(ctx: RequestContext, signal?: AbortSignal): Promise<void> | undefined {
+  return limiterOf(ctx).unsaturated(signal);
 }
 
 async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {

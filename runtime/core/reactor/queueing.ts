@@ -9,6 +9,11 @@
  * interruptible sleeps (delays, consistency waits, throttling) end early (R-QUEUE-3). Idle workers
  * exit after `idleTimeout` and are recreated on demand. On stop, workers get up to `exitTimeout` to
  * drain, then are cancelled (WARNING `Unprocessed streams left for [...]`).
+ *
+ * Backpressure: while the API client is saturated (far more requests waiting than it sends at
+ * once), a *new* worker waits before it starts; its object's events wait in the queue as they came.
+ * A burst of thousands of new objects thus holds thousands of queued bodies, not thousands of
+ * processing cycles stalled on the API with all their state. Objects being processed go on.
  */
 import { setMaxListeners } from 'node:events';
 
@@ -26,7 +31,7 @@ export class Pressure {
 
   get raised(): boolean { return this.controller.signal.aborted; }
 
-  raise(): void { this.controller.abort(new PressureRaised()); }
+  raise(): void { if (!this.raised) this.controller.abort(PRESSURE_RAISED); }
 
   clear(): void { if (this.raised) this.controller = new AbortController(); }
 }
@@ -36,6 +41,12 @@ export class PressureRaised extends Error {
   readonly code = 'pressure-raised' as const;
   constructor() { super('A newer event arrived for the object.'); this.name = 'PressureRaised'; }
 }
+
+/** The one reason of every raised pressure: events can arrive in bursts, and an error per raise costs a stack trace. */
+const PRESSURE_RAISED = new PressureRaised();
+
+/** Why an idle worker stops waiting: a new event (shared, as events come by the thousand). */
+const WOKEN = new DOMException('A new event arrived.', 'AbortError');
 
 /** What a processor gets besides the event. */
 export interface StreamContext {
@@ -56,6 +67,11 @@ export interface QueueOptions {
   exitTimeout: number;
   /** Max concurrent workers (settings.queueing.workerLimit); null/undefined = unlimited. */
   workerLimit?: number | null;
+  /**
+   * Backpressure: before a new worker starts, it waits while this returns a promise (the API
+   * client is saturated, see `api.Saturable`). Objects already being processed are not held.
+   */
+  unsaturated?: (signal: AbortSignal) => Promise<void> | undefined;
   /** Called when a processor throws: the error is fatal for the watcher (R-QUEUE-9). */
   onFatal: (error: unknown, key: string) => void;
 }
@@ -99,6 +115,13 @@ export class Queue {
   /** Number of objects with a live worker or queued events. */
   get size(): number { return this.streams.size; }
 
+  /** Number of events waiting to be processed, over all objects. */
+  get queuedEvents(): number {
+    let count = 0;
+    for (const stream of this.streams.values()) count += stream.events.length;
+    return count;
+  }
+
   private spawn(stream: Stream): void {
     stream.running = true;
     const worker = this.work(stream).finally(() => { this.workers.delete(worker); });
@@ -119,6 +142,17 @@ export class Queue {
   }
 
   private async work(stream: Stream): Promise<void> {
+    const held = this.options.unsaturated?.(this.stopping.signal);
+    if (held !== undefined) {
+      try {
+        await held;
+      } catch {
+        // Stopped while held back: the events stay unprocessed, as for any cancelled worker.
+        stream.running = false;
+        if (this.streams.get(stream.key) === stream) this.streams.delete(stream.key);
+        return;
+      }
+    }
     await this.acquire();
     try {
       for (;;) {
@@ -127,7 +161,7 @@ export class Queue {
           if (this.closed) break;
           // Idle: wait for a new event or the idle timeout.
           const idle = new AbortController();
-          const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(); resolve(); }; });
+          const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(WOKEN); resolve(); }; });
           // `follow` attaches to the long-lived `stopping` signal in O(1) (many idle workers wait at once).
           const waiting = aborts.follow([idle.signal, this.stopping.signal]);
           let timedOut: boolean;

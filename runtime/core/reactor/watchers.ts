@@ -4,6 +4,7 @@
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
  * operator (R-WATCH-3, R-QUEUE-9, D-12).
  */
+import * as api from '../../cogs/client/api.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as watching from '../../cogs/client/watching.js';
 import * as bodies from '../../cogs/structs/bodies.js';
@@ -18,18 +19,21 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   const where = namespace === null ? 'cluster-wide' : namespace;
   let fatal: unknown;
   const failed = new AbortController();
+  const saturable = api.isSaturable(op.api) ? op.api : undefined;
   const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream), {
     clock: op.clock,
     logger: op.logger,
     idleTimeout: op.settings.queueing.idleTimeout,
     exitTimeout: op.settings.queueing.exitTimeout,
     workerLimit: op.settings.queueing.workerLimit,
+    unsaturated: saturable ? (signal) => saturable.unsaturated(signal) : undefined,
     onFatal: (error, key) => {
       op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
       fatal ??= new Error('Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.', { cause: error });
       failed.abort();
     },
   });
+  op.queues?.add(queue);
   // The readiness barrier waits for this watcher's initial listing to be indexed (R-INDEX-7).
   const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
   const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
@@ -63,6 +67,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);
     await queue.stop();
+    op.queues?.delete(queue);
   }
   if (fatal !== undefined) {
     op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(fatal)}`);
