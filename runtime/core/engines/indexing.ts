@@ -256,6 +256,13 @@ export class OperatorIndexers {
     this.byName = Object.freeze(byName);
   }
 
+  /** How many object entries all indices hold together (an object in two indices counts twice). */
+  get objects(): number {
+    let count = 0;
+    for (const table of this.tables.values()) count += table.objects;
+    return count;
+  }
+
   /** The index of a name, if registered. */
   table(name: string): IndexTable | undefined {
     return this.tables.get(name);
@@ -353,6 +360,11 @@ export class IndexingBarrier {
 
   constructor() {
     this.set.subscribe(() => this.check());
+  }
+
+  /** How many listed objects are still tracked (not yet indexed, or their release not yet seen). */
+  get tracked(): number {
+    return this.objects.size;
   }
 
   private check(): void {

@@ -13,6 +13,7 @@ import type * as lifecycles from '../actions/lifecycles.js';
 import type * as indexing from '../engines/indexing.js';
 import type * as spawning from '../engines/spawning.js';
 import type * as registry from '../intents/registry.js';
+import type * as census from './census.js';
 import type * as memories from './memories.js';
 
 export interface OperatorContext {
@@ -39,4 +40,6 @@ export interface OperatorContext {
   readonly barrier?: indexing.IndexingBarrier;
   /** All running daemons and timers (R-DAEMON); required to spawn any. */
   readonly daemons?: spawning.Daemons;
+  /** The queues of the running watchers, for counting per-object state (`census.takeCensus`). */
+  readonly queues?: census.Queues;
 }

@@ -47,6 +47,7 @@ import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
 import * as registries from '../intents/registry.js';
+import * as census from './census.js';
 import type * as context from './context.js';
 import * as insights from './insights.js';
 import * as memories from './memories.js';
@@ -213,6 +214,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
+    queues: new census.Queues(),
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
