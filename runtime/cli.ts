@@ -34,6 +34,11 @@ export interface RunCommandOptions {
   readonly name?: string;
   /** Extra operator options for embedders and tests (e.g. `settings`, `stopFlag`). */
   readonly operator?: running.OperatorOptions;
+  /**
+   * Sets V8's heap growing factor for an operator process (`footprint.tuneHeap`); default `true`.
+   * Give `--heap-growing-percent` to `node` to choose another one.
+   */
+  readonly tuneHeap?: boolean;
 }
 
 /**
@@ -55,7 +60,8 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
   }
   if (args === null) return 0;
   try {
-    await launching.launch(args, { handleSignals: true, ...options.operator, cwd: options.cwd });
+    // The process is the operator's: signal handlers, and a heap policy for its footprint.
+    await launching.launch(args, { handleSignals: true, ...options.operator, cwd: options.cwd, tuneHeap: options.tuneHeap ?? true });
     return 0;
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);

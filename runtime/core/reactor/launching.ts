@@ -16,8 +16,11 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import * as logging from '../actions/logging.js';
 import * as registries from '../intents/registry.js';
 import * as unsupported from '../intents/unsupported.js';
+import * as footprint from './footprint.js';
 import * as importing from './importing.js';
 import * as running from './running.js';
+
+const logger = logging.getLogger('kopf.reactor.running');
 
 /** What `run`'s command line asks for. */
 export interface RunArgs {
@@ -177,8 +180,14 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
  *
  * @throws UsageError, loading errors, and the operator's own errors (after a graceful stop).
  */
-export async function launch(args: RunArgs, options: running.OperatorOptions & { readonly cwd?: string } = {}): Promise<void> {
+export async function launch(args: RunArgs, options: running.OperatorOptions & { readonly cwd?: string; readonly tuneHeap?: boolean } = {}): Promise<void> {
   logging.configure(args.logging);
+  if (options.tuneHeap) {
+    const policy = footprint.tuneHeap();
+    logger.debug(policy.kind === 'tuned'
+      ? `The heap may grow to ${100 + policy.percent}% of its live size (--heap-growing-percent=${policy.percent}).`
+      : `The heap growing factor is left as it is: ${policy.reason}.`);
+  }
   const registry = options.registry ?? registries.getDefaultRegistry();
   const previous = registries.getDefaultRegistry();
   registries.setDefaultRegistry(registry);
@@ -189,8 +198,9 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
   } finally {
     registries.setDefaultRegistry(previous);
   }
+  const { tuneHeap: _, ...operatorOptions } = options;
   await running.operator({
-    ...options,
+    ...operatorOptions,
     registry,
     clusterwide: args.clusterwide,
     namespaces: args.namespaces,
