@@ -551,7 +551,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
       + 'RSS after delete = VmRSS 1 s after the delete phase ended; idle latencies from the create response: '
       + 'handler_start = create_fn result "started", first_request = first non-driver request about the object (devcluster log), handled = status.create_fn seen on the watch',
   });
-  if (opts.profile) notes['profile'] = `--profile ${opts.profile} on the kopf-gen operator only, files under ${profileRoot}; its figures include the profiling's cost`;
+  if (opts.profile) notes['profile'] = `--profile ${opts.profile} on the kopf-gen operator only (if its command runs node), into ${profileRoot}; its figures include the profiling's cost`;
   const sizes = opts.sizes.length ? opts.sizes : [0];
   for (const [index, n] of sizes.entries()) {
     for (const c of contenders) {
