@@ -66,8 +66,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as util from 'node:util';
-import ts from 'typescript';
 import * as clients from './clients.js';
+import * as compiling from './compiling.js';
 import * as indices from './indices.js';
 import * as processes from './processes.js';
 import * as report from './report.js';
@@ -75,8 +75,6 @@ import type * as serve from './serve.js';
 import * as servers from './servers.js';
 import * as tracking from './tracking.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const BUILD = path.join(ROOT, 'bench', '.build');
 const FIXTURE = 'fixtures/operators/bench-engines.ts';
 const COMPILED = 'bench/.build/bench-engines.js';
 const DEFAULT_COMMAND = `exec node --expose-gc bin/kopf-gen.js run ${COMPILED} --all-namespaces --standalone --quiet`;
@@ -189,36 +187,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Whether the variant runs daemons / timers. */
 const hasDaemons = (v: Variant): boolean => v === 'daemon' || v === 'both';
 const hasTimers = (v: Variant): boolean => v === 'timer' || v === 'both';
-
-/** Stops the benchmark when the compiled runtime is missing or older than its sources. */
-function requireFreshDistribution(): void {
-  const entry = path.join(ROOT, 'dist/runtime/index.js');
-  if (!fs.existsSync(entry) || !fs.existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
-    throw new Error('the compiled distribution is missing (dist/runtime, dist/cli): run npm run build');
-  }
-  const built = fs.statSync(entry).mtimeMs;
-  const newer: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.endsWith('.ts') && fs.statSync(full).mtimeMs > built) newer.push(path.relative(ROOT, full));
-    }
-  };
-  walk(path.join(ROOT, 'runtime'));
-  walk(path.join(ROOT, 'cli'));
-  if (newer.length) throw new Error(`the compiled distribution is older than ${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}: run npm run build`);
-}
-
-/** Transpiles the benchmark operator into `bench/.build/` (it imports `kopf-gen/runtime`, i.e. `dist/`). */
-function compileOperator(): void {
-  fs.mkdirSync(BUILD, { recursive: true });
-  const compiled = ts.transpileModule(fs.readFileSync(path.join(ROOT, FIXTURE), 'utf8'), {
-    fileName: path.basename(FIXTURE),
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-  });
-  fs.writeFileSync(path.join(ROOT, COMPILED), compiled.outputText);
-}
 
 /** One devcluster and one operator process of one variant. */
 class Session {
@@ -425,7 +393,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   figures['load_average_1m_start'] = os.loadavg()[0]!;
 
   if (!options.skip.has('index')) {
-    requireFreshDistribution();
+    compiling.requireFreshDistribution();
     Object.assign(figures, await indices.measure(options.indexObjects));
     notes['index'] = 'in-process against the compiled runtime (dist/), not through an operator: per event the indexing step of a processing cycle '
       + '(terse logger, scope, filter matching, OperatorIndexers.indexObject); ns = this process\'s CPU time per operation; see bench/indices.ts';
@@ -433,8 +401,8 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
 
   if (!options.skip.has('sessions')) {
     if (options.command === DEFAULT_COMMAND) {
-      requireFreshDistribution();
-      compileOperator();
+      compiling.requireFreshDistribution();
+      compiling.transpile(FIXTURE, COMPILED);
     }
     notes['command'] = `${options.command}  (sh -c, cwd = package folder; KUBECONFIG, BENCH_ENGINES=<variant>, BENCH_ENGINES_STATS set)`;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-engines-'));

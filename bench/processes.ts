@@ -76,6 +76,13 @@ export function measureTree(root: number): { cpuSeconds: number; rssBytes: numbe
   return { cpuSeconds: ticks / TICKS, rssBytes: rss, processes: procs.length, highWaterMarks };
 }
 
+/** The processes of the live tree rooted at `root` whose executable is Node (`node`, `nodejs`, `node20`…). */
+export function nodeProcesses(root: number): number[] {
+  return tree(root).map((p) => p.pid).filter((pid) => {
+    try { return /^node/.test(fs.readlinkSync(`/proc/${pid}/exe`).split('/').pop() ?? ''); } catch { return false; }
+  });
+}
+
 /** A running operator command. */
 export class OperatorProcess {
   private readonly child: ChildProcess;
