@@ -112,39 +112,121 @@ export interface HttpKubeApiOptions {
   readonly clock?: clocks.Clock;
 }
 
-/** Splits a byte stream into non-empty lines, without a line-length limit. */
-export async function* splitLines(chunks: AsyncIterable<Buffer>): AsyncGenerator<string> {
-  let pending: Buffer[] = [];
-  for await (const chunk of chunks) {
+/** Cuts bytes into non-empty, trimmed lines as they arrive, without a line-length limit. */
+export class LineSplitter {
+  private pending: Buffer[] = [];
+
+  /** The lines completed by `chunk`. */
+  push(chunk: Buffer): string[] {
+    const lines: string[] = [];
     let start = 0;
     let index = chunk.indexOf(10);
     while (index >= 0) {
-      pending.push(chunk.subarray(start, index));
-      const line = Buffer.concat(pending).toString('utf8').trim();
-      pending = [];
-      if (line) yield line;
+      const part = chunk.subarray(start, index);
+      const line = (this.pending.length ? Buffer.concat([...this.pending, part]) : part).toString('utf8').trim();
+      this.pending = [];
+      if (line) lines.push(line);
       start = index + 1;
       index = chunk.indexOf(10, start);
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+    if (start < chunk.length) this.pending.push(chunk.subarray(start));
+    return lines;
   }
-  const rest = Buffer.concat(pending).toString('utf8').trim();
-  if (rest) yield rest;
+
+  /** The last line, if the bytes did not end with a newline. */
+  end(): string[] {
+    const rest = Buffer.concat(this.pending).toString('utf8').trim();
+    this.pending = [];
+    return rest ? [rest] : [];
+  }
 }
 
-async function* parseLines(response: transport.TransportResponse, resource: references.Resource): AsyncGenerator<WatchLine> {
-  try {
-    for await (const line of splitLines(response.chunks())) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch (cause) {
-        throw new errors.ConnectionError(`Unparsable line in the watch-stream of ${references.resourceName(resource)}.`, { cause });
-      }
-      yield parsed as WatchLine;
+/** Splits a byte stream into non-empty lines, without a line-length limit. */
+export async function* splitLines(chunks: AsyncIterable<Buffer>): AsyncGenerator<string> {
+  const splitter = new LineSplitter();
+  for await (const chunk of chunks) yield* splitter.push(chunk);
+  yield* splitter.end();
+}
+
+/**
+ * The parsed lines of a watch response, as an async iterator fed by the response's data events:
+ * a watch delivers every event of a resource, so its lines do not go through layers of async
+ * generators (each costing promises per line). Lines already received are handed out at once;
+ * ending the iteration early (`return()`) drops the connection.
+ */
+class WatchLines implements AsyncIterableIterator<WatchLine> {
+  private readonly ready: WatchLine[] = [];
+  private readonly splitter = new LineSplitter();
+  private waiter: { resolve: (result: IteratorResult<WatchLine>) => void; reject: (error: unknown) => void } | undefined;
+  private finished = false;
+  private failure: { readonly error: unknown } | undefined;
+
+  constructor(private readonly response: transport.TransportResponse, private readonly resource: references.Resource) {
+    response.listen({
+      data: (chunk) => this.accept(this.splitter.push(chunk)),
+      end: (error) => {
+        if (error === undefined) this.accept(this.splitter.end());
+        this.finish(error);
+      },
+    });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<WatchLine>> {
+    const line = this.ready.shift();
+    if (line !== undefined) return Promise.resolve({ value: line, done: false });
+    if (this.failure !== undefined) {
+      const { error } = this.failure;
+      this.failure = undefined;
+      this.finished = true;
+      return Promise.reject(error);
     }
-  } finally {
-    response.close();
+    if (this.finished) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => { this.waiter = { resolve, reject }; });
+  }
+
+  return(): Promise<IteratorResult<WatchLine>> {
+    this.ready.length = 0;
+    this.failure = undefined;
+    this.finish(undefined);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private accept(lines: readonly string[]): void {
+    for (const line of lines) {
+      if (this.finished || this.failure !== undefined) return;
+      let parsed: WatchLine;
+      try {
+        parsed = JSON.parse(line) as WatchLine;
+      } catch (cause) {
+        this.finish(new errors.ConnectionError(`Unparsable line in the watch-stream of ${references.resourceName(this.resource)}.`, { cause }));
+        return;
+      }
+      const waiter = this.waiter;
+      if (waiter !== undefined) {
+        this.waiter = undefined;
+        waiter.resolve({ value: parsed, done: false });
+      } else {
+        this.ready.push(parsed);
+      }
+    }
+  }
+
+  /** Ends the stream (with an error, delivered after the lines received before it) and drops the connection. */
+  private finish(error: unknown): void {
+    if (this.finished || this.failure !== undefined) return;
+    this.response.close();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    if (error === undefined) this.finished = true;
+    else if (waiter === undefined) this.failure = { error };
+    if (waiter === undefined) return;
+    this.finished = true;
+    if (error === undefined) waiter.resolve({ value: undefined, done: true });
+    else waiter.reject(error);
   }
 }
 
@@ -225,7 +307,7 @@ export class HttpKubeApi implements KubeApi, Saturable {
       },
       signal: options?.signal,
     }, { total: options?.clientTimeout ?? null, connect: options?.connectTimeout ?? null });
-    return parseLines(response, resource);
+    return new WatchLines(response, resource);
   }
 
   unsaturated(signal?: AbortSignal): Promise<void> | undefined {
