@@ -74,7 +74,8 @@ export async function throttled<T>(
     }
   };
 
-  await sleepOut();
+  // Not throttled (nearly always): no sleep to await at all.
+  if (throttler.activeUntil !== null) await sleepOut();
   if (throttler.activeUntil !== null) return { status: 'skipped' };
 
   let result: ThrottledResult<T>;
@@ -94,6 +95,6 @@ export async function throttled<T>(
     }
     result = { status: 'failed', error };
   }
-  await sleepOut();
+  if (throttler.activeUntil !== null) await sleepOut();
   return result;
 }
