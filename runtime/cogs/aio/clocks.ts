@@ -23,6 +23,12 @@ export interface Clock {
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
+   * Optional: calls `callback` once after `ms` milliseconds unless the returned function is called
+   * first — a timeout without a promise and a signal (see `aborts.schedule`, which falls back to
+   * `sleep` for clocks without it).
+   */
+  schedule?(ms: number, callback: () => void): () => void;
+  /**
    * Optional: marks real work in flight (an API request and its response) that virtual time waits
    * for before it moves on, so that code racing real I/O against virtual sleeps stays on schedule.
    * Returns `work` itself (settling as it does).
@@ -41,6 +47,15 @@ function abortReason(signal: AbortSignal): unknown {
 export const realClock: Clock = Object.freeze({
   now(): number {
     return Date.now();
+  },
+  schedule(ms: number, callback: () => void): () => void {
+    // Longer than a Node timer can wait: chained, like `sleep`.
+    if (ms > MAX_TIMER_MS) {
+      let cancel = realClock.schedule!(MAX_TIMER_MS, () => { cancel = realClock.schedule!(ms - MAX_TIMER_MS, callback); });
+      return () => cancel();
+    }
+    const timer = setTimeout(callback, Math.max(0, ms));
+    return () => clearTimeout(timer);
   },
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -185,6 +200,22 @@ export class VirtualClock implements Clock {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.insert(sleeper);
     });
+  }
+
+  schedule(ms: number, callback: () => void): () => void {
+    let done = false;
+    const sleeper: Sleeper = {
+      due: this.current + Math.max(0, ms),
+      seq: this.seq++,
+      resolve: () => { if (!done) { done = true; callback(); } },
+      detach: () => undefined,
+    };
+    this.insert(sleeper);
+    return () => {
+      if (done) return;
+      done = true;
+      this.drop(sleeper);
+    };
   }
 
   /**

@@ -62,9 +62,6 @@ export interface TransportResponse {
   close(): void;
 }
 
-/** Why a request's timers are dropped: it is over (shared, so that no exception is built per request). */
-const FINISHED = new DOMException('The request is over.', 'AbortError');
-
 /** What `TransportResponse.listen()` calls. */
 export interface BodyListener {
   data(chunk: Buffer): void;
@@ -162,8 +159,9 @@ export class Transport {
     if (request.headers) for (const name in request.headers) headers[name.toLowerCase()] = request.headers[name]!;
     if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
 
-    // Ends the timers of this request once it is over (a shared reason: no exception is built per request).
-    const done = new AbortController();
+    // The timers of this request, dropped once it is over.
+    const timers: (() => void)[] = [];
+    let over = false;
     let timedOut: errors.RequestTimeoutError | undefined;
     const reasonOf = (error: unknown): unknown => {
       if (request.signal?.aborted) return request.signal.reason;
@@ -175,8 +173,9 @@ export class Transport {
     return new Promise<TransportResponse>((resolve, reject) => {
       const req = this.open(request.method, path, url, headers, certificate);
       const finish = (): void => {
-        if (done.signal.aborted) return;
-        done.abort(FINISHED);
+        if (over) return;
+        over = true;
+        for (const cancel of timers) cancel();
         request.signal?.removeEventListener('abort', onAbort);
       };
       const onAbort = (): void => { req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted')); };
@@ -187,21 +186,17 @@ export class Transport {
       request.signal?.addEventListener('abort', onAbort, { once: true });
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
-        void aborts.sleepOrAbort(this.clock, limit, done.signal).then((elapsed) => { if (elapsed) timeOut(`timed out after ${limit} ms`); });
+        timers.push(aborts.schedule(this.clock, limit, () => timeOut(`timed out after ${limit} ms`)));
       }
 
       if (request.connectTimeoutMs != null) {
         const limit = request.connectTimeoutMs;
         req.once('socket', (socket) => {
-          if (!socket.connecting) return;
-          const connected = new AbortController();
-          const stop = aborts.follow([connected.signal, done.signal]);
-          void aborts.sleepOrAbort(this.clock, limit, stop.signal).then((elapsed) => {
-            stop.release();
-            if (elapsed) timeOut(`could not connect within ${limit} ms`);
-          });
-          socket.once(this.secure ? 'secureConnect' : 'connect', () => connected.abort(FINISHED));
-          socket.once('close', () => connected.abort(FINISHED));
+          if (!socket.connecting || over) return;
+          const cancel = aborts.schedule(this.clock, limit, () => timeOut(`could not connect within ${limit} ms`));
+          timers.push(cancel);
+          socket.once(this.secure ? 'secureConnect' : 'connect', cancel);
+          socket.once('close', cancel);
         });
       }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import * as aborts from '../../../../runtime/cogs/aio/aborts.js';
 import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 
 describe('VirtualClock', () => {
@@ -88,6 +89,42 @@ describe('VirtualClock', () => {
 
   it('cannot go backwards', async () => {
     await expect(new clocks.VirtualClock().advance(-1)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('scheduled calls', () => {
+  it('a virtual schedule calls back at its exact time, in order with sleeps; a cancelled one never', async () => {
+    const clock = new clocks.VirtualClock({ start: 0 });
+    const calls: string[] = [];
+    clock.schedule(300, () => calls.push(`a@${clock.now()}`));
+    const cancel = clock.schedule(200, () => calls.push('cancelled'));
+    void clock.sleep(300).then(() => calls.push(`sleep@${clock.now()}`));
+    clock.schedule(100, () => calls.push(`b@${clock.now()}`));
+    cancel();
+    expect(clock.pending).toBe(3);
+    await clock.advance(1000);
+    expect(calls).toEqual(['b@100', 'a@300', 'sleep@300']);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('aborts.schedule falls back to sleeping on clocks without schedule, and cancels', async () => {
+    const virtual = new clocks.VirtualClock({ start: 0 });
+    const bare: clocks.Clock = { now: () => virtual.now(), sleep: (ms, signal) => virtual.sleep(ms, signal) };
+    const calls: number[] = [];
+    aborts.schedule(bare, 50, () => calls.push(virtual.now()));
+    const cancel = aborts.schedule(bare, 20, () => calls.push(-1));
+    cancel();
+    await virtual.advance(100);
+    expect(calls).toEqual([50]);
+  });
+
+  it('a real schedule calls back, and not after being cancelled', async () => {
+    const calls: string[] = [];
+    // The cancelled call is due first: once the later one has come, it would have come too.
+    const cancel = clocks.realClock.schedule!(1, () => calls.push('cancelled'));
+    cancel();
+    await new Promise<void>((resolve) => clocks.realClock.schedule!(10, () => { calls.push('kept'); resolve(); }));
+    expect(calls).toEqual(['kept']);
   });
 });
 
