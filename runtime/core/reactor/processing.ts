@@ -44,8 +44,9 @@ export async function processResourceEvent(op: context.OperatorContext, resource
   const body = raw.object;
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
-  // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7).
-  const cancellation = aborts.follow([op.signal, stream.signal]);
+  // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7):
+  // the worker's signal follows both.
+  const cancellation = stream.signal;
   try {
     await throttling.throttled({
       throttler: memory.throttler,
@@ -54,15 +55,14 @@ export async function processResourceEvent(op: context.OperatorContext, resource
       logger,
       wakeup: stream.pressure.signal,
       // Cancellation on operator exit is not an error of the object.
-      errors: () => !cancellation.signal.aborted,
-    }, () => processCycle(op, resource, raw, memory, stream, logger, cancellation.signal));
+      errors: () => !cancellation.aborted,
+    }, () => processCycle(op, resource, raw, memory, stream, logger, cancellation));
   } catch (error) {
     // Cancelled (R-ERRORS-8): the handler logged it and recorded nothing; this is neither a
     // failure of the object nor of the framework (R-QUEUE-9).
-    if (cancellation.signal.aborted) return;
+    if (cancellation.aborted) return;
     throw error;
   } finally {
-    cancellation.release();
     op.barrier?.release(stream.key); // whatever happened, this object no longer blocks (R-INDEX-7)
     if (raw.type === 'DELETED') op.memories.forget(stream.key);
   }

@@ -52,7 +52,10 @@ const WOKEN = new DOMException('A new event arrived.', 'AbortError');
 export interface StreamContext {
   readonly key: string;
   readonly pressure: Pressure;
-  /** Aborted when the queue is stopping hard (cancellation). */
+  /**
+   * Aborted when the queue is stopping hard or its outer `signal` (the operator's) aborts: the
+   * cancellation of everything done for the object. One per worker, shared by its events.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -72,6 +75,8 @@ export interface QueueOptions {
    * client is saturated, see `api.Saturable`). Objects already being processed are not held.
    */
   unsaturated?: (signal: AbortSignal) => Promise<void> | undefined;
+  /** An outer cancellation (the operator's signal), folded into every stream's `signal`. */
+  signal?: AbortSignal;
   /** Called when a processor throws: the error is fatal for the watcher (R-QUEUE-9). */
   onFatal: (error: unknown, key: string) => void;
 }
@@ -154,29 +159,32 @@ export class Queue {
       }
     }
     await this.acquire();
+    // One cancellation per busy period of the worker (not per event), released when it goes idle:
+    // an idle object holds nothing on the operator's signal.
+    let cancellation: ReturnType<typeof aborts.follow> | undefined;
+    let context: StreamContext | undefined;
     try {
       for (;;) {
         const event = stream.events.shift();
         if (event === undefined) {
+          cancellation?.release();
+          cancellation = context = undefined;
           if (this.closed) break;
           // Idle: wait for a new event or the idle timeout.
+          // Idle: wait for a new event or the idle timeout. (`stop()` wakes idle workers itself.)
           const idle = new AbortController();
-          const woken = new Promise<void>((resolve) => { stream.wake = () => { idle.abort(WOKEN); resolve(); }; });
-          // `follow` attaches to the long-lived `stopping` signal in O(1) (many idle workers wait at once).
-          const waiting = aborts.follow([idle.signal, this.stopping.signal]);
-          let timedOut: boolean;
-          try {
-            timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, waiting.signal);
-          } finally {
-            waiting.release();
-          }
+          stream.wake = () => idle.abort(WOKEN);
+          const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, idle.signal);
           if (stream.events.length === 0 && (timedOut || this.closed)) { stream.wake = undefined; break; }
-          void woken;
           continue;
         }
         if (stream.events.length === 0) stream.pressure.clear();
+        if (context === undefined) {
+          cancellation = this.options.signal ? aborts.follow([this.stopping.signal, this.options.signal]) : undefined;
+          context = { key: stream.key, pressure: stream.pressure, signal: cancellation?.signal ?? this.stopping.signal };
+        }
         try {
-          await this.processor(event, { key: stream.key, pressure: stream.pressure, signal: this.stopping.signal });
+          await this.processor(event, context);
         } catch (error) {
           if (this.stopping.signal.aborted) break; // cancelled by stop(): not a failure
           this.options.onFatal(error, stream.key);
@@ -185,6 +193,7 @@ export class Queue {
         if (this.stopping.signal.aborted) break; // cancelled by stop(): the rest is abandoned
       }
     } finally {
+      cancellation?.release();
       stream.running = false;
       if (this.streams.get(stream.key) === stream && stream.events.length === 0) this.streams.delete(stream.key);
       else if (!this.closed && stream.events.length) this.spawn(stream);
