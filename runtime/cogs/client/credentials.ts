@@ -218,15 +218,22 @@ export class Vault {
   async select(signal?: AbortSignal): Promise<VaultItem> {
     for (;;) {
       signal?.throwIfAborted();
-      this.expire();
-      if (this.items.length > 0) {
-        const top = Math.max(...this.items.map((item) => item.info.priority ?? 0));
-        const best = this.items.filter((item) => (item.info.priority ?? 0) === top);
-        return best[Math.min(best.length - 1, Math.floor(this.random() * best.length))]!;
-      }
+      const item = this.selectNow();
+      if (item !== undefined) return item;
       if (this.exhausted) throw new errors.LoginError(this.exhaustion ?? OUT_OF_CREDENTIALS);
       await this.waitForChange(signal);
     }
+  }
+
+  /** `select()` without waiting: credentials if the vault holds valid ones now, else `undefined`. */
+  selectNow(): VaultItem | undefined {
+    this.expire();
+    const items = this.items;
+    if (items.length === 0) return undefined;
+    if (items.length === 1) return items[0];
+    const top = Math.max(...items.map((item) => item.info.priority ?? 0));
+    const best = items.filter((item) => (item.info.priority ?? 0) === top);
+    return best[Math.min(best.length - 1, Math.floor(this.random() * best.length))]!;
   }
 
   /**
@@ -249,9 +256,10 @@ export class Vault {
   }
 
   private expire(): void {
-    const before = this.items.length;
+    // Called for every request: allocate only when something did expire.
+    if (!this.items.some((item) => this.isExpired(item.info))) return;
     this.items = this.items.filter((item) => !this.isExpired(item.info));
-    if (this.items.length !== before) this.sync();
+    this.sync();
   }
 
   private sync(): void {

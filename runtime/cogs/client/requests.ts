@@ -120,9 +120,10 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
  */
 export async function request(ctx: RequestContext, request: ApiRequest): Promise<unknown> {
   for (;;) {
-    const item = await ctx.vault.select(request.signal);
-    const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
-    const what = `${request.method} ${url}`;
+    // Credentials are nearly always at hand: no waiting (and no promise) for them then.
+    const item = ctx.vault.selectNow() ?? await ctx.vault.select(request.signal);
+    // Named in logs of retries only: built on demand.
+    const what = (): string => `${request.method} ${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
     try {
       // Each attempt is real I/O that a virtual clock waits for before moving time on (not the
       // sleeps between attempts, which run on that clock).
@@ -224,22 +225,26 @@ export function unsaturated(ctx: RequestContext, signal?: AbortSignal): Promise<
   return limiterOf(ctx).unsaturated(signal);
 }
 
-async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+async function withRetries<T>(ctx: RequestContext, what: () => string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
   const networking = ctx.settings.networking;
-  const { delays, count } = backoffsOf(networking.errorBackoffs);
-  const iterator = delays[Symbol.iterator]();
+  // The back-off schedule is read when the first attempt fails (most never do).
+  let schedule: { readonly iterator: Iterator<number>; readonly count: number | undefined } | undefined;
   for (let index = 1; ; index += 1) {
-    const idx = count === undefined ? `#${index}` : `#${index}/${count}`;
+    const idx = (): string => (schedule?.count === undefined ? `#${index}` : `#${index}/${schedule.count}`);
     try {
-      if (index > 1) ctx.logger.debug(`Request attempt ${idx}: ${what}`);
+      if (index > 1) ctx.logger.debug(`Request attempt ${idx()}: ${what()}`);
       const result = await fn();
-      if (index > 1) ctx.logger.debug(`Request attempt ${idx} succeeded: ${what}`);
+      if (index > 1) ctx.logger.debug(`Request attempt ${idx()} succeeded: ${what()}`);
       return result;
     } catch (error) {
       if (signal?.aborted || !isRetriable(error)) throw error;
-      const next = iterator.next();
+      if (schedule === undefined) {
+        const { delays, count } = backoffsOf(networking.errorBackoffs);
+        schedule = { iterator: delays[Symbol.iterator](), count };
+      }
+      const next = schedule.iterator.next();
       if (next.done) {
-        ctx.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${describe(error)}`);
+        ctx.logger.error(`Request attempt ${idx()} failed; escalating: ${what()} -> ${describe(error)}`);
         throw error;
       }
       let delay = next.value;
@@ -247,7 +252,7 @@ async function withRetries<T>(ctx: RequestContext, what: string, signal: AbortSi
         const advised = error.retryAfterSeconds(ctx.clock.now());
         if (advised !== undefined && (networking.enforceRetryAfter || advised > delay)) delay = advised;
       }
-      ctx.logger.error(`Request attempt ${idx} failed; will retry: ${what} -> ${describe(error)}`);
+      ctx.logger.error(`Request attempt ${idx()} failed; will retry: ${what()} -> ${describe(error)}`);
       await ctx.clock.sleep(delay * 1000, signal);
     }
   }
