@@ -182,13 +182,14 @@ class Limiter {
   unsaturated(signal: AbortSignal | undefined): Promise<void> | undefined {
     if (!this.saturated) return undefined;
     return new Promise<void>((resolve, reject) => {
-      const release = aborts.onAbort(signal ?? NEVER, () => {
+      let release = (): void => undefined;
+      const wake = (): void => { release(); resolve(); };
+      this.held.push(wake);
+      release = aborts.onAbort(signal ?? NEVER, () => {
         const index = this.held.indexOf(wake);
         if (index >= 0) this.held.splice(index, 1);
         reject(signal!.reason);
       });
-      const wake = (): void => { release(); resolve(); };
-      this.held.push(wake);
     });
   }
 

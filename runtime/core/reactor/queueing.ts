@@ -170,7 +170,6 @@ export class Queue {
           cancellation?.release();
           cancellation = context = undefined;
           if (this.closed) break;
-          // Idle: wait for a new event or the idle timeout.
           // Idle: wait for a new event or the idle timeout. (`stop()` wakes idle workers itself.)
           const idle = new AbortController();
           stream.wake = () => idle.abort(WOKEN);

@@ -93,6 +93,35 @@ for (const tls of [true, false]) {
     const urlOf = (path: string): string => `${cluster.url}${path}`;
     const nsRequests = (): number => cluster.requests.filter((r) => r.path === '/api/v1/namespaces').length;
 
+    it('R-QUEUE-2 the client tells when it is saturated (a backlog of twice its connections) and when the backlog has drained', async () => {
+      fresh();
+      cluster.faults.add({ method: 'GET', resource: 'configmaps', delay: { beforeMs: 300 } });
+      const get = (): Promise<unknown> => client.api.list(CONFIGMAPS, 'default');
+      const first = Array.from({ length: requests.MAX_CONCURRENT_REQUESTS + requests.SATURATION_BACKLOG - 1 }, get);
+      expect(client.api.unsaturated()).toBeUndefined();
+      const more = Array.from({ length: 5 }, get);
+      const drained = client.api.unsaturated();
+      expect(drained).toBeInstanceOf(Promise);
+      let done = 0;
+      for (const p of [...first, ...more]) void p.then(() => { done += 1; });
+      await drained;
+      // Drained: the backlog is down to one round of connections (the first round has answered).
+      expect(done).toBeGreaterThanOrEqual(requests.MAX_CONCURRENT_REQUESTS);
+      expect(done).toBeLessThan(first.length + more.length);
+      expect(client.api.unsaturated()).toBeUndefined();
+      await Promise.all([...first, ...more]);
+    });
+
+    it('R-QUEUE-7 a wait for the backlog to drain ends with the signal', async () => {
+      fresh();
+      cluster.faults.add({ method: 'GET', resource: 'configmaps', delay: { beforeMs: 200 } });
+      const all = Array.from({ length: requests.MAX_CONCURRENT_REQUESTS + requests.SATURATION_BACKLOG + 1 }, () => client.api.list(CONFIGMAPS, 'default'));
+      const stop = new AbortController();
+      stop.abort(new Error('stopping'));
+      await expect(client.api.unsaturated(stop.signal)).rejects.toThrow('stopping');
+      await Promise.all(all);
+    });
+
     it('R-AUTH-4 sends the Authorization header and the kopf-ts User-Agent', async () => {
       fresh();
       cluster.requests.clear();

@@ -39,6 +39,43 @@ describe('per-object queueing', () => {
     await queue.stop();
   });
 
+  it('R-QUEUE-2 backpressure: while the client is saturated, new workers wait and running ones go on; every event is processed in order', async () => {
+    const log: string[] = [];
+    let saturated = true;
+    let drained!: () => void;
+    const drain = new Promise<void>((resolve) => { drained = resolve; });
+    const queue = new Queue(async (event) => { log.push(`${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`); },
+      { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; },
+        unsaturated: () => (saturated ? drain : undefined) });
+    saturated = false;
+    queue.push(ev('a', '1'));
+    await tick();
+    saturated = true;
+    queue.push(ev('a', '2')); // a's worker is idle, not new: it goes on
+    queue.push(ev('b', '1')); // a new worker: held back
+    queue.push(ev('b', '2'));
+    await tick(); await tick();
+    expect(log).toEqual(['a@1', 'a@2']);
+    expect(queue.queuedEvents).toBe(2);
+    saturated = false;
+    drained();
+    await tick(); await tick();
+    expect(log).toEqual(['a@1', 'a@2', 'b@1', 'b@2']);
+    await queue.stop();
+  });
+
+  it('R-QUEUE-7 workers held back by backpressure end when the queue stops, their events unprocessed', async () => {
+    const log: string[] = [];
+    const queue = new Queue(async (event) => { log.push(event.object.metadata!.uid!); },
+      { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 0.01, onFatal: (e) => { throw e; },
+        unsaturated: (signal) => new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) });
+    queue.push(ev('a', '1'));
+    await tick();
+    await queue.stop();
+    expect(log).toEqual([]);
+    expect(queue.size).toBe(0);
+  });
+
   it('R-QUEUE-3 raises the pressure when a newer event waits and clears it when the last one is taken', async () => {
     const pressures: boolean[] = [];
     let release!: () => void;
