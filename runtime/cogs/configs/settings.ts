@@ -12,6 +12,7 @@
 
 import * as diffbase from './diffbase.js';
 import * as progress from './progress.js';
+import type * as webhooks from '../structs/webhooks.js';
 
 /** A setting was given a value it cannot take. */
 export class SettingsError extends Error {
@@ -96,7 +97,7 @@ export class ScanningSettings {
 /** Admission webhooks (R-ADMISSION). */
 export class AdmissionSettings {
   /** The webhook server or tunnel serving admission requests; `null` = none. Default `null`. */
-  server: unknown = null;
+  server: webhooks.WebhookServerLike | null = null;
   /** Name of the managed webhook configurations; `null` = not managed. Default `null`. */
   managed: string | null = null;
 }

@@ -1,0 +1,145 @@
+/**
+ * The contract between an admission webhook server and the operator (R-ADMISSION-3).
+ *
+ * The operator does not own a web server for admission: it hands a server one function, `WebhookFn`,
+ * which turns a received `AdmissionReview` into the review to send back, and reads from the server
+ * the client configurations (`url` or `service`, and `caBundle`) under which the API server can
+ * reach it. Each configuration the server yields replaces the previous one in the managed webhook
+ * configurations. The built-in servers (`kits/webhooks`) and any user-written server speak this
+ * contract; the admission engine (`core/engines/admission`) implements the function.
+ *
+ * These are plain types (and one error class) so that the settings can name a server's type
+ * without depending on the engine or the kit.
+ */
+
+/** A group/version/resource triple, as in `request.resource`. */
+export interface GroupVersionResource {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+}
+
+/** A group/version/kind triple, as in `request.kind`. */
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+/** `request` of an `AdmissionReview` (admission.k8s.io/v1), as the API server sends it. */
+export interface AdmissionRequest {
+  readonly uid: string;
+  readonly kind?: GroupVersionKind;
+  readonly resource: GroupVersionResource;
+  readonly subResource?: string;
+  readonly requestKind?: GroupVersionKind;
+  readonly requestResource?: GroupVersionResource;
+  readonly requestSubResource?: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  readonly userInfo: {
+    readonly username?: string;
+    readonly uid?: string;
+    readonly groups?: readonly string[];
+    readonly extra?: Readonly<Record<string, readonly string[]>>;
+  };
+  readonly object?: Record<string, unknown> | null;
+  readonly oldObject?: Record<string, unknown> | null;
+  readonly dryRun?: boolean;
+  readonly options?: Record<string, unknown> | null;
+}
+
+/** What the operator answers (R-ADMISSION-5). */
+export interface AdmissionResponse {
+  readonly uid: string;
+  readonly allowed: boolean;
+  readonly warnings?: readonly string[];
+  /** Base64 of a JSON-Patch (RFC 6902) array. */
+  readonly patch?: string;
+  readonly patchType?: 'JSONPatch';
+  readonly status?: { readonly message: string; readonly code: number };
+}
+
+/** An `AdmissionReview` carrying the operator's response. */
+export interface AdmissionReviewResponse {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly response: AdmissionResponse;
+}
+
+/** What a server knows about one request beside its body; all optional. */
+export interface WebhookRequestContext {
+  /**
+   * The webhook id taken from the request path below the server's root path (e.g. `validate1`, or
+   * `validate2/spec.field`): only that handler runs. Absent or empty: all handlers of the resource.
+   */
+  readonly webhook?: string | null;
+  /** The kind of webhook configuration that called, when the server can tell. */
+  readonly type?: 'validating' | 'mutating' | null;
+  /** The HTTP request headers (lowercase names), passed to handlers as `headers`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The verified client certificate, if any, passed to handlers as `sslPeer`. */
+  readonly sslPeer?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The function a server calls for each received request body (already parsed JSON, or the raw
+ * text when it could not be parsed). Resolves to the review to send back with HTTP 200; rejects
+ * with a `WebhookRequestError` for requests that get an HTTP error instead (its `status`).
+ */
+export type WebhookFn = (body: unknown, context?: WebhookRequestContext) => Promise<AdmissionReviewResponse>;
+
+/** A reference to a Service in the cluster, as in a webhook's `clientConfig.service`. */
+export interface WebhookServiceReference {
+  readonly namespace: string;
+  readonly name: string;
+  readonly path?: string;
+  readonly port?: number;
+}
+
+/** Where the API server reaches the server: a URL or a Service, and the CA to trust (Base64 PEM). */
+export interface WebhookClientConfig {
+  readonly url?: string;
+  readonly service?: WebhookServiceReference;
+  readonly caBundle?: string;
+}
+
+/** A server as a function: serves `fn` and yields client configurations while it runs. */
+export type WebhookServerFn = (fn: WebhookFn) => AsyncIterable<WebhookClientConfig>;
+
+/** A server as an object; disposal hooks, if any, wrap the iteration. */
+export interface WebhookServerObject {
+  serve(fn: WebhookFn): AsyncIterable<WebhookClientConfig>;
+  [Symbol.asyncDispose]?(): PromiseLike<void>;
+}
+
+/** What `settings.admission.server` accepts. */
+export type WebhookServerLike = WebhookServerFn | WebhookServerObject;
+
+/** Why a request gets an HTTP error instead of a review. */
+export type WebhookRequestProblem =
+  | 'malformed' // not JSON, not an AdmissionReview, missing `request.userInfo` or both objects: HTTP 400
+  | 'unknown-resource' // no admission handler serves the resource: HTTP 404
+  | 'ambiguous-resource'; // several served resources match the request: HTTP 409
+
+const STATUSES: Readonly<Record<WebhookRequestProblem, 400 | 404 | 409>> = {
+  malformed: 400, 'unknown-resource': 404, 'ambiguous-resource': 409,
+};
+
+/**
+ * A request that gets an HTTP error instead of an `AdmissionReview` (R-ADMISSION-4). Servers reply
+ * with `status` and the one-line `message`, never a stack trace.
+ */
+export class WebhookRequestError extends Error {
+  readonly code = 'WebhookRequestError' as const;
+  readonly problem: WebhookRequestProblem;
+  readonly status: 400 | 404 | 409;
+
+  constructor(problem: WebhookRequestProblem, message: string) {
+    super(message);
+    this.name = 'WebhookRequestError';
+    this.problem = problem;
+    this.status = STATUSES[problem];
+  }
+}
