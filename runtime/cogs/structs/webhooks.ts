@@ -105,12 +105,25 @@ export interface WebhookClientConfig {
   readonly caBundle?: string;
 }
 
+/**
+ * What the operator tells a server when it starts it (kopf-gen's addition to Kopf's protocol,
+ * which passes only the function): servers that ignore it work all the same.
+ */
+export interface WebhookServerEnvironment {
+  /** The API server's URL as the operator reaches it, e.g. for recognising the cluster's flavour. */
+  readonly apiServer?: string;
+  /** The API server's CA (PEM), if the operator's credentials name one. */
+  readonly apiServerCa?: string;
+  /** Aborts when the operator stops serving: the server then closes and ends its iteration. */
+  readonly signal: AbortSignal;
+}
+
 /** A server as a function: serves `fn` and yields client configurations while it runs. */
-export type WebhookServerFn = (fn: WebhookFn) => AsyncIterable<WebhookClientConfig>;
+export type WebhookServerFn = (fn: WebhookFn, environment?: WebhookServerEnvironment) => AsyncIterable<WebhookClientConfig>;
 
 /** A server as an object; disposal hooks, if any, wrap the iteration. */
 export interface WebhookServerObject {
-  serve(fn: WebhookFn): AsyncIterable<WebhookClientConfig>;
+  serve(fn: WebhookFn, environment?: WebhookServerEnvironment): AsyncIterable<WebhookClientConfig>;
   [Symbol.asyncDispose]?(): PromiseLike<void>;
 }
 
