@@ -86,6 +86,12 @@ export interface DevClusterOptions {
   webhookServiceResolver?: calling.ServiceResolver;
   /** Allow http:// webhook URLs and skip certificate checks (divergence, D-ADM-10). */
   webhookInsecure?: boolean;
+  /**
+   * Called after each webhook call with its name, duration in milliseconds (wall time, from the
+   * request's start to the answer or the failure) and whether the call itself succeeded
+   * (D-ADM-8 failures: false). For measuring webhook servers from the API server's side.
+   */
+  onWebhookCall?: (call: chain.WebhookCallRecord) => void;
   /** Called with warnings of the emulator itself (CEL rules skipped, controller errors). */
   onWarning?: (message: string) => void;
 }
@@ -147,7 +153,7 @@ export class DevCluster {
         this.clock.setTimer(() => { if (waiters.delete(w)) resolve(false); }, timeoutMs);
       }),
     };
-    this.core.admission = new chain.WebhookAdmission(this.core, { resolver: options.webhookServiceResolver, insecure: options.webhookInsecure });
+    this.core.admission = new chain.WebhookAdmission(this.core, { resolver: options.webhookServiceResolver, insecure: options.webhookInsecure, onCall: options.onWebhookCall });
     this.hub = new watching.WatchHub(store, this.clock, {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       queueLimit: options.watchQueueLimit ?? 10_000,

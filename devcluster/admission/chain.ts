@@ -16,16 +16,28 @@ type JsonObject = objects.JsonObject;
 const MUTATING = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
 const VALIDATING = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
 
+/** One finished webhook call, as seen from the API server's side. */
+export interface WebhookCallRecord {
+  readonly name: string;
+  readonly kind: 'mutating' | 'validating';
+  readonly ms: number;
+  readonly ok: boolean;
+}
+
 export interface AdmissionOptions {
   resolver?: calling.ServiceResolver;
   insecure?: boolean;
+  /** Observes every finished call (see `ClusterOptions.onWebhookCall`). */
+  onCall?: (call: WebhookCallRecord) => void;
 }
 
 export class WebhookAdmission implements core.Admission {
   private readonly call: calling.CallOptions;
+  private readonly onCall: ((call: WebhookCallRecord) => void) | undefined;
 
   constructor(private readonly c: core.Core, opts: AdmissionOptions = {}) {
     this.call = { resolver: opts.resolver ?? calling.defaultServiceResolver, insecure: opts.insecure ?? false };
+    this.onCall = opts.onCall;
   }
 
   private exempt(attrs: core.AdmissionAttributes): boolean {
@@ -73,7 +85,9 @@ export class WebhookAdmission implements core.Admission {
     const name = String(hook.spec['name'] ?? '');
     const uid = this.c.ids.uid();
     const review = buildReview(hook, attrs, uid);
+    const started = performance.now();
     const result = await calling.callWebhook(hook.spec, review, this.call);
+    this.onCall?.({ name, kind: mutating ? 'mutating' : 'validating', ms: performance.now() - started, ok: result.ok });
     const failurePolicy = (hook.spec['failurePolicy'] as string | undefined) ?? 'Fail';
     const fail = (detail: string): JsonObject | undefined => {
       if (failurePolicy === 'Ignore') return attrs.object;
