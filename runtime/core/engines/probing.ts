@@ -163,9 +163,11 @@ export class Prober {
     const { clock, signal, settings, memo, indices } = this.options;
     const controller = new AbortController();
     const since = clock.now();
+    // The probe's signal follows the operator's stop and this probe's deadline; released once it settles.
+    const cancellation = aborts.follow([signal, controller.signal]);
     const kwargs = activities.activityKwargs({
       activity: 'probe', handler, retry: { retry: 0, started: new Date(since), runtime: 0 },
-      logger: this.logger, memo, settings, signal: aborts.anySignal([signal, controller.signal]), indices,
+      logger: this.logger, memo, settings, signal: cancellation.signal, indices,
     });
     const call = (): Promise<unknown> => invocation.invoke(handler.fn, kwargs);
     const invoked = this.scope !== undefined ? invocation.runInOperator(this.scope, call) : call();
@@ -180,6 +182,7 @@ export class Prober {
         return { kind: 'failed', message };
       },
     ).then((outcome) => {
+      cancellation.release();
       running.outcome = outcome;
       this.running.delete(handler.id);
       return outcome;
