@@ -10,6 +10,7 @@ import type * as settings from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
+import type * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
 import type * as spawning from '../engines/spawning.js';
 import type * as registry from '../intents/registry.js';
@@ -42,4 +43,6 @@ export interface OperatorContext {
   readonly daemons?: spawning.Daemons;
   /** The queues of the running watchers, for counting per-object state (`census.takeCensus`). */
   readonly queues?: census.Queues;
+  /** The watch-streams' health, fed by the watchers, read by the liveness and readiness endpoints. */
+  readonly streams?: health.StreamHealth;
 }

@@ -23,10 +23,15 @@
  * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
  * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
  *
+ * With `livenessEndpoint`, the `health reporter` root task serves the liveness endpoint (probes
+ * and the watch health of `engines/health`, fed by every watcher through `context.streams`) and the
+ * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
+ * activity like every other task.
+ *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
- * endpoint with probes (R-ACTIVITY-4). Until then, their options throw before anything starts, and
- * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
+ * toggle `context.paused`, auto-detection) and admission webhooks (R-ADMISSION). Until then, their
+ * options throw before anything starts, and auto-detected peering runs standalone, with a WARNING if
+ * the cluster has peering CRDs (`unavailable`).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -42,7 +47,10 @@ import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
+import * as endpoints from '../engines/endpoints.js';
+import * as health from '../engines/health.js';
 import * as indexing from '../engines/indexing.js';
+import * as probing from '../engines/probing.js';
 import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
@@ -54,6 +62,7 @@ import * as memories from './memories.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
+import * as reporting from './reporting.js';
 import * as stopping from './stopping.js';
 import * as unavailable from './unavailable.js';
 import * as watchers from './watchers.js';
@@ -82,8 +91,14 @@ export interface OperatorOptions {
   readonly priority?: number;
   /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
   readonly peeringName?: string;
-  /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4). Not available in this version: throws `UnsupportedFeatureError`. */
+  /**
+   * `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): the probes' results and the
+   * watch health; the readiness endpoint is served on the same host and port at
+   * `settings.health.readinessPath` (default `/readyz`). Default: none (docs/health.md).
+   */
   readonly livenessEndpoint?: string;
+  /** Called once the liveness (and readiness) endpoints listen, with their URLs (ports resolved). */
+  readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
   readonly stopFlag?: stopping.StopFlag;
   /** Raised right after the startup activity succeeded (R-ACTIVITY-3). */
@@ -183,7 +198,8 @@ function capitalized(name: string): string {
  * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
- * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
+ * @throws EndpointUrlError for a malformed `livenessEndpoint`, before anything starts.
+ * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
  *   settings asking for peering or admission webhooks, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
@@ -191,6 +207,7 @@ function capitalized(name: string): string {
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   unavailable.checkOptions(options);
+  if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
@@ -214,7 +231,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues: new census.Queues(),
+    queues: new census.Queues(), streams: new health.StreamHealth(clock),
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -308,8 +325,17 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
-  // R-ADMISSION (webhook server and configuration managers) and R-ACTIVITY-4 (health reporter)
-  // add their root tasks here.
+  const liveness = options.livenessEndpoint;
+  if (liveness !== undefined) {
+    spawn('health reporter', 'main', gated(() => reporting.reportHealth({
+      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier,
+      prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
+      logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing,
+    })));
+  } else if (registry.activityHandlers('probe').length > 0) {
+    logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+  }
+  // R-ADMISSION (webhook server and configuration managers) adds its root tasks here.
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {

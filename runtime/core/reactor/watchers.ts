@@ -2,7 +2,8 @@
  * One watcher: lists and watches one resource in one namespace (or cluster-wide) and feeds every
  * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
- * operator (R-WATCH-3, R-QUEUE-9, D-12).
+ * operator (R-WATCH-3, R-QUEUE-9, D-12). While it runs, its stream reports its listings,
+ * connections and lines to the operator's watch health (`engines/health`).
  */
 import * as api from '../../cogs/client/api.js';
 import * as clientErrors from '../../cogs/client/errors.js';
@@ -12,6 +13,7 @@ import * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
 import type * as context from './context.js';
+import * as orchestration from './orchestration.js';
 import * as processing from './processing.js';
 import * as queueing from './queueing.js';
 
@@ -39,6 +41,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
   const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
   let listed = false;
+  const tracker = op.streams?.track(orchestration.dimensionKey({ resource, namespace }), `${references.resourceName(resource)} ${watching.whereOf(namespace)}`);
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -46,7 +49,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   try {
     await invocation.runInOperator({ settings: op.settings, events: op.events }, async () => {
       const stream = watching.infiniteWatch(
-        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock },
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, observer: tracker },
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
@@ -65,6 +68,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
       throw error;
     }
   } finally {
+    tracker?.stop();
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);
     await queue.stop();

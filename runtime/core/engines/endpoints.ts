@@ -1,0 +1,348 @@
+/**
+ * The operator's own small HTTP servers: where the kubelet probes its liveness and readiness and a
+ * scraper reads its metrics. These callers are not the API server and must never be able to hurt
+ * the operator, so this module is deliberately plain: GET and HEAD on exact paths, nothing else.
+ *
+ * Each endpoint is named by a URL `http://HOST:PORT/PATH` (only `http`; the host defaults to
+ * `localhost`, the port to 80) and answered by an async handler that returns a status, a content
+ * type and a body. Endpoints whose URLs name the same host and port share one server, so the
+ * liveness, readiness and metrics paths can all live on one container port. An unknown path gets
+ * 404, any other method than GET/HEAD gets 405; HEAD is answered like GET, without the body.
+ *
+ * *Guarantees:* a handler that throws or rejects becomes a 500 with one line of text (no stack
+ * trace leaves the process) and one ERROR line in the log; a request never crashes the server.
+ * Serving stops when the signal aborts: the listening sockets and all open connections are closed.
+ * *Errors:* a malformed URL is an `EndpointUrlError` naming the option it came from; an address that
+ * cannot be bound rejects `serveEndpoints` with an `EndpointBindError` naming the endpoints and the
+ * address. The engines that answer (probing, health, metrics) provide handlers; the reactor serves
+ * them (Kopf: the aiohttp application of `health_reporter`).
+ */
+
+import * as http from 'node:http';
+import type * as net from 'node:net';
+import type * as loggers from '../../cogs/structs/loggers.js';
+
+/** Kopf's defaults for a URL without host or port. */
+export const DEFAULT_HOST = 'localhost';
+export const DEFAULT_PORT = 80;
+
+/** A parsed endpoint URL. */
+export interface EndpointAddress {
+  /** The host to listen on, without IPv6 brackets (e.g. `0.0.0.0`, `::1`, `localhost`). */
+  readonly host: string;
+  /** The port to listen on; 0 lets the system choose (useful in tests). */
+  readonly port: number;
+  /** The path, always starting with `/`. */
+  readonly path: string;
+}
+
+/** A URL of an endpoint is malformed or not `http`. */
+export class EndpointUrlError extends TypeError {
+  readonly code = 'InvalidEndpointUrl' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'EndpointUrlError';
+  }
+}
+
+/** A server cannot listen on its address (in use, not permitted, no such interface, …). */
+export class EndpointBindError extends Error {
+  readonly code = 'EndpointBindFailed' as const;
+
+  constructor(message: string, options?: { readonly cause?: unknown }) {
+    super(message, options);
+    this.name = 'EndpointBindError';
+  }
+}
+
+/** Two endpoints claim the same path on the same server. */
+export class EndpointConflictError extends TypeError {
+  readonly code = 'EndpointConflict' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'EndpointConflictError';
+  }
+}
+
+/**
+ * Parses `http://HOST:PORT/PATH` (R-ACTIVITY-4): only `http`, host default `localhost`, port
+ * default 80, path default `/`; no credentials, query or fragment.
+ *
+ * @param option how the user gave the URL, for the error message (e.g. `--liveness`).
+ * @throws EndpointUrlError naming `option` and what is wrong.
+ * @example
+ * parseEndpointUrl('http://0.0.0.0:8080/healthz', '--liveness') // { host: '0.0.0.0', port: 8080, path: '/healthz' }
+ */
+export function parseEndpointUrl(url: string, option: string): EndpointAddress {
+  const bad = (why: string): EndpointUrlError => new EndpointUrlError(`${option}: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}. Expected http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/healthz.`);
+  if (typeof url !== 'string' || url.trim() === '') throw bad('it is empty');
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())) throw bad('the scheme must be http, and it has none');
+  // Kopf accepts an empty host (`http://:8080/healthz`); WHATWG URLs do not, so fill it in.
+  const text = url.trim().replace(/^http:\/\/(?=[:/]|$)/i, `http://${DEFAULT_HOST}`);
+  const port = /^[a-z]+:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(text)?.[1];
+  if (port !== undefined && Number(port) > 65535) throw bad(`the port must be between 0 and 65535, not ${port}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    throw bad('it cannot be parsed as a URL');
+  }
+  if (parsed.protocol !== 'http:') throw bad(`the scheme must be http, not ${parsed.protocol.replace(/:$/, '')}`);
+  if (parsed.username !== '' || parsed.password !== '') throw bad('credentials are not supported');
+  if (parsed.search !== '' || url.includes('?')) throw bad('a query is not supported');
+  if (parsed.hash !== '' || url.includes('#')) throw bad('a fragment is not supported');
+  // `new URL` drops an explicit default port 80: it is the default anyway.
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1') || DEFAULT_HOST;
+  return { host, port: parsed.port === '' ? DEFAULT_PORT : Number(parsed.port), path: parsed.pathname || '/' };
+}
+
+/** The URL of an address, normalised (host and port always given). */
+export function formatAddress(address: EndpointAddress): string {
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return `http://${host}:${address.port}${address.path}`;
+}
+
+/** A request as a handler sees it. */
+export interface EndpointRequest {
+  readonly method: 'GET' | 'HEAD';
+  /** The path without the query. */
+  readonly path: string;
+  /** The query parameters (endpoints may ignore them). */
+  readonly query: URLSearchParams;
+  readonly headers: http.IncomingHttpHeaders;
+  /** Aborts when the caller disconnects or serving stops. */
+  readonly signal: AbortSignal;
+}
+
+/** What a handler answers. */
+export interface EndpointResponse {
+  readonly status: number;
+  /** E.g. `application/json` or `text/plain; version=0.0.4; charset=utf-8`. */
+  readonly contentType: string;
+  readonly body: string | Uint8Array;
+  /** Extra response headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Answers the requests of one endpoint. */
+export type EndpointHandler = (request: EndpointRequest) => Promise<EndpointResponse> | EndpointResponse;
+
+/** One endpoint to serve. */
+export interface Endpoint {
+  /** A short name for logs and errors, e.g. `liveness`, `readiness`, `metrics`. */
+  readonly name: string;
+  /** `http://HOST:PORT/PATH`. */
+  readonly url: string;
+  /** How the user gave the URL, for errors (e.g. `--liveness`); default: the name. */
+  readonly option?: string;
+  readonly handle: EndpointHandler;
+}
+
+/** An endpoint being served, with the address actually bound (port 0 resolved). */
+export interface ServedEndpoint {
+  readonly name: string;
+  readonly url: string;
+}
+
+/** What `serveEndpoints` needs. */
+export interface ServingOptions {
+  readonly endpoints: readonly Endpoint[];
+  /** One DEBUG line per served endpoint, one ERROR line per failed request. */
+  readonly logger: loggers.Logger;
+  /** Stops serving; `serveEndpoints` then resolves once the sockets are closed. */
+  readonly signal: AbortSignal;
+  /** Called once all servers listen, with the normalised URLs (ports resolved). */
+  readonly onServing?: (served: readonly ServedEndpoint[]) => void;
+}
+
+interface Route {
+  readonly endpoint: Endpoint;
+  readonly address: EndpointAddress;
+}
+
+interface Group {
+  readonly host: string;
+  readonly port: number;
+  readonly routes: Map<string, Route>;
+}
+
+/**
+ * Groups endpoints by host and port, validating every URL first (nothing is bound on bad input).
+ *
+ * @throws EndpointUrlError for a malformed URL; EndpointConflictError for a path given twice.
+ */
+export function planServers(endpoints: readonly Endpoint[]): { readonly host: string; readonly port: number; readonly paths: ReadonlyMap<string, string> }[] {
+  return [...groupEndpoints(endpoints).values()].map((group) => ({
+    host: group.host, port: group.port, paths: new Map([...group.routes].map(([path, route]) => [path, route.endpoint.name])),
+  }));
+}
+
+function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
+  const groups = new Map<string, Group>();
+  for (const endpoint of endpoints) {
+    const address = parseEndpointUrl(endpoint.url, endpoint.option ?? endpoint.name);
+    // Port 0 means "any free port": such endpoints cannot meet on one server by chance, but the
+    // same host with port 0 is still one server, so that tests can put several paths on it.
+    const key = `${address.host}|${address.port}`;
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { host: address.host, port: address.port, routes: new Map() };
+      groups.set(key, group);
+    }
+    const taken = group.routes.get(address.path);
+    if (taken !== undefined) {
+      throw new EndpointConflictError(`The ${endpoint.name} endpoint and the ${taken.endpoint.name} endpoint both use ${formatAddress(address)}: give them different paths.`);
+    }
+    group.routes.set(address.path, { endpoint, address });
+  }
+  return groups;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.split('\n')[0]!.slice(0, 500);
+}
+
+function send(res: http.ServerResponse, method: string, response: EndpointResponse, extra: Readonly<Record<string, string>> = {}): void {
+  const body = typeof response.body === 'string' ? Buffer.from(response.body, 'utf8') : Buffer.from(response.body);
+  res.writeHead(response.status, {
+    ...response.headers,
+    ...extra,
+    'content-type': response.contentType,
+    'content-length': String(body.length),
+    'cache-control': 'no-store',
+  });
+  if (method === 'HEAD') res.end();
+  else res.end(body);
+}
+
+async function answer(group: Group, req: http.IncomingMessage, res: http.ServerResponse, logger: loggers.Logger, stopping: AbortSignal): Promise<void> {
+  const method = req.method ?? 'GET';
+  let path = '/';
+  let query = new URLSearchParams();
+  try {
+    const url = new URL(req.url ?? '/', 'http://endpoint');
+    path = url.pathname;
+    query = url.searchParams;
+  } catch {
+    send(res, method, { status: 400, contentType: TEXT, body: 'Bad request: the path cannot be parsed.\n' });
+    return;
+  }
+  const route = group.routes.get(path);
+  if (route === undefined) {
+    send(res, method, { status: 404, contentType: TEXT, body: `Not found: ${path}\n` });
+    return;
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    send(res, method, { status: 405, contentType: TEXT, body: `Method not allowed: ${method}; use GET or HEAD.\n` }, { allow: 'GET, HEAD' });
+    return;
+  }
+  const gone = new AbortController();
+  const onClose = (): void => { if (!res.writableFinished) gone.abort(new DOMException('The caller has disconnected.', 'AbortError')); };
+  const onStop = (): void => gone.abort(stopping.reason);
+  res.once('close', onClose);
+  stopping.addEventListener('abort', onStop, { once: true });
+  try {
+    const response = await route.endpoint.handle({ method, path, query, headers: req.headers, signal: gone.signal });
+    if (!res.headersSent && !res.destroyed) send(res, method, response);
+  } catch (error) {
+    const line = oneLine(error);
+    logger.error(`The ${route.endpoint.name} endpoint has failed to answer ${method} ${path}: ${line}`);
+    if (!res.headersSent && !res.destroyed) send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint: ${line}\n` });
+  } finally {
+    stopping.removeEventListener('abort', onStop);
+  }
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<net.AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error): void => reject(error);
+    server.once('error', failed);
+    server.listen({ host, port }, () => {
+      server.off('error', failed);
+      resolve(server.address() as net.AddressInfo);
+    });
+  });
+}
+
+function close(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * Serves the endpoints until `signal` aborts (see the module's comment): one HTTP server per
+ * distinct host and port, GET/HEAD on the endpoints' paths.
+ *
+ * @returns a promise that resolves once serving has stopped and all sockets are closed.
+ * @throws EndpointUrlError, EndpointConflictError before anything is bound;
+ *   EndpointBindError if an address cannot be bound (the servers already bound are closed).
+ * @example
+ * await serveEndpoints({
+ *   endpoints: [{ name: 'liveness', url: 'http://0.0.0.0:8080/healthz', handle: async () => ({ status: 200, contentType: 'application/json', body: '{}' }) }],
+ *   logger, signal,
+ * });
+ */
+export async function serveEndpoints(options: ServingOptions): Promise<void> {
+  const { logger, signal } = options;
+  const groups = [...groupEndpoints(options.endpoints).values()];
+  if (signal.aborted || groups.length === 0) {
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    return;
+  }
+  const servers: http.Server[] = [];
+  const served: ServedEndpoint[] = [];
+  try {
+    for (const group of groups) {
+      const server = http.createServer((req, res) => {
+        answer(group, req, res, logger, signal).catch((error: unknown) => {
+          // Only writing the response itself can fail here (e.g. a socket destroyed mid-write).
+          logger.error(`An endpoint server has failed to answer ${req.method ?? ''} ${req.url ?? ''}: ${oneLine(error)}`);
+          res.destroy();
+        });
+      });
+      server.on('clientError', (_error, socket) => { socket.destroy(); });
+      // The kubelet's and scrapers' connections are short; no request may hold a socket for long.
+      server.requestTimeout = 60_000;
+      server.headersTimeout = 30_000;
+      servers.push(server);
+      let bound: net.AddressInfo;
+      try {
+        bound = await listen(server, group.host, group.port);
+      } catch (error) {
+        const names = [...group.routes.values()].map((route) => route.endpoint.name).join(', ');
+        const where = formatAddress({ host: group.host, port: group.port, path: '' });
+        const reason = (error as NodeJS.ErrnoException).code ?? oneLine(error);
+        throw new EndpointBindError(`Cannot serve the ${names} endpoint${group.routes.size > 1 ? 's' : ''} at ${where}: ${reason}${explainBindError(reason)}`, { cause: error });
+      }
+      for (const route of group.routes.values()) {
+        const url = formatAddress({ host: group.host, port: bound.port, path: route.address.path });
+        served.push({ name: route.endpoint.name, url });
+        logger.debug(`Serving the ${route.endpoint.name} endpoint at ${url}`);
+      }
+      if (signal.aborted) break;
+    }
+    if (!signal.aborted) {
+      options.onServing?.(served);
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    }
+  } finally {
+    await Promise.all(servers.map((server) => (server.listening ? close(server) : undefined)));
+  }
+}
+
+function explainBindError(code: string): string {
+  switch (code) {
+    case 'EADDRINUSE': return ' (the address is already in use by another process or server).';
+    case 'EACCES': return ' (permission denied: ports below 1024 need privileges).';
+    case 'EADDRNOTAVAIL': return ' (no network interface has this address).';
+    case 'ENOTFOUND': case 'EAI_AGAIN': return ' (the host name cannot be resolved).';
+    default: return '.';
+  }
+}
