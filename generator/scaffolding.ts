@@ -276,6 +276,8 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
     tempPrefix: `${info.name}-test-`,
     sampleFields: Object.entries(plan.sample).map(([key, value]) => ({ key, value })),
     webhooks: info.webhookStubs === true,
+    // Handler ids name the webhook entries (`<id>.<managed name>`), which must be lower-case DNS names.
+    validateId: `validate-${naming.words(plan.kind).join('-').toLowerCase() || 'kind'}`,
   };
   return [
     { path: plan.handlerPath, text: rendering.render('src/handlers/kind.ts', context) },

@@ -213,7 +213,7 @@ describe('init --webhooks', () => {
     expect(await cli.main(['init', '--crd', crdFile, '--out', project, '--webhooks'], io)).toBe(0);
     expect(io.stderr()).toBe('');
     const stub = fs.readFileSync(path.join(project, 'src/handlers/widget.ts'), 'utf8');
-    expect(stub).toContain("on.validate(Widgets, { operations: ['CREATE', 'UPDATE'] }, async function validateWidget(");
+    expect(stub).toContain("on.validate(Widgets, { id: \"validate-widget\", operations: ['CREATE', 'UPDATE'] }, async function validateWidget(");
     expect(io.stdout()).toMatch(/serve the admission handlers: src\/handlers\/widget\.ts:\d+ on\.validate/);
     expect(exists(project, 'deploy/webhooks.yaml')).toBe(true);
     expect(exists(project, 'src/generated/admission.ts')).toBe(true);
