@@ -35,6 +35,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .option('--name <name>', 'the npm package name (default: the directory name)')
     .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
     .option('--force', 'write into a non-empty directory, overwriting the generated files')
+    .option('--webhooks', 'add a validating admission handler to each stub, with the webhook manifests that serve it')
     .action(async (opts: initCommand.InitCommandOptions) => {
       await (await import('./commands/init.js')).run(opts, output);
     });

@@ -22,6 +22,10 @@
  *   and `index` aliases, and `kopf.on.…`): `'configmaps'`, `'deployments.apps'`, `['v1', 'pods']`,
  *   `{ kind: 'Secret' }`. References built at run time (variables, template strings with
  *   substitutions) are not followed: their rules go into a manifest of the user's.
+ *
+ * A project whose code registers admission handlers gets its webhook manifests and the code that
+ * serves them, so `admissionRegistrations` finds the calls of `on.validate` and `on.mutate` —
+ * `on` imported from `kopf-gen/runtime` (any alias), or `kopf.on` through a namespace import.
  */
 import { Node, Project, SyntaxKind, type SourceFile } from 'ts-morph';
 import * as builtins from './builtins.js';
@@ -101,6 +105,32 @@ const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'fi
 /** The registration functions the runtime also exports on their own. */
 const ALIASED_REGISTRARS = new Set(['daemon', 'timer', 'index']);
 
+/** The local names under which a module imports the runtime's `builtins`, `on` and registration aliases. */
+interface RuntimeNames {
+  readonly builtins: Set<string>;
+  readonly on: Set<string>;
+  readonly registrars: Set<string>;
+  /** Namespace imports of the runtime (`import * as kopf`). */
+  readonly namespaces: Set<string>;
+}
+
+function runtimeNames(source: SourceFile): RuntimeNames {
+  const names: RuntimeNames = { builtins: new Set(), on: new Set(), registrars: new Set(), namespaces: new Set() };
+  for (const declaration of source.getImportDeclarations()) {
+    if (!RUNTIME_MODULES.has(declaration.getModuleSpecifierValue())) continue;
+    for (const specifier of declaration.getNamedImports()) {
+      const imported = specifier.getName();
+      const local = specifier.getAliasNode()?.getText() ?? imported;
+      if (imported === 'builtins') names.builtins.add(local);
+      else if (imported === 'on') names.on.add(local);
+      else if (ALIASED_REGISTRARS.has(imported)) names.registrars.add(local);
+    }
+    const namespace = declaration.getNamespaceImport()?.getText();
+    if (namespace !== undefined) names.namespaces.add(namespace);
+  }
+  return names;
+}
+
 /** The built-in resources the given modules refer to (see the module's header), in the runtime's order. */
 export function builtinReferences(modules: readonly UserModule[]): builtins.BuiltinResource[] {
   const found = new Set<builtins.BuiltinResource>();
@@ -109,19 +139,7 @@ export function builtinReferences(modules: readonly UserModule[]): builtins.Buil
     if (resource) found.add(resource);
   };
   for (const source of parse(modules)) {
-    const names = { builtins: new Set<string>(), on: new Set<string>(), registrars: new Set<string>(), namespaces: new Set<string>() };
-    for (const declaration of source.getImportDeclarations()) {
-      if (!RUNTIME_MODULES.has(declaration.getModuleSpecifierValue())) continue;
-      for (const specifier of declaration.getNamedImports()) {
-        const imported = specifier.getName();
-        const local = specifier.getAliasNode()?.getText() ?? imported;
-        if (imported === 'builtins') names.builtins.add(local);
-        else if (imported === 'on') names.on.add(local);
-        else if (ALIASED_REGISTRARS.has(imported)) names.registrars.add(local);
-      }
-      const namespace = declaration.getNamespaceImport()?.getText();
-      if (namespace !== undefined) names.namespaces.add(namespace);
-    }
+    const names = runtimeNames(source);
     if (Object.values(names).every((set) => set.size === 0)) continue;
     /** Whether an expression is `builtins` (as imported), or `kopf.builtins` through a namespace import. */
     const isBuiltins = (node: Node): boolean => isImported(node, names.builtins, names.namespaces, 'builtins');
@@ -144,6 +162,34 @@ export function builtinReferences(modules: readonly UserModule[]): builtins.Buil
     });
   }
   return builtins.BUILTIN_RESOURCES.filter((resource) => found.has(resource));
+}
+
+/** An admission handler's registration in the user's code. */
+export interface AdmissionRegistration {
+  /** The module (project-relative). */
+  readonly path: string;
+  /** The call's line, from 1. */
+  readonly line: number;
+  readonly registration: 'validate' | 'mutate';
+}
+
+/** The `on.validate` and `on.mutate` calls of the given modules, by module path, then in source order. */
+export function admissionRegistrations(modules: readonly UserModule[]): AdmissionRegistration[] {
+  const sorted = [...modules].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const found: AdmissionRegistration[] = [];
+  for (const source of parse(sorted)) {
+    const names = runtimeNames(source);
+    if (names.on.size === 0 && names.namespaces.size === 0) continue;
+    for (const call of source.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+      const callee = call.getExpression();
+      if (!Node.isPropertyAccessExpression(callee)) continue;
+      const method = callee.getName();
+      if ((method === 'validate' || method === 'mutate') && isImported(callee.getExpression(), names.on, names.namespaces, 'on')) {
+        found.push({ path: source.getFilePath().slice(1), line: call.getStartLineNumber(), registration: method });
+      }
+    }
+  }
+  return found;
 }
 
 /** Whether `node` is one of `locals`, or `<namespace>.<name>` for one of `namespaces`. */

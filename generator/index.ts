@@ -17,6 +17,7 @@ import type * as loading from './loading.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
 import * as scaffolding from './scaffolding.js';
+import * as servers from './servers.js';
 import * as writing from './writing.js';
 
 export { GeneratorError } from './validating.js';
@@ -56,6 +57,12 @@ export interface InitOptions {
   readonly namespaces?: readonly string[];
   /** Where relative CRD paths are read from (default: the working directory). */
   readonly cwd?: string;
+  /**
+   * The handler stubs also register a validating admission handler per kind, so the project
+   * starts with its webhook manifests, the module that serves them, and a Deployment that mounts
+   * their certificate.
+   */
+  readonly webhooks?: boolean;
 }
 
 export interface GenerateOptions {
@@ -91,6 +98,13 @@ export interface GenerationReport {
    * `plural` (core group) or `plural.group`, e.g. `configmaps`, `deployments.apps`.
    */
   readonly builtins: readonly string[];
+  /**
+   * The admission handlers the code registers, as `src/handlers/widget.ts:12 on.validate`; when
+   * there are any, deploy/webhooks.yaml and src/generated/admission.ts serve them.
+   */
+  readonly admission: readonly string[];
+  /** Generated files that no longer apply and were deleted (deploy/webhooks.yaml without admission handlers). */
+  readonly removed: readonly string[];
 }
 
 /**
@@ -109,9 +123,11 @@ export function generatorDependency(): string {
   return origins.dependencySpecs().generator;
 }
 
-function projectInfo(name: string, namespaces: readonly string[], dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {}): scaffolding.ProjectInfo {
+function projectInfo(
+  name: string, namespaces: readonly string[], dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {}, webhookStubs = false,
+): scaffolding.ProjectInfo {
   return {
-    name, generatorVersion: GENERATOR_VERSION, namespaces,
+    name, generatorVersion: GENERATOR_VERSION, namespaces, webhookStubs,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
     generatorDependency: dependencies.generator ?? generatorDependency(),
     versions: PROJECT_TOOL_VERSIONS,
@@ -137,26 +153,29 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const crdSources = copies.map((entry) => entry.copy);
   const analysis = pipeline.analyseChecked(crdSources, pipeline.recheck(copies, given));
   const info = projectInfo(projects.packageName(options.name ?? path.basename(root)), namespaces,
-    { kopfGen: options.kopfGenDependency, generator: options.generatorDependency });
-  const snapshot: Snapshot = { root, crdSources, userModules: [], existing: new Set(), manifestText: undefined };
+    { kopfGen: options.kopfGenDependency, generator: options.generatorDependency }, options.webhooks === true);
+  const snapshot: Snapshot = { root, crdSources, userModules: [], existing: new Set(), manifestText: undefined, deploymentText: undefined, webhooksFile: false };
   const planned = plan(snapshot, analysis, info);
   const files = [
     ...crdSources.map((source) => ({ path: source.path, text: source.text })),
     ...planned.files,
-    ...scaffolding.projectFiles(analysis, info, planned.kinds),
+    ...scaffolding.projectFiles(analysis, info, planned.kinds, planned.admission),
   ];
   const written = writing.applyPlan({ root, files, replaceDirs: [projects.GENERATED_DIR] });
   return {
     project: root, written, stubsAdded: planned.stubsAdded, crdsAdded: crdSources.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
+    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration), removed: [],
   };
 }
 
 /**
  * Regenerates a project from its kopf-gen.json and crds/: rewrites src/generated/ and
  * deploy/rbac.yaml (with rules for the built-in resources the code in src/ watches, bound in the
- * namespaces kopf-gen.json names), adds handler stubs (and tests) for kinds that have no
- * handlers, never modifies user code, and reports what changed since the last generation.
+ * namespaces kopf-gen.json names), writes deploy/webhooks.yaml while the code registers admission
+ * handlers (and deletes it when none is left), adds handler stubs (and tests) for kinds that have
+ * no handlers, never modifies user code, and reports what changed since the last generation —
+ * with a warning when deploy/deployment.yaml lacks what serving webhooks needs.
  *
  * @throws ProjectError `not-a-project`, `invalid-project`; GeneratorError for unusable CRDs.
  */
@@ -165,10 +184,11 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
   const analysis = pipeline.analyse(snapshot.crdSources);
   const info = projectInfo(config.name, config.namespaces);
   const planned = plan(snapshot, analysis, info);
-  const written = writing.applyPlan({ root: snapshot.root, files: planned.files, replaceDirs: [projects.GENERATED_DIR] });
+  const written = writing.applyPlan({ root: snapshot.root, files: planned.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
     project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: [],
-    summary: planned.summary, notes: [...analysis.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
+    summary: planned.summary, notes: [...analysis.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration), removed: planned.removed,
   };
 }
 
@@ -192,10 +212,11 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const analysis = pipeline.analyseChecked(next.crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [...present.notes, ...rechecked.notes] });
   const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
-  const written = writing.applyPlan({ root: snapshot.root, files, replaceDirs: [projects.GENERATED_DIR] });
+  const written = writing.applyPlan({ root: snapshot.root, files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
     project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: added.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: analysis.warnings, builtins: planned.builtins,
+    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration), removed: planned.removed,
   };
 }
 
@@ -209,6 +230,10 @@ interface Snapshot {
   /** Project-relative paths of existing files in src/handlers/ and test/. */
   readonly existing: ReadonlySet<string>;
   readonly manifestText: string | undefined;
+  /** The user's deploy/deployment.yaml, if there is one. */
+  readonly deploymentText: string | undefined;
+  /** Whether deploy/webhooks.yaml exists. */
+  readonly webhooksFile: boolean;
 }
 
 function readProject(root: string): { snapshot: Snapshot; config: projects.ProjectConfig } {
@@ -222,7 +247,10 @@ function readProject(root: string): { snapshot: Snapshot; config: projects.Proje
   const userModules = userPaths.map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
   const manifestPath = path.join(root, projects.MANIFEST_FILE);
   const manifestText = fs.existsSync(manifestPath) ? fs.readFileSync(manifestPath, 'utf8') : undefined;
-  return { snapshot: { root, crdSources, userModules, existing, manifestText }, config };
+  const deploymentPath = path.join(root, scaffolding.DEPLOYMENT_FILE);
+  const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
+  const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
+  return { snapshot: { root, crdSources, userModules, existing, manifestText, deploymentText, webhooksFile }, config };
 }
 
 /** Project-relative paths of the files under a directory (recursively). */
@@ -246,6 +274,11 @@ interface Planned {
   readonly notes: string[];
   /** The watched built-in resources, as the report names them. */
   readonly builtins: string[];
+  /** The admission handlers of the user's code and the added stubs. */
+  readonly admission: detecting.AdmissionRegistration[];
+  /** Generated files to delete. */
+  readonly removed: string[];
+  readonly warnings: string[];
 }
 
 /** Plans the generated files and the stubs of kinds without handlers (pure apart from templates). */
@@ -272,9 +305,20 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   }
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
   const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
-  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins));
+  const stubs = files.filter((file) => stubsAdded.includes(file.path));
+  const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
+  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission));
   const manifest = fields.buildManifest(analysis.model, info.generatorVersion);
   const summary = fields.compare(fields.parseManifest(snapshot.manifestText), manifest);
   const builtins = watchedBuiltins.map((resource) => resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`);
-  return { files, kinds, stubsAdded, summary, notes, builtins };
+  const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];
+  const warnings: string[] = [];
+  if (admission.length > 0 && snapshot.deploymentText !== undefined) {
+    const missing = servers.checkDeployment(snapshot.deploymentText, servers.webhookNames(scaffolding.kubeName(info.name)));
+    if (missing.length > 0) {
+      warnings.push(`${scaffolding.DEPLOYMENT_FILE} cannot serve the admission webhooks in the cluster: it lacks ${missing.join('; ')}. `
+        + 'kopf-gen never rewrites it: add them as the README\'s "Admission webhooks" section shows, then apply deploy/webhooks.yaml and the Deployment.');
+    }
+  }
+  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings };
 }

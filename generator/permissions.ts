@@ -9,8 +9,10 @@
  * subresource, if it has one, for status writes. Rules are split by where they apply —
  * cluster-level rules, and per-namespace rules that the generated manifests bind cluster-wide
  * (the operator serves all namespaces) or in each namespace the project was created for.
- * Admission webhook configurations are left out: they are needed only with managed admission,
- * which a new project does not use. Pure: model in, rules out.
+ * Rules on admission webhook configurations are added only for projects that register admission
+ * handlers (detected in the user's code): the operator then manages its validating and mutating
+ * configurations (runtime spec R-ADMISSION-7/8) — it creates them, and reads and patches them by
+ * their one name only. Pure: model in, rules out.
  */
 import type * as builtins from './builtins.js';
 import type * as modeling from './modeling.js';
@@ -20,6 +22,8 @@ export interface Rule {
   readonly apiGroups: readonly string[];
   readonly resources: readonly string[];
   readonly verbs: readonly string[];
+  /** Restricts the rule to objects of these names (never for `create`, which RBAC cannot restrict by name). */
+  readonly resourceNames?: readonly string[];
   readonly why: string;
 }
 
@@ -34,8 +38,16 @@ export interface Permissions {
 /** The verbs the runtime uses on the resources it serves (list+watch to observe, patch to write). */
 export const SERVED_VERBS = ['list', 'watch', 'patch'] as const;
 
-/** The permissions of an operator serving every CRD of the model and the given built-in resources. */
-export function permissionsOf(model: modeling.GeneratorModel, watchedBuiltins: readonly builtins.BuiltinResource[] = []): Permissions {
+/** The webhook configurations an operator with admission handlers manages. */
+export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
+
+/**
+ * The permissions of an operator serving every CRD of the model and the given built-in resources;
+ * with `managedWebhooks` (the name of its managed webhook configurations), also managing those.
+ */
+export function permissionsOf(
+  model: modeling.GeneratorModel, watchedBuiltins: readonly builtins.BuiltinResource[] = [], managedWebhooks?: string,
+): Permissions {
   const cluster: Rule[] = [
     { apiGroups: ['kopf.dev'], resources: ['clusterkopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (cluster-wide)' },
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['list', 'watch'], why: 'discovering the served resources' },
@@ -58,7 +70,14 @@ export function permissionsOf(model: modeling.GeneratorModel, watchedBuiltins: r
       (group) => `observing and patching the built-in resources the handlers watch (${group === '' ? 'core group' : group})`,
       (group) => `writing status of the watched built-in resources (${group === '' ? 'core group' : group})`),
   ];
-  return { cluster: [...cluster, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
+  const admission: Rule[] = managedWebhooks === undefined ? [] : [
+    { apiGroups: ['admissionregistration.k8s.io'], resources: [...WEBHOOK_CONFIGURATIONS], verbs: ['create'], why: 'creating the managed webhook configurations (admission handlers)' },
+    {
+      apiGroups: ['admissionregistration.k8s.io'], resources: [...WEBHOOK_CONFIGURATIONS], verbs: ['get', 'patch'], resourceNames: [managedWebhooks],
+      why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
+    },
+  ];
+  return { cluster: [...cluster, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
 }
 
 /** A watched resource, CRD or built-in. */

@@ -2,7 +2,8 @@
  * Scaffolding: the files of a generated project, as texts, from an analysis of its CRDs.
  *
  * Three groups of files, with different owners:
- * - generated files (`src/generated/*`, `deploy/rbac.yaml`, `kopf-gen.json`): rewritten by every
+ * - generated files (`src/generated/*`, `deploy/rbac.yaml`, `kopf-gen.json`, and — while the
+ *   user's code registers admission handlers — `deploy/webhooks.yaml`): rewritten by every
  *   generation — `generatedFiles`;
  * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`): written once, when a
  *   kind has no handlers yet — `kindFiles`;
@@ -11,8 +12,9 @@
  *   by `init` only — `projectFiles`.
  * The decisions that templates cannot make (names, the preferred version of a kind, which index
  * exports are flat, sample objects, the operator's scope flags, its resources) are made here, in
- * `indexEntries`, `kindPlans`, `scopeArgs` and `OPERATOR_RESOURCES`; rendering.ts only fills the
- * templates in. Pure apart from reading the templates.
+ * `indexEntries`, `kindPlans`, `scopeArgs` and `OPERATOR_RESOURCES`, and about the operator's
+ * endpoints and webhooks in servers.ts; rendering.ts only fills the templates in. Pure apart from
+ * reading the templates.
  */
 import type * as builtins from './builtins.js';
 import type * as detecting from './detecting.js';
@@ -26,6 +28,7 @@ import * as pruning from './pruning.js';
 import * as rendering from './rendering.js';
 import * as samples from './samples.js';
 import * as schemas from './schemas.js';
+import * as servers from './servers.js';
 import type * as types from './emitting/types.js';
 
 /** What the templates need to know about the project itself. */
@@ -40,6 +43,28 @@ export interface ProjectInfo {
   readonly versions: { readonly typescript: string; readonly tsx: string; readonly vitest: string; readonly typesNode: string };
   /** The namespaces the operator serves (checked names); empty: all namespaces. */
   readonly namespaces: readonly string[];
+  /** Whether the handler stubs also register a validating handler (`kopf-gen init --webhooks`). */
+  readonly webhookStubs?: boolean;
+}
+
+/** Where the generated webhook manifests go (while the user's code registers admission handlers). */
+export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
+/** The generated module that configures the webhook server (likewise). */
+export const ADMISSION_MODULE = `${projects.GENERATED_DIR}/admission.ts`;
+/** The user-owned Deployment. */
+export const DEPLOYMENT_FILE = 'deploy/deployment.yaml';
+
+/** An admission registration as the generated files list it: `src/handlers/widget.ts:12 on.validate`. */
+export function describeRegistration(registration: detecting.AdmissionRegistration): string {
+  return `${registration.path}:${registration.line} on.${registration.registration}`;
+}
+
+/** What the Deployment and webhook templates use about the operator's servers. */
+function serversContext(info: ProjectInfo, admission: readonly detecting.AdmissionRegistration[]): object {
+  return {
+    args: servers.deploymentArgs(scopeArgs(info.namespaces)), health: servers.HEALTH,
+    webhooks: admission.length > 0, webhookServer: servers.WEBHOOKS, webhookNames: servers.webhookNames(kubeName(info.name)),
+  };
 }
 
 /**
@@ -190,11 +215,13 @@ function scalarField(node: schemas.Schema | undefined, prefix: string): string |
 
 /**
  * The files every generation rewrites. `handlerModules` are the project's handler module paths;
- * `watchedBuiltins` the built-in resources its code watches (their rules go into the RBAC).
+ * `watchedBuiltins` the built-in resources its code watches (their rules go into the RBAC);
+ * `admission` the admission handlers it registers (when there are any: the webhook manifests, the
+ * module that serves them, and the RBAC to manage their configurations).
  */
 export function generatedFiles(
   analysis: pipeline.Analysis, info: ProjectInfo, crdFiles: readonly string[], handlerModules: readonly string[],
-  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
+  watchedBuiltins: readonly builtins.BuiltinResource[] = [], admission: readonly detecting.AdmissionRegistration[] = [],
 ): PlannedFile[] {
   const entries = indexEntries(analysis.model, analysis.modules);
   const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
@@ -207,14 +234,29 @@ export function generatedFiles(
     }),
   });
   const handlerImports = [...handlerModules].sort().map((file) => `../handlers/${file.slice(projects.HANDLERS_DIR.length + 1).replace(/\.ts$/, '.js')}`);
-  files.push({ path: `${projects.GENERATED_DIR}/handlers.ts`, text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports }) });
+  const hasAdmission = admission.length > 0;
+  files.push({
+    path: `${projects.GENERATED_DIR}/handlers.ts`,
+    text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports, admission: hasAdmission }),
+  });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion)) });
-  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins);
+  const names = servers.webhookNames(kubeName(info.name));
+  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins, hasAdmission ? names.managed : undefined);
   const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || watchedBuiltins.some((resource) => !resource.namespaced);
   files.push({
     path: 'deploy/rbac.yaml',
-    text: rendering.render('deploy/rbac.yaml', { ...scopeContext(info), kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped }),
+    text: rendering.render('deploy/rbac.yaml', {
+      ...scopeContext(info), kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped, admission: hasAdmission,
+    }),
   });
+  if (hasAdmission) {
+    const context = {
+      name: info.name, kubeName: kubeName(info.name), generatorVersion: info.generatorVersion,
+      handlers: admission.map(describeRegistration), names, server: servers.WEBHOOKS,
+    };
+    files.push({ path: ADMISSION_MODULE, text: rendering.render('src/generated/admission.ts', context) });
+    files.push({ path: WEBHOOKS_FILE, text: rendering.render('deploy/webhooks.yaml', context) });
+  }
   files.push({ path: projects.CONFIG_FILE, text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles, namespaces: info.namespaces }) });
   return files;
 }
@@ -233,6 +275,9 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
     crdFiles,
     tempPrefix: `${info.name}-test-`,
     sampleFields: Object.entries(plan.sample).map(([key, value]) => ({ key, value })),
+    webhooks: info.webhookStubs === true,
+    // Handler ids name the webhook entries (`<id>.<managed name>`), which must be lower-case DNS names.
+    validateId: `validate-${naming.words(plan.kind).join('-').toLowerCase() || 'kind'}`,
   };
   return [
     { path: plan.handlerPath, text: rendering.render('src/handlers/kind.ts', context) },
@@ -240,9 +285,18 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
   ];
 }
 
-/** The files `init` writes once besides the generated and per-kind ones. */
-export function projectFiles(analysis: pipeline.Analysis, info: ProjectInfo, plans: readonly KindPlan[]): PlannedFile[] {
-  const context = { ...info, ...scopeContext(info), kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings, resources: OPERATOR_RESOURCES };
+/**
+ * The files `init` writes once besides the generated and per-kind ones; `admission` are the
+ * admission handlers the project starts with (from `--webhooks` stubs): the Deployment then mounts
+ * the webhooks' certificate and exposes their port.
+ */
+export function projectFiles(
+  analysis: pipeline.Analysis, info: ProjectInfo, plans: readonly KindPlan[], admission: readonly detecting.AdmissionRegistration[] = [],
+): PlannedFile[] {
+  const context = {
+    ...info, ...scopeContext(info), ...serversContext(info, admission),
+    kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings, resources: OPERATOR_RESOURCES,
+  };
   return [
     { path: 'package.json', text: rendering.render('package.json', context) },
     { path: 'tsconfig.json', text: rendering.render('tsconfig.json', context) },
@@ -252,7 +306,7 @@ export function projectFiles(analysis: pipeline.Analysis, info: ProjectInfo, pla
     { path: '.dockerignore', text: rendering.render('dockerignore', context) },
     { path: 'README.md', text: rendering.render('README.md', context) },
     { path: 'src/main.ts', text: rendering.render('src/main.ts', context) },
-    { path: 'deploy/deployment.yaml', text: rendering.render('deploy/deployment.yaml', context) },
+    { path: DEPLOYMENT_FILE, text: rendering.render('deploy/deployment.yaml', context) },
   ];
 }
 

@@ -6,7 +6,8 @@
  * - a project directory that does not exist yet is the staging directory, renamed;
  * - in an existing project, each replaced directory (`src/generated/`) is swapped for its staged
  *   copy, so files of kinds that disappeared go too, and every other file is moved over its old
- *   version; files not in the plan are left alone.
+ *   version; files listed for removal (generated files that no longer apply) are deleted; any
+ *   other file not in the plan is left alone.
  * The staging directory lives beside the project (or inside it, for existing projects), on the
  * same file system, so the final moves are renames.
  */
@@ -22,6 +23,8 @@ export interface WritePlan {
   readonly files: readonly scaffolding.PlannedFile[];
   /** Directories (relative to the root) whose previous content is removed: every file in them comes from the plan. */
   readonly replaceDirs: readonly string[];
+  /** Files (relative to the root) to delete if they exist; never a file of `files`. */
+  readonly removeFiles?: readonly string[];
 }
 
 /** Writes a plan; returns the written paths, relative to the root, sorted. */
@@ -54,6 +57,10 @@ export function applyPlan(plan: WritePlan): string[] {
         const target = path.join(root, ...file.path.split('/'));
         fs.mkdirSync(path.dirname(target), { recursive: true });
         fs.renameSync(path.join(staging, ...file.path.split('/')), target);
+      }
+      for (const file of plan.removeFiles ?? []) {
+        if (plan.files.some((planned) => planned.path === file)) continue;
+        fs.rmSync(path.join(root, ...file.split('/')), { force: true });
       }
     }
   } finally {

@@ -2,7 +2,9 @@
  * One call of one admission webhook (D-ADM-6..11): POST of an AdmissionReview to a URL or a
  * resolved service reference over HTTPS (verified against the webhook's caBundle, or Node's trust
  * store), with the webhook's timeout; the answer is validated (apiVersion, kind, uid, patch
- * fields). Anything that goes wrong is a call failure with a readable detail.
+ * fields). Anything that goes wrong is a call failure with a readable detail. The request carries
+ * the headers a real API server sends, `User-Agent: kube-apiserver-admission` included, so that
+ * webhook servers which log or check their caller see the same thing here as in a cluster.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -10,6 +12,9 @@ import * as tls from 'node:tls';
 import * as objects from '../api/objects.js';
 
 type JsonObject = objects.JsonObject;
+
+/** The `User-Agent` of a real API server's admission calls. */
+export const ADMISSION_USER_AGENT = 'kube-apiserver-admission';
 
 export type ServiceResolver = (namespace: string, name: string, port: number) => string;
 
@@ -56,7 +61,10 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
   return new Promise((resolve) => {
     const options: https.RequestOptions = {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'content-type': 'application/json', accept: 'application/json', 'user-agent': ADMISSION_USER_AGENT,
+        'content-length': Buffer.byteLength(body),
+      },
       timeout: timeoutMs,
     };
     if (isHttps) {

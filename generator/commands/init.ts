@@ -9,13 +9,15 @@ export interface InitCommandOptions {
   /** `--namespace` values: the namespaces to serve (none: all). */
   namespace?: string[];
   force?: boolean;
+  /** `--webhooks`: stubs with a validating admission handler. */
+  webhooks?: boolean;
 }
 
 /** Runs `kopf-gen init`. */
 export async function run(opts: InitCommandOptions, output: reporting.Output = reporting.processOutput): Promise<void> {
   const crds = await reporting.crdSources(opts.crd, output);
   const report = await generator.init({
-    crds, out: opts.out ?? defaultOut(crds), force: opts.force === true,
+    crds, out: opts.out ?? defaultOut(crds), force: opts.force === true, webhooks: opts.webhooks === true,
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
   });

@@ -36,6 +36,10 @@ export function printReport(report: generator.GenerationReport, output: Output, 
   for (const file of report.crdsAdded) lines.push(`  added CRD file ${file}`);
   for (const file of report.stubsAdded) lines.push(`  added handler stub ${file}`);
   if (report.builtins.length > 0) lines.push(`  deploy/rbac.yaml covers the built-in resources the handlers watch: ${report.builtins.join(', ')}`);
+  if (report.admission.length > 0) {
+    lines.push(`  deploy/webhooks.yaml and src/generated/admission.ts serve the admission handlers: ${report.admission.join(', ')}`);
+  }
+  for (const file of report.removed) lines.push(`  removed ${file}: no admission handler is left`);
   const changes = generator.renderSummary(report.summary);
   if (changes.length > 0) {
     lines.push('Changes since the last generation:');

@@ -47,9 +47,16 @@ function readJson<T>(project: string, file: string): T {
   return JSON.parse(fs.readFileSync(path.join(project, file), 'utf8')) as T;
 }
 
+interface Probe { httpGet: { path: string; port: string }; periodSeconds: number; timeoutSeconds: number; failureThreshold: number }
+
 interface Container {
   args: string[];
   image: string;
+  ports: { name: string; containerPort: number; protocol: string }[];
+  env: { name: string; value: string }[];
+  livenessProbe: Probe;
+  readinessProbe: Probe;
+  startupProbe: Probe;
   securityContext: Record<string, unknown>;
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   volumeMounts: { name: string; mountPath: string }[];
@@ -61,7 +68,10 @@ interface Deployment {
   spec: {
     replicas: number;
     strategy: { type: string };
-    template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; volumes: { name: string; emptyDir?: Record<string, unknown> }[] } };
+    template: {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; volumes: { name: string; emptyDir?: Record<string, unknown> }[] };
+    };
   };
 }
 
@@ -200,7 +210,7 @@ describe('a new project', () => {
     expect(fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/"file:" dependency[^]*does not resolve\s+(#\s*)?inside the image/);
   });
 
-  it('runs one hardened replica, replaced with Recreate, with no probe and the resources of OPERATOR_RESOURCES', async () => {
+  it('runs one hardened replica, replaced with Recreate, with the resources of OPERATOR_RESOURCES', async () => {
     const out = path.join(root, 'deployment');
     await generator.init({ crds: [crdFile], out });
     const deployment = deploymentOf(out);
@@ -212,13 +222,44 @@ describe('a new project', () => {
     expect(pod.containers).toHaveLength(1);
     const container = pod.containers[0]!;
     expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-    for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) expect(container, probe).not.toHaveProperty(probe);
-    expect(container.args).toEqual(['-A']);
-    expect(fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8')).not.toContain('--liveness');
     const { memoryRequest, memoryLimit, cpuRequest } = scaffolding.OPERATOR_RESOURCES;
     expect(container.resources).toEqual({ requests: { cpu: cpuRequest, memory: memoryRequest }, limits: { memory: memoryLimit } });
     const tmp = container.volumeMounts.find((mount) => mount.mountPath === '/tmp');
     expect(pod.volumes.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
+  });
+
+  it('serves liveness, readiness and metrics on one named port, which the probes and Prometheus\'s annotations use', async () => {
+    const out = path.join(root, 'probed');
+    await generator.init({ crds: [crdFile], out });
+    const deployment = deploymentOf(out);
+    const container = deployment.spec.template.spec.containers[0]!;
+    expect(container.args).toEqual(['--liveness=http://0.0.0.0:8080/healthz', '--metrics=http://0.0.0.0:8080/metrics', '-A']);
+    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    // Liveness results are cached for 10 s: probing faster sees the same answer; a restart needs about a minute of failures.
+    expect(container.livenessProbe.periodSeconds).toBeGreaterThanOrEqual(10);
+    expect(container.livenessProbe.periodSeconds * container.livenessProbe.failureThreshold).toBeGreaterThanOrEqual(60);
+    expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBeGreaterThanOrEqual(120);
+    for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+      expect(probe.timeoutSeconds).toBeLessThan(probe.periodSeconds + 1);
+    }
+    expect(deployment.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8080', 'prometheus.io/path': '/metrics' });
+    expect(container.env).toEqual([{ name: 'WEBHOOK_TLS_DIR', value: '/etc/webhooks/tls' }]);
+    const text = fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8');
+    expect(text).not.toMatch(/no (liveness|probe)/i);
+    const readme = fs.readFileSync(path.join(out, 'README.md'), 'utf8');
+    expect(readme).not.toMatch(/no liveness or readiness probes/i);
+    const blocks = [...readme.matchAll(/```yaml\n([^]*?)```/g)].map((match) => yaml.parseAllDocuments(match[1]!).map((document) => document.toJS() as Record<string, unknown>));
+    const scrape = blocks.flat().find((document) => 'scrape_configs' in document) as { scrape_configs: { job_name: string; metrics_path: string; relabel_configs: { regex: string }[] }[] };
+    expect(scrape.scrape_configs[0]).toMatchObject({ job_name: 'probed', metrics_path: '/metrics', relabel_configs: [{ regex: 'probed;http' }] });
+    const monitor = blocks.flat().find((document) => document['kind'] === 'ServiceMonitor') as { spec: { endpoints: { port: string; path: string }[]; selector: { matchLabels: Record<string, string> } } };
+    expect(monitor.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '30s' }]);
+    const metrics = blocks.flat().find((document) => document['kind'] === 'Service') as { metadata: { labels: Record<string, string> }; spec: { selector: Record<string, string>; ports: { targetPort: string }[] } };
+    expect(metrics.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(metrics.spec.selector).toEqual(deployment.spec.template.metadata.labels);
+    expect(metrics.spec.ports[0]!.targetPort).toBe('http');
   });
 
   it('writes typed handler stubs for create, update, delete and resume, and a test that creates a valid object', async () => {
@@ -293,7 +334,7 @@ describe('a project for chosen namespaces', () => {
     const { scripts } = readJson<PackageJson>(out, 'package.json');
     expect(scripts['start']).toBe('exec node dist/main.js -n team-a -n team-b');
     expect(scripts['operator']).toBe('exec kopf-gen run --dev-cluster=auto -n team-a -n team-b src/main.ts');
-    expect(deploymentOf(out).spec.template.spec.containers[0]!.args).toEqual(scope);
+    expect(deploymentOf(out).spec.template.spec.containers[0]!.args.slice(2)).toEqual(scope);
     expect(execForm(stagesOf(out).at(-1)!, 'CMD')).toEqual(scope);
     const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
     expect(test).toContain(`const SCOPE = ${JSON.stringify(scope)};`);

@@ -61,12 +61,19 @@ export function write(file: string, text: string): string {
   return file;
 }
 
+export interface TypecheckOptions {
+  /** Also the projects' `test/`. */
+  readonly tests?: boolean;
+  /** What `kopf-gen/runtime` resolves to (default: this checkout's runtime/index.ts). */
+  readonly runtime?: string;
+}
+
 /**
  * Type-checks generated projects' `src/` (and `test/` when asked) in one program, with the options
  * of the first project's tsconfig.json (every generated project has the same). Returns the
  * diagnostics of the projects' own files, formatted `<project>/<path>:<line>: message`.
  */
-export function typecheckProjects(dirs: readonly string[], options: { tests?: boolean } = {}): string[] {
+export function typecheckProjects(dirs: readonly string[], options: TypecheckOptions = {}): string[] {
   const parsedOf = (dir: string): ts.ParsedCommandLine => {
     const read = ts.readConfigFile(path.join(dir, 'tsconfig.json'), (file) => ts.sys.readFile(file));
     if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, '\n'));
@@ -79,7 +86,7 @@ export function typecheckProjects(dirs: readonly string[], options: { tests?: bo
     ...parsed[0]!.options,
     typeRoots: [path.join(modules, '@types')],
     paths: {
-      'kopf-gen/runtime': [path.join(support.REPO_ROOT, 'runtime/index.ts')],
+      'kopf-gen/runtime': [options.runtime ?? path.join(support.REPO_ROOT, 'runtime/index.ts')],
       'kopf-gen/testing': [path.join(support.REPO_ROOT, 'devcluster/testing.ts')],
       vitest: [path.join(modules, 'vitest/dist/index.d.ts')],
     },
@@ -101,6 +108,6 @@ export function typecheckProjects(dirs: readonly string[], options: { tests?: bo
 }
 
 /** Type-checks one generated project (see `typecheckProjects`). */
-export function typecheckProject(dir: string, options: { tests?: boolean } = {}): string[] {
+export function typecheckProject(dir: string, options: TypecheckOptions = {}): string[] {
   return typecheckProjects([dir], options).map((line) => line.slice(path.basename(dir).length + 1));
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as certs from '../../../devcluster/auth/certs.js';
 import { startHarness, WIDGETS, type Harness, type Json } from './harness.js';
 
-interface Received { url: string; review: Json }
+interface Received { url: string; review: Json; headers: Record<string, string | string[] | undefined> }
 
 type Reply = (review: Json) => Json | 'close';
 
@@ -27,7 +27,7 @@ class WebhookServer {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
-        this.received.push({ url: req.url ?? '', review });
+        this.received.push({ url: req.url ?? '', review, headers: req.headers });
         const answer = this.reply(review);
         if (answer === 'close') { res.socket?.destroy(); return; }
         res.setHeader('content-type', 'application/json');
@@ -98,6 +98,18 @@ describe('admission webhooks', () => {
     expect(req.object.spec.size).toBe(2);
     expect(req.options.kind).toBe('CreateOptions');
     expect(req.userInfo.username).toBe('devcluster-admin');
+    await unregister();
+  });
+
+  it('D-ADM-6 admission calls send User-Agent kube-apiserver-admission and JSON content headers, as a real API server does', async () => {
+    hook.received = [];
+    hook.reply = (review) => respond(review, { allowed: true });
+    const unregister = await register('validating', 'headers', {});
+    expect((await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'agent' }, spec: { size: 1 } })).status).toBe(201);
+    const { headers } = hook.received.at(-1)!;
+    expect(headers['user-agent']).toBe('kube-apiserver-admission');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['accept']).toBe('application/json');
     await unregister();
   });
 
