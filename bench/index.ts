@@ -3,7 +3,8 @@
  * prints their figures as JSON and as a table. Every benchmark receives all the arguments and
  * reads its own options (e.g. `npm run bench -- operator --sizes 1000 --command "…"`,
  * `npm run bench -- startup --runs 10 --skip install`,
- * `npm run bench -- engines --sizes 1000 --variants none,both`).
+ * `npm run bench -- engines --sizes 1000 --variants none,both`,
+ * `npm run bench -- admission --objects 2000 --skip overhead`).
  */
 import * as report from './report.js';
 
@@ -13,6 +14,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   generator: async () => (await import('./generator.js')).run(),
   startup: async (args) => (await import('./startup.js')).run(args),
   engines: async (args) => (await import('./engines.js')).run(args),
+  admission: async (args) => (await import('./admission.js')).run(args),
 };
 
 const args = process.argv.slice(2);

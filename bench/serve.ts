@@ -6,6 +6,10 @@
  * request about given objects arrived, announces the first watch of a resource as soon as it
  * arrives (`await-watch`: the startup benchmark's ready signal), and stops on `stop`.
  * It serves plain HTTP with the Kopf example and widget CRDs, and keeps no request bodies.
+ *
+ * For the admission benchmark it also seeds Kopf example objects (`seed-kopfexamples`) and, when
+ * started with `DEVCLUSTER_WEBHOOK_CALLS=1`, keeps every webhook call it makes (when it ended, how
+ * long it took, whether it succeeded) and hands over those of a time window (`webhook-calls`).
  */
 import * as path from 'node:path';
 import { DevCluster } from '../devcluster/testing.js';
@@ -22,7 +26,11 @@ export interface CountsQuery {
 type Message = { type: 'rss' } | { type: 'cpu' } | { type: 'stop' } | { type: 'seed'; count: number; prefix: string; namespace: string }
   | ({ type: 'counts' } & CountsQuery) | { type: 'kubeconfig'; file: string }
   | { type: 'first'; names: string[]; since: number; excludeUserAgent?: string }
-  | AwaitWatch;
+  | AwaitWatch | { type: 'seed-kopfexamples'; count: number; prefix: string; namespace: string }
+  | { type: 'webhook-calls'; since: number; until: number };
+
+/** One webhook call the devcluster made: when it ended (epoch ms), its wall time, its outcome. */
+export interface WebhookCall { at: number; name: string; ms: number; ok: boolean }
 
 /**
  * Asks for the first watch request of `resource` that arrived at or after `since` (epoch ms):
@@ -32,7 +40,12 @@ type Message = { type: 'rss' } | { type: 'cpu' } | { type: 'stop' } | { type: 's
  */
 export interface AwaitWatch { type: 'await-watch'; resource: string; since: number; timeoutMs: number; reply: string }
 
-const cluster = await DevCluster.start({ tls: false, historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000) });
+const webhookCalls: WebhookCall[] = [];
+const recordCalls = process.env['DEVCLUSTER_WEBHOOK_CALLS'] === '1';
+const cluster = await DevCluster.start({
+  tls: false, historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000),
+  ...(recordCalls ? { onWebhookCall: (call: { name: string; ms: number; ok: boolean }) => { webhookCalls.push({ at: Date.now(), name: call.name, ms: call.ms, ok: call.ok }); } } : {}),
+});
 cluster.requests.keepBodies = false;
 await cluster.load(path.resolve(import.meta.dirname, '../fixtures/crds/kopfexamples.yaml'));
 await cluster.load(path.resolve(import.meta.dirname, '../fixtures/crds/widgets.yaml'));
@@ -52,6 +65,13 @@ process.on('message', (m: Message) => {
         await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace, labels: { bench: 'yes' } }, data: { key: `value-${i}` } }, { admission: false });
       }
       send({ type: 'seeded' });
+    } else if (m.type === 'seed-kopfexamples') {
+      for (let i = 0; i < m.count; i++) {
+        await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace }, spec: { field: 'value', items: ['item1', 'item2'] } }, { admission: false });
+      }
+      send({ type: 'seeded' });
+    } else if (m.type === 'webhook-calls') {
+      send({ type: 'webhook-calls', calls: webhookCalls.filter((c) => c.at >= m.since && c.at < m.until) });
     } else if (m.type === 'counts') {
       const since = m.since ?? -Infinity;
       const until = m.until ?? Infinity;

@@ -13,6 +13,8 @@ export interface KopfExampleSpec {
   duration?: string;
   field?: string;
   items?: string[];
+  /** Injected by the 17-admission example's mutating webhook. */
+  injected?: number;
 }
 
 export interface KopfExampleStatus {

@@ -1,12 +1,13 @@
 /**
- * The examples in examples/ (TypeScript versions of Kopf's 13-hooks, 14-daemons, 15-timers and 16-indexing)
+ * The examples in examples/ (TypeScript versions of Kopf's 13-hooks, 14-daemons, 15-timers, 16-indexing and 17-admission)
  * do what their READMEs say: each runs in-process with `KopfRunner` from `kopf-gen/testing`,
  * loaded from its file as `kopf-gen run examples/…/example.ts` loads it, against a devcluster with
  * the reference CRD, on a `VirtualClock` — so seconds of the examples' schedules pass in
  * milliseconds and land on exact virtual times.
  *
  * Scenarios: A-23 (startup, login, probes, cleanup), A-14 (daemons), A-17 (timers with idling),
- * A-20 (indices read by a timer).
+ * A-20 (indices read by a timer), A-21 (admission webhooks served by the built-in auto-detecting server
+ * over HTTPS, configured by the operator, and called by the devcluster as an API server calls them).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -259,5 +260,92 @@ describe('examples', () => {
     await runner!.stop();
     expect(runner!.exitCode).toBe(0);
     for (const name of ['web-1', 'web-2']) await cluster.store.delete(PODS, name, { namespace: 'default', gracePeriodSeconds: 0 });
+  });
+  it('A-21 17-admission: managed configurations, warnings, denials (also by code), dry runs, a mutation, the status subresource, direct reviews, emptied on stop', async () => {
+    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
+    await start('17-admission', clock);
+    const VALIDATING = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' } as const;
+    const MUTATING = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations' } as const;
+    type Hook = { name: string; clientConfig: { url: string; caBundle: string }; rules: Array<{ resources: string[] }>; failurePolicy: string;
+      sideEffects: string; matchPolicy: string; timeoutSeconds: number; admissionReviewVersions: string[]; objectSelector?: unknown };
+    const hooks = (which: typeof VALIDATING | typeof MUTATING): Hook[] => (cluster.store.get(which, 'auto.kopf.dev') as { webhooks?: Hook[] } | undefined)?.webhooks ?? [];
+    await eventually(() => hooks(VALIDATING).length === 4 && hooks(MUTATING).length === 1, 'the managed webhook configurations');
+
+    const validating = hooks(VALIDATING);
+    expect(validating.map((h) => h.name).sort()).toEqual(['authhook.auto.kopf.dev', 'validate-subresources.auto.kopf.dev', 'validate1.auto.kopf.dev', 'validate2.spec.field.auto.kopf.dev']);
+    const base = validating[0]!.clientConfig.url.replace(/\/[^/]+(\/spec\.field)?$/, '');
+    expect(base).toMatch(/^https:\/\//);
+    expect(validating.map((h) => h.clientConfig.url.slice(base.length)).sort()).toEqual(['/authhook', '/validate1', '/validate2/spec.field', '/validate_subresources']);
+    for (const hook of validating) {
+      expect(hook).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', matchPolicy: 'Equivalent', timeoutSeconds: 30, admissionReviewVersions: ['v1', 'v1beta1'] });
+      expect(hook.rules[0]!.resources).toEqual(hook.name.startsWith('validate-subresources') ? ['kopfexamples/*'] : ['kopfexamples']);
+    }
+    const [mutating] = hooks(MUTATING);
+    expect(mutating!.name).toBe('mutate1.auto.kopf.dev');
+    expect(mutating!.objectSelector).toEqual({ matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] });
+
+    // Through the devcluster's API as kubectl calls it: the webhooks run on every write.
+    const api = async (method: string, url: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json; warnings: string[] }> => {
+      const response = await fetch(`${cluster.url}${url}`, { method, headers: { 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const warnings = (response.headers.get('warning') ?? '').split(/,(?=\s*299 )/).map((w) => /^\s*299 - "(.*)"\s*$/.exec(w)?.[1] ?? '').filter(Boolean);
+      return { status: response.status, json: await response.json() as Json, warnings };
+    };
+    const collection = '/apis/kopf.dev/v1/namespaces/default/kopfexamples';
+    const created = await api('POST', collection, kopfExample());
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    expect(created.warnings).toEqual([
+      'Accessing as user-agent: kube-apiserver-admission',
+      'SSL peer is not identified.',
+      'Also update status.field to match spec.field: "value" != undefined',
+    ]);
+    expect((created.json['spec'] as Json)['injected']).toBe(123);
+    expect((stored()!['spec'] as Json)['injected']).toBe(123);
+
+    const wrong = await api('PATCH', `${collection}/kopf-example-1`, { spec: { field: 'wrong' } }, 'application/merge-patch+json');
+    expect(wrong.status).toBe(500);
+    expect(wrong.json['message']).toBe('admission webhook "validate1.auto.kopf.dev" denied the request: Meh! I don\'t like it. Change the field.');
+    const dry = await api('PATCH', `${collection}/kopf-example-1?dryRun=All`, { spec: { field: 'wrong' } }, 'application/merge-patch+json');
+    expect(dry.status).toBe(200);
+    expect((stored()!['spec'] as Json)['field']).toBe('value');
+    const lazy = await api('PATCH', `${collection}/kopf-example-1`, { spec: { field: 'not-allowed' } }, 'application/merge-patch+json');
+    expect(lazy.status).toBe(555);
+    expect(lazy.json['message']).toBe('admission webhook "validate2.spec.field.auto.kopf.dev" denied the request: I\'m too lazy anyway. Go away!');
+    const status = await api('PATCH', `${collection}/kopf-example-1/status`, { status: { field: 'other' } }, 'application/merge-patch+json');
+    expect(status.status).toBe(500);
+    expect(status.json['message']).toBe('admission webhook "validate-subresources.auto.kopf.dev" denied the request: status.field MUST be equal to spec.field!');
+    const matching = await api('PATCH', `${collection}/kopf-example-1/status`, { status: { field: 'value' } }, 'application/merge-patch+json');
+    expect(matching.status).toBe(200);
+
+    // Directly, as the spec's reviews: the exact denial, and the mutation as a JSON patch.
+    const review = (object: Json): Json => ({
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: { uid: 'U', kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' }, resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+        requestKind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' }, requestResource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+        name: 'kopf-example-1', namespace: 'default', operation: 'CREATE', userInfo: { username: 'tester' }, object, oldObject: null, dryRun: false, options: null },
+    });
+    const ca = Buffer.from(validating[0]!.clientConfig.caBundle, 'base64').toString('utf8');
+    const https = await import('node:https');
+    const post = (url: string, body: Json): Promise<string> => new Promise((resolve, reject) => {
+      const request = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify(body));
+    });
+    expect(await post(`${base}/validate1`, review(kopfExample({ field: 'wrong' }))))
+      .toBe('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}');
+    const mutated = JSON.parse(await post(mutating!.clientConfig.url, review({ ...kopfExample(), spec: {} }))) as { response: { allowed: boolean; patchType: string; patch: string } };
+    expect(mutated.response.allowed).toBe(true);
+    expect(mutated.response.patchType).toBe('JSONPatch');
+    expect(JSON.parse(Buffer.from(mutated.response.patch, 'base64').toString('utf8'))).toEqual([{ op: 'add', path: '/spec/injected', value: 123 }]);
+
+    // A graceful stop empties both configurations.
+    await runner!.stop();
+    expect(runner!.exitCode).toBe(0);
+    expect(hooks(VALIDATING)).toEqual([]);
+    expect(hooks(MUTATING)).toEqual([]);
+    expect(cluster.store.get(VALIDATING, 'auto.kopf.dev')).toBeDefined();
   });
 });
