@@ -23,10 +23,16 @@
  * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
  * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
  *
+ * Admission webhooks (R-ADMISSION) have two root tasks: the webhook server from
+ * `settings.admission.server`, started after the first resource scan with the request function of
+ * `engines/admission` (`engines/serving`), and the manager of the webhook configurations named
+ * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
+ * Admission handlers without a server stop the operator right after the startup activity.
+ *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
- * endpoint with probes (R-ACTIVITY-4). Until then, their options throw before anything starts, and
- * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
+ * toggle `context.paused`, auto-detection) and the liveness endpoint with probes (R-ACTIVITY-4).
+ * Until then, their options throw before anything starts, and auto-detected peering runs
+ * standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -36,13 +42,17 @@ import * as api from '../../cogs/client/api.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
+import * as bodies from '../../cogs/structs/bodies.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
+import * as admission from '../engines/admission.js';
+import * as configuring from '../engines/configuring.js';
 import * as indexing from '../engines/indexing.js';
+import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
@@ -184,7 +194,7 @@ function capitalized(name: string): string {
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
- *   settings asking for peering or admission webhooks, before anything starts.
+ *   settings asking for peering, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
@@ -269,6 +279,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     try {
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
       unavailable.checkSettings(settings); // startup handlers may have changed them
+      serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
     } catch (error) {
       markStarted(false);
       if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
@@ -308,8 +319,26 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
-  // R-ADMISSION (webhook server and configuration managers) and R-ACTIVITY-4 (health reporter)
-  // add their root tasks here.
+  // Admission webhooks (R-ADMISSION): the server gets the request function once resources are
+  // discovered; the manager keeps the webhook configurations pointing at it and cleans them up at
+  // exit, while the API client still works.
+  const clientConfigs = new serving.ClientConfigs();
+  const webhookFn = admission.webhookFn({
+    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal,
+    memos: {
+      recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
+    },
+  });
+  spawn('admission webhook server', 'main', gated(() => serving.serveWebhooks({
+    settings, registry, fn: webhookFn, configs: clientConfigs, ready: picture.readyResources, vault,
+    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
+  })), true); // a server that stops serving stops the operator (R-ADMISSION-3), as it says itself
+  spawn('admission webhook manager', 'main', gated(() => configuring.manageConfigurations({
+    settings, registry, api: client, resources: picture, ready: picture.readyResources, configs: clientConfigs,
+    configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
+    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
+  })));
+  // R-ACTIVITY-4 (health reporter) adds its root task here.
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {
