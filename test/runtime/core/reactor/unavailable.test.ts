@@ -80,7 +80,7 @@ async function runUntil(options: running.OperatorOptions, until: () => boolean |
   await done;
 }
 
-describe('options of missing engines (R-ACTIVITY-4, R-PEER-2, R-PEER-8, R-ADMISSION-2)', () => {
+describe('options of missing engines (R-ACTIVITY-4, R-PEER-2, R-PEER-8)', () => {
   it.each<[string, running.OperatorOptions, RegExp]>([
     ['livenessEndpoint', { livenessEndpoint: 'http://127.0.0.1:8080/healthz' }, /^The option livenessEndpoint is not available in this version of kopf-gen: the liveness endpoint, which runs the probes, is not served yet/],
     ['peeringName', { peeringName: 'ring' }, /^The option peeringName is not available in this version of kopf-gen: peering between operators is not implemented yet .*--standalone/],
@@ -89,9 +89,7 @@ describe('options of missing engines (R-ACTIVITY-4, R-PEER-2, R-PEER-8, R-ADMISS
     ['identity', { identity: 'me@host' }, /^The option identity is not available/],
     ['settings.peering.mandatory', { settings: fastSettings((s) => { s.peering.mandatory = true; }) }, /^Mandatory peering \(settings.peering.mandatory\) is not available/],
     ['settings.peering.priority', { settings: fastSettings((s) => { s.peering.priority = 10; }) }, /^A peering priority \(settings.peering.priority = 10\) is not available/],
-    ['settings.admission.server', { settings: fastSettings((s) => { s.admission.server = async function* serve() { /* never yields */ }; }) }, /^An admission server \(settings.admission.server\) is not available in this version of kopf-gen: admission webhooks are not served yet/],
-    ['settings.admission.managed', { settings: fastSettings((s) => { s.admission.managed = 'auto.kopf.dev'; }) }, /^Managing webhook configurations \(settings.admission.managed = 'auto.kopf.dev'\) is not available/],
-  ])('R-PEER-2 R-ACTIVITY-4 R-ADMISSION-2 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
+  ])('R-PEER-2 R-ACTIVITY-4 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
     const logins: string[] = [];
     for (const start of [running.operator, running.run, running.spawnTasks]) {
       const error = await start({ registry: registryWithLogin(logins), clusterwide: true, handleSignals: false, ...options }).then(() => null, (e: unknown) => e);
