@@ -3,13 +3,14 @@
  * admission handlers, the served resources and the server's latest client configuration.
  *
  * One entry per handler of a type (validating or mutating), in registration order, with the
- * conventions of Kopf that a cluster then sees: the entry's name is the normalised handler id plus
- * the managed name (`validate2/spec.field` → `validate2.spec.field.auto.kopf.dev`); the handler id
- * is URL-quoted onto the server's URL or service path (so the server can tell which handler is
- * called); one rule per served resource that the handler selects, for its subresource if it has
- * one; an `objectSelector` from the literal label filters (callbacks are checked per request);
- * `sideEffects`, `failurePolicy` from the handler's flags; a 30-second timeout. Pure functions: the
- * manager that writes them to the cluster is `webhooking.ts`.
+ * conventions of Kopf that a cluster then sees: the entry's name is the handler id made a
+ * lowercase DNS name plus the managed name (`validate2/spec.field` →
+ * `validate2.spec.field.auto.kopf.dev`; upper case is lowered, unlike Kopf, because the API server
+ * refuses it); the handler id is URL-quoted onto the server's URL or service path (so the server
+ * can tell which handler is called); one rule per served resource that the handler selects, for its
+ * subresource if it has one; an `objectSelector` from the literal label filters (callbacks are
+ * checked per request); `sideEffects`, `failurePolicy` from the handler's flags; a 30-second
+ * timeout. Pure functions: the manager that writes them to the cluster is `configuring.ts`.
  */
 
 import * as dicts from '../../cogs/structs/dicts.js';
@@ -47,19 +48,21 @@ export interface WebhookEntry {
   readonly admissionReviewVersions: readonly ['v1', 'v1beta1'];
 }
 
-const UNUSUAL = /[^\p{L}\p{N}_.-]/gu;
+const UNUSUAL = /[^a-z0-9.-]/gu;
 
 /**
- * The name of a handler's webhook entry: `/` → `.`, `_` → `-`, then every character that is
- * neither a (Unicode) word character nor `.` nor `-` → the lowercase hex of its UTF-8 bytes; plus
- * `.<suffix>`.
+ * The name of a handler's webhook entry, as Kubernetes accepts it (a lowercase DNS name): the id
+ * lowercased, `/` → `.`, `_` → `-`, then every character that is not a lowercase ASCII letter, a
+ * digit, `.` or `-` → the lowercase hex of its UTF-8 bytes; plus `.<suffix>`. (Kopf keeps the case
+ * and Unicode word characters, which the API server refuses in entry names.)
  *
  * @example
  * normalizeName('validate2/spec.field', 'auto.kopf.dev') // 'validate2.spec.field.auto.kopf.dev'
  * normalizeName('validate_subresources', 'auto.kopf.dev') // 'validate-subresources.auto.kopf.dev'
+ * normalizeName('validateWidgets', 'auto.kopf.dev') // 'validatewidgets.auto.kopf.dev'
  */
 export function normalizeName(id: string, suffix: string): string {
-  const name = id.replace(/\//g, '.').replace(/_/g, '-')
+  const name = id.toLowerCase().replace(/\//g, '.').replace(/_/g, '-')
     .replace(UNUSUAL, (char) => Buffer.from(char, 'utf8').toString('hex'));
   return suffix ? `${name}.${suffix}` : name;
 }

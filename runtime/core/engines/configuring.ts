@@ -78,18 +78,30 @@ function handlersOf(registry: registries.OperatorRegistry, type: WebhookType): h
 }
 
 /**
- * Checks that Kubernetes accepts the entry name of every admission handler.
+ * Checks that Kubernetes accepts the entry name of every admission handler: a valid DNS name
+ * (normalisation lowers the case and encodes unusual characters, but cannot repair a segment that
+ * starts or ends with `-`, an empty segment, a long id or an invalid managed name), and distinct
+ * within its configuration (`Check` and `check`, or `a_b` and `a-b`, give the same name).
  *
  * @throws AdmissionSetupError (`invalid-name`) naming the first handler whose name it would refuse.
  */
 export function checkNames(registry: registries.OperatorRegistry, managed: string): void {
-  for (const handler of [...handlersOf(registry, 'validating'), ...handlersOf(registry, 'mutating')]) {
-    const name = configurations.normalizeName(handler.id, managed);
-    const problem = configurations.nameProblem(name);
-    if (problem !== undefined) {
-      throw new serving.AdmissionSetupError('invalid-name', `The webhook name '${name}' of the admission handler '${handler.id}' `
-        + `would be refused by Kubernetes: ${problem}. Give the handler an id of lowercase letters, digits, '-', '_', '.' `
-        + "and '/' (e.g. { id: 'validate-widgets' }), or choose another settings.admission.managed name.");
+  for (const type of TYPES) {
+    const seen = new Map<string, string>();
+    for (const handler of handlersOf(registry, type)) {
+      const name = configurations.normalizeName(handler.id, managed);
+      const problem = configurations.nameProblem(name);
+      if (problem !== undefined) {
+        throw new serving.AdmissionSetupError('invalid-name', `The webhook name '${name}' of the admission handler '${handler.id}' `
+          + `would be refused by Kubernetes: ${problem}. Give the handler an id of letters, digits, '-', '_', '.' and '/' `
+          + "that starts and ends with a letter or digit (e.g. { id: 'validate-widgets' }), or choose another settings.admission.managed name.");
+      }
+      const other = seen.get(name);
+      if (other !== undefined) {
+        throw new serving.AdmissionSetupError('invalid-name', `The ${type} admission handlers '${other}' and '${handler.id}' `
+          + `have the same webhook name '${name}', which Kubernetes refuses: give one of them another id.`);
+      }
+      seen.set(name, handler.id);
     }
   }
 }

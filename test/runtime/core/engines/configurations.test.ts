@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import * as configurations from '../../../../runtime/core/engines/configurations.js';
+import * as configuring from '../../../../runtime/core/engines/configuring.js';
 import { ABSENT, PRESENT } from '../../../../runtime/core/intents/filters.js';
 import type * as handlers from '../../../../runtime/core/intents/handlers.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
@@ -113,11 +114,18 @@ describe('R-ADMISSION-7 webhook entries', () => {
     expect(configurations.quoteId("a b!'()*~_-.ü")).toBe('a%20b%21%27%28%29%2A~_-.%C3%BC');
   });
 
-  it('R-ADMISSION-7 names: / → ., _ → -, other non-word characters → the hex of their UTF-8 bytes; Unicode letters stay', () => {
+  it('R-ADMISSION-7 names are lowercase DNS names: lowered, / → ., _ → -, any other character but a-z, 0-9, . and - → the hex of its UTF-8 bytes', () => {
     expect(configurations.normalizeName('validate_subresources', 'auto.kopf.dev')).toBe('validate-subresources.auto.kopf.dev');
     expect(configurations.normalizeName('validate2/spec.field', 'auto.kopf.dev')).toBe('validate2.spec.field.auto.kopf.dev');
+    expect(configurations.normalizeName('validateWidgets', 'auto.kopf.dev')).toBe('validatewidgets.auto.kopf.dev');
+    expect(configurations.normalizeName('Check/Spec.Image', 'auto.kopf.dev')).toBe('check.spec.image.auto.kopf.dev');
     expect(configurations.normalizeName('a b:c€', 'x')).toBe('a20b3ace282ac.x');
-    expect(configurations.normalizeName('grüße', '')).toBe('grüße');
+    expect(configurations.normalizeName('Grüße', '')).toBe('grc3bcc39fe');
+    for (const id of ['validateWidgets', 'Check/Spec.Image', 'a b:c€', 'Grüße', 'UPPER_case/Field.Path', 'x~y']) {
+      const name = configurations.normalizeName(id, 'auto.kopf.dev');
+      expect(name).toMatch(/^[a-z0-9.-]+$/);
+      expect(configurations.nameProblem(name)).toBeUndefined();
+    }
   });
 
   it('R-ADMISSION-8 only persistent handlers stay for the cleanup', () => {
@@ -128,10 +136,34 @@ describe('R-ADMISSION-7 webhook entries', () => {
     expect(entries.map((entry) => entry.name)).toEqual(['kept.x.kopf.dev']);
   });
 
-  it('R-ADMISSION-7 names that Kubernetes refuses are recognised (e.g. camelCase ids)', () => {
+  it('R-ADMISSION-7 names that Kubernetes refuses are recognised (what normalisation cannot repair)', () => {
     expect(configurations.nameProblem('validate1.auto.kopf.dev')).toBeUndefined();
-    expect(configurations.nameProblem('validateWidgets.auto.kopf.dev')).toBe('it has uppercase letters');
-    expect(configurations.nameProblem('grüße.auto.kopf.dev')).toMatch(/not a DNS subdomain/);
+    expect(configurations.nameProblem('Validate.auto.kopf.dev')).toBe('it has uppercase letters');
+    expect(configurations.nameProblem(configurations.normalizeName('_check', 'auto.kopf.dev'))).toMatch(/not a DNS subdomain/);
+    expect(configurations.nameProblem(configurations.normalizeName('a//b', 'auto.kopf.dev'))).toMatch(/not a DNS subdomain/);
     expect(configurations.nameProblem('check.dev')).toBe('it has fewer than three dot-separated segments');
+    expect(configurations.nameProblem(`${'a'.repeat(250)}.b.c`)).toBe('it is longer than 253 characters');
+  });
+
+  it('R-ADMISSION-7 checkNames accepts camelCase ids, refuses names normalisation cannot repair and names two handlers share', () => {
+    const fine = new OperatorRegistry();
+    on.validate('kopfexamples', { registry: fine }, function validateWidgets() {});
+    on.mutate('kopfexamples', { registry: fine }, function validate_widgets() {}); // same name, other configuration
+    expect(() => configuring.checkNames(fine, 'auto.kopf.dev')).not.toThrow();
+
+    const leading = new OperatorRegistry();
+    on.validate('kopfexamples', { registry: leading }, function _check() {});
+    expect(() => configuring.checkNames(leading, 'auto.kopf.dev')).toThrow(expect.objectContaining({
+      code: 'AdmissionSetupError', problem: 'invalid-name',
+      message: expect.stringMatching(/^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain/),
+    }));
+
+    const twins = new OperatorRegistry();
+    on.validate('kopfexamples', { registry: twins, id: 'Check' }, () => undefined);
+    on.validate('kopfexamples', { registry: twins, id: 'check' }, () => undefined);
+    expect(() => configuring.checkNames(twins, 'auto.kopf.dev')).toThrow("The validating admission handlers 'Check' and 'check' have the same webhook name "
+      + "'check.auto.kopf.dev', which Kubernetes refuses: give one of them another id.");
+
+    expect(() => configuring.checkNames(fine, 'Auto.kopf.dev')).toThrow(/it has uppercase letters/);
   });
 });

@@ -284,14 +284,31 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
     expect(log.grep('Cleaning up')).toEqual([]);
   });
 
-  it('R-ADMISSION-7 handler ids whose entry names Kubernetes would refuse stop the operator before anything is written', async () => {
+  it('R-ADMISSION-7 camelCase handler ids get lowercase entry names, which the cluster accepts', async () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function validateWidgets() {});
+    on.validate('kopfexamples', { registry, id: 'Check/Spec.Field' }, () => undefined);
+    const server = inProcessServer({ url: 'https://hooks.example:9443' });
+    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    try {
+      await fx.eventually(() => names(VALIDATING).length === 2, 'the validating entries');
+      expect(names(VALIDATING)).toEqual(['validatewidgets.auto.kopf.dev', 'check.spec.field.auto.kopf.dev']);
+      expect((configuration(VALIDATING)!['webhooks'] as Json[]).map((entry) => entry['clientConfig']['url']))
+        .toEqual(['https://hooks.example:9443/validateWidgets', 'https://hooks.example:9443/Check/Spec.Field']);
+      expect(operator.error).toBeUndefined();
+    } finally {
+      await operator.stop();
+    }
+  });
+
+  it('R-ADMISSION-7 handler ids whose entry names Kubernetes would refuse stop the operator before anything is written', async () => {
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, function _check() {});
     const server = inProcessServer();
     const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
     await operator.done;
     expect(failure(operator)).toMatchObject({ problem: 'invalid-name' });
-    expect((failure(operator) as Error).message).toMatch(/^The webhook name 'validateWidgets.auto.kopf.dev' of the admission handler 'validateWidgets' would be refused by Kubernetes: it has uppercase letters. Give the handler an id/);
+    expect((failure(operator) as Error).message).toMatch(/^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain .* Give the handler an id/);
     expect(cluster.requests.filter((r) => r.resource === VALIDATING.resource)).toEqual([]);
   });
 });
