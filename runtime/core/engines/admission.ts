@@ -2,8 +2,10 @@
  * The admission engine's request path (R-ADMISSION-4..6, R-KWARGS-6): the one implementation of
  * the `WebhookFn` that every webhook server calls, built-in or user-written.
  *
- * A request goes through `serveAdmissionRequest`, start to end, in one function (so that a
- * counter or a latency histogram wraps exactly one place): the review is checked and its resource
+ * Every request passes through `webhookFn`'s `measureRequest` (one place that sees each request's
+ * webhook id, HTTP status, `allowed` and duration by the operator's clock, and reports it in
+ * `recordRequest`: where request counters and latency histograms belong) into
+ * `serveAdmissionRequest`, start to end: the review is checked and its resource
  * found among those that admission handlers serve (`reviews`); the handlers are selected by the
  * registry (webhook id and type from the server, subresource, operation, filters); all of them run
  * once, in registration order, each to an outcome — admission has no retries, so arbitrary errors
@@ -146,15 +148,53 @@ function stringRecord(value: Readonly<Record<string, string>> | undefined): Read
 }
 
 /**
- * Builds the `WebhookFn` that servers call (R-ADMISSION-3): every call goes through
- * `serveAdmissionRequest`.
+ * Builds the `WebhookFn` that servers call (R-ADMISSION-3): every call is measured by
+ * `measureRequest` around `serveAdmissionRequest`.
  *
  * @example
  * const fn = webhookFn({ registry, settings, clock, resources: insights, memos, signal });
  * const reply = await fn(review, { webhook: 'validate1', headers });
  */
 export function webhookFn(options: AdmissionOptions): webhooks.WebhookFn {
-  return (payload, context) => serveAdmissionRequest(options, payload, context ?? {});
+  return (payload, context) => measureRequest(options, payload, context ?? {});
+}
+
+/** What is known of one request once it is answered: the one record per request. */
+export interface RequestRecord {
+  /** The webhook id from the request path; `null` when the server gave none. */
+  readonly webhook: string | null;
+  /** The HTTP status the server answers with: 200 with a review, 400/404/409 for refused requests, 500 otherwise. */
+  readonly status: number;
+  /** The review's `allowed`; `null` when no review is sent. */
+  readonly allowed: boolean | null;
+  /** From receipt to reply, in seconds of the operator's clock. */
+  readonly duration: number;
+}
+
+/**
+ * Serves one request through `serveAdmissionRequest` and records its outcome and duration (by the
+ * operator's clock) with `recordRequest`, however it ends: the single place every request passes.
+ */
+export async function measureRequest(options: AdmissionOptions, payload: unknown, context: webhooks.WebhookRequestContext): Promise<webhooks.AdmissionReviewResponse> {
+  const started = options.clock.now();
+  const webhook = context.webhook || null;
+  try {
+    const reply = await serveAdmissionRequest(options, payload, context);
+    recordRequest(options, { webhook, status: 200, allowed: reply.response.allowed, duration: (options.clock.now() - started) / 1000 });
+    return reply;
+  } catch (error) {
+    const status = error instanceof webhooks.WebhookRequestError ? error.status : 500;
+    recordRequest(options, { webhook, status, allowed: null, duration: (options.clock.now() - started) / 1000 });
+    throw error;
+  }
+}
+
+/** Reports one answered request: a DEBUG line (failures have their own WARNING/ERROR lines). */
+export function recordRequest(options: AdmissionOptions, record: RequestRecord): void {
+  const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
+  const outcome = record.allowed === null ? 'refused' : record.allowed ? 'allowed' : 'denied';
+  logger.debug(`Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${JSON.stringify(record.webhook)}`} `
+    + `is answered with HTTP ${record.status} (${outcome}) in ${record.duration.toFixed(3)}s.`);
 }
 
 /**

@@ -217,7 +217,8 @@ describe('R-ADMISSION-4 request handling', () => {
     exampleHandlers(registry);
     const error = await refusal(engine(registry)(payload));
     expect({ status: error.status, message: error.message }).toEqual({ status: 400, message });
-    expect(log.lines).toEqual([`Admission request is refused with HTTP 400: ${message}`]);
+    // One line above DEBUG (the DEBUG line is the request's record).
+    expect(log.records.filter((record) => record.level > 10).map((record) => record.message)).toEqual([`Admission request is refused with HTTP 400: ${message}`]);
   });
 
   it('R-ADMISSION-4 the body is the object, or the oldObject when the object is null', async () => {
@@ -478,5 +479,35 @@ describe('R-ADMISSION-6 memos', () => {
     ]);
     expect(memories.byKey.get('uid-1')).toMatchObject({ count: 2 });
     expect(memories.operatorMemo).toEqual(new memos.Memo({ shared: 'operator' }));
+  });
+});
+
+describe('R-ADMISSION-4 one record per request', () => {
+  it('R-ADMISSION-4 R-ADMISSION-5 every request is recorded once with its webhook id, HTTP status, allowed and duration by the operator clock', async () => {
+    const clock = new clocks.VirtualClock({ start: 1_000_000 });
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, async function slow({ spec }) {
+      await clock.sleep(1500);
+      if (spec['field'] === 'wrong') throw new errors.AdmissionError('No.');
+    });
+    const fn = admission.webhookFn({
+      registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock,
+      resources: { webhooks: [KEX] }, memos: new Memories(), signal: new AbortController().signal,
+    });
+    const allowed = fn(review(), { webhook: 'slow' });
+    await clock.advance(1500);
+    expect((await allowed).response.allowed).toBe(true);
+    const denied = fn(review({ object: example({ spec: { field: 'wrong' } }) }));
+    await clock.advance(250);
+    await clock.advance(1250);
+    expect((await denied).response.allowed).toBe(false);
+    await refusal(fn(review({ resource: { group: 'x', version: 'v1', resource: 'ys' } }), { webhook: 'slow' }));
+    await refusal(fn('{not json'));
+    expect(log.lines.filter((line) => line.includes('Admission request for'))).toEqual([
+      expect.stringMatching(/Admission request for the webhook "slow" is answered with HTTP 200 \(allowed\) in 1\.500s\.$/),
+      expect.stringMatching(/Admission request for all webhooks is answered with HTTP 200 \(denied\) in 1\.500s\.$/),
+      expect.stringMatching(/Admission request for the webhook "slow" is answered with HTTP 404 \(refused\) in 0\.000s\.$/),
+      expect.stringMatching(/Admission request for all webhooks is answered with HTTP 400 \(refused\) in 0\.000s\.$/),
+    ]);
   });
 });
