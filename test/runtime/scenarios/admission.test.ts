@@ -48,7 +48,7 @@ afterEach(async () => {
   for (const type of [VALIDATING, MUTATING]) {
     if (cluster.store.get(type, 'auto.kopf.dev') !== undefined) await cluster.store.delete(type, 'auto.kopf.dev');
   }
-  for (const object of cluster.store.list(fx.KEX)) await cluster.store.delete(fx.KEX, object['metadata']['name'], { namespace: 'default', admission: false });
+  for (const object of cluster.store.list(fx.KEX) as Json[]) await cluster.store.delete(fx.KEX, object['metadata']['name'], { namespace: 'default', admission: false });
 });
 
 function configuration(type: typeof VALIDATING | typeof MUTATING): Json | undefined {
@@ -61,7 +61,7 @@ function entries(type: typeof VALIDATING | typeof MUTATING): Json[] {
 
 /** Runs `kubectl create -f -` with an object of the reference CRD. */
 function create(name: string, spec: Json = {}, args: string[] = []): Promise<kubectl.KubectlResult> {
-  const body = fx.kopfExample(name);
+  const body = fx.kopfExample(name) as Json;
   return kubectl.run(binary, target, ['create', '-f', '-', ...args], { input: JSON.stringify({ ...body, spec: { ...body['spec'], ...spec } }) });
 }
 
@@ -162,7 +162,7 @@ describe('A-21 admission webhooks', () => {
       expect(created.stderr).toMatch(/^Warning: Accessing as user-agent: .+$/m);
       expect(created.stderr).toMatch(/^Warning: Accepting: application\/json$/m);
       expect(created.stderr).toMatch(/^Warning: SSL peer is not identified\.$/m);
-      expect(cluster.store.get(fx.KEX, 'kopf-example-1', 'default')!['spec']['injected']).toBe(123);
+      expect((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['spec']['injected']).toBe(123);
       expect(calls).toEqual(expect.arrayContaining(['mutate1', 'authhook', 'validate1']));
       expect(calls).not.toContain('validate2');
 
