@@ -153,6 +153,19 @@ describe('typed registration', () => {
       expectTypeOf(dryRun).toEqualTypeOf<boolean>();
       warnings.push('fine');
     });
+    on.validate(Widgets, { registry, id: 'whole' }, ({ body, patch, subresource, userInfo, headers, diff }) => {
+      expectTypeOf(body).toEqualTypeOf<Readonly<Widget>>();
+      expectTypeOf(patch).toEqualTypeOf<Patch<Widget>>();
+      expectTypeOf(subresource).toEqualTypeOf<string | null>();
+      expectTypeOf(userInfo).toEqualTypeOf<runtime.UserInfo>();
+      expectTypeOf(headers).toEqualTypeOf<Readonly<Record<string, string>>>();
+      expectTypeOf(diff).toEqualTypeOf<Diff>();
+      // @ts-expect-error: the body is read-only; changes go through the patch
+      body.spec = {};
+      throw new runtime.AdmissionError('no', 555);
+    });
+    expectTypeOf(new runtime.AdmissionError('no', 555).status).toEqualTypeOf<number>();
+    expectTypeOf(new runtime.AdmissionError('no').code).toEqualTypeOf<'AdmissionError'>();
     on.mutate(Widgets, { registry, id: 'defaults' }, ({ patch }) => {
       patch.spec.image = 'nginx';
       // @ts-expect-error: the image is a string
