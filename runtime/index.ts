@@ -98,6 +98,18 @@ export { ActivityError } from './core/engines/activities.js';
 // The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
 export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/endpoints.js';
 export type { ServedEndpoint } from './core/engines/endpoints.js';
+
+// Admission webhooks: the server contract (for `settings.admission.server` and servers of your own),
+// and the error of an admission set-up that cannot work. The request function servers call is
+// `WebhookRequestFn` here (Kopf: `WebhookFn`; `WebhookFn` is the type of admission handlers).
+export { WebhookRequestError } from './cogs/structs/webhooks.js';
+export type {
+  WebhookFn as WebhookRequestFn, WebhookRequestContext, WebhookRequestProblem, WebhookClientConfig, WebhookServiceReference,
+  WebhookServerEnvironment, WebhookServerFn, WebhookServerObject, WebhookServerLike,
+  AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, GroupVersionResource, GroupVersionKind,
+} from './cogs/structs/webhooks.js';
+export { AdmissionSetupError } from './core/engines/serving.js';
+export type { AdmissionSetupProblem } from './core/engines/serving.js';
 export { Vault } from './cogs/client/credentials.js';
 export type { ConnectionInfo } from './cogs/client/credentials.js';
 export { LoginError } from './cogs/client/errors.js';

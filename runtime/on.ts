@@ -12,9 +12,9 @@
  * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
  * and predicates give untyped `Record<string, unknown>` bodies.
  *
- * Not available in this version: `on.validate`, `on.mutate` (admission webhooks) keep their types
- * but throw an `UnsupportedFeatureError` at registration, since nothing would ever run their
- * handlers (`core/intents/unsupported`).
+ * Admission handlers (`on.validate`, `on.mutate`) run when an admission server is configured in
+ * `settings.admission.server` (R-ADMISSION; the operator refuses to start without one). Probes
+ * (`on.probe`) are served by the liveness endpoint (`livenessEndpoint`, `--liveness`).
  *
  * Caveat: handler ids come from function names (R-HANDLERS-2). Inline arrow functions are anonymous,
  * so pass them with an `id`, or use named functions:
@@ -243,13 +243,6 @@ function activity(registration: 'startup' | 'cleanup' | 'login' | 'probe') {
   };
 }
 
-/** A registration whose engine does not exist yet: it throws, whatever it is given. */
-function unavailable(feature: 'on.validate' | 'on.mutate'): () => never {
-  return () => {
-    throw new unsupported.UnsupportedFeatureError(feature, `${feature}()`);
-  };
-}
-
 function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, c?: unknown): unknown {
   const positional = typeof a === 'string' || Array.isArray(a);
   const [options, fn] = positional ? split(b, c) : split(a, b);
@@ -291,13 +284,13 @@ export interface On {
   /** A periodic task per object (R-TIMER). */
   readonly timer: ResourceRegistrar<'timer'>;
   /**
-   * A validating admission webhook (R-ADMISSION).
-   * Not available in this version: throws an `UnsupportedFeatureError` (no webhooks are served yet).
+   * A validating admission webhook (R-ADMISSION): throw `AdmissionError` to deny, append to
+   * `warnings` to warn. Needs `settings.admission.server` (see docs/admission.md).
    */
   readonly validate: ResourceRegistrar<'webhook'>;
   /**
-   * A mutating admission webhook (R-ADMISSION).
-   * Not available in this version: throws an `UnsupportedFeatureError` (no webhooks are served yet).
+   * A mutating admission webhook (R-ADMISSION): write to `patch` to mutate the object under
+   * admission. Needs `settings.admission.server` (see docs/admission.md).
    */
   readonly mutate: ResourceRegistrar<'webhook'>;
 }
@@ -326,8 +319,8 @@ export const on: On = Object.freeze({
   index: resourceRegistrar(handlers.indexingHandler) as IndexRegistrar,
   daemon: resourceRegistrar(handlers.daemonHandler) as ResourceRegistrar<'daemon'>,
   timer: resourceRegistrar(handlers.timerHandler) as ResourceRegistrar<'timer'>,
-  validate: unavailable('on.validate') as ResourceRegistrar<'webhook'>,
-  mutate: unavailable('on.mutate') as ResourceRegistrar<'webhook'>,
+  validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
+  mutate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'mutating')) as ResourceRegistrar<'webhook'>,
 });
 
 /** Alias of `on.daemon` (Kopf: `kopf.daemon`). */

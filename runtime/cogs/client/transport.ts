@@ -81,6 +81,14 @@ function material(path: string | undefined, data: string | Uint8Array | undefine
 }
 
 /**
+ * The PEM of the CA that credentials trust for the API server (`caPath` read from its file, or
+ * `caData`), or `undefined` if they name none. Reading a file may throw.
+ */
+export function certificateAuthorityOf(info: Pick<credentials.ConnectionInfo, 'caPath' | 'caData'>): string | undefined {
+  return material(info.caPath, info.caData);
+}
+
+/**
  * The `Authorization` header of R-AUTH-4: `<scheme> <token>`, `<scheme>`, `Bearer <token>`, or
  * Basic for a username with a password. A dynamic provider, when it returns a value, wins.
  */

@@ -142,7 +142,8 @@ const STATUSES: Readonly<Record<WebhookRequestProblem, 400 | 404 | 409>> = {
 
 /**
  * A request that gets an HTTP error instead of an `AdmissionReview` (R-ADMISSION-4). Servers reply
- * with `status` and the one-line `message`, never a stack trace.
+ * with `status` and the one-line `message`, never a stack trace. The operator has logged it already
+ * (one WARNING line), so servers need not log it again.
  */
 export class WebhookRequestError extends Error {
   readonly code = 'WebhookRequestError' as const;

@@ -28,10 +28,16 @@
  * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
  * activity like every other task.
  *
+ * Admission webhooks (R-ADMISSION) have two root tasks: the webhook server from
+ * `settings.admission.server`, started after the first resource scan with the request function of
+ * `engines/admission` (`engines/serving`), and the manager of the webhook configurations named
+ * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
+ * Admission handlers without a server stop the operator right after the startup activity.
+ *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection) and admission webhooks (R-ADMISSION). Until then, their
- * options throw before anything starts, and auto-detected peering runs standalone, with a WARNING if
- * the cluster has peering CRDs (`unavailable`).
+ * toggle `context.paused`, auto-detection). Until then, its options throw before anything starts,
+ * and auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs
+ * (`unavailable`).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -41,16 +47,20 @@ import * as api from '../../cogs/client/api.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
+import * as bodies from '../../cogs/structs/bodies.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
+import * as admission from '../engines/admission.js';
+import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as health from '../engines/health.js';
 import * as indexing from '../engines/indexing.js';
 import * as probing from '../engines/probing.js';
+import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
@@ -200,7 +210,7 @@ function capitalized(name: string): string {
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint`, before anything starts.
  * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
- *   settings asking for peering or admission webhooks, before anything starts.
+ *   settings asking for peering, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
@@ -286,6 +296,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     try {
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
       unavailable.checkSettings(settings); // startup handlers may have changed them
+      serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
     } catch (error) {
       markStarted(false);
       if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
@@ -335,7 +346,25 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   } else if (registry.activityHandlers('probe').length > 0) {
     logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
   }
-  // R-ADMISSION (webhook server and configuration managers) adds its root tasks here.
+  // Admission webhooks (R-ADMISSION): the server gets the request function once resources are
+  // discovered; the manager keeps the webhook configurations pointing at it and cleans them up at
+  // exit, while the API client still works.
+  const clientConfigs = new serving.ClientConfigs();
+  const webhookFn = admission.webhookFn({
+    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal,
+    memos: {
+      recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
+    },
+  });
+  spawn('admission webhook server', 'main', gated(() => serving.serveWebhooks({
+    settings, registry, fn: webhookFn, configs: clientConfigs, ready: picture.readyResources, vault,
+    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
+  })), true); // a server that stops serving stops the operator (R-ADMISSION-3), as it says itself
+  spawn('admission webhook manager', 'main', gated(() => configuring.manageConfigurations({
+    settings, registry, api: client, resources: picture, ready: picture.readyResources, configs: clientConfigs,
+    configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
+    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
+  })));
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {

@@ -3,8 +3,7 @@
  *
  * - Options of peering (`peeringName`, `priority`, `identity`) make `spawnTasks()` (and so `operator()` and `run()`) throw before
  *   anything starts; so do settings that ask for peering (`settings.peering.mandatory` without
- *   `standalone`, a non-zero `settings.peering.priority`) or for admission webhooks
- *   (`settings.admission.server`, `settings.admission.managed`), checked again after the startup
+ *   `standalone`, a non-zero `settings.peering.priority`), checked again after the startup
  *   activity, which may change the settings (R-ACTIVITY-1).
  * - The default mode, peering auto-detection (R-PEER-2), would use Kopf's peering CRDs if the
  *   cluster had them. This version always runs standalone, so when the cluster serves the peering
@@ -41,8 +40,8 @@ export function checkOptions(options: UnavailableOptions): void {
 }
 
 /**
- * Throws if the settings ask for peering — `peering.mandatory` (unless `peering.standalone`), a
- * non-zero `peering.priority` — or for admission webhooks: `admission.server`, `admission.managed`.
+ * Throws if the settings ask for peering: `peering.mandatory` (unless `peering.standalone`), a
+ * non-zero `peering.priority`.
  *
  * @throws UnsupportedFeatureError naming the setting.
  */
@@ -53,13 +52,6 @@ export function checkSettings(settings: settingsModule.OperatorSettings): void {
   }
   if (peering.priority !== 0) {
     throw new unsupported.UnsupportedFeatureError('settings.peering.priority', `A peering priority (settings.peering.priority = ${peering.priority})`);
-  }
-  const { admission } = settings;
-  if (admission.server !== null && admission.server !== undefined) {
-    throw new unsupported.UnsupportedFeatureError('settings.admission.server', 'An admission server (settings.admission.server)');
-  }
-  if (admission.managed !== null && admission.managed !== undefined) {
-    throw new unsupported.UnsupportedFeatureError('settings.admission.managed', `Managing webhook configurations (settings.admission.managed = '${admission.managed}')`);
   }
 }
 

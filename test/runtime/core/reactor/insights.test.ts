@@ -129,8 +129,7 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it('R-RES-5 webhook-only selectors are not watched and not checked for ambiguity', () => {
-    // on.validate() throws until admission webhooks are served: the registry gets the descriptor directly.
-    const { picture, warnings } = setup((registry) => { registry.register(handlers.webhookHandler(function check() {}, {}, parseSelector('foos'), 'validating')); });
+    const { picture, warnings } = setup((registry) => { on.validate('foos', { registry }, function check() {}); });
     expect(picture.watched).toEqual([]);
     expect(names(picture.webhooks)).toEqual(['foos.v1.a.example', 'foos.v1.b.example']);
     expect(warnings).toEqual([]);

@@ -1,4 +1,4 @@
-// Options and settings of engines this version does not have (peering, admission) fail
+// Options and settings of an engine this version does not have (peering) fail
 // loudly before an operator starts anything; auto-detected peering runs standalone and warns once
 // when the cluster has Kopf's peering CRDs (R-PEER-2, R-PEER-8).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -80,7 +80,7 @@ async function runUntil(options: running.OperatorOptions, until: () => boolean |
   await done;
 }
 
-describe('options of missing engines (R-PEER-2, R-PEER-8, R-ADMISSION-2)', () => {
+describe('options of missing engines (R-PEER-2, R-PEER-8)', () => {
   it.each<[string, running.OperatorOptions, RegExp]>([
     ['peeringName', { peeringName: 'ring' }, /^The option peeringName is not available in this version of kopf-gen: peering between operators is not implemented yet .*--standalone/],
     ['priority', { priority: 100 }, /^The option priority is not available in this version of kopf-gen: a priority only ranks operators for peering/],
@@ -88,9 +88,7 @@ describe('options of missing engines (R-PEER-2, R-PEER-8, R-ADMISSION-2)', () =>
     ['identity', { identity: 'me@host' }, /^The option identity is not available/],
     ['settings.peering.mandatory', { settings: fastSettings((s) => { s.peering.mandatory = true; }) }, /^Mandatory peering \(settings.peering.mandatory\) is not available/],
     ['settings.peering.priority', { settings: fastSettings((s) => { s.peering.priority = 10; }) }, /^A peering priority \(settings.peering.priority = 10\) is not available/],
-    ['settings.admission.server', { settings: fastSettings((s) => { s.admission.server = async function* serve() { /* never yields */ }; }) }, /^An admission server \(settings.admission.server\) is not available in this version of kopf-gen: admission webhooks are not served yet/],
-    ['settings.admission.managed', { settings: fastSettings((s) => { s.admission.managed = 'auto.kopf.dev'; }) }, /^Managing webhook configurations \(settings.admission.managed = 'auto.kopf.dev'\) is not available/],
-  ])('R-PEER-2 R-ADMISSION-2 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
+  ])('R-PEER-2 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
     const logins: string[] = [];
     for (const start of [running.operator, running.run, running.spawnTasks]) {
       const error = await start({ registry: registryWithLogin(logins), clusterwide: true, handleSignals: false, ...options }).then(() => null, (e: unknown) => e);
