@@ -17,7 +17,9 @@
  *   throws only on fatal errors.
  *
  * They read the API through `api.KubeReader & api.KubeWatcher`, so any implementation (or a
- * wrapper with overrides) can be watched. Time comes from the injected `Clock`.
+ * wrapper with overrides) can be watched. Time comes from the injected `Clock`. Listings, accepted
+ * watch connections and 410s are reported to the context's instruments, if any (the operator's
+ * metrics of reconnects and re-lists).
  */
 
 import * as aborts from '../aio/aborts.js';
@@ -25,6 +27,7 @@ import * as clocks from '../aio/clocks.js';
 import type * as toggles from '../aio/toggles.js';
 import type * as settings from '../configs/settings.js';
 import type * as bodies from '../structs/bodies.js';
+import type * as instruments from '../structs/instruments.js';
 import type * as loggers from '../structs/loggers.js';
 import * as references from '../structs/references.js';
 import type * as api from './api.js';
@@ -56,6 +59,8 @@ export interface WatchContext {
   readonly logger: loggers.Logger;
   /** Default: the real clock. */
   readonly clock?: clocks.Clock;
+  /** Where listings, accepted connections and 410s are reported (an operator's metrics), if anywhere. */
+  readonly instruments?: instruments.WatchInstruments;
 }
 
 const KNOWN_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
@@ -159,6 +164,7 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
       if (stopped()) return;
       throw error;
     }
+    ctx.instruments?.connected();
     try {
       for await (const line of lines) {
         countdown.disarm();
@@ -188,6 +194,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
   const clock = ctx.clock ?? clocks.realClock;
   const signal = options.signal;
   const listing = await ctx.api.list(ctx.resource, ctx.namespace, { signal });
+  ctx.instruments?.listed();
   for (const object of listing.items) yield { type: null, object };
   yield LISTED;
 
@@ -198,6 +205,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
         const object = line.object as bodies.RawBody;
         if (line.type === 'ERROR' && (line.object as { code?: unknown }).code === 410) {
           ctx.logger.debug(`Restarting the watch-stream for ${describe(ctx)}.`);
+          ctx.instruments?.gone();
           return;
         }
         if (line.type === 'ERROR') throw new errors.WatchingError(line.object);
@@ -212,6 +220,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
     } catch (error) {
       if (error instanceof errors.ApiGoneError) {
         ctx.logger.debug(`Restarting the watch-stream for ${describe(ctx)}.`);
+        ctx.instruments?.gone();
         return;
       }
       // A connection that cannot even be opened: retry from the same version, but not in a busy loop.

@@ -14,6 +14,7 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as logging from '../actions/logging.js';
+import * as endpoints from '../engines/endpoints.js';
 import * as registries from '../intents/registry.js';
 import * as unsupported from '../intents/unsupported.js';
 import * as footprint from './footprint.js';
@@ -38,6 +39,8 @@ export interface RunArgs {
   readonly peeringName?: string;
   /** Not available in this version: `parseRunArgs` rejects `--liveness`, `operator()` the option. */
   readonly livenessEndpoint?: string;
+  /** `--metrics`: where the Prometheus metrics are served (`http://HOST:PORT/PATH`). */
+  readonly metricsEndpoint?: string;
   /** For `logging.configure()`. */
   readonly logging: logging.ConfigureOptions;
 }
@@ -68,6 +71,19 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** Checks an endpoint URL as the command line is parsed (the same rules as the operator's). */
+function endpointUrl(flag: string): (value: string) => string {
+  return (value) => {
+    try {
+      endpoints.parseEndpointUrl(value, flag);
+    } catch (error) {
+      if (error instanceof endpoints.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
+      throw error;
+    }
+    return value;
+  };
+}
+
 function integer(value: string): number {
   if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError('Not an integer.');
   return Number(value);
@@ -88,6 +104,7 @@ function runCommand(name: string, output: CommandOutput): Command {
     .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
     .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
     .option('-L, --liveness <url>', `serve the liveness endpoint at http://HOST:PORT/PATH (${NOT_AVAILABLE})`)
+    .addOption(new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')))
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
     .option('-q, --quiet', 'log only warnings and errors')
@@ -110,6 +127,7 @@ interface ParsedOptions {
   priority?: number;
   peering?: string;
   liveness?: string;
+  metrics?: string;
   verbose?: boolean;
   debug?: boolean;
   quiet?: boolean;
@@ -166,6 +184,7 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     priority: opts.priority,
     peeringName: opts.peering ?? (env['KOPF_RUN_PEERING'] || undefined),
     livenessEndpoint: opts.liveness,
+    metricsEndpoint: opts.metrics,
     logging: {
       verbose: opts.verbose, debug: opts.debug, quiet: opts.quiet,
       logFormat: opts.logFormat, logPrefix: opts.logPrefix, logRefkey: opts.logRefkey,
@@ -208,5 +227,6 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     ...(args.priority !== undefined ? { priority: args.priority } : {}),
     ...(args.peeringName !== undefined ? { peeringName: args.peeringName } : {}),
     ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
+    ...(args.metricsEndpoint !== undefined ? { metricsEndpoint: args.metricsEndpoint } : {}),
   });
 }

@@ -23,9 +23,14 @@
  * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
  * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
  *
+ * With `metricsEndpoint`, the operator collects metrics (`metrics.OperatorMetrics`, its own
+ * registry, reported to by the client, the watchers, the processing cycles and the daemons through
+ * `context.instruments`) and an `endpoint server` root task serves them (`engines/endpoints`).
+ * Without it, there are no instruments at all.
+ *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
  * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
- * endpoint with probes (R-ACTIVITY-4). Until then, their options throw before anything starts, and
+ * endpoint with probes (R-ACTIVITY-4), served next to the metrics. Until then, their options throw before anything starts, and
  * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
  */
 
@@ -42,6 +47,7 @@ import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
+import * as endpoints from '../engines/endpoints.js';
 import * as indexing from '../engines/indexing.js';
 import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
@@ -51,6 +57,7 @@ import * as census from './census.js';
 import type * as context from './context.js';
 import * as insights from './insights.js';
 import * as memories from './memories.js';
+import * as metricsModule from './metrics.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
@@ -84,6 +91,11 @@ export interface OperatorOptions {
   readonly peeringName?: string;
   /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4). Not available in this version: throws `UnsupportedFeatureError`. */
   readonly livenessEndpoint?: string;
+  /**
+   * `http://HOST:PORT/PATH` where the operator serves its Prometheus metrics (docs/metrics.md),
+   * e.g. `http://0.0.0.0:8080/metrics`. Default: no metrics are collected at all.
+   */
+  readonly metricsEndpoint?: string;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
   readonly stopFlag?: stopping.StopFlag;
   /** Raised right after the startup activity succeeded (R-ACTIVITY-3). */
@@ -183,6 +195,7 @@ function capitalized(name: string): string {
  * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
+ * @throws EndpointUrlError for a malformed `metricsEndpoint`.
  * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
  *   settings asking for peering or admission webhooks, before anything starts.
  * @example
@@ -191,6 +204,7 @@ function capitalized(name: string): string {
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   unavailable.checkOptions(options);
+  if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
@@ -201,7 +215,10 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
   const vault = options.vault ?? new credentials.Vault({ clock });
-  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
+  const queues = new census.Queues();
+  // Metrics off: no registry, no instruments; nothing reports anywhere.
+  const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
+  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -214,7 +231,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues: new census.Queues(),
+    queues, instruments: metrics,
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -287,10 +304,10 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   })));
   const observerLogger = logging.getLogger('kopf.reactor.observation');
   spawn('resource observer', 'main', gated(() => observation.observeResources({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal,
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics,
   })));
   spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, ...scope,
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics, ...scope,
   })));
   spawn('multidimensional multitasker', 'main', gated(async () => {
     // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
@@ -308,8 +325,17 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
-  // R-ADMISSION (webhook server and configuration managers) and R-ACTIVITY-4 (health reporter)
-  // add their root tasks here.
+  // The operator's own HTTP endpoints, on one server per host and port: the metrics (and, with
+  // R-ACTIVITY-4, the liveness endpoint next to them). Scrapes are answered until the stop begins;
+  // then the server closes, and later scrapes are refused.
+  const served: endpoints.Endpoint[] = [];
+  if (metrics !== undefined) served.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
+  if (served.length > 0) {
+    spawn('endpoint server', 'main', gated(() => endpoints.serveEndpoints({
+      endpoints: served, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal,
+    })));
+  }
+  // R-ADMISSION (webhook server and configuration managers) adds its root tasks here.
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {
