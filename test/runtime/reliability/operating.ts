@@ -131,6 +131,8 @@ export interface OperatorOptions {
   readonly token?: string | (() => string);
   /** Resolve only after the first watch request of this resource (plural; default `kopfexamples`). */
   readonly waitForWatch?: string | false;
+  /** Serve the operator's metrics there (`running.OperatorOptions.metricsEndpoint`). */
+  readonly metricsEndpoint?: string;
 }
 
 /**
@@ -153,7 +155,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   let error: unknown;
   let stopped = false;
   // `operator()` is exactly these two steps; spawning first gives the tests the operator's context.
-  const spawned = await running.spawnTasks({ registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal });
+  const spawned = await running.spawnTasks({
+    registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal, metricsEndpoint: options.metricsEndpoint,
+  });
   const done = running.runTasks(spawned).then(
     () => { stopped = true; },
     (e: unknown) => { error = e; stopped = true; },
