@@ -95,6 +95,9 @@ export { operator, run, spawnTasks, runTasks, OperatorScopeError, HUNG_TASK_TIME
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
 export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
 export { ActivityError } from './core/engines/activities.js';
+// The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
+export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/endpoints.js';
+export type { ServedEndpoint } from './core/engines/endpoints.js';
 export { Vault } from './cogs/client/credentials.js';
 export type { ConnectionInfo } from './cogs/client/credentials.js';
 export { LoginError } from './cogs/client/errors.js';

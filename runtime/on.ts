@@ -12,9 +12,9 @@
  * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
  * and predicates give untyped `Record<string, unknown>` bodies.
  *
- * Not available in this version: `on.validate`, `on.mutate` (admission webhooks) and `on.probe` (the
- * liveness endpoint) keep their types but throw an `UnsupportedFeatureError` at registration, since
- * nothing would ever run their handlers (`core/intents/unsupported`).
+ * Not available in this version: `on.validate`, `on.mutate` (admission webhooks) keep their types
+ * but throw an `UnsupportedFeatureError` at registration, since nothing would ever run their
+ * handlers (`core/intents/unsupported`).
  *
  * Caveat: handler ids come from function names (R-HANDLERS-2). Inline arrow functions are anonymous,
  * so pass them with an `id`, or use named functions:
@@ -235,7 +235,7 @@ function resourceRegistrar(build: (fn: unknown, options: handlers.RawOptions, se
   };
 }
 
-function activity(registration: 'startup' | 'cleanup' | 'login') {
+function activity(registration: 'startup' | 'cleanup' | 'login' | 'probe') {
   return (a: unknown, b?: unknown): unknown => {
     const [options, fn] = split(a, b);
     registryOf(options).register(handlers.activityHandler(fn, options, registration));
@@ -244,7 +244,7 @@ function activity(registration: 'startup' | 'cleanup' | 'login') {
 }
 
 /** A registration whose engine does not exist yet: it throws, whatever it is given. */
-function unavailable(feature: 'on.validate' | 'on.mutate' | 'on.probe'): () => never {
+function unavailable(feature: 'on.validate' | 'on.mutate'): () => never {
   return () => {
     throw new unsupported.UnsupportedFeatureError(feature, `${feature}()`);
   };
@@ -269,8 +269,8 @@ export interface On {
   /** Returns the credentials to use (R-AUTH-1); replaces the built-in logins. */
   readonly login: ActivityRegistrar;
   /**
-   * Contributes to the liveness endpoint (R-ACTIVITY-4).
-   * Not available in this version: throws an `UnsupportedFeatureError` (no endpoint is served yet).
+   * Contributes its result, under its id, to the liveness endpoint (R-ACTIVITY-4, `--liveness`):
+   * evaluated at most every 10 seconds, only while that endpoint is served (docs/health.md).
    */
   readonly probe: ActivityRegistrar;
   /** Objects that existed at operator start (R-HANDLERS-10). */
@@ -316,7 +316,7 @@ export const on: On = Object.freeze({
   startup: activity('startup') as ActivityRegistrar,
   cleanup: activity('cleanup') as ActivityRegistrar,
   login: activity('login') as ActivityRegistrar,
-  probe: unavailable('on.probe') as ActivityRegistrar,
+  probe: activity('probe') as ActivityRegistrar,
   resume: changing('resume') as ChangingRegistrar<'resume'>,
   create: changing('create') as ChangingRegistrar<'create'>,
   update: changing('update') as ChangingRegistrar<'update'>,

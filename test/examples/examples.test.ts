@@ -1,11 +1,12 @@
 /**
- * The examples in examples/ (TypeScript versions of Kopf's 14-daemons, 15-timers and 16-indexing)
+ * The examples in examples/ (TypeScript versions of Kopf's 13-hooks, 14-daemons, 15-timers and 16-indexing)
  * do what their READMEs say: each runs in-process with `KopfRunner` from `kopf-gen/testing`,
  * loaded from its file as `kopf-gen run examples/…/example.ts` loads it, against a devcluster with
  * the reference CRD, on a `VirtualClock` — so seconds of the examples' schedules pass in
  * milliseconds and land on exact virtual times.
  *
- * Scenarios: A-14 (daemons), A-17 (timers with idling), A-20 (indices read by a timer).
+ * Scenarios: A-23 (startup, login, probes, cleanup), A-14 (daemons), A-17 (timers with idling),
+ * A-20 (indices read by a timer).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -57,12 +58,15 @@ describe('examples', () => {
     .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status' && r.name === 'kopf-example-1')
     .map((r) => (JSON.parse(r.body!) as { status: Json }).status);
 
-  async function start(example: string, clock: VirtualClock): Promise<KopfRunner> {
+  async function start(example: string, clock: VirtualClock, flags: readonly string[] = []): Promise<KopfRunner> {
     const file = path.join(ROOT, 'examples', example, 'example.ts');
-    runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), clock, timeout: 10 });
+    runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', ...flags, file], { registry: new OperatorRegistry(), clock, timeout: 10 });
     await runner.start();
     return runner;
   }
+
+  /** All logged lines of the runner (any object or none) containing a text. */
+  const grep = (text: string): string[] => (runner?.output ?? '').split('\n').filter((line) => line.includes(text));
 
   beforeAll(async () => {
     cluster = await DevCluster.start({ tls: false, crds: [CRD] });
@@ -83,6 +87,58 @@ describe('examples', () => {
     if (saved === undefined) delete process.env['KUBECONFIG'];
     else process.env['KUBECONFIG'] = saved;
     await cluster?.stop();
+  });
+
+  it('A-23 13-hooks: startup retried before any API call, logins and re-logins, probes via the liveness endpoint, cleanup once', async () => {
+    await cluster.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hooked-pod', namespace: 'default' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+    cluster.requests.clear();
+    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
+    const starting = start('13-hooks', clock, ['--liveness=http://127.0.0.1:0/healthz']);
+
+    // The retried startup handler fails 3 times, 1 second apart; nothing talks to the cluster meanwhile.
+    for (const left of [3, 2, 1]) {
+      await eventually(() => grep(`Activity 'startup_fn_retried' failed temporarily: Going to succeed in ${left}s`).length === 1, `the failure with ${left}s`);
+      expect(cluster.requests.all).toEqual([]);
+      await clock.advance(1_000);
+    }
+    await starting;
+    expect(grep("Activity 'startup_fn_retried' succeeded.")).toHaveLength(1);
+    expect(grep("Activity 'startup_fn_simple' succeeded.")).toHaveLength(1);
+    await eventually(() => grep('Initial authentication has finished.').length === 1, 'the initial login');
+    expect(grep('Initial authentication has been initiated.')).toHaveLength(1);
+
+    // Probes through the liveness endpoint, once the pod has its background task.
+    await eventually(() => grep('Serving the liveness endpoint at ').length === 1, 'the liveness endpoint');
+    const url = /Serving the liveness endpoint at (http:\S+)/.exec(grep('Serving the liveness endpoint at ')[0]!)![1]!;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/healthz$/);
+    await eventually(() => grep("[default/hooked-pod] Handler 'pod_task' succeeded.").length === 1, 'the pod task');
+    const probe = async (): Promise<unknown> => { const response = await fetch(url); expect(response.status).toBe(200); return await response.json(); };
+    const expected = { tasks_count: 1, monitored_objects: { default: ['hooked-pod'] } };
+    expect(await probe()).toEqual(expected);
+    expect(await probe()).toEqual(expected);
+    expect(grep("Activity 'tasks_count' succeeded.")).toHaveLength(1); // cached for 10 seconds
+    await clock.advance(10_000);
+    expect(await probe()).toEqual(expected);
+    expect(grep("Activity 'tasks_count' succeeded.")).toHaveLength(2);
+    expect(grep("Activity 'monitored_objects' succeeded.")).toHaveLength(2);
+
+    // The credentials expire 30 seconds after the login: the operator logs in again.
+    expect(grep("Activity 'login_fn' succeeded.")).toHaveLength(1);
+    await clock.advance(20_000);
+    await eventually(() => grep('Re-authentication has finished.').length === 1, 'the re-login');
+    expect(grep('Re-authentication has been initiated.')).toHaveLength(1);
+    expect(grep("Activity 'login_fn' succeeded.")).toHaveLength(2);
+
+    // On stop: the cleanup runs once, after the watchers stopped, and stops the pod tasks.
+    await runner!.stop();
+    expect(runner!.exitCode).toBe(0);
+    const lines = runner!.output.split('\n');
+    const at = (text: string): number => lines.findIndex((line) => line.includes(text));
+    expect(grep("Activity 'cleanup_fn' succeeded.")).toHaveLength(1);
+    expect(at('Stopping the watch-stream for pods.v1 cluster-wide.')).toBeGreaterThan(-1);
+    expect(at('Stopping the watch-stream for pods.v1 cluster-wide.')).toBeLessThan(at('Cleaning up...'));
+    await eventually(() => grep('[default/hooked-pod] Serving is finished by request.').length === 1, 'the pod task to stop');
+    await cluster.store.delete(PODS, 'hooked-pod', { namespace: 'default', gracePeriodSeconds: 0 });
   });
 
   it('A-14 14-daemons: retries in memory, pings, and on deletion both daemons stop before the finalizer goes', async () => {

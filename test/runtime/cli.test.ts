@@ -27,6 +27,8 @@ describe('parsing (R-CLI-1)', () => {
     ['--standalone', ['--standalone'], {}, { standalone: true }],
     ['no --standalone', [], {}, { standalone: undefined }],
     ['no peering or liveness options', [], {}, { priority: undefined, peeringName: undefined, livenessEndpoint: undefined }],
+    ['R-ACTIVITY-4 --liveness', ['--liveness=http://0.0.0.0:8080/healthz'], {}, { livenessEndpoint: 'http://0.0.0.0:8080/healthz' }],
+    ['R-ACTIVITY-4 -L without a host', ['-L', 'http://:8080/healthz'], {}, { livenessEndpoint: 'http://:8080/healthz' }],
     ['an empty KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: '' }, { peeringName: undefined }],
     ['logging defaults', [], {}, { logging: { logFormat: 'full', verbose: undefined, debug: undefined, quiet: undefined, logPrefix: undefined, logRefkey: undefined } }],
     ['logging flags', ['-v', '-d', '-q', '--log-format', 'json', '--no-log-prefix', '--log-refkey', 'k8s'], {},
@@ -44,6 +46,9 @@ describe('parsing (R-CLI-1)', () => {
     ['an unknown log format', ['--log-format', 'xml'], 'Allowed choices are plain, full, json.'],
     ['a non-integer priority', ['-p', 'high'], 'Not an integer.'],
     ['an unknown option', ['--bogus'], "unknown option '--bogus'"],
+    ['R-ACTIVITY-4 an https liveness URL', ['--liveness', 'https://0.0.0.0:8080/healthz'],
+      `option '-L, --liveness <url>': "https://0.0.0.0:8080/healthz" is not a valid endpoint URL: the scheme must be http, not https`],
+    ['R-ACTIVITY-4 a liveness URL without a scheme', ['-L', '0.0.0.0:8080'], "option '-L, --liveness <url>': \"0.0.0.0:8080\" is not a valid endpoint URL"],
   ];
   it.each(usage)('R-CLI-1 usage error: %s (exit code 2)', async (_title, argv, message) => {
     expect(() => cli.parseRunArgs(argv, { env: {}, output: capture() })).toThrow(cli.UsageError);
@@ -52,21 +57,20 @@ describe('parsing (R-CLI-1)', () => {
     expect(output.text()).toContain(message);
   });
 
-  // Peering and the liveness endpoint are not implemented yet: their options fail loudly (R-PEER-2, R-ACTIVITY-4).
+  // Peering is not implemented yet: its options fail loudly (R-PEER-2).
   const unavailable: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
     ['--dev', ['--dev'], {}, "option '--dev' (priority 666 among peers) is not available in this version of kopf-gen: a priority only ranks operators for peering"],
     ['--dev with -p', ['--dev', '-p', '5'], {}, "option '--dev'"],
     ['--priority', ['--priority', '-10'], {}, "option '-p, --priority <priority>' is not available in this version of kopf-gen"],
     ['-P', ['-P', 'ring'], {}, "option '-P, --peering <name>' is not available in this version of kopf-gen: peering between operators is not implemented yet"],
     ['KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: 'env-ring' }, 'the environment variable KOPF_RUN_PEERING (mandatory peering) is not available'],
-    ['-L', ['-L', 'http://127.0.0.1:8080/healthz'], {}, "option '-L, --liveness <url>' is not available in this version of kopf-gen: the liveness endpoint, which runs the probes, is not served yet"],
   ];
-  it.each(unavailable)('R-PEER-2 R-ACTIVITY-4 %s is a usage error saying it is not available yet (exit code 2)', async (_title, argv, env, message) => {
+  it.each(unavailable)('R-PEER-2 %s is a usage error saying it is not available yet (exit code 2)', async (_title, argv, env, message) => {
     expect(() => cli.parseRunArgs(argv, { env, output: capture() })).toThrow(cli.UsageError);
     const output = capture();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);
-    expect(output.text()).toMatch(/--standalone|liveness probe/);
+    expect(output.text()).toMatch(/--standalone/);
   });
 
   it('R-CLI-1 --help prints the options and exits with 0', async () => {
@@ -76,9 +80,11 @@ describe('parsing (R-CLI-1)', () => {
       expect(output.text()).toContain(flag);
     }
     const help = output.text().replace(/\s+/g, ' ');
-    for (const flag of ['--dev', '--priority', '--peering', '--liveness']) {
+    for (const flag of ['--dev', '--priority', '--peering']) {
       expect(help).toMatch(new RegExp(`${flag}\\b[^()]*\\([^()]*not available in this version\\)`));
     }
+    expect(help).toMatch(/--liveness <url> serve the liveness endpoint at http:\/\/HOST:PORT\/PATH/);
+    expect(help).not.toMatch(/--liveness[^()]*\([^()]*not available/);
   });
 });
 

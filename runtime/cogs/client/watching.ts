@@ -17,9 +17,13 @@
  *   throws only on fatal errors.
  *
  * They read the API through `api.KubeReader & api.KubeWatcher`, so any implementation (or a
- * wrapper with overrides) can be watched. Time comes from the injected `Clock`. Listings, accepted
- * watch connections and 410s are reported to the context's instruments, if any (the operator's
- * metrics of reconnects and re-lists).
+ * wrapper with overrides) can be watched. Time comes from the injected `Clock`.
+ *
+ * A `WatchObserver` in the context hears how the stream lives — listings, connections opened and
+ * closed, every line (bookmarks included), pauses — so that the operator's health can tell a
+ * working stream from one that is down or silent without touching the events themselves.
+ * Listings, accepted watch connections and 410s are also reported to the context's instruments,
+ * if any (the operator's metrics of reconnects and re-lists).
  */
 
 import * as aborts from '../aio/aborts.js';
@@ -49,6 +53,27 @@ export function isListed(event: WatchEvent): event is Listed {
   return (event as Partial<Listed>).kind === 'listed' && !('object' in event);
 }
 
+/**
+ * Hears the life of one watch stream (all methods optional, all cheap: `line` runs per line). The
+ * health tracker implements it (`core/engines/health`).
+ */
+export interface WatchObserver {
+  /** A listing request is about to be sent (initially, after a 410, after a pause). */
+  listing?(): void;
+  /** The listing is complete (just before `LISTED` is yielded). */
+  listed?(): void;
+  /** A watch request has been answered: the connection is open. */
+  opened?(): void;
+  /** A line has arrived on the open connection: an event, a bookmark, or an error. */
+  line?(): void;
+  /** The open connection is over, for whatever reason. */
+  closed?(): void;
+  /** The stream pauses (R-WATCH-6): nothing is listed or watched until `resumed`. */
+  paused?(): void;
+  /** The stream resumes after a pause (a full re-list follows). */
+  resumed?(): void;
+}
+
 /** What to watch and with what. */
 export interface WatchContext {
   readonly api: api.KubeReader & api.KubeWatcher;
@@ -61,6 +86,8 @@ export interface WatchContext {
   readonly clock?: clocks.Clock;
   /** Where listings, accepted connections and 410s are reported (an operator's metrics), if anywhere. */
   readonly instruments?: instruments.WatchInstruments;
+  /** Hears listings, connections, lines and pauses (e.g. for health tracking). */
+  readonly observer?: WatchObserver;
 }
 
 const KNOWN_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
@@ -149,6 +176,7 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
     }
     return false;
   };
+  let opened = false;
   countdown.arm();
   try {
     let lines: AsyncIterable<api.WatchLine>;
@@ -165,9 +193,12 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
       throw error;
     }
     ctx.instruments?.connected();
+    opened = true;
+    ctx.observer?.opened?.();
     try {
       for await (const line of lines) {
         countdown.disarm();
+        ctx.observer?.line?.();
         yield line;
         if (signal.aborted) break;
         countdown.arm();
@@ -179,6 +210,7 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
   } finally {
     countdown.dispose();
     connection.abort(CLOSED);
+    if (opened) ctx.observer?.closed?.();
   }
 }
 
@@ -193,9 +225,11 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
 export async function* continuousWatch(ctx: WatchContext, options: { readonly signal?: AbortSignal } = {}): AsyncGenerator<WatchEvent> {
   const clock = ctx.clock ?? clocks.realClock;
   const signal = options.signal;
+  ctx.observer?.listing?.();
   const listing = await ctx.api.list(ctx.resource, ctx.namespace, { signal });
   ctx.instruments?.listed();
   for (const object of listing.items) yield { type: null, object };
+  ctx.observer?.listed?.();
   yield LISTED;
 
   let resourceVersion = listing.resourceVersion;
@@ -255,12 +289,14 @@ export async function* infiniteWatch(ctx: WatchContext, options: { readonly paus
     while (!signal?.aborted) {
       if (paused?.isOn()) {
         ctx.logger.debug(`Pausing the watch-stream for ${describe(ctx)}.`);
+        ctx.observer?.paused?.();
         try {
           await paused.waitFor(false, signal);
         } catch {
           return;
         }
         ctx.logger.debug(`Resuming the watch-stream for ${describe(ctx)}.`);
+        ctx.observer?.resumed?.();
       }
       const pause = new AbortController();
       const release = new AbortController();

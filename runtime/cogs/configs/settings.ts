@@ -102,6 +102,43 @@ export class AdmissionSettings {
   managed: string | null = null;
 }
 
+/**
+ * The operator's health: probes, the liveness verdict on watch-streams, and readiness (served with
+ * the liveness endpoint; see docs/health.md). All budgets are seconds; `null` disables a check.
+ *
+ * The defaults are safe with real API servers: they send a bookmark on every watch about once a
+ * minute, and the watcher itself reconnects a silent stream after `watching.inactivityTimeout`
+ * (70 s), so five minutes without a single line, or without a connection, means something is wrong.
+ */
+export class HealthSettings {
+  /**
+   * Seconds a probe may run before the liveness endpoint answers without it (HTTP 500 naming the
+   * probe); keep it below the kubelet's `timeoutSeconds`. Default 5 s.
+   */
+  probeTimeout = 5;
+  /**
+   * Seconds a watch-stream's initial listing, resource discovery and the readiness barrier of the
+   * indices (R-INDEX-7) may take before the operator counts as unhealthy. Default 300 s.
+   */
+  listingBudget: number | null = 300;
+  /**
+   * Seconds a watch-stream that should be open may stay without a connection (reconnecting,
+   * re-listing, failing) before the operator counts as unhealthy. Default 300 s.
+   */
+  downtimeBudget: number | null = 300;
+  /**
+   * Seconds a watch-stream may go without any line — events or bookmarks, across reconnections —
+   * before the operator counts as unhealthy. Set `null` for API servers that send no bookmarks
+   * (e.g. some aggregated APIs) and resources that rarely change. Default 300 s.
+   */
+  silenceBudget: number | null = 300;
+  /**
+   * The path of the readiness endpoint, served on the liveness endpoint's host and port;
+   * `null` serves none. Default `'/readyz'`.
+   */
+  readinessPath: string | null = '/readyz';
+}
+
 /** Handler execution (R-ERRORS). */
 export class ExecutionSettings {
   /** Back-off after arbitrary (unexpected) handler errors, seconds. Default 60 s. */
@@ -174,6 +211,7 @@ export class OperatorSettings {
   readonly queueing = new QueueingSettings();
   readonly scanning = new ScanningSettings();
   readonly admission = new AdmissionSettings();
+  readonly health = new HealthSettings();
   readonly execution = new ExecutionSettings();
   readonly background = new BackgroundSettings();
   readonly networking = new NetworkingSettings();

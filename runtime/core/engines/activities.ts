@@ -14,7 +14,8 @@
  * populate the `Vault`; without any login handler registered, the built-in logins of R-AUTH-2 are
  * used (service account, then kubeconfig). The `authenticator` task re-runs it whenever the vault
  * runs empty (R-AUTH-3), with Kopf's exact INFO/WARNING lines. The reactor's `running` schedules
- * both, and probes will be evaluated by the liveness engine of a later version (R-ACTIVITY-4).
+ * both. Probes are not retried activities: `probing` invokes them once per evaluation, with the
+ * same kwargs (R-ACTIVITY-4).
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
@@ -116,7 +117,7 @@ export async function runActivity(options: ActivityOptions): Promise<Map<string,
 }
 
 /** The kwargs of an activity handler (R-KWARGS-7), computed lazily; indices override built-ins. */
-function activityKwargs(options: {
+export function activityKwargs(options: {
   readonly activity: callbacks.ActivityName;
   readonly handler: execution.Invocable;
   readonly retry: execution.RetryKwargs;

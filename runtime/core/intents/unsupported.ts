@@ -4,7 +4,7 @@
  * The rule of the project: an exported function, option or flag either works or fails loudly at
  * the moment it is used — a registration that nothing will ever run, or an option that nothing
  * reads, lets a user believe that the feature exists. Until their engines land, admission webhooks
- * (`on.validate`, `on.mutate`), the liveness endpoint (`on.probe`, `livenessEndpoint`) and peering
+ * (`on.validate`, `on.mutate`) and peering
  * (`peeringName`, `priority`, `identity`, mandatory peering in the settings) and the admission
  * settings (`settings.admission.server`, `settings.admission.managed`) throw an
  * `UnsupportedFeatureError` where they are used: at registration, or when an operator is started.
@@ -16,8 +16,8 @@
 
 /** One feature that is not available in this version. */
 export type UnsupportedFeature =
-  | 'on.validate' | 'on.mutate' | 'on.probe'
-  | 'livenessEndpoint' | 'peeringName' | 'priority' | 'identity'
+  | 'on.validate' | 'on.mutate'
+  | 'peeringName' | 'priority' | 'identity'
   | 'settings.peering.mandatory' | 'settings.peering.priority'
   | 'settings.admission.server' | 'settings.admission.managed';
 
@@ -29,9 +29,7 @@ interface Explanation {
 }
 
 const ADMISSION = 'admission webhooks are not served yet (a later version brings them)';
-const LIVENESS = 'the liveness endpoint, which runs the probes, is not served yet (a later version brings it)';
 const PEERING = 'peering between operators is not implemented yet (a later version brings it)';
-const RESTARTS = 'the operator exits with a non-zero code on fatal errors, which restarts its container.';
 const STANDALONE = 'operators of this version always run standalone, so run only one operator for the same resources, '
   + 'started with --standalone (standalone: true).';
 
@@ -46,8 +44,6 @@ const EXPLANATIONS: Readonly<Record<UnsupportedFeature, Explanation>> = {
     instead: "Remove the registration; set defaults in the CRD's schema (default:), or patch the object from a "
       + 'create or update handler.',
   },
-  'on.probe': { why: LIVENESS, instead: `Remove the registration (and any liveness probe pointing at the operator): ${RESTARTS}` },
-  livenessEndpoint: { why: LIVENESS, instead: `Remove it (and any liveness probe pointing at the operator): ${RESTARTS}` },
   peeringName: { why: PEERING, instead: `Remove it: ${STANDALONE}` },
   priority: { why: `a priority only ranks operators for peering, and ${PEERING}`, instead: `Remove it: ${STANDALONE}` },
   identity: { why: `an identity only names an operator for peering, and ${PEERING}`, instead: `Remove it: ${STANDALONE}` },
@@ -71,14 +67,14 @@ export function explain(feature: UnsupportedFeature): string {
  * start anything.
  *
  * @example
- * try { on.probe(fn); } catch (error) { if (error instanceof UnsupportedFeatureError) … error.feature === 'on.probe' }
+ * try { on.validate(Widgets, fn); } catch (error) { if (error instanceof UnsupportedFeatureError) … error.feature === 'on.validate' }
  */
 export class UnsupportedFeatureError extends Error {
   readonly code = 'UnsupportedFeatureError' as const;
   /** The function, option or setting that was used. */
   readonly feature: UnsupportedFeature;
 
-  /** @param what how the feature was used, e.g. `on.probe()` or `the option livenessEndpoint`. */
+  /** @param what how the feature was used, e.g. `on.validate()` or `the option peeringName`. */
   constructor(feature: UnsupportedFeature, what: string) {
     super(`${what} is not available in this version of kopf-gen: ${explain(feature)}`);
     this.name = 'UnsupportedFeatureError';

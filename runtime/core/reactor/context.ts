@@ -11,6 +11,7 @@ import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
+import type * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
 import type * as spawning from '../engines/spawning.js';
 import type * as registry from '../intents/registry.js';
@@ -45,4 +46,6 @@ export interface OperatorContext {
   readonly queues?: census.Queues;
   /** Where the operator's work is reported for its metrics; absent when metrics are off. */
   readonly instruments?: instruments.Instruments;
+  /** The watch-streams' health, fed by the watchers, read by the liveness and readiness endpoints. */
+  readonly streams?: health.StreamHealth;
 }

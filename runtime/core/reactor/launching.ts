@@ -7,9 +7,11 @@
  * (`kits/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
  * they parse and behave identically; the layering puts this below both of them.
  *
- * The options of engines this version does not have yet (`--liveness`, `--peering` and its
- * `KOPF_RUN_PEERING`, `--priority`, `--dev`) are parsed, listed in the help as not available, and
- * rejected as usage errors that say why and what to do instead (`intents/unsupported`).
+ * The options of engines this version does not have yet (`--peering` and its `KOPF_RUN_PEERING`,
+ * `--priority`, `--dev`) are parsed, listed in the help as not available, and rejected as usage
+ * errors that say why and what to do instead (`intents/unsupported`). `--liveness` serves the
+ * liveness and readiness endpoints (docs/health.md), `--metrics` the Prometheus metrics
+ * (docs/metrics.md); a malformed URL is a usage error.
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -37,7 +39,7 @@ export interface RunArgs {
   readonly priority?: number;
   /** Not available in this version: `parseRunArgs` rejects `--peering`/`KOPF_RUN_PEERING`, `operator()` the option. */
   readonly peeringName?: string;
-  /** Not available in this version: `parseRunArgs` rejects `--liveness`, `operator()` the option. */
+  /** `--liveness=http://HOST:PORT/PATH`: serve the liveness and readiness endpoints there. */
   readonly livenessEndpoint?: string;
   /** `--metrics`: where the Prometheus metrics are served (`http://HOST:PORT/PATH`). */
   readonly metricsEndpoint?: string;
@@ -103,7 +105,7 @@ function runCommand(name: string, output: CommandOutput): Command {
     .addOption(new Option('--dev', `development mode: priority 666 (${NOT_AVAILABLE})`).implies({ priority: 666 }))
     .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
     .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
-    .option('-L, --liveness <url>', `serve the liveness endpoint at http://HOST:PORT/PATH (${NOT_AVAILABLE})`)
+    .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port')
     .addOption(new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')))
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
@@ -139,7 +141,6 @@ interface ParsedOptions {
 /** The first option given that needs an engine this version does not have, as a usage error's text. */
 function unavailableOption(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
   const used = (flag: string, feature: unsupported.UnsupportedFeature): string => `${flag} is not available in this version of kopf-gen: ${unsupported.explain(feature)}`;
-  if (opts.liveness !== undefined) return used("option '-L, --liveness <url>'", 'livenessEndpoint');
   if (opts.peering !== undefined) return used("option '-P, --peering <name>'", 'peeringName');
   if (env['KOPF_RUN_PEERING']) return used('the environment variable KOPF_RUN_PEERING (mandatory peering)', 'peeringName');
   if (opts.dev) return used("option '--dev' (priority 666 among peers)", 'priority');
@@ -150,7 +151,8 @@ function unavailableOption(command: Command, opts: ParsedOptions, env: NodeJS.Pr
 /**
  * Parses `run`'s arguments (without the command's own name). `-n` with `-A` is a usage error; the
  * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given. The options of engines this
- * version does not have (`-L`, `-P` and `KOPF_RUN_PEERING`, `-p`, `--dev`) are usage errors.
+ * version does not have (`-P` and `KOPF_RUN_PEERING`, `-p`, `--dev`) are usage errors, and so is
+ * a malformed `-L` URL.
  *
  * @returns the arguments, or `null` if help was requested (and printed).
  * @throws UsageError for malformed command lines (the message was printed to `output.err`).
@@ -164,6 +166,15 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     command.parse([...argv], { from: 'user' });
     const unavailable = unavailableOption(command, command.opts<ParsedOptions>(), env);
     if (unavailable !== undefined) command.error(`error: ${unavailable}`, { exitCode: 2, code: 'kopf-gen.unavailableOption' });
+    const liveness = command.opts<ParsedOptions>().liveness;
+    if (liveness !== undefined) {
+      try {
+        endpoints.parseEndpointUrl(liveness, "option '-L, --liveness <url>'");
+      } catch (error) {
+        if (!(error instanceof endpoints.EndpointUrlError)) throw error;
+        command.error(`error: ${error.message}`, { exitCode: 2, code: 'kopf-gen.invalidOption' });
+      }
+    }
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return null;

@@ -23,15 +23,21 @@
  * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
  * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
  *
+ * With `livenessEndpoint`, the `health reporter` root task serves the liveness endpoint (probes
+ * and the watch health of `engines/health`, fed by every watcher through `context.streams`) and the
+ * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
+ * activity like every other task.
+ *
  * With `metricsEndpoint`, the operator collects metrics (`metrics.OperatorMetrics`, its own
  * registry, reported to by the client, the watchers, the processing cycles and the daemons through
- * `context.instruments`) and an `endpoint server` root task serves them (`engines/endpoints`).
- * Without it, there are no instruments at all.
+ * `context.instruments`) and serves them: by the health reporter's servers when there is a
+ * liveness endpoint (the same server if on the same host and port), else by an `endpoint server`
+ * root task of its own (`engines/endpoints`). Without it, there are no instruments at all.
  *
  * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection), admission webhooks (R-ADMISSION) and the liveness
- * endpoint with probes (R-ACTIVITY-4), served next to the metrics. Until then, their options throw before anything starts, and
- * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs (`unavailable`).
+ * toggle `context.paused`, auto-detection) and admission webhooks (R-ADMISSION). Until then, their
+ * options throw before anything starts, and auto-detected peering runs standalone, with a WARNING if
+ * the cluster has peering CRDs (`unavailable`).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -48,7 +54,9 @@ import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
 import * as endpoints from '../engines/endpoints.js';
+import * as health from '../engines/health.js';
 import * as indexing from '../engines/indexing.js';
+import * as probing from '../engines/probing.js';
 import * as spawning from '../engines/spawning.js';
 import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
@@ -61,6 +69,7 @@ import * as metricsModule from './metrics.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
+import * as reporting from './reporting.js';
 import * as stopping from './stopping.js';
 import * as unavailable from './unavailable.js';
 import * as watchers from './watchers.js';
@@ -89,13 +98,19 @@ export interface OperatorOptions {
   readonly priority?: number;
   /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
   readonly peeringName?: string;
-  /** `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4). Not available in this version: throws `UnsupportedFeatureError`. */
+  /**
+   * `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): the probes' results and the
+   * watch health; the readiness endpoint is served on the same host and port at
+   * `settings.health.readinessPath` (default `/readyz`). Default: none (docs/health.md).
+   */
   readonly livenessEndpoint?: string;
   /**
    * `http://HOST:PORT/PATH` where the operator serves its Prometheus metrics (docs/metrics.md),
    * e.g. `http://0.0.0.0:8080/metrics`. Default: no metrics are collected at all.
    */
   readonly metricsEndpoint?: string;
+  /** Called once the operator's endpoints (liveness, readiness, metrics) listen, with their URLs (ports resolved). */
+  readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
   readonly stopFlag?: stopping.StopFlag;
   /** Raised right after the startup activity succeeded (R-ACTIVITY-3). */
@@ -195,8 +210,8 @@ function capitalized(name: string): string {
  * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
- * @throws EndpointUrlError for a malformed `metricsEndpoint`.
- * @throws UnsupportedFeatureError for `livenessEndpoint`, `peeringName`, `priority`, `identity`, or
+ * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
+ * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
  *   settings asking for peering or admission webhooks, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
@@ -204,6 +219,7 @@ function capitalized(name: string): string {
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   unavailable.checkOptions(options);
+  if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
@@ -231,7 +247,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues, instruments: metrics,
+    queues, instruments: metrics, streams: new health.StreamHealth(clock),
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -325,15 +341,27 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
-  // The operator's own HTTP endpoints, on one server per host and port: the metrics (and, with
-  // R-ACTIVITY-4, the liveness endpoint next to them). Scrapes are answered until the stop begins;
-  // then the server closes, and later scrapes are refused.
-  const served: endpoints.Endpoint[] = [];
-  if (metrics !== undefined) served.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
-  if (served.length > 0) {
-    spawn('endpoint server', 'main', gated(() => endpoints.serveEndpoints({
-      endpoints: served, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal,
+  // The operator's own HTTP endpoints, one server per host and port: the liveness and readiness
+  // endpoints of the health reporter and the metrics, which its servers serve too when it runs.
+  // Scrapes are answered until the stop begins; then the servers close, and later scrapes are refused.
+  const extra: endpoints.Endpoint[] = [];
+  if (metrics !== undefined) extra.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
+  const liveness = options.livenessEndpoint;
+  if (liveness !== undefined) {
+    spawn('health reporter', 'main', gated(() => reporting.reportHealth({
+      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier,
+      prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
+      logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing, alongside: extra,
     })));
+  } else {
+    if (registry.activityHandlers('probe').length > 0) {
+      logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+    }
+    if (extra.length > 0) {
+      spawn('endpoint server', 'main', gated(() => endpoints.serveEndpoints({
+        endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing,
+      })));
+    }
   }
   // R-ADMISSION (webhook server and configuration managers) adds its root tasks here.
 

@@ -1,8 +1,7 @@
 /**
  * What an operator cannot do yet, said where an operator starts (see `intents/unsupported`).
  *
- * - Options of the liveness endpoint and of peering (`livenessEndpoint`, `peeringName`,
- *   `priority`, `identity`) make `spawnTasks()` (and so `operator()` and `run()`) throw before
+ * - Options of peering (`peeringName`, `priority`, `identity`) make `spawnTasks()` (and so `operator()` and `run()`) throw before
  *   anything starts; so do settings that ask for peering (`settings.peering.mandatory` without
  *   `standalone`, a non-zero `settings.peering.priority`) or for admission webhooks
  *   (`settings.admission.server`, `settings.admission.managed`), checked again after the startup
@@ -23,13 +22,12 @@ import type * as insights from './insights.js';
 
 /** The operator options that belong to engines this version does not have. */
 export interface UnavailableOptions {
-  readonly livenessEndpoint?: string;
   readonly peeringName?: string;
   readonly priority?: number;
   readonly identity?: string;
 }
 
-const OPTIONS: ReadonlyArray<keyof UnavailableOptions> = ['livenessEndpoint', 'peeringName', 'priority', 'identity'];
+const OPTIONS: ReadonlyArray<keyof UnavailableOptions> = ['peeringName', 'priority', 'identity'];
 
 /**
  * Throws for the first option given (not `undefined`) that nothing would use.

@@ -2,8 +2,9 @@
  * One watcher: lists and watches one resource in one namespace (or cluster-wide) and feeds every
  * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
- * operator (R-WATCH-3, R-QUEUE-9, D-12). With metrics on, the resource's instruments see its
- * listings, connections, queued events and processing cycles.
+ * operator (R-WATCH-3, R-QUEUE-9, D-12). While it runs, its stream reports its listings,
+ * connections and lines to the operator's watch health (`engines/health`); with metrics on, the
+ * resource's instruments see its listings, connections, queued events and processing cycles.
  */
 import * as api from '../../cogs/client/api.js';
 import * as clientErrors from '../../cogs/client/errors.js';
@@ -13,6 +14,7 @@ import * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
 import type * as context from './context.js';
+import * as orchestration from './orchestration.js';
 import * as processing from './processing.js';
 import * as queueing from './queueing.js';
 
@@ -41,6 +43,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
   const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
   let listed = false;
+  const tracker = op.streams?.track(orchestration.dimensionKey({ resource, namespace }), `${references.resourceName(resource)} ${watching.whereOf(namespace)}`);
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -48,7 +51,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   try {
     await invocation.runInOperator({ settings: op.settings, events: op.events }, async () => {
       const stream = watching.infiniteWatch(
-        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments },
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer: tracker },
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
@@ -68,6 +71,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
       throw error;
     }
   } finally {
+    tracker?.stop();
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);
     await queue.stop();

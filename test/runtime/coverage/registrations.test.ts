@@ -45,11 +45,10 @@ const NOT_REGISTRATIONS: Readonly<Record<string, string>> = {
   main: 'the command line', isEntryPoint: 'the command line', runCommand: 'the command line', parseRunArgs: 'the command line',
 };
 
-/** Registrations that throw until their engines exist (admission webhooks, the liveness endpoint). */
+/** Registrations that throw until their engines exist (admission webhooks). */
 const UNSUPPORTED: Readonly<Record<string, (fn: Registration, registry: kopf.OperatorRegistry) => unknown>> = {
   'on.validate': (fn, registry) => fn('kopfexamples', { registry, operations: ['CREATE'] }, function check() {}),
   'on.mutate': (fn, registry) => fn('kopfexamples', { registry }, function defaults() {}),
-  'on.probe': (fn, registry) => fn({ registry }, function health() { return { ok: true }; }),
 };
 
 /** What a scenario gets to register its one handler and to drive the cluster. */
@@ -63,6 +62,8 @@ interface Stage {
   readonly invoked: (detail: unknown) => void;
   /** What the handlers reported so far. */
   readonly details: readonly unknown[];
+  /** The URLs of the liveness and readiness endpoints, once served (scenarios with `liveness`). */
+  readonly served: string[];
 }
 
 interface Scenario {
@@ -76,6 +77,8 @@ interface Scenario {
   readonly virtualTime?: boolean;
   /** The handler runs only when the operator stops (cleanup). */
   readonly atStop?: boolean;
+  /** Serve the liveness endpoint on a free loopback port. */
+  readonly liveness?: boolean;
   /** What the handler must have reported (default: at least one invocation). */
   readonly expected?: (stage: Stage) => void;
 }
@@ -165,6 +168,16 @@ const indexScenario: Scenario = {
 const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   'on.startup': { register: (fn, { registry, invoked }) => { fn({ registry }, function startup_fn() { invoked('startup'); }); } },
   'on.cleanup': { atStop: true, register: (fn, { registry, invoked }) => { fn({ registry }, function cleanup_fn() { invoked('cleanup'); }); } },
+  'on.probe': {
+    liveness: true,
+    register: (fn, { registry, invoked }) => { fn({ registry }, function health() { invoked('probe'); return { ok: true }; }); },
+    // The probe runs when the liveness endpoint is asked (R-ACTIVITY-4).
+    act: async (stage) => {
+      await fx.eventually(() => stage.served.length > 0, 'the liveness endpoint');
+      const response = await fetch(stage.served.find((url) => url.endsWith('/healthz'))!);
+      expect([response.status, await response.json()]).toEqual([200, { health: { ok: true } }]);
+    },
+  },
   'on.login': {
     register: (fn, { registry, invoked, cluster }) => {
       fn({ registry }, function login_fn() {
@@ -279,7 +292,7 @@ describe('every registration either runs or throws', () => {
     expect(stale).toEqual([]);
   });
 
-  it.each(Object.keys(UNSUPPORTED))('R-API-1 R-ADMISSION-1 R-ACTIVITY-4 %s throws an UnsupportedFeatureError at registration and registers nothing', (name) => {
+  it.each(Object.keys(UNSUPPORTED))('R-API-1 R-ADMISSION-1 %s throws an UnsupportedFeatureError at registration and registers nothing', (name) => {
     const registry = new kopf.OperatorRegistry();
     const fn = registrations().get(name) as Registration;
     let error: unknown;
@@ -326,7 +339,7 @@ describe('engine-backed registrations run in a real operator', () => {
     const details: unknown[] = [];
     const clock = scenario.virtualTime ? new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') }) : undefined;
     const stage: Stage = {
-      registry: new kopf.OperatorRegistry(), cluster, name: `reg-${name.replace('.', '-').toLowerCase()}`, clock, details,
+      registry: new kopf.OperatorRegistry(), cluster, name: `reg-${name.replace('.', '-').toLowerCase()}`, clock, details, served: [],
       invoked: (detail) => { details.push(detail); },
     };
     names.push(stage.name);
@@ -340,6 +353,7 @@ describe('engine-backed registrations run in a real operator', () => {
     const done = kopf.operator({
       registry: stage.registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal,
       readyFlag: () => { ready = true; }, ...(clock ? { clock } : {}),
+      ...(scenario.liveness ? { livenessEndpoint: 'http://127.0.0.1:0/healthz', onServing: (served: readonly { url: string }[]) => { stage.served.push(...served.map((s) => s.url)); } } : {}),
     }).finally(() => { stopped = true; });
     done.catch(() => undefined);
     await fx.eventually(() => stopped || ready, 'the startup activity');

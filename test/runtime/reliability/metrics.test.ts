@@ -238,6 +238,40 @@ describe('metrics of an operator against the devcluster', () => {
     expect(prom.register.getMetricsAsArray().length).toBe(before);
   });
 
+  it('serves the metrics on the liveness endpoint\'s server when on the same host and port, and on a server of their own otherwise', async () => {
+    const registry = new OperatorRegistry();
+    on.event('kopfexamples', { registry }, function event_fn() { /* nothing */ });
+    on.probe({ registry }, function ping() { return 'pong'; });
+    const port = await freePort();
+    let served: readonly { readonly name: string; readonly url: string }[] = [];
+    const op = await start({
+      registry, livenessEndpoint: `http://127.0.0.1:${port}/healthz`, metricsEndpoint: `http://127.0.0.1:${port}/metrics`,
+      onServing: (urls) => { served = urls; },
+    });
+    await fx.eventually(() => served.length > 0, 'the endpoints to listen');
+    expect(served.map(({ name, url }) => `${name} ${url}`).sort()).toEqual([
+      `liveness http://127.0.0.1:${port}/healthz`, `metrics http://127.0.0.1:${port}/metrics`, `readiness http://127.0.0.1:${port}/readyz`,
+    ]);
+    expect(op.context.instruments).toBeInstanceOf(OperatorMetrics);
+    await scrapeUntil(`http://127.0.0.1:${port}/metrics`, (f) => valueOf(f, 'kopf_watch_connects_total', { resource: K }) === 1, 'the watch');
+    const liveness = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(liveness.status).toBe(200);
+    expect(await liveness.json()).toEqual({ ping: 'pong' });
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    await op.stop();
+
+    // Different ports: two servers, each answering its own path only.
+    const other = await freePort();
+    const again = await start({
+      registry, livenessEndpoint: `http://127.0.0.1:${port}/healthz`, metricsEndpoint: `http://127.0.0.1:${other}/metrics`,
+    });
+    await scrapeUntil(`http://127.0.0.1:${other}/metrics`, (f) => valueOf(f, 'kopf_watch_connects_total', { resource: K }) === 1, 'the watch');
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${other}/healthz`)).status).toBe(404);
+    await again.stop();
+  });
+
   it('has no registry, no instruments and no endpoint server without the option', async () => {
     const before = prom.register.getMetricsAsArray().length;
     const registry = new OperatorRegistry();

@@ -133,6 +133,10 @@ export interface OperatorOptions {
   readonly waitForWatch?: string | false;
   /** Serve the operator's metrics there (`running.OperatorOptions.metricsEndpoint`). */
   readonly metricsEndpoint?: string;
+  /** Serve the liveness and readiness endpoints there (`running.OperatorOptions.livenessEndpoint`). */
+  readonly livenessEndpoint?: string;
+  /** Hears the served endpoints' URLs (`running.OperatorOptions.onServing`). */
+  readonly onServing?: running.OperatorOptions['onServing'];
 }
 
 /**
@@ -156,7 +160,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   let stopped = false;
   // `operator()` is exactly these two steps; spawning first gives the tests the operator's context.
   const spawned = await running.spawnTasks({
-    registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal, metricsEndpoint: options.metricsEndpoint,
+    registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal,
+    metricsEndpoint: options.metricsEndpoint, livenessEndpoint: options.livenessEndpoint, onServing: options.onServing,
   });
   const done = running.runTasks(spawned).then(
     () => { stopped = true; },

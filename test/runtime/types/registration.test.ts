@@ -213,8 +213,9 @@ describe('typed registration', () => {
       memo.typeTestCounter = 'zero';
     }
     expect(on.startup({ registry }, setup)).toBe(setup);
-    // Probes keep their type, but registering one throws until the liveness endpoint is served.
-    expect(() => on.probe({ registry, id: 'health' }, ({ activity }) => ({ activity }))).toThrow(UnsupportedFeatureError);
+    const probe = ({ activity }: runtime.ActivityArgs): { activity: string } => ({ activity });
+    expect(on.probe({ registry, id: 'health' }, probe)).toBe(probe);
+    expectTypeOf(on.probe({ registry, id: 'health2' }, probe)).toEqualTypeOf(probe);
     expectTypeOf(on.startup({ registry }, setup)).toEqualTypeOf(setup);
     function both({ reason }: runtime.ChangingArgs<Widget>): void { void reason; }
     expect(on.create(Widgets, { registry }, on.resume(Widgets, { registry }, both))).toBe(both);

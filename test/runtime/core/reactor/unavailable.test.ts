@@ -1,6 +1,6 @@
-// Options and settings of engines this version does not have (the liveness endpoint, peering) fail
+// Options and settings of engines this version does not have (peering, admission) fail
 // loudly before an operator starts anything; auto-detected peering runs standalone and warns once
-// when the cluster has Kopf's peering CRDs (R-PEER-2, R-PEER-8, R-ACTIVITY-4).
+// when the cluster has Kopf's peering CRDs (R-PEER-2, R-PEER-8).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../../devcluster/testing.js';
 import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
@@ -80,9 +80,8 @@ async function runUntil(options: running.OperatorOptions, until: () => boolean |
   await done;
 }
 
-describe('options of missing engines (R-ACTIVITY-4, R-PEER-2, R-PEER-8, R-ADMISSION-2)', () => {
+describe('options of missing engines (R-PEER-2, R-PEER-8, R-ADMISSION-2)', () => {
   it.each<[string, running.OperatorOptions, RegExp]>([
-    ['livenessEndpoint', { livenessEndpoint: 'http://127.0.0.1:8080/healthz' }, /^The option livenessEndpoint is not available in this version of kopf-gen: the liveness endpoint, which runs the probes, is not served yet/],
     ['peeringName', { peeringName: 'ring' }, /^The option peeringName is not available in this version of kopf-gen: peering between operators is not implemented yet .*--standalone/],
     ['priority', { priority: 100 }, /^The option priority is not available in this version of kopf-gen: a priority only ranks operators for peering/],
     ['priority 0', { priority: 0 }, /^The option priority is not available/],
@@ -91,7 +90,7 @@ describe('options of missing engines (R-ACTIVITY-4, R-PEER-2, R-PEER-8, R-ADMISS
     ['settings.peering.priority', { settings: fastSettings((s) => { s.peering.priority = 10; }) }, /^A peering priority \(settings.peering.priority = 10\) is not available/],
     ['settings.admission.server', { settings: fastSettings((s) => { s.admission.server = async function* serve() { /* never yields */ }; }) }, /^An admission server \(settings.admission.server\) is not available in this version of kopf-gen: admission webhooks are not served yet/],
     ['settings.admission.managed', { settings: fastSettings((s) => { s.admission.managed = 'auto.kopf.dev'; }) }, /^Managing webhook configurations \(settings.admission.managed = 'auto.kopf.dev'\) is not available/],
-  ])('R-PEER-2 R-ACTIVITY-4 R-ADMISSION-2 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
+  ])('R-PEER-2 R-ADMISSION-2 %s makes operator(), run() and spawnTasks() throw before anything starts', async (feature, options, message) => {
     const logins: string[] = [];
     for (const start of [running.operator, running.run, running.spawnTasks]) {
       const error = await start({ registry: registryWithLogin(logins), clusterwide: true, handleSignals: false, ...options }).then(() => null, (e: unknown) => e);
