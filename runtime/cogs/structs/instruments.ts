@@ -106,8 +106,10 @@ export interface ResourceInstruments extends WatchInstruments, HandlerInstrument
 }
 
 /**
- * The reports of an admission webhook server: one `webhookRequest` per request answered, and
- * optionally `webhookInFlight(+1)` when one arrives and `webhookInFlight(-1)` when it is answered.
+ * The reports of the admission request path: `webhookInFlight(id, 1)` when a request arrives,
+ * `webhookInFlight(id, -1)` and one `webhookRequest` when it is answered (with any status, errors
+ * included). The metrics are controller-runtime's `controller_runtime_webhook_requests_total`,
+ * `…_webhook_latency_seconds` and `…_webhook_requests_in_flight`, labelled by webhook id.
  */
 export interface WebhookInstruments {
   /**

@@ -7,6 +7,7 @@ import * as prom from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { realClock } from '../../../../runtime/cogs/aio/clocks.js';
 import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
+import type { WebhookInstruments } from '../../../../runtime/cogs/structs/instruments.js';
 import { silentLogger } from '../../../../runtime/cogs/structs/loggers.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import * as census from '../../../../runtime/core/reactor/census.js';
@@ -189,20 +190,37 @@ describe('operator metrics', () => {
     await queue.stop();
   });
 
-  it('counts admission requests by webhook and code, their latency, and those in flight', async () => {
+  it('counts admission requests by webhook and code, their latency, and those in flight, as the webhook server reports them', async () => {
     const metrics = new OperatorMetrics({ processMetrics: false });
-    metrics.webhookInFlight('validate_fn', 1);
-    metrics.webhookInFlight('validate_fn', 1);
-    metrics.webhookInFlight('validate_fn', -1);
-    metrics.webhookRequest('validate_fn', 200, 0.004);
-    metrics.webhookRequest('validate_fn', 200, 0.02);
-    metrics.webhookRequest('mutate_fn', 500, 0.5);
+    // What the admission request path holds: the operator's instruments, typed as the interface.
+    const webhooks: WebhookInstruments = metrics;
+    webhooks.webhookInFlight('validate_fn', 1);
+    webhooks.webhookInFlight('validate_fn', 1);
+    webhooks.webhookInFlight('mutate_fn', 1);
+    webhooks.webhookInFlight('validate_fn', -1);
+    webhooks.webhookRequest('validate_fn', 200, 0.004);
+    webhooks.webhookRequest('validate_fn', 200, 0.02);
+    webhooks.webhookRequest('validate_fn', 400, 0.001);
+    webhooks.webhookInFlight('mutate_fn', -1);
+    webhooks.webhookRequest('mutate_fn', 500, 0.5);
     const families = await scrape(metrics);
+    expect(families.get('controller_runtime_webhook_requests_total')?.type).toBe('counter');
+    expect(families.get('controller_runtime_webhook_latency_seconds')?.type).toBe('histogram');
+    expect(families.get('controller_runtime_webhook_requests_in_flight')?.type).toBe('gauge');
     expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '200' })).toBe(2);
+    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '400' })).toBe(1);
     expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '500' })).toBe(1);
+    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '200' })).toBeUndefined();
     expect(valueOf(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'validate_fn' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_count', { webhook: 'validate_fn' })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.005' })).toBe(1);
+    expect(valueOf(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'mutate_fn' })).toBe(0);
+    // The latency by webhook only, as controller-runtime has it; the seconds as reported.
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_count', { webhook: 'validate_fn' })).toBe(3);
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_sum', { webhook: 'validate_fn' })).toBeCloseTo(0.025);
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.001' })).toBe(1);
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.005' })).toBe(2);
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.25' })).toBe(0);
+    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.5' })).toBe(1);
+    expect(families.get('controller_runtime_webhook_latency_seconds')?.samples.every((sample) => !('code' in sample.labels))).toBe(true);
   });
 
   it('keeps two operators in their own registries, never in prom-client\'s global one', async () => {
