@@ -190,7 +190,7 @@ export async function executeHandlerOnce(options: {
       throw cancelled.reason;
     }
     const outcome = judge({ handler, state, scope, thrown, subrefs: refs() });
-    scope.instruments?.handled(handler.id, resultOf(thrown), !outcome.final, since);
+    scope.instruments?.handled(handler.id, resultOf(thrown, outcome), !outcome.final, since);
     return outcome;
   }
   logger.info(`${title} succeeded.`);
@@ -198,11 +198,15 @@ export async function executeHandlerOnce(options: {
   return { final: true, result, subrefs: refs() };
 }
 
-/** What a thrown value makes of an invocation, for the metrics (`instruments.HandlerResult`). */
-export function resultOf(thrown: unknown): instruments.HandlerResult {
+/**
+ * What a failed invocation came to, for the metrics (`instruments.HandlerResult`): the kind of
+ * error thrown, except that a temporary or arbitrary error escalated by the timeout or retries
+ * limit (`HandlerTimeoutError`, `HandlerRetriesError`) is a permanent failure.
+ */
+export function resultOf(thrown: unknown, outcome?: outcomes.Outcome): instruments.HandlerResult {
   if (thrown instanceof errors.HandlerChildrenRetry) return 'subhandlers';
+  if (thrown instanceof errors.PermanentError || outcome?.error instanceof errors.PermanentError) return 'permanent';
   if (thrown instanceof errors.TemporaryError) return 'temporary';
-  if (thrown instanceof errors.PermanentError) return 'permanent'; // also the timeout and retries limits
   return 'arbitrary';
 }
 
