@@ -12,6 +12,7 @@
 import * as clocks from '../aio/clocks.js';
 import type * as settings from '../configs/settings.js';
 import type * as bodies from '../structs/bodies.js';
+import type * as instruments from '../structs/instruments.js';
 import type * as loggers from '../structs/loggers.js';
 import * as references from '../structs/references.js';
 import type * as credentials from './credentials.js';
@@ -110,6 +111,8 @@ export interface HttpKubeApiOptions {
   readonly logger: loggers.Logger;
   /** Default: the real clock. */
   readonly clock?: clocks.Clock;
+  /** Where requests are reported (an operator's metrics); default: nowhere. */
+  readonly instruments?: instruments.ClientInstruments;
 }
 
 /** Cuts bytes into non-empty, trimmed lines as they arrive, without a line-length limit. */
@@ -260,7 +263,10 @@ export class HttpKubeApi implements KubeApi, Saturable {
 
   constructor(options: HttpKubeApiOptions) {
     const clock = options.clock ?? clocks.realClock;
-    this.context = { vault: options.vault, settings: options.settings, logger: options.logger, clock, transports: new transport.Transports(clock, () => options.settings.networking.trustEnv) };
+    this.context = {
+      vault: options.vault, settings: options.settings, logger: options.logger, clock,
+      transports: new transport.Transports(clock, () => options.settings.networking.trustEnv), instruments: options.instruments,
+    };
   }
 
   /** Sends any non-streaming request (with retries and re-authentication); returns the JSON body. */

@@ -13,11 +13,16 @@
  *
  * `openStream()` is the streaming variant used by watches: the same credentials handling, no
  * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
+ *
+ * Every attempt, and every opened stream, is reported to the context's instruments (if any) with
+ * its status — or none, for a connection error or a timeout — and its duration: the metrics'
+ * requests by verb and code.
  */
 
 import * as aborts from '../aio/aborts.js';
 import type * as clocks from '../aio/clocks.js';
 import type * as settings from '../configs/settings.js';
+import type * as instruments from '../structs/instruments.js';
 import type * as loggers from '../structs/loggers.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
@@ -30,6 +35,8 @@ export interface RequestContext {
   readonly settings: settings.OperatorSettings;
   readonly clock: clocks.Clock;
   readonly logger: loggers.Logger;
+  /** Where every attempt and every opened stream is reported (the operator's metrics), if anywhere. */
+  readonly instruments?: instruments.ClientInstruments;
 }
 
 /** One API call. */
@@ -86,21 +93,38 @@ function bodyOf(request: ApiRequest): { body?: string; headers: Record<string, s
   return { body: JSON.stringify(request.body), headers };
 }
 
+/**
+ * Reports a request that ended without a response (a connection error, a timeout), unless its
+ * caller cancelled it: that is no outcome of the server's.
+ */
+function reportFailure(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest, since: number): void {
+  if (!request.signal?.aborted) ctx.instruments?.requested(item.info.server, request.method, null, since);
+}
+
 /** One attempt with given credentials: the parsed JSON body, or an ApiError/ConnectionError. */
 async function attempt(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
   const { body, headers } = bodyOf(request);
   const timeout = ctx.settings.networking.requestTimeout;
   const connect = ctx.settings.networking.connectTimeout;
-  const response = await ctx.transports.for(item).send({
-    method: request.method,
-    path: pathWithQuery(request.path, request.query),
-    headers,
-    body,
-    signal: request.signal,
-    totalTimeoutMs: timeout == null ? null : timeout * 1000,
-    connectTimeoutMs: connect == null ? null : connect * 1000,
-  });
-  const text = await response.text();
+  const since = ctx.instruments?.now() ?? 0;
+  let response: transport.TransportResponse;
+  let text: string;
+  try {
+    response = await ctx.transports.for(item).send({
+      method: request.method,
+      path: pathWithQuery(request.path, request.query),
+      headers,
+      body,
+      signal: request.signal,
+      totalTimeoutMs: timeout == null ? null : timeout * 1000,
+      connectTimeoutMs: connect == null ? null : connect * 1000,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (ctx.instruments !== undefined) reportFailure(ctx, item, request, since);
+    throw error;
+  }
+  ctx.instruments?.requested(item.info.server, request.method, response.status, since);
   if (response.status >= 400) throw errors.apiErrorFor(response.status, text, { headers: response.headers });
   if (text.trim() === '') return {};
   try {
@@ -273,15 +297,24 @@ export async function openStream(ctx: RequestContext, request: ApiRequest, timeo
   for (;;) {
     const item = await ctx.vault.select(request.signal);
     const { body, headers } = bodyOf(request);
-    const response = await ctx.transports.for(item).send({
-      method: request.method,
-      path: pathWithQuery(request.path, request.query),
-      headers,
-      body,
-      signal: request.signal,
-      totalTimeoutMs: timeouts.total == null ? null : timeouts.total * 1000,
-      connectTimeoutMs: timeouts.connect == null ? null : timeouts.connect * 1000,
-    });
+    const since = ctx.instruments?.now() ?? 0;
+    let response: transport.TransportResponse;
+    try {
+      response = await ctx.transports.for(item).send({
+        method: request.method,
+        path: pathWithQuery(request.path, request.query),
+        headers,
+        body,
+        signal: request.signal,
+        totalTimeoutMs: timeouts.total == null ? null : timeouts.total * 1000,
+        connectTimeoutMs: timeouts.connect == null ? null : timeouts.connect * 1000,
+      });
+    } catch (error) {
+      if (ctx.instruments !== undefined) reportFailure(ctx, item, request, since);
+      throw error;
+    }
+    // A stream is reported when its response arrives: its duration is the time to the headers.
+    ctx.instruments?.requested(item.info.server, request.method, response.status, since);
     if (response.status < 400) return response;
     const error = errors.apiErrorFor(response.status, await response.text().catch(() => ''), { headers: response.headers });
     if (!(error instanceof errors.ApiUnauthorizedError)) throw error;

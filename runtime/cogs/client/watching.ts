@@ -22,6 +22,8 @@
  * A `WatchObserver` in the context hears how the stream lives — listings, connections opened and
  * closed, every line (bookmarks included), pauses — so that the operator's health can tell a
  * working stream from one that is down or silent without touching the events themselves.
+ * Listings, accepted watch connections and 410s are also reported to the context's instruments,
+ * if any (the operator's metrics of reconnects and re-lists).
  */
 
 import * as aborts from '../aio/aborts.js';
@@ -29,6 +31,7 @@ import * as clocks from '../aio/clocks.js';
 import type * as toggles from '../aio/toggles.js';
 import type * as settings from '../configs/settings.js';
 import type * as bodies from '../structs/bodies.js';
+import type * as instruments from '../structs/instruments.js';
 import type * as loggers from '../structs/loggers.js';
 import * as references from '../structs/references.js';
 import type * as api from './api.js';
@@ -81,6 +84,8 @@ export interface WatchContext {
   readonly logger: loggers.Logger;
   /** Default: the real clock. */
   readonly clock?: clocks.Clock;
+  /** Where listings, accepted connections and 410s are reported (an operator's metrics), if anywhere. */
+  readonly instruments?: instruments.WatchInstruments;
   /** Hears listings, connections, lines and pauses (e.g. for health tracking). */
   readonly observer?: WatchObserver;
 }
@@ -187,6 +192,7 @@ export async function* streamWatch(ctx: WatchContext, options: { readonly resour
       if (stopped()) return;
       throw error;
     }
+    ctx.instruments?.connected();
     opened = true;
     ctx.observer?.opened?.();
     try {
@@ -221,6 +227,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
   const signal = options.signal;
   ctx.observer?.listing?.();
   const listing = await ctx.api.list(ctx.resource, ctx.namespace, { signal });
+  ctx.instruments?.listed();
   for (const object of listing.items) yield { type: null, object };
   ctx.observer?.listed?.();
   yield LISTED;
@@ -232,6 +239,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
         const object = line.object as bodies.RawBody;
         if (line.type === 'ERROR' && (line.object as { code?: unknown }).code === 410) {
           ctx.logger.debug(`Restarting the watch-stream for ${describe(ctx)}.`);
+          ctx.instruments?.gone();
           return;
         }
         if (line.type === 'ERROR') throw new errors.WatchingError(line.object);
@@ -246,6 +254,7 @@ export async function* continuousWatch(ctx: WatchContext, options: { readonly si
     } catch (error) {
       if (error instanceof errors.ApiGoneError) {
         ctx.logger.debug(`Restarting the watch-stream for ${describe(ctx)}.`);
+        ctx.instruments?.gone();
         return;
       }
       // A connection that cannot even be opened: retry from the same version, but not in a busy loop.

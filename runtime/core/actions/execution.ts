@@ -18,6 +18,9 @@
  * a handler registers them through the helpers of `reactor/subhandling` while it runs; they are
  * executed with the parent's lifecycle, their records stored like top-level ones, their ids added
  * to the `subrefs` of all ancestors, and `HandlerChildrenRetry` is thrown while some are unfinished.
+ *
+ * Every invocation that ends with an outcome is reported to the scope's instruments, if any: its
+ * handler id, what it came to (`resultOf`), whether it will be retried, and how long it took.
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
@@ -25,6 +28,7 @@ import * as clientErrors from '../../cogs/client/errors.js';
 import type * as progress from '../../cogs/configs/progress.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as patches from '../../cogs/structs/patches.js';
 import * as errors from './errors.js';
@@ -103,6 +107,8 @@ export interface ExecutionScope {
   };
   /** The reactor's own cause object, opaque here (for helpers that need more than kwargs). */
   readonly cause?: unknown;
+  /** Where every finished invocation is reported (the operator's metrics), if anywhere. */
+  readonly instruments?: instruments.HandlerInstruments;
 }
 
 /**
@@ -163,6 +169,7 @@ export async function executeHandlerOnce(options: {
   const title = `Handler '${handler.id}'`;
   const subrefs = new Set<string>();
   const refs = (): string[] => [...subrefs].sort();
+  const since = scope.instruments?.now() ?? 0;
   let result: unknown;
   try {
     logger.debug(`${title} is invoked.`);
@@ -182,10 +189,25 @@ export async function executeHandlerOnce(options: {
       logger.warning(`${title} is cancelled. Will escalate.`);
       throw cancelled.reason;
     }
-    return judge({ handler, state, scope, thrown, subrefs: refs() });
+    const outcome = judge({ handler, state, scope, thrown, subrefs: refs() });
+    scope.instruments?.handled(handler.id, resultOf(thrown, outcome), !outcome.final, since);
+    return outcome;
   }
   logger.info(`${title} succeeded.`);
+  scope.instruments?.handled(handler.id, 'success', false, since);
   return { final: true, result, subrefs: refs() };
+}
+
+/**
+ * What a failed invocation came to, for the metrics (`instruments.HandlerResult`): the kind of
+ * error thrown, except that a temporary or arbitrary error escalated by the timeout or retries
+ * limit (`HandlerTimeoutError`, `HandlerRetriesError`) is a permanent failure.
+ */
+export function resultOf(thrown: unknown, outcome?: outcomes.Outcome): instruments.HandlerResult {
+  if (thrown instanceof errors.HandlerChildrenRetry) return 'subhandlers';
+  if (thrown instanceof errors.PermanentError || outcome?.error instanceof errors.PermanentError) return 'permanent';
+  if (thrown instanceof errors.TemporaryError) return 'temporary';
+  return 'arbitrary';
 }
 
 /** Decides the outcome of a failed invocation and logs it (R-ERRORS-1..5). */

@@ -18,6 +18,7 @@ import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as api from '../../cogs/client/api.js';
 import * as errors from '../actions/errors.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
@@ -47,6 +48,8 @@ export interface BackgroundScope {
   /** Builds the kwargs of one invocation (live views of the body, `stopped`, retry fields). */
   readonly kwargs: (handler: handlers.SpawningHandler, stopper: stoppers.DaemonStopper,
                     patch: () => patches.PatchBase<object>, retry: execution.RetryKwargs) => object;
+  /** Where invocations are reported (the operator's metrics), if anywhere. */
+  readonly instruments?: instruments.HandlerInstruments;
 }
 
 /** A daemon or timer task: its handler and stop flag, as `spawning.ts` launches it. */
@@ -76,6 +79,7 @@ export class Invoker {
       // Read at the moment of a failure: a forced stop makes it a cancellation (R-DAEMON-5).
       stopping: { get aborted() { return stopper.cancelled; }, get reason() { return stopper.cancellationReason; } },
       kwargs: (_handler, retry) => scope.kwargs(handler, stopper, () => this.currentPatch(), retry),
+      instruments: scope.instruments,
     };
   }
 

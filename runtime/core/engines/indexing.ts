@@ -19,6 +19,7 @@
 import type * as clocks from '../../cogs/aio/clocks.js';
 import * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
@@ -230,6 +231,8 @@ export interface IndexingScope {
   readonly signal?: AbortSignal;
   /** The kwargs of an indexer invocation. */
   readonly kwargs: (handler: handlers.IndexingHandler, retry: execution.RetryKwargs) => object;
+  /** Where indexer invocations are reported (the operator's metrics), if anywhere. */
+  readonly instruments?: instruments.HandlerInstruments;
 }
 
 interface Indexer extends execution.Invocable {
@@ -322,6 +325,7 @@ export class OperatorIndexers {
         logger: logging.titledLogger(scope.logger, 'Indexer'),
         lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
         kwargs: (indexer, retry) => scope.kwargs((indexer as Indexer).handler, retry),
+        instruments: scope.instruments,
       },
     });
     const after = state.withOutcomes(results, scope.clock.now());

@@ -25,6 +25,7 @@
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as handlers from '../intents/handlers.js';
 import * as stoppers from '../intents/stoppers.js';
@@ -124,6 +125,8 @@ export interface SpawningScope {
   readonly cancel: AbortSignal;
   /** The per-object logger the engine's messages go to (worded per daemon). */
   readonly logger: loggers.Logger;
+  /** Where tasks are reported when spawned and when exited (the operator's metrics), if anywhere. */
+  readonly instruments?: instruments.SpawningInstruments;
 }
 
 /** Yields to the event loop up to N times, or waits up to T seconds, for an instant exit (R-DAEMON-11). */
@@ -342,8 +345,10 @@ function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: 
       daemon.exited = true;
       if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
       scope.daemons.delete(daemon);
+      scope.instruments?.exited(handler.id, handler.kind);
     }),
   };
   memory.running.set(handler.id, daemon);
   scope.daemons.add(daemon);
+  scope.instruments?.spawned(handler.id, handler.kind);
 }

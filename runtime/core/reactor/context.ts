@@ -7,6 +7,7 @@ import type * as api from '../../cogs/client/api.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
@@ -43,6 +44,8 @@ export interface OperatorContext {
   readonly daemons?: spawning.Daemons;
   /** The queues of the running watchers, for counting per-object state (`census.takeCensus`). */
   readonly queues?: census.Queues;
+  /** Where the operator's work is reported for its metrics; absent when metrics are off. */
+  readonly instruments?: instruments.Instruments;
   /** The watch-streams' health, fed by the watchers, read by the liveness and readiness endpoints. */
   readonly streams?: health.StreamHealth;
 }

@@ -10,7 +10,8 @@
  * The options of engines this version does not have yet (`--peering` and its `KOPF_RUN_PEERING`,
  * `--priority`, `--dev`) are parsed, listed in the help as not available, and rejected as usage
  * errors that say why and what to do instead (`intents/unsupported`). `--liveness` serves the
- * liveness and readiness endpoints (docs/health.md); a malformed URL is a usage error.
+ * liveness and readiness endpoints (docs/health.md), `--metrics` the Prometheus metrics
+ * (docs/metrics.md); a malformed URL is a usage error.
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -40,6 +41,8 @@ export interface RunArgs {
   readonly peeringName?: string;
   /** `--liveness=http://HOST:PORT/PATH`: serve the liveness and readiness endpoints there. */
   readonly livenessEndpoint?: string;
+  /** `--metrics`: where the Prometheus metrics are served (`http://HOST:PORT/PATH`). */
+  readonly metricsEndpoint?: string;
   /** For `logging.configure()`. */
   readonly logging: logging.ConfigureOptions;
 }
@@ -70,6 +73,19 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** Checks an endpoint URL as the command line is parsed (the same rules as the operator's). */
+function endpointUrl(flag: string): (value: string) => string {
+  return (value) => {
+    try {
+      endpoints.parseEndpointUrl(value, flag);
+    } catch (error) {
+      if (error instanceof endpoints.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
+      throw error;
+    }
+    return value;
+  };
+}
+
 function integer(value: string): number {
   if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError('Not an integer.');
   return Number(value);
@@ -90,6 +106,7 @@ function runCommand(name: string, output: CommandOutput): Command {
     .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
     .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
     .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port')
+    .addOption(new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')))
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
     .option('-q, --quiet', 'log only warnings and errors')
@@ -112,6 +129,7 @@ interface ParsedOptions {
   priority?: number;
   peering?: string;
   liveness?: string;
+  metrics?: string;
   verbose?: boolean;
   debug?: boolean;
   quiet?: boolean;
@@ -177,6 +195,7 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     priority: opts.priority,
     peeringName: opts.peering ?? (env['KOPF_RUN_PEERING'] || undefined),
     livenessEndpoint: opts.liveness,
+    metricsEndpoint: opts.metrics,
     logging: {
       verbose: opts.verbose, debug: opts.debug, quiet: opts.quiet,
       logFormat: opts.logFormat, logPrefix: opts.logPrefix, logRefkey: opts.logRefkey,
@@ -219,5 +238,6 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     ...(args.priority !== undefined ? { priority: args.priority } : {}),
     ...(args.peeringName !== undefined ? { peeringName: args.peeringName } : {}),
     ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
+    ...(args.metricsEndpoint !== undefined ? { metricsEndpoint: args.metricsEndpoint } : {}),
   });
 }

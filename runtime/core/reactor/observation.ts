@@ -23,6 +23,7 @@ import * as errors from '../../cogs/client/errors.js';
 import * as watching from '../../cogs/client/watching.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as references from '../../cogs/structs/references.js';
 import * as insights from './insights.js';
@@ -38,6 +39,8 @@ export interface ObservationOptions {
   readonly clock?: clocks.Clock;
   /** Stops the observer; it then resolves. */
   readonly signal: AbortSignal;
+  /** Where the watch streams' listings, connections and 410s are reported (metrics on). */
+  readonly instruments?: instruments.Instruments;
 }
 
 /** What the namespace observer needs in addition: the operator's scope (R-SCOPE-1). */
@@ -95,7 +98,10 @@ export async function observeResources(options: ObservationOptions): Promise<voi
   picture.readyResources.turnOn();
   if (settings.scanning.disabled) return await untilAborted(signal);
 
-  const ctx: watching.WatchContext = { api, settings, logger, clock: options.clock, resource: picture.backbone('crds') ?? CRDS, namespace: null };
+  const resource = picture.backbone('crds') ?? CRDS;
+  const ctx: watching.WatchContext = {
+    api, settings, logger, clock: options.clock, resource, namespace: null, instruments: options.instruments?.forResource(resource),
+  };
   try {
     for await (const event of watching.infiniteWatch(ctx, { signal })) {
       if (watching.isListed(event) || event.type === null) continue;
@@ -162,7 +168,9 @@ export async function observeNamespaces(options: NamespaceObservationOptions): P
     return await untilAborted(signal);
   }
 
-  const ctx: watching.WatchContext = { api, settings, logger, clock: options.clock, resource: NAMESPACES, namespace: null };
+  const ctx: watching.WatchContext = {
+    api, settings, logger, clock: options.clock, resource: NAMESPACES, namespace: null, instruments: options.instruments?.forResource(NAMESPACES),
+  };
   let listing: string[] | null = null; // names collected from the current listing, if one is going on
   let listed = false;
   try {

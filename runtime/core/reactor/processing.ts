@@ -11,11 +11,16 @@
  * deletion when nothing is pending, neither deletion handlers nor exiting daemons (R-FINAL-5,
  * R-DAEMON-7); then applies the accumulated patch once (R-PATCH-2/6) and sleeps for, or touches
  * after, the shortest delay (R-PATCH-7), which is how the stop stages of daemons advance.
+ *
+ * With metrics on, the watcher passes the resource's instruments: every handler of the cycle, and
+ * the cycle itself (as one reconcile, see `reports`), is reported; daemons and timers report their
+ * invocations and their spawning and exit to the same instruments.
  */
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as errors from '../actions/errors.js';
@@ -35,20 +40,28 @@ import type * as context from './context.js';
 import * as kwargs from './kwargs.js';
 import type * as memories from './memories.js';
 import type * as queueing from './queueing.js';
+import * as reports from './reports.js';
 
 type Fn = (body: object) => void;
 
-/** Processes one raw event of one object; the queue calls it per object, strictly in order. */
+/**
+ * Processes one raw event of one object; the queue calls it per object, strictly in order.
+ *
+ * @param instruments the resource's instruments when metrics are on (see the module's comment).
+ */
 export async function processResourceEvent(op: context.OperatorContext, resource: references.Resource,
-                                           raw: bodies.RawEvent, stream: queueing.StreamContext): Promise<void> {
+                                           raw: bodies.RawEvent, stream: queueing.StreamContext,
+                                           instruments?: instruments.ResourceInstruments): Promise<void> {
   const body = raw.object;
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
   // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7):
   // the worker's signal follows both.
   const cancellation = stream.signal;
+  // A cycle skipped by throttling or cancelled is not reported.
+  let report: reports.CycleReport | undefined;
   try {
-    await throttling.throttled({
+    const throttled = await throttling.throttled({
       throttler: memory.throttler,
       delays: op.settings.queueing.errorDelays,
       clock: op.clock,
@@ -56,7 +69,12 @@ export async function processResourceEvent(op: context.OperatorContext, resource
       wakeup: stream.pressure.signal,
       // Cancellation on operator exit is not an error of the object.
       errors: () => !cancellation.aborted,
-    }, () => processCycle(op, resource, raw, memory, stream, logger, cancellation));
+    }, () => {
+      if (instruments !== undefined) report = new reports.CycleReport(instruments);
+      return processCycle(op, resource, raw, memory, stream, logger, cancellation, instruments, report);
+    });
+    if (throttled.status === 'failed') report?.fail();
+    if (!cancellation.aborted) report?.finish();
   } catch (error) {
     // Cancelled (R-ERRORS-8): the handler logged it and recorded nothing; this is neither a
     // failure of the object nor of the framework (R-QUEUE-9).
@@ -89,11 +107,16 @@ interface Cycle {
   readonly scope: kwargs.ResourceScope;
   /** Cancellation of the cycle: the operator stops or the queue gives up on the worker. */
   readonly signal: AbortSignal;
+  /** The resource's instruments (metrics on): for daemons and timers, which outlive the cycle. */
+  readonly instruments?: instruments.ResourceInstruments;
+  /** The report of this cycle (metrics on): handlers of the cycle report through it. */
+  readonly report?: reports.CycleReport;
 }
 
 async function processCycle(op: context.OperatorContext, resource: references.Resource, raw: bodies.RawEvent,
                             memory: memories.ObjectMemory, stream: queueing.StreamContext, logger: logging.ObjectLogger,
-                            signal: AbortSignal): Promise<void> {
+                            signal: AbortSignal, instruments: instruments.ResourceInstruments | undefined,
+                            report: reports.CycleReport | undefined): Promise<void> {
   const body = raw.object;
   // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
   // unless this newer body already satisfies them (e.g. the refused request had been applied and
@@ -105,7 +128,7 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   const scope: kwargs.ResourceScope = {
     resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices?.byName,
   };
-  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal };
+  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal, instruments, report };
 
   // Indices first, then the barrier: nothing else runs before the initial listings are indexed
   // (R-INDEX-7). A newer event that arrived meanwhile is processed instead of this one.
@@ -201,6 +224,7 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
     scope: {
       settings: op.settings, clock: op.clock, logger, signal: cycle.signal,
       kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry),
+      instruments: cycle.report,
     },
   });
 }
@@ -215,9 +239,11 @@ async function processSpawningCause(cycle: Cycle, matching: readonly handlers.Sp
     memory.daemons = new spawningEngine.DaemonsMemory(body, op.clock.now());
   }
   const daemonsMemory = memory.daemons;
-  const scope: spawningEngine.SpawningScope = { settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger };
+  const scope: spawningEngine.SpawningScope = {
+    settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger, instruments: cycle.instruments,
+  };
   // One launcher per object, shared by its daemons and timers for as long as they run.
-  daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger);
+  daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger, cycle.instruments);
   return await spawningEngine.processSpawningCause({
     cause: { body, deleted: found.deleted, gone: raw.type === 'DELETED', reset: found.reset },
     memory: daemonsMemory, matching, scope, launch: daemonsMemory.launcher,
@@ -225,12 +251,14 @@ async function processSpawningCause(cycle: Cycle, matching: readonly handlers.Sp
 }
 
 function launcherOf(op: context.OperatorContext, resource: references.Resource, memory: memories.ObjectMemory,
-                    daemonsMemory: spawningEngine.DaemonsMemory, logger: logging.ObjectLogger): spawningEngine.Launcher {
+                    daemonsMemory: spawningEngine.DaemonsMemory, logger: logging.ObjectLogger,
+                    instruments: instruments.ResourceInstruments | undefined): spawningEngine.Launcher {
   const source: kwargs.SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
   const background: daemonsEngine.BackgroundScope = {
     settings: op.settings, clock: op.clock, api: op.api, resource, memory: daemonsMemory, logger, cancel: op.signal,
     titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
     kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(source, handler, stopper, patch, retry),
+    instruments,
   };
   return (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background));
 }
@@ -252,6 +280,7 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
       settings: op.settings, clock: op.clock, logger: local, signal: cycle.signal,
       lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
       kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+      instruments: cycle.report,
     },
   });
   outcomes.deliverResults(results, cycle.patch);
@@ -342,6 +371,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
       kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
+      instruments: cycle.report,
     },
   });
   state = state.withOutcomes(results, op.clock.now());
@@ -383,6 +413,7 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
   const body = cycle.raw.object;
   const storage = op.settings.persistence.progressStorage;
   const delay = delays.length ? Math.min(...delays) : undefined;
+  if (delay !== undefined) cycle.report?.requeue(delay);
   if (!patch.isEmpty()) {
     storage.touch({ body, patch, value: null });
     await apply(cycle, patch);
@@ -394,6 +425,7 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
     return;
   }
   if (delay > 0) {
+    cycle.report?.finish(); // the cycle's work is over: the sleep is not part of it
     const capped = Math.min(delay, 600);
     logger.debug(delay > 600 ? `Sleeping for ${delay} (capped 600) seconds for the delayed handlers.` : `Sleeping for ${delay} seconds for the delayed handlers.`);
     const started = op.clock.now();

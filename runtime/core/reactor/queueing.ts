@@ -94,6 +94,8 @@ export class Queue {
   private readonly stopping = new AbortController();
   private closed = false;
   private active = 0;
+  /** Workers in the middle of processing an event (not idling, not held back). */
+  private busy = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private readonly workers = new Set<Promise<void>>();
 
@@ -119,6 +121,15 @@ export class Queue {
 
   /** Number of objects with a live worker or queued events. */
   get size(): number { return this.streams.size; }
+
+  /** Number of live per-object workers: processing, idling, or waiting to start. */
+  get workerCount(): number { return this.workers.size; }
+
+  /** Number of workers processing an event right now. */
+  get busyWorkers(): number { return this.busy; }
+
+  /** The cap on concurrent workers (`workerLimit`); `null` when unlimited. */
+  get workerLimit(): number | null { return this.options.workerLimit || null; }
 
   /** Number of events waiting to be processed, over all objects. */
   get queuedEvents(): number {
@@ -182,12 +193,15 @@ export class Queue {
           cancellation = this.options.signal ? aborts.follow([this.stopping.signal, this.options.signal]) : undefined;
           context = { key: stream.key, pressure: stream.pressure, signal: cancellation?.signal ?? this.stopping.signal };
         }
+        this.busy += 1;
         try {
           await this.processor(event, context);
         } catch (error) {
           if (this.stopping.signal.aborted) break; // cancelled by stop(): not a failure
           this.options.onFatal(error, stream.key);
           break;
+        } finally {
+          this.busy -= 1;
         }
         if (this.stopping.signal.aborted) break; // cancelled by stop(): the rest is abandoned
       }

@@ -129,11 +129,16 @@ export interface ReportingOptions extends Omit<ReporterSources, 'since'> {
   readonly signal: AbortSignal;
   /** Called once the endpoints listen, with their URLs (ports resolved). */
   readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
+  /**
+   * Other endpoints of the operator (its metrics) to serve with these: on the same server when on
+   * the same host and port, on servers of their own otherwise.
+   */
+  readonly alongside?: readonly endpoints.Endpoint[];
 }
 
 /**
- * Serves the liveness endpoint and, on the same host and port, the readiness endpoint, until
- * `signal` aborts.
+ * Serves the liveness endpoint and, on the same host and port, the readiness endpoint (and the
+ * `alongside` endpoints), until `signal` aborts.
  *
  * @throws endpoints.EndpointUrlError for a malformed URL; endpoints.EndpointBindError if the address
  *   cannot be bound; settingsModule.SettingsError for malformed `settings.health` values.
@@ -148,5 +153,6 @@ export async function reportHealth(options: ReportingOptions): Promise<void> {
     const address = endpoints.parseEndpointUrl(url, options.option ?? 'livenessEndpoint');
     list.push({ name: 'readiness', url: endpoints.formatAddress({ ...address, path }), option: 'settings.health.readinessPath', handle: readinessHandler(sources) });
   }
+  list.push(...(options.alongside ?? []));
   await endpoints.serveEndpoints({ endpoints: list, logger, signal, onServing: options.onServing });
 }

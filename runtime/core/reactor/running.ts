@@ -28,6 +28,12 @@
  * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
  * activity like every other task.
  *
+ * With `metricsEndpoint`, the operator collects metrics (`metrics.OperatorMetrics`, its own
+ * registry, reported to by the client, the watchers, the processing cycles and the daemons through
+ * `context.instruments`) and serves them: by the health reporter's servers when there is a
+ * liveness endpoint (the same server if on the same host and port), else by an `endpoint server`
+ * root task of its own (`engines/endpoints`). Without it, there are no instruments at all.
+ *
  * Admission webhooks (R-ADMISSION) have two root tasks: the webhook server from
  * `settings.admission.server`, started after the first resource scan with the request function of
  * `engines/admission` (`engines/serving`), and the manager of the webhook configurations named
@@ -69,6 +75,7 @@ import * as census from './census.js';
 import type * as context from './context.js';
 import * as insights from './insights.js';
 import * as memories from './memories.js';
+import * as metricsModule from './metrics.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
@@ -107,7 +114,12 @@ export interface OperatorOptions {
    * `settings.health.readinessPath` (default `/readyz`). Default: none (docs/health.md).
    */
   readonly livenessEndpoint?: string;
-  /** Called once the liveness (and readiness) endpoints listen, with their URLs (ports resolved). */
+  /**
+   * `http://HOST:PORT/PATH` where the operator serves its Prometheus metrics (docs/metrics.md),
+   * e.g. `http://0.0.0.0:8080/metrics`. Default: no metrics are collected at all.
+   */
+  readonly metricsEndpoint?: string;
+  /** Called once the operator's endpoints (liveness, readiness, metrics) listen, with their URLs (ports resolved). */
   readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
   readonly stopFlag?: stopping.StopFlag;
@@ -208,7 +220,7 @@ function capitalized(name: string): string {
  * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
- * @throws EndpointUrlError for a malformed `livenessEndpoint`, before anything starts.
+ * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
  * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
  *   settings asking for peering, before anything starts.
  * @example
@@ -218,6 +230,7 @@ function capitalized(name: string): string {
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   unavailable.checkOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
+  if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
@@ -228,7 +241,10 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
   const vault = options.vault ?? new credentials.Vault({ clock });
-  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
+  const queues = new census.Queues();
+  // Metrics off: no registry, no instruments; nothing reports anywhere.
+  const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
+  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -241,7 +257,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues: new census.Queues(), streams: new health.StreamHealth(clock),
+    queues, instruments: metrics, streams: new health.StreamHealth(clock),
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -315,10 +331,10 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   })));
   const observerLogger = logging.getLogger('kopf.reactor.observation');
   spawn('resource observer', 'main', gated(() => observation.observeResources({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal,
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics,
   })));
   spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, ...scope,
+    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics, ...scope,
   })));
   spawn('multidimensional multitasker', 'main', gated(async () => {
     // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
@@ -336,15 +352,27 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
+  // The operator's own HTTP endpoints, one server per host and port: the liveness and readiness
+  // endpoints of the health reporter and the metrics, which its servers serve too when it runs.
+  // Scrapes are answered until the stop begins; then the servers close, and later scrapes are refused.
+  const extra: endpoints.Endpoint[] = [];
+  if (metrics !== undefined) extra.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
   const liveness = options.livenessEndpoint;
   if (liveness !== undefined) {
     spawn('health reporter', 'main', gated(() => reporting.reportHealth({
       url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier,
       prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
-      logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing,
+      logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing, alongside: extra,
     })));
-  } else if (registry.activityHandlers('probe').length > 0) {
-    logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+  } else {
+    if (registry.activityHandlers('probe').length > 0) {
+      logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+    }
+    if (extra.length > 0) {
+      spawn('endpoint server', 'main', gated(() => endpoints.serveEndpoints({
+        endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing,
+      })));
+    }
   }
   // Admission webhooks (R-ADMISSION): the server gets the request function once resources are
   // discovered; the manager keeps the webhook configurations pointing at it and cleans them up at

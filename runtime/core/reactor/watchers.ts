@@ -3,7 +3,8 @@
  * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
  * operator (R-WATCH-3, R-QUEUE-9, D-12). While it runs, its stream reports its listings,
- * connections and lines to the operator's watch health (`engines/health`).
+ * connections and lines to the operator's watch health (`engines/health`); with metrics on, the
+ * resource's instruments see its listings, connections, queued events and processing cycles.
  */
 import * as api from '../../cogs/client/api.js';
 import * as clientErrors from '../../cogs/client/errors.js';
@@ -22,7 +23,8 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   let fatal: unknown;
   const failed = new AbortController();
   const saturable = api.isSaturable(op.api) ? op.api : undefined;
-  const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream), {
+  const instruments = op.instruments?.forResource(resource);
+  const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream, instruments), {
     clock: op.clock,
     logger: op.logger,
     idleTimeout: op.settings.queueing.idleTimeout,
@@ -36,7 +38,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
       failed.abort();
     },
   });
-  op.queues?.add(queue);
+  op.queues?.add(queue, resource);
   // The readiness barrier waits for this watcher's initial listing to be indexed (R-INDEX-7).
   const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
   const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
@@ -49,7 +51,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   try {
     await invocation.runInOperator({ settings: op.settings, events: op.events }, async () => {
       const stream = watching.infiniteWatch(
-        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, observer: tracker },
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer: tracker },
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
@@ -59,6 +61,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
           continue;
         }
         if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
+        instruments?.queued();
         queue.push(event);
       }
     });

@@ -131,6 +131,12 @@ export interface OperatorOptions {
   readonly token?: string | (() => string);
   /** Resolve only after the first watch request of this resource (plural; default `kopfexamples`). */
   readonly waitForWatch?: string | false;
+  /** Serve the operator's metrics there (`running.OperatorOptions.metricsEndpoint`). */
+  readonly metricsEndpoint?: string;
+  /** Serve the liveness and readiness endpoints there (`running.OperatorOptions.livenessEndpoint`). */
+  readonly livenessEndpoint?: string;
+  /** Hears the served endpoints' URLs (`running.OperatorOptions.onServing`). */
+  readonly onServing?: running.OperatorOptions['onServing'];
 }
 
 /**
@@ -153,7 +159,10 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   let error: unknown;
   let stopped = false;
   // `operator()` is exactly these two steps; spawning first gives the tests the operator's context.
-  const spawned = await running.spawnTasks({ registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal });
+  const spawned = await running.spawnTasks({
+    registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal,
+    metricsEndpoint: options.metricsEndpoint, livenessEndpoint: options.livenessEndpoint, onServing: options.onServing,
+  });
   const done = running.runTasks(spawned).then(
     () => { stopped = true; },
     (e: unknown) => { error = e; stopped = true; },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import * as clientErrors from '../../../../runtime/cogs/client/errors.js';
 import * as timestamps from '../../../../runtime/cogs/configs/timestamps.js';
+import type * as instruments from '../../../../runtime/cogs/structs/instruments.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
 import * as execution from '../../../../runtime/core/actions/execution.js';
 import * as lifecycles from '../../../../runtime/core/actions/lifecycles.js';
@@ -305,5 +306,52 @@ describe('cycles of a change', () => {
     const result = await runCycle(world, [handler('create_fn', () => 'sync result')], { scope: { logger } });
     expect(result.patch.toMergePatch()).toEqual({ status: { create_fn: 'sync result' } });
     expect(logger.messages('info')).toEqual(["Handler 'create_fn' succeeded."]);
+  });
+});
+
+describe('reports to the instruments (metrics)', () => {
+  type Report = [string, instruments.HandlerResult, boolean, number];
+
+  /** Instruments that record what they hear, on the world's virtual clock. */
+  function recorder(world: World): instruments.HandlerInstruments & { readonly reports: Report[] } {
+    const reports: Report[] = [];
+    return {
+      reports,
+      now: () => world.clock.now(),
+      handled: (id, result, retrying, since) => { reports.push([id, result, retrying, world.clock.now() - since]); },
+    };
+  }
+
+  type Case = [string, () => unknown, Partial<execution.Invocable>, number, instruments.HandlerResult, boolean];
+  const cases: Case[] = [
+    ['a success', () => 'ok', {}, 0, 'success', false],
+    ['a temporary error, retried', () => { throw new errors.TemporaryError('t', { delay: 1 }); }, {}, 0, 'temporary', true],
+    ['a permanent error', () => { throw new errors.PermanentError('p'); }, {}, 0, 'permanent', false],
+    ['an arbitrary error, retried', () => { throw new Error('a'); }, { backoff: 1 }, 0, 'arbitrary', true],
+    ['an arbitrary error in PERMANENT mode', () => { throw new Error('a'); }, { errors: errors.ErrorsMode.PERMANENT }, 0, 'arbitrary', false],
+    ['a temporary error escalated by the retries limit', () => { throw new errors.TemporaryError('t', { delay: 1 }); }, { retries: 3 }, 2, 'permanent', false],
+    ['an arbitrary error escalated by the retries limit', () => { throw new Error('a'); }, { retries: 3, backoff: 1 }, 2, 'permanent', false],
+    ['a non-Error thrown', () => { throw 'a string'; }, { backoff: 1 }, 0, 'arbitrary', true],
+  ];
+  for (const [title, fn, options, retries, result, retrying] of cases) {
+    it(`reports ${title} as ${result}${retrying ? ', to be retried' : ''}, with its duration`, async () => {
+      const world = makeWorld();
+      const recording = recorder(world);
+      const slow = async (): Promise<unknown> => { await world.clock.sleep(250); return fn(); };
+      const running = once(world, handler('h', slow, options), stateOf(world, retries), { instruments: recording });
+      await world.clock.advance(250);
+      await running;
+      expect(recording.reports).toEqual([['h', result, retrying, 250]]);
+    });
+  }
+
+  it('reports nothing for a cancelled invocation', async () => {
+    const world = makeWorld();
+    const recording = recorder(world);
+    const stopping = new AbortController();
+    stopping.abort(new Error('the operator stops'));
+    await expect(once(world, handler('h', () => { throw new Error('interrupted'); }), stateOf(world), { instruments: recording, stopping: stopping.signal }))
+      .rejects.toThrow();
+    expect(recording.reports).toEqual([]);
   });
 });
