@@ -3,50 +3,13 @@
  * servers stand in for the API servers of k3s, minikube and Docker Desktop with certificates shaped
  * like theirs, and for a cluster that says nothing in its certificate but reports a k3s version.
  */
-import * as https from 'node:https';
 import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as certs from '../../../devcluster/auth/certs.js';
 import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 import { WebhookAutoServer } from '../../../runtime/index.js';
 import * as detection from '../../../runtime/kits/webhooks/detection.js';
 import { RecordingLogger } from '../cogs/client/helpers.js';
-import { call, FakeFn, serve } from './webhooks-helpers.js';
-
-interface FakeApiServer {
-  readonly url: string;
-  close(): Promise<void>;
-}
-
-/** An HTTPS server with a certificate issued as `shape` says, answering `/version`. */
-async function fakeApiServer(shape: {
-  readonly caName: string;
-  readonly commonName: string;
-  readonly organizations?: string[];
-  readonly dnsNames?: string[];
-  readonly gitVersion?: string;
-}): Promise<FakeApiServer> {
-  const ca = await certs.createCertificateAuthority({ commonName: shape.caName });
-  const serving = await certs.issueCertificate(ca, {
-    commonName: shape.commonName, organizations: shape.organizations, dnsNames: shape.dnsNames ?? ['kubernetes'],
-    ipAddresses: ['127.0.0.1'], usage: 'server',
-  });
-  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
-    if (req.url === '/version') {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ major: '1', minor: '30', gitVersion: shape.gitVersion ?? 'v1.30.4' }));
-    } else {
-      res.statusCode = 403;
-      res.end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
+import { call, fakeApiServer, FakeFn, serve, type FakeApiServer } from './webhooks-helpers.js';
 
 const shapes = {
   k3s: { caName: 'k3s-server-ca@1700000000', commonName: 'k3s', organizations: ['k3s'], dnsNames: ['kubernetes', 'localhost'] },

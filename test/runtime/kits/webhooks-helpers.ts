@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
+import * as certs from '../../../devcluster/auth/certs.js';
 import type * as webhooks from '../../../runtime/cogs/structs/webhooks.js';
 
 /** One call of the fake function. */
@@ -149,3 +150,40 @@ export function refuses(port: number, host = '127.0.0.1'): Promise<boolean> {
     request.end();
   });
 }
+
+/** A stand-in for an API server, for recognising the cluster by its certificate or version. */
+export interface FakeApiServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** An HTTPS server with a certificate issued as `shape` says, answering `/version`. */
+export async function fakeApiServer(shape: {
+  readonly caName: string;
+  readonly commonName: string;
+  readonly organizations?: string[];
+  readonly dnsNames?: string[];
+  readonly gitVersion?: string;
+}): Promise<FakeApiServer> {
+  const ca = await certs.createCertificateAuthority({ commonName: shape.caName });
+  const serving = await certs.issueCertificate(ca, {
+    commonName: shape.commonName, organizations: shape.organizations, dnsNames: shape.dnsNames ?? ['kubernetes'],
+    ipAddresses: ['127.0.0.1'], usage: 'server',
+  });
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    if (req.url === '/version') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ major: '1', minor: '30', gitVersion: shape.gitVersion ?? 'v1.30.4' }));
+    } else {
+      res.statusCode = 403;
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
