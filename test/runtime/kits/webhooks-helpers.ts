@@ -161,8 +161,8 @@ export interface FakeApiServer {
 export async function fakeApiServer(shape: {
   readonly caName: string;
   readonly commonName: string;
-  readonly organizations?: string[];
-  readonly dnsNames?: string[];
+  readonly organizations?: readonly string[];
+  readonly dnsNames?: readonly string[];
   readonly gitVersion?: string;
 }): Promise<FakeApiServer> {
   const ca = await certs.createCertificateAuthority({ commonName: shape.caName });
