@@ -119,6 +119,17 @@ export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logi
 export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, UsageError } from './cli.js';
 export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
 
+// Admission webhook servers and tunnels, for `settings.admission.server`.
+export {
+  WebhookServer, WebhookK3dServer, WebhookMinikubeServer, WebhookDockerDesktopServer, WebhookAutoServer,
+  WebhookNgrokTunnel, WebhookAutoTunnel, WebhookOptionsError, WebhookCertificateError, WebhookListenError,
+  MissingDependencyError, WEBHOOK_BODY_LIMIT,
+} from './kits/webhooks/index.js';
+export type {
+  WebhookServerOptions, WebhookServiceOptions, WebhookVerifyMode, ClusterFlavour, WebhookNgrokTunnelOptions,
+  WebhookAutoTunnelOptions, NgrokLoader, NgrokModule, NgrokListener, NgrokForwardConfig,
+} from './kits/webhooks/index.js';
+
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
 export { KopfRunner, RunnerTimeoutError } from './kits/runner.js';
 export type { KopfRunnerOptions } from './kits/runner.js';

@@ -62,6 +62,11 @@ on.create(builtins.Pods, { registry }, ({ spec, status, meta, body, patch }) => 
 on.update(builtins.Deployments, { registry }, ({ spec, diff }) => \`\${spec.replicas} \${diff.length}\`);
 on.event(builtins.ConfigMaps, { registry }, ({ body }) => { Object.keys(body.data ?? {}); });
 on.startup({ registry }, ({ settings }) => { settings.posting.enabled = false; });
+on.startup({ registry }, ({ settings }) => {
+  settings.admission.server = process.env['KUBERNETES_SERVICE_HOST']
+    ? new kopf.WebhookServer({ port: 9443, certfile: '/tls/tls.crt', pkeyfile: '/tls/tls.key', cafile: '/tls/ca.crt', service: { namespace: 'ops', name: 'op', port: 443 } })
+    : new kopf.WebhookAutoServer();
+});
 
 export async function runOnce(kubeconfig: string): Promise<number | null> {
   const cluster = await DevCluster.start({ crds: [] });

@@ -1,0 +1,248 @@
+/**
+ * One admission request, from the socket to the operator's `WebhookFn` and back.
+ *
+ * The server routes `POST <root>/<webhook id…>` (the id may span several path segments and is
+ * URL-decoded; the query, such as the API server's `?timeout=10s`, is ignored), reads the body up
+ * to a limit, hands it with the headers and the verified client certificate to the function, and
+ * replies with the review as JSON. Everything else is an HTTP error with a one-line text: 404 for
+ * paths outside the root, 405 for other methods, 413 for bodies over the limit (refused from the
+ * `Content-Length` alone when present, else as soon as the stream passes the limit, without
+ * buffering the rest), the `WebhookRequestError`'s status for requests the function refuses, and
+ * 500 for anything else. Each failure is logged once, in one line (500s with their trace, which
+ * never reaches the caller); a request handler never throws into the HTTP server.
+ */
+import type * as http from 'node:http';
+import type * as tls from 'node:tls';
+
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as webhooks from '../../cogs/structs/webhooks.js';
+import * as errors from './errors.js';
+
+/**
+ * The default limit of request bodies: 8 MiB. An UPDATE review carries the object and its old
+ * version, each up to the 1.5 MiB that etcd stores by default, plus the request's envelope; the API
+ * server's own limit of 3 MiB per request applies to one object, so a review can legitimately be
+ * larger than that. 8 MiB leaves room for both objects and JSON escaping while still refusing
+ * bodies no API server sends.
+ */
+export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** How requests are handled. */
+export interface HandlingOptions {
+  /** The root path (`''` or `/a/b`), see `addresses.rootPath`. */
+  readonly root: string;
+  /** The largest accepted body, in bytes. */
+  readonly bodyLimit: number;
+  readonly logger: loggers.Logger;
+}
+
+/** Where a request goes: the webhook id below the root, or why it goes nowhere. */
+export type Route =
+  | { readonly kind: 'webhook'; readonly webhook: string | null }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'malformed'; readonly message: string };
+
+/**
+ * Routes a request target (`/root/validate2/spec.field?timeout=10s`) under `root`.
+ *
+ * @example
+ * route('/hooks', '/hooks/validate2%2Fspec.field?timeout=10s') // { kind: 'webhook', webhook: 'validate2/spec.field' }
+ */
+export function route(root: string, target: string): Route {
+  const end = target.search(/[?#]/);
+  const pathname = end < 0 ? target : target.slice(0, end);
+  let rest: string;
+  if (pathname === root) rest = '';
+  else if (pathname.startsWith(`${root}/`)) rest = pathname.slice(root.length + 1);
+  else return { kind: 'not-found' };
+  try {
+    const webhook = decodeURIComponent(rest);
+    return { kind: 'webhook', webhook: webhook === '' ? null : webhook };
+  } catch {
+    return { kind: 'malformed', message: `The webhook id in the path is not properly URL-encoded: ${rest}` };
+  }
+}
+
+/**
+ * A request listener for `http(s).createServer` that serves `fn`.
+ *
+ * @example
+ * https.createServer(tlsOptions, handleRequests(fn, { root: '', bodyLimit: DEFAULT_BODY_LIMIT, logger }));
+ */
+export function handleRequests(fn: webhooks.WebhookFn, options: HandlingOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    serveOne(fn, options, req, res).catch((error: unknown) => {
+      // Only a bug gets here; still: log it, answer if possible, never crash the server.
+      options.logger.error(`Webhook request failed unexpectedly: ${errors.oneLine(error)}`, { error });
+      reply(res, 500, 'Internal Server Error');
+    });
+  };
+}
+
+async function serveOne(fn: webhooks.WebhookFn, options: HandlingOptions, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const { logger } = options;
+  const target = req.url ?? '/';
+  res.on('error', () => undefined); // a client gone mid-reply is not our failure
+  const where = route(options.root, target);
+  if (where.kind !== 'webhook') {
+    const status = where.kind === 'not-found' ? 404 : 400;
+    const message = where.kind === 'not-found' ? `No webhooks are served at ${pathOf(target)}.` : where.message;
+    refuse(req, res, logger, status, message);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST');
+    refuse(req, res, logger, 405, `Method ${req.method ?? '(none)'} is not allowed: webhooks accept only POST.`);
+    return;
+  }
+
+  const body = await readBody(req, options.bodyLimit);
+  if (body.kind === 'too-large') {
+    res.setHeader('Connection', 'close');
+    refuse(req, res, logger, 413, `The request body exceeds the limit of ${options.bodyLimit} bytes.`);
+    return;
+  }
+  if (body.kind === 'broken') {
+    logger.debug(`Webhook request broke off while reading its body: ${body.message}`);
+    return;
+  }
+
+  const text = body.data.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text; // the function decides (the contract: raw text when it is not JSON)
+  }
+  const context: webhooks.WebhookRequestContext = {
+    webhook: where.webhook,
+    headers: headersOf(req),
+    ...peerOf(req.socket),
+  };
+
+  let json: string;
+  try {
+    const review = await fn(parsed, context);
+    json = JSON.stringify(review);
+  } catch (error) {
+    if (isRequestError(error)) {
+      refuse(req, res, logger, error.status, errors.oneLine(error));
+    } else {
+      logger.error(`Webhook request ${describe(req)} failed: ${errors.oneLine(error)}`, { error });
+      reply(res, 500, 'Internal Server Error: the webhook failed to process the request; see the operator log.');
+    }
+    return;
+  }
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+function pathOf(target: string): string {
+  const end = target.search(/[?#]/);
+  return end < 0 ? target : target.slice(0, end);
+}
+
+function describe(req: http.IncomingMessage): string {
+  return `${req.method ?? '?'} ${pathOf(req.url ?? '/')}`;
+}
+
+/** Whether the function refused the request with an HTTP status (by shape: any copy of the class). */
+function isRequestError(error: unknown): error is Error & { status: number } {
+  if (!(error instanceof Error)) return false;
+  const candidate = error as Partial<webhooks.WebhookRequestError>;
+  return candidate.code === 'WebhookRequestError' && typeof candidate.status === 'number' && candidate.status >= 400 && candidate.status < 600;
+}
+
+function refuse(req: http.IncomingMessage, res: http.ServerResponse, logger: loggers.Logger, status: number, message: string): void {
+  logger.warning(`Webhook request ${describe(req)} refused with HTTP ${status}: ${message}`);
+  reply(res, status, message);
+}
+
+function reply(res: http.ServerResponse, status: number, message: string): void {
+  if (res.destroyed || res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const text = `${message}\n`;
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+type Body =
+  | { readonly kind: 'ok'; readonly data: Buffer }
+  | { readonly kind: 'too-large' }
+  | { readonly kind: 'broken'; readonly message: string };
+
+/** Reads the body unless it is, or turns out to be, over `limit` bytes (then stops reading). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ kind: 'too-large' });
+  return new Promise<Body>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (body: Body): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      resolve(body);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        req.pause();
+        finish({ kind: 'too-large' });
+      } else {
+        chunks.push(chunk);
+      }
+    };
+    const onEnd = (): void => finish({ kind: 'ok', data: Buffer.concat(chunks) });
+    const onError = (error: Error): void => finish({ kind: 'broken', message: errors.oneLine(error) });
+    const onClose = (): void => finish({ kind: 'broken', message: 'the client closed the connection' });
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+/** The request headers, lowercase, repeated ones joined with `, `. */
+function headersOf(req: http.IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/**
+ * The verified client certificate as `sslPeer` (only when TLS verified it): subject and issuer as
+ * `{CN, O, …}`, the SANs as Node reports them (`DNS:a, IP Address:1.2.3.4`), validity, serial number,
+ * SHA-256 fingerprint and the PEM text (for parsing it further).
+ */
+export function peerOf(socket: http.IncomingMessage['socket']): { sslPeer?: Readonly<Record<string, unknown>> } {
+  const secure = socket as Partial<tls.TLSSocket>;
+  if (typeof secure.getPeerCertificate !== 'function' || secure.authorized !== true) return {};
+  const cert = secure.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return {};
+  const raw = cert.raw as Buffer | undefined;
+  return {
+    sslPeer: {
+      subject: { ...cert.subject },
+      issuer: { ...cert.issuer },
+      ...(cert.subjectaltname !== undefined ? { subjectAltName: cert.subjectaltname } : {}),
+      notBefore: cert.valid_from,
+      notAfter: cert.valid_to,
+      serialNumber: cert.serialNumber,
+      fingerprint256: cert.fingerprint256,
+      ...(raw !== undefined ? { pem: toPem(raw) } : {}),
+    },
+  };
+}
+
+function toPem(der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+}
