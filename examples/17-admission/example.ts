@@ -13,8 +13,9 @@
  *   (`sslPeer`, empty unless the server verifies client certificates).
  * - `validate1` denies `spec.field: wrong`, except in dry runs.
  * - `validate2` denies `spec.field: not-allowed` with HTTP code 555 (selected by a field filter).
- * - `validate_subresources` also sees the status subresource: a status write must keep
- *   `status.field` equal to `spec.field`; a write of the main body only gets a warning.
+ * - `validate_subresources` sees the subresources (its rule is `kopfexamples/*`, which the API
+ *   server matches against subresources only): a status write must keep `status.field` equal to
+ *   `spec.field`. Its warning branch runs only for reviews of the main body sent to it directly.
  * - `mutate1` injects `spec.injected: 123` into objects labelled `somelabel: somevalue`.
  */
 import { AdmissionError, on, WebhookAutoServer } from 'kopf-gen/runtime';

@@ -29,6 +29,7 @@ import type * as settingsModule from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import * as diffs from '../../cogs/structs/diffs.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
@@ -67,6 +68,8 @@ export interface AdmissionOptions {
   readonly signal: AbortSignal;
   /** Where rejected requests are logged; default `kopf.engines.admission`. */
   readonly logger?: loggers.Logger;
+  /** Where requests are counted and timed when metrics are on (`--metrics`); absent otherwise. */
+  readonly instruments?: instruments.WebhookInstruments;
 }
 
 const EMPTY = Object.freeze({});
@@ -178,6 +181,7 @@ export interface RequestRecord {
 export async function measureRequest(options: AdmissionOptions, payload: unknown, context: webhooks.WebhookRequestContext): Promise<webhooks.AdmissionReviewResponse> {
   const started = options.clock.now();
   const webhook = context.webhook || null;
+  options.instruments?.webhookInFlight(webhook ?? '', 1);
   try {
     const reply = await serveAdmissionRequest(options, payload, context);
     recordRequest(options, { webhook, status: 200, allowed: reply.response.allowed, duration: (options.clock.now() - started) / 1000 });
@@ -189,8 +193,15 @@ export async function measureRequest(options: AdmissionOptions, payload: unknown
   }
 }
 
-/** Reports one answered request: a DEBUG line (failures have their own WARNING/ERROR lines). */
+/**
+ * Reports one answered request: to the metrics when they are on (the request is no longer in
+ * flight; its status code and duration), and as a DEBUG line (failures have their own
+ * WARNING/ERROR lines).
+ */
 export function recordRequest(options: AdmissionOptions, record: RequestRecord): void {
+  // Requests without a webhook id in their path (a server of one's own may send them) count under ''.
+  options.instruments?.webhookInFlight(record.webhook ?? '', -1);
+  options.instruments?.webhookRequest(record.webhook ?? '', record.status, record.duration);
   const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
   const outcome = record.allowed === null ? 'refused' : record.allowed ? 'allowed' : 'denied';
   logger.debug(`Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${JSON.stringify(record.webhook)}`} `

@@ -379,7 +379,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // exit, while the API client still works.
   const clientConfigs = new serving.ClientConfigs();
   const webhookFn = admission.webhookFn({
-    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal,
+    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal, instruments: metrics,
     memos: {
       recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
     },

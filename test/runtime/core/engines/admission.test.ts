@@ -510,4 +510,26 @@ describe('R-ADMISSION-4 one record per request', () => {
       expect.stringMatching(/Admission request for all webhooks is answered with HTTP 400 \(refused\) in 0\.000s\.$/),
     ]);
   });
+
+  it('R-ADMISSION-4 with metrics on, every request is in flight until answered, then counted with its status and duration', async () => {
+    const clock = new clocks.VirtualClock({ start: 1_000_000 });
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, async function slow() { await clock.sleep(2000); });
+    const reports: string[] = [];
+    const fn = admission.webhookFn({
+      registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock,
+      resources: { webhooks: [KEX] }, memos: new Memories(), signal: new AbortController().signal,
+      instruments: {
+        webhookInFlight: (id, change) => { reports.push(`in-flight ${id} ${change}`); },
+        webhookRequest: (id, code, seconds) => { reports.push(`request ${id} ${code} ${seconds}s`); },
+      },
+    });
+    const answered = fn(review(), { webhook: 'slow' });
+    await clock.advance(0);
+    expect(reports).toEqual(['in-flight slow 1']);
+    await clock.advance(2000);
+    await answered;
+    await refusal(fn('{not json'));
+    expect(reports).toEqual(['in-flight slow 1', 'in-flight slow -1', 'request slow 200 2s', 'in-flight  1', 'in-flight  -1', 'request  400 0s']);
+  });
 });
