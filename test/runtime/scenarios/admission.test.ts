@@ -4,18 +4,23 @@
  * theirs (HTTPS on loopback, `scenarios/webhooks.ts`), manages the configurations `auto.kopf.dev`,
  * and kubectl talks to the cluster as users do: rejections with the handlers' messages, warnings,
  * dry runs, mutations stored, the status subresource, the failure policies when the server is down,
- * a webhook that times out, and the cleanup at a graceful stop. (The built-in servers and TLS
- * flavours are tested with their kit.)
+ * a webhook that times out, the cleanup at a graceful stop, and a certificate rotation of the
+ * built-in `WebhookServer` followed by the managed configurations and the cluster. (The other TLS
+ * flavours of the built-in servers are tested with their kit.)
  */
 import * as fs from 'node:fs';
 import * as https from 'node:https';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import * as certs from '../../../devcluster/auth/certs.js';
 import type { DevCluster } from '../../../devcluster/testing.js';
+import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 import * as errors from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import { WebhookServer } from '../../../runtime/kits/webhooks/index.js';
 import { on } from '../../../runtime/on.js';
 import * as kubectl from '../../devcluster/clients/kubectl.js';
 import * as fx from '../reliability/operating.js';
@@ -246,6 +251,45 @@ describe('A-21 admission webhooks', () => {
     } finally {
       release.resolve();
       await operator.stop();
+    }
+    expect(operator.error).toBeUndefined();
+  });
+
+  it('A-21 R-ADMISSION-8 R-ADMISSION-9 a certificate rotation: the configurations announce the new CA and the cluster keeps calling the webhook over verified TLS', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-rotation-'));
+    const files = { certfile: path.join(dir, 'tls.crt'), pkeyfile: path.join(dir, 'tls.key'), cafile: path.join(dir, 'ca.crt') };
+    const issue = async (name: string): Promise<string> => {
+      const ca = await certs.createCertificateAuthority({ commonName: name });
+      const serving = await certs.issueServingCertificate(ca, { hosts: ['localhost', '127.0.0.1'] });
+      fs.writeFileSync(files.certfile, serving.certPem);
+      fs.writeFileSync(files.pkeyfile, serving.keyPem);
+      fs.writeFileSync(files.cafile, ca.certPem);
+      return Buffer.from(ca.certPem).toString('base64');
+    };
+    const firstCa = await issue('first-ca');
+    const clock = new VirtualClock({ start: 1_000_000 }); // the server's file checks, every 60 s
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, function check({ spec }) {
+      if (spec['field'] === 'wrong') throw new errors.AdmissionError('wrong is wrong', 422);
+    });
+    const server = new WebhookServer({ addr: '127.0.0.1', ...files, clock });
+    const operator = await fx.startOperator({ cluster, registry, waitForWatch: false, settings: fx.fastSettings((s) => { s.admission.server = server; s.admission.managed = 'auto.kopf.dev'; }) });
+    try {
+      await fx.eventually(() => entries(VALIDATING)[0]?.['clientConfig']?.['caBundle'] === firstCa, 'the configuration with the first CA');
+      const before = await createThroughApi(fx.kopfExample('kopf-before', { spec: { field: 'wrong' } }));
+      expect(before.status).toBe(422);
+      expect(before.body['message']).toBe('admission webhook "check.auto.kopf.dev" denied the request: wrong is wrong');
+
+      const secondCa = await issue('second-ca');
+      await clock.advance(60_000);
+      await fx.eventually(() => entries(VALIDATING)[0]?.['clientConfig']?.['caBundle'] === secondCa, 'the configuration with the rotated CA');
+      const after = await createThroughApi(fx.kopfExample('kopf-after', { spec: { field: 'wrong' } }));
+      expect(after.status, JSON.stringify(after.body)).toBe(422);
+      expect(after.body['message']).toBe('admission webhook "check.auto.kopf.dev" denied the request: wrong is wrong');
+      expect((await createThroughApi(fx.kopfExample('kopf-fine'))).status).toBe(201);
+    } finally {
+      await operator.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
     expect(operator.error).toBeUndefined();
   });
