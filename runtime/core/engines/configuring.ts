@@ -184,11 +184,13 @@ export async function manageConfigurations(options: ConfiguringOptions): Promise
         const entries = targets.map((target) => build(target, config));
         const key = JSON.stringify(entries);
         if (configRevision !== seenConfigs || key !== seenEntries) {
+          // Counted as applied before the writes: a stop while one is in flight (written, but its
+          // response not yet read) must still clean up what it may have written.
+          applied = config;
           for (const [i, target] of targets.entries()) {
             logger.info(`Reconfiguring the ${target.type} webhook ${name}.`);
             await patchWebhooks(options, target, name, entries[i]!, signal);
           }
-          applied = config;
           seenEntries = key;
         }
       }

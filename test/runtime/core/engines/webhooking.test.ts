@@ -329,6 +329,22 @@ describe('R-ADMISSION-8 cleanup', () => {
     expect(log.grep('Cleaning up the admission webhook auto.kopf.dev.')).toHaveLength(1);
   });
 
+  it('R-ADMISSION-8 a stop while a configuration write is in flight (written, response pending) still cleans up', async () => {
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, function temporary() {});
+    on.mutate('kopfexamples', { registry }, function mutating() {});
+    // The write of the mutating entries is stored at once, its response held back.
+    cluster.faults.add({ verb: 'patch', resource: 'mutatingwebhookconfigurations', times: 1, delay: { afterMs: 30_000 } });
+    const server = inProcessServer();
+    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    await fx.eventually(() => names(VALIDATING).length === 1 && names(MUTATING).length === 1, 'the configurations');
+    await operator.stop();
+    expect(operator.error).toBeUndefined();
+    expect(configuration(VALIDATING)!['webhooks']).toEqual([]);
+    expect(configuration(MUTATING)!['webhooks']).toEqual([]);
+    expect(log.grep('Cleaning up the admission webhook auto.kopf.dev.')).toHaveLength(1);
+  });
+
   it('R-ADMISSION-8 without a client configuration there is nothing to clean up', async () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
