@@ -8,13 +8,13 @@
  * the cluster is not recognised, the API server is not HTTPS, or the operator did not say which it
  * is, it serves as a plain `WebhookServer`. The choice is logged.
  */
-import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as logging from '../../core/actions/logging.js';
 import * as detection from './detection.js';
 import * as errors from './errors.js';
+import * as runs from './runs.js';
 import * as servers from './servers.js';
 
 /** The server class that serves a recognised cluster (a plain server for none). */
@@ -58,44 +58,25 @@ export async function recogniseCluster(
  * @example
  * settings.admission.server = new WebhookAutoServer({ port: 9443 });
  */
-export class WebhookAutoServer implements webhooks.WebhookServerObject {
+export class WebhookAutoServer extends runs.DelegatingServer {
   readonly options: servers.WebhookServerOptions;
-  private readonly runs = new Set<AbortController>();
 
   /** @throws errors.WebhookOptionsError for options that cannot work together. */
   constructor(options: servers.WebhookServerOptions = {}) {
+    super();
     servers.checkOptions(options, 'WebhookAutoServer');
     this.options = { ...options };
   }
 
-  serve(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncIterable<webhooks.WebhookClientConfig> {
-    return this.serving(fn, environment);
-  }
-
-  /** Stops every running `serve()` (the chosen server closes its socket and ends the iteration). */
-  async [Symbol.asyncDispose](): Promise<void> {
-    for (const run of this.runs) run.abort();
-    this.runs.clear();
-  }
-
-  private async *serving(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
+  protected async *serving(fn: webhooks.WebhookFn, scoped: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
     const logger = this.options.logger ?? logging.getLogger('kopf.webhooks');
-    const run = new AbortController();
-    const stopping = aborts.follow([environment?.signal, run.signal]);
-    this.runs.add(run);
-    try {
-      const scoped: webhooks.WebhookServerEnvironment = { ...environment, signal: stopping.signal };
-      const flavour = await recogniseCluster(scoped, { logger, clock: this.options.clock });
-      if (stopping.signal.aborted) return;
-      const Server = serverClassFor(flavour);
-      const server = new Server(this.options);
-      logger.info(flavour === null
-        ? `Cluster detection recognised no local cluster; serving webhooks with ${Server.name}.`
-        : `Cluster detection recognised ${flavour}; serving webhooks with ${Server.name} (host ${server.host ?? '(default)'}).`);
-      yield* server.serve(fn, scoped);
-    } finally {
-      stopping.release();
-      this.runs.delete(run);
-    }
+    const flavour = await recogniseCluster(scoped, { logger, clock: this.options.clock });
+    if (scoped.signal.aborted) return;
+    const Server = serverClassFor(flavour);
+    const server = new Server(this.options);
+    logger.info(flavour === null
+      ? `Cluster detection recognised no local cluster; serving webhooks with ${Server.name}.`
+      : `Cluster detection recognised ${flavour}; serving webhooks with ${Server.name} (host ${server.host ?? '(default)'}).`);
+    yield* server.serve(fn, scoped);
   }
 }

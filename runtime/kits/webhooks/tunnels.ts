@@ -21,6 +21,7 @@ import * as logging from '../../core/actions/logging.js';
 import * as addresses from './addresses.js';
 import * as autoservers from './autoservers.js';
 import * as errors from './errors.js';
+import * as runs from './runs.js';
 import * as servers from './servers.js';
 
 /** The npm package the ngrok tunnel needs. */
@@ -109,33 +110,20 @@ function isMissingModule(error: unknown, specifier: string): boolean {
  * @example
  * settings.admission.server = new WebhookNgrokTunnel({ path: '/hooks' }); // NGROK_AUTHTOKEN in the environment
  */
-export class WebhookNgrokTunnel implements webhooks.WebhookServerObject {
+export class WebhookNgrokTunnel extends runs.DelegatingServer {
   readonly options: WebhookNgrokTunnelOptions;
-  private readonly runs = new Set<AbortController>();
 
   /** @throws errors.WebhookOptionsError for options that cannot work. */
   constructor(options: WebhookNgrokTunnelOptions = {}) {
+    super();
     checkTunnelOptions(options, 'WebhookNgrokTunnel');
     this.options = { ...options };
   }
 
-  serve(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncIterable<webhooks.WebhookClientConfig> {
-    return this.serving(fn, environment);
-  }
-
-  /** Stops every running `serve()`: the tunnel and the local server close. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    for (const run of this.runs) run.abort();
-    this.runs.clear();
-  }
-
-  private async *serving(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
+  protected async *serving(fn: webhooks.WebhookFn, scoped: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
     const o = this.options;
     const logger = o.logger ?? logging.getLogger('kopf.webhooks');
     const ngrok = await (o.loader ?? importNgrok)();
-    const run = new AbortController();
-    const stopping = aborts.follow([environment?.signal, run.signal]);
-    this.runs.add(run);
     const local = new servers.WebhookServer({ addr: o.addr, port: o.port, path: o.path, insecure: true, clock: o.clock, logger: o.logger });
     let tunnel: NgrokListener | undefined;
     const closeTunnel = async (): Promise<void> => {
@@ -143,9 +131,9 @@ export class WebhookNgrokTunnel implements webhooks.WebhookServerObject {
       tunnel = undefined;
       await current?.close().catch((error: unknown) => logger.warning(`Cannot close the ngrok tunnel: ${errors.oneLine(error)}`));
     };
-    const unhook = aborts.onAbort(stopping.signal, () => { void closeTunnel(); });
+    const unhook = aborts.onAbort(scoped.signal, () => { void closeTunnel(); });
     try {
-      for await (const config of local.serve(fn, { ...environment, signal: stopping.signal })) {
+      for await (const config of local.serve(fn, scoped)) {
         await closeTunnel(); // a new local endpoint gets a new tunnel
         const target = new URL(config.url!).host;
         tunnel = await ngrok.forward({
@@ -157,13 +145,11 @@ export class WebhookNgrokTunnel implements webhooks.WebhookServerObject {
         if (!publicUrl) throw new Error(`ngrok opened a tunnel to ${target} but reported no public URL`);
         const url = `${publicUrl.replace(/\/+$/, '')}${addresses.rootPath(o.path)}`;
         logger.info(`Accessing the webhooks through ngrok at ${url}`);
-        if (stopping.signal.aborted) return;
+        if (scoped.signal.aborted) return;
         yield { url };
       }
     } finally {
       unhook();
-      stopping.release();
-      this.runs.delete(run);
       await closeTunnel();
     }
   }
@@ -187,49 +173,30 @@ function checkTunnelOptions(options: WebhookNgrokTunnelOptions, owner: string): 
  * @example
  * settings.admission.server = new WebhookAutoTunnel();
  */
-export class WebhookAutoTunnel implements webhooks.WebhookServerObject {
+export class WebhookAutoTunnel extends runs.DelegatingServer {
   readonly options: WebhookAutoTunnelOptions;
-  private readonly runs = new Set<AbortController>();
 
   /** @throws errors.WebhookOptionsError for options that cannot work. */
   constructor(options: WebhookAutoTunnelOptions = {}) {
+    super();
     checkTunnelOptions(options, 'WebhookAutoTunnel');
     this.options = { ...options };
   }
 
-  serve(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncIterable<webhooks.WebhookClientConfig> {
-    return this.serving(fn, environment);
-  }
-
-  /** Stops every running `serve()`. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    for (const run of this.runs) run.abort();
-    this.runs.clear();
-  }
-
-  private async *serving(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
+  protected async *serving(fn: webhooks.WebhookFn, scoped: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
     const o = this.options;
     const logger = o.logger ?? logging.getLogger('kopf.webhooks');
-    const run = new AbortController();
-    const stopping = aborts.follow([environment?.signal, run.signal]);
-    this.runs.add(run);
-    try {
-      const scoped: webhooks.WebhookServerEnvironment = { ...environment, signal: stopping.signal };
-      const flavour = await autoservers.recogniseCluster(scoped, { logger, clock: o.clock });
-      if (stopping.signal.aborted) return;
-      let server: webhooks.WebhookServerObject;
-      if (flavour === null) {
-        logger.info('Cluster detection recognised no local cluster; tunnelling webhooks through ngrok.');
-        server = new WebhookNgrokTunnel(o);
-      } else {
-        const Server = autoservers.serverClassFor(flavour);
-        logger.info(`Cluster detection recognised ${flavour}; serving webhooks with ${Server.name}.`);
-        server = new Server({ addr: o.addr, port: o.port, path: o.path, clock: o.clock, logger: o.logger });
-      }
-      yield* server.serve(fn, scoped);
-    } finally {
-      stopping.release();
-      this.runs.delete(run);
+    const flavour = await autoservers.recogniseCluster(scoped, { logger, clock: o.clock });
+    if (scoped.signal.aborted) return;
+    let server: webhooks.WebhookServerObject;
+    if (flavour === null) {
+      logger.info('Cluster detection recognised no local cluster; tunnelling webhooks through ngrok.');
+      server = new WebhookNgrokTunnel(o);
+    } else {
+      const Server = autoservers.serverClassFor(flavour);
+      logger.info(`Cluster detection recognised ${flavour}; serving webhooks with ${Server.name}.`);
+      server = new Server({ addr: o.addr, port: o.port, path: o.path, clock: o.clock, logger: o.logger });
     }
+    yield* server.serve(fn, scoped);
   }
 }
