@@ -18,6 +18,7 @@
  * is left behind when the operator's work is cancelled (it is reported as a hung task).
  */
 
+import * as revisions from '../../cogs/aio/revisions.js';
 import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as credentials from '../../cogs/client/credentials.js';
 import * as transport from '../../cogs/client/transport.js';
@@ -85,8 +86,7 @@ export function checkSettings(settings: settingsModule.OperatorSettings, registr
  */
 export class ClientConfigs {
   private value: webhooks.WebhookClientConfig | undefined;
-  private counter = 0;
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new revisions.Revision();
 
   /** The latest configuration, if any was yielded yet. */
   get current(): webhooks.WebhookClientConfig | undefined {
@@ -95,33 +95,18 @@ export class ClientConfigs {
 
   /** 0 before the first configuration; one more with each. */
   get revision(): number {
-    return this.counter;
+    return this.changes.value;
   }
 
   /** Takes a new configuration (even an equal one counts as new: the server yielded it again). */
   set(config: webhooks.WebhookClientConfig): void {
     this.value = config;
-    this.counter += 1;
-    for (const waiter of [...this.waiters]) waiter();
+    this.changes.bump();
   }
 
   /** Resolves with the revision once it is greater than `since`; rejects with the signal's reason. */
   waitForChange(since: number, signal?: AbortSignal): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      if (this.counter > since) return resolve(this.counter);
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = (): void => {
-        this.waiters.delete(waiter);
-        reject(signal!.reason);
-      };
-      const waiter = (): void => {
-        this.waiters.delete(waiter);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(this.counter);
-      };
-      this.waiters.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.changes.waitForChange(since, signal);
   }
 }
 

@@ -15,6 +15,7 @@
  * `ready_namespaces` and `backbone`.
  */
 
+import * as revisions from '../../cogs/aio/revisions.js';
 import * as toggles from '../../cogs/aio/toggles.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as references from '../../cogs/structs/references.js';
@@ -82,8 +83,7 @@ export class Insights {
   private readonly namespaceSet = new Set<string | null>();
   private readonly backboneMap = new Map<BackboneName, references.Resource>();
   private lastWarnings = new Set<string>();
-  private counter = 0;
-  private readonly waiters = new Set<() => void>();
+  private readonly changes = new revisions.Revision();
   private readonly backboneWaiters = new Set<() => void>();
 
   /** @param options.registry the selectors to serve. @param options.logger receives the warnings. */
@@ -116,7 +116,7 @@ export class Insights {
 
   /** The revision: it grows by one with every change of the watched resources or namespaces. */
   get revision(): number {
-    return this.counter;
+    return this.changes.value;
   }
 
   /** The API groups to scan initially for the registered selectors (R-RES-7); `null`: all groups. */
@@ -161,22 +161,7 @@ export class Insights {
    * is). Rejects with the signal's reason if `signal` aborts first.
    */
   waitForChange(since: number, signal?: AbortSignal): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      if (this.counter > since) return resolve(this.counter);
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = (): void => {
-        this.waiters.delete(waiter);
-        reject(signal!.reason);
-      };
-      const waiter = (): void => {
-        if (this.counter <= since) return;
-        this.waiters.delete(waiter);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(this.counter);
-      };
-      this.waiters.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.changes.waitForChange(since, signal);
   }
 
   /**
@@ -234,8 +219,7 @@ export class Insights {
   }
 
   private bump(): void {
-    this.counter += 1;
-    for (const waiter of [...this.waiters]) waiter();
+    this.changes.bump();
   }
 }
 
