@@ -130,6 +130,16 @@ export type {
   WebhookAutoTunnelOptions, NgrokLoader, NgrokModule, NgrokListener, NgrokForwardConfig,
 } from './kits/webhooks/index.js';
 
+// Hierarchies: owner references, labels, names and namespaces of children (default owner: the handler's object).
+export {
+  adopt, appendOwnerReference, removeOwnerReference, label, harmonizeNaming, adjustNamespace,
+  buildObjectReference, buildOwnerReference, HierarchyError,
+} from './kits/hierarchies.js';
+export type {
+  OwnerLike, Objects, ObjectReference, HierarchyProblem, OwnerReferenceOptions, LabelOptions, NamingOptions,
+  NamespaceOptions, AdoptOptions,
+} from './kits/hierarchies.js';
+
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
 export { KopfRunner, RunnerTimeoutError } from './kits/runner.js';
 export type { KopfRunnerOptions } from './kits/runner.js';

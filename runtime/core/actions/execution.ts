@@ -107,6 +107,11 @@ export interface ExecutionScope {
   };
   /** The reactor's own cause object, opaque here (for helpers that need more than kwargs). */
   readonly cause?: unknown;
+  /**
+   * The object the handler runs for, as of now (a daemon's newest body): the default owner of the
+   * hierarchy helpers (`kits/hierarchies`). Absent for handlers of no object (activities).
+   */
+  readonly body?: () => unknown;
   /** Where every finished invocation is reported (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.HandlerInstruments;
 }

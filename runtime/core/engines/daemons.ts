@@ -79,6 +79,7 @@ export class Invoker {
       // Read at the moment of a failure: a forced stop makes it a cancellation (R-DAEMON-5).
       stopping: { get aborted() { return stopper.cancelled; }, get reason() { return stopper.cancellationReason; } },
       kwargs: (_handler, retry) => scope.kwargs(handler, stopper, () => this.currentPatch(), retry),
+      body: () => scope.memory.body,
       instruments: scope.instruments,
     };
   }

@@ -231,6 +231,8 @@ export interface IndexingScope {
   readonly signal?: AbortSignal;
   /** The kwargs of an indexer invocation. */
   readonly kwargs: (handler: handlers.IndexingHandler, retry: execution.RetryKwargs) => object;
+  /** The object being indexed (the default owner of the hierarchy helpers), if known. */
+  readonly body?: () => unknown;
   /** Where indexer invocations are reported (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.HandlerInstruments;
 }
@@ -325,6 +327,7 @@ export class OperatorIndexers {
         logger: logging.titledLogger(scope.logger, 'Indexer'),
         lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
         kwargs: (indexer, retry) => scope.kwargs((indexer as Indexer).handler, retry),
+        ...(scope.body ? { body: scope.body } : {}),
         instruments: scope.instruments,
       },
     });

@@ -224,6 +224,7 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
     scope: {
       settings: op.settings, clock: op.clock, logger, signal: cycle.signal,
       kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry),
+      body: () => raw.object,
       instruments: cycle.report,
     },
   });
@@ -280,6 +281,7 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
       settings: op.settings, clock: op.clock, logger: local, signal: cycle.signal,
       lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
       kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+      body: () => raw.object,
       instruments: cycle.report,
     },
   });
@@ -371,6 +373,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
       kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
+      body: () => body,
       instruments: cycle.report,
     },
   });
