@@ -110,8 +110,10 @@ export type AdoptOptions = NamingOptions & NamespaceOptions & Pick<LabelOptions,
 type Meta = resources.ObjectMeta;
 
 function list(objs: Objects): readonly resources.KubernetesObject[] {
-  if (Array.isArray(objs)) return objs as readonly resources.KubernetesObject[];
-  return [objs as resources.KubernetesObject];
+  const all = (Array.isArray(objs) ? objs : [objs]) as readonly unknown[];
+  const bad = all.find((obj) => !dicts.isObject(obj));
+  if (bad !== undefined) throw new HierarchyError('NOT_AN_OBJECT', `Hierarchy helpers work on objects (or arrays of them), got ${JSON.stringify(bad) ?? String(bad)}.`);
+  return all as readonly resources.KubernetesObject[];
 }
 
 function metaOf(obj: resources.KubernetesObject): Meta {
