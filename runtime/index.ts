@@ -88,7 +88,11 @@ export type { EventTargets } from './core/engines/posting.js';
 
 // Sub-handlers, from inside change handlers.
 export { subhandler, register, execute } from './core/reactor/subhandling.js';
-export type { SubhandlerOptions, RegisterOptions, ExecuteOptions } from './core/reactor/subhandling.js';
+export type {
+  SubhandlerOptions, FieldSubhandlerOptions, RegisterOptions, ExecuteOptions, SubhandlerFn,
+} from './core/reactor/subhandling.js';
+// The typed forms handlers get in their arguments (`({ subhandler }) => …`).
+export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
 export { operator, run, spawnTasks, runTasks, OperatorScopeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';

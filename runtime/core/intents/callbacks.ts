@@ -30,6 +30,7 @@ import type * as resources from '../../cogs/structs/resources.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as indexing from './indices.js';
 import type * as stoppers from './stoppers.js';
+import type * as subhandlers from './subhandlers.js';
 
 /** Augment to type `memo` (declaration merging). Empty by default. */
 export interface OperatorMemo {}
@@ -156,6 +157,15 @@ export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>> exte
   /** Alias of `new` (which cannot be destructured as a variable name). */
   readonly newValue: Value | undefined;
   readonly diff: diffs.Diff;
+  /**
+   * Registers a sub-handler of this handler, typed for this body (R-HANDLERS-13): the same as the
+   * exported `subhandler()`, typed.
+   */
+  readonly subhandler: subhandlers.Subhandler<Body>;
+  /** Registers a function as a sub-handler of this handler (the function-first form), typed for this body. */
+  readonly register: subhandlers.Register<Body>;
+  /** Executes sub-handlers now (the exported `execute()`, typed for this body). */
+  readonly execute: subhandlers.Execute<Body>;
 }
 
 /** On-event handlers (R-KWARGS-4). */

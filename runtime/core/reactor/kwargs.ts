@@ -21,6 +21,7 @@ import type * as spawning from '../engines/spawning.js';
 import type * as causes from '../intents/causes.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as stoppers from '../intents/stoppers.js';
+import * as subhandling from './subhandling.js';
 
 /** What the kwargs builders read of a handler: its `param` and, for field handlers, its `field`. */
 export type FilterableHandler = Pick<execution.Invocable, 'param'> & { readonly field?: readonly string[] | null };
@@ -132,6 +133,10 @@ const CHANGING_FIELDS: Table<ChangingSource> = {
   oldValue: oldOf,
   newValue: newOf,
   diff: (s) => (s.field ? diffs.diffAt(s.field, s.cause.old, s.cause.new) : s.cause.diff),
+  // The sub-handler helpers, typed by the handler's body in `ChangingArgs` (R-HANDLERS-13).
+  subhandler: () => subhandling.subhandler,
+  register: () => subhandling.register,
+  execute: () => subhandling.execute,
 };
 const CHANGING: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS });
 const CHANGING_RETRY: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS, ...RETRY });

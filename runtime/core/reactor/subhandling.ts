@@ -11,12 +11,16 @@
  * `HandlerChildrenRetry` while some are unfinished. If the parent does not call `execute()`, the
  * registered sub-handlers are executed implicitly right after it returns.
  *
+ * The same three functions come in every change handler's arguments, typed by the handler's body
+ * (`intents/subhandlers`): `({ subhandler }) => subhandler({ id }, ({ spec }) => …)` types `spec`.
+ * The free functions take the body as a type argument and default to untyped bodies.
+ *
  * Idempotence contract: a parent is re-invoked in every cycle until all its sub-handlers finish
  * (and after operator restarts), so it must have no side effects besides registering them; finished
  * sub-handlers are never re-invoked within the same change.
  *
  * @example
- * on.create(KopfExamples, async function create_fn({ spec }) {
+ * on.create(KopfExamples, async function create_fn({ spec, subhandler }) {
  *   for (const item of spec.items ?? []) {
  *     subhandler({ id: item }, async function handle({ logger }) { logger.info(`=== Handling creation for ${item}. ===`); });
  *   }
@@ -29,50 +33,19 @@ import * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as filters from '../intents/filters.js';
+import type * as callbacks from '../intents/callbacks.js';
 import * as handlers from '../intents/handlers.js';
 import * as registries from '../intents/registry.js';
+import type * as subhandlers from '../intents/subhandlers.js';
 
-/** A sub-handler function: called with the same kind of arguments as its parent. */
-export type SubhandlerFn = handlers.HandlerFn;
-
-/** Options of `subhandler()` (Kopf: `@kopf.subhandler(...)`). */
-export interface SubhandlerOptions {
-  /** The id under the parent: the full id is `<parent id>/<id>`; default: the function's name. */
-  readonly id?: string;
-  readonly param?: unknown;
-  readonly errors?: handlers.ErrorsModeName;
-  readonly timeout?: number;
-  readonly retries?: number;
-  readonly backoff?: number;
-  readonly labels?: filters.MetaFilters<never>;
-  readonly annotations?: filters.MetaFilters<never>;
-  readonly when?: filters.WhenFilter<never>;
-  readonly field?: string | readonly string[];
-  readonly value?: unknown;
-  /** Only for parents that are update or field handlers. */
-  readonly old?: unknown;
-  /** Only for parents that are update or field handlers. */
-  readonly new?: unknown;
-}
-
-/** Options of `register()` (Kopf: `kopf.register(fn, ...)`). */
-export type RegisterOptions = Pick<SubhandlerOptions, 'id' | 'param' | 'errors' | 'timeout' | 'retries' | 'backoff' | 'labels' | 'annotations' | 'when'>;
+/** A sub-handler function: called with the same kind of arguments as its parent (typed by its body). */
+export type SubhandlerFn<Body extends object = callbacks.UntypedBody> = subhandlers.SubhandlerFn<Body>;
+export type SubhandlerOptions<Body extends object = callbacks.UntypedBody> = subhandlers.SubhandlerOptions<Body>;
+export type FieldSubhandlerOptions<Body extends object, P> = subhandlers.FieldSubhandlerOptions<Body, P>;
+export type RegisterOptions<Body extends object = callbacks.UntypedBody> = subhandlers.RegisterOptions<Body>;
+export type ExecuteOptions<Body extends object = callbacks.UntypedBody> = subhandlers.ExecuteOptions<Body>;
 
 const REGISTER_KEYS: readonly string[] = ['id', 'param', 'errors', 'timeout', 'retries', 'backoff', 'labels', 'annotations', 'when'];
-
-/** Options of `execute()`. At most one of `fns`, `handlers`, `registry`. */
-export interface ExecuteOptions {
-  /** Functions to run as sub-handlers: by id, or an array (ids from function names). */
-  readonly fns?: Readonly<Record<string, SubhandlerFn>> | readonly SubhandlerFn[];
-  /** Ready handlers (descriptors or `Invocable`s), used with their own ids. */
-  readonly handlers?: ReadonlyArray<handlers.ChangingHandler | execution.Invocable>;
-  /** A registry whose change handlers are run (with their own ids, selected by the cause). */
-  readonly registry?: registries.OperatorRegistry;
-  /** The lifecycle; default: the parent's (itself defaulting to `asap`). */
-  readonly lifecycle?: lifecycles.Lifecycle;
-  /** A cause to select the handlers with, instead of the parent's. */
-  readonly cause?: unknown;
-}
 
 interface Parent {
   readonly context: invocation.HandlerContext;
@@ -129,11 +102,17 @@ function acceptsOldNew(parent: Partial<handlers.ChangingHandler>): boolean {
 
 /**
  * Registers a sub-handler of the current change handler (R-HANDLERS-13); returns `fn` unchanged.
+ * The arguments are untyped unless the body is given (`subhandler<Widget>(…)`) or the function's
+ * parameter is annotated; the `subhandler` in a handler's own arguments is typed by its body.
  *
  * @throws Error outside of a handler; TypeError in handlers other than change handlers, for
  *   invalid options, or for anonymous functions without `id`.
  */
-export function subhandler<F extends SubhandlerFn>(options: SubhandlerOptions, fn: F): F {
+export function subhandler<Body extends object = callbacks.UntypedBody>(options: SubhandlerOptions<NoInfer<Body>>, fn: SubhandlerFn<Body>): SubhandlerFn<Body>;
+export function subhandler<Body extends object = callbacks.UntypedBody, const P extends callbacks.FieldRef<Body> = never>(
+  options: FieldSubhandlerOptions<Body, P>, fn: subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
+): subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, P>>;
+export function subhandler(options: object, fn: unknown): unknown {
   const parent = parentOf('subhandler()');
   const descriptor = build(fn, options as Readonly<Record<string, unknown>>, parent);
   parent.context.subhandlers.push(offered(descriptor, parent.context));
@@ -144,7 +123,7 @@ export function subhandler<F extends SubhandlerFn>(options: SubhandlerOptions, f
  * Registers a function as a sub-handler of the current change handler (the function-first form of
  * `subhandler()`); returns `fn` unchanged.
  */
-export function register<F extends SubhandlerFn>(fn: F, options: RegisterOptions = {}): F {
+export function register<Body extends object = callbacks.UntypedBody>(fn: SubhandlerFn<Body>, options: RegisterOptions<NoInfer<Body>> = {}): SubhandlerFn<Body> {
   const parent = parentOf('register()');
   const unknown = Object.keys(options).filter((key) => !REGISTER_KEYS.includes(key));
   if (unknown.length > 0) throw new TypeError(`Unknown options of register(): ${unknown.join(', ')}. Accepted: ${REGISTER_KEYS.join(', ')}.`);
@@ -161,7 +140,7 @@ export function register<F extends SubhandlerFn>(fn: F, options: RegisterOptions
  * @throws HandlerChildrenRetry (let it propagate) while some sub-handlers are unfinished.
  * @throws Error outside of a handler; TypeError for conflicting options or other handler kinds.
  */
-export async function execute(options: ExecuteOptions = {}): Promise<void> {
+export async function execute<Body extends object = callbacks.UntypedBody>(options: ExecuteOptions<Body> = {}): Promise<void> {
   const parent = parentOf('execute()');
   const { context } = parent;
   const sources = [options.fns, options.handlers, options.registry].filter((source) => source !== undefined);

@@ -1,6 +1,6 @@
 /**
  * R-API-1: the names the package exports, each with the right kind of value. Names of engines that
- * a later issue brings (hierarchy helpers, webhook servers) are not asserted here; the storage
+ * a later issue brings (webhook servers) are not asserted here; the storage
  * classes of R-STORAGE and the type-only names are.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -32,6 +32,9 @@ const EXPECTED: Record<string, Kind> = {
   getDefaultRegistry: 'function', setDefaultRegistry: 'function',
   run: 'function', operator: 'function', spawnTasks: 'function', runTasks: 'function',
   configure: 'function', loginWithKubeconfig: 'function', loginWithServiceAccount: 'function',
+  adopt: 'function', appendOwnerReference: 'function', removeOwnerReference: 'function', label: 'function',
+  harmonizeNaming: 'function', adjustNamespace: 'function', buildObjectReference: 'function',
+  buildOwnerReference: 'function', HierarchyError: 'class',
 };
 
 /** The storage classes of R-STORAGE (configurable through `settings.persistence`). */
