@@ -50,12 +50,22 @@ export class TemporaryError extends KopfError {
   override readonly code: 'TemporaryError' | 'HandlerChildrenRetry' = 'TemporaryError';
   /** Seconds until the next attempt; `null` for the next cycle. */
   readonly delay: number | null;
+  /**
+   * Whether it was made without a message (`undefined` or `null`). Kopf's `TemporaryError(None)`
+   * then reads `'None'` in its logs and progress records, and so do ours (`errorMessage()`), while
+   * `message` stays `''`.
+   */
+  readonly messageless: boolean;
 
-  constructor(message = '', options?: { readonly delay?: number | null; readonly cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+  constructor(message?: string | null, options?: { readonly delay?: number | null; readonly cause?: unknown }) {
+    super(message ?? '', options?.cause === undefined ? undefined : { cause: options.cause });
     this.delay = options?.delay === undefined ? 60 : options.delay;
+    this.messageless = message === undefined || message === null;
   }
 }
+
+/** What Kopf stores and logs for an error made without a message: Python's `str(Exception(None))`. */
+export const NO_MESSAGE = 'None';
 
 /**
  * "Stop trying": the handler finishes as failed for the current change (R-ERRORS-2). It runs again
@@ -99,7 +109,7 @@ export class HandlerChildrenRetry extends TemporaryError {
   override readonly code = 'HandlerChildrenRetry' as const;
 
   constructor(options?: { readonly delay?: number | null }) {
-    super('', { delay: options?.delay ?? null });
+    super(null, { delay: options?.delay ?? null });
   }
 }
 
@@ -135,6 +145,7 @@ export function typeNameOf(value: unknown): string {
 }
 
 function messageOf(value: unknown): string {
+  if (value instanceof TemporaryError && value.messageless) return NO_MESSAGE;
   if (value instanceof Error) return value.message;
   if (typeof value === 'string') return value;
   if (value === undefined || value === null) return '';
@@ -153,6 +164,7 @@ export function toError(value: unknown): Error {
 
 /**
  * The message of a thrown value as persisted in progress records (Kopf: `str(e)`); may be empty.
+ * A `TemporaryError` made without a message (and so `HandlerChildrenRetry`) gives `'None'`, as in Kopf.
  *
  * @example
  * errorMessage(new Error('Oops!')) // 'Oops!'
@@ -168,7 +180,8 @@ export function errorMessage(value: unknown): string {
  * (Kopf: `str(e) or repr(e)`, R-ERRORS-3).
  *
  * @example
- * describeError(new TemporaryError())  // 'TemporaryError'
+ * describeError(new Error())           // 'Error'
+ * describeError(new TemporaryError())  // 'None' (as Kopf: `str(TemporaryError())`)
  * describeError(undefined)             // 'undefined'
  * describeError({})                    // 'Object'
  */

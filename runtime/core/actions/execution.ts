@@ -233,7 +233,7 @@ function judge(options: {
   const timesOut = (delay: number): boolean => timeout !== null && timeout !== undefined && runtime + delay >= timeout;
   const exceeds = (): boolean => retries !== null && retries !== undefined && state.retries + 1 >= retries;
   const escalated = (Class: typeof errors.HandlerTimeoutError | typeof errors.HandlerRetriesError): Error =>
-    new Class(error.message, { cause: thrown });
+    new Class(errors.errorMessage(error), { cause: thrown });
 
   if (thrown instanceof errors.HandlerChildrenRetry) {
     logger.debug(`${title} has unfinished sub-handlers. Will retry soon.`);

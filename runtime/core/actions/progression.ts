@@ -23,6 +23,7 @@ import * as progress from '../../cogs/configs/progress.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import type * as patches from '../../cogs/structs/patches.js';
+import * as errors from './errors.js';
 import type * as outcomes from './outcomes.js';
 
 /** Counters of a change's active handlers. */
@@ -159,7 +160,8 @@ export class HandlerState implements HandlerStateFields {
       success: outcome.final && !failed,
       failure: outcome.final && failed,
       retries: this.retries + 1,
-      message: failed ? outcome.error.message : null,
+      // Kopf's `str(e)`: `'None'` for a TemporaryError without a message, e.g. a parent waiting on sub-handlers.
+      message: failed ? errors.errorMessage(outcome.error) : null,
       subrefs: [...new Set([...this.subrefs, ...(outcome.subrefs ?? [])])].sort(),
     });
   }

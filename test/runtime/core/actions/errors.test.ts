@@ -9,6 +9,9 @@ describe('handler errors', () => {
     expect(new errors.TemporaryError('x', { delay: null }).delay).toBeNull();
     expect(new errors.TemporaryError('x', { delay: 0 }).delay).toBe(0);
     expect(new errors.TemporaryError().message).toBe('');
+    expect(new errors.TemporaryError().messageless).toBe(true);
+    expect(new errors.TemporaryError(null).messageless).toBe(true);
+    expect(new errors.TemporaryError('').messageless).toBe(false);
   });
 
   it('R-ERRORS-6 timeout and retries errors are permanent; AdmissionError carries an HTTP status (default 500)', () => {
@@ -51,7 +54,10 @@ describe('describing thrown values', () => {
     ['an Error with a message', new Error('Oops!'), 'Oops!', 'Oops!'],
     ['an Error without a message', new Error(''), 'Error', ''],
     ['a subclass without a message', new CustomError(), 'CustomError', ''],
-    ['a TemporaryError without a message', new errors.TemporaryError(), 'TemporaryError', ''],
+    // Kopf: `str(TemporaryError())` is 'None' (its message argument defaults to None); `TemporaryError('')` is ''.
+    ['a TemporaryError without a message', new errors.TemporaryError(), 'None', 'None'],
+    ['a TemporaryError with an empty message', new errors.TemporaryError(''), 'TemporaryError', ''],
+    ['a parent waiting on its sub-handlers', new errors.HandlerChildrenRetry(), 'None', 'None'],
     ['a string', 'plain text', 'plain text', 'plain text'],
     ['an empty string', '', 'string', ''],
     ['a number', 42, '42', '42'],

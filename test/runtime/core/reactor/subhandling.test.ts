@@ -195,3 +195,36 @@ describe('sub-handler misuse', () => {
     expect(accepted).toBe(true);
   });
 });
+
+describe('Kopf-equal progress records of unfinished parents and messageless temporary errors', () => {
+  // Kopf stores `str(exc)`: `TemporaryError.__init__(self, __msg=None, delay=60)` passes `None` on
+  // to `Exception`, so a parent waiting on sub-handlers (`HandlerChildrenRetry(delay=...)`) and a
+  // `TemporaryError()` are stored with `"message":"None"`; fields in `ProgressRecord` order.
+  it('R-HANDLERS-13 a parent waiting on its sub-handlers is stored with "message":"None", byte for byte', async () => {
+    const world = makeWorld();
+    await runCycle(world, [handler('create_fn', () => {
+      for (const item of ['item1', 'item2']) subhandling.subhandler({ id: item }, () => undefined);
+    })]);
+    expect(annotationsOf(world.body)['kopf.zalando.org/create_fn']).toBe(
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:00.123456+00:00","purpose":"create",'
+      + '"retries":1,"success":false,"failure":false,"message":"None","subrefs":["create_fn/item1","create_fn/item2"]}');
+  });
+
+  it('R-ERRORS-1 a TemporaryError without a message is stored as "None"; with an empty message as ""', async () => {
+    const world = makeWorld();
+    await runCycle(world, [
+      handler('bare', () => { throw new errors.TemporaryError(undefined, { delay: 5 }); }),
+      handler('empty', () => { throw new errors.TemporaryError('', { delay: 5 }); }),
+    ], { scope: { lifecycle: lifecycles.allAtOnce } });
+    expect(annotationsOf(world.body)['kopf.zalando.org/bare']).toBe(
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",'
+      + '"retries":1,"success":false,"failure":false,"message":"None"}');
+    expect(annotationsOf(world.body)['kopf.zalando.org/empty']).toBe(
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",'
+      + '"retries":1,"success":false,"failure":false,"message":""}');
+    expect(world.logger.messages('error')).toEqual([
+      "Handler 'bare' failed temporarily: None",
+      "Handler 'empty' failed temporarily: TemporaryError",
+    ]);
+  });
+});
