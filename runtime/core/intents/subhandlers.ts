@@ -70,9 +70,9 @@ export interface ExecuteOptions<Body extends object = callbacks.UntypedBody> {
 
 /** `subhandler(options, fn)` for a parent of body `Body`; returns `fn` unchanged. */
 export interface Subhandler<Body extends object> {
-  <F extends SubhandlerFn<Body>>(options: SubhandlerOptions<Body>, fn: F): F;
   <const P extends callbacks.FieldRef<Body>, F extends SubhandlerFn<Body, callbacks.PathValue<Body, P>>>(
     options: FieldSubhandlerOptions<Body, P>, fn: F): F;
+  <F extends SubhandlerFn<Body>>(options: SubhandlerOptions<Body>, fn: F): F;
 }
 
 /** `register(fn, options)` for a parent of body `Body`; returns `fn` unchanged. */

@@ -108,10 +108,10 @@ function acceptsOldNew(parent: Partial<handlers.ChangingHandler>): boolean {
  * @throws Error outside of a handler; TypeError in handlers other than change handlers, for
  *   invalid options, or for anonymous functions without `id`.
  */
-export function subhandler<Body extends object = callbacks.UntypedBody>(options: SubhandlerOptions<NoInfer<Body>>, fn: SubhandlerFn<Body>): SubhandlerFn<Body>;
 export function subhandler<Body extends object = callbacks.UntypedBody, const P extends callbacks.FieldRef<Body> = never>(
   options: FieldSubhandlerOptions<Body, P>, fn: subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
 ): subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, P>>;
+export function subhandler<Body extends object = callbacks.UntypedBody>(options: SubhandlerOptions<NoInfer<Body>>, fn: SubhandlerFn<Body>): SubhandlerFn<Body>;
 export function subhandler(options: object, fn: unknown): unknown {
   const parent = parentOf('subhandler()');
   const descriptor = build(fn, options as Readonly<Record<string, unknown>>, parent);
