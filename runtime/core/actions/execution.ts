@@ -232,8 +232,10 @@ function judge(options: {
   const { timeout, retries } = handler;
   const timesOut = (delay: number): boolean => timeout !== null && timeout !== undefined && runtime + delay >= timeout;
   const exceeds = (): boolean => retries !== null && retries !== undefined && state.retries + 1 >= retries;
-  const escalated = (Class: typeof errors.HandlerTimeoutError | typeof errors.HandlerRetriesError): Error =>
-    new Class(errors.errorMessage(error), { cause: thrown });
+  // The escalated error carries the whole logged line as its message, as Kopf's does: its progress
+  // record stores that line, byte for byte.
+  const escalated = (Class: typeof errors.HandlerTimeoutError | typeof errors.HandlerRetriesError, message: string): Error =>
+    new Class(message, { cause: thrown });
 
   if (thrown instanceof errors.HandlerChildrenRetry) {
     logger.debug(`${title} has unfinished sub-handlers. Will retry soon.`);
@@ -241,12 +243,14 @@ function judge(options: {
   }
   if (thrown instanceof errors.TemporaryError) {
     if (timesOut(thrown.delay ?? 0)) {
-      logger.error(`${title} failed temporarily but will time out after ${timeout} seconds: ${text}`);
-      return { final: true, error: escalated(errors.HandlerTimeoutError), subrefs };
+      const message = `${title} failed temporarily but will time out after ${timeout} seconds: ${text}`;
+      logger.error(message);
+      return { final: true, error: escalated(errors.HandlerTimeoutError, message), subrefs };
     }
     if (exceeds()) {
-      logger.error(`${title} failed temporarily but will exceed ${retries} retries: ${text}`);
-      return { final: true, error: escalated(errors.HandlerRetriesError), subrefs };
+      const message = `${title} failed temporarily but will exceed ${retries} retries: ${text}`;
+      logger.error(message);
+      return { final: true, error: escalated(errors.HandlerRetriesError, message), subrefs };
     }
     logger.error(`${title} failed temporarily: ${text}`);
     return { final: false, error, delay: thrown.delay, subrefs };
@@ -274,12 +278,14 @@ function judge(options: {
       return { final: true, error, subrefs };
     case errors.ErrorsMode.TEMPORARY:
       if (timesOut(backoff)) {
-        logger.error(`${title} failed with an exception and will stop now (it would time out in ${timeout} seconds on the next attempt): ${text}`, details);
-        return { final: true, error: escalated(errors.HandlerTimeoutError), subrefs };
+        const message = `${title} failed with an exception and will stop now (it would time out in ${timeout} seconds on the next attempt): ${text}`;
+        logger.error(message, details);
+        return { final: true, error: escalated(errors.HandlerTimeoutError, message), subrefs };
       }
       if (exceeds()) {
-        logger.error(`${title} failed with an exception and will stop now (it would exceed ${retries} retries on the next attempt): ${text}`, details);
-        return { final: true, error: escalated(errors.HandlerRetriesError), subrefs };
+        const message = `${title} failed with an exception and will stop now (it would exceed ${retries} retries on the next attempt): ${text}`;
+        logger.error(message, details);
+        return { final: true, error: escalated(errors.HandlerRetriesError, message), subrefs };
       }
       logger.error(`${title} failed with an exception and will try again in ${backoff} seconds: ${text}`, details);
       return { final: false, error, delay: backoff, subrefs };

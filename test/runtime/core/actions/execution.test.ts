@@ -160,7 +160,8 @@ describe('limits', () => {
     expect(world.logger.messages('error')).toEqual([message]);
     expect(outcome.final).toBe(true);
     expect(outcome.error).toBeInstanceOf(Class);
-    expect(outcome.error?.message).toBe('msg');
+    // The escalated error's message is the whole logged line, as Kopf stores it in the record.
+    expect(outcome.error?.message).toBe(message);
   });
 
   it('R-ERRORS-5 limits below the threshold still retry', async () => {
