@@ -139,8 +139,13 @@ export function activityKwargs(options: {
     runtime: () => retry.runtime,
     signal: () => options.signal,
     client: () => {
+      // Both run before the operator has credentials: the client would wait for them forever.
       if (options.activity === 'authentication') {
-        throw new TypeError('`client` is not available to login handlers: they provide the credentials it would wait for.');
+        throw new errors.PermanentError('`client` is not available to login handlers: they provide the credentials it would wait for.');
+      }
+      if (options.activity === 'startup') {
+        throw new errors.PermanentError('`client` is not available to startup handlers: the operator logs in after the startup activity. '
+          + 'Use it in other handlers, or make a client of your own with connect().');
       }
       return invocation.currentClient();
     },

@@ -209,7 +209,10 @@ export interface ActivityArgs extends OperatorIndices, RetryArgs {
   readonly settings: settings.OperatorSettings;
   readonly param: unknown;
   readonly signal: AbortSignal;
-  /** The operator's typed client (not in login handlers: they provide its credentials). */
+  /**
+   * The operator's typed client, in cleanup handlers and probes. Not in startup and login handlers,
+   * which run before the operator has credentials: reading it there fails the handler permanently.
+   */
   readonly client: clients.KubeClient;
 }
 
