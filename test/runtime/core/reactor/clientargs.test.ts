@@ -73,7 +73,7 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
     await fx.eventually(() => seen.includes('daemon kex') && seen.includes('timer'), 'the daemon and the timer to read the child');
     expect(cluster.store.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'kex-child', 'default')).toMatchObject({ data: { owner: 'kex' } });
     expect(logs.grep("Handler 'create_fn' succeeded.")).toHaveLength(1);
-    expect(logs.grep('failed')).toEqual([]); // the indexer too: it would log "Indexer 'by_name' failed …"
+    expect(logs.grep('failed with')).toEqual([]); // the indexer too: it would log "Indexer 'by_name' failed …"
     await op.stop();
     expect(op.error).toBeUndefined();
     expect(seen).toContain('cleanup');
