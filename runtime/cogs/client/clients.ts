@@ -361,8 +361,14 @@ export class KubeClient {
    *
    * @throws ApiNotFoundError if absent; ApiUnprocessableError if the result is invalid.
    */
+  patch<Body extends resources.KubernetesObject, Input>(
+    descriptor: Descriptor<Body, Input>, name: string, patch: readonly JsonPatchOperation[], options?: PatchOptions,
+  ): Promise<Body>;
+  patch<Body extends resources.KubernetesObject, Input>(
+    descriptor: Descriptor<Body, Input>, name: string, patch: NoInfer<MergePatchOf<Body>>, options?: PatchOptions,
+  ): Promise<Body>;
   async patch<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, patch: NoInfer<MergePatchOf<Body>> | readonly JsonPatchOperation[], options?: PatchOptions,
+    descriptor: Descriptor<Body, Input>, name: string, patch: MergePatchOf<Body> | readonly JsonPatchOperation[], options?: PatchOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     const namespace = namespaceOf(resource, options?.namespace, undefined);

@@ -128,7 +128,7 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
     const registry = new OperatorRegistry();
     let received: unknown;
     on.validate('kopfexamples', { registry }, function check_fn({ client }) { received = client; });
-    const client = new clients.KubeClient({ request: () => Promise.resolve({}), watch: () => Promise.resolve([]) });
+    const client = new clients.KubeClient({ request: () => Promise.resolve({}), watch: () => Promise.reject(new Error('no watching here')) });
     const KEXR = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
     const fn = admission.webhookFn({
       registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock: clocks.realClock, client,
