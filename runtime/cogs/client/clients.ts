@@ -477,3 +477,12 @@ export class KubeClient {
     await this.close();
   }
 }
+
+/**
+ * A client that cannot be used where it is handed out (before the operator has credentials,
+ * outside of an operator): reading it is harmless — kwargs may be spread — but every call
+ * rejects with `error()`, saying why.
+ */
+export function refusingClient(error: () => Error): KubeClient {
+  return new KubeClient({ request: () => Promise.reject(error()), watch: () => Promise.reject(error()) });
+}

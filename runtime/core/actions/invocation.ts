@@ -22,7 +22,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type * as clients from '../../cogs/client/clients.js';
+import * as clients from '../../cogs/client/clients.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as events from './events.js';
 import type * as execution from './execution.js';
@@ -85,17 +85,17 @@ export function currentOperator(what = 'This function'): OperatorScope {
   return scope;
 }
 
+/** Handed out outside of operators: every call says where the client is available. */
+const NO_CLIENT = clients.refusingClient(
+  () => new Error('`client` is available to handlers of a running operator only; elsewhere, make one with connect().'));
+
 /**
- * The typed client of the current operator: the `client` of handlers' arguments.
- *
- * @throws Error outside of a running operator (e.g. a handler function called directly in a test).
+ * The typed client of the current operator: the `client` of handlers' arguments. Outside of a
+ * running operator (e.g. a handler function called directly in a test), a client whose every call
+ * rejects, saying so.
  */
 export function currentClient(): clients.KubeClient {
-  const client = operators.getStore()?.client;
-  if (client === undefined) {
-    throw new Error('`client` is available to handlers of a running operator only; elsewhere, make one with connect().');
-  }
-  return client;
+  return operators.getStore()?.client ?? NO_CLIENT;
 }
 
 /**

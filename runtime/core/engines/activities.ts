@@ -20,6 +20,7 @@
 
 import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
+import * as clients from '../../cogs/client/clients.js';
 import type * as credentials from '../../cogs/client/credentials.js';
 import * as connections from '../../cogs/client/connections.js';
 import type * as settings from '../../cogs/configs/settings.js';
@@ -116,6 +117,12 @@ export async function runActivity(options: ActivityOptions): Promise<Map<string,
   return new Map([...last].map(([id, outcome]) => [id, outcome.result]));
 }
 
+const NO_CLIENT_IN_LOGINS = clients.refusingClient(() => new errors.PermanentError(
+  '`client` is not available to login handlers: they provide the credentials it would wait for.'));
+const NO_CLIENT_IN_STARTUP = clients.refusingClient(() => new errors.PermanentError(
+  '`client` is not available to startup handlers: the operator logs in after the startup activity. '
+  + 'Use it in other handlers, or make a client of your own with connect().'));
+
 /** The kwargs of an activity handler (R-KWARGS-7), computed lazily; indices override built-ins. */
 export function activityKwargs(options: {
   readonly activity: callbacks.ActivityName;
@@ -138,17 +145,9 @@ export function activityKwargs(options: {
     started: () => retry.started,
     runtime: () => retry.runtime,
     signal: () => options.signal,
-    client: () => {
-      // Both run before the operator has credentials: the client would wait for them forever.
-      if (options.activity === 'authentication') {
-        throw new errors.PermanentError('`client` is not available to login handlers: they provide the credentials it would wait for.');
-      }
-      if (options.activity === 'startup') {
-        throw new errors.PermanentError('`client` is not available to startup handlers: the operator logs in after the startup activity. '
-          + 'Use it in other handlers, or make a client of your own with connect().');
-      }
-      return invocation.currentClient();
-    },
+    // Both run before the operator has credentials: their calls would wait for them forever.
+    client: () => (options.activity === 'authentication' ? NO_CLIENT_IN_LOGINS
+      : options.activity === 'startup' ? NO_CLIENT_IN_STARTUP : invocation.currentClient()),
   };
   for (const [name, index] of Object.entries(options.indices ?? {})) getters[name] = () => index;
   return invocation.lazyKwargs(getters);

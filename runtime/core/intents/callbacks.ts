@@ -211,7 +211,7 @@ export interface ActivityArgs extends OperatorIndices, RetryArgs {
   readonly signal: AbortSignal;
   /**
    * The operator's typed client, in cleanup handlers and probes. Not in startup and login handlers,
-   * which run before the operator has credentials: reading it there fails the handler permanently.
+   * which run before the operator has credentials: every call there fails the handler permanently.
    */
   readonly client: clients.KubeClient;
 }

@@ -2,7 +2,7 @@
  * The handler argument `client` (R-KWARGS-9: a new argument beside Kopf's): the operator's typed
  * client in change handlers, daemons, timers, indexers, webhooks, cleanup handlers and probes —
  * over the operator's own connection, so that a 401 re-logs in through the operator's vault
- * (R-AUTH-3) — and refused with a permanent error where it cannot work (startup, login).
+ * (R-AUTH-3) — and whose calls fail permanently where it cannot work (startup, login).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../../devcluster/testing.js';
@@ -107,17 +107,17 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
     expect(op.error).toBeUndefined();
   });
 
-  it('startup and login handlers that read `client` fail permanently, saying why', async () => {
+  it('startup and login handlers that call `client` fail permanently, saying why', async () => {
     cluster = await fx.startCluster();
     const registry = new OperatorRegistry();
-    on.startup({ registry }, function startup_fn({ client }) { return client; });
+    on.startup({ registry }, async function startup_fn({ client }) { await client.get(builtins.Namespaces, 'default'); });
     const op = await fx.startOperator({ cluster, registry, waitForWatch: false });
     await op.done;
     expect(op.error).toMatchObject({ code: 'ActivityError' });
     expect(logs.grep("Activity 'startup_fn' failed permanently: `client` is not available to startup handlers: the operator logs in after the startup activity.")).toHaveLength(1);
 
     const logging = new OperatorRegistry();
-    on.login({ registry: logging }, function login_fn({ client }) { return client as never; });
+    on.login({ registry: logging }, async function login_fn({ client }) { await client.get(builtins.Namespaces, 'default'); return null; });
     const failed = await fx.startOperator({ cluster, registry: logging, waitForWatch: false });
     await failed.done;
     expect(failed.error).toMatchObject({ code: 'ActivityError' });
@@ -143,6 +143,7 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
     };
     await fn(review);
     expect(received).toBe(client);
-    expect(() => invocation.currentClient()).toThrow('`client` is available to handlers of a running operator only; elsewhere, make one with connect().');
+    await expect(invocation.currentClient().get(builtins.Namespaces, 'default'))
+      .rejects.toThrow('`client` is available to handlers of a running operator only; elsewhere, make one with connect().');
   });
 });
