@@ -9,9 +9,9 @@
  *   starts it; `--dev-cluster=auto` — what a generated project's `npm run operator` passes —
  *   starts it only when no cluster is configured (no `KUBECONFIG`, no `~/.kube/config`, no
  *   service-account token) and the process is not in a pod. It loads the CRDs given with
- *   `--crd` (or found in `./crds`), writes its kubeconfig to `.kopf-gen/kubeconfig`, points
- *   `KUBECONFIG` there for the operator, says so in one line with a kubectl hint, and stops the
- *   devcluster after the operator has stopped.
+ *   `--crd` (or found in `./crds`), writes its kubeconfig to `.kopf-gen/kubeconfig` (for kubectl),
+ *   hands that kubeconfig to the operator explicitly (the process's `KUBECONFIG` is left alone),
+ *   says so in one line with a kubectl hint, and stops the devcluster after the operator has stopped.
  * Without the flag nothing development-only happens: with no cluster configured, the operator's
  * login fails with one line naming what was looked for, as it would in a deployed container.
  */
@@ -169,7 +169,6 @@ export async function run(args: readonly string[], output: outputs.Output, optio
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
   const { DevCluster } = await import('../devcluster/testing.js');
   const cluster = await DevCluster.start();
-  const saved = process.env['KUBECONFIG'];
   try {
     let loaded: Record<string, unknown>[];
     try {
@@ -178,17 +177,15 @@ export async function run(args: readonly string[], output: outputs.Output, optio
       output.err(`kopf-gen run: ${(error as Error).message}\n`);
       return 1;
     }
+    // Written for kubectl and the user; the operator gets it explicitly, not through the environment.
     const kubeconfig = path.resolve(cwd, cluster.writeKubeconfig(path.resolve(cwd, KUBECONFIG_PATH)));
-    process.env['KUBECONFIG'] = kubeconfig;
     const why = launcher.devCluster === 'always' ? 'As requested (--dev-cluster)' : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod) and --dev-cluster=auto is given';
     const crds = files.length > 0 ? ` with ${files.length} CRD file(s)` : ' without CRDs';
     const kinds = pluralsOf(loaded);
     output.err(`${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; `
       + `try: kubectl --kubeconfig ${kubeconfig} get ${kinds.length > 0 ? kinds.join(',') : 'namespaces'} -A\n`);
-    return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
+    return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: { ...options.operator, kubeconfig } });
   } finally {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
     await cluster.stop();
   }
 }

@@ -26,7 +26,7 @@ export { UsageError, parseRunArgs } from './core/reactor/launching.js';
 export interface RunCommandOptions {
   /** Where help, usage errors and the final error line go; default: the process's streams. */
   readonly output?: launching.CommandOutput;
-  /** The environment (`KOPF_RUN_NAMESPACE`, `KOPF_RUN_PEERING`); default `process.env`. */
+  /** The environment (`KOPF_RUN_NAMESPACE`, `KOPF_RUN_PEERING`, and the login's `KUBECONFIG`, `HOME`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** Where relative paths and modules are resolved from; default `process.cwd()`. */
   readonly cwd?: string;
@@ -61,7 +61,9 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
   if (args === null) return 0;
   try {
     // The process is the operator's: signal handlers, and a heap policy for its footprint.
-    await launching.launch(args, { handleSignals: true, ...options.operator, cwd: options.cwd, tuneHeap: options.tuneHeap ?? true });
+    await launching.launch(args, {
+      handleSignals: true, ...(options.env !== undefined ? { env: options.env } : {}), ...options.operator, cwd: options.cwd, tuneHeap: options.tuneHeap ?? true,
+    });
     return 0;
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);

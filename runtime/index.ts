@@ -11,7 +11,26 @@
 export { resource, isDescriptor } from './cogs/structs/resources.js';
 export type {
   ObjectMeta, OwnerReference, ManagedFieldsEntry, KubernetesObject, ResourceInfo, ResourceDescriptor, BodyOf,
+  ObjectMetaInput, InputOf, InputTypeOf, ApplyOf, DeepPartial,
 } from './cogs/structs/resources.js';
+
+// The typed client: handlers get the operator's as `client`; scripts `connect()` for their own.
+export { KubeClient, ClientUsageError } from './cogs/client/clients.js';
+export type {
+  SelectorSpec, CallOptions, AddressOptions, WriteOptions, ListOptions, ObjectList, JsonPatchOperation, PatchOptions,
+  ReplaceOptions, ApplyOptions, DeleteOptions as ClientDeleteOptions, WatchOptions as ClientWatchOptions, WatchEvent, MergePatchOf,
+} from './cogs/client/clients.js';
+export { connect } from './kits/connecting.js';
+export type { ConnectOptions } from './kits/connecting.js';
+export { ConnectionOptionsError } from './cogs/client/connections.js';
+export type { ConnectionOptions } from './cogs/client/connections.js';
+// The API's errors, by HTTP status, with its `Status` payload.
+export {
+  ApiError, ApiClientError, ApiServerError, ApiUnauthorizedError, ApiForbiddenError, ApiNotFoundError, ApiConflictError,
+  ApiGoneError, ApiUnprocessableError, ApiTooManyRequestsError, ConnectionError, RequestTimeoutError, WatchingError,
+  InvalidConnectionInfoError,
+} from './cogs/client/errors.js';
+export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause } from './cogs/client/errors.js';
 
 // Structs handlers see.
 export { Patch } from './cogs/structs/patches.js';

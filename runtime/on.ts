@@ -30,7 +30,7 @@ import * as selectors from './core/intents/selectors.js';
 import * as unsupported from './core/intents/unsupported.js';
 
 /** The body type of a resource reference: the descriptor's body, or an untyped record. */
-export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject> ? B : callbacks.UntypedBody;
+export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject, unknown> ? B : callbacks.UntypedBody;
 
 /** What `old`/`new` are for a change handler: the essence, or the field's value when `P` is a field. */
 export type ValueOf<Body, P> = [P] extends [never] ? callbacks.EssenceOf<Body> : callbacks.PathValue<Body, P>;

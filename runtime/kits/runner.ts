@@ -1,7 +1,7 @@
 /**
  * The operator runner for tests (R-TEST-1; Kopf: `kopf.testing.KopfRunner`): runs the CLI's `run`
- * command inside the test process, against whatever cluster is configured (e.g. a devcluster whose
- * kubeconfig is in `KUBECONFIG`), captures the log output, and stops the operator through its
+ * command inside the test process, against the cluster given explicitly (`kubeconfig`,
+ * `connection`, or `env: { KUBECONFIG }`) or else whatever is configured, captures the log output, and stops the operator through its
  * stop flag. No OS signal handlers are installed (R-LIFE-6).
  *
  * Users get it, with the emulator (`DevCluster`) and the virtual clock, from `kopf-gen/testing`
@@ -20,14 +20,20 @@
  */
 
 import * as clocks from '../cogs/aio/clocks.js';
+import type * as connections from '../cogs/client/connections.js';
+import * as credentials from '../cogs/client/credentials.js';
 import type * as settings from '../cogs/configs/settings.js';
 import * as errors from '../core/actions/errors.js';
 import * as logging from '../core/actions/logging.js';
 import type * as registry from '../core/intents/registry.js';
 import * as launching from '../core/reactor/launching.js';
 
-/** Options of the runner (R-TEST-1). */
-export interface KopfRunnerOptions {
+/**
+ * Options of the runner (R-TEST-1). The connection options say which cluster the operator logs in
+ * to: `kubeconfig` (e.g. a devcluster's `writeKubeconfig()` file), `kubeconfigContext`,
+ * `connection`, or `env` — its `KUBECONFIG` and `HOME` are what the built-in logins read.
+ */
+export interface KopfRunnerOptions extends Pick<connections.ConnectionOptions, 'kubeconfig' | 'kubeconfigContext' | 'connection'> {
   /** The operator's settings (e.g. short backoffs for tests). */
   readonly settings?: settings.OperatorSettings;
   /** The registry to load the files into and run; default: the global default registry. */
@@ -36,7 +42,10 @@ export interface KopfRunnerOptions {
   readonly timeout?: number | null;
   /** Re-throw the operator's failure from `stop()`. Default `true`. */
   readonly reraise?: boolean;
-  /** Environment of the command line (`KOPF_RUN_NAMESPACE`…); default `process.env`. */
+  /**
+   * Environment of the command line (`KOPF_RUN_NAMESPACE`…) and of the operator's built-in login
+   * (`KUBECONFIG`, `HOME`); default `process.env`.
+   */
   readonly env?: NodeJS.ProcessEnv;
   /** Where relative paths are resolved from; default `process.cwd()`. */
   readonly cwd?: string;
@@ -74,15 +83,19 @@ type Outcome = { readonly exitCode: number; readonly exception: unknown };
 export class KopfRunner {
   /** Everything the operator logged (formatted lines, one per line), also after a failure. */
   output = '';
-  /** 0 after a graceful stop, 1 after a failure, 2 after a usage error; `null` while running. */
+  /**
+   * 0 after a graceful stop, 1 after a failure, 2 after a usage error; `null` while running. Set
+   * as soon as the operator has ended, also by itself (e.g. a failed login) before `stop()`.
+   */
   exitCode: number | null = null;
-  /** The operator's failure, if any. */
+  /** The operator's failure, if any (set as soon as it has ended). */
   exception: unknown = null;
 
   private readonly args: readonly string[];
   private readonly options: KopfRunnerOptions;
   private readonly stopper = new AbortController();
   private done: Promise<Outcome> | undefined;
+  private stopped = false;
   private restoreSink: (() => void) | undefined;
 
   /** @param args the command line, e.g. `['run', '-A', 'operator.ts']` (the leading `run` is optional). */
@@ -92,8 +105,8 @@ export class KopfRunner {
   }
 
   /**
-   * Starts the operator; resolves once its startup activity has succeeded, or once it has ended
-   * (e.g. failed at startup — see `exitCode` and `exception`).
+   * Starts the operator; resolves once its startup activity has succeeded and it has logged in,
+   * or once it has ended (e.g. failed at startup or at the login — see `exitCode` and `exception`).
    *
    * @throws RunnerTimeoutError if neither happened within `timeout`.
    */
@@ -105,18 +118,30 @@ export class KopfRunner {
     const output: launching.CommandOutput = { out: (text) => { this.output += text; }, err: (text) => { this.output += text; } };
     let markReady = (): void => undefined;
     const ready = new Promise<void>((resolve) => { markReady = resolve; });
-    this.done = this.launch(output, markReady);
-    await this.within(Promise.race([ready, this.done]), 'start');
+    // The runner's own vault: ready means started *and* logged in, so that a login that finds no
+    // credentials ends the start with the operator's failure, not a later test step.
+    const vault = new credentials.Vault({ clock: this.options.clock });
+    this.done = this.launch(output, markReady, vault).then((outcome) => {
+      this.exitCode = outcome.exitCode;
+      this.exception = outcome.exception;
+      return outcome;
+    });
+    const ended = new AbortController();
+    void this.done.finally(() => ended.abort());
+    const loggedIn = ready.then(() => vault.readiness.waitFor(true, ended.signal)).catch(() => undefined);
+    await this.within(Promise.race([loggedIn, this.done]), 'start');
     return this;
   }
 
-  private async launch(output: launching.CommandOutput, ready: () => void): Promise<Outcome> {
+  private async launch(output: launching.CommandOutput, ready: () => void, vault: credentials.Vault): Promise<Outcome> {
     try {
       const args = launching.parseRunArgs(this.args, { env: this.options.env, output, name: 'kopf run' });
       if (args !== null) {
+        const { kubeconfig, kubeconfigContext, connection, env } = this.options;
         await launching.launch(args, {
           registry: this.options.registry, settings: this.options.settings, cwd: this.options.cwd,
-          stopFlag: this.stopper.signal, readyFlag: ready, handleSignals: false,
+          stopFlag: this.stopper.signal, readyFlag: ready, handleSignals: false, vault,
+          kubeconfig, kubeconfigContext, connection, env,
           ...(this.options.clock ? { clock: this.options.clock } : {}),
         });
       }
@@ -147,16 +172,15 @@ export class KopfRunner {
       moving.abort();
       await mover;
     }
-    this.exitCode = outcome.exitCode;
-    this.exception = outcome.exception;
+    this.stopped = true;
     this.restoreSink?.();
     this.restoreSink = undefined;
-    if (this.exception !== null && (this.options.reraise ?? true)) throw this.exception;
+    if (outcome.exception !== null && (this.options.reraise ?? true)) throw outcome.exception;
   }
 
   /** `await using runner = …`: stops the operator at the end of the block. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.done !== undefined && this.exitCode === null) await this.stop();
+    if (this.done !== undefined && !this.stopped) await this.stop();
   }
 
   private async within<T>(promise: Promise<T>, what: 'start' | 'stop'): Promise<T> {

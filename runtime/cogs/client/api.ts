@@ -47,6 +47,10 @@ export interface WatchRequestOptions extends CallOptions {
   readonly clientTimeout?: number | null;
   /** Connect timeout, seconds. */
   readonly connectTimeout?: number | null;
+  /** Only objects with these labels (`app=x,tier!=db`). */
+  readonly labelSelector?: string;
+  /** Only objects with these fields (`metadata.name=x`). */
+  readonly fieldSelector?: string;
 }
 
 /** Reading: discovery, listing and getting. */
@@ -310,6 +314,8 @@ export class HttpKubeApi implements KubeApi, Saturable {
         allowWatchBookmarks: 'true',
         resourceVersion: options?.resourceVersion,
         timeoutSeconds: options?.timeoutSeconds ?? undefined,
+        labelSelector: options?.labelSelector,
+        fieldSelector: options?.fieldSelector,
       },
       signal: options?.signal,
     }, { total: options?.clientTimeout ?? null, connect: options?.connectTimeout ?? null });

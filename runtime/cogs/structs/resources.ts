@@ -72,19 +72,64 @@ export interface ResourceInfo {
 }
 
 declare const bodyType: unique symbol;
+declare const inputType: unique symbol;
 
 /**
- * A resource descriptor: `ResourceInfo` plus the phantom body type `Body`.
- * The phantom member exists only at the type level; it is never set at run time.
+ * The metadata a user writes when creating an object: everything the server populates itself
+ * (`uid`, `resourceVersion`, `generation`, timestamps, `managedFields`, …) is left out, so that
+ * writing it is a type error rather than a request the API server rejects or silently ignores.
  */
-export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject> extends ResourceInfo {
+export interface ObjectMetaInput {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  labels?: { [key: string]: string };
+  annotations?: { [key: string]: string };
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+/**
+ * What a user writes to create an object of a body type: the body without the server-populated
+ * metadata, with `apiVersion`/`kind` optional (the client fills them in from the descriptor) and
+ * `status` optional. The default input type of a descriptor; generated code may give a more
+ * precise one as the descriptor's second type parameter.
+ */
+export type InputOf<Body> = Omit<Body, 'apiVersion' | 'kind' | 'metadata' | 'status'> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMetaInput;
+} & ('status' extends keyof Body ? { status?: Body['status' & keyof Body] } : unknown);
+
+/** Every field optional, at every depth (array items too). */
+export type DeepPartial<T> =
+  T extends readonly (infer E)[] ? DeepPartial<E>[]
+  : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : T;
+
+/**
+ * What a server-side apply sends: the fields this manager wants to own, any subset of the input
+ * at any depth, with `metadata.name` required (the object is addressed by it).
+ */
+export type ApplyOf<Input> = DeepPartial<Omit<Input, 'metadata'>> & { metadata: ObjectMetaInput & { name: string } };
+
+/**
+ * A resource descriptor: `ResourceInfo` plus the phantom body type `Body` and the phantom type of
+ * what users write to create one, `Input` (default: `InputOf<Body>`).
+ * The phantom members exist only at the type level; they are never set at run time.
+ */
+export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject, Input = InputOf<Body>> extends ResourceInfo {
   readonly [bodyType]?: Body;
+  readonly [inputType]?: Input;
   /** `group/version` (or just `version` for the core group), as in `apiVersion`. */
   readonly apiVersion: string;
 }
 
 /** The body type carried by a descriptor. */
-export type BodyOf<D> = D extends ResourceDescriptor<infer B> ? B : never;
+export type BodyOf<D> = D extends ResourceDescriptor<infer B, unknown> ? B : never;
+
+/** The input type carried by a descriptor (what `client.create()` accepts). */
+export type InputTypeOf<D> = D extends ResourceDescriptor<KubernetesObject, infer I> ? I : never;
 
 /**
  * Creates a typed resource descriptor.
@@ -93,7 +138,7 @@ export type BodyOf<D> = D extends ResourceDescriptor<infer B> ? B : never;
  * export const Widgets = resource<Widget>({ group: 'example.com', version: 'v1', plural: 'widgets',
  *                                            kind: 'Widget', namespaced: true });
  */
-export function resource<Body extends KubernetesObject>(info: ResourceInfo): ResourceDescriptor<Body> {
+export function resource<Body extends KubernetesObject, Input = InputOf<Body>>(info: ResourceInfo): ResourceDescriptor<Body, Input> {
   if (!info.plural) throw new TypeError('A resource descriptor needs a non-empty plural name.');
   if (!info.version) throw new TypeError('A resource descriptor needs a non-empty version.');
   const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;

@@ -11,7 +11,7 @@
  * at any depth of async calls made by a handler. Two contexts exist:
  *
  * - the *operator* context (`runInOperator()`, entered by the reactor for the whole operator):
- *   settings and the k8s-event sink;
+ *   settings, the k8s-event sink and the typed client that handlers get as `client`;
  * - the *handler* context (`runInHandler()`, entered by `execution` around every invocation): the
  *   handler, the execution scope of its cause, the sub-handlers it registers and where their ids
  *   are collected.
@@ -22,6 +22,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+import * as clients from '../../cogs/client/clients.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as events from './events.js';
 import type * as execution from './execution.js';
@@ -32,6 +33,8 @@ export interface OperatorScope {
   readonly settings: settings.OperatorSettings;
   /** Enqueues a k8s-event for the background poster (`engines/posting`). */
   readonly events: events.EventSink;
+  /** The operator's typed client, handed to handlers as `client`. */
+  readonly client?: clients.KubeClient;
 }
 
 /** The handler a piece of code runs in (R-API-6): what sub-handler helpers need. */
@@ -80,6 +83,19 @@ export function currentOperator(what = 'This function'): OperatorScope {
   const scope = operators.getStore();
   if (scope === undefined) throw new Error(`${what} was called outside of an operator: it must be called from a handler or a task of a running operator.`);
   return scope;
+}
+
+/** Handed out outside of operators: every call says where the client is available. */
+const NO_CLIENT = clients.refusingClient(
+  () => new Error('`client` is available to handlers of a running operator only; elsewhere, make one with connect().'));
+
+/**
+ * The typed client of the current operator: the `client` of handlers' arguments. Outside of a
+ * running operator (e.g. a handler function called directly in a test), a client whose every call
+ * rejects, saying so.
+ */
+export function currentClient(): clients.KubeClient {
+  return operators.getStore()?.client ?? NO_CLIENT;
 }
 
 /**

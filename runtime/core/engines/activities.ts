@@ -20,8 +20,9 @@
 
 import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
+import * as clients from '../../cogs/client/clients.js';
 import type * as credentials from '../../cogs/client/credentials.js';
-import * as logins from '../../cogs/client/logins.js';
+import * as connections from '../../cogs/client/connections.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as errors from '../actions/errors.js';
@@ -116,6 +117,12 @@ export async function runActivity(options: ActivityOptions): Promise<Map<string,
   return new Map([...last].map(([id, outcome]) => [id, outcome.result]));
 }
 
+const NO_CLIENT_IN_LOGINS = clients.refusingClient(() => new errors.PermanentError(
+  '`client` is not available to login handlers: they provide the credentials it would wait for.'));
+const NO_CLIENT_IN_STARTUP = clients.refusingClient(() => new errors.PermanentError(
+  '`client` is not available to startup handlers: the operator logs in after the startup activity. '
+  + 'Use it in other handlers, or make a client of your own with connect().'));
+
 /** The kwargs of an activity handler (R-KWARGS-7), computed lazily; indices override built-ins. */
 export function activityKwargs(options: {
   readonly activity: callbacks.ActivityName;
@@ -138,6 +145,9 @@ export function activityKwargs(options: {
     started: () => retry.started,
     runtime: () => retry.runtime,
     signal: () => options.signal,
+    // Both run before the operator has credentials: their calls would wait for them forever.
+    client: () => (options.activity === 'authentication' ? NO_CLIENT_IN_LOGINS
+      : options.activity === 'startup' ? NO_CLIENT_IN_STARTUP : invocation.currentClient()),
   };
   for (const [name, index] of Object.entries(options.indices ?? {})) getters[name] = () => index;
   return invocation.lazyKwargs(getters);
@@ -159,24 +169,26 @@ function fallbackLogin(id: string, fn: () => credentials.ConnectionInfo | null, 
 
 /**
  * The built-in logins of R-AUTH-2, in Kopf's order: the in-cluster service account (priority 20),
- * then kubeconfig files (priority 10). Each returns null when it does not apply.
+ * then kubeconfig files (priority 10). Each returns null when it does not apply. Explicit
+ * connection options replace them (`connections.builtinLogins`): a given `connection` or
+ * `kubeconfig`, or the environment (`env`) they read instead of `process.env`.
  *
  * @param failures collects `<id> failed: <message>` of the logins that throw.
  */
-export function fallbackLogins(failures?: string[]): readonly execution.Invocable[] {
-  return [
-    fallbackLogin('login_with_service_account', () => logins.loginWithServiceAccount(), failures),
-    fallbackLogin('login_with_kubeconfig', () => logins.loginWithKubeconfig(), failures),
-  ];
+export function fallbackLogins(failures?: string[], connection?: connections.ConnectionOptions): readonly execution.Invocable[] {
+  return connections.builtinLogins(connection).map((login) => fallbackLogin(login.id, login.fn, failures));
 }
 
 /**
  * The login handlers to run: the registered ones, or the built-in fallbacks if there are none.
+ * An explicit connection (`connection`, `kubeconfig`) runs in any case, beside registered ones.
  *
  * @param failures collects the failures of the built-in logins (see `fallbackLogins()`).
  */
-export function loginHandlers(registered: readonly handlers.ActivityHandler[], failures?: string[]): readonly execution.Invocable[] {
-  return registered.length > 0 ? registered : fallbackLogins(failures);
+export function loginHandlers(registered: readonly handlers.ActivityHandler[], failures?: string[],
+                              connection?: connections.ConnectionOptions): readonly execution.Invocable[] {
+  if (connections.isExplicit(connection)) return [...registered, ...fallbackLogins(failures, connection)];
+  return registered.length > 0 ? registered : fallbackLogins(failures, connection);
 }
 
 /** What authentication needs: the activity's options without the activity and with the vault. */
@@ -186,6 +198,8 @@ export interface AuthenticationOptions extends Omit<ActivityOptions, 'activity' 
   readonly vault: credentials.Vault;
   /** Default: `kopf.activities.authentication` (the activity's and these lines' logger, P-30). */
   readonly logger?: loggers.Logger;
+  /** Where the built-in logins get credentials (the operator's explicit connection); default: discovery. */
+  readonly connection?: connections.ConnectionOptions;
 }
 
 /**
@@ -205,12 +219,12 @@ export async function authenticate(options: AuthenticationOptions & { readonly t
   const title = options.title ?? 'Authentication';
   logger.info(`${title} has been initiated.`);
   const failures: string[] = [];
-  const results = await runActivity({ ...options, activity: 'authentication', handlers: loginHandlers(options.handlers, failures), logger });
+  const results = await runActivity({ ...options, activity: 'authentication', handlers: loginHandlers(options.handlers, failures, options.connection), logger });
   const found = [...results].filter((entry): entry is [string, credentials.ConnectionInfo] => entry[1] !== null && entry[1] !== undefined);
   if (found.length > 0) logger.info(`${title} has finished.`);
   else logger.warning(`${title} has failed: no credentials were retrieved from the login handlers.`);
-  const builtin = options.handlers.length === 0 && found.length === 0;
-  const reason = !builtin ? undefined : failures.length > 0 ? `No credentials: ${failures.join('; ')}` : logins.noCredentialsMessage();
+  const builtin = (options.handlers.length === 0 || connections.isExplicit(options.connection)) && found.length === 0;
+  const reason = !builtin ? undefined : failures.length > 0 ? `No credentials: ${failures.join('; ')}` : connections.noCredentialsMessage(options.connection);
   return options.vault.populate(found, { reason });
 }
 

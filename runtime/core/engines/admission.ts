@@ -25,6 +25,7 @@
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as clients from '../../cogs/client/clients.js';
 import type * as settingsModule from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
@@ -70,6 +71,11 @@ export interface AdmissionOptions {
   readonly logger?: loggers.Logger;
   /** Where requests are counted and timed when metrics are on (`--metrics`); absent otherwise. */
   readonly instruments?: instruments.WebhookInstruments;
+  /**
+   * The operator's typed client, handed to handlers as `client`. Webhook servers may serve from
+   * outside the operator's async context, so it is given here; default: the operator's context.
+   */
+  readonly client?: clients.KubeClient;
 }
 
 const EMPTY = Object.freeze({});
@@ -78,6 +84,7 @@ const EMPTY = Object.freeze({});
 interface WebhookSource {
   readonly request: RequestScope;
   readonly param: unknown;
+  readonly client: clients.KubeClient | undefined;
 }
 
 interface RequestScope {
@@ -123,6 +130,7 @@ const WEBHOOK: Readonly<Record<string, (source: WebhookSource) => unknown>> = Ob
   memo: (s) => s.request.memo,
   param: (s) => s.param,
   signal: (s) => s.request.signal,
+  client: (s) => s.client ?? invocation.currentClient(),
   dryRun: (s) => s.request.data.dryRun,
   warnings: (s) => s.request.warnings,
   userInfo: (s) => dicts.frozenCopy(s.request.data.userInfo),
@@ -245,7 +253,7 @@ export async function serveAdmissionRequest(options: AdmissionOptions, payload: 
     new: frozenOrUndefined(data.new),
   };
   const kwargs = (handler: { readonly param?: unknown }): object =>
-    invocation.tableKwargs(WEBHOOK, { request, param: handler.param } satisfies WebhookSource, options.indices);
+    invocation.tableKwargs(WEBHOOK, { request, param: handler.param, client: options.client } satisfies WebhookSource, options.indices);
 
   const selected = options.registry.webhookHandlers({
     resource, body,

@@ -21,6 +21,7 @@
  * }
  */
 
+import type * as clients from '../../cogs/client/clients.js';
 import type * as diffs from '../../cogs/structs/diffs.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
@@ -141,6 +142,8 @@ export interface ResourceArgs<Body extends object> extends OperatorIndices {
   readonly param: unknown;
   /** Aborted when the handler is cancelled (operator exit, forced daemon stop). */
   readonly signal: AbortSignal;
+  /** The operator's typed client: other objects of the cluster, over the operator's own connection. */
+  readonly client: clients.KubeClient;
 }
 
 /**
@@ -216,6 +219,11 @@ export interface ActivityArgs extends OperatorIndices, RetryArgs {
   readonly settings: settings.OperatorSettings;
   readonly param: unknown;
   readonly signal: AbortSignal;
+  /**
+   * The operator's typed client, in cleanup handlers and probes. Not in startup and login handlers,
+   * which run before the operator has credentials: every call there fails the handler permanently.
+   */
+  readonly client: clients.KubeClient;
 }
 
 /** A value that may be awaited. */

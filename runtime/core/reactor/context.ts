@@ -4,6 +4,7 @@
  * have their own (R-LIFE-5), so nothing here is global.
  */
 import type * as api from '../../cogs/client/api.js';
+import type * as clients from '../../cogs/client/clients.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
@@ -22,6 +23,8 @@ export interface OperatorContext {
   readonly settings: settings.OperatorSettings;
   readonly registry: registry.OperatorRegistry;
   readonly api: api.KubeApi;
+  /** The typed client handlers get as `client`, over `api` (absent in tests that build contexts by hand). */
+  readonly client?: clients.KubeClient;
   readonly clock: clocks.Clock;
   /** The operator memo (activity handlers get it; objects get shallow copies, R-MEMO-2/3). */
   readonly memo: object;

@@ -4,6 +4,8 @@
  * processed. Change handlers also get the reason, old/new essences (or field values for field
  * handlers) with the `oldValue`/`newValue` aliases, the diff, and the retry information.
  *
+ * Every handler also gets the operator's typed `client` (from the operator's async context).
+ *
  * Daemons and timers run for long, so their `body`, `spec`, `meta`, `status`, `labels` and
  * `annotations` are *live* views (R-KWARGS-8): read-only proxies that resolve every property read
  * against the newest body the object's memory holds, so `spec.field` read in a loop sees the
@@ -103,6 +105,7 @@ const RESOURCE: Table<ResourceSource> = Object.freeze({
   memo: (s) => s.scope.memo,
   param: (s) => s.param,
   signal: (s) => s.scope.signal,
+  client: () => invocation.currentClient(),
 });
 
 const RETRY: Table<{ readonly retry?: execution.RetryKwargs }> = Object.freeze({
@@ -281,6 +284,7 @@ const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = 
   memo: (s) => s.scope.memo,
   param: (s) => s.handler.param,
   signal: (s) => s.stopper.signal,
+  client: () => invocation.currentClient(),
   stopped: (s) => new StopperView(s.stopper),
   retry: (s) => s.retry.retry,
   started: (s) => s.retry.started,

@@ -50,6 +50,8 @@ import { setMaxListeners } from 'node:events';
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
 import * as api from '../../cogs/client/api.js';
+import * as clients from '../../cogs/client/clients.js';
+import * as connections from '../../cogs/client/connections.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
@@ -90,8 +92,12 @@ export const HUNG_TASK_TIMEOUT = 5;
 /** Runs one resource in one namespace until the signal aborts (default: `watchers.runWatcher`). */
 export type Watcher = (context: context.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
 
-/** Options of `operator()`, `run()` and `spawnTasks()` (R-LIFE-1). */
-export interface OperatorOptions {
+/**
+ * Options of `operator()`, `run()` and `spawnTasks()` (R-LIFE-1). The connection options
+ * (`kubeconfig`, `kubeconfigContext`, `connection`, `env`) say where the built-in login gets
+ * credentials instead of the process's environment (`connections.ConnectionOptions`).
+ */
+export interface OperatorOptions extends connections.ConnectionOptions {
   /** Default: the global default registry. */
   readonly registry?: registries.OperatorRegistry;
   /** Default: fresh settings. The options below write into it (e.g. `peering.priority`). */
@@ -220,6 +226,7 @@ function capitalized(name: string): string {
  * Writes `standalone` and the scope into `settings.peering`.
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
+ * @throws ConnectionOptionsError for `connection` together with `kubeconfig`/`kubeconfigContext`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
  * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
  *   settings asking for peering, before anything starts.
@@ -229,6 +236,7 @@ function capitalized(name: string): string {
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   unavailable.checkOptions(options);
+  connections.checkConnectionOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
@@ -245,6 +253,11 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // Metrics off: no registry, no instruments; nothing reports anywhere.
   const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
+  // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
+  const typed = new clients.KubeClient(client);
+  const connection: connections.ConnectionOptions = {
+    kubeconfig: options.kubeconfig, kubeconfigContext: options.kubeconfigContext, connection: options.connection, env: options.env,
+  };
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -253,7 +266,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
   const op = {
-    settings, registry, api: client, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
+    settings, registry, api: client, client: typed, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
@@ -267,7 +280,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   let uninstall = (): void => undefined;
 
   const tasks: Task[] = [];
-  const enter = <T>(fn: () => T): T => invocation.runInOperator({ settings, events: op.events }, fn);
+  const enter = <T>(fn: () => T): T => invocation.runInOperator({ settings, events: op.events, client: typed }, fn);
   const spawn = (name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void => {
     const signal = group === 'main' ? main.signal : auth.signal;
     let isSettled = false;
@@ -324,7 +337,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   }, false);
 
   spawn('credentials retriever', 'auth', gated(() => activities.authenticator({
-    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices.byName,
+    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices.byName, connection,
   }), auth.signal));
   spawn('poster of events', 'main', gated(() => posting.runPoster({
     queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting'),
@@ -379,7 +392,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // exit, while the API client still works.
   const clientConfigs = new serving.ClientConfigs();
   const webhookFn = admission.webhookFn({
-    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal, instruments: metrics,
+    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal, instruments: metrics, client: typed,
     memos: {
       recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
     },

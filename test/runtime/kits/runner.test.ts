@@ -119,3 +119,70 @@ describe('KopfRunner (R-TEST-1)', () => {
     expect(runner.exitCode).toBe(0);
   });
 });
+
+describe('KopfRunner with explicit connections (R-TEST-1)', () => {
+  /** Runs `fn` with no KUBECONFIG in the process's environment: only what is given explicitly counts. */
+  async function withoutProcessKubeconfig(fn: () => Promise<void>): Promise<void> {
+    const saved = process.env['KUBECONFIG'];
+    delete process.env['KUBECONFIG'];
+    try {
+      await fn();
+    } finally {
+      if (saved !== undefined) process.env['KUBECONFIG'] = saved;
+    }
+  }
+
+  async function handled(runner: KopfRunner, name: string): Promise<void> {
+    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name, namespace: 'default' }, spec: {} });
+    await eventually(() => runner.output.includes(`[default/${name}] Created ${name}.`), `the create handler of ${name}`);
+    await runner.stop();
+    expect(runner.exitCode).toBe(0);
+    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, name, { namespace: 'default' });
+  }
+
+  const OPERATOR = "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Created ${name}.`); });";
+
+  it('R-TEST-1 `env: { KUBECONFIG }` is given to the login, not only to the argument parser', async () => {
+    const file = operatorFile('env.ts', OPERATOR);
+    const kubeconfig = process.env['KUBECONFIG']!;
+    await withoutProcessKubeconfig(async () => {
+      const runner = new KopfRunner(['run', '-A', '--standalone', file], {
+        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, env: { KUBECONFIG: kubeconfig, HOME: dir },
+      });
+      await runner.start();
+      expect(runner.exitCode).toBeNull();
+      await handled(runner, 'via-env');
+    });
+  });
+
+  it('R-TEST-1 an explicit `kubeconfig` or `connection` is used instead of the environment', async () => {
+    const file = operatorFile('explicit.ts', OPERATOR);
+    const kubeconfig = process.env['KUBECONFIG']!;
+    await withoutProcessKubeconfig(async () => {
+      const byFile = new KopfRunner(['-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, kubeconfig });
+      await byFile.start();
+      await handled(byFile, 'via-kubeconfig');
+      const byInfo = new KopfRunner(['-A', '--standalone', file], {
+        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, connection: { server: cluster.url, caData: cluster.caPem, token: cluster.token },
+      });
+      await byInfo.start();
+      expect(byInfo.output).toContain("Activity 'login_with_connection' succeeded.");
+      await handled(byInfo, 'via-connection');
+    });
+  });
+
+  it('R-TEST-1 a login that finds no credentials ends start() promptly with the LoginError, before stop()', async () => {
+    const file = operatorFile('nowhere.ts', OPERATOR);
+    await withoutProcessKubeconfig(async () => {
+      const runner = new KopfRunner(['-A', '--standalone', file], {
+        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, env: { KUBECONFIG: path.join(dir, 'absent'), HOME: dir },
+      });
+      const started = Date.now();
+      await runner.start();
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(runner.exitCode).toBe(1);
+      expect(runner.exception).toMatchObject({ code: 'LoginError', message: expect.stringContaining(`KUBECONFIG=${path.join(dir, 'absent')} lists no existing file`) as unknown });
+      await expect(runner.stop()).rejects.toMatchObject({ code: 'LoginError' });
+    });
+  });
+});
