@@ -45,6 +45,10 @@ const NOT_REGISTRATIONS: Readonly<Record<string, string>> = {
   execute: 'runs sub-handlers at once', operator: 'a runner', run: 'a runner', spawnTasks: 'a runner', runTasks: 'a runner',
   loginWithKubeconfig: 'a login helper', loginWithServiceAccount: 'a login helper',
   main: 'the command line', isEntryPoint: 'the command line', runCommand: 'the command line', parseRunArgs: 'the command line',
+  connect: 'a typed client for scripts',
+  adopt: 'a hierarchy helper', appendOwnerReference: 'a hierarchy helper', removeOwnerReference: 'a hierarchy helper',
+  label: 'a hierarchy helper', harmonizeNaming: 'a hierarchy helper', adjustNamespace: 'a hierarchy helper',
+  buildObjectReference: 'a hierarchy helper', buildOwnerReference: 'a hierarchy helper',
 };
 
 /**
