@@ -165,15 +165,16 @@ class Elector {
   private async attemptWithin(deadline: number): Promise<Attempt> {
     const { clock, signal, logger } = this.o;
     const done = new AbortController();
-    const window = aborts.anySignal([signal, aborts.timeoutSignal(clock, Math.max(0, deadline - clock.now()), { cancel: done.signal })]);
+    const window = aborts.follow([signal, aborts.timeoutSignal(clock, Math.max(0, deadline - clock.now()), { cancel: done.signal })]);
     try {
-      return await this.attempt(window);
+      return await this.attempt(window.signal);
     } catch (error) {
       if (signal.aborted) return 'failed';
-      const what = window.aborted ? `no answer before the deadline (${this.o.settings.renewDeadline} s)` : describe(error);
+      const what = window.signal.aborted ? `no answer before the deadline (${this.o.settings.renewDeadline} s)` : describe(error);
       logger.warning(`Failed to ${this.leading ? 'renew' : 'acquire'} ${this.where}: ${what}.`);
       return 'failed';
     } finally {
+      window.release();
       done.abort();
     }
   }
