@@ -14,7 +14,7 @@ import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import { KEX, fastSettings, kopfExample, startCluster } from './operating.js';
+import { KEX, LogCapture, fastSettings, kopfExample, startCluster } from './operating.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
@@ -176,5 +176,24 @@ describe('Lease election: two operators', () => {
     expect(calls).toEqual(['op-a: example-1', 'op-b: example-2']);
     expectNeverBothActive(a, b);
     console.log(`Lease failover after cutting the leader off from the Lease: it paused ${pausedAfter / 1000} virtual s later, the standby resumed ${resumedAfter / 1000} s later`);
+  });
+  it('Lease election: Kopf peering does not run and the cluster\'s peering CRDs give no warning', async () => {
+    await cluster.load({
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'clusterkopfpeerings.kopf.dev' },
+      spec: {
+        scope: 'Cluster', group: 'kopf.dev', names: { kind: 'ClusterKopfPeering', plural: 'clusterkopfpeerings', singular: 'clusterkopfpeering' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    });
+    const log = new LogCapture().install();
+    try {
+      const a = await start('op-a');
+      await runUntil(() => a.active() && requestsOf(a.user, 'watch') > 0, 'op-a to lead and watch');
+      await clock.advance(5_000);
+      expect(log.records.filter((r) => /peering/i.test(r.message)).map((r) => r.message)).toEqual([]);
+      expect(cluster.requests.filter((r) => r.resource === 'clusterkopfpeerings')).toEqual([]);
+    } finally {
+      log.uninstall();
+    }
   });
 });
