@@ -449,6 +449,20 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       }),
     ]);
   }));
+  // The daemon pauser: while the operator is paused, daemons and timers are stopped and none are
+  // spawned (R-DAEMON-10); the re-listing after the pause spawns them again.
+  spawn('daemon pauser', 'main', async () => {
+    try {
+      for (;;) {
+        await paused.waitFor(true, main.signal);
+        void daemons.pauseAll({ settings, clock }).catch((error: unknown) => logger.error(`Daemons are not stopped for the pause: ${errors.errorMessage(error)}`));
+        await paused.waitFor(false, main.signal);
+        daemons.resume();
+      }
+    } catch (error) {
+      if (!main.signal.aborted) throw error;
+    }
+  }, true);
   // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
   // the API client still works for their last patches.
   spawn('daemon killer', 'main', async () => {

@@ -12,6 +12,7 @@ import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import type * as toggles from '../../../runtime/cogs/aio/toggles.js';
 import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import * as stoppers from '../../../runtime/core/intents/stoppers.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { KEX, LogCapture, fastSettings, kopfExample, startCluster } from './operating.js';
@@ -40,6 +41,7 @@ describe('Lease election: two operators', () => {
     cluster = await startCluster({ auth: 'enforced' });
     clock = new clocks.VirtualClock({ start: EPOCH });
     calls.length = 0;
+    daemonRuns.length = 0;
   });
   afterEach(async () => {
     for (const replica of replicas.splice(0)) {
@@ -70,13 +72,25 @@ describe('Lease election: two operators', () => {
     return clock.now() - since;
   }
 
-  async function start(identity: string): Promise<Replica> {
+  /** Daemon runs: who ran it, for which object, from when to when (virtual ms), and why it stopped. */
+  const daemonRuns: Array<{ identity: string; name: string; from: number; to?: number; reasons?: string[] }> = [];
+
+  async function start(identity: string, options: { daemon?: boolean } = {}): Promise<Replica> {
     const user = `user-${identity}`;
     const token = `token-${identity}`;
     cluster.auth.addToken({ token, username: user, groups: ['system:masters'] });
     const registry = new OperatorRegistry();
     on.login({ registry }, function login(): credentials.ConnectionInfo { return { server: cluster.url, token }; });
     on.create('kopfexamples', { registry }, function created({ name }: { name: string }) { calls.push(`${identity}: ${name}`); });
+    if (options.daemon) {
+      on.daemon('kopfexamples', { registry }, async function monitor({ name, stopped }: { name: string; stopped: stoppers.DaemonStopped }) {
+        const run: (typeof daemonRuns)[number] = { identity, name, from: clock.now() };
+        daemonRuns.push(run);
+        await stopped.wait();
+        run.to = clock.now();
+        run.reasons = stoppers.reasonNames(stopped.reason);
+      });
+    }
     const stop = new AbortController();
     const tasks = await running.spawnTasks({
       registry, settings: fastSettings(), clusterwide: true, clock, stopFlag: stop.signal,
@@ -195,5 +209,22 @@ describe('Lease election: two operators', () => {
     } finally {
       log.uninstall();
     }
+  });
+  it('Lease election: R-DAEMON-10 a leader that loses the Lease stops its daemons (OPERATOR_PAUSING); the new leader runs them — never two at once', async () => {
+    const a = await start('op-a', { daemon: true });
+    await runUntil(a.active, 'op-a to lead');
+    const b = await start('op-b', { daemon: true });
+    await createExample('example-1');
+    await runUntil(() => daemonRuns.length >= 1, 'the daemon of op-a');
+    expect(daemonRuns[0]).toMatchObject({ identity: 'op-a', name: 'example-1' });
+    cluster.faults.add({ user: a.user, resource: 'leases', respond: { code: 503, message: 'partitioned' } });
+    await runUntil(() => daemonRuns[0]!.to !== undefined, 'the daemon of op-a to stop', 20_000);
+    expect(daemonRuns[0]!.reasons).toEqual(['OPERATOR_PAUSING']);
+    await runUntil(() => daemonRuns.length >= 2, 'the daemon of op-b', 30_000);
+    expect(daemonRuns[1]).toMatchObject({ identity: 'op-b', name: 'example-1' });
+    expect(daemonRuns[1]!.from).toBeGreaterThanOrEqual(daemonRuns[0]!.to!);
+    await clock.advance(5_000);
+    expect(daemonRuns).toHaveLength(2);
+    expectNeverBothActive(a, b);
   });
 });
