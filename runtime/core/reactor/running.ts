@@ -477,7 +477,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const liveness = options.livenessEndpoint;
   if (liveness !== undefined) {
     spawn('health reporter', 'main', gated(() => reporting.reportHealth({
-      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier,
+      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier, paused,
       prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
       logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing, alongside: extra,
     })));

@@ -75,7 +75,10 @@ describe('Lease election: two operators', () => {
   /** Daemon runs: who ran it, for which object, from when to when (virtual ms), and why it stopped. */
   const daemonRuns: Array<{ identity: string; name: string; from: number; to?: number; reasons?: string[] }> = [];
 
-  async function start(identity: string, options: { daemon?: boolean } = {}): Promise<Replica> {
+  /** The endpoints each replica serves (by identity), once they listen. */
+  const served = new Map<string, Map<string, string>>();
+
+  async function start(identity: string, options: { daemon?: boolean; health?: boolean } = {}): Promise<Replica> {
     const user = `user-${identity}`;
     const token = `token-${identity}`;
     cluster.auth.addToken({ token, username: user, groups: ['system:masters'] });
@@ -91,10 +94,17 @@ describe('Lease election: two operators', () => {
         run.reasons = stoppers.reasonNames(stopped.reason);
       });
     }
+    if (options.health) {
+      on.index('kopfexamples', { registry }, function by_name({ name }: { name: string }) { return { [name]: identity }; });
+    }
     const stop = new AbortController();
     const tasks = await running.spawnTasks({
-      registry, settings: fastSettings(), clusterwide: true, clock, stopFlag: stop.signal,
+      registry, settings: fastSettings((s) => { s.health.listingBudget = 10; }), clusterwide: true, clock, stopFlag: stop.signal,
       leaseName: 'my-operator', leaseNamespace: 'default', identity,
+      ...(options.health ? {
+        livenessEndpoint: 'http://127.0.0.1:0/healthz',
+        onServing: (endpoints: readonly { name: string; url: string }[]) => { served.set(identity, new Map(endpoints.map((e) => [e.name, e.url]))); },
+      } : {}),
     });
     const history: Array<[number, boolean]> = [];
     const paused = tasks.context.paused as toggles.ToggleSet;
@@ -226,5 +236,19 @@ describe('Lease election: two operators', () => {
     await clock.advance(5_000);
     expect(daemonRuns).toHaveLength(2);
     expectNeverBothActive(a, b);
+  });
+  it('Lease election: a standby is ready and alive while paused (no listing, indices never filled), for probes of a Deployment', async () => {
+    const a = await start('op-a', { health: true });
+    await runUntil(a.active, 'op-a to lead');
+    const b = await start('op-b', { health: true });
+    await runUntil(() => served.has('op-a') && served.has('op-b'), 'the endpoints to listen');
+    await createExample('example-1');
+    await clock.advance(15_000); // beyond the listing budget (10 s)
+    const probe = async (identity: string, name: string): Promise<number> => (await fetch(served.get(identity)!.get(name)!)).status;
+    expect(b.active()).toBe(false);
+    expect(await probe('op-b', 'readiness')).toBe(200);
+    expect(await probe('op-b', 'liveness')).toBe(200);
+    expect(await probe('op-a', 'readiness')).toBe(200);
+    expect(await probe('op-a', 'liveness')).toBe(200);
   });
 });
