@@ -254,7 +254,16 @@ class Elector {
     const done = new AbortController();
     try {
       const signal = aborts.timeoutSignal(clock, this.renewDeadline, { cancel: done.signal });
-      await api.replace(leases.LEASES, namespace, name, leases.replacedLease(last.body, record), { signal });
+      try {
+        await api.replace(leases.LEASES, namespace, name, leases.replacedLease(last.body, record), { signal });
+      } catch (error) {
+        // A conflict: e.g. the last renewal was stored, but its answer was lost. Still ours? Release it.
+        if (!(error instanceof clientErrors.ApiConflictError)) throw error;
+        const stored = await api.get(leases.LEASES, namespace, name, { signal });
+        const now = leases.recordOf(stored);
+        if (now.holderIdentity !== this.o.identity) return;
+        await api.replace(leases.LEASES, namespace, name, leases.replacedLease(stored, { ...record, leaseTransitions: now.leaseTransitions }), { signal });
+      }
       logger.info(`Released ${this.where}.`);
     } catch (error) {
       logger.warning(`Failed to release ${this.where}: ${describe(error)}. The standbys take over after ${this.leaseDuration} s.`);

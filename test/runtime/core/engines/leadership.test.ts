@@ -351,6 +351,16 @@ describe('Lease election: the elector', () => {
     expect(a.logger.messages('warning').some((m) => m.startsWith("Failed to renew Lease 'default/my-operator': ApiServerError"))).toBe(true);
   });
 
+  it('Lease election: a release that meets a conflict reads the Lease and releases it if it is still held', async () => {
+    const a = start('replica-a');
+    await runUntil(a.active, 'replica-a to lead');
+    await run(3_000);
+    cluster.faults.add({ user: a.user, verb: 'update', resource: 'leases', times: 1, respond: { code: 409, reason: 'Conflict', message: 'the object has been modified' } });
+    await a.stop();
+    expect(((await storedLease())['spec'] as Json)).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    expect(a.logger.messages('info')).toContain("Released Lease 'default/my-operator'.");
+  });
+
   it('Lease election: two replicas starting at once — one creates the Lease, the other gets the conflict and stands by', async () => {
     const a = start('replica-a');
     const b = start('replica-b');
