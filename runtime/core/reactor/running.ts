@@ -258,8 +258,24 @@ function applyLeaseOptions(options: OperatorOptions, settings: settingsModule.Op
   for (const [name, given] of others) {
     if (given) throw new OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`);
   }
-  election.validate();
+  checkLeaseSettings(settings);
   return true;
+}
+
+/**
+ * With `settings.leaderElection.leaseName` set: valid timings, and no setting of another mode of
+ * coordination (`peering.standalone`, `peering.mandatory`). Checked again after the startup activity.
+ *
+ * @throws OperatorModeError for a combination; settings.SettingsError for bad timings.
+ */
+function checkLeaseSettings(settings: settingsModule.OperatorSettings): void {
+  if (settings.leaderElection.leaseName === null) return;
+  for (const name of ['standalone', 'mandatory'] as const) {
+    if (settings.peering[name]) {
+      throw new OperatorModeError(`settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`);
+    }
+  }
+  settings.leaderElection.validate();
 }
 
 /**
@@ -402,7 +418,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
       // Lease election (possibly turned on by a startup handler): paused before anything watches.
       if (settings.leaderElection.leaseName !== null) {
-        settings.leaderElection.validate();
+        checkLeaseSettings(settings);
         leaseToggle = paused.makeToggle(true, 'lease election');
       }
     } catch (error) {

@@ -68,6 +68,15 @@ describe('Lease election: the operator\'s options', () => {
     await expect(running.spawnTasks({ registry, clusterwide: true, leaseNamespace: 'ops' })).rejects.toThrow(running.OperatorModeError);
   });
 
+  it('Lease election: settings of another mode (peering.standalone, peering.mandatory) are refused with it', async () => {
+    for (const name of ['standalone', 'mandatory'] as const) {
+      const s = new settings.OperatorSettings();
+      s.peering[name] = true;
+      await expect(running.spawnTasks({ registry, clusterwide: true, settings: s, leaseName: 'x' })).rejects.toThrow(
+        `settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`);
+    }
+  });
+
   it('Lease election: bad timings are refused before anything starts, naming the setting', async () => {
     const s = new settings.OperatorSettings();
     s.leaderElection.retryPeriod = 20;
