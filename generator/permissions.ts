@@ -3,7 +3,8 @@
  *
  * Derived from the CRDs (the served resources), the built-in resources the handlers watch
  * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime spec
- * R-LIFE-7): peering objects, CRD and namespace discovery, and posting events. Every watched
+ * R-LIFE-7): peering objects, the Lease of leader election (`--lease`: read, create, renew by
+ * PUT — nothing else), CRD and namespace discovery, and posting events. Every watched
  * resource gets the same verbs, CRD or built-in: list and watch to observe it, patch to store
  * handler progress, diff-bases and finalizers on the objects, and patch on its status
  * subresource, if it has one, for status writes. Rules are split by where they apply —
@@ -38,6 +39,9 @@ export interface Permissions {
 /** The verbs the runtime uses on the resources it serves (list+watch to observe, patch to write). */
 export const SERVED_VERBS = ['list', 'watch', 'patch'] as const;
 
+/** The verbs of Lease election: read the Lease, create it if absent, acquire/renew/release it by PUT. */
+export const LEASE_VERBS = ['get', 'create', 'update'] as const;
+
 /** The webhook configurations an operator with admission handlers manages. */
 export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
 
@@ -56,6 +60,7 @@ export function permissionsOf(
   const namespaced: Rule[] = [
     { apiGroups: ['kopf.dev'], resources: ['kopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (per namespace)' },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...LEASE_VERBS], why: 'leader election between operator replicas on a Lease (--lease)' },
   ];
   const crds: Watched[] = model.crds.flatMap((crd) => {
     const first = crd.versions[0];

@@ -39,7 +39,7 @@ export type { Diff, DiffItem, DiffOperation } from './cogs/structs/diffs.js';
 export type { RawBody, RawEvent, RawEventType } from './cogs/structs/bodies.js';
 export type { Resource } from './cogs/structs/references.js';
 export type { Logger, LogLevel } from './cogs/structs/loggers.js';
-export { OperatorSettings } from './cogs/configs/settings.js';
+export { OperatorSettings, LeaderElectionSettings, SettingsError } from './cogs/configs/settings.js';
 
 // Registration.
 export { on, daemon, timer, index } from './on.js';
@@ -114,7 +114,7 @@ export type {
 export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
-export { operator, run, spawnTasks, runTasks, OperatorScopeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
 export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
 export { ActivityError } from './core/engines/activities.js';

@@ -1,9 +1,10 @@
 /**
  * The Kubernetes API as the runtime sees it: small interfaces and their one HTTP implementation.
  *
- * `KubeReader` (discovery, list, get), `KubeWriter` (create, patch) and `KubeWatcher` (one raw
- * watch connection) are separate seams, like controller-runtime's `client.Reader`/`Writer`, so a
- * component asks only for what it uses and tests can wrap one method. `KubeApi` combines them.
+ * `KubeReader` (discovery, list, get), `KubeWriter` (create, patch), `KubeReplacer` (PUT, for
+ * Lease election's optimistic writes) and `KubeWatcher` (one raw watch connection) are separate
+ * seams, like controller-runtime's `client.Reader`/`Writer`, so a component asks only for what it
+ * uses and tests can wrap one method. `KubeApi` combines them.
  * `HttpKubeApi` implements them over `requests` (credentials, retries) and `transport`; URLs
  * follow R-RES-10 (`references.urlOf`). Listing fills in `kind`/`apiVersion` of items (R-WATCH-1).
  * The list → watch → reconnect logic on top of `KubeWatcher` lives in `watching`.
@@ -77,6 +78,15 @@ export interface KubeWriter {
   create(resource: references.Resource, namespace: string | null, body: object, options?: CallOptions): Promise<bodies.RawBody>;
   /** Patches an object (or its subresource); returns the response body. */
   patch(resource: references.Resource, namespace: string | null, name: string, body: unknown, options?: PatchOptions): Promise<bodies.RawBody>;
+}
+
+/** Replacing a whole object (PUT), guarded by its `metadata.resourceVersion` when it has one. */
+export interface KubeReplacer {
+  /**
+   * Replaces an object; returns the stored body.
+   * @throws errors.ApiConflictError if `body.metadata.resourceVersion` is not the stored one.
+   */
+  replace(resource: references.Resource, namespace: string | null, name: string, body: object, options?: CallOptions): Promise<bodies.RawBody>;
 }
 
 /** Watching: one raw watch connection. */
@@ -262,7 +272,7 @@ export function listingOf(response: unknown): Listing {
  * const api = new HttpKubeApi({ vault, settings: new OperatorSettings(), logger });
  * const { items } = await api.list(resource, 'default');
  */
-export class HttpKubeApi implements KubeApi, Saturable {
+export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
   private readonly context: requests.RequestContext;
 
   constructor(options: HttpKubeApiOptions) {
@@ -293,6 +303,10 @@ export class HttpKubeApi implements KubeApi, Saturable {
 
   async create(resource: references.Resource, namespace: string | null, body: object, options?: CallOptions): Promise<bodies.RawBody> {
     return await this.request({ method: 'POST', path: references.urlOf(resource, { namespace }), body, signal: options?.signal }) as bodies.RawBody;
+  }
+
+  async replace(resource: references.Resource, namespace: string | null, name: string, body: object, options?: CallOptions): Promise<bodies.RawBody> {
+    return await this.request({ method: 'PUT', path: references.urlOf(resource, { namespace, name }), body, signal: options?.signal }) as bodies.RawBody;
   }
 
   async patch(resource: references.Resource, namespace: string | null, name: string, body: unknown, options?: PatchOptions): Promise<bodies.RawBody> {

@@ -60,6 +60,59 @@ export class PeeringSettings {
   clusterwide: boolean | null = null;
 }
 
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, as client-go does it: an alternative to
+ * Kopf's peering where replicas run as hot standbys and the one holding the Lease works
+ * (docs/leader-election.md). On when `leaseName` is set; Kopf peering is off then. The durations
+ * are seconds, with client-go's defaults, and must keep `retryPeriod < renewDeadline <
+ * leaseDuration`: the leader pauses when it could not renew for `renewDeadline`, while the others
+ * wait `leaseDuration` after the last renewal they saw, so two leaders never work at once.
+ */
+export class LeaderElectionSettings {
+  /** The Lease's name; `null` = no Lease election. Default `null`. */
+  leaseName: string | null = null;
+  /**
+   * The Lease's namespace; `null` = `$POD_NAMESPACE`, else the in-cluster service account's
+   * namespace, else `default`. Default `null`.
+   */
+  leaseNamespace: string | null = null;
+  /** Seconds a standby waits after the last renewal it saw before it takes over (whole seconds). Default 15 s. */
+  leaseDuration = 15;
+  /** Seconds the leader keeps trying to renew before it pauses (lost leadership). Default 10 s. */
+  renewDeadline = 10;
+  /** Seconds between renewals of the leader, and between the standbys' attempts. Default 2 s. */
+  retryPeriod = 2;
+
+  /**
+   * Checks the timings (an operator calls it at startup, and after the startup activity).
+   *
+   * @throws SettingsError naming the setting and its value.
+   */
+  validate(): void {
+    const durations = { leaseDuration: this.leaseDuration, renewDeadline: this.renewDeadline, retryPeriod: this.retryPeriod } as const;
+    for (const [name, value] of Object.entries(durations)) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+        throw new SettingsError(`leaderElection.${name} must be a positive number of seconds, got ${String(value)}.`);
+      }
+    }
+    if (!Number.isInteger(this.leaseDuration)) {
+      throw new SettingsError(`leaderElection.leaseDuration must be a whole number of seconds (the Lease's leaseDurationSeconds), got ${this.leaseDuration}.`);
+    }
+    if (!(this.renewDeadline < this.leaseDuration)) {
+      throw new SettingsError(`leaderElection.renewDeadline (${this.renewDeadline} s) must be less than leaderElection.leaseDuration (${this.leaseDuration} s).`);
+    }
+    if (!(this.retryPeriod < this.renewDeadline)) {
+      throw new SettingsError(`leaderElection.retryPeriod (${this.retryPeriod} s) must be less than leaderElection.renewDeadline (${this.renewDeadline} s).`);
+    }
+    if (this.leaseName !== null && (typeof this.leaseName !== 'string' || this.leaseName === '')) {
+      throw new SettingsError(`leaderElection.leaseName must be a non-empty string or null, got ${JSON.stringify(this.leaseName)}.`);
+    }
+    if (this.leaseNamespace !== null && (typeof this.leaseNamespace !== 'string' || this.leaseNamespace === '')) {
+      throw new SettingsError(`leaderElection.leaseNamespace must be a non-empty string or null, got ${JSON.stringify(this.leaseNamespace)}.`);
+    }
+  }
+}
+
 /** Watch streams (R-WATCH). */
 export class WatchingSettings {
   /** `timeoutSeconds` sent with watch requests; `null` = the server's default. Default `null`. */
@@ -207,6 +260,7 @@ export class OperatorSettings {
   readonly process = new ProcessSettings();
   readonly posting = new PostingSettings();
   readonly peering = new PeeringSettings();
+  readonly leaderElection = new LeaderElectionSettings();
   readonly watching = new WatchingSettings();
   readonly queueing = new QueueingSettings();
   readonly scanning = new ScanningSettings();

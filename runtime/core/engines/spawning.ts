@@ -253,6 +253,7 @@ export async function stopInMemory(daemon: Daemon, reason: stoppers.DaemonStoppi
 export class Daemons {
   private readonly live = new Set<Daemon>();
   private closing = false;
+  private pausing = false;
 
   /** How many tasks are running or exiting. */
   get size(): number {
@@ -262,6 +263,26 @@ export class Daemons {
   /** Whether the operator is exiting (no more spawning). */
   get closed(): boolean {
     return this.closing;
+  }
+
+  /** Whether the operator is paused (no spawning until it resumes, R-DAEMON-10). */
+  get paused(): boolean {
+    return this.pausing;
+  }
+
+  /**
+   * Operator pausing (R-DAEMON-10): no more spawning, and every task is stopped in memory with
+   * `OPERATOR_PAUSING` (all at once, through the stop stages). The re-listing after the pause
+   * re-spawns them once `resume()` is called and their previous instances have exited.
+   */
+  async pauseAll(scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
+    this.pausing = true;
+    await Promise.all([...this.live].map((daemon) => stopInMemory(daemon, R.OPERATOR_PAUSING, scope)));
+  }
+
+  /** The end of a pause: spawning is allowed again. */
+  resume(): void {
+    this.pausing = false;
   }
 
   /** @internal */
@@ -319,7 +340,7 @@ export async function processSpawningCause(options: {
   }
   if (cause.deleted) return await stopDaemons(memory.running.values(), R.RESOURCE_DELETED, scope);
 
-  if (!scope.daemons.closed) {
+  if (!scope.daemons.closed && !scope.daemons.paused) {
     for (const handler of matching) {
       if (memory.running.has(handler.id) || memory.isStoppedForever(handler.id)) continue;
       spawn(handler, memory, scope, launch);

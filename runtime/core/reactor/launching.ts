@@ -11,7 +11,9 @@
  * `--priority`, `--dev`) are parsed, listed in the help as not available, and rejected as usage
  * errors that say why and what to do instead (`intents/unsupported`). `--liveness` serves the
  * liveness and readiness endpoints (docs/health.md), `--metrics` the Prometheus metrics
- * (docs/metrics.md); a malformed URL is a usage error.
+ * (docs/metrics.md); a malformed URL is a usage error. `--lease NAME` (env `KOPF_RUN_LEASE`) and
+ * `--lease-namespace NS` turn on Lease election (docs/leader-election.md); together with an option
+ * of Kopf peering or `--standalone`, it is a usage error naming both.
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -39,6 +41,10 @@ export interface RunArgs {
   readonly priority?: number;
   /** Not available in this version: `parseRunArgs` rejects `--peering`/`KOPF_RUN_PEERING`, `operator()` the option. */
   readonly peeringName?: string;
+  /** `--lease NAME` (or `KOPF_RUN_LEASE`): Lease election on this Lease (docs/leader-election.md). */
+  readonly leaseName?: string;
+  /** `--lease-namespace NS`: the Lease's namespace (default: `$POD_NAMESPACE`, the service account's, `default`). */
+  readonly leaseNamespace?: string;
   /** `--liveness=http://HOST:PORT/PATH`: serve the liveness and readiness endpoints there. */
   readonly livenessEndpoint?: string;
   /** `--metrics`: where the Prometheus metrics are served (`http://HOST:PORT/PATH`). */
@@ -105,6 +111,8 @@ function runCommand(name: string, output: CommandOutput): Command {
     .addOption(new Option('--dev', `development mode: priority 666 (${NOT_AVAILABLE})`).implies({ priority: 666 }))
     .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
     .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
+    .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works (env: KOPF_RUN_LEASE)')
+    .option('--lease-namespace <namespace>', 'the namespace of the Lease (default: $POD_NAMESPACE, else the service account\'s, else "default")')
     .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port')
     .addOption(new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')))
     .option('-v, --verbose', 'log at DEBUG level')
@@ -128,6 +136,8 @@ interface ParsedOptions {
   dev?: boolean;
   priority?: number;
   peering?: string;
+  lease?: string;
+  leaseNamespace?: string;
   liveness?: string;
   metrics?: string;
   verbose?: boolean;
@@ -136,6 +146,24 @@ interface ParsedOptions {
   logFormat: logging.LogFormat;
   logPrefix?: boolean;
   logRefkey?: string;
+}
+
+/**
+ * Lease election together with an option of another mode of coordination, as a usage error's text
+ * naming both flags (`--lease` or `KOPF_RUN_LEASE` with `--standalone`, `--peering`, `--priority`,
+ * `--dev`), or `--lease-namespace` without a Lease.
+ */
+function conflictingMode(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
+  const lease = opts.lease !== undefined ? "option '--lease <name>'" : env['KOPF_RUN_LEASE'] ? 'the environment variable KOPF_RUN_LEASE' : undefined;
+  if (lease === undefined) {
+    return opts.leaseNamespace !== undefined ? "option '--lease-namespace <namespace>' needs option '--lease <name>' (or KOPF_RUN_LEASE)" : undefined;
+  }
+  const other = opts.standalone ? "option '--standalone'"
+    : opts.peering !== undefined ? "option '-P, --peering <name>'"
+    : opts.dev ? "option '--dev'"
+    : command.getOptionValueSource('priority') === 'cli' ? "option '-p, --priority <priority>'"
+    : undefined;
+  return other === undefined ? undefined : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
 }
 
 /** The first option given that needs an engine this version does not have, as a usage error's text. */
@@ -164,6 +192,8 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
   const command = runCommand(options.name ?? 'run', options.output ?? processOutput);
   try {
     command.parse([...argv], { from: 'user' });
+    const conflict = conflictingMode(command, command.opts<ParsedOptions>(), env);
+    if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
     const unavailable = unavailableOption(command, command.opts<ParsedOptions>(), env);
     if (unavailable !== undefined) command.error(`error: ${unavailable}`, { exitCode: 2, code: 'kopf-gen.unavailableOption' });
     const liveness = command.opts<ParsedOptions>().liveness;
@@ -194,6 +224,8 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     standalone: opts.standalone,
     priority: opts.priority,
     peeringName: opts.peering ?? (env['KOPF_RUN_PEERING'] || undefined),
+    leaseName: opts.lease ?? (env['KOPF_RUN_LEASE'] || undefined),
+    leaseNamespace: opts.leaseNamespace,
     livenessEndpoint: opts.liveness,
     metricsEndpoint: opts.metrics,
     logging: {
@@ -237,6 +269,8 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     ...(args.standalone !== undefined ? { standalone: args.standalone } : {}),
     ...(args.priority !== undefined ? { priority: args.priority } : {}),
     ...(args.peeringName !== undefined ? { peeringName: args.peeringName } : {}),
+    ...(args.leaseName !== undefined ? { leaseName: args.leaseName } : {}),
+    ...(args.leaseNamespace !== undefined ? { leaseNamespace: args.leaseNamespace } : {}),
     ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
     ...(args.metricsEndpoint !== undefined ? { metricsEndpoint: args.metricsEndpoint } : {}),
   });

@@ -15,12 +15,17 @@
  *   completed its initial listing, and the readiness barrier is open; HTTP 503 with what is still
  *   missing otherwise. It never runs probes.
  *
+ * A paused operator (a standby of Lease election, a peer paused by Kopf's peering) neither lists
+ * nor indexes: it is ready (it works as soon as it resumes), and the indices' barrier is no
+ * problem while it is paused; after it resumes, the budgets of the listings count from then.
+ *
  * Both exist only after the startup activity succeeded (R-ACTIVITY-1): before that, nothing listens.
  * Problems are logged once when they appear (WARNING) and once when all are gone (INFO), as seen by
  * the liveness requests. Kopf: `kopf._core.engines.probing.health_reporter`.
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as settingsModule from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as references from '../../cogs/structs/references.js';
@@ -43,8 +48,13 @@ export interface ReporterSources {
   readonly insights: insights.Insights;
   /** The readiness barrier of the indices, if the operator has one. */
   readonly barrier?: indexing.IndexingBarrier;
-  /** When the operator began to watch (the startup activity's end): the budgets of discovery and the barrier count from here. */
+  /**
+   * When the operator began to watch (the startup activity's end), or resumed after its latest
+   * pause: the budgets of discovery and the barrier count from here.
+   */
   readonly since: number;
+  /** On while the operator is paused (a standby of Lease election, a paused peer): see the module's comment. */
+  readonly paused?: toggles.Awaitable;
 }
 
 function overBudget(sources: ReporterSources, budget: number | null): boolean {
@@ -58,7 +68,7 @@ export function watchProblems(sources: ReporterSources): health.Problem[] {
   const elapsed = `${Math.floor((sources.clock.now() - sources.since) / 1000)} s`;
   if (!sources.insights.ready.isOn() && overBudget(sources, budgets.listingBudget)) {
     problems.push({ kind: 'discovery', name: 'resources and namespaces', reason: `the discovery is not complete after ${elapsed} (budget ${budgets.listingBudget} s)` });
-  } else if (sources.barrier !== undefined && !sources.barrier.ready && overBudget(sources, budgets.listingBudget)) {
+  } else if (sources.barrier !== undefined && !sources.barrier.ready && !sources.paused?.isOn() && overBudget(sources, budgets.listingBudget)) {
     problems.push({
       kind: 'barrier', name: 'indices',
       reason: `the initial listings are not indexed after ${elapsed} (budget ${budgets.listingBudget} s; ${sources.barrier.tracked} listed objects still to index)`,
@@ -70,6 +80,7 @@ export function watchProblems(sources: ReporterSources): health.Problem[] {
 /** What readiness still waits for (empty: ready). */
 export function readinessWaits(sources: ReporterSources): string[] {
   if (!sources.insights.ready.isOn()) return ['the discovery of resources and namespaces'];
+  if (sources.paused?.isOn()) return []; // a standby: ready to work once it resumes
   const listed = sources.streams.listedKeys();
   const waits = orchestration.dimensionsOf(sources.insights.watched, sources.insights.namespaces)
     .filter((dimension) => !listed.has(orchestration.dimensionKey(dimension)))
@@ -146,7 +157,18 @@ export interface ReportingOptions extends Omit<ReporterSources, 'since'> {
 export async function reportHealth(options: ReportingOptions): Promise<void> {
   const { settings, url, logger, signal } = options;
   health.checkBudgets(settings.health);
-  const sources: ReporterSources = { ...options, since: options.clock.now() };
+  const sources: { -readonly [K in keyof ReporterSources]: ReporterSources[K] } = { ...options, since: options.clock.now() };
+  // After a pause, the listings start over: their budgets count from the resumption.
+  if (options.paused !== undefined) {
+    const paused = options.paused;
+    void (async () => {
+      for (;;) {
+        await paused.waitFor(true, signal);
+        await paused.waitFor(false, signal);
+        sources.since = options.clock.now();
+      }
+    })().catch(() => undefined); // ends with the signal
+  }
   const list: endpoints.Endpoint[] = [{ name: 'liveness', url, option: options.option ?? 'livenessEndpoint', handle: livenessHandler(sources, logger) }];
   const path = settings.health.readinessPath;
   if (path !== null) {

@@ -40,15 +40,24 @@
  * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
  * Admission handlers without a server stop the operator right after the startup activity.
  *
- * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection). Until then, its options throw before anything starts,
- * and auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs
- * (`unavailable`).
+ * The operator is paused while any member of its pause set `context.paused` is on (watchers do not
+ * watch, R-WATCH-6). With Lease election (`leaseName`, `settings.leaderElection`), the `leader
+ * elector` root task (`engines/leadership`) holds one member, on while this operator is not the
+ * Lease's holder; it stops after the main tasks, so the Lease is released only once the work has
+ * stopped. Lease election excludes Kopf peering: its options are refused together with it.
+ *
+ * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, its members of
+ * the pause set, auto-detection). Until then, its options throw before anything starts, and
+ * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs
+ * (`unavailable`) — but not in Lease election.
  */
 
 import { setMaxListeners } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
+import * as toggles from '../../cogs/aio/toggles.js';
 import * as api from '../../cogs/client/api.js';
 import * as clients from '../../cogs/client/clients.js';
 import * as connections from '../../cogs/client/connections.js';
@@ -67,6 +76,7 @@ import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as health from '../engines/health.js';
 import * as indexing from '../engines/indexing.js';
+import * as leadership from '../engines/leadership.js';
 import * as probing from '../engines/probing.js';
 import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
@@ -115,6 +125,14 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
   readonly peeringName?: string;
   /**
+   * Leader election on this Lease (`settings.leaderElection.leaseName`, docs/leader-election.md):
+   * replicas are hot standbys, only the Lease's holder works. Not together with `standalone`,
+   * `peeringName` or `priority`.
+   */
+  readonly leaseName?: string;
+  /** The Lease's namespace (`settings.leaderElection.leaseNamespace`). Default: `$POD_NAMESPACE`, else the service account's, else `default`. */
+  readonly leaseNamespace?: string;
+  /**
    * `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): the probes' results and the
    * watch health; the readiness endpoint is served on the same host and port at
    * `settings.health.readinessPath` (default `/readyz`). Default: none (docs/health.md).
@@ -135,7 +153,10 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly lifecycle?: lifecycles.Lifecycle;
   /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
   readonly vault?: credentials.Vault;
-  /** This operator's identity among peers (R-PEER-3). Not available in this version: throws `UnsupportedFeatureError`. */
+  /**
+   * This operator's identity among peers (R-PEER-3), the Lease's `holderIdentity` in Lease
+   * election. Without Lease election not available in this version: throws `UnsupportedFeatureError`.
+   */
   readonly identity?: string;
   /** Stop on SIGINT/SIGTERM (R-LIFE-3/4). Default `false` for `operator()`, `true` for `run()`. */
   readonly handleSignals?: boolean;
@@ -154,6 +175,16 @@ export class OperatorScopeError extends TypeError {
   constructor(message: string) {
     super(message);
     this.name = 'OperatorScopeError';
+  }
+}
+
+/** Options of two modes of coordination that exclude each other, e.g. `leaseName` with `standalone`. */
+export class OperatorModeError extends TypeError {
+  readonly code = 'OperatorModeError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'OperatorModeError';
   }
 }
 
@@ -213,6 +244,70 @@ export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'nam
   return { clusterwide: options.clusterwide === true, namespaces: patterns };
 }
 
+/**
+ * Writes `leaseName`/`leaseNamespace` into `settings.leaderElection` and checks that Lease election
+ * is not combined with options of Kopf peering or standalone mode; returns whether it is on.
+ *
+ * @throws OperatorModeError for a combination; settings.SettingsError for bad timings.
+ */
+function applyLeaseOptions(options: OperatorOptions, settings: settingsModule.OperatorSettings): boolean {
+  const election = settings.leaderElection;
+  if (options.leaseName !== undefined) election.leaseName = options.leaseName;
+  if (options.leaseNamespace !== undefined) election.leaseNamespace = options.leaseNamespace;
+  if (election.leaseName === null) {
+    if (options.leaseNamespace !== undefined) throw new OperatorModeError('leaseNamespace is given without leaseName: Lease election needs the Lease\'s name.');
+    return false;
+  }
+  const others: ReadonlyArray<[keyof OperatorOptions, boolean]> = [
+    ['standalone', options.standalone === true], ['peeringName', options.peeringName !== undefined], ['priority', options.priority !== undefined],
+  ];
+  for (const [name, given] of others) {
+    if (given) throw new OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`);
+  }
+  checkLeaseSettings(settings);
+  return true;
+}
+
+/**
+ * With `settings.leaderElection.leaseName` set: valid timings, and no setting of another mode of
+ * coordination (`peering.standalone`, `peering.mandatory`). Checked again after the startup activity.
+ *
+ * @throws OperatorModeError for a combination; settings.SettingsError for bad timings.
+ */
+function checkLeaseSettings(settings: settingsModule.OperatorSettings): void {
+  if (settings.leaderElection.leaseName === null) return;
+  for (const name of ['standalone', 'mandatory'] as const) {
+    if (settings.peering[name]) {
+      throw new OperatorModeError(`settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`);
+    }
+  }
+  settings.leaderElection.validate();
+}
+
+/**
+ * The operator's identity when none is given: `$POD_ID`, else `<user>@<host>/<UTC time>/<3
+ * random chars>` (R-PEER-3). Interim: the peering engine's identity detection replaces it.
+ */
+function fallbackIdentity(clock: clocks.Clock): string {
+  const pod = process.env['POD_ID'];
+  if (pod) return pod;
+  let user = 'unknown';
+  try { user = os.userInfo().username; } catch { /* no passwd entry, e.g. in some containers */ }
+  const stamp = new Date(clock.now()).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  const chars = 'abcdefhijklmnopqrstuvwxyz0123456789';
+  const suffix = Array.from({ length: 3 }, () => chars[Math.floor(Math.random() * chars.length)]).join('');
+  return `${user}@${os.hostname()}/${stamp}/${suffix}`;
+}
+
+/** The in-cluster service account's namespace, if the operator runs in a pod. */
+function readServiceAccountNamespace(): string | undefined {
+  try {
+    return fs.readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 function untilAborted(signal: AbortSignal): Promise<void> {
   return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
@@ -228,19 +323,23 @@ function capitalized(name: string): string {
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws ConnectionOptionsError for `connection` together with `kubeconfig`/`kubeconfigContext`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
- * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
- *   settings asking for peering, before anything starts.
+ * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity` (without Lease
+ *   election), or settings asking for peering, before anything starts.
+ * @throws OperatorModeError for `leaseName` with `standalone`, `peeringName` or `priority`, or
+ *   `leaseNamespace` without `leaseName`; SettingsError for bad `settings.leaderElection` timings.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
-  unavailable.checkOptions(options);
+  const settings = options.settings ?? new settingsModule.OperatorSettings();
+  const leasing = applyLeaseOptions(options, settings);
+  // In Lease election, the identity is the Lease's holderIdentity.
+  unavailable.checkOptions(leasing ? { ...options, identity: undefined } : options);
   connections.checkConnectionOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
-  const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
   unavailable.checkSettings(settings);
   settings.peering.clusterwide = scope.clusterwide;
@@ -265,12 +364,16 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
+  // On while any coordinating engine says so (the Lease elector: while not the leader).
+  const paused = new toggles.ToggleSet('any');
+  let leaseToggle: toggles.Toggle | undefined;
+  const identity = options.identity ?? fallbackIdentity(clock);
   const op = {
     settings, registry, api: client, client: typed, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues, instruments: metrics, streams: new health.StreamHealth(clock),
+    queues, instruments: metrics, streams: new health.StreamHealth(clock), paused,
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -326,6 +429,11 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
       unavailable.checkSettings(settings); // startup handlers may have changed them
       serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
+      // Lease election (possibly turned on by a startup handler): paused before anything watches.
+      if (settings.leaderElection.leaseName !== null) {
+        checkLeaseSettings(settings);
+        leaseToggle = paused.makeToggle(true, 'lease election');
+      }
     } catch (error) {
       markStarted(false);
       if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
@@ -339,6 +447,17 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('credentials retriever', 'auth', gated(() => activities.authenticator({
     handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices.byName, connection,
   }), auth.signal));
+  // The Lease elector stops after the main tasks (as the authenticator does): the Lease is released
+  // only once the operator's work has stopped, and while the API client still works.
+  spawn('leader elector', 'auth', gated(async () => {
+    const election = settings.leaderElection;
+    if (leaseToggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
+    await leadership.runElection({
+      api: client, name: election.leaseName, identity, settings: election, clock, paused: leaseToggle, signal: auth.signal,
+      namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+      logger: logging.getLogger('kopf.engines.leadership'),
+    });
+  }, auth.signal));
   spawn('poster of events', 'main', gated(() => posting.runPoster({
     queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting'),
   })));
@@ -359,6 +478,20 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       }),
     ]);
   }));
+  // The daemon pauser: while the operator is paused, daemons and timers are stopped and none are
+  // spawned (R-DAEMON-10); the re-listing after the pause spawns them again.
+  spawn('daemon pauser', 'main', async () => {
+    try {
+      for (;;) {
+        await paused.waitFor(true, main.signal);
+        void daemons.pauseAll({ settings, clock }).catch((error: unknown) => logger.error(`Daemons are not stopped for the pause: ${errors.errorMessage(error)}`));
+        await paused.waitFor(false, main.signal);
+        daemons.resume();
+      }
+    } catch (error) {
+      if (!main.signal.aborted) throw error;
+    }
+  }, true);
   // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
   // the API client still works for their last patches.
   spawn('daemon killer', 'main', async () => {
@@ -373,7 +506,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const liveness = options.livenessEndpoint;
   if (liveness !== undefined) {
     spawn('health reporter', 'main', gated(() => reporting.reportHealth({
-      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier,
+      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier, paused,
       prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
       logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing, alongside: extra,
     })));

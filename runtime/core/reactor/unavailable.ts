@@ -9,7 +9,8 @@
  *   cluster had them. This version always runs standalone, so when the cluster serves the peering
  *   resource of the operator's scope — at startup, or once its CRD is created — it logs one
  *   WARNING: other replicas or Kopf operators relying on peering are not coordinated with.
- *   Without those CRDs it stays quiet (one DEBUG line), as Kopf does. `standalone` silences both.
+ *   Without those CRDs it stays quiet (one DEBUG line), as Kopf does. `standalone` silences both,
+ *   and so does Lease election (`settings.leaderElection.leaseName`), which replaces peering.
  *
  * The peering engine (R-PEER), when it lands, replaces the peering parts of this module.
  */
@@ -70,14 +71,14 @@ export interface PeeringWatchOptions {
 }
 
 /**
- * Runs until `signal` aborts. Unless standalone: after the first resource scan, logs at DEBUG
+ * Runs until `signal` aborts. Unless standalone or in Lease election: after the first resource scan, logs at DEBUG
  * that peering is skipped if the cluster has no peering resource for the operator's scope, and
  * logs a WARNING once as soon as it has one (at startup or later).
  */
 export async function watchForPeerings(options: PeeringWatchOptions): Promise<void> {
   const { insights: picture, settings, logger, signal } = options;
   try {
-    if (!settings.peering.standalone) {
+    if (!settings.peering.standalone && settings.leaderElection.leaseName === null) {
       await picture.readyResources.waitFor(true, signal);
       const names = peeringResources(settings.peering.clusterwide !== false);
       if (names.every((name) => picture.backbone(name) === undefined)) {
