@@ -14,19 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OperatorRegistry } from 'kopf-gen/runtime';
 import { DevCluster, KopfRunner } from 'kopf-gen/testing';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
-const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
+import { CRD, eventually, KEX, ROOT } from './support.js';
+
 
 type Json = Record<string, unknown>;
 
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('examples/07-subhandlers', () => {
   let cluster: DevCluster;

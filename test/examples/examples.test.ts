@@ -18,21 +18,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OperatorRegistry } from 'kopf-gen/runtime';
 import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
-const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
+import { CRD, eventually, KEX, ROOT } from './support.js';
+
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 
 type Json = Record<string, unknown>;
 
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** The reference object of the examples (fixtures/objects/kopf-example-1.yaml). */
 function kopfExample(spec: Json = {}): Json {
