@@ -30,9 +30,6 @@ export type {
   CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
   DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
 } from './on.js';
-// Kopf features this version does not have yet: using one throws this error (never a silent no-op).
-export { UnsupportedFeatureError } from './core/intents/unsupported.js';
-export type { UnsupportedFeature } from './core/intents/unsupported.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf, BuiltinBody, Pod, ConfigMap, Secret, Service, Namespace, Node, Event, ServiceAccount, Endpoints,
@@ -91,7 +88,7 @@ export { subhandler, register, execute } from './core/reactor/subhandling.js';
 export type { SubhandlerOptions, RegisterOptions, ExecuteOptions } from './core/reactor/subhandling.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
-export { operator, run, spawnTasks, runTasks, OperatorScopeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export { operator, run, spawnTasks, runTasks, OperatorScopeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
 export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
 export { ActivityError } from './core/engines/activities.js';

@@ -12,6 +12,11 @@
  * seconds until the next stage as a delay, which the reactor sleeps and then touches the object
  * for. While any delay is returned, the finalizer stays (R-FINAL-5).
  *
+ * When the operator pauses (peering, R-DAEMON-10), `Daemons.pauseAll()` stops every task in memory
+ * with `OPERATOR_PAUSING`, and a cycle that spawns while the operator is paused stops what it has
+ * just spawned (events already queued when the pause began still arrive); the events of the
+ * re-listing after the pause spawn them again, each only after its previous instance has exited.
+ *
  * At operator exit there are no more cycles: `Daemons.killAll()` walks the same stages in memory,
  * with real waits (R-DAEMON-8). For an object that is already gone (a `DELETED` event), the same
  * in-memory stopping runs in the background.
@@ -23,6 +28,7 @@
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
@@ -127,6 +133,8 @@ export interface SpawningScope {
   readonly logger: loggers.Logger;
   /** Where tasks are reported when spawned and when exited (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.SpawningInstruments;
+  /** On while the operator is paused: what a cycle spawns is stopped right away (R-DAEMON-10). */
+  readonly paused?: toggles.Awaitable;
 }
 
 /** Yields to the event loop up to N times, or waits up to T seconds, for an instant exit (R-DAEMON-11). */
@@ -275,6 +283,15 @@ export class Daemons {
   }
 
   /**
+   * Operator pausing (R-DAEMON-10): stops every running task in memory with `OPERATOR_PAUSING`
+   * (all at once, through the usual stages). The registry stays open: the re-listing after the
+   * pause spawns them again. Resolves when all of them have exited or were abandoned.
+   */
+  async pauseAll(scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
+    await Promise.all([...this.live].map((daemon) => stopInMemory(daemon, R.OPERATOR_PAUSING, scope)));
+  }
+
+  /**
    * Operator exit (R-DAEMON-8): closes the registry, stops every task in memory with
    * `OPERATOR_EXITING` (all at once), then waits for all of them — orphans included — to settle;
    * the operator's hung-task limit (R-LIFE-3) bounds that last wait.
@@ -327,7 +344,10 @@ export async function processSpawningCause(options: {
   }
   const ids = new Set(matching.map((handler) => handler.id));
   const mismatching = [...memory.running.values()].filter((daemon) => !ids.has(daemon.handler.id));
-  return await stopDaemons(mismatching, R.FILTERS_MISMATCH, scope);
+  const delays = await stopDaemons(mismatching, R.FILTERS_MISMATCH, scope);
+  // Spawned from an event that was queued before the pause: stopped right after spawning.
+  if (scope.paused?.isOn()) delays.push(...await stopDaemons(memory.running.values(), R.OPERATOR_PAUSING, scope));
+  return delays;
 }
 
 function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: SpawningScope, launch: Launcher): void {

@@ -40,15 +40,17 @@
  * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
  * Admission handlers without a server stop the operator right after the startup activity.
  *
- * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, the pause
- * toggle `context.paused`, auto-detection). Until then, its options throw before anything starts,
- * and auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs
- * (`unavailable`).
+ * Coordination with other operators: the operator's identity (R-PEER-3, `engines/identities`) and
+ * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, `peerings`)
+ * rides along with the orchestrator and adds a toggle per peering object; while the set is on, the
+ * watchers close their streams (R-WATCH-6) and the daemon killer stops all daemons and timers
+ * with `OPERATOR_PAUSING` (R-DAEMON-10); the re-listing after the pause brings them back.
  */
 
 import { setMaxListeners } from 'node:events';
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
+import * as toggles from '../../cogs/aio/toggles.js';
 import * as api from '../../cogs/client/api.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as clientErrors from '../../cogs/client/errors.js';
@@ -64,6 +66,7 @@ import * as admission from '../engines/admission.js';
 import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as health from '../engines/health.js';
+import * as identities from '../engines/identities.js';
 import * as indexing from '../engines/indexing.js';
 import * as probing from '../engines/probing.js';
 import * as serving from '../engines/serving.js';
@@ -79,9 +82,9 @@ import * as metricsModule from './metrics.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
+import * as peerings from './peerings.js';
 import * as reporting from './reporting.js';
 import * as stopping from './stopping.js';
-import * as unavailable from './unavailable.js';
 import * as watchers from './watchers.js';
 
 /** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
@@ -104,9 +107,9 @@ export interface OperatorOptions {
   readonly namespaces?: readonly namespaces.NamespacePattern[];
   /** Sets `settings.peering.standalone`. */
   readonly standalone?: boolean;
-  /** The priority among peers (R-PEER-8). Not available in this version: throws `UnsupportedFeatureError`. */
+  /** The priority among peers (R-PEER-8): sets `settings.peering.priority`. An integer. */
   readonly priority?: number;
-  /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
+  /** The peering object's name: sets `settings.peering.name` and makes peering mandatory (R-PEER-2). */
   readonly peeringName?: string;
   /**
    * `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): the probes' results and the
@@ -129,7 +132,7 @@ export interface OperatorOptions {
   readonly lifecycle?: lifecycles.Lifecycle;
   /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
   readonly vault?: credentials.Vault;
-  /** This operator's identity among peers (R-PEER-3). Not available in this version: throws `UnsupportedFeatureError`. */
+  /** This operator's identity among peers (R-PEER-3). Default: `$POD_ID`, else `<user>@<host>/<UTC time>/<3 random chars>`. */
   readonly identity?: string;
   /** Stop on SIGINT/SIGTERM (R-LIFE-3/4). Default `false` for `operator()`, `true` for `run()`. */
   readonly handleSignals?: boolean;
@@ -148,6 +151,39 @@ export class OperatorScopeError extends TypeError {
   constructor(message: string) {
     super(message);
     this.name = 'OperatorScopeError';
+  }
+}
+
+/** Options of peering that contradict each other or are malformed (e.g. `standalone` with `peeringName`). */
+export class PeeringOptionsError extends TypeError {
+  readonly code = 'PeeringOptionsError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'PeeringOptionsError';
+  }
+}
+
+/**
+ * Checks the peering options before anything starts: `peeringName` and `identity` non-empty,
+ * `priority` an integer, and no `peeringName` or `priority` together with `standalone: true`
+ * (they would do nothing).
+ *
+ * @throws PeeringOptionsError naming the option.
+ */
+export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' | 'peeringName' | 'priority' | 'identity'>): void {
+  if (options.peeringName !== undefined && (typeof options.peeringName !== 'string' || options.peeringName === '')) {
+    throw new PeeringOptionsError(`peeringName must be a non-empty name of a peering object, got ${JSON.stringify(options.peeringName)}.`);
+  }
+  if (options.identity !== undefined && (typeof options.identity !== 'string' || options.identity === '')) {
+    throw new PeeringOptionsError(`identity must be a non-empty string, got ${JSON.stringify(options.identity)}.`);
+  }
+  if (options.priority !== undefined && !Number.isSafeInteger(options.priority)) {
+    throw new PeeringOptionsError(`priority must be an integer, got ${String(options.priority)}.`);
+  }
+  if (options.standalone === true) {
+    if (options.peeringName !== undefined) throw new PeeringOptionsError('standalone and peeringName cannot be used together: a standalone operator does not peer.');
+    if (options.priority !== undefined) throw new PeeringOptionsError('standalone and priority cannot be used together: a priority only ranks peers.');
   }
 }
 
@@ -221,26 +257,32 @@ function capitalized(name: string): string {
  *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
- * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity`, or
- *   settings asking for peering, before anything starts.
+ * @throws PeeringOptionsError for malformed or contradicting peering options, before anything starts.
  * @example
  * const tasks = await spawnTasks({ clusterwide: true, stopFlag: controller.signal });
  * await runTasks(tasks);
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
-  unavailable.checkOptions(options);
+  checkPeeringOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  unavailable.checkSettings(settings);
+  if (options.peeringName !== undefined) {
+    settings.peering.mandatory = true;
+    settings.peering.name = options.peeringName;
+  }
+  if (options.priority !== undefined) settings.peering.priority = options.priority;
   settings.peering.clusterwide = scope.clusterwide;
 
   const registry = options.registry ?? registries.getDefaultRegistry();
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
   const vault = options.vault ?? new credentials.Vault({ clock });
+  const identity = options.identity ?? identities.detectOwnId({ manual: false, clock });
+  // On while any coordinating engine asks the operator to pause (peering: one toggle per object).
+  const paused = new toggles.ToggleSet('any');
   const queues = new census.Queues();
   // Metrics off: no registry, no instruments; nothing reports anywhere.
   const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
@@ -257,7 +299,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues, instruments: metrics, streams: new health.StreamHealth(clock),
+    queues, instruments: metrics, streams: new health.StreamHealth(clock), paused, identity,
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -311,7 +353,6 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('startup activity', 'main', async () => {
     try {
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
-      unavailable.checkSettings(settings); // startup handlers may have changed them
       serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
     } catch (error) {
       markStarted(false);
@@ -336,20 +377,28 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
     api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics, ...scope,
   })));
-  spawn('multidimensional multitasker', 'main', gated(async () => {
-    // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
-    await Promise.all([
-      unavailable.watchForPeerings({ insights: picture, settings, logger, signal: main.signal }),
-      orchestration.orchestrate({
-        insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'),
-        spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
-      }),
-    ]);
-  }));
-  // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
-  // the API client still works for their last patches.
+  // Peering rides along with the orchestrator; its toggles exist before any watcher starts, and
+  // mandatory peering holds everything back from the start (R-PEER-2).
+  const peeringTasks = new peerings.PeeringTasks({
+    api: client, settings, insights: picture, identity, paused, clock, cancel: cancel.signal, logger: logging.getLogger('kopf.engines.peering'),
+  });
+  spawn('multidimensional multitasker', 'main', gated(() => orchestration.orchestrate({
+    insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'), companion: peeringTasks,
+    spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+  }), main.signal));
+  // The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
+  // at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
+  // their last patches.
   spawn('daemon killer', 'main', async () => {
-    await untilAborted(main.signal);
+    try {
+      for (;;) {
+        await paused.waitFor(true, main.signal);
+        void daemons.pauseAll({ settings, clock });
+        await paused.waitFor(false, main.signal);
+      }
+    } catch (error) {
+      if (!main.signal.aborted) throw error;
+    }
     await daemons.killAll({ settings, clock });
   });
   // The operator's own HTTP endpoints, one server per host and port: the liveness and readiness
