@@ -113,8 +113,8 @@ export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, UsageError } from './cli.js';
-export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
+export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli.js';
+export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli.js';
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {
