@@ -17,6 +17,7 @@ import * as clocks from '../../cogs/aio/clocks.js';
 import * as api from '../../cogs/client/api.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
@@ -81,7 +82,12 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
   settings.peering.clusterwide = options.clusterwide;
   const identity = options.identity ?? identities.detectOwnId({ manual: true, clock });
   const vault = options.vault ?? new credentials.Vault({ clock });
-  if (vault.current().length === 0) await activities.authenticate({ handlers: [], vault, settings, memo: new memos.Memo(), clock, signal, title: 'Authentication' });
+  if (vault.current().length === 0) {
+    // A command, not an operator: the login's progress lines are noise; its problems are not.
+    const base = logging.getLogger('kopf.activities.authentication');
+    const logger: loggers.Logger = { debug: () => undefined, info: () => undefined, warning: (m, e) => base.warning(m, e), error: (m, e) => base.error(m, e), critical: (m, e) => base.critical(m, e) };
+    await activities.authenticate({ handlers: [], vault, settings, memo: new memos.Memo(), clock, signal, title: 'Authentication', logger });
+  }
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
   try {
     const discovered = await client.scanResources(['kopf.dev', 'zalando.org'], { signal });
