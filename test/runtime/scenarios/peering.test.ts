@@ -158,7 +158,7 @@ describe('with the peering fixture (A-25)', () => {
     await cluster.load(PEERING);
   });
 
-  it('R-PEER-1 R-PEER-4 R-PEER-7 A-25 the lower priority pauses, the handler runs once in total, a graceful stop resumes it', async () => {
+  it('R-PEER-1 R-PEER-4 R-PEER-7 R-WATCH-6 A-25 the lower priority pauses, the handler runs once in total, a graceful stop resumes it', async () => {
     const a = await startPeer('op-a', { priority: 0 });
     await fx.eventually(() => status()['op-a'] !== undefined && listings('op-a') > 0, "A's keep-alive and listing");
     const b = await startPeer('op-b', { priority: 100 });
