@@ -2,7 +2,7 @@
  * The `kopf-gen` command line: a thin dispatcher that parses the first word and hands the rest
  * to the command (STYLE item 24). Exit codes: 0 success, 1 failure, 2 usage error.
  *
- * `run` and `devcluster` live in this package (the runtime and the emulator). `init`, `generate`
+ * `run`, `freeze`, `resume` and `devcluster` live in this package (the runtime and the emulator). `init`, `generate`
  * and `add` live in the generator package, loaded only when one of them runs (`generating.ts`),
  * so `kopf-gen run` never pays for the generator, and operators need not install it.
  */
@@ -71,6 +71,22 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .action(async (_args: string[], _opts: unknown, command: Command) => {
       exitCode = await (await import('./running.js')).run(command.args, output);
     });
+
+  for (const [name, description] of [
+    ['freeze', 'Pause the operators that use a peering object for a while (kopf-gen freeze --help for its options).'],
+    ['resume', 'Resume the operators paused by freeze (kopf-gen resume --help for its options).'],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .argument('[args...]')
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .action(async (_args: string[], _opts: unknown, command: Command) => {
+        exitCode = await (await import('../runtime/cli.js')).touchCommand(name, command.args, { output });
+      });
+  }
 
   try {
     await program.parseAsync(['node', 'kopf-gen', ...argv]);

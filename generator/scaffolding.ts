@@ -54,6 +54,9 @@ export const ADMISSION_MODULE = `${projects.GENERATED_DIR}/admission.ts`;
 /** The user-owned Deployment. */
 export const DEPLOYMENT_FILE = 'deploy/deployment.yaml';
 
+/** Kopf's peering CRDs and the operator's peering objects (written once; applied once per cluster). */
+export const PEERING_FILE = 'deploy/peering.yaml';
+
 /** An admission registration as the generated files list it: `src/handlers/widget.ts:12 on.validate`. */
 export function describeRegistration(registration: detecting.AdmissionRegistration): string {
   return `${registration.path}:${registration.line} on.${registration.registration}`;
@@ -307,6 +310,7 @@ export function projectFiles(
     { path: 'README.md', text: rendering.render('README.md', context) },
     { path: 'src/main.ts', text: rendering.render('src/main.ts', context) },
     { path: DEPLOYMENT_FILE, text: rendering.render('deploy/deployment.yaml', context) },
+    { path: PEERING_FILE, text: rendering.render('deploy/peering.yaml', context) },
   ];
 }
 

@@ -15,6 +15,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import * as errors from './core/actions/errors.js';
+import * as identities from './core/engines/identities.js';
+import * as freezing from './core/reactor/freezing.js';
 import * as importing from './core/reactor/importing.js';
 import * as launching from './core/reactor/launching.js';
 import type * as running from './core/reactor/running.js';
@@ -68,6 +70,52 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);
     return error instanceof launching.UsageError ? 2 : 1;
+  }
+}
+
+/** Options of `touchCommand()` beyond the command line. */
+export interface TouchCommandOptions {
+  /** Where help, usage errors, the results and the final error line go; default: the process's streams. */
+  readonly output?: launching.CommandOutput;
+  /** The environment (`KOPF_FREEZE_PEERING`, `KOPF_RESUME_PEERING`, `POD_ID`); default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The name in help texts; default `kopf-gen freeze` / `kopf-gen resume`. */
+  readonly name?: string;
+  /** Credentials to use instead of the built-in logins (tests, embedders). */
+  readonly vault?: freezing.TouchOptions['vault'];
+}
+
+/**
+ * Runs `freeze` or `resume` (R-PEER-9, R-CLI-2) with the given arguments (without the command's
+ * word) and resolves to the exit code: 0 when every peering object was written, 1 when one does
+ * not exist or the cluster has no peering CRD, or on an API failure, 2 on usage errors.
+ *
+ * @example
+ * process.exitCode = await touchCommand('freeze', ['--peering', 'default', '--lifetime', '600', '-A']);
+ */
+export async function touchCommand(which: 'freeze' | 'resume', argv: readonly string[], options: TouchCommandOptions = {}): Promise<number> {
+  const output = options.output ?? launching.processOutput;
+  const name = options.name ?? `kopf-gen ${which}`;
+  let args: freezing.TouchArgs | null;
+  try {
+    args = freezing.parseTouchArgs(which, argv, { env: options.env, output, name });
+  } catch (error) {
+    if (error instanceof launching.UsageError) return 2;
+    throw error;
+  }
+  if (args === null) return 0;
+  const identity = args.identity ?? identities.detectOwnId({ manual: true, env: options.env });
+  try {
+    const outcomes = await freezing.touchPeerings({ ...args, identity, vault: options.vault });
+    for (const outcome of outcomes) {
+      const line = freezing.describeOutcome(which, args, identity, outcome);
+      if (outcome.result === 'ok') output.out(`${line}\n`);
+      else output.err(`${name}: ${line}\n`);
+    }
+    return outcomes.every((outcome) => outcome.result === 'ok') ? 0 : 1;
+  } catch (error) {
+    output.err(`${name}: ${errors.describeError(error)}\n`);
+    return 1;
   }
 }
 

@@ -49,9 +49,6 @@ export type {
   CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
   DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
 } from './on.js';
-// Kopf features this version does not have yet: using one throws this error (never a silent no-op).
-export { UnsupportedFeatureError } from './core/intents/unsupported.js';
-export type { UnsupportedFeature } from './core/intents/unsupported.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf, BuiltinBody, Pod, ConfigMap, Secret, Service, Namespace, Node, Event, ServiceAccount, Endpoints,
@@ -114,7 +111,7 @@ export type {
 export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
-export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
 export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
 export { ActivityError } from './core/engines/activities.js';
@@ -139,8 +136,8 @@ export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, UsageError } from './cli.js';
-export type { RunCommandOptions, RunArgs, CommandOutput } from './cli.js';
+export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli.js';
+export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli.js';
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {

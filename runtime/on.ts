@@ -27,7 +27,6 @@ import type * as filters from './core/intents/filters.js';
 import * as handlers from './core/intents/handlers.js';
 import * as registries from './core/intents/registry.js';
 import * as selectors from './core/intents/selectors.js';
-import * as unsupported from './core/intents/unsupported.js';
 
 /** The body type of a resource reference: the descriptor's body, or an untyped record. */
 export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject, unknown> ? B : callbacks.UntypedBody;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 import { checkBlocks, extractBlocks, ROOT } from './codeblocks.js';
 
-const PAGES = ['docs/daemons.md', 'docs/subhandlers.md', 'docs/hierarchies.md', 'docs/timers.md', 'docs/indices.md', 'docs/testing.md', 'docs/health.md', 'docs/admission.md', 'docs/admission-servers.md', 'docs/metrics.md', 'docs/client.md', 'docs/leader-election.md'];
+const PAGES = ['docs/daemons.md', 'docs/subhandlers.md', 'docs/hierarchies.md', 'docs/timers.md', 'docs/indices.md', 'docs/testing.md', 'docs/health.md', 'docs/admission.md', 'docs/admission-servers.md', 'docs/metrics.md', 'docs/client.md', 'docs/leader-election.md', 'docs/peering.md'];
 
 describe('the code blocks of the user guide', () => {
   it('finds blocks, their file names and hidden preambles', () => {

@@ -228,6 +228,26 @@ describe('a new project', () => {
     expect(pod.volumes.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
   });
 
+  it('R-PEER-1 P-2 writes deploy/peering.yaml with Kopf\'s peering CRDs and the objects of its scope; the pod is its own identity', async () => {
+    const out = path.join(root, 'peering');
+    await generator.init({ crds: [crdFile], out });
+    const docs = yaml.parseAllDocuments(fs.readFileSync(path.join(out, 'deploy/peering.yaml'), 'utf8')).map((doc) => doc.toJSON() as { kind: string; metadata: { name: string; namespace?: string }; spec?: { scope: string; group: string } });
+    expect(docs.map((doc) => [doc.kind, doc.metadata.name, doc.metadata.namespace])).toEqual([
+      ['CustomResourceDefinition', 'clusterkopfpeerings.kopf.dev', undefined],
+      ['CustomResourceDefinition', 'kopfpeerings.kopf.dev', undefined],
+      ['ClusterKopfPeering', 'default', undefined],
+    ]);
+    expect(docs[0]!.spec).toMatchObject({ scope: 'Cluster', group: 'kopf.dev' });
+    const namespaced = path.join(root, 'peering-ns');
+    await generator.init({ crds: [crdFile], out: namespaced, namespaces: ['apps', 'jobs'] });
+    const objects = yaml.parseAllDocuments(fs.readFileSync(path.join(namespaced, 'deploy/peering.yaml'), 'utf8')).map((doc) => doc.toJSON() as { kind: string; metadata: { namespace?: string } })
+      .filter((doc) => doc.kind !== 'CustomResourceDefinition');
+    expect(objects.map((doc) => [doc.kind, doc.metadata.namespace])).toEqual([['KopfPeering', 'apps'], ['KopfPeering', 'jobs']]);
+    const deployment = deploymentOf(out);
+    expect(deployment.spec.strategy.type).toBe('Recreate');
+    expect(deployment.spec.template.spec.containers[0]!.args).not.toContain('--standalone');
+  });
+
   it('serves liveness, readiness and metrics on one named port, which the probes and Prometheus\'s annotations use', async () => {
     const out = path.join(root, 'probed');
     await generator.init({ crds: [crdFile], out });
@@ -246,7 +266,10 @@ describe('a new project', () => {
       expect(probe.timeoutSeconds).toBeLessThan(probe.periodSeconds + 1);
     }
     expect(deployment.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8080', 'prometheus.io/path': '/metrics' });
-    expect(container.env).toEqual([{ name: 'WEBHOOK_TLS_DIR', value: '/etc/webhooks/tls' }]);
+    expect(container.env).toEqual([
+      { name: 'POD_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'WEBHOOK_TLS_DIR', value: '/etc/webhooks/tls' },
+    ]);
     const text = fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8');
     expect(text).not.toMatch(/no (liveness|probe)/i);
     const readme = fs.readFileSync(path.join(out, 'README.md'), 'utf8');

@@ -57,20 +57,33 @@ describe('parsing (R-CLI-1)', () => {
     expect(output.text()).toContain(message);
   });
 
-  // Peering is not implemented yet: its options fail loudly (R-PEER-2).
-  const unavailable: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
-    ['--dev', ['--dev'], {}, "option '--dev' (priority 666 among peers) is not available in this version of kopf-gen: a priority only ranks operators for peering"],
-    ['--dev with -p', ['--dev', '-p', '5'], {}, "option '--dev'"],
-    ['--priority', ['--priority', '-10'], {}, "option '-p, --priority <priority>' is not available in this version of kopf-gen"],
-    ['-P', ['-P', 'ring'], {}, "option '-P, --peering <name>' is not available in this version of kopf-gen: peering between operators is not implemented yet"],
-    ['KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: 'env-ring' }, 'the environment variable KOPF_RUN_PEERING (mandatory peering) is not available'],
+  // Peering options (R-PEER-2, R-PEER-8).
+  const peeringCases: Array<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]> = [
+    ['--dev is priority 666', ['--dev'], {}, { priority: 666, peeringName: undefined }],
+    ['--priority', ['--priority', '-10'], {}, { priority: -10 }],
+    ['-P makes peering mandatory', ['-P', 'ring'], {}, { peeringName: 'ring' }],
+    ['--peering=NAME', ['--peering=ring'], {}, { peeringName: 'ring' }],
+    ['KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: 'env-ring' }, { peeringName: 'env-ring' }],
+    ['--peering wins over KOPF_RUN_PEERING', ['-P', 'flag'], { KOPF_RUN_PEERING: 'env' }, { peeringName: 'flag' }],
   ];
-  it.each(unavailable)('R-PEER-2 %s is a usage error saying it is not available yet (exit code 2)', async (_title, argv, env, message) => {
+  it.each(peeringCases)('R-PEER-2 R-PEER-8 %s', (_title, argv, env, expected) => {
+    const output = capture();
+    expect(cli.parseRunArgs(argv, { env, output })).toMatchObject(expected);
+    expect(output.text()).toBe('');
+  });
+
+  const conflicts: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
+    ['--dev with -p', ['--dev', '-p', '5'], {}, "options '--dev' and '-p, --priority <priority>' cannot be used together"],
+    ['--standalone with --peering', ['--standalone', '-P', 'ring'], {}, "option '--standalone' cannot be used together with '-P, --peering <name>'"],
+    ['--standalone with KOPF_RUN_PEERING', ['--standalone'], { KOPF_RUN_PEERING: 'ring' }, "option '--standalone' cannot be used together with the environment variable KOPF_RUN_PEERING"],
+    ['--standalone with --dev', ['--standalone', '--dev'], {}, "option '--standalone' cannot be used together with '--dev'"],
+    ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with '-p, --priority <priority>'"],
+  ];
+  it.each(conflicts)('R-PEER-2 %s is a usage error in one line (exit code 2)', async (_title, argv, env, message) => {
     expect(() => cli.parseRunArgs(argv, { env, output: capture() })).toThrow(cli.UsageError);
     const output = capture();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);
-    expect(output.text()).toMatch(/--standalone/);
   });
 
   it('R-CLI-1 --help prints the options and exits with 0', async () => {
@@ -80,9 +93,7 @@ describe('parsing (R-CLI-1)', () => {
       expect(output.text()).toContain(flag);
     }
     const help = output.text().replace(/\s+/g, ' ');
-    for (const flag of ['--dev', '--priority', '--peering']) {
-      expect(help).toMatch(new RegExp(`${flag}\\b[^()]*\\([^()]*not available in this version\\)`));
-    }
+    expect(help).not.toMatch(/not available/);
     expect(help).toMatch(/--liveness <url> serve the liveness endpoint at http:\/\/HOST:PORT\/PATH/);
     expect(help).not.toMatch(/--liveness[^()]*\([^()]*not available/);
   });

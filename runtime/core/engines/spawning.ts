@@ -12,6 +12,12 @@
  * seconds until the next stage as a delay, which the reactor sleeps and then touches the object
  * for. While any delay is returned, the finalizer stays (R-FINAL-5).
  *
+ * When the operator pauses (peering or Lease election, R-DAEMON-10), `Daemons.pauseAll()` stops
+ * every task in memory with `OPERATOR_PAUSING`; cycles that run while the operator is paused (events
+ * already queued when the pause began still arrive) spawn nothing, and a pause that begins during
+ * a cycle stops what it has just spawned. The events of the re-listing after the pause spawn them
+ * again, each only after its previous instance has exited.
+ *
  * At operator exit there are no more cycles: `Daemons.killAll()` walks the same stages in memory,
  * with real waits (R-DAEMON-8). For an object that is already gone (a `DELETED` event), the same
  * in-memory stopping runs in the background.
@@ -23,6 +29,7 @@
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
@@ -127,6 +134,8 @@ export interface SpawningScope {
   readonly logger: loggers.Logger;
   /** Where tasks are reported when spawned and when exited (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.SpawningInstruments;
+  /** On while the operator is paused: what a cycle spawns is stopped right away (R-DAEMON-10). */
+  readonly paused?: toggles.Awaitable;
 }
 
 /** Yields to the event loop up to N times, or waits up to T seconds, for an instant exit (R-DAEMON-11). */
@@ -253,7 +262,6 @@ export async function stopInMemory(daemon: Daemon, reason: stoppers.DaemonStoppi
 export class Daemons {
   private readonly live = new Set<Daemon>();
   private closing = false;
-  private pausing = false;
 
   /** How many tasks are running or exiting. */
   get size(): number {
@@ -265,26 +273,6 @@ export class Daemons {
     return this.closing;
   }
 
-  /** Whether the operator is paused (no spawning until it resumes, R-DAEMON-10). */
-  get paused(): boolean {
-    return this.pausing;
-  }
-
-  /**
-   * Operator pausing (R-DAEMON-10): no more spawning, and every task is stopped in memory with
-   * `OPERATOR_PAUSING` (all at once, through the stop stages). The re-listing after the pause
-   * re-spawns them once `resume()` is called and their previous instances have exited.
-   */
-  async pauseAll(scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
-    this.pausing = true;
-    await Promise.all([...this.live].map((daemon) => stopInMemory(daemon, R.OPERATOR_PAUSING, scope)));
-  }
-
-  /** The end of a pause: spawning is allowed again. */
-  resume(): void {
-    this.pausing = false;
-  }
-
   /** @internal */
   add(daemon: Daemon): void {
     this.live.add(daemon);
@@ -293,6 +281,15 @@ export class Daemons {
   /** @internal */
   delete(daemon: Daemon): void {
     this.live.delete(daemon);
+  }
+
+  /**
+   * Operator pausing (R-DAEMON-10): stops every running task in memory with `OPERATOR_PAUSING`
+   * (all at once, through the usual stages). The registry stays open: the re-listing after the
+   * pause spawns them again. Resolves when all of them have exited or were abandoned.
+   */
+  async pauseAll(scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
+    await Promise.all([...this.live].map((daemon) => stopInMemory(daemon, R.OPERATOR_PAUSING, scope)));
   }
 
   /**
@@ -340,7 +337,8 @@ export async function processSpawningCause(options: {
   }
   if (cause.deleted) return await stopDaemons(memory.running.values(), R.RESOURCE_DELETED, scope);
 
-  if (!scope.daemons.closed && !scope.daemons.paused) {
+  // Nothing spawns while the operator is paused (R-DAEMON-10): the re-listing after the pause does.
+  if (!scope.daemons.closed && !scope.paused?.isOn()) {
     for (const handler of matching) {
       if (memory.running.has(handler.id) || memory.isStoppedForever(handler.id)) continue;
       spawn(handler, memory, scope, launch);
@@ -348,7 +346,10 @@ export async function processSpawningCause(options: {
   }
   const ids = new Set(matching.map((handler) => handler.id));
   const mismatching = [...memory.running.values()].filter((daemon) => !ids.has(daemon.handler.id));
-  return await stopDaemons(mismatching, R.FILTERS_MISMATCH, scope);
+  const delays = await stopDaemons(mismatching, R.FILTERS_MISMATCH, scope);
+  // The pause began while this cycle ran (e.g. between spawning and here): stopped right away.
+  if (scope.paused?.isOn()) delays.push(...await stopDaemons(memory.running.values(), R.OPERATOR_PAUSING, scope));
+  return delays;
 }
 
 function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: SpawningScope, launch: Launcher): void {

@@ -37,8 +37,14 @@ export interface OperatorContext {
   readonly logger: loggers.Logger;
   /** Aborts when the operator stops: handlers are cancelled, sleeps end. */
   readonly signal: AbortSignal;
-  /** While on, watchers do not list or watch (peering pauses, R-WATCH-6). */
-  readonly paused?: toggles.Awaitable;
+  /**
+   * While on, watchers do not list or watch (R-WATCH-6) and daemons and timers are stopped
+   * (R-DAEMON-10). On when any member is on: each coordinating engine (peering, Lease election)
+   * adds its own toggles.
+   */
+  readonly paused?: toggles.ToggleSet;
+  /** This operator's identity among peers (R-PEER-3): its peering entry's key, a Lease's holder. */
+  readonly identity?: string;
   /** The in-memory indices (R-INDEX); injected into kwargs by name (R-INDEX-8). */
   readonly indices?: indexing.OperatorIndexers;
   /** Holds all handlers back until the initial listings are indexed (R-INDEX-7). */

@@ -114,7 +114,7 @@ export class Insights {
     return this.namespaceSet;
   }
 
-  /** The revision: it grows by one with every change of the watched resources or namespaces. */
+  /** The revision: it grows by one with every change of the watched resources, the backbone or the namespaces. */
   get revision(): number {
     return this.changes.value;
   }
@@ -183,6 +183,7 @@ export class Insights {
     for (const warning of revised.warnings) if (!this.lastWarnings.has(warning)) this.logger?.warning(warning);
     this.lastWarnings = new Set(revised.warnings);
 
+    const before = [...this.backboneMap.values()];
     this.backboneMap.clear();
     for (const [name, selector] of Object.entries(BACKBONE) as Array<[BackboneName, selectors.Selector]>) {
       const found = selector.select(this.discoveredList)[0];
@@ -190,7 +191,9 @@ export class Insights {
     }
     for (const waiter of [...this.backboneWaiters]) waiter();
 
-    const changed = !sameResources(this.watchedList, revised.watched) || !sameResources(this.webhooksList, revised.webhooks);
+    // A framework resource that comes or goes (a peering CRD) is a change too: peering follows it.
+    const changed = !sameResources(this.watchedList, revised.watched) || !sameResources(this.webhooksList, revised.webhooks)
+      || !sameResources(before, [...this.backboneMap.values()]);
     this.watchedList = revised.watched;
     this.webhooksList = revised.webhooks;
     if (changed) this.bump();

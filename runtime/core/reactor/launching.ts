@@ -7,9 +7,10 @@
  * (`kits/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
  * they parse and behave identically; the layering puts this below both of them.
  *
- * The options of engines this version does not have yet (`--peering` and its `KOPF_RUN_PEERING`,
- * `--priority`, `--dev`) are parsed, listed in the help as not available, and rejected as usage
- * errors that say why and what to do instead (`intents/unsupported`). `--liveness` serves the
+ * Peering (docs/peering.md): `--peering NAME` (or `KOPF_RUN_PEERING`) makes it mandatory with that
+ * object, `--priority N` ranks the operator, `--dev` is priority 666, `--standalone` turns peering
+ * off; combining `--standalone` with the others, or `--dev` with `--priority`, is a usage error
+ * (one of them would do nothing). `--liveness` serves the
  * liveness and readiness endpoints (docs/health.md), `--metrics` the Prometheus metrics
  * (docs/metrics.md); a malformed URL is a usage error. `--lease NAME` (env `KOPF_RUN_LEASE`) and
  * `--lease-namespace NS` turn on Lease election (docs/leader-election.md); together with an option
@@ -20,7 +21,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import * as logging from '../actions/logging.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as registries from '../intents/registry.js';
-import * as unsupported from '../intents/unsupported.js';
 import * as footprint from './footprint.js';
 import * as importing from './importing.js';
 import * as running from './running.js';
@@ -37,9 +37,9 @@ export interface RunArgs {
   /** Namespace patterns (`-n`, plus `KOPF_RUN_NAMESPACE`). */
   readonly namespaces: readonly string[];
   readonly standalone?: boolean;
-  /** Not available in this version: `parseRunArgs` rejects `--priority`/`--dev`, `operator()` the option. */
+  /** `--priority N`, or 666 for `--dev` (R-PEER-8). */
   readonly priority?: number;
-  /** Not available in this version: `parseRunArgs` rejects `--peering`/`KOPF_RUN_PEERING`, `operator()` the option. */
+  /** `--peering NAME` or `KOPF_RUN_PEERING`: mandatory peering with that object (R-PEER-2). */
   readonly peeringName?: string;
   /** `--lease NAME` (or `KOPF_RUN_LEASE`): Lease election on this Lease (docs/leader-election.md). */
   readonly leaseName?: string;
@@ -97,8 +97,6 @@ function integer(value: string): number {
   return Number(value);
 }
 
-const NOT_AVAILABLE = 'not available in this version';
-
 /** The `run` command's options (R-CLI-1), for parsing and help. */
 function runCommand(name: string, output: CommandOutput): Command {
   return new Command(name)
@@ -107,10 +105,10 @@ function runCommand(name: string, output: CommandOutput): Command {
     .option('-m, --module <module>', 'a module to import, resolved from the current directory (repeatable)', collect)
     .addOption(new Option('-A, --all-namespaces', 'serve all namespaces (cluster-wide)').conflicts('namespace'))
     .option('-n, --namespace <pattern>', 'serve namespaces matching a pattern: globs, "!" excludes, comma-separated (repeatable)', collect)
-    .option('--standalone', 'do not use peering (peering is not implemented yet: operators always run standalone)')
-    .addOption(new Option('--dev', `development mode: priority 666 (${NOT_AVAILABLE})`).implies({ priority: 666 }))
-    .addOption(new Option('-p, --priority <priority>', `the priority among peers (${NOT_AVAILABLE})`).argParser(integer))
-    .option('-P, --peering <name>', `the peering object to use, making peering mandatory (env: KOPF_RUN_PEERING; ${NOT_AVAILABLE})`)
+    .option('--standalone', 'do not use peering with other operators at all')
+    .addOption(new Option('--dev', 'development mode: priority 666 among peers, so deployed operators pause').implies({ priority: 666 }))
+    .addOption(new Option('-p, --priority <priority>', 'the priority among peers (default 0); lower ones pause').argParser(integer))
+    .option('-P, --peering <name>', 'the peering object to use; peering becomes mandatory (env: KOPF_RUN_PEERING)')
     .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works (env: KOPF_RUN_LEASE)')
     .option('--lease-namespace <namespace>', 'the namespace of the Lease (default: $POD_NAMESPACE, else the service account\'s, else "default")')
     .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port')
@@ -150,8 +148,8 @@ interface ParsedOptions {
 
 /**
  * Lease election together with an option of another mode of coordination, as a usage error's text
- * naming both flags (`--lease` or `KOPF_RUN_LEASE` with `--standalone`, `--peering`, `--priority`,
- * `--dev`), or `--lease-namespace` without a Lease.
+ * naming both flags (`--lease` or `KOPF_RUN_LEASE` with `--standalone`, `--peering` or `KOPF_RUN_PEERING`,
+ * `--priority`, `--dev`), or `--lease-namespace` without a Lease.
  */
 function conflictingMode(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
   const lease = opts.lease !== undefined ? "option '--lease <name>'" : env['KOPF_RUN_LEASE'] ? 'the environment variable KOPF_RUN_LEASE' : undefined;
@@ -160,27 +158,27 @@ function conflictingMode(command: Command, opts: ParsedOptions, env: NodeJS.Proc
   }
   const other = opts.standalone ? "option '--standalone'"
     : opts.peering !== undefined ? "option '-P, --peering <name>'"
+    : env['KOPF_RUN_PEERING'] ? 'the environment variable KOPF_RUN_PEERING'
     : opts.dev ? "option '--dev'"
     : command.getOptionValueSource('priority') === 'cli' ? "option '-p, --priority <priority>'"
     : undefined;
   return other === undefined ? undefined : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
 }
 
-/** The first option given that needs an engine this version does not have, as a usage error's text. */
-function unavailableOption(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
-  const used = (flag: string, feature: unsupported.UnsupportedFeature): string => `${flag} is not available in this version of kopf-gen: ${unsupported.explain(feature)}`;
-  if (opts.peering !== undefined) return used("option '-P, --peering <name>'", 'peeringName');
-  if (env['KOPF_RUN_PEERING']) return used('the environment variable KOPF_RUN_PEERING (mandatory peering)', 'peeringName');
-  if (opts.dev) return used("option '--dev' (priority 666 among peers)", 'priority');
-  if (command.getOptionValueSource('priority') === 'cli') return used("option '-p, --priority <priority>'", 'priority');
-  return undefined;
+/** Peering options that contradict each other (one would do nothing), as a usage error's text. */
+function peeringConflict(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
+  const priority = command.getOptionValueSource('priority') === 'cli';
+  if (opts.dev && priority) return "options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666";
+  if (!opts.standalone) return undefined;
+  const other = opts.peering !== undefined ? "'-P, --peering <name>'" : env['KOPF_RUN_PEERING'] ? 'the environment variable KOPF_RUN_PEERING'
+    : opts.dev ? "'--dev'" : priority ? "'-p, --priority <priority>'" : undefined;
+  return other === undefined ? undefined : `option '--standalone' cannot be used together with ${other}: a standalone operator does not peer`;
 }
 
 /**
  * Parses `run`'s arguments (without the command's own name). `-n` with `-A` is a usage error; the
- * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given. The options of engines this
- * version does not have (`-P` and `KOPF_RUN_PEERING`, `-p`, `--dev`) are usage errors, and so is
- * a malformed `-L` URL.
+ * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given. `--standalone` with a
+ * peering option, `--dev` with `--priority`, and a malformed `-L` URL are usage errors.
  *
  * @returns the arguments, or `null` if help was requested (and printed).
  * @throws UsageError for malformed command lines (the message was printed to `output.err`).
@@ -194,8 +192,8 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     command.parse([...argv], { from: 'user' });
     const conflict = conflictingMode(command, command.opts<ParsedOptions>(), env);
     if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
-    const unavailable = unavailableOption(command, command.opts<ParsedOptions>(), env);
-    if (unavailable !== undefined) command.error(`error: ${unavailable}`, { exitCode: 2, code: 'kopf-gen.unavailableOption' });
+    const peering = peeringConflict(command, command.opts<ParsedOptions>(), env);
+    if (peering !== undefined) command.error(`error: ${peering}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
     const liveness = command.opts<ParsedOptions>().liveness;
     if (liveness !== undefined) {
       try {

@@ -9,6 +9,9 @@
  * wanted. What a watcher does is the caller's business (the reactor passes one that runs the
  * list-watch stream into the per-object queues, with the pause toggle of peering).
  *
+ * A companion (the peering tasks, `peerings`) can ride along: it is adjusted on every change
+ * right before the watchers, and stopped after them.
+ *
  * *Guarantees:* never two live tasks for the same dimension — a dimension that comes back while
  * its previous task is still stopping is spawned only after that task has settled.
  * *Errors:* a watcher task that rejects (other than with an abort error after being aborted) is
@@ -38,6 +41,16 @@ export interface OrchestrationOptions {
   readonly signal: AbortSignal;
   /** Receives debug lines about started and stopped watchers. */
   readonly logger?: loggers.Logger;
+  /** Adjusted on every change before the watchers; stopped after them. */
+  readonly companion?: Companion;
+}
+
+/** Tasks that follow the insights alongside the watchers (e.g. `peerings.PeeringTasks`). */
+export interface Companion {
+  /** Brings its tasks in line with the insights; synchronous, so it precedes the watchers' start. */
+  adjust(): void;
+  /** Stops all its tasks. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -132,6 +145,7 @@ export async function orchestrate(options: OrchestrationOptions): Promise<void> 
     await picture.ready.waitFor(true, signal);
     while (!signal.aborted && failure === undefined) {
       const revision = picture.revision;
+      options.companion?.adjust();
       adjust();
       const wakeup = woken();
       await Promise.race([picture.waitForChange(revision, signal).catch(() => undefined), wakeup]);
@@ -141,6 +155,7 @@ export async function orchestrate(options: OrchestrationOptions): Promise<void> 
   } finally {
     for (const task of [...running.values()]) stop(task);
     await Promise.all([...stopping].map((task) => task.done));
+    await options.companion?.stop();
   }
   if (failure !== undefined) throw failure.error;
 }

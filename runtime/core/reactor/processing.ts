@@ -241,7 +241,7 @@ async function processSpawningCause(cycle: Cycle, matching: readonly handlers.Sp
   }
   const daemonsMemory = memory.daemons;
   const scope: spawningEngine.SpawningScope = {
-    settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger, instruments: cycle.instruments,
+    settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger, instruments: cycle.instruments, paused: op.paused,
   };
   // One launcher per object, shared by its daemons and timers for as long as they run.
   daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger, cycle.instruments);

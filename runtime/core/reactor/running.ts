@@ -40,21 +40,21 @@
  * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
  * Admission handlers without a server stop the operator right after the startup activity.
  *
- * The operator is paused while any member of its pause set `context.paused` is on (watchers do not
- * watch, R-WATCH-6). With Lease election (`leaseName`, `settings.leaderElection`), the `leader
- * elector` root task (`engines/leadership`) holds one member, on while this operator is not the
- * Lease's holder; it stops after the main tasks, so the Lease is released only once the work has
- * stopped. Lease election excludes Kopf peering: its options are refused together with it.
+ * Coordination with other operators: the operator's identity (R-PEER-3, `engines/identities`) and
+ * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, `peerings`)
+ * rides along with the orchestrator and adds a toggle per peering object; while the set is on, the
+ * watchers close their streams (R-WATCH-6) and the daemon killer stops all daemons and timers
+ * with `OPERATOR_PAUSING` (R-DAEMON-10); the re-listing after the pause brings them back.
  *
- * Later engines plug in here, next to the tasks above: peering (R-PEER: keep-alives, its members of
- * the pause set, auto-detection). Until then, its options throw before anything starts, and
- * auto-detected peering runs standalone, with a WARNING if the cluster has peering CRDs
- * (`unavailable`) — but not in Lease election.
+ * With Lease election instead (`leaseName`, `settings.leaderElection`), peering does not run: the
+ * `leader elector` root task (`engines/leadership`) holds one member of the pause set, on while this
+ * operator is not the Lease's holder; it stops after the main tasks (with the authenticator), so
+ * the Lease is released only once the work has stopped, while the client still works. Lease
+ * election excludes the options of Kopf peering and standalone mode (`OperatorModeError`).
  */
 
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clocks from '../../cogs/aio/clocks.js';
 import * as toggles from '../../cogs/aio/toggles.js';
@@ -75,6 +75,7 @@ import * as admission from '../engines/admission.js';
 import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as health from '../engines/health.js';
+import * as identities from '../engines/identities.js';
 import * as indexing from '../engines/indexing.js';
 import * as leadership from '../engines/leadership.js';
 import * as probing from '../engines/probing.js';
@@ -91,9 +92,9 @@ import * as metricsModule from './metrics.js';
 import type * as namespaces from './namespaces.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
+import * as peerings from './peerings.js';
 import * as reporting from './reporting.js';
 import * as stopping from './stopping.js';
-import * as unavailable from './unavailable.js';
 import * as watchers from './watchers.js';
 
 /** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
@@ -120,9 +121,9 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly namespaces?: readonly namespaces.NamespacePattern[];
   /** Sets `settings.peering.standalone`. */
   readonly standalone?: boolean;
-  /** The priority among peers (R-PEER-8). Not available in this version: throws `UnsupportedFeatureError`. */
+  /** The priority among peers (R-PEER-8): sets `settings.peering.priority`. An integer. */
   readonly priority?: number;
-  /** The peering object, making peering mandatory. Not available in this version: throws `UnsupportedFeatureError`. */
+  /** The peering object's name: sets `settings.peering.name` and makes peering mandatory (R-PEER-2). */
   readonly peeringName?: string;
   /**
    * Leader election on this Lease (`settings.leaderElection.leaseName`, docs/leader-election.md):
@@ -154,8 +155,8 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
   readonly vault?: credentials.Vault;
   /**
-   * This operator's identity among peers (R-PEER-3), the Lease's `holderIdentity` in Lease
-   * election. Without Lease election not available in this version: throws `UnsupportedFeatureError`.
+   * This operator's identity among peers (R-PEER-3), also the Lease's `holderIdentity` in Lease
+   * election. Default: `$POD_ID`, else `<user>@<host>/<UTC time>/<3 random chars>`.
    */
   readonly identity?: string;
   /** Stop on SIGINT/SIGTERM (R-LIFE-3/4). Default `false` for `operator()`, `true` for `run()`. */
@@ -185,6 +186,39 @@ export class OperatorModeError extends TypeError {
   constructor(message: string) {
     super(message);
     this.name = 'OperatorModeError';
+  }
+}
+
+/** Options of peering that contradict each other or are malformed (e.g. `standalone` with `peeringName`). */
+export class PeeringOptionsError extends TypeError {
+  readonly code = 'PeeringOptionsError' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'PeeringOptionsError';
+  }
+}
+
+/**
+ * Checks the peering options before anything starts: `peeringName` and `identity` non-empty,
+ * `priority` an integer, and no `peeringName` or `priority` together with `standalone: true`
+ * (they would do nothing).
+ *
+ * @throws PeeringOptionsError naming the option.
+ */
+export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' | 'peeringName' | 'priority' | 'identity'>): void {
+  if (options.peeringName !== undefined && (typeof options.peeringName !== 'string' || options.peeringName === '')) {
+    throw new PeeringOptionsError(`peeringName must be a non-empty name of a peering object, got ${JSON.stringify(options.peeringName)}.`);
+  }
+  if (options.identity !== undefined && (typeof options.identity !== 'string' || options.identity === '')) {
+    throw new PeeringOptionsError(`identity must be a non-empty string, got ${JSON.stringify(options.identity)}.`);
+  }
+  if (options.priority !== undefined && !Number.isSafeInteger(options.priority)) {
+    throw new PeeringOptionsError(`priority must be an integer, got ${String(options.priority)}.`);
+  }
+  if (options.standalone === true) {
+    if (options.peeringName !== undefined) throw new PeeringOptionsError('standalone and peeringName cannot be used together: a standalone operator does not peer.');
+    if (options.priority !== undefined) throw new PeeringOptionsError('standalone and priority cannot be used together: a priority only ranks peers.');
   }
 }
 
@@ -284,21 +318,6 @@ function checkLeaseSettings(settings: settingsModule.OperatorSettings): void {
   settings.leaderElection.validate();
 }
 
-/**
- * The operator's identity when none is given: `$POD_ID`, else `<user>@<host>/<UTC time>/<3
- * random chars>` (R-PEER-3). Interim: the peering engine's identity detection replaces it.
- */
-function fallbackIdentity(clock: clocks.Clock): string {
-  const pod = process.env['POD_ID'];
-  if (pod) return pod;
-  let user = 'unknown';
-  try { user = os.userInfo().username; } catch { /* no passwd entry, e.g. in some containers */ }
-  const stamp = new Date(clock.now()).toISOString().replace(/[-:T]/g, '').slice(0, 14);
-  const chars = 'abcdefhijklmnopqrstuvwxyz0123456789';
-  const suffix = Array.from({ length: 3 }, () => chars[Math.floor(Math.random() * chars.length)]).join('');
-  return `${user}@${os.hostname()}/${stamp}/${suffix}`;
-}
-
 /** The in-cluster service account's namespace, if the operator runs in a pod. */
 function readServiceAccountNamespace(): string | undefined {
   try {
@@ -323,8 +342,7 @@ function capitalized(name: string): string {
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws ConnectionOptionsError for `connection` together with `kubeconfig`/`kubeconfigContext`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
- * @throws UnsupportedFeatureError for `peeringName`, `priority`, `identity` (without Lease
- *   election), or settings asking for peering, before anything starts.
+ * @throws PeeringOptionsError for malformed or contradicting peering options, before anything starts.
  * @throws OperatorModeError for `leaseName` with `standalone`, `peeringName` or `priority`, or
  *   `leaseNamespace` without `leaseName`; SettingsError for bad `settings.leaderElection` timings.
  * @example
@@ -332,22 +350,29 @@ function capitalized(name: string): string {
  * await runTasks(tasks);
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
+  checkPeeringOptions(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
-  const leasing = applyLeaseOptions(options, settings);
-  // In Lease election, the identity is the Lease's holderIdentity.
-  unavailable.checkOptions(leasing ? { ...options, identity: undefined } : options);
+  applyLeaseOptions(options, settings);
   connections.checkConnectionOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
   if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
   const scope = resolveScope(options);
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  unavailable.checkSettings(settings);
+  if (options.peeringName !== undefined) {
+    settings.peering.mandatory = true;
+    settings.peering.name = options.peeringName;
+  }
+  if (options.priority !== undefined) settings.peering.priority = options.priority;
   settings.peering.clusterwide = scope.clusterwide;
 
   const registry = options.registry ?? registries.getDefaultRegistry();
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
   const vault = options.vault ?? new credentials.Vault({ clock });
+  const identity = options.identity ?? identities.detectOwnId({ manual: false, clock });
+  // On while any coordinating engine asks the operator to pause (peering: one toggle per object;
+  // the Lease elector: one, while not the leader).
+  const paused = new toggles.ToggleSet('any');
   const queues = new census.Queues();
   // Metrics off: no registry, no instruments; nothing reports anywhere.
   const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
@@ -364,16 +389,14 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
-  // On while any coordinating engine says so (the Lease elector: while not the leader).
-  const paused = new toggles.ToggleSet('any');
+  // The Lease elector's member of the pause set: on while not the leader (Lease election only).
   let leaseToggle: toggles.Toggle | undefined;
-  const identity = options.identity ?? fallbackIdentity(clock);
   const op = {
     settings, registry, api: client, client: typed, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
     events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues, instruments: metrics, streams: new health.StreamHealth(clock), paused,
+    queues, instruments: metrics, streams: new health.StreamHealth(clock), paused, identity,
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
@@ -427,7 +450,6 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('startup activity', 'main', async () => {
     try {
       await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
-      unavailable.checkSettings(settings); // startup handlers may have changed them
       serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
       // Lease election (possibly turned on by a startup handler): paused before anything watches.
       if (settings.leaderElection.leaseName !== null) {
@@ -468,34 +490,30 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
     api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics, ...scope,
   })));
-  spawn('multidimensional multitasker', 'main', gated(async () => {
-    // R-PEER: peering (keep-alives, the pause toggle, auto-detection) comes in a later version.
-    await Promise.all([
-      unavailable.watchForPeerings({ insights: picture, settings, logger, signal: main.signal }),
-      orchestration.orchestrate({
-        insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'),
-        spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
-      }),
-    ]);
-  }));
-  // The daemon pauser: while the operator is paused, daemons and timers are stopped and none are
-  // spawned (R-DAEMON-10); the re-listing after the pause spawns them again.
-  spawn('daemon pauser', 'main', async () => {
+  // Peering rides along with the orchestrator; its toggles exist before any watcher starts, and
+  // mandatory peering holds everything back from the start (R-PEER-2).
+  const peeringTasks = new peerings.PeeringTasks({
+    api: client, settings, insights: picture, identity, paused, clock, cancel: cancel.signal, logger: logging.getLogger('kopf.engines.peering'),
+  });
+  spawn('multidimensional multitasker', 'main', gated(() => orchestration.orchestrate({
+    insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'), companion: peeringTasks,
+    spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+  }), main.signal));
+  // The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
+  // at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
+  // their last patches.
+  spawn('daemon killer', 'main', async () => {
     try {
       for (;;) {
         await paused.waitFor(true, main.signal);
-        void daemons.pauseAll({ settings, clock }).catch((error: unknown) => logger.error(`Daemons are not stopped for the pause: ${errors.errorMessage(error)}`));
+        void daemons.pauseAll({ settings, clock }).catch((error: unknown) => {
+          logger.error(`Daemons and timers are not stopped for the pause: ${errors.errorMessage(error)}`);
+        });
         await paused.waitFor(false, main.signal);
-        daemons.resume();
       }
     } catch (error) {
       if (!main.signal.aborted) throw error;
     }
-  }, true);
-  // The daemon killer: at exit, every daemon and timer is stopped in memory (R-DAEMON-8), while
-  // the API client still works for their last patches.
-  spawn('daemon killer', 'main', async () => {
-    await untilAborted(main.signal);
     await daemons.killAll({ settings, clock });
   });
   // The operator's own HTTP endpoints, one server per host and port: the liveness and readiness

@@ -3,7 +3,7 @@
 // vitest runs it too, so every registration here is real (into a private registry).
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as runtime from '../../../runtime/index.js';
-import { builtins, on, OperatorRegistry, PRESENT, resource, UnsupportedFeatureError } from '../../../runtime/index.js';
+import { builtins, on, OperatorRegistry, PRESENT, resource } from '../../../runtime/index.js';
 import type { Diff, DaemonStopped, Patch, Resource, WebhookOperation } from '../../../runtime/index.js';
 
 interface WidgetSpec {
