@@ -201,12 +201,12 @@ export class PeeringOptionsError extends TypeError {
 
 /**
  * Checks the peering options before anything starts: `peeringName` and `identity` non-empty,
- * `priority` an integer, and no `peeringName` or `priority` together with `standalone: true`
- * (they would do nothing).
+ * `priority` an integer, and no `peeringName`, `priority` or `identity` together with
+ * `standalone: true` (they would do nothing).
  *
  * @throws PeeringOptionsError naming the option.
  */
-export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' | 'peeringName' | 'priority' | 'identity'>): void {
+export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' | 'peeringName' | 'priority' | 'identity' | 'leaseName'>): void {
   if (options.peeringName !== undefined && (typeof options.peeringName !== 'string' || options.peeringName === '')) {
     throw new PeeringOptionsError(`peeringName must be a non-empty name of a peering object, got ${JSON.stringify(options.peeringName)}.`);
   }
@@ -219,6 +219,9 @@ export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' 
   if (options.standalone === true) {
     if (options.peeringName !== undefined) throw new PeeringOptionsError('standalone and peeringName cannot be used together: a standalone operator does not peer.');
     if (options.priority !== undefined) throw new PeeringOptionsError('standalone and priority cannot be used together: a priority only ranks peers.');
+    if (options.identity !== undefined && options.leaseName === undefined) {
+      throw new PeeringOptionsError('standalone and identity cannot be used together: an identity only names the operator among peers (or as a Lease holder).');
+    }
   }
 }
 
