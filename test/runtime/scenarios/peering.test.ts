@@ -198,7 +198,8 @@ describe('with the peering fixture (A-25)', () => {
     await b.stop();
     expect(status()['high']).toMatchObject({ priority: 100, lifetime: 3 }); // left behind
     await fx.eventually(() => a.context.paused!.isOn() === false, 'the lower one to resume', 10_000);
-    expect(Date.now() - killed).toBeLessThan(3000 + 2000);
+    // Within the lifetime (3 s) plus the keep-alive's jitter, with room for a loaded machine.
+    expect(Date.now() - killed).toBeLessThan(3000 + 4000);
     expect(status()['high']).toBeUndefined();
     expect(peeringPatches('low').some((p) => JSON.stringify(p.body) === '{"status":{"high":null}}')).toBe(true);
   });
@@ -272,9 +273,10 @@ describe('with the peering fixture (A-25)', () => {
   it('R-PEER-1 namespaced operators use KopfPeering in every served namespace', async () => {
     const a = await startPeer('ns-op', { clusterwide: false, namespaces: ['default'] });
     const get = (): Json => ((cluster.store.get({ group: 'kopf.dev', version: 'v1', resource: 'kopfpeerings' }, 'default', 'default') as { status?: Json }).status ?? {});
-    await fx.eventually(() => get()['ns-op'] !== undefined, 'the keep-alive in the namespace');
+    // The line is logged once the PATCH's response has arrived, after the store has the entry.
+    await fx.eventually(() => logs.grep("Keep-alive in 'default' in 'default': ok.", fx.DEBUG).length > 0, 'the keep-alive in the namespace');
+    expect(get()['ns-op']).toBeDefined();
     expect(status()['ns-op']).toBeUndefined();
-    expect(logs.grep("Keep-alive in 'default' in 'default': ok.", fx.DEBUG).length).toBeGreaterThan(0);
     await a.stop();
     expect(get()['ns-op']).toBeUndefined();
   });
