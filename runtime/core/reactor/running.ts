@@ -409,7 +409,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   let uninstall = (): void => undefined;
 
   const tasks: Task[] = [];
-  const enter = <T>(fn: () => T): T => invocation.runInOperator({ settings, events: op.events, client: typed }, fn);
+  const enter = <T>(fn: () => T): T => invocation.runInOperator(op, fn);
   const spawn = (name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void => {
     const signal = group === 'main' ? main.signal : auth.signal;
     let isSettled = false;

@@ -49,7 +49,7 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
   signal.addEventListener('abort', onAbort, { once: true });
   failed.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await invocation.runInOperator({ settings: op.settings, events: op.events, client: op.client }, async () => {
+    await invocation.runInOperator(op, async () => {
       const stream = watching.infiniteWatch(
         { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer: tracker },
         { paused: op.paused, signal: stop.signal },
