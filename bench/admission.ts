@@ -59,23 +59,40 @@ const COMMAND = `exec node bin/kopf-gen.js run ${COMPILED} --all-namespaces --st
 const OPERATOR_COMMAND = 'exec node bin/kopf-gen.js run bench/.build/operator/bench.js --all-namespaces --standalone';
 const NAMESPACE = 'default';
 const COLLECTION = `/apis/kopf.dev/v1/namespaces/${NAMESPACE}/kopfexamples`;
-const CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'].map((plural) => `/apis/admissionregistration.k8s.io/v1/${plural}/bench.kopf.dev`);
+const CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'].map(
+  (plural) => `/apis/admissionregistration.k8s.io/v1/${plural}/bench.kopf.dev`,
+);
 const HANDLERS = 50;
 const PARTS = ['webhooks', 'scrape', 'overhead'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
-  windowS: number; concurrency: number; objects: number; scrapes: number; overheadSize: number; rounds: number;
-  timeoutMs: number; skip: ReadonlySet<Part>; keep: boolean;
+  windowS: number;
+  concurrency: number;
+  objects: number;
+  scrapes: number;
+  overheadSize: number;
+  rounds: number;
+  timeoutMs: number;
+  skip: ReadonlySet<Part>;
+  keep: boolean;
 }
 
 function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
-    args: [...args], strict: false, allowPositionals: true,
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
     options: {
-      window: { type: 'string' }, concurrency: { type: 'string' }, objects: { type: 'string' }, scrapes: { type: 'string' },
-      'overhead-size': { type: 'string' }, rounds: { type: 'string' }, timeout: { type: 'string' },
-      skip: { type: 'string', multiple: true }, keep: { type: 'boolean' },
+      window: { type: 'string' },
+      concurrency: { type: 'string' },
+      objects: { type: 'string' },
+      scrapes: { type: 'string' },
+      'overhead-size': { type: 'string' },
+      rounds: { type: 'string' },
+      timeout: { type: 'string' },
+      skip: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
     },
   });
   const number = (name: string, fallback: number, min: number): number => {
@@ -93,13 +110,24 @@ function parseOptions(args: readonly string[]): Options {
     }
   }
   return {
-    windowS: number('window', 10, 1), concurrency: number('concurrency', 8, 1), objects: number('objects', 10_000, 1),
-    scrapes: number('scrapes', 20, 1), overheadSize: number('overhead-size', 2000, 10), rounds: number('rounds', 5, 1),
-    timeoutMs: number('timeout', 600, 1) * 1000, skip, keep: values['keep'] === true,
+    windowS: number('window', 10, 1),
+    concurrency: number('concurrency', 8, 1),
+    objects: number('objects', 10_000, 1),
+    scrapes: number('scrapes', 20, 1),
+    overheadSize: number('overhead-size', 2000, 10),
+    rounds: number('rounds', 5, 1),
+    timeoutMs: number('timeout', 600, 1) * 1000,
+    skip,
+    keep: values['keep'] === true,
   };
 }
 
-interface Stats { at: number; validated: number; mutated: number; events: number }
+interface Stats {
+  at: number;
+  validated: number;
+  mutated: number;
+  events: number;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -127,21 +155,33 @@ function freePort(): Promise<number> {
 class Session {
   readonly client: clients.Client;
 
-  private constructor(readonly server: servers.Server, readonly operator: processes.OperatorProcess, readonly statsFile: string, concurrency: number) {
+  private constructor(
+    readonly server: servers.Server,
+    readonly operator: processes.OperatorProcess,
+    readonly statsFile: string,
+    concurrency: number,
+  ) {
     this.client = new clients.Client(server.url, concurrency);
   }
 
-  static async open(dir: string, variant: 'webhooks' | 'handlers', extraArgs: string, concurrency: number,
-                    before?: (server: servers.Server) => Promise<void>): Promise<Session> {
+  static async open(
+    dir: string,
+    variant: 'webhooks' | 'handlers',
+    extraArgs: string,
+    concurrency: number,
+    before?: (server: servers.Server) => Promise<void>,
+  ): Promise<Session> {
     const server = await servers.startServer({ DEVCLUSTER_WEBHOOK_CALLS: '1', DEVCLUSTER_HISTORY: '100000' });
     try {
       await before?.(server);
       const kubeconfig = path.join(dir, `kubeconfig-${variant}`);
       await servers.ask(server.child, { type: 'kubeconfig', file: kubeconfig }, 'kubeconfig');
       const statsFile = path.join(dir, `stats-${variant}.json`);
-      const operator = new processes.OperatorProcess(`${COMMAND} ${extraArgs}`.trim(),
+      const operator = new processes.OperatorProcess(
+        `${COMMAND} ${extraArgs}`.trim(),
         { KUBECONFIG: kubeconfig, BENCH_ADMISSION: variant, BENCH_ADMISSION_STATS: statsFile, NODE_OPTIONS: '' },
-        path.join(dir, `operator-${variant}.log`));
+        path.join(dir, `operator-${variant}.log`),
+      );
       return new Session(server, operator, statsFile, concurrency);
     } catch (error) {
       await servers.stopServer(server.child);
@@ -180,19 +220,29 @@ function create(base: string, agent: http.Agent, name: string, field: string): P
   const payload = JSON.stringify(body(name, field));
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${COLLECTION}?dryRun=All`, {
-      method: 'POST', agent,
-      headers: { 'user-agent': clients.USER_AGENT, accept: 'application/json', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const labelled = res.statusCode === 201 && text.includes('bench.kopf.dev/admitted');
-        resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, warned: res.headers['warning'] !== undefined, labelled });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${base}${COLLECTION}?dryRun=All`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'user-agent': clients.USER_AGENT,
+          accept: 'application/json',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const labelled = res.statusCode === 201 && text.includes('bench.kopf.dev/admitted');
+          resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, warned: res.headers['warning'] !== undefined, labelled });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -201,27 +251,37 @@ function create(base: string, agent: http.Agent, name: string, field: string): P
 async function measureWebhooks(dir: string, options: Options, figures: Record<string, number>, notes: Record<string, string>): Promise<void> {
   const s = await Session.open(dir, 'webhooks', '', options.concurrency);
   try {
-    await s.until(async () => {
-      // Present and filled: the operator may create them empty before its server yields a configuration.
-      const found = await Promise.all(CONFIGURATIONS.map((url) => s.client.request('GET', url)));
-      const filled = found.every((r) => r.status === 200 && ((JSON.parse(r.text) as { webhooks?: unknown[] }).webhooks ?? []).length > 0);
-      return filled ? true : undefined;
-    }, 60_000, 'the managed webhook configurations with their webhooks');
+    await s.until(
+      async () => {
+        // Present and filled: the operator may create them empty before its server yields a configuration.
+        const found = await Promise.all(CONFIGURATIONS.map((url) => s.client.request('GET', url)));
+        const filled = found.every((r) => r.status === 200 && ((JSON.parse(r.text) as { webhooks?: unknown[] }).webhooks ?? []).length > 0);
+        return filled ? true : undefined;
+      },
+      60_000,
+      'the managed webhook configurations with their webhooks',
+    );
     const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
     try {
       // Until the server answers (the configurations may be written just before it listens).
-      await s.until(async () => ((await create(s.server.url, agent, 'warm-up', 'value')).labelled ? true : undefined), 60_000, 'a first object admitted with its label');
+      await s.until(
+        async () => ((await create(s.server.url, agent, 'warm-up', 'value')).labelled ? true : undefined),
+        60_000,
+        'a first object admitted with its label',
+      );
       for (let i = 0; i < 50; i++) await create(s.server.url, agent, `warm-up-${i}`, fieldOf(i));
       const results: Array<{ index: number; status: number; ms: number; warned: boolean; labelled: boolean }> = [];
       let next = 0;
       const since = Date.now();
       const end = since + options.windowS * 1000;
-      await Promise.all(Array.from({ length: options.concurrency }, async () => {
-        while (Date.now() < end) {
-          const index = next++;
-          results.push({ index, ...(await create(s.server.url, agent, `kex-${index}`, fieldOf(index))) });
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: options.concurrency }, async () => {
+          while (Date.now() < end) {
+            const index = next++;
+            results.push({ index, ...(await create(s.server.url, agent, `kex-${index}`, fieldOf(index))) });
+          }
+        }),
+      );
       const until = Date.now();
       const seconds = (until - since) / 1000;
       const { calls } = await servers.ask<{ calls: serve.WebhookCall[] }>(s.server.child, { type: 'webhook-calls', since, until: until + 1 }, 'webhook-calls');
@@ -238,9 +298,17 @@ async function measureWebhooks(dir: string, options: Options, figures: Record<st
       figures['webhooks_create_round_trip_p50_ms'] = report.percentile(roundTrips, 50);
       figures['webhooks_create_round_trip_p99_ms'] = report.percentile(roundTrips, 99);
       // The outcomes the handlers decide: denied exactly the invalid ones, warned and labelled the others.
-      const wrong = results.filter((r) => (fieldOf(r.index) === 'invalid' ? r.status !== 422 : r.status !== 201 || !r.labelled || r.warned !== (fieldOf(r.index) === 'warn')));
+      const wrong = results.filter((r) =>
+        fieldOf(r.index) === 'invalid' ? r.status !== 422 : r.status !== 201 || !r.labelled || r.warned !== (fieldOf(r.index) === 'warn'),
+      );
       figures['webhooks_unexpected_outcomes'] = wrong.length;
-      if (wrong.length) notes['webhooks_unexpected'] = `objects ${wrong.slice(0, 12).map((r) => r.index).join(', ')}; e.g. object ${wrong[0]!.index} (field ${fieldOf(wrong[0]!.index)}): HTTP ${wrong[0]!.status}, warned ${wrong[0]!.warned}, labelled ${wrong[0]!.labelled}`;
+      if (wrong.length)
+        notes['webhooks_unexpected'] = `objects ${wrong
+          .slice(0, 12)
+          .map((r) => r.index)
+          .join(
+            ', ',
+          )}; e.g. object ${wrong[0]!.index} (field ${fieldOf(wrong[0]!.index)}): HTTP ${wrong[0]!.status}, warned ${wrong[0]!.warned}, labelled ${wrong[0]!.labelled}`;
     } finally {
       agent.destroy();
     }
@@ -253,12 +321,14 @@ async function measureWebhooks(dir: string, options: Options, figures: Record<st
 function scrape(url: string): Promise<{ ms: number; text: string; status: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8'), status: res.statusCode ?? 0 }));
-      res.on('error', reject);
-    }).on('error', reject);
+    http
+      .get(url, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8'), status: res.statusCode ?? 0 }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
@@ -272,7 +342,14 @@ async function measureScrape(dir: string, options: Options, figures: Record<stri
   try {
     const t0 = Date.now();
     const expected = options.objects * HANDLERS;
-    await s.until(() => { const st = readStats(s.statsFile); return st && st.events >= expected ? st : undefined; }, options.timeoutMs, `${expected} handler calls`);
+    await s.until(
+      () => {
+        const st = readStats(s.statsFile);
+        return st && st.events >= expected ? st : undefined;
+      },
+      options.timeoutMs,
+      `${expected} handler calls`,
+    );
     figures['scrape_objects'] = options.objects;
     figures['scrape_handlers'] = HANDLERS;
     figures['scrape_handled_s'] = (Date.now() - t0) / 1000;
@@ -344,12 +421,17 @@ async function measureOverhead(options: Options, figures: Record<string, number>
   const instrumentsUs = instrumentCostPerObject(200_000);
   figures['overhead_instruments_us_per_obj'] = instrumentsUs;
   figures['overhead_instruments_pct'] = (instrumentsUs / 1000 / offSpread.median) * 100;
-  notes['overhead_rounds'] = `in order; without metrics: ${off.map((v) => v.toFixed(3)).join(', ')} ms/object; with: ${on.map((v) => v.toFixed(3)).join(', ')} ms/object`;
+  notes['overhead_rounds'] =
+    `in order; without metrics: ${off.map((v) => v.toFixed(3)).join(', ')} ms/object; with: ${on.map((v) => v.toFixed(3)).join(', ')} ms/object`;
 }
 
 export async function run(args: readonly string[] = []): Promise<report.Result> {
   const options = parseOptions(args);
-  const result: report.Collected = { figures: {}, targets: { overhead_metrics_pct: { max: 5 }, webhooks_unexpected_outcomes: { max: 0 }, webhooks_calls_failed: { max: 0 } }, notes: {} };
+  const result: report.Collected = {
+    figures: {},
+    targets: { overhead_metrics_pct: { max: 5 }, webhooks_unexpected_outcomes: { max: 0 }, webhooks_calls_failed: { max: 0 } },
+    notes: {},
+  };
   const { figures, notes } = result;
   notes['machine'] = `${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`;
   figures['load_average_1m_start'] = os.loadavg()[0]!;
@@ -372,9 +454,10 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   await part('overhead', () => measureOverhead(options, figures, notes));
   if (failed || options.keep) notes['kept'] = dir;
   else fs.rmSync(dir, { recursive: true, force: true });
-  notes['definitions'] = 'webhooks_call_* = the devcluster\'s wall time per webhook call (review sent → answer parsed), two calls (mutating, validating) per dry-run creation; '
-    + 'create_round_trip = the callers\' POST → response; scrape = GET /metrics → last byte, one at a time; '
-    + 'overhead = operator CPU ms per object over the create, update and delete phases of the operator benchmark, median of the rounds, with --metrics vs without';
+  notes['definitions'] =
+    "webhooks_call_* = the devcluster's wall time per webhook call (review sent → answer parsed), two calls (mutating, validating) per dry-run creation; " +
+    "create_round_trip = the callers' POST → response; scrape = GET /metrics → last byte, one at a time; " +
+    'overhead = operator CPU ms per object over the create, update and delete phases of the operator benchmark, median of the rounds, with --metrics vs without';
   figures['load_average_1m_end'] = os.loadavg()[0]!;
   return { name: 'admission', ...result };
 }

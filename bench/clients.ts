@@ -9,12 +9,20 @@ import * as http from 'node:http';
 export const USER_AGENT = 'kopf-gen-bench/1';
 
 /** A response: status code and body text. */
-export interface Response { status: number; text: string }
+export interface Response {
+  status: number;
+  text: string;
+}
 
 /** Raised when a request answers with an unexpected status. */
 export class RequestFailedError extends Error {
   readonly code = 'REQUEST_FAILED' as const;
-  constructor(readonly method: string, readonly url: string, readonly status: number, readonly text: string) {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly status: number,
+    readonly text: string,
+  ) {
     super(`${method} ${url} answered ${status}: ${text.slice(0, 300)}`);
   }
 }
@@ -23,7 +31,10 @@ export class RequestFailedError extends Error {
 export class Client {
   private readonly agent: http.Agent;
 
-  constructor(private readonly base: string, maxSockets: number) {
+  constructor(
+    private readonly base: string,
+    maxSockets: number,
+  ) {
     this.agent = new http.Agent({ keepAlive: true, maxSockets });
   }
 
@@ -32,7 +43,10 @@ export class Client {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers: http.OutgoingHttpHeaders = { 'user-agent': USER_AGENT, accept: 'application/json' };
-      if (payload !== undefined) { headers['content-type'] = contentType; headers['content-length'] = Buffer.byteLength(payload); }
+      if (payload !== undefined) {
+        headers['content-type'] = contentType;
+        headers['content-length'] = Buffer.byteLength(payload);
+      }
       const req = http.request(this.base + path, { method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -52,17 +66,21 @@ export class Client {
   }
 
   /** Closes the idle sockets. */
-  close(): void { this.agent.destroy(); }
+  close(): void {
+    this.agent.destroy();
+  }
 }
 
 /** Runs `job(0)` … `job(total - 1)` with `workers` running at a time; rejects on the first failure. */
 export async function pool(workers: number, total: number, job: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(workers, total) }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= total) return;
-      await job(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(workers, total) }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        await job(i);
+      }
+    }),
+  );
 }

@@ -34,7 +34,8 @@ export function requireFreshDistribution(): void {
   };
   walk(path.join(ROOT, 'runtime'));
   walk(path.join(ROOT, 'cli'));
-  if (newer.length) throw new Error(`the compiled distribution is older than ${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}: run npm run build`);
+  if (newer.length)
+    throw new Error(`the compiled distribution is older than ${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}: run npm run build`);
 }
 
 /**
@@ -56,8 +57,11 @@ export function transpile(source: string, target: string): string {
  * Node; throws unless it is the compiled runtime, `dist/runtime/index.js`.
  */
 export function requireRuntimeFromDist(folder: string): string {
-  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('kopf-gen/runtime'))"],
-    { cwd: path.join(ROOT, folder), env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('kopf-gen/runtime'))"], {
+    cwd: path.join(ROOT, folder),
+    env: { ...process.env, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+  });
   const resolved = probe.stdout.trim();
   if (!resolved.endsWith('/dist/runtime/index.js')) {
     throw new Error(`kopf-gen/runtime resolves from ${folder} to ${resolved || `nothing (${probe.stderr.trim()})`}, not to dist/runtime/index.js`);

@@ -18,18 +18,26 @@ import type * as writer from './writer.js';
 function request(agent: http.Agent, url: string, method: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, { method, agent, headers: payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = http.request(
+      url,
+      { method, agent, headers: payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
 }
 
 /** A throughput phase: requests per second, server CPU per request, and this process's CPU use. */
-interface Phase { perSecond: number; serverCpuUs: number; clientCpuPct: number }
+interface Phase {
+  perSecond: number;
+  serverCpuUs: number;
+  clientCpuPct: number;
+}
 
 async function serverCpu(child: ChildProcess): Promise<number> {
   return (await servers.ask<{ micros: number }>(child, { type: 'cpu' }, 'cpu')).micros;
@@ -40,13 +48,15 @@ async function throughput(child: ChildProcess, clients: number, total: number, m
   const serverBefore = await serverCpu(child);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= total) return;
-      await make(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        await make(i);
+      }
+    }),
+  );
   const elapsedMs = performance.now() - started;
   const client = process.cpuUsage(clientBefore);
   const serverUs = (await serverCpu(child)) - serverBefore;
@@ -85,37 +95,53 @@ export async function run(): Promise<report.Result> {
       const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
       const n = clients === 1 ? 2000 : 6000;
       const prefix = `c${clients}`;
-      record(figures, 'creates', clients, await throughput(child, clients, n, async (i) => {
-        const r = await request(agent, url + CM, 'POST', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${i}` }, data: { a: 'b' } });
-        if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}`);
-      }));
-      record(figures, 'merge_patches', clients, await throughput(child, clients, n, async (i) => {
-        const r = await request(agent, `${url}${CM}/${prefix}-${i % n}`, 'PATCH', { data: { a: `v${i}` } }, 'application/merge-patch+json');
-        if (r.status !== 200) throw new Error(`patch failed: ${r.status} ${r.text}`);
-      }));
+      record(
+        figures,
+        'creates',
+        clients,
+        await throughput(child, clients, n, async (i) => {
+          const r = await request(agent, url + CM, 'POST', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${i}` }, data: { a: 'b' } });
+          if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}`);
+        }),
+      );
+      record(
+        figures,
+        'merge_patches',
+        clients,
+        await throughput(child, clients, n, async (i) => {
+          const r = await request(agent, `${url}${CM}/${prefix}-${i % n}`, 'PATCH', { data: { a: `v${i}` } }, 'application/merge-patch+json');
+          if (r.status !== 200) throw new Error(`patch failed: ${r.status} ${r.text}`);
+        }),
+      );
       agent.destroy();
     }
 
     // Watch delivery latency: 10 watchers here, one writer in its own process; each write carries
     // its send time in a data field.
     const latencies: number[] = [];
-    const watchers = await Promise.all(Array.from({ length: 10 }, () => new Promise<http.ClientRequest>((resolve) => {
-      const req = http.get(`${url}/api/v1/namespaces/bench-watch/configmaps?watch=true&resourceVersion=0`, (res) => {
-        let buffer = '';
-        res.on('data', (chunk: Buffer) => {
-          buffer += chunk.toString('utf8');
-          let nl: number;
-          while ((nl = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            const event = JSON.parse(line) as { object: { data?: { sent?: string } } };
-            const sent = Number(event.object.data?.sent);
-            if (sent) latencies.push(performance.timeOrigin + performance.now() - sent);
-          }
-        });
-        resolve(req);
-      });
-    })));
+    const watchers = await Promise.all(
+      Array.from(
+        { length: 10 },
+        () =>
+          new Promise<http.ClientRequest>((resolve) => {
+            const req = http.get(`${url}/api/v1/namespaces/bench-watch/configmaps?watch=true&resourceVersion=0`, (res) => {
+              let buffer = '';
+              res.on('data', (chunk: Buffer) => {
+                buffer += chunk.toString('utf8');
+                let nl: number;
+                while ((nl = buffer.indexOf('\n')) >= 0) {
+                  const line = buffer.slice(0, nl);
+                  buffer = buffer.slice(nl + 1);
+                  const event = JSON.parse(line) as { object: { data?: { sent?: string } } };
+                  const sent = Number(event.object.data?.sent);
+                  if (sent) latencies.push(performance.timeOrigin + performance.now() - sent);
+                }
+              });
+              resolve(req);
+            });
+          }),
+      ),
+    );
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     await request(agent, `${url}/api/v1/namespaces`, 'POST', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench-watch' } });
     const writerProcess = await startWriter();

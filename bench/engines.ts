@@ -87,18 +87,35 @@ const PARTS = ['sessions', 'index'] as const;
 type Part = (typeof PARTS)[number];
 
 export interface Options {
-  command: string; sizes: number[]; variants: Variant[]; windowS: number; settleS: number;
-  concurrency: number; timeoutMs: number; indexObjects: number; skip: ReadonlySet<Part>; keep: boolean;
+  command: string;
+  sizes: number[];
+  variants: Variant[];
+  windowS: number;
+  settleS: number;
+  concurrency: number;
+  timeoutMs: number;
+  indexObjects: number;
+  skip: ReadonlySet<Part>;
+  keep: boolean;
 }
 
 /** Reads this benchmark's options from all the arguments (other benchmarks' options are ignored). */
 export function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
-    args: [...args], strict: false, allowPositionals: true,
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
     options: {
-      command: { type: 'string' }, sizes: { type: 'string' }, variants: { type: 'string' }, window: { type: 'string' },
-      settle: { type: 'string' }, concurrency: { type: 'string' }, timeout: { type: 'string' },
-      'index-objects': { type: 'string' }, skip: { type: 'string', multiple: true }, keep: { type: 'boolean' },
+      command: { type: 'string' },
+      sizes: { type: 'string' },
+      variants: { type: 'string' },
+      window: { type: 'string' },
+      settle: { type: 'string' },
+      concurrency: { type: 'string' },
+      timeout: { type: 'string' },
+      'index-objects': { type: 'string' },
+      skip: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
     },
   });
   const number = (name: string, fallback: number, min: number): number => {
@@ -110,7 +127,10 @@ export function parseOptions(args: readonly string[]): Options {
   };
   const list = (name: string, fallback: string): string[] => {
     const value = values[name];
-    return (typeof value === 'string' ? value : fallback).split(',').map((s) => s.trim()).filter(Boolean);
+    return (typeof value === 'string' ? value : fallback)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   };
   const sizes = list('sizes', '1000,10000').map((s) => {
     const n = Number(s);
@@ -131,8 +151,15 @@ export function parseOptions(args: readonly string[]): Options {
   const command = values['command'];
   return {
     command: typeof command === 'string' && command.trim() ? command : DEFAULT_COMMAND,
-    sizes, variants, windowS: number('window', 20, 1), settleS: number('settle', 5, 0), concurrency: number('concurrency', 8, 1),
-    timeoutMs: number('timeout', 600, 1) * 1000, indexObjects: number('index-objects', 100_000, 1), skip, keep: values['keep'] === true,
+    sizes,
+    variants,
+    windowS: number('window', 20, 1),
+    settleS: number('settle', 5, 0),
+    concurrency: number('concurrency', 8, 1),
+    timeoutMs: number('timeout', 600, 1) * 1000,
+    indexObjects: number('index-objects', 100_000, 1),
+    skip,
+    keep: values['keep'] === true,
   };
 }
 
@@ -193,8 +220,12 @@ class Session {
   readonly client: clients.Client;
   readonly tracker: tracking.Tracker;
 
-  private constructor(readonly server: servers.Server, readonly operator: processes.OperatorProcess,
-                      readonly statsFile: string, concurrency: number) {
+  private constructor(
+    readonly server: servers.Server,
+    readonly operator: processes.OperatorProcess,
+    readonly statsFile: string,
+    concurrency: number,
+  ) {
     this.client = new clients.Client(server.url, concurrency);
     this.tracker = new tracking.Tracker(server.url, this.client);
   }
@@ -205,9 +236,11 @@ class Session {
     await servers.ask(server.child, { type: 'kubeconfig', file: kubeconfig }, 'kubeconfig');
     const statsFile = path.join(dir, `stats-n${n}-${variant}.json`);
     const since = Date.now();
-    const operator = new processes.OperatorProcess(options.command.replaceAll('{kubeconfig}', kubeconfig),
+    const operator = new processes.OperatorProcess(
+      options.command.replaceAll('{kubeconfig}', kubeconfig),
       { KUBECONFIG: kubeconfig, BENCH_ENGINES: variant, BENCH_ENGINES_STATS: statsFile, NODE_OPTIONS: '' },
-      path.join(dir, `operator-n${n}-${variant}.log`));
+      path.join(dir, `operator-n${n}-${variant}.log`),
+    );
     const session = new Session(server, operator, statsFile, options.concurrency);
     const question: serve.AwaitWatch = { type: 'await-watch', resource: 'kopfexamples', since, timeoutMs: 120_000, reply: `watch-${n}-${variant}` };
     const seen = await session.guard(servers.ask<{ time: number | null }>(server.child, question, question.reply));
@@ -220,7 +253,13 @@ class Session {
   async guard<T>(promise: Promise<T>): Promise<T> {
     let poll: NodeJS.Timeout | undefined;
     const exited = new Promise<never>((_, reject) => {
-      poll = setInterval(() => { try { this.operator.assertRunning(); } catch (err) { reject(err); } }, 250);
+      poll = setInterval(() => {
+        try {
+          this.operator.assertRunning();
+        } catch (err) {
+          reject(err);
+        }
+      }, 250);
     });
     try {
       return await Promise.race([promise, exited]);
@@ -236,7 +275,8 @@ class Session {
       this.operator.assertRunning();
       const stats = readStats(this.statsFile);
       if (stats && condition(stats)) return stats;
-      if (Date.now() > deadline) throw new Error(`${what} not within ${timeoutMs / 1000} s; last stats: ${JSON.stringify({ ...stats, lateTenthsMs: undefined })}`);
+      if (Date.now() > deadline)
+        throw new Error(`${what} not within ${timeoutMs / 1000} s; last stats: ${JSON.stringify({ ...stats, lateTenthsMs: undefined })}`);
       await sleep(200);
     }
   }
@@ -290,11 +330,17 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
 
   // Create, and wait until everything runs.
   const t0 = Date.now();
-  await s.guard(clients.pool(options.concurrency, n, async (i) => { await s.client.expect([201], 'POST', COLLECTION, body(names[i]!)); }));
+  await s.guard(
+    clients.pool(options.concurrency, n, async (i) => {
+      await s.client.expect([201], 'POST', COLLECTION, body(names[i]!));
+    }),
+  );
   figures[`${p}create_send_s`] = (Date.now() - t0) / 1000;
-  await s.waitStats((st) => st.objectsSeen >= n
-    && (!hasDaemons(variant) || st.daemonsStarted - st.daemonsExited >= n)
-    && (!hasTimers(variant) || st.timerObjects >= n), options.timeoutMs, `all ${n} objects seen (with their daemons running and timers fired)`);
+  await s.waitStats(
+    (st) => st.objectsSeen >= n && (!hasDaemons(variant) || st.daemonsStarted - st.daemonsExited >= n) && (!hasTimers(variant) || st.timerObjects >= n),
+    options.timeoutMs,
+    `all ${n} objects seen (with their daemons running and timers fired)`,
+  );
   figures[`${p}running_s`] = (Date.now() - t0) / 1000;
   // Daemons and timers start before the finalizer is added: wait for that too (its patches and
   // their echoes are creation work, not idle work), as seen on the load generator's watch.
@@ -338,15 +384,28 @@ async function measureSession(s: Session, options: Options, variant: Variant, n:
     figures[`${p}lateness_p99_ms`] = histogramPercentile(histogram, 99);
     figures[`${p}lateness_max_ms`] = histogramPercentile(histogram, 100);
   }
-  const counts = await servers.ask<{ counts: Record<string, number> }>(s.server.child,
-    { type: 'counts', everything: true, excludeUserAgent: clients.USER_AGENT, since: windowStart, until: Date.now() }, 'counts');
+  const counts = await servers.ask<{ counts: Record<string, number> }>(
+    s.server.child,
+    { type: 'counts', everything: true, excludeUserAgent: clients.USER_AGENT, since: windowStart, until: Date.now() },
+    'counts',
+  );
   figures[`${p}window_api_requests`] = Object.values(counts.counts).reduce((a, b) => a + b, 0);
 
   // Delete everything, and wait until all is gone.
   const d0 = Date.now();
-  await s.guard(clients.pool(options.concurrency, n, async (i) => { await s.client.expect([200, 202], 'DELETE', `${COLLECTION}/${names[i]!}`); }));
+  await s.guard(
+    clients.pool(options.concurrency, n, async (i) => {
+      await s.client.expect([200, 202], 'DELETE', `${COLLECTION}/${names[i]!}`);
+    }),
+  );
   figures[`${p}delete_send_s`] = (Date.now() - d0) / 1000;
-  const gone = await s.guard(s.tracker.waitAll(names.map((name) => `${NAMESPACE}/${name}`), (seen) => !seen || seen.gone, options.timeoutMs));
+  const gone = await s.guard(
+    s.tracker.waitAll(
+      names.map((name) => `${NAMESPACE}/${name}`),
+      (seen) => !seen || seen.gone,
+      options.timeoutMs,
+    ),
+  );
   if (gone.pending) throw new Error(`${gone.pending} of ${n} objects were not gone ${options.timeoutMs / 1000} s after their deletion`);
   figures[`${p}delete_s`] = (gone.endedAt - d0) / 1000;
   if (hasDaemons(variant)) {
@@ -376,7 +435,11 @@ function targetsFor(options: Options): Record<string, report.Target> {
 function derive(figures: Record<string, number>, n: number): void {
   for (const measure of ['rss', 'heap']) {
     const base = figures[`n${n}_none_${measure}_per_object_kib`];
-    for (const [variant, name] of [['daemon', 'daemon'], ['timer', 'timer'], ['both', 'daemon_and_timer']] as const) {
+    for (const [variant, name] of [
+      ['daemon', 'daemon'],
+      ['timer', 'timer'],
+      ['both', 'daemon_and_timer'],
+    ] as const) {
       const per = figures[`n${n}_${variant}_${measure}_per_object_kib`];
       if (base !== undefined && per !== undefined) figures[`n${n}_${measure}_per_${name}_beyond_object_kib`] = per - base;
     }
@@ -395,8 +458,9 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   if (!options.skip.has('index')) {
     compiling.requireFreshDistribution();
     Object.assign(figures, await indices.measure(options.indexObjects));
-    notes['index'] = 'in-process against the compiled runtime (dist/), not through an operator: per event the indexing step of a processing cycle '
-      + '(terse logger, scope, filter matching, OperatorIndexers.indexObject); ns = this process\'s CPU time per operation; see bench/indices.ts';
+    notes['index'] =
+      'in-process against the compiled runtime (dist/), not through an operator: per event the indexing step of a processing cycle ' +
+      "(terse logger, scope, filter matching, OperatorIndexers.indexObject); ns = this process's CPU time per operation; see bench/indices.ts";
   }
 
   if (!options.skip.has('sessions')) {
@@ -428,10 +492,11 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
     }
     if (options.keep || notes['kept']) notes['kept'] = dir;
     else fs.rmSync(dir, { recursive: true, force: true });
-    notes['definitions'] = 'rss_per_object_kib = (median VmRSS in the window − VmRSS at ready) / N; heap_per_object_kib = the same for the V8 heap after a full collection '
-      + '(Node with --expose-gc only; taken at ready and after the window); *_beyond_object_kib = a variant\'s figure minus the none variant\'s (which holds every object\'s body); '
-      + 'idle_cpu_pct = operator CPU time in the window / window (100 = one core); lateness = timer entry − (previous return + interval), monotonic clock, in the window; '
-      + 'delete_s = first DELETE sent → every object gone on the load generator\'s watch; daemons_stopped_s = first DELETE sent → last daemon exit';
+    notes['definitions'] =
+      'rss_per_object_kib = (median VmRSS in the window − VmRSS at ready) / N; heap_per_object_kib = the same for the V8 heap after a full collection ' +
+      "(Node with --expose-gc only; taken at ready and after the window); *_beyond_object_kib = a variant's figure minus the none variant's (which holds every object's body); " +
+      'idle_cpu_pct = operator CPU time in the window / window (100 = one core); lateness = timer entry − (previous return + interval), monotonic clock, in the window; ' +
+      "delete_s = first DELETE sent → every object gone on the load generator's watch; daemons_stopped_s = first DELETE sent → last daemon exit";
   }
   figures['load_average_1m_end'] = os.loadavg()[0]!;
   return { name: 'engines', ...result };

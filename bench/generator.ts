@@ -40,11 +40,16 @@ const TSC = path.join(ROOT, 'node_modules/.bin/tsc');
 const RUNTIME_TYPES = path.join(ROOT, 'runtime/cogs/structs/resources.ts');
 const BASELINE_OPTIONS = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] };
 
-interface Options { rounds: number; tscRuns: number }
+interface Options {
+  rounds: number;
+  tscRuns: number;
+}
 
 function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
-    args: [...args], strict: false, allowPositionals: true,
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
     options: { rounds: { type: 'string' }, 'tsc-runs': { type: 'string' } },
   });
   const count = (value: unknown, fallback: number): number => {
@@ -87,14 +92,17 @@ function tscOnce(tsconfig: string): number {
 /** The project's own settings, with the runtime resolved to this checkout: what users type-check. */
 function projectTsconfig(project: string): string {
   const file = path.join(project, 'tsconfig.bench.json');
-  fs.writeFileSync(file, JSON.stringify({
-    extends: './tsconfig.json',
-    compilerOptions: {
-      typeRoots: [path.join(ROOT, 'node_modules/@types')],
-      paths: { 'kopf-gen/runtime': [path.join(ROOT, 'runtime/index.ts')], 'kopf-gen/testing': [path.join(ROOT, 'testing/index.ts')] },
-    },
-    include: ['src'],
-  }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      extends: './tsconfig.json',
+      compilerOptions: {
+        typeRoots: [path.join(ROOT, 'node_modules/@types')],
+        paths: { 'kopf-gen/runtime': [path.join(ROOT, 'runtime/index.ts')], 'kopf-gen/testing': [path.join(ROOT, 'testing/index.ts')] },
+      },
+      include: ['src'],
+    }),
+  );
   return file;
 }
 
@@ -103,10 +111,13 @@ function typesTsconfig(project: string): string {
   const file = path.join(project, 'tsconfig.types.json');
   const generated = path.join(project, 'src/generated');
   const modules = fs.readdirSync(generated).filter((name) => name.endsWith('.ts') && name !== 'handlers.ts');
-  fs.writeFileSync(file, JSON.stringify({
-    compilerOptions: { ...BASELINE_OPTIONS, paths: { 'kopf-gen/runtime': [RUNTIME_TYPES] } },
-    files: modules.map((name) => path.join(generated, name)),
-  }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      compilerOptions: { ...BASELINE_OPTIONS, paths: { 'kopf-gen/runtime': [RUNTIME_TYPES] } },
+      files: modules.map((name) => path.join(generated, name)),
+    }),
+  );
   return file;
 }
 
@@ -114,7 +125,10 @@ function typesTsconfig(project: string): string {
 function openapiDocument(text: string): OpenAPI3 {
   const schemas: Record<string, SchemaObject> = {};
   for (const document of yaml.parseAllDocuments(text)) {
-    const crd = document.toJS() as { kind?: string; spec?: { names?: { kind?: string }; versions?: { name: string; served?: boolean; schema?: { openAPIV3Schema?: SchemaObject } }[] } } | null;
+    const crd = document.toJS() as {
+      kind?: string;
+      spec?: { names?: { kind?: string }; versions?: { name: string; served?: boolean; schema?: { openAPIV3Schema?: SchemaObject } }[] };
+    } | null;
     if (crd?.kind !== 'CustomResourceDefinition') continue;
     for (const version of crd.spec?.versions ?? []) {
       const schema = version.schema?.openAPIV3Schema;
@@ -134,7 +148,9 @@ async function baselineTsconfig(text: string, dir: string): Promise<string> {
 }
 
 function lines(dir: string): number {
-  return fs.readdirSync(dir).filter((name) => name.endsWith('.ts'))
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.ts'))
     .reduce((count, name) => count + fs.readFileSync(path.join(dir, name), 'utf8').split('\n').length, 0);
 }
 
@@ -149,7 +165,10 @@ function tscVersion(): string {
 export async function run(args: readonly string[] = process.argv.slice(2)): Promise<report.Result> {
   const options = parseOptions(args);
   const corpus = corpusDirectory();
-  const files = fs.readdirSync(corpus).filter((name) => name.endsWith('.yaml')).sort();
+  const files = fs
+    .readdirSync(corpus)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort();
   const stems = files.map((name) => name.replace(/\.yaml$/, ''));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-bench-'));
   const figures: Record<string, number> = {};

@@ -46,7 +46,7 @@ const DIST = path.resolve(import.meta.dirname, '..', 'dist', 'runtime');
 
 /** Imports a module of the compiled runtime, typed as its source. */
 async function compiled<T>(relative: string): Promise<T> {
-  return await import(pathToFileURL(path.join(DIST, relative)).href) as T;
+  return (await import(pathToFileURL(path.join(DIST, relative)).href)) as T;
 }
 
 /** A type alias, not an interface: assignable to the runtime's raw body (an index signature). */
@@ -59,7 +59,8 @@ type Body = {
 
 function bodyOf(i: number, app: number, version: number): Body {
   return {
-    apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+    apiVersion: 'kopf.dev/v1',
+    kind: 'KopfExample',
     metadata: { name: `obj-${i}`, namespace: `ns-${i % 100}`, uid: `uid-${i}`, resourceVersion: String(version), labels: { app: `app-${app}` } },
     spec: { field: 'value' },
   };
@@ -96,11 +97,23 @@ export async function measure(objects: number, lookups = 1_000_000): Promise<Rec
     const raw = body ?? bodyOf(i, 0, 0);
     const logger = logging.objectLogger({ body: raw, settings, terse: true });
     const scope: kwargsModule.ResourceScope = {
-      resource, body: raw, view: kwargs.viewOf(raw), patch: new patches.Patch<object>(), logger, memo, signal, indices: indexers.byName,
+      resource,
+      body: raw,
+      view: kwargs.viewOf(raw),
+      patch: new patches.Patch<object>(),
+      logger,
+      memo,
+      signal,
+      indices: indexers.byName,
     };
-    const matching = body === undefined ? [] : registry.indexingHandlers({ resource, body: raw }, { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
+    const matching =
+      body === undefined ? [] : registry.indexingHandlers({ resource, body: raw }, { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
     memories[i] = await indexers.indexObject({
-      object: `ns-${i % 100}/obj-${i}`, all, matching, deleted: body === undefined, memory: memories[i],
+      object: `ns-${i % 100}/obj-${i}`,
+      all,
+      matching,
+      deleted: body === undefined,
+      memory: memories[i],
       scope: { settings, clock: clocks.realClock, logger, signal, kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry) },
     });
   };

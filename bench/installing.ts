@@ -22,22 +22,32 @@ const MB = 1e6;
 /** How many of the largest packages the notes list. */
 const LISTED_PACKAGES = 8;
 
-export interface InstallOptions { work: string }
+export interface InstallOptions {
+  work: string;
+}
 
 /** Runs npm; throws with its output when it fails. */
 function npm(args: readonly string[], cwd: string): string {
   const done = spawnSync('npm', args, { cwd, env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8', maxBuffer: 64 * 1048576, timeout: 900_000 });
   if (done.error || done.status !== 0) {
-    throw new Error(`npm ${args.join(' ')} failed (${done.error?.message ?? `exit ${done.status}`}): ${`${done.stdout}${done.stderr}`.trim().split('\n').slice(-5).join(' | ')}`);
+    throw new Error(
+      `npm ${args.join(' ')} failed (${done.error?.message ?? `exit ${done.status}`}): ${`${done.stdout}${done.stderr}`.trim().split('\n').slice(-5).join(' | ')}`,
+    );
   }
   return done.stdout;
 }
 
-interface Packed { filename: string; size: number; unpackedSize: number }
+interface Packed {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+}
 
 /** Packs the package in `cwd` (or a workspace of it) into `destination`; the tarball's path and sizes. */
 function pack(extra: readonly string[], destination: string): Packed {
-  const [packed] = JSON.parse(npm(['pack', ...extra, '--ignore-scripts', '--json', '--pack-destination', destination, '--loglevel=error'], CHECKOUT)) as Packed[];
+  const [packed] = JSON.parse(
+    npm(['pack', ...extra, '--ignore-scripts', '--json', '--pack-destination', destination, '--loglevel=error'], CHECKOUT),
+  ) as Packed[];
   if (!packed) throw new Error(`npm pack ${extra.join(' ')} reported no tarball`);
   return { ...packed, filename: path.join(destination, path.basename(packed.filename)) };
 }
@@ -77,25 +87,32 @@ export async function measure(options: InstallOptions, result: report.Collected)
   figures['kopf_gen_unpacked_mb'] = kopfGen.unpackedSize / MB;
   const base = { version: '0.1.0', private: true, type: 'module', dependencies: { 'kopf-gen': `file:${kopfGen.filename}` } };
   const project = install(path.join(options.work, 'production-install'), {
-    name: 'production-install', ...base, devDependencies: { '@kopf-gen/generator': `file:${generator.filename}` },
+    name: 'production-install',
+    ...base,
+    devDependencies: { '@kopf-gen/generator': `file:${generator.filename}` },
   });
   figures['install_node_modules_mb'] = total(project.sizes) / MB;
   figures['install_packages'] = packages(project.sizes).length;
   targets['install_node_modules_mb'] = { max: 25 };
   notes['install'] = `npm install --omit=dev of the kopf-gen tarball took ${project.seconds.toFixed(1)} s (registry, --prefer-offline); MB = 10^6 bytes`;
-  notes['install_largest_packages'] = [...project.sizes].sort((a, b) => b[1] - a[1]).slice(0, LISTED_PACKAGES)
-    .map(([name, bytes]) => `${name} ${(bytes / MB).toFixed(2)} MB`).join(', ');
+  notes['install_largest_packages'] = [...project.sizes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, LISTED_PACKAGES)
+    .map(([name, bytes]) => `${name} ${(bytes / MB).toFixed(2)} MB`)
+    .join(', ');
 
   // The same without the generator as a devDependency: what kopf-gen itself brings. A difference
   // means devDependencies reached the production install.
   const alone = install(path.join(options.work, 'runtime-only-install'), { name: 'runtime-only-install', ...base });
   figures['install_runtime_only_mb'] = total(alone.sizes) / MB;
-  const extra = packages(project.sizes).filter((name) => !alone.sizes.has(name))
+  const extra = packages(project.sizes)
+    .filter((name) => !alone.sizes.has(name))
     .sort((a, b) => project.sizes.get(b)! - project.sizes.get(a)!);
   if (extra.length) {
     const bytes = extra.reduce((sum, name) => sum + project.sizes.get(name)!, 0);
-    notes['install_devdependencies_kept'] = `${extra.length} packages (${(bytes / MB).toFixed(1)} MB) are there only because of the generator devDependency, `
-      + `although --omit=dev, largest first: ${extra.slice(0, LISTED_PACKAGES).join(', ')}${extra.length > LISTED_PACKAGES ? ', …' : ''} `
-      + '(`npm explain @kopf-gen/generator` in the install folder says which edges keep it)';
+    notes['install_devdependencies_kept'] =
+      `${extra.length} packages (${(bytes / MB).toFixed(1)} MB) are there only because of the generator devDependency, ` +
+      `although --omit=dev, largest first: ${extra.slice(0, LISTED_PACKAGES).join(', ')}${extra.length > LISTED_PACKAGES ? ', …' : ''} ` +
+      '(`npm explain @kopf-gen/generator` in the install folder says which edges keep it)';
   }
 }

@@ -31,19 +31,39 @@ const PATH = '/apis/kopf.dev/v1/kopfexamples';
 const USER_AGENT = 'kopf-gen-bench-null-operator/1';
 
 interface Meta {
-  name?: string; namespace?: string; resourceVersion?: string; deletionTimestamp?: string;
-  finalizers?: string[]; annotations?: Record<string, string>;
+  name?: string;
+  namespace?: string;
+  resourceVersion?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  annotations?: Record<string, string>;
 }
-interface Obj { metadata?: Meta; spec?: unknown; code?: number }
-interface WatchEvent { type: string; object: Obj }
+interface Obj {
+  metadata?: Meta;
+  spec?: unknown;
+  code?: number;
+}
+interface WatchEvent {
+  type: string;
+  object: Obj;
+}
 
 /** One object's queue: whether an event is being handled, the newest waiting one, the last patched rv. */
-interface Slot { busy: boolean; next: Obj | undefined; patchedRv: bigint; gone: boolean }
+interface Slot {
+  busy: boolean;
+  next: Obj | undefined;
+  patchedRv: bigint;
+  gone: boolean;
+}
 
 function serverUrl(): string {
   const file = process.env['KUBECONFIG'];
   if (!file) throw new Error('KUBECONFIG is not set');
-  interface Kubeconfig { 'current-context'?: string; contexts?: { name: string; context: { cluster: string } }[]; clusters?: { name: string; cluster: { server: string } }[] }
+  interface Kubeconfig {
+    'current-context'?: string;
+    contexts?: { name: string; context: { cluster: string } }[];
+    clusters?: { name: string; cluster: { server: string } }[];
+  }
   const config = YAML.parse(fs.readFileSync(file, 'utf8')) as Kubeconfig;
   const context = config.contexts?.find((c) => c.name === config['current-context'])?.context;
   const cluster = config.clusters?.find((c) => c.name === context?.cluster) ?? config.clusters?.[0];
@@ -67,14 +87,21 @@ function request(method: string, url: string, body?: unknown, contentType?: stri
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: http.OutgoingHttpHeaders = { 'user-agent': USER_AGENT, accept: 'application/json' };
-    if (payload !== undefined) { headers['content-type'] = contentType; headers['content-length'] = Buffer.byteLength(payload); }
+    if (payload !== undefined) {
+      headers['content-type'] = contentType;
+      headers['content-length'] = Buffer.byteLength(payload);
+    }
     const req = http.request(base + url, { method, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         let parsed: Obj | undefined;
-        try { parsed = text ? JSON.parse(text) as Obj : undefined; } catch { parsed = undefined; }
+        try {
+          parsed = text ? (JSON.parse(text) as Obj) : undefined;
+        } catch {
+          parsed = undefined;
+        }
         resolve({ status: res.statusCode ?? 0, body: parsed });
       });
       res.on('error', reject);
@@ -107,17 +134,37 @@ async function handle(slot: Slot, obj: Obj): Promise<void> {
   const diffBase = meta.annotations?.[LHC];
   if (meta.deletionTimestamp) {
     if (hasFinalizer) {
-      await patch(slot, url, [{ op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion }, { op: 'remove', path: '/metadata/finalizers' }], 'json-patch');
+      await patch(
+        slot,
+        url,
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
+          { op: 'remove', path: '/metadata/finalizers' },
+        ],
+        'json-patch',
+      );
     }
   } else if (!hasFinalizer) {
-    await patch(slot, url, [{ op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion }, { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] }], 'json-patch');
+    await patch(
+      slot,
+      url,
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
+        { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] },
+      ],
+      'json-patch',
+    );
   } else if (diffBase === undefined) {
     const started = Date.now();
     await patch(slot, url, { metadata: { annotations: { [LHC]: essence(obj) } } }, 'merge-patch');
     await patch(slot, `${url}/status`, { status: { create_fn: { message: 'hello world', started } } }, 'merge-patch');
   } else {
     let old: unknown;
-    try { old = (JSON.parse(diffBase) as { spec?: unknown }).spec; } catch { old = undefined; }
+    try {
+      old = (JSON.parse(diffBase) as { spec?: unknown }).spec;
+    } catch {
+      old = undefined;
+    }
     if (JSON.stringify(old) !== JSON.stringify(obj.spec)) {
       await patch(slot, url, { metadata: { annotations: { [LHC]: essence(obj) } } }, 'merge-patch');
     }
@@ -189,7 +236,11 @@ function watchOnce(): Promise<{ expired: boolean }> {
     let expired = false;
     const url = `${base}${PATH}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`;
     const req = http.get(url, { headers: { 'user-agent': USER_AGENT } }, (res) => {
-      if (res.statusCode !== 200) { res.resume(); resolve({ expired: res.statusCode === 410 }); return; }
+      if (res.statusCode !== 200) {
+        res.resume();
+        resolve({ expired: res.statusCode === 410 });
+        return;
+      }
       let buffer = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -225,13 +276,17 @@ async function main(): Promise<void> {
     } catch (err) {
       process.stderr.write(`watch: ${err instanceof Error ? err.message : String(err)}\n`);
       await new Promise((r) => setTimeout(r, 100));
-      try { await list(); } catch { /* retried on the next round */ }
+      try {
+        await list();
+      } catch {
+        /* retried on the next round */
+      }
     }
   }
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => process.exit(0));
 main().catch((err: unknown) => {
-  process.stderr.write(`null operator: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`null operator: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -129,21 +129,36 @@ interface Options {
   null: boolean;
   profile: Profile | undefined;
   profileDir: string | undefined;
-  sizes: number[]; idle: number; concurrency: number; phaseTimeoutMs: number; keep: boolean;
+  sizes: number[];
+  idle: number;
+  concurrency: number;
+  phaseTimeoutMs: number;
+  keep: boolean;
 }
 
 function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
-    args: [...args], strict: false, allowPositionals: true,
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
     options: {
-      command: { type: 'string' }, versus: { type: 'string' }, null: { type: 'boolean' }, profile: { type: 'string' },
-      'profile-dir': { type: 'string' }, sizes: { type: 'string' }, idle: { type: 'string' },
-      concurrency: { type: 'string' }, 'phase-timeout': { type: 'string' }, keep: { type: 'boolean' }, settle: { type: 'string' },
+      command: { type: 'string' },
+      versus: { type: 'string' },
+      null: { type: 'boolean' },
+      profile: { type: 'string' },
+      'profile-dir': { type: 'string' },
+      sizes: { type: 'string' },
+      idle: { type: 'string' },
+      concurrency: { type: 'string' },
+      'phase-timeout': { type: 'string' },
+      keep: { type: 'boolean' },
+      settle: { type: 'string' },
     },
   });
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v : undefined);
   const profile = str(values['profile']);
-  if (profile !== undefined && !(PROFILES as readonly string[]).includes(profile)) throw new Error(`--profile ${profile}: the profiles are ${PROFILES.join(', ')}`);
+  if (profile !== undefined && !(PROFILES as readonly string[]).includes(profile))
+    throw new Error(`--profile ${profile}: the profiles are ${PROFILES.join(', ')}`);
   const command = str(values['command']);
   return {
     command: command ?? DEFAULT_COMMAND,
@@ -163,7 +178,11 @@ function parseOptions(args: readonly string[]): Options {
 
 /** An operator of the run: `kopfgen` (the default or `--command`), `versus`, or `null`. */
 type Key = 'kopfgen' | 'versus' | 'null';
-interface Contender { key: Key; command: string; profile: Profile | undefined }
+interface Contender {
+  key: Key;
+  command: string;
+  profile: Profile | undefined;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const key = (name: string): string => `${NAMESPACE}/${name}`;
@@ -175,7 +194,12 @@ class Session {
   readonly client: clients.Client;
   readonly tracker: tracking.Tracker;
 
-  private constructor(readonly server: servers.Server, readonly operator: processes.OperatorProcess, readonly dir: string, concurrency: number) {
+  private constructor(
+    readonly server: servers.Server,
+    readonly operator: processes.OperatorProcess,
+    readonly dir: string,
+    concurrency: number,
+  ) {
     this.client = new clients.Client(server.url, concurrency);
     this.tracker = new tracking.Tracker(server.url, this.client);
   }
@@ -185,7 +209,11 @@ class Session {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-bench-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
     await servers.ask(server.child, { type: 'kubeconfig', file: kubeconfig }, 'kubeconfig');
-    const operator = new processes.OperatorProcess(command.replaceAll('{kubeconfig}', kubeconfig), { ...env, KUBECONFIG: kubeconfig }, path.join(dir, 'operator.log'));
+    const operator = new processes.OperatorProcess(
+      command.replaceAll('{kubeconfig}', kubeconfig),
+      { ...env, KUBECONFIG: kubeconfig },
+      path.join(dir, 'operator.log'),
+    );
     const session = new Session(server, operator, dir, concurrency);
     await session.tracker.start();
     return session;
@@ -195,7 +223,13 @@ class Session {
   async wait(names: readonly string[], condition: (s: tracking.Seen | undefined) => boolean, timeoutMs: number): Promise<tracking.WaitResult> {
     let poll: NodeJS.Timeout | undefined;
     const exited = new Promise<never>((_, reject) => {
-      poll = setInterval(() => { try { this.operator.assertRunning(); } catch (err) { reject(err); } }, 250);
+      poll = setInterval(() => {
+        try {
+          this.operator.assertRunning();
+        } catch (err) {
+          reject(err);
+        }
+      }, 250);
     });
     try {
       return await Promise.race([this.tracker.waitAll(names.map(key), condition, timeoutMs), exited]);
@@ -205,7 +239,12 @@ class Session {
   }
 
   counts(query: serve.CountsQuery): Promise<Record<string, number>> {
-    return servers.ask<{ counts: Record<string, number> }>(this.server.child, { type: 'counts', everything: true, excludeUserAgent: clients.USER_AGENT, ...query }, 'counts')
+    return servers
+      .ask<{ counts: Record<string, number> }>(
+        this.server.child,
+        { type: 'counts', everything: true, excludeUserAgent: clients.USER_AGENT, ...query },
+        'counts',
+      )
       .then((m) => m.counts);
   }
 
@@ -229,7 +268,10 @@ function body(name: string): Record<string, unknown> {
 /** The work of one phase: send the requests for every object, then wait until all are handled. */
 const PHASE_WORK: Record<Phase, { send: (c: clients.Client, name: string) => Promise<unknown>; done: (s: tracking.Seen | undefined) => boolean }> = {
   create: { send: (c, name) => c.expect([201], 'POST', COLLECTION, body(name)), done: handled },
-  update: { send: (c, name) => c.expect([200], 'PATCH', `${COLLECTION}/${name}`, { spec: { field: 'changed' } }, 'application/merge-patch+json'), done: updated },
+  update: {
+    send: (c, name) => c.expect([200], 'PATCH', `${COLLECTION}/${name}`, { spec: { field: 'changed' } }, 'application/merge-patch+json'),
+    done: updated,
+  },
   delete: { send: (c, name) => c.expect([200, 202], 'DELETE', `${COLLECTION}/${name}`), done: gone },
 };
 
@@ -237,21 +279,32 @@ const PHASE_WORK: Record<Phase, { send: (c: clients.Client, name: string) => Pro
  * Runs the three phases on `n` objects; adds `n<N>_…` figures. `afterPhase` runs after each
  * finished phase's figures are taken, outside every phase's window (heap snapshots).
  */
-async function measurePhases(s: Session, n: number, opts: Options, figures: Record<string, number>, readyRssMb: number,
-                             afterPhase?: (phase: Phase) => Promise<void>): Promise<void> {
+async function measurePhases(
+  s: Session,
+  n: number,
+  opts: Options,
+  figures: Record<string, number>,
+  readyRssMb: number,
+  afterPhase?: (phase: Phase) => Promise<void>,
+): Promise<void> {
   const p = `n${n}_`;
   const names = Array.from({ length: n }, (_, i) => `kex-${i}`);
   const cpuStart = s.operator.usage().cpuSeconds;
   const windows: { phase: Phase; since: number; until: number }[] = [];
   const devclusterCpu = (): number => processes.measureTree(s.server.child.pid ?? -1).cpuSeconds;
-  const driverCpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+  const driverCpu = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
   for (const phase of PHASES) {
     const work = PHASE_WORK[phase];
     const cpu0 = s.operator.usage().cpuSeconds;
     const devcluster0 = devclusterCpu();
     const driver0 = driverCpu();
     const t0 = Date.now();
-    await clients.pool(opts.concurrency, n, async (i) => { await work.send(s.client, names[i]!); });
+    await clients.pool(opts.concurrency, n, async (i) => {
+      await work.send(s.client, names[i]!);
+    });
     figures[`${p}${phase}_send_s`] = (Date.now() - t0) / 1000;
     const result = await s.wait(names, work.done, opts.phaseTimeoutMs);
     const seconds = (result.endedAt - t0) / 1000;
@@ -279,7 +332,11 @@ async function measurePhases(s: Session, n: number, opts: Options, figures: Reco
   for (const w of windows) {
     const counts = await s.counts({ since: w.since, until: w.until });
     let total = 0;
-    const perObject: Record<string, number> = Object.fromEntries(Object.keys(TRACE_REQUESTS[w.phase]).filter((k) => k !== 'total').map((k) => [k, 0]));
+    const perObject: Record<string, number> = Object.fromEntries(
+      Object.keys(TRACE_REQUESTS[w.phase])
+        .filter((k) => k !== 'total')
+        .map((k) => [k, 0]),
+    );
     for (const [k, v] of Object.entries(counts)) {
       perObject[sanitize(k)] = v / n;
       // Collection reads (a watch reconnecting, a re-list) serve all objects at once: listed, not totalled.
@@ -321,8 +378,11 @@ async function measureIdle(s: Session, count: number, timeoutMs: number, figures
     handledAt.push(seen.handledAt! - at);
     await sleep(20);
   }
-  const first = await servers.ask<{ times: Record<string, number> }>(s.server.child,
-    { type: 'first', names: [...responded.keys()], since, excludeUserAgent: clients.USER_AGENT }, 'first');
+  const first = await servers.ask<{ times: Record<string, number> }>(
+    s.server.child,
+    { type: 'first', names: [...responded.keys()], since, excludeUserAgent: clients.USER_AGENT },
+    'first',
+  );
   const firstRequest = [...responded].filter(([n]) => first.times[n] !== undefined).map(([n, at]) => first.times[n]! - at);
   figures['idle_objects'] = count;
   figures['idle_handler_start_p50_ms'] = report.percentile(handlerStart, 50);
@@ -380,8 +440,15 @@ async function takeHeapSnapshots(s: Session, dir: string, label: string, timeout
  * One session of one operator on `n` objects (no phases for 0): ready figures, the phases, idle
  * latency if `idle`, and the profile if asked. Figures and notes are unprefixed (`n<N>_…`, `idle_…`).
  */
-async function runSession(c: Contender, n: number, idle: boolean, opts: Options, profileRoot: string | undefined,
-                          figures: Record<string, number>, notes: Record<string, string>): Promise<void> {
+async function runSession(
+  c: Contender,
+  n: number,
+  idle: boolean,
+  opts: Options,
+  profileRoot: string | undefined,
+  figures: Record<string, number>,
+  notes: Record<string, string>,
+): Promise<void> {
   const prefix = n ? `n${n}_` : '';
   const suffix = n ? `_n${n}` : '';
   let command = c.command;
@@ -432,8 +499,13 @@ async function runSession(c: Contender, n: number, idle: boolean, opts: Options,
     await s.close(failed || opts.keep);
   }
   if (c.profile === 'cpu' && profileDir) {
-    const files = fs.readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(profileDir, f));
-    notes[`cpu_profiles${suffix}`] = files.length ? files.join(', ') : `none in ${profileDir} (V8 writes them when the process exits by itself; was it killed?)`;
+    const files = fs
+      .readdirSync(profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(profileDir, f));
+    notes[`cpu_profiles${suffix}`] = files.length
+      ? files.join(', ')
+      : `none in ${profileDir} (V8 writes them when the process exits by itself; was it killed?)`;
   }
 }
 
@@ -481,8 +553,12 @@ function rowSpecs(n: number, withIdle: boolean): RowSpec[] {
       rows.push(
         { label: `${phase} objects/s`, figure: `${p}${phase}_objects_per_s`, target: relative('null', 0.5, 'min') },
         { label: `${phase} operator CPU ms/object`, figure: `${p}${phase}_operator_cpu_ms_per_obj`, target: relative('versus', 0.1, 'max') },
-        { label: `${phase} requests/object`, figure: `${p}${phase}_req_per_obj_total`, digits: 3,
-          target: () => ({ text: `= ${total} (reference traces)`, bounds: { min: total, max: total } }) },
+        {
+          label: `${phase} requests/object`,
+          figure: `${p}${phase}_req_per_obj_total`,
+          digits: 3,
+          target: () => ({ text: `= ${total} (reference traces)`, bounds: { min: total, max: total } }),
+        },
       );
     }
     rows.push(
@@ -492,19 +568,28 @@ function rowSpecs(n: number, withIdle: boolean): RowSpec[] {
       { label: 'RSS after delete MB', figure: `${p}operator_rss_after_delete_mb` },
       { label: 'RSS after delete ÷ ready', figure: `${p}operator_rss_after_delete_vs_ready` },
       { label: 'RSS settled MB', figure: `${p}operator_rss_settled_mb` },
-      { label: 'RSS settled ÷ ready', figure: `${p}operator_rss_settled_vs_ready`,
-        target: () => ({ text: '0.8 .. 1.2 (within 20 %)', bounds: { min: 0.8, max: 1.2 } }) },
+      {
+        label: 'RSS settled ÷ ready',
+        figure: `${p}operator_rss_settled_vs_ready`,
+        target: () => ({ text: '0.8 .. 1.2 (within 20 %)', bounds: { min: 0.8, max: 1.2 } }),
+      },
     );
   }
-  if (withIdle) rows.push({ label: 'idle create→handler-start p50 ms', figure: 'idle_handler_start_p50_ms', target: () => ({ text: '<= 5', bounds: { max: 5 } }) });
+  if (withIdle)
+    rows.push({ label: 'idle create→handler-start p50 ms', figure: 'idle_handler_start_p50_ms', target: () => ({ text: '<= 5', bounds: { max: 5 } }) });
   return rows;
 }
 
 const TITLES: Record<Key, string> = { kopfgen: 'kopf-gen', versus: 'versus', null: 'null' };
 
 /** One comparison table per N; adds the kopf-gen column's resolved targets to `targets`. */
-function comparisons(sizes: readonly number[], keys: readonly Key[], idle: boolean, figures: Record<string, number>,
-                     targets: Record<string, report.Target>): report.Comparison[] {
+function comparisons(
+  sizes: readonly number[],
+  keys: readonly Key[],
+  idle: boolean,
+  figures: Record<string, number>,
+  targets: Record<string, report.Target>,
+): report.Comparison[] {
   const columns = keys.flatMap((k) => (k === 'versus' ? [TITLES[k], 'kopf-gen÷versus'] : [TITLES[k]]));
   return sizes.map((n, index) => {
     const rows = rowSpecs(n, idle && index === 0).map((spec): report.ComparisonRow => {
@@ -520,7 +605,8 @@ function comparisons(sizes: readonly number[], keys: readonly Key[], idle: boole
       let met: boolean | undefined;
       if (target?.bounds) {
         targets[`kopfgen_${spec.figure}`] = target.bounds;
-        met = own !== undefined && (target.bounds.min === undefined || own >= target.bounds.min) && (target.bounds.max === undefined || own <= target.bounds.max);
+        met =
+          own !== undefined && (target.bounds.min === undefined || own >= target.bounds.min) && (target.bounds.max === undefined || own <= target.bounds.max);
       }
       return { label: spec.label, values, digits: spec.digits, target: target?.text ?? '', met };
     });
@@ -558,14 +644,18 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   }
   Object.assign(notes, {
     machine: `${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`,
-    limits: 'requests the devcluster\'s HTTP server rejects before routing (408 on its 70 s header timeout) are not in its request log and not counted; '
-      + 'a phase that does not finish within --phase-timeout ends the session (its figures are NaN, with finished/unfinished object counts)',
-    definitions: 'phase time = first request sent → last object handled/gone (driver watch); req_per_obj = requests not sent by the load generator in the phase window / N (total without watch/list); '
-      + 'cpu = utime+stime of the operator process tree; peak RSS = sum of VmHWM over the tree; RSS growth per object = (peak RSS − ready RSS) / N; '
-      + 'RSS after delete = VmRSS 1 s after the delete phase ended; idle latencies from the create response: '
-      + 'handler_start = create_fn result "started", first_request = first non-driver request about the object (devcluster log), handled = status.create_fn seen on the watch',
+    limits:
+      "requests the devcluster's HTTP server rejects before routing (408 on its 70 s header timeout) are not in its request log and not counted; " +
+      'a phase that does not finish within --phase-timeout ends the session (its figures are NaN, with finished/unfinished object counts)',
+    definitions:
+      'phase time = first request sent → last object handled/gone (driver watch); req_per_obj = requests not sent by the load generator in the phase window / N (total without watch/list); ' +
+      'cpu = utime+stime of the operator process tree; peak RSS = sum of VmHWM over the tree; RSS growth per object = (peak RSS − ready RSS) / N; ' +
+      'RSS after delete = VmRSS 1 s after the delete phase ended; idle latencies from the create response: ' +
+      'handler_start = create_fn result "started", first_request = first non-driver request about the object (devcluster log), handled = status.create_fn seen on the watch',
   });
-  if (opts.profile) notes['profile'] = `--profile ${opts.profile} on the kopf-gen operator only (if its command runs node), into ${profileRoot}; its figures include the profiling's cost`;
+  if (opts.profile)
+    notes['profile'] =
+      `--profile ${opts.profile} on the kopf-gen operator only (if its command runs node), into ${profileRoot}; its figures include the profiling's cost`;
   const sizes = opts.sizes.length ? opts.sizes : [0];
   for (const [index, n] of sizes.entries()) {
     for (const c of contenders) {
@@ -579,6 +669,12 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   }
   if (!compare) return { name: 'operator', figures, targets: targetsFor(opts.sizes), notes };
   const targets: Record<string, report.Target> = {};
-  const tables = comparisons(sizes, contenders.map((c) => c.key), opts.idle > 0, figures, targets);
+  const tables = comparisons(
+    sizes,
+    contenders.map((c) => c.key),
+    opts.idle > 0,
+    figures,
+    targets,
+  );
   return { name: 'operator', figures, targets, notes, tables };
 }

@@ -9,21 +9,37 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 
 /** CPU seconds (user + system, including reaped children) and memory of a process tree. */
-export interface Usage { cpuSeconds: number; rssBytes: number; peakRssBytes: number; processes: number }
+export interface Usage {
+  cpuSeconds: number;
+  rssBytes: number;
+  peakRssBytes: number;
+  processes: number;
+}
 
 /** Raised when the operator process ends while the benchmark still needs it. */
 export class OperatorExitedError extends Error {
   readonly code = 'OPERATOR_EXITED' as const;
-  constructor(readonly exitCode: number | null, readonly logTail: string) {
+  constructor(
+    readonly exitCode: number | null,
+    readonly logTail: string,
+  ) {
     super(`the operator exited (code ${exitCode}); last output:\n${logTail}`);
   }
 }
 
 const TICKS = ((): number => {
-  try { return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { return 100; }
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
 })();
 
-interface Stat { pid: number; ppid: number; ticks: number }
+interface Stat {
+  pid: number;
+  ppid: number;
+  ticks: number;
+}
 
 function readStat(pid: number): Stat | undefined {
   try {
@@ -78,9 +94,15 @@ export function measureTree(root: number): { cpuSeconds: number; rssBytes: numbe
 
 /** The processes of the live tree rooted at `root` whose executable is Node (`node`, `nodejs`, `node20`…). */
 export function nodeProcesses(root: number): number[] {
-  return tree(root).map((p) => p.pid).filter((pid) => {
-    try { return /^node/.test(fs.readlinkSync(`/proc/${pid}/exe`).split('/').pop() ?? ''); } catch { return false; }
-  });
+  return tree(root)
+    .map((p) => p.pid)
+    .filter((pid) => {
+      try {
+        return /^node/.test(fs.readlinkSync(`/proc/${pid}/exe`).split('/').pop() ?? '');
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** A running operator command. */
@@ -92,18 +114,28 @@ export class OperatorProcess {
   private sampler: NodeJS.Timeout | undefined;
 
   /** Starts `command` with `sh -c`, extra environment `env`, and output appended to `logFile`. */
-  constructor(readonly command: string, env: Record<string, string>, readonly logFile: string) {
+  constructor(
+    readonly command: string,
+    env: Record<string, string>,
+    readonly logFile: string,
+  ) {
     const fd = fs.openSync(logFile, 'a');
     this.child = spawn(command, { shell: true, detached: true, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
     fs.closeSync(fd);
-    this.sampler = setInterval(() => { this.usage(); }, 1000);
+    this.sampler = setInterval(() => {
+      this.usage();
+    }, 1000);
     this.sampler.unref();
   }
 
-  get pid(): number { return this.child.pid ?? -1; }
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
 
   /** Whether the process has ended; its exit code if so. */
-  get exited(): boolean { return this.child.exitCode !== null || this.child.signalCode !== null; }
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
 
   /** Throws `OperatorExitedError` if the operator is no longer running. */
   assertRunning(): void {
@@ -112,7 +144,15 @@ export class OperatorProcess {
 
   /** The last lines of the operator's output. */
   logTail(lines = 30): string {
-    try { return fs.readFileSync(this.logFile, 'utf8').split('\n').slice(-lines - 1).join('\n'); } catch { return ''; }
+    try {
+      return fs
+        .readFileSync(this.logFile, 'utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n');
+    } catch {
+      return '';
+    }
   }
 
   /**
@@ -134,7 +174,13 @@ export class OperatorProcess {
     clearInterval(this.sampler);
     if (this.exited) return;
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    const signal = (s: NodeJS.Signals): void => { try { process.kill(-this.pid, s); } catch { /* already gone */ } };
+    const signal = (s: NodeJS.Signals): void => {
+      try {
+        process.kill(-this.pid, s);
+      } catch {
+        /* already gone */
+      }
+    };
     signal('SIGTERM');
     const timer = setTimeout(() => signal('SIGKILL'), graceMs);
     await exited;

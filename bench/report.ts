@@ -3,7 +3,10 @@
  * each figure's target and whether it was met. Benchmarks assert nothing.
  */
 
-export interface Target { min?: number; max?: number }
+export interface Target {
+  min?: number;
+  max?: number;
+}
 
 export interface Result {
   name: string;
@@ -16,10 +19,20 @@ export interface Result {
 }
 
 /** A side-by-side table: one row per figure, one value column per operator (or ratio), a target, whether met. */
-export interface Comparison { title: string; columns: string[]; rows: ComparisonRow[] }
+export interface Comparison {
+  title: string;
+  columns: string[];
+  rows: ComparisonRow[];
+}
 
 /** One row: `undefined` values print as `-`; `met` undefined means no verdict (no target, or nothing to compare with). */
-export interface ComparisonRow { label: string; values: (number | undefined)[]; digits?: number; target: string; met: boolean | undefined }
+export interface ComparisonRow {
+  label: string;
+  values: (number | undefined)[];
+  digits?: number;
+  target: string;
+  met: boolean | undefined;
+}
 
 /** What a benchmark collects part by part before it returns its `Result`: every field present. */
 export type Collected = Required<Omit<Result, 'name' | 'tables'>>;
@@ -53,7 +66,11 @@ export function short(v: number | undefined, digits?: number): string {
 
 function printGrid(title: string, header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n\n`);
 }
 

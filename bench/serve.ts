@@ -23,14 +23,25 @@ export interface CountsQuery {
   everything?: boolean;
 }
 
-type Message = { type: 'rss' } | { type: 'cpu' } | { type: 'stop' } | { type: 'seed'; count: number; prefix: string; namespace: string }
-  | ({ type: 'counts' } & CountsQuery) | { type: 'kubeconfig'; file: string }
+type Message =
+  | { type: 'rss' }
+  | { type: 'cpu' }
+  | { type: 'stop' }
+  | { type: 'seed'; count: number; prefix: string; namespace: string }
+  | ({ type: 'counts' } & CountsQuery)
+  | { type: 'kubeconfig'; file: string }
   | { type: 'first'; names: string[]; since: number; excludeUserAgent?: string }
-  | AwaitWatch | { type: 'seed-kopfexamples'; count: number; prefix: string; namespace: string }
+  | AwaitWatch
+  | { type: 'seed-kopfexamples'; count: number; prefix: string; namespace: string }
   | { type: 'webhook-calls'; since: number; until: number };
 
 /** One webhook call the devcluster made: when it ended (epoch ms), its wall time, its outcome. */
-export interface WebhookCall { at: number; name: string; ms: number; ok: boolean }
+export interface WebhookCall {
+  at: number;
+  name: string;
+  ms: number;
+  ok: boolean;
+}
 
 /**
  * Asks for the first watch request of `resource` that arrived at or after `since` (epoch ms):
@@ -38,18 +49,33 @@ export interface WebhookCall { at: number; name: string; ms: number; ok: boolean
  * its response headers are sent, stamped with its arrival time), or `time: null` after `timeoutMs`.
  * The caller picks `reply` so that a late answer cannot be taken for another question's.
  */
-export interface AwaitWatch { type: 'await-watch'; resource: string; since: number; timeoutMs: number; reply: string }
+export interface AwaitWatch {
+  type: 'await-watch';
+  resource: string;
+  since: number;
+  timeoutMs: number;
+  reply: string;
+}
 
 const webhookCalls: WebhookCall[] = [];
 const recordCalls = process.env['DEVCLUSTER_WEBHOOK_CALLS'] === '1';
 const cluster = await DevCluster.start({
-  tls: false, historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000),
-  ...(recordCalls ? { onWebhookCall: (call: { name: string; ms: number; ok: boolean }) => { webhookCalls.push({ at: Date.now(), name: call.name, ms: call.ms, ok: call.ok }); } } : {}),
+  tls: false,
+  historyLimit: Number(process.env['DEVCLUSTER_HISTORY'] ?? 10_000),
+  ...(recordCalls
+    ? {
+        onWebhookCall: (call: { name: string; ms: number; ok: boolean }) => {
+          webhookCalls.push({ at: Date.now(), name: call.name, ms: call.ms, ok: call.ok });
+        },
+      }
+    : {}),
 });
 cluster.requests.keepBodies = false;
 await cluster.load(path.resolve(import.meta.dirname, '../fixtures/crds/kopfexamples.yaml'));
 await cluster.load(path.resolve(import.meta.dirname, '../fixtures/crds/widgets.yaml'));
-const send = (m: unknown): void => { process.send?.(m); };
+const send = (m: unknown): void => {
+  process.send?.(m);
+};
 send({ type: 'ready', url: cluster.url });
 process.on('message', (m: Message) => {
   void (async () => {
@@ -62,12 +88,28 @@ process.on('message', (m: Message) => {
       send({ type: 'cpu', micros: usage.user + usage.system });
     } else if (m.type === 'seed') {
       for (let i = 0; i < m.count; i++) {
-        await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace, labels: { bench: 'yes' } }, data: { key: `value-${i}` } }, { admission: false });
+        await cluster.store.create(
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace, labels: { bench: 'yes' } },
+            data: { key: `value-${i}` },
+          },
+          { admission: false },
+        );
       }
       send({ type: 'seeded' });
     } else if (m.type === 'seed-kopfexamples') {
       for (let i = 0; i < m.count; i++) {
-        await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace }, spec: { field: 'value', items: ['item1', 'item2'] } }, { admission: false });
+        await cluster.store.create(
+          {
+            apiVersion: 'kopf.dev/v1',
+            kind: 'KopfExample',
+            metadata: { name: `${m.prefix}-${i}`, namespace: m.namespace },
+            spec: { field: 'value', items: ['item1', 'item2'] },
+          },
+          { admission: false },
+        );
       }
       send({ type: 'seeded' });
     } else if (m.type === 'webhook-calls') {
@@ -75,8 +117,13 @@ process.on('message', (m: Message) => {
     } else if (m.type === 'counts') {
       const since = m.since ?? -Infinity;
       const until = m.until ?? Infinity;
-      const counts = cluster.requests.counts((r) => (m.everything || r.resource !== undefined) && r.time >= since && r.time < until
-        && (m.excludeUserAgent === undefined || r.headers.userAgent !== m.excludeUserAgent));
+      const counts = cluster.requests.counts(
+        (r) =>
+          (m.everything || r.resource !== undefined) &&
+          r.time >= since &&
+          r.time < until &&
+          (m.excludeUserAgent === undefined || r.headers.userAgent !== m.excludeUserAgent),
+      );
       send({ type: 'counts', counts, total: cluster.requests.all.length });
     } else if (m.type === 'first') {
       // For each object name: when the first request about it (from anyone but the excluded agent) arrived.
@@ -88,8 +135,12 @@ process.on('message', (m: Message) => {
       }
       send({ type: 'first', times });
     } else if (m.type === 'await-watch') {
-      const seen = await cluster.requests.waitFor((r) => r.verb === 'watch' && r.resource === m.resource && r.time >= m.since, m.timeoutMs)
-        .then((r) => r.time, () => null);
+      const seen = await cluster.requests
+        .waitFor((r) => r.verb === 'watch' && r.resource === m.resource && r.time >= m.since, m.timeoutMs)
+        .then(
+          (r) => r.time,
+          () => null,
+        );
       send({ type: m.reply, time: seen });
     } else if (m.type === 'kubeconfig') {
       cluster.writeKubeconfig(m.file);

@@ -7,12 +7,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
 /** A running devcluster child and its URL. */
-export interface Server { child: ChildProcess; url: string }
+export interface Server {
+  child: ChildProcess;
+  url: string;
+}
 
 /** Forks `serve.ts` with extra environment (e.g. `DEVCLUSTER_HISTORY`) and waits for its URL. */
 export function startServer(env: Record<string, string> = {}): Promise<Server> {
   const child = fork(path.join(import.meta.dirname, 'serve.ts'), [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -24,7 +29,12 @@ export function startServer(env: Record<string, string> = {}): Promise<Server> {
 /** Sends `message` and resolves with the first reply whose `type` is `reply`. */
 export function ask<T>(child: ChildProcess, message: object, reply: string): Promise<T> {
   return new Promise((resolve) => {
-    const on = (m: { type: string }): void => { if (m.type === reply) { child.off('message', on); resolve(m as T); } };
+    const on = (m: { type: string }): void => {
+      if (m.type === reply) {
+        child.off('message', on);
+        resolve(m as T);
+      }
+    };
     child.on('message', on);
     child.send(message);
   });
@@ -33,7 +43,10 @@ export function ask<T>(child: ChildProcess, message: object, reply: string): Pro
 /** Asks the child to stop and waits for it to exit. */
 export function stopServer(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) { resolve(); return; }
+    if (child.exitCode !== null) {
+      resolve();
+      return;
+    }
     child.once('exit', () => resolve());
     child.send({ type: 'stop' });
   });

@@ -75,15 +75,26 @@ type Part = (typeof PARTS)[number];
 const READY_TIMEOUT_MS = 60_000;
 const MIB = 1048576;
 
-export interface Options { runs: number; tscRuns: number; kopfCommand: string | undefined; skip: ReadonlySet<Part>; keep: boolean }
+export interface Options {
+  runs: number;
+  tscRuns: number;
+  kopfCommand: string | undefined;
+  skip: ReadonlySet<Part>;
+  keep: boolean;
+}
 
 /** Reads this benchmark's options from all the arguments (other benchmarks' options are ignored). */
 export function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
-    args: [...args], strict: false, allowPositionals: true,
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
     options: {
-      runs: { type: 'string' }, 'tsc-runs': { type: 'string' }, 'kopf-command': { type: 'string' },
-      skip: { type: 'string', multiple: true }, keep: { type: 'boolean' },
+      runs: { type: 'string' },
+      'tsc-runs': { type: 'string' },
+      'kopf-command': { type: 'string' },
+      skip: { type: 'string', multiple: true },
+      keep: { type: 'boolean' },
     },
   });
   const count = (value: unknown, fallback: number, name: string): number => {
@@ -101,8 +112,11 @@ export function parseOptions(args: readonly string[]): Options {
   }
   const command = values['kopf-command'];
   return {
-    runs: count(values['runs'], 5, 'runs'), tscRuns: count(values['tsc-runs'], 3, 'tsc-runs'),
-    kopfCommand: typeof command === 'string' && command.trim() ? command : undefined, skip, keep: values['keep'] === true,
+    runs: count(values['runs'], 5, 'runs'),
+    tscRuns: count(values['tsc-runs'], 3, 'tsc-runs'),
+    kopfCommand: typeof command === 'string' && command.trim() ? command : undefined,
+    skip,
+    keep: values['keep'] === true,
   };
 }
 
@@ -127,16 +141,22 @@ function compileOperator(): string {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
   });
   fs.writeFileSync(path.join(BUILD, 'bench.js'), compiled.outputText);
-  fs.writeFileSync(path.join(BUILD, 'main.js'), [
-    '// The benchmark operator as a process entry point, as a generated project\'s dist/main.js is.',
-    "import { main } from 'kopf-gen/runtime';",
-    "import './bench.js';",
-    '',
-    'await main(import.meta);',
-    '',
-  ].join('\n'));
-  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('kopf-gen/runtime'))"],
-    { cwd: BUILD, env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  fs.writeFileSync(
+    path.join(BUILD, 'main.js'),
+    [
+      "// The benchmark operator as a process entry point, as a generated project's dist/main.js is.",
+      "import { main } from 'kopf-gen/runtime';",
+      "import './bench.js';",
+      '',
+      'await main(import.meta);',
+      '',
+    ].join('\n'),
+  );
+  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', "process.stdout.write(import.meta.resolve('kopf-gen/runtime'))"], {
+    cwd: BUILD,
+    env: { ...process.env, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+  });
   const resolved = probe.stdout.trim();
   if (!resolved.endsWith('/dist/runtime/index.js')) {
     throw new Error(`kopf-gen/runtime resolves from bench/.build to ${resolved || `nothing (${probe.stderr.trim()})`}, not to dist/runtime/index.js`);
@@ -145,7 +165,11 @@ function compileOperator(): string {
 }
 
 /** One way of starting an operator, measured in the same table. */
-interface Row { key: string; command: string; hasTargets: boolean }
+interface Row {
+  key: string;
+  command: string;
+  hasTargets: boolean;
+}
 
 function rows(kopfCommand: string | undefined): Row[] {
   const node = JSON.stringify(process.execPath);
@@ -157,7 +181,11 @@ function rows(kopfCommand: string | undefined): Row[] {
   return list;
 }
 
-interface Sample { readySeconds: number; rssMib: number; lagMs: number }
+interface Sample {
+  readySeconds: number;
+  rssMib: number;
+  lagMs: number;
+}
 
 /** Starts one operator process, waits for its first watch of kopfexamples, reads its memory, stops it. */
 async function sampleOnce(server: servers.Server, row: Row, kubeconfig: string, logFile: string, id: string): Promise<Sample> {
@@ -168,7 +196,13 @@ async function sampleOnce(server: servers.Server, row: Row, kubeconfig: string, 
   try {
     const question: serve.AwaitWatch = { type: 'await-watch', resource: 'kopfexamples', since, timeoutMs: READY_TIMEOUT_MS, reply: `watch-seen-${id}` };
     const exited = new Promise<never>((_, reject) => {
-      exitPoll = setInterval(() => { try { operator.assertRunning(); } catch (error) { reject(error); } }, 50);
+      exitPoll = setInterval(() => {
+        try {
+          operator.assertRunning();
+        } catch (error) {
+          reject(error);
+        }
+      }, 50);
     });
     const seen = await Promise.race([servers.ask<{ time: number | null }>(server.child, question, question.reply), exited]);
     const sampledAt = Date.now();
@@ -210,8 +244,12 @@ async function measureReady(options: Options, work: string, result: report.Colle
       const ready = report.spread(got.map((s) => s.readySeconds));
       const rss = report.spread(got.map((s) => s.rssMib));
       Object.assign(figures, {
-        [`${row.key}_ready_s`]: ready.median, [`${row.key}_ready_s_min`]: ready.min, [`${row.key}_ready_s_max`]: ready.max,
-        [`${row.key}_rss_at_ready_mb`]: rss.median, [`${row.key}_rss_at_ready_mb_min`]: rss.min, [`${row.key}_rss_at_ready_mb_max`]: rss.max,
+        [`${row.key}_ready_s`]: ready.median,
+        [`${row.key}_ready_s_min`]: ready.min,
+        [`${row.key}_ready_s_max`]: ready.max,
+        [`${row.key}_rss_at_ready_mb`]: rss.median,
+        [`${row.key}_rss_at_ready_mb_min`]: rss.min,
+        [`${row.key}_rss_at_ready_mb_max`]: rss.max,
       });
       if (row.hasTargets) {
         targets[`${row.key}_ready_s`] = { max: 0.4 };
@@ -232,7 +270,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   const result: report.Collected = { figures: {}, targets: {}, notes: {} };
   result.figures['load_average_1m_start'] = os.loadavg()[0]!;
   result.notes['machine'] = `${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`;
-  result.notes['reference'] = 'Python Kopf 1.44.6 was measured at 1.18 s ready, 50 MB RSS (the targets\' reference)';
+  result.notes['reference'] = "Python Kopf 1.44.6 was measured at 1.18 s ready, 50 MB RSS (the targets' reference)";
   try {
     if (!options.skip.has('ready')) await measureReady(options, work, result);
     if (!options.skip.has('typecheck')) await typechecking.measure({ work, tscRuns: options.tscRuns }, result);

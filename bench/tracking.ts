@@ -27,11 +27,27 @@ export interface Seen {
 }
 
 /** The result of a wait: how many objects met the condition, how many did not, and when it ended. */
-export interface WaitResult { met: number; pending: number; endedAt: number }
+export interface WaitResult {
+  met: number;
+  pending: number;
+  endedAt: number;
+}
 
 type Condition = (s: Seen | undefined) => boolean;
-interface Waiter { pending: Set<string>; condition: Condition; met: number; finish: () => void }
-interface WatchEvent { type: string; object: { metadata?: { name?: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string>; finalizers?: string[] }; status?: Record<string, unknown>; code?: number } }
+interface Waiter {
+  pending: Set<string>;
+  condition: Condition;
+  met: number;
+  finish: () => void;
+}
+interface WatchEvent {
+  type: string;
+  object: {
+    metadata?: { name?: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string>; finalizers?: string[] };
+    status?: Record<string, unknown>;
+    code?: number;
+  };
+}
 
 const PATH = '/apis/kopf.dev/v1/kopfexamples';
 
@@ -44,7 +60,10 @@ export class Tracker {
   private stopped = false;
   private current: http.ClientRequest | undefined;
 
-  constructor(private readonly base: string, private readonly client: clients.Client) {}
+  constructor(
+    private readonly base: string,
+    private readonly client: clients.Client,
+  ) {}
 
   /** Lists the objects and starts watching; resolves once the watch is open. */
   async start(): Promise<void> {
@@ -60,7 +79,9 @@ export class Tracker {
   }
 
   /** What is known about the object `namespace/name`. */
-  get(namespace: string, name: string): Seen | undefined { return this.objects.get(`${namespace}/${name}`); }
+  get(namespace: string, name: string): Seen | undefined {
+    return this.objects.get(`${namespace}/${name}`);
+  }
 
   /**
    * Resolves when every object in `keys` (`namespace/name`) meets `condition`, or after
@@ -69,11 +90,19 @@ export class Tracker {
   waitAll(keys: Iterable<string>, condition: Condition, timeoutMs: number): Promise<WaitResult> {
     const pending = new Set<string>();
     let met = 0;
-    for (const key of keys) if (condition(this.objects.get(key))) met++; else pending.add(key);
+    for (const key of keys)
+      if (condition(this.objects.get(key))) met++;
+      else pending.add(key);
     return new Promise((resolve) => {
       const waiter: Waiter = {
-        pending, condition, met,
-        finish: () => { clearTimeout(timer); this.waiters.delete(waiter); resolve({ met: waiter.met, pending: pending.size, endedAt: Date.now() }); },
+        pending,
+        condition,
+        met,
+        finish: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve({ met: waiter.met, pending: pending.size, endedAt: Date.now() });
+        },
       };
       const timer = setTimeout(waiter.finish, timeoutMs);
       this.waiters.add(waiter);
@@ -94,7 +123,11 @@ export class Tracker {
     return new Promise((resolve, reject) => {
       const url = `${this.base}${PATH}?watch=true&allowWatchBookmarks=true&resourceVersion=${this.rv}`;
       const req = http.get(url, { headers: { 'user-agent': clients.USER_AGENT } }, (res) => {
-        if (res.statusCode !== 200) { reject(new Error(`watch answered ${res.statusCode}`)); res.resume(); return; }
+        if (res.statusCode !== 200) {
+          reject(new Error(`watch answered ${res.statusCode}`));
+          res.resume();
+          return;
+        }
         resolve();
         let buffer = '';
         res.setEncoding('utf8');
@@ -108,12 +141,20 @@ export class Tracker {
           }
         });
         let ended = false;
-        const again = (): void => { if (!ended) { ended = true; this.reconnect(); } };
+        const again = (): void => {
+          if (!ended) {
+            ended = true;
+            this.reconnect();
+          }
+        };
         res.on('end', again);
         res.on('error', again);
         res.on('close', again);
       });
-      req.on('error', (err) => { if (this.stopped) return; reject(err); });
+      req.on('error', (err) => {
+        if (this.stopped) return;
+        reject(err);
+      });
       this.current = req;
     });
   }
@@ -158,13 +199,14 @@ export class Tracker {
     } else {
       seen.gone = false;
       const result = object.status?.['create_fn'];
-      seen.createResult = typeof result === 'object' && result !== null ? result as Record<string, unknown> : undefined;
+      seen.createResult = typeof result === 'object' && result !== null ? (result as Record<string, unknown>) : undefined;
       if (seen.createResult && seen.handledAt === undefined) seen.handledAt = Date.now();
       seen.finalizers = object.metadata?.finalizers?.length ?? 0;
       const raw = object.metadata?.annotations?.[DIFF_BASE];
       seen.hasDiffBase = raw !== undefined;
       if (raw !== this.rawDiffBases.get(key)) {
-        if (raw === undefined) this.rawDiffBases.delete(key); else this.rawDiffBases.set(key, raw);
+        if (raw === undefined) this.rawDiffBases.delete(key);
+        else this.rawDiffBases.set(key, raw);
         seen.diffBaseField = raw === undefined ? undefined : fieldOf(raw);
       }
     }

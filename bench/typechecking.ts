@@ -25,17 +25,25 @@ import * as report from './report.js';
 const CHECKOUT = demo.CHECKOUT;
 /** The options the strict check adds to the project's tsconfig. */
 const STRICT_OPTIONS = {
-  strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, skipLibCheck: false,
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noPropertyAccessFromIndexSignature: true,
+  skipLibCheck: false,
 };
 /** How many error lines of each group the notes show. */
 const SHOWN_ERRORS = 3;
 
-export interface TypecheckOptions { work: string; tscRuns: number }
+export interface TypecheckOptions {
+  work: string;
+  tscRuns: number;
+}
 
 /** The CRD corpus: `../shared/crds` beside the repository, else `fixtures/crds/corpus`; undefined if neither has a YAML file. */
 export function corpusFolder(checkout: string = CHECKOUT): string | undefined {
-  return [path.resolve(checkout, '../shared/crds'), path.join(checkout, 'fixtures/crds/corpus')]
-    .find((dir) => fs.existsSync(dir) && fs.readdirSync(dir).some((name) => name.endsWith('.yaml')));
+  return [path.resolve(checkout, '../shared/crds'), path.join(checkout, 'fixtures/crds/corpus')].find(
+    (dir) => fs.existsSync(dir) && fs.readdirSync(dir).some((name) => name.endsWith('.yaml')),
+  );
 }
 
 /**
@@ -70,7 +78,11 @@ export function ownerOf(file: string, project: string, checkout: string = CHECKO
   return isInside(absolute, project) ? '(project)' : '(other)';
 }
 
-export interface ErrorGroups { kopfGen: string[]; otherPackages: string[]; project: string[] }
+export interface ErrorGroups {
+  kopfGen: string[];
+  otherPackages: string[];
+  project: string[];
+}
 
 /**
  * Sorts the error lines of `tsc --pretty false` by location: kopf-gen's package, other packages
@@ -91,13 +103,21 @@ export function groupErrors(output: string, project: string, checkout: string = 
   return groups;
 }
 
-interface Finished { code: number | null; output: string; seconds: number }
+interface Finished {
+  code: number | null;
+  output: string;
+  seconds: number;
+}
 
 /** Runs the project's tsc with `args`; wall-clock seconds from spawn to exit. */
 function tsc(project: string, args: readonly string[]): Finished {
   const started = performance.now();
   const done = spawnSync(path.join(project, 'node_modules/.bin/tsc'), args, {
-    cwd: project, env: { ...process.env, NODE_OPTIONS: '' }, encoding: 'utf8', maxBuffer: 256 * 1048576, timeout: 600_000,
+    cwd: project,
+    env: { ...process.env, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+    maxBuffer: 256 * 1048576,
+    timeout: 600_000,
   });
   const seconds = (performance.now() - started) / 1000;
   if (done.error) throw new Error(`tsc ${args.join(' ')} in ${project}: ${done.error.message}`);
@@ -157,9 +177,11 @@ function shortened(line: string, project: string): string {
 /** The files of kopf-gen's compiled declarations that import `name` (or a subpath of it), relative to the checkout. */
 function declarationsImporting(name: string): string[] {
   const pattern = new RegExp(`(?:from\\s*|import\\(\\s*)['"]${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:/[^'"]*)?['"]`);
-  return fs.readdirSync(path.join(CHECKOUT, 'dist'), { recursive: true, encoding: 'utf8' })
+  return fs
+    .readdirSync(path.join(CHECKOUT, 'dist'), { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.d.ts') && pattern.test(fs.readFileSync(path.join(CHECKOUT, 'dist', file), 'utf8')))
-    .map((file) => path.join('dist', file)).sort();
+    .map((file) => path.join('dist', file))
+    .sort();
 }
 
 /** The strict check of a project; adds the three `strict_errors_…` figures and notes. */
@@ -170,7 +192,11 @@ function strictCheck(project: string, result: report.Collected): void {
   const names = { kopfGen: 'kopf_gen', otherPackages: 'other_packages', project: 'project' } as const;
   for (const [group, name] of Object.entries(names) as [keyof ErrorGroups, string][]) {
     result.figures[`strict_errors_${name}`] = groups[group].length;
-    if (groups[group].length) result.notes[`strict_errors_${name}`] = groups[group].slice(0, SHOWN_ERRORS).map((line) => shortened(line, project)).join(' | ');
+    if (groups[group].length)
+      result.notes[`strict_errors_${name}`] = groups[group]
+        .slice(0, SHOWN_ERRORS)
+        .map((line) => shortened(line, project))
+        .join(' | ');
   }
   result.targets['strict_errors_kopf_gen'] = { max: 0 };
   // Which packages the other packages' errors are in, and which of kopf-gen's declarations import them.
@@ -180,10 +206,13 @@ function strictCheck(project: string, result: report.Collected): void {
     perPackage.set(owner, (perPackage.get(owner) ?? 0) + 1);
   }
   if (perPackage.size) {
-    result.notes['strict_errors_other_packages_by_package'] = [...perPackage].sort((a, b) => b[1] - a[1]).map(([owner, n]) => {
-      const importers = declarationsImporting(owner);
-      return `${owner} ${n} (${importers.length ? `imported by kopf-gen's ${importers.join(', ')}` : 'not imported by kopf-gen\'s declarations directly'})`;
-    }).join('; ');
+    result.notes['strict_errors_other_packages_by_package'] = [...perPackage]
+      .sort((a, b) => b[1] - a[1])
+      .map(([owner, n]) => {
+        const importers = declarationsImporting(owner);
+        return `${owner} ${n} (${importers.length ? `imported by kopf-gen's ${importers.join(', ')}` : "not imported by kopf-gen's declarations directly"})`;
+      })
+      .join('; ');
   }
 }
 
@@ -197,7 +226,9 @@ export async function measure(options: TypecheckOptions, result: report.Collecte
   const oneKind = await generated(options.work, 'one-kind', path.join(CHECKOUT, 'fixtures/crds/kopfexamples.yaml'));
   timeBoth(oneKind, 'one_kind', options.tscRuns, result);
   targets['one_kind_tsc59_s'] = { max: 2 };
-  const listed = tsc(oneKind, ['-p', 'tsconfig.json', '--listFilesOnly']).output.split('\n').filter((line) => line.trim());
+  const listed = tsc(oneKind, ['-p', 'tsconfig.json', '--listFilesOnly'])
+    .output.split('\n')
+    .filter((line) => line.trim());
   figures['one_kind_tsc59_files'] = listed.length;
   notes['one_kind_tsc59_files'] = loadedByOwner(listed, oneKind);
   const versions = [version(oneKind)];
@@ -208,14 +239,18 @@ export async function measure(options: TypecheckOptions, result: report.Collecte
     demo.useTypeScript(oneKind, 'typescript');
   }
   notes['typescript'] = `tsc59: ${versions[0]}, tsc7: ${versions[1]}; each figure the median of ${options.tscRuns} run(s), wall clock`;
-  notes['typecheck_layout'] = 'node_modules linked to this checkout\'s: it also holds the checkout\'s devDependencies, which a project\'s '
-    + 'own install would not (the loaded files per package, above, show whether kopf-gen\'s declarations reach any)';
+  notes['typecheck_layout'] =
+    "node_modules linked to this checkout's: it also holds the checkout's devDependencies, which a project's " +
+    "own install would not (the loaded files per package, above, show whether kopf-gen's declarations reach any)";
 
   const corpus = corpusFolder();
   if (corpus === undefined) {
     notes['largest'] = 'skipped: no CRD corpus (../shared/crds beside the repository, or fixtures/crds/corpus)';
   } else {
-    const files = fs.readdirSync(corpus).filter((name) => name.endsWith('.yaml')).map((name) => path.join(corpus, name));
+    const files = fs
+      .readdirSync(corpus)
+      .filter((name) => name.endsWith('.yaml'))
+      .map((name) => path.join(corpus, name));
     const largest = files.reduce((a, b) => (fs.statSync(b).size > fs.statSync(a).size ? b : a));
     let project: string | undefined;
     try {

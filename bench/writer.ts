@@ -12,15 +12,26 @@ import * as http from 'node:http';
  * ones (the watchers skip them) so that neither this process nor the server measures its first,
  * not yet optimised requests.
  */
-export interface WriteJob { type: 'write'; url: string; namespace: string; count: number; gapMs: number; warmup: number }
+export interface WriteJob {
+  type: 'write';
+  url: string;
+  namespace: string;
+  count: number;
+  gapMs: number;
+  warmup: number;
+}
 
 function post(agent: http.Agent, url: string, body: unknown): Promise<number> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -45,8 +56,11 @@ async function write(job: WriteJob): Promise<void> {
 
 process.on('message', (m: WriteJob) => {
   if (m.type !== 'write') return;
-  write(m).then(() => process.send?.({ type: 'written' }), (err: unknown) => {
-    process.send?.({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
-  });
+  write(m).then(
+    () => process.send?.({ type: 'written' }),
+    (err: unknown) => {
+      process.send?.({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+    },
+  );
 });
 process.send?.({ type: 'ready' });

@@ -27,13 +27,15 @@ export async function run(opts: DevclusterCommandOptions): Promise<void> {
     throw err;
   }
   const kubeconfig = path.resolve(cluster.writeKubeconfig(opts.kubeconfig));
-  process.stdout.write([
-    `devcluster is serving at ${cluster.url}`,
-    `kubeconfig: ${kubeconfig}`,
-    `try: kubectl --kubeconfig ${kubeconfig} get namespaces`,
-    'press Ctrl+C to stop',
-    '',
-  ].join('\n'));
+  process.stdout.write(
+    [
+      `devcluster is serving at ${cluster.url}`,
+      `kubeconfig: ${kubeconfig}`,
+      `try: kubectl --kubeconfig ${kubeconfig} get namespaces`,
+      'press Ctrl+C to stop',
+      '',
+    ].join('\n'),
+  );
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.stdout.write(`received ${signal}, stopping the devcluster\n`);

@@ -24,8 +24,10 @@ export class GeneratorMissingError extends Error {
   readonly code = 'GeneratorMissingError' as const;
 
   constructor(command: string) {
-    super(`kopf-gen ${command} needs the generator, a separate package so that operators do not ship it. `
-      + `Install it (npm install --save-dev ${GENERATOR_PACKAGE}) or run: npx -p kopf-gen -p ${GENERATOR_PACKAGE} kopf-gen ${command} …`);
+    super(
+      `kopf-gen ${command} needs the generator, a separate package so that operators do not ship it. ` +
+        `Install it (npm install --save-dev ${GENERATOR_PACKAGE}) or run: npx -p kopf-gen -p ${GENERATOR_PACKAGE} kopf-gen ${command} …`,
+    );
     this.name = 'GeneratorMissingError';
   }
 }
@@ -61,6 +63,7 @@ export async function loadGenerator(command: string, cwd: string = process.cwd()
 export function isMissing(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : '';
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
-    && new RegExp(`^Cannot find (package|module) '${GENERATOR_PACKAGE}(/cli)?'`).test(message);
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && new RegExp(`^Cannot find (package|module) '${GENERATOR_PACKAGE}(/cli)?'`).test(message)
+  );
 }

@@ -62,8 +62,10 @@ export async function main(argv: readonly string[], output: outputs.Output = out
 
   program
     .command('run')
-    .description('Run an operator (kopf-gen run --help for its options). With --dev-cluster it runs against the embedded '
-      + 'devcluster (--dev-cluster=auto: only when no cluster is configured) with the CRDs of --crd <file> or ./crds.')
+    .description(
+      'Run an operator (kopf-gen run --help for its options). With --dev-cluster it runs against the embedded ' +
+        'devcluster (--dev-cluster=auto: only when no cluster is configured) with the CRDs of --crd <file> or ./crds.',
+    )
     .argument('[args...]', 'operator files and options of the run command')
     .helpOption(false)
     .allowUnknownOption()

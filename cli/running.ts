@@ -65,8 +65,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       const mode = arg.slice('--dev-cluster='.length);
       if (mode !== 'always' && mode !== 'auto') throw new Error(`--dev-cluster=${mode}: the mode must be "always" or "auto"`);
       devCluster = mode;
-    }
-    else if (arg.startsWith('--crd=')) crds.push(arg.slice('--crd='.length));
+    } else if (arg.startsWith('--crd=')) crds.push(arg.slice('--crd='.length));
     else if (arg === '--crd') {
       const file = args[i + 1];
       if (file === undefined || file.startsWith('-')) throw new Error('--crd needs a file');
@@ -97,7 +96,11 @@ function crdFiles(given: readonly string[], cwd: string): string[] {
   }
   const folder = path.join(cwd, 'crds');
   if (!fs.existsSync(folder)) return [];
-  return fs.readdirSync(folder).filter((name) => /\.(ya?ml|json)$/.test(name)).sort().map((name) => path.join(folder, name));
+  return fs
+    .readdirSync(folder)
+    .filter((name) => /\.(ya?ml|json)$/.test(name))
+    .sort()
+    .map((name) => path.join(folder, name));
 }
 
 /**
@@ -109,7 +112,7 @@ async function loadCrds(cluster: { load(source: string): Promise<unknown[]> }, f
   const loaded: Record<string, unknown>[] = [];
   for (const file of files) {
     try {
-      loaded.push(...(await cluster.load(fs.readFileSync(file, 'utf8'))) as Record<string, unknown>[]);
+      loaded.push(...((await cluster.load(fs.readFileSync(file, 'utf8'))) as Record<string, unknown>[]));
     } catch (error) {
       throw new Error(`${path.relative(cwd, file) || file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
@@ -179,11 +182,16 @@ export async function run(args: readonly string[], output: outputs.Output, optio
     }
     // Written for kubectl and the user; the operator gets it explicitly, not through the environment.
     const kubeconfig = path.resolve(cwd, cluster.writeKubeconfig(path.resolve(cwd, KUBECONFIG_PATH)));
-    const why = launcher.devCluster === 'always' ? 'As requested (--dev-cluster)' : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod) and --dev-cluster=auto is given';
+    const why =
+      launcher.devCluster === 'always'
+        ? 'As requested (--dev-cluster)'
+        : 'No cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod) and --dev-cluster=auto is given';
     const crds = files.length > 0 ? ` with ${files.length} CRD file(s)` : ' without CRDs';
     const kinds = pluralsOf(loaded);
-    output.err(`${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; `
-      + `try: kubectl --kubeconfig ${kubeconfig} get ${kinds.length > 0 ? kinds.join(',') : 'namespaces'} -A\n`);
+    output.err(
+      `${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; ` +
+        `try: kubectl --kubeconfig ${kubeconfig} get ${kinds.length > 0 ? kinds.join(',') : 'namespaces'} -A\n`,
+    );
     return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: { ...options.operator, kubeconfig } });
   } finally {
     await cluster.stop();

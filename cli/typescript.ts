@@ -81,6 +81,7 @@ function resolveTsx(cwd: string): string {
     const target = typeof entry === 'string' ? entry : entry?.default;
     if (target) return url.pathToFileURL(path.join(path.dirname(manifest), target)).href;
   }
-  throw new TypeScriptLoaderError('running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), '
-    + 'or compile the operator and run the .js file');
+  throw new TypeScriptLoaderError(
+    'running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), ' + 'or compile the operator and run the .js file',
+  );
 }

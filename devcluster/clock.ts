@@ -3,7 +3,9 @@
  * controller delays, token validity) all go through it, so tests can drive time by hand.
  */
 
-export interface Timer { cancel(): void }
+export interface Timer {
+  cancel(): void;
+}
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -31,12 +33,18 @@ export class ManualClock implements Clock {
     this.current = typeof start === 'number' ? start : start.getTime();
   }
 
-  now(): number { return this.current; }
+  now(): number {
+    return this.current;
+  }
 
   setTimer(fn: () => void, ms: number): Timer {
     const timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(timer);
-    return { cancel: () => { timer.cancelled = true; } };
+    return {
+      cancel: () => {
+        timer.cancelled = true;
+      },
+    };
   }
 
   /** Moves time forward by `ms`, firing due timers in time order. */

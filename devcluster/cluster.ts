@@ -96,7 +96,11 @@ export interface DevClusterOptions {
   onWarning?: (message: string) => void;
 }
 
-export interface RestartOptions { downtimeMs?: number; refuse?: boolean; resetHistory?: boolean }
+export interface RestartOptions {
+  downtimeMs?: number;
+  refuse?: boolean;
+  resetHistory?: boolean;
+}
 
 /** A reference to a resource for the out-of-band store API. */
 export type TypeRef = { apiVersion: string; kind: string } | { group: string; version: string; resource: string };
@@ -141,23 +145,47 @@ export class DevCluster {
     registry.add(crdkind.crdType());
     const waiters = new Set<{ rev: number; resolve: (ok: boolean) => void }>();
     store.subscribe((change) => {
-      for (const w of waiters) if (change.rev >= w.rev) { waiters.delete(w); w.resolve(true); }
+      for (const w of waiters)
+        if (change.rev >= w.rev) {
+          waiters.delete(w);
+          w.resolve(true);
+        }
     });
     this.core = {
-      store, registry, clock: this.clock, ids: idSource, admission: core.noAdmission,
-      options: { cel: options.cel !== 'off', tooLargeRvWaitMs: options.tooLargeRvWaitMs ?? 3000, gcDeleteOrphansOnCreate: options.gc?.deleteOrphansOnCreate ?? true },
-      waitForRevision: (rev, timeoutMs) => new Promise((resolve) => {
-        if (store.revision >= rev) { resolve(true); return; }
-        const w = { rev, resolve };
-        waiters.add(w);
-        this.clock.setTimer(() => { if (waiters.delete(w)) resolve(false); }, timeoutMs);
-      }),
+      store,
+      registry,
+      clock: this.clock,
+      ids: idSource,
+      admission: core.noAdmission,
+      options: {
+        cel: options.cel !== 'off',
+        tooLargeRvWaitMs: options.tooLargeRvWaitMs ?? 3000,
+        gcDeleteOrphansOnCreate: options.gc?.deleteOrphansOnCreate ?? true,
+      },
+      waitForRevision: (rev, timeoutMs) =>
+        new Promise((resolve) => {
+          if (store.revision >= rev) {
+            resolve(true);
+            return;
+          }
+          const w = { rev, resolve };
+          waiters.add(w);
+          this.clock.setTimer(() => {
+            if (waiters.delete(w)) resolve(false);
+          }, timeoutMs);
+        }),
     };
-    this.core.admission = new chain.WebhookAdmission(this.core, { resolver: options.webhookServiceResolver, insecure: options.webhookInsecure, onCall: options.onWebhookCall });
+    this.core.admission = new chain.WebhookAdmission(this.core, {
+      resolver: options.webhookServiceResolver,
+      insecure: options.webhookInsecure,
+      onCall: options.onWebhookCall,
+    });
     this.hub = new watching.WatchHub(store, this.clock, {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       queueLimit: options.watchQueueLimit ?? 10_000,
-      onEvent: (e) => { if (this.watchEvents.length < 100_000) this.watchEvents.push(e); },
+      onEvent: (e) => {
+        if (this.watchEvents.length < 100_000) this.watchEvents.push(e);
+      },
     });
     const warn = options.onWarning ?? ((m: string) => process.emitWarning(`devcluster: ${m}`));
     this.loop = new loop.ControllerLoop((key, err) => warn(`controller task ${key} failed: ${err instanceof Error ? err.stack : String(err)}`));
@@ -225,7 +253,10 @@ export class DevCluster {
   private serverContext(): handling.ServerContext {
     const self = this;
     return {
-      core: this.core, hub: this.hub, faults: this.faults, log: this.requests,
+      core: this.core,
+      hub: this.hub,
+      faults: this.faults,
+      log: this.requests,
       version: this.options.version ?? 'v1.31.0',
       aggregatedDiscovery: this.options.aggregatedDiscovery ?? true,
       openapiV3: this.options.openapiV3 ?? '404',
@@ -244,15 +275,34 @@ export class DevCluster {
         const socket = req.socket as tls.TLSSocket;
         const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
         const result = authentication.authenticate(
-          { authorization: req.headers.authorization, peerCertificate: peer as authentication.PeerCertificateInfo | undefined, peerAuthorized: socket.authorized },
-          { mode: self.options.auth ?? 'none', anonymous: self.options.anonymous ?? false, tokens: self.auth.tokens, now: new Date(self.clock.now()), adminUser: self.adminUser },
+          {
+            authorization: req.headers.authorization,
+            peerCertificate: peer as authentication.PeerCertificateInfo | undefined,
+            peerAuthorized: socket.authorized,
+          },
+          {
+            mode: self.options.auth ?? 'none',
+            anonymous: self.options.anonymous ?? false,
+            tokens: self.auth.tokens,
+            now: new Date(self.clock.now()),
+            adminUser: self.adminUser,
+          },
         );
         return result.ok ? result.user : undefined;
       },
       authorize(attrs, user) {
-        const a: authorization.RequestAttributes = attrs.kind === 'resource'
-          ? { kind: 'resource', verb: attrs.verb, apiGroup: attrs.apiGroup, resource: attrs.resource, subresource: attrs.subresource, namespace: attrs.namespace, name: attrs.name }
-          : { kind: 'nonResource', verb: attrs.verb, path: attrs.path };
+        const a: authorization.RequestAttributes =
+          attrs.kind === 'resource'
+            ? {
+                kind: 'resource',
+                verb: attrs.verb,
+                apiGroup: attrs.apiGroup,
+                resource: attrs.resource,
+                subresource: attrs.subresource,
+                namespace: attrs.namespace,
+                name: attrs.name,
+              }
+            : { kind: 'nonResource', verb: attrs.verb, path: attrs.path };
         const decision = self.auth.authorizer.authorize(a, user);
         return decision.allowed ? undefined : authorization.forbiddenError(a, user, decision.reason);
       },
@@ -261,10 +311,16 @@ export class DevCluster {
 
   private listen(port: number): Promise<void> {
     const ctx = this.serverContext();
-    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => { void handling.handle(ctx, req, res); };
-    const server = this.ca && this.serving
-      ? https.createServer({ key: this.serving.keyPem, cert: this.serving.certPem, ca: this.ca.certPem, requestCert: true, rejectUnauthorized: false, keepAlive: true }, handler)
-      : http.createServer({ keepAlive: true }, handler);
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      void handling.handle(ctx, req, res);
+    };
+    const server =
+      this.ca && this.serving
+        ? https.createServer(
+            { key: this.serving.keyPem, cert: this.serving.certPem, ca: this.ca.certPem, requestCert: true, rejectUnauthorized: false, keepAlive: true },
+            handler,
+          )
+        : http.createServer({ keepAlive: true }, handler);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 70_000;
     server.requestTimeout = 0;
@@ -273,7 +329,11 @@ export class DevCluster {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    if (this.ca) server.on('secureConnection', (socket: net.Socket) => { this.sockets.add(socket); socket.on('close', () => this.sockets.delete(socket)); });
+    if (this.ca)
+      server.on('secureConnection', (socket: net.Socket) => {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+      });
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -286,21 +346,33 @@ export class DevCluster {
   }
 
   /** `https://127.0.0.1:PORT` (or http). */
-  get url(): string { return `${this.ca ? 'https' : 'http'}://127.0.0.1:${this.boundPort}`; }
-  get port(): number { return this.boundPort; }
+  get url(): string {
+    return `${this.ca ? 'https' : 'http'}://127.0.0.1:${this.boundPort}`;
+  }
+  get port(): number {
+    return this.boundPort;
+  }
   /** The CA certificate (PEM), or undefined without TLS. */
-  get caPem(): string | undefined { return this.ca?.certPem; }
+  get caPem(): string | undefined {
+    return this.ca?.certPem;
+  }
   /** The bearer token of the `devcluster-admin` user in the generated kubeconfig. */
-  get token(): string { return this.adminToken; }
+  get token(): string {
+    return this.adminToken;
+  }
   /** The current global revision. */
-  get revision(): number { return this.core.store.revision; }
+  get revision(): number {
+    return this.core.store.revision;
+  }
 
   kubeconfigObject(opts: { namespace?: string } = {}): kubeconfig.KubeconfigObject {
     return kubeconfig.buildKubeconfig({ server: this.url, caPem: this.ca?.certPem, token: this.adminToken, namespace: opts.namespace });
   }
 
   /** The kubeconfig as YAML text. */
-  kubeconfig(opts: { namespace?: string } = {}): string { return kubeconfig.kubeconfigYaml(this.kubeconfigObject(opts)); }
+  kubeconfig(opts: { namespace?: string } = {}): string {
+    return kubeconfig.kubeconfigYaml(this.kubeconfigObject(opts));
+  }
 
   /** Writes the kubeconfig (mode 0600), creating parent folders; returns the path. */
   writeKubeconfig(file: string, opts: { namespace?: string } = {}): string {
@@ -310,7 +382,9 @@ export class DevCluster {
   }
 
   /** Resolves when every controller is idle (D-FAULT-14). */
-  settle(opts: { timeoutMs?: number } = {}): Promise<void> { return this.loop.settle(opts.timeoutMs); }
+  settle(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.loop.settle(opts.timeoutMs);
+  }
 
   /**
    * Creates objects in dependency order: namespaces and CRDs first (waiting for establishment),
@@ -328,7 +402,9 @@ export class DevCluster {
   }
 
   /** Moves the compaction point (D-FAULT-7). */
-  compact(revision?: number): void { this.core.store.compact(revision); }
+  compact(revision?: number): void {
+    this.core.store.compact(revision);
+  }
 
   /** Acts on open watch streams (D-FAULT-6). */
   dropWatches(match: { group?: string; resource?: string; namespace?: string; user?: string }, mode: watching.DropMode): number {
@@ -339,7 +415,9 @@ export class DevCluster {
   pause(): void {
     if (this.pausedGate) return;
     let resolve!: () => void;
-    const promise = new Promise<void>((r) => { resolve = r; });
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
     this.pausedGate = { promise, resolve };
     this.hub.pause();
   }
@@ -388,7 +466,9 @@ export class DevCluster {
     await this.closeListener();
   }
 
-  async [Symbol.asyncDispose](): Promise<void> { await this.stop(); }
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
 
   /** Finds the served type for a reference (apiVersion+kind or group/version/resource). */
   resolveType(ref: TypeRef): resources.ResourceType {
@@ -397,7 +477,7 @@ export class DevCluster {
       if (!t) throw statuses.pathNotFound();
       return t;
     }
-    const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') as [string, string] : ['', ref.apiVersion];
+    const [group, version] = ref.apiVersion.includes('/') ? (ref.apiVersion.split('/') as [string, string]) : ['', ref.apiVersion];
     const t = this.core.registry.all().find((x) => x.group === group && x.version === version && x.kind === ref.kind);
     if (!t) throw new statuses.ApiError(404, 'NotFound', `no resource served for ${ref.apiVersion} ${ref.kind}`);
     return t;
@@ -406,25 +486,34 @@ export class DevCluster {
 
 /** The out-of-band API (D-FAULT-10): writes as an internal actor, through the full pipeline. */
 export class OutOfBand {
-  constructor(private readonly c: core.Core, private readonly loop: loop.ControllerLoop,
-              private readonly resolve: (ref: TypeRef) => resources.ResourceType) {}
+  constructor(
+    private readonly c: core.Core,
+    private readonly loop: loop.ControllerLoop,
+    private readonly resolve: (ref: TypeRef) => resources.ResourceType,
+  ) {}
 
   private request(type: resources.ResourceType, namespace: string | undefined, name: string | undefined, opts: WriteOptions): core.WriteRequest {
     return {
-      type, namespace: type.namespaced ? namespace ?? 'default' : undefined, name, subresource: opts.subresource, dryRun: false,
-      fieldManager: opts.fieldManager ?? 'devcluster-test', fieldValidation: 'Warn', warnings: [],
+      type,
+      namespace: type.namespaced ? (namespace ?? 'default') : undefined,
+      name,
+      subresource: opts.subresource,
+      dryRun: false,
+      fieldManager: opts.fieldManager ?? 'devcluster-test',
+      fieldValidation: 'Warn',
+      warnings: [],
       user: { username: 'system:devcluster:test', uid: '', groups: ['system:masters', 'system:authenticated'] },
     };
   }
 
   private core(opts: WriteOptions): core.Core {
-    return opts.admission === false ? Object.create(this.c, { admission: { value: core.noAdmission } }) as core.Core : this.c;
+    return opts.admission === false ? (Object.create(this.c, { admission: { value: core.noAdmission } }) as core.Core) : this.c;
   }
 
   /** Reads an object in its served form, or undefined. */
   get(ref: TypeRef, name: string, namespace?: string): JsonObject | undefined {
     const type = this.resolve(ref);
-    const stored = this.c.store.get(type.storage, revisions.objectKey(type.namespaced ? namespace ?? 'default' : undefined, name));
+    const stored = this.c.store.get(type.storage, revisions.objectKey(type.namespaced ? (namespace ?? 'default') : undefined, name));
     return stored ? objects.toExternal(type, stored) : undefined;
   }
 
@@ -443,20 +532,40 @@ export class OutOfBand {
 
   async update(obj: JsonObject, opts: WriteOptions = {}): Promise<JsonObject> {
     const type = this.resolve({ apiVersion: String(obj['apiVersion']), kind: String(obj['kind']) });
-    const result = await updating.update(this.core(opts), this.request(type, objects.namespaceOf(obj), objects.nameOf(obj), opts), { kind: 'replace', body: obj });
+    const result = await updating.update(this.core(opts), this.request(type, objects.namespaceOf(obj), objects.nameOf(obj), opts), {
+      kind: 'replace',
+      body: obj,
+    });
     return objects.toExternal(type, result.object);
   }
 
-  async patch(ref: TypeRef, name: string, patch: unknown, opts: WriteOptions & { namespace?: string; type?: 'merge-patch' | 'json-patch' | 'strategic-merge-patch' } = {}): Promise<JsonObject> {
+  async patch(
+    ref: TypeRef,
+    name: string,
+    patch: unknown,
+    opts: WriteOptions & { namespace?: string; type?: 'merge-patch' | 'json-patch' | 'strategic-merge-patch' } = {},
+  ): Promise<JsonObject> {
     const type = this.resolve(ref);
-    const result = await updating.update(this.core(opts), this.request(type, opts.namespace, name, opts), { kind: 'patch', type: opts.type ?? 'merge-patch', patch });
+    const result = await updating.update(this.core(opts), this.request(type, opts.namespace, name, opts), {
+      kind: 'patch',
+      type: opts.type ?? 'merge-patch',
+      patch,
+    });
     return objects.toExternal(type, result.object);
   }
 
-  async delete(ref: TypeRef, name: string, opts: WriteOptions & { namespace?: string; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; gracePeriodSeconds?: number } = {}): Promise<void> {
+  async delete(
+    ref: TypeRef,
+    name: string,
+    opts: WriteOptions & { namespace?: string; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; gracePeriodSeconds?: number } = {},
+  ): Promise<void> {
     const type = this.resolve(ref);
-    await deleting.remove(this.core(opts), this.request(type, opts.namespace, name, opts),
-      { dryRun: false, propagationPolicy: opts.propagationPolicy, gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: {} });
+    await deleting.remove(this.core(opts), this.request(type, opts.namespace, name, opts), {
+      dryRun: false,
+      propagationPolicy: opts.propagationPolicy,
+      gracePeriodSeconds: opts.gracePeriodSeconds,
+      preconditions: {},
+    });
     void this.loop;
   }
 }
@@ -471,7 +580,10 @@ export interface WriteOptions {
 function parseDocuments(inputs: (JsonObject | string)[]): JsonObject[] {
   const out: JsonObject[] = [];
   for (const input of inputs) {
-    if (typeof input !== 'string') { out.push(input); continue; }
+    if (typeof input !== 'string') {
+      out.push(input);
+      continue;
+    }
     const text = !input.includes('\n') && fs.existsSync(input) ? fs.readFileSync(input, 'utf8') : input;
     for (const doc of YAML.parseAllDocuments(text)) {
       const value = doc.toJS() as unknown;

@@ -41,7 +41,8 @@ export function buildKubeconfig(input: KubeconfigInput): KubeconfigObject {
   const context: KubeconfigObject['contexts'][number]['context'] = { cluster: name, user: `${name}-admin` };
   if (input.namespace) context.namespace = input.namespace;
   return {
-    apiVersion: 'v1', kind: 'Config',
+    apiVersion: 'v1',
+    kind: 'Config',
     clusters: [{ name, cluster }],
     users: [{ name: `${name}-admin`, user }],
     contexts: [{ name, context }],

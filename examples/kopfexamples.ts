@@ -35,6 +35,12 @@ export interface KopfExample extends KubernetesObject {
 }
 
 export const KopfExamples = resource<KopfExample>({
-  group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true,
-  singular: 'kopfexample', shortNames: ['kopfexes', 'kopfex', 'kexes', 'kex'], statusSubresource: true,
+  group: 'kopf.dev',
+  version: 'v1',
+  plural: 'kopfexamples',
+  kind: 'KopfExample',
+  namespaced: true,
+  singular: 'kopfexample',
+  shortNames: ['kopfexes', 'kopfex', 'kexes', 'kex'],
+  statusSubresource: true,
 });

@@ -29,7 +29,16 @@ export interface BuiltinResource {
   readonly statusSubresource: boolean;
 }
 
-type Entry = [descriptor: string, group: string, plural: string, kind: string, namespaced: boolean, shortNames?: string[], categories?: string[], statusSubresource?: boolean];
+type Entry = [
+  descriptor: string,
+  group: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames?: string[],
+  categories?: string[],
+  statusSubresource?: boolean,
+];
 
 const ALL = ['all'];
 
@@ -65,7 +74,15 @@ const ENTRIES: readonly Entry[] = [
 /** Every built-in resource the runtime has a descriptor for, in the runtime's order. */
 export const BUILTIN_RESOURCES: readonly BuiltinResource[] = ENTRIES.map(
   ([descriptor, group, plural, kind, namespaced, shortNames = [], categories = [], statusSubresource = false]) => ({
-    descriptor, group, version: 'v1', plural, kind, namespaced, shortNames, categories, statusSubresource,
+    descriptor,
+    group,
+    version: 'v1',
+    plural,
+    kind,
+    namespaced,
+    shortNames,
+    categories,
+    statusSubresource,
   }),
 );
 

@@ -73,5 +73,9 @@ export async function main(argv: readonly string[], output: outputs.Output = out
 
 /** Whether a path names an existing file (used by commands to report missing inputs clearly). */
 export function isFile(p: string): boolean {
-  try { return fs.statSync(p).isFile(); } catch { return false; }
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }

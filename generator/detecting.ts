@@ -226,7 +226,7 @@ function literalReference(node: Node | undefined): builtins.LiteralReference | u
   if (text !== undefined) return text;
   if (Node.isArrayLiteralExpression(node)) {
     const parts = node.getElements().map(literalString);
-    return parts.every((part) => part !== undefined) ? parts as string[] : undefined;
+    return parts.every((part) => part !== undefined) ? (parts as string[]) : undefined;
   }
   if (Node.isObjectLiteralExpression(node)) {
     const object: Record<string, string> = {};

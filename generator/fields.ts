@@ -89,9 +89,7 @@ export function typeSummary(node: schemas.Schema): string {
     const type = schemas.typeOf(node);
     if (type === undefined) summary = 'unknown';
     else if (type === 'object') {
-      summary = schemas.flag(node, schemas.EMBEDDED_RESOURCE) ? 'embedded object'
-        : schemas.additionalSchemaOf(node) ? 'map'
-          : 'object';
+      summary = schemas.flag(node, schemas.EMBEDDED_RESOURCE) ? 'embedded object' : schemas.additionalSchemaOf(node) ? 'map' : 'object';
       if (schemas.flag(node, schemas.PRESERVE_UNKNOWN_FIELDS)) summary += ' (open)';
     } else summary = type;
   }
@@ -155,8 +153,7 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
 
 /** Whether a summary reports any change. */
 export function isEmpty(summary: ChangeSummary): boolean {
-  return summary.kindsAdded.length + summary.kindsRemoved.length + summary.versionsAdded.length
-    + summary.versionsRemoved.length + summary.fields.length === 0;
+  return summary.kindsAdded.length + summary.kindsRemoved.length + summary.versionsAdded.length + summary.versionsRemoved.length + summary.fields.length === 0;
 }
 
 /** Renders a summary as lines for people (`+` added, `-` removed, `~` changed). */
@@ -173,10 +170,14 @@ export function renderSummary(summary: ChangeSummary, maxFieldLines = 200): stri
   const fieldLines = summary.fields.map((change) => {
     const where = `${change.kind} ${change.version}: ${change.path}`;
     switch (change.change) {
-      case 'added': return `+ ${where} (${describe(change.after)})`;
-      case 'removed': return `- ${where} (was ${describe(change.before)})`;
-      case 'type': return `~ ${where}: type ${describe(change.before)} → ${describe(change.after)}`;
-      case 'optionality': return `~ ${where}: ${change.before?.endsWith('?') ? 'optional → required' : 'required → optional'}`;
+      case 'added':
+        return `+ ${where} (${describe(change.after)})`;
+      case 'removed':
+        return `- ${where} (was ${describe(change.before)})`;
+      case 'type':
+        return `~ ${where}: type ${describe(change.before)} → ${describe(change.after)}`;
+      case 'optionality':
+        return `~ ${where}: ${change.before?.endsWith('?') ? 'optional → required' : 'required → optional'}`;
     }
   });
   lines.push(...fieldLines.slice(0, maxFieldLines));

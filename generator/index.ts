@@ -124,10 +124,16 @@ export function generatorDependency(): string {
 }
 
 function projectInfo(
-  name: string, namespaces: readonly string[], dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {}, webhookStubs = false,
+  name: string,
+  namespaces: readonly string[],
+  dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {},
+  webhookStubs = false,
 ): scaffolding.ProjectInfo {
   return {
-    name, generatorVersion: GENERATOR_VERSION, namespaces, webhookStubs,
+    name,
+    generatorVersion: GENERATOR_VERSION,
+    namespaces,
+    webhookStubs,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
     generatorDependency: dependencies.generator ?? generatorDependency(),
     versions: PROJECT_TOOL_VERSIONS,
@@ -149,12 +155,26 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   }
   const sources = inputs.readSources(options.crds, options.cwd);
   const given = pipeline.check(sources);
-  const copies = inputs.crdFiles(sources, given.loaded, given.notes).map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
+  const copies = inputs
+    .crdFiles(sources, given.loaded, given.notes)
+    .map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
   const crdSources = copies.map((entry) => entry.copy);
   const analysis = pipeline.analyseChecked(crdSources, pipeline.recheck(copies, given));
-  const info = projectInfo(projects.packageName(options.name ?? path.basename(root)), namespaces,
-    { kopfGen: options.kopfGenDependency, generator: options.generatorDependency }, options.webhooks === true);
-  const snapshot: Snapshot = { root, crdSources, userModules: [], existing: new Set(), manifestText: undefined, deploymentText: undefined, webhooksFile: false };
+  const info = projectInfo(
+    projects.packageName(options.name ?? path.basename(root)),
+    namespaces,
+    { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
+    options.webhooks === true,
+  );
+  const snapshot: Snapshot = {
+    root,
+    crdSources,
+    userModules: [],
+    existing: new Set(),
+    manifestText: undefined,
+    deploymentText: undefined,
+    webhooksFile: false,
+  };
   const planned = plan(snapshot, analysis, info);
   const files = [
     ...crdSources.map((source) => ({ path: source.path, text: source.text })),
@@ -163,9 +183,16 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   ];
   const written = writing.applyPlan({ root, files, replaceDirs: [projects.GENERATED_DIR] });
   return {
-    project: root, written, stubsAdded: planned.stubsAdded, crdsAdded: crdSources.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
-    admission: planned.admission.map(scaffolding.describeRegistration), removed: [],
+    project: root,
+    written,
+    stubsAdded: planned.stubsAdded,
+    crdsAdded: crdSources.map((source) => source.path),
+    summary: planned.summary,
+    notes: [...given.notes, ...planned.notes],
+    warnings: [...analysis.warnings, ...planned.warnings],
+    builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration),
+    removed: [],
   };
 }
 
@@ -186,9 +213,16 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
   const planned = plan(snapshot, analysis, info);
   const written = writing.applyPlan({ root: snapshot.root, files: planned.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
-    project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: [],
-    summary: planned.summary, notes: [...analysis.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
-    admission: planned.admission.map(scaffolding.describeRegistration), removed: planned.removed,
+    project: snapshot.root,
+    written,
+    stubsAdded: planned.stubsAdded,
+    crdsAdded: [],
+    summary: planned.summary,
+    notes: [...analysis.notes, ...planned.notes],
+    warnings: [...analysis.warnings, ...planned.warnings],
+    builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration),
+    removed: planned.removed,
   };
 }
 
@@ -205,18 +239,30 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const present = pipeline.check(snapshot.crdSources);
   pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
   const taken = snapshot.crdSources.map((source) => path.posix.basename(source.path));
-  const copies = inputs.crdFiles(sources, given.loaded, given.notes, taken).map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
+  const copies = inputs
+    .crdFiles(sources, given.loaded, given.notes, taken)
+    .map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
   const added = copies.map((entry) => entry.copy);
   const next: Snapshot = { ...snapshot, crdSources: [...snapshot.crdSources, ...added] };
   const rechecked = pipeline.recheck(copies, given);
-  const analysis = pipeline.analyseChecked(next.crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [...present.notes, ...rechecked.notes] });
+  const analysis = pipeline.analyseChecked(next.crdSources, {
+    loaded: [...present.loaded, ...rechecked.loaded],
+    notes: [...present.notes, ...rechecked.notes],
+  });
   const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const written = writing.applyPlan({ root: snapshot.root, files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
-    project: snapshot.root, written, stubsAdded: planned.stubsAdded, crdsAdded: added.map((source) => source.path),
-    summary: planned.summary, notes: [...given.notes, ...planned.notes], warnings: [...analysis.warnings, ...planned.warnings], builtins: planned.builtins,
-    admission: planned.admission.map(scaffolding.describeRegistration), removed: planned.removed,
+    project: snapshot.root,
+    written,
+    stubsAdded: planned.stubsAdded,
+    crdsAdded: added.map((source) => source.path),
+    summary: planned.summary,
+    notes: [...given.notes, ...planned.notes],
+    warnings: [...analysis.warnings, ...planned.warnings],
+    builtins: planned.builtins,
+    admission: planned.admission.map(scaffolding.describeRegistration),
+    removed: planned.removed,
   };
 }
 
@@ -239,7 +285,12 @@ interface Snapshot {
 function readProject(root: string): { snapshot: Snapshot; config: projects.ProjectConfig } {
   const config = projects.readConfig(root);
   const crdsDir = path.join(root, projects.CRDS_DIR);
-  const crdNames = fs.existsSync(crdsDir) ? fs.readdirSync(crdsDir).filter((name) => inputs.CRD_FILE_PATTERN.test(name)).sort() : [];
+  const crdNames = fs.existsSync(crdsDir)
+    ? fs
+        .readdirSync(crdsDir)
+        .filter((name) => inputs.CRD_FILE_PATTERN.test(name))
+        .sort()
+    : [];
   if (crdNames.length === 0) throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
   const crdSources = crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
   const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR)]);
@@ -310,14 +361,16 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission));
   const manifest = fields.buildManifest(analysis.model, info.generatorVersion);
   const summary = fields.compare(fields.parseManifest(snapshot.manifestText), manifest);
-  const builtins = watchedBuiltins.map((resource) => resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`);
+  const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
   const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];
   const warnings: string[] = [];
   if (admission.length > 0 && snapshot.deploymentText !== undefined) {
     const missing = servers.checkDeployment(snapshot.deploymentText, servers.webhookNames(scaffolding.kubeName(info.name)));
     if (missing.length > 0) {
-      warnings.push(`${scaffolding.DEPLOYMENT_FILE} cannot serve the admission webhooks in the cluster: it lacks ${missing.join('; ')}. `
-        + 'kopf-gen never rewrites it: add them as the README\'s "Admission webhooks" section shows, then apply deploy/webhooks.yaml and the Deployment.');
+      warnings.push(
+        `${scaffolding.DEPLOYMENT_FILE} cannot serve the admission webhooks in the cluster: it lacks ${missing.join('; ')}. ` +
+          'kopf-gen never rewrites it: add them as the README\'s "Admission webhooks" section shows, then apply deploy/webhooks.yaml and the Deployment.',
+      );
     }
   }
   return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings };

@@ -59,7 +59,12 @@ export interface CrdFile {
  * `<plural>.<group>.yaml` for stdin), never colliding with `taken` (names already in `crds/`).
  * `notes` are the loader's: a source it skipped other objects of is split (only its CRDs are kept).
  */
-export function crdFiles(sources: readonly loading.SourceText[], loaded: readonly loading.LoadedCrd[], notes: readonly string[], taken: Iterable<string> = []): CrdFile[] {
+export function crdFiles(
+  sources: readonly loading.SourceText[],
+  loaded: readonly loading.LoadedCrd[],
+  notes: readonly string[],
+  taken: Iterable<string> = [],
+): CrdFile[] {
   const used = new Set([...taken].map((name) => name.toLowerCase()));
   const files: CrdFile[] = [];
   for (const source of sources) {

@@ -54,8 +54,7 @@ export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
   for (const input of inputs) {
     const found = loadOne(input, notes);
     if (found.length === 0) {
-      throw new validating.GeneratorError('not-a-crd', { file: input.path, documentIndex: 0, jsonPath: '' },
-        'the file contains no CustomResourceDefinition');
+      throw new validating.GeneratorError('not-a-crd', { file: input.path, documentIndex: 0, jsonPath: '' }, 'the file contains no CustomResourceDefinition');
     }
     crds.push(...found);
   }
@@ -74,7 +73,11 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
       continue;
     }
     if (!schemas.isRecord(data)) {
-      throw new validating.GeneratorError('not-a-crd', where, `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`);
+      throw new validating.GeneratorError(
+        'not-a-crd',
+        where,
+        `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`,
+      );
     }
     const apiVersion = schemas.own(data, 'apiVersion');
     const kind = schemas.own(data, 'kind');

@@ -126,7 +126,11 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
     versions.push({
       file: loaded.file,
       documentIndex: loaded.documentIndex,
-      crdName, group, version, kind, plural,
+      crdName,
+      group,
+      version,
+      kind,
+      plural,
       listKind: typeof names['listKind'] === 'string' ? names['listKind'] : `${kind}List`,
       singular: typeof names['singular'] === 'string' && names['singular'] ? names['singular'] : kind.toLowerCase(),
       shortNames: strings(names['shortNames']),
@@ -138,7 +142,12 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
       storage: raw['storage'] === true,
       deprecated: raw['deprecated'] === true,
       deprecationWarning: typeof raw['deprecationWarning'] === 'string' ? raw['deprecationWarning'] : undefined,
-      schema, names: moduleNames, specSchema, statusSchema, nestedTypes, typeNames,
+      schema,
+      names: moduleNames,
+      specSchema,
+      statusSchema,
+      nestedTypes,
+      typeNames,
     });
   }
   if (versions.length === 0) notes.push(`${loaded.file}, document ${loaded.documentIndex}: ${kind} has no served version; nothing is generated for it`);
@@ -149,7 +158,11 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
 export function reservedNames(kind: string, plural: string): ModuleNames {
   const body = naming.identifier(kind);
   return {
-    body, spec: `${body}Spec`, status: `${body}Status`, patch: `${body}Patch`, list: `${body}List`,
+    body,
+    spec: `${body}Spec`,
+    status: `${body}Status`,
+    patch: `${body}Patch`,
+    list: `${body}List`,
     descriptor: naming.descriptorName(body, plural),
   };
 }
@@ -177,7 +190,7 @@ function candidateOf(pending: Pending, body: string): string {
   if (pending.candidate === undefined) {
     const { parent } = pending;
     if (!pending.viaProperty) pending.candidate = candidateOf(parent!, body);
-    else pending.candidate = naming.childName(parent ? parent.scope ?? candidateOf(parent, body) : body, pending.step);
+    else pending.candidate = naming.childName(parent ? (parent.scope ?? candidateOf(parent, body)) : body, pending.step);
   }
   return pending.candidate;
 }
@@ -194,9 +207,7 @@ function pathOf(pending: Pending): string {
 
 /** Names the schema's types breadth-first, in document order. */
 function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel, 'nestedTypes' | 'typeNames'> {
-  const registry = new naming.NameRegistry([
-    names.body, names.spec, names.status, names.patch, names.list, names.descriptor, ...IMPORTED_NAMES,
-  ]);
+  const registry = new naming.NameRegistry([names.body, names.spec, names.status, names.patch, names.list, names.descriptor, ...IMPORTED_NAMES]);
   const typeNames = new Map<schemas.Schema, string>();
   const nestedTypes: NamedType[] = [];
   const queue: Pending[] = [];
@@ -213,7 +224,7 @@ function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel,
       typeNames.set(node, fixed);
     } else if (schemas.hasProperties(node)) {
       const known = typeNames.get(node);
-      if (known !== undefined) continue;  // the same node reached twice through a YAML alias
+      if (known !== undefined) continue; // the same node reached twice through a YAML alias
       pending.scope = registry.claim(candidateOf(pending, names.body));
       typeNames.set(node, pending.scope);
       nestedTypes.push({ name: pending.scope, path: pathOf(pending), schema: node });

@@ -29,7 +29,7 @@ export function parseDocuments(text: string): unknown[] | undefined {
   if (UNUSUAL.test(text)) return undefined;
   try {
     const lines = text.split('\n');
-    if (text.endsWith('\n')) lines.pop();  // the final line break ends the last line, it opens none
+    if (text.endsWith('\n')) lines.pop(); // the final line break ends the last line, it opens none
     return new Reader(lines).documents();
   } catch (error) {
     if (error instanceof scalars.OutsideSubset) return undefined;
@@ -347,6 +347,4 @@ class Reader {
     this.nextLine();
     return value;
   }
-
 }
-

@@ -50,38 +50,72 @@ export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutat
  * with `managedWebhooks` (the name of its managed webhook configurations), also managing those.
  */
 export function permissionsOf(
-  model: modeling.GeneratorModel, watchedBuiltins: readonly builtins.BuiltinResource[] = [], managedWebhooks?: string,
+  model: modeling.GeneratorModel,
+  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
+  managedWebhooks?: string,
 ): Permissions {
   const cluster: Rule[] = [
-    { apiGroups: ['kopf.dev'], resources: ['clusterkopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (cluster-wide)' },
+    {
+      apiGroups: ['kopf.dev'],
+      resources: ['clusterkopfpeerings'],
+      verbs: ['get', 'list', 'watch', 'patch'],
+      why: 'peering between operator replicas (cluster-wide)',
+    },
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['list', 'watch'], why: 'discovering the served resources' },
     { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'], why: 'discovering namespaces to serve' },
   ];
   const namespaced: Rule[] = [
-    { apiGroups: ['kopf.dev'], resources: ['kopfpeerings'], verbs: ['get', 'list', 'watch', 'patch'], why: 'peering between operator replicas (per namespace)' },
+    {
+      apiGroups: ['kopf.dev'],
+      resources: ['kopfpeerings'],
+      verbs: ['get', 'list', 'watch', 'patch'],
+      why: 'peering between operator replicas (per namespace)',
+    },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...LEASE_VERBS], why: 'leader election between operator replicas on a Lease (--lease)' },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: [...LEASE_VERBS],
+      why: 'leader election between operator replicas on a Lease (--lease)',
+    },
   ];
   const crds: Watched[] = model.crds.flatMap((crd) => {
     const first = crd.versions[0];
     if (!first) return [];
-    return [{ group: crd.group, plural: crd.plural, namespaced: first.namespaced, statusSubresource: crd.versions.some((version) => version.statusSubresource) }];
+    return [
+      { group: crd.group, plural: crd.plural, namespaced: first.namespaced, statusSubresource: crd.versions.some((version) => version.statusSubresource) },
+    ];
   });
   const served = (scope: 'cluster' | 'namespaced'): Rule[] => [
-    ...watchRules(crds.filter((resource) => resource.namespaced === (scope === 'namespaced')),
+    ...watchRules(
+      crds.filter((resource) => resource.namespaced === (scope === 'namespaced')),
       (group) => `observing and patching the served resources of ${group}`,
-      (group) => `writing status through the status subresource (${group})`),
-    ...watchRules(watchedBuiltins.filter((resource) => resource.namespaced === (scope === 'namespaced')),
+      (group) => `writing status through the status subresource (${group})`,
+    ),
+    ...watchRules(
+      watchedBuiltins.filter((resource) => resource.namespaced === (scope === 'namespaced')),
       (group) => `observing and patching the built-in resources the handlers watch (${group === '' ? 'core group' : group})`,
-      (group) => `writing status of the watched built-in resources (${group === '' ? 'core group' : group})`),
+      (group) => `writing status of the watched built-in resources (${group === '' ? 'core group' : group})`,
+    ),
   ];
-  const admission: Rule[] = managedWebhooks === undefined ? [] : [
-    { apiGroups: ['admissionregistration.k8s.io'], resources: [...WEBHOOK_CONFIGURATIONS], verbs: ['create'], why: 'creating the managed webhook configurations (admission handlers)' },
-    {
-      apiGroups: ['admissionregistration.k8s.io'], resources: [...WEBHOOK_CONFIGURATIONS], verbs: ['get', 'patch'], resourceNames: [managedWebhooks],
-      why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
-    },
-  ];
+  const admission: Rule[] =
+    managedWebhooks === undefined
+      ? []
+      : [
+          {
+            apiGroups: ['admissionregistration.k8s.io'],
+            resources: [...WEBHOOK_CONFIGURATIONS],
+            verbs: ['create'],
+            why: 'creating the managed webhook configurations (admission handlers)',
+          },
+          {
+            apiGroups: ['admissionregistration.k8s.io'],
+            resources: [...WEBHOOK_CONFIGURATIONS],
+            verbs: ['get', 'patch'],
+            resourceNames: [managedWebhooks],
+            why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
+          },
+        ];
   return { cluster: [...cluster, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
 }
 

@@ -53,7 +53,10 @@ export function analyseChecked(sources: readonly loading.SourceText[], checked: 
   const model = modeling.buildModel(loaded);
   const modules = types.emitAllTypes(model);
   return {
-    sources, loaded, model, modules,
+    sources,
+    loaded,
+    model,
+    modules,
     notes: [...checked.notes, ...model.notes],
     warnings: pruning.statusPruningWarnings(model),
   };

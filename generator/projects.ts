@@ -25,20 +25,17 @@ export const TESTS_DIR = 'test';
 export const MANIFEST_FILE = `${GENERATED_DIR}/manifest.json`;
 
 /** Why the generator refused to work on a project or an output directory. */
-export type ProjectErrorCode =
-  | 'output-not-empty'
-  | 'missing-input'
-  | 'not-a-project'
-  | 'invalid-project'
-  | 'duplicate-crd'
-  | 'no-input'
-  | 'invalid-namespace';
+export type ProjectErrorCode = 'output-not-empty' | 'missing-input' | 'not-a-project' | 'invalid-project' | 'duplicate-crd' | 'no-input' | 'invalid-namespace';
 
 /** A problem with the project or the command's inputs (not with a CRD's content). */
 export class ProjectError extends Error {
   override readonly name = 'ProjectError';
 
-  constructor(readonly code: ProjectErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly code: ProjectErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
   }
 }
@@ -67,7 +64,9 @@ export function readConfig(projectDir: string): ProjectConfig {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ProjectError('not-a-project', `${projectDir} is not a kopf-gen project: ${CONFIG_FILE} is missing (create one with \`kopf-gen init\`)`, { cause: error });
+    throw new ProjectError('not-a-project', `${projectDir} is not a kopf-gen project: ${CONFIG_FILE} is missing (create one with \`kopf-gen init\`)`, {
+      cause: error,
+    });
   }
   let data: unknown;
   try {
@@ -117,7 +116,10 @@ export function checkNamespaces(names: readonly string[]): string[] {
 
 /** Turns any text into a valid npm package name (lower case, `-` separated). */
 export function packageName(text: string): string {
-  const cleaned = text.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|-+$/g, '');
+  const cleaned = text
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[._-]+|-+$/g, '');
   return cleaned === '' ? 'operator' : cleaned.slice(0, 214);
 }
 

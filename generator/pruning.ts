@@ -30,9 +30,9 @@ export function statusPruningWarnings(model: modeling.GeneratorModel): string[] 
     const versions = pruning.map((version) => version.version).join(', ');
     const what = first.statusSchema ? 'its status schema declares fixed fields' : 'its schema declares no status';
     warnings.push(
-      `${where}: ${crd.crdName} (${versions}): handler results written to status.<handler id> will be pruned by the API server, because ${what}. `
-      + 'Fix: add `x-kubernetes-preserve-unknown-fields: true` to the status schema (spec.versions[*].schema.openAPIV3Schema.properties.status), '
-      + 'or do not write results to status (handlers return nothing and write declared status fields through `patch.status`).',
+      `${where}: ${crd.crdName} (${versions}): handler results written to status.<handler id> will be pruned by the API server, because ${what}. ` +
+        'Fix: add `x-kubernetes-preserve-unknown-fields: true` to the status schema (spec.versions[*].schema.openAPIV3Schema.properties.status), ' +
+        'or do not write results to status (handlers return nothing and write declared status fields through `patch.status`).',
     );
   }
   return warnings;

@@ -17,9 +17,24 @@ export const TEMPLATES_DIR = fileURLToPath(new URL('../templates/', import.meta.
 
 /** The names of every template, relative to `templates/`, without `.hbs`. */
 export const TEMPLATE_NAMES = [
-  'package.json', 'tsconfig.json', 'tsconfig.build.json', 'kopf-gen.json', 'gitignore', 'Dockerfile', 'dockerignore', 'README.md',
-  'src/main.ts', 'src/generated/index.ts', 'src/generated/handlers.ts', 'src/generated/admission.ts', 'src/handlers/kind.ts',
-  'test/kind.test.ts', 'deploy/rbac.yaml', 'deploy/deployment.yaml', 'deploy/webhooks.yaml', 'deploy/peering.yaml',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'kopf-gen.json',
+  'gitignore',
+  'Dockerfile',
+  'dockerignore',
+  'README.md',
+  'src/main.ts',
+  'src/generated/index.ts',
+  'src/generated/handlers.ts',
+  'src/generated/admission.ts',
+  'src/handlers/kind.ts',
+  'test/kind.test.ts',
+  'deploy/rbac.yaml',
+  'deploy/deployment.yaml',
+  'deploy/webhooks.yaml',
+  'deploy/peering.yaml',
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

@@ -17,18 +17,24 @@ export function sampleValue(node: schemas.Schema, depth = 0): unknown {
   if (Array.isArray(enumeration) && enumeration.length > 0) return enumeration.find((value) => value !== null) ?? enumeration[0];
   if (schemas.flag(node, schemas.INT_OR_STRING)) return 1;
   switch (schemas.typeOf(node)) {
-    case 'string': return sampleString(node);
-    case 'integer': return sampleNumber(node, true);
-    case 'number': return sampleNumber(node, false);
-    case 'boolean': return false;
+    case 'string':
+      return sampleString(node);
+    case 'integer':
+      return sampleNumber(node, true);
+    case 'number':
+      return sampleNumber(node, false);
+    case 'boolean':
+      return false;
     case 'array': {
       const items = schemas.itemsOf(node);
       const count = numberOf(node, 'minItems') ?? 0;
       if (!items || count === 0 || depth > MAX_DEPTH) return [];
       return Array.from({ length: count }, (_, index) => distinct(sampleValue(items, depth + 1), index));
     }
-    case 'object': return sampleObject(node, depth);
-    default: return {};
+    case 'object':
+      return sampleObject(node, depth);
+    default:
+      return {};
   }
 }
 

@@ -65,8 +65,11 @@ export function describeRegistration(registration: detecting.AdmissionRegistrati
 /** What the Deployment and webhook templates use about the operator's servers. */
 function serversContext(info: ProjectInfo, admission: readonly detecting.AdmissionRegistration[]): object {
   return {
-    args: servers.deploymentArgs(scopeArgs(info.namespaces)), health: servers.HEALTH,
-    webhooks: admission.length > 0, webhookServer: servers.WEBHOOKS, webhookNames: servers.webhookNames(kubeName(info.name)),
+    args: servers.deploymentArgs(scopeArgs(info.namespaces)),
+    health: servers.HEALTH,
+    webhooks: admission.length > 0,
+    webhookServer: servers.WEBHOOKS,
+    webhookNames: servers.webhookNames(kubeName(info.name)),
   };
 }
 
@@ -156,9 +159,12 @@ export function indexEntries(model: modeling.GeneratorModel, modules: readonly t
   return versions.map((version, index) => {
     const module = modules[index]!;
     return {
-      fileName: module.fileName, descriptor: version.names.descriptor, flat: flat.has(version),
+      fileName: module.fileName,
+      descriptor: version.names.descriptor,
+      flat: flat.has(version),
       namespace: registry.claim(naming.identifier(`${version.names.body}${naming.pascal(version.version)}`)),
-      crdName: version.crdName, version: version.version,
+      crdName: version.crdName,
+      version: version.version,
     };
   });
 }
@@ -190,11 +196,21 @@ export function kindPlans(model: modeling.GeneratorModel, modules: readonly type
     }
     if (!('spec' in sample) && properties.has('spec')) sample['spec'] = samples.sampleObject(properties.get('spec')!);
     plans.push({
-      crdName: crd.crdName, kind: crd.kind, group: crd.group, plural: crd.plural,
-      version: version.version, apiVersion: `${crd.group}/${version.version}`, namespaced: version.namespaced,
-      fileName: fileOf.get(version)!, fileNames: crd.versions.map((each) => fileOf.get(each)!),
-      descriptor: version.names.descriptor, bodyType: version.names.body, specType: version.names.spec, statusType: version.names.status,
-      handlerPath: `${projects.HANDLERS_DIR}/${stem}.ts`, testPath: `${projects.TESTS_DIR}/${stem}.test.ts`,
+      crdName: crd.crdName,
+      kind: crd.kind,
+      group: crd.group,
+      plural: crd.plural,
+      version: version.version,
+      apiVersion: `${crd.group}/${version.version}`,
+      namespaced: version.namespaced,
+      fileName: fileOf.get(version)!,
+      fileNames: crd.versions.map((each) => fileOf.get(each)!),
+      descriptor: version.names.descriptor,
+      bodyType: version.names.body,
+      specType: version.names.spec,
+      statusType: version.names.status,
+      handlerPath: `${projects.HANDLERS_DIR}/${stem}.ts`,
+      testPath: `${projects.TESTS_DIR}/${stem}.test.ts`,
       functionSuffix: version.names.body,
       statusPruned: !pruning.keepsStatusResults(version),
       fieldExample: scalarField(version.specSchema, 'spec'),
@@ -223,8 +239,12 @@ function scalarField(node: schemas.Schema | undefined, prefix: string): string |
  * module that serves them, and the RBAC to manage their configurations).
  */
 export function generatedFiles(
-  analysis: pipeline.Analysis, info: ProjectInfo, crdFiles: readonly string[], handlerModules: readonly string[],
-  watchedBuiltins: readonly builtins.BuiltinResource[] = [], admission: readonly detecting.AdmissionRegistration[] = [],
+  analysis: pipeline.Analysis,
+  info: ProjectInfo,
+  crdFiles: readonly string[],
+  handlerModules: readonly string[],
+  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
+  admission: readonly detecting.AdmissionRegistration[] = [],
 ): PlannedFile[] {
   const entries = indexEntries(analysis.model, analysis.modules);
   const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
@@ -232,7 +252,8 @@ export function generatedFiles(
   files.push({
     path: `${projects.GENERATED_DIR}/index.ts`,
     text: rendering.render('src/generated/index.ts', {
-      name: info.name, generatorVersion: info.generatorVersion,
+      name: info.name,
+      generatorVersion: info.generatorVersion,
       modules: entries.map((entry) => ({ ...entry, importPath: importPath(entry.fileName) })),
     }),
   });
@@ -249,18 +270,30 @@ export function generatedFiles(
   files.push({
     path: 'deploy/rbac.yaml',
     text: rendering.render('deploy/rbac.yaml', {
-      ...scopeContext(info), kubeName: kubeName(info.name), generatorVersion: info.generatorVersion, rules, hasClusterScoped, admission: hasAdmission,
+      ...scopeContext(info),
+      kubeName: kubeName(info.name),
+      generatorVersion: info.generatorVersion,
+      rules,
+      hasClusterScoped,
+      admission: hasAdmission,
     }),
   });
   if (hasAdmission) {
     const context = {
-      name: info.name, kubeName: kubeName(info.name), generatorVersion: info.generatorVersion,
-      handlers: admission.map(describeRegistration), names, server: servers.WEBHOOKS,
+      name: info.name,
+      kubeName: kubeName(info.name),
+      generatorVersion: info.generatorVersion,
+      handlers: admission.map(describeRegistration),
+      names,
+      server: servers.WEBHOOKS,
     };
     files.push({ path: ADMISSION_MODULE, text: rendering.render('src/generated/admission.ts', context) });
     files.push({ path: WEBHOOKS_FILE, text: rendering.render('deploy/webhooks.yaml', context) });
   }
-  files.push({ path: projects.CONFIG_FILE, text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles, namespaces: info.namespaces }) });
+  files.push({
+    path: projects.CONFIG_FILE,
+    text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles, namespaces: info.namespaces }),
+  });
   return files;
 }
 
@@ -294,11 +327,19 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
  * the webhooks' certificate and exposes their port.
  */
 export function projectFiles(
-  analysis: pipeline.Analysis, info: ProjectInfo, plans: readonly KindPlan[], admission: readonly detecting.AdmissionRegistration[] = [],
+  analysis: pipeline.Analysis,
+  info: ProjectInfo,
+  plans: readonly KindPlan[],
+  admission: readonly detecting.AdmissionRegistration[] = [],
 ): PlannedFile[] {
   const context = {
-    ...info, ...scopeContext(info), ...serversContext(info, admission),
-    kubeName: kubeName(info.name), kinds: plans, warnings: analysis.warnings, resources: OPERATOR_RESOURCES,
+    ...info,
+    ...scopeContext(info),
+    ...serversContext(info, admission),
+    kubeName: kubeName(info.name),
+    kinds: plans,
+    warnings: analysis.warnings,
+    resources: OPERATOR_RESOURCES,
   };
   return [
     { path: 'package.json', text: rendering.render('package.json', context) },
@@ -316,6 +357,11 @@ export function projectFiles(
 
 /** A Kubernetes object name (DNS label) for the project: service account, roles, namespace. */
 export function kubeName(name: string): string {
-  const cleaned = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63).replace(/-+$/, '');
+  const cleaned = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
   return cleaned === '' ? 'operator' : cleaned;
 }

@@ -18,8 +18,23 @@ export const HASH = 35;
 
 /** The one-character escapes of double-quoted scalars, and the hex ones with their digit counts. */
 const ESCAPES: Readonly<Record<string, string>> = {
-  '0': '\0', a: '\x07', b: '\b', t: '\t', n: '\n', v: '\v', f: '\f', r: '\r', e: '\x1b', ' ': ' ',
-  '"': '"', '/': '/', '\\': '\\', N: '\x85', _: '\xa0', L: '\u2028', P: '\u2029',
+  '0': '\0',
+  a: '\x07',
+  b: '\b',
+  t: '\t',
+  n: '\n',
+  v: '\v',
+  f: '\f',
+  r: '\r',
+  e: '\x1b',
+  ' ': ' ',
+  '"': '"',
+  '/': '/',
+  '\\': '\\',
+  N: '\x85',
+  _: '\xa0',
+  L: '\u2028',
+  P: '\u2029',
 };
 const HEX_ESCAPES: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
 
@@ -27,8 +42,11 @@ const HEX_ESCAPES: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
 export function plainValue(text: string): unknown {
   const first = text.charCodeAt(0);
   // Fast exit: most plain scalars start with a letter that no core-schema value starts with.
-  if ((first >= 97 && first <= 122 && first !== 102 && first !== 110 && first !== 116) ||
-      (first >= 65 && first <= 90 && first !== 70 && first !== 78 && first !== 84)) return text;
+  if (
+    (first >= 97 && first <= 122 && first !== 102 && first !== 110 && first !== 116) ||
+    (first >= 65 && first <= 90 && first !== 70 && first !== 78 && first !== 84)
+  )
+    return text;
   if (/^(?:~|[Nn]ull|NULL)?$/.test(text)) return null;
   if (/^(?:[Tt]rue|TRUE)$/.test(text)) return true;
   if (/^(?:[Ff]alse|FALSE)$/.test(text)) return false;
@@ -152,15 +170,15 @@ export function doubleQuotedLine(text: string, start: number): QuotedLine {
     if (code === 34) return { value, after: index + 1, kept, escapedBreak: false };
     if (code === 92) {
       if (index + 1 === text.length) return { value, after: -1, kept, escapedBreak: true };
-      const escape = text[index + 1]!;
-      const digits = HEX_ESCAPES[escape];
+      const escapeChar = text[index + 1]!;
+      const digits = HEX_ESCAPES[escapeChar];
       if (digits !== undefined) {
         const hex = text.slice(index + 2, index + 2 + digits);
         if (hex.length !== digits || !/^[0-9a-fA-F]+$/.test(hex)) outside();
         value += String.fromCodePoint(parseInt(hex, 16));
         index += 2 + digits;
       } else {
-        const decoded = ESCAPES[escape];
+        const decoded = ESCAPES[escapeChar];
         if (decoded === undefined) outside();
         value += decoded;
         index += 2;

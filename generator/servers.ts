@@ -75,7 +75,8 @@ export interface WebhookNames {
 export function webhookNames(kubeName: string): WebhookNames {
   const service = label(kubeName, '-webhooks');
   return {
-    namespace: kubeName, service,
+    namespace: kubeName,
+    service,
     dnsNames: [`${service}.${kubeName}.svc`, `${service}.${kubeName}.svc.cluster.local`],
     managed: `${kubeName}.kopf.dev`,
     selfSignedIssuer: `${kubeName}-selfsigned`,
@@ -110,19 +111,25 @@ export function checkDeployment(text: string, names: WebhookNames): string[] {
   const container = containers.find((each) => each?.['name'] === 'operator') ?? containers[0];
   const missing: string[] = [];
   if (volume === undefined) missing.push(`a volume of the Secret ${names.servingSecret}`);
-  const mounted = volume !== undefined && list(container?.['volumeMounts']).map(record)
-    .some((mount) => mount?.['name'] === volume['name'] && mount?.['mountPath'] === WEBHOOKS.tlsDir);
+  const mounted =
+    volume !== undefined &&
+    list(container?.['volumeMounts'])
+      .map(record)
+      .some((mount) => mount?.['name'] === volume['name'] && mount?.['mountPath'] === WEBHOOKS.tlsDir);
   if (!mounted) missing.push(`its mount at ${WEBHOOKS.tlsDir} in the operator's container`);
-  const variable = list(container?.['env']).map(record)
+  const variable = list(container?.['env'])
+    .map(record)
     .some((env) => env?.['name'] === WEBHOOKS.tlsDirVariable && env?.['value'] === WEBHOOKS.tlsDir);
   if (!variable) missing.push(`the environment variable ${WEBHOOKS.tlsDirVariable}=${WEBHOOKS.tlsDir}`);
-  const port = list(container?.['ports']).map(record).some((each) => each?.['containerPort'] === WEBHOOKS.port);
+  const port = list(container?.['ports'])
+    .map(record)
+    .some((each) => each?.['containerPort'] === WEBHOOKS.port);
   if (!port) missing.push(`the container port ${WEBHOOKS.port} (named ${WEBHOOKS.portName})`);
   return missing;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function list(value: unknown): unknown[] {

@@ -49,7 +49,12 @@ export class GeneratorError extends Error implements SourceLocation {
   /** The problem without its location. */
   readonly detail: string;
 
-  constructor(readonly code: GeneratorErrorCode, where: SourceLocation, detail: string, options?: ErrorOptions) {
+  constructor(
+    readonly code: GeneratorErrorCode,
+    where: SourceLocation,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
     const place = where.jsonPath ? `${where.file}, document ${where.documentIndex}, ${where.jsonPath}` : `${where.file}, document ${where.documentIndex}`;
     super(`${place}: ${detail}`, options);
     this.file = where.file;
@@ -76,14 +81,17 @@ export function validateCrd(loaded: loading.LoadedCrd): void {
   const doc = loaded.document;
   const apiVersion = schemas.own(doc, 'apiVersion');
   if (apiVersion !== 'apiextensions.k8s.io/v1') {
-    fail('unsupported-version', 'apiVersion',
-      `unsupported CustomResourceDefinition version ${JSON.stringify(apiVersion)}; only apiextensions.k8s.io/v1 is supported (convert v1beta1 CRDs first)`);
+    fail(
+      'unsupported-version',
+      'apiVersion',
+      `unsupported CustomResourceDefinition version ${JSON.stringify(apiVersion)}; only apiextensions.k8s.io/v1 is supported (convert v1beta1 CRDs first)`,
+    );
   }
   const spec = schemas.own(doc, 'spec');
-  if (!schemas.isRecord(spec)) return fail('invalid-crd', 'spec', 'a CustomResourceDefinition needs a spec mapping');
+  if (!schemas.isRecord(spec)) throw fail('invalid-crd', 'spec', 'a CustomResourceDefinition needs a spec mapping');
   requireString(spec, 'group', 'spec.group', fail);
   const names = schemas.own(spec, 'names');
-  if (!schemas.isRecord(names)) return fail('invalid-crd', 'spec.names', 'spec.names must be a mapping');
+  if (!schemas.isRecord(names)) throw fail('invalid-crd', 'spec.names', 'spec.names must be a mapping');
   requireString(names, 'kind', 'spec.names.kind', fail);
   requireString(names, 'plural', 'spec.names.plural', fail);
   const scope = schemas.own(spec, 'scope');
@@ -91,13 +99,13 @@ export function validateCrd(loaded: loading.LoadedCrd): void {
     fail('invalid-crd', 'spec.scope', `scope must be "Namespaced" or "Cluster", not ${JSON.stringify(scope)}`);
   }
   const versions = schemas.own(spec, 'versions');
-  if (!Array.isArray(versions) || versions.length === 0) return fail('invalid-crd', 'spec.versions', 'spec.versions must be a non-empty list');
+  if (!Array.isArray(versions) || versions.length === 0) throw fail('invalid-crd', 'spec.versions', 'spec.versions must be a non-empty list');
   versions.forEach((version: unknown, index) => {
     const path = `spec.versions[${index}]`;
-    if (!schemas.isRecord(version)) return fail('invalid-crd', path, 'a version must be a mapping');
+    if (!schemas.isRecord(version)) throw fail('invalid-crd', path, 'a version must be a mapping');
     requireString(version, 'name', `${path}.name`, fail);
     if (typeof schemas.own(version, 'served') !== 'boolean') fail('invalid-crd', `${path}.served`, 'served must be true or false');
-    if (schemas.own(version, 'served') !== true) return;  // non-served versions are skipped, not checked
+    if (schemas.own(version, 'served') !== true) return; // non-served versions are skipped, not checked
     const schema = schemas.own(version, 'schema');
     const root = schemas.isRecord(schema) ? schemas.own(schema, 'openAPIV3Schema') : undefined;
     const rootPath = `${path}.schema.openAPIV3Schema`;
@@ -151,7 +159,11 @@ function checkNode(node: schemas.Schema, at: At, walk: Walk, fail: Fail): void {
     }
   } else {
     if (type === undefined && !intOrString && !preserve) {
-      fail('non-structural', at(), 'type is required (a structural schema needs a type at every node that is not x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields)');
+      fail(
+        'non-structural',
+        at(),
+        'type is required (a structural schema needs a type at every node that is not x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields)',
+      );
     }
     if (intOrString && type !== undefined) fail('non-structural', `${at()}.type`, 'type must be empty when x-kubernetes-int-or-string is true');
     if (schemas.flag(node, schemas.EMBEDDED_RESOURCE) && type !== 'object') {

@@ -64,7 +64,11 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
   try {
     // The process is the operator's: signal handlers, and a heap policy for its footprint.
     await launching.launch(args, {
-      handleSignals: true, ...(options.env !== undefined ? { env: options.env } : {}), ...options.operator, cwd: options.cwd, tuneHeap: options.tuneHeap ?? true,
+      handleSignals: true,
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...options.operator,
+      cwd: options.cwd,
+      tuneHeap: options.tuneHeap ?? true,
     });
     return 0;
   } catch (error) {
@@ -193,9 +197,11 @@ export async function main(meta: { readonly url: string }, options: RunCommandOp
   if (!isEntryPoint(meta.url, argv)) {
     if (importing.isLoadingOperatorModules()) return;
     const file = meta.url.startsWith('file:') ? path.relative(options.cwd ?? process.cwd(), url.fileURLToPath(meta.url)) : meta.url;
-    throw new EntryPointError(`main(import.meta) in ${file} runs the operator only when that file is the process's entry point `
-      + `(node ${file}), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is ${argv[1] ?? 'unknown'}, `
-      + 'so nothing would run the operator. Start it with node, or load it with kopf-gen run, or call operator()/run() yourself.');
+    throw new EntryPointError(
+      `main(import.meta) in ${file} runs the operator only when that file is the process's entry point ` +
+        `(node ${file}), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is ${argv[1] ?? 'unknown'}, ` +
+        'so nothing would run the operator. Start it with node, or load it with kopf-gen run, or call operator()/run() yourself.',
+    );
   }
   const script = path.relative(options.cwd ?? process.cwd(), argv[1]!) || argv[1]!;
   process.exitCode = await runCommand(argv.slice(2), { name: `node ${script}`, ...options });

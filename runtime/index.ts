@@ -10,15 +10,37 @@
 // Typed resource descriptors.
 export { resource, isDescriptor } from './cogs/structs/resources.js';
 export type {
-  ObjectMeta, OwnerReference, ManagedFieldsEntry, KubernetesObject, ResourceInfo, ResourceDescriptor, BodyOf,
-  ObjectMetaInput, InputOf, InputTypeOf, ApplyOf, DeepPartial,
+  ObjectMeta,
+  OwnerReference,
+  ManagedFieldsEntry,
+  KubernetesObject,
+  ResourceInfo,
+  ResourceDescriptor,
+  BodyOf,
+  ObjectMetaInput,
+  InputOf,
+  InputTypeOf,
+  ApplyOf,
+  DeepPartial,
 } from './cogs/structs/resources.js';
 
 // The typed client: handlers get the operator's as `client`; scripts `connect()` for their own.
 export { KubeClient, ClientUsageError } from './cogs/client/clients.js';
 export type {
-  SelectorSpec, CallOptions, AddressOptions, WriteOptions, ListOptions, ObjectList, JsonPatchOperation, PatchOptions,
-  ReplaceOptions, ApplyOptions, DeleteOptions as ClientDeleteOptions, WatchOptions as ClientWatchOptions, WatchEvent, MergePatchOf,
+  SelectorSpec,
+  CallOptions,
+  AddressOptions,
+  WriteOptions,
+  ListOptions,
+  ObjectList,
+  JsonPatchOperation,
+  PatchOptions,
+  ReplaceOptions,
+  ApplyOptions,
+  DeleteOptions as ClientDeleteOptions,
+  WatchOptions as ClientWatchOptions,
+  WatchEvent,
+  MergePatchOf,
 } from './cogs/client/clients.js';
 export { connect } from './kits/connecting.js';
 export type { ConnectOptions } from './kits/connecting.js';
@@ -26,8 +48,19 @@ export { ConnectionOptionsError } from './cogs/client/connections.js';
 export type { ConnectionOptions } from './cogs/client/connections.js';
 // The API's errors, by HTTP status, with its `Status` payload.
 export {
-  ApiError, ApiClientError, ApiServerError, ApiUnauthorizedError, ApiForbiddenError, ApiNotFoundError, ApiConflictError,
-  ApiGoneError, ApiUnprocessableError, ApiTooManyRequestsError, ConnectionError, RequestTimeoutError, WatchingError,
+  ApiError,
+  ApiClientError,
+  ApiServerError,
+  ApiUnauthorizedError,
+  ApiForbiddenError,
+  ApiNotFoundError,
+  ApiConflictError,
+  ApiGoneError,
+  ApiUnprocessableError,
+  ApiTooManyRequestsError,
+  ConnectionError,
+  RequestTimeoutError,
+  WatchingError,
   InvalidConnectionInfoError,
 } from './cogs/client/errors.js';
 export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause } from './cogs/client/errors.js';
@@ -44,17 +77,62 @@ export { OperatorSettings, LeaderElectionSettings, SettingsError } from './cogs/
 // Registration.
 export { on, daemon, timer, index } from './on.js';
 export type {
-  On, ChangingRegistrar, FieldRegistrar, ResourceRegistrar, IndexRegistrar, ActivityRegistrar, BodyOfRef, ValueOf,
-  CommonOptions, RetryOptions, FilterArgs, FilterOptions, FieldValueOptions, ChangeFilterOptions,
-  CreateOptions, UpdateOptions, DeleteOptions, ResumeOptions, FieldOptions, WatchingOptions,
-  DaemonOptions, TimerOptions, IndexingOptions, WebhookOptions, ActivityOptions,
+  On,
+  ChangingRegistrar,
+  FieldRegistrar,
+  ResourceRegistrar,
+  IndexRegistrar,
+  ActivityRegistrar,
+  BodyOfRef,
+  ValueOf,
+  CommonOptions,
+  RetryOptions,
+  FilterArgs,
+  FilterOptions,
+  FieldValueOptions,
+  ChangeFilterOptions,
+  CreateOptions,
+  UpdateOptions,
+  DeleteOptions,
+  ResumeOptions,
+  FieldOptions,
+  WatchingOptions,
+  DaemonOptions,
+  TimerOptions,
+  IndexingOptions,
+  WebhookOptions,
+  ActivityOptions,
 } from './on.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
-  JsonOf, BuiltinBody, Pod, ConfigMap, Secret, Service, Namespace, Node, Event, ServiceAccount, Endpoints,
-  PersistentVolumeClaim, PersistentVolume, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Ingress,
-  Lease, Role, RoleBinding, ClusterRole, ClusterRoleBinding, CustomResourceDefinition,
-  ValidatingWebhookConfiguration, MutatingWebhookConfiguration,
+  JsonOf,
+  BuiltinBody,
+  Pod,
+  ConfigMap,
+  Secret,
+  Service,
+  Namespace,
+  Node,
+  Event,
+  ServiceAccount,
+  Endpoints,
+  PersistentVolumeClaim,
+  PersistentVolume,
+  Deployment,
+  StatefulSet,
+  DaemonSet,
+  ReplicaSet,
+  Job,
+  CronJob,
+  Ingress,
+  Lease,
+  Role,
+  RoleBinding,
+  ClusterRole,
+  ClusterRoleBinding,
+  CustomResourceDefinition,
+  ValidatingWebhookConfiguration,
+  MutatingWebhookConfiguration,
 } from './core/intents/builtins.js';
 
 // Markers, filters, selectors.
@@ -70,23 +148,65 @@ export { Reason } from './core/intents/causes.js';
 export { DaemonStoppingReason } from './core/intents/stoppers.js';
 export type { DaemonStopped } from './core/intents/stoppers.js';
 export type {
-  Handler, ResourceHandler, ChangingHandler, WatchingHandler, DaemonHandler, TimerHandler, IndexingHandler,
-  WebhookHandler, ActivityHandler, ErrorsModeName,
+  Handler,
+  ResourceHandler,
+  ChangingHandler,
+  WatchingHandler,
+  DaemonHandler,
+  TimerHandler,
+  IndexingHandler,
+  WebhookHandler,
+  ActivityHandler,
+  ErrorsModeName,
 } from './core/intents/handlers.js';
 
 // Handler signatures.
 export type {
-  OperatorMemo, OperatorIndices, HandlerMemo, ChangeReason, ActivityName, WebhookOperation, UserInfo,
-  SpecOf, StatusOf, EssenceOf, FieldPathOf, PathValue, FieldRef, UntypedBody,
-  RetryArgs, ResourceArgs, ChangingArgs, WatchingArgs, DaemonArgs, TimerArgs, IndexingArgs, WebhookArgs, ActivityArgs,
-  ChangingFn, WatchingFn, DaemonFn, TimerFn, IndexingFn, WebhookFn, ActivityFn, IndexOf, IndexOfResult,
+  OperatorMemo,
+  OperatorIndices,
+  HandlerMemo,
+  ChangeReason,
+  ActivityName,
+  WebhookOperation,
+  UserInfo,
+  SpecOf,
+  StatusOf,
+  EssenceOf,
+  FieldPathOf,
+  PathValue,
+  FieldRef,
+  UntypedBody,
+  RetryArgs,
+  ResourceArgs,
+  ChangingArgs,
+  WatchingArgs,
+  DaemonArgs,
+  TimerArgs,
+  IndexingArgs,
+  WebhookArgs,
+  ActivityArgs,
+  ChangingFn,
+  WatchingFn,
+  DaemonFn,
+  TimerFn,
+  IndexingFn,
+  WebhookFn,
+  ActivityFn,
+  IndexOf,
+  IndexOfResult,
 } from './core/intents/callbacks.js';
 export type { Index, Store } from './core/intents/indices.js';
 export { IndexKeyError } from './core/engines/indexing.js';
 
 // Handler errors and their treatment.
 export {
-  KopfError, TemporaryError, PermanentError, HandlerTimeoutError, HandlerRetriesError, AdmissionError, ErrorsMode,
+  KopfError,
+  TemporaryError,
+  PermanentError,
+  HandlerTimeoutError,
+  HandlerRetriesError,
+  AdmissionError,
+  ErrorsMode,
 } from './core/actions/errors.js';
 
 // Lifecycles: `lifecycles.asap`, `allAtOnce`, `oneByOne`, `randomized`, `shuffled`.
@@ -105,7 +225,11 @@ export type { EventTargets } from './core/engines/posting.js';
 // Sub-handlers, from inside change handlers.
 export { subhandler, register, execute } from './core/reactor/subhandling.js';
 export type {
-  SubhandlerOptions, FieldSubhandlerOptions, RegisterOptions, ExecuteOptions, SubhandlerFn,
+  SubhandlerOptions,
+  FieldSubhandlerOptions,
+  RegisterOptions,
+  ExecuteOptions,
+  SubhandlerFn,
 } from './core/reactor/subhandling.js';
 // The typed forms handlers get in their arguments (`({ subhandler }) => …`).
 export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
@@ -124,9 +248,20 @@ export type { ServedEndpoint } from './core/engines/endpoints.js';
 // `WebhookRequestFn` here (Kopf: `WebhookFn`; `WebhookFn` is the type of admission handlers).
 export { WebhookRequestError } from './cogs/structs/webhooks.js';
 export type {
-  WebhookFn as WebhookRequestFn, WebhookRequestContext, WebhookRequestProblem, WebhookClientConfig, WebhookServiceReference,
-  WebhookServerEnvironment, WebhookServerFn, WebhookServerObject, WebhookServerLike,
-  AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, GroupVersionResource, GroupVersionKind,
+  WebhookFn as WebhookRequestFn,
+  WebhookRequestContext,
+  WebhookRequestProblem,
+  WebhookClientConfig,
+  WebhookServiceReference,
+  WebhookServerEnvironment,
+  WebhookServerFn,
+  WebhookServerObject,
+  WebhookServerLike,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionReviewResponse,
+  GroupVersionResource,
+  GroupVersionKind,
 } from './cogs/structs/webhooks.js';
 export { AdmissionSetupError } from './core/engines/serving.js';
 export type { AdmissionSetupProblem } from './core/engines/serving.js';
@@ -141,23 +276,54 @@ export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } f
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {
-  WebhookServer, WebhookK3dServer, WebhookMinikubeServer, WebhookDockerDesktopServer, WebhookAutoServer,
-  WebhookNgrokTunnel, WebhookAutoTunnel, WebhookOptionsError, WebhookCertificateError, WebhookListenError,
-  MissingDependencyError, WEBHOOK_BODY_LIMIT,
+  WebhookServer,
+  WebhookK3dServer,
+  WebhookMinikubeServer,
+  WebhookDockerDesktopServer,
+  WebhookAutoServer,
+  WebhookNgrokTunnel,
+  WebhookAutoTunnel,
+  WebhookOptionsError,
+  WebhookCertificateError,
+  WebhookListenError,
+  MissingDependencyError,
+  WEBHOOK_BODY_LIMIT,
 } from './kits/webhooks/index.js';
 export type {
-  WebhookServerOptions, WebhookServiceOptions, WebhookVerifyMode, ClusterFlavour, WebhookNgrokTunnelOptions,
-  WebhookAutoTunnelOptions, NgrokLoader, NgrokModule, NgrokListener, NgrokForwardConfig,
+  WebhookServerOptions,
+  WebhookServiceOptions,
+  WebhookVerifyMode,
+  ClusterFlavour,
+  WebhookNgrokTunnelOptions,
+  WebhookAutoTunnelOptions,
+  NgrokLoader,
+  NgrokModule,
+  NgrokListener,
+  NgrokForwardConfig,
 } from './kits/webhooks/index.js';
 
 // Hierarchies: owner references, labels, names and namespaces of children (default owner: the handler's object).
 export {
-  adopt, appendOwnerReference, removeOwnerReference, label, harmonizeNaming, adjustNamespace,
-  buildObjectReference, buildOwnerReference, HierarchyError,
+  adopt,
+  appendOwnerReference,
+  removeOwnerReference,
+  label,
+  harmonizeNaming,
+  adjustNamespace,
+  buildObjectReference,
+  buildOwnerReference,
+  HierarchyError,
 } from './kits/hierarchies.js';
 export type {
-  OwnerLike, Objects, ObjectReference, HierarchyProblem, OwnerReferenceOptions, LabelOptions, NamingOptions,
-  NamespaceOptions, AdoptOptions,
+  OwnerLike,
+  Objects,
+  ObjectReference,
+  HierarchyProblem,
+  OwnerReferenceOptions,
+  LabelOptions,
+  NamingOptions,
+  NamespaceOptions,
+  AdoptOptions,
 } from './kits/hierarchies.js';
 
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
@@ -166,7 +332,10 @@ export type { KopfRunnerOptions } from './kits/runner.js';
 
 /** Progress and diff-base storages (R-STORAGE-1/3/13): set them in `settings.persistence`. */
 export {
-  AnnotationsProgressStorage, StatusProgressStorage, MultiProgressStorage, SmartProgressStorage,
+  AnnotationsProgressStorage,
+  StatusProgressStorage,
+  MultiProgressStorage,
+  SmartProgressStorage,
 } from './cogs/configs/progress.js';
 export type { ProgressStorage, ProgressRecord } from './cogs/configs/progress.js';
 export { AnnotationsDiffBaseStorage, StatusDiffBaseStorage, MultiDiffBaseStorage } from './cogs/configs/diffbase.js';

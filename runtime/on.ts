@@ -81,13 +81,14 @@ export interface ChangeFilterOptions<V, Args> {
   readonly new?: filters.ValueFilter<V, FilterArgs<Args>>;
 }
 
-type ChangeBase<Body extends object, P> = CommonOptions & RetryOptions
-  & FilterOptions<callbacks.ChangingArgs<Body, ValueOf<Body, P>>>
-  & FieldValueOptions<Body, P, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
+type ChangeBase<Body extends object, P> = CommonOptions &
+  RetryOptions &
+  FilterOptions<callbacks.ChangingArgs<Body, ValueOf<Body, P>>> &
+  FieldValueOptions<Body, P, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
 
 export type CreateOptions<Body extends object, P = never> = ChangeBase<Body, P>;
-export type UpdateOptions<Body extends object, P = never> = ChangeBase<Body, P>
-  & ChangeFilterOptions<callbacks.PathValue<Body, P>, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
+export type UpdateOptions<Body extends object, P = never> = ChangeBase<Body, P> &
+  ChangeFilterOptions<callbacks.PathValue<Body, P>, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
 export type DeleteOptions<Body extends object, P = never> = ChangeBase<Body, P> & {
   /** Optional delete handlers do not require the finalizer (R-HANDLERS-9). */
   readonly optional?: boolean;
@@ -97,15 +98,19 @@ export type ResumeOptions<Body extends object, P = never> = ChangeBase<Body, P> 
   readonly deleted?: boolean;
 };
 /** Options of `on.field(ref, field, options, fn)` (the field is positional). */
-export type FieldOptions<Body extends object, V> = CommonOptions & RetryOptions
-  & FilterOptions<callbacks.ChangingArgs<Body, V>>
-  & { readonly value?: filters.ValueFilter<V, FilterArgs<callbacks.ChangingArgs<Body, V>>> }
-  & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V>>;
+export type FieldOptions<Body extends object, V> = CommonOptions &
+  RetryOptions &
+  FilterOptions<callbacks.ChangingArgs<Body, V>> & {
+    readonly value?: filters.ValueFilter<V, FilterArgs<callbacks.ChangingArgs<Body, V>>>;
+  } & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V>>;
 
-export type WatchingOptions<Body extends object, P = never> = CommonOptions
-  & FilterOptions<callbacks.WatchingArgs<Body>> & FieldValueOptions<Body, P, callbacks.WatchingArgs<Body>>;
-export type DaemonOptions<Body extends object, P = never> = CommonOptions & RetryOptions
-  & FilterOptions<callbacks.DaemonArgs<Body>> & FieldValueOptions<Body, P, callbacks.DaemonArgs<Body>> & {
+export type WatchingOptions<Body extends object, P = never> = CommonOptions &
+  FilterOptions<callbacks.WatchingArgs<Body>> &
+  FieldValueOptions<Body, P, callbacks.WatchingArgs<Body>>;
+export type DaemonOptions<Body extends object, P = never> = CommonOptions &
+  RetryOptions &
+  FilterOptions<callbacks.DaemonArgs<Body>> &
+  FieldValueOptions<Body, P, callbacks.DaemonArgs<Body>> & {
     /** Seconds before the first invocation, or a callback computing them. */
     readonly initialDelay?: number | ((args: callbacks.DaemonArgs<Body>) => number);
     /** Seconds of graceful stopping before the forced stage (R-DAEMON-6). */
@@ -115,8 +120,10 @@ export type DaemonOptions<Body extends object, P = never> = CommonOptions & Retr
     /** Seconds between checks while waiting for a daemon to exit. */
     readonly cancellationPolling?: number;
   };
-export type TimerOptions<Body extends object, P = never> = CommonOptions & RetryOptions
-  & FilterOptions<callbacks.TimerArgs<Body>> & FieldValueOptions<Body, P, callbacks.TimerArgs<Body>> & {
+export type TimerOptions<Body extends object, P = never> = CommonOptions &
+  RetryOptions &
+  FilterOptions<callbacks.TimerArgs<Body>> &
+  FieldValueOptions<Body, P, callbacks.TimerArgs<Body>> & {
     /** Seconds between invocations. */
     readonly interval?: number;
     /** Seconds before the first invocation, or a callback computing them. */
@@ -126,10 +133,13 @@ export type TimerOptions<Body extends object, P = never> = CommonOptions & Retry
     /** Seconds without essential changes before invoking. */
     readonly idle?: number;
   };
-export type IndexingOptions<Body extends object, P = never> = CommonOptions & RetryOptions
-  & FilterOptions<callbacks.IndexingArgs<Body>> & FieldValueOptions<Body, P, callbacks.IndexingArgs<Body>>;
-export type WebhookOptions<Body extends object, P = never> = CommonOptions
-  & FilterOptions<callbacks.WebhookArgs<Body>> & FieldValueOptions<Body, P, callbacks.WebhookArgs<Body>> & {
+export type IndexingOptions<Body extends object, P = never> = CommonOptions &
+  RetryOptions &
+  FilterOptions<callbacks.IndexingArgs<Body>> &
+  FieldValueOptions<Body, P, callbacks.IndexingArgs<Body>>;
+export type WebhookOptions<Body extends object, P = never> = CommonOptions &
+  FilterOptions<callbacks.WebhookArgs<Body>> &
+  FieldValueOptions<Body, P, callbacks.WebhookArgs<Body>> & {
     /** Default: all operations. */
     readonly operations?: readonly callbacks.WebhookOperation[];
     /** @deprecated Use `operations`. */
@@ -161,21 +171,28 @@ interface ResourceKinds<Body extends object, P> {
 export interface ChangingRegistrar<K extends keyof ChangingKinds<object, never>> {
   <const R extends selectors.ResourceRef>(ref: R, fn: callbacks.ChangingFn<BodyOfRef<R>>): callbacks.ChangingFn<BodyOfRef<R>>;
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
-    ref: R, options: ChangingKinds<BodyOfRef<R>, P>[K], fn: callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>,
+    ref: R,
+    options: ChangingKinds<BodyOfRef<R>, P>[K],
+    fn: callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>,
   ): callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>;
 }
 
 /** The shape of `on.field`: the field positionally (type-checked dotted path) or as an option. */
 export interface FieldRegistrar {
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
-    ref: R, field: P, fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
-  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
-  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
-    ref: R, field: P, options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+    ref: R,
+    field: P,
     fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
   ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
-    ref: R, options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>> & { readonly field: P },
+    ref: R,
+    field: P,
+    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+  <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
+    ref: R,
+    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>> & { readonly field: P },
     fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
   ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
 }
@@ -184,7 +201,9 @@ export interface FieldRegistrar {
 export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>> {
   <const R extends selectors.ResourceRef>(ref: R, fn: ResourceKinds<BodyOfRef<R>, never>[K]['fn']): ResourceKinds<BodyOfRef<R>, never>[K]['fn'];
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
-    ref: R, options: ResourceKinds<BodyOfRef<R>, P>[K]['options'], fn: ResourceKinds<BodyOfRef<R>, P>[K]['fn'],
+    ref: R,
+    options: ResourceKinds<BodyOfRef<R>, P>[K]['options'],
+    fn: ResourceKinds<BodyOfRef<R>, P>[K]['fn'],
   ): ResourceKinds<BodyOfRef<R>, P>[K]['fn'];
 }
 
@@ -196,7 +215,9 @@ export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>>
 export interface IndexRegistrar {
   <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>>(ref: R, fn: F): F;
   <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
-    ref: R, options: IndexingOptions<BodyOfRef<R>, P>, fn: F,
+    ref: R,
+    options: IndexingOptions<BodyOfRef<R>, P>,
+    fn: F,
   ): F;
 }
 
@@ -246,7 +267,9 @@ function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, 
   const positional = typeof a === 'string' || Array.isArray(a);
   const [options, fn] = positional ? split(b, c) : split(a, b);
   const handler = handlers.changingHandler(fn, options, {
-    registration: 'field', selector: selectors.parseSelector(ref), ...(positional ? { field: a as string | string[] } : {}),
+    registration: 'field',
+    selector: selectors.parseSelector(ref),
+    ...(positional ? { field: a as string | string[] } : {}),
   });
   registryOf(options).register(handler);
   return fn;

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
-for (const folder of ['dist', 'generator/dist', 'generator/templates', 'generator/LICENSE']) fs.rmSync(path.join(root, folder), { recursive: true, force: true });
+for (const folder of ['dist', 'generator/dist', 'generator/templates', 'generator/LICENSE'])
+  fs.rmSync(path.join(root, folder), { recursive: true, force: true });
 // The generator first: kopf-gen's `kopf-gen/generator` subpath re-exports its declarations.
 for (const project of ['generator/tsconfig.build.json', 'tsconfig.build.json']) {
   try {

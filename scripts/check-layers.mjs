@@ -38,8 +38,9 @@ function* sources(dir) {
   if (!fs.existsSync(dir)) return;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) { if (entry.name !== 'node_modules') yield* sources(full); }
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name)) yield full;
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules') yield* sources(full);
+    } else if (/\.(ts|mts|js|mjs)$/.test(entry.name)) yield full;
   }
 }
 
@@ -54,17 +55,22 @@ export function check(rootDir) {
       for (const m of text.matchAll(IMPORT)) {
         const spec = m[1] ?? m[2] ?? m[3];
         let target;
-        if (spec.startsWith('.')) target = path.relative(rootDir, path.resolve(path.dirname(file), spec)).split(path.sep).join('/');
+        if (spec.startsWith('.'))
+          target = path
+            .relative(rootDir, path.resolve(path.dirname(file), spec))
+            .split(path.sep)
+            .join('/');
         else if (spec === 'kopf-gen' || spec.startsWith('kopf-gen/')) {
           const sub = spec === 'kopf-gen' ? 'runtime' : spec.slice('kopf-gen/'.length);
           target = sub === 'testing' ? 'testing/index.ts' : sub === 'generator' ? 'cli/generator.ts' : `${sub}/index.ts`;
         } else continue;
         const say = (rule) => violations.push(`${rel}: imports ${target} (${rule})`);
         if (rel.startsWith('devcluster/') && target.startsWith('runtime/')) say('the devcluster never imports the runtime');
-        if (rel.startsWith('generator/') && /^(runtime|devcluster|cli)\//.test(target)) say('the generator package never imports kopf-gen\'s folders');
+        if (rel.startsWith('generator/') && /^(runtime|devcluster|cli)\//.test(target)) say("the generator package never imports kopf-gen's folders");
         if (!rel.startsWith('generator/') && target.startsWith('generator/')) say('kopf-gen loads the generator by package name, never by path');
         if (/^(runtime|devcluster)\//.test(rel) && target.startsWith('cli/')) say('the runtime and the devcluster never import the command line');
-        if (/^(runtime|devcluster)\//.test(rel) && target.startsWith('testing/')) say('the runtime and the devcluster never import the testing kit that combines them');
+        if (/^(runtime|devcluster)\//.test(rel) && target.startsWith('testing/'))
+          say('the runtime and the devcluster never import the testing kit that combines them');
         if (rel.startsWith('runtime/') && target.startsWith('devcluster/')) say('the runtime never imports the devcluster');
         if (rel.startsWith('runtime/') && target.startsWith('generator/')) say('the runtime never imports the generator');
         if (rel.startsWith('runtime/') && target.startsWith('runtime/')) {
@@ -72,7 +78,8 @@ export function check(rootDir) {
           const to = rankOf(target);
           if (from !== undefined && to !== undefined && to > from) say('a lower runtime layer never imports a higher one');
           const pair = [rel, target].map((p) => p.replace(/\.(ts|js)$/, ''));
-          if (pair.includes('runtime/cogs/configs/progress') && pair.includes('runtime/cogs/configs/diffbase')) say('progress and diffbase storages are independent');
+          if (pair.includes('runtime/cogs/configs/progress') && pair.includes('runtime/cogs/configs/diffbase'))
+            say('progress and diffbase storages are independent');
           const kit = (p) => (p.startsWith('runtime/kits/') ? p.split('/')[2].replace(/\.(ts|js)$/, '') : undefined);
           if (kit(rel) && kit(target) && kit(rel) !== kit(target)) say('kits are independent of each other');
         }

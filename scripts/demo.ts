@@ -83,23 +83,28 @@ interface ProcessRow {
 /** The process table: from /proc where there is one (Linux, even without procps), else from `ps`. */
 function processTable(): ProcessRow[] {
   if (fs.existsSync('/proc/self/stat')) {
-    return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
-      let stat: string;
-      try {
-        stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      } catch {
-        return []; // ended meanwhile
-      }
-      // "<pid> (<comm>) <state> <ppid> …"; the name may itself contain spaces and parentheses.
-      const close = stat.lastIndexOf(')');
-      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
-      return [{ pid: Number(entry), ppid, comm: stat.slice(stat.indexOf('(') + 1, close) }];
-    });
+    return fs
+      .readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .flatMap((entry) => {
+        let stat: string;
+        try {
+          stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        } catch {
+          return []; // ended meanwhile
+        }
+        // "<pid> (<comm>) <state> <ppid> …"; the name may itself contain spaces and parentheses.
+        const close = stat.lastIndexOf(')');
+        const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+        return [{ pid: Number(entry), ppid, comm: stat.slice(stat.indexOf('(') + 1, close) }];
+      });
   }
-  return execFileSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' }).split('\n').flatMap((line) => {
-    const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
-    return match ? [{ pid: Number(match[1]), ppid: Number(match[2]), comm: path.basename(match[3]!.trim()) }] : [];
-  });
+  return execFileSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' })
+    .split('\n')
+    .flatMap((line) => {
+      const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+      return match ? [{ pid: Number(match[1]), ppid: Number(match[2]), comm: path.basename(match[3]!.trim()) }] : [];
+    });
 }
 
 /**
@@ -120,8 +125,10 @@ function haveKubectl(): boolean {
   const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
   if (probe.error === undefined && probe.status === 0) return true;
   const problem = probe.error ? 'none was found' : `\`kubectl version --client\` failed (exit ${probe.status}): ${probe.stderr.trim()}`;
-  process.stderr.write(`\nThe demo creates an object with kubectl, which must be on PATH; ${problem}.\n`
-    + 'Install one with:  bash scripts/install-kubectl.sh   (or see https://kubernetes.io/docs/tasks/tools/)\n');
+  process.stderr.write(
+    `\nThe demo creates an object with kubectl, which must be on PATH; ${problem}.\n` +
+      'Install one with:  bash scripts/install-kubectl.sh   (or see https://kubernetes.io/docs/tasks/tools/)\n',
+  );
   return false;
 }
 
@@ -145,7 +152,9 @@ function waitForLine(lines: string[], pattern: RegExp, child: ChildProcess, time
       }
       if (child.exitCode !== null || child.signalCode !== null || Date.now() - started > timeoutMs) {
         clearInterval(timer);
-        reject(new Error(`the operator did not log ${pattern} (${child.exitCode !== null ? `it exited with ${child.exitCode}` : `within ${timeoutMs / 1000}s`})`));
+        reject(
+          new Error(`the operator did not log ${pattern} (${child.exitCode !== null ? `it exited with ${child.exitCode}` : `within ${timeoutMs / 1000}s`})`),
+        );
       }
     }, 50);
   });
@@ -188,8 +197,9 @@ async function demo(): Promise<number> {
     const [, kubeconfig] = await waitForLine(lines, /kubeconfig: (\S+);/, operator, 60_000);
     // Kopf's last start-up line; objects created earlier are handled too, this only keeps the story in order.
     await waitForLine(lines, /Initial authentication has finished/, operator, 20_000).catch(() => undefined);
-    const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)(
-      'kubectl', ['--kubeconfig', kubeconfig!, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8' })).stdout;
+    const kubectl = async (...args: string[]): Promise<string> =>
+      (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig!, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8' }))
+        .stdout;
 
     say('kubectl apply -f fixtures/objects/kopf-example-1.yaml');
     process.stdout.write(await kubectl('apply', '-f', sample));
@@ -213,8 +223,10 @@ async function demo(): Promise<number> {
     const code = await exited;
     operator = undefined;
     if (code !== 0) throw new Error(`the operator exited with ${code}`);
-    say(`done in ${((Date.now() - started) / 1000).toFixed(1)}s: the operator stopped cleanly (exit 0). `
-      + 'Your own project: node bin/kopf-gen.js init --crd YOUR-CRD.yaml --out DIR (see README.md).');
+    say(
+      `done in ${((Date.now() - started) / 1000).toFixed(1)}s: the operator stopped cleanly (exit 0). ` +
+        'Your own project: node bin/kopf-gen.js init --crd YOUR-CRD.yaml --out DIR (see README.md).',
+    );
     return 0;
   } catch (error) {
     process.stderr.write(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -28,7 +28,11 @@ export interface CallOptions {
 
 export type CallResult = { ok: true; response: JsonObject } | { ok: false; detail: string };
 
-interface Target { url: URL; servername: string | undefined; ca: string | undefined }
+interface Target {
+  url: URL;
+  servername: string | undefined;
+  ca: string | undefined;
+}
 
 function targetOf(spec: JsonObject, opts: CallOptions): Target {
   const cc = objects.isObject(spec['clientConfig']) ? spec['clientConfig'] : {};
@@ -51,7 +55,9 @@ function targetOf(spec: JsonObject, opts: CallOptions): Target {
 
 export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOptions): Promise<CallResult> {
   let target: Target;
-  try { target = targetOf(spec, opts); } catch (err) {
+  try {
+    target = targetOf(spec, opts);
+  } catch (err) {
     return Promise.resolve({ ok: false, detail: `invalid client config: ${err instanceof Error ? err.message : String(err)}` });
   }
   const timeoutMs = Number(spec['timeoutSeconds'] ?? 10) * 1000;
@@ -62,7 +68,9 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
     const options: https.RequestOptions = {
       method: 'POST',
       headers: {
-        'content-type': 'application/json', accept: 'application/json', 'user-agent': ADMISSION_USER_AGENT,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'user-agent': ADMISSION_USER_AGENT,
         'content-length': Buffer.byteLength(body),
       },
       timeout: timeoutMs,
@@ -81,7 +89,10 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) { resolve({ ok: false, detail: `Post "${target.url}": unexpected status code ${res.statusCode}` }); return; }
+        if (res.statusCode !== 200) {
+          resolve({ ok: false, detail: `Post "${target.url}": unexpected status code ${res.statusCode}` });
+          return;
+        }
         try {
           const parsed = JSON.parse(text) as unknown;
           resolve(objects.isObject(parsed) ? { ok: true, response: parsed } : { ok: false, detail: 'received invalid webhook response: not an object' });
@@ -91,7 +102,9 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
       });
       res.on('error', (err) => resolve({ ok: false, detail: `Post "${target.url}": ${err.message}` }));
     });
-    req.on('timeout', () => { req.destroy(new Error('context deadline exceeded')); });
+    req.on('timeout', () => {
+      req.destroy(new Error('context deadline exceeded'));
+    });
     req.on('error', (err) => resolve({ ok: false, detail: `Post "${target.url}": ${err.message}` }));
     req.end(body);
   });

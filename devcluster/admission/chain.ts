@@ -4,7 +4,7 @@
  * validating webhooks in parallel, and turns denials and failures into the API errors of D-ADM-7/8.
  * Configurations are read from the store on every request, so changes apply at once (D-ADM-12).
  */
-import * as core from '../api/core.js';
+import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';
 import * as jsonpatch from '../patching/jsonpatch.js';
 import * as statuses from '../server/statuses.js';
@@ -35,7 +35,10 @@ export class WebhookAdmission implements core.Admission {
   private readonly call: calling.CallOptions;
   private readonly onCall: ((call: WebhookCallRecord) => void) | undefined;
 
-  constructor(private readonly c: core.Core, opts: AdmissionOptions = {}) {
+  constructor(
+    private readonly c: core.Core,
+    opts: AdmissionOptions = {},
+  ) {
     this.call = { resolver: opts.resolver ?? calling.defaultServiceResolver, insecure: opts.insecure ?? false };
     this.onCall = opts.onCall;
   }
@@ -112,7 +115,8 @@ export class WebhookAdmission implements core.Admission {
     const patchType = response['patchType'];
     if (patch === undefined && patchType === undefined) return attrs.object;
     if (!mutating) return fail('received invalid webhook response: a validating webhook returned a patch');
-    if (patch === undefined || patchType !== 'JSONPatch') return fail('received invalid webhook response: patch and patchType must be given together, patchType JSONPatch');
+    if (patch === undefined || patchType !== 'JSONPatch')
+      return fail('received invalid webhook response: patch and patchType must be given together, patchType JSONPatch');
     try {
       const ops = jsonpatch.parseJsonPatch(JSON.parse(Buffer.from(String(patch), 'base64').toString('utf8')));
       const patched = jsonpatch.applyJsonPatch(attrs.object, ops);
@@ -138,7 +142,10 @@ function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, ui
     requestKind: { group: t.group, version: t.version, kind: t.kind },
     requestResource: { group: t.group, version: t.version, resource: t.resource },
   };
-  if (attrs.subresource) { request['subResource'] = attrs.subresource; request['requestSubResource'] = attrs.subresource; }
+  if (attrs.subresource) {
+    request['subResource'] = attrs.subresource;
+    request['requestSubResource'] = attrs.subresource;
+  }
   if (attrs.name) request['name'] = attrs.name;
   if (t.namespaced && attrs.namespace) request['namespace'] = attrs.namespace;
   Object.assign(request, {

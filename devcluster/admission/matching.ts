@@ -59,9 +59,17 @@ function selectorMatches(selector: unknown, labels: Record<string, string>): boo
   }
 }
 
-export function matchingWebhooks(kind: 'mutating' | 'validating', configs: JsonObject[], attrs: core.AdmissionAttributes,
-                                 registry: resources.Registry, namespaceLabels: (ns: string) => Record<string, string>): Webhook[] {
-  const served = registry.all().filter((t) => t.storage === attrs.type.storage).map((t) => t.version);
+export function matchingWebhooks(
+  kind: 'mutating' | 'validating',
+  configs: JsonObject[],
+  attrs: core.AdmissionAttributes,
+  registry: resources.Registry,
+  namespaceLabels: (ns: string) => Record<string, string>,
+): Webhook[] {
+  const served = registry
+    .all()
+    .filter((t) => t.storage === attrs.type.storage)
+    .map((t) => t.version);
   const out: Webhook[] = [];
   const sorted = [...configs].sort((a, b) => (objects.nameOf(a) < objects.nameOf(b) ? -1 : 1));
   for (const config of sorted) {
@@ -70,7 +78,10 @@ export function matchingWebhooks(kind: 'mutating' | 'validating', configs: JsonO
       const equivalent = (spec['matchPolicy'] ?? 'Equivalent') === 'Equivalent';
       const rules = Array.isArray(spec['rules']) ? (spec['rules'] as JsonObject[]) : [];
       let version: string | undefined;
-      for (const rule of rules) { version = ruleVersion(rule, attrs, equivalent, served); if (version) break; }
+      for (const rule of rules) {
+        version = ruleVersion(rule, attrs, equivalent, served);
+        if (version) break;
+      }
       if (!version) return;
       const objLabels = attrs.object ? objects.labelsOf(attrs.object) : {};
       const oldLabels = attrs.oldObject ? objects.labelsOf(attrs.oldObject) : {};

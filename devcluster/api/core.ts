@@ -40,8 +40,12 @@ export interface Admission {
 }
 
 export const noAdmission: Admission = {
-  async mutate(attrs) { return attrs.object; },
-  async validate() { /* nothing to call */ },
+  async mutate(attrs) {
+    return attrs.object;
+  },
+  async validate() {
+    /* nothing to call */
+  },
 };
 
 export interface CoreOptions {

@@ -4,7 +4,7 @@
  */
 import * as names from '../meta/names.js';
 import * as statuses from '../server/statuses.js';
-import * as core from './core.js';
+import type * as core from './core.js';
 import * as objects from './objects.js';
 import * as writes from './writes.js';
 
@@ -19,7 +19,12 @@ export function checkNamespace(c: core.Core, req: core.WriteRequest, name: strin
   if (phase === 'Terminating') {
     throw statuses.forbidden(
       `${statuses.qualifiedResource(writes.identOf(req.type))} "${name}" is forbidden: unable to create new content in namespace ${req.namespace} because it is being terminated`,
-      { name, group: req.type.group, kind: req.type.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${req.namespace} is being terminated`, field: 'metadata.namespace' }] },
+      {
+        name,
+        group: req.type.group,
+        kind: req.type.resource,
+        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${req.namespace} is being terminated`, field: 'metadata.namespace' }],
+      },
     );
   }
 }
@@ -28,7 +33,12 @@ export function checkNamespace(c: core.Core, req: core.WriteRequest, name: strin
  * Creates an object from a decoded body. `prepared` bodies (from PUT/apply) have already passed
  * identity checks and schema normalisation.
  */
-export async function create(c: core.Core, req: core.WriteRequest, body: unknown, opts: { prepared?: boolean; keepManagedFields?: boolean } = {}): Promise<{ object: JsonObject; code: number }> {
+export async function create(
+  c: core.Core,
+  req: core.WriteRequest,
+  body: unknown,
+  opts: { prepared?: boolean; keepManagedFields?: boolean } = {},
+): Promise<{ object: JsonObject; code: number }> {
   let obj = writes.requireObject(body);
   const requestedManagedFields = objects.metaOf(obj)['managedFields'];
   if (!opts.prepared) {
@@ -46,11 +56,21 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
   obj = objects.withMeta(obj, (m) => {
     for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'resourceVersion', 'generation']) delete m[k];
   });
-  const mutated = await c.admission.mutate({
-    operation: 'CREATE', type: req.type, subresource: undefined, namespace: req.namespace,
-    name: objects.nameOf(obj) || undefined, object: obj, oldObject: undefined, dryRun: req.dryRun,
-    options: writes.admissionOptions('CreateOptions', req), user: req.user,
-  }, req.warnings);
+  const mutated = await c.admission.mutate(
+    {
+      operation: 'CREATE',
+      type: req.type,
+      subresource: undefined,
+      namespace: req.namespace,
+      name: objects.nameOf(obj) || undefined,
+      object: obj,
+      oldObject: undefined,
+      dryRun: req.dryRun,
+      options: writes.admissionOptions('CreateOptions', req),
+      user: req.user,
+    },
+    req.warnings,
+  );
   if (mutated && mutated !== obj) obj = writes.redefault(req, mutated);
   // Strategies see the stored form, as on update (field renames of events.k8s.io, D-BI-4).
   if (req.type.strategy.toStorage) obj = req.type.strategy.toStorage(obj);
@@ -70,11 +90,21 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
     if (!opts.keepManagedFields) candidate = writes.recordManager(c, req, undefined, candidate, requestedManagedFields);
     candidate = objects.withMeta(candidate, objects.compactMeta);
 
-    await c.admission.validate({
-      operation: 'CREATE', type: req.type, subresource: undefined, namespace: req.namespace,
-      name: objects.nameOf(candidate), object: objects.toExternal(req.type, candidate), oldObject: undefined, dryRun: req.dryRun,
-      options: writes.admissionOptions('CreateOptions', req), user: req.user,
-    }, req.warnings);
+    await c.admission.validate(
+      {
+        operation: 'CREATE',
+        type: req.type,
+        subresource: undefined,
+        namespace: req.namespace,
+        name: objects.nameOf(candidate),
+        object: objects.toExternal(req.type, candidate),
+        oldObject: undefined,
+        dryRun: req.dryRun,
+        options: writes.admissionOptions('CreateOptions', req),
+        user: req.user,
+      },
+      req.warnings,
+    );
 
     const key = writes.storageKey(req.type, candidate);
     if (c.store.get(req.type.storage, key)) {
@@ -83,7 +113,12 @@ export async function create(c: core.Core, req: core.WriteRequest, body: unknown
     }
     const stored = candidate;
     if (req.dryRun) {
-      return { object: objects.withMeta(stored, (m) => { delete m['resourceVersion']; }), code: 201 };
+      return {
+        object: objects.withMeta(stored, (m) => {
+          delete m['resourceVersion'];
+        }),
+        code: 201,
+      };
     }
     const change = c.store.write(req.type.storage, key, stored);
     return { object: change.object, code: 201 };

@@ -10,7 +10,7 @@ import * as defaulting from '../crds/defaulting.js';
 import * as listsemantics from '../crds/listsemantics.js';
 import * as printercolumns from '../crds/printercolumns.js';
 import * as pruning from '../crds/pruning.js';
-import * as schemas from '../crds/schemas.js';
+import type * as schemas from '../crds/schemas.js';
 import * as validation from '../crds/validation.js';
 import * as statuses from '../server/statuses.js';
 import * as objects from './objects.js';
@@ -41,91 +41,97 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
   const storageVersion = spec.versions.find((v) => v.storage)?.name ?? spec.versions[0]!.name;
   const storageApiVersion = `${spec.group}/${storageVersion}`;
   const ident: statuses.ResourceIdent = { group: spec.group, resource: names.plural, kind: names.kind };
-  return spec.versions.filter((v) => v.served).map((version) => {
-    const schema = version.schema?.openAPIV3Schema;
-    const hasStatus = version.subresources?.status !== undefined;
-    const scale = version.subresources?.scale;
-    const compiled = opts.cel && schema ? cel.compileRules(schema as unknown as cel.CelSchemaNode) : undefined;
-    if (compiled?.warnings.length) opts.onCelWarnings?.(compiled.warnings);
-    const apiVersion = `${spec.group}/${version.name}`;
-    const normalize = (obj: JsonObject): { value: JsonObject; unknownFields: string[] } => {
-      const pruned = pruning.pruneObject(obj, schema);
-      const value = defaulting.applyDefaults(pruned.value, schema) as JsonObject;
-      return { value, unknownFields: pruned.unknownFields };
-    };
-    const strategy: resources.Strategy = {
-      nameRule: 'subdomain',
-      putCreates: false,
-      requireResourceVersion: true,
-      deleteReturnsObject: false,
-      listSemantics: listsemantics.listSemanticsOf(schema),
-      generation: (old, next) => !objects.deepEqual(withoutMetaAndStatus(old, hasStatus), withoutMetaAndStatus(next, hasStatus)),
-      normalize,
-      prepareForCreate(obj) {
-        if (!hasStatus) return obj;
-        const { status: _s, ...rest } = obj;
-        return rest;
-      },
-      prepareForUpdate(obj, old) {
-        if (!hasStatus) return obj;
-        const out = { ...obj };
-        if (old['status'] === undefined) delete out['status']; else out['status'] = old['status'];
-        return out;
-      },
-      prepareForSubresource(sub, obj, old) {
-        if (sub !== 'status') return old;
-        const out: JsonObject = { ...old };
-        if (obj['status'] === undefined) delete out['status']; else out['status'] = obj['status'];
-        return out;
-      },
-      validate(obj, old) {
-        const errors = validation.validateCustomObject(obj, schema);
-        if (compiled) errors.push(...cel.evaluateRules(compiled, obj, old));
-        return errors;
-      },
-      toExternal(stored) {
-        // Reads apply the current schema's pruning and defaulting (D-CRD-8/10 c).
-        return { ...normalize(stored).value, apiVersion };
-      },
-      toStorage(external) {
-        return { ...external, apiVersion: storageApiVersion };
-      },
-      admitCreate(obj) {
-        if (opts.terminating()) {
-          const name = objects.nameOf(obj);
-          throw statuses.forbidden(`${statuses.qualifiedResource(ident)} "${name}" is forbidden: create not allowed while custom resource definition is terminating`,
-            { name, group: spec.group, kind: names.plural });
-        }
-      },
-    };
-    const deprecationWarning = version.deprecated
-      ? version.deprecationWarning ?? `${spec.group}/${version.name} ${names.kind} is deprecated`
-      : undefined;
-    const subresources: string[] = [];
-    if (hasStatus) subresources.push('status');
-    if (scale) subresources.push('scale');
-    const type: resources.ResourceType = {
-      group: spec.group,
-      version: version.name,
-      resource: names.plural,
-      singular: names.singular ?? names.kind.toLowerCase(),
-      kind: names.kind,
-      listKind: names.listKind ?? `${names.kind}List`,
-      namespaced: spec.scope === 'Namespaced',
-      shortNames: names.shortNames ?? [],
-      categories: names.categories ?? [],
-      verbs: resources.ALL_VERBS,
-      storage,
-      subresources,
-      scale: scale ? { specReplicasPath: scale.specReplicasPath, statusReplicasPath: scale.statusReplicasPath, labelSelectorPath: scale.labelSelectorPath } : undefined,
-      builtin: false,
-      deprecationWarning,
-      strategy,
-      table: {
-        definitions: () => printercolumns.columnDefinitions(version) as resources.ColumnDefinition[],
-        cells: (obj, now) => printercolumns.rowCells(version, obj, now),
-      },
-    };
-    return type;
-  });
+  return spec.versions
+    .filter((v) => v.served)
+    .map((version) => {
+      const schema = version.schema?.openAPIV3Schema;
+      const hasStatus = version.subresources?.status !== undefined;
+      const scale = version.subresources?.scale;
+      const compiled = opts.cel && schema ? cel.compileRules(schema as unknown as cel.CelSchemaNode) : undefined;
+      if (compiled?.warnings.length) opts.onCelWarnings?.(compiled.warnings);
+      const apiVersion = `${spec.group}/${version.name}`;
+      const normalize = (obj: JsonObject): { value: JsonObject; unknownFields: string[] } => {
+        const pruned = pruning.pruneObject(obj, schema);
+        const value = defaulting.applyDefaults(pruned.value, schema) as JsonObject;
+        return { value, unknownFields: pruned.unknownFields };
+      };
+      const strategy: resources.Strategy = {
+        nameRule: 'subdomain',
+        putCreates: false,
+        requireResourceVersion: true,
+        deleteReturnsObject: false,
+        listSemantics: listsemantics.listSemanticsOf(schema),
+        generation: (old, next) => !objects.deepEqual(withoutMetaAndStatus(old, hasStatus), withoutMetaAndStatus(next, hasStatus)),
+        normalize,
+        prepareForCreate(obj) {
+          if (!hasStatus) return obj;
+          const { status: _s, ...rest } = obj;
+          return rest;
+        },
+        prepareForUpdate(obj, old) {
+          if (!hasStatus) return obj;
+          const out = { ...obj };
+          if (old['status'] === undefined) delete out['status'];
+          else out['status'] = old['status'];
+          return out;
+        },
+        prepareForSubresource(sub, obj, old) {
+          if (sub !== 'status') return old;
+          const out: JsonObject = { ...old };
+          if (obj['status'] === undefined) delete out['status'];
+          else out['status'] = obj['status'];
+          return out;
+        },
+        validate(obj, old) {
+          const errors = validation.validateCustomObject(obj, schema);
+          if (compiled) errors.push(...cel.evaluateRules(compiled, obj, old));
+          return errors;
+        },
+        toExternal(stored) {
+          // Reads apply the current schema's pruning and defaulting (D-CRD-8/10 c).
+          return { ...normalize(stored).value, apiVersion };
+        },
+        toStorage(external) {
+          return { ...external, apiVersion: storageApiVersion };
+        },
+        admitCreate(obj) {
+          if (opts.terminating()) {
+            const name = objects.nameOf(obj);
+            throw statuses.forbidden(
+              `${statuses.qualifiedResource(ident)} "${name}" is forbidden: create not allowed while custom resource definition is terminating`,
+              { name, group: spec.group, kind: names.plural },
+            );
+          }
+        },
+      };
+      const deprecationWarning = version.deprecated ? (version.deprecationWarning ?? `${spec.group}/${version.name} ${names.kind} is deprecated`) : undefined;
+      const subresources: string[] = [];
+      if (hasStatus) subresources.push('status');
+      if (scale) subresources.push('scale');
+      const type: resources.ResourceType = {
+        group: spec.group,
+        version: version.name,
+        resource: names.plural,
+        singular: names.singular ?? names.kind.toLowerCase(),
+        kind: names.kind,
+        listKind: names.listKind ?? `${names.kind}List`,
+        namespaced: spec.scope === 'Namespaced',
+        shortNames: names.shortNames ?? [],
+        categories: names.categories ?? [],
+        verbs: resources.ALL_VERBS,
+        storage,
+        subresources,
+        scale: scale
+          ? { specReplicasPath: scale.specReplicasPath, statusReplicasPath: scale.statusReplicasPath, labelSelectorPath: scale.labelSelectorPath }
+          : undefined,
+        builtin: false,
+        deprecationWarning,
+        strategy,
+        table: {
+          definitions: () => printercolumns.columnDefinitions(version) as resources.ColumnDefinition[],
+          cells: (obj, now) => printercolumns.rowCells(version, obj, now),
+        },
+      };
+      return type;
+    });
 }

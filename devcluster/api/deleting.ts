@@ -5,9 +5,9 @@
  * controllers delete through the same function, so their deletions behave like a client's.
  */
 import * as statuses from '../server/statuses.js';
-import * as core from './core.js';
+import type * as core from './core.js';
 import * as objects from './objects.js';
-import * as options from './options.js';
+import type * as options from './options.js';
 import * as writes from './writes.js';
 
 type JsonObject = objects.JsonObject;
@@ -32,23 +32,49 @@ export async function remove(c: core.Core, req: core.WriteRequest, opts: options
     if (!stored) throw statuses.notFound(ident, name);
     const meta = objects.metaOf(stored);
     if (opts.preconditions.uid !== undefined && opts.preconditions.uid !== meta['uid']) {
-      throw statuses.conflict(ident, name, `the UID in the precondition (${opts.preconditions.uid}) does not match the UID in record (${String(meta['uid'])}). The object might have been deleted and then recreated`);
+      throw statuses.conflict(
+        ident,
+        name,
+        `the UID in the precondition (${opts.preconditions.uid}) does not match the UID in record (${String(meta['uid'])}). The object might have been deleted and then recreated`,
+      );
     }
     if (opts.preconditions.resourceVersion !== undefined && opts.preconditions.resourceVersion !== meta['resourceVersion']) {
-      throw statuses.conflict(ident, name, `the ResourceVersion in the precondition (${opts.preconditions.resourceVersion}) does not match the ResourceVersion in record (${String(meta['resourceVersion'])}). The object might have been modified`);
+      throw statuses.conflict(
+        ident,
+        name,
+        `the ResourceVersion in the precondition (${opts.preconditions.resourceVersion}) does not match the ResourceVersion in record (${String(meta['resourceVersion'])}). The object might have been modified`,
+      );
     }
-    await c.admission.validate({
-      operation: 'DELETE', type, subresource: undefined, namespace: req.namespace, name,
-      object: undefined, oldObject: objects.toExternal(type, stored), dryRun: req.dryRun,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}), ...(req.dryRun ? { dryRun: ['All'] } : {}) },
-      user: req.user,
-    }, req.warnings);
+    await c.admission.validate(
+      {
+        operation: 'DELETE',
+        type,
+        subresource: undefined,
+        namespace: req.namespace,
+        name,
+        object: undefined,
+        oldObject: objects.toExternal(type, stored),
+        dryRun: req.dryRun,
+        options: {
+          apiVersion: 'meta.k8s.io/v1',
+          kind: 'DeleteOptions',
+          ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+          ...(req.dryRun ? { dryRun: ['All'] } : {}),
+        },
+        user: req.user,
+      },
+      req.warnings,
+    );
     if (c.store.get(type.storage, key) !== stored) continue; // changed during admission: start over
 
     const now = objects.formatTime(c.clock.now());
     const custom = type.strategy.markForDeletion?.(stored, now);
     if (custom === 'conflict') {
-      throw statuses.conflict(ident, name, 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.');
+      throw statuses.conflict(
+        ident,
+        name,
+        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+      );
     }
     if (custom) return persistMark(c, req, key, custom);
 
@@ -114,7 +140,10 @@ export function deleteResponse(req: core.WriteRequest, result: DeleteResult): Js
   const external = objects.toExternal(req.type, result.object);
   if (!result.removed || req.type.strategy.deleteReturnsObject) return external;
   return {
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
     details: { name: objects.nameOf(result.object), group: req.type.group || undefined, kind: req.type.resource, uid: objects.uidOf(result.object) },
   };
 }

@@ -6,7 +6,7 @@ import * as selectors from '../meta/selectors.js';
 import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';
 import * as objects from './objects.js';
-import * as resources from './resources.js';
+import type * as resources from './resources.js';
 
 type JsonObject = objects.JsonObject;
 
@@ -21,9 +21,13 @@ export interface ObjectFilter {
 
 const GENERIC_FIELDS = ['metadata.name', 'metadata.namespace'];
 
-export function buildFilter(type: resources.ResourceType, namespace: string | undefined,
-                            labelSelector: string | undefined, fieldSelector: string | undefined,
-                            singleName?: string): ObjectFilter {
+export function buildFilter(
+  type: resources.ResourceType,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+  fieldSelector: string | undefined,
+  singleName?: string,
+): ObjectFilter {
   let labels: selectors.LabelSelector | undefined;
   let fields: selectors.FieldSelector | undefined;
   try {
@@ -42,14 +46,16 @@ export function buildFilter(type: resources.ResourceType, namespace: string | un
     }
     if (singleName !== undefined) {
       const named = selectors.exactName(fields);
-      if (named !== undefined && named !== singleName) throw statuses.badRequest('fieldSelector metadata.name doesn\'t match requested name');
+      if (named !== undefined && named !== singleName) throw statuses.badRequest("fieldSelector metadata.name doesn't match requested name");
     }
   }
-  const getField = (obj: JsonObject) => (f: string): string | undefined => {
-    if (f === 'metadata.name') return objects.nameOf(obj);
-    if (f === 'metadata.namespace') return objects.namespaceOf(obj) ?? '';
-    return extra[f]?.(obj);
-  };
+  const getField =
+    (obj: JsonObject) =>
+    (f: string): string | undefined => {
+      if (f === 'metadata.name') return objects.nameOf(obj);
+      if (f === 'metadata.namespace') return objects.namespaceOf(obj) ?? '';
+      return extra[f]?.(obj);
+    };
   const prefix = type.namespaced && namespace ? revisions.objectKey(namespace, '') : '';
   const namedOnly = fields !== undefined && selectors.selectorFields(fields).every((f) => f === 'metadata.name');
   return {

@@ -21,10 +21,18 @@ function metaString(obj: JsonObject, key: string): string {
   return typeof v === 'string' ? v : '';
 }
 
-export function nameOf(obj: JsonObject): string { return metaString(obj, 'name'); }
-export function namespaceOf(obj: JsonObject): string | undefined { return metaString(obj, 'namespace') || undefined; }
-export function uidOf(obj: JsonObject): string { return metaString(obj, 'uid'); }
-export function rvOf(obj: JsonObject): string { return metaString(obj, 'resourceVersion'); }
+export function nameOf(obj: JsonObject): string {
+  return metaString(obj, 'name');
+}
+export function namespaceOf(obj: JsonObject): string | undefined {
+  return metaString(obj, 'namespace') || undefined;
+}
+export function uidOf(obj: JsonObject): string {
+  return metaString(obj, 'uid');
+}
+export function rvOf(obj: JsonObject): string {
+  return metaString(obj, 'resourceVersion');
+}
 export function labelsOf(obj: JsonObject): Record<string, string> {
   const l = metaOf(obj)['labels'];
   return isObject(l) ? (l as Record<string, string>) : {};
@@ -35,7 +43,7 @@ export function finalizersOf(obj: JsonObject): string[] {
 }
 
 export function clone<T>(v: T): T {
-  return v === undefined ? v : JSON.parse(JSON.stringify(v)) as T;
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
 /** Structural equality of JSON values; members whose value is `undefined` count as absent. */
@@ -56,7 +64,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     const v = ao[k];
     if (v === undefined) continue;
     defined++;
-    if (!Object.prototype.hasOwnProperty.call(bo, k) || !deepEqual(v, bo[k])) return false;
+    if (!Object.hasOwn(bo, k) || !deepEqual(v, bo[k])) return false;
   }
   for (const k of Object.keys(bo)) if (bo[k] !== undefined) defined--;
   return defined === 0;
@@ -139,7 +147,10 @@ export function setPath(obj: JsonObject, path: string, value: unknown): JsonObje
   const root = { ...obj };
   let cur: JsonObject = root;
   parts.forEach((p, i) => {
-    if (i === parts.length - 1) { cur[p] = value; return; }
+    if (i === parts.length - 1) {
+      cur[p] = value;
+      return;
+    }
     const next = isObject(cur[p]) ? { ...(cur[p] as JsonObject) } : {};
     cur[p] = next;
     cur = next;

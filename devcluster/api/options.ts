@@ -40,7 +40,8 @@ function parseBool(q: URLSearchParams, name: string): boolean | undefined {
 function parseInteger(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw statuses.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  if (!/^-?\d+$/.test(v))
+    throw statuses.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
   return Number(v);
 }
 
@@ -149,7 +150,7 @@ export interface DeleteOptions {
 
 /** Delete options from a JSON body or, when the body is empty, from the query (D-VERB-23). */
 export function decodeDeleteOptions(q: URLSearchParams, body: unknown): DeleteOptions {
-  const src: Record<string, unknown> = body && typeof body === 'object' && !Array.isArray(body) ? body as Record<string, unknown> : {};
+  const src: Record<string, unknown> = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   const hasBody = body !== undefined;
   if (hasBody && (typeof body !== 'object' || body === null || Array.isArray(body))) {
     throw statuses.badRequest('the body of the request is not a valid DeleteOptions object');
@@ -164,7 +165,8 @@ export function decodeDeleteOptions(q: URLSearchParams, body: unknown): DeleteOp
   }
   const orphanRaw = hasBody ? src['orphanDependents'] : (q.get('orphanDependents') ?? undefined);
   const orphan = orphanRaw === undefined || orphanRaw === null ? undefined : orphanRaw === true || orphanRaw === 'true';
-  if (orphan !== undefined && policy) errors.push(fielderrors.invalid('propagationPolicy', policy, 'orphanDependents and propagationPolicy cannot both be set'));
+  if (orphan !== undefined && policy)
+    errors.push(fielderrors.invalid('propagationPolicy', policy, 'orphanDependents and propagationPolicy cannot both be set'));
   const graceRaw = hasBody && src['gracePeriodSeconds'] !== undefined ? src['gracePeriodSeconds'] : parseInteger(q, 'gracePeriodSeconds');
   let grace = graceRaw === undefined || graceRaw === null ? undefined : Number(graceRaw);
   if (grace !== undefined && grace < 0) grace = 1;

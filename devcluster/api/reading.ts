@@ -5,8 +5,8 @@
  */
 import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';
-import * as core from './core.js';
-import * as filters from './filters.js';
+import type * as core from './core.js';
+import type * as filters from './filters.js';
 import * as objects from './objects.js';
 import * as options from './options.js';
 import * as resources from './resources.js';
@@ -14,8 +14,10 @@ import * as resources from './resources.js';
 type JsonObject = objects.JsonObject;
 
 function tooLargeRv(requested: number, current: number): statuses.ApiError {
-  return new statuses.ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`,
-    { retryAfterSeconds: 1, causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] });
+  return new statuses.ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+    retryAfterSeconds: 1,
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+  });
 }
 
 /** Waits (up to the configured time) until the store reached `rv`, else 504 (D-VERB-2). */
@@ -25,8 +27,13 @@ export async function awaitRevision(c: core.Core, rv: number): Promise<void> {
   if (!reached) throw tooLargeRv(rv, c.store.revision);
 }
 
-export async function get(c: core.Core, type: resources.ResourceType, namespace: string | undefined, name: string,
-                          resourceVersion: string | undefined): Promise<JsonObject> {
+export async function get(
+  c: core.Core,
+  type: resources.ResourceType,
+  namespace: string | undefined,
+  name: string,
+  resourceVersion: string | undefined,
+): Promise<JsonObject> {
   options.checkResourceVersion(resourceVersion);
   if (resourceVersion && resourceVersion !== '0') await awaitRevision(c, Number(resourceVersion));
   const stored = c.store.get(type.storage, revisions.objectKey(type.namespaced ? namespace : undefined, name));
@@ -34,7 +41,11 @@ export async function get(c: core.Core, type: resources.ResourceType, namespace:
   return stored;
 }
 
-interface ContinueToken { v: string; rv: number; start: string }
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
 
 function encodeContinue(rv: number, start: string): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${start}\u0000` })).toString('base64url');
@@ -57,8 +68,7 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
-export async function list(c: core.Core, type: resources.ResourceType, filter: filters.ObjectFilter,
-                           o: options.ListOptions): Promise<ListResult> {
+export async function list(c: core.Core, type: resources.ResourceType, filter: filters.ObjectFilter, o: options.ListOptions): Promise<ListResult> {
   let entries: revisions.Entry[];
   let snapshotRev: number;
   if (o.continueToken) {
@@ -66,9 +76,13 @@ export async function list(c: core.Core, type: resources.ResourceType, filter: f
     snapshotRev = token.rv === -1 ? c.store.revision : token.rv;
     const snapshot = c.store.listAt(type.storage, snapshotRev, filter.prefix);
     if (!snapshot) {
-      throw new statuses.ApiError(410, 'Expired',
+      throw new statuses.ApiError(
+        410,
+        'Expired',
         'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-        undefined, { continueToken: encodeContinueRaw(-1, token.start) });
+        undefined,
+        { continueToken: encodeContinueRaw(-1, token.start) },
+      );
     }
     entries = snapshot.filter((e) => e.key >= token.start);
   } else {
@@ -99,7 +113,9 @@ export async function list(c: core.Core, type: resources.ResourceType, filter: f
   return { items: matching.map((e) => e.object), resourceVersion: String(snapshotRev) };
 }
 
-function encodeContinueRaw(rv: number, start: string): string { return encodeContinue(rv, start); }
+function encodeContinueRaw(rv: number, start: string): string {
+  return encodeContinue(rv, start);
+}
 
 /** The list envelope of D-WIRE-19. */
 export function listBody(type: resources.ResourceType, result: ListResult): JsonObject {

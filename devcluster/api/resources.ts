@@ -115,7 +115,11 @@ export interface ResourceType {
 }
 
 export interface ColumnDefinition {
-  name: string; type: string; format: string; description: string; priority: number;
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
 }
 
 export interface TableColumns {
@@ -158,7 +162,9 @@ export class Registry {
   private generationCounter = 0;
 
   /** Bumped on every change; discovery caches nothing, but tests can observe changes. */
-  get generation(): number { return this.generationCounter; }
+  get generation(): number {
+    return this.generationCounter;
+  }
 
   add(type: ResourceType): void {
     this.types.set(keyOf(type.group, type.version, type.resource), type);
@@ -180,7 +186,9 @@ export class Registry {
     return this.types.get(keyOf(group, version, resource));
   }
 
-  all(): ResourceType[] { return [...this.types.values()]; }
+  all(): ResourceType[] {
+    return [...this.types.values()];
+  }
 
   /** Served groups with their versions in priority order. */
   groups(): Map<string, string[]> {
@@ -196,7 +204,9 @@ export class Registry {
 
   /** Types of one group/version, sorted by resource name. */
   inGroupVersion(group: string, version: string): ResourceType[] {
-    return this.all().filter((t) => t.group === group && t.version === version).sort((a, b) => (a.resource < b.resource ? -1 : 1));
+    return this.all()
+      .filter((t) => t.group === group && t.version === version)
+      .sort((a, b) => (a.resource < b.resource ? -1 : 1));
   }
 
   /** Any served type of a storage (used by controllers to address stored objects). */

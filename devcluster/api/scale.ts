@@ -8,7 +8,7 @@ import * as jsonpatch from '../patching/jsonpatch.js';
 import * as merge from '../patching/merge.js';
 import * as statuses from '../server/statuses.js';
 import * as objects from './objects.js';
-import * as resources from './resources.js';
+import type * as resources from './resources.js';
 
 type JsonObject = objects.JsonObject;
 
@@ -31,12 +31,17 @@ export function scaleOf(type: resources.ResourceType, stored: JsonObject): JsonO
 }
 
 /** Computes the new Scale from a request, returning the replicas and the precondition RV if any. */
-export function desiredScale(current: JsonObject, input: { kind: 'replace'; body: unknown } | { kind: 'merge' | 'json'; patch: unknown }): { replicas: number; resourceVersion: string | undefined } {
+export function desiredScale(
+  current: JsonObject,
+  input: { kind: 'replace'; body: unknown } | { kind: 'merge' | 'json'; patch: unknown },
+): { replicas: number; resourceVersion: string | undefined } {
   let next: unknown;
   if (input.kind === 'replace') next = input.body;
   else if (input.kind === 'merge') next = merge.applyMergePatch(current, input.patch);
   else {
-    try { next = jsonpatch.applyJsonPatch(current, jsonpatch.parseJsonPatch(input.patch)); } catch (err) {
+    try {
+      next = jsonpatch.applyJsonPatch(current, jsonpatch.parseJsonPatch(input.patch));
+    } catch (err) {
       if (err instanceof jsonpatch.JsonPatchError) throw err.code === 'failed' ? statuses.jsonPatchRejected() : statuses.badRequest(err.message);
       throw err;
     }

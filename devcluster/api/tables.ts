@@ -4,13 +4,27 @@
  * object as PartialObjectMetadata, the full object, or nothing (`includeObject`).
  */
 import * as objects from './objects.js';
-import * as resources from './resources.js';
+import type * as resources from './resources.js';
 
 type JsonObject = objects.JsonObject;
 
 const DEFAULT_COLUMNS: resources.ColumnDefinition[] = [
-  { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names', priority: 0 },
-  { name: 'Age', type: 'date', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata', priority: 0 },
+  {
+    name: 'Name',
+    type: 'string',
+    format: 'name',
+    description:
+      'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+    priority: 0,
+  },
+  {
+    name: 'Age',
+    type: 'date',
+    format: '',
+    description:
+      'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+    priority: 0,
+  },
 ];
 
 /** Human age as kubectl prints it (`5s`, `4m`, `3h2m`, `2d`), from milliseconds. */
@@ -34,8 +48,13 @@ function defaultCells(obj: JsonObject, now: Date): unknown[] {
   return [objects.nameOf(obj), Number.isFinite(created) ? humanAge(now.getTime() - created) : '<unknown>'];
 }
 
-export function tableOf(type: resources.ResourceType, items: JsonObject[], now: Date, meta: JsonObject,
-                        includeObject: 'None' | 'Metadata' | 'Object'): JsonObject {
+export function tableOf(
+  type: resources.ResourceType,
+  items: JsonObject[],
+  now: Date,
+  meta: JsonObject,
+  includeObject: 'None' | 'Metadata' | 'Object',
+): JsonObject {
   const definitions = type.table ? type.table.definitions() : DEFAULT_COLUMNS;
   const rows = items.map((stored) => {
     const external = objects.toExternal(type, stored);

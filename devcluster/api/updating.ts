@@ -11,7 +11,7 @@ import * as strategic from '../patching/strategic.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as negotiation from '../server/negotiation.js';
 import * as statuses from '../server/statuses.js';
-import * as core from './core.js';
+import type * as core from './core.js';
 import * as creating from './creating.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
@@ -25,7 +25,10 @@ export type Mutation =
   | { kind: 'patch'; type: 'merge-patch' | 'json-patch' | 'strategic-merge-patch'; patch: unknown }
   | { kind: 'apply'; config: JsonObject; force: boolean };
 
-export interface UpdateResult { object: JsonObject; code: number }
+export interface UpdateResult {
+  object: JsonObject;
+  code: number;
+}
 
 const MAX_RETRIES = 16;
 
@@ -66,13 +69,22 @@ function parseJsonPatch(patch: unknown): jsonpatch.JsonPatchOperation[] {
 }
 
 export function acceptedPatchTypes(type: resources.ResourceType): string[] {
-  const types: string[] = [negotiation.PATCH_MEDIA_TYPES['json-patch'], negotiation.PATCH_MEDIA_TYPES['merge-patch'], negotiation.PATCH_MEDIA_TYPES['apply-patch']];
+  const types: string[] = [
+    negotiation.PATCH_MEDIA_TYPES['json-patch'],
+    negotiation.PATCH_MEDIA_TYPES['merge-patch'],
+    negotiation.PATCH_MEDIA_TYPES['apply-patch'],
+  ];
   if (type.strategy.smpSchema) types.push(negotiation.PATCH_MEDIA_TYPES['strategic-merge-patch']);
   return types;
 }
 
-async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mutation, body: JsonObject | undefined,
-                             jsonOps: jsonpatch.JsonPatchOperation[] | undefined): Promise<UpdateResult> {
+async function attemptUpdate(
+  c: core.Core,
+  req: core.WriteRequest,
+  mutation: Mutation,
+  body: JsonObject | undefined,
+  jsonOps: jsonpatch.JsonPatchOperation[] | undefined,
+): Promise<UpdateResult> {
   const type = req.type;
   const ident = writes.identOf(type);
   const name = req.name!;
@@ -102,10 +114,15 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
       next = body!;
       requestedManagedFields = objects.metaOf(next)['managedFields'];
       const rv = objects.rvOf(next);
-      if (rv) { hadPrecondition = true; if (rv !== currentRv) throw statuses.conflict(ident, name); }
-      else if (type.strategy.requireResourceVersion) {
+      if (rv) {
+        hadPrecondition = true;
+        if (rv !== currentRv) throw statuses.conflict(ident, name);
+      } else if (type.strategy.requireResourceVersion) {
         throw statuses.invalid(ident, name, [fielderrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')], { byResource: true });
-      } else next = objects.withMeta(next, (m) => { m['resourceVersion'] = currentRv; });
+      } else
+        next = objects.withMeta(next, (m) => {
+          m['resourceVersion'] = currentRv;
+        });
       break;
     }
     case 'patch': {
@@ -113,14 +130,22 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
       next = writes.checkIdentity(req, next, { urlName: name });
       requestedManagedFields = objects.metaOf(next)['managedFields'];
       const rv = objects.rvOf(next);
-      if (rv !== currentRv) { hadPrecondition = true; if (rv) throw statuses.conflict(ident, name); }
+      if (rv !== currentRv) {
+        hadPrecondition = true;
+        if (rv) throw statuses.conflict(ident, name);
+      }
       next = writes.normalizeBody(req, next);
       break;
     }
     case 'apply': {
       const result = apply.applyConfiguration({
-        live: current, config: mutation.config, manager: req.fieldManager, apiVersion: resources.apiVersionOf(type),
-        force: mutation.force, subresource: req.subresource, now: objects.formatTime(c.clock.now()),
+        live: current,
+        config: mutation.config,
+        manager: req.fieldManager,
+        apiVersion: resources.apiVersionOf(type),
+        force: mutation.force,
+        subresource: req.subresource,
+        now: objects.formatTime(c.clock.now()),
         listSemantics: type.strategy.listSemantics ?? (() => ({ type: 'atomic' })),
         statusSubresource: resources.hasStatus(type),
       });
@@ -144,11 +169,21 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
   }
 
   const candidateExternal = objects.toExternal(type, candidate);
-  const mutated = await c.admission.mutate({
-    operation: 'UPDATE', type, subresource: req.subresource, namespace: req.namespace, name,
-    object: candidateExternal, oldObject: current, dryRun: req.dryRun,
-    options: writes.admissionOptions('UpdateOptions', req), user: req.user,
-  }, req.warnings);
+  const mutated = await c.admission.mutate(
+    {
+      operation: 'UPDATE',
+      type,
+      subresource: req.subresource,
+      namespace: req.namespace,
+      name,
+      object: candidateExternal,
+      oldObject: current,
+      dryRun: req.dryRun,
+      options: writes.admissionOptions('UpdateOptions', req),
+      user: req.user,
+    },
+    req.warnings,
+  );
   // Without mutating webhooks the chain hands back the object it was given.
   if (mutated && mutated !== candidateExternal && !objects.deepEqual(mutated, objects.toExternal(type, candidate))) {
     candidate = writes.redefault(req, type.strategy.toStorage ? type.strategy.toStorage(mutated) : mutated);
@@ -159,11 +194,21 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
   if (mutation.kind !== 'apply') candidate = writes.recordManager(c, req, storedBefore, candidate, requestedManagedFields);
   candidate = objects.withMeta(candidate, objects.compactMeta);
 
-  await c.admission.validate({
-    operation: 'UPDATE', type, subresource: req.subresource, namespace: req.namespace, name,
-    object: objects.toExternal(type, candidate), oldObject: current, dryRun: req.dryRun,
-    options: writes.admissionOptions('UpdateOptions', req), user: req.user,
-  }, req.warnings);
+  await c.admission.validate(
+    {
+      operation: 'UPDATE',
+      type,
+      subresource: req.subresource,
+      namespace: req.namespace,
+      name,
+      object: objects.toExternal(type, candidate),
+      oldObject: current,
+      dryRun: req.dryRun,
+      options: writes.admissionOptions('UpdateOptions', req),
+      user: req.user,
+    },
+    req.warnings,
+  );
 
   // Step 14: the stored object must still be the one we started from.
   const storedNow = c.store.get(type.storage, key);
@@ -175,21 +220,29 @@ async function attemptUpdate(c: core.Core, req: core.WriteRequest, mutation: Mut
 
   const beingDeleted = objects.metaOf(storedBefore)['deletionTimestamp'] !== undefined;
   const grace = Number(objects.metaOf(storedBefore)['deletionGracePeriodSeconds'] ?? 0);
-  const finalRemoval = beingDeleted && grace === 0 && objects.finalizersOf(candidate).length === 0
-    && (type.strategy.readyForRemoval?.(candidate) ?? true);
+  const finalRemoval = beingDeleted && grace === 0 && objects.finalizersOf(candidate).length === 0 && (type.strategy.readyForRemoval?.(candidate) ?? true);
   if (req.dryRun) return { object: candidate, code: 200 };
   if (finalRemoval) {
     // D-VERB-17: the object goes away; watchers see one DELETED with the last stored state.
     const change = c.store.write(type.storage, key, undefined);
-    return { object: objects.withMeta(candidate, (m) => { m['resourceVersion'] = String(change.rev); }), code: 200 };
+    return {
+      object: objects.withMeta(candidate, (m) => {
+        m['resourceVersion'] = String(change.rev);
+      }),
+      code: 200,
+    };
   }
   const change = c.store.write(type.storage, key, candidate);
   return { object: change.object, code: 200 };
 }
 
 /** Applies a merge/JSON/strategic patch to the external form of the current object. */
-function patchObject(current: JsonObject, mutation: Extract<Mutation, { kind: 'patch' }>,
-                     jsonOps: jsonpatch.JsonPatchOperation[] | undefined, type: resources.ResourceType): JsonObject {
+function patchObject(
+  current: JsonObject,
+  mutation: Extract<Mutation, { kind: 'patch' }>,
+  jsonOps: jsonpatch.JsonPatchOperation[] | undefined,
+  type: resources.ResourceType,
+): JsonObject {
   let result: unknown;
   switch (mutation.type) {
     case 'merge-patch':
@@ -208,7 +261,8 @@ function patchObject(current: JsonObject, mutation: Extract<Mutation, { kind: 'p
         result = strategic.applyStrategicMergePatch(current, mutation.patch, type.strategy.smpSchema!);
       } catch (err) {
         if (err instanceof strategic.StrategicMergeError) {
-          if (err.code === 'invalid') throw statuses.invalid(writes.identOf(type), objects.nameOf(current), [fielderrors.invalid('', mutation.patch, err.message)]);
+          if (err.code === 'invalid')
+            throw statuses.invalid(writes.identOf(type), objects.nameOf(current), [fielderrors.invalid('', mutation.patch, err.message)]);
           throw statuses.badRequest(err.message);
         }
         throw err;
@@ -237,7 +291,8 @@ function carrySystemMeta(obj: JsonObject, old: JsonObject, ident: statuses.Resou
     m['uid'] = oldMeta['uid'];
     m['creationTimestamp'] = oldMeta['creationTimestamp'];
     for (const k of ['deletionTimestamp', 'deletionGracePeriodSeconds']) {
-      if (oldMeta[k] === undefined) delete m[k]; else m[k] = oldMeta[k];
+      if (oldMeta[k] === undefined) delete m[k];
+      else m[k] = oldMeta[k];
     }
     delete m['selfLink'];
   });
@@ -246,8 +301,12 @@ function carrySystemMeta(obj: JsonObject, old: JsonObject, ident: statuses.Resou
 /** Server-side apply of a missing object creates it (D-VERB-22). */
 async function applyCreate(c: core.Core, req: core.WriteRequest, mutation: Extract<Mutation, { kind: 'apply' }>): Promise<UpdateResult> {
   const result = apply.applyConfiguration({
-    live: undefined, config: mutation.config, manager: req.fieldManager, apiVersion: resources.apiVersionOf(req.type),
-    force: mutation.force, now: objects.formatTime(c.clock.now()),
+    live: undefined,
+    config: mutation.config,
+    manager: req.fieldManager,
+    apiVersion: resources.apiVersionOf(req.type),
+    force: mutation.force,
+    now: objects.formatTime(c.clock.now()),
     listSemantics: req.type.strategy.listSemantics ?? (() => ({ type: 'atomic' })),
     statusSubresource: resources.hasStatus(req.type),
   });

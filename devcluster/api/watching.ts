@@ -8,8 +8,8 @@
  */
 import type * as http from 'node:http';
 import type { Clock, Timer } from '../clock.js';
-import * as revisions from '../store/revisions.js';
-import * as filters from './filters.js';
+import type * as revisions from '../store/revisions.js';
+import type * as filters from './filters.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
 import * as tables from './tables.js';
@@ -31,7 +31,11 @@ export interface WatchParams {
   user: string;
 }
 
-export interface WatchLogEntry { stream: number; type: WatchEventType; rv: string }
+export interface WatchLogEntry {
+  stream: number;
+  type: WatchEventType;
+  rv: string;
+}
 
 export interface HubOptions {
   bookmarkIntervalMs: number;
@@ -71,11 +75,17 @@ export class WatchHub {
   /** Streams closed while paused, ended on `resume()` after their queued events (D-FAULT-9). */
   private readonly draining = new Map<Stream, 'end' | 'fault'>();
 
-  constructor(private readonly store: revisions.Store, private readonly clock: Clock, private readonly options: HubOptions) {
+  constructor(
+    private readonly store: revisions.Store,
+    private readonly clock: Clock,
+    private readonly options: HubOptions,
+  ) {
     store.subscribe((change) => this.onChange(change));
   }
 
-  get size(): number { return this.streams.size; }
+  get size(): number {
+    return this.streams.size;
+  }
 
   /**
    * Starts a stream on a response whose headers were already flushed. Returns the stream id.
@@ -83,8 +93,16 @@ export class WatchHub {
    */
   open(res: http.ServerResponse, params: WatchParams, faults: { endAfterEvents?: number; stall?: boolean; onEnd?: () => void } = {}): number {
     const stream: Stream = {
-      id: this.nextId++, params, res, lastRev: this.store.revision, pending: undefined, closed: false,
-      stalled: faults.stall ?? false, eventsLeft: faults.endAfterEvents, timers: [], onEnd: faults.onEnd,
+      id: this.nextId++,
+      params,
+      res,
+      lastRev: this.store.revision,
+      pending: undefined,
+      closed: false,
+      stalled: faults.stall ?? false,
+      eventsLeft: faults.endAfterEvents,
+      timers: [],
+      onEnd: faults.onEnd,
     };
     res.on('close', () => this.close(stream, 'gone'));
     this.streams.set(stream.id, stream);
@@ -138,7 +156,7 @@ export class WatchHub {
   private onChange(change: revisions.Change): void {
     let cache: EventLines | undefined;
     for (const stream of this.streams.values()) {
-      if (stream.params.type.storage === change.storage) this.deliver(stream, change, cache ??= new Map());
+      if (stream.params.type.storage === change.storage) this.deliver(stream, change, (cache ??= new Map()));
     }
   }
 
@@ -157,7 +175,15 @@ export class WatchHub {
     else if (isMatching) this.send(stream, 'ADDED', change.object, cache, 'ADDED');
     else if (wasMatching) {
       // Stopped matching: the previous state, stamped with the new revision (D-WATCH-6).
-      this.send(stream, 'DELETED', objects.withMeta(change.prev!, (m) => { m['resourceVersion'] = String(change.rev); }), cache, 'DELETED-previous');
+      this.send(
+        stream,
+        'DELETED',
+        objects.withMeta(change.prev!, (m) => {
+          m['resourceVersion'] = String(change.rev);
+        }),
+        cache,
+        'DELETED-previous',
+      );
     }
   }
 
@@ -175,7 +201,10 @@ export class WatchHub {
       let lines: Map<string, string> | undefined;
       if (cache && variant !== undefined) {
         lines = cache.get(params.type);
-        if (!lines) { lines = new Map(); cache.set(params.type, lines); }
+        if (!lines) {
+          lines = new Map();
+          cache.set(params.type, lines);
+        }
       }
       let line = lines?.get(variant!);
       if (line === undefined) {
@@ -191,7 +220,12 @@ export class WatchHub {
     if (stream.closed || stream.stalled || !stream.params.bookmarks) return;
     const metadata: JsonObject = { resourceVersion: String(this.store.revision) };
     if (annotations) metadata['annotations'] = annotations;
-    this.write(stream, 'BOOKMARK', { kind: stream.params.type.kind, apiVersion: resources.apiVersionOf(stream.params.type), metadata }, String(this.store.revision));
+    this.write(
+      stream,
+      'BOOKMARK',
+      { kind: stream.params.type.kind, apiVersion: resources.apiVersionOf(stream.params.type), metadata },
+      String(this.store.revision),
+    );
   }
 
   /** Sends an ERROR event with a Status and ends the stream. */
@@ -212,7 +246,10 @@ export class WatchHub {
     this.options.onEvent?.({ stream: stream.id, type, rv });
     if (this.paused) {
       (stream.pending ??= []).push(line);
-      if (stream.pending.length > this.options.queueLimit) { stream.pending = undefined; this.close(stream, 'end'); }
+      if (stream.pending.length > this.options.queueLimit) {
+        stream.pending = undefined;
+        this.close(stream, 'end');
+      }
       return;
     }
     stream.res.write(line);
@@ -220,7 +257,9 @@ export class WatchHub {
   }
 
   /** Holds events (D-FAULT-9) until `resume()`. */
-  pause(): void { this.paused = true; }
+  pause(): void {
+    this.paused = true;
+  }
 
   resume(): void {
     this.paused = false;
@@ -228,7 +267,10 @@ export class WatchHub {
     // Streams that ended while paused: their queued events first, then the end itself.
     const draining = [...this.draining];
     this.draining.clear();
-    for (const [stream, how] of draining) { this.flush(stream); this.finish(stream, how); }
+    for (const [stream, how] of draining) {
+      this.flush(stream);
+      this.finish(stream, how);
+    }
   }
 
   private flush(stream: Stream): void {
@@ -242,12 +284,18 @@ export class WatchHub {
     stream.closed = true;
     for (const t of stream.timers) t.cancel();
     this.streams.delete(stream.id);
-    if (this.paused && (how === 'end' || how === 'fault')) { this.draining.set(stream, how); return; }
+    if (this.paused && (how === 'end' || how === 'fault')) {
+      this.draining.set(stream, how);
+      return;
+    }
     this.finish(stream, how);
   }
 
   private finish(stream: Stream, how: 'end' | 'abort' | 'gone' | 'fault'): void {
-    if (how === 'fault') { stream.onEnd?.(); return; }
+    if (how === 'fault') {
+      stream.onEnd?.();
+      return;
+    }
     if (how === 'abort') stream.res.destroy();
     else if (how === 'end') stream.res.end();
   }

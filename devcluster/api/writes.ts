@@ -9,7 +9,7 @@ import * as objectmeta from '../meta/objectmeta.js';
 import * as apply from '../patching/apply.js';
 import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';
-import * as core from './core.js';
+import type * as core from './core.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
 
@@ -122,7 +122,10 @@ export function validate(c: core.Core, req: core.WriteRequest, obj: JsonObject, 
  * `[]` resets the entries, a list replaces them, undefined keeps the stored ones.
  */
 export function recordManager(c: core.Core, req: core.WriteRequest, before: JsonObject | undefined, after: JsonObject, requested: unknown): JsonObject {
-  const base = objects.withMeta(after, (m) => { if (requested === undefined) delete m['managedFields']; else m['managedFields'] = requested; });
+  const base = objects.withMeta(after, (m) => {
+    if (requested === undefined) delete m['managedFields'];
+    else m['managedFields'] = requested;
+  });
   const meta = base['metadata'] as JsonObject;
   const entries = apply.recordUpdate({
     before,
@@ -135,7 +138,8 @@ export function recordManager(c: core.Core, req: core.WriteRequest, before: Json
     statusSubresource: resources.hasStatus(req.type),
   });
   // `base` and its metadata are this function's own copies.
-  if (entries.length) meta['managedFields'] = entries; else delete meta['managedFields'];
+  if (entries.length) meta['managedFields'] = entries;
+  else delete meta['managedFields'];
   return base;
 }
 
@@ -143,8 +147,14 @@ export function recordManager(c: core.Core, req: core.WriteRequest, before: Json
 export function applyGeneration(type: resources.ResourceType, obj: JsonObject, old: JsonObject | undefined): JsonObject {
   const rule = type.strategy.generation;
   return objects.withMeta(obj, (m) => {
-    if (!rule) { delete m['generation']; return; }
-    if (!old) { m['generation'] = 1; return; }
+    if (!rule) {
+      delete m['generation'];
+      return;
+    }
+    if (!old) {
+      m['generation'] = 1;
+      return;
+    }
     const prev = Number(objects.metaOf(old)['generation'] ?? 1);
     m['generation'] = rule(old, obj) ? prev + 1 : prev;
   });
@@ -167,8 +177,11 @@ export function sameState(a: JsonObject, b: JsonObject): boolean {
   // Compared in place (no stripped copies): this runs on every update.
   const am = objects.metaOf(a);
   const bm = objects.metaOf(b);
-  return equalExcept(a, b, 'metadata', undefined) && equalExcept(am, bm, 'resourceVersion', 'managedFields')
-    && sameManagedFields(am['managedFields'], bm['managedFields']);
+  return (
+    equalExcept(a, b, 'metadata', undefined) &&
+    equalExcept(am, bm, 'resourceVersion', 'managedFields') &&
+    sameManagedFields(am['managedFields'], bm['managedFields'])
+  );
 }
 
 /** deepEqual of two objects ignoring up to two members (absent and `undefined` members are alike). */
@@ -178,7 +191,7 @@ function equalExcept(a: JsonObject, b: JsonObject, skip1: string, skip2: string 
     const v = a[k];
     if (v === undefined || k === skip1 || k === skip2) continue;
     defined++;
-    if (!Object.prototype.hasOwnProperty.call(b, k) || !objects.deepEqual(v, b[k])) return false;
+    if (!Object.hasOwn(b, k) || !objects.deepEqual(v, b[k])) return false;
   }
   for (const k of Object.keys(b)) if (b[k] !== undefined && k !== skip1 && k !== skip2) defined--;
   return defined === 0;
@@ -194,8 +207,9 @@ function sameManagedFields(a: unknown, b: unknown): boolean {
   for (let i = 0; i < a.length; i++) {
     const x: unknown = a[i];
     const y: unknown = b[i];
-    if (objects.isObject(x) && objects.isObject(y)) { if (!equalExcept(x, y, 'time', undefined)) return false; }
-    else if (!objects.deepEqual(withoutTime(x), withoutTime(y))) return false;
+    if (objects.isObject(x) && objects.isObject(y)) {
+      if (!equalExcept(x, y, 'time', undefined)) return false;
+    } else if (!objects.deepEqual(withoutTime(x), withoutTime(y))) return false;
   }
   return true;
 }

@@ -14,7 +14,7 @@
  * access is on (a foreign or expired certificate, an unknown or expired token); without any
  * credentials the request is anonymous when allowed.
  */
-import * as tokens from './tokens.js';
+import type * as tokens from './tokens.js';
 import * as users from './users.js';
 
 /** The subset of Node's `tls.PeerCertificate` that authentication reads. */
@@ -48,9 +48,7 @@ export interface AuthenticationContext {
 /** How the user was established; useful for logs and tests. */
 export type AuthenticationMethod = 'none' | 'certificate' | 'token' | 'anonymous';
 
-export type AuthenticationResult =
-  | { ok: true; user: users.UserInfo; method: AuthenticationMethod }
-  | { ok: false };
+export type AuthenticationResult = { ok: true; user: users.UserInfo; method: AuthenticationMethod } | { ok: false };
 
 /**
  * Authenticates a request (D-AUTH-1..4).

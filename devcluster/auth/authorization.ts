@@ -37,7 +37,17 @@ export interface AuthorizerOptions {
 
 /** Non-resource paths that authenticated users may `get` unless a rule says otherwise (D-AUTH-7). */
 export const DISCOVERY_PATHS: readonly string[] = Object.freeze([
-  '/version', '/version/', '/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', '/healthz', '/livez', '/readyz',
+  '/version',
+  '/version/',
+  '/api',
+  '/api/*',
+  '/apis',
+  '/apis/*',
+  '/openapi',
+  '/openapi/*',
+  '/healthz',
+  '/livez',
+  '/readyz',
 ]);
 
 /**
@@ -135,8 +145,13 @@ export function forbiddenError(attributes: rules.RequestAttributes, user: users.
 /** `spec` of a SelfSubjectAccessReview (authorization.k8s.io/v1). */
 export interface AccessReviewSpec {
   resourceAttributes?: {
-    namespace?: string; verb?: string; group?: string; version?: string;
-    resource?: string; subresource?: string; name?: string;
+    namespace?: string;
+    verb?: string;
+    group?: string;
+    version?: string;
+    resource?: string;
+    subresource?: string;
+    name?: string;
   };
   nonResourceAttributes?: { path?: string; verb?: string };
 }
@@ -150,7 +165,9 @@ export interface AccessReviewStatus {
 }
 
 const ACCESS_REVIEWS: statuses.ResourceIdent = {
-  group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview',
+  group: 'authorization.k8s.io',
+  resource: 'selfsubjectaccessreviews',
+  kind: 'SelfSubjectAccessReview',
 };
 
 /**
@@ -165,23 +182,25 @@ export function accessReview(spec: unknown, authorizer: Authorizer, user: users.
   const hasResource = isRecord(resourceAttributes);
   const hasNonResource = isRecord(nonResourceAttributes);
   if (hasResource && hasNonResource) {
-    throw statuses.invalid(ACCESS_REVIEWS, '', [fielderrors.invalid('spec.nonResourceAttributes', nonResourceAttributes,
-      'cannot be specified in combination with resourceAttributes')]);
+    throw statuses.invalid(ACCESS_REVIEWS, '', [
+      fielderrors.invalid('spec.nonResourceAttributes', nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'),
+    ]);
   }
   if (!hasResource && !hasNonResource) {
-    throw statuses.invalid(ACCESS_REVIEWS, '', [fielderrors.invalid('spec.resourceAttributes', null,
-      'exactly one of nonResourceAttributes or resourceAttributes must be specified')]);
+    throw statuses.invalid(ACCESS_REVIEWS, '', [
+      fielderrors.invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
+    ]);
   }
   const attributes: rules.RequestAttributes = hasResource
     ? {
-      kind: 'resource',
-      verb: stringField(resourceAttributes, 'verb'),
-      apiGroup: stringField(resourceAttributes, 'group'),
-      resource: stringField(resourceAttributes, 'resource'),
-      subresource: stringField(resourceAttributes, 'subresource'),
-      namespace: stringField(resourceAttributes, 'namespace'),
-      name: stringField(resourceAttributes, 'name'),
-    }
+        kind: 'resource',
+        verb: stringField(resourceAttributes, 'verb'),
+        apiGroup: stringField(resourceAttributes, 'group'),
+        resource: stringField(resourceAttributes, 'resource'),
+        subresource: stringField(resourceAttributes, 'subresource'),
+        namespace: stringField(resourceAttributes, 'namespace'),
+        name: stringField(resourceAttributes, 'name'),
+      }
     : { kind: 'nonResource', verb: stringField(nonResourceAttributes, 'verb'), path: stringField(nonResourceAttributes, 'path') };
   const decision = authorizer.authorize(attributes, user);
   const status: AccessReviewStatus = { allowed: decision.allowed };

@@ -114,7 +114,7 @@ export async function createCertificateAuthority(opts: CertificateAuthorityOptio
     ],
   });
   return {
-    certPem: certificate.toString('pem') + '\n',
+    certPem: `${certificate.toString('pem')}\n`,
     keyPem: await privateKeyPem(keys.privateKey),
     subjectDer: certificate.subjectName.toArrayBuffer(),
     notAfter: certificate.notAfter,
@@ -134,7 +134,12 @@ export async function loadCertificateAuthority(certPem: string, keyPem: string):
   const ski = certificate.getExtension(x509.SubjectKeyIdentifierExtension);
   const subjectKeyId = ski ? ski.keyId : (await x509.SubjectKeyIdentifierExtension.create(certificate.publicKey)).keyId;
   return {
-    certPem, keyPem, subjectDer: certificate.subjectName.toArrayBuffer(), notAfter: certificate.notAfter, privateKey, subjectKeyId,
+    certPem,
+    keyPem,
+    subjectDer: certificate.subjectName.toArrayBuffer(),
+    notAfter: certificate.notAfter,
+    privateKey,
+    subjectKeyId,
   };
 }
 
@@ -185,7 +190,7 @@ export async function issueCertificate(ca: CertificateAuthority, opts: Certifica
     signingAlgorithm: SIGNING_ALGORITHM,
     extensions,
   });
-  return { certPem: certificate.toString('pem') + '\n', keyPem: await privateKeyPem(keys.privateKey) };
+  return { certPem: `${certificate.toString('pem')}\n`, keyPem: await privateKeyPem(keys.privateKey) };
 }
 
 /**
@@ -204,8 +209,12 @@ export async function issueServingCertificate(
   const { dnsNames, ipAddresses } = splitHosts(opts.hosts);
   return issueCertificate(ca, {
     commonName: opts.commonName ?? stripBrackets(opts.hosts[0]!),
-    dnsNames, ipAddresses, usage: 'server',
-    notBefore: opts.notBefore, notAfter: opts.notAfter, now: opts.now,
+    dnsNames,
+    ipAddresses,
+    usage: 'server',
+    notBefore: opts.notBefore,
+    notAfter: opts.notAfter,
+    now: opts.now,
   });
 }
 
@@ -219,8 +228,12 @@ export async function issueClientCertificate(
 ): Promise<KeyPairPem> {
   if (!opts.username) throw new CertificateOptionsError('a client certificate needs a username');
   return issueCertificate(ca, {
-    commonName: opts.username, organizations: opts.groups, usage: 'client',
-    notBefore: opts.notBefore, notAfter: opts.notAfter, now: opts.now,
+    commonName: opts.username,
+    organizations: opts.groups,
+    usage: 'client',
+    notBefore: opts.notBefore,
+    notAfter: opts.notAfter,
+    now: opts.now,
   });
 }
 
@@ -242,9 +255,12 @@ function stripBrackets(host: string): string {
 
 function extendedUsages(usage: CertificateUsage): string[] {
   switch (usage) {
-    case 'server': return [x509.ExtendedKeyUsage.serverAuth];
-    case 'client': return [x509.ExtendedKeyUsage.clientAuth];
-    case 'both': return [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
+    case 'server':
+      return [x509.ExtendedKeyUsage.serverAuth];
+    case 'client':
+      return [x509.ExtendedKeyUsage.clientAuth];
+    case 'both':
+      return [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
   }
 }
 

@@ -48,7 +48,9 @@ const api = {
     return findOwner(key, target) !== undefined;
   },
   metadata(key: MetadataKey, value: unknown) {
-    return (target: MetadataTarget): void => { ownMap(target, true)!.set(key, value); };
+    return (target: MetadataTarget): void => {
+      ownMap(target, true)!.set(key, value);
+    };
   },
 };
 

@@ -16,7 +16,7 @@
  * - `nonResourceURLs` entries are exact paths, `*`, or prefixes ending in `*` (`/apis/*`).
  * - `namespaces` entry `""` matches cluster-scoped and all-namespace requests.
  */
-import * as users from './users.js';
+import type * as users from './users.js';
 
 /** One rule (D-AUTH-5). */
 export interface AuthorizationRule {
@@ -95,7 +95,7 @@ function validateRule(raw: unknown, index: number): AuthorizationRule {
     if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
       throw new InvalidAuthorizationRuleError(`${where}.${field} must be a list of strings`);
     }
-    rule[field] = Object.freeze([...value as string[]]);
+    rule[field] = Object.freeze([...(value as string[])]);
   }
   if (rule.nonResourceURLs && RESOURCE_FIELDS.some((f) => rule[f] !== undefined)) {
     throw new InvalidAuthorizationRuleError(`${where} mixes nonResourceURLs with resource fields`);
@@ -118,11 +118,13 @@ export function ruleMatches(rule: AuthorizationRule, attributes: RequestAttribut
   }
   if (rule.nonResourceURLs !== undefined) return false;
   const subresource = attributes.subresource ?? '';
-  return listMatches(rule.apiGroups, attributes.apiGroup)
-    && (rule.resources === undefined || rule.resources.some((r) => resourceMatches(r, attributes.resource, subresource)))
-    && listMatches(rule.subresources, subresource)
-    && listMatches(rule.namespaces, attributes.namespace ?? '')
-    && listMatches(rule.names, attributes.name ?? '');
+  return (
+    listMatches(rule.apiGroups, attributes.apiGroup) &&
+    (rule.resources === undefined || rule.resources.some((r) => resourceMatches(r, attributes.resource, subresource))) &&
+    listMatches(rule.subresources, subresource) &&
+    listMatches(rule.namespaces, attributes.namespace ?? '') &&
+    listMatches(rule.names, attributes.name ?? '')
+  );
 }
 
 function listMatches(list: readonly string[] | undefined, value: string): boolean {

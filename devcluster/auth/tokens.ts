@@ -115,7 +115,12 @@ export function generateToken(): string {
  * `system:serviceaccounts:<ns>`, expiring `expirationSeconds` (default 3600) after `now`.
  */
 export function serviceAccountTokenEntry(opts: {
-  namespace: string; name: string; uid?: string; now: Date; expirationSeconds?: number; token?: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+  now: Date;
+  expirationSeconds?: number;
+  token?: string;
 }): TokenEntry & { expiresAt: Date } {
   const seconds = opts.expirationSeconds ?? 3600;
   const entry: TokenEntry & { expiresAt: Date } = {

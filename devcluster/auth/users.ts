@@ -35,7 +35,10 @@ export function anonymousUser(): UserInfo {
 
 /** Builds an authenticated user: copies every list and appends `system:authenticated` once. */
 export function authenticatedUser(input: {
-  username: string; uid?: string; groups?: readonly string[]; extra?: Readonly<Record<string, readonly string[]>>;
+  username: string;
+  uid?: string;
+  groups?: readonly string[];
+  extra?: Readonly<Record<string, readonly string[]>>;
 }): UserInfo {
   const groups = [...new Set(input.groups ?? [])].filter((g) => g !== AUTHENTICATED_GROUP);
   groups.push(AUTHENTICATED_GROUP);

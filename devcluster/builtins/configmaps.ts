@@ -3,7 +3,7 @@
  * in both maps, at most 1 MiB in total, and `immutable: true`. No defaults; PUT without an RV
  * updates unconditionally (D-VERB-13). The map rules shared with Secrets live in datamaps.ts.
  */
-import * as objects from '../api/objects.js';
+import type * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as datamaps from './datamaps.js';

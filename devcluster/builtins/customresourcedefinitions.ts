@@ -42,10 +42,19 @@ export const crdStrategy: resources.Strategy = {
 
 export function crdType(): resources.ResourceType {
   return {
-    group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', singular: 'customresourcedefinition',
-    kind: 'CustomResourceDefinition', listKind: 'CustomResourceDefinitionList', namespaced: false,
-    shortNames: ['crd', 'crds'], categories: ['api-extensions'],
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    resource: 'customresourcedefinitions',
+    singular: 'customresourcedefinition',
+    kind: 'CustomResourceDefinition',
+    listKind: 'CustomResourceDefinitionList',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-    storage: 'apiextensions.k8s.io/customresourcedefinitions', subresources: ['status'], builtin: true, strategy: crdStrategy,
+    storage: 'apiextensions.k8s.io/customresourcedefinitions',
+    subresources: ['status'],
+    builtin: true,
+    strategy: crdStrategy,
   };
 }

@@ -62,9 +62,19 @@ export const decodedSize = (text: string): number => Buffer.from(text, 'base64')
 export function checkMap(obj: JsonObject, key: string, kind: string, base64: boolean): void {
   const value = obj[key];
   if (value === undefined || value === null) return;
-  if (!objects.isObject(value)) throw strategies.undecodable(kind, 'v1', `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go struct field ${kind}.${key} of type map[string]${base64 ? '[]uint8' : 'string'}`);
+  if (!objects.isObject(value))
+    throw strategies.undecodable(
+      kind,
+      'v1',
+      `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go struct field ${kind}.${key} of type map[string]${base64 ? '[]uint8' : 'string'}`,
+    );
   for (const v of Object.values(value)) {
-    if (typeof v !== 'string') throw strategies.undecodable(kind, 'v1', `json: cannot unmarshal ${v === null ? 'null' : typeof v} into Go struct field ${kind}.${key} of type ${base64 ? '[]uint8' : 'string'}`);
+    if (typeof v !== 'string')
+      throw strategies.undecodable(
+        kind,
+        'v1',
+        `json: cannot unmarshal ${v === null ? 'null' : typeof v} into Go struct field ${kind}.${key} of type ${base64 ? '[]uint8' : 'string'}`,
+      );
     if (base64) {
       const why = base64Error(v);
       if (why) throw strategies.undecodable(kind, 'v1', why);
@@ -80,7 +90,7 @@ const normalizedMap = (v: unknown): unknown => (objects.isObject(v) && Object.ke
  * none of `fields` may change.
  */
 export function immutableErrors(obj: JsonObject, old: JsonObject | undefined, fields: readonly string[]): FieldError[] {
-  if (!old || old['immutable'] !== true) return [];
+  if (old?.['immutable'] !== true) return [];
   const errors: FieldError[] = [];
   if (obj['immutable'] !== true) errors.push(fielderrors.forbidden('immutable', IMMUTABLE_MESSAGE));
   for (const f of fields) {

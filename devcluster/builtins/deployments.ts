@@ -105,8 +105,8 @@ export function validateDeployment(obj: JsonObject, old: JsonObject | undefined)
 
 /** The Deployment strategy; see the module comment. */
 export const deploymentStrategy: resources.Strategy = strategies.plainStrategy('Deployment', {
-  generation: (old, next) => strategies.changed(old['spec'], next['spec'])
-    || strategies.changed(objects.metaOf(old)['annotations'], objects.metaOf(next)['annotations']),
+  generation: (old, next) =>
+    strategies.changed(old['spec'], next['spec']) || strategies.changed(objects.metaOf(old)['annotations'], objects.metaOf(next)['annotations']),
   prepareForCreate(obj) {
     const { status: _s, ...rest } = withDefaults(obj);
     return rest;

@@ -69,7 +69,10 @@ export function validateLegacyEvent(obj: JsonObject, controllerField: 'reporting
   return errors;
 }
 
-const involved = (key: string) => (o: JsonObject): string => strategies.stringOf(strategies.mapOf(o, 'involvedObject'), key);
+const involved =
+  (key: string) =>
+  (o: JsonObject): string =>
+    strategies.stringOf(strategies.mapOf(o, 'involvedObject'), key);
 
 /** The extra field selectors of core/v1 Events (D-BI-1), over the stored form. */
 export const eventFieldSelectors: Readonly<Record<string, (obj: JsonObject) => string>> = {

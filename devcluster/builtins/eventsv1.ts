@@ -74,18 +74,36 @@ export function createErrors(obj: JsonObject): FieldError[] {
   return errors;
 }
 
-const IMMUTABLE = ['involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type', 'eventTime', 'action', 'related', 'reportingComponent', 'reportingInstance'];
+const IMMUTABLE = [
+  'involvedObject',
+  'reason',
+  'message',
+  'source',
+  'firstTimestamp',
+  'lastTimestamp',
+  'count',
+  'type',
+  'eventTime',
+  'action',
+  'related',
+  'reportingComponent',
+  'reportingInstance',
+];
 
 /** The update rules of events.k8s.io/v1: the identifying fields may not change, a changed series is checked. */
 export function updateErrors(obj: JsonObject, old: JsonObject): FieldError[] {
   const errors = strategies.changed(obj['series'], old['series']) ? seriesErrors(obj) : [];
   for (const f of IMMUTABLE) {
-    if (strategies.changed(obj[f], old[f])) errors.push(fielderrors.invalid(f === 'reportingComponent' ? 'reportingController' : f, obj[f] ?? null, 'field is immutable'));
+    if (strategies.changed(obj[f], old[f]))
+      errors.push(fielderrors.invalid(f === 'reportingComponent' ? 'reportingController' : f, obj[f] ?? null, 'field is immutable'));
   }
   return errors;
 }
 
-const regarding = (key: string) => (o: JsonObject): string => strategies.stringOf(strategies.mapOf(o, 'involvedObject'), key);
+const regarding =
+  (key: string) =>
+  (o: JsonObject): string =>
+    strategies.stringOf(strategies.mapOf(o, 'involvedObject'), key);
 
 /** The events.k8s.io/v1 Event strategy; see the module comment. */
 export const eventsV1Strategy: resources.Strategy = strategies.plainStrategy('Event', {

@@ -26,7 +26,8 @@ export function validateLease(obj: JsonObject): FieldError[] {
   const duration = spec['leaseDurationSeconds'];
   if (strategies.isInteger(duration) && duration <= 0) errors.push(fielderrors.invalid('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
   const transitions = spec['leaseTransitions'];
-  if (strategies.isInteger(transitions) && transitions < 0) errors.push(fielderrors.invalid('spec.leaseTransitions', transitions, 'must be greater than or equal to 0'));
+  if (strategies.isInteger(transitions) && transitions < 0)
+    errors.push(fielderrors.invalid('spec.leaseTransitions', transitions, 'must be greater than or equal to 0'));
   if (strategies.stringOf(spec, 'preferredHolder') && !strategies.stringOf(spec, 'strategy')) {
     errors.push(fielderrors.forbidden('spec.preferredHolder', 'may only be specified if `strategy` is defined'));
   }

@@ -5,7 +5,7 @@
  * the extra field selectors of D-BI-1, and decides the grace period of a DELETE (D-VERB-28).
  * The pod-termination controller (controllers/pods.ts) completes graceful deletions.
  */
-import * as objects from '../api/objects.js';
+import type * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as podspecs from './podspecs.js';
 import * as strategies from './strategies.js';
@@ -37,8 +37,14 @@ export function podGracePeriod(pod: JsonObject, requested: number | undefined): 
   return grace < 0 ? 1 : grace;
 }
 
-const specField = (key: string) => (o: JsonObject): string => strategies.stringOf(strategies.mapOf(o, 'spec'), key);
-const statusField = (key: string) => (o: JsonObject): string => strategies.stringOf(strategies.mapOf(o, 'status'), key);
+const specField =
+  (key: string) =>
+  (o: JsonObject): string =>
+    strategies.stringOf(strategies.mapOf(o, 'spec'), key);
+const statusField =
+  (key: string) =>
+  (o: JsonObject): string =>
+    strategies.stringOf(strategies.mapOf(o, 'status'), key);
 
 /** The Pod strategy; see the module comment. */
 export const podStrategy: resources.Strategy = strategies.plainStrategy('Pod', {

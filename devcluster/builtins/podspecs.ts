@@ -20,9 +20,10 @@ const RESTART_POLICIES = ['Always', 'Never', 'OnFailure'];
 const DNS_POLICIES = ['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'];
 
 /** The "pod updates may not change fields other than …" detail of upstream (without its diff). */
-export const IMMUTABLE_SPEC_MESSAGE = 'pod updates may not change fields other than `spec.containers[*].image`,'
-  + '`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),'
-  + '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+export const IMMUTABLE_SPEC_MESSAGE =
+  'pod updates may not change fields other than `spec.containers[*].image`,' +
+  '`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),' +
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
 
 /**
  * `Always` for an image with tag `latest` or without a tag, else `IfNotPresent` (digests count as pinned).
@@ -144,7 +145,8 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
     });
   }
   const restart = spec['restartPolicy'];
-  if (restart !== undefined && !RESTART_POLICIES.includes(restart as string)) errors.push(fielderrors.notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
+  if (restart !== undefined && !RESTART_POLICIES.includes(restart as string))
+    errors.push(fielderrors.notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   const dns = spec['dnsPolicy'];
   if (dns !== undefined && !DNS_POLICIES.includes(dns as string)) errors.push(fielderrors.notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   return errors;
@@ -158,7 +160,8 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
 export function specUpdateErrors(next: JsonObject, old: JsonObject): FieldError[] {
   const patched: JsonObject = { ...old };
   for (const key of ['activeDeadlineSeconds', 'tolerations', 'terminationGracePeriodSeconds']) {
-    if (next[key] === undefined) delete patched[key]; else patched[key] = next[key];
+    if (next[key] === undefined) delete patched[key];
+    else patched[key] = next[key];
   }
   for (const list of CONTAINER_LISTS) {
     const oldList = strategies.listOf(old, list);
@@ -178,8 +181,22 @@ export function specUpdateErrors(next: JsonObject, old: JsonObject): FieldError[
 
 const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
 const SUFFIXES: Record<string, number> = {
-  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  '': 1,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** Whether `value` has the syntax of a resource quantity (`500m`, `1Gi`, `2`, `1e3`). */
@@ -214,10 +231,19 @@ export function checkDecodable(spec: JsonObject, kind: string, version: string, 
       }
     }
   }
-  strategies.requireIntegers(spec, [
-    'containers.*.ports.*.containerPort', 'containers.*.ports.*.hostPort', 'initContainers.*.ports.*.containerPort',
-    'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
-  ], kind, version, path);
+  strategies.requireIntegers(
+    spec,
+    [
+      'containers.*.ports.*.containerPort',
+      'containers.*.ports.*.hostPort',
+      'initContainers.*.ports.*.containerPort',
+      'terminationGracePeriodSeconds',
+      'activeDeadlineSeconds',
+    ],
+    kind,
+    version,
+    path,
+  );
 }
 
 /**
@@ -249,7 +275,10 @@ export function qosClass(spec: JsonObject): 'BestEffort' | 'Burstable' | 'Guaran
   if (guaranteed) {
     for (const [name, req] of requests) {
       const lim = limits.get(name);
-      if (lim === undefined || Math.abs(lim - req) > 1e-12 * Math.max(1, lim)) { guaranteed = false; break; }
+      if (lim === undefined || Math.abs(lim - req) > 1e-12 * Math.max(1, lim)) {
+        guaranteed = false;
+        break;
+      }
     }
   }
   return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';

@@ -44,7 +44,9 @@ function typeErrors(obj: JsonObject): FieldError[] {
     if (!has(k)) return [fielderrors.required(key(k))];
     try {
       const parsed: unknown = JSON.parse(decoded(data, k) ?? '');
-      return objects.isObject(parsed) ? [] : [fielderrors.invalid(key(k), '<secret contents redacted>', 'json: cannot unmarshal into Go value of type map[string]interface {}')];
+      return objects.isObject(parsed)
+        ? []
+        : [fielderrors.invalid(key(k), '<secret contents redacted>', 'json: cannot unmarshal into Go value of type map[string]interface {}')];
     } catch (err) {
       return [fielderrors.invalid(key(k), '<secret contents redacted>', err instanceof Error ? err.message : String(err))];
     }
@@ -54,15 +56,18 @@ function typeErrors(obj: JsonObject): FieldError[] {
       const annotations = strategies.mapOf(objects.metaOf(obj), 'annotations');
       return annotations[SERVICE_ACCOUNT_NAME_KEY] ? [] : [fielderrors.required(`metadata.annotations[${SERVICE_ACCOUNT_NAME_KEY}]`)];
     }
-    case 'kubernetes.io/dockercfg': return jsonKey('.dockercfg');
-    case 'kubernetes.io/dockerconfigjson': return jsonKey('.dockerconfigjson');
+    case 'kubernetes.io/dockercfg':
+      return jsonKey('.dockercfg');
+    case 'kubernetes.io/dockerconfigjson':
+      return jsonKey('.dockerconfigjson');
     case 'kubernetes.io/basic-auth':
       return has('username') || has('password') ? [] : [fielderrors.required(key('username')), fielderrors.required(key('password'))];
     case 'kubernetes.io/ssh-auth':
       return decoded(data, 'ssh-privatekey') ? [] : [fielderrors.required(key('ssh-privatekey'))];
     case 'kubernetes.io/tls':
       return [...(has('tls.crt') ? [] : [fielderrors.required(key('tls.crt'))]), ...(has('tls.key') ? [] : [fielderrors.required(key('tls.key'))])];
-    default: return [];
+    default:
+      return [];
   }
 }
 

@@ -57,7 +57,8 @@ function takenIPs(others: JsonObject[]): Set<string> {
 
 function takenNodePorts(others: JsonObject[]): Set<number> {
   const out = new Set<number>();
-  for (const s of others) for (const p of strategies.listOf(specOf(s), 'ports')) if (objects.isObject(p) && strategies.isInteger(p['nodePort'])) out.add(p['nodePort']);
+  for (const s of others)
+    for (const p of strategies.listOf(specOf(s), 'ports')) if (objects.isObject(p) && strategies.isInteger(p['nodePort'])) out.add(p['nodePort']);
   return out;
 }
 
@@ -160,7 +161,8 @@ function validatePorts(spec: JsonObject): FieldError[] {
       seen.add(name);
     }
     const num = p['port'];
-    if (!strategies.isInteger(num) || num < 1 || num > 65535) errors.push(fielderrors.invalid(`${at}.port`, num ?? 0, 'must be between 1 and 65535, inclusive'));
+    if (!strategies.isInteger(num) || num < 1 || num > 65535)
+      errors.push(fielderrors.invalid(`${at}.port`, num ?? 0, 'must be between 1 and 65535, inclusive'));
     const protocol = p['protocol'];
     if (!podspecs.PORT_PROTOCOLS.includes(protocol as string)) errors.push(fielderrors.notSupported(`${at}.protocol`, protocol, podspecs.PORT_PROTOCOLS));
     const target = p['targetPort'];
@@ -185,7 +187,13 @@ function validateAllocations(spec: JsonObject, old: JsonObject | undefined, othe
     if (parseIPv4(ip) === undefined) {
       errors.push(fielderrors.invalid('spec.clusterIPs[0]', ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
     } else if (!inServiceRange(ip)) {
-      errors.push(fielderrors.invalid('spec.clusterIPs', [ip], `failed to allocate IP ${ip}: provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`));
+      errors.push(
+        fielderrors.invalid(
+          'spec.clusterIPs',
+          [ip],
+          `failed to allocate IP ${ip}: provided IP (${ip}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`,
+        ),
+      );
     } else if (takenIPs(others).has(ip)) {
       errors.push(fielderrors.invalid('spec.clusterIPs', [ip], `failed to allocate IP ${ip}: provided IP is already allocated`));
     }
@@ -199,7 +207,9 @@ function validateAllocations(spec: JsonObject, old: JsonObject | undefined, othe
       if (nodePort === undefined) return;
       const at = `spec.ports[${i}].nodePort`;
       if (!strategies.isInteger(nodePort) || nodePort < NODE_PORT_MIN || nodePort > NODE_PORT_MAX) {
-        errors.push(fielderrors.invalid(at, nodePort, `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}`));
+        errors.push(
+          fielderrors.invalid(at, nodePort, `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}`),
+        );
       } else if (mine.has(nodePort)) {
         errors.push(fielderrors.duplicate(at, nodePort));
       } else if (!oldPorts.has(nodePort) && taken.has(nodePort)) {

@@ -39,7 +39,8 @@ export const statusSubresource: Pick<resources.Strategy, 'prepareForUpdate' | 'p
   prepareForSubresource(sub, obj, old) {
     if (sub !== 'status') return old;
     const out: JsonObject = { ...old, metadata: { ...objects.metaOf(old) } };
-    if (obj['status'] === undefined) delete out['status']; else out['status'] = obj['status'];
+    if (obj['status'] === undefined) delete out['status'];
+    else out['status'] = obj['status'];
     return out;
   },
 };
@@ -47,7 +48,8 @@ export const statusSubresource: Pick<resources.Strategy, 'prepareForUpdate' | 'p
 /** A copy of `obj` whose `status` is the stored one (absent when the stored object has none). */
 export function keepStatus(obj: JsonObject, old: JsonObject): JsonObject {
   const out = { ...obj };
-  if (old['status'] === undefined) delete out['status']; else out['status'] = old['status'];
+  if (old['status'] === undefined) delete out['status'];
+  else out['status'] = old['status'];
   return out;
 }
 
@@ -98,7 +100,11 @@ export function normalizeTimeAt(obj: JsonObject, path: readonly string[], micro:
     value = micro ? times.normalizeMicroTime(raw) : times.normalizeTime(raw);
     if (value === undefined) {
       const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
-      throw undecodable(kind, version, `parsing time ${JSON.stringify(text)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(text)} as an RFC 3339 time`);
+      throw undecodable(
+        kind,
+        version,
+        `parsing time ${JSON.stringify(text)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(text)} as an RFC 3339 time`,
+      );
     }
   }
   return setIn(obj, path, value);
@@ -143,7 +149,8 @@ function setIn(obj: JsonObject, path: readonly string[], value: unknown): JsonOb
   const [head, ...rest] = path;
   const out = { ...obj };
   if (rest.length === 0) {
-    if (value === undefined) delete out[head!]; else out[head!] = value;
+    if (value === undefined) delete out[head!];
+    else out[head!] = value;
     return out;
   }
   out[head!] = setIn(out[head!] as JsonObject, rest, value);

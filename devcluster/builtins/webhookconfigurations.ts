@@ -67,7 +67,8 @@ function validateUrl(field: string, text: string): FieldError[] {
   const scheme = u.protocol.replace(/:$/, '');
   if (scheme !== 'https') errors.push(fielderrors.invalid(field, scheme, `'https' is the only allowed URL scheme${URL_FORM}`));
   if (!u.host) errors.push(fielderrors.invalid(field, u.host, `host must be specified${URL_FORM}`));
-  if (u.username || u.password) errors.push(fielderrors.invalid(field, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
+  if (u.username || u.password)
+    errors.push(fielderrors.invalid(field, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
   if (u.hash.length > 1) errors.push(fielderrors.invalid(field, u.hash.slice(1), 'fragments are not permitted in the URL'));
   if (u.search.length > 1) errors.push(fielderrors.invalid(field, u.search.slice(1), 'query parameters are not permitted in the URL'));
   return errors;
@@ -78,16 +79,23 @@ function validateService(field: string, service: JsonObject): FieldError[] {
   if (!strategies.stringOf(service, 'name')) errors.push(fielderrors.required(`${field}.name`, 'service name is required'));
   if (!strategies.stringOf(service, 'namespace')) errors.push(fielderrors.required(`${field}.namespace`, 'service namespace is required'));
   const port = service['port'];
-  if (!strategies.isInteger(port) || port < 1 || port > 65535) errors.push(fielderrors.invalid(`${field}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
+  if (!strategies.isInteger(port) || port < 1 || port > 65535)
+    errors.push(fielderrors.invalid(`${field}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
   const path = service['path'];
   if (typeof path !== 'string' || path === '' || path === '/') return errors;
   const at = `${field}.path`;
   if (path === '//') return [...errors, fielderrors.invalid(at, path, 'segment[0] may not be empty')];
   if (!path.startsWith('/')) return [...errors, fielderrors.invalid(at, path, "must start with a '/'")];
-  path.slice(1).split('/').forEach((step, i) => {
-    if (step === '') { errors.push(fielderrors.invalid(at, path, `segment[${i}] may not be empty`)); return; }
-    for (const msg of names.dns1123SubdomainErrors(step)) errors.push(fielderrors.invalid(at, path, `segment[${i}]: ${msg}`));
-  });
+  path
+    .slice(1)
+    .split('/')
+    .forEach((step, i) => {
+      if (step === '') {
+        errors.push(fielderrors.invalid(at, path, `segment[${i}] may not be empty`));
+        return;
+      }
+      for (const msg of names.dns1123SubdomainErrors(step)) errors.push(fielderrors.invalid(at, path, `segment[${i}]: ${msg}`));
+    });
   return errors;
 }
 
@@ -109,7 +117,9 @@ function wildcardList(field: string, values: string[], what: string): FieldError
 function validateResources(field: string, values: string[]): FieldError[] {
   if (values.length === 0) return [fielderrors.required(field)];
   const errors: FieldError[] = [];
-  values.forEach((r, i) => { if (r === '') errors.push(fielderrors.required(`${field}[${i}]`)); });
+  values.forEach((r, i) => {
+    if (r === '') errors.push(fielderrors.required(`${field}[${i}]`));
+  });
   if (values.length > 1 && values.includes('*/*')) errors.push(fielderrors.invalid(field, values, "if '*/*' is present, must not specify other resources"));
   if (values.includes('*') && values.some((r) => r !== '*' && !r.includes('/'))) {
     errors.push(fielderrors.invalid(field, values, "if '*' is present, must not specify other resources without subresources"));
@@ -122,14 +132,18 @@ function validateRule(field: string, rule: JsonObject): FieldError[] {
   const operations = strings(rule['operations']);
   if (operations.length === 0) errors.push(fielderrors.required(`${field}.operations`));
   errors.push(...wildcardList(`${field}.operations`, operations, 'operations'));
-  operations.forEach((op, i) => { if (!OPERATIONS.includes(op)) errors.push(fielderrors.notSupported(`${field}.operations[${i}]`, op, OPERATIONS)); });
+  operations.forEach((op, i) => {
+    if (!OPERATIONS.includes(op)) errors.push(fielderrors.notSupported(`${field}.operations[${i}]`, op, OPERATIONS));
+  });
   const groups = strings(rule['apiGroups']);
   if (groups.length === 0) errors.push(fielderrors.required(`${field}.apiGroups`));
   errors.push(...wildcardList(`${field}.apiGroups`, groups, 'API groups'));
   const versions = strings(rule['apiVersions']);
   if (versions.length === 0) errors.push(fielderrors.required(`${field}.apiVersions`));
   errors.push(...wildcardList(`${field}.apiVersions`, versions, 'API versions'));
-  versions.forEach((v, i) => { if (v === '') errors.push(fielderrors.required(`${field}.apiVersions[${i}]`)); });
+  versions.forEach((v, i) => {
+    if (v === '') errors.push(fielderrors.required(`${field}.apiVersions[${i}]`));
+  });
   errors.push(...validateResources(`${field}.resources`, strings(rule['resources'])));
   const scope = rule['scope'];
   if (scope !== undefined && !SCOPES.includes(scope as string)) errors.push(fielderrors.notSupported(`${field}.scope`, scope, SCOPES));
@@ -142,11 +156,15 @@ function validateReviewVersions(field: string, value: unknown): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   versions.forEach((v, i) => {
-    if (seen.has(v)) { errors.push(fielderrors.invalid(`${field}[${i}]`, v, 'duplicate version')); return; }
+    if (seen.has(v)) {
+      errors.push(fielderrors.invalid(`${field}[${i}]`, v, 'duplicate version'));
+      return;
+    }
     seen.add(v);
     for (const msg of names.dns1035LabelErrors(v)) errors.push(fielderrors.invalid(`${field}[${i}]`, v, msg));
   });
-  if (!versions.some((v) => REVIEW_VERSIONS.includes(v))) errors.push(fielderrors.invalid(field, versions, `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
+  if (!versions.some((v) => REVIEW_VERSIONS.includes(v)))
+    errors.push(fielderrors.invalid(field, versions, `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
   return errors;
 }
 
@@ -173,14 +191,16 @@ function validateWebhook(at: string, hook: JsonObject, mutating: boolean): Field
   } else {
     const syntax = names.dns1123SubdomainErrors(name);
     if (syntax.length) errors.push(fielderrors.invalid(`${at}.name`, name, syntax.join(',')));
-    else if (name.split('.').length < 3) errors.push(fielderrors.invalid(`${at}.name`, name, 'should be a domain with at least three segments separated by dots'));
+    else if (name.split('.').length < 3)
+      errors.push(fielderrors.invalid(`${at}.name`, name, 'should be a domain with at least three segments separated by dots'));
   }
   errors.push(...validateClientConfig(`${at}.clientConfig`, strategies.mapOf(hook, 'clientConfig')));
   strategies.listOf(hook, 'rules').forEach((r, j) => errors.push(...validateRule(`${at}.rules[${j}]`, objects.isObject(r) ? r : {})));
   errors.push(...enumError(`${at}.failurePolicy`, hook['failurePolicy'], FAILURE_POLICIES));
   errors.push(...enumError(`${at}.matchPolicy`, hook['matchPolicy'], MATCH_POLICIES));
   const sideEffects = hook['sideEffects'];
-  if (sideEffects === undefined || sideEffects === null) errors.push(fielderrors.required(`${at}.sideEffects`, `must specify one of ${SIDE_EFFECTS.join(', ')}`));
+  if (sideEffects === undefined || sideEffects === null)
+    errors.push(fielderrors.required(`${at}.sideEffects`, `must specify one of ${SIDE_EFFECTS.join(', ')}`));
   else errors.push(...enumError(`${at}.sideEffects`, sideEffects, SIDE_EFFECTS));
   const timeout = hook['timeoutSeconds'];
   if (timeout !== undefined && (!strategies.isInteger(timeout) || timeout < 1 || timeout > 30)) {

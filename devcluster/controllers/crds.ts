@@ -20,14 +20,24 @@ type JsonObject = objects.JsonObject;
 const MANAGER = 'apiextensions-controller';
 const CRD_STORAGE = 'apiextensions.k8s.io/customresourcedefinitions';
 
-interface Condition { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  lastTransitionTime?: string;
+}
 
 export class CrdController {
   /** CRD name → storage of its instances, for CRDs whose types are registered. */
   private readonly served = new Map<string, string>();
 
-  constructor(private readonly c: core.Core, private readonly hub: watching.WatchHub, private readonly queue: loop.ControllerLoop,
-              private readonly warn: (message: string) => void) {
+  constructor(
+    private readonly c: core.Core,
+    private readonly hub: watching.WatchHub,
+    private readonly queue: loop.ControllerLoop,
+    private readonly warn: (message: string) => void,
+  ) {
     c.store.subscribe((change) => this.onChange(change));
   }
 
@@ -51,19 +61,26 @@ export class CrdController {
 
   private async reconcile(name: string): Promise<void> {
     const stored = this.c.store.get(CRD_STORAGE, name);
-    if (!stored) { this.unserve(name); return; }
+    if (!stored) {
+      this.unserve(name);
+      return;
+    }
     const crd = stored as unknown as schemas.CustomResourceDefinition;
-    if (objects.metaOf(stored)['deletionTimestamp']) { await this.cleanup(name, stored, crd); return; }
+    if (objects.metaOf(stored)['deletionTimestamp']) {
+      await this.cleanup(name, stored, crd);
+      return;
+    }
 
     const conflict = this.namesConflict(name, crd);
     const now = objects.formatTime(this.c.clock.now());
     const conditions = (crd.status?.conditions ?? []) as Condition[];
     if (conflict) {
-      await this.setStatus(name, { conditions: upsert(conditions, { type: 'NamesAccepted', status: 'False', reason: conflict.reason, message: conflict.message }, now) });
+      await this.setStatus(name, {
+        conditions: upsert(conditions, { type: 'NamesAccepted', status: 'False', reason: conflict.reason, message: conflict.message }, now),
+      });
       return;
     }
-    const namesAccepted = conditions.find((c) => c.type === 'NamesAccepted')?.status === 'True'
-      && objects.deepEqual(crd.status?.acceptedNames, crd.spec.names);
+    const namesAccepted = conditions.find((c) => c.type === 'NamesAccepted')?.status === 'True' && objects.deepEqual(crd.status?.acceptedNames, crd.spec.names);
     let current = conditions;
     if (!namesAccepted) {
       current = upsert(current, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
@@ -134,7 +151,13 @@ export class CrdController {
     const storage = this.served.get(name);
     if (wasEstablished && storage) {
       if (!conditions.some((c) => c.type === 'Terminating' && c.status === 'True')) {
-        await this.setStatus(name, { conditions: upsert(conditions, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, now) });
+        await this.setStatus(name, {
+          conditions: upsert(
+            conditions,
+            { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' },
+            now,
+          ),
+        });
       }
       const c = internal.withoutAdmission(this.c);
       const anyType = this.c.registry.anyOfStorage(storage)!;
@@ -144,8 +167,16 @@ export class CrdController {
         await internal.remove(c, anyType, objects.namespaceOf(obj), objects.nameOf(obj), MANAGER);
       }
       if (this.c.store.count(storage) > 0) return; // re-checked as instances disappear
-      const latest = (this.c.store.get(CRD_STORAGE, name) as unknown as schemas.CustomResourceDefinition | undefined)?.status?.conditions as Condition[] | undefined;
-      await this.setStatus(name, { conditions: upsert(latest ?? conditions, { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' }, now) });
+      const latest = (this.c.store.get(CRD_STORAGE, name) as unknown as schemas.CustomResourceDefinition | undefined)?.status?.conditions as
+        | Condition[]
+        | undefined;
+      await this.setStatus(name, {
+        conditions: upsert(
+          latest ?? conditions,
+          { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' },
+          now,
+        ),
+      });
     }
     const current = this.c.store.get(CRD_STORAGE, name) ?? stored;
     const finalizers = objects.finalizersOf(current).filter((f) => f !== crdkind.CLEANUP_FINALIZER);

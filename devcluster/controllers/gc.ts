@@ -42,7 +42,10 @@ export class GarbageCollector {
   private readonly waitingOwners = new Map<string, ownerindex.DependentLocation>();
   private kinds: { generation: number; exact: Map<string, resources.ResourceType>; loose: Map<string, resources.ResourceType> } | undefined;
 
-  constructor(private readonly c: core.Core, private readonly queue: loop.ControllerLoop) {
+  constructor(
+    private readonly c: core.Core,
+    private readonly queue: loop.ControllerLoop,
+  ) {
     c.store.subscribe((change) => this.onChange(change));
   }
 
@@ -136,8 +139,11 @@ export class GarbageCollector {
       }
       if (isMarked(dep)) return; // already on its way out
       const blocking = refs.some((r, i) => states[i] === 'waiting' && r.blockOwnerDeletion === true);
-      const policy: options.PropagationPolicy = hasFinalizer(dep, deleting.ORPHAN) ? 'Orphan'
-        : hasFinalizer(dep, deleting.FOREGROUND) || blocking ? 'Foreground' : 'Background';
+      const policy: options.PropagationPolicy = hasFinalizer(dep, deleting.ORPHAN)
+        ? 'Orphan'
+        : hasFinalizer(dep, deleting.FOREGROUND) || blocking
+          ? 'Foreground'
+          : 'Background';
       await internal.remove(this.c, type, namespace, objects.nameOf(dep), MANAGER, policy);
       return;
     }
@@ -150,7 +156,10 @@ export class GarbageCollector {
     for (const dep of this.index.dependents(uid)) await this.attemptToDelete(dep);
     const blocked = this.index.dependents(uid).some((dep) => {
       const obj = this.c.store.get(dep.storage, dep.key);
-      if (!obj) { this.index.forget(uid, dep); return false; }
+      if (!obj) {
+        this.index.forget(uid, dep);
+        return false;
+      }
       return ownerindex.ownerReferencesOf(obj).some((r) => r.uid === uid && r.blockOwnerDeletion === true);
     });
     if (blocked) return; // looked at again as those dependents change or go
@@ -172,7 +181,11 @@ export class GarbageCollector {
           done = true;
           break;
         }
-        done = await this.setOwnerReferences(type, obj, refs.filter((r) => r.uid !== uid));
+        done = await this.setOwnerReferences(
+          type,
+          obj,
+          refs.filter((r) => r.uid !== uid),
+        );
       }
       if (!done) throw new OrphaningError(`could not remove the owner reference ${uid} from ${dep.storage} ${dep.key}: it kept changing`);
     }
@@ -181,8 +194,14 @@ export class GarbageCollector {
 
   /** Replaces a dependent's owner references, guarded by its resourceVersion; false on a conflict. */
   private setOwnerReferences(type: resources.ResourceType, obj: JsonObject, refs: ownerindex.OwnerReference[]): Promise<boolean> {
-    return internal.patch(this.c, type, objects.namespaceOf(obj), objects.nameOf(obj),
-      { metadata: { ownerReferences: refs.length ? refs : null, resourceVersion: objects.rvOf(obj) } }, MANAGER);
+    return internal.patch(
+      this.c,
+      type,
+      objects.namespaceOf(obj),
+      objects.nameOf(obj),
+      { metadata: { ownerReferences: refs.length ? refs : null, resourceVersion: objects.rvOf(obj) } },
+      MANAGER,
+    );
   }
 
   /** Removes one GC finalizer from an owner; a conflicting write re-queues the owner through onChange. */
@@ -191,8 +210,14 @@ export class GarbageCollector {
     const type = this.c.registry.anyOfStorage(at.storage);
     if (!owner || !type || objects.uidOf(owner) !== uid || !hasFinalizer(owner, finalizer)) return;
     const remaining = objects.finalizersOf(owner).filter((f) => f !== finalizer);
-    await internal.patch(this.c, type, objects.namespaceOf(owner), objects.nameOf(owner),
-      { metadata: { finalizers: remaining.length ? remaining : null, resourceVersion: objects.rvOf(owner) } }, MANAGER);
+    await internal.patch(
+      this.c,
+      type,
+      objects.namespaceOf(owner),
+      objects.nameOf(owner),
+      { metadata: { finalizers: remaining.length ? remaining : null, resourceVersion: objects.rvOf(owner) } },
+      MANAGER,
+    );
   }
 }
 

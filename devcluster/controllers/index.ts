@@ -20,7 +20,11 @@ export interface ControllerSwitches {
 }
 
 export const DEFAULT_SWITCHES: ControllerSwitches = {
-  crds: true, garbageCollector: true, namespaces: true, serviceAccounts: true, podTermination: true,
+  crds: true,
+  garbageCollector: true,
+  namespaces: true,
+  serviceAccounts: true,
+  podTermination: true,
 };
 
 export interface ControllerOptions {

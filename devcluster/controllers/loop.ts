@@ -27,7 +27,11 @@ export class ControllerLoop {
   enqueueLater(key: string, ms: number, task: Task, setTimer: (fn: () => void, ms: number) => unknown): void {
     if (this.stopped) return;
     this.delayed++;
-    setTimer(() => { this.delayed--; this.enqueue(key, task); this.notifyIfIdle(); }, ms);
+    setTimer(() => {
+      this.delayed--;
+      this.enqueue(key, task);
+      this.notifyIfIdle();
+    }, ms);
   }
 
   private async drain(): Promise<void> {
@@ -37,7 +41,11 @@ export class ControllerLoop {
       while (this.queue.size && !this.stopped) {
         const [key, task] = this.queue.entries().next().value as [string, Task];
         this.queue.delete(key);
-        try { await task(); } catch (err) { this.onError(key, err); }
+        try {
+          await task();
+        } catch (err) {
+          this.onError(key, err);
+        }
       }
     } finally {
       this.running = false;
@@ -45,7 +53,9 @@ export class ControllerLoop {
     }
   }
 
-  get idle(): boolean { return !this.running && this.queue.size === 0 && this.delayed === 0; }
+  get idle(): boolean {
+    return !this.running && this.queue.size === 0 && this.delayed === 0;
+  }
 
   private notifyIfIdle(): void {
     if (!this.idle) return;
@@ -59,10 +69,16 @@ export class ControllerLoop {
     // Give reactions to the latest writes a chance to be queued first.
     return new Promise((resolve, reject) => {
       setImmediate(() => {
-        if (this.idle) { resolve(); return; }
+        if (this.idle) {
+          resolve();
+          return;
+        }
         const timer = setTimeout(() => reject(new Error(`devcluster controllers did not settle within ${timeoutMs} ms`)), timeoutMs);
         timer.unref?.();
-        this.idleWaiters.push(() => { clearTimeout(timer); setImmediate(() => (this.idle ? resolve() : this.settle(timeoutMs).then(resolve, reject))); });
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          setImmediate(() => (this.idle ? resolve() : this.settle(timeoutMs).then(resolve, reject)));
+        });
       });
     });
   }

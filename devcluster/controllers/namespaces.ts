@@ -21,7 +21,13 @@ type JsonObject = objects.JsonObject;
 const MANAGER = 'namespace-controller';
 const NAMESPACES = 'namespaces';
 
-export interface NamespaceCondition { type: string; status: 'True' | 'False'; lastTransitionTime?: string; reason: string; message: string }
+export interface NamespaceCondition {
+  type: string;
+  status: 'True' | 'False';
+  lastTransitionTime?: string;
+  reason: string;
+  message: string;
+}
 
 /** What is left in a namespace after a deletion pass. */
 export interface Remaining {
@@ -35,8 +41,11 @@ export interface Remaining {
 
 /** The condition order upstream reports. */
 const CONDITION_TYPES = [
-  'NamespaceDeletionDiscoveryFailure', 'NamespaceDeletionGroupVersionParsingFailure', 'NamespaceDeletionContentFailure',
-  'NamespaceContentRemaining', 'NamespaceFinalizersRemaining',
+  'NamespaceDeletionDiscoveryFailure',
+  'NamespaceDeletionGroupVersionParsingFailure',
+  'NamespaceDeletionContentFailure',
+  'NamespaceContentRemaining',
+  'NamespaceFinalizersRemaining',
 ] as const;
 
 /**
@@ -46,7 +55,11 @@ const CONDITION_TYPES = [
  */
 export function deletionConditions(remaining: Remaining): NamespaceCondition[] {
   const counted = (m: Map<string, number>, fmt: (k: string, n: number) => string): string =>
-    [...m].filter(([, n]) => n > 0).map(([k, n]) => fmt(k, n)).sort().join(', ');
+    [...m]
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => fmt(k, n))
+      .sort()
+      .join(', ');
   const content = counted(remaining.resources, (r, n) => `${r} has ${n} resource instances`);
   const finalizers = counted(remaining.finalizers, (f, n) => `${f} in ${n} resource instances`);
   const failed = remaining.failures.length;
@@ -54,16 +67,23 @@ export function deletionConditions(remaining: Remaining): NamespaceCondition[] {
     { type: CONDITION_TYPES[0], status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
     { type: CONDITION_TYPES[1], status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' },
     failed
-      ? { type: CONDITION_TYPES[2], status: 'True', reason: 'ContentDeletionFailed',
-          message: `Failed to delete all resource types, ${failed} remaining: ${remaining.failures.join(', ')}` }
-      : { type: CONDITION_TYPES[2], status: 'False', reason: 'ContentDeleted',
-          message: 'All content successfully deleted, may be waiting on finalization' },
+      ? {
+          type: CONDITION_TYPES[2],
+          status: 'True',
+          reason: 'ContentDeletionFailed',
+          message: `Failed to delete all resource types, ${failed} remaining: ${remaining.failures.join(', ')}`,
+        }
+      : { type: CONDITION_TYPES[2], status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted, may be waiting on finalization' },
     content
       ? { type: CONDITION_TYPES[3], status: 'True', reason: 'SomeResourcesRemain', message: `Some resources are remaining: ${content}` }
       : { type: CONDITION_TYPES[3], status: 'False', reason: 'ContentRemoved', message: 'All content successfully removed' },
     finalizers
-      ? { type: CONDITION_TYPES[4], status: 'True', reason: 'SomeFinalizersRemain',
-          message: `Some content in the namespace has finalizers remaining: ${finalizers}` }
+      ? {
+          type: CONDITION_TYPES[4],
+          status: 'True',
+          reason: 'SomeFinalizersRemain',
+          message: `Some content in the namespace has finalizers remaining: ${finalizers}`,
+        }
       : { type: CONDITION_TYPES[4], status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' },
   ];
 }
@@ -82,10 +102,12 @@ export function mergeConditions(current: unknown, wanted: NamespaceCondition[], 
     return { type: w.type, status: w.status, lastTransitionTime: since, reason: w.reason, message: w.message };
   });
   next.push(...existing.filter((c) => !ours.has(String(c['type']))));
-  const same = next.length === existing.length && next.every((c) => {
-    const old = existing.find((o) => o['type'] === c['type']);
-    return !!old && old['status'] === c['status'] && old['reason'] === c['reason'] && old['message'] === c['message'];
-  });
+  const same =
+    next.length === existing.length &&
+    next.every((c) => {
+      const old = existing.find((o) => o['type'] === c['type']);
+      return !!old && old['status'] === c['status'] && old['reason'] === c['reason'] && old['message'] === c['message'];
+    });
   return same ? undefined : next;
 }
 
@@ -95,7 +117,10 @@ export class NamespaceController {
   /** Names of namespaces marked for deletion, so unrelated changes cost one set lookup. */
   private readonly terminating = new Set<string>();
 
-  constructor(private readonly c: core.Core, private readonly queue: loop.ControllerLoop) {
+  constructor(
+    private readonly c: core.Core,
+    private readonly queue: loop.ControllerLoop,
+  ) {
     c.store.subscribe((change) => this.onChange(change));
   }
 
@@ -160,8 +185,15 @@ export class NamespaceController {
     const current = this.c.store.get(NAMESPACES, name);
     if (!current) return;
     const finalizers = nskind.specFinalizers(current).filter((f) => f !== nskind.KUBERNETES_FINALIZER);
-    await internal.patch(this.c, this.namespaceType(), undefined, name,
-      { metadata: { resourceVersion: objects.rvOf(current) }, spec: { finalizers } }, MANAGER, 'finalize');
+    await internal.patch(
+      this.c,
+      this.namespaceType(),
+      undefined,
+      name,
+      { metadata: { resourceVersion: objects.rvOf(current) }, spec: { finalizers } },
+      MANAGER,
+      'finalize',
+    );
   }
 
   /** Writes the deletion conditions through `/status` when they changed. */
@@ -171,8 +203,15 @@ export class NamespaceController {
     const status = objects.isObject(current['status']) ? current['status'] : {};
     const conditions = mergeConditions(status['conditions'], deletionConditions(remaining), objects.formatTime(this.c.clock.now()));
     if (!conditions) return;
-    await internal.patch(this.c, this.namespaceType(), undefined, name,
-      { metadata: { resourceVersion: objects.rvOf(current) }, status: { conditions } }, MANAGER, 'status');
+    await internal.patch(
+      this.c,
+      this.namespaceType(),
+      undefined,
+      name,
+      { metadata: { resourceVersion: objects.rvOf(current) }, status: { conditions } },
+      MANAGER,
+      'status',
+    );
   }
 
   private namespaceType(): resources.ResourceType {

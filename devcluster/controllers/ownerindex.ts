@@ -63,7 +63,10 @@ export class OwnerIndex {
     }
     for (const uid of after) {
       let deps = this.byOwner.get(uid);
-      if (!deps) { deps = new Map(); this.byOwner.set(uid, deps); }
+      if (!deps) {
+        deps = new Map();
+        this.byOwner.set(uid, deps);
+      }
       deps.set(id, { storage: change.storage, key: change.key });
     }
     return before.length === 0 ? after : after.length === 0 ? before : [...new Set([...before, ...after])];
@@ -88,7 +91,9 @@ export class OwnerIndex {
   }
 
   /** Number of owner uids with at least one recorded dependent. */
-  get owners(): number { return this.byOwner.size; }
+  get owners(): number {
+    return this.byOwner.size;
+  }
 }
 
 const locationId = (storage: string, key: string): string => `${storage}\u0001${key}`;

@@ -14,9 +14,14 @@ export function startPodTermination(c: core.Core, queue: loop.ControllerLoop, de
     if (meta['deletionTimestamp'] === undefined || Number(meta['deletionGracePeriodSeconds'] ?? 0) === 0) return;
     const namespace = objects.namespaceOf(change.object);
     const name = objects.nameOf(change.object);
-    queue.enqueueLater(`pod-termination:${change.key}`, delayMs, async () => {
-      const type = c.registry.find('', 'v1', 'pods');
-      if (type) await internal.remove(c, type, namespace, name, 'kubelet', undefined, 0);
-    }, (fn, ms) => c.clock.setTimer(fn, ms));
+    queue.enqueueLater(
+      `pod-termination:${change.key}`,
+      delayMs,
+      async () => {
+        const type = c.registry.find('', 'v1', 'pods');
+        if (type) await internal.remove(c, type, namespace, name, 'kubelet', undefined, 0);
+      },
+      (fn, ms) => c.clock.setTimer(fn, ms),
+    );
   });
 }

@@ -18,8 +18,11 @@ export function startServiceAccounts(c: core.Core, queue: loop.ControllerLoop): 
       const type = c.registry.find('', 'v1', 'serviceaccounts');
       if (!type) return;
       try {
-        await creating.create(c, internal.systemRequest(type, ns, undefined, 'service-account-controller'),
-          { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } });
+        await creating.create(c, internal.systemRequest(type, ns, undefined, 'service-account-controller'), {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name: 'default', namespace: ns },
+        });
       } catch (err) {
         // A namespace that is already terminating or gone, or an existing account, needs nothing.
         if (err instanceof statuses.ApiError && [403, 404, 409].includes(err.code)) return;

@@ -170,4 +170,3 @@ export function countRules(node: CompiledNode | undefined): number {
   for (const child of node.properties.values()) count += countRules(child);
   return count;
 }
-

@@ -81,8 +81,27 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 
 /** CEL keywords that upstream escapes as `__<word>__` when used as property names. */
 const RESERVED = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 
 /** The name under which a declared property is visible to CEL (`self.__namespace__`, `self.a__dot__b`). */

@@ -23,7 +23,7 @@
 import * as cel from '@marcbachmann/cel-js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as celcompiling from './cel-compiling.js';
-import * as celfieldpaths from './cel-fieldpaths.js';
+import type * as celfieldpaths from './cel-fieldpaths.js';
 import * as cellibrary from './cel-library.js';
 import * as celschemas from './cel-schemas.js';
 
@@ -118,9 +118,7 @@ function runRules(node: CompiledNode, raw: unknown, rawOld: Old, path: string, e
     if (rule.usesOldSelf && !old.present && !rule.optionalOldSelf) continue;
     const context: Record<string, unknown> = { self: value };
     if (old.present) context.oldSelf = old.value;
-    const ruleContext = rule.optionalOldSelf
-      ? { self: value, oldSelf: old.present ? cel.Optional.of(old.value) : cel.Optional.none() }
-      : context;
+    const ruleContext = rule.optionalOldSelf ? { self: value, oldSelf: old.present ? cel.Optional.of(old.value) : cel.Optional.none() } : context;
     let result: unknown;
     try {
       result = rule.program(ruleContext);

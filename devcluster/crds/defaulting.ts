@@ -43,13 +43,13 @@ function defaultInPlace(x: unknown, s: schemas.JSONSchemaProps | undefined): voi
   if (!jsonvalues.isObject(x)) return;
   for (const [key, prop] of Object.entries(s.properties ?? {})) {
     if (!schemas.hasDefault(prop)) continue;
-    if (!Object.prototype.hasOwnProperty.call(x, key) || isNonNullableNull(x[key], prop)) {
+    if (!Object.hasOwn(x, key) || isNonNullableNull(x[key], prop)) {
       x[key] = jsonvalues.deepCopy(prop.default);
     }
   }
   const additional = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
   for (const key of Object.keys(x)) {
-    const declared = s.properties && Object.prototype.hasOwnProperty.call(s.properties, key) ? s.properties[key] : undefined;
+    const declared = s.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : undefined;
     if (declared) {
       defaultInPlace(x[key], declared);
     } else if (additional) {

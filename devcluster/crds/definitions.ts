@@ -81,7 +81,11 @@ export function validateCrd(crd: schemas.CustomResourceDefinition, old?: schemas
 
   if (spec.preserveUnknownFields === true && obj(old?.spec).preserveUnknownFields !== true) {
     errors.push(
-      fielderrors.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'),
+      fielderrors.invalid(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ),
     );
   }
   if (old) errors.push(...validateUpdate(crd, old));

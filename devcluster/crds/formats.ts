@@ -136,11 +136,11 @@ const CHECKERS: Record<string, Checker> = {
 
 /** True when `format` is one the devcluster checks on strings. */
 export function isKnownFormat(format: string): boolean {
-  return Object.prototype.hasOwnProperty.call(CHECKERS, format);
+  return Object.hasOwn(CHECKERS, format);
 }
 
 /** True when `value` conforms to `format`; unknown formats accept every value. */
 export function conformsToFormat(format: string, value: string): boolean {
-  const checker = Object.prototype.hasOwnProperty.call(CHECKERS, format) ? CHECKERS[format] : undefined;
+  const checker = Object.hasOwn(CHECKERS, format) ? CHECKERS[format] : undefined;
   return checker ? checker(value) : true;
 }

@@ -56,7 +56,7 @@ export function evaluateJsonPath(value: unknown, expression: string): unknown[] 
 function apply(step: Step, node: unknown, out: unknown[]): void {
   switch (step.kind) {
     case 'field':
-      if (jsonvalues.isObject(node) && Object.prototype.hasOwnProperty.call(node, step.name)) out.push(node[step.name]);
+      if (jsonvalues.isObject(node) && Object.hasOwn(node, step.name)) out.push(node[step.name]);
       return;
     case 'index':
       if (Array.isArray(node)) {
@@ -72,7 +72,12 @@ function apply(step: Step, node: unknown, out: unknown[]): void {
       const items = Array.isArray(node) ? node : jsonvalues.isObject(node) ? Object.values(node) : [];
       for (const item of items) {
         const found = lookup(item, step.path);
-        const keep = step.op === 'exists' ? found.ok : step.op === '==' ? found.ok && jsonvalues.deepEqual(found.value, step.value) : !found.ok || !jsonvalues.deepEqual(found.value, step.value);
+        const keep =
+          step.op === 'exists'
+            ? found.ok
+            : step.op === '=='
+              ? found.ok && jsonvalues.deepEqual(found.value, step.value)
+              : !found.ok || !jsonvalues.deepEqual(found.value, step.value);
         if (keep) out.push(item);
       }
       return;
@@ -83,7 +88,7 @@ function apply(step: Step, node: unknown, out: unknown[]): void {
 function lookup(node: unknown, path: readonly string[]): { ok: boolean; value?: unknown } {
   let current = node;
   for (const name of path) {
-    if (!jsonvalues.isObject(current) || !Object.prototype.hasOwnProperty.call(current, name)) return { ok: false };
+    if (!jsonvalues.isObject(current) || !Object.hasOwn(current, name)) return { ok: false };
     current = current[name];
   }
   return { ok: true, value: current };

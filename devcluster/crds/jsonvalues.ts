@@ -46,7 +46,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     if (!isObject(b)) return false;
     const keys = Object.keys(a);
     if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && deepEqual(a[key], b[key]));
+    return keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
   }
   return false;
 }

@@ -28,10 +28,7 @@ export function validateJunctors(s: jsonvalues.JsonObject, path: string): fielde
 /** True for the int-or-string pattern `anyOf: [{type: integer}, {type: string}]` upstream allows. */
 function isIntOrStringAnyOf(anyOf: unknown): boolean {
   return (
-    Array.isArray(anyOf) &&
-    anyOf.length === 2 &&
-    jsonvalues.deepEqual(anyOf[0], { type: 'integer' }) &&
-    jsonvalues.deepEqual(anyOf[1], { type: 'string' })
+    Array.isArray(anyOf) && anyOf.length === 2 && jsonvalues.deepEqual(anyOf[0], { type: 'integer' }) && jsonvalues.deepEqual(anyOf[1], { type: 'string' })
   );
 }
 
@@ -43,13 +40,7 @@ function checkJunctors(s: jsonvalues.JsonObject, path: string, errors: fielderro
   checkJunctorLists(s, path, skipAnyOf, skipFirstAllOfAnyOf, errors);
 }
 
-function checkJunctorLists(
-  v: jsonvalues.JsonObject,
-  path: string,
-  skipAnyOf: boolean,
-  skipFirstAllOfAnyOf: boolean,
-  errors: fielderrors.FieldError[],
-): void {
+function checkJunctorLists(v: jsonvalues.JsonObject, path: string, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, errors: fielderrors.FieldError[]): void {
   for (const junctor of JUNCTORS) {
     const list = v[junctor];
     if (list === undefined) continue;
@@ -73,7 +64,7 @@ function checkNested(v: unknown, path: string, skipAnyOf: boolean, errors: field
   if (v.items !== undefined) checkNested(v.items, sub(path, 'items'), false, errors);
   if (jsonvalues.isObject(v.properties)) {
     for (const [name, child] of Object.entries(v.properties)) checkNested(child, prop(path, name), false, errors);
-    if (Object.prototype.hasOwnProperty.call(v.properties, 'metadata')) {
+    if (Object.hasOwn(v.properties, 'metadata')) {
       errors.push(fielderrors.forbidden(prop(path, 'metadata'), 'must not be specified in a nested context'));
     }
   }
@@ -101,7 +92,13 @@ function checkNested(v: unknown, path: string, skipAnyOf: boolean, errors: field
 }
 
 /** Every field or array specified under a junctor must also be specified in the structural part. */
-function checkCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
+function checkCompleteness(
+  v: jsonvalues.JsonObject,
+  s: jsonvalues.JsonObject | undefined,
+  sPath: string,
+  vPath: string,
+  errors: fielderrors.FieldError[],
+): void {
   const visit = (nested: unknown, nestedPath: string): void => {
     if (!jsonvalues.isObject(nested)) return;
     checkNestedCompleteness(nested, s, sPath, nestedPath, errors);
@@ -113,7 +110,13 @@ function checkCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObject | 
   if (v.not !== undefined) visit(v.not, sub(vPath, 'not'));
 }
 
-function checkNestedCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
+function checkNestedCompleteness(
+  v: jsonvalues.JsonObject,
+  s: jsonvalues.JsonObject | undefined,
+  sPath: string,
+  vPath: string,
+  errors: fielderrors.FieldError[],
+): void {
   if (!s) {
     errors.push(fielderrors.required(sPath, `because it is defined in ${vPath}`));
     return;
@@ -126,7 +129,7 @@ function checkNestedCompleteness(v: jsonvalues.JsonObject, s: jsonvalues.JsonObj
     const sProps = jsonvalues.isObject(s.properties) ? s.properties : {};
     for (const [name, nested] of Object.entries(v.properties)) {
       if (!jsonvalues.isObject(nested)) continue;
-      const structural = Object.prototype.hasOwnProperty.call(sProps, name) && jsonvalues.isObject(sProps[name]) ? sProps[name] : undefined;
+      const structural = Object.hasOwn(sProps, name) && jsonvalues.isObject(sProps[name]) ? sProps[name] : undefined;
       if (!structural) errors.push(fielderrors.required(prop(sPath, name), `because it is defined in ${prop(vPath, name)}`));
       else checkNestedCompleteness(nested, structural, prop(sPath, name), prop(vPath, name), errors);
     }

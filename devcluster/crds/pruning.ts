@@ -85,7 +85,7 @@ function prune(x: unknown, s: schemas.JSONSchemaProps | undefined, path: string,
       if (key === 'metadata') pruneObjectMeta(x[key], keyPath, unknown);
       continue;
     }
-    const declared = s?.properties && Object.prototype.hasOwnProperty.call(s.properties, key) ? s.properties[key] : undefined;
+    const declared = s?.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : undefined;
     if (declared) {
       prune(x[key], declared, keyPath, unknown);
     } else if (s && s.additionalProperties !== undefined && s.additionalProperties !== false) {
@@ -114,7 +114,7 @@ function skipPrune(x: unknown, s: schemas.JSONSchemaProps | undefined, path: str
       if (key === 'metadata') pruneObjectMeta(x[key], keyPath, unknown);
       continue;
     }
-    const declared = s.properties && Object.prototype.hasOwnProperty.call(s.properties, key) ? s.properties[key] : undefined;
+    const declared = s.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : undefined;
     if (declared) prune(x[key], declared, keyPath, unknown);
     else if (typeof s.additionalProperties === 'object') prune(x[key], s.additionalProperties, keyPath, unknown);
   }

@@ -151,7 +151,7 @@ export interface CustomResourceDefinition {
 /** The child schema for object key `key`: the declared property, else `additionalProperties` when it is a schema. */
 export function propertySchema(schema: JSONSchemaProps | undefined, key: string): JSONSchemaProps | undefined {
   if (!schema) return undefined;
-  const declared = schema.properties && Object.prototype.hasOwnProperty.call(schema.properties, key) ? schema.properties[key] : undefined;
+  const declared = schema.properties && Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
   if (declared) return declared;
   return typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
 }

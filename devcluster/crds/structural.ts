@@ -78,7 +78,12 @@ function checkNode(node: unknown, path: string, level: Level, place: Place, erro
     if (!type) errors.push(fielderrors.required(sub(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true'));
     else errors.push(fielderrors.invalid(sub(path, 'type'), type, 'must be object if x-kubernetes-embedded-resource is true'));
   } else if (!type && !intOrString && preserve !== true) {
-    const detail = level === 'root' ? 'must not be empty at the root' : level === 'item' ? 'must not be empty for specified array items' : 'must not be empty for specified object fields';
+    const detail =
+      level === 'root'
+        ? 'must not be empty at the root'
+        : level === 'item'
+          ? 'must not be empty for specified array items'
+          : 'must not be empty for specified object fields';
     errors.push(fielderrors.required(sub(path, 'type'), detail));
   }
   if (type && type !== 'null' && !SCHEMA_TYPES.includes(type)) errors.push(fielderrors.notSupported(sub(path, 'type'), type, SCHEMA_TYPES));
@@ -103,9 +108,12 @@ function checkNode(node: unknown, path: string, level: Level, place: Place, erro
   if (intOrString && preserve === true) {
     errors.push(fielderrors.invalid(sub(path, 'x-kubernetes-preserve-unknown-fields'), true, 'must be false if x-kubernetes-int-or-string is true'));
   }
-  if (intOrString && embedded) errors.push(fielderrors.invalid(sub(path, 'x-kubernetes-embedded-resource'), true, 'must be false if x-kubernetes-int-or-string is true'));
+  if (intOrString && embedded)
+    errors.push(fielderrors.invalid(sub(path, 'x-kubernetes-embedded-resource'), true, 'must be false if x-kubernetes-int-or-string is true'));
   if (embedded && preserve !== true && !hasProperties) {
-    errors.push(fielderrors.required(sub(path, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
+    errors.push(
+      fielderrors.required(sub(path, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'),
+    );
   }
   checkListExtensions(s, path, type, errors);
   checkValidationRules(s['x-kubernetes-validations'], path, errors);
@@ -165,7 +173,9 @@ function checkResourceFields(properties: Record<string, unknown>, path: string, 
   const onlyNames = metaProps.every((name) => name === 'name' || name === 'generateName');
   const otherKeys = Object.keys(metadata).some((key) => !allowed.has(key) && metadata[key] !== undefined);
   if (!onlyNames || otherKeys) {
-    errors.push(fielderrors.forbidden(prop(path, 'metadata'), 'must not specify anything other than name and generateName, but metadata is implicitly specified'));
+    errors.push(
+      fielderrors.forbidden(prop(path, 'metadata'), 'must not specify anything other than name and generateName, but metadata is implicitly specified'),
+    );
   }
 }
 
@@ -193,10 +203,22 @@ function checkListExtensions(s: schemas.JSONSchemaProps, path: string, type: str
   }
   if (listType === 'set' && items) {
     if (items.type === 'object' && items['x-kubernetes-map-type'] !== 'atomic') {
-      errors.push(fielderrors.invalid(sub(path, 'items.x-kubernetes-map-type'), items['x-kubernetes-map-type'] ?? '', 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+      errors.push(
+        fielderrors.invalid(
+          sub(path, 'items.x-kubernetes-map-type'),
+          items['x-kubernetes-map-type'] ?? '',
+          'must be atomic as item of a list with x-kubernetes-list-type=set',
+        ),
+      );
     }
     if (items.type === 'array' && (items['x-kubernetes-list-type'] ?? 'atomic') !== 'atomic') {
-      errors.push(fielderrors.invalid(sub(path, 'items.x-kubernetes-list-type'), items['x-kubernetes-list-type'], 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+      errors.push(
+        fielderrors.invalid(
+          sub(path, 'items.x-kubernetes-list-type'),
+          items['x-kubernetes-list-type'],
+          'must be atomic as item of a list with x-kubernetes-list-type=set',
+        ),
+      );
     }
   }
   const mapType = s['x-kubernetes-map-type'];
@@ -213,17 +235,22 @@ function checkMapKeys(items: schemas.JSONSchemaProps, keys: readonly unknown[], 
   const itemProps = items.properties ?? {};
   const required = new Set(items.required ?? []);
   for (const key of keys) {
-    const keySchema = typeof key === 'string' && Object.prototype.hasOwnProperty.call(itemProps, key) ? itemProps[key] : undefined;
+    const keySchema = typeof key === 'string' && Object.hasOwn(itemProps, key) ? itemProps[key] : undefined;
     if (typeof key !== 'string' || !keySchema) {
       errors.push(fielderrors.invalid(sub(path, 'x-kubernetes-list-map-keys'), keys, 'entries must all be names of item properties'));
       return;
     }
     if (keySchema.type === 'array' || keySchema.type === 'object') {
-      errors.push(fielderrors.invalid(`${prop(sub(path, 'items'), key)}.type`, keySchema.type, "must be a scalar type if parent array's x-kubernetes-list-type is map"));
+      errors.push(
+        fielderrors.invalid(`${prop(sub(path, 'items'), key)}.type`, keySchema.type, "must be a scalar type if parent array's x-kubernetes-list-type is map"),
+      );
     }
     if (!required.has(key) && keySchema.default === undefined) {
       errors.push(
-        fielderrors.required(`${prop(sub(path, 'items'), key)}.default`, 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'),
+        fielderrors.required(
+          `${prop(sub(path, 'items'), key)}.default`,
+          'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+        ),
       );
     }
   }

@@ -194,7 +194,7 @@ function checkObject(value: jsonvalues.JsonObject, s: schemas.JSONSchemaProps, r
     walk.errors.push(fielderrors.invalid(field, count, `${subject(rel)} should have at least ${s.minProperties} properties`));
   }
   for (const name of s.required ?? []) {
-    if (!Object.prototype.hasOwnProperty.call(value, name)) {
+    if (!Object.hasOwn(value, name)) {
       walk.errors.push(fielderrors.required(fieldOf(walk, jsonvalues.childPath(rel, name))));
     }
   }

@@ -50,7 +50,8 @@ function actionOf(rule: FaultRule): FaultAction {
   const keys: ActionKeys[] = ['delay', 'respond', 'reset', 'hang', 'watch'];
   const fields = rule as unknown as Record<string, unknown>;
   const present = keys.filter((k) => fields[k] !== undefined);
-  if (present.length !== 1) throw new TypeError(`A fault rule needs exactly one action (${keys.join(', ')}), got ${present.length ? present.join(', ') : 'none'}.`);
+  if (present.length !== 1)
+    throw new TypeError(`A fault rule needs exactly one action (${keys.join(', ')}), got ${present.length ? present.join(', ') : 'none'}.`);
   return { [present[0]!]: fields[present[0]!] } as unknown as FaultAction;
 }
 
@@ -69,9 +70,16 @@ export interface RequestAttributes {
   user: string;
 }
 
-export interface FaultHandle { remove(): void }
+export interface FaultHandle {
+  remove(): void;
+}
 
-interface Installed { rule: FaultRule; action: FaultAction; skipped: number; applied: number }
+interface Installed {
+  rule: FaultRule;
+  action: FaultAction;
+  skipped: number;
+  applied: number;
+}
 
 export class Faults {
   private rules: Installed[] = [];
@@ -81,17 +89,26 @@ export class Faults {
   add(rule: FaultRule): FaultHandle {
     const installed: Installed = { rule, action: actionOf(rule), skipped: 0, applied: 0 };
     this.rules.push(installed);
-    return { remove: () => { this.rules = this.rules.filter((r) => r !== installed); } };
+    return {
+      remove: () => {
+        this.rules = this.rules.filter((r) => r !== installed);
+      },
+    };
   }
 
-  clear(): void { this.rules = []; }
+  clear(): void {
+    this.rules = [];
+  }
 
   /** The action of the first matching rule, consuming its counters; undefined when none applies. */
   match(attrs: RequestAttributes): FaultAction | undefined {
     for (const installed of this.rules) {
       const r = installed.rule;
       if (!matches(r, attrs)) continue;
-      if (r.skip !== undefined && installed.skipped < r.skip) { installed.skipped++; continue; }
+      if (r.skip !== undefined && installed.skipped < r.skip) {
+        installed.skipped++;
+        continue;
+      }
       if (r.probability !== undefined && this.random() >= r.probability) continue;
       installed.applied++;
       if (r.times !== undefined && installed.applied >= r.times) this.rules = this.rules.filter((x) => x !== installed);

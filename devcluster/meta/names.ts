@@ -53,8 +53,13 @@ export function dns1123SubdomainErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > DNS1123_SUBDOMAIN_MAX) errors.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
   if (!DNS1123_SUBDOMAIN_RE.test(value)) {
-    errors.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-      DNS1123_SUBDOMAIN_FMT, 'example.com'));
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN_FMT,
+        'example.com',
+      ),
+    );
   }
   return errors;
 }
@@ -64,8 +69,14 @@ export function dns1123LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > DNS1123_LABEL_MAX) errors.push(maxLenError(DNS1123_LABEL_MAX));
   if (!DNS1123_LABEL_RE.test(value)) {
-    errors.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-      DNS1123_LABEL_FMT, 'my-name', '123-abc'));
+    errors.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL_FMT,
+        'my-name',
+        '123-abc',
+      ),
+    );
   }
   return errors;
 }
@@ -75,8 +86,14 @@ export function dns1035LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > DNS1035_LABEL_MAX) errors.push(maxLenError(DNS1035_LABEL_MAX));
   if (!DNS1035_LABEL_RE.test(value)) {
-    errors.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-      DNS1035_LABEL_FMT, 'my-name', 'abc-123'));
+    errors.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035_LABEL_FMT,
+        'my-name',
+        'abc-123',
+      ),
+    );
   }
   return errors;
 }
@@ -98,8 +115,10 @@ export function qualifiedNameErrors(value: string): string[] {
     if (prefix.length === 0) errors.push(`prefix part ${emptyError()}`);
     else errors.push(...dns1123SubdomainErrors(prefix).map((m) => `prefix part ${m}`));
   } else {
-    return [`a qualified name ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`
-      + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      `a qualified name ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}` +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) errors.push(`name part ${emptyError()}`);
   else if (byteLength(name) > QUALIFIED_NAME_MAX) errors.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
@@ -114,8 +133,15 @@ export function labelValueErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > LABEL_VALUE_MAX) errors.push(maxLenError(LABEL_VALUE_MAX));
   if (!LABEL_VALUE_RE.test(value)) {
-    errors.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-      LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+    errors.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE_FMT,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
   }
   return errors;
 }
@@ -130,10 +156,13 @@ export function labelValueErrors(value: string): string[] {
 export function nameErrors(value: string, rule: NameRule, prefix = false): string[] {
   const checked = prefix && value.length > 1 && value.endsWith('-') ? `${value.slice(0, -1)}a` : value;
   switch (rule) {
-    case 'label': return dns1123LabelErrors(checked);
-    case 'dns1035': return dns1035LabelErrors(checked);
+    case 'label':
+      return dns1123LabelErrors(checked);
+    case 'dns1035':
+      return dns1035LabelErrors(checked);
     case 'subdomain':
-    case 'crd': return dns1123SubdomainErrors(checked);
+    case 'crd':
+      return dns1123SubdomainErrors(checked);
   }
 }
 

@@ -150,7 +150,14 @@ export function validateOwnerReferences(refs: readonly Json[], path = at('ownerR
     if (ref['controller'] === true) {
       const current = `${kind}/${name}`;
       if (firstController === undefined) firstController = current;
-      else errors.push(fielderrors.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+      else
+        errors.push(
+          fielderrors.invalid(
+            path,
+            refs,
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
+        );
     }
   }
   return errors;
@@ -174,7 +181,9 @@ export function finalizerWarnings(oldFinalizers: unknown, newFinalizers: unknown
   const warnings: string[] = [];
   for (const finalizer of new Set(strings(newFinalizers))) {
     if (old.has(finalizer) || finalizer.includes('/') || WELL_KNOWN_FINALIZERS.has(finalizer)) continue;
-    warnings.push(`metadata.finalizers: ${JSON.stringify(finalizer)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`);
+    warnings.push(
+      `metadata.finalizers: ${JSON.stringify(finalizer)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`,
+    );
   }
   return warnings;
 }
@@ -223,7 +232,10 @@ export function resolveNamespace(bodyNamespace: unknown, requestNamespace: strin
 
 /** Reads metadata members, recording a type error (and returning undefined) for a wrong JSON type. */
 class Reader {
-  constructor(private readonly meta: Json, private readonly errors: fielderrors.FieldError[]) {}
+  constructor(
+    private readonly meta: Json,
+    private readonly errors: fielderrors.FieldError[],
+  ) {}
 
   private get(key: string): unknown {
     const value = this.meta[key];
@@ -257,7 +269,10 @@ class Reader {
     for (const [k, v] of Object.entries(value)) {
       if (v === null) out[k] = '';
       else if (typeof v === 'string') out[k] = v;
-      else { ok = false; this.wrong(fielderrors.child(at(key), k, true), v, 'string'); }
+      else {
+        ok = false;
+        this.wrong(fielderrors.child(at(key), k, true), v, 'string');
+      }
     }
     return ok ? out : undefined;
   }
@@ -267,7 +282,12 @@ class Reader {
     if (value === undefined) return undefined;
     if (!Array.isArray(value)) return this.wrong(at(key), value, 'array');
     let ok = true;
-    value.forEach((v, i) => { if (typeof v !== 'string') { ok = false; this.wrong(fielderrors.child(at(key), i), v, 'string'); } });
+    value.forEach((v, i) => {
+      if (typeof v !== 'string') {
+        ok = false;
+        this.wrong(fielderrors.child(at(key), i), v, 'string');
+      }
+    });
     return ok ? (value as string[]) : undefined;
   }
 
@@ -279,15 +299,25 @@ class Reader {
     let ok = true;
     value.forEach((item, i) => {
       const path = fielderrors.child(at(key), i);
-      if (!isObject(item)) { ok = false; this.wrong(path, item, 'object'); return; }
+      if (!isObject(item)) {
+        ok = false;
+        this.wrong(path, item, 'object');
+        return;
+      }
       if (key !== 'ownerReferences') return;
       for (const member of ['apiVersion', 'kind', 'name', 'uid']) {
         const m = item[member];
-        if (m !== undefined && m !== null && typeof m !== 'string') { ok = false; this.wrong(fielderrors.child(path, member), m, 'string'); }
+        if (m !== undefined && m !== null && typeof m !== 'string') {
+          ok = false;
+          this.wrong(fielderrors.child(path, member), m, 'string');
+        }
       }
       for (const member of ['controller', 'blockOwnerDeletion']) {
         const m = item[member];
-        if (m !== undefined && m !== null && typeof m !== 'boolean') { ok = false; this.wrong(fielderrors.child(path, member), m, 'boolean'); }
+        if (m !== undefined && m !== null && typeof m !== 'boolean') {
+          ok = false;
+          this.wrong(fielderrors.child(path, member), m, 'boolean');
+        }
       }
     });
     return ok ? (value as Json[]) : undefined;

@@ -22,8 +22,7 @@ export class SelectorError extends Error {
 }
 
 /** Label requirement operators, named as upstream's `selection.Operator`. */
-export type LabelOperator =
-  | 'Equals' | 'DoubleEquals' | 'NotEquals' | 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'GreaterThan' | 'LessThan';
+export type LabelOperator = 'Equals' | 'DoubleEquals' | 'NotEquals' | 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'GreaterThan' | 'LessThan';
 
 /** One term of a label selector. `values` is sorted and free of duplicates. */
 export interface LabelRequirement {
@@ -51,7 +50,10 @@ export interface LabelSelectorObject {
 // ----- label selector text: lexer -----
 
 type TokenType = 'ident' | 'in' | 'notin' | '!' | '!=' | '(' | ')' | ',' | '=' | '==' | '>' | '<' | 'end';
-interface Token { readonly type: TokenType; readonly text: string }
+interface Token {
+  readonly type: TokenType;
+  readonly text: string;
+}
 
 const SPECIAL = new Set(['!', '(', ')', ',', '=', '>', '<']);
 const WHITESPACE = new Set([' ', '\t', '\r', '\n']);
@@ -61,7 +63,10 @@ function lex(text: string): Token[] {
   let i = 0;
   while (i < text.length) {
     const ch = text[i]!;
-    if (WHITESPACE.has(ch)) { i++; continue; }
+    if (WHITESPACE.has(ch)) {
+      i++;
+      continue;
+    }
     if (SPECIAL.has(ch)) {
       const two = text.slice(i, i + 2);
       const type = (two === '!=' || two === '==' ? two : ch) as TokenType;
@@ -82,7 +87,13 @@ function lex(text: string): Token[] {
 // ----- label selector text: parser -----
 
 const OPERATORS: Partial<Record<TokenType, LabelOperator>> = {
-  in: 'In', notin: 'NotIn', '=': 'Equals', '==': 'DoubleEquals', '!=': 'NotEquals', '>': 'GreaterThan', '<': 'LessThan',
+  in: 'In',
+  notin: 'NotIn',
+  '=': 'Equals',
+  '==': 'DoubleEquals',
+  '!=': 'NotEquals',
+  '>': 'GreaterThan',
+  '<': 'LessThan',
 };
 
 class Parser {
@@ -197,16 +208,21 @@ function makeRequirement(key: string, operator: LabelOperator, rawValues: readon
   checkKey(key);
   const values = [...new Set(rawValues)].sort();
   switch (operator) {
-    case 'In': case 'NotIn':
+    case 'In':
+    case 'NotIn':
       if (values.length === 0) throw new SelectorError("for 'in', 'notin' operators, values set can't be empty");
       break;
-    case 'Equals': case 'DoubleEquals': case 'NotEquals':
+    case 'Equals':
+    case 'DoubleEquals':
+    case 'NotEquals':
       if (values.length !== 1) throw new SelectorError('exact-match compatibility requires one single value');
       break;
-    case 'Exists': case 'DoesNotExist':
+    case 'Exists':
+    case 'DoesNotExist':
       if (values.length !== 0) throw new SelectorError('values set must be empty for exists and does not exist');
       break;
-    case 'GreaterThan': case 'LessThan':
+    case 'GreaterThan':
+    case 'LessThan':
       if (values.length !== 1) throw new SelectorError("for 'Gt', 'Lt' operators, exactly one value is required");
       if (parseInt64(values[0]!) === undefined) throw new SelectorError("for 'Gt', 'Lt' operators, the value must be an integer");
       break;
@@ -236,18 +252,22 @@ export function parseLabelSelector(text: string): LabelSelector {
 
 /** Whether one requirement holds for a label set (missing keys satisfy only `!=`, `notin`, `!k`). */
 export function matchesRequirement(requirement: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, requirement.key);
+  const has = Object.hasOwn(labels, requirement.key);
   const value = has ? labels[requirement.key]! : undefined;
   switch (requirement.operator) {
-    case 'Equals': case 'DoubleEquals': case 'In':
+    case 'Equals':
+    case 'DoubleEquals':
+    case 'In':
       return value !== undefined && requirement.values.includes(value);
-    case 'NotEquals': case 'NotIn':
+    case 'NotEquals':
+    case 'NotIn':
       return value === undefined || !requirement.values.includes(value);
     case 'Exists':
       return has;
     case 'DoesNotExist':
       return !has;
-    case 'GreaterThan': case 'LessThan': {
+    case 'GreaterThan':
+    case 'LessThan': {
       const actual = value === undefined ? undefined : parseInt64(value);
       const bound = parseInt64(requirement.values[0] ?? '');
       if (actual === undefined || bound === undefined) return false;
@@ -264,19 +284,34 @@ export function matchesLabels(selector: LabelSelector, labels: Readonly<Record<s
 }
 
 const RENDERED: Record<LabelOperator, string> = {
-  Equals: '=', DoubleEquals: '==', NotEquals: '!=', In: ' in ', NotIn: ' notin ', Exists: '', DoesNotExist: '!', GreaterThan: '>', LessThan: '<',
+  Equals: '=',
+  DoubleEquals: '==',
+  NotEquals: '!=',
+  In: ' in ',
+  NotIn: ' notin ',
+  Exists: '',
+  DoesNotExist: '!',
+  GreaterThan: '>',
+  LessThan: '<',
 };
 
 /** Renders a parsed selector in the canonical text form (requirements by key, list values sorted). */
 export function selectorToString(selector: LabelSelector): string {
-  return selector.requirements.map((r) => {
-    switch (r.operator) {
-      case 'Exists': return r.key;
-      case 'DoesNotExist': return `!${r.key}`;
-      case 'In': case 'NotIn': return `${r.key}${RENDERED[r.operator]}(${r.values.join(',')})`;
-      default: return `${r.key}${RENDERED[r.operator]}${r.values[0]}`;
-    }
-  }).join(',');
+  return selector.requirements
+    .map((r) => {
+      switch (r.operator) {
+        case 'Exists':
+          return r.key;
+        case 'DoesNotExist':
+          return `!${r.key}`;
+        case 'In':
+        case 'NotIn':
+          return `${r.key}${RENDERED[r.operator]}(${r.values.join(',')})`;
+        default:
+          return `${r.key}${RENDERED[r.operator]}${r.values[0]}`;
+      }
+    })
+    .join(',');
 }
 
 const EXPRESSION_OPERATORS: Record<string, LabelOperator> = { In: 'In', NotIn: 'NotIn', Exists: 'Exists', DoesNotExist: 'DoesNotExist' };
@@ -349,7 +384,10 @@ function splitTerms(text: string): string[] {
     const ch = text[i];
     if (escaped) escaped = false;
     else if (ch === '\\') escaped = true;
-    else if (ch === ',') { terms.push(text.slice(start, i)); start = i + 1; }
+    else if (ch === ',') {
+      terms.push(text.slice(start, i));
+      start = i + 1;
+    }
   }
   terms.push(text.slice(start));
   return terms;

@@ -19,8 +19,7 @@ interface Instant {
 }
 
 const isLeap = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-const daysInMonth = (year: number, month: number): number =>
-  [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+const daysInMonth = (year: number, month: number): number => [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
 
 /** Epoch seconds of a UTC calendar date and time (valid for years 0–9999, unlike `Date.UTC`). */
 function epochSeconds(year: number, month: number, day: number, hour: number, minute: number, second: number): number {
@@ -54,8 +53,7 @@ function fromDate(date: Date): Instant | undefined {
   return { seconds, micros: (ms - seconds * 1000) * 1000 };
 }
 
-const parse = (value: unknown): Instant | undefined =>
-  typeof value === 'string' ? parseText(value) : value instanceof Date ? fromDate(value) : undefined;
+const parse = (value: unknown): Instant | undefined => (typeof value === 'string' ? parseText(value) : value instanceof Date ? fromDate(value) : undefined);
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 

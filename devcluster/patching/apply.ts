@@ -55,8 +55,7 @@ export interface ApplyOptions {
 
 export type ApplyResult = { ok: true; object: JsonObject } | { ok: false; conflicts: ApplyConflict[] };
 
-const isObject = (value: unknown): value is JsonObject =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Applies a configuration for a manager.
@@ -97,8 +96,14 @@ export function applyConfiguration(opts: ApplyOptions): ApplyResult {
   const conflicts: ApplyConflict[] = [];
   for (const other of others) {
     for (const path of fieldsets.paths(fieldsets.intersection(other.set, changed))) {
-      conflicts.push({ manager: other.manager, operation: other.operation, apiVersion: other.apiVersion,
-        ...(other.subresource ? { subresource: other.subresource } : {}), path, field: fieldsets.formatPath(path) });
+      conflicts.push({
+        manager: other.manager,
+        operation: other.operation,
+        apiVersion: other.apiVersion,
+        ...(other.subresource ? { subresource: other.subresource } : {}),
+        path,
+        field: fieldsets.formatPath(path),
+      });
     }
   }
   if (conflicts.length && !opts.force) return { ok: false, conflicts: sortConflicts(conflicts) };
@@ -106,8 +111,14 @@ export function applyConfiguration(opts: ApplyOptions): ApplyResult {
   const objectChanged = !fieldsets.isEmpty(changed) || !fieldsets.isEmpty(removed);
   const time = objectChanged || previous?.time === undefined ? opts.now : previous.time;
   const next: managedfields.ManagedSet[] = others.map((e) => ({ ...e, set: fieldsets.difference(fieldsets.difference(e.set, changed), removed) }));
-  next.push({ manager: opts.manager, operation: 'Apply', apiVersion: opts.apiVersion, time,
-    ...(opts.subresource ? { subresource: opts.subresource } : {}), set: applied });
+  next.push({
+    manager: opts.manager,
+    operation: 'Apply',
+    apiVersion: opts.apiVersion,
+    time,
+    ...(opts.subresource ? { subresource: opts.subresource } : {}),
+    set: applied,
+  });
 
   const encoded = managedfields.encodeEntries(next);
   const metadata: JsonObject = { ...(managedfields.metadataOf(merged) ?? {}) };
@@ -154,8 +165,13 @@ export function mergeValues(lhs: unknown, rhs: unknown, mapPath: readonly string
   return structuredClone(rhs);
 }
 
-function mergeLists(lhs: readonly unknown[], le: readonly string[], rhs: readonly unknown[], re: readonly string[],
-                    mergeItem: (l: unknown, r: unknown) => unknown): unknown[] {
+function mergeLists(
+  lhs: readonly unknown[],
+  le: readonly string[],
+  rhs: readonly unknown[],
+  re: readonly string[],
+  mergeItem: (l: unknown, r: unknown) => unknown,
+): unknown[] {
   const lByEl = new Map(le.map((el, i) => [el, lhs[i]]));
   const rByEl = new Map(re.map((el, i) => [el, rhs[i]]));
   const shared = re.filter((el) => lByEl.has(el));
@@ -171,13 +187,31 @@ function mergeLists(lhs: readonly unknown[], le: readonly string[], rhs: readonl
   while (li < le.length || ri < re.length) {
     const lel = le[li];
     if (lel !== undefined) {
-      if (!rByEl.has(lel)) { out.push(lhs[li]); li++; continue; }
-      if (done.has(lel)) { li++; continue; }
-      if (lel === re[ri]) { takeRight(lel); li++; ri++; continue; }
-      if (shared[0] !== lel) { li++; continue; } // a shared item the configuration places later
+      if (!rByEl.has(lel)) {
+        out.push(lhs[li]);
+        li++;
+        continue;
+      }
+      if (done.has(lel)) {
+        li++;
+        continue;
+      }
+      if (lel === re[ri]) {
+        takeRight(lel);
+        li++;
+        ri++;
+        continue;
+      }
+      if (shared[0] !== lel) {
+        li++;
+        continue;
+      } // a shared item the configuration places later
     }
     const rel = re[ri];
-    if (rel === undefined) { li++; continue; }
+    if (rel === undefined) {
+      li++;
+      continue;
+    }
     takeRight(rel);
     ri++;
   }
@@ -188,15 +222,23 @@ function mergeLists(lhs: readonly unknown[], le: readonly string[], rhs: readonl
  * Removes the members of `stale` from a value, except where `keep` owns the node or anything
  * below it; containers emptied by the removal go too. Key fields of surviving list items stay.
  */
-function pruneValue(value: unknown, stale: fieldsets.FieldSet, keep: fieldsets.FieldSet,
-                    mapPath: readonly string[], sem: managedfields.ListSemantics): unknown {
+function pruneValue(
+  value: unknown,
+  stale: fieldsets.FieldSet,
+  keep: fieldsets.FieldSet,
+  mapPath: readonly string[],
+  sem: managedfields.ListSemantics,
+): unknown {
   if (isObject(value)) {
     const out: JsonObject = { ...value };
     for (const [element, st] of stale.children) {
       const pe = fieldsets.parseElement(element);
       if (pe.kind !== 'field' || !Object.hasOwn(out, pe.name)) continue;
       const kp = keep.children.get(element) ?? fieldsets.EMPTY;
-      if (st.member && fieldsets.isEmpty(kp)) { delete out[pe.name]; continue; }
+      if (st.member && fieldsets.isEmpty(kp)) {
+        delete out[pe.name];
+        continue;
+      }
       if (!st.children.size) continue;
       const before = out[pe.name];
       const after = pruneValue(before, st, kp, [...mapPath, pe.name], sem);
@@ -215,7 +257,10 @@ function pruneValue(value: unknown, stale: fieldsets.FieldSet, keep: fieldsets.F
       const st = stale.children.get(el);
       const kp = keep.children.get(el) ?? fieldsets.EMPTY;
       if (st?.member && fieldsets.isEmpty(kp)) return;
-      if (!st?.children.size) { out.push(value[i]); return; }
+      if (!st?.children.size) {
+        out.push(value[i]);
+        return;
+      }
       const survivors = keyFields.reduce((s, k) => fieldsets.withoutSubtree(s, [k]), st);
       out.push(pruneValue(value[i], survivors, kp, mapPath, sem));
     });

@@ -42,7 +42,10 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -67,17 +70,20 @@ export type PathElement =
 export function parseElement(element: string): PathElement {
   const body = element.slice(2);
   switch (element.slice(0, 2)) {
-    case 'f:': return { kind: 'field', name: body };
+    case 'f:':
+      return { kind: 'field', name: body };
     case 'k:': {
       const fields = parseJson(element, body);
       if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new FieldsV1Error(`key element is not a JSON object: ${element}`);
       return { kind: 'key', fields: fields as Record<string, unknown> };
     }
-    case 'v:': return { kind: 'value', value: parseJson(element, body) };
+    case 'v:':
+      return { kind: 'value', value: parseJson(element, body) };
     case 'i:':
       if (!/^(0|[1-9][0-9]*)$/.test(body)) throw new FieldsV1Error(`invalid index element: ${element}`);
       return { kind: 'index', index: Number(body) };
-    default: throw new FieldsV1Error(`unknown path element: ${JSON.stringify(element)}`);
+    default:
+      throw new FieldsV1Error(`unknown path element: ${JSON.stringify(element)}`);
   }
 }
 
@@ -90,17 +96,23 @@ function parseJson(element: string, text: string): unknown {
 }
 
 /** Upstream's `value.ToString`: strings quoted, other scalars bare, containers as JSON. */
-const displayValue = (value: unknown): string =>
-  (typeof value === 'number' || typeof value === 'boolean' ? String(value) : canonicalJson(value));
+const displayValue = (value: unknown): string => (typeof value === 'number' || typeof value === 'boolean' ? String(value) : canonicalJson(value));
 
 /** One element in display form: `.image`, `[name="c1"]`, `[="x"]`, `[0]`. */
 export function displayElement(element: string): string {
   const pe = parseElement(element);
   switch (pe.kind) {
-    case 'field': return `.${pe.name}`;
-    case 'key': return `[${Object.keys(pe.fields).sort().map((k) => `${k}=${displayValue(pe.fields[k])}`).join(',')}]`;
-    case 'value': return `[=${displayValue(pe.value)}]`;
-    case 'index': return `[${pe.index}]`;
+    case 'field':
+      return `.${pe.name}`;
+    case 'key':
+      return `[${Object.keys(pe.fields)
+        .sort()
+        .map((k) => `${k}=${displayValue(pe.fields[k])}`)
+        .join(',')}]`;
+    case 'value':
+      return `[=${displayValue(pe.value)}]`;
+    case 'index':
+      return `[${pe.index}]`;
   }
 }
 
@@ -121,8 +133,7 @@ export function compareElements(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-const sortedEntries = (set: FieldSet): [string, FieldSet][] =>
-  [...set.children.entries()].sort(([a], [b]) => compareElements(a, b));
+const sortedEntries = (set: FieldSet): [string, FieldSet][] => [...set.children.entries()].sort(([a], [b]) => compareElements(a, b));
 
 // ---- algebra -------------------------------------------------------------------------------
 
@@ -289,8 +300,11 @@ function canonicalElement(element: string): string {
   if (element.startsWith('f:')) return element; // field elements are canonical as they are
   const pe = parseElement(element);
   switch (pe.kind) {
-    case 'key': return keyElement(pe.fields);
-    case 'value': return valueElement(pe.value);
-    default: return element;
+    case 'key':
+      return keyElement(pe.fields);
+    case 'value':
+      return valueElement(pe.value);
+    default:
+      return element;
   }
 }

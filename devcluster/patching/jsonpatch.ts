@@ -66,8 +66,7 @@ const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 export function parseJsonPatch(body: unknown): JsonPatchOperation[] {
   if (!Array.isArray(body)) throw new JsonPatchError('malformed', 'a JSON patch must be a JSON array of operations');
   if (body.length > MAX_JSON_PATCH_OPERATIONS) {
-    throw new JsonPatchError('too-large',
-      `the allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${body.length}`);
+    throw new JsonPatchError('too-large', `the allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${body.length}`);
   }
   return body.map((element, index) => parseOperation(element, index));
 }
@@ -181,8 +180,7 @@ function child(node: jsonvalues.JsonValue, token: string, fail: Fail): jsonvalue
  * Inserts `value` at `path` (RFC 6902 "add"; with `replacing`, overwrites an array item instead
  * of inserting before it). Mutates `doc`, which is always the private copy; returns the new root.
  */
-function add(doc: jsonvalues.JsonValue, path: readonly string[], value: jsonvalues.JsonValue, fail: Fail,
-             replacing = false): jsonvalues.JsonValue {
+function add(doc: jsonvalues.JsonValue, path: readonly string[], value: jsonvalues.JsonValue, fail: Fail, replacing = false): jsonvalues.JsonValue {
   if (path.length === 0) return value;
   const parent = get(doc, path.slice(0, -1), fail);
   const last = path[path.length - 1] as string;

@@ -32,7 +32,7 @@ export function isJsonPrimitive(v: unknown): v is JsonPrimitive {
 
 /** True when `obj` has its own member `key` (never consults the prototype chain). */
 export function hasMember(obj: JsonObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key);
+  return Object.hasOwn(obj, key);
 }
 
 /** Writes `obj[key] = value` as an own data property, safe for the key `__proto__`. */

@@ -59,11 +59,20 @@ export interface OwnershipScope {
   statusSubresource: boolean;
 }
 
-const isObject = (value: unknown): value is JsonObject =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-const NEVER_OWNED_META = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
+const NEVER_OWNED_META = [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
 
 /**
  * The identity of an entry, as upstream builds it: apply entries are one per manager and
@@ -71,8 +80,12 @@ const NEVER_OWNED_META = ['name', 'namespace', 'uid', 'resourceVersion', 'genera
  * Sorting identities sorts by manager name first.
  */
 export function identity(e: Pick<ManagedSet, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
-  return JSON.stringify({ manager: e.manager, operation: e.operation,
-    apiVersion: e.operation === 'Update' ? e.apiVersion : undefined, subresource: e.subresource || undefined });
+  return JSON.stringify({
+    manager: e.manager,
+    operation: e.operation,
+    apiVersion: e.operation === 'Update' ? e.apiVersion : undefined,
+    subresource: e.subresource || undefined,
+  });
 }
 
 /**
@@ -87,7 +100,8 @@ export function decodeEntries(raw: unknown): ManagedSet[] {
       const { manager, operation, apiVersion, time, fieldsV1, subresource } = item;
       if (typeof manager !== 'string' || (operation !== 'Apply' && operation !== 'Update')) throw new fieldsets.FieldsV1Error('bad entry');
       return {
-        manager, operation,
+        manager,
+        operation,
         apiVersion: typeof apiVersion === 'string' ? apiVersion : '',
         ...(typeof time === 'string' ? { time } : {}),
         ...(typeof subresource === 'string' && subresource ? { subresource } : {}),
@@ -105,18 +119,28 @@ export function decodeEntries(raw: unknown): ManagedSet[] {
  * upstream's (Apply before Update, then by time, manager, apiVersion, subresource).
  */
 const byText = (a: string | undefined, b: string | undefined): number => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
-const entryOrder = (p: ManagedSet, q: ManagedSet): number => byText(p.operation, q.operation) || byText(p.time, q.time)
-  || byText(p.manager, q.manager) || byText(p.apiVersion, q.apiVersion) || byText(p.subresource, q.subresource);
+const entryOrder = (p: ManagedSet, q: ManagedSet): number =>
+  byText(p.operation, q.operation) ||
+  byText(p.time, q.time) ||
+  byText(p.manager, q.manager) ||
+  byText(p.apiVersion, q.apiVersion) ||
+  byText(p.subresource, q.subresource);
 
 export function encodeEntries(entries: readonly ManagedSet[]): ManagedFieldsEntry[] {
-  return entries.filter((e) => !fieldsets.isEmpty(e.set)).sort(entryOrder).map(encodeEntry);
+  return entries
+    .filter((e) => !fieldsets.isEmpty(e.set))
+    .sort(entryOrder)
+    .map(encodeEntry);
 }
 
 function encodeEntry(e: ManagedSet): ManagedFieldsEntry {
   return {
-    manager: e.manager, operation: e.operation, apiVersion: e.apiVersion,
+    manager: e.manager,
+    operation: e.operation,
+    apiVersion: e.apiVersion,
     ...(e.time !== undefined ? { time: e.time } : {}),
-    fieldsType: 'FieldsV1' as const, fieldsV1: fieldsets.encode(e.set),
+    fieldsType: 'FieldsV1' as const,
+    fieldsV1: fieldsets.encode(e.set),
     ...(e.subresource ? { subresource: e.subresource } : {}),
   };
 }
@@ -152,12 +176,18 @@ export function fieldSetOf(value: unknown, semantics: ListSemantics, mapPath: re
   if (isObject(value)) {
     const keys = Object.keys(value);
     if (!keys.length) return fieldsets.LEAF;
-    return fieldsets.node(false, keys.map((k) => [fieldsets.fieldElement(k), fieldSetOf(value[k], semantics, [...mapPath, k])] as const));
+    return fieldsets.node(
+      false,
+      keys.map((k) => [fieldsets.fieldElement(k), fieldSetOf(value[k], semantics, [...mapPath, k])] as const),
+    );
   }
   if (Array.isArray(value)) {
     const elements = value.length ? itemElements(value, semantics(mapPath)) : undefined;
     if (!elements) return fieldsets.LEAF;
-    return fieldsets.node(false, elements.map((el, i) => [el, fieldsets.node(true, fieldSetOf(value[i], semantics, mapPath).children)] as const));
+    return fieldsets.node(
+      false,
+      elements.map((el, i) => [el, fieldsets.node(true, fieldSetOf(value[i], semantics, mapPath).children)] as const),
+    );
   }
   return fieldsets.LEAF;
 }
@@ -380,8 +410,12 @@ export function recordUpdate(opts: RecordUpdateOptions): ManagedFieldsEntry[] {
 
 /** Whether `entry` has the identity of the `Update` entry of this manager, apiVersion and subresource (see {@link identity}). */
 function isUpdateEntryOf(entry: ManagedSet, manager: string, apiVersion: string, subresource: string | undefined): boolean {
-  return entry.operation === 'Update' && entry.manager === manager && entry.apiVersion === apiVersion
-    && (entry.subresource || undefined) === (subresource || undefined);
+  return (
+    entry.operation === 'Update' &&
+    entry.manager === manager &&
+    entry.apiVersion === apiVersion &&
+    (entry.subresource || undefined) === (subresource || undefined)
+  );
 }
 
 function startingEntries(opts: RecordUpdateOptions): ManagedSet[] {
@@ -397,5 +431,4 @@ function startingEntries(opts: RecordUpdateOptions): ManagedSet[] {
 }
 
 /** `obj.metadata` when it is an object. */
-export const metadataOf = (obj: JsonObject | undefined): JsonObject | undefined =>
-  (obj && isObject(obj.metadata) ? obj.metadata : undefined);
+export const metadataOf = (obj: JsonObject | undefined): JsonObject | undefined => (obj && isObject(obj.metadata) ? obj.metadata : undefined);

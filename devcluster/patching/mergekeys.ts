@@ -72,7 +72,10 @@ const KINDS: Readonly<Record<string, readonly Entry[]>> = {
   ],
   Namespace: CONDITIONS,
   Service: [[['spec', 'ports'], { mergeKey: 'port' }]],
-  ServiceAccount: [[['secrets'], BY_NAME], [['imagePullSecrets'], BY_NAME]],
+  ServiceAccount: [
+    [['secrets'], BY_NAME],
+    [['imagePullSecrets'], BY_NAME],
+  ],
   ValidatingWebhookConfiguration: webhookEntries(),
   MutatingWebhookConfiguration: webhookEntries(),
   ConfigMap: [],
@@ -83,7 +86,10 @@ const KINDS: Readonly<Record<string, readonly Entry[]>> = {
 };
 
 function webhookEntries(): Entry[] {
-  return [[['webhooks'], BY_NAME], [['webhooks', 'matchConditions'], BY_NAME]];
+  return [
+    [['webhooks'], BY_NAME],
+    [['webhooks', 'matchConditions'], BY_NAME],
+  ];
 }
 
 function under(prefix: readonly string[], entries: readonly Entry[]): Entry[] {

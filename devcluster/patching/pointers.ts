@@ -24,7 +24,7 @@ export function parseJsonPointer(pointer: string): string[] | undefined {
 
 /** Joins reference tokens into a JSON pointer, escaping `~` and `/`. */
 export function formatJsonPointer(tokens: readonly string[]): string {
-  return tokens.map((token) => '/' + token.replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  return tokens.map((token) => `/${token.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /**

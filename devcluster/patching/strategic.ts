@@ -23,7 +23,7 @@
  * of lists, as upstream.
  */
 import * as jsonvalues from './jsonvalues.js';
-import * as mergekeys from './mergekeys.js';
+import type * as mergekeys from './mergekeys.js';
 
 export type { SmpSchema, SmpStrategy } from './mergekeys.js';
 export { builtinSmpSchema } from './mergekeys.js';
@@ -108,7 +108,11 @@ class Merger {
     for (const [field, values] of deletions) {
       const list = jsonvalues.hasMember(current, field) ? current[field] : undefined;
       if (!Array.isArray(list)) continue;
-      jsonvalues.setMember(current, field, list.filter((item) => !values.some((v) => jsonvalues.jsonEqual(v, item))));
+      jsonvalues.setMember(
+        current,
+        field,
+        list.filter((item) => !values.some((v) => jsonvalues.jsonEqual(v, item))),
+      );
     }
     return current;
   }
@@ -183,8 +187,7 @@ class Merger {
     for (const [key, value] of Object.entries(patch)) {
       if (value === null || value === undefined || isDirectiveKey(key)) continue;
       if (!keep.has(key)) {
-        throw new StrategicMergeError('invalid',
-          `patch content doesn't match retainKeys list: ${field(path)} sets "${key}", which $retainKeys does not list`);
+        throw new StrategicMergeError('invalid', `patch content doesn't match retainKeys list: ${field(path)} sets "${key}", which $retainKeys does not list`);
       }
     }
     for (const key of Object.keys(current)) if (!keep.has(key)) delete current[key];
@@ -216,8 +219,7 @@ function mergePrimitiveList(current: JsonValue[], patch: JsonValue[], path: Path
  * then the items it does not list in their current relative order. The patch's own list must be
  * a subsequence of the order list (as upstream checks), else the patch is malformed.
  */
-function applyOrder(list: JsonValue[], order: JsonValue[], patch: JsonValue[], strategy: mergekeys.SmpStrategy,
-                    path: Path): JsonValue[] {
+function applyOrder(list: JsonValue[], order: JsonValue[], patch: JsonValue[], strategy: mergekeys.SmpStrategy, path: Path): JsonValue[] {
   const key = strategy.mergeKey;
   const identity = (item: JsonValue): JsonValue | undefined => {
     if (key === undefined) return item;

@@ -2,15 +2,22 @@
  * Discovery documents (D-WIRE-5..12) and OpenAPI stubs (D-WIRE-14/15), rendered from the live
  * registry on every request so that CRD establishment and deletion show up at once.
  */
-import * as resources from '../api/resources.js';
+import type * as resources from '../api/resources.js';
 
 type JsonObject = { [key: string]: unknown };
 
 export function versionInfo(version: string): JsonObject {
   const m = /^v(\d+)\.(\d+)/.exec(version);
   return {
-    major: m?.[1] ?? '1', minor: m?.[2] ?? '31', gitVersion: version, gitCommit: '0000000000000000000000000000000000000000',
-    gitTreeState: 'clean', buildDate: '2024-05-01T00:00:00Z', goVersion: 'go1.22.0', compiler: 'gc', platform: 'linux/amd64',
+    major: m?.[1] ?? '1',
+    minor: m?.[2] ?? '31',
+    gitVersion: version,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2024-05-01T00:00:00Z',
+    goVersion: 'go1.22.0',
+    compiler: 'gc',
+    platform: 'linux/amd64',
   };
 }
 
@@ -77,8 +84,11 @@ export function aggregated(registry: resources.Registry, core: boolean, apiVersi
       freshness: 'Current',
       resources: registry.inGroupVersion(g, v).map((t) => {
         const r: JsonObject = {
-          resource: t.resource, responseKind: { group: t.group, version: t.version, kind: t.kind },
-          scope: t.namespaced ? 'Namespaced' : 'Cluster', singularResource: t.singular, verbs: [...t.verbs],
+          resource: t.resource,
+          responseKind: { group: t.group, version: t.version, kind: t.kind },
+          scope: t.namespaced ? 'Namespaced' : 'Cluster',
+          singularResource: t.singular,
+          verbs: [...t.verbs],
         };
         if (t.shortNames.length) r['shortNames'] = [...t.shortNames];
         if (t.categories.length) r['categories'] = [...t.categories];

@@ -22,10 +22,14 @@ export function findDuplicateKeys(text: string): string[] {
 }
 
 /** JSON whitespace: space, tab, CR, LF. */
-function isSpace(ch: number): boolean { return ch === 0x20 || ch === 0x09 || ch === 0x0d || ch === 0x0a; }
+function isSpace(ch: number): boolean {
+  return ch === 0x20 || ch === 0x09 || ch === 0x0d || ch === 0x0a;
+}
 
 /** What ends a bare scalar: `,` `]` `}` or whitespace. */
-function isDelimiter(ch: number): boolean { return ch === 0x2c || ch === 0x5d || ch === 0x7d || isSpace(ch); }
+function isDelimiter(ch: number): boolean {
+  return ch === 0x2c || ch === 0x5d || ch === 0x7d || isSpace(ch);
+}
 
 class Scanner {
   private pos = 0;
@@ -46,7 +50,10 @@ class Scanner {
     this.pos++; // {
     const seen = new Set<string>();
     this.skipSpace();
-    if (this.text[this.pos] === '}') { this.pos++; return; }
+    if (this.text[this.pos] === '}') {
+      this.pos++;
+      return;
+    }
     for (;;) {
       this.skipSpace();
       const key = this.string();
@@ -60,7 +67,10 @@ class Scanner {
       if (duplicate) this.duplicates.add(child);
       this.value(child);
       this.skipSpace();
-      if (this.text[this.pos] === ',') { this.pos++; continue; }
+      if (this.text[this.pos] === ',') {
+        this.pos++;
+        continue;
+      }
       this.expect('}');
       return;
     }
@@ -69,12 +79,18 @@ class Scanner {
   private array(path: string): void {
     this.pos++; // [
     this.skipSpace();
-    if (this.text[this.pos] === ']') { this.pos++; return; }
+    if (this.text[this.pos] === ']') {
+      this.pos++;
+      return;
+    }
     for (let i = 0; ; i++) {
       this.skipSpace();
       this.value(this.atContainer() ? `${path}[${i}]` : '');
       this.skipSpace();
-      if (this.text[this.pos] === ',') { this.pos++; continue; }
+      if (this.text[this.pos] === ',') {
+        this.pos++;
+        continue;
+      }
       this.expect(']');
       return;
     }
@@ -92,9 +108,13 @@ class Scanner {
     let escaped = false;
     while (this.pos < this.text.length) {
       const ch = this.text.charCodeAt(this.pos);
-      if (ch === 0x5c) { escaped = true; this.pos += 2; continue; } // backslash
+      if (ch === 0x5c) {
+        escaped = true;
+        this.pos += 2;
+        continue;
+      } // backslash
       this.pos++;
-      if (ch === 0x22) return escaped ? JSON.parse(this.text.slice(start, this.pos)) as string : this.text.slice(start + 1, this.pos - 1);
+      if (ch === 0x22) return escaped ? (JSON.parse(this.text.slice(start, this.pos)) as string) : this.text.slice(start + 1, this.pos - 1);
     }
     throw new Error('unterminated string');
   }

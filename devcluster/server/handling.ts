@@ -5,24 +5,24 @@
  */
 import type * as http from 'node:http';
 import * as YAML from 'yaml';
-import * as core from '../api/core.js';
+import type * as core from '../api/core.js';
 import * as creating from '../api/creating.js';
 import * as deleting from '../api/deleting.js';
 import * as filters from '../api/filters.js';
 import * as objects from '../api/objects.js';
 import * as options from '../api/options.js';
 import * as reading from '../api/reading.js';
-import * as resources from '../api/resources.js';
+import type * as resources from '../api/resources.js';
 import * as scale from '../api/scale.js';
 import * as tables from '../api/tables.js';
 import * as updating from '../api/updating.js';
-import * as watching from '../api/watching.js';
+import type * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
 import type * as faultrules from '../faults/rules.js';
 import * as discovery from './discovery.js';
 import * as duplicatekeys from './duplicatekeys.js';
 import * as negotiation from './negotiation.js';
-import * as requestlog from './requestlog.js';
+import type * as requestlog from './requestlog.js';
 import * as responses from './responses.js';
 import * as routing from './routing.js';
 import * as statuses from './statuses.js';
@@ -79,7 +79,11 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) { reject(new BodyTooLarge()); req.resume(); return; }
+      if (size > MAX_BODY_BYTES) {
+        reject(new BodyTooLarge());
+        req.resume();
+        return;
+      }
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
@@ -89,12 +93,19 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
 
 function verbOf(method: string, info: routing.ResourceRequestInfo, watch: boolean): string {
   switch (method) {
-    case 'GET': case 'HEAD': return watch ? 'watch' : info.name ? 'get' : 'list';
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return info.name ? 'delete' : 'deletecollection';
-    default: return method.toLowerCase();
+    case 'GET':
+    case 'HEAD':
+      return watch ? 'watch' : info.name ? 'get' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return info.name ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
   }
 }
 
@@ -113,7 +124,11 @@ class Exchange {
   bodyText: string | undefined;
   fault = false;
 
-  constructor(readonly ctx: ServerContext, readonly req: http.IncomingMessage, readonly res: http.ServerResponse) {
+  constructor(
+    readonly ctx: ServerContext,
+    readonly req: http.IncomingMessage,
+    readonly res: http.ServerResponse,
+  ) {
     this.url = routing.parseTarget(req.url ?? '/');
     this.method = (req.method ?? 'GET').toUpperCase();
     const info = routing.parsePath(this.url.pathname);
@@ -126,41 +141,66 @@ class Exchange {
     const { ctx, req, info } = this;
     const resource = info.kind === 'resource' ? info : undefined;
     ctx.log.record({
-      time: this.started, method: this.method, path: this.url.pathname, query: this.url.search.replace(/^\?/, ''), verb: this.verb,
-      group: resource?.group, resource: resource?.resource, subresource: resource?.subresource,
-      namespace: resource?.namespace, name: resource?.name,
+      time: this.started,
+      method: this.method,
+      path: this.url.pathname,
+      query: this.url.search.replace(/^\?/, ''),
+      verb: this.verb,
+      group: resource?.group,
+      resource: resource?.resource,
+      subresource: resource?.subresource,
+      namespace: resource?.namespace,
+      name: resource?.name,
       headers: {
-        accept: req.headers.accept, contentType: req.headers['content-type'], userAgent: req.headers['user-agent'],
+        accept: req.headers.accept,
+        contentType: req.headers['content-type'],
+        userAgent: req.headers['user-agent'],
         authorization: req.headers.authorization ? '<redacted>' : undefined,
       },
-      body: ctx.log.keepBodies ? this.bodyText : undefined, user: this.user.username, code,
-      responseBody: ctx.log.keepResponses ? responseBody : undefined, durationMs: Date.now() - this.started, fault: this.fault,
+      body: ctx.log.keepBodies ? this.bodyText : undefined,
+      user: this.user.username,
+      code,
+      responseBody: ctx.log.keepResponses ? responseBody : undefined,
+      durationMs: Date.now() - this.started,
+      fault: this.fault,
     });
   }
 
   reply(r: Reply): void {
     let text: string;
-    if (r.text !== undefined) { responses.sendText(this.res, r.code, r.text, r.contentType); text = r.text; }
-    else text = responses.sendBody(this.res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
+    if (r.text !== undefined) {
+      responses.sendText(this.res, r.code, r.text, r.contentType);
+      text = r.text;
+    } else text = responses.sendBody(this.res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
     this.record(r.code, text);
   }
 
   fail(err: unknown, warnings: string[] = []): void {
     const apiError = err instanceof statuses.ApiError ? err : statuses.internal(err instanceof Error ? err.message : String(err));
     if (!(err instanceof statuses.ApiError)) process.emitWarning(`devcluster: unexpected error: ${err instanceof Error ? err.stack : String(err)}`);
-    if (this.res.headersSent) { this.res.destroy(); this.record(apiError.code); return; }
+    if (this.res.headersSent) {
+      this.res.destroy();
+      this.record(apiError.code);
+      return;
+    }
     const text = responses.sendError(this.res, apiError, warnings);
     this.record(apiError.code, text);
   }
 
   async finish(r: Reply, afterMs: number, resetAfter: boolean): Promise<void> {
     if (afterMs) await sleep(afterMs);
-    if (resetAfter) { this.req.socket.destroy(); this.record(0); return; }
+    if (resetAfter) {
+      this.req.socket.destroy();
+      this.record(0);
+      return;
+    }
     this.reply(r);
   }
 }
 
-function isTrue(v: string | null): boolean { return v === 'true' || v === '1'; }
+function isTrue(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
@@ -170,7 +210,9 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
 
   try {
     let body: Buffer;
-    try { body = await readBody(req); } catch (err) {
+    try {
+      body = await readBody(req);
+    } catch (err) {
       if (err instanceof BodyTooLarge) throw statuses.tooLarge();
       throw err;
     }
@@ -186,22 +228,40 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
 
     // Fault injection comes after authentication and routing (D-FAULT-1).
     const action = ctx.faults.match({
-      method, verb, group: info.kind === 'resource' ? info.group : undefined, version: info.kind === 'resource' ? info.version : undefined,
-      resource: info.kind === 'resource' ? info.resource : undefined, subresource: info.kind === 'resource' ? info.subresource : undefined,
-      namespace: info.kind === 'resource' ? info.namespace : undefined, name: info.kind === 'resource' ? info.name : undefined,
-      watch, path: url.pathname, userAgent: req.headers['user-agent'] ?? '', user: user.username,
+      method,
+      verb,
+      group: info.kind === 'resource' ? info.group : undefined,
+      version: info.kind === 'resource' ? info.version : undefined,
+      resource: info.kind === 'resource' ? info.resource : undefined,
+      subresource: info.kind === 'resource' ? info.subresource : undefined,
+      namespace: info.kind === 'resource' ? info.namespace : undefined,
+      name: info.kind === 'resource' ? info.name : undefined,
+      watch,
+      path: url.pathname,
+      userAgent: req.headers['user-agent'] ?? '',
+      user: user.username,
     });
     let afterMs = 0;
     let resetAfter = false;
     let watchFault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined;
     if (action) {
       ex.fault = true;
-      if ('respond' in action) { replyFault(ctx, res, action.respond, (code, text) => ex.record(code, text)); return; }
+      if ('respond' in action) {
+        replyFault(ctx, res, action.respond, (code, text) => ex.record(code, text));
+        return;
+      }
       if ('reset' in action) {
-        if (action.reset === 'before') { req.socket.destroy(); ex.record(0); return; }
+        if (action.reset === 'before') {
+          req.socket.destroy();
+          ex.record(0);
+          return;
+        }
         resetAfter = true;
       }
-      if ('hang' in action) { ex.record(0); return; }
+      if ('hang' in action) {
+        ex.record(0);
+        return;
+      }
       if ('delay' in action) {
         if (action.delay.beforeMs) await sleep(action.delay.beforeMs);
         afterMs = action.delay.afterMs ?? 0;
@@ -212,7 +272,19 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     await ctx.gate();
 
     if (info.kind === 'nonResource') {
-      const denied = ctx.authorize({ kind: 'nonResource', verb: method.toLowerCase(), apiGroup: '', resource: '', subresource: undefined, namespace: undefined, name: undefined, path: url.pathname }, user);
+      const denied = ctx.authorize(
+        {
+          kind: 'nonResource',
+          verb: method.toLowerCase(),
+          apiGroup: '',
+          resource: '',
+          subresource: undefined,
+          namespace: undefined,
+          name: undefined,
+          path: url.pathname,
+        },
+        user,
+      );
       if (denied) throw denied;
       const r = nonResource(ctx, req, url.pathname);
       await ex.finish(r, afterMs, resetAfter);
@@ -221,14 +293,24 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     const type = ctx.core.registry.find(info.group, info.version, info.resource);
     if (!type) throw statuses.pathNotFound();
     if (type.namespaced !== (info.namespace !== undefined) && !(type.namespaced && info.name === undefined && (method === 'GET' || method === 'HEAD'))) {
-      if (type.namespaced && info.namespace === undefined && info.name === undefined && (method === 'POST' || method === 'DELETE')) throw statuses.methodNotAllowed();
+      if (type.namespaced && info.namespace === undefined && info.name === undefined && (method === 'POST' || method === 'DELETE'))
+        throw statuses.methodNotAllowed();
       throw statuses.pathNotFound();
     }
     if (info.subresource !== undefined && !type.subresources.includes(info.subresource)) throw statuses.pathNotFound();
-    const denied = ctx.authorize({
-      kind: 'resource', verb, apiGroup: type.group, resource: type.resource, subresource: info.subresource,
-      namespace: info.namespace, name: info.name, path: url.pathname,
-    }, user);
+    const denied = ctx.authorize(
+      {
+        kind: 'resource',
+        verb,
+        apiGroup: type.group,
+        resource: type.resource,
+        subresource: info.subresource,
+        namespace: info.namespace,
+        name: info.name,
+        path: url.pathname,
+      },
+      user,
+    );
     if (denied) throw denied;
     const warnings: string[] = type.deprecationWarning ? [type.deprecationWarning] : [];
     if (watch) {
@@ -250,8 +332,12 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function replyFault(ctx: ServerContext, res: http.ServerResponse, spec: Extract<faultrules.FaultAction, { respond: unknown }>['respond'],
-                    record: (code: number, body?: string) => void): void {
+function replyFault(
+  ctx: ServerContext,
+  res: http.ServerResponse,
+  spec: Extract<faultrules.FaultAction, { respond: unknown }>['respond'],
+  record: (code: number, body?: string) => void,
+): void {
   const { code, retryAfterSeconds } = spec;
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
   if (code === 429 && (spec.form ?? 'plain') === 'plain') {
@@ -270,8 +356,12 @@ function replyFault(ctx: ServerContext, res: http.ServerResponse, spec: Extract<
     403: ['Forbidden', 'forbidden: injected fault'],
   };
   const [reason, message] = defaults[code] ?? ['InternalError', `injected fault ${code}`];
-  const err = new statuses.ApiError(code, (spec.reason as statuses.StatusReason | undefined) ?? reason, spec.message ?? message,
-    retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined);
+  const err = new statuses.ApiError(
+    code,
+    (spec.reason as statuses.StatusReason | undefined) ?? reason,
+    spec.message ?? message,
+    retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined,
+  );
   record(code, responses.sendError(res, err));
   void ctx;
 }
@@ -280,14 +370,23 @@ function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string
   const registry = ctx.core.registry;
   const accept = req.headers.accept;
   switch (path) {
-    case '/healthz': case '/livez': return { code: 200, text: 'ok' };
-    case '/readyz': return ctx.unavailable() ? { code: 500, text: 'not ready' } : { code: 200, text: 'ok' };
-    case '/version': return { code: 200, body: discovery.versionInfo(ctx.version) };
-    case '/api': case '/apis': {
+    case '/healthz':
+    case '/livez':
+      return { code: 200, text: 'ok' };
+    case '/readyz':
+      return ctx.unavailable() ? { code: 500, text: 'not ready' } : { code: 200, text: 'ok' };
+    case '/version':
+      return { code: 200, body: discovery.versionInfo(ctx.version) };
+    case '/api':
+    case '/apis': {
       const form = negotiation.negotiate(accept, { allowAggregated: ctx.aggregatedDiscovery });
       if (form === 'discovery-v2' || form === 'discovery-v2beta1') {
         const v = form === 'discovery-v2' ? 'v2' : 'v2beta1';
-        return { code: 200, body: discovery.aggregated(registry, path === '/api', v), contentType: v === 'v2' ? negotiation.AGGREGATED_V2 : negotiation.AGGREGATED_V2BETA1 };
+        return {
+          code: 200,
+          body: discovery.aggregated(registry, path === '/api', v),
+          contentType: v === 'v2' ? negotiation.AGGREGATED_V2 : negotiation.AGGREGATED_V2BETA1,
+        };
       }
       const body = path === '/api' ? discovery.apiVersions(ctx.serverAddress()) : discovery.apiGroupList(registry);
       return { code: 200, body, form: form === 'yaml' ? 'yaml' : 'json' };
@@ -295,7 +394,8 @@ function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string
     case '/openapi/v2':
       if (discovery.wantsOpenApiProtobuf(accept)) return { code: 200, text: '', contentType: discovery.OPENAPI_PROTOBUF };
       return { code: 200, body: discovery.openapiV2Json(ctx.version) };
-    default: break;
+    default:
+      break;
   }
   const segments = path.split('/').filter(Boolean);
   if (segments[0] === 'api' && segments.length === 2) {
@@ -331,9 +431,17 @@ function decodeBody(bodyText: string | undefined, contentType: string | undefine
   }
 }
 
-async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, method: string, url: routing.RequestTarget,
-                               info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
-                               bodyText: string | undefined, warnings: string[]): Promise<Reply> {
+async function resourceRequest(
+  ctx: ServerContext,
+  req: http.IncomingMessage,
+  method: string,
+  url: routing.RequestTarget,
+  info: routing.ResourceRequestInfo,
+  type: resources.ResourceType,
+  user: core.UserInfo,
+  bodyText: string | undefined,
+  warnings: string[],
+): Promise<Reply> {
   const c = ctx.core;
   const q = url.searchParams;
   const isRead = method === 'GET' || method === 'HEAD';
@@ -345,7 +453,11 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const stored = await reading.get(c, type, info.namespace, info.name, q.get('resourceVersion') ?? undefined);
       if (info.subresource === 'scale') return { code: 200, body: scale.scaleOf(type, stored), form: out, warnings };
       if (form === 'table') {
-        return { code: 200, body: tables.tableOf(type, [stored], new Date(c.clock.now()), { resourceVersion: objects.rvOf(stored) }, includeObject(q)), warnings };
+        return {
+          code: 200,
+          body: tables.tableOf(type, [stored], new Date(c.clock.now()), { resourceVersion: objects.rvOf(stored) }, includeObject(q)),
+          warnings,
+        };
       }
       return { code: 200, body: objects.toExternal(type, stored), form: out, warnings };
     }
@@ -362,7 +474,6 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
     return { code: 200, body: reading.listBody(type, result), form: out, warnings };
   }
 
-
   switch (method) {
     case 'POST': {
       if (info.name !== undefined || !type.verbs.includes('create')) throw statuses.methodNotAllowed();
@@ -378,7 +489,10 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       const body = decodeBody(bodyText, req.headers['content-type'], 'object');
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       if (info.subresource === 'scale') return scaleWrite(ctx, writeRequestFor(req, info, type, user, warnings, wo, info.name), { kind: 'replace', body }, out);
-      const result = await updating.update(c, writeRequestFor(req, info, type, user, warnings, wo, info.name), { kind: 'replace', body: writes.requireObject(body) });
+      const result = await updating.update(c, writeRequestFor(req, info, type, user, warnings, wo, info.name), {
+        kind: 'replace',
+        body: writes.requireObject(body),
+      });
       return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'PATCH': {
@@ -394,7 +508,8 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       const wr = writeRequestFor(req, info, type, user, warnings, wo, info.name);
       if (info.subresource === 'scale') {
-        if (patchType !== 'merge-patch' && patchType !== 'json-patch') throw statuses.unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json']);
+        if (patchType !== 'merge-patch' && patchType !== 'json-patch')
+          throw statuses.unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json']);
         return scaleWrite(ctx, wr, { kind: patchType === 'merge-patch' ? 'merge' : 'json', patch }, out);
       }
       let mutation: updating.Mutation;
@@ -411,11 +526,18 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'DELETE': {
-      const body = bodyText && bodyText.trim() ? decodeBody(bodyText, 'application/json', 'patch') : undefined;
+      const body = bodyText?.trim() ? decodeBody(bodyText, 'application/json', 'patch') : undefined;
       const dopts = options.decodeDeleteOptions(q, body);
       const wr: core.WriteRequest = {
-        type, namespace: info.namespace, name: info.name, subresource: undefined, user, dryRun: dopts.dryRun,
-        fieldManager: managerFromAgent(req.headers['user-agent']), fieldValidation: 'Warn', warnings,
+        type,
+        namespace: info.namespace,
+        name: info.name,
+        subresource: undefined,
+        user,
+        dryRun: dopts.dryRun,
+        fieldManager: managerFromAgent(req.headers['user-agent']),
+        fieldValidation: 'Warn',
+        warnings,
       };
       if (info.subresource !== undefined) throw statuses.methodNotAllowed();
       if (info.name !== undefined) {
@@ -426,7 +548,10 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
       if (!type.verbs.includes('deletecollection')) throw statuses.methodNotAllowed();
       const lo = options.decodeListOptions(q);
       const filter = filters.buildFilter(type, info.namespace, lo.labelSelector, lo.fieldSelector);
-      const matched = c.store.entries(type.storage, filter.prefix).filter((e) => filter.matches(e.object)).map((e) => e.object);
+      const matched = c.store
+        .entries(type.storage, filter.prefix)
+        .filter((e) => filter.matches(e.object))
+        .map((e) => e.object);
       await deleting.removeCollection(c, wr, matched, dopts);
       return { code: 200, body: reading.listBody(type, { items: matched, resourceVersion: String(c.store.revision) }), form: out, warnings };
     }
@@ -436,11 +561,25 @@ async function resourceRequest(ctx: ServerContext, req: http.IncomingMessage, me
 }
 
 /** The write request of a create/update/patch of the resource `info` addresses. */
-function writeRequestFor(req: http.IncomingMessage, info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
-                         warnings: string[], wo: options.WriteOptions, name: string | undefined): core.WriteRequest {
+function writeRequestFor(
+  req: http.IncomingMessage,
+  info: routing.ResourceRequestInfo,
+  type: resources.ResourceType,
+  user: core.UserInfo,
+  warnings: string[],
+  wo: options.WriteOptions,
+  name: string | undefined,
+): core.WriteRequest {
   return {
-    type, namespace: info.namespace, name, subresource: info.subresource, user, dryRun: wo.dryRun,
-    fieldManager: wo.fieldManager ?? managerFromAgent(req.headers['user-agent']), fieldValidation: wo.fieldValidation, warnings,
+    type,
+    namespace: info.namespace,
+    name,
+    subresource: info.subresource,
+    user,
+    dryRun: wo.dryRun,
+    fieldManager: wo.fieldManager ?? managerFromAgent(req.headers['user-agent']),
+    fieldValidation: wo.fieldValidation,
+    warnings,
   };
 }
 
@@ -481,17 +620,29 @@ async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Para
     throw statuses.conflict(writes.identOf(type), wr.name!);
   }
   const path = type.scale!.specReplicasPath;
-  const result = await updating.update(c, { ...wr, subresource: undefined }, {
-    kind: 'patch', type: 'merge-patch',
-    patch: objects.setPath({ metadata: { resourceVersion: objects.rvOf(stored) } }, path, desired.replicas),
-  });
+  const result = await updating.update(
+    c,
+    { ...wr, subresource: undefined },
+    {
+      kind: 'patch',
+      type: 'merge-patch',
+      patch: objects.setPath({ metadata: { resourceVersion: objects.rvOf(stored) } }, path, desired.replicas),
+    },
+  );
   return { code: 200, body: scale.scaleOf(type, result.object), form: out, warnings: wr.warnings };
 }
 
-async function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: http.ServerResponse, url: routing.RequestTarget,
-                          info: routing.ResourceRequestInfo, type: resources.ResourceType, user: core.UserInfo,
-                          fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
-                          record: (code: number) => void): Promise<void> {
+async function serveWatch(
+  ctx: ServerContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: routing.RequestTarget,
+  info: routing.ResourceRequestInfo,
+  type: resources.ResourceType,
+  user: core.UserInfo,
+  fault: Extract<faultrules.FaultAction, { watch: unknown }>['watch'] | undefined,
+  record: (code: number) => void,
+): Promise<void> {
   if (!type.verbs.includes('watch')) throw statuses.methodNotAllowed();
   if (info.subresource !== undefined) throw statuses.methodNotAllowed();
   const o = options.decodeListOptions(url.searchParams, { forceWatch: true });
@@ -519,26 +670,55 @@ async function serveWatch(ctx: ServerContext, req: http.IncomingMessage, res: ht
       endedByFault = true;
       if (isError) {
         const code = fault?.error ?? 410;
-        const line = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: code === 410 ? `too old resource version: ${o.resourceVersion ?? 0} (${ctx.core.store.compaction})` : 'Internal error occurred: injected watch fault', reason: code === 410 ? 'Expired' : 'InternalError', code } });
+        const line = JSON.stringify({
+          type: 'ERROR',
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message:
+              code === 410
+                ? `too old resource version: ${o.resourceVersion ?? 0} (${ctx.core.store.compaction})`
+                : 'Internal error occurred: injected watch fault',
+            reason: code === 410 ? 'Expired' : 'InternalError',
+            code,
+          },
+        });
         res.end(`${line}\n`);
         return;
       }
-      if (fault?.mode !== 'abort') { res.end(); return; }
+      if (fault?.mode !== 'abort') {
+        res.end();
+        return;
+      }
       // Break the connection only once the events already written reached the socket (writes of
       // this tick are still corked).
       setImmediate(() => {
         const socket = res.socket;
-        if (socket && socket.writableLength > 0) socket.once('drain', () => res.destroy()); else res.destroy();
+        if (socket && socket.writableLength > 0) socket.once('drain', () => res.destroy());
+        else res.destroy();
       });
     };
-    const id = ctx.hub.open(res, {
-      type, filter, resourceVersion: o.resourceVersion, sendInitialEvents: o.sendInitialEvents, bookmarks: o.allowWatchBookmarks,
-      timeoutMs, table: form === 'table', includeObject: o.includeObject, user: user.username,
-    }, {
-      stall: fault?.stall,
-      endAfterEvents: endAfter,
-      onEnd: fault ? endByFault : undefined,
-    });
+    const id = ctx.hub.open(
+      res,
+      {
+        type,
+        filter,
+        resourceVersion: o.resourceVersion,
+        sendInitialEvents: o.sendInitialEvents,
+        bookmarks: o.allowWatchBookmarks,
+        timeoutMs,
+        table: form === 'table',
+        includeObject: o.includeObject,
+        user: user.username,
+      },
+      {
+        stall: fault?.stall,
+        endAfterEvents: endAfter,
+        onEnd: fault ? endByFault : undefined,
+      },
+    );
     if (fault?.endAfterMs !== undefined) setTimeout(() => ctx.hub.closeById(id, 'fault'), fault.endAfterMs).unref();
   };
   start();

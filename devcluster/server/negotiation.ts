@@ -27,17 +27,29 @@ export function parseMediaType(text: string): MediaRange | undefined {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
     const k = part.slice(0, eq).trim().toLowerCase();
-    const v = part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
-    if (k === 'q') { const n = Number(v); q = Number.isFinite(n) ? n : 0; } else params[k] = v;
+    const v = part
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    if (k === 'q') {
+      const n = Number(v);
+      q = Number.isFinite(n) ? n : 0;
+    } else params[k] = v;
   }
   return { type, subtype, params, q };
 }
 
 /** Parses an Accept header into ranges sorted by q (stable). A missing header means `*\/*`. */
 export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header || !header.trim()) return [{ type: '*', subtype: '*', params: {}, q: 1 }];
-  const ranges = header.split(',').map((p) => parseMediaType(p)).filter((r): r is MediaRange => r !== undefined && r.q > 0);
-  return ranges.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i).map((x) => x.r);
+  if (!header?.trim()) return [{ type: '*', subtype: '*', params: {}, q: 1 }];
+  const ranges = header
+    .split(',')
+    .map((p) => parseMediaType(p))
+    .filter((r): r is MediaRange => r !== undefined && r.q > 0);
+  return ranges
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
+    .map((x) => x.r);
 }
 
 export interface NegotiationOptions {
@@ -92,13 +104,23 @@ function classifyBody(contentType: string): BodyType {
   if (!m) return 'unknown';
   const t = `${m.type}/${m.subtype}`;
   switch (t) {
-    case 'application/json': return 'json';
-    case 'application/yaml': case 'application/x-yaml': case 'text/yaml': return 'yaml';
-    case 'application/merge-patch+json': return 'merge-patch';
-    case 'application/json-patch+json': return 'json-patch';
-    case 'application/strategic-merge-patch+json': return 'strategic-merge-patch';
-    case 'application/apply-patch+yaml': case 'application/apply-patch+json': return 'apply-patch';
-    default: return 'unknown';
+    case 'application/json':
+      return 'json';
+    case 'application/yaml':
+    case 'application/x-yaml':
+    case 'text/yaml':
+      return 'yaml';
+    case 'application/merge-patch+json':
+      return 'merge-patch';
+    case 'application/json-patch+json':
+      return 'json-patch';
+    case 'application/strategic-merge-patch+json':
+      return 'strategic-merge-patch';
+    case 'application/apply-patch+yaml':
+    case 'application/apply-patch+json':
+      return 'apply-patch';
+    default:
+      return 'unknown';
   }
 }
 

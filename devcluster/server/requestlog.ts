@@ -33,19 +33,27 @@ export class RequestLog {
   /** Keep request bodies (on by default). */
   keepBodies = true;
 
-  get all(): readonly RequestRecord[] { return this.entries; }
+  get all(): readonly RequestRecord[] {
+    return this.entries;
+  }
 
   record(entry: RequestRecord): void {
     this.entries.push(entry);
     if (!this.waiters.length) return;
     const still: Waiter[] = [];
-    for (const w of this.waiters) if (w.predicate(entry)) w.resolve(entry); else still.push(w);
+    for (const w of this.waiters)
+      if (w.predicate(entry)) w.resolve(entry);
+      else still.push(w);
     this.waiters = still;
   }
 
-  clear(): void { this.entries = []; }
+  clear(): void {
+    this.entries = [];
+  }
 
-  filter(predicate: (r: RequestRecord) => boolean): RequestRecord[] { return this.entries.filter(predicate); }
+  filter(predicate: (r: RequestRecord) => boolean): RequestRecord[] {
+    return this.entries.filter(predicate);
+  }
 
   /** Counts per `verb resource[/sub]`, e.g. `{ 'patch kopfexamples': 3, 'patch kopfexamples/status': 1 }`. */
   counts(predicate: (r: RequestRecord) => boolean = () => true): Record<string, number> {
@@ -67,7 +75,10 @@ export class RequestLog {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
         reject(new Error(`No matching request within ${timeoutMs} ms`));
       }, timeoutMs);
-      const done = (r: RequestRecord): void => { clearTimeout(timer); resolve(r); };
+      const done = (r: RequestRecord): void => {
+        clearTimeout(timer);
+        resolve(r);
+      };
       this.waiters.push({ predicate, resolve: done });
     });
   }

@@ -5,7 +5,7 @@
 import type * as http from 'node:http';
 import * as crypto from 'node:crypto';
 import * as YAML from 'yaml';
-import * as statuses from './statuses.js';
+import type * as statuses from './statuses.js';
 
 export function warningHeader(text: string): string {
   return `299 - "${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -17,8 +17,13 @@ export function baseHeaders(res: http.ServerResponse, warnings: readonly string[
   if (warnings.length) res.setHeader('Warning', [...new Set(warnings)].map(warningHeader));
 }
 
-export function sendBody(res: http.ServerResponse, code: number, body: unknown, form: 'json' | 'yaml' = 'json',
-                         opts: { warnings?: readonly string[]; contentType?: string } = {}): string {
+export function sendBody(
+  res: http.ServerResponse,
+  code: number,
+  body: unknown,
+  form: 'json' | 'yaml' = 'json',
+  opts: { warnings?: readonly string[]; contentType?: string } = {},
+): string {
   const text = form === 'yaml' ? YAML.stringify(body) : JSON.stringify(body);
   writeComplete(res, code, text, opts.contentType ?? (form === 'yaml' ? 'application/yaml' : 'application/json'), opts.warnings);
   return text;

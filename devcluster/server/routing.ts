@@ -62,20 +62,37 @@ export function parsePath(rawPath: string): RequestInfo {
     } else {
       // The Namespace object itself (`namespaces/{name}[/status|/finalize]`).
       return {
-        kind: 'resource', group, version, resource: 'namespaces', namespace: undefined,
-        name: rest[1], subresource: rest[2], legacyWatch,
+        kind: 'resource',
+        group,
+        version,
+        resource: 'namespaces',
+        namespace: undefined,
+        name: rest[1],
+        subresource: rest[2],
+        legacyWatch,
       };
     }
   }
   if (rest.length > 3 || rest.some((s) => s === '')) return { kind: 'nonResource', path };
   return {
-    kind: 'resource', group, version, resource: rest[0]!, namespace, name: rest[1], subresource: rest[2], legacyWatch,
+    kind: 'resource',
+    group,
+    version,
+    resource: rest[0]!,
+    namespace,
+    name: rest[1],
+    subresource: rest[2],
+    legacyWatch,
   };
 }
 
 function safeDecode(segment: string): string {
   if (!segment.includes('%')) return segment; // nothing to decode (the common case, per request)
-  try { return decodeURIComponent(segment); } catch { return segment; }
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** The parts of a request target the pipeline reads, as `new URL(target, base)` has them. */

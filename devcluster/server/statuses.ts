@@ -7,18 +7,47 @@
 import * as fielderrors from '../meta/fielderrors.js';
 
 export type StatusReason =
-  | 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'BadRequest' | 'Forbidden' | 'Unauthorized'
-  | 'MethodNotAllowed' | 'NotAcceptable' | 'UnsupportedMediaType' | 'Expired' | 'Timeout' | 'TooManyRequests'
-  | 'InternalError' | 'ServiceUnavailable' | 'RequestEntityTooLarge' | 'Gone' | '';
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'BadRequest'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'UnsupportedMediaType'
+  | 'Expired'
+  | 'Timeout'
+  | 'TooManyRequests'
+  | 'InternalError'
+  | 'ServiceUnavailable'
+  | 'RequestEntityTooLarge'
+  | 'Gone'
+  | '';
 
-export interface StatusCause { reason?: string; message?: string; field?: string }
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
 export interface StatusDetails {
-  name?: string; group?: string; kind?: string; uid?: string;
-  causes?: StatusCause[]; retryAfterSeconds?: number;
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
 }
 export interface Status {
-  kind: 'Status'; apiVersion: 'v1'; metadata: { continue?: string }; status: 'Failure' | 'Success';
-  message?: string; reason?: StatusReason; details?: StatusDetails; code: number;
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: { continue?: string };
+  status: 'Failure' | 'Success';
+  message?: string;
+  reason?: StatusReason;
+  details?: StatusDetails;
+  code: number;
 }
 
 /** Identifies the resource an error is about (for `details` and the qualified names in messages). */
@@ -40,8 +69,13 @@ export class ApiError extends Error {
   /** For `Expired` on lists: a fresh continue token (D-VERB-6). */
   readonly continueToken: string | undefined;
 
-  constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails,
-              extra?: { headers?: Record<string, string>; continueToken?: string }) {
+  constructor(
+    code: number,
+    reason: StatusReason,
+    message: string,
+    details?: StatusDetails,
+    extra?: { headers?: Record<string, string>; continueToken?: string },
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
@@ -79,31 +113,41 @@ const resourceDetails = (r: ResourceIdent, name: string): StatusDetails => ({ na
 export const notFound = (r: ResourceIdent, name: string): ApiError =>
   new ApiError(404, 'NotFound', `${qualifiedResource(r)} "${name}" not found`, resourceDetails(r, name));
 
-export const namespaceNotFound = (ns: string): ApiError =>
-  new ApiError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
+export const namespaceNotFound = (ns: string): ApiError => new ApiError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
 
-export const pathNotFound = (): ApiError =>
-  new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+export const pathNotFound = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const alreadyExists = (r: ResourceIdent, name: string): ApiError =>
   new ApiError(409, 'AlreadyExists', `${qualifiedResource(r)} "${name}" already exists`, resourceDetails(r, name));
 
-export const conflict = (r: ResourceIdent, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError =>
-  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${why}`, resourceDetails(r, name));
+export const conflict = (
+  r: ResourceIdent,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): ApiError => new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${why}`, resourceDetails(r, name));
 
 /** 422 Invalid with causes; `K "name" is invalid: …` with K the qualified kind (or resource, see D-VERB-13). */
 export function invalid(r: ResourceIdent, name: string, errors: readonly fielderrors.FieldError[], opts: { byResource?: boolean } = {}): ApiError {
   const subject = opts.byResource ? qualifiedResource(r) : qualifiedKind(r);
   const causes = dedupeCauses(errors);
-  return new ApiError(422, 'Invalid', `${subject} "${name}" is invalid: ${fielderrors.renderList(errors)}`,
-    { name, group: r.group, kind: opts.byResource ? r.resource : r.kind, causes });
+  return new ApiError(422, 'Invalid', `${subject} "${name}" is invalid: ${fielderrors.renderList(errors)}`, {
+    name,
+    group: r.group,
+    kind: opts.byResource ? r.resource : r.kind,
+    causes,
+  });
 }
 
 /** 422 on query options: `ListOptions.meta.k8s.io "" is invalid: …`. */
-export function invalidOptions(kind: 'ListOptions' | 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions',
-                               errors: readonly fielderrors.FieldError[]): ApiError {
-  return new ApiError(422, 'Invalid', `${kind}.meta.k8s.io "" is invalid: ${fielderrors.renderList(errors)}`,
-    { group: 'meta.k8s.io', kind, causes: dedupeCauses(errors) });
+export function invalidOptions(
+  kind: 'ListOptions' | 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions',
+  errors: readonly fielderrors.FieldError[],
+): ApiError {
+  return new ApiError(422, 'Invalid', `${kind}.meta.k8s.io "" is invalid: ${fielderrors.renderList(errors)}`, {
+    group: 'meta.k8s.io',
+    kind,
+    causes: dedupeCauses(errors),
+  });
 }
 
 function dedupeCauses(errors: readonly fielderrors.FieldError[]): StatusCause[] {
@@ -112,15 +156,17 @@ function dedupeCauses(errors: readonly fielderrors.FieldError[]): StatusCause[] 
   for (const e of errors) {
     const cause = { reason: e.type, message: fielderrors.renderBody(e), field: e.field };
     const key = JSON.stringify(cause);
-    if (!seen.has(key)) { seen.add(key); causes.push(cause); }
+    if (!seen.has(key)) {
+      seen.add(key);
+      causes.push(cause);
+    }
   }
   return causes;
 }
 
 export const badRequest = (message: string): ApiError => new ApiError(400, 'BadRequest', message);
 
-export const jsonPatchRejected = (): ApiError =>
-  new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+export const jsonPatchRejected = (): ApiError => new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
 
 export const unsupportedMediaType = (accepted: readonly string[]): ApiError =>
   new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
@@ -128,15 +174,13 @@ export const unsupportedMediaType = (accepted: readonly string[]): ApiError =>
 export const notAcceptable = (): ApiError =>
   new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml');
 
-export const methodNotAllowed = (): ApiError =>
-  new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+export const methodNotAllowed = (): ApiError => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
 
 export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');
 
 export const forbidden = (message: string, details?: StatusDetails): ApiError => new ApiError(403, 'Forbidden', message, details);
 
-export const tooLarge = (message = 'Request entity too large: limit is 3145728'): ApiError =>
-  new ApiError(413, 'RequestEntityTooLarge', message);
+export const tooLarge = (message = 'Request entity too large: limit is 3145728'): ApiError => new ApiError(413, 'RequestEntityTooLarge', message);
 
 export const internal = (message: string, causes?: StatusCause[]): ApiError =>
   new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, causes ? { causes } : undefined);

@@ -57,10 +57,14 @@ export class Store {
   }
 
   /** The revision of the last write (the RV of lists, D-META-2). */
-  get revision(): number { return this.current; }
+  get revision(): number {
+    return this.current;
+  }
 
   /** The compaction point C: revisions ≤ C are forgotten. */
-  get compaction(): number { return this.compactedAt; }
+  get compaction(): number {
+    return this.compactedAt;
+  }
 
   subscribe(listener: ChangeListener): () => void {
     this.listeners.add(listener);
@@ -112,9 +116,13 @@ export class Store {
   }
 
   /** Number of objects in a storage (for controllers and benchmarks). */
-  count(storage: string): number { return this.tables.get(storage)?.size ?? 0; }
+  count(storage: string): number {
+    return this.tables.get(storage)?.size ?? 0;
+  }
 
-  storages(): string[] { return [...this.tables.keys()]; }
+  storages(): string[] {
+    return [...this.tables.keys()];
+  }
 
   /**
    * The objects of a storage as of revision `rev`, sorted by key; undefined if `rev` is below the
@@ -142,7 +150,8 @@ export class Store {
     let hi = this.history.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.history[mid]!.rev <= after) lo = mid + 1; else hi = mid;
+      if (this.history[mid]!.rev <= after) lo = mid + 1;
+      else hi = mid;
     }
     for (let i = lo; i < this.history.length; i++) {
       const change = this.history[i]!;
@@ -158,7 +167,10 @@ export class Store {
    */
   write(storage: string, key: string, next: JsonObject | undefined): Change {
     let table = this.tables.get(storage);
-    if (!table) { table = new Map(); this.tables.set(storage, table); }
+    if (!table) {
+      table = new Map();
+      this.tables.set(storage, table);
+    }
     const prev = table.get(key);
     if (!next && !prev) throw new Error(`Cannot delete a missing object ${storage} ${key}`);
     const rev = ++this.current;
@@ -209,7 +221,10 @@ export class Store {
   }
 }
 
-export interface Entry { readonly key: string; readonly object: JsonObject }
+export interface Entry {
+  readonly key: string;
+  readonly object: JsonObject;
+}
 
 interface KeyOrder {
   /** Keys in byte order as of the last sorted read (may hold keys deleted since, see `removed`). */
@@ -226,7 +241,8 @@ function lowerBound(keys: readonly string[], key: string): number {
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1; else hi = mid;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }

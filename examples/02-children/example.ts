@@ -18,13 +18,15 @@ on.create(KopfExamples, async function create_fn({ spec, client, logger }) {
     apiVersion: 'v1',
     kind: 'Pod',
     spec: {
-      containers: [{
-        name: 'the-only-one',
-        image: 'busybox',
-        command: ['sh', '-x', '-c'],
-        args: [`echo "FIELD=$FIELD"\nsleep ${spec.duration ?? 0}\n`],
-        env: [{ name: 'FIELD', value: spec.field ?? 'default-value' }],
-      }],
+      containers: [
+        {
+          name: 'the-only-one',
+          image: 'busybox',
+          command: ['sh', '-x', '-c'],
+          args: [`echo "FIELD=$FIELD"\nsleep ${spec.duration ?? 0}\n`],
+          env: [{ name: 'FIELD', value: spec.field ?? 'default-value' }],
+        },
+      ],
     },
   };
 

@@ -36,14 +36,20 @@ on.daemon(KopfExamples, { backoff: 3 }, async function background_sync({ stopped
 });
 
 // Runs until cancelled, for objects with the annotation only. Fails to start for 3 first times.
-on.daemon(KopfExamples, {
-  backoff: 3, cancellationBackoff: 1.0, cancellationTimeout: 0.5,
-  annotations: { someannotation: 'somevalue' },
-}, async function background_async({ spec, logger, retry, signal }) {
-  if (retry < 3) throw new TemporaryError('Simulated failure.', { delay: 1 });
+on.daemon(
+  KopfExamples,
+  {
+    backoff: 3,
+    cancellationBackoff: 1.0,
+    cancellationTimeout: 0.5,
+    annotations: { someannotation: 'somevalue' },
+  },
+  async function background_async({ spec, logger, retry, signal }) {
+    if (retry < 3) throw new TemporaryError('Simulated failure.', { delay: 1 });
 
-  for (;;) {
-    logger.info(`=> Ping from an async daemon: field=${JSON.stringify(spec.field)}`);
-    await sleep(5_000, undefined, { signal }); // rejects with an AbortError when cancelled
-  }
-});
+    for (;;) {
+      logger.info(`=> Ping from an async daemon: field=${JSON.stringify(spec.field)}`);
+      await sleep(5_000, undefined, { signal }); // rejects with an AbortError when cancelled
+    }
+  },
+);

@@ -27,8 +27,11 @@ export const podsRunning = on.index(builtins.Pods, { id: 'podsRunning' }, ({ nam
   return new Map([[[namespace ?? '', name] as const, status?.phase === 'Running']]);
 });
 
-export const podsByLabel = on.index(builtins.Pods, { id: 'podsByLabel' }, ({ labels, name }) =>
-  new Map(Object.entries(labels).map(([label, value]) => [[label, value] as const, name])));
+export const podsByLabel = on.index(
+  builtins.Pods,
+  { id: 'podsByLabel' },
+  ({ labels, name }) => new Map(Object.entries(labels).map(([label, value]) => [[label, value] as const, name])),
+);
 
 declare module 'kopf-gen/runtime' {
   interface OperatorIndices {
@@ -46,5 +49,5 @@ on.timer(KopfExamples, { interval: 5 }, function intervalled({ labels, podsRunni
     .map(([[namespace, name]]) => `${namespace}::${name}`);
 
   // A lookup by a composite key: a fresh array, equal by value to the keys the indexer returned.
-  patch.status['labelled-pods'] = Object.entries(labels).flatMap(([label, value]) => [...podsByLabel.get([label, value]) ?? []]);
+  patch.status['labelled-pods'] = Object.entries(labels).flatMap(([label, value]) => [...(podsByLabel.get([label, value]) ?? [])]);
 });

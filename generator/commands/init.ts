@@ -17,7 +17,10 @@ export interface InitCommandOptions {
 export async function run(opts: InitCommandOptions, output: reporting.Output = reporting.processOutput): Promise<void> {
   const crds = await reporting.crdSources(opts.crd, output);
   const report = await generator.init({
-    crds, out: opts.out ?? defaultOut(crds), force: opts.force === true, webhooks: opts.webhooks === true,
+    crds,
+    out: opts.out ?? defaultOut(crds),
+    force: opts.force === true,
+    webhooks: opts.webhooks === true,
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
   });
@@ -28,6 +31,11 @@ export async function run(opts: InitCommandOptions, output: reporting.Output = r
 function defaultOut(crds: readonly generator.CrdSource[]): string {
   const first = crds[0];
   if (typeof first !== 'string') return 'operator';
-  const stem = first.split(/[\\/]/).pop()!.replace(/\.(ya?ml|json)$/i, '').replace(/[^A-Za-z0-9-]+/g, '-').toLowerCase();
+  const stem = first
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/\.(ya?ml|json)$/i, '')
+    .replace(/[^A-Za-z0-9-]+/g, '-')
+    .toLowerCase();
   return stem ? `${stem}-operator` : 'operator';
 }

@@ -13,8 +13,12 @@ export interface Output {
 
 /** The process's streams. */
 export const processOutput: Output = {
-  out: (text) => { process.stdout.write(text); },
-  err: (text) => { process.stderr.write(text); },
+  out: (text) => {
+    process.stdout.write(text);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
   stdin: async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));

@@ -24,8 +24,19 @@ import ts from 'typescript';
 import * as schemas from '../schemas.js';
 
 const CONSTRAINTS = [
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
 ] as const;
 
 /** The lines of a node's TSDoc (without comment delimiters); empty when there is nothing to say. */
@@ -34,19 +45,26 @@ export function docLines(node: schemas.Schema, lead: readonly string[] = []): st
   const description = schemas.own(node, 'description');
   if (typeof description === 'string' && description.trim()) {
     if (lines.length) lines.push('');
-    lines.push(...description.trim().split(/\r?\n/).map((line) => line.trimEnd()));
+    lines.push(
+      ...description
+        .trim()
+        .split(/\r?\n/)
+        .map((line) => line.trimEnd()),
+    );
   }
   const facts: string[] = [];
   const format = schemas.own(node, 'format');
   if (typeof format === 'string' && format) facts.push(`Format: \`${format}\`.`);
-  const constraints = CONSTRAINTS.filter((key) => schemas.own(node, key) !== undefined)
-    .map((key) => (key === 'pattern' ? `pattern \`${String(node[key])}\`` : `${key} ${JSON.stringify(node[key])}`));
+  const constraints = CONSTRAINTS.filter((key) => schemas.own(node, key) !== undefined).map((key) =>
+    key === 'pattern' ? `pattern \`${String(node[key])}\`` : `${key} ${JSON.stringify(node[key])}`,
+  );
   if (constraints.length) facts.push(`Constraints: ${constraints.join(', ')}.`);
   const rules = schemas.own(node, schemas.VALIDATIONS);
   if (Array.isArray(rules) && rules.length) {
     facts.push('Validation rules (CEL):');
     for (const rule of rules.filter(schemas.isRecord)) {
-      const message = typeof rule['message'] === 'string' ? rule['message'] : typeof rule['messageExpression'] === 'string' ? `message: ${rule['messageExpression']}` : '';
+      const message =
+        typeof rule['message'] === 'string' ? rule['message'] : typeof rule['messageExpression'] === 'string' ? `message: ${rule['messageExpression']}` : '';
       const text = `- \`${String(rule['rule']).replace(/\s*\n\s*/g, ' ')}\``;
       facts.push(message ? `${text} — ${message.replace(/\s*\n\s*/g, ' ')}` : text);
     }
@@ -68,11 +86,8 @@ export function docTags(node: schemas.Schema): string[] {
  * described above (a tag's name is kept, its value is escaped).
  */
 export function commentText(lines: readonly string[], tags: readonly string[] = []): string {
-  const escape = (text: string): string => (text.includes('*/') || text.includes('@') ? text.replace(/\*\//g, '*\\/').replace(/(^|\s)@/g, '$1\\@') : text);
-  const safe = [
-    ...lines.map(escape),
-    ...tags.map((tag) => tag.replace(/^(@\w+)(.*)$/s, (_, name: string, value: string) => name + escape(value))),
-  ];
+  const escaped = (text: string): string => (text.includes('*/') || text.includes('@') ? text.replace(/\*\//g, '*\\/').replace(/(^|\s)@/g, '$1\\@') : text);
+  const safe = [...lines.map(escaped), ...tags.map((tag) => tag.replace(/^(@\w+)(.*)$/s, (_, name: string, value: string) => name + escaped(value)))];
   if (safe.length === 1) return `* ${safe[0]} `;
   return `*\n${safe.map((line) => (line ? ` * ${line}` : ' *')).join('\n')}\n `;
 }
@@ -80,11 +95,13 @@ export function commentText(lines: readonly string[], tags: readonly string[] = 
 /** Replaces a node's leading comments with the given TSDoc lines (or removes them when empty). */
 export function attach<T extends ts.Node>(node: T, lines: readonly string[], tags: readonly string[] = []): T {
   if (lines.length === 0 && tags.length === 0) return ts.setSyntheticLeadingComments(node, undefined);
-  return ts.setSyntheticLeadingComments(node, [{
-    kind: ts.SyntaxKind.MultiLineCommentTrivia,
-    text: commentText(lines, tags),
-    hasTrailingNewLine: true,
-    pos: -1,
-    end: -1,
-  }]);
+  return ts.setSyntheticLeadingComments(node, [
+    {
+      kind: ts.SyntaxKind.MultiLineCommentTrivia,
+      text: commentText(lines, tags),
+      hasTrailingNewLine: true,
+      pos: -1,
+      end: -1,
+    },
+  ]);
 }

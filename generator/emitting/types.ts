@@ -103,12 +103,30 @@ function startEmission(version: modeling.VersionModel): Emission {
   const normalise: normalising.NormaliseContext = { typeNames: version.typeNames, originals: new WeakMap(), usesKubernetesObject: false };
   const properties: [ts.PropertySignature, SchemaObject][] = [];
   const ctx: GlobalContext = {
-    additionalProperties: false, alphabetize: false, arrayLength: false, defaultNonNullable: false,
-    discriminators: { objects: {}, refsHandled: [] }, emptyObjectsUnknown: false, enum: false, enumValues: false,
-    conditionalEnums: false, dedupeEnums: false, excludeDeprecated: false, exportType: false, immutable: false,
-    injectFooter: [], pathParamsAsTypes: false, propertiesRequiredByDefault: false, rootTypes: false,
-    rootTypesNoSchemaPrefix: false, rootTypesKeepCasing: false, redoc: {} as GlobalContext['redoc'], silent: true,
-    makePathsEnum: false, generatePathParams: false, readWriteMarkers: false,
+    additionalProperties: false,
+    alphabetize: false,
+    arrayLength: false,
+    defaultNonNullable: false,
+    discriminators: { objects: {}, refsHandled: [] },
+    emptyObjectsUnknown: false,
+    enum: false,
+    enumValues: false,
+    conditionalEnums: false,
+    dedupeEnums: false,
+    excludeDeprecated: false,
+    exportType: false,
+    immutable: false,
+    injectFooter: [],
+    pathParamsAsTypes: false,
+    propertiesRequiredByDefault: false,
+    rootTypes: false,
+    rootTypesNoSchemaPrefix: false,
+    rootTypesKeepCasing: false,
+    redoc: {} as GlobalContext['redoc'],
+    silent: true,
+    makePathsEnum: false,
+    generatePathParams: false,
+    readWriteMarkers: false,
     resolve: () => undefined,
     transform: (schema) => markedType(schema, normalise),
     postTransform: undefined,
@@ -146,7 +164,10 @@ function emitDeclarations(version: modeling.VersionModel): Declarations {
   const statements: ts.Statement[] = [];
   const { names } = version;
   const rootOpen = schemas.flag(version.schema, schemas.PRESERVE_UNKNOWN_FIELDS);
-  for (const [name, schema, role] of [[names.spec, version.specSchema, 'spec'], [names.status, version.statusSchema, 'status']] as const) {
+  for (const [name, schema, role] of [
+    [names.spec, version.specSchema, 'spec'],
+    [names.status, version.statusSchema, 'status'],
+  ] as const) {
     statements.push(schema ? declare(emission, name, schema) : absent(name, role, rootOpen));
   }
   for (const nested of version.nestedTypes) statements.push(declare(emission, nested.name, nested.schema, [`\`${nested.path}\``]));
@@ -192,7 +213,9 @@ function membersOf(type: ts.TypeNode): ts.TypeElement[] | undefined {
 
 /** `<Kind>Spec`/`<Kind>Status` when the schema declares none. */
 function absent(name: string, role: 'spec' | 'status', rootOpen: boolean): ts.Statement {
-  const type = rootOpen ? openRecord() : ts.factory.createTypeReferenceNode('Record', [keyword(ts.SyntaxKind.StringKeyword), keyword(ts.SyntaxKind.NeverKeyword)]);
+  const type = rootOpen
+    ? openRecord()
+    : ts.factory.createTypeReferenceNode('Record', [keyword(ts.SyntaxKind.StringKeyword), keyword(ts.SyntaxKind.NeverKeyword)]);
   const statement = ts.factory.createTypeAliasDeclaration([ts.factory.createModifier(ts.SyntaxKind.ExportKeyword)], name, undefined, type);
   const why = rootOpen ? 'the object keeps any fields it is given' : 'the API server prunes any it is given';
   return comments.attach(statement, [`The schema declares no \`${role}\`; ${why}.`]);
@@ -228,7 +251,10 @@ function declareBody(emission: Emission, version: modeling.VersionModel): ts.Sta
   const members = membersOf(type) ?? [];
   const statement = ts.factory.createInterfaceDeclaration([ts.factory.createModifier(ts.SyntaxKind.ExportKeyword)], names.body, undefined, undefined, members);
   const scope = version.namespaced ? 'namespaced' : 'cluster-scoped';
-  return comments.attach(statement, comments.docLines(root, [`${version.kind} (${version.group}/${version.version}): a ${scope} custom resource, \`${version.plural}.${version.group}\`.`]));
+  return comments.attach(
+    statement,
+    comments.docLines(root, [`${version.kind} (${version.group}/${version.version}): a ${scope} custom resource, \`${version.plural}.${version.group}\`.`]),
+  );
 }
 
 function assemble(version: modeling.VersionModel, declarations: Declarations): EmittedModule {

@@ -75,7 +75,10 @@ export async function connect(options: ConnectOptions = {}): Promise<clients.Kub
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   const logger = options.logger ?? logging.getLogger('kopf.clients', { lowLevel: true });
   const source: connections.ConnectionOptions = {
-    kubeconfig: options.kubeconfig, kubeconfigContext: options.kubeconfigContext, connection: options.connection, env: options.env,
+    kubeconfig: options.kubeconfig,
+    kubeconfigContext: options.kubeconfigContext,
+    connection: options.connection,
+    env: options.env,
   };
   const vault = new credentials.Vault({ clock });
   if (login(vault, source) === 0) await vault.select(); // throws the LoginError that says why

@@ -112,7 +112,8 @@ type Meta = resources.ObjectMeta;
 function list(objs: Objects): readonly resources.KubernetesObject[] {
   const all = (Array.isArray(objs) ? objs : [objs]) as readonly unknown[];
   const bad = all.find((obj) => !dicts.isObject(obj));
-  if (bad !== undefined) throw new HierarchyError('NOT_AN_OBJECT', `Hierarchy helpers work on objects (or arrays of them), got ${JSON.stringify(bad) ?? String(bad)}.`);
+  if (bad !== undefined)
+    throw new HierarchyError('NOT_AN_OBJECT', `Hierarchy helpers work on objects (or arrays of them), got ${JSON.stringify(bad) ?? String(bad)}.`);
   return all as readonly resources.KubernetesObject[];
 }
 
@@ -169,10 +170,14 @@ export function buildOwnerReference(body: OwnerLike, options: OwnerReferenceOpti
   const { controller = true, blockOwnerDeletion = true } = options;
   const meta = body.metadata;
   const fields = { apiVersion: body.apiVersion, kind: body.kind, name: meta?.name, uid: meta?.uid };
-  const missing = Object.entries(fields).filter(([, value]) => typeof value !== 'string' || value === '').map(([key]) => key);
+  const missing = Object.entries(fields)
+    .filter(([, value]) => typeof value !== 'string' || value === '')
+    .map(([key]) => key);
   if (missing.length > 0) {
-    throw new HierarchyError('INCOMPLETE_OWNER',
-      `The owner ${describe(body)} has no ${missing.join(', ')}: an owner reference needs apiVersion, kind, name and uid (use a body read from the API).`);
+    throw new HierarchyError(
+      'INCOMPLETE_OWNER',
+      `The owner ${describe(body)} has no ${missing.join(', ')}: an owner reference needs apiVersion, kind, name and uid (use a body read from the API).`,
+    );
   }
   const ref: resources.OwnerReference = { ...(fields as resources.OwnerReference) };
   const flags: Partial<resources.OwnerReference> = {};
@@ -182,21 +187,27 @@ export function buildOwnerReference(body: OwnerLike, options: OwnerReferenceOpti
 }
 
 /** `apiVersion/kind` of the built-in kinds that are cluster-scoped (a child's scope is known only for these). */
-const CLUSTER_SCOPED: ReadonlySet<string> = new Set(Object.values(builtins)
-  .filter((descriptor) => !descriptor.namespaced)
-  .map((descriptor) => `${descriptor.apiVersion}/${descriptor.kind}`));
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set(
+  Object.values(builtins)
+    .filter((descriptor) => !descriptor.namespaced)
+    .map((descriptor) => `${descriptor.apiVersion}/${descriptor.kind}`),
+);
 
 /** Refuses a reference of `owner` on a child in `namespace` (the child's namespace as it will be). */
 function checkScope(owner: OwnerLike, child: resources.KubernetesObject, namespace: string | undefined): void {
   const ownerNamespace = owner.metadata?.namespace;
   if (!ownerNamespace) return; // Cluster-scoped owners may own anything.
   if (CLUSTER_SCOPED.has(`${child.apiVersion}/${child.kind}`)) {
-    throw new HierarchyError('NAMESPACED_OWNER_OF_CLUSTER_OBJECT',
-      `${describe(owner)} is namespaced and cannot own the cluster-scoped ${describe(child)}: Kubernetes cannot resolve such an owner reference.`);
+    throw new HierarchyError(
+      'NAMESPACED_OWNER_OF_CLUSTER_OBJECT',
+      `${describe(owner)} is namespaced and cannot own the cluster-scoped ${describe(child)}: Kubernetes cannot resolve such an owner reference.`,
+    );
   }
   if (namespace && namespace !== ownerNamespace) {
-    throw new HierarchyError('CROSS_NAMESPACE_OWNER',
-      `${describe(owner)} cannot own ${describe(child)} in namespace '${namespace}': cross-namespace owner references are disallowed (the garbage collector would delete the child).`);
+    throw new HierarchyError(
+      'CROSS_NAMESPACE_OWNER',
+      `${describe(owner)} cannot own ${describe(child)} in namespace '${namespace}': cross-namespace owner references are disallowed (the garbage collector would delete the child).`,
+    );
   }
 }
 
@@ -204,8 +215,10 @@ function checkController(ref: resources.OwnerReference, child: resources.Kuberne
   if (ref.controller !== true) return;
   const other = (child.metadata?.ownerReferences ?? []).find((existing) => existing.controller === true && existing.uid !== ref.uid);
   if (other !== undefined) {
-    throw new HierarchyError('SECOND_CONTROLLER',
-      `${describe(child)} is already controlled by ${other.kind}/${other.name}: only one owner reference can have controller: true (pass { controller: false }).`);
+    throw new HierarchyError(
+      'SECOND_CONTROLLER',
+      `${describe(child)} is already controlled by ${other.kind}/${other.name}: only one owner reference can have controller: true (pass { controller: false }).`,
+    );
   }
 }
 
@@ -285,7 +298,7 @@ export function label<T extends Objects>(objs: T, labels?: { readonly [key: stri
   for (const obj of withNested(objs, options.nested)) {
     const own = (metaOf(obj).labels ??= {});
     for (const [key, value] of Object.entries(real)) {
-      if (options.forced || !Object.prototype.hasOwnProperty.call(own, key)) own[key] = value;
+      if (options.forced || !Object.hasOwn(own, key)) own[key] = value;
     }
   }
   return objs;
@@ -331,7 +344,7 @@ function setNamespace(objs: Objects, namespace: string | null, forced: boolean):
  * leaves objects without one (with `forced`, removes it).
  */
 export function adjustNamespace<T extends Objects>(objs: T, namespace?: string | null, options: NamespaceOptions = {}): T {
-  const real = namespace !== undefined ? namespace : currentOwner('adjustNamespace()').metadata?.namespace ?? null;
+  const real = namespace !== undefined ? namespace : (currentOwner('adjustNamespace()').metadata?.namespace ?? null);
   setNamespace(objs, real, options.forced ?? false);
   return objs;
 }
@@ -353,7 +366,7 @@ export function adopt<T extends Objects>(objs: T, owner?: OwnerLike, options: Ad
   const children = list(objs);
   for (const child of children) {
     const own = child.metadata?.namespace;
-    checkScope(real, child, forced || own === undefined || own === null ? namespace ?? undefined : own);
+    checkScope(real, child, forced || own === undefined || own === null ? (namespace ?? undefined) : own);
     checkController(ref, child);
   }
   if (!meta?.name) throw new HierarchyError('NO_NAME', `adopt() needs the owner's name to name the children after it; ${describe(real)} has none.`);

@@ -115,9 +115,18 @@ export class KopfRunner {
     this.restoreSink = logging.setLogSink((line) => {
       this.output += `${line}\n`;
     });
-    const output: launching.CommandOutput = { out: (text) => { this.output += text; }, err: (text) => { this.output += text; } };
+    const output: launching.CommandOutput = {
+      out: (text) => {
+        this.output += text;
+      },
+      err: (text) => {
+        this.output += text;
+      },
+    };
     let markReady = (): void => undefined;
-    const ready = new Promise<void>((resolve) => { markReady = resolve; });
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
     // The runner's own vault: ready means started *and* logged in, so that a login that finds no
     // credentials ends the start with the operator's failure, not a later test step.
     const vault = new credentials.Vault({ clock: this.options.clock });
@@ -139,9 +148,17 @@ export class KopfRunner {
       if (args !== null) {
         const { kubeconfig, kubeconfigContext, connection, env } = this.options;
         await launching.launch(args, {
-          registry: this.options.registry, settings: this.options.settings, cwd: this.options.cwd,
-          stopFlag: this.stopper.signal, readyFlag: ready, handleSignals: false, vault,
-          kubeconfig, kubeconfigContext, connection, env,
+          registry: this.options.registry,
+          settings: this.options.settings,
+          cwd: this.options.cwd,
+          stopFlag: this.stopper.signal,
+          readyFlag: ready,
+          handleSignals: false,
+          vault,
+          kubeconfig,
+          kubeconfigContext,
+          connection,
+          env,
           ...(this.options.clock ? { clock: this.options.clock } : {}),
         });
       }
@@ -205,7 +222,9 @@ export class KopfRunner {
  */
 async function keepMoving(clock: clocks.VirtualClock, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
-    await new Promise<void>((resolve) => { setTimeout(resolve, 5); });
+    await new Promise<void>((resolve) => {
+      setTimeout(resolve, 5);
+    });
     const next = clock.nextDue();
     if (!signal.aborted && next !== undefined) await clock.advanceTo(next);
   }

@@ -6,10 +6,17 @@ import { describe, expect, it } from 'vitest';
 import * as engines from '../../bench/engines.js';
 
 const stats = (late: Record<string, number>): engines.Stats => ({
-  at: 0, objectsSeen: 0, daemonsStarted: 0, daemonsExited: 0, lastDaemonExitAt: 0, timerCalls: 0, timerObjects: 0, lateTenthsMs: late,
+  at: 0,
+  objectsSeen: 0,
+  daemonsStarted: 0,
+  daemonsExited: 0,
+  lastDaemonExitAt: 0,
+  timerCalls: 0,
+  timerObjects: 0,
+  lateTenthsMs: late,
 });
 
-describe('the engines benchmark\'s options', () => {
+describe("the engines benchmark's options", () => {
   it('default to 1,000 and 10,000 objects, the none, daemon and both variants, a 20 s window, the compiled operator', () => {
     const options = engines.parseOptions(['engines']);
     expect(options.sizes).toEqual([1000, 10_000]);
@@ -21,8 +28,19 @@ describe('the engines benchmark\'s options', () => {
     expect(options.skip.size).toBe(0);
   });
 
-  it('read sizes, variants, a command and skipped parts, and ignore other benchmarks\' options', () => {
-    const options = engines.parseOptions(['--sizes', '500', '--variants', 'timer,both', '--command', 'python3 -m kopf run x.py', '--skip', 'index', '--runs', '3']);
+  it("read sizes, variants, a command and skipped parts, and ignore other benchmarks' options", () => {
+    const options = engines.parseOptions([
+      '--sizes',
+      '500',
+      '--variants',
+      'timer,both',
+      '--command',
+      'python3 -m kopf run x.py',
+      '--skip',
+      'index',
+      '--runs',
+      '3',
+    ]);
     expect(options.sizes).toEqual([500]);
     expect(options.variants).toEqual(['timer', 'both']);
     expect(options.command).toBe('python3 -m kopf run x.py');
@@ -41,12 +59,23 @@ describe('timer lateness between two snapshots', () => {
   it('is the difference of the cumulative histograms, in milliseconds, sorted', () => {
     const before = stats({ '5': 10, '12': 3 });
     const after = stats({ '5': 14, '12': 3, '-3': 1, '250': 2 });
-    expect(engines.latenessBetween(before, after)).toEqual([[-0.3, 1], [0.5, 4], [25, 2]]);
-    expect(engines.latenessBetween(undefined, before)).toEqual([[0.5, 10], [1.2, 3]]);
+    expect(engines.latenessBetween(before, after)).toEqual([
+      [-0.3, 1],
+      [0.5, 4],
+      [25, 2],
+    ]);
+    expect(engines.latenessBetween(undefined, before)).toEqual([
+      [0.5, 10],
+      [1.2, 3],
+    ]);
   });
 
   it('gives percentiles by nearest rank over the counts', () => {
-    const histogram: [number, number][] = [[1, 98], [20, 1], [300, 1]];
+    const histogram: [number, number][] = [
+      [1, 98],
+      [20, 1],
+      [300, 1],
+    ];
     expect(engines.histogramPercentile(histogram, 50)).toBe(1);
     expect(engines.histogramPercentile(histogram, 98)).toBe(1);
     expect(engines.histogramPercentile(histogram, 99)).toBe(20);

@@ -11,7 +11,8 @@ describe('an operator process measured from outside', () => {
   it('counts the CPU time and peak memory of the whole tree, and stops it', async () => {
     // sh -c with two commands keeps the shell as the parent of node. The child spins until it has
     // used 0.5 s of CPU (not of wall time: the machine may be busy), then says so and idles.
-    const busy = 'const a = []; while (process.cpuUsage().user + process.cpuUsage().system < 500000) { if (a.length < 1e6) a.push({ x: a.length }); } console.log(\\"spun\\"); setInterval(() => {}, 1000);';
+    const busy =
+      'const a = []; while (process.cpuUsage().user + process.cpuUsage().system < 500000) { if (a.length < 1e6) a.push({ x: a.length }); } console.log(\\"spun\\"); setInterval(() => {}, 1000);';
     const op = new processes.OperatorProcess(`echo started; node -e "${busy}"; true`, {}, path.join(dir, 'busy.log'));
     const deadline = Date.now() + 30_000;
     while (!op.logTail().includes('spun') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -29,7 +30,9 @@ describe('an operator process measured from outside', () => {
     const op = new processes.OperatorProcess('echo "cannot log in" >&2; exit 3', {}, path.join(dir, 'exit.log'));
     await new Promise((r) => setTimeout(r, 500));
     expect(() => op.assertRunning()).toThrow(processes.OperatorExitedError);
-    try { op.assertRunning(); } catch (err) {
+    try {
+      op.assertRunning();
+    } catch (err) {
       expect((err as processes.OperatorExitedError).exitCode).toBe(3);
       expect((err as processes.OperatorExitedError).logTail).toContain('cannot log in');
     }

@@ -12,12 +12,12 @@ import * as report from '../../bench/report.js';
 import * as startup from '../../bench/startup.js';
 import * as typechecking from '../../bench/typechecking.js';
 
-describe('the startup benchmark\'s options', () => {
+describe("the startup benchmark's options", () => {
   it('default to 5 runs, 3 tsc runs, no other command, nothing skipped', () => {
     expect(startup.parseOptions(['startup'])).toEqual({ runs: 5, tscRuns: 3, kopfCommand: undefined, skip: new Set(), keep: false });
   });
 
-  it('read skipped parts repeated or comma-separated, and ignore other benchmarks\' options', () => {
+  it("read skipped parts repeated or comma-separated, and ignore other benchmarks' options", () => {
     const options = startup.parseOptions(['startup', '--skip', 'install,ready', '--skip=typecheck', '--sizes', '1000', '--runs', '2', '--keep']);
     expect([...options.skip].sort()).toEqual(['install', 'ready', 'typecheck']);
     expect(options.runs).toBe(2);
@@ -51,7 +51,7 @@ describe('where a file belongs', () => {
     expect(typechecking.packageOf('/a/src/index.ts')).toBeUndefined();
   });
 
-  it('is kopf-gen for the checkout\'s files, reached directly or through the project\'s link', () => {
+  it("is kopf-gen for the checkout's files, reached directly or through the project's link", () => {
     expect(typechecking.ownerOf('/src/kopf-gen/dist/runtime/on.d.ts', project, checkout)).toBe('kopf-gen');
     expect(typechecking.ownerOf('node_modules/kopf-gen/dist/runtime/on.d.ts', project, checkout)).toBe('kopf-gen');
     expect(typechecking.ownerOf('../../src/kopf-gen/node_modules/yaml/dist/index.d.ts', project, checkout)).toBe('yaml');
@@ -59,13 +59,13 @@ describe('where a file belongs', () => {
     expect(typechecking.ownerOf('/elsewhere/a.d.ts', project, checkout)).toBe('(other)');
   });
 
-  it('sorts tsc\'s error lines into kopf-gen, other packages and the project, skipping continuation lines', () => {
+  it("sorts tsc's error lines into kopf-gen, other packages and the project, skipping continuation lines", () => {
     const output = [
-      '../../src/kopf-gen/dist/runtime/on.d.ts(3,4): error TS2322: Type \'x\' is not assignable.',
+      "../../src/kopf-gen/dist/runtime/on.d.ts(3,4): error TS2322: Type 'x' is not assignable.",
       '  Continuation of the message.',
-      '../../src/kopf-gen/node_modules/@peculiar/x509/build/index.d.ts(38,62): error TS2552: Cannot find name \'BufferSource\'.',
-      'src/handlers/kopf-example.ts(10,5): error TS4111: Property \'a\' comes from an index signature.',
-      'error TS5023: Unknown compiler option \'x\'.',
+      "../../src/kopf-gen/node_modules/@peculiar/x509/build/index.d.ts(38,62): error TS2552: Cannot find name 'BufferSource'.",
+      "src/handlers/kopf-example.ts(10,5): error TS4111: Property 'a' comes from an index signature.",
+      "error TS5023: Unknown compiler option 'x'.",
       'src/main.ts(1,1): warning TS0000: not an error',
     ].join('\n');
     const groups = typechecking.groupErrors(output, project, checkout);

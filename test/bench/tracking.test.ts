@@ -29,13 +29,28 @@ describe('the benchmark tracker', () => {
   it('follows the create result, the diff-base field, the finalizers and the deletion of objects', async () => {
     const names = ['a', 'b'];
     for (const name of names) {
-      await client.expect([201], 'POST', COLLECTION, { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name, finalizers: ['x/y'] }, spec: { field: 'value' } });
+      await client.expect([201], 'POST', COLLECTION, {
+        apiVersion: 'kopf.dev/v1',
+        kind: 'KopfExample',
+        metadata: { name, finalizers: ['x/y'] },
+        spec: { field: 'value' },
+      });
     }
     const handled = (s: tracking.Seen | undefined): boolean => !!s?.createResult && s.hasDiffBase;
-    const waiting = tracker.waitAll(names.map((n) => `default/${n}`), handled, 5000);
+    const waiting = tracker.waitAll(
+      names.map((n) => `default/${n}`),
+      handled,
+      5000,
+    );
     for (const name of names) {
       await client.expect([200], 'PATCH', `${COLLECTION}/${name}/status`, { status: { create_fn: { started: 42 } } }, MERGE);
-      await client.expect([200], 'PATCH', `${COLLECTION}/${name}`, { metadata: { annotations: { [tracking.DIFF_BASE]: '{"spec":{"field":"value"}}\n' } } }, MERGE);
+      await client.expect(
+        [200],
+        'PATCH',
+        `${COLLECTION}/${name}`,
+        { metadata: { annotations: { [tracking.DIFF_BASE]: '{"spec":{"field":"value"}}\n' } } },
+        MERGE,
+      );
     }
     expect(await waiting).toMatchObject({ met: 2, pending: 0 });
     expect(tracker.get('default', 'a')).toMatchObject({ createResult: { started: 42 }, diffBaseField: 'value', finalizers: 1, gone: false });

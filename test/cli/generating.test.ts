@@ -23,7 +23,15 @@ describe('a missing generator', () => {
   it('is found in this repository (the workspace) and hands over the command line', async () => {
     const generator = await generating.loadGenerator('init');
     let text = '';
-    const output = { out: (t: string) => { text += t; }, err: (t: string) => { text += t; }, stdin: async () => '' };
+    const output = {
+      out: (t: string) => {
+        text += t;
+      },
+      err: (t: string) => {
+        text += t;
+      },
+      stdin: async () => '',
+    };
     expect(await generator.main(['init', '--help'], output)).toBe(0);
     expect(text).toMatch(/^Usage: kopf-gen init \[options\]/);
   });

@@ -27,7 +27,16 @@ const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1',
 
 function output() {
   let text = '';
-  return { out: (t: string) => { text += t; }, err: (t: string) => { text += t; }, stdin: async () => '', text: () => text };
+  return {
+    out: (t: string) => {
+      text += t;
+    },
+    err: (t: string) => {
+      text += t;
+    },
+    stdin: async () => '',
+    text: () => text,
+  };
 }
 
 async function eventually(predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
@@ -50,12 +59,15 @@ function project(options: { readonly runtime: 'source' | 'package' } = { runtime
   fs.mkdirSync(path.join(dir, 'crds'));
   fs.copyFileSync(CRD, path.join(dir, 'crds', 'kopfexamples.yaml'));
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-  fs.writeFileSync(path.join(dir, 'operator.ts'), [
-    `import { on } from ${JSON.stringify(options.runtime === 'source' ? ON_MODULE : 'kopf-gen/runtime')};`,
-    "on.startup(function startup_fn({ logger }) { logger.info('Operator started.'); });",
-    "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    path.join(dir, 'operator.ts'),
+    [
+      `import { on } from ${JSON.stringify(options.runtime === 'source' ? ON_MODULE : 'kopf-gen/runtime')};`,
+      "on.startup(function startup_fn({ logger }) { logger.info('Operator started.'); });",
+      "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
+      '',
+    ].join('\n'),
+  );
   if (options.runtime === 'package') {
     fs.mkdirSync(path.join(dir, 'node_modules'));
     fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'kopf-gen'));
@@ -80,10 +92,12 @@ describe('launcher arguments', () => {
     expect(await cli.main(['run', '--crd'], out)).toBe(2);
   });
 
-  it('--help lists the runtime\'s options and then the development options of kopf-gen run', async () => {
+  it("--help lists the runtime's options and then the development options of kopf-gen run", async () => {
     const out = output();
     expect(await cli.main(['run', '--help'], out)).toBe(0);
-    expect(out.text()).toMatch(/-A, --all-namespaces[\s\S]*\nDevelopment options \(kopf-gen run only; `node dist\/main\.js` has none of them\):\n  --dev-cluster\[=always\|auto\][\s\S]*--crd <file>/);
+    expect(out.text()).toMatch(
+      /-A, --all-namespaces[\s\S]*\nDevelopment options \(kopf-gen run only; `node dist\/main\.js` has none of them\):\n {2}--dev-cluster\[=always\|auto\][\s\S]*--crd <file>/,
+    );
   });
 
   it('an unknown --dev-cluster mode is a usage error', async () => {
@@ -117,7 +131,9 @@ describe('kopf-gen run with the devcluster fallback', () => {
     savedRegistry = getDefaultRegistry();
     setDefaultRegistry(new OperatorRegistry());
     lines = [];
-    restoreSink = logging.setLogSink((line) => { lines.push(line); });
+    restoreSink = logging.setLogSink((line) => {
+      lines.push(line);
+    });
   });
   afterEach(() => {
     restoreSink();
@@ -130,37 +146,45 @@ describe('kopf-gen run with the devcluster fallback', () => {
 
   // A machine with a service-account token (a pod) always has a cluster configured: the two tests
   // about having none cannot run there.
-  it.skipIf(IN_A_POD)('--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, hands it to the operator explicitly, and says so', async () => {
-    const { dir, home } = project();
-    delete process.env['KUBECONFIG'];
-    process.env['HOME'] = home;
-    const out = output();
-    const stop = new AbortController();
-    const running = runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
-    const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
-    await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
-    expect(out.text()).toMatch(/^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\) and --dev-cluster=auto is given: started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/);
-    expect(out.text()).toContain(`kubeconfig: ${kubeconfig};`);
-    // The operator got the kubeconfig explicitly: the process's environment is left alone.
-    expect(process.env['KUBECONFIG']).toBeUndefined();
+  it.skipIf(IN_A_POD)(
+    '--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, hands it to the operator explicitly, and says so',
+    async () => {
+      const { dir, home } = project();
+      delete process.env['KUBECONFIG'];
+      process.env['HOME'] = home;
+      const out = output();
+      const stop = new AbortController();
+      const running = runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, {
+        cwd: dir,
+        operator: { stopFlag: stop.signal, handleSignals: false },
+      });
+      const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
+      await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
+      expect(out.text()).toMatch(
+        /^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\) and --dev-cluster=auto is given: started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/,
+      );
+      expect(out.text()).toContain(`kubeconfig: ${kubeconfig};`);
+      // The operator got the kubeconfig explicitly: the process's environment is left alone.
+      expect(process.env['KUBECONFIG']).toBeUndefined();
 
-    // The operator serves the devcluster: create an object through the written kubeconfig.
-    const vault = new credentials.Vault();
-    vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [kubeconfig] }) });
-    const client = new api.HttpKubeApi({ vault, settings: new settingsModule.OperatorSettings(), logger: logging.getLogger('test') });
-    await client.create(KOPFEXAMPLES, 'default', { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex-1' }, spec: {} });
-    await eventually(() => lines.some((line) => line.includes('[default/kex-1] Hello, kex-1!')), 'the create handler');
-    client.close();
+      // The operator serves the devcluster: create an object through the written kubeconfig.
+      const vault = new credentials.Vault();
+      vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [kubeconfig] }) });
+      const client = new api.HttpKubeApi({ vault, settings: new settingsModule.OperatorSettings(), logger: logging.getLogger('test') });
+      await client.create(KOPFEXAMPLES, 'default', { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex-1' }, spec: {} });
+      await eventually(() => lines.some((line) => line.includes('[default/kex-1] Hello, kex-1!')), 'the create handler');
+      client.close();
 
-    stop.abort();
-    expect(await running).toBe(0);
-    expect(process.env['KUBECONFIG']).toBeUndefined();
-    const settings = new settingsModule.OperatorSettings();
-    settings.networking.errorBackoffs = [];
-    const gone = new api.HttpKubeApi({ vault, settings, logger: logging.getLogger('test') });
-    await expect(gone.list(KOPFEXAMPLES, 'default')).rejects.toMatchObject({ code: 'ConnectionError' });
-    gone.close();
-  });
+      stop.abort();
+      expect(await running).toBe(0);
+      expect(process.env['KUBECONFIG']).toBeUndefined();
+      const settings = new settingsModule.OperatorSettings();
+      settings.networking.errorBackoffs = [];
+      const gone = new api.HttpKubeApi({ vault, settings, logger: logging.getLogger('test') });
+      await expect(gone.list(KOPFEXAMPLES, 'default')).rejects.toMatchObject({ code: 'ConnectionError' });
+      gone.close();
+    },
+  );
 
   it.skipIf(IN_A_POD)('without --dev-cluster and without a cluster, fails with one line naming what was looked for and starts no devcluster', async () => {
     const { dir, home } = project();
@@ -169,9 +193,11 @@ describe('kopf-gen run with the devcluster fallback', () => {
     const out = output();
     const code = await runCommand.run(['--standalone', '-A', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false } });
     expect(code).toBe(1);
-    expect(out.text()).toBe(`kopf-gen run: No credentials found: KUBECONFIG is not set, ${path.join(home, '.kube', 'config')} does not exist, `
-      + 'and /var/run/secrets/kubernetes.io/serviceaccount/token does not exist (not running in a pod). '
-      + 'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).\n');
+    expect(out.text()).toBe(
+      `kopf-gen run: No credentials found: KUBECONFIG is not set, ${path.join(home, '.kube', 'config')} does not exist, ` +
+        'and /var/run/secrets/kubernetes.io/serviceaccount/token does not exist (not running in a pod). ' +
+        'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).\n',
+    );
     expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
   });
 
@@ -211,7 +237,10 @@ describe('kopf-gen run with the devcluster fallback', () => {
     process.env['KUBECONFIG'] = path.join(dir, 'elsewhere-config');
     const out = output();
     const stop = new AbortController();
-    const running = runCommand.run(['--dev-cluster', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, { cwd: dir, operator: { stopFlag: stop.signal, handleSignals: false } });
+    const running = runCommand.run(['--dev-cluster', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, {
+      cwd: dir,
+      operator: { stopFlag: stop.signal, handleSignals: false },
+    });
     await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
     expect(out.text()).toMatch(/^As requested \(--dev-cluster\): started the devcluster at \S+ with 1 CRD file\(s\)/);
     expect(fs.existsSync(path.join(dir, '.kopf-gen', 'kubeconfig'))).toBe(true);
@@ -224,10 +253,18 @@ describe('kopf-gen run with the devcluster fallback', () => {
     const { dir, home } = project({ runtime: 'package' });
     const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
     delete env['KUBECONFIG'];
-    const proc = child.spawn(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '--dev-cluster=auto', '-A', '--standalone', '--log-format', 'plain', 'operator.ts'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = child.spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '--dev-cluster=auto', '-A', '--standalone', '--log-format', 'plain', 'operator.ts'],
+      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let text = '';
-    proc.stdout.on('data', (chunk: Buffer) => { text += chunk.toString(); });
-    proc.stderr.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    proc.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    proc.stderr.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     try {
       await eventually(() => text.includes('Initial authentication has finished.'), `the operator to start; it said: ${text}`, 50_000);

@@ -23,8 +23,10 @@ beforeAll(() => {
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'kopf-gen'));
   const files: Record<string, string> = {
-    'esm.ts': "import { on } from 'kopf-gen/runtime';\nconst n: number = await Promise.resolve(42);\non.startup(function started({ logger }) { logger.info(`loaded with ${n}`); });\n",
-    'common.cts': "const { on } = require('kopf-gen/runtime') as typeof import('kopf-gen/runtime');\non.startup(function started({ logger }) { logger.info('loaded as CommonJS'); });\n",
+    'esm.ts':
+      "import { on } from 'kopf-gen/runtime';\nconst n: number = await Promise.resolve(42);\non.startup(function started({ logger }) { logger.info(`loaded with ${n}`); });\n",
+    'common.cts':
+      "const { on } = require('kopf-gen/runtime') as typeof import('kopf-gen/runtime');\non.startup(function started({ logger }) { logger.info('loaded as CommonJS'); });\n",
     'syntax.ts': "import { on } from 'kopf-gen/runtime';\nconst b = ;\n",
     'throws.ts': "import { on } from 'kopf-gen/runtime';\n\nthrow new Error('boom at load');\n",
     'syntax.mjs': 'const a = 1;\nconst b = ;\n',
@@ -32,14 +34,20 @@ beforeAll(() => {
   for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
 });
 
-afterAll(() => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+afterAll(() => {
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 function kopfGenRun(file: string): { status: number | null; output: string } {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, NO_COLOR: '1' };
   delete env['KUBECONFIG'];
   delete env['NODE_OPTIONS'];
-  const result = child.spawnSync(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '-A', '--standalone', '--log-format', 'plain', file],
-    { cwd: dir, env, encoding: 'utf8', timeout: 30_000 });
+  const result = child.spawnSync(process.execPath, [path.join(ROOT, 'bin/kopf-gen.js'), 'run', '-A', '--standalone', '--log-format', 'plain', file], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 

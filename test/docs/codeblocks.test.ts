@@ -11,15 +11,44 @@ import { describe, expect, it } from 'vitest';
 
 import { checkBlocks, extractBlocks, ROOT } from './codeblocks.js';
 
-const PAGES = ['docs/daemons.md', 'docs/subhandlers.md', 'docs/hierarchies.md', 'docs/timers.md', 'docs/indices.md', 'docs/testing.md', 'docs/health.md', 'docs/admission.md', 'docs/admission-servers.md', 'docs/metrics.md', 'docs/client.md', 'docs/leader-election.md', 'docs/peering.md'];
+const PAGES = [
+  'docs/daemons.md',
+  'docs/subhandlers.md',
+  'docs/hierarchies.md',
+  'docs/timers.md',
+  'docs/indices.md',
+  'docs/testing.md',
+  'docs/health.md',
+  'docs/admission.md',
+  'docs/admission-servers.md',
+  'docs/metrics.md',
+  'docs/client.md',
+  'docs/leader-election.md',
+  'docs/peering.md',
+];
 
 describe('the code blocks of the user guide', () => {
   it('finds blocks, their file names and hidden preambles', () => {
     const text = [
-      'Intro.', '', '```ts', 'const a = 1;', '```', '',
-      '<!-- file: src/operator.ts -->', '```ts', 'export const b = 2;', '```',
-      '<!-- preamble', "import { a } from './x.js';", '-->', '```typescript', 'void a;', '```',
-      '```sh', 'npm test', '```',
+      'Intro.',
+      '',
+      '```ts',
+      'const a = 1;',
+      '```',
+      '',
+      '<!-- file: src/operator.ts -->',
+      '```ts',
+      'export const b = 2;',
+      '```',
+      '<!-- preamble',
+      "import { a } from './x.js';",
+      '-->',
+      '```typescript',
+      'void a;',
+      '```',
+      '```sh',
+      'npm test',
+      '```',
     ].join('\n');
     expect(extractBlocks('page.md', text)).toEqual([
       { page: 'page.md', line: 4, file: 'block-1.ts', code: 'const a = 1;', preamble: '' },

@@ -45,7 +45,10 @@ export function extractBlocks(page: string, text: string): CodeBlock[] {
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!;
     const named = /^<!--\s*file:\s*(\S+)\s*-->\s*$/.exec(line);
-    if (named) { file = named[1]; continue; }
+    if (named) {
+      file = named[1];
+      continue;
+    }
     if (/^<!--\s*preamble\s*$/.test(line)) {
       const end = lines.indexOf('-->', i + 1);
       if (end < 0) throw new Error(`${page}:${i + 1}: an unclosed preamble comment`);
@@ -55,15 +58,21 @@ export function extractBlocks(page: string, text: string): CodeBlock[] {
     }
     const fence = FENCE.exec(line);
     if (!fence) {
-      if (line.trim() !== '') { file = undefined; preamble = ''; }
+      if (line.trim() !== '') {
+        file = undefined;
+        preamble = '';
+      }
       continue;
     }
     const close = lines.findIndex((candidate, j) => j > i && /^```\s*$/.test(candidate));
     if (close < 0) throw new Error(`${page}:${i + 1}: an unclosed code block`);
     if (fence[1] === 'ts' || fence[1] === 'typescript') {
       blocks.push({
-        page, line: i + 2, file: file ?? `block-${blocks.length + 1}.ts`,
-        code: lines.slice(i + 1, close).join('\n'), preamble,
+        page,
+        line: i + 2,
+        file: file ?? `block-${blocks.length + 1}.ts`,
+        code: lines.slice(i + 1, close).join('\n'),
+        preamble,
       });
     }
     file = undefined;

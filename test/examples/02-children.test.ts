@@ -21,7 +21,6 @@ const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 type Json = Record<string, unknown>;
 type Meta = { name?: string; uid?: string; namespace?: string; generateName?: string; labels?: Record<string, string>; ownerReferences?: Json[] };
 
-
 describe('examples/02-children', () => {
   let cluster: DevCluster;
   let kubeconfig: string;
@@ -31,21 +30,24 @@ describe('examples/02-children', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-02-'));
     kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
   });
-  afterAll(async () => { await cluster?.stop(); });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('R-HIER-5 02-children: the handler creates an adopted pod with the typed client; the pod goes with its parent', async () => {
     const file = path.join(ROOT, 'examples', '02-children', 'example.ts');
     const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), timeout: 10, kubeconfig });
     await runner.start();
     try {
-      const parent = await cluster.store.create({
-        apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+      const parent = (await cluster.store.create({
+        apiVersion: 'kopf.dev/v1',
+        kind: 'KopfExample',
         metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' } },
         spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      }) as Json;
+      })) as Json;
       const parentUid = (parent['metadata'] as Meta).uid!;
-      const children = (): Json[] => cluster.store.list(PODS, 'default')
-        .filter((pod) => ((pod['metadata'] as Meta).ownerReferences ?? []).some((ref) => ref['uid'] === parentUid));
+      const children = (): Json[] =>
+        cluster.store.list(PODS, 'default').filter((pod) => ((pod['metadata'] as Meta).ownerReferences ?? []).some((ref) => ref['uid'] === parentUid));
       const status = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default')?.['status'] as Json | undefined;
       await eventually(() => status()?.['create_fn'] !== undefined, 'the handler result in the status');
 
@@ -55,9 +57,16 @@ describe('examples/02-children', () => {
       expect(meta.generateName).toBe('kopf-example-1-');
       expect(meta.namespace).toBe('default');
       expect(meta.labels).toEqual({ somelabel: 'somevalue' });
-      expect(meta.ownerReferences).toEqual([{
-        apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: parentUid, controller: true, blockOwnerDeletion: true,
-      }]);
+      expect(meta.ownerReferences).toEqual([
+        {
+          apiVersion: 'kopf.dev/v1',
+          kind: 'KopfExample',
+          name: 'kopf-example-1',
+          uid: parentUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
       const container = ((pods[0]!['spec'] as Json)['containers'] as Json[])[0]!;
       expect(container['env']).toEqual([{ name: 'FIELD', value: 'value' }]);
       expect(container['args']).toEqual(['echo "FIELD=$FIELD"\nsleep 1m\n']);

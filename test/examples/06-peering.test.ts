@@ -43,26 +43,37 @@ describe('examples/06-peering', () => {
 
   it('A-25 06-peering: the operator pauses for a --dev operator, resumes when it exits, and follows freeze/resume', async () => {
     const status = (): Record<string, { priority?: number; lifetime?: number }> =>
-      ((cluster.store.get(PEERING, 'default') as { status?: Record<string, { priority?: number }> } | undefined)?.status ?? {});
-    const runner = new KopfRunner(['run', '-A', '--verbose', path.join(ROOT, 'examples/06-peering/example.ts')], { registry: new OperatorRegistry(), timeout: 10 });
+      (cluster.store.get(PEERING, 'default') as { status?: Record<string, { priority?: number }> } | undefined)?.status ?? {};
+    const runner = new KopfRunner(['run', '-A', '--verbose', path.join(ROOT, 'examples/06-peering/example.ts')], {
+      registry: new OperatorRegistry(),
+      timeout: 10,
+    });
     await runner.start();
     const grep = (text: string): string[] => runner.output.split('\n').filter((line) => line.includes(text));
     try {
-      await eventually(() => Object.values(status()).some((entry) => entry.priority === 0), 'the example operator\'s entry');
+      await eventually(() => Object.values(status()).some((entry) => entry.priority === 0), "the example operator's entry");
       expect(Object.values(status())).toEqual([{ priority: 0, lifetime: 60, lastseen: expect.stringMatching(/\+00:00$/) as unknown }]);
 
       // A developer's operator with --dev (priority 666) in the same process.
       const developer = new OperatorRegistry();
       const developed: string[] = [];
-      on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry: developer }, function dev_create({ name }) { developed.push(String(name)); });
+      on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry: developer }, function dev_create({ name }) {
+        developed.push(String(name));
+      });
       const stop = new AbortController();
       const dev = operator({ registry: developer, clusterwide: true, priority: 666, identity: 'developer@workstation', stopFlag: stop.signal });
-      await eventually(() => grep("Pausing operations in favour of [<Peer developer@workstation: priority=666, lifetime=60, lastseen='").length === 1, 'the example operator to pause');
+      await eventually(
+        () => grep("Pausing operations in favour of [<Peer developer@workstation: priority=666, lifetime=60, lastseen='").length === 1,
+        'the example operator to pause',
+      );
       await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'peered-1', namespace: 'default' }, spec: {} });
       await eventually(() => developed.includes('peered-1'), "the developer's handler");
       stop.abort();
       await dev;
-      await eventually(() => grep('Resuming operations after the pause. Conflicting operators with the same priority are gone.').length === 1, 'the example operator to resume');
+      await eventually(
+        () => grep('Resuming operations after the pause. Conflicting operators with the same priority are gone.').length === 1,
+        'the example operator to resume',
+      );
       expect(grep('Created peered-1')).toEqual([]); // handled once in total, by the developer's operator
       await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'peered-2', namespace: 'default' }, spec: {} });
       await eventually(() => grep('Created peered-2: handled by exactly one of the peering operators.').length === 1, 'the example handler');

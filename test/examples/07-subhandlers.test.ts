@@ -16,9 +16,7 @@ import { DevCluster, KopfRunner } from 'kopf-gen/testing';
 
 import { CRD, eventually, KEX, ROOT } from './support.js';
 
-
 type Json = Record<string, unknown>;
-
 
 describe('examples/07-subhandlers', () => {
   let cluster: DevCluster;
@@ -36,13 +34,14 @@ describe('examples/07-subhandlers', () => {
     await cluster?.stop();
   });
 
-  it('A-13 07-subhandlers: create_fn twice, create_fn/item1 and create_fn/item2 once each; Kopf\'s records; all purged at the end', async () => {
+  it("A-13 07-subhandlers: create_fn twice, create_fn/item1 and create_fn/item2 once each; Kopf's records; all purged at the end", async () => {
     const file = path.join(ROOT, 'examples', '07-subhandlers', 'example.ts');
     const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), timeout: 10 });
     await runner.start();
     try {
       await cluster.store.create({
-        apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+        apiVersion: 'kopf.dev/v1',
+        kind: 'KopfExample',
         metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' } },
         spec: { items: ['item1', 'item2'] },
       });
@@ -60,17 +59,20 @@ describe('examples/07-subhandlers', () => {
       // The first cycle's patch of the object: the parent waits ("message":"None"), item1 is done, item2 is pending.
       const patches = cluster.requests
         .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === undefined && r.name === 'kopf-example-1')
-        .map((r) => ((JSON.parse(r.body!) as { metadata?: { annotations?: Record<string, string | null> } }).metadata?.annotations ?? {}));
+        .map((r) => (JSON.parse(r.body!) as { metadata?: { annotations?: Record<string, string | null> } }).metadata?.annotations ?? {});
       const first = patches.find((annotations) => typeof annotations['kopf.zalando.org/create_fn'] === 'string')!;
       const record = (key: string): Json => JSON.parse(first[`kopf.zalando.org/${key}`]!) as Json;
       expect(first['kopf.zalando.org/create_fn']).toMatch(
-        /^\{"started":"[^"]+","delayed":"[^"]+","purpose":"create","retries":1,"success":false,"failure":false,"message":"None","subrefs":\["create_fn\/item1","create_fn\/item2"\]\}$/);
+        /^\{"started":"[^"]+","delayed":"[^"]+","purpose":"create","retries":1,"success":false,"failure":false,"message":"None","subrefs":\["create_fn\/item1","create_fn\/item2"\]\}$/,
+      );
       expect(record('create_fn.item1')).toMatchObject({ retries: 1, success: true, failure: false });
       expect(record('create_fn.item2')).toMatchObject({ retries: 0, success: false, failure: false });
 
       // At the end, all three records are removed.
-      const records = (): string[] => Object.keys((cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations?: Record<string, string> }).annotations ?? {})
-        .filter((key) => key.startsWith('kopf.zalando.org/create_fn'));
+      const records = (): string[] =>
+        Object.keys((cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations?: Record<string, string> }).annotations ?? {}).filter(
+          (key) => key.startsWith('kopf.zalando.org/create_fn'),
+        );
       await eventually(() => records().length === 0, 'the records to be removed');
     } finally {
       await runner.stop();

@@ -25,11 +25,11 @@ const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 
 type Json = Record<string, unknown>;
 
-
 /** The reference object of the examples (fixtures/objects/kopf-example-1.yaml). */
 function kopfExample(spec: Json = {}): Json {
   return {
-    apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+    apiVersion: 'kopf.dev/v1',
+    kind: 'KopfExample',
     metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
     spec: { duration: '1m', field: 'value', items: ['item1', 'item2'], ...spec },
   };
@@ -43,13 +43,17 @@ describe('examples', () => {
   const stored = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default');
   const finalizers = (): unknown => (stored()?.['metadata'] as { finalizers?: unknown } | undefined)?.finalizers;
   /** Log messages of the object, in order, without the `[default/kopf-example-1] ` prefix. */
-  const messages = (): string[] => (runner?.output ?? '').split('\n')
-    .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1]).filter((m): m is string => m !== undefined);
+  const messages = (): string[] =>
+    (runner?.output ?? '')
+      .split('\n')
+      .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1])
+      .filter((m): m is string => m !== undefined);
   const count = (text: string): number => messages().filter((m) => m.includes(text)).length;
   /** The status merge-patches the operator sent for the object, in order. */
-  const statusPatches = (): Json[] => cluster.requests
-    .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status' && r.name === 'kopf-example-1')
-    .map((r) => (JSON.parse(r.body!) as { status: Json }).status);
+  const statusPatches = (): Json[] =>
+    cluster.requests
+      .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status' && r.name === 'kopf-example-1')
+      .map((r) => (JSON.parse(r.body!) as { status: Json }).status);
 
   async function start(example: string, clock: VirtualClock, flags: readonly string[] = []): Promise<KopfRunner> {
     const file = path.join(ROOT, 'examples', example, 'example.ts');
@@ -83,7 +87,12 @@ describe('examples', () => {
   });
 
   it('A-23 13-hooks: startup retried before any API call, logins and re-logins, probes via the liveness endpoint, cleanup once', async () => {
-    await cluster.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hooked-pod', namespace: 'default' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+    await cluster.store.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hooked-pod', namespace: 'default' },
+      spec: { containers: [{ name: 'main', image: 'busybox' }] },
+    });
     cluster.requests.clear();
     const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
     const starting = start('13-hooks', clock, ['--liveness=http://127.0.0.1:0/healthz']);
@@ -105,7 +114,11 @@ describe('examples', () => {
     const url = /Serving the liveness endpoint at (http:\S+)/.exec(grep('Serving the liveness endpoint at ')[0]!)![1]!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/healthz$/);
     await eventually(() => grep("[default/hooked-pod] Handler 'pod_task' succeeded.").length === 1, 'the pod task');
-    const probe = async (): Promise<unknown> => { const response = await fetch(url); expect(response.status).toBe(200); return await response.json(); };
+    const probe = async (): Promise<unknown> => {
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      return await response.json();
+    };
     const expected = { tasks_count: 1, monitored_objects: { default: ['hooked-pod'] } };
     expect(await probe()).toEqual(expected);
     expect(await probe()).toEqual(expected);
@@ -222,7 +235,12 @@ describe('examples', () => {
   });
   it('A-20 16-indexing: the timer reads pods from the indices (keys by value), only after all listed pods are indexed', async () => {
     const pod = async (namespace: string, name: string, phase: string, labels: Record<string, string>): Promise<void> => {
-      await cluster.store.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+      await cluster.store.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels },
+        spec: { containers: [{ name: 'main', image: 'busybox' }] },
+      });
       await cluster.store.patch(PODS, name, { status: { phase } }, { namespace, type: 'merge-patch', subresource: 'status' });
     };
     await pod('default', 'web-1', 'Running', { app: 'web', somelabel: 'somevalue' });
@@ -258,18 +276,44 @@ describe('examples', () => {
     await start('17-admission', clock);
     const VALIDATING = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' } as const;
     const MUTATING = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations' } as const;
-    type Hook = { name: string; clientConfig: { url: string; caBundle: string }; rules: Array<{ resources: string[] }>; failurePolicy: string;
-      sideEffects: string; matchPolicy: string; timeoutSeconds: number; admissionReviewVersions: string[]; objectSelector?: unknown };
-    const hooks = (which: typeof VALIDATING | typeof MUTATING): Hook[] => (cluster.store.get(which, 'auto.kopf.dev') as { webhooks?: Hook[] } | undefined)?.webhooks ?? [];
+    type Hook = {
+      name: string;
+      clientConfig: { url: string; caBundle: string };
+      rules: Array<{ resources: string[] }>;
+      failurePolicy: string;
+      sideEffects: string;
+      matchPolicy: string;
+      timeoutSeconds: number;
+      admissionReviewVersions: string[];
+      objectSelector?: unknown;
+    };
+    const hooks = (which: typeof VALIDATING | typeof MUTATING): Hook[] =>
+      (cluster.store.get(which, 'auto.kopf.dev') as { webhooks?: Hook[] } | undefined)?.webhooks ?? [];
     await eventually(() => hooks(VALIDATING).length === 4 && hooks(MUTATING).length === 1, 'the managed webhook configurations');
 
     const validating = hooks(VALIDATING);
-    expect(validating.map((h) => h.name).sort()).toEqual(['authhook.auto.kopf.dev', 'validate-subresources.auto.kopf.dev', 'validate1.auto.kopf.dev', 'validate2.spec.field.auto.kopf.dev']);
+    expect(validating.map((h) => h.name).sort()).toEqual([
+      'authhook.auto.kopf.dev',
+      'validate-subresources.auto.kopf.dev',
+      'validate1.auto.kopf.dev',
+      'validate2.spec.field.auto.kopf.dev',
+    ]);
     const base = validating[0]!.clientConfig.url.replace(/\/[^/]+(\/spec\.field)?$/, '');
     expect(base).toMatch(/^https:\/\//);
-    expect(validating.map((h) => h.clientConfig.url.slice(base.length)).sort()).toEqual(['/authhook', '/validate1', '/validate2/spec.field', '/validate_subresources']);
+    expect(validating.map((h) => h.clientConfig.url.slice(base.length)).sort()).toEqual([
+      '/authhook',
+      '/validate1',
+      '/validate2/spec.field',
+      '/validate_subresources',
+    ]);
     for (const hook of validating) {
-      expect(hook).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', matchPolicy: 'Equivalent', timeoutSeconds: 30, admissionReviewVersions: ['v1', 'v1beta1'] });
+      expect(hook).toMatchObject({
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        matchPolicy: 'Equivalent',
+        timeoutSeconds: 30,
+        admissionReviewVersions: ['v1', 'v1beta1'],
+      });
       expect(hook.rules[0]!.resources).toEqual(hook.name.startsWith('validate-subresources') ? ['kopfexamples/*'] : ['kopfexamples']);
     }
     const [mutating] = hooks(MUTATING);
@@ -277,18 +321,27 @@ describe('examples', () => {
     expect(mutating!.objectSelector).toEqual({ matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] });
 
     // Through the devcluster's API as kubectl calls it: the webhooks run on every write.
-    const api = async (method: string, url: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json; warnings: string[] }> => {
-      const response = await fetch(`${cluster.url}${url}`, { method, headers: { 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const warnings = (response.headers.get('warning') ?? '').split(/,(?=\s*299 )/).map((w) => /^\s*299 - "(.*)"\s*$/.exec(w)?.[1] ?? '').filter(Boolean);
-      return { status: response.status, json: await response.json() as Json, warnings };
+    const api = async (
+      method: string,
+      url: string,
+      body?: unknown,
+      contentType = 'application/json',
+    ): Promise<{ status: number; json: Json; warnings: string[] }> => {
+      const response = await fetch(`${cluster.url}${url}`, {
+        method,
+        headers: { 'content-type': contentType },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const warnings = (response.headers.get('warning') ?? '')
+        .split(/,(?=\s*299 )/)
+        .map((w) => /^\s*299 - "(.*)"\s*$/.exec(w)?.[1] ?? '')
+        .filter(Boolean);
+      return { status: response.status, json: (await response.json()) as Json, warnings };
     };
     const collection = '/apis/kopf.dev/v1/namespaces/default/kopfexamples';
     const created = await api('POST', collection, kopfExample());
     expect(created.status, JSON.stringify(created.json)).toBe(201);
-    expect(created.warnings).toEqual([
-      'Accessing as user-agent: kube-apiserver-admission',
-      'SSL peer is not identified.',
-    ]); // validate_subresources is not called: `kopfexamples/*` matches the subresources only, as in Kubernetes
+    expect(created.warnings).toEqual(['Accessing as user-agent: kube-apiserver-admission', 'SSL peer is not identified.']); // validate_subresources is not called: `kopfexamples/*` matches the subresources only, as in Kubernetes
     expect((created.json['spec'] as Json)['injected']).toBe(123);
     expect((stored()!['spec'] as Json)['injected']).toBe(123);
 
@@ -303,31 +356,52 @@ describe('examples', () => {
     expect(lazy.json['message']).toBe('admission webhook "validate2.spec.field.auto.kopf.dev" denied the request: I\'m too lazy anyway. Go away!');
     const status = await api('PATCH', `${collection}/kopf-example-1/status`, { status: { field: 'other' } }, 'application/merge-patch+json');
     expect(status.status).toBe(500);
-    expect(status.json['message']).toBe('admission webhook "validate-subresources.auto.kopf.dev" denied the request: status.field MUST be equal to spec.field!');
+    expect(status.json['message']).toBe(
+      'admission webhook "validate-subresources.auto.kopf.dev" denied the request: status.field MUST be equal to spec.field!',
+    );
     const matching = await api('PATCH', `${collection}/kopf-example-1/status`, { status: { field: 'value' } }, 'application/merge-patch+json');
     expect(matching.status).toBe(200);
 
     // Directly, as the spec's reviews: the exact denial, and the mutation as a JSON patch.
     const review = (object: Json): Json => ({
-      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-      request: { uid: 'U', kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' }, resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
-        requestKind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' }, requestResource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
-        name: 'kopf-example-1', namespace: 'default', operation: 'CREATE', userInfo: { username: 'tester' }, object, oldObject: null, dryRun: false, options: null },
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'U',
+        kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' },
+        resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+        requestKind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' },
+        requestResource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+        name: 'kopf-example-1',
+        namespace: 'default',
+        operation: 'CREATE',
+        userInfo: { username: 'tester' },
+        object,
+        oldObject: null,
+        dryRun: false,
+        options: null,
+      },
     });
     const ca = Buffer.from(validating[0]!.clientConfig.caBundle, 'base64').toString('utf8');
     const https = await import('node:https');
-    const post = (url: string, body: Json): Promise<string> => new Promise((resolve, reject) => {
-      const request = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
-        response.on('end', () => resolve(text));
+    const post = (url: string, body: Json): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const request = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => {
+            text += chunk.toString('utf8');
+          });
+          response.on('end', () => resolve(text));
+        });
+        request.on('error', reject);
+        request.end(JSON.stringify(body));
       });
-      request.on('error', reject);
-      request.end(JSON.stringify(body));
-    });
-    expect(await post(`${base}/validate1`, review(kopfExample({ field: 'wrong' }))))
-      .toBe('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}');
-    const mutated = JSON.parse(await post(mutating!.clientConfig.url, review({ ...kopfExample(), spec: {} }))) as { response: { allowed: boolean; patchType: string; patch: string } };
+    expect(await post(`${base}/validate1`, review(kopfExample({ field: 'wrong' })))).toBe(
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}',
+    );
+    const mutated = JSON.parse(await post(mutating!.clientConfig.url, review({ ...kopfExample(), spec: {} }))) as {
+      response: { allowed: boolean; patchType: string; patch: string };
+    };
     expect(mutated.response.allowed).toBe(true);
     expect(mutated.response.patchType).toBe('JSONPatch');
     expect(JSON.parse(Buffer.from(mutated.response.patch, 'base64').toString('utf8'))).toEqual([{ op: 'add', path: '/spec/injected', value: 123 }]);

@@ -14,10 +14,17 @@ import { builtins as runtimeBuiltins } from '../../runtime/index.js';
 import * as support from './support.js';
 
 describe('the table of built-in resources', () => {
-  it('has exactly the runtime\'s descriptors, with the same group, version, plural, kind, scope, names and status subresource', () => {
+  it("has exactly the runtime's descriptors, with the same group, version, plural, kind, scope, names and status subresource", () => {
     const runtime = Object.entries(runtimeBuiltins).map(([descriptor, info]) => ({
-      descriptor, group: info.group, version: info.version, plural: info.plural, kind: info.kind, namespaced: info.namespaced,
-      shortNames: info.shortNames ?? [], categories: info.categories ?? [], statusSubresource: info.statusSubresource ?? false,
+      descriptor,
+      group: info.group,
+      version: info.version,
+      plural: info.plural,
+      kind: info.kind,
+      namespaced: info.namespaced,
+      shortNames: info.shortNames ?? [],
+      categories: info.categories ?? [],
+      statusSubresource: info.statusSubresource ?? false,
     }));
     expect(builtins.BUILTIN_RESOURCES).toEqual(runtime);
   });
@@ -52,35 +59,75 @@ describe('literal references to built-in resources', () => {
     expect(plurals(ref)).toEqual(expected);
   });
 
-  it('selects what the runtime\'s selectors select among the same resources', () => {
-    const discovered = builtins.BUILTIN_RESOURCES.map((resource) => references.makeResource({
-      group: resource.group, version: resource.version, plural: resource.plural, kind: resource.kind, namespaced: resource.namespaced,
-      shortcuts: resource.shortNames, categories: resource.categories,
-    }));
-    const refs: builtins.LiteralReference[] = ['cm', 'Pod', 'events', 'deployments.apps', 'pods.v1', ['apps/v1', 'ds'], ['v1', 'nodes'], { category: 'all' }, { shortcut: 'pvc' }];
+  it("selects what the runtime's selectors select among the same resources", () => {
+    const discovered = builtins.BUILTIN_RESOURCES.map((resource) =>
+      references.makeResource({
+        group: resource.group,
+        version: resource.version,
+        plural: resource.plural,
+        kind: resource.kind,
+        namespaced: resource.namespaced,
+        shortcuts: resource.shortNames,
+        categories: resource.categories,
+      }),
+    );
+    const refs: builtins.LiteralReference[] = [
+      'cm',
+      'Pod',
+      'events',
+      'deployments.apps',
+      'pods.v1',
+      ['apps/v1', 'ds'],
+      ['v1', 'nodes'],
+      { category: 'all' },
+      { shortcut: 'pvc' },
+    ];
     for (const ref of refs) {
-      const expected = selectors.parseSelector(ref as selectors.ResourceRef).select(discovered).map((resource) => resource.plural);
+      const expected = selectors
+        .parseSelector(ref as selectors.ResourceRef)
+        .select(discovered)
+        .map((resource) => resource.plural);
       expect(plurals(ref), JSON.stringify(ref)).toEqual(expected);
     }
   });
 });
 
-describe('built-in resources in the user\'s code', () => {
+describe("built-in resources in the user's code", () => {
   const found = (text: string): string[] => detecting.builtinReferences([{ path: 'src/handlers/a.ts', text }]).map((resource) => resource.descriptor);
 
   it.each<[string, string, string[]]>([
     ['a descriptor through the named import', "import { builtins, on } from 'kopf-gen/runtime'; on.create(builtins.ConfigMaps, f);", ['ConfigMaps']],
-    ['a descriptor through an alias, outside a registration', "import { builtins as b } from 'kopf-gen/runtime'; const target = b.Pods; on.create(target, f);", ['Pods']],
+    [
+      'a descriptor through an alias, outside a registration',
+      "import { builtins as b } from 'kopf-gen/runtime'; const target = b.Pods; on.create(target, f);",
+      ['Pods'],
+    ],
     ['a descriptor from the package root', "import { builtins } from 'kopf-gen'; on.event(builtins.Nodes, f);", ['Nodes']],
     ['a descriptor through a namespace import', "import * as kopf from 'kopf-gen/runtime'; kopf.on.create(kopf.builtins.Secrets, f);", ['Secrets']],
     ['an element access', "import { builtins } from 'kopf-gen/runtime'; on.create(builtins['Jobs'], f);", ['Jobs']],
     ['destructured descriptors', "import { builtins } from 'kopf-gen/runtime'; const { Deployments, Services: S } = builtins;", ['Services', 'Deployments']],
     ['a string reference', "import { on } from 'kopf-gen/runtime'; on.create('configmaps', f);", ['ConfigMaps']],
-    ['a tuple reference to a field handler', "import { on } from 'kopf-gen/runtime'; on.field(['apps/v1', 'deployments'], 'spec.replicas', f);", ['Deployments']],
+    [
+      'a tuple reference to a field handler',
+      "import { on } from 'kopf-gen/runtime'; on.field(['apps/v1', 'deployments'], 'spec.replicas', f);",
+      ['Deployments'],
+    ],
     ['an object reference through an aliased `on`', "import { on as kopfOn } from 'kopf-gen/runtime'; kopfOn.update({ kind: 'Secret' }, f);", ['Secrets']],
-    ['the daemon, timer and index aliases', "import { daemon, timer as t, index } from 'kopf-gen/runtime'; daemon('pods', f); t(`leases`, f); index('sa', f);", ['Pods', 'ServiceAccounts', 'Leases']],
-    ['registrations through a namespace import', "import * as kopf from 'kopf-gen/runtime'; kopf.daemon('pvc', f); kopf.on.resume('cj', f);", ['PersistentVolumeClaims', 'CronJobs']],
-    ['no CRD kinds', "import { on } from 'kopf-gen/runtime'; import { Widgets } from '../generated/index.js'; on.create(Widgets, f); on.create('widgets', f);", []],
+    [
+      'the daemon, timer and index aliases',
+      "import { daemon, timer as t, index } from 'kopf-gen/runtime'; daemon('pods', f); t(`leases`, f); index('sa', f);",
+      ['Pods', 'ServiceAccounts', 'Leases'],
+    ],
+    [
+      'registrations through a namespace import',
+      "import * as kopf from 'kopf-gen/runtime'; kopf.daemon('pvc', f); kopf.on.resume('cj', f);",
+      ['PersistentVolumeClaims', 'CronJobs'],
+    ],
+    [
+      'no CRD kinds',
+      "import { on } from 'kopf-gen/runtime'; import { Widgets } from '../generated/index.js'; on.create(Widgets, f); on.create('widgets', f);",
+      [],
+    ],
     ['no unknown descriptors', "import { builtins } from 'kopf-gen/runtime'; on.create(builtins.Widgets, f);", []],
     ['no `builtins` of another module', "import { builtins } from './mine.js'; on.create(builtins.Pods, f);", []],
     ['no registrations of another module', "import { on } from './mine.js'; on.create('pods', f);", []],

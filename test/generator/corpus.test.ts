@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import * as support from './support.js';
 
 const directory = support.corpusDirectory();
-const files = fs.readdirSync(directory).filter((name) => name.endsWith('.yaml')).sort();
+const files = fs
+  .readdirSync(directory)
+  .filter((name) => name.endsWith('.yaml'))
+  .sort();
 const sources = files.map((name) => ({ path: `crds/${name}`, text: fs.readFileSync(path.join(directory, name), 'utf8') }));
 
 describe('the CRD corpus', () => {

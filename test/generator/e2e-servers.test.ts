@@ -21,13 +21,19 @@ import { childEnv, run, until } from '../support/processes.js';
 const CRD = path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml');
 const SAMPLE = path.join(demo.CHECKOUT, 'fixtures/objects/kopf-example-1.yaml');
 
-interface Probe { httpGet: { path: string; port: string | number } }
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
 interface Container {
   args: string[];
   ports: Array<{ name: string; containerPort: number }>;
-  startupProbe: Probe; livenessProbe: Probe; readinessProbe: Probe;
+  startupProbe: Probe;
+  livenessProbe: Probe;
+  readinessProbe: Probe;
 }
-interface Deployment { spec: { template: { metadata: { annotations: Record<string, string> }; spec: { containers: Container[] } } } }
+interface Deployment {
+  spec: { template: { metadata: { annotations: Record<string, string> }; spec: { containers: Container[] } } };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,7 +51,7 @@ async function get(url: string): Promise<{ status: number; text: string }> {
   return { status: response.status, text: await response.text() };
 }
 
-describe('a generated project with a validating handler, running on the devcluster with the Deployment\'s options', () => {
+describe("a generated project with a validating handler, running on the devcluster with the Deployment's options", () => {
   let work: string;
   let project: string;
   let operator: ChildProcess | undefined;
@@ -57,8 +63,10 @@ describe('a generated project with a validating handler, running on the devclust
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-e2e-servers-'));
     project = path.join(work, 'kopf-example-operator');
-    const init = await run(process.execPath, [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', '--crd', CRD, '--out', project, '--webhooks'],
-      { cwd: work, timeoutMs: 30_000 });
+    const init = await run(process.execPath, [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', '--crd', CRD, '--out', project, '--webhooks'], {
+      cwd: work,
+      timeoutMs: 30_000,
+    });
     if (init.code !== 0) throw new Error(`kopf-gen init --webhooks exited with ${init.code}:\n${init.output}`);
     demo.linkNodeModules(project);
     deployment = YAML.parse(fs.readFileSync(path.join(project, 'deploy/deployment.yaml'), 'utf8')) as Deployment;
@@ -79,8 +87,11 @@ describe('a generated project with a validating handler, running on the devclust
     expect(stub).toMatch(signature);
     const edited = stub
       .replace("import { on } from 'kopf-gen/runtime';", "import { AdmissionError, on } from 'kopf-gen/runtime';")
-      .replace(signature, (found) => found.replace('logger }', 'logger, spec }')
-        + "  if (spec.field === 'wrong') throw new AdmissionError('spec.field must not be \"wrong\"', 422);\n");
+      .replace(
+        signature,
+        (found) =>
+          `${found.replace('logger }', 'logger, spec }')}  if (spec.field === 'wrong') throw new AdmissionError('spec.field must not be "wrong"', 422);\n`,
+      );
     expect(edited).toContain('AdmissionError, on');
     fs.writeFileSync(file, edited);
     const typecheck = await run('npm', ['run', 'typecheck'], { cwd: project, timeoutMs: 60_000 });
@@ -90,35 +101,57 @@ describe('a generated project with a validating handler, running on the devclust
   it('R-ADMISSION-8 A-21 npm run operator serves and configures the webhook: kubectl apply of an invalid object is denied, a valid one admitted', async () => {
     const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
     if (probe.error !== undefined || probe.status !== 0) {
-      throw new Error(`kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies objects with it. `
-        + 'Install one with: bash scripts/install-kubectl.sh');
+      throw new Error(
+        `kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies objects with it. ` +
+          'Install one with: bash scripts/install-kubectl.sh',
+      );
     }
     // The Deployment's health and metrics options, on a free port of this machine.
     const container = deployment.spec.template.spec.containers[0]!;
     const port = await freePort();
     servedPort = port;
-    const served = container.args.filter((arg) => arg.startsWith('--liveness=') || arg.startsWith('--metrics='))
+    const served = container.args
+      .filter((arg) => arg.startsWith('--liveness=') || arg.startsWith('--metrics='))
       .map((arg) => arg.replace(/\/\/0\.0\.0\.0:\d+\//, `//127.0.0.1:${port}/`));
     expect(served).toHaveLength(2);
     const home = fs.mkdtempSync(path.join(work, 'home-'));
     operator = spawn('npm', ['run', 'operator', '--', ...served], {
-      cwd: project, env: childEnv({ HOME: home, KUBECONFIG: undefined }), stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: project,
+      env: childEnv({ HOME: home, KUBECONFIG: undefined }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    operator.stdout!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
-    operator.stderr!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
+    operator.stdout!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
+    operator.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
 
     const kubeconfig = await until(() => /kubeconfig: (\S+);/.exec(log)?.[1], `the devcluster's log line; the log so far:\n${log}`, 60_000);
-    const kubectl = (...args: string[]): Promise<{ stdout: string; stderr: string }> => promisify(execFile)('kubectl',
-      ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8', timeout: 20_000 });
-    await until(async () => {
-      const { stdout } = await kubectl('get', 'validatingwebhookconfigurations', '-o', 'name');
-      return stdout.trim() ? stdout : undefined;
-    }, `the managed validating webhook configuration; the operator's log so far:\n${log}`, 60_000);
+    const kubectl = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
+      promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+    await until(
+      async () => {
+        const { stdout } = await kubectl('get', 'validatingwebhookconfigurations', '-o', 'name');
+        return stdout.trim() ? stdout : undefined;
+      },
+      `the managed validating webhook configuration; the operator's log so far:\n${log}`,
+      60_000,
+    );
 
-    const wrong = fs.readFileSync(SAMPLE, 'utf8').replace(/name: kopf-example-1/, 'name: kopf-example-wrong').replace(/field: .*/, 'field: wrong');
+    const wrong = fs
+      .readFileSync(SAMPLE, 'utf8')
+      .replace(/name: kopf-example-1/, 'name: kopf-example-wrong')
+      .replace(/field: .*/, 'field: wrong');
     const wrongFile = path.join(work, 'wrong.yaml');
     fs.writeFileSync(wrongFile, wrong);
-    const denied = await kubectl('apply', '-f', wrongFile).then(() => 'admitted', (error: { stderr?: string }) => error.stderr ?? String(error));
+    const denied = await kubectl('apply', '-f', wrongFile).then(
+      () => 'admitted',
+      (error: { stderr?: string }) => error.stderr ?? String(error),
+    );
     expect(denied, log).toMatch(/denied the request: spec\.field must not be "wrong"/);
     expect((await kubectl('apply', '-f', SAMPLE)).stdout).toContain('kopfexample.kopf.dev/kopf-example-1 created');
     const listed = (await kubectl('get', 'kopfexamples', '-n', 'default', '-o', 'name')).stdout;
@@ -127,7 +160,7 @@ describe('a generated project with a validating handler, running on the devclust
     expect(log).toMatch(/Serving admission webhooks for development/);
   }, 120_000);
 
-  it('R-ACTIVITY-4 the Deployment\'s startup, liveness and readiness probes and its metrics annotations reach real endpoints', async () => {
+  it("R-ACTIVITY-4 the Deployment's startup, liveness and readiness probes and its metrics annotations reach real endpoints", async () => {
     expect(operator?.exitCode ?? null, log).toBeNull();
     const template = deployment.spec.template;
     const container = template.spec.containers[0]!;
@@ -140,10 +173,14 @@ describe('a generated project with a validating handler, running on the devclust
     for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe]) {
       const named = container.ports.find((p) => p.name === probe.httpGet.port);
       expect(named?.containerPort, `the probe's port ${probe.httpGet.port}`).toBe(Number(port));
-      const answer = await until(async () => {
-        const r = await get(`http://127.0.0.1:${served}${probe.httpGet.path}`);
-        return r.status === 200 ? r : undefined;
-      }, `${probe.httpGet.path} answering 200; the operator's log so far:\n${log}`, 30_000);
+      const answer = await until(
+        async () => {
+          const r = await get(`http://127.0.0.1:${served}${probe.httpGet.path}`);
+          return r.status === 200 ? r : undefined;
+        },
+        `${probe.httpGet.path} answering 200; the operator's log so far:\n${log}`,
+        30_000,
+      );
       expect(answer.status).toBe(200);
     }
     const annotations = template.metadata.annotations;

@@ -35,8 +35,10 @@ describe('a project generated from the Kopf example CRD, from init to a running 
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-e2e-'));
     project = path.join(work, 'kopf-example-operator');
-    const init = await run(process.execPath, [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', '--crd', CRD, '--out', project],
-      { cwd: work, timeoutMs: 30_000 });
+    const init = await run(process.execPath, [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', '--crd', CRD, '--out', project], {
+      cwd: work,
+      timeoutMs: 30_000,
+    });
     if (init.code !== 0) throw new Error(`kopf-gen init exited with ${init.code}:\n${init.output}`);
     demo.linkNodeModules(project);
   }, 40_000);
@@ -51,15 +53,17 @@ describe('a project generated from the Kopf example CRD, from init to a running 
 
   it('init writes a project that depends on this checkout and runs `kopf-gen run src/main.ts`', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string>;
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
     };
     expect(manifest.dependencies['kopf-gen']).toBe(`file:${demo.CHECKOUT}`);
-    expect(manifest.scripts["operator"]).toMatch(/^exec kopf-gen run --dev-cluster=auto -A src\/main\.ts$/);
+    expect(manifest.scripts['operator']).toMatch(/^exec kopf-gen run --dev-cluster=auto -A src\/main\.ts$/);
     expect(manifest.devDependencies['typescript']).toMatch(/^[~^]?5\./);
     expect(fs.readFileSync(path.join(project, 'crds/kopfexamples.yaml'), 'utf8')).toBe(fs.readFileSync(CRD, 'utf8'));
   });
 
-  it('npm run typecheck passes with the project\'s TypeScript 5.9', async () => {
+  it("npm run typecheck passes with the project's TypeScript 5.9", async () => {
     const version = spawnSync(path.join(project, 'node_modules/.bin/tsc'), ['--version'], { encoding: 'utf8' });
     expect(version.stdout).toMatch(/^Version 5\.9\./);
     const typecheck = await run('npm', ['run', 'typecheck'], { cwd: project, timeoutMs: 60_000 });
@@ -67,7 +71,7 @@ describe('a project generated from the Kopf example CRD, from init to a running 
     expect(typecheck.output).not.toMatch(/error TS\d+/);
   }, 70_000);
 
-  it('the generated project\'s own npm test runs the operator on a devcluster and passes', async () => {
+  it("the generated project's own npm test runs the operator on a devcluster and passes", async () => {
     const test = await run('npm', ['test'], { cwd: project, timeoutMs: 60_000 });
     expect(test.code, test.output).toBe(0);
     expect(test.output).toMatch(/Tests\s+1 passed \(1\)/);
@@ -77,17 +81,25 @@ describe('a project generated from the Kopf example CRD, from init to a running 
   it('npm run operator falls back to the devcluster, handles an object kubectl applies, and stops with 0 on SIGTERM', async () => {
     const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
     if (probe.error !== undefined || probe.status !== 0) {
-      throw new Error(`kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies an object with it. `
-        + 'Install one with: bash scripts/install-kubectl.sh');
+      throw new Error(
+        `kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies an object with it. ` +
+          'Install one with: bash scripts/install-kubectl.sh',
+      );
     }
     const { key, value } = stubAnnotation(project);
     const home = fs.mkdtempSync(path.join(work, 'home-'));
     operator = spawn('npm', ['run', 'operator'], {
-      cwd: project, env: childEnv({ HOME: home, KUBECONFIG: undefined }), stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: project,
+      env: childEnv({ HOME: home, KUBECONFIG: undefined }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
-    operator.stdout!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
-    operator.stderr!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
+    operator.stdout!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
+    operator.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
     const exited = new Promise<number | null>((resolve) => operator!.on('exit', (code) => resolve(code)));
 
     const kubeconfig = await until(() => /kubeconfig: (\S+);/.exec(log)?.[1], `the devcluster's log line; the log so far:\n${log}`, 60_000);
@@ -95,15 +107,24 @@ describe('a project generated from the Kopf example CRD, from init to a running 
     expect(kubeconfig).toBe(path.join(project, '.kopf-gen', 'kubeconfig'));
     expect(log).toContain(`try: kubectl --kubeconfig ${kubeconfig} get kopfexamples -A`);
 
-    const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)('kubectl',
-      ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8', timeout: 20_000 })).stdout;
+    const kubectl = async (...args: string[]): Promise<string> =>
+      (
+        await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
+          encoding: 'utf8',
+          timeout: 20_000,
+        })
+      ).stdout;
     expect(await kubectl('apply', '-f', SAMPLE)).toContain('kopfexample.kopf.dev/kopf-example-1 created');
-    const annotation = await until(async () => {
-      const object = JSON.parse(await kubectl('get', 'kopfexample', 'kopf-example-1', '-n', 'default', '-o', 'json')) as {
-        metadata: { annotations?: Record<string, string> };
-      };
-      return object.metadata.annotations?.[key];
-    }, `the annotation ${key}; the operator's log so far:\n${log}`, 30_000);
+    const annotation = await until(
+      async () => {
+        const object = JSON.parse(await kubectl('get', 'kopfexample', 'kopf-example-1', '-n', 'default', '-o', 'json')) as {
+          metadata: { annotations?: Record<string, string> };
+        };
+        return object.metadata.annotations?.[key];
+      },
+      `the annotation ${key}; the operator's log so far:\n${log}`,
+      30_000,
+    );
     expect(annotation).toBe(value);
     expect(log).toMatch(/\[default\/kopf-example-1\] Handler 'createKopfExample' succeeded/);
 

@@ -16,11 +16,18 @@ import * as support from './support.js';
 import * as ps from './projects-support.js';
 
 const corpus = support.corpusDirectory();
-const corpusFiles = fs.readdirSync(corpus).filter((name) => name.endsWith('.yaml')).sort();
+const corpusFiles = fs
+  .readdirSync(corpus)
+  .filter((name) => name.endsWith('.yaml'))
+  .sort();
 const root = ps.tempDir();
 afterAll(() => ps.cleanup(root));
 
-interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
 
 interface RbacDocument {
   kind: string;
@@ -41,13 +48,24 @@ function rulesOf(project: string): { cluster: Rule[]; namespaced: Rule[]; kinds:
   };
 }
 
-interface PackageJson { name: string; type: string; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> }
+interface PackageJson {
+  name: string;
+  type: string;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
 
 function readJson<T>(project: string, file: string): T {
   return JSON.parse(fs.readFileSync(path.join(project, file), 'utf8')) as T;
 }
 
-interface Probe { httpGet: { path: string; port: string }; periodSeconds: number; timeoutSeconds: number; failureThreshold: number }
+interface Probe {
+  httpGet: { path: string; port: string };
+  periodSeconds: number;
+  timeoutSeconds: number;
+  failureThreshold: number;
+}
 
 interface Container {
   args: string[];
@@ -70,7 +88,12 @@ interface Deployment {
     strategy: { type: string };
     template: {
       metadata: { labels: Record<string, string>; annotations: Record<string, string> };
-      spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[]; volumes: { name: string; emptyDir?: Record<string, unknown> }[] };
+      spec: {
+        serviceAccountName: string;
+        securityContext: Record<string, unknown>;
+        containers: Container[];
+        volumes: { name: string; emptyDir?: Record<string, unknown> }[];
+      };
     };
   };
 }
@@ -81,7 +104,11 @@ function deploymentOf(project: string): Deployment {
 
 /** The Dockerfile's stages: the FROM line's arguments and the instructions after it (comments dropped). */
 function stagesOf(project: string): { from: string; instructions: string[] }[] {
-  const lines = fs.readFileSync(path.join(project, 'Dockerfile'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = fs
+    .readFileSync(path.join(project, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   const stages: { from: string; instructions: string[] }[] = [];
   for (const line of lines) {
     if (line.startsWith('FROM ')) stages.push({ from: line.slice('FROM '.length), instructions: [] });
@@ -93,7 +120,7 @@ function stagesOf(project: string): { from: string; instructions: string[] }[] {
 /** The JSON array of a Dockerfile instruction in exec form (`CMD ["-A"]`). */
 function execForm(stage: { instructions: string[] }, instruction: string): unknown {
   const line = stage.instructions.find((each) => each.startsWith(`${instruction} `));
-  return line === undefined ? undefined : JSON.parse(line.slice(instruction.length + 1)) as unknown;
+  return line === undefined ? undefined : (JSON.parse(line.slice(instruction.length + 1)) as unknown);
 }
 
 function allows(rules: readonly Rule[], group: string, resource: string, verbs: readonly string[]): boolean {
@@ -114,8 +141,20 @@ describe('init over the CRD corpus', () => {
     expect(Object.keys(files).filter((file) => /^test\/.*\.test\.ts$/.test(file))).toHaveLength(served.length);
     const modules = Object.keys(files).filter((file) => file.startsWith('src/generated/') && /\.v[^/]*\.ts$/.test(file));
     expect(modules).toHaveLength(served.reduce((count, crd) => count + crd.versions.length, 0));
-    for (const file of ['package.json', 'tsconfig.json', 'kopf-gen.json', '.gitignore', 'Dockerfile', 'README.md', 'src/main.ts',
-      'src/generated/index.ts', 'src/generated/handlers.ts', 'deploy/rbac.yaml', 'deploy/deployment.yaml', `crds/${name}`]) {
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'kopf-gen.json',
+      '.gitignore',
+      'Dockerfile',
+      'README.md',
+      'src/main.ts',
+      'src/generated/index.ts',
+      'src/generated/handlers.ts',
+      'deploy/rbac.yaml',
+      'deploy/deployment.yaml',
+      `crds/${name}`,
+    ]) {
       expect(files, file).toHaveProperty([file]);
     }
     for (const module of modules) expect(files['src/generated/index.ts']).toContain(`from "./${path.posix.basename(module).replace(/\.ts$/, '.js')}"`);
@@ -133,7 +172,10 @@ describe('init over the CRD corpus', () => {
 });
 
 describe('a new project', () => {
-  const crdFile = ps.write(path.join(root, 'inputs/widgets.yaml'), ps.widgetCrd({ size: { type: 'integer', minimum: 3 }, color: { type: 'string', enum: ['red', 'blue'] } }, { required: ['size', 'color'] }));
+  const crdFile = ps.write(
+    path.join(root, 'inputs/widgets.yaml'),
+    ps.widgetCrd({ size: { type: 'integer', minimum: 3 }, color: { type: 'string', enum: ['red', 'blue'] } }, { required: ['size', 'color'] }),
+  );
 
   it('has the scripts, dependencies and strict settings the issue asks for, for all namespaces', async () => {
     const out = path.join(root, 'scripts');
@@ -163,7 +205,7 @@ describe('a new project', () => {
     expect(module).toContain('DO NOT EDIT');
   });
 
-  it('has a main.ts that imports the handlers and ends by handing the command line to the runtime\'s main()', async () => {
+  it("has a main.ts that imports the handlers and ends by handing the command line to the runtime's main()", async () => {
     const out = path.join(root, 'main');
     await generator.init({ crds: [crdFile], out });
     const main = fs.readFileSync(path.join(out, 'src/main.ts'), 'utf8');
@@ -172,20 +214,30 @@ describe('a new project', () => {
     expect(main.trimEnd().split('\n').at(-1)).toBe('await main(import.meta);');
   });
 
-  it('compiles src/ to dist/ with tsconfig.build.json, and keeps dist/ out of git and of the image\'s build context', async () => {
+  it("compiles src/ to dist/ with tsconfig.build.json, and keeps dist/ out of git and of the image's build context", async () => {
     const out = path.join(root, 'build');
     await generator.init({ crds: [crdFile], out });
     const build = readJson<{ extends: string; compilerOptions: Record<string, unknown>; include: string[] }>(out, 'tsconfig.build.json');
-    expect(build).toEqual({ extends: './tsconfig.json', compilerOptions: { noEmit: false, outDir: 'dist', rootDir: 'src', sourceMap: true }, include: ['src'] });
+    expect(build).toEqual({
+      extends: './tsconfig.json',
+      compilerOptions: { noEmit: false, outDir: 'dist', rootDir: 'src', sourceMap: true },
+      include: ['src'],
+    });
     expect(fs.readFileSync(path.join(out, '.gitignore'), 'utf8').split('\n')).toContain('dist/');
-    const ignored = fs.readFileSync(path.join(out, '.dockerignore'), 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    const ignored = fs
+      .readFileSync(path.join(out, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'));
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.kopf-gen', '*.log', '.git']));
   });
 
   it('writes the dependency specs of where the generator runs from into package.json (a checkout here; origins.test.ts covers the others)', async () => {
     const out = path.join(root, 'dependencies');
     await generator.init({ crds: [crdFile], out });
-    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     expect(manifest.dependencies['kopf-gen']).toBe(generator.kopfGenDependency());
     expect(manifest.devDependencies['@kopf-gen/generator']).toBe(generator.generatorDependency());
     expect(generator.kopfGenDependency()).toBe(`file:${fs.realpathSync(support.REPO_ROOT)}`);
@@ -207,7 +259,7 @@ describe('a new project', () => {
     expect(users).toEqual(['USER 1000:1000']);
     expect(execForm(runtime!, 'ENTRYPOINT')).toEqual(['node', 'dist/main.js']);
     expect(execForm(runtime!, 'CMD')).toEqual(['-A']);
-    expect(fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/"file:" dependency[^]*does not resolve\s+(#\s*)?inside the image/);
+    expect(fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/"file:" dependency[\s\S]*does not resolve\s+(#\s*)?inside the image/);
   });
 
   it('runs one hardened replica, replaced with Recreate, with the resources of OPERATOR_RESOURCES', async () => {
@@ -228,10 +280,12 @@ describe('a new project', () => {
     expect(pod.volumes.find((volume) => volume.name === tmp?.name)?.emptyDir).toBeDefined();
   });
 
-  it('R-PEER-1 P-2 writes deploy/peering.yaml with Kopf\'s peering CRDs and the objects of its scope; the pod is its own identity', async () => {
+  it("R-PEER-1 P-2 writes deploy/peering.yaml with Kopf's peering CRDs and the objects of its scope; the pod is its own identity", async () => {
     const out = path.join(root, 'peering');
     await generator.init({ crds: [crdFile], out });
-    const docs = yaml.parseAllDocuments(fs.readFileSync(path.join(out, 'deploy/peering.yaml'), 'utf8')).map((doc) => doc.toJSON() as { kind: string; metadata: { name: string; namespace?: string }; spec?: { scope: string; group: string } });
+    const docs = yaml
+      .parseAllDocuments(fs.readFileSync(path.join(out, 'deploy/peering.yaml'), 'utf8'))
+      .map((doc) => doc.toJSON() as { kind: string; metadata: { name: string; namespace?: string }; spec?: { scope: string; group: string } });
     expect(docs.map((doc) => [doc.kind, doc.metadata.name, doc.metadata.namespace])).toEqual([
       ['CustomResourceDefinition', 'clusterkopfpeerings.kopf.dev', undefined],
       ['CustomResourceDefinition', 'kopfpeerings.kopf.dev', undefined],
@@ -240,15 +294,20 @@ describe('a new project', () => {
     expect(docs[0]!.spec).toMatchObject({ scope: 'Cluster', group: 'kopf.dev' });
     const namespaced = path.join(root, 'peering-ns');
     await generator.init({ crds: [crdFile], out: namespaced, namespaces: ['apps', 'jobs'] });
-    const objects = yaml.parseAllDocuments(fs.readFileSync(path.join(namespaced, 'deploy/peering.yaml'), 'utf8')).map((doc) => doc.toJSON() as { kind: string; metadata: { namespace?: string } })
+    const objects = yaml
+      .parseAllDocuments(fs.readFileSync(path.join(namespaced, 'deploy/peering.yaml'), 'utf8'))
+      .map((doc) => doc.toJSON() as { kind: string; metadata: { namespace?: string } })
       .filter((doc) => doc.kind !== 'CustomResourceDefinition');
-    expect(objects.map((doc) => [doc.kind, doc.metadata.namespace])).toEqual([['KopfPeering', 'apps'], ['KopfPeering', 'jobs']]);
+    expect(objects.map((doc) => [doc.kind, doc.metadata.namespace])).toEqual([
+      ['KopfPeering', 'apps'],
+      ['KopfPeering', 'jobs'],
+    ]);
     const deployment = deploymentOf(out);
     expect(deployment.spec.strategy.type).toBe('Recreate');
     expect(deployment.spec.template.spec.containers[0]!.args).not.toContain('--standalone');
   });
 
-  it('serves liveness, readiness and metrics on one named port, which the probes and Prometheus\'s annotations use', async () => {
+  it("serves liveness, readiness and metrics on one named port, which the probes and Prometheus's annotations use", async () => {
     const out = path.join(root, 'probed');
     await generator.init({ crds: [crdFile], out });
     const deployment = deploymentOf(out);
@@ -265,7 +324,11 @@ describe('a new project', () => {
     for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
       expect(probe.timeoutSeconds).toBeLessThan(probe.periodSeconds + 1);
     }
-    expect(deployment.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8080', 'prometheus.io/path': '/metrics' });
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '8080',
+      'prometheus.io/path': '/metrics',
+    });
     expect(container.env).toEqual([
       { name: 'POD_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'WEBHOOK_TLS_DIR', value: '/etc/webhooks/tls' },
@@ -274,12 +337,21 @@ describe('a new project', () => {
     expect(text).not.toMatch(/no (liveness|probe)/i);
     const readme = fs.readFileSync(path.join(out, 'README.md'), 'utf8');
     expect(readme).not.toMatch(/no liveness or readiness probes/i);
-    const blocks = [...readme.matchAll(/```yaml\n([^]*?)```/g)].map((match) => yaml.parseAllDocuments(match[1]!).map((document) => document.toJS() as Record<string, unknown>));
-    const scrape = blocks.flat().find((document) => 'scrape_configs' in document) as { scrape_configs: { job_name: string; metrics_path: string; relabel_configs: { regex: string }[] }[] };
+    const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) =>
+      yaml.parseAllDocuments(match[1]!).map((document) => document.toJS() as Record<string, unknown>),
+    );
+    const scrape = blocks.flat().find((document) => 'scrape_configs' in document) as {
+      scrape_configs: { job_name: string; metrics_path: string; relabel_configs: { regex: string }[] }[];
+    };
     expect(scrape.scrape_configs[0]).toMatchObject({ job_name: 'probed', metrics_path: '/metrics', relabel_configs: [{ regex: 'probed;http' }] });
-    const monitor = blocks.flat().find((document) => document['kind'] === 'ServiceMonitor') as { spec: { endpoints: { port: string; path: string }[]; selector: { matchLabels: Record<string, string> } } };
+    const monitor = blocks.flat().find((document) => document['kind'] === 'ServiceMonitor') as {
+      spec: { endpoints: { port: string; path: string }[]; selector: { matchLabels: Record<string, string> } };
+    };
     expect(monitor.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '30s' }]);
-    const metrics = blocks.flat().find((document) => document['kind'] === 'Service') as { metadata: { labels: Record<string, string> }; spec: { selector: Record<string, string>; ports: { targetPort: string }[] } };
+    const metrics = blocks.flat().find((document) => document['kind'] === 'Service') as {
+      metadata: { labels: Record<string, string> };
+      spec: { selector: Record<string, string>; ports: { targetPort: string }[] };
+    };
     expect(metrics.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
     expect(metrics.spec.selector).toEqual(deployment.spec.template.metadata.labels);
     expect(metrics.spec.ports[0]!.targetPort).toBe('http');
@@ -336,7 +408,10 @@ describe('a new project', () => {
     expect(pruning.warnings).toHaveLength(1);
     expect(pruning.warnings[0]).toContain('widgets.example.com');
     expect(pruning.warnings[0]).toContain('x-kubernetes-preserve-unknown-fields: true');
-    const open = ps.write(path.join(root, 'inputs/open.yaml'), ps.widgetCrd({ size: { type: 'integer' } }, { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }));
+    const open = ps.write(
+      path.join(root, 'inputs/open.yaml'),
+      ps.widgetCrd({ size: { type: 'integer' } }, { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }),
+    );
     const kept = await generator.init({ crds: [open], out: path.join(root, 'kept') });
     expect(kept.warnings).toEqual([]);
     const handler = fs.readFileSync(path.join(root, 'pruning/src/handlers/widget.ts'), 'utf8');
@@ -385,8 +460,10 @@ describe('a project for chosen namespaces', () => {
 
   it('rejects a bad --namespace value, naming it, with nothing written', async () => {
     const rejected = path.join(root, 'rejected');
-    await expect(generator.init({ crds: [crdFile], out: rejected, namespaces: ['team-a', 'Team_B'] }))
-      .rejects.toMatchObject({ code: 'invalid-namespace', message: expect.stringContaining('"Team_B"') });
+    await expect(generator.init({ crds: [crdFile], out: rejected, namespaces: ['team-a', 'Team_B'] })).rejects.toMatchObject({
+      code: 'invalid-namespace',
+      message: expect.stringContaining('"Team_B"'),
+    });
     expect(fs.existsSync(rejected)).toBe(false);
     const io = ps.capture();
     expect(await cli.main(['init', '--crd', crdFile, '--out', rejected, '--namespace', 'team-a', '--namespace', 'team-*'], io)).toBe(1);

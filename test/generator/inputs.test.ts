@@ -24,15 +24,41 @@ const specPath = 'spec.versions[0].schema.openAPIV3Schema.properties.spec';
 const BAD: readonly { name: string; documents: unknown[] | string; code: string; documentIndex: number; jsonPath: string }[] = [
   { name: 'not YAML', documents: 'kind: [unclosed\n', code: 'not-yaml', documentIndex: 0, jsonPath: '' },
   { name: 'not a CRD', documents: [configMap], code: 'not-a-crd', documentIndex: 0, jsonPath: '' },
-  { name: 'a v1beta1 CRD', documents: [configMap, { ...widget, apiVersion: 'apiextensions.k8s.io/v1beta1' }], code: 'unsupported-version', documentIndex: 1, jsonPath: 'apiVersion' },
+  {
+    name: 'a v1beta1 CRD',
+    documents: [configMap, { ...widget, apiVersion: 'apiextensions.k8s.io/v1beta1' }],
+    code: 'unsupported-version',
+    documentIndex: 1,
+    jsonPath: 'apiVersion',
+  },
   {
     name: 'no schema',
     documents: [support.crd(undefined, { versions: [{ name: 'v1', served: true, storage: true }] })],
-    code: 'no-schema', documentIndex: 0, jsonPath: 'spec.versions[0].schema.openAPIV3Schema',
+    code: 'no-schema',
+    documentIndex: 0,
+    jsonPath: 'spec.versions[0].schema.openAPIV3Schema',
   },
-  { name: 'a non-structural schema', documents: [widget, withSpec({ type: 'object', properties: { size: { description: 'no type' } } })], code: 'non-structural', documentIndex: 1, jsonPath: `${specPath}.properties.size` },
-  { name: '$ref', documents: [withSpec({ type: 'object', properties: { size: { $ref: '#/definitions/size' } } })], code: 'ref-not-allowed', documentIndex: 0, jsonPath: `${specPath}.properties.size.$ref` },
-  { name: 'an unknown type', documents: [withSpec({ type: 'object', properties: { size: { type: 'integr' } } })], code: 'unknown-type', documentIndex: 0, jsonPath: `${specPath}.properties.size.type` },
+  {
+    name: 'a non-structural schema',
+    documents: [widget, withSpec({ type: 'object', properties: { size: { description: 'no type' } } })],
+    code: 'non-structural',
+    documentIndex: 1,
+    jsonPath: `${specPath}.properties.size`,
+  },
+  {
+    name: '$ref',
+    documents: [withSpec({ type: 'object', properties: { size: { $ref: '#/definitions/size' } } })],
+    code: 'ref-not-allowed',
+    documentIndex: 0,
+    jsonPath: `${specPath}.properties.size.$ref`,
+  },
+  {
+    name: 'an unknown type',
+    documents: [withSpec({ type: 'object', properties: { size: { type: 'integr' } } })],
+    code: 'unknown-type',
+    documentIndex: 0,
+    jsonPath: `${specPath}.properties.size.type`,
+  },
 ];
 
 function text(documents: unknown[] | string): string {
@@ -43,13 +69,16 @@ describe('bad CRDs', () => {
   it.each(BAD)('$name: a clear error with file, document and JSON path, and nothing written', async ({ name, documents, code, documentIndex, jsonPath }) => {
     const file = ps.write(path.join(root, 'bad', `${name.replace(/\W+/g, '-')}.yaml`), text(documents));
     const out = path.join(root, 'out', name.replace(/\W+/g, '-'));
-    const error = await generator.init({ crds: [file], out }).then(() => undefined, (caught: unknown) => caught);
+    const error = await generator.init({ crds: [file], out }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(generator.GeneratorError);
     const problem = error as InstanceType<typeof generator.GeneratorError>;
     expect(problem.code).toBe(code);
     expect(problem).toMatchObject({ file, documentIndex, jsonPath });
     expect(problem.message).toContain(`${file}, document ${documentIndex}`);
-    expect(fs.existsSync(path.dirname(out))).toBe(false);  // not even the parent of the output directory
+    expect(fs.existsSync(path.dirname(out))).toBe(false); // not even the parent of the output directory
   });
 
   it('a bad CRD among good ones in crds/ stops generate before it writes anything', async () => {
@@ -66,7 +95,10 @@ describe('bad CRDs', () => {
 describe('bad commands', () => {
   it('a missing --crd file is named, and nothing is written', async () => {
     const out = path.join(root, 'missing');
-    await expect(generator.init({ crds: [path.join(root, 'nope.yaml')], out })).rejects.toMatchObject({ code: 'missing-input', message: expect.stringContaining('nope.yaml: no such file') });
+    await expect(generator.init({ crds: [path.join(root, 'nope.yaml')], out })).rejects.toMatchObject({
+      code: 'missing-input',
+      message: expect.stringContaining('nope.yaml: no such file'),
+    });
     expect(fs.existsSync(out)).toBe(false);
   });
 
@@ -85,7 +117,7 @@ describe('bad commands', () => {
     expect(await cli.main(['init', '--crd', good, '--out', path.join(root, 'cli-ok')], ok)).toBe(0);
     expect(ok.stdout()).toContain('added handler stub src/handlers/widget.ts');
     expect(ok.stdout()).toContain('npm run typecheck');
-    expect(ok.stderr()).toContain('warning: ');  // P-1: the widget's status schema prunes handler results
+    expect(ok.stderr()).toContain('warning: '); // P-1: the widget's status schema prunes handler results
     expect(ok.stderr()).toContain('x-kubernetes-preserve-unknown-fields');
     const occupied = ps.capture();
     expect(await cli.main(['init', '--crd', good, '--out', path.join(root, 'cli-ok')], occupied)).toBe(1);
@@ -98,8 +130,10 @@ describe('bad commands', () => {
   });
 
   it.each([
-    { title: 'kopf-gen', command: [] }, { title: 'init', command: ['init'] },
-    { title: 'generate', command: ['generate'] }, { title: 'add', command: ['add'] },
+    { title: 'kopf-gen', command: [] },
+    { title: 'init', command: ['init'] },
+    { title: 'generate', command: ['generate'] },
+    { title: 'add', command: ['add'] },
   ])('--help and --version work for $title', async ({ command }) => {
     const help = ps.capture();
     expect(await cli.main([...command, '--help'], help)).toBe(0);
@@ -118,7 +152,9 @@ describe('input forms', () => {
     const report = await generator.init({ crds: [file], out });
     expect(report.notes.join('\n')).toContain('document 0: skipped (ConfigMap v1');
     expect([...report.stubsAdded].sort()).toEqual(['src/handlers/gadget.ts', 'src/handlers/widget.ts']);
-    const copied = yaml.parseAllDocuments(fs.readFileSync(path.join(out, 'crds/mixed.yaml'), 'utf8')).map((document) => (document.toJS() as { kind: string }).kind);
+    const copied = yaml
+      .parseAllDocuments(fs.readFileSync(path.join(out, 'crds/mixed.yaml'), 'utf8'))
+      .map((document) => (document.toJS() as { kind: string }).kind);
     expect(copied).toEqual(['CustomResourceDefinition', 'CustomResourceDefinition']);
     const again = await generator.generate({ project: out });
     expect(generator.renderSummary(again.summary)).toEqual([]);

@@ -13,7 +13,9 @@ describe('permissions for Lease election', () => {
   it('Lease election: the namespaced rules grant get, create and update on leases, and nothing cluster-wide', () => {
     const rules = permissions.permissionsOf(model);
     const leases = (list: readonly permissions.Rule[]): permissions.Rule[] => list.filter((rule) => rule.apiGroups.includes('coordination.k8s.io'));
-    expect(leases(rules.namespaced).map((rule) => ({ resources: rule.resources, verbs: rule.verbs }))).toEqual([{ resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
+    expect(leases(rules.namespaced).map((rule) => ({ resources: rule.resources, verbs: rule.verbs }))).toEqual([
+      { resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
     expect(leases(rules.cluster)).toEqual([]);
   });
 });

@@ -20,8 +20,10 @@ describe('loadCrdSources', () => {
     const widget = support.crd({ type: 'object' });
     const gadget = support.crd({ type: 'object' }, { kind: 'Gadget' });
     const { crds } = loading.loadCrdSources([support.source([widget, gadget], 'crds/two.yaml')]);
-    expect(crds.map((crd) => [crd.file, crd.documentIndex, (crd.document['spec'] as { names: { kind: string } }).names.kind]))
-      .toEqual([['crds/two.yaml', 0, 'Widget'], ['crds/two.yaml', 1, 'Gadget']]);
+    expect(crds.map((crd) => [crd.file, crd.documentIndex, (crd.document['spec'] as { names: { kind: string } }).names.kind])).toEqual([
+      ['crds/two.yaml', 0, 'Widget'],
+      ['crds/two.yaml', 1, 'Gadget'],
+    ]);
   });
 
   it('skips empty documents and objects of other kinds with a note naming file and document', () => {

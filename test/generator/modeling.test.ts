@@ -14,9 +14,18 @@ describe('buildModel', () => {
     expect(gadget!.versions.map((version) => version.version)).toEqual(['v1', 'v1beta1']);
     const [v1, v1beta1] = gadget!.versions;
     expect(v1).toMatchObject({
-      group: 'example.com', kind: 'Gadget', plural: 'gadgets', singular: 'gadget', listKind: 'GadgetList',
-      shortNames: ['gd'], categories: ['toys'], scope: 'Cluster', namespaced: false,
-      statusSubresource: true, storage: true, deprecated: false,
+      group: 'example.com',
+      kind: 'Gadget',
+      plural: 'gadgets',
+      singular: 'gadget',
+      listKind: 'GadgetList',
+      shortNames: ['gd'],
+      categories: ['toys'],
+      scope: 'Cluster',
+      namespaced: false,
+      statusSubresource: true,
+      storage: true,
+      deprecated: false,
       names: { body: 'Gadget', spec: 'GadgetSpec', status: 'GadgetStatus', patch: 'GadgetPatch', list: 'GadgetList', descriptor: 'Gadgets' },
     });
     expect(v1beta1).toMatchObject({ statusSubresource: false, storage: false, deprecated: true });
@@ -70,7 +79,12 @@ describe('buildModel', () => {
 
   it('sanitises kinds into identifiers for the reserved names', () => {
     expect(modeling.reservedNames('Widget', 'widgets')).toEqual({
-      body: 'Widget', spec: 'WidgetSpec', status: 'WidgetStatus', patch: 'WidgetPatch', list: 'WidgetList', descriptor: 'Widgets',
+      body: 'Widget',
+      spec: 'WidgetSpec',
+      status: 'WidgetStatus',
+      patch: 'WidgetPatch',
+      list: 'WidgetList',
+      descriptor: 'Widgets',
     });
   });
 });

@@ -12,8 +12,12 @@ import * as origins from '../../generator/origins.js';
 import * as support from './support.js';
 
 let work: string;
-beforeEach(() => { work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-origins-')); });
-afterEach(() => { fs.rmSync(work, { recursive: true, force: true }); });
+beforeEach(() => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-origins-'));
+});
+afterEach(() => {
+  fs.rmSync(work, { recursive: true, force: true });
+});
 
 /** Writes `node_modules/<name>/package.json` of an install and returns the package's folder. */
 function installed(project: string, name: string, version: string): string {
@@ -59,7 +63,7 @@ describe('dependency specs of a generated project', () => {
     expect(origins.dependencySpecs({ root: generator, version: '1.2.3' })).toEqual({ kopfGen: '^1.2.4', generator: '^1.2.3' });
   });
 
-  it('falls back to the generator\'s version when kopf-gen is not installed beside it and no lock file exists', () => {
+  it("falls back to the generator's version when kopf-gen is not installed beside it and no lock file exists", () => {
     const generator = installed(work, '@kopf-gen/generator', '2.0.0');
     expect(origins.dependencySpecs({ root: generator, version: '2.0.0' })).toEqual({ kopfGen: '^2.0.0', generator: '^2.0.0' });
   });

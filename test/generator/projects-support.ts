@@ -39,8 +39,12 @@ export function capture(stdin = ''): reporting.Output & { readonly stdout: () =>
   let out = '';
   let err = '';
   return {
-    out: (text) => { out += text; },
-    err: (text) => { err += text; },
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
     stdin: async () => stdin,
     stdout: () => out,
     stderr: () => err,
@@ -48,7 +52,10 @@ export function capture(stdin = ''): reporting.Output & { readonly stdout: () =>
 }
 
 /** A Widget CRD (example.com/v1) with the given spec properties, as YAML. */
-export function widgetCrd(specProperties: Record<string, unknown>, options: { required?: string[]; status?: Record<string, unknown>; kind?: string } = {}): string {
+export function widgetCrd(
+  specProperties: Record<string, unknown>,
+  options: { required?: string[]; status?: Record<string, unknown>; kind?: string } = {},
+): string {
   const spec = { type: 'object', properties: specProperties, ...(options.required ? { required: options.required } : {}) };
   const root = { type: 'object', properties: { spec, status: options.status ?? { type: 'object', properties: { phase: { type: 'string' } } } } };
   return yaml.stringify(support.crd(undefined, { root, ...(options.kind ? { kind: options.kind } : {}) }));
@@ -95,7 +102,9 @@ export function typecheckProjects(dirs: readonly string[], options: TypecheckOpt
   const diagnostics = [
     ...program.getOptionsDiagnostics(),
     ...program.getGlobalDiagnostics(),
-    ...program.getSourceFiles().filter((file) => owner(file) !== undefined)
+    ...program
+      .getSourceFiles()
+      .filter((file) => owner(file) !== undefined)
       .flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
   ];
   return diagnostics.map((diagnostic) => {

@@ -41,8 +41,18 @@ describe('regeneration after a CRD change', () => {
   it('keeps user code, rewrites src/generated/, summarises the changes, and the handler no longer type-checks', async () => {
     fs.writeFileSync(path.join(project, 'crds/widgets.yaml'), after);
     const stale = ps.write(path.join(project, 'src/generated/leftover.ts'), 'export const leftover = 1;\n');
-    const userFiles = ['src/main.ts', 'test/widget.test.ts', 'deploy/deployment.yaml', 'README.md', 'package.json', 'tsconfig.json',
-      'tsconfig.build.json', 'Dockerfile', '.dockerignore', '.gitignore'];
+    const userFiles = [
+      'src/main.ts',
+      'test/widget.test.ts',
+      'deploy/deployment.yaml',
+      'README.md',
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'Dockerfile',
+      '.dockerignore',
+      '.gitignore',
+    ];
     const kept = Object.fromEntries(userFiles.map((file) => [file, fs.readFileSync(path.join(project, file), 'utf8')]));
     const io = ps.capture();
     expect(await cli.main(['generate', '--project', project], io)).toBe(0);
@@ -78,12 +88,15 @@ describe('stubs only for kinds without handlers', () => {
     const project = path.join(root, 'moved');
     await generator.init({ crds: [ps.write(path.join(root, 'inputs/widgets.yaml'), before)], out: project });
     fs.rmSync(path.join(project, 'src/handlers/widget.ts'));
-    ps.write(path.join(project, 'src/handlers/all.ts'), [
-      "import { on } from 'kopf-gen/runtime';",
-      "import { Widgets as W } from '../generated/index.js';",
-      'on.create(W, async function created({ logger }) { logger.info("hi"); });',
-      '',
-    ].join('\n'));
+    ps.write(
+      path.join(project, 'src/handlers/all.ts'),
+      [
+        "import { on } from 'kopf-gen/runtime';",
+        "import { Widgets as W } from '../generated/index.js';",
+        'on.create(W, async function created({ logger }) { logger.info("hi"); });',
+        '',
+      ].join('\n'),
+    );
     const report = await generator.generate({ project });
     expect(report.stubsAdded).toEqual([]);
     expect(fs.existsSync(path.join(project, 'src/handlers/widget.ts'))).toBe(false);
@@ -131,8 +144,16 @@ describe('add', () => {
   });
 });
 
-interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
-interface RbacDocument { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[] }
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+interface RbacDocument {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Rule[];
+}
 
 function rbacOf(project: string): RbacDocument[] {
   return yaml.parseAllDocuments(fs.readFileSync(path.join(project, 'deploy/rbac.yaml'), 'utf8')).map((document) => document.toJS() as RbacDocument);
@@ -141,7 +162,10 @@ function rbacOf(project: string): RbacDocument[] {
 /** The verbs a ClusterRole of the project (`-cluster` or `-namespaced`) grants on a resource. */
 function verbsOf(project: string, role: 'cluster' | 'namespaced', group: string, resource: string): string[] {
   const rules = rbacOf(project).find((document) => document.kind === 'ClusterRole' && document.metadata.name.endsWith(`-${role}`))?.rules ?? [];
-  return rules.filter((rule) => rule.apiGroups.includes(group) && rule.resources.includes(resource)).flatMap((rule) => rule.verbs).sort();
+  return rules
+    .filter((rule) => rule.apiGroups.includes(group) && rule.resources.includes(resource))
+    .flatMap((rule) => rule.verbs)
+    .sort();
 }
 
 describe('RBAC for the built-in kinds the handlers watch', () => {
@@ -164,7 +188,9 @@ describe('RBAC for the built-in kinds the handlers watch', () => {
   it('gains rules after a handler starts watching builtins.ConfigMaps and `generate` runs, leaving user files alone', async () => {
     ps.write(path.join(project, 'src/handlers/config-maps.ts'), configMaps);
     ps.write(path.join(project, 'src/lib/nodes.ts'), "import * as kopf from 'kopf-gen/runtime';\nkopf.on.event('nodes', function nodeSeen() {});\n");
-    const userFiles = Object.entries(ps.snapshot(project)).filter(([file]) => !file.startsWith('src/generated/') && file !== 'deploy/rbac.yaml' && file !== 'kopf-gen.json');
+    const userFiles = Object.entries(ps.snapshot(project)).filter(
+      ([file]) => !file.startsWith('src/generated/') && file !== 'deploy/rbac.yaml' && file !== 'kopf-gen.json',
+    );
     const io = ps.capture();
     expect(await cli.main(['generate', '--project', project], io)).toBe(0);
     expect(verbsOf(project, 'namespaced', '', 'configmaps')).toEqual(['list', 'patch', 'watch']);
@@ -222,7 +248,11 @@ describe('a project for chosen namespaces, regenerated', () => {
     delete config.namespaces;
     fs.writeFileSync(path.join(project, 'kopf-gen.json'), JSON.stringify(config));
     await generator.generate({ project });
-    expect(rbacOf(project).filter((document) => document.kind === 'ClusterRoleBinding').map((binding) => binding.metadata.name)).toEqual(['older-cluster', 'older-namespaced']);
+    expect(
+      rbacOf(project)
+        .filter((document) => document.kind === 'ClusterRoleBinding')
+        .map((binding) => binding.metadata.name),
+    ).toEqual(['older-cluster', 'older-namespaced']);
     expect((JSON.parse(fs.readFileSync(path.join(project, 'kopf-gen.json'), 'utf8')) as { namespaces: string[] }).namespaces).toEqual([]);
   });
 });

@@ -56,7 +56,10 @@ export interface CrdOptions {
 export function crd(spec: Record<string, unknown> | undefined, options: CrdOptions = {}): Record<string, unknown> {
   const kind = options.kind ?? 'Widget';
   const plural = options.plural ?? `${kind.toLowerCase()}s`;
-  const root = options.root ?? { type: 'object', properties: { ...(spec ? { spec } : {}), status: { type: 'object', properties: { phase: { type: 'string' } } } } };
+  const root = options.root ?? {
+    type: 'object',
+    properties: { ...(spec ? { spec } : {}), status: { type: 'object', properties: { phase: { type: 'string' } } } },
+  };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -105,12 +108,21 @@ export function typecheck(files: readonly CheckFile[]): string[] {
     const names = files.map((file) => path.join(dir, file.fileName));
     files.forEach((file, index) => fs.writeFileSync(names[index]!, file.text));
     const program = ts.createProgram(names, {
-      strict: true, noEmit: true, skipLibCheck: true,
-      target: ts.ScriptTarget.ES2022, lib: ['lib.es2023.d.ts'],
-      module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      noUnusedLocals: true, noUnusedParameters: true, exactOptionalPropertyTypes: true,
-      verbatimModuleSyntax: true, isolatedModules: true, noPropertyAccessFromIndexSignature: true,
-      types: ['node'], typeRoots: [path.join(REPO_ROOT, 'node_modules/@types')],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2023.d.ts'],
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      exactOptionalPropertyTypes: true,
+      verbatimModuleSyntax: true,
+      isolatedModules: true,
+      noPropertyAccessFromIndexSignature: true,
+      types: ['node'],
+      typeRoots: [path.join(REPO_ROOT, 'node_modules/@types')],
       paths: { 'kopf-gen/runtime': [path.join(REPO_ROOT, 'runtime/index.ts')] },
     });
     const diagnostics = [

@@ -18,10 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as demo from '../../scripts/demo.js';
 import * as support from './support.js';
 
-const CRDS = [
-  path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml'),
-  path.join(support.corpusDirectory(), 'cert-manager-clusterissuers.yaml'),
-];
+const CRDS = [path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml'), path.join(support.corpusDirectory(), 'cert-manager-clusterissuers.yaml')];
 
 /** Runs a command to completion (killed after `timeoutMs`); resolves to its exit code and output. */
 function run(command: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
@@ -30,8 +27,12 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs: n
     delete env['FORCE_COLOR'];
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
     const timer = setTimeout(() => {
       output += `\n[killed after ${timeoutMs / 1000}s]`;
       child.kill('SIGKILL');
@@ -52,7 +53,12 @@ function projectTypeScriptVersion(project: string): string {
 
 /** Every file of a folder with its content. */
 function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(fs.readdirSync(dir).sort().map((name) => [name, fs.readFileSync(path.join(dir, name), 'utf8')]));
+  return Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .sort()
+      .map((name) => [name, fs.readFileSync(path.join(dir, name), 'utf8')]),
+  );
 }
 
 describe('a generated project with TypeScript 5.9 and TypeScript 7', () => {
@@ -62,7 +68,12 @@ describe('a generated project with TypeScript 5.9 and TypeScript 7', () => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-ts7-'));
     project = path.join(work, 'two-kinds-operator');
-    const init = await run(process.execPath, [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', ...CRDS.flatMap((crd) => ['--crd', crd]), '--out', project], work, 40_000);
+    const init = await run(
+      process.execPath,
+      [path.join(demo.CHECKOUT, 'bin/kopf-gen.js'), 'init', ...CRDS.flatMap((crd) => ['--crd', crd]), '--out', project],
+      work,
+      40_000,
+    );
     if (init.code !== 0) throw new Error(`kopf-gen init exited with ${init.code}:\n${init.output}`);
     demo.linkNodeModules(project);
   }, 50_000);
@@ -80,14 +91,18 @@ describe('a generated project with TypeScript 5.9 and TypeScript 7', () => {
   it.each([
     ['TypeScript 5.9', 'node_modules/typescript/bin/tsc', /^Version 5\.9\./],
     ['TypeScript 7', 'node_modules/typescript-7/bin/tsc', /^Version 7\./],
-  ])('type-checks src/ and test/ with zero diagnostics under %s', async (_name, compiler, version) => {
-    expect((await run(process.execPath, [compiler, '--version'], project, 20_000)).output).toMatch(version);
-    const check = await run(process.execPath, [compiler, '--noEmit', '-p', 'tsconfig.json'], project, 90_000);
-    expect(check.output).toBe('');
-    expect(check.code).toBe(0);
-  }, 100_000);
+  ])(
+    'type-checks src/ and test/ with zero diagnostics under %s',
+    async (_name, compiler, version) => {
+      expect((await run(process.execPath, [compiler, '--version'], project, 20_000)).output).toMatch(version);
+      const check = await run(process.execPath, [compiler, '--noEmit', '-p', 'tsconfig.json'], project, 90_000);
+      expect(check.output).toBe('');
+      expect(check.code).toBe(0);
+    },
+    100_000,
+  );
 
-  it('kopf-gen generate works with the project\'s typescript being 7.x (rewriting exactly what init wrote), and npm run typecheck then runs tsc 7', async () => {
+  it("kopf-gen generate works with the project's typescript being 7.x (rewriting exactly what init wrote), and npm run typecheck then runs tsc 7", async () => {
     demo.useTypeScript(project, 'typescript-7');
     expect(projectTypeScriptVersion(project)).toMatch(/^7\./);
     const before = snapshot(path.join(project, 'src/generated'));

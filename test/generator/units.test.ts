@@ -32,33 +32,65 @@ describe('fields', () => {
   });
 
   it('lists nested fields with optionality (required or defaulted fields are not optional)', () => {
-    const root = { type: 'object', properties: { spec: { type: 'object', required: ['a'], properties: {
-      a: { type: 'string' }, b: { type: 'integer', default: 1 }, c: { type: 'array', items: { type: 'object', properties: { d: { type: 'boolean' } } } },
-    } } } };
-    expect(fields.fieldsOf(root)).toEqual({ spec: 'object?', 'spec.a': 'string', 'spec.b': 'integer', 'spec.c': 'array?', 'spec.c[]': 'object', 'spec.c[].d': 'boolean?' });
+    const root = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          required: ['a'],
+          properties: {
+            a: { type: 'string' },
+            b: { type: 'integer', default: 1 },
+            c: { type: 'array', items: { type: 'object', properties: { d: { type: 'boolean' } } } },
+          },
+        },
+      },
+    };
+    expect(fields.fieldsOf(root)).toEqual({
+      spec: 'object?',
+      'spec.a': 'string',
+      'spec.b': 'integer',
+      'spec.c': 'array?',
+      'spec.c[]': 'object',
+      'spec.c[].d': 'boolean?',
+    });
   });
 
   it('compares manifests: kinds, versions and fields added, removed or changed', () => {
     const entry = (crdName: string, version: string, map: Record<string, string>): fields.VersionFields => ({ crdName, kind: 'W', version, fields: map });
-    const previous: fields.Manifest = { generatorVersion: '1', versions: {
-      'ws.x/v1': entry('ws.x', 'v1', { 'spec.a': 'string?', 'spec.b': 'integer', 'spec.c': 'string' }),
-      'ws.x/v1beta1': entry('ws.x', 'v1beta1', {}),
-      'gone.x/v1': entry('gone.x', 'v1', {}),
-    } };
-    const next: fields.Manifest = { generatorVersion: '1', versions: {
-      'ws.x/v1': entry('ws.x', 'v1', { 'spec.a': 'string', 'spec.b': 'string', 'spec.d': 'boolean?' }),
-      'ws.x/v2': entry('ws.x', 'v2', {}),
-      'new.x/v1': entry('new.x', 'v1', {}),
-    } };
+    const previous: fields.Manifest = {
+      generatorVersion: '1',
+      versions: {
+        'ws.x/v1': entry('ws.x', 'v1', { 'spec.a': 'string?', 'spec.b': 'integer', 'spec.c': 'string' }),
+        'ws.x/v1beta1': entry('ws.x', 'v1beta1', {}),
+        'gone.x/v1': entry('gone.x', 'v1', {}),
+      },
+    };
+    const next: fields.Manifest = {
+      generatorVersion: '1',
+      versions: {
+        'ws.x/v1': entry('ws.x', 'v1', { 'spec.a': 'string', 'spec.b': 'string', 'spec.d': 'boolean?' }),
+        'ws.x/v2': entry('ws.x', 'v2', {}),
+        'new.x/v1': entry('new.x', 'v1', {}),
+      },
+    };
     const summary = fields.compare(previous, next);
     expect(summary).toMatchObject({ kindsAdded: ['new.x'], kindsRemoved: ['gone.x'], versionsAdded: ['ws.x/v2'], versionsRemoved: ['ws.x/v1beta1'] });
-    expect(summary.fields.map((change) => `${change.path}:${change.change}`).sort()).toEqual(['spec.a:optionality', 'spec.b:type', 'spec.c:removed', 'spec.d:added']);
+    expect(summary.fields.map((change) => `${change.path}:${change.change}`).sort()).toEqual([
+      'spec.a:optionality',
+      'spec.b:type',
+      'spec.c:removed',
+      'spec.d:added',
+    ]);
     expect(fields.isEmpty(fields.compare(next, next))).toBe(true);
     expect([...fields.compare(undefined, next).kindsAdded].sort()).toEqual(['new.x', 'ws.x']);
   });
 
   it('reads back the manifest it renders, and ignores garbage', () => {
-    const manifest = fields.buildManifest(support.generate([support.source([support.crd({ type: 'object', properties: { a: { type: 'string' } } })])]).model, '9');
+    const manifest = fields.buildManifest(
+      support.generate([support.source([support.crd({ type: 'object', properties: { a: { type: 'string' } } })])]).model,
+      '9',
+    );
     expect(fields.parseManifest(fields.renderManifest(manifest))).toMatchObject(manifest);
     expect(fields.parseManifest('not json')).toBeUndefined();
   });
@@ -70,7 +102,11 @@ describe('P-1 status pruning', () => {
     ['no status, closed root', { type: 'object', properties: { spec: { type: 'object' } } }, false],
     ['status preserving unknown fields', { type: 'object', properties: { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }, true],
     ['no status, open root', { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, true],
-    ['status as a map of open values', { type: 'object', properties: { status: { type: 'object', additionalProperties: { 'x-kubernetes-preserve-unknown-fields': true } } } }, true],
+    [
+      'status as a map of open values',
+      { type: 'object', properties: { status: { type: 'object', additionalProperties: { 'x-kubernetes-preserve-unknown-fields': true } } } },
+      true,
+    ],
   ])('%s: keeps results = %s', (_, root, keeps) => {
     expect(pruning.keepsStatusResults(versionOf(root))).toBe(keeps);
   });
@@ -96,11 +132,19 @@ describe('handler detection', () => {
 
 describe('samples', () => {
   it('fills required fields within bounds, enums and lengths, and leaves defaulted ones out', () => {
-    const schema = { type: 'object', required: ['n', 'e', 's', 'l', 'd', 'o'], properties: {
-      n: { type: 'integer', minimum: 5 }, e: { type: 'string', enum: ['x', 'y'] }, s: { type: 'string', minLength: 10 },
-      l: { type: 'array', minItems: 2, items: { type: 'string' } }, d: { type: 'integer', default: 7 },
-      o: { type: 'object', required: ['t'], properties: { t: { type: 'boolean' }, u: { type: 'string' } } }, skipped: { type: 'string' },
-    } };
+    const schema = {
+      type: 'object',
+      required: ['n', 'e', 's', 'l', 'd', 'o'],
+      properties: {
+        n: { type: 'integer', minimum: 5 },
+        e: { type: 'string', enum: ['x', 'y'] },
+        s: { type: 'string', minLength: 10 },
+        l: { type: 'array', minItems: 2, items: { type: 'string' } },
+        d: { type: 'integer', default: 7 },
+        o: { type: 'object', required: ['t'], properties: { t: { type: 'boolean' }, u: { type: 'string' } } },
+        skipped: { type: 'string' },
+      },
+    };
     expect(samples.sampleObject(schema)).toEqual({ n: 5, e: 'x', s: 'examplexxx', l: ['example', 'example1'], o: { t: false } });
   });
 });
@@ -108,7 +152,10 @@ describe('samples', () => {
 describe('crds/ file names', () => {
   it('keeps the source name, avoids taken names, and names stdin after the CRD', () => {
     const text = yaml.stringify(support.crd(undefined));
-    const sources = [{ path: 'in/widgets.yaml', text }, { path: inputs.STDIN_NAME, text: text.replace(/widgets/g, 'gizmos').replace(/Widget/g, 'Gizmo') }];
+    const sources = [
+      { path: 'in/widgets.yaml', text },
+      { path: inputs.STDIN_NAME, text: text.replace(/widgets/g, 'gizmos').replace(/Widget/g, 'Gizmo') },
+    ];
     const loaded = loading.loadCrdSources(sources).crds;
     expect(inputs.crdFiles(sources, loaded, [], ['widgets.yaml']).map((file) => file.fileName)).toEqual(['widgets-2.yaml', 'gizmos.example.com.yaml']);
   });

@@ -40,7 +40,9 @@ describe('validateCrd', () => {
     const legacy = { ...support.crd({ type: 'object' }), apiVersion: 'apiextensions.k8s.io/v1beta1' };
     const error = validationError([support.crd({ type: 'object' }, { kind: 'Gadget' }), legacy]);
     expect(error.code).toBe('unsupported-version');
-    expect(error.message).toMatch(/^crds\/widget\.yaml, document 1, apiVersion: unsupported CustomResourceDefinition version "apiextensions\.k8s\.io\/v1beta1"/);
+    expect(error.message).toMatch(
+      /^crds\/widget\.yaml, document 1, apiVersion: unsupported CustomResourceDefinition version "apiextensions\.k8s\.io\/v1beta1"/,
+    );
   });
 
   it('invalid-crd: rejects a CRD without names.kind', () => {
@@ -69,7 +71,7 @@ describe('validateCrd', () => {
   it('non-structural: rejects a node without a type', () => {
     const error = secondDocumentError({ type: 'object', properties: { size: { description: 'no type' } } });
     expect(error.code).toBe('non-structural');
-    expect(error.message).toMatch(new RegExp(`^crds/widget\\.yaml, document 1, ${escape(SPEC)}\\.properties\\.size: type is required`));
+    expect(error.message).toMatch(new RegExp(`^crds/widget\\.yaml, document 1, ${escaped(SPEC)}\\.properties\\.size: type is required`));
   });
 
   it('non-structural: rejects types declared inside anyOf', () => {
@@ -86,21 +88,25 @@ describe('validateCrd', () => {
   });
 
   it('non-structural: allows untyped int-or-string and preserve-unknown-fields nodes, and types inside int-or-string anyOf', () => {
-    const { crds } = loading.loadCrdSources([support.source([support.crd({
-      type: 'object',
-      properties: {
-        port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
-        values: { 'x-kubernetes-preserve-unknown-fields': true },
-        exclusive: { type: 'object', properties: { a: { type: 'string' } }, oneOf: [{ required: ['a'] }, { not: { properties: { a: {} } } }] },
-      },
-    })])]);
+    const { crds } = loading.loadCrdSources([
+      support.source([
+        support.crd({
+          type: 'object',
+          properties: {
+            port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+            values: { 'x-kubernetes-preserve-unknown-fields': true },
+            exclusive: { type: 'object', properties: { a: { type: 'string' } }, oneOf: [{ required: ['a'] }, { not: { properties: { a: {} } } }] },
+          },
+        }),
+      ]),
+    ]);
     expect(() => validating.validateCrd(crds[0]!)).not.toThrow();
   });
 
   it('ref-not-allowed: rejects $ref with the path of the reference', () => {
     const error = secondDocumentError({ type: 'object', properties: { template: { $ref: '#/definitions/PodTemplate' } } });
     expect(error.code).toBe('ref-not-allowed');
-    expect(error.message).toMatch(new RegExp(`^crds/widget\\.yaml, document 1, ${escape(SPEC)}\\.properties\\.template\\.\\$ref: \\$ref is not allowed`));
+    expect(error.message).toMatch(new RegExp(`^crds/widget\\.yaml, document 1, ${escaped(SPEC)}\\.properties\\.template\\.\\$ref: \\$ref is not allowed`));
   });
 
   it('reports property names that are not identifiers in brackets', () => {
@@ -117,6 +123,6 @@ describe('validateCrd', () => {
   });
 });
 
-function escape(text: string): string {
+function escaped(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

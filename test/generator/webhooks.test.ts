@@ -24,8 +24,10 @@ const root = ps.tempDir();
 afterAll(() => ps.cleanup(root));
 
 /** A Widget CRD whose status keeps handler results (so that the generator warns about nothing else). */
-const crdFile = ps.write(path.join(root, 'inputs/widgets.yaml'),
-  ps.widgetCrd({ size: { type: 'integer' } }, { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }));
+const crdFile = ps.write(
+  path.join(root, 'inputs/widgets.yaml'),
+  ps.widgetCrd({ size: { type: 'integer' } }, { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }),
+);
 
 /** A handler module that rejects Widgets of size 9 (line 3 registers it). */
 const VALIDATOR = [
@@ -56,14 +58,24 @@ function exists(project: string, file: string): boolean {
   return fs.existsSync(path.join(project, file));
 }
 
-describe('admission handlers in the user\'s code', () => {
-  const found = (text: string): string[] => detecting.admissionRegistrations([{ path: 'src/handlers/a.ts', text }])
-    .map((registration) => `${registration.path}:${registration.line} ${registration.registration}`);
+describe("admission handlers in the user's code", () => {
+  const found = (text: string): string[] =>
+    detecting
+      .admissionRegistrations([{ path: 'src/handlers/a.ts', text }])
+      .map((registration) => `${registration.path}:${registration.line} ${registration.registration}`);
 
   it.each<[string, string, string[]]>([
     ['on.validate through the named import', "import { on } from 'kopf-gen/runtime';\non.validate(Widgets, f);", ['src/handlers/a.ts:2 validate']],
-    ['on.mutate through an alias, from the package root', "import { on as kopfOn } from 'kopf-gen';\n\nkopfOn.mutate('pods', { operations: ['CREATE'] }, f);", ['src/handlers/a.ts:3 mutate']],
-    ['both through a namespace import', "import * as kopf from 'kopf-gen/runtime';\nkopf.on.mutate(W, f);\nkopf.on.validate(W, f);", ['src/handlers/a.ts:2 mutate', 'src/handlers/a.ts:3 validate']],
+    [
+      'on.mutate through an alias, from the package root',
+      "import { on as kopfOn } from 'kopf-gen';\n\nkopfOn.mutate('pods', { operations: ['CREATE'] }, f);",
+      ['src/handlers/a.ts:3 mutate'],
+    ],
+    [
+      'both through a namespace import',
+      "import * as kopf from 'kopf-gen/runtime';\nkopf.on.mutate(W, f);\nkopf.on.validate(W, f);",
+      ['src/handlers/a.ts:2 mutate', 'src/handlers/a.ts:3 validate'],
+    ],
     ['no other registrations', "import { on } from 'kopf-gen/runtime'; on.create(W, f); on.startup(f); on.probe(f);", []],
     ['no `on` of another module', "import { on } from './mine.js'; on.validate(W, f);", []],
     ['no `validate` of another object', "import { on } from 'kopf-gen/runtime'; schema.validate(W); other.on.validate(W, f);", []],
@@ -116,11 +128,14 @@ describe('a validating handler added to a project', () => {
 
   it('is reported, and its module is imported before the admission module', () => {
     expect(io.stdout()).toContain('deploy/webhooks.yaml and src/generated/admission.ts serve the admission handlers: src/handlers/policy.ts:3 on.validate');
-    const imports = fs.readFileSync(path.join(project, 'src/generated/handlers.ts'), 'utf8').split('\n').filter((line) => line.startsWith('import '));
+    const imports = fs
+      .readFileSync(path.join(project, 'src/generated/handlers.ts'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('import '));
     expect(imports).toEqual(['import "../handlers/policy.js";', 'import "../handlers/widget.js";', 'import "./admission.js";']);
   });
 
-  it('gets deploy/webhooks.yaml: a Service from port 443 to the webhook port of the operator\'s pods', () => {
+  it("gets deploy/webhooks.yaml: a Service from port 443 to the webhook port of the operator's pods", () => {
     const documents = manifests(project, 'deploy/webhooks.yaml');
     expect(documents.map((document) => document.kind)).toEqual(['Service', 'Issuer', 'Certificate', 'Issuer', 'Certificate']);
     for (const document of documents) expect(document.metadata.namespace, document.metadata.name).toBe('validated');
@@ -132,7 +147,7 @@ describe('a validating handler added to a project', () => {
     expect(service.spec?.['ports']).toEqual([{ name: 'webhooks', port: 443, targetPort: 'webhooks', protocol: 'TCP' }]);
   });
 
-  it('gets a self-signed issuer, a CA from it, and a serving certificate from the CA for the Service\'s DNS names, in the Secret the Deployment mounts', () => {
+  it("gets a self-signed issuer, a CA from it, and a serving certificate from the CA for the Service's DNS names, in the Secret the Deployment mounts", () => {
     const documents = manifests(project, 'deploy/webhooks.yaml');
     const byName = (kind: string, name: unknown): Manifest => documents.find((document) => document.kind === kind && document.metadata.name === name)!;
     const serving = byName('Certificate', names.servingCertificate);
@@ -140,7 +155,9 @@ describe('a validating handler added to a project', () => {
     expect(serving.spec?.['dnsNames']).toEqual([`${names.service}.validated.svc`, `${names.service}.validated.svc.cluster.local`]);
     expect(serving.spec?.['usages']).toContain('server auth');
     const caIssuer = byName('Issuer', (serving.spec?.['issuerRef'] as { name: string }).name);
-    const ca = documents.find((document) => document.kind === 'Certificate' && document.spec?.['secretName'] === (caIssuer.spec?.['ca'] as { secretName: string }).secretName)!;
+    const ca = documents.find(
+      (document) => document.kind === 'Certificate' && document.spec?.['secretName'] === (caIssuer.spec?.['ca'] as { secretName: string }).secretName,
+    )!;
     expect(ca.spec?.['isCA']).toBe(true);
     const root = byName('Issuer', (ca.spec?.['issuerRef'] as { name: string }).name);
     expect(root.spec).toEqual({ selfSigned: {} });
@@ -170,7 +187,9 @@ describe('a validating handler added to a project', () => {
     const lacks = `lacks a volume of the Secret ${names.servingSecret}; its mount at ${servers.WEBHOOKS.tlsDir} in the operator's container; the container port ${servers.WEBHOOKS.port}`;
     expect(io.stderr()).toContain(`warning: deploy/deployment.yaml cannot serve the admission webhooks in the cluster: it ${lacks} (named webhooks).`);
     const file = path.join(project, 'deploy/deployment.yaml');
-    const deployment = yaml.parse(fs.readFileSync(file, 'utf8')) as { spec: { template: { spec: { containers: Record<string, unknown[]>[]; volumes: unknown[] } } } };
+    const deployment = yaml.parse(fs.readFileSync(file, 'utf8')) as {
+      spec: { template: { spec: { containers: Record<string, unknown[]>[]; volumes: unknown[] } } };
+    };
     const pod = deployment.spec.template.spec;
     pod.volumes.push({ name: 'certs', secret: { secretName: names.servingSecret } });
     pod.containers[0]!['volumeMounts']!.push({ name: 'certs', mountPath: servers.WEBHOOKS.tlsDir, readOnly: true });
@@ -252,12 +271,20 @@ describe('what the generated admission module configures', () => {
   async function load(): Promise<Loaded> {
     const startups: Loaded['configure'][] = [];
     const made: Loaded['made'] = [];
-    const recorder = (server: 'WebhookServer' | 'WebhookAutoServer') => class {
-      constructor(options?: unknown) { made.push({ server, options }); }
-    };
+    const recorder = (server: 'WebhookServer' | 'WebhookAutoServer') =>
+      class {
+        constructor(options?: unknown) {
+          made.push({ server, options });
+        }
+      };
     vi.doMock('../../runtime/index.js', () => ({
       ...runtime,
-      on: { startup: (fn: Loaded['configure']) => { startups.push(fn); return fn; } },
+      on: {
+        startup: (fn: Loaded['configure']) => {
+          startups.push(fn);
+          return fn;
+        },
+      },
       WebhookServer: recorder('WebhookServer'),
       WebhookAutoServer: recorder('WebhookAutoServer'),
     }));
@@ -275,13 +302,18 @@ describe('what the generated admission module configures', () => {
     const settings = new runtime.OperatorSettings();
     configure({ settings, logger });
     const names = servers.webhookNames('loaded');
-    expect(made).toEqual([{
-      server: 'WebhookServer',
-      options: {
-        port: 9443, certfile: path.join(certs, 'tls.crt'), pkeyfile: path.join(certs, 'tls.key'), cafile: path.join(certs, 'ca.crt'),
-        service: { namespace: 'loaded', name: names.service, port: 443 },
+    expect(made).toEqual([
+      {
+        server: 'WebhookServer',
+        options: {
+          port: 9443,
+          certfile: path.join(certs, 'tls.crt'),
+          pkeyfile: path.join(certs, 'tls.key'),
+          cafile: path.join(certs, 'ca.crt'),
+          service: { namespace: 'loaded', name: names.service, port: 443 },
+        },
       },
-    }]);
+    ]);
     expect(settings.admission.server).not.toBeNull();
     expect(settings.admission.managed).toBe(names.managed);
   });
@@ -305,7 +337,7 @@ describe('what the generated admission module configures', () => {
     expect(settings.admission.managed).toBe(servers.webhookNames('loaded').managed);
   });
 
-  it('changes nothing when a startup handler of the user\'s already set a server', async () => {
+  it("changes nothing when a startup handler of the user's already set a server", async () => {
     vi.stubEnv(servers.WEBHOOKS.tlsDirVariable, undefined);
     const { configure, made } = await load();
     const settings = new runtime.OperatorSettings();

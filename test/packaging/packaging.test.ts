@@ -24,7 +24,17 @@ const CRD = path.join(CHECKOUT, 'fixtures/crds/kopfexamples.yaml');
 const SAMPLE = path.join(CHECKOUT, 'fixtures/objects/kopf-example-1.yaml');
 const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
 /** What an operator's production install must not contain: the generator's toolchain and the heavy client. */
-const TOOLCHAIN = ['typescript', 'ts-morph', '@ts-morph/common', 'openapi-typescript', 'handlebars', 'esbuild', 'tsx', '@kubernetes/client-node', '@kopf-gen/generator'];
+const TOOLCHAIN = [
+  'typescript',
+  'ts-morph',
+  '@ts-morph/common',
+  'openapi-typescript',
+  'handlebars',
+  'esbuild',
+  'tsx',
+  '@kubernetes/client-node',
+  '@kopf-gen/generator',
+];
 
 /** The folder's size in bytes, as `du` counts it (apparent sizes of files, following no links). */
 function sizeOf(folder: string): number {
@@ -52,7 +62,10 @@ describe('the packed packages, installed from their tarballs as a user would', (
     // Scripts are skipped: npm test has just built the distribution, and a rebuild here would
     // rewrite dist/ under the feet of the suites running in parallel.
     for (const args of [['pack'], ['pack', '--workspace', 'generator']]) {
-      const packed = await run('npm', [...args, '--ignore-scripts', '--pack-destination', destination, '--loglevel=error'], { cwd: CHECKOUT, timeoutMs: 60_000 });
+      const packed = await run('npm', [...args, '--ignore-scripts', '--pack-destination', destination, '--loglevel=error'], {
+        cwd: CHECKOUT,
+        timeoutMs: 60_000,
+      });
       if (packed.code !== 0) throw new Error(`npm ${args.join(' ')} failed:\n${packed.output}`);
     }
     const names = fs.readdirSync(destination);
@@ -78,42 +91,73 @@ describe('the packed packages, installed from their tarballs as a user would', (
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('the runtime tarball holds compiled JavaScript with declarations and no tests; the generator\'s holds its templates', () => {
+  it("the runtime tarball holds compiled JavaScript with declarations and no tests; the generator's holds its templates", () => {
     const list = (tarball: string): string[] => spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
     const runtime = list(tarballs.kopfGen);
-    expect(runtime).toEqual(expect.arrayContaining([
-      'package/bin/kopf-gen.js', 'package/dist/runtime/index.js', 'package/dist/runtime/index.d.ts', 'package/dist/runtime/index.d.ts.map',
-      'package/dist/devcluster/testing.js', 'package/dist/testing/index.js', 'package/dist/cli/main.js',
-    ]));
+    expect(runtime).toEqual(
+      expect.arrayContaining([
+        'package/bin/kopf-gen.js',
+        'package/dist/runtime/index.js',
+        'package/dist/runtime/index.d.ts',
+        'package/dist/runtime/index.d.ts.map',
+        'package/dist/devcluster/testing.js',
+        'package/dist/testing/index.js',
+        'package/dist/cli/main.js',
+      ]),
+    );
     expect(runtime.filter((file) => /(^|\/)test\/|\.test\.ts$|^package\/generator\//.test(file))).toEqual([]);
     const generator = list(tarballs.generator);
-    expect(generator).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/cli.js', 'package/templates/package.json.hbs', 'package/README.md', 'package/LICENSE']));
+    expect(generator).toEqual(
+      expect.arrayContaining([
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/dist/cli.js',
+        'package/templates/package.json.hbs',
+        'package/README.md',
+        'package/LICENSE',
+      ]),
+    );
   });
 
-  it('kopf-gen alone (an operator\'s install) says in one line how to get the generator for init', async () => {
+  it("kopf-gen alone (an operator's install) says in one line how to get the generator for init", async () => {
     const installed = await run('npm', ['install', ...NPM_FLAGS, tarballs.kopfGen], { cwd: tools, timeoutMs: 180_000 });
     expect(installed.code, installed.output).toBe(0);
-    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], { cwd: tools, timeoutMs: 30_000 });
+    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], {
+      cwd: tools,
+      timeoutMs: 30_000,
+    });
     expect(init.code).toBe(1);
-    expect(init.output).toBe('kopf-gen: kopf-gen init needs the generator, a separate package so that operators do not ship it. '
-      + 'Install it (npm install --save-dev @kopf-gen/generator) or run: npx -p kopf-gen -p @kopf-gen/generator kopf-gen init …\n');
+    expect(init.output).toBe(
+      'kopf-gen: kopf-gen init needs the generator, a separate package so that operators do not ship it. ' +
+        'Install it (npm install --save-dev @kopf-gen/generator) or run: npx -p kopf-gen -p @kopf-gen/generator kopf-gen init …\n',
+    );
     expect(fs.existsSync(project)).toBe(false);
   }, 200_000);
 
   it('with the generator installed too, kopf-gen init writes a project that depends on the tarballs', async () => {
     const installed = await run('npm', ['install', ...NPM_FLAGS, tarballs.kopfGen, tarballs.generator], { cwd: tools, timeoutMs: 180_000 });
     expect(installed.code, installed.output).toBe(0);
-    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], { cwd: tools, timeoutMs: 60_000 });
+    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../kopfexamples.yaml', '--out', project], {
+      cwd: tools,
+      timeoutMs: 60_000,
+    });
     expect(init.code, init.output).toBe(0);
     const manifest = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>; devDependencies: Record<string, string>;
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
     };
     expect(manifest.dependencies).toEqual({ 'kopf-gen': `file:${tarballs.kopfGen}` });
     expect(manifest.devDependencies['@kopf-gen/generator']).toBe(`file:${tarballs.generator}`);
     // The generator as a library, under kopf-gen's subpath and under its own name.
-    const library = await run(process.execPath, ['--input-type=module', '-e',
-      "const a = await import('kopf-gen/generator'); const b = await import('@kopf-gen/generator'); console.log(typeof a.init, a.init === b.init);"],
-    { cwd: tools, timeoutMs: 30_000 });
+    const library = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const a = await import('kopf-gen/generator'); const b = await import('@kopf-gen/generator'); console.log(typeof a.init, a.init === b.init);",
+      ],
+      { cwd: tools, timeoutMs: 30_000 },
+    );
     expect(library.output).toBe('function true\n');
   }, 200_000);
 
@@ -139,41 +183,68 @@ describe('the packed packages, installed from their tarballs as a user would', (
     const modules = path.join(project, 'node_modules');
     expect(TOOLCHAIN.filter((name) => fs.existsSync(path.join(modules, name)))).toEqual([]);
     console.log(`packaging: npm install --omit=dev → node_modules is ${(sizeOf(modules) / 1e6).toFixed(1)} MB`);
-    const typescriptRun = await run(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'run', '-A', 'src/main.ts'], { cwd: project, timeoutMs: 30_000 });
+    const typescriptRun = await run(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'run', '-A', 'src/main.ts'], {
+      cwd: project,
+      timeoutMs: 30_000,
+    });
     expect(typescriptRun.code).toBe(1);
-    expect(typescriptRun.output).toBe('kopf-gen run: running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), '
-      + 'or compile the operator and run the .js file\n');
+    expect(typescriptRun.output).toBe(
+      'kopf-gen run: running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), ' +
+        'or compile the operator and run the .js file\n',
+    );
 
     const kubeconfig = path.join(work, 'kubeconfig');
-    const devcluster = spawn(process.execPath, [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'devcluster', '--crd', 'crds/kopfexamples.yaml', '--kubeconfig', kubeconfig],
-      { cwd: project, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const devcluster = spawn(
+      process.execPath,
+      [path.join(modules, 'kopf-gen/bin/kopf-gen.js'), 'devcluster', '--crd', 'crds/kopfexamples.yaml', '--kubeconfig', kubeconfig],
+      { cwd: project, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(devcluster);
     let clusterLog = '';
-    devcluster.stdout!.on('data', (chunk: Buffer) => { clusterLog += chunk.toString('utf8'); });
-    devcluster.stderr!.on('data', (chunk: Buffer) => { clusterLog += chunk.toString('utf8'); });
+    devcluster.stdout!.on('data', (chunk: Buffer) => {
+      clusterLog += chunk.toString('utf8');
+    });
+    devcluster.stderr!.on('data', (chunk: Buffer) => {
+      clusterLog += chunk.toString('utf8');
+    });
     await until(() => (clusterLog.includes('kubeconfig:') ? true : undefined), `the devcluster to start; it said:\n${clusterLog}`, 30_000);
 
     const operator = spawn(process.execPath, ['dist/main.js', '-A', '--standalone'], {
-      cwd: project, env: childEnv({ KUBECONFIG: kubeconfig, HOME: work }), stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: project,
+      env: childEnv({ KUBECONFIG: kubeconfig, HOME: work }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(operator);
     let log = '';
-    operator.stdout!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
-    operator.stderr!.on('data', (chunk: Buffer) => { log += chunk.toString('utf8'); });
+    operator.stdout!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
+    operator.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+    });
     const exited = new Promise<number | null>((resolve) => operator.on('exit', (code) => resolve(code)));
 
-    const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)('kubectl',
-      ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], { encoding: 'utf8', timeout: 20_000 })).stdout;
+    const kubectl = async (...args: string[]): Promise<string> =>
+      (
+        await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
+          encoding: 'utf8',
+          timeout: 20_000,
+        })
+      ).stdout;
     expect(await kubectl('apply', '-f', SAMPLE)).toContain('kopfexample.kopf.dev/kopf-example-1 created');
     const stub = fs.readFileSync(path.join(project, 'src/handlers/kopf-example.ts'), 'utf8');
     const [, key] = /patch\.metadata\.annotations\[("[^"]+")\]/.exec(stub) ?? [];
     if (!key) throw new Error('the generated create handler no longer writes patch.metadata.annotations[…]: update this test');
-    const annotation = await until(async () => {
-      const object = JSON.parse(await kubectl('get', 'kopfexample', 'kopf-example-1', '-n', 'default', '-o', 'json')) as {
-        metadata: { annotations?: Record<string, string> };
-      };
-      return object.metadata.annotations?.[JSON.parse(key) as string];
-    }, `the create handler's annotation; the operator's log so far:\n${log}`, 30_000);
+    const annotation = await until(
+      async () => {
+        const object = JSON.parse(await kubectl('get', 'kopfexample', 'kopf-example-1', '-n', 'default', '-o', 'json')) as {
+          metadata: { annotations?: Record<string, string> };
+        };
+        return object.metadata.annotations?.[JSON.parse(key) as string];
+      },
+      `the create handler's annotation; the operator's log so far:\n${log}`,
+      30_000,
+    );
     expect(annotation).toBeTruthy();
     expect(log).toMatch(/Handler 'createKopfExample' succeeded/);
 

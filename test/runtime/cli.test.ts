@@ -13,7 +13,15 @@ const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../runtime/core/acti
 /** Collects what the command prints. */
 function capture(): cli.CommandOutput & { text(): string } {
   let text = '';
-  return { out: (t) => { text += t; }, err: (t) => { text += t; }, text: () => text };
+  return {
+    out: (t) => {
+      text += t;
+    },
+    err: (t) => {
+      text += t;
+    },
+    text: () => text,
+  };
 }
 
 describe('parsing (R-CLI-1)', () => {
@@ -30,10 +38,24 @@ describe('parsing (R-CLI-1)', () => {
     ['R-ACTIVITY-4 --liveness', ['--liveness=http://0.0.0.0:8080/healthz'], {}, { livenessEndpoint: 'http://0.0.0.0:8080/healthz' }],
     ['R-ACTIVITY-4 -L without a host', ['-L', 'http://:8080/healthz'], {}, { livenessEndpoint: 'http://:8080/healthz' }],
     ['an empty KOPF_RUN_PEERING', [], { KOPF_RUN_PEERING: '' }, { peeringName: undefined }],
-    ['logging defaults', [], {}, { logging: { logFormat: 'full', verbose: undefined, debug: undefined, quiet: undefined, logPrefix: undefined, logRefkey: undefined } }],
-    ['logging flags', ['-v', '-d', '-q', '--log-format', 'json', '--no-log-prefix', '--log-refkey', 'k8s'], {},
-      { logging: { verbose: true, debug: true, quiet: true, logFormat: 'json', logPrefix: false, logRefkey: 'k8s' } }],
-    ['--log-prefix', ['--log-format', 'plain', '--log-prefix'], {}, { logging: { logFormat: 'plain', logPrefix: true, verbose: undefined, debug: undefined, quiet: undefined, logRefkey: undefined } }],
+    [
+      'logging defaults',
+      [],
+      {},
+      { logging: { logFormat: 'full', verbose: undefined, debug: undefined, quiet: undefined, logPrefix: undefined, logRefkey: undefined } },
+    ],
+    [
+      'logging flags',
+      ['-v', '-d', '-q', '--log-format', 'json', '--no-log-prefix', '--log-refkey', 'k8s'],
+      {},
+      { logging: { verbose: true, debug: true, quiet: true, logFormat: 'json', logPrefix: false, logRefkey: 'k8s' } },
+    ],
+    [
+      '--log-prefix',
+      ['--log-format', 'plain', '--log-prefix'],
+      {},
+      { logging: { logFormat: 'plain', logPrefix: true, verbose: undefined, debug: undefined, quiet: undefined, logRefkey: undefined } },
+    ],
   ];
   it.each(cases)('R-CLI-1 %s', (_title, argv, env, expected) => {
     const output = capture();
@@ -46,9 +68,12 @@ describe('parsing (R-CLI-1)', () => {
     ['an unknown log format', ['--log-format', 'xml'], 'Allowed choices are plain, full, json.'],
     ['a non-integer priority', ['-p', 'high'], 'Not an integer.'],
     ['an unknown option', ['--bogus'], "unknown option '--bogus'"],
-    ['R-ACTIVITY-4 an https liveness URL', ['--liveness', 'https://0.0.0.0:8080/healthz'],
-      `option '-L, --liveness <url>': "https://0.0.0.0:8080/healthz" is not a valid endpoint URL: the scheme must be http, not https`],
-    ['R-ACTIVITY-4 a liveness URL without a scheme', ['-L', '0.0.0.0:8080'], "option '-L, --liveness <url>': \"0.0.0.0:8080\" is not a valid endpoint URL"],
+    [
+      'R-ACTIVITY-4 an https liveness URL',
+      ['--liveness', 'https://0.0.0.0:8080/healthz'],
+      `option '-L, --liveness <url>': "https://0.0.0.0:8080/healthz" is not a valid endpoint URL: the scheme must be http, not https`,
+    ],
+    ['R-ACTIVITY-4 a liveness URL without a scheme', ['-L', '0.0.0.0:8080'], 'option \'-L, --liveness <url>\': "0.0.0.0:8080" is not a valid endpoint URL'],
   ];
   it.each(usage)('R-CLI-1 usage error: %s (exit code 2)', async (_title, argv, message) => {
     expect(() => cli.parseRunArgs(argv, { env: {}, output: capture() })).toThrow(cli.UsageError);
@@ -75,7 +100,12 @@ describe('parsing (R-CLI-1)', () => {
   const conflicts: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
     ['--dev with -p', ['--dev', '-p', '5'], {}, "options '--dev' and '-p, --priority <priority>' cannot be used together"],
     ['--standalone with --peering', ['--standalone', '-P', 'ring'], {}, "option '--standalone' cannot be used together with '-P, --peering <name>'"],
-    ['--standalone with KOPF_RUN_PEERING', ['--standalone'], { KOPF_RUN_PEERING: 'ring' }, "option '--standalone' cannot be used together with the environment variable KOPF_RUN_PEERING"],
+    [
+      '--standalone with KOPF_RUN_PEERING',
+      ['--standalone'],
+      { KOPF_RUN_PEERING: 'ring' },
+      "option '--standalone' cannot be used together with the environment variable KOPF_RUN_PEERING",
+    ],
     ['--standalone with --dev', ['--standalone', '--dev'], {}, "option '--standalone' cannot be used together with '--dev'"],
     ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with '-p, --priority <priority>'"],
   ];
@@ -89,7 +119,22 @@ describe('parsing (R-CLI-1)', () => {
   it('R-CLI-1 --help prints the options and exits with 0', async () => {
     const output = capture();
     expect(await cli.runCommand(['--help'], { output })).toBe(0);
-    for (const flag of ['--all-namespaces', '--namespace', '--standalone', '--dev', '--priority', '--peering', '--liveness', '--verbose', '--debug', '--quiet', '--log-format', '--no-log-prefix', '--log-refkey', '--module']) {
+    for (const flag of [
+      '--all-namespaces',
+      '--namespace',
+      '--standalone',
+      '--dev',
+      '--priority',
+      '--peering',
+      '--liveness',
+      '--verbose',
+      '--debug',
+      '--quiet',
+      '--log-format',
+      '--no-log-prefix',
+      '--log-refkey',
+      '--module',
+    ]) {
       expect(output.text()).toContain(flag);
     }
     const help = output.text().replace(/\s+/g, ' ');
@@ -144,15 +189,20 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
   }
 
   it('R-CLI-3 loads TypeScript files (relative to the working directory) and exits with 0 after a graceful stop', async () => {
-    operatorFile('hello.ts', [
-      "on.startup(function startup_fn({ logger }) { logger.info('Loaded and started.'); });",
-      "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
-    ].join('\n'));
+    operatorFile(
+      'hello.ts',
+      [
+        "on.startup(function startup_fn({ logger }) { logger.info('Loaded and started.'); });",
+        "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Hello, ${name}!`); });",
+      ].join('\n'),
+    );
     const stop = new Flag();
     const output = capture();
     const before = process.listenerCount('SIGINT');
     const running = cli.runCommand(['--standalone', '-A', '--log-format', 'plain', 'hello.ts'], {
-      output, cwd: dir, operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
+      output,
+      cwd: dir,
+      operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
     });
     await eventually(() => log.matching('Loaded and started.').length === 1, 'the startup handler');
     await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex', namespace: 'default' }, spec: {} });
@@ -178,7 +228,9 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
     const fault = cluster.faults.add({ resource: 'pods', verb: 'list', action: { respond: { code: 404, message: 'No pods here.' } } });
     try {
       const output = capture();
-      expect(await cli.runCommand(['-A', '--standalone', 'pods.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(1);
+      expect(await cli.runCommand(['-A', '--standalone', 'pods.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(
+        1,
+      );
       expect(output.text()).toContain('kopf-gen run: No pods here.');
       expect(log.matching('Watcher for pods.v1@cluster-wide has failed: No pods here.')).toHaveLength(1);
     } finally {
@@ -194,9 +246,16 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
   });
 
   it('R-CLI-1 -m imports modules resolved from the working directory; -n serves only the matching namespaces', async () => {
-    operatorFile('module.ts', "on.startup(function startup_fn({ logger }) { logger.info('Module loaded.'); });\non.event(['v1', 'configmaps'], function cm_fn() {});");
+    operatorFile(
+      'module.ts',
+      "on.startup(function startup_fn({ logger }) { logger.info('Module loaded.'); });\non.event(['v1', 'configmaps'], function cm_fn() {});",
+    );
     const stop = new Flag();
-    const running = cli.runCommand(['-m', './module.ts', '-n', 'def*'], { output: capture(), cwd: dir, operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false } });
+    const running = cli.runCommand(['-m', './module.ts', '-n', 'def*'], {
+      output: capture(),
+      cwd: dir,
+      operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
+    });
     await cluster.requests.waitFor((r) => r.resource === 'configmaps' && r.verb === 'watch', 10_000);
     stop.set();
     expect(await running).toBe(0);
@@ -225,7 +284,10 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
   afterEach(() => {
     log.restore();
     setDefaultRegistry(savedRegistry);
-    for (const [name, value] of [['KUBECONFIG', saved.kubeconfig], ['HOME', saved.home]] as const) {
+    for (const [name, value] of [
+      ['KUBECONFIG', saved.kubeconfig],
+      ['HOME', saved.home],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
@@ -243,8 +305,9 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
     process.env['HOME'] = dir;
     const output = capture();
     expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(1);
-    const message = `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, `
-      + `and ${SERVICE_ACCOUNT_TOKEN} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
+    const message =
+      `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, ` +
+      `and ${SERVICE_ACCOUNT_TOKEN} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
     expect(output.text()).toBe(`kopf-gen run: ${message}\n`);
     expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
     expectNoStackTraces();
@@ -252,19 +315,27 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
 
   it('R-AUTH-5 a stale kubeconfig: one line per failed attempt, one final line', async () => {
     const file = path.join(dir, 'config');
-    fs.writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: stale',
-      'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]',
-      'users: [{name: me, user: {token: old}}]',
-      'contexts: [{name: stale, context: {cluster: gone, user: me}}]', '',
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: stale',
+        'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]',
+        'users: [{name: me, user: {token: old}}]',
+        'contexts: [{name: stale, context: {cluster: gone, user: me}}]',
+        '',
+      ].join('\n'),
+    );
     process.env['KUBECONFIG'] = file;
     const settings = new settingsModule.OperatorSettings();
     settings.networking.errorBackoffs = [];
     const output = capture();
     expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { settings, handleSignals: false } })).toBe(1);
     expect(output.text()).toBe('kopf-gen run: GET https://127.0.0.1:1/api failed: connect ECONNREFUSED 127.0.0.1:1\n');
-    expect(log.matching('Request attempt #1/1 failed; escalating: GET https://127.0.0.1:1/api -> ConnectionError: connect ECONNREFUSED 127.0.0.1:1')).toHaveLength(1);
+    expect(
+      log.matching('Request attempt #1/1 failed; escalating: GET https://127.0.0.1:1/api -> ConnectionError: connect ECONNREFUSED 127.0.0.1:1'),
+    ).toHaveLength(1);
     expect(log.matching('has failed: GET https://127.0.0.1:1/api failed: connect ECONNREFUSED 127.0.0.1:1')).toHaveLength(1);
     expectNoStackTraces();
   });

@@ -25,7 +25,9 @@ beforeAll(() => {
   fs.writeFileSync(path.join(dir, 'package.json'), '{ "main": "dist/main.js" }\n');
 });
 
-afterAll(() => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
+afterAll(() => {
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe('the entry point', () => {
   it.each([
@@ -46,9 +48,16 @@ describe('the entry point', () => {
 });
 
 describe('main(import.meta)', () => {
-  it('runs the run command with the process\'s options when the module is the entry point', async () => {
+  it("runs the run command with the process's options when the module is the entry point", async () => {
     let text = '';
-    const output = { out: (t: string) => { text += t; }, err: (t: string) => { text += t; } };
+    const output = {
+      out: (t: string) => {
+        text += t;
+      },
+      err: (t: string) => {
+        text += t;
+      },
+    };
     const saved = process.exitCode;
     try {
       await cli.main({ url: href('dist/main.js') }, { argv: ['node', path.join(dir, 'dist/main.js'), '--help'], output, cwd: dir });
@@ -63,18 +72,23 @@ describe('main(import.meta)', () => {
   it('fails loudly when the module is imported by anything but a launcher: nothing would run the operator', async () => {
     const failure = cli.main({ url: href('dist/main.js') }, { argv: ['node', '/opt/pm2/container.js'], cwd: dir });
     await expect(failure).rejects.toBeInstanceOf(cli.EntryPointError);
-    await expect(failure).rejects.toThrow('main(import.meta) in dist/main.js runs the operator only when that file is the process\'s entry point '
-      + '(node dist/main.js), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is /opt/pm2/container.js, '
-      + 'so nothing would run the operator.');
+    await expect(failure).rejects.toThrow(
+      "main(import.meta) in dist/main.js runs the operator only when that file is the process's entry point " +
+        '(node dist/main.js), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is /opt/pm2/container.js, ' +
+        'so nothing would run the operator.',
+    );
   });
 
   it('does nothing when a launcher loads the module as an operator module', async () => {
-    fs.writeFileSync(path.join(dir, 'operator.ts'), [
-      `import { main } from ${JSON.stringify(CLI_MODULE)};`,
-      'await main(import.meta);',
-      '(globalThis as { loadedOperator?: boolean }).loadedOperator = true;',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      path.join(dir, 'operator.ts'),
+      [
+        `import { main } from ${JSON.stringify(CLI_MODULE)};`,
+        'await main(import.meta);',
+        '(globalThis as { loadedOperator?: boolean }).loadedOperator = true;',
+        '',
+      ].join('\n'),
+    );
     expect(importing.isLoadingOperatorModules()).toBe(false);
     await importing.loadOperatorModules({ paths: ['operator.ts'], cwd: dir });
     expect((globalThis as { loadedOperator?: boolean }).loadedOperator).toBe(true);

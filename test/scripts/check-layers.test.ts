@@ -25,7 +25,10 @@ describe('the dependency/layer check', () => {
   });
 
   it('reports the runtime importing the devcluster, the testing kit or the generator, also through package self-references', () => {
-    const dir = tree({ 'runtime/cogs/client/a.ts': "import * as d from '../../../devcluster/testing.js';\nimport { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n" });
+    const dir = tree({
+      'runtime/cogs/client/a.ts':
+        "import * as d from '../../../devcluster/testing.js';\nimport { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n",
+    });
     expect(check(dir)).toEqual([
       'runtime/cogs/client/a.ts: imports devcluster/testing.js (the runtime never imports the devcluster)',
       'runtime/cogs/client/a.ts: imports testing/index.ts (the runtime and the devcluster never import the testing kit that combines them)',

@@ -30,8 +30,12 @@ export function run(command: string, args: readonly string[], options: { cwd: st
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
     const timer = setTimeout(() => {
       output += `\n[killed after ${options.timeoutMs / 1000}s]`;
       if (child.pid !== undefined) for (const pid of demo.scriptProcesses(child.pid)) process.kill(pid, 'SIGKILL');

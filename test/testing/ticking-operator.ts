@@ -13,7 +13,12 @@ interface KopfExample extends KubernetesObject {
 }
 
 const KopfExamples = resource<KopfExample>({
-  group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true, statusSubresource: true,
+  group: 'kopf.dev',
+  version: 'v1',
+  plural: 'kopfexamples',
+  kind: 'KopfExample',
+  namespaced: true,
+  statusSubresource: true,
 });
 
 let ticks = 0;

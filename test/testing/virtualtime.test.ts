@@ -51,12 +51,19 @@ describe('virtual time for operators under test (kopf-gen/testing)', () => {
     const runner = new KopfRunner(['run', '-A', '--standalone', OPERATOR], { registry: new OperatorRegistry(), clock, timeout: 10 });
     await runner.start();
     // What the timer wrote, request by request, as the devcluster received it.
-    const ticks = (): { ticks: number; at: string }[] => cluster.requests
-      .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status')
-      .map((r) => (JSON.parse(r.body!) as { status: { ticks: number; at: string } }).status);
-    const stored = (): { ticks?: number } | undefined => (cluster.store.get(KEX, 'kopf-example-1', 'default') as { status?: { ticks?: number } } | undefined)?.status;
+    const ticks = (): { ticks: number; at: string }[] =>
+      cluster.requests
+        .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === 'status')
+        .map((r) => (JSON.parse(r.body!) as { status: { ticks: number; at: string } }).status);
+    const stored = (): { ticks?: number } | undefined =>
+      (cluster.store.get(KEX, 'kopf-example-1', 'default') as { status?: { ticks?: number } } | undefined)?.status;
 
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kopf-example-1', namespace: 'default' }, spec: { field: 'value' } });
+    await cluster.store.create({
+      apiVersion: 'kopf.dev/v1',
+      kind: 'KopfExample',
+      metadata: { name: 'kopf-example-1', namespace: 'default' },
+      spec: { field: 'value' },
+    });
     // The first tick comes at once (no initial delay, no idling): t = 0.
     await eventually(() => stored()?.ticks === 1, 'the first tick');
     const created = clock.now();

@@ -42,7 +42,9 @@ export async function sleepOrAbort(clock: clocks.Clock, ms: number, signal?: Abo
 export function schedule(clock: clocks.Clock, ms: number, callback: () => void): () => void {
   if (clock.schedule) return clock.schedule(ms, callback);
   const controller = new AbortController();
-  void sleepOrAbort(clock, ms, controller.signal).then((elapsed) => { if (elapsed) callback(); });
+  void sleepOrAbort(clock, ms, controller.signal).then((elapsed) => {
+    if (elapsed) callback();
+  });
   return () => controller.abort(CANCELLED);
 }
 
@@ -82,9 +84,12 @@ export function anySignal(signals: Iterable<AbortSignal | undefined | null>): Ab
  */
 export function timeoutSignal(clock: clocks.Clock, ms: number, options?: { readonly cancel?: AbortSignal }): AbortSignal {
   const controller = new AbortController();
-  sleepOrAbort(clock, ms, options?.cancel).then((elapsed) => {
-    if (elapsed) controller.abort(new DOMException(`The operation timed out after ${ms} ms.`, 'TimeoutError'));
-  }, () => undefined);
+  sleepOrAbort(clock, ms, options?.cancel).then(
+    (elapsed) => {
+      if (elapsed) controller.abort(new DOMException(`The operation timed out after ${ms} ms.`, 'TimeoutError'));
+    },
+    () => undefined,
+  );
   return controller.signal;
 }
 
@@ -106,13 +111,17 @@ class Fanout {
   readonly callbacks = new Set<() => void>();
 
   constructor(parent: AbortSignal) {
-    parent.addEventListener('abort', () => {
-      for (const dependent of this.dependents) dependent.abort(parent.reason);
-      this.dependents.clear();
-      const callbacks = [...this.callbacks];
-      this.callbacks.clear();
-      for (const callback of callbacks) callback();
-    }, { once: true });
+    parent.addEventListener(
+      'abort',
+      () => {
+        for (const dependent of this.dependents) dependent.abort(parent.reason);
+        this.dependents.clear();
+        const callbacks = [...this.callbacks];
+        this.callbacks.clear();
+        for (const callback of callbacks) callback();
+      },
+      { once: true },
+    );
   }
 }
 
@@ -120,7 +129,10 @@ const fanouts = new WeakMap<AbortSignal, Fanout>();
 
 function fanoutOf(signal: AbortSignal): Fanout {
   let fanout = fanouts.get(signal);
-  if (!fanout) { fanout = new Fanout(signal); fanouts.set(signal, fanout); }
+  if (!fanout) {
+    fanout = new Fanout(signal);
+    fanouts.set(signal, fanout);
+  }
   return fanout;
 }
 
@@ -137,7 +149,9 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   }
   const fanout = fanoutOf(signal);
   fanout.callbacks.add(callback);
-  return () => { fanout.callbacks.delete(callback); };
+  return () => {
+    fanout.callbacks.delete(callback);
+  };
 }
 
 /**
@@ -161,7 +175,12 @@ export function follow(signals: Iterable<AbortSignal | undefined | null>): { rea
     fanout.dependents.add(controller);
     joined.push(fanout);
   }
-  return { signal: controller.signal, release: () => { for (const fanout of joined) fanout.dependents.delete(controller); } };
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const fanout of joined) fanout.dependents.delete(controller);
+    },
+  };
 }
 
 /** How many `follow()` dependents and `onAbort()` callbacks currently wait on `signal` (diagnostics and leak tests). */

@@ -51,7 +51,9 @@ export const realClock: Clock = Object.freeze({
   schedule(ms: number, callback: () => void): () => void {
     // Longer than a Node timer can wait: chained, like `sleep`.
     if (ms > MAX_TIMER_MS) {
-      let cancel = realClock.schedule!(MAX_TIMER_MS, () => { cancel = realClock.schedule!(ms - MAX_TIMER_MS, callback); });
+      let cancel = realClock.schedule!(MAX_TIMER_MS, () => {
+        cancel = realClock.schedule!(ms - MAX_TIMER_MS, callback);
+      });
       return () => cancel();
     }
     const timer = setTimeout(callback, Math.max(0, ms));
@@ -141,7 +143,14 @@ export class VirtualClock implements Clock {
   }
 
   busy<T>(work: Promise<T>): Promise<T> {
-    const tracked: Promise<unknown> = work.then(() => undefined, () => undefined).finally(() => { this.inFlight.delete(tracked); });
+    const tracked: Promise<unknown> = work
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        this.inFlight.delete(tracked);
+      });
     this.inFlight.add(tracked);
     return work;
   }
@@ -154,7 +163,12 @@ export class VirtualClock implements Clock {
       const left = deadline - Date.now();
       if (left <= 0) break;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.all([...this.inFlight]), new Promise<void>((resolve) => { timer = setTimeout(resolve, left); })]);
+      await Promise.race([
+        Promise.all([...this.inFlight]),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, left);
+        }),
+      ]);
       clearTimeout(timer);
       await settle();
     }
@@ -207,7 +221,12 @@ export class VirtualClock implements Clock {
     const sleeper: Sleeper = {
       due: this.current + Math.max(0, ms),
       seq: this.seq++,
-      resolve: () => { if (!done) { done = true; callback(); } },
+      resolve: () => {
+        if (!done) {
+          done = true;
+          callback();
+        }
+      },
       detach: () => undefined,
     };
     this.insert(sleeper);

@@ -77,7 +77,10 @@ export class Toggle extends Watchable {
   private state: boolean;
 
   /** @param initial the starting state (default off). @param name for diagnostics only. */
-  constructor(initial = false, readonly name?: string) {
+  constructor(
+    initial = false,
+    readonly name?: string,
+  ) {
     super();
     this.state = initial;
   }
@@ -135,7 +138,10 @@ export class ToggleSet extends Watchable {
   /** Adds an existing toggle to the set. */
   add(toggle: Toggle): void {
     if (this.members.has(toggle)) return;
-    this.members.set(toggle, toggle.subscribe(() => this.recheck()));
+    this.members.set(
+      toggle,
+      toggle.subscribe(() => this.recheck()),
+    );
     this.recheck();
   }
 

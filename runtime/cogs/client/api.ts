@@ -178,7 +178,10 @@ class WatchLines implements AsyncIterableIterator<WatchLine> {
   private finished = false;
   private failure: { readonly error: unknown } | undefined;
 
-  constructor(private readonly response: transport.TransportResponse, private readonly resource: references.Resource) {
+  constructor(
+    private readonly response: transport.TransportResponse,
+    private readonly resource: references.Resource,
+  ) {
     response.listen({
       data: (chunk) => this.accept(this.splitter.push(chunk)),
       end: (error) => {
@@ -202,7 +205,9 @@ class WatchLines implements AsyncIterableIterator<WatchLine> {
       return Promise.reject(error);
     }
     if (this.finished) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve, reject) => { this.waiter = { resolve, reject }; });
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
   }
 
   return(): Promise<IteratorResult<WatchLine>> {
@@ -278,8 +283,12 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
   constructor(options: HttpKubeApiOptions) {
     const clock = options.clock ?? clocks.realClock;
     this.context = {
-      vault: options.vault, settings: options.settings, logger: options.logger, clock,
-      transports: new transport.Transports(clock, () => options.settings.networking.trustEnv), instruments: options.instruments,
+      vault: options.vault,
+      settings: options.settings,
+      logger: options.logger,
+      clock,
+      transports: new transport.Transports(clock, () => options.settings.networking.trustEnv),
+      instruments: options.instruments,
     };
   }
 
@@ -298,41 +307,45 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
   }
 
   async get(resource: references.Resource, namespace: string | null, name: string, options?: CallOptions): Promise<bodies.RawBody> {
-    return await this.request({ method: 'GET', path: references.urlOf(resource, { namespace, name }), signal: options?.signal }) as bodies.RawBody;
+    return (await this.request({ method: 'GET', path: references.urlOf(resource, { namespace, name }), signal: options?.signal })) as bodies.RawBody;
   }
 
   async create(resource: references.Resource, namespace: string | null, body: object, options?: CallOptions): Promise<bodies.RawBody> {
-    return await this.request({ method: 'POST', path: references.urlOf(resource, { namespace }), body, signal: options?.signal }) as bodies.RawBody;
+    return (await this.request({ method: 'POST', path: references.urlOf(resource, { namespace }), body, signal: options?.signal })) as bodies.RawBody;
   }
 
   async replace(resource: references.Resource, namespace: string | null, name: string, body: object, options?: CallOptions): Promise<bodies.RawBody> {
-    return await this.request({ method: 'PUT', path: references.urlOf(resource, { namespace, name }), body, signal: options?.signal }) as bodies.RawBody;
+    return (await this.request({ method: 'PUT', path: references.urlOf(resource, { namespace, name }), body, signal: options?.signal })) as bodies.RawBody;
   }
 
   async patch(resource: references.Resource, namespace: string | null, name: string, body: unknown, options?: PatchOptions): Promise<bodies.RawBody> {
-    return await this.request({
+    return (await this.request({
       method: 'PATCH',
       path: references.urlOf(resource, { namespace, name, subresource: options?.subresource }),
       body,
       contentType: options?.type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json',
       signal: options?.signal,
-    }) as bodies.RawBody;
+    })) as bodies.RawBody;
   }
 
   async watch(resource: references.Resource, namespace: string | null, options?: WatchRequestOptions): Promise<AsyncIterable<WatchLine>> {
-    const response = await requests.openStream(this.context, {
-      method: 'GET',
-      path: references.urlOf(resource, { namespace }),
-      query: {
-        watch: 'true',
-        allowWatchBookmarks: 'true',
-        resourceVersion: options?.resourceVersion,
-        timeoutSeconds: options?.timeoutSeconds ?? undefined,
-        labelSelector: options?.labelSelector,
-        fieldSelector: options?.fieldSelector,
+    const response = await requests.openStream(
+      this.context,
+      {
+        method: 'GET',
+        path: references.urlOf(resource, { namespace }),
+        query: {
+          watch: 'true',
+          allowWatchBookmarks: 'true',
+          resourceVersion: options?.resourceVersion,
+          timeoutSeconds: options?.timeoutSeconds ?? undefined,
+          labelSelector: options?.labelSelector,
+          fieldSelector: options?.fieldSelector,
+        },
+        signal: options?.signal,
       },
-      signal: options?.signal,
-    }, { total: options?.clientTimeout ?? null, connect: options?.connectTimeout ?? null });
+      { total: options?.clientTimeout ?? null, connect: options?.connectTimeout ?? null },
+    );
     return new WatchLines(response, resource);
   }
 

@@ -63,10 +63,15 @@ export function refreshingAuthorization(
       module = (await (options.importModule ?? importModule)(CLIENT_NODE)) as typeof module;
     } catch (cause) {
       const where = `user ${JSON.stringify(user.name)} in ${user.source}`;
-      if (isMissing(cause)) throw new ClientMissingError(`Run \`npm install ${CLIENT_NODE}\` to use auth-provider ${JSON.stringify(provider)} (${where}).`, { cause });
-      throw new errors.LoginError(`Cannot load ${CLIENT_NODE} for auth-provider ${JSON.stringify(provider)} (${where}): ${(cause as Error)?.message ?? String(cause)}`, { cause });
+      if (isMissing(cause))
+        throw new ClientMissingError(`Run \`npm install ${CLIENT_NODE}\` to use auth-provider ${JSON.stringify(provider)} (${where}).`, { cause });
+      throw new errors.LoginError(
+        `Cannot load ${CLIENT_NODE} for auth-provider ${JSON.stringify(provider)} (${where}): ${(cause as Error)?.message ?? String(cause)}`,
+        { cause },
+      );
     }
-    if (typeof module.KubeConfig !== 'function') throw new errors.LoginError(`${CLIENT_NODE} has no KubeConfig class; cannot use auth-provider ${JSON.stringify(provider)}.`);
+    if (typeof module.KubeConfig !== 'function')
+      throw new errors.LoginError(`${CLIENT_NODE} has no KubeConfig class; cannot use auth-provider ${JSON.stringify(provider)}.`);
     const config = new module.KubeConfig();
     config.loadFromClusterAndUser(
       { name: 'authorization', server: 'https://authorization.invalid', skipTLSVerify: true },
@@ -78,7 +83,10 @@ export function refreshingAuthorization(
   const config = user.authProvider.config;
   const current = config['access-token'] || (provider === 'oidc' ? config['id-token'] : undefined) || undefined;
   return async () => {
-    loading ??= load().catch((error: unknown) => { loading = undefined; throw error; });
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
     let config: KubeConfigLike;
     try {
       config = await loading;

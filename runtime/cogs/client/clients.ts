@@ -152,13 +152,17 @@ function resourceOf(descriptor: resources.ResourceInfo): references.Resource {
     throw new ClientUsageError(`The client needs a resource descriptor (e.g. builtins.ConfigMaps), got ${describe(descriptor)}.`);
   }
   return references.makeResource({
-    group: descriptor.group, version: descriptor.version, plural: descriptor.plural, kind: descriptor.kind, namespaced: descriptor.namespaced,
+    group: descriptor.group,
+    version: descriptor.version,
+    plural: descriptor.plural,
+    kind: descriptor.kind,
+    namespaced: descriptor.namespaced,
     subresources: descriptor.statusSubresource ? ['status'] : [],
   });
 }
 
 function describe(value: unknown): string {
-  return value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
+  return value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
 }
 
 function nameOf(resource: references.Resource): string {
@@ -176,7 +180,9 @@ function namespaceOf(resource: references.Resource, given: string | undefined, i
     return null;
   }
   if (given !== undefined && inBody !== undefined && given !== inBody) {
-    throw new ClientUsageError(`${nameOf(resource)}: the namespace option ${JSON.stringify(given)} differs from the body's metadata.namespace ${JSON.stringify(inBody)}.`);
+    throw new ClientUsageError(
+      `${nameOf(resource)}: the namespace option ${JSON.stringify(given)} differs from the body's metadata.namespace ${JSON.stringify(inBody)}.`,
+    );
   }
   const namespace = given ?? inBody;
   if (namespace === undefined || namespace === '') {
@@ -194,18 +200,21 @@ function collectionNamespaceOf(resource: references.Resource, given: string | un
 }
 
 function requireName(resource: references.Resource, name: unknown, where: string): string {
-  if (typeof name !== 'string' || name === '') throw new ClientUsageError(`${nameOf(resource)}: ${where} needs a non-empty object name, got ${describe(name)}.`);
+  if (typeof name !== 'string' || name === '')
+    throw new ClientUsageError(`${nameOf(resource)}: ${where} needs a non-empty object name, got ${describe(name)}.`);
   return name;
 }
 
 function selectorText(selector: SelectorSpec | undefined): string | undefined {
   if (selector === undefined || typeof selector === 'string') return selector;
-  return Object.entries(selector).map(([key, value]) => `${key}=${value}`).join(',');
+  return Object.entries(selector)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
 }
 
 function metadataOf(body: unknown): { name?: string; namespace?: string } {
-  const metadata = (typeof body === 'object' && body !== null ? (body as { metadata?: unknown }).metadata : undefined);
-  return typeof metadata === 'object' && metadata !== null ? metadata as { name?: string; namespace?: string } : {};
+  const metadata = typeof body === 'object' && body !== null ? (body as { metadata?: unknown }).metadata : undefined;
+  return typeof metadata === 'object' && metadata !== null ? (metadata as { name?: string; namespace?: string }) : {};
 }
 
 /** The body with `apiVersion`/`kind` of the descriptor where absent. */
@@ -229,7 +238,9 @@ function patchBody(resource: references.Resource, patch: unknown, type: PatchOpt
   if (type === 'json') throw new ClientUsageError(`${nameOf(resource)}: a JSON-Patch (type 'json') is an array of operations, got ${describe(patch)}.`);
   if (patch instanceof patches.PatchBase) {
     if (patch.fns.length > 0) {
-      throw new ClientUsageError(`${nameOf(resource)}: a Patch with transformation functions cannot be sent as a merge-patch; send JSON-Patch operations instead.`);
+      throw new ClientUsageError(
+        `${nameOf(resource)}: a Patch with transformation functions cannot be sent as a merge-patch; send JSON-Patch operations instead.`,
+      );
     }
     return { body: patch.toMergePatch(), contentType: 'application/merge-patch+json' };
   }
@@ -270,26 +281,26 @@ export class KubeClient {
    *
    * @throws ApiNotFoundError if it does not exist.
    */
-  async get<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, options?: AddressOptions,
-  ): Promise<Body> {
+  async get<Body extends resources.KubernetesObject, Input>(descriptor: Descriptor<Body, Input>, name: string, options?: AddressOptions): Promise<Body> {
     const resource = resourceOf(descriptor);
     const namespace = namespaceOf(resource, options?.namespace, undefined);
     const path = references.urlOf(resource, { namespace, name: requireName(resource, name, 'get()') });
-    return await this.send({ method: 'GET', path, signal: options?.signal }) as Body;
+    return (await this.send({ method: 'GET', path, signal: options?.signal })) as Body;
   }
 
   /** Lists one page of objects (all of them without `limit`). */
-  async list<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, options?: ListOptions,
-  ): Promise<ObjectList<Body>> {
+  async list<Body extends resources.KubernetesObject, Input>(descriptor: Descriptor<Body, Input>, options?: ListOptions): Promise<ObjectList<Body>> {
     const resource = resourceOf(descriptor);
     const namespace = collectionNamespaceOf(resource, options?.namespace);
     const response = await this.send({
-      method: 'GET', path: references.urlOf(resource, { namespace }), signal: options?.signal,
+      method: 'GET',
+      path: references.urlOf(resource, { namespace }),
+      signal: options?.signal,
       query: {
-        labelSelector: selectorText(options?.labelSelector), fieldSelector: selectorText(options?.fieldSelector),
-        limit: options?.limit, continue: options?.continue,
+        labelSelector: selectorText(options?.labelSelector),
+        fieldSelector: selectorText(options?.fieldSelector),
+        limit: options?.limit,
+        continue: options?.continue,
       },
     });
     const listing = api.listingOf(response);
@@ -303,8 +314,9 @@ export class KubeClient {
   }
 
   /** Lists page by page (`limit` items each, default 500) until the last page. */
-  async* pages<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, options?: Omit<ListOptions, 'continue'>,
+  async *pages<Body extends resources.KubernetesObject, Input>(
+    descriptor: Descriptor<Body, Input>,
+    options?: Omit<ListOptions, 'continue'>,
   ): AsyncGenerator<ObjectList<Body>, void, undefined> {
     let token: string | undefined;
     do {
@@ -315,8 +327,9 @@ export class KubeClient {
   }
 
   /** Every object of every page, one by one (see `pages()`). */
-  async* iterate<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, options?: Omit<ListOptions, 'continue'>,
+  async *iterate<Body extends resources.KubernetesObject, Input>(
+    descriptor: Descriptor<Body, Input>,
+    options?: Omit<ListOptions, 'continue'>,
   ): AsyncGenerator<Body, void, undefined> {
     for await (const page of this.pages(descriptor, options)) yield* page.items;
   }
@@ -328,13 +341,15 @@ export class KubeClient {
    * @throws ApiConflictError if it exists; ApiUnprocessableError (with the API's `Status`) if invalid.
    */
   async create<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, body: NoInfer<Input>, options?: WriteOptions,
+    descriptor: Descriptor<Body, Input>,
+    body: NoInfer<Input>,
+    options?: WriteOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     const payload = enveloped(descriptor, body);
     const namespace = namespaceOf(resource, options?.namespace, metadataOf(payload).namespace);
     const path = references.urlOf(resource, { namespace });
-    return await this.send({ method: 'POST', path, body: payload, query: writeQuery(options), signal: options?.signal }) as Body;
+    return (await this.send({ method: 'POST', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body;
   }
 
   /**
@@ -344,7 +359,9 @@ export class KubeClient {
    * @throws ApiConflictError on a stale `resourceVersion`; ApiNotFoundError if absent.
    */
   async replace<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, body: NoInfer<Body | Input>, options?: ReplaceOptions,
+    descriptor: Descriptor<Body, Input>,
+    body: NoInfer<Body | Input>,
+    options?: ReplaceOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     const payload = enveloped(descriptor, body);
@@ -352,7 +369,7 @@ export class KubeClient {
     const namespace = namespaceOf(resource, options?.namespace, metadata.namespace);
     const name = requireName(resource, metadata.name, 'replace() (metadata.name)');
     const path = references.urlOf(resource, { namespace, name, subresource: options?.subresource });
-    return await this.send({ method: 'PUT', path, body: payload, query: writeQuery(options), signal: options?.signal }) as Body;
+    return (await this.send({ method: 'PUT', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body;
   }
 
   /**
@@ -362,19 +379,28 @@ export class KubeClient {
    * @throws ApiNotFoundError if absent; ApiUnprocessableError if the result is invalid.
    */
   patch<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, patch: readonly JsonPatchOperation[], options?: PatchOptions,
+    descriptor: Descriptor<Body, Input>,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+    options?: PatchOptions,
   ): Promise<Body>;
   patch<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, patch: NoInfer<MergePatchOf<Body>>, options?: PatchOptions,
+    descriptor: Descriptor<Body, Input>,
+    name: string,
+    patch: NoInfer<MergePatchOf<Body>>,
+    options?: PatchOptions,
   ): Promise<Body>;
   async patch<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, patch: MergePatchOf<Body> | readonly JsonPatchOperation[], options?: PatchOptions,
+    descriptor: Descriptor<Body, Input>,
+    name: string,
+    patch: MergePatchOf<Body> | readonly JsonPatchOperation[],
+    options?: PatchOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     const namespace = namespaceOf(resource, options?.namespace, undefined);
     const path = references.urlOf(resource, { namespace, name: requireName(resource, name, 'patch()'), subresource: options?.subresource });
     const { body, contentType } = patchBody(resource, patch, options?.type);
-    return await this.send({ method: 'PATCH', path, body, contentType, query: writeQuery(options), signal: options?.signal }) as Body;
+    return (await this.send({ method: 'PATCH', path, body, contentType, query: writeQuery(options), signal: options?.signal })) as Body;
   }
 
   /**
@@ -384,7 +410,9 @@ export class KubeClient {
    * @throws ApiConflictError when another manager owns a field with a different value (unless `force`).
    */
   async apply<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, partial: NoInfer<resources.ApplyOf<Input>>, options: ApplyOptions,
+    descriptor: Descriptor<Body, Input>,
+    partial: NoInfer<resources.ApplyOf<Input>>,
+    options: ApplyOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     if (typeof options?.fieldManager !== 'string' || options.fieldManager === '') {
@@ -394,11 +422,14 @@ export class KubeClient {
     const metadata = metadataOf(payload);
     const namespace = namespaceOf(resource, options.namespace, metadata.namespace);
     const name = requireName(resource, metadata.name, 'apply() (metadata.name)');
-    return await this.send({
-      method: 'PATCH', path: references.urlOf(resource, { namespace, name, subresource: options.subresource }),
-      body: payload, contentType: 'application/apply-patch+yaml', signal: options.signal,
+    return (await this.send({
+      method: 'PATCH',
+      path: references.urlOf(resource, { namespace, name, subresource: options.subresource }),
+      body: payload,
+      contentType: 'application/apply-patch+yaml',
+      signal: options.signal,
       query: { fieldManager: options.fieldManager, force: options.force ? 'true' : undefined, dryRun: options.dryRun ? 'All' : undefined },
-    }) as Body;
+    })) as Body;
   }
 
   /**
@@ -408,22 +439,31 @@ export class KubeClient {
    * @throws ApiNotFoundError if absent; ApiConflictError if a precondition fails.
    */
   async delete<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, name: string, options?: DeleteOptions,
+    descriptor: Descriptor<Body, Input>,
+    name: string,
+    options?: DeleteOptions,
   ): Promise<Body | undefined> {
     const resource = resourceOf(descriptor);
     const namespace = namespaceOf(resource, options?.namespace, undefined);
     const path = references.urlOf(resource, { namespace, name: requireName(resource, name, 'delete()') });
     const hasBody = options?.propagationPolicy !== undefined || options?.preconditions !== undefined || options?.gracePeriodSeconds !== undefined;
-    const body = hasBody ? {
-      apiVersion: 'v1', kind: 'DeleteOptions',
-      ...(options?.propagationPolicy !== undefined ? { propagationPolicy: options.propagationPolicy } : {}),
-      ...(options?.preconditions !== undefined ? { preconditions: options.preconditions } : {}),
-      ...(options?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
-    } : undefined;
+    const body = hasBody
+      ? {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          ...(options?.propagationPolicy !== undefined ? { propagationPolicy: options.propagationPolicy } : {}),
+          ...(options?.preconditions !== undefined ? { preconditions: options.preconditions } : {}),
+          ...(options?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
+        }
+      : undefined;
     const response = await this.send({
-      method: 'DELETE', path, body, query: { dryRun: options?.dryRun ? 'All' : undefined }, signal: options?.signal,
+      method: 'DELETE',
+      path,
+      body,
+      query: { dryRun: options?.dryRun ? 'All' : undefined },
+      signal: options?.signal,
     });
-    return errors.isStatus(response) ? undefined : response as Body;
+    return errors.isStatus(response) ? undefined : (response as Body);
   }
 
   /**
@@ -434,15 +474,19 @@ export class KubeClient {
    * @throws ApiGoneError when `resourceVersion` is too old (list again); WatchingError for other
    *   errors reported in the stream.
    */
-  async* watch<Body extends resources.KubernetesObject, Input>(
-    descriptor: Descriptor<Body, Input>, options?: WatchOptions,
+  async *watch<Body extends resources.KubernetesObject, Input>(
+    descriptor: Descriptor<Body, Input>,
+    options?: WatchOptions,
   ): AsyncGenerator<WatchEvent<Body>, void, undefined> {
     if (this.#closed) throw new ClientUsageError('The client is closed.');
     const resource = resourceOf(descriptor);
     const namespace = collectionNamespaceOf(resource, options?.namespace);
     const lines = await this.#transport.watch(resource, namespace, {
-      signal: options?.signal, resourceVersion: options?.resourceVersion, timeoutSeconds: options?.timeoutSeconds,
-      labelSelector: selectorText(options?.labelSelector), fieldSelector: selectorText(options?.fieldSelector),
+      signal: options?.signal,
+      resourceVersion: options?.resourceVersion,
+      timeoutSeconds: options?.timeoutSeconds,
+      labelSelector: selectorText(options?.labelSelector),
+      fieldSelector: selectorText(options?.fieldSelector),
     });
     for await (const line of lines) {
       if (line.type === 'BOOKMARK') continue;

@@ -89,16 +89,21 @@ export function builtinLogins(options: ConnectionOptions = {}): BuiltinLogin[] {
   const context = options.kubeconfigContext;
   if (options.kubeconfig !== undefined) {
     const paths = explicitPaths(options.kubeconfig);
-    return [{
-      id: 'login_with_kubeconfig',
-      fn: () => {
-        const missing = paths.filter((file) => !fs.existsSync(file));
-        if (missing.length > 0) throw new errors.LoginError(`The kubeconfig ${missing.join(', ')} does not exist.`);
-        return logins.loginWithKubeconfig({ paths, context });
+    return [
+      {
+        id: 'login_with_kubeconfig',
+        fn: () => {
+          const missing = paths.filter((file) => !fs.existsSync(file));
+          if (missing.length > 0) throw new errors.LoginError(`The kubeconfig ${missing.join(', ')} does not exist.`);
+          return logins.loginWithKubeconfig({ paths, context });
+        },
       },
-    }];
+    ];
   }
-  const fromEnv: BuiltinLogin = { id: 'login_with_kubeconfig', fn: () => logins.loginWithKubeconfig({ paths: kubeconfigs.kubeconfigPaths(options.env), context }) };
+  const fromEnv: BuiltinLogin = {
+    id: 'login_with_kubeconfig',
+    fn: () => logins.loginWithKubeconfig({ paths: kubeconfigs.kubeconfigPaths(options.env), context }),
+  };
   if (context !== undefined) return [fromEnv];
   return [{ id: 'login_with_service_account', fn: () => logins.loginWithServiceAccount() }, fromEnv];
 }

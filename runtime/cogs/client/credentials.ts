@@ -111,7 +111,7 @@ export function connectionInfo(input: ConnectionInfo): Readonly<ConnectionInfo> 
     throw new errors.InvalidConnectionInfoError(`ConnectionInfo's priority must be a finite number, got ${input.priority}.`);
   }
   if (input.expiration !== undefined && !(input.expiration instanceof Date && Number.isFinite(input.expiration.getTime()))) {
-    throw new errors.InvalidConnectionInfoError('ConnectionInfo\'s expiration must be a valid Date.');
+    throw new errors.InvalidConnectionInfoError("ConnectionInfo's expiration must be a valid Date.");
   }
   return Object.freeze({ ...input });
 }
@@ -128,16 +128,20 @@ let nextFunctionId = 1;
 
 /** A content fingerprint: equal credentials (field by field) give equal fingerprints. */
 function fingerprint(info: ConnectionInfo): string {
-  return JSON.stringify(Object.keys(info).sort().map((key) => {
-    const value: unknown = info[key as keyof ConnectionInfo];
-    if (typeof value === 'function') {
-      if (!functionIds.has(value)) functionIds.set(value, nextFunctionId++);
-      return [key, `fn#${functionIds.get(value)}`];
-    }
-    if (value instanceof Uint8Array) return [key, Buffer.from(value).toString('base64')];
-    if (value instanceof Date) return [key, value.toISOString()];
-    return [key, value];
-  }));
+  return JSON.stringify(
+    Object.keys(info)
+      .sort()
+      .map((key) => {
+        const value: unknown = info[key as keyof ConnectionInfo];
+        if (typeof value === 'function') {
+          if (!functionIds.has(value)) functionIds.set(value, nextFunctionId++);
+          return [key, `fn#${functionIds.get(value)}`];
+        }
+        if (value instanceof Uint8Array) return [key, Buffer.from(value).toString('base64')];
+        if (value instanceof Date) return [key, value.toISOString()];
+        return [key, value];
+      }),
+  );
 }
 
 /** The message of the `LoginError` when no valid credentials are left after a re-login. */

@@ -49,9 +49,16 @@ export interface StatusPayload {
 
 /** The literal codes of the HTTP error classes. */
 export type ApiErrorCode =
-  | 'ApiError' | 'ApiClientError' | 'ApiServerError'
-  | 'ApiUnauthorized' | 'ApiForbidden' | 'ApiNotFound' | 'ApiConflict' | 'ApiGone'
-  | 'ApiUnprocessable' | 'ApiTooManyRequests';
+  | 'ApiError'
+  | 'ApiClientError'
+  | 'ApiServerError'
+  | 'ApiUnauthorized'
+  | 'ApiForbidden'
+  | 'ApiNotFound'
+  | 'ApiConflict'
+  | 'ApiGone'
+  | 'ApiUnprocessable'
+  | 'ApiTooManyRequests';
 
 /** Where an error happened, for messages and logs. */
 export interface ApiErrorOptions {

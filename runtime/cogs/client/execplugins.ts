@@ -47,15 +47,20 @@ export interface ProcessResult {
 export type ProcessRunner = (command: string, args: readonly string[], options: { readonly env: NodeJS.ProcessEnv }) => Promise<ProcessResult>;
 
 /** The real runner: `child_process.spawn` without stdin, collecting stdout and stderr. */
-export const runProcess: ProcessRunner = (command, args, options) => new Promise<ProcessResult>((resolve, reject) => {
-  const child = childProcess.spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  child.once('error', reject);
-  child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
-});
+export const runProcess: ProcessRunner = (command, args, options) =>
+  new Promise<ProcessResult>((resolve, reject) => {
+    const child = childProcess.spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
+  });
 
 /** The credentials a plugin gave. */
 export interface ExecStatus {
@@ -109,7 +114,7 @@ export class ExecCredentials {
    */
   constructor(
     private readonly exec: kubeconfigs.ExecConfig,
-    private readonly user: Pick<kubeconfigs.KubeconfigUser, 'name' | 'source'>,
+    user: Pick<kubeconfigs.KubeconfigUser, 'name' | 'source'>,
     private readonly cluster: kubeconfigs.KubeconfigCluster,
     options: ExecOptions = {},
   ) {
@@ -143,7 +148,9 @@ export class ExecCredentials {
   async current(): Promise<ExecStatus> {
     const cached = this.cached;
     if (cached && (cached.expiration === undefined || cached.expiration > this.clock.now())) return cached;
-    this.running ??= this.fetch().finally(() => { this.running = undefined; });
+    this.running ??= this.fetch().finally(() => {
+      this.running = undefined;
+    });
     return await this.running;
   }
 
@@ -171,7 +178,11 @@ export class ExecCredentials {
     }
     if (result.exitCode !== 0) {
       const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
-      const lines = result.stderr.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, STDERR_LINES);
+      const lines = result.stderr
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .slice(0, STDERR_LINES);
       throw new errors.LoginError(`${this.title} ${how}${lines.length > 0 ? `: ${lines.join(' | ')}` : ' (no stderr).'}`);
     }
     const status = this.parse(result.stdout, apiVersion);
@@ -180,7 +191,9 @@ export class ExecCredentials {
   }
 
   private parse(stdout: string, apiVersion: string): ExecStatus {
-    const fail = (why: string): never => { throw new errors.LoginError(`${this.title} printed ${why}`); };
+    const fail = (why: string): never => {
+      throw new errors.LoginError(`${this.title} printed ${why}`);
+    };
     let credential: unknown;
     try {
       credential = JSON.parse(stdout);

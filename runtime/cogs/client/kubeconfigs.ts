@@ -136,7 +136,11 @@ function isMapping(value: unknown): value is Raw {
 
 /** Reads the fields of one entry, failing with the file and the entry's place in the message. */
 class Fields {
-  constructor(private readonly raw: Raw, private readonly where: string, private readonly folder: string) {}
+  constructor(
+    private readonly raw: Raw,
+    private readonly where: string,
+    private readonly folder: string,
+  ) {}
 
   private fail(key: string, expected: string): never {
     throw new errors.LoginError(`${this.where}: "${key}" must be ${expected}, got ${JSON.stringify(this.raw[key])}.`);

@@ -126,7 +126,11 @@ export function connectionFromKubeConfig(
 }
 
 /** The ConnectionInfo fields of a user entry. */
-function userFields(user: kubeconfigs.KubeconfigUser, cluster: kubeconfigs.KubeconfigCluster, plugins: PluginOptions | undefined): Partial<credentials.ConnectionInfo> {
+function userFields(
+  user: kubeconfigs.KubeconfigUser,
+  cluster: kubeconfigs.KubeconfigCluster,
+  plugins: PluginOptions | undefined,
+): Partial<credentials.ConnectionInfo> {
   const entry = `${user.source}: user ${JSON.stringify(user.name)}`;
   if (user.impersonation.length > 0) {
     throw new errors.LoginError(`${entry}: impersonation (${user.impersonation.join(', ')}) is not supported by the runtime.`);
@@ -160,8 +164,10 @@ function userFields(user: kubeconfigs.KubeconfigUser, cluster: kubeconfigs.Kubec
     if (authproviders.REFRESHING_PROVIDERS.includes(provider.name)) {
       fields.authorization = authproviders.refreshingAuthorization({ ...user, authProvider: provider }, { importModule: plugins?.importModule });
     } else if (!accessToken) {
-      throw new errors.LoginError(`${entry}: auth-provider ${JSON.stringify(provider.name)} has no access-token and is not supported; `
-        + `supported: ${authproviders.REFRESHING_PROVIDERS.join(', ')} (with @kubernetes/client-node), or any with a static access-token.`);
+      throw new errors.LoginError(
+        `${entry}: auth-provider ${JSON.stringify(provider.name)} has no access-token and is not supported; ` +
+          `supported: ${authproviders.REFRESHING_PROVIDERS.join(', ')} (with @kubernetes/client-node), or any with a static access-token.`,
+      );
     }
     if (!fields.token && accessToken) fields.token = accessToken;
   }
@@ -184,6 +190,8 @@ export function noCredentialsMessage(options?: { readonly env?: NodeJS.ProcessEn
   const kubeconfig = list
     ? `KUBECONFIG=${list} lists no existing file (the default ${fallback} is not read when KUBECONFIG is set)`
     : `KUBECONFIG is not set, ${fallback} does not exist`;
-  return `No credentials found: ${kubeconfig}, and ${token} does not exist (not running in a pod). `
-    + 'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).';
+  return (
+    `No credentials found: ${kubeconfig}, and ${token} does not exist (not running in a pod). ` +
+    'Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).'
+  );
 }

@@ -19,13 +19,17 @@ export function isExcluded(target: URL, noProxy: string | undefined): boolean {
   if (!noProxy) return false;
   const host = target.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const port = target.port || (target.protocol === 'https:' ? '443' : '80');
-  return noProxy.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean).some((entry) => {
-    if (entry === '*') return true;
-    const [name, entryPort] = entry.split(/:(?=\d+$)/);
-    if (entryPort !== undefined && entryPort !== port) return false;
-    const domain = name!.replace(/^\*?\./, '');
-    return host === domain || host.endsWith(`.${domain}`);
-  });
+  return noProxy
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter(Boolean)
+    .some((entry) => {
+      if (entry === '*') return true;
+      const [name, entryPort] = entry.split(/:(?=\d+$)/);
+      if (entryPort !== undefined && entryPort !== port) return false;
+      const domain = name!.replace(/^\*?\./, '');
+      return host === domain || host.endsWith(`.${domain}`);
+    });
 }
 
 /**
@@ -34,11 +38,15 @@ export function isExcluded(target: URL, noProxy: string | undefined): boolean {
  *
  * @throws TypeError for an unparsable or non-`http://` proxy URL.
  */
-export function proxyFor(target: URL, options: { readonly proxyUrl?: string; readonly trustEnv?: boolean }, env: NodeJS.ProcessEnv = process.env): URL | undefined {
+export function proxyFor(
+  target: URL,
+  options: { readonly proxyUrl?: string; readonly trustEnv?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+): URL | undefined {
   let raw = options.proxyUrl;
   if (!raw && options.trustEnv) {
     const pick = (name: string): string | undefined => env[name] || env[name.toLowerCase()] || undefined;
-    const candidate = target.protocol === 'https:' ? pick('HTTPS_PROXY') ?? pick('HTTP_PROXY') : pick('HTTP_PROXY');
+    const candidate = target.protocol === 'https:' ? (pick('HTTPS_PROXY') ?? pick('HTTP_PROXY')) : pick('HTTP_PROXY');
     if (candidate && !isExcluded(target, pick('NO_PROXY'))) raw = candidate;
   }
   if (!raw) return undefined;
@@ -59,7 +67,10 @@ export function proxyAuthorization(proxy: URL): string | undefined {
  * `proxy`. TLS options (CA, client certificate, verification) apply to the target server.
  */
 export class TunnelingAgent extends https.Agent {
-  constructor(private readonly proxy: URL, options: https.AgentOptions) {
+  constructor(
+    private readonly proxy: URL,
+    options: https.AgentOptions,
+  ) {
     super(options);
   }
 

@@ -145,7 +145,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
 export async function request(ctx: RequestContext, request: ApiRequest): Promise<unknown> {
   for (;;) {
     // Credentials are nearly always at hand: no waiting (and no promise) for them then.
-    const item = ctx.vault.selectNow() ?? await ctx.vault.select(request.signal);
+    const item = ctx.vault.selectNow() ?? (await ctx.vault.select(request.signal));
     // Named in logs of retries only: built on demand.
     const what = (): string => `${request.method} ${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
     try {
@@ -207,7 +207,10 @@ class Limiter {
     if (!this.saturated) return undefined;
     return new Promise<void>((resolve, reject) => {
       let release = (): void => undefined;
-      const wake = (): void => { release(); resolve(); };
+      const wake = (): void => {
+        release();
+        resolve();
+      };
       this.held.push(wake);
       release = aborts.onAbort(signal ?? NEVER, () => {
         const index = this.held.indexOf(wake);
@@ -234,7 +237,10 @@ const limiters = new WeakMap<RequestContext, Limiter>();
 
 function limiterOf(ctx: RequestContext): Limiter {
   let limiter = limiters.get(ctx);
-  if (!limiter) { limiter = new Limiter(); limiters.set(ctx, limiter); }
+  if (!limiter) {
+    limiter = new Limiter();
+    limiters.set(ctx, limiter);
+  }
   return limiter;
 }
 

@@ -25,7 +25,7 @@ interface ApiResourceEntry {
 }
 
 const record = (value: unknown): Record<string, unknown> =>
-  (typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {});
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 
 /**
@@ -35,7 +35,7 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
  * parseResourceList('', 'v1', true, { resources: [{ name: 'pods', kind: 'Pod', namespaced: true, verbs: ['list'] }] });
  */
 export function parseResourceList(group: string, version: string, preferred: boolean, list: unknown): references.Resource[] {
-  const entries = (Array.isArray(record(list)['resources']) ? record(list)['resources'] as unknown[] : []).map((e) => record(e) as ApiResourceEntry);
+  const entries = (Array.isArray(record(list)['resources']) ? (record(list)['resources'] as unknown[]) : []).map((e) => record(e) as ApiResourceEntry);
   const subresources = new Map<string, string[]>();
   for (const entry of entries) {
     const [plural, sub] = String(entry.name ?? '').split('/', 2);
@@ -46,19 +46,21 @@ export function parseResourceList(group: string, version: string, preferred: boo
     const name = String(entry.name ?? '');
     if (!name || name.includes('/')) continue;
     const kind = String(entry.kind ?? '');
-    resources.push(Object.freeze({
-      group,
-      version,
-      plural: name,
-      kind,
-      singular: entry.singularName || kind.toLowerCase(),
-      shortcuts: Object.freeze(strings(entry.shortNames)),
-      categories: Object.freeze(strings(entry.categories)),
-      subresources: Object.freeze(subresources.get(name) ?? []),
-      namespaced: entry.namespaced === true,
-      preferred,
-      verbs: Object.freeze(strings(entry.verbs)),
-    }));
+    resources.push(
+      Object.freeze({
+        group,
+        version,
+        plural: name,
+        kind,
+        singular: entry.singularName || kind.toLowerCase(),
+        shortcuts: Object.freeze(strings(entry.shortNames)),
+        categories: Object.freeze(strings(entry.categories)),
+        subresources: Object.freeze(subresources.get(name) ?? []),
+        namespaced: entry.namespaced === true,
+        preferred,
+        verbs: Object.freeze(strings(entry.verbs)),
+      }),
+    );
   }
   return resources;
 }

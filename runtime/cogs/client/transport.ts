@@ -127,7 +127,11 @@ export class Transport {
    * @param options.trustEnv use proxies from environment variables (also enabled by `info.trustEnv`).
    * @throws errors.InvalidConnectionInfoError for an unusable proxy URL.
    */
-  constructor(readonly info: credentials.ConnectionInfo, private readonly clock: clocks.Clock, options?: { readonly trustEnv?: boolean }) {
+  constructor(
+    readonly info: credentials.ConnectionInfo,
+    private readonly clock: clocks.Clock,
+    options?: { readonly trustEnv?: boolean },
+  ) {
     this.server = info.server.replace(/\/+$/, '');
     const target = new URL(this.server);
     this.secure = target.protocol === 'https:';
@@ -186,7 +190,9 @@ export class Transport {
         for (const cancel of timers) cancel();
         request.signal?.removeEventListener('abort', onAbort);
       };
-      const onAbort = (): void => { req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted')); };
+      const onAbort = (): void => {
+        req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted'));
+      };
       const timeOut = (detail: string): void => {
         timedOut ??= new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail });
         req.destroy(timedOut);
@@ -236,20 +242,26 @@ export class Transport {
           url,
           chunks,
           // Read with events rather than async iteration: one promise per body, not one per chunk.
-          text: () => new Promise<string>((resolveText, rejectText) => {
-            const parts: Buffer[] = [];
-            const fail = (error: unknown): void => {
-              if (!res.complete) req.destroy();
-              rejectText(reasonOf(error));
-            };
-            res.on('data', (chunk: Buffer) => parts.push(chunk));
-            res.once('error', fail);
-            res.once('end', () => {
-              if (!res.complete) { fail(new Error('the response ended prematurely')); return; }
-              resolveText(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
-            });
-            res.once('close', () => { if (!res.complete) fail(new Error('the response ended prematurely')); });
-          }),
+          text: () =>
+            new Promise<string>((resolveText, rejectText) => {
+              const parts: Buffer[] = [];
+              const fail = (error: unknown): void => {
+                if (!res.complete) req.destroy();
+                rejectText(reasonOf(error));
+              };
+              res.on('data', (chunk: Buffer) => parts.push(chunk));
+              res.once('error', fail);
+              res.once('end', () => {
+                if (!res.complete) {
+                  fail(new Error('the response ended prematurely'));
+                  return;
+                }
+                resolveText(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8'));
+              });
+              res.once('close', () => {
+                if (!res.complete) fail(new Error('the response ended prematurely'));
+              });
+            }),
           listen(listener: BodyListener): void {
             let ended = false;
             const end = (error?: unknown): void => {
@@ -258,10 +270,14 @@ export class Transport {
               if (error !== undefined && !res.complete) req.destroy();
               listener.end(error === undefined ? undefined : reasonOf(error));
             };
-            res.on('data', (chunk: Buffer) => { if (!ended) listener.data(chunk); });
+            res.on('data', (chunk: Buffer) => {
+              if (!ended) listener.data(chunk);
+            });
             res.once('error', end);
             res.once('end', () => end(res.complete ? undefined : new Error('the response ended prematurely')));
-            res.once('close', () => { if (!res.complete) end(new Error('the response ended prematurely')); });
+            res.once('close', () => {
+              if (!res.complete) end(new Error('the response ended prematurely'));
+            });
           },
           close(): void {
             req.destroy();
@@ -274,10 +290,22 @@ export class Transport {
   }
 
   /** Starts the request: through a plain-HTTP proxy in absolute form, or straight to the server. */
-  private open(method: string, path: string, url: string, headers: Record<string, string>,
-               certificate: credentials.ClientCertificate | undefined): http.ClientRequest {
+  private open(
+    method: string,
+    path: string,
+    url: string,
+    headers: Record<string, string>,
+    certificate: credentials.ClientCertificate | undefined,
+  ): http.ClientRequest {
     if (this.proxy && !this.secure) {
-      return http.request({ host: this.proxy.hostname, port: this.proxy.port || 80, path: url, method, agent: this.agent, headers: this.proxied(url, headers) });
+      return http.request({
+        host: this.proxy.hostname,
+        port: this.proxy.port || 80,
+        path: url,
+        method,
+        agent: this.agent,
+        headers: this.proxied(url, headers),
+      });
     }
     // Options rather than a URL string: Node would parse the same server URL for every request.
     const options: https.RequestOptions = { ...this.target, path: `${this.basePath}${path}`, method, headers, agent: this.agent };
@@ -321,7 +349,10 @@ export class Transports {
   private readonly open = new Set<Transport>();
 
   /** @param trustEnv whether proxies from environment variables are used (read at each new transport). */
-  constructor(private readonly clock: clocks.Clock, private readonly trustEnv: () => boolean = () => false) {}
+  constructor(
+    private readonly clock: clocks.Clock,
+    private readonly trustEnv: () => boolean = () => false,
+  ) {}
 
   /** The transport for a vault item's credentials (created on first use). */
   for(item: credentials.VaultItem): Transport {

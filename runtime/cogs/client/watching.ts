@@ -113,7 +113,11 @@ class Countdown {
   private armed = false;
   private sleeping: AbortController | undefined;
 
-  constructor(private readonly clock: clocks.Clock, private readonly ms: number, private readonly onTimeout: () => void) {}
+  constructor(
+    private readonly clock: clocks.Clock,
+    private readonly ms: number,
+    private readonly onTimeout: () => void,
+  ) {}
 
   arm(): void {
     this.deadline = this.clock.now() + this.ms;
@@ -161,7 +165,10 @@ const CLOSED = new DOMException('The watch-stream is over.', 'AbortError');
  *
  * @throws errors.ApiError / errors.ConnectionError if the connection cannot be opened.
  */
-export async function* streamWatch(ctx: WatchContext, options: { readonly resourceVersion?: string; readonly signal?: AbortSignal }): AsyncGenerator<api.WatchLine> {
+export async function* streamWatch(
+  ctx: WatchContext,
+  options: { readonly resourceVersion?: string; readonly signal?: AbortSignal },
+): AsyncGenerator<api.WatchLine> {
   const clock = ctx.clock ?? clocks.realClock;
   const watching = ctx.settings.watching;
   const networking = ctx.settings.networking;
@@ -281,7 +288,10 @@ function isRecoverable(error: unknown): boolean {
  *   handle(event);
  * }
  */
-export async function* infiniteWatch(ctx: WatchContext, options: { readonly paused?: toggles.Awaitable; readonly signal?: AbortSignal } = {}): AsyncGenerator<WatchEvent> {
+export async function* infiniteWatch(
+  ctx: WatchContext,
+  options: { readonly paused?: toggles.Awaitable; readonly signal?: AbortSignal } = {},
+): AsyncGenerator<WatchEvent> {
   const clock = ctx.clock ?? clocks.realClock;
   const { paused, signal } = options;
   ctx.logger.debug(`Starting the watch-stream for ${describe(ctx)}${paused?.isOn() ? ' (paused)' : ''}.`);
@@ -300,7 +310,10 @@ export async function* infiniteWatch(ctx: WatchContext, options: { readonly paus
       }
       const pause = new AbortController();
       const release = new AbortController();
-      paused?.waitFor(true, release.signal).then(() => pause.abort(new DOMException('The operator is paused.', 'AbortError')), () => undefined);
+      paused?.waitFor(true, release.signal).then(
+        () => pause.abort(new DOMException('The operator is paused.', 'AbortError')),
+        () => undefined,
+      );
       try {
         // `release` is an input too, so the combined signal lets go of `signal` once this stream is over.
         for await (const event of continuousWatch(ctx, { signal: aborts.anySignal([signal, pause.signal, release.signal]) })) yield event;

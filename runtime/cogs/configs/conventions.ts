@@ -190,8 +190,13 @@ export function removeAnnotations(essence: Record<string, unknown>, keys: Iterab
  */
 export function removeEmptyStanzas(essence: Record<string, unknown>): void {
   const isEmpty = (value: unknown): boolean =>
-    value === null || value === undefined || value === '' || value === false || value === 0
-    || (Array.isArray(value) && value.length === 0) || (dicts.isObject(value) && Object.keys(value).length === 0);
+    value === null ||
+    value === undefined ||
+    value === '' ||
+    value === false ||
+    value === 0 ||
+    (Array.isArray(value) && value.length === 0) ||
+    (dicts.isObject(value) && Object.keys(value).length === 0);
   const metadata = essence['metadata'];
   if (dicts.isObject(metadata)) {
     if ('annotations' in metadata && isEmpty(metadata['annotations'])) delete metadata['annotations'];
@@ -206,6 +211,5 @@ export function removeEmptyStanzas(essence: Record<string, unknown>): void {
  * every non-ASCII character (and DEL) escaped as a lower-case `\uXXXX` (R-STORAGE-15).
  */
 export function dumpJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -46,14 +46,12 @@ const NOT_ESSENTIAL: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metad
  * last); Kopf-owned and last-applied annotations removed; `extraFields` copied back from the body;
  * empty stanzas removed; `ignoredFields` removed.
  */
-export function buildEssence(
-  body: unknown, extraFields?: Iterable<dicts.FieldSpec>, ignoredFields?: Iterable<dicts.FieldSpec>,
-): dicts.JsonObject {
+export function buildEssence(body: unknown, extraFields?: Iterable<dicts.FieldSpec>, ignoredFields?: Iterable<dicts.FieldSpec>): dicts.JsonObject {
   // Only what stays is copied: metadata (managed fields and all) and status are often most of a body.
   const essence: Record<string, unknown> = {};
   if (dicts.isObject(body)) {
     for (const key in body) {
-      if (!Object.prototype.hasOwnProperty.call(body, key) || NOT_ESSENTIAL.has(key)) continue;
+      if (!Object.hasOwn(body, key) || NOT_ESSENTIAL.has(key)) continue;
       const value = body[key];
       if (value !== undefined) essence[key] = dicts.deepCopy(value);
     }
@@ -92,16 +90,18 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   readonly v1: boolean;
   readonly ignoredFields: readonly dicts.FieldSpec[];
 
-  constructor(options?: DiffBaseOptions & {
-    /** Annotation prefix; default `kopf.zalando.org`; must not be empty. */
-    readonly prefix?: string;
-    /** Record key; default `last-handled-configuration`. */
-    readonly key?: string;
-    /** Also write/read V1 keys; default true. */
-    readonly v1?: boolean;
-    /** Receives the too-long-prefix warning. */
-    readonly warn?: (message: string) => void;
-  }) {
+  constructor(
+    options?: DiffBaseOptions & {
+      /** Annotation prefix; default `kopf.zalando.org`; must not be empty. */
+      readonly prefix?: string;
+      /** Record key; default `last-handled-configuration`. */
+      readonly key?: string;
+      /** Also write/read V1 keys; default true. */
+      readonly v1?: boolean;
+      /** Receives the too-long-prefix warning. */
+      readonly warn?: (message: string) => void;
+    },
+  ) {
     this.prefix = options?.prefix ?? conventions.DEFAULT_PREFIX;
     this.key = options?.key ?? 'last-handled-configuration';
     this.v1 = options?.v1 ?? true;
@@ -141,12 +141,14 @@ export class StatusDiffBaseStorage implements DiffBaseStorage {
   readonly field: dicts.FieldPath;
   readonly ignoredFields: readonly dicts.FieldSpec[];
 
-  constructor(options?: DiffBaseOptions & {
-    /** Substituted for `{name}` in the field; default `kopf`. */
-    readonly name?: string;
-    /** Default `status.{name}.last-handled-configuration`. */
-    readonly field?: dicts.FieldSpec;
-  }) {
+  constructor(
+    options?: DiffBaseOptions & {
+      /** Substituted for `{name}` in the field; default `kopf`. */
+      readonly name?: string;
+      /** Default `status.{name}.last-handled-configuration`. */
+      readonly field?: dicts.FieldSpec;
+    },
+  ) {
     const name = options?.name ?? 'kopf';
     const field = options?.field ?? 'status.{name}.last-handled-configuration';
     this.field = dicts.parseField(typeof field === 'string' ? field.replace(/\{name\}/g, name) : field);

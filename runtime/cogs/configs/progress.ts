@@ -19,7 +19,7 @@
  */
 
 import * as dicts from '../structs/dicts.js';
-import * as patches from '../structs/patches.js';
+import type * as patches from '../structs/patches.js';
 import * as conventions from './conventions.js';
 
 /** The persisted state of one handler for the change being handled (R-STORAGE-4). */
@@ -44,7 +44,15 @@ export interface ProgressRecord {
 
 /** The record keys in their persisted order. */
 export const RECORD_KEYS = [
-  'started', 'stopped', 'delayed', 'purpose', 'retries', 'success', 'failure', 'message', 'subrefs',
+  'started',
+  'stopped',
+  'delayed',
+  'purpose',
+  'retries',
+  'success',
+  'failure',
+  'message',
+  'subrefs',
 ] as const satisfies readonly (keyof ProgressRecord)[];
 
 type MaybePromise<T> = T | Promise<T>;
@@ -166,7 +174,10 @@ export class AnnotationsProgressStorage implements ProgressStorage {
     const copy = dicts.deepCopy(essence);
     const annotations = dicts.resolve(copy, ['metadata', 'annotations']);
     if (dicts.isObject(annotations)) {
-      conventions.removeAnnotations(copy, Object.keys(annotations).filter((key) => key.startsWith(`${this.prefix}/`)));
+      conventions.removeAnnotations(
+        copy,
+        Object.keys(annotations).filter((key) => key.startsWith(`${this.prefix}/`)),
+      );
     }
     conventions.removeEmptyStanzas(copy);
     return copy;
@@ -189,8 +200,7 @@ export class StatusProgressStorage implements ProgressStorage {
     readonly touchField?: dicts.FieldSpec;
   }) {
     const name = options?.name ?? 'kopf';
-    const expand = (field: dicts.FieldSpec): dicts.FieldPath =>
-      dicts.parseField(typeof field === 'string' ? field.replace(/\{name\}/g, name) : field);
+    const expand = (field: dicts.FieldSpec): dicts.FieldPath => dicts.parseField(typeof field === 'string' ? field.replace(/\{name\}/g, name) : field);
     this.field = expand(options?.field ?? 'status.{name}.progress');
     this.touchField = expand(options?.touchField ?? 'status.{name}.dummy');
   }
@@ -290,7 +300,10 @@ export class SmartProgressStorage extends MultiProgressStorage {
   }) {
     super([
       new AnnotationsProgressStorage({
-        prefix: options?.prefix, touchKey: options?.touchKey, v1: options?.v1, warn: options?.warn,
+        prefix: options?.prefix,
+        touchKey: options?.touchKey,
+        v1: options?.v1,
+        warn: options?.warn,
       }),
       new ReadOnlyStatusProgressStorage({ name: options?.name, field: options?.field, touchField: options?.touchField }),
     ]);

@@ -99,7 +99,9 @@ export class LeaderElectionSettings {
       throw new SettingsError(`leaderElection.leaseDuration must be a whole number of seconds (the Lease's leaseDurationSeconds), got ${this.leaseDuration}.`);
     }
     if (!(this.renewDeadline < this.leaseDuration)) {
-      throw new SettingsError(`leaderElection.renewDeadline (${this.renewDeadline} s) must be less than leaderElection.leaseDuration (${this.leaseDuration} s).`);
+      throw new SettingsError(
+        `leaderElection.renewDeadline (${this.renewDeadline} s) must be less than leaderElection.leaseDuration (${this.leaseDuration} s).`,
+      );
     }
     if (!(this.retryPeriod < this.renewDeadline)) {
       throw new SettingsError(`leaderElection.retryPeriod (${this.retryPeriod} s) must be less than leaderElection.renewDeadline (${this.renewDeadline} s).`);

@@ -16,7 +16,9 @@ export type JsonPrimitive = string | number | boolean | null;
 /** Any JSON value. */
 export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
 /** A JSON object (a map). */
-export interface JsonObject { [key: string]: JsonValue }
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
 
 /** A parsed field path: the keys from the root down. `[]` is the root itself. */
 export type FieldPath = readonly string[];
@@ -24,11 +26,13 @@ export type FieldPath = readonly string[];
 export type FieldSpec = string | readonly string[] | null | undefined;
 
 /** A deeply read-only view of a type (what handlers receive as `body`, `spec`, …). */
-export type DeepReadonly<T> =
-  T extends (...args: never[]) => unknown ? T
-  : T extends readonly (infer E)[] ? readonly DeepReadonly<E>[]
-  : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-  : T;
+export type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer E)[]
+    ? readonly DeepReadonly<E>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
 
 /** Whether a value is a plain JSON-like object (not null, not an array). */
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -60,7 +64,7 @@ export function parseField(field: FieldSpec): FieldPath {
     }
     return path;
   }
-  if (Array.isArray(field)) return Object.isFrozen(field) ? field as FieldPath : Object.freeze([...field]);
+  if (Array.isArray(field)) return Object.isFrozen(field) ? (field as FieldPath) : Object.freeze([...field]);
   throw new TypeError(`A field must be a string or an array of strings, got ${String(field)}.`);
 }
 
@@ -74,8 +78,8 @@ export function parseField(field: FieldSpec): FieldPath {
  */
 export function resolve(obj: unknown, path: FieldSpec, fallback?: unknown): unknown {
   let current: unknown = obj;
-  for (const key of Array.isArray(path) ? path as readonly string[] : parseField(path)) {
-    if (!isObject(current) || !Object.prototype.hasOwnProperty.call(current, key)) return fallback;
+  for (const key of Array.isArray(path) ? (path as readonly string[]) : parseField(path)) {
+    if (!isObject(current) || !Object.hasOwn(current, key)) return fallback;
     current = current[key];
   }
   return current === undefined ? fallback : current;
@@ -84,8 +88,8 @@ export function resolve(obj: unknown, path: FieldSpec, fallback?: unknown): unkn
 /** Whether a nested field exists (its value may be `null`). Intermediate non-objects mean "absent". */
 export function has(obj: unknown, path: FieldSpec): boolean {
   let current: unknown = obj;
-  for (const key of Array.isArray(path) ? path as readonly string[] : parseField(path)) {
-    if (!isObject(current) || !Object.prototype.hasOwnProperty.call(current, key)) return false;
+  for (const key of Array.isArray(path) ? (path as readonly string[]) : parseField(path)) {
+    if (!isObject(current) || !Object.hasOwn(current, key)) return false;
     current = current[key];
   }
   return current !== undefined;
@@ -120,7 +124,7 @@ export function remove(obj: Record<string, unknown>, path: FieldSpec): void {
   const keys = parseField(path);
   if (keys.length === 0) throw new TypeError('Removing the root of an object is impossible; name a field.');
   const [head, ...rest] = keys as [string, ...string[]];
-  if (!Object.prototype.hasOwnProperty.call(obj, head)) return;
+  if (!Object.hasOwn(obj, head)) return;
   if (rest.length === 0) {
     delete obj[head];
     return;
@@ -158,7 +162,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     const aKeys = Object.keys(a).filter((key) => a[key] !== undefined);
     const bKeys = Object.keys(b).filter((key) => b[key] !== undefined);
     if (aKeys.length !== bKeys.length) return false;
-    return aKeys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && deepEqual(a[key], b[key]));
+    return aKeys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
   }
   return false;
 }

@@ -35,11 +35,36 @@ export type DiffItem = DiffTuple & {
 export type Diff = readonly DiffItem[];
 
 const itemGetters: PropertyDescriptorMap = {
-  operation: { get(this: DiffTuple) { return this[0]; }, enumerable: false },
-  op: { get(this: DiffTuple) { return this[0]; }, enumerable: false },
-  field: { get(this: DiffTuple) { return this[1]; }, enumerable: false },
-  old: { get(this: DiffTuple) { return this[2]; }, enumerable: false },
-  new: { get(this: DiffTuple) { return this[3]; }, enumerable: false },
+  operation: {
+    get(this: DiffTuple) {
+      return this[0];
+    },
+    enumerable: false,
+  },
+  op: {
+    get(this: DiffTuple) {
+      return this[0];
+    },
+    enumerable: false,
+  },
+  field: {
+    get(this: DiffTuple) {
+      return this[1];
+    },
+    enumerable: false,
+  },
+  old: {
+    get(this: DiffTuple) {
+      return this[2];
+    },
+    enumerable: false,
+  },
+  new: {
+    get(this: DiffTuple) {
+      return this[3];
+    },
+    enumerable: false,
+  },
 };
 
 /**

@@ -114,7 +114,8 @@ export function resourceVersionTest(body: unknown): JsonPatchOperation {
 
 /** Splits JSON-Patch operations into the object's and the `/status` subresource's (R-PATCH-2). */
 export function splitJsonPatch(
-  ops: readonly JsonPatchOperation[], options: { readonly statusSubresource: boolean },
+  ops: readonly JsonPatchOperation[],
+  options: { readonly statusSubresource: boolean },
 ): { readonly main: JsonPatchOperation[]; readonly status: JsonPatchOperation[] } {
   if (!options.statusSubresource) return { main: [...ops], status: [] };
   const isStatus = (op: JsonPatchOperation): boolean => op.path === '/status' || op.path.startsWith('/status/');

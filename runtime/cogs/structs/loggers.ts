@@ -36,5 +36,9 @@ export function isEnabledFor(logger: Logger, level: LogLevel): boolean {
 
 /** A logger that drops everything (for tests of pure code). */
 export const silentLogger: Logger = {
-  debug() {}, info() {}, warning() {}, error() {}, critical() {},
+  debug() {},
+  info() {},
+  warning() {},
+  error() {},
+  critical() {},
 };

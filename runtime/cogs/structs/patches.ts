@@ -28,11 +28,13 @@ import * as dicts from './dicts.js';
 import * as jsonpatches from './jsonpatches.js';
 import type * as resources from './resources.js';
 
-type PatchField<V> =
-  unknown extends V ? unknown
-  : [NonNullable<V>] extends [readonly unknown[]] ? NonNullable<V> | null
-  : [NonNullable<V>] extends [object] ? PatchOf<NonNullable<V>>
-  : NonNullable<V> | null;
+type PatchField<V> = unknown extends V
+  ? unknown
+  : [NonNullable<V>] extends [readonly unknown[]]
+    ? NonNullable<V> | null
+    : [NonNullable<V>] extends [object]
+      ? PatchOf<NonNullable<V>>
+      : NonNullable<V> | null;
 
 /**
  * The writable, auto-vivifying patch view of a body type: a deep partial where scalar and array
@@ -48,15 +50,19 @@ type PatchField<V> =
 export type PatchOf<T> = { -readonly [K in keyof T]-?: PatchField<T[K]> };
 
 /** Plain data accepted when a whole section is assigned at once (`patch.status = { … }`). */
-export type PatchInput<T> =
-  unknown extends T ? unknown
-  : T extends readonly unknown[] ? T
-  : T extends object ? { [K in keyof T]?: PatchInput<NonNullable<T[K]>> | null }
-  : T;
+export type PatchInput<T> = unknown extends T
+  ? unknown
+  : T extends readonly unknown[]
+    ? T
+    : T extends object
+      ? { [K in keyof T]?: PatchInput<NonNullable<T[K]>> | null }
+      : T;
 
 /** The type of a top-level section of a body; untyped bodies get open records. */
-export type SectionOf<Body, K extends string> =
-  K extends keyof Body ? (unknown extends Body[K] ? Record<string, unknown> : NonNullable<Body[K]>)
+export type SectionOf<Body, K extends string> = K extends keyof Body
+  ? unknown extends Body[K]
+    ? Record<string, unknown>
+    : NonNullable<Body[K]>
   : Record<string, unknown>;
 
 /**
@@ -84,46 +90,51 @@ function unwrap(value: unknown): unknown {
 function makeView(data: Record<string, unknown>, path: dicts.FieldPath): object {
   const at = (prop: string): dicts.FieldPath => [...path, prop];
   const snapshot = (): unknown => dicts.deepCopy(dicts.resolve(data, path, {}));
-  const view: object = new Proxy({}, {
-    get(_target, prop) {
-      if (typeof prop === 'symbol') return undefined;
-      if (prop === 'toJSON') return snapshot;
-      if (prop === 'toString') return () => JSON.stringify(snapshot());
-      if (prop === 'constructor') return Object;
-      if (prop === 'then') return undefined;
-      const value = dicts.resolve(data, at(prop));
-      return value === undefined || dicts.isObject(value) ? makeView(data, at(prop)) : value;
+  const view: object = new Proxy(
+    {},
+    {
+      get(_target, prop) {
+        if (typeof prop === 'symbol') return undefined;
+        if (prop === 'toJSON') return snapshot;
+        if (prop === 'toString') return () => JSON.stringify(snapshot());
+        if (prop === 'constructor') return Object;
+        if (prop === 'then') return undefined;
+        const value = dicts.resolve(data, at(prop));
+        return value === undefined || dicts.isObject(value) ? makeView(data, at(prop)) : value;
+      },
+      set(_target, prop, value) {
+        if (typeof prop === 'symbol') return false;
+        dicts.ensure(data, at(prop), unwrap(value));
+        return true;
+      },
+      deleteProperty(_target, prop) {
+        if (typeof prop === 'string') dicts.remove(data, at(prop));
+        return true;
+      },
+      has(_target, prop) {
+        return typeof prop === 'string' && dicts.has(data, at(prop));
+      },
+      ownKeys() {
+        const value = dicts.resolve(data, path);
+        return dicts.isObject(value) ? Object.keys(value) : [];
+      },
+      getOwnPropertyDescriptor(_target, prop) {
+        if (typeof prop === 'symbol' || !dicts.has(data, at(prop))) return undefined;
+        const value = dicts.resolve(data, at(prop));
+        return {
+          value: dicts.isObject(value) ? makeView(data, at(prop)) : value,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        };
+      },
+      defineProperty(_target, prop, descriptor) {
+        if (typeof prop === 'symbol' || !('value' in descriptor)) return false;
+        dicts.ensure(data, at(prop), unwrap(descriptor.value));
+        return true;
+      },
     },
-    set(_target, prop, value) {
-      if (typeof prop === 'symbol') return false;
-      dicts.ensure(data, at(prop), unwrap(value));
-      return true;
-    },
-    deleteProperty(_target, prop) {
-      if (typeof prop === 'string') dicts.remove(data, at(prop));
-      return true;
-    },
-    has(_target, prop) {
-      return typeof prop === 'string' && dicts.has(data, at(prop));
-    },
-    ownKeys() {
-      const value = dicts.resolve(data, path);
-      return dicts.isObject(value) ? Object.keys(value) : [];
-    },
-    getOwnPropertyDescriptor(_target, prop) {
-      if (typeof prop === 'symbol' || !dicts.has(data, at(prop))) return undefined;
-      const value = dicts.resolve(data, at(prop));
-      return {
-        value: dicts.isObject(value) ? makeView(data, at(prop)) : value,
-        writable: true, enumerable: true, configurable: true,
-      };
-    },
-    defineProperty(_target, prop, descriptor) {
-      if (typeof prop === 'symbol' || !('value' in descriptor)) return false;
-      dicts.ensure(data, at(prop), unwrap(descriptor.value));
-      return true;
-    },
-  });
+  );
   VIEWS.set(view, { data, path });
   return view;
 }
@@ -142,6 +153,7 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
   constructor(initial?: dicts.JsonObject, fns?: Iterable<PatchFn<Body>>) {
     this[DATA] = dicts.deepCopy(initial ?? {});
     this.fns = [...(fns ?? [])];
+    // biome-ignore lint/correctness/noConstructorReturn: the patch is its own merge-patch view, so `patch.spec.x = 1` works
     return new Proxy(this, {
       get(target, prop, receiver) {
         if (typeof prop === 'symbol' || prop in target) return Reflect.get(target, prop, receiver);
@@ -161,17 +173,33 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
   }
 
   /** The metadata section (Kopf: `patch.metadata`, alias `patch.meta`), with `labels`/`annotations`. */
-  get metadata(): PatchOf<resources.ObjectMeta> { return this.section('metadata') as PatchOf<resources.ObjectMeta>; }
-  set metadata(value: PatchInput<resources.ObjectMeta> | null) { this[DATA]['metadata'] = unwrap(value); }
+  get metadata(): PatchOf<resources.ObjectMeta> {
+    return this.section('metadata') as PatchOf<resources.ObjectMeta>;
+  }
+  set metadata(value: PatchInput<resources.ObjectMeta> | null) {
+    this[DATA]['metadata'] = unwrap(value);
+  }
   /** Alias of `metadata`. */
-  get meta(): PatchOf<resources.ObjectMeta> { return this.metadata; }
-  set meta(value: PatchInput<resources.ObjectMeta> | null) { this.metadata = value; }
+  get meta(): PatchOf<resources.ObjectMeta> {
+    return this.metadata;
+  }
+  set meta(value: PatchInput<resources.ObjectMeta> | null) {
+    this.metadata = value;
+  }
   /** The spec section. */
-  get spec(): PatchOf<SectionOf<Body, 'spec'>> { return this.section('spec') as PatchOf<SectionOf<Body, 'spec'>>; }
-  set spec(value: PatchInput<SectionOf<Body, 'spec'>> | null) { this[DATA]['spec'] = unwrap(value); }
+  get spec(): PatchOf<SectionOf<Body, 'spec'>> {
+    return this.section('spec') as PatchOf<SectionOf<Body, 'spec'>>;
+  }
+  set spec(value: PatchInput<SectionOf<Body, 'spec'>> | null) {
+    this[DATA]['spec'] = unwrap(value);
+  }
   /** The status section. */
-  get status(): PatchOf<SectionOf<Body, 'status'>> { return this.section('status') as PatchOf<SectionOf<Body, 'status'>>; }
-  set status(value: PatchInput<SectionOf<Body, 'status'>> | null) { this[DATA]['status'] = unwrap(value); }
+  get status(): PatchOf<SectionOf<Body, 'status'>> {
+    return this.section('status') as PatchOf<SectionOf<Body, 'status'>>;
+  }
+  set status(value: PatchInput<SectionOf<Body, 'status'>> | null) {
+    this[DATA]['status'] = unwrap(value);
+  }
 
   private section(name: string): object {
     return makeView(this[DATA], [name]);
@@ -247,8 +275,8 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
 }
 
 /** A patch: the accumulator methods plus typed writable sections of `Body`. */
-export type Patch<Body extends object = Record<string, unknown>> =
-  PatchBase<Body> & PatchOf<Omit<Body, 'metadata' | 'spec' | 'status' | keyof PatchBase<Body>>>;
+export type Patch<Body extends object = Record<string, unknown>> = PatchBase<Body> &
+  PatchOf<Omit<Body, 'metadata' | 'spec' | 'status' | keyof PatchBase<Body>>>;
 
 /**
  * Creates a patch (optionally from an existing merge-patch and functions).
@@ -260,4 +288,6 @@ export type Patch<Body extends object = Record<string, unknown>> =
  * patch.toMergePatch(); // {status: {replicas: 3}, metadata: {labels: {app: null}}}
  */
 export const Patch = PatchBase as unknown as new <Body extends object = Record<string, unknown>>(
-  initial?: dicts.JsonObject, fns?: Iterable<PatchFn<Body>>) => Patch<Body>;
+  initial?: dicts.JsonObject,
+  fns?: Iterable<PatchFn<Body>>,
+) => Patch<Body>;

@@ -102,10 +102,7 @@ export type InputOf<Body> = Omit<Body, 'apiVersion' | 'kind' | 'metadata' | 'sta
 } & ('status' extends keyof Body ? { status?: Body['status' & keyof Body] } : unknown);
 
 /** Every field optional, at every depth (array items too). */
-export type DeepPartial<T> =
-  T extends readonly (infer E)[] ? DeepPartial<E>[]
-  : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> }
-  : T;
+export type DeepPartial<T> = T extends readonly (infer E)[] ? DeepPartial<E>[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
 /**
  * What a server-side apply sends: the fields this manager wants to own, any subset of the input
@@ -147,7 +144,13 @@ export function resource<Body extends KubernetesObject, Input = InputOf<Body>>(i
 
 /** Whether a value is a descriptor (as opposed to a string/tuple/selector reference). */
 export function isDescriptor(value: unknown): value is ResourceDescriptor {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    && typeof (value as ResourceInfo).plural === 'string' && typeof (value as ResourceInfo).version === 'string'
-    && typeof (value as ResourceInfo).kind === 'string' && typeof (value as ResourceInfo).namespaced === 'boolean';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as ResourceInfo).plural === 'string' &&
+    typeof (value as ResourceInfo).version === 'string' &&
+    typeof (value as ResourceInfo).kind === 'string' &&
+    typeof (value as ResourceInfo).namespaced === 'boolean'
+  );
 }

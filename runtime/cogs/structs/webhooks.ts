@@ -137,7 +137,9 @@ export type WebhookRequestProblem =
   | 'ambiguous-resource'; // several served resources match the request: HTTP 409
 
 const STATUSES: Readonly<Record<WebhookRequestProblem, 400 | 404 | 409>> = {
-  malformed: 400, 'unknown-resource': 404, 'ambiguous-resource': 409,
+  malformed: 400,
+  'unknown-resource': 404,
+  'ambiguous-resource': 409,
 };
 
 /**

@@ -41,7 +41,7 @@ export async function applyPatch(options: {
   const { api: client, resource, patch, logger } = options;
   const statusSubresource = resource.subresources.includes('status');
   const name = options.body.metadata?.name ?? '';
-  const namespace = resource.namespaced ? options.body.metadata?.namespace ?? null : null;
+  const namespace = resource.namespaced ? (options.body.metadata?.namespace ?? null) : null;
   let fresh = options.body;
   let resourceVersion: string | undefined;
   let sent = false;
@@ -83,7 +83,10 @@ export async function applyPatch(options: {
     // The merge-patch is already in `fresh` if it was sent; apply only the functions then.
     const ops = patch.toJsonPatch(fresh, { merge: !sent });
     const split = jsonpatches.splitJsonPatch(ops, { statusSubresource });
-    const parts: [jsonpatches.JsonPatchOperation[], string | undefined][] = [[split.main, undefined], [split.status, 'status']];
+    const parts: [jsonpatches.JsonPatchOperation[], string | undefined][] = [
+      [split.main, undefined],
+      [split.status, 'status'],
+    ];
     for (const [part, subresource] of parts) {
       if (!part.length) continue;
       const request = [jsonpatches.resourceVersionTest(fresh), ...part];
@@ -94,7 +97,9 @@ export async function applyPatch(options: {
         fresh = response;
       } catch (error) {
         if (error instanceof errors.ApiUnprocessableError) {
-          logger.debug(`Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(part)}`);
+          logger.debug(
+            `Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(part)}`,
+          );
           return { body: fresh, resourceVersion, sent, gone: false, leftoverFns: [...fns] };
         }
         throw error;

@@ -307,7 +307,11 @@ async function invokeHandler(options: {
   const { handler, scope, retry, subrefs } = options;
   const parent = invocation.findHandler();
   const context: invocation.HandlerContext = {
-    handler, scope, subhandlers: [], subrefs: [...(parent?.subrefs ?? []), subrefs], subexecuted: false,
+    handler,
+    scope,
+    subhandlers: [],
+    subrefs: [...(parent?.subrefs ?? []), subrefs],
+    subexecuted: false,
   };
   return invocation.runInHandler(context, async () => {
     const result = await invocation.invoke(handler.fn, scope.kwargs(handler, retry));
@@ -345,9 +349,15 @@ export async function executeSubhandlers(options?: {
   const storage = change.storage ?? scope.settings.persistence.progressStorage;
   const selected = handlers.filter((handler) => handler.matches?.() ?? true);
   const loaded = await progression.State.fromStorage({
-    body: change.body, storage, handlerIds: handlers.map((handler) => handler.id), now: scope.clock.now(),
+    body: change.body,
+    storage,
+    handlerIds: handlers.map((handler) => handler.id),
+    now: scope.clock.now(),
   });
-  const state = loaded.withPurpose(change.reason).withHandlers(selected.map((handler) => handler.id), scope.clock.now());
+  const state = loaded.withPurpose(change.reason).withHandlers(
+    selected.map((handler) => handler.id),
+    scope.clock.now(),
+  );
   const results = await executeHandlersOnce({ handlers: selected, state, scope });
   const final = state.withOutcomes(results, scope.clock.now());
   await final.store({ body: change.body, patch: change.patch, storage });
@@ -370,8 +380,14 @@ function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> 
   return new Promise<T>((resolve, reject) => {
     const detach = aborts.onAbort(signal, () => reject(signal.reason));
     promise.then(
-      (value) => { detach(); resolve(value); },
-      (error: unknown) => { detach(); reject(error); },
+      (value) => {
+        detach();
+        resolve(value);
+      },
+      (error: unknown) => {
+        detach();
+        reject(error);
+      },
     );
   });
 }

@@ -86,8 +86,7 @@ export function currentOperator(what = 'This function'): OperatorScope {
 }
 
 /** Handed out outside of operators: every call says where the client is available. */
-const NO_CLIENT = clients.refusingClient(
-  () => new Error('`client` is available to handlers of a running operator only; elsewhere, make one with connect().'));
+const NO_CLIENT = clients.refusingClient(() => new Error('`client` is available to handlers of a running operator only; elsewhere, make one with connect().'));
 
 /**
  * The typed client of the current operator: the `client` of handlers' arguments. Outside of a
@@ -134,8 +133,11 @@ export function lazyKwargs<T extends object>(getters: { readonly [K in keyof T]:
  * const TABLE = { name: (s: { body: Body }) => s.body.metadata.name };
  * const kwargs = tableKwargs(TABLE, { body });
  */
-export function tableKwargs<S extends object>(table: Readonly<Record<string, (source: S) => unknown>>, source: S,
-                                              extra?: Readonly<Record<string, unknown>>): object {
+export function tableKwargs<S extends object>(
+  table: Readonly<Record<string, (source: S) => unknown>>,
+  source: S,
+  extra?: Readonly<Record<string, unknown>>,
+): object {
   const target: TableTarget<S> = { table, source, extra };
   return new Proxy(target as unknown as TableTarget<object>, TABLED);
 }
@@ -148,12 +150,11 @@ interface TableTarget<S> {
 }
 
 function tabled(target: TableTarget<object>, key: string | symbol): boolean {
-  return typeof key === 'string' && (Object.prototype.hasOwnProperty.call(target.table, key)
-    || (target.extra !== undefined && Object.prototype.hasOwnProperty.call(target.extra, key)));
+  return typeof key === 'string' && (Object.hasOwn(target.table, key) || (target.extra !== undefined && Object.hasOwn(target.extra, key)));
 }
 
 function tableValue(target: TableTarget<object>, key: string): unknown {
-  if (target.extra !== undefined && Object.prototype.hasOwnProperty.call(target.extra, key)) return target.extra[key];
+  if (target.extra !== undefined && Object.hasOwn(target.extra, key)) return target.extra[key];
   const cache = target.cache ?? (target.cache = new Map());
   if (cache.has(key)) return cache.get(key);
   const value = target.table[key]!(target.source);
@@ -165,9 +166,8 @@ const TABLED: ProxyHandler<TableTarget<object>> = {
   get: (target, key) => (tabled(target, key) ? tableValue(target, key as string) : undefined),
   has: (target, key) => tabled(target, key),
   ownKeys: (target) => [...new Set([...Object.keys(target.table), ...Object.keys(target.extra ?? {})])],
-  getOwnPropertyDescriptor: (target, key) => (tabled(target, key)
-    ? { value: tableValue(target, key as string), writable: false, enumerable: true, configurable: true }
-    : undefined),
+  getOwnPropertyDescriptor: (target, key) =>
+    tabled(target, key) ? { value: tableValue(target, key as string), writable: false, enumerable: true, configurable: true } : undefined,
   set: readOnly,
   defineProperty: readOnly,
   deleteProperty: readOnly,
@@ -190,12 +190,11 @@ function computed(target: Getters, key: string): unknown {
 }
 
 const LAZY: ProxyHandler<Getters> = {
-  get: (target, key) => (typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key) ? computed(target, key) : undefined),
-  has: (target, key) => typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key),
+  get: (target, key) => (typeof key === 'string' && Object.hasOwn(target, key) ? computed(target, key) : undefined),
+  has: (target, key) => typeof key === 'string' && Object.hasOwn(target, key),
   ownKeys: (target) => Object.keys(target),
-  getOwnPropertyDescriptor: (target, key) => (typeof key === 'string' && Object.prototype.hasOwnProperty.call(target, key)
-    ? { value: computed(target, key), writable: false, enumerable: true, configurable: true }
-    : undefined),
+  getOwnPropertyDescriptor: (target, key) =>
+    typeof key === 'string' && Object.hasOwn(target, key) ? { value: computed(target, key), writable: false, enumerable: true, configurable: true } : undefined,
   set: readOnly,
   defineProperty: readOnly,
   deleteProperty: readOnly,
@@ -212,6 +211,5 @@ export async function invoke(fn: (kwargs: never) => unknown, kwargs: object): Pr
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null
-    && typeof (value as { then?: unknown }).then === 'function';
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -39,8 +39,7 @@ export const allAtOnce: Lifecycle = (handlers) => [...handlers];
 export const oneByOne: Lifecycle = (handlers) => handlers.slice(0, 1);
 
 /** One awakened handler chosen at random. */
-export const randomized: Lifecycle = (handlers) =>
-  handlers.length === 0 ? [] : [handlers[Math.floor(Math.random() * handlers.length)]!];
+export const randomized: Lifecycle = (handlers) => (handlers.length === 0 ? [] : [handlers[Math.floor(Math.random() * handlers.length)]!]);
 
 /** All awakened handlers in a random order. */
 export const shuffled: Lifecycle = (handlers) => {

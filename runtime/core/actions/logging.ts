@@ -73,7 +73,13 @@ interface LoggingConfig {
   readonly refkey: string;
 }
 
-const LEVEL_NAMES: ReadonlyArray<[number, string]> = [[50, 'CRITICAL'], [40, 'ERROR'], [30, 'WARNING'], [20, 'INFO'], [10, 'DEBUG']];
+const LEVEL_NAMES: ReadonlyArray<[number, string]> = [
+  [50, 'CRITICAL'],
+  [40, 'ERROR'],
+  [30, 'WARNING'],
+  [20, 'INFO'],
+  [10, 'DEBUG'],
+];
 
 let config: LoggingConfig = makeConfig({});
 let sink: (line: string, record: LogRecord) => void = (line) => {
@@ -111,9 +117,11 @@ export function configure(options: ConfigureOptions = {}): void {
  */
 export function setLogSink(write: ((line: string, record: LogRecord) => void) | null): () => void {
   const previous = sink;
-  sink = write ?? ((line) => {
-    process.stderr.write(`${line}\n`);
-  });
+  sink =
+    write ??
+    ((line) => {
+      process.stderr.write(`${line}\n`);
+    });
   return () => {
     sink = previous;
   };
@@ -154,11 +162,13 @@ function pad(value: number, width = 2): string {
 /** Python's `asctime`: `YYYY-MM-DD HH:MM:SS,mmm` in local time. */
 function asctime(time: number): string {
   const d = new Date(time);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `
-    + `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())},${pad(d.getMilliseconds(), 3)}`;
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())},${pad(d.getMilliseconds(), 3)}`
+  );
 }
 
-function fit(text: string, width: number): string {
+function padded(text: string, width: number): string {
   return text.slice(0, width).padEnd(width);
 }
 
@@ -187,7 +197,7 @@ export function formatRecord(record: LogRecord, options?: Partial<Pick<LoggingCo
   }
   const text = `${prefix}${record.message}${trace === undefined ? '' : `\n${trace}`}`;
   if (format === 'plain') return text;
-  return `[${asctime(record.time)}] ${fit(record.name, 20)} [${fit(levelName(record.level), 8)}] ${text}`;
+  return `[${asctime(record.time)}] ${padded(record.name, 20)} [${padded(levelName(record.level), 8)}] ${text}`;
 }
 
 /** Whether a message of `level` is shown (low-level loggers need `--debug` below WARNING). */
@@ -215,11 +225,21 @@ abstract class BaseLogger implements loggers.Logger {
   /** Whether a message of `level` would be shown (see `Logger.isEnabledFor`). */
   abstract isEnabledFor(level: loggers.LogLevel): boolean;
 
-  debug(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.debug, message, extra); }
-  info(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.info, message, extra); }
-  warning(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.warning, message, extra); }
-  error(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.error, message, extra); }
-  critical(message: string, extra?: loggers.LogExtra): void { this.log(loggers.LEVELS.critical, message, extra); }
+  debug(message: string, extra?: loggers.LogExtra): void {
+    this.log(loggers.LEVELS.debug, message, extra);
+  }
+  info(message: string, extra?: loggers.LogExtra): void {
+    this.log(loggers.LEVELS.info, message, extra);
+  }
+  warning(message: string, extra?: loggers.LogExtra): void {
+    this.log(loggers.LEVELS.warning, message, extra);
+  }
+  error(message: string, extra?: loggers.LogExtra): void {
+    this.log(loggers.LEVELS.error, message, extra);
+  }
+  critical(message: string, extra?: loggers.LogExtra): void {
+    this.log(loggers.LEVELS.critical, message, extra);
+  }
 }
 
 /** A named framework logger (not about one object). */

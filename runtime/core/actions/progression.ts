@@ -87,8 +87,17 @@ export class HandlerState implements HandlerStateFields {
   /** A fresh, active state of a handler selected for the first time in this change. */
   static fromScratch(options: { readonly now: number; readonly purpose?: string | null }): HandlerState {
     return new HandlerState({
-      active: true, purpose: options.purpose ?? null, started: options.now, stopped: null, delayed: null,
-      retries: 0, success: false, failure: false, message: null, subrefs: [], origin: null,
+      active: true,
+      purpose: options.purpose ?? null,
+      started: options.now,
+      stopped: null,
+      delayed: null,
+      retries: 0,
+      success: false,
+      failure: false,
+      message: null,
+      subrefs: [],
+      origin: null,
     });
   }
 
@@ -206,7 +215,7 @@ export class State {
 
   /** A state made of handler states (tests and embedders). */
   static of(states: Record<string, HandlerState> | Iterable<readonly [string, HandlerState]>, purpose: string | null = null): State {
-    return new State(Symbol.iterator in states ? states as Iterable<readonly [string, HandlerState]> : Object.entries(states), purpose);
+    return new State(Symbol.iterator in states ? (states as Iterable<readonly [string, HandlerState]>) : Object.entries(states), purpose);
   }
 
   /** Loads the records of the given handler ids from the body (inactive states). */
@@ -283,7 +292,10 @@ export class State {
 
   /** The same state without succeeded handlers. */
   withoutSuccesses(): State {
-    return new State([...this.states].filter(([, state]) => !state.success), this.purpose);
+    return new State(
+      [...this.states].filter(([, state]) => !state.success),
+      this.purpose,
+    );
   }
 
   private get activeStates(): HandlerState[] {
@@ -327,9 +339,7 @@ export class State {
 
   /** Seconds until each unfinished active handler may run (0 for awakened ones). */
   delays(now: number): number[] {
-    return this.activeStates
-      .filter((state) => !state.finished)
-      .map((state) => (state.delayed === null ? 0 : Math.max(0, (state.delayed - now) / 1000)));
+    return this.activeStates.filter((state) => !state.finished).map((state) => (state.delayed === null ? 0 : Math.max(0, (state.delayed - now) / 1000)));
   }
 
   /** The shortest of `delays(now)`, or `null` if there are none. */
@@ -339,11 +349,7 @@ export class State {
   }
 
   /** Writes the records that differ from what was loaded (R-STORAGE-9) into the patch. */
-  async store(options: {
-    readonly body: unknown;
-    readonly patch: patches.PatchBase<object>;
-    readonly storage: progress.ProgressStorage;
-  }): Promise<void> {
+  async store(options: { readonly body: unknown; readonly patch: patches.PatchBase<object>; readonly storage: progress.ProgressStorage }): Promise<void> {
     for (const [id, state] of this.states) {
       if (state.origin !== null && dicts.deepEqual(state.asInStorage(), state.origin)) continue;
       await options.storage.store({ key: id, record: state.forStorage(), body: options.body, patch: options.patch });

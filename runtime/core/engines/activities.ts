@@ -94,13 +94,18 @@ export async function runActivity(options: ActivityOptions): Promise<Map<string,
   const { activity, handlers, settings, memo, clock, signal } = options;
   const base = options.logger ?? logging.getLogger(`kopf.activities.${activity}`);
   const scope: execution.ExecutionScope = {
-    settings, clock, signal,
+    settings,
+    clock,
+    signal,
     logger: activityLogger(base),
     lifecycle: options.lifecycle ?? lifecycles.allAtOnce,
     defaultErrors: errors.ErrorsMode.TEMPORARY,
     kwargs: (handler, retry) => activityKwargs({ activity, handler, retry, logger: base, memo, settings, signal, indices: options.indices }),
   };
-  let state = progression.State.fromScratch().withHandlers(handlers.map((handler) => handler.id), clock.now());
+  let state = progression.State.fromScratch().withHandlers(
+    handlers.map((handler) => handler.id),
+    clock.now(),
+  );
   const last = new Map<string, outcomes.Outcome>();
   while (!state.done) {
     signal.throwIfAborted();
@@ -117,11 +122,16 @@ export async function runActivity(options: ActivityOptions): Promise<Map<string,
   return new Map([...last].map(([id, outcome]) => [id, outcome.result]));
 }
 
-const NO_CLIENT_IN_LOGINS = clients.refusingClient(() => new errors.PermanentError(
-  '`client` is not available to login handlers: they provide the credentials it would wait for.'));
-const NO_CLIENT_IN_STARTUP = clients.refusingClient(() => new errors.PermanentError(
-  '`client` is not available to startup handlers: the operator logs in after the startup activity. '
-  + 'Use it in other handlers, or make a client of your own with connect().'));
+const NO_CLIENT_IN_LOGINS = clients.refusingClient(
+  () => new errors.PermanentError('`client` is not available to login handlers: they provide the credentials it would wait for.'),
+);
+const NO_CLIENT_IN_STARTUP = clients.refusingClient(
+  () =>
+    new errors.PermanentError(
+      '`client` is not available to startup handlers: the operator logs in after the startup activity. ' +
+        'Use it in other handlers, or make a client of your own with connect().',
+    ),
+);
 
 /** The kwargs of an activity handler (R-KWARGS-7), computed lazily; indices override built-ins. */
 export function activityKwargs(options: {
@@ -146,8 +156,8 @@ export function activityKwargs(options: {
     runtime: () => retry.runtime,
     signal: () => options.signal,
     // Both run before the operator has credentials: their calls would wait for them forever.
-    client: () => (options.activity === 'authentication' ? NO_CLIENT_IN_LOGINS
-      : options.activity === 'startup' ? NO_CLIENT_IN_STARTUP : invocation.currentClient()),
+    client: () =>
+      options.activity === 'authentication' ? NO_CLIENT_IN_LOGINS : options.activity === 'startup' ? NO_CLIENT_IN_STARTUP : invocation.currentClient(),
   };
   for (const [name, index] of Object.entries(options.indices ?? {})) getters[name] = () => index;
   return invocation.lazyKwargs(getters);
@@ -185,8 +195,11 @@ export function fallbackLogins(failures?: string[], connection?: connections.Con
  *
  * @param failures collects the failures of the built-in logins (see `fallbackLogins()`).
  */
-export function loginHandlers(registered: readonly handlers.ActivityHandler[], failures?: string[],
-                              connection?: connections.ConnectionOptions): readonly execution.Invocable[] {
+export function loginHandlers(
+  registered: readonly handlers.ActivityHandler[],
+  failures?: string[],
+  connection?: connections.ConnectionOptions,
+): readonly execution.Invocable[] {
   if (connections.isExplicit(connection)) return [...registered, ...fallbackLogins(failures, connection)];
   return registered.length > 0 ? registered : fallbackLogins(failures, connection);
 }
@@ -219,7 +232,12 @@ export async function authenticate(options: AuthenticationOptions & { readonly t
   const title = options.title ?? 'Authentication';
   logger.info(`${title} has been initiated.`);
   const failures: string[] = [];
-  const results = await runActivity({ ...options, activity: 'authentication', handlers: loginHandlers(options.handlers, failures, options.connection), logger });
+  const results = await runActivity({
+    ...options,
+    activity: 'authentication',
+    handlers: loginHandlers(options.handlers, failures, options.connection),
+    logger,
+  });
   const found = [...results].filter((entry): entry is [string, credentials.ConnectionInfo] => entry[1] !== null && entry[1] !== undefined);
   if (found.length > 0) logger.info(`${title} has finished.`);
   else logger.warning(`${title} has failed: no credentials were retrieved from the login handlers.`);
@@ -263,7 +281,10 @@ async function waitForDepletion(vault: credentials.Vault, clock: clocks.Clock, s
     const due = Math.max(0, Math.min(...expirations) - clock.now());
     const timer = new AbortController();
     const both = aborts.anySignal([signal, timer.signal]);
-    const sleeping = clock.sleep(due, both).then(() => timer.abort(), () => undefined);
+    const sleeping = clock.sleep(due, both).then(
+      () => timer.abort(),
+      () => undefined,
+    );
     try {
       await vault.depleted.waitFor(true, both);
       return;

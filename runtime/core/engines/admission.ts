@@ -186,7 +186,11 @@ export interface RequestRecord {
  * Serves one request through `serveAdmissionRequest` and records its outcome and duration (by the
  * operator's clock) with `recordRequest`, however it ends: the single place every request passes.
  */
-export async function measureRequest(options: AdmissionOptions, payload: unknown, context: webhooks.WebhookRequestContext): Promise<webhooks.AdmissionReviewResponse> {
+export async function measureRequest(
+  options: AdmissionOptions,
+  payload: unknown,
+  context: webhooks.WebhookRequestContext,
+): Promise<webhooks.AdmissionReviewResponse> {
   const started = options.clock.now();
   const webhook = context.webhook || null;
   options.instruments?.webhookInFlight(webhook ?? '', 1);
@@ -212,8 +216,10 @@ export function recordRequest(options: AdmissionOptions, record: RequestRecord):
   options.instruments?.webhookRequest(record.webhook ?? '', record.status, record.duration);
   const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
   const outcome = record.allowed === null ? 'refused' : record.allowed ? 'allowed' : 'denied';
-  logger.debug(`Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${JSON.stringify(record.webhook)}`} `
-    + `is answered with HTTP ${record.status} (${outcome}) in ${record.duration.toFixed(3)}s.`);
+  logger.debug(
+    `Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${JSON.stringify(record.webhook)}`} ` +
+      `is answered with HTTP ${record.status} (${outcome}) in ${record.duration.toFixed(3)}s.`,
+  );
 }
 
 /**
@@ -222,7 +228,11 @@ export function recordRequest(options: AdmissionOptions, record: RequestRecord):
  * @throws WebhookRequestError for requests answered with an HTTP error (400, 404, 409).
  * @throws the operator signal's reason if the operator stops while handlers run.
  */
-export async function serveAdmissionRequest(options: AdmissionOptions, payload: unknown, context: webhooks.WebhookRequestContext): Promise<webhooks.AdmissionReviewResponse> {
+export async function serveAdmissionRequest(
+  options: AdmissionOptions,
+  payload: unknown,
+  context: webhooks.WebhookRequestContext,
+): Promise<webhooks.AdmissionReviewResponse> {
   const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
   let review: reviews.Review;
   let resource: references.Resource;
@@ -238,7 +248,8 @@ export async function serveAdmissionRequest(options: AdmissionOptions, payload: 
 
   const { body } = data;
   const request: RequestScope = {
-    resource, data,
+    resource,
+    data,
     view: once(() => dicts.frozenCopy(body)),
     patch: new patches.Patch(),
     warnings: [],
@@ -255,13 +266,17 @@ export async function serveAdmissionRequest(options: AdmissionOptions, payload: 
   const kwargs = (handler: { readonly param?: unknown }): object =>
     invocation.tableKwargs(WEBHOOK, { request, param: handler.param, client: options.client } satisfies WebhookSource, options.indices);
 
-  const selected = options.registry.webhookHandlers({
-    resource, body,
-    type: context.type ?? null,
-    webhook: context.webhook ?? null,
-    subresource: data.subresource,
-    operation: data.operation,
-  }, { kwargs: (handler) => kwargs(handler as handlers.WebhookHandler) });
+  const selected = options.registry.webhookHandlers(
+    {
+      resource,
+      body,
+      type: context.type ?? null,
+      webhook: context.webhook ?? null,
+      subresource: data.subresource,
+      operation: data.operation,
+    },
+    { kwargs: (handler) => kwargs(handler as handlers.WebhookHandler) },
+  );
 
   const failures = await runHandlers(options, selected, request.logger, kwargs);
   return reviews.buildResponse(review, {
@@ -275,8 +290,12 @@ export async function serveAdmissionRequest(options: AdmissionOptions, payload: 
  * Runs the selected handlers once each, in order, all of them (no retries: R-ADMISSION-4), and
  * returns the errors of those that failed.
  */
-async function runHandlers(options: AdmissionOptions, selected: readonly handlers.WebhookHandler[], logger: loggers.Logger,
-                           kwargs: (handler: { readonly param?: unknown }) => object): Promise<unknown[]> {
+async function runHandlers(
+  options: AdmissionOptions,
+  selected: readonly handlers.WebhookHandler[],
+  logger: loggers.Logger,
+  kwargs: (handler: { readonly param?: unknown }) => object,
+): Promise<unknown[]> {
   const scope: execution.ExecutionScope = {
     settings: options.settings,
     clock: options.clock,

@@ -62,7 +62,10 @@ const UNUSUAL = /[^a-z0-9.-]/gu;
  * normalizeName('validateWidgets', 'auto.kopf.dev') // 'validatewidgets.auto.kopf.dev'
  */
 export function normalizeName(id: string, suffix: string): string {
-  const name = id.toLowerCase().replace(/\//g, '.').replace(/_/g, '-')
+  const name = id
+    .toLowerCase()
+    .replace(/\//g, '.')
+    .replace(/_/g, '-')
     .replace(UNUSUAL, (char) => Buffer.from(char, 'utf8').toString('hex'));
   return suffix ? `${name}.${suffix}` : name;
 }
@@ -122,13 +125,15 @@ export function labelsSelector(labels: handlers.WebhookHandler['labels']): Webho
 /** The rules of a handler: one per served resource it selects. */
 export function rulesOf(handler: handlers.WebhookHandler, resources: readonly references.Resource[]): WebhookRule[] {
   if (handler.selector === null) return [];
-  return resources.filter((resource) => handler.selector!.check(resource)).map((resource) => ({
-    apiGroups: [resource.group],
-    apiVersions: [resource.version],
-    resources: [handler.subresource === null ? resource.plural : `${resource.plural}/${handler.subresource}`],
-    operations: [...(handler.operations ?? ['*'])],
-    scope: '*',
-  }));
+  return resources
+    .filter((resource) => handler.selector!.check(resource))
+    .map((resource) => ({
+      apiGroups: [resource.group],
+      apiVersions: [resource.version],
+      resources: [handler.subresource === null ? resource.plural : `${resource.plural}/${handler.subresource}`],
+      operations: [...(handler.operations ?? ['*'])],
+      scope: '*',
+    }));
 }
 
 /** What `buildWebhooks` needs besides the handlers. */
@@ -149,15 +154,17 @@ export interface BuildOptions {
  * buildWebhooks(registry.handlers.filter(isValidating), { resources, name: 'auto.kopf.dev', clientConfig: { url } })
  */
 export function buildWebhooks(list: readonly handlers.WebhookHandler[], options: BuildOptions): WebhookEntry[] {
-  return list.filter((handler) => !options.persistentOnly || handler.persistent).map((handler) => ({
-    name: normalizeName(handler.id, options.name),
-    sideEffects: handler.sideEffects ? 'NoneOnDryRun' : 'None',
-    failurePolicy: handler.ignoreFailures ? 'Ignore' : 'Fail',
-    matchPolicy: 'Equivalent',
-    rules: rulesOf(handler, options.resources),
-    objectSelector: labelsSelector(handler.labels),
-    clientConfig: injectHandlerId(options.clientConfig, handler.id),
-    timeoutSeconds: 30,
-    admissionReviewVersions: ['v1', 'v1beta1'],
-  }));
+  return list
+    .filter((handler) => !options.persistentOnly || handler.persistent)
+    .map((handler) => ({
+      name: normalizeName(handler.id, options.name),
+      sideEffects: handler.sideEffects ? 'NoneOnDryRun' : 'None',
+      failurePolicy: handler.ignoreFailures ? 'Ignore' : 'Fail',
+      matchPolicy: 'Equivalent',
+      rules: rulesOf(handler, options.resources),
+      objectSelector: labelsSelector(handler.labels),
+      clientConfig: injectHandlerId(options.clientConfig, handler.id),
+      timeoutSeconds: 30,
+      admissionReviewVersions: ['v1', 'v1beta1'],
+    }));
 }

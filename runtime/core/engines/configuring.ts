@@ -92,14 +92,20 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
       const name = configurations.normalizeName(handler.id, managed);
       const problem = configurations.nameProblem(name);
       if (problem !== undefined) {
-        throw new serving.AdmissionSetupError('invalid-name', `The webhook name '${name}' of the admission handler '${handler.id}' `
-          + `would be refused by Kubernetes: ${problem}. Give the handler an id of letters, digits, '-', '_', '.' and '/' `
-          + "that starts and ends with a letter or digit (e.g. { id: 'validate-widgets' }), or choose another settings.admission.managed name.");
+        throw new serving.AdmissionSetupError(
+          'invalid-name',
+          `The webhook name '${name}' of the admission handler '${handler.id}' ` +
+            `would be refused by Kubernetes: ${problem}. Give the handler an id of letters, digits, '-', '_', '.' and '/' ` +
+            "that starts and ends with a letter or digit (e.g. { id: 'validate-widgets' }), or choose another settings.admission.managed name.",
+        );
       }
       const other = seen.get(name);
       if (other !== undefined) {
-        throw new serving.AdmissionSetupError('invalid-name', `The ${type} admission handlers '${other}' and '${handler.id}' `
-          + `have the same webhook name '${name}', which Kubernetes refuses: give one of them another id.`);
+        throw new serving.AdmissionSetupError(
+          'invalid-name',
+          `The ${type} admission handlers '${other}' and '${handler.id}' ` +
+            `have the same webhook name '${name}', which Kubernetes refuses: give one of them another id.`,
+        );
       }
       seen.set(name, handler.id);
     }
@@ -108,8 +114,12 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
 
 function forbidden(action: string, target: Target, name: string, error: unknown): serving.AdmissionSetupError {
   const what = `${target.resource.plural}.${target.resource.group}`;
-  return new serving.AdmissionSetupError('forbidden', `Not enough RBAC permissions to ${action} the ${what} '${name}': `
-    + `${errors.describeError(error).replace(/\.?$/, '.')} Grant the operator's service account create and patch on ${what}.`, { cause: error });
+  return new serving.AdmissionSetupError(
+    'forbidden',
+    `Not enough RBAC permissions to ${action} the ${what} '${name}': ` +
+      `${errors.describeError(error).replace(/\.?$/, '.')} Grant the operator's service account create and patch on ${what}.`,
+    { cause: error },
+  );
 }
 
 /** Creates a configuration unless it exists (R-ADMISSION-7). */
@@ -124,8 +134,13 @@ async function ensureExists(options: ConfiguringOptions, target: Target, name: s
   }
 }
 
-async function patchWebhooks(options: ConfiguringOptions, target: Target, name: string, entries: readonly configurations.WebhookEntry[],
-                             signal: AbortSignal | undefined): Promise<void> {
+async function patchWebhooks(
+  options: ConfiguringOptions,
+  target: Target,
+  name: string,
+  entries: readonly configurations.WebhookEntry[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
   try {
     await options.api.patch(target.resource, null, name, { webhooks: entries }, { signal });
   } catch (error) {
@@ -160,9 +175,13 @@ export async function manageConfigurations(options: ConfiguringOptions): Promise
   let targets: Target[];
   try {
     await options.ready.waitFor(true, signal);
-    targets = await Promise.all(TYPES.map(async (type) => ({
-      type, resource: await options.configurationResource(type, signal), handlers: handlersOf(registry, type),
-    })));
+    targets = await Promise.all(
+      TYPES.map(async (type) => ({
+        type,
+        resource: await options.configurationResource(type, signal),
+        handlers: handlersOf(registry, type),
+      })),
+    );
     for (const target of targets) await ensureExists(options, target, name);
   } catch (error) {
     if (signal.aborted) return;

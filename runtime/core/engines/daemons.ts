@@ -46,8 +46,12 @@ export interface BackgroundScope {
   /** Aborts when the operator cancels everything (the last stage of its stop). */
   readonly cancel: AbortSignal;
   /** Builds the kwargs of one invocation (live views of the body, `stopped`, retry fields). */
-  readonly kwargs: (handler: handlers.SpawningHandler, stopper: stoppers.DaemonStopper,
-                    patch: () => patches.PatchBase<object>, retry: execution.RetryKwargs) => object;
+  readonly kwargs: (
+    handler: handlers.SpawningHandler,
+    stopper: stoppers.DaemonStopper,
+    patch: () => patches.PatchBase<object>,
+    retry: execution.RetryKwargs,
+  ) => object;
   /** Where invocations are reported (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.HandlerInstruments;
 }
@@ -68,16 +72,29 @@ export class Invoker {
   private readonly invocable: execution.Invocable;
   private readonly execution: execution.ExecutionScope;
 
-  constructor(private readonly task: Task, private readonly scope: BackgroundScope) {
+  constructor(
+    private readonly task: Task,
+    private readonly scope: BackgroundScope,
+  ) {
     const { handler, stopper } = task;
     this.invocable = handler as unknown as execution.Invocable;
     this.state = this.fresh();
     this.execution = {
-      settings: scope.settings, clock: scope.clock, signal: scope.cancel,
+      settings: scope.settings,
+      clock: scope.clock,
+      signal: scope.cancel,
       logger: handler.kind === 'daemon' ? scope.titled.daemon : scope.titled.timer,
-      lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.TEMPORARY,
+      lifecycle: lifecycles.allAtOnce,
+      defaultErrors: errors.ErrorsMode.TEMPORARY,
       // Read at the moment of a failure: a forced stop makes it a cancellation (R-DAEMON-5).
-      stopping: { get aborted() { return stopper.cancelled; }, get reason() { return stopper.cancellationReason; } },
+      stopping: {
+        get aborted() {
+          return stopper.cancelled;
+        },
+        get reason() {
+          return stopper.cancellationReason;
+        },
+      },
       kwargs: (_handler, retry) => scope.kwargs(handler, stopper, () => this.currentPatch(), retry),
       body: () => scope.memory.body,
       instruments: scope.instruments,
@@ -151,7 +168,12 @@ export class Invoker {
     const { scope } = this;
     try {
       const applied = await application.applyPatch({
-        api: scope.api, resource: scope.resource, body: scope.memory.body, patch, logger: scope.logger, signal: scope.cancel,
+        api: scope.api,
+        resource: scope.resource,
+        body: scope.memory.body,
+        patch,
+        logger: scope.logger,
+        signal: scope.cancel,
       });
       this.leftovers = applied.leftoverFns;
     } catch (error) {
@@ -179,7 +201,7 @@ export async function runDaemon(task: Task, scope: BackgroundScope): Promise<voi
   const delay = initialDelayOf(handler, () => invoker.kwargs());
   if (delay > 0) await stopper.wait(delay);
   while (!stopper.isSet() && !invoker.done) {
-    if (await invoker.invoke() === 'cancelled') return;
+    if ((await invoker.invoke()) === 'cancelled') return;
     const next = invoker.delay;
     if (!invoker.done && next !== null && next > 0) await stopper.wait(next);
   }

@@ -76,7 +76,10 @@ export class EndpointConflictError extends TypeError {
  * parseEndpointUrl('http://0.0.0.0:8080/healthz', '--liveness') // { host: '0.0.0.0', port: 8080, path: '/healthz' }
  */
 export function parseEndpointUrl(url: string, option: string): EndpointAddress {
-  const bad = (why: string): EndpointUrlError => new EndpointUrlError(`${option}: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}. Expected http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/healthz.`);
+  const bad = (why: string): EndpointUrlError =>
+    new EndpointUrlError(
+      `${option}: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}. Expected http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/healthz.`,
+    );
   if (typeof url !== 'string' || url.trim() === '') throw bad('it is empty');
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())) throw bad('the scheme must be http, and it has none');
   // Kopf accepts an empty host (`http://:8080/healthz`); WHATWG URLs do not, so fill it in.
@@ -175,7 +178,9 @@ interface Group {
  */
 export function planServers(endpoints: readonly Endpoint[]): { readonly host: string; readonly port: number; readonly paths: ReadonlyMap<string, string> }[] {
   return [...groupEndpoints(endpoints).values()].map((group) => ({
-    host: group.host, port: group.port, paths: new Map([...group.routes].map(([path, route]) => [path, route.endpoint.name])),
+    host: group.host,
+    port: group.port,
+    paths: new Map([...group.routes].map(([path, route]) => [path, route.endpoint.name])),
   }));
 }
 
@@ -193,7 +198,9 @@ function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
     }
     const taken = group.routes.get(address.path);
     if (taken !== undefined) {
-      throw new EndpointConflictError(`The ${endpoint.name} endpoint and the ${taken.endpoint.name} endpoint both use ${formatAddress(address)}: give them different paths.`);
+      throw new EndpointConflictError(
+        `The ${endpoint.name} endpoint and the ${taken.endpoint.name} endpoint both use ${formatAddress(address)}: give them different paths.`,
+      );
     }
     group.routes.set(address.path, { endpoint, address });
   }
@@ -242,7 +249,9 @@ async function answer(group: Group, req: http.IncomingMessage, res: http.ServerR
     return;
   }
   const gone = new AbortController();
-  const onClose = (): void => { if (!res.writableFinished) gone.abort(new DOMException('The caller has disconnected.', 'AbortError')); };
+  const onClose = (): void => {
+    if (!res.writableFinished) gone.abort(new DOMException('The caller has disconnected.', 'AbortError'));
+  };
   const onStop = (): void => gone.abort(stopping.reason);
   res.once('close', onClose);
   stopping.addEventListener('abort', onStop, { once: true });
@@ -252,7 +261,8 @@ async function answer(group: Group, req: http.IncomingMessage, res: http.ServerR
   } catch (error) {
     const line = oneLine(error);
     logger.error(`The ${route.endpoint.name} endpoint has failed to answer ${method} ${path}: ${line}`);
-    if (!res.headersSent && !res.destroyed) send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint: ${line}\n` });
+    if (!res.headersSent && !res.destroyed)
+      send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint: ${line}\n` });
   } finally {
     stopping.removeEventListener('abort', onStop);
   }
@@ -307,7 +317,9 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
           res.destroy();
         });
       });
-      server.on('clientError', (_error, socket) => { socket.destroy(); });
+      server.on('clientError', (_error, socket) => {
+        socket.destroy();
+      });
       // The kubelet's and scrapers' connections are short; no request may hold a socket for long.
       server.requestTimeout = 60_000;
       server.headersTimeout = 30_000;
@@ -319,7 +331,9 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
         const names = [...group.routes.values()].map((route) => route.endpoint.name).join(', ');
         const where = formatAddress({ host: group.host, port: group.port, path: '' });
         const reason = (error as NodeJS.ErrnoException).code ?? oneLine(error);
-        throw new EndpointBindError(`Cannot serve the ${names} endpoint${group.routes.size > 1 ? 's' : ''} at ${where}: ${reason}${explainBindError(reason)}`, { cause: error });
+        throw new EndpointBindError(`Cannot serve the ${names} endpoint${group.routes.size > 1 ? 's' : ''} at ${where}: ${reason}${explainBindError(reason)}`, {
+          cause: error,
+        });
       }
       for (const route of group.routes.values()) {
         const url = formatAddress({ host: group.host, port: bound.port, path: route.address.path });
@@ -339,10 +353,16 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
 
 function explainBindError(code: string): string {
   switch (code) {
-    case 'EADDRINUSE': return ' (the address is already in use by another process or server).';
-    case 'EACCES': return ' (permission denied: ports below 1024 need privileges).';
-    case 'EADDRNOTAVAIL': return ' (no network interface has this address).';
-    case 'ENOTFOUND': case 'EAI_AGAIN': return ' (the host name cannot be resolved).';
-    default: return '.';
+    case 'EADDRINUSE':
+      return ' (the address is already in use by another process or server).';
+    case 'EACCES':
+      return ' (permission denied: ports below 1024 need privileges).';
+    case 'EADDRNOTAVAIL':
+      return ' (no network interface has this address).';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return ' (the host name cannot be resolved).';
+    default:
+      return '.';
   }
 }

@@ -55,7 +55,12 @@ export class StreamTracker implements watching.WatchObserver {
   private lastSeenTime: number;
   private startedTime: number;
 
-  constructor(readonly key: string, readonly description: string, private readonly clock: clocks.Clock, private readonly onStop: (tracker: StreamTracker) => void) {
+  constructor(
+    readonly key: string,
+    readonly description: string,
+    private readonly clock: clocks.Clock,
+    private readonly onStop: (tracker: StreamTracker) => void,
+  ) {
     this.sinceTime = this.lastSeenTime = this.startedTime = clock.now();
   }
 
@@ -104,8 +109,14 @@ export class StreamTracker implements watching.WatchObserver {
 
   snapshot(): StreamSnapshot {
     return {
-      key: this.key, description: this.description, paused: this.isPaused, listed: this.isListed, open: this.isOpen,
-      since: this.sinceTime, lastSeen: this.lastSeenTime, startedAt: this.startedTime,
+      key: this.key,
+      description: this.description,
+      paused: this.isPaused,
+      listed: this.isListed,
+      open: this.isOpen,
+      since: this.sinceTime,
+      lastSeen: this.lastSeenTime,
+      startedAt: this.startedTime,
     };
   }
 }
@@ -125,7 +136,9 @@ export class StreamHealth {
 
   /** Starts tracking one stream (a watcher that just started). Two trackers may share a key briefly. */
   track(key: string, description: string): StreamTracker {
-    const tracker = new StreamTracker(key, description, this.clock, (stopped) => { this.trackers.delete(stopped); });
+    const tracker = new StreamTracker(key, description, this.clock, (stopped) => {
+      this.trackers.delete(stopped);
+    });
     this.trackers.add(tracker);
     return tracker;
   }
@@ -170,7 +183,9 @@ export function assessStreams(streams: readonly StreamSnapshot[], budgets: Budge
   const problems: Problem[] = [];
   for (const stream of streams) {
     if (stream.paused) continue;
-    const problem = (reason: string): void => { problems.push({ kind: 'stream', name: stream.description, reason }); };
+    const problem = (reason: string): void => {
+      problems.push({ kind: 'stream', name: stream.description, reason });
+    };
     if (!stream.listed) {
       if (over(now - stream.startedAt, budgets.listingBudget)) {
         problem(`the listing is not complete after ${seconds(now - stream.startedAt)} (budget ${budgets.listingBudget} s)`);

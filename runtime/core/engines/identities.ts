@@ -48,9 +48,10 @@ export function detectOwnId(sources: IdentitySources): string {
   if (pod !== undefined && pod !== '') return pod;
   const who = `${sources.user ?? userOf(env)}@${sources.host ?? hostName()}`;
   if (sources.manual) return who;
-  const now = new Date((sources.clock?.now() ?? Date.now()));
+  const now = new Date(sources.clock?.now() ?? Date.now());
   const stamp = [now.getUTCFullYear(), now.getUTCMonth() + 1, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes(), now.getUTCSeconds()]
-    .map((part, index) => String(part).padStart(index === 0 ? 4 : 2, '0')).join('');
+    .map((part, index) => String(part).padStart(index === 0 ? 4 : 2, '0'))
+    .join('');
   const random = sources.random ?? Math.random;
   let suffix = '';
   for (let i = 0; i < 3; i += 1) suffix += SUFFIX_ALPHABET[Math.min(SUFFIX_ALPHABET.length - 1, Math.floor(random() * SUFFIX_ALPHABET.length))];
@@ -73,7 +74,7 @@ function userOf(env: NodeJS.ProcessEnv): string {
 /** The host name without the suffixes that say nothing (`.local`, `.localdomain`). */
 export function hostName(name = os.hostname()): string {
   let host = name;
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false;
     for (const suffix of ['.local', '.localdomain']) {
       if (host.endsWith(suffix) && host.length > suffix.length) {

@@ -207,7 +207,9 @@ function tryEncode(key: unknown): string | undefined {
 export function interpretResult(result: unknown): Map<string, { key: unknown; value: unknown }> | null {
   if (result === null || result === undefined) return null;
   const entries = new Map<string, { key: unknown; value: unknown }>();
-  const put = (key: unknown, value: unknown): void => { entries.set(encodeKey(key), { key, value }); };
+  const put = (key: unknown, value: unknown): void => {
+    entries.set(encodeKey(key), { key, value });
+  };
   if (result instanceof Map) for (const [key, value] of result) put(key, value);
   else if (isPlainObject(result)) for (const [key, value] of Object.entries(result)) put(key, value);
   else put(null, result);
@@ -283,8 +285,13 @@ export class OperatorIndexers {
     if (!indexer) {
       // The result is interpreted inside the invocation, so that a bad key is the indexer's error.
       indexer = {
-        handler, id: handler.id, param: handler.param, errors: handler.errors,
-        timeout: handler.timeout, retries: handler.retries, backoff: handler.backoff,
+        handler,
+        id: handler.id,
+        param: handler.param,
+        errors: handler.errors,
+        timeout: handler.timeout,
+        retries: handler.retries,
+        backoff: handler.backoff,
         fn: async (kwargs: Record<string, unknown>) => interpretResult(await (handler.fn as (args: object) => unknown)(kwargs)),
       };
       this.indexers.set(handler, indexer);
@@ -318,14 +325,20 @@ export class OperatorIndexers {
     if (deleted || active.length === 0) return memory;
 
     const now = scope.clock.now();
-    const state = (memory?.state ?? progression.State.fromScratch()).withHandlers(active.map((handler) => handler.id), now);
+    const state = (memory?.state ?? progression.State.fromScratch()).withHandlers(
+      active.map((handler) => handler.id),
+      now,
+    );
     const results = await execution.executeHandlersOnce({
       handlers: active.map((handler) => this.indexerOf(handler)),
       state,
       scope: {
-        settings: scope.settings, clock: scope.clock, signal: scope.signal,
+        settings: scope.settings,
+        clock: scope.clock,
+        signal: scope.signal,
         logger: logging.titledLogger(scope.logger, 'Indexer'),
-        lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
+        lifecycle: lifecycles.allAtOnce,
+        defaultErrors: errors.ErrorsMode.IGNORED,
         kwargs: (indexer, retry) => scope.kwargs((indexer as Indexer).handler, retry),
         ...(scope.body ? { body: scope.body } : {}),
         instruments: scope.instruments,
@@ -421,10 +434,22 @@ export class IndexingBarrier {
   async wait(signal?: AbortSignal): Promise<void> {
     if (this.ready) return;
     await new Promise<void>((resolve, reject) => {
-      const done = (): void => { unsubscribe(); signal?.removeEventListener('abort', aborted); resolve(); };
-      const aborted = (): void => { unsubscribe(); reject(signal!.reason); };
-      const unsubscribe = this.set.subscribe(() => { if (this.ready) done(); });
-      if (signal?.aborted) { aborted(); return; }
+      const done = (): void => {
+        unsubscribe();
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      };
+      const aborted = (): void => {
+        unsubscribe();
+        reject(signal!.reason);
+      };
+      const unsubscribe = this.set.subscribe(() => {
+        if (this.ready) done();
+      });
+      if (signal?.aborted) {
+        aborted();
+        return;
+      }
       signal?.addEventListener('abort', aborted, { once: true });
       if (this.ready) done();
     });

@@ -185,14 +185,24 @@ class Elector {
     const started = clock.now();
     const time = leases.formatMicroTime(started);
     const mine = (acquireTime: string | null, leaseTransitions: number): leases.LeaseRecord => ({
-      holderIdentity: identity, leaseDurationSeconds: this.leaseDuration, acquireTime: acquireTime ?? time, renewTime: time, leaseTransitions,
+      holderIdentity: identity,
+      leaseDurationSeconds: this.leaseDuration,
+      acquireTime: acquireTime ?? time,
+      renewTime: time,
+      leaseTransitions,
     });
 
     // The fast path of a leader: the object it wrote last, with its resourceVersion.
     const last = this.observed;
     if (this.leading && last !== undefined && last.record.holderIdentity === identity) {
       try {
-        const stored = await api.replace(leases.LEASES, namespace, name, leases.replacedLease(last.body, mine(last.record.acquireTime, last.record.leaseTransitions)), { signal });
+        const stored = await api.replace(
+          leases.LEASES,
+          namespace,
+          name,
+          leases.replacedLease(last.body, mine(last.record.acquireTime, last.record.leaseTransitions)),
+          { signal },
+        );
         this.wrote(stored, started);
         return 'leading';
       } catch (error) {
@@ -250,7 +260,13 @@ class Elector {
     const last = this.observed;
     if (last === undefined || last.record.holderIdentity !== this.o.identity) return;
     const now = leases.formatMicroTime(clock.now());
-    const record: leases.LeaseRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: last.record.leaseTransitions };
+    const record: leases.LeaseRecord = {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: last.record.leaseTransitions,
+    };
     const done = new AbortController();
     try {
       const signal = aborts.timeoutSignal(clock, this.renewDeadline, { cancel: done.signal });

@@ -18,8 +18,16 @@ import type * as references from '../../cogs/structs/references.js';
 
 /** The Lease resource (the built-in `coordination.k8s.io/v1` one). */
 export const LEASES: references.Resource = Object.freeze({
-  group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', singular: 'lease',
-  shortcuts: [], categories: [], subresources: [], namespaced: true, preferred: true,
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  singular: 'lease',
+  shortcuts: [],
+  categories: [],
+  subresources: [],
+  namespaced: true,
+  preferred: true,
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
 });
 
@@ -77,8 +85,13 @@ export function recordOf(body: bodies.RawBody | object): LeaseRecord {
 
 /** Whether two records are the same (a standby restarts its wait when the record changes). */
 export function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
-  return a.holderIdentity === b.holderIdentity && a.leaseDurationSeconds === b.leaseDurationSeconds
-    && a.acquireTime === b.acquireTime && a.renewTime === b.renewTime && a.leaseTransitions === b.leaseTransitions;
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds &&
+    a.acquireTime === b.acquireTime &&
+    a.renewTime === b.renewTime &&
+    a.leaseTransitions === b.leaseTransitions
+  );
 }
 
 function specOf(record: LeaseRecord): Json {

@@ -160,8 +160,13 @@ export interface ObserverOptions {
  * Kopf's log lines. Removes dead entries. Returns the milliseconds until the earliest deadline of
  * the peers that block this operator (empty when none does).
  */
-export async function evaluate(scope: PeeringScope, body: bodies.RawBody, conflicts: toggles.Toggle,
-                               reported: Set<string>, signal?: AbortSignal): Promise<number[]> {
+export async function evaluate(
+  scope: PeeringScope,
+  body: bodies.RawBody,
+  conflicts: toggles.Toggle,
+  reported: Set<string>,
+  signal?: AbortSignal,
+): Promise<number[]> {
   const { settings, identity, logger } = scope;
   const now = scope.clock.now();
   const verdict = peers.judge(body['status'], identity, settings.peering.priority, now);
@@ -210,7 +215,10 @@ export async function observePeering(scope: PeeringScope, options: ObserverOptio
   const evaluator = (async (): Promise<void> => {
     while (!signal.aborted) {
       if (latest === undefined) {
-        await new Promise<void>((resolve) => { wake = resolve; if (signal.aborted) resolve(); });
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (signal.aborted) resolve();
+        });
         continue;
       }
       const body = latest;

@@ -155,7 +155,9 @@ export function judge(status: unknown, identity: string, priority: number, now: 
   const dead = peers.filter((peer) => isDead(peer, now));
   const live = peers.filter((peer) => !isDead(peer, now) && peer.identity !== identity);
   return {
-    peers, dead, malformed,
+    peers,
+    dead,
+    malformed,
     higher: live.filter((peer) => peer.priority > priority),
     same: live.filter((peer) => peer.priority === priority),
   };

@@ -29,8 +29,14 @@ const CUT_MESSAGE_INFIX = '...';
 
 /** The core `v1` `events` resource that events are created in. */
 export const EVENTS: references.Resource = references.makeResource({
-  group: '', version: 'v1', plural: 'events', kind: 'Event', singular: 'event', namespaced: true,
-  shortcuts: ['ev'], verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  group: '',
+  version: 'v1',
+  plural: 'events',
+  kind: 'Event',
+  singular: 'event',
+  namespaced: true,
+  shortcuts: ['ev'],
+  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
 });
 
 /** What the poster needs of the API client (a subset of its `KubeWriter`). */
@@ -200,7 +206,9 @@ export async function postEvent(options: {
   readonly defaultNamespace?: string | null;
 }): Promise<boolean> {
   const built = buildEventBody({
-    event: options.event, settings: options.settings, now: (options.clock ?? clocks.realClock).now(),
+    event: options.event,
+    settings: options.settings,
+    now: (options.clock ?? clocks.realClock).now(),
     defaultNamespace: options.defaultNamespace,
   });
   if (built === null) return false;
@@ -210,8 +218,9 @@ export async function postEvent(options: {
   } catch (error) {
     const { type, reason } = options.event;
     const detail = describeApiError(error);
-    options.logger.warning(`Failed to post an event. Ignoring and continuing. ${detail} `
-      + `Event: type='${type}', reason='${reason}', message='${String(built.body['message'])}'.`);
+    options.logger.warning(
+      `Failed to post an event. Ignoring and continuing. ${detail} ` + `Event: type='${type}', reason='${reason}', message='${String(built.body['message'])}'.`,
+    );
     return false;
   }
 }
@@ -243,4 +252,3 @@ export async function runPoster(options: {
     await postEvent({ ...options, event: next });
   }
 }
-

@@ -38,7 +38,7 @@ export const CACHE_SECONDS = 10;
 export type ProbeOutcome =
   | { readonly kind: 'succeeded'; readonly result: unknown }
   | { readonly kind: 'failed'; readonly message: string }
-  | { readonly kind: 'unfinished'; /** Milliseconds it has been running. */ readonly runningFor: number };
+  | { readonly kind: 'unfinished' /** Milliseconds it has been running. */; readonly runningFor: number };
 
 /** The outcome of one evaluation of all probes. */
 export interface ProbeReport {
@@ -126,7 +126,9 @@ export class Prober {
   probe(): Promise<ProbeReport> {
     const { clock } = this.options;
     if (this.cached !== undefined && clock.now() - this.cached.time < CACHE_SECONDS * 1000) return Promise.resolve(this.cached);
-    this.evaluating ??= this.evaluate().finally(() => { this.evaluating = undefined; });
+    this.evaluating ??= this.evaluate().finally(() => {
+      this.evaluating = undefined;
+    });
     return this.evaluating;
   }
 
@@ -166,27 +168,35 @@ export class Prober {
     // The probe's signal follows the operator's stop and this probe's deadline; released once it settles.
     const cancellation = aborts.follow([signal, controller.signal]);
     const kwargs = activities.activityKwargs({
-      activity: 'probe', handler, retry: { retry: 0, started: new Date(since), runtime: 0 },
-      logger: this.logger, memo, settings, signal: cancellation.signal, indices,
+      activity: 'probe',
+      handler,
+      retry: { retry: 0, started: new Date(since), runtime: 0 },
+      logger: this.logger,
+      memo,
+      settings,
+      signal: cancellation.signal,
+      indices,
     });
     const call = (): Promise<unknown> => invocation.invoke(handler.fn, kwargs);
     const invoked = this.scope !== undefined ? invocation.runInOperator(this.scope, call) : call();
-    const done = invoked.then(
-      (result): ProbeOutcome => {
-        this.logger.debug(`Activity '${handler.id}' succeeded.`);
-        return { kind: 'succeeded', result };
-      },
-      (thrown: unknown): ProbeOutcome => {
-        const message = errors.describeError(thrown).split('\n')[0]!;
-        this.logger.error(`Activity '${handler.id}' has failed: ${message}`);
-        return { kind: 'failed', message };
-      },
-    ).then((outcome) => {
-      cancellation.release();
-      running.outcome = outcome;
-      this.running.delete(handler.id);
-      return outcome;
-    });
+    const done = invoked
+      .then(
+        (result): ProbeOutcome => {
+          this.logger.debug(`Activity '${handler.id}' succeeded.`);
+          return { kind: 'succeeded', result };
+        },
+        (thrown: unknown): ProbeOutcome => {
+          const message = errors.describeError(thrown).split('\n')[0]!;
+          this.logger.error(`Activity '${handler.id}' has failed: ${message}`);
+          return { kind: 'failed', message };
+        },
+      )
+      .then((outcome) => {
+        cancellation.release();
+        running.outcome = outcome;
+        this.running.delete(handler.id);
+        return outcome;
+      });
     const running: Running = { since, done, controller };
     this.running.set(handler.id, running);
     return running;

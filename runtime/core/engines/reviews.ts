@@ -54,9 +54,12 @@ function malformed(message: string): webhooks.WebhookRequestError {
 }
 
 function decoded(payload: unknown): unknown {
-  const text = typeof payload === 'string' ? payload
-    : payload instanceof Uint8Array ? Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')
-    : undefined;
+  const text =
+    typeof payload === 'string'
+      ? payload
+      : payload instanceof Uint8Array
+        ? Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')
+        : undefined;
   if (text === undefined) return payload;
   try {
     return JSON.parse(text) as unknown;
@@ -66,8 +69,13 @@ function decoded(payload: unknown): unknown {
 }
 
 function isGroupVersionResource(value: unknown): value is webhooks.GroupVersionResource {
-  return dicts.isObject(value) && typeof value['group'] === 'string' && typeof value['version'] === 'string'
-    && typeof value['resource'] === 'string' && value['resource'] !== '';
+  return (
+    dicts.isObject(value) &&
+    typeof value['group'] === 'string' &&
+    typeof value['version'] === 'string' &&
+    typeof value['resource'] === 'string' &&
+    value['resource'] !== ''
+  );
 }
 
 /**
@@ -115,7 +123,10 @@ export function findResource(request: webhooks.AdmissionRequest, served: readonl
     throw new webhooks.WebhookRequestError('unknown-resource', `The resource ${describe(request.resource)} has no admission handlers.`);
   }
   if (found.length > 1) {
-    throw new webhooks.WebhookRequestError('ambiguous-resource', `The resource ${describe(request.resource)} is ambiguous: it is served ${found.length} times.`);
+    throw new webhooks.WebhookRequestError(
+      'ambiguous-resource',
+      `The resource ${describe(request.resource)} is ambiguous: it is served ${found.length} times.`,
+    );
   }
   return found[0]!;
 }
@@ -142,7 +153,9 @@ export function requestData(request: webhooks.AdmissionRequest): RequestData {
   if (body === null) throw malformed('The admission request has neither an object nor an oldObject.');
   const subresource = raw['subResource'];
   return {
-    body, old, new: now,
+    body,
+    old,
+    new: now,
     userInfo: userInfo as callbacks.UserInfo,
     operation: (request.operation ?? null) as callbacks.WebhookOperation | null,
     subresource: typeof subresource === 'string' && subresource !== '' ? subresource : null,

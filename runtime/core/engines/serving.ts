@@ -67,16 +67,25 @@ export function checkSettings(settings: settingsModule.OperatorSettings, registr
   const { server, managed } = settings.admission;
   if (server === null || server === undefined) {
     if (hasAdmissionHandlers(registry)) {
-      throw new AdmissionSetupError('no-server', 'Admission handlers are registered (on.validate, on.mutate), but no admission server '
-        + 'or tunnel is configured: set settings.admission.server in a startup handler, e.g. to a WebhookServer, '
-        + 'or to your own server function (see docs/admission.md).');
+      throw new AdmissionSetupError(
+        'no-server',
+        'Admission handlers are registered (on.validate, on.mutate), but no admission server ' +
+          'or tunnel is configured: set settings.admission.server in a startup handler, e.g. to a WebhookServer, ' +
+          'or to your own server function (see docs/admission.md).',
+      );
     }
   } else if (typeof server !== 'function' && !(typeof server === 'object' && typeof (server as { serve?: unknown }).serve === 'function')) {
-    throw new AdmissionSetupError('invalid-server', 'settings.admission.server must be a server function (fn, environment) => AsyncIterable '
-      + `or an object with a serve(fn, environment) method, got ${errors.typeNameOf(server)}.`);
+    throw new AdmissionSetupError(
+      'invalid-server',
+      'settings.admission.server must be a server function (fn, environment) => AsyncIterable ' +
+        `or an object with a serve(fn, environment) method, got ${errors.typeNameOf(server)}.`,
+    );
   }
   if (managed !== null && managed !== undefined && (typeof managed !== 'string' || managed === '')) {
-    throw new AdmissionSetupError('invalid-managed', `settings.admission.managed must be a non-empty name (e.g. 'auto.kopf.dev') or null, got ${JSON.stringify(managed)}.`);
+    throw new AdmissionSetupError(
+      'invalid-managed',
+      `settings.admission.managed must be a non-empty name (e.g. 'auto.kopf.dev') or null, got ${JSON.stringify(managed)}.`,
+    );
   }
 }
 
@@ -116,11 +125,15 @@ export class ClientConfigs {
  * @throws AdmissionSetupError (`invalid-client-config`).
  */
 export function checkClientConfig(config: unknown): webhooks.WebhookClientConfig {
-  const ok = dicts.isObject(config) && (typeof config['url'] === 'string' && config['url'] !== ''
-    || dicts.isObject(config['service']) && typeof config['service']['namespace'] === 'string' && typeof config['service']['name'] === 'string');
+  const ok =
+    dicts.isObject(config) &&
+    ((typeof config['url'] === 'string' && config['url'] !== '') ||
+      (dicts.isObject(config['service']) && typeof config['service']['namespace'] === 'string' && typeof config['service']['name'] === 'string'));
   if (!ok) {
-    throw new AdmissionSetupError('invalid-client-config', 'The admission server yielded a client configuration without a url '
-      + `or a service (namespace and name): ${JSON.stringify(config) ?? String(config)}.`);
+    throw new AdmissionSetupError(
+      'invalid-client-config',
+      `The admission server yielded a client configuration without a url or a service (namespace and name): ${JSON.stringify(config) ?? String(config)}.`,
+    );
   }
   return config as webhooks.WebhookClientConfig;
 }

@@ -109,7 +109,9 @@ export class DaemonsMemory {
   async nextReset(stopper: stoppers.DaemonStopper): Promise<void> {
     if (stopper.isSet()) return;
     let wake = (): void => undefined;
-    const reset = new Promise<void>((resolve) => { wake = resolve; });
+    const reset = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
     (this.resetWaiters ??= new Set()).add(wake);
     try {
       await Promise.race([reset, stopper.wait()]);
@@ -168,8 +170,11 @@ function stagesOf(handler: handlers.SpawningHandler): { backoff: number | null; 
  * (R-DAEMON-6). Returns the seconds until each one's next stage (an empty list when all have
  * exited or were abandoned): the delays that drive the next processing cycles.
  */
-export async function stopDaemons(daemons: Iterable<Daemon>, reason: stoppers.DaemonStoppingReason,
-                                  scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<number[]> {
+export async function stopDaemons(
+  daemons: Iterable<Daemon>,
+  reason: stoppers.DaemonStoppingReason,
+  scope: Pick<SpawningScope, 'settings' | 'clock'>,
+): Promise<number[]> {
   const delays: number[] = [];
   for (const daemon of [...daemons]) {
     const { stopper, handler, logger } = daemon;
@@ -216,8 +221,7 @@ export async function stopDaemons(daemons: Iterable<Daemon>, reason: stoppers.Da
  * being stopped — say, for the deletion of its object — goes on from the stage it has reached
  * instead of starting over, and an orphan stays an orphan (it is not signalled or given up on twice).
  */
-export async function stopInMemory(daemon: Daemon, reason: stoppers.DaemonStoppingReason,
-                                   scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
+export async function stopInMemory(daemon: Daemon, reason: stoppers.DaemonStoppingReason, scope: Pick<SpawningScope, 'settings' | 'clock'>): Promise<void> {
   const { stopper, handler, logger } = daemon;
   const title = titleOf(handler);
   if (daemon.exited) return;
@@ -348,7 +352,7 @@ export async function processSpawningCause(options: {
   const mismatching = [...memory.running.values()].filter((daemon) => !ids.has(daemon.handler.id));
   const delays = await stopDaemons(mismatching, R.FILTERS_MISMATCH, scope);
   // The pause began while this cycle ran (e.g. between spawning and here): stopped right away.
-  if (scope.paused?.isOn()) delays.push(...await stopDaemons(memory.running.values(), R.OPERATOR_PAUSING, scope));
+  if (scope.paused?.isOn()) delays.push(...(await stopDaemons(memory.running.values(), R.OPERATOR_PAUSING, scope)));
   return delays;
 }
 
@@ -358,17 +362,20 @@ function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: 
   const daemon: Daemon = {
     ...base,
     exited: false,
-    done: Promise.resolve().then(() => launch(base)).catch(() => undefined).finally(() => {
-      // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
-      // operator stops leave the way open for a later re-spawn (R-DAEMON-4/9/10).
-      if (!stopper.isSet()) memory.stopForever(handler.id);
-      stopper.set(R.DONE);
-      stopper.release();
-      daemon.exited = true;
-      if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
-      scope.daemons.delete(daemon);
-      scope.instruments?.exited(handler.id, handler.kind);
-    }),
+    done: Promise.resolve()
+      .then(() => launch(base))
+      .catch(() => undefined)
+      .finally(() => {
+        // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
+        // operator stops leave the way open for a later re-spawn (R-DAEMON-4/9/10).
+        if (!stopper.isSet()) memory.stopForever(handler.id);
+        stopper.set(R.DONE);
+        stopper.release();
+        daemon.exited = true;
+        if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
+        scope.daemons.delete(daemon);
+        scope.instruments?.exited(handler.id, handler.kind);
+      }),
   };
   memory.running.set(handler.id, daemon);
   scope.daemons.add(daemon);

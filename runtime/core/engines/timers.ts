@@ -46,7 +46,8 @@ export async function runTimer(task: daemons.Task, scope: daemons.BackgroundScop
     const started = clock.now();
     const outcome = await invoker.invoke();
     if (outcome === 'cancelled') return;
-    if (outcome === null) { // a retry not due yet: sleep what is left of its delay
+    if (outcome === null) {
+      // a retry not due yet: sleep what is left of its delay
       await stopper.wait(invoker.delay ?? 0);
       continue;
     }

@@ -25,11 +25,7 @@ import * as resources from '../../cogs/structs/resources.js';
  * The built-in bodies below no longer need it (their models are JSON-shaped already); it stays
  * for models of client libraries that turn timestamps into `Date`s: `BuiltinBody<JsonOf<Model>>`.
  */
-export type JsonOf<T> =
-  T extends Date ? string
-  : T extends readonly (infer E)[] ? JsonOf<E>[]
-  : T extends object ? { [K in keyof T]: JsonOf<T[K]> }
-  : T;
+export type JsonOf<T> = T extends Date ? string : T extends readonly (infer E)[] ? JsonOf<E>[] : T extends object ? { [K in keyof T]: JsonOf<T[K]> } : T;
 
 /**
  * A built-in object's JSON body, from a JSON-shaped model (e.g. one of `kubernetes-types`):
@@ -71,7 +67,11 @@ function core<Body extends resources.KubernetesObject>(plural: string, kind: str
 }
 
 function grouped<Body extends resources.KubernetesObject>(
-  group: string, plural: string, kind: string, namespaced: boolean, info: Info = {},
+  group: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  info: Info = {},
 ): resources.ResourceDescriptor<Body> {
   return resources.resource<Body>({ group, version: 'v1', plural, kind, namespaced, ...info });
 }
@@ -96,8 +96,10 @@ export const builtins = Object.freeze({
   Events: core<Event>('events', 'Event', true, { shortNames: ['ev'] }),
   ServiceAccounts: core<ServiceAccount>('serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
   Endpoints: core<Endpoints>('endpoints', 'Endpoints', true, { shortNames: ['ep'] }),
-  PersistentVolumeClaims: core<PersistentVolumeClaim>('persistentvolumeclaims', 'PersistentVolumeClaim', true,
-    { shortNames: ['pvc'], statusSubresource: true }),
+  PersistentVolumeClaims: core<PersistentVolumeClaim>('persistentvolumeclaims', 'PersistentVolumeClaim', true, {
+    shortNames: ['pvc'],
+    statusSubresource: true,
+  }),
   PersistentVolumes: core<PersistentVolume>('persistentvolumes', 'PersistentVolume', false, { shortNames: ['pv'], statusSubresource: true }),
   Deployments: grouped<Deployment>('apps', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: all, statusSubresource: true }),
   StatefulSets: grouped<StatefulSet>('apps', 'statefulsets', 'StatefulSet', true, { shortNames: ['sts'], categories: all, statusSubresource: true }),
@@ -111,10 +113,20 @@ export const builtins = Object.freeze({
   RoleBindings: grouped<RoleBinding>('rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding', true),
   ClusterRoles: grouped<ClusterRole>('rbac.authorization.k8s.io', 'clusterroles', 'ClusterRole', false),
   ClusterRoleBindings: grouped<ClusterRoleBinding>('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', false),
-  CustomResourceDefinitions: grouped<CustomResourceDefinition>('apiextensions.k8s.io', 'customresourcedefinitions',
-    'CustomResourceDefinition', false, { shortNames: ['crd', 'crds'], statusSubresource: true }),
-  ValidatingWebhookConfigurations: grouped<ValidatingWebhookConfiguration>('admissionregistration.k8s.io',
-    'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
-  MutatingWebhookConfigurations: grouped<MutatingWebhookConfiguration>('admissionregistration.k8s.io',
-    'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  CustomResourceDefinitions: grouped<CustomResourceDefinition>('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', false, {
+    shortNames: ['crd', 'crds'],
+    statusSubresource: true,
+  }),
+  ValidatingWebhookConfigurations: grouped<ValidatingWebhookConfiguration>(
+    'admissionregistration.k8s.io',
+    'validatingwebhookconfigurations',
+    'ValidatingWebhookConfiguration',
+    false,
+  ),
+  MutatingWebhookConfigurations: grouped<MutatingWebhookConfiguration>(
+    'admissionregistration.k8s.io',
+    'mutatingwebhookconfigurations',
+    'MutatingWebhookConfiguration',
+    false,
+  ),
 });

@@ -34,9 +34,11 @@ import type * as stoppers from './stoppers.js';
 import type * as subhandlers from './subhandlers.js';
 
 /** Augment to type `memo` (declaration merging). Empty by default. */
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so that users can augment it by declaration merging
 export interface OperatorMemo {}
 
 /** Augment to type the indices injected into every handler's arguments (R-INDEX-8). */
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so that users can augment it by declaration merging
 export interface OperatorIndices {}
 
 /** The memo as handlers see it: the augmented `OperatorMemo` plus free-form entries (R-MEMO-1). */
@@ -63,13 +65,20 @@ export type UntypedBody = bodies.RawBody;
 type Open<T> = unknown extends T ? Record<string, unknown> : T;
 
 /** The type of `spec` for a body: the declared spec, or an open record (untyped bodies, no spec). */
-export type SpecOf<Body> = string extends keyof Body ? Record<string, unknown>
-  : 'spec' extends keyof Body ? Open<NonNullable<Body['spec' & keyof Body]>> : Record<string, unknown>;
+export type SpecOf<Body> = string extends keyof Body
+  ? Record<string, unknown>
+  : 'spec' extends keyof Body
+    ? Open<NonNullable<Body['spec' & keyof Body]>>
+    : Record<string, unknown>;
 
 /** The type of `status` for a body: the declared status (`| undefined` if optional), or an open record. */
-export type StatusOf<Body> = string extends keyof Body ? Record<string, unknown>
-  : 'status' extends keyof Body ? (unknown extends Body['status' & keyof Body] ? Record<string, unknown> : Body['status' & keyof Body])
-  : Record<string, unknown>;
+export type StatusOf<Body> = string extends keyof Body
+  ? Record<string, unknown>
+  : 'status' extends keyof Body
+    ? unknown extends Body['status' & keyof Body]
+      ? Record<string, unknown>
+      : Body['status' & keyof Body]
+    : Record<string, unknown>;
 
 /**
  * The essence of a body (R-ESSENCE-1): what change detection compares — the body without
@@ -78,8 +87,8 @@ export type StatusOf<Body> = string extends keyof Body ? Record<string, unknown>
 export type EssenceOf<Body> = string extends keyof Body
   ? Record<string, unknown>
   : Omit<Body, 'apiVersion' | 'kind' | 'metadata' | 'status'> & {
-    metadata?: Pick<resources.ObjectMeta, 'labels' | 'annotations'>;
-  };
+      metadata?: Pick<resources.ObjectMeta, 'labels' | 'annotations'>;
+    };
 
 type Depth = [never, 0, 1, 2, 3, 4, 5, 6, 7, 8];
 
@@ -87,22 +96,24 @@ type Depth = [never, 0, 1, 2, 3, 4, 5, 6, 7, 8];
  * The dotted field paths of a type, e.g. `'spec' | 'spec.replicas' | 'metadata.labels.${string}'`.
  * Arrays are leaves (Kopf compares them as whole values). Untyped bodies give `string`.
  */
-export type FieldPathOf<T, D extends number = 8> = [D] extends [never] ? never
-  : T extends readonly unknown[] ? never
-  : T extends object
-    ? { [K in keyof T & string]-?: K | Nested<NonNullable<T[K]>, K, Depth[D]> }[keyof T & string]
-    : never;
+export type FieldPathOf<T, D extends number = 8> = [D] extends [never]
+  ? never
+  : T extends readonly unknown[]
+    ? never
+    : T extends object
+      ? { [K in keyof T & string]-?: K | Nested<NonNullable<T[K]>, K, Depth[D]> }[keyof T & string]
+      : never;
 
-type Nested<V, K extends string, D extends number> =
-  V extends readonly unknown[] ? never
-  : V extends object ? `${K}.${FieldPathOf<V, D>}`
-  : never;
+type Nested<V, K extends string, D extends number> = V extends readonly unknown[] ? never : V extends object ? `${K}.${FieldPathOf<V, D>}` : never;
 
 /** The type at a dotted path (without `undefined`/`null`); `unknown` for unknown paths or array forms. */
-export type PathValue<T, P> =
-  P extends `${infer Head}.${infer Rest}`
-    ? (Head extends keyof NonNullable<T> ? PathValue<NonNullable<T>[Head], Rest> : unknown)
-    : P extends keyof NonNullable<T> ? Open2<NonNullable<NonNullable<T>[P]>> : unknown;
+export type PathValue<T, P> = P extends `${infer Head}.${infer Rest}`
+  ? Head extends keyof NonNullable<T>
+    ? PathValue<NonNullable<T>[Head], Rest>
+    : unknown
+  : P extends keyof NonNullable<T>
+    ? Open2<NonNullable<NonNullable<T>[P]>>
+    : unknown;
 
 type Open2<T> = unknown extends T ? unknown : T;
 
@@ -237,6 +248,7 @@ export type TimerFn<Body extends object> = (args: TimerArgs<Body>) => unknown;
 /** An indexer: returns `{key: value}`, a `Map`, a single value (key `null`), or null to keep (R-INDEX-3). */
 export type IndexingFn<Body extends object> = (args: IndexingArgs<Body>) => unknown;
 
+// biome-ignore lint/suspicious/noConfusingVoidType: indexers that return nothing are typed `void`, and contribute nothing
 type Contributed<R> = Exclude<Awaited<R>, null | undefined | void>;
 
 /**
@@ -244,11 +256,15 @@ type Contributed<R> = Exclude<Awaited<R>, null | undefined | void>;
  * object `{[key: string]: V}` gives `Index<string, V>`, any other value `R` gives `Index<null, R>`.
  * `null`/`undefined` results (keep the previous values) do not count.
  */
-export type IndexOfResult<R> = [Contributed<R>] extends [never] ? indexing.Index<never, never>
-  : [Contributed<R>] extends [ReadonlyMap<infer K, infer V>] ? indexing.Index<K, V>
-  : [Contributed<R>] extends [readonly unknown[]] ? indexing.Index<null, Contributed<R>>
-  : [Contributed<R>] extends [Record<string, infer V>] ? indexing.Index<string, V>
-  : indexing.Index<null, Contributed<R>>;
+export type IndexOfResult<R> = [Contributed<R>] extends [never]
+  ? indexing.Index<never, never>
+  : [Contributed<R>] extends [ReadonlyMap<infer K, infer V>]
+    ? indexing.Index<K, V>
+    : [Contributed<R>] extends [readonly unknown[]]
+      ? indexing.Index<null, Contributed<R>>
+      : [Contributed<R>] extends [Record<string, infer V>]
+        ? indexing.Index<string, V>
+        : indexing.Index<null, Contributed<R>>;
 
 /**
  * The index an indexer function builds, for typing its injection by name (R-INDEX-8).

@@ -9,7 +9,7 @@
  * Which handlers a cause selects is the registry's job (`registry.ts`).
  */
 
-import * as dicts from '../../cogs/structs/dicts.js';
+import type * as dicts from '../../cogs/structs/dicts.js';
 import * as diffs from '../../cogs/structs/diffs.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as references from '../../cogs/structs/references.js';
@@ -108,9 +108,18 @@ export function detectChangingCause(inputs: ChangingInputs): ChangingCause {
   const body = inputs.event.object;
   const diff = inputs.diff ?? (inputs.old === null ? diffs.EMPTY : diffs.diff(inputs.old, inputs.new));
   const deleted = isDeletionOngoing(body);
-  const make = (reason: Reason, initial = inputs.initial): ChangingCause => Object.freeze({
-    reason, initial, deleted, resource: inputs.resource, event: inputs.event, body, old: inputs.old, new: inputs.new, diff,
-  });
+  const make = (reason: Reason, initial = inputs.initial): ChangingCause =>
+    Object.freeze({
+      reason,
+      initial,
+      deleted,
+      resource: inputs.resource,
+      event: inputs.event,
+      body,
+      old: inputs.old,
+      new: inputs.new,
+      diff,
+    });
   if (inputs.event.type === 'DELETED') return make(Reason.GONE);
   if (deleted && !hasFinalizer(body, inputs.finalizer)) return make(Reason.FREE);
   if (deleted) return make(Reason.DELETE);
@@ -148,11 +157,15 @@ export interface SpawningCause {
  * differs from the stored diff-base, or there are no change handlers at all — R-TIMER-3).
  */
 export function detectSpawningCause(inputs: {
-  readonly resource: references.Resource; readonly event: bodies.RawEvent; readonly reset: boolean;
+  readonly resource: references.Resource;
+  readonly event: bodies.RawEvent;
+  readonly reset: boolean;
 }): SpawningCause {
   const body = inputs.event.object;
   return Object.freeze({
-    resource: inputs.resource, body, reset: inputs.reset,
+    resource: inputs.resource,
+    body,
+    reset: inputs.reset,
     deleted: inputs.event.type === 'DELETED' || isDeletionOngoing(body),
   });
 }

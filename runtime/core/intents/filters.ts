@@ -79,7 +79,7 @@ export interface Subject {
 export type KwargsFactory = () => object;
 
 function callValue(filter: unknown, value: unknown, kwargs: () => object): boolean {
-  return (filter as (v: unknown, k: object) => unknown)(value, kwargs()) ? true : false;
+  return !!(filter as (v: unknown, k: object) => unknown)(value, kwargs());
 }
 
 /**
@@ -89,15 +89,22 @@ function callValue(filter: unknown, value: unknown, kwargs: () => object): boole
  * matchesMeta({ app: PRESENT, tier: 'web' }, { app: 'x', tier: 'web' }, () => ({})) // true
  */
 export function matchesMeta(
-  filters: Readonly<Record<string, StoredMetaFilter>> | null, actual: Readonly<Record<string, string>> | undefined,
+  filters: Readonly<Record<string, StoredMetaFilter>> | null,
+  actual: Readonly<Record<string, string>> | undefined,
   kwargs: KwargsFactory,
 ): boolean {
   if (!filters) return true;
   const values = actual ?? {};
   for (const [key, filter] of Object.entries(filters)) {
-    const present = Object.prototype.hasOwnProperty.call(values, key);
-    if (filter === PRESENT) { if (!present) return false; continue; }
-    if (filter === ABSENT) { if (present) return false; continue; }
+    const present = Object.hasOwn(values, key);
+    if (filter === PRESENT) {
+      if (!present) return false;
+      continue;
+    }
+    if (filter === ABSENT) {
+      if (present) return false;
+      continue;
+    }
     if (typeof filter === 'function') {
       if (!callValue(filter, present ? values[key] : null, kwargs)) return false;
       continue;
@@ -116,7 +123,10 @@ export function matchesValue(filter: StoredValueFilter, value: unknown, present:
   return present && dicts.deepEqual(filter, value);
 }
 
-interface Resolved { readonly present: boolean; readonly value: unknown }
+interface Resolved {
+  readonly present: boolean;
+  readonly value: unknown;
+}
 
 function resolveAt(obj: unknown, field: dicts.FieldPath): Resolved {
   const value = dicts.resolve(obj, field);
@@ -135,9 +145,7 @@ function isChange(subject: Subject): boolean {
 export function matchesFieldValue(spec: FilterSpec, subject: Subject, kwargs: KwargsFactory): boolean {
   if (!spec.field) return true;
   const field = spec.field;
-  const candidates = isChange(subject)
-    ? [resolveAt(subject.new, field), resolveAt(subject.old, field)]
-    : [resolveAt(subject.body, field)];
+  const candidates = isChange(subject) ? [resolveAt(subject.new, field), resolveAt(subject.old, field)] : [resolveAt(subject.body, field)];
   if (spec.value === undefined) return candidates.some((c) => c.present);
   return candidates.some((c) => matchesValue(spec.value, c.value, c.present, kwargs));
 }
@@ -175,11 +183,13 @@ function metadataOf(body: bodies.RawBody): { labels?: Record<string, string>; an
 export function matchesFilters(spec: FilterSpec, subject: Subject, kwargs: KwargsFactory, options?: { readonly prematch?: boolean }): boolean {
   const lazy = memoize(kwargs);
   const meta = metadataOf(subject.body);
-  return matchesMeta(spec.labels, meta.labels, lazy)
-    && matchesMeta(spec.annotations, meta.annotations, lazy)
-    && matchesFieldValue(spec, subject, lazy)
-    && (options?.prematch === true || matchesFieldChange(spec, subject, lazy))
-    && matchesWhen(spec, lazy);
+  return (
+    matchesMeta(spec.labels, meta.labels, lazy) &&
+    matchesMeta(spec.annotations, meta.annotations, lazy) &&
+    matchesFieldValue(spec, subject, lazy) &&
+    (options?.prematch === true || matchesFieldChange(spec, subject, lazy)) &&
+    matchesWhen(spec, lazy)
+  );
 }
 
 // Combinators (R-FILTERS-7): they keep the callback's own signature, so they work for `when`

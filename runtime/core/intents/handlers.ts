@@ -116,9 +116,13 @@ export type SpawningHandler = DaemonHandler | TimerHandler;
 /** The default errors mode of a handler kind when none is given (R-ERRORS-3). */
 export function defaultErrorsMode(handler: Handler): ErrorsModeName {
   switch (handler.kind) {
-    case 'event': case 'index': return 'IGNORED';
-    case 'webhook': return 'PERMANENT';
-    default: return 'TEMPORARY';
+    case 'event':
+    case 'index':
+      return 'IGNORED';
+    case 'webhook':
+      return 'PERMANENT';
+    default:
+      return 'TEMPORARY';
   }
 }
 
@@ -192,7 +196,11 @@ export function watchingHandler(fn: unknown, options: RawOptions, selector: sele
   parsing.checkOptionKeys('event', options);
   const field = resolveField(options, undefined);
   return Object.freeze({
-    kind: 'event', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    kind: 'event',
+    id: handlerId(handlerFn, options['id'], field),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
     ...parsing.filterSpec(options, field, false),
   });
 }
@@ -203,7 +211,11 @@ export function daemonHandler(fn: unknown, options: RawOptions, selector: select
   parsing.checkOptionKeys('daemon', options);
   const field = resolveField(options, undefined);
   return Object.freeze({
-    kind: 'daemon', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    kind: 'daemon',
+    id: handlerId(handlerFn, options['id'], field),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
     ...parsing.retryPolicy(options),
     ...parsing.filterSpec(options, field, false),
     initialDelay: parsing.delayOrCallback(options, 'initialDelay'),
@@ -219,7 +231,11 @@ export function timerHandler(fn: unknown, options: RawOptions, selector: selecto
   parsing.checkOptionKeys('timer', options);
   const field = resolveField(options, undefined);
   return Object.freeze({
-    kind: 'timer', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    kind: 'timer',
+    id: handlerId(handlerFn, options['id'], field),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
     ...parsing.retryPolicy(options),
     ...parsing.filterSpec(options, field, false),
     interval: parsing.positiveSeconds(options, 'interval'),
@@ -235,7 +251,11 @@ export function indexingHandler(fn: unknown, options: RawOptions, selector: sele
   parsing.checkOptionKeys('index', options);
   const field = resolveField(options, undefined);
   return Object.freeze({
-    kind: 'index', id: handlerId(handlerFn, options['id'], null), fn: handlerFn, param: options['param'], selector,
+    kind: 'index',
+    id: handlerId(handlerFn, options['id'], null),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
     ...parsing.retryPolicy(options),
     ...parsing.filterSpec(options, field, false),
   });
@@ -248,7 +268,11 @@ export function webhookHandler(fn: unknown, options: RawOptions, selector: selec
   parsing.checkOptionKeys(registration, options);
   const field = resolveField(options, undefined);
   return Object.freeze({
-    kind: 'webhook', id: handlerId(handlerFn, options['id'], field), fn: handlerFn, param: options['param'], selector,
+    kind: 'webhook',
+    id: handlerId(handlerFn, options['id'], field),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
     ...parsing.filterSpec(options, field, false),
     type,
     operations: parsing.operations(options),

@@ -29,4 +29,3 @@ export interface Index<K, V> extends Iterable<[K, Store<V>]> {
   values(): IterableIterator<Store<V>>;
   entries(): IterableIterator<[K, Store<V>]>;
 }
-

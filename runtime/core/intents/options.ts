@@ -170,7 +170,6 @@ export function filterSpec(options: RawOptions, field: dicts.FieldPath | null, f
   };
 }
 
-
 /** Admission operations (R-ADMISSION-1): `operations`, or the deprecated single `operation`; `null` = all. */
 export function operations(options: RawOptions): readonly callbacks.WebhookOperation[] | null {
   if (given(options['operations']) && given(options['operation'])) throw new TypeError("Use either 'operations' or the deprecated 'operation', not both.");

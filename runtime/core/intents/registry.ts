@@ -126,9 +126,9 @@ export class OperatorRegistry {
 
   private ofResource<T>(resource: references.Resource, purpose: string, compute: () => T[]): readonly T[] {
     let cached = this.perResource.get(resource);
-    if (cached === undefined) this.perResource.set(resource, cached = new Map());
+    if (cached === undefined) this.perResource.set(resource, (cached = new Map()));
     let value = cached.get(purpose) as readonly T[] | undefined;
-    if (value === undefined) cached.set(purpose, value = Object.freeze(compute()));
+    if (value === undefined) cached.set(purpose, (value = Object.freeze(compute())));
     return value;
   }
 
@@ -158,8 +158,9 @@ export class OperatorRegistry {
 
   /** All daemons and timers selecting a resource. */
   spawningHandlersOf(resource: references.Resource): readonly handlers.SpawningHandler[] {
-    return this.ofResource(resource, 'spawning', () => this.list.filter((h): h is handlers.SpawningHandler =>
-      (h.kind === 'daemon' || h.kind === 'timer') && isSelected(h, resource)));
+    return this.ofResource(resource, 'spawning', () =>
+      this.list.filter((h): h is handlers.SpawningHandler => (h.kind === 'daemon' || h.kind === 'timer') && isSelected(h, resource)),
+    );
   }
 
   /** All indexers selecting a resource. */
@@ -179,8 +180,8 @@ export class OperatorRegistry {
 
   /** Selectors by purpose, for `selectors.reviseResources()` and discovery. */
   selectorUsage(): selectors.SelectorUsage & { readonly all: readonly selectors.Selector[] } {
-    const of = (kinds: readonly string[]): selectors.Selector[] => selectors.uniqueSelectors(this.list.flatMap((h) =>
-      (kinds.includes(h.kind) && h.kind !== 'activity' && h.selector !== null ? [h.selector] : [])));
+    const of = (kinds: readonly string[]): selectors.Selector[] =>
+      selectors.uniqueSelectors(this.list.flatMap((h) => (kinds.includes(h.kind) && h.kind !== 'activity' && h.selector !== null ? [h.selector] : [])));
     return {
       watched: of(['event', 'daemon', 'timer', 'change']),
       patched: of(['daemon', 'timer', 'change']),
@@ -226,9 +227,12 @@ export class OperatorRegistry {
    * it, or a daemon or timer matches it and has not stopped forever for it (`stoppedForever`).
    * Pass the changing cause as the subject when there is one (value filters then see old/new).
    */
-  requiresFinalizer(subject: filters.Subject, options?: MatchOptions & {
-    readonly stoppedForever?: (handler: handlers.SpawningHandler) => boolean;
-  }): boolean {
+  requiresFinalizer(
+    subject: filters.Subject,
+    options?: MatchOptions & {
+      readonly stoppedForever?: (handler: handlers.SpawningHandler) => boolean;
+    },
+  ): boolean {
     if (this.ofKind('change').some((h) => h.requiresFinalizer && matches(h, subject, options, true))) return true;
     const plain: filters.Subject = { resource: subject.resource, body: subject.body };
     return this.spawningHandlersOf(subject.resource).some((h) => !(options?.stoppedForever?.(h) ?? false) && matches(h, plain, options));
@@ -241,13 +245,19 @@ export class OperatorRegistry {
   }
 
   /** Daemons and timers matching the object now (R-DAEMON-2, R-DAEMON-9). */
-  spawningHandlers(cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] }, options?: MatchOptions): handlers.SpawningHandler[] {
+  spawningHandlers(
+    cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] },
+    options?: MatchOptions,
+  ): handlers.SpawningHandler[] {
     const subject: filters.Subject = { resource: cause.resource, body: cause.body };
     return deduplicated(this.spawningHandlersOf(cause.resource).filter((h) => matches(h, subject, options)));
   }
 
   /** Indexers matching the object now (R-INDEX-4: a mismatch removes the object from the index). */
-  indexingHandlers(cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] }, options?: MatchOptions): handlers.IndexingHandler[] {
+  indexingHandlers(
+    cause: { readonly resource: references.Resource; readonly body: filters.Subject['body'] },
+    options?: MatchOptions,
+  ): handlers.IndexingHandler[] {
     const subject: filters.Subject = { resource: cause.resource, body: cause.body };
     return deduplicated(this.indexingHandlersOf(cause.resource).filter((h) => matches(h, subject, options)));
   }

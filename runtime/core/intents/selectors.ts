@@ -66,8 +66,7 @@ export class Selector {
   readonly anyName: string | Everything | null;
   readonly predicate: ResourcePredicate | null;
 
-  constructor(fields: Partial<Pick<Selector, 'group' | 'version' | 'kind' | 'plural' | 'singular' | 'shortcut'
-    | 'category' | 'anyName' | 'predicate'>>) {
+  constructor(fields: Partial<Pick<Selector, 'group' | 'version' | 'kind' | 'plural' | 'singular' | 'shortcut' | 'category' | 'anyName' | 'predicate'>>) {
     this.group = fields.group ?? null;
     this.version = fields.version ?? null;
     this.kind = fields.kind ?? null;
@@ -82,8 +81,7 @@ export class Selector {
 
   /** Specific selectors name one resource; they get core priority and the ambiguity check (R-RES-4/5). */
   get isSpecific(): boolean {
-    return this.kind !== null || this.plural !== null || this.singular !== null || this.shortcut !== null
-      || typeof this.anyName === 'string';
+    return this.kind !== null || this.plural !== null || this.singular !== null || this.shortcut !== null || typeof this.anyName === 'string';
   }
 
   /** Whether one discovered resource matches (R-RES-2/3/6), ignoring core priority. */
@@ -113,7 +111,9 @@ export class Selector {
   /** A readable form for logs, e.g. `Selector(group='kopf.dev', any_name='kopfexamples')`. */
   toString(): string {
     const parts: string[] = [];
-    const add = (key: string, value: string | null): void => { if (value !== null) parts.push(`${key}='${value}'`); };
+    const add = (key: string, value: string | null): void => {
+      if (value !== null) parts.push(`${key}='${value}'`);
+    };
     add('group', this.group);
     add('version', this.version);
     add('kind', this.kind);
@@ -133,8 +133,7 @@ function isEvents(resource: references.Resource): boolean {
 }
 
 function matchesAnyName(name: string, resource: references.Resource): boolean {
-  return name === resource.kind || name === resource.plural || name === resource.singular
-    || resource.shortcuts.includes(name);
+  return name === resource.kind || name === resource.plural || name === resource.singular || resource.shortcuts.includes(name);
 }
 
 function checkName(name: unknown, what: string): string {
@@ -253,7 +252,10 @@ const names = (list: Iterable<references.Resource>): string => [...list].map(ref
  */
 export function reviseResources(usage: SelectorUsage, discovered: readonly references.Resource[], logger?: loggers.Logger): RevisedResources {
   const warnings: string[] = [];
-  const warn = (message: string): void => { warnings.push(message); logger?.warning(message); };
+  const warn = (message: string): void => {
+    warnings.push(message);
+    logger?.warning(message);
+  };
   const watchedSelectors = unique(usage.watched);
   const indexedSelectors = unique(usage.indexed ?? []);
   const served = new Set<references.Resource>();
@@ -267,8 +269,9 @@ export function reviseResources(usage: SelectorUsage, discovered: readonly refer
     }
   }
 
-  const unresolved = [...watchedSelectors, ...indexedSelectors].filter((selector) => selector.select(served).length === 0
-    && selector.select(discovered).length === 0);
+  const unresolved = [...watchedSelectors, ...indexedSelectors].filter(
+    (selector) => selector.select(served).length === 0 && selector.select(discovered).length === 0,
+  );
   if (unresolved.length > 0) warn(`Unresolved resources cannot be served (try creating their CRDs): ${unresolved.join(', ')}`);
 
   const nonWatchable = [...served].filter((r) => !r.verbs.includes('watch') || !r.verbs.includes('list'));

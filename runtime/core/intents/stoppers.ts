@@ -31,7 +31,9 @@ export type DaemonStoppingReason = number;
 /** The names of the flags set in a reason, e.g. `['RESOURCE_DELETED', 'OPERATOR_EXITING']`. */
 export function reasonNames(reason: DaemonStoppingReason | null): string[] {
   if (reason === null) return [];
-  return Object.entries(DaemonStoppingReason).filter(([, flag]) => (reason & flag) !== 0).map(([name]) => name);
+  return Object.entries(DaemonStoppingReason)
+    .filter(([, flag]) => (reason & flag) !== 0)
+    .map(([name]) => name);
 }
 
 /** What a daemon sees of its stop flag (the `stopped` argument). */
@@ -66,7 +68,10 @@ export class DaemonStopper implements DaemonStopped {
    * @param clock the clock of `wait()` timeouts and of `when`.
    * @param parent a signal that also aborts `signal` (the operator's cancellation of everything).
    */
-  constructor(private readonly clock: clocks.Clock, private readonly parent?: AbortSignal) {}
+  constructor(
+    private readonly clock: clocks.Clock,
+    private readonly parent?: AbortSignal,
+  ) {}
 
   isSet(): boolean {
     return this.flags !== null;
@@ -136,7 +141,9 @@ export class DaemonStopper implements DaemonStopped {
     if (timeout === undefined || timeout === null) {
       // Waiting for the flag only (a daemon's usual idle state): a bare promise, nothing else to keep.
       let waiter!: () => void;
-      const woken = new Promise<void>((resolve) => { waiter = resolve; });
+      const woken = new Promise<void>((resolve) => {
+        waiter = resolve;
+      });
       waiters.add(waiter);
       try {
         await woken;

@@ -23,8 +23,9 @@ import type * as registries from './registry.js';
 type FilterArgsOf<Args> = Omit<Args, keyof callbacks.RetryArgs>;
 
 /** A sub-handler of a parent of body `Body`; `Value` is the type of `old`/`new` (essence or field). */
-export type SubhandlerFn<Body extends object = callbacks.UntypedBody, Value = callbacks.EssenceOf<Body>> =
-  (args: callbacks.ChangingArgs<Body, Value>) => unknown;
+export type SubhandlerFn<Body extends object = callbacks.UntypedBody, Value = callbacks.EssenceOf<Body>> = (
+  args: callbacks.ChangingArgs<Body, Value>,
+) => unknown;
 
 /** Options of `subhandler()` (Kopf: `@kopf.subhandler(...)`) without a field. */
 export interface SubhandlerOptions<Body extends object = callbacks.UntypedBody, Value = callbacks.EssenceOf<Body>> {
@@ -51,8 +52,10 @@ export interface FieldSubhandlerOptions<Body extends object, P> extends Subhandl
 }
 
 /** Options of `register()` (Kopf: `kopf.register(fn, ...)`). */
-export type RegisterOptions<Body extends object = callbacks.UntypedBody> =
-  Pick<SubhandlerOptions<Body>, 'id' | 'param' | 'errors' | 'timeout' | 'retries' | 'backoff' | 'labels' | 'annotations' | 'when'>;
+export type RegisterOptions<Body extends object = callbacks.UntypedBody> = Pick<
+  SubhandlerOptions<Body>,
+  'id' | 'param' | 'errors' | 'timeout' | 'retries' | 'backoff' | 'labels' | 'annotations' | 'when'
+>;
 
 /** Options of `execute()`. At most one of `fns`, `handlers`, `registry`. */
 export interface ExecuteOptions<Body extends object = callbacks.UntypedBody> {
@@ -70,8 +73,7 @@ export interface ExecuteOptions<Body extends object = callbacks.UntypedBody> {
 
 /** `subhandler(options, fn)` for a parent of body `Body`; returns `fn` unchanged. */
 export interface Subhandler<Body extends object> {
-  <const P extends callbacks.FieldRef<Body>, F extends SubhandlerFn<Body, callbacks.PathValue<Body, P>>>(
-    options: FieldSubhandlerOptions<Body, P>, fn: F): F;
+  <const P extends callbacks.FieldRef<Body>, F extends SubhandlerFn<Body, callbacks.PathValue<Body, P>>>(options: FieldSubhandlerOptions<Body, P>, fn: F): F;
   <F extends SubhandlerFn<Body>>(options: SubhandlerOptions<Body>, fn: F): F;
 }
 

@@ -20,9 +20,7 @@ import * as v8 from 'node:v8';
 export const HEAP_GROWING_PERCENT = 30;
 
 /** What `tuneHeap()` did. */
-export type HeapPolicy =
-  | { readonly kind: 'tuned'; readonly percent: number }
-  | { readonly kind: 'kept'; readonly reason: string };
+export type HeapPolicy = { readonly kind: 'tuned'; readonly percent: number } | { readonly kind: 'kept'; readonly reason: string };
 
 /**
  * Sets V8's heap growing factor for an operator process, unless `node` was given one.

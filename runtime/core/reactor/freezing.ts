@@ -85,7 +85,13 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
   if (vault.current().length === 0) {
     // A command, not an operator: the login's progress lines are noise; its problems are not.
     const base = logging.getLogger('kopf.activities.authentication');
-    const logger: loggers.Logger = { debug: () => undefined, info: () => undefined, warning: (m, e) => base.warning(m, e), error: (m, e) => base.error(m, e), critical: (m, e) => base.critical(m, e) };
+    const logger: loggers.Logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warning: (m, e) => base.warning(m, e),
+      error: (m, e) => base.error(m, e),
+      critical: (m, e) => base.critical(m, e),
+    };
     await activities.authenticate({ handlers: [], vault, settings, memo: new memos.Memo(), clock, signal, title: 'Authentication', logger });
   }
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
@@ -94,8 +100,9 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
     const names = peerings.peeringBackbone(options.clusterwide);
     const resources = names.map((name) => insights.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
     if (resources.length === 0) {
-      throw new PeeringResourceMissingError(`The cluster has no peering resource (${insights.BACKBONE[names[0]!].plural}.kopf.dev): `
-        + "apply Kopf's peering CRDs first (docs/peering.md).");
+      throw new PeeringResourceMissingError(
+        `The cluster has no peering resource (${insights.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
+      );
     }
     const namespaces = options.clusterwide ? [null] : options.namespaces;
     const logger = logging.getLogger('kopf.engines.peering');
@@ -150,16 +157,24 @@ interface ParsedOptions {
  * @returns the arguments, or `null` if help was requested (and printed).
  * @throws launching.UsageError (the message was printed to `output.err`).
  */
-export function parseTouchArgs(which: 'freeze' | 'resume', argv: readonly string[], options: {
-  readonly env?: NodeJS.ProcessEnv; readonly output?: launching.CommandOutput; readonly name?: string;
-}): TouchArgs | null {
+export function parseTouchArgs(
+  which: 'freeze' | 'resume',
+  argv: readonly string[],
+  options: {
+    readonly env?: NodeJS.ProcessEnv;
+    readonly output?: launching.CommandOutput;
+    readonly name?: string;
+  },
+): TouchArgs | null {
   const output = options.output ?? launching.processOutput;
   const env = options.env ?? process.env;
   const envName = which === 'freeze' ? 'KOPF_FREEZE_PEERING' : 'KOPF_RESUME_PEERING';
   const command = new Command(options.name ?? which)
-    .description(which === 'freeze'
-      ? 'Pause the operators that use a peering object: write an entry with a higher priority that lives for --lifetime seconds.'
-      : 'Resume the operators paused by freeze: remove the entry that freeze wrote.')
+    .description(
+      which === 'freeze'
+        ? 'Pause the operators that use a peering object: write an entry with a higher priority that lives for --lifetime seconds.'
+        : 'Resume the operators paused by freeze: remove the entry that freeze wrote.',
+    )
     .addOption(new Option('-P, --peering <name>', `the peering object (env: ${envName})`))
     .addOption(new Option('-A, --all-namespaces', 'the cluster-wide peering object (ClusterKopfPeering)').conflicts('namespace'))
     .option('-n, --namespace <namespace>', 'the peering object in this namespace (KopfPeering; repeatable)', collect)
@@ -170,24 +185,35 @@ export function parseTouchArgs(which: 'freeze' | 'resume', argv: readonly string
       .addOption(new Option('-p, --priority <priority>', 'the priority of the entry').argParser(integer).default(100))
       .addOption(new Option('--dev', 'priority 666'));
   }
-  command.helpOption('-h, --help', 'show this help').exitOverride()
+  command
+    .helpOption('-h, --help', 'show this help')
+    .exitOverride()
     .configureOutput({ writeOut: output.out, writeErr: output.err })
     .showHelpAfterError('(add --help for additional information)');
   try {
     command.parse([...argv], { from: 'user' });
     const opts = command.opts<ParsedOptions>();
     if (opts.dev && command.getOptionValueSource('priority') === 'cli') {
-      command.error("error: options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666", { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
+      command.error("error: options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666", {
+        exitCode: 2,
+        code: 'kopf-gen.conflictingOptions',
+      });
     }
     if (opts.peering === undefined && !env[envName]) {
-      command.error(`error: required option '-P, --peering <name>' not specified (or the environment variable ${envName})`, { exitCode: 2, code: 'kopf-gen.missingMandatoryOptionValue' });
+      command.error(`error: required option '-P, --peering <name>' not specified (or the environment variable ${envName})`, {
+        exitCode: 2,
+        code: 'kopf-gen.missingMandatoryOptionValue',
+      });
     }
     if (!opts.allNamespaces && (opts.namespace ?? []).length === 0) {
       command.error("error: either '-A, --all-namespaces' or '-n, --namespace <namespace>' is required", { exitCode: 2, code: 'kopf-gen.missingScope' });
     }
     const wildcard = (opts.namespace ?? []).find((ns) => /[*?[\]!,]/.test(ns));
     if (wildcard !== undefined) {
-      command.error(`error: option '-n, --namespace <namespace>' takes namespace names, not patterns: ${JSON.stringify(wildcard)}`, { exitCode: 2, code: 'kopf-gen.invalidOption' });
+      command.error(`error: option '-n, --namespace <namespace>' takes namespace names, not patterns: ${JSON.stringify(wildcard)}`, {
+        exitCode: 2,
+        code: 'kopf-gen.invalidOption',
+      });
     }
   } catch (error) {
     if (error instanceof CommanderError) {

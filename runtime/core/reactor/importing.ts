@@ -57,7 +57,9 @@ let loads = 0;
  */
 const LOADING = Symbol.for('kopf-gen.loading-operator-modules');
 
-interface LoadingCounter { [LOADING]?: number }
+interface LoadingCounter {
+  [LOADING]?: number;
+}
 
 /** Whether `loadOperatorModules()` (of `kopf-gen run`, `KopfRunner`, …) is importing a module now. */
 export function isLoadingOperatorModules(): boolean {
@@ -72,7 +74,11 @@ export function isLoadingOperatorModules(): boolean {
  * @throws MissingModuleError for a file that does not exist; ModuleLoadError (with the original
  *   error as its `cause`) for anything a module throws while loading.
  */
-export async function loadOperatorModules(options: { readonly paths?: readonly string[]; readonly modules?: readonly string[]; readonly cwd?: string }): Promise<void> {
+export async function loadOperatorModules(options: {
+  readonly paths?: readonly string[];
+  readonly modules?: readonly string[];
+  readonly cwd?: string;
+}): Promise<void> {
   const cwd = options.cwd ?? process.cwd();
   for (const file of options.paths ?? []) {
     const absolute = path.resolve(cwd, file);
@@ -144,7 +150,8 @@ function transformErrors(error: unknown): readonly TransformMessage[] {
   const message = error instanceof Error ? error.message : '';
   if (!message.startsWith('Transform failed')) return [];
   return [...message.matchAll(/^(\S+?):(\d+):(\d+): ERROR: (.*)$/gm)].map((m) => ({
-    text: m[4]!, location: { file: m[1]!, line: Number(m[2]), column: Number(m[3]) },
+    text: m[4]!,
+    location: { file: m[1]!, line: Number(m[2]), column: Number(m[3]) },
   }));
 }
 
@@ -158,7 +165,7 @@ export function locate(error: unknown, cwd: string): SourceLocation | undefined 
     // esbuild's columns are 0-based.
     return at(transformed.location.file, transformed.location.line, (transformed.location.column ?? 0) + 1, cwd);
   }
-  const stack = error instanceof Error ? error.stack ?? '' : '';
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
   if (error instanceof SyntaxError) return undefined; // Its frames are the loader's, not the file's.
   for (const frame of stack.split('\n')) {
     const match = /(?:\(|at )((?:file:\/\/)?\/[^():]+):(\d+):(\d+)\)?$/.exec(frame.trim());

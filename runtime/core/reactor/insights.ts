@@ -48,8 +48,7 @@ export type BackboneName = keyof typeof BACKBONE;
  * resource served the same way (a changed attribute, e.g. a new subresource, gives a new key).
  */
 export function resourceKey(r: references.Resource): string {
-  return JSON.stringify([r.group, r.version, r.plural, r.kind, r.singular, r.namespaced, r.preferred,
-    r.shortcuts, r.categories, r.subresources, r.verbs]);
+  return JSON.stringify([r.group, r.version, r.plural, r.kind, r.singular, r.namespaced, r.preferred, r.shortcuts, r.categories, r.subresources, r.verbs]);
 }
 
 /** The groups of every selector of a registry, for the initial scan (R-RES-7); `null`: all groups. */
@@ -192,8 +191,10 @@ export class Insights {
     for (const waiter of [...this.backboneWaiters]) waiter();
 
     // A framework resource that comes or goes (a peering CRD) is a change too: peering follows it.
-    const changed = !sameResources(this.watchedList, revised.watched) || !sameResources(this.webhooksList, revised.webhooks)
-      || !sameResources(before, [...this.backboneMap.values()]);
+    const changed =
+      !sameResources(this.watchedList, revised.watched) ||
+      !sameResources(this.webhooksList, revised.webhooks) ||
+      !sameResources(before, [...this.backboneMap.values()]);
     this.watchedList = revised.watched;
     this.webhooksList = revised.webhooks;
     if (changed) this.bump();

@@ -12,7 +12,7 @@
  * latest value. Writing to them throws; changes go through `patch`.
  */
 import type * as references from '../../cogs/structs/references.js';
-import * as bodies from '../../cogs/structs/bodies.js';
+import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import * as diffs from '../../cogs/structs/diffs.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
@@ -97,7 +97,7 @@ const RESOURCE: Table<ResourceSource> = Object.freeze({
   status: (s) => sectionOf(s, 'status'),
   uid: (s) => s.scope.body.metadata?.uid ?? '',
   name: (s) => s.scope.body.metadata?.name ?? '',
-  namespace: (s) => (s.scope.resource.namespaced ? s.scope.body.metadata?.namespace ?? null : null),
+  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.body.metadata?.namespace ?? null) : null),
   labels: (s) => metaOf(s)['labels'] ?? EMPTY,
   annotations: (s) => metaOf(s)['annotations'] ?? EMPTY,
   patch: (s) => s.scope.patch,
@@ -193,20 +193,23 @@ function refuse(): never {
  * nested values are frozen snapshots of the newest body at the moment they are read.
  */
 export function liveView(current: () => object): object {
-  return new Proxy({}, {
-    get: (_, key) => Reflect.get(current(), key),
-    has: (_, key) => Reflect.has(current(), key),
-    ownKeys: () => Reflect.ownKeys(current()),
-    getOwnPropertyDescriptor: (_, key) => {
-      const source = current();
-      if (!Object.prototype.hasOwnProperty.call(source, key)) return undefined;
-      return { value: Reflect.get(source, key), writable: false, enumerable: true, configurable: true };
+  return new Proxy(
+    {},
+    {
+      get: (_, key) => Reflect.get(current(), key),
+      has: (_, key) => Reflect.has(current(), key),
+      ownKeys: () => Reflect.ownKeys(current()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const source = current();
+        if (!Object.hasOwn(source, key)) return undefined;
+        return { value: Reflect.get(source, key), writable: false, enumerable: true, configurable: true };
+      },
+      set: refuse,
+      defineProperty: refuse,
+      deleteProperty: refuse,
+      setPrototypeOf: refuse,
     },
-    set: refuse,
-    defineProperty: refuse,
-    deleteProperty: refuse,
-    setPrototypeOf: refuse,
-  });
+  );
 }
 
 /**
@@ -278,7 +281,7 @@ const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = 
   annotations: (s) => liveMeta(s, 'annotations'),
   uid: (s) => s.scope.memory.body.metadata?.uid ?? '',
   name: (s) => s.scope.memory.body.metadata?.name ?? '',
-  namespace: (s) => (s.scope.resource.namespaced ? s.scope.memory.body.metadata?.namespace ?? null : null),
+  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.memory.body.metadata?.namespace ?? null) : null),
   patch: (s) => s.patch(),
   logger: (s) => s.scope.logger,
   memo: (s) => s.scope.memo,
@@ -292,7 +295,12 @@ const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = 
 });
 
 /** Kwargs of a daemon or timer (R-KWARGS-1/2/5/8): live views, `stopped`, `signal`, retry fields. */
-export function spawningKwargs(scope: SpawningScope, handler: handlers.SpawningHandler, stopper: stoppers.DaemonStopper,
-                               patch: () => patches.PatchBase<object>, retry: execution.RetryKwargs): object {
+export function spawningKwargs(
+  scope: SpawningScope,
+  handler: handlers.SpawningHandler,
+  stopper: stoppers.DaemonStopper,
+  patch: () => patches.PatchBase<object>,
+  retry: execution.RetryKwargs,
+): object {
   return invocation.tableKwargs(SPAWNING, { scope, handler, stopper, patch, retry }, scope.indices);
 }

@@ -71,8 +71,12 @@ export interface CommandOutput {
 
 /** The process's streams. */
 export const processOutput: CommandOutput = {
-  out: (text) => { process.stdout.write(text); },
-  err: (text) => { process.stderr.write(text); },
+  out: (text) => {
+    process.stdout.write(text);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
 };
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -111,8 +115,13 @@ function runCommand(name: string, output: CommandOutput): Command {
     .option('-P, --peering <name>', 'the peering object to use; peering becomes mandatory (env: KOPF_RUN_PEERING)')
     .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works (env: KOPF_RUN_LEASE)')
     .option('--lease-namespace <namespace>', 'the namespace of the Lease (default: $POD_NAMESPACE, else the service account\'s, else "default")')
-    .option('-L, --liveness <url>', 'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port')
-    .addOption(new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')))
+    .option(
+      '-L, --liveness <url>',
+      'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port',
+    )
+    .addOption(
+      new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')),
+    )
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
     .option('-q, --quiet', 'log only warnings and errors')
@@ -156,13 +165,20 @@ function conflictingMode(command: Command, opts: ParsedOptions, env: NodeJS.Proc
   if (lease === undefined) {
     return opts.leaseNamespace !== undefined ? "option '--lease-namespace <namespace>' needs option '--lease <name>' (or KOPF_RUN_LEASE)" : undefined;
   }
-  const other = opts.standalone ? "option '--standalone'"
-    : opts.peering !== undefined ? "option '-P, --peering <name>'"
-    : env['KOPF_RUN_PEERING'] ? 'the environment variable KOPF_RUN_PEERING'
-    : opts.dev ? "option '--dev'"
-    : command.getOptionValueSource('priority') === 'cli' ? "option '-p, --priority <priority>'"
-    : undefined;
-  return other === undefined ? undefined : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
+  const other = opts.standalone
+    ? "option '--standalone'"
+    : opts.peering !== undefined
+      ? "option '-P, --peering <name>'"
+      : env['KOPF_RUN_PEERING']
+        ? 'the environment variable KOPF_RUN_PEERING'
+        : opts.dev
+          ? "option '--dev'"
+          : command.getOptionValueSource('priority') === 'cli'
+            ? "option '-p, --priority <priority>'"
+            : undefined;
+  return other === undefined
+    ? undefined
+    : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
 }
 
 /** Peering options that contradict each other (one would do nothing), as a usage error's text. */
@@ -170,8 +186,16 @@ function peeringConflict(command: Command, opts: ParsedOptions, env: NodeJS.Proc
   const priority = command.getOptionValueSource('priority') === 'cli';
   if (opts.dev && priority) return "options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666";
   if (!opts.standalone) return undefined;
-  const other = opts.peering !== undefined ? "'-P, --peering <name>'" : env['KOPF_RUN_PEERING'] ? 'the environment variable KOPF_RUN_PEERING'
-    : opts.dev ? "'--dev'" : priority ? "'-p, --priority <priority>'" : undefined;
+  const other =
+    opts.peering !== undefined
+      ? "'-P, --peering <name>'"
+      : env['KOPF_RUN_PEERING']
+        ? 'the environment variable KOPF_RUN_PEERING'
+        : opts.dev
+          ? "'--dev'"
+          : priority
+            ? "'-p, --priority <priority>'"
+            : undefined;
   return other === undefined ? undefined : `option '--standalone' cannot be used together with ${other}: a standalone operator does not peer`;
 }
 
@@ -185,7 +209,10 @@ function peeringConflict(command: Command, opts: ParsedOptions, env: NodeJS.Proc
  * @example
  * parseRunArgs(['-A', '--standalone', 'operator.ts']) // { paths: ['operator.ts'], clusterwide: true, … }
  */
-export function parseRunArgs(argv: readonly string[], options: { readonly env?: NodeJS.ProcessEnv; readonly output?: CommandOutput; readonly name?: string } = {}): RunArgs | null {
+export function parseRunArgs(
+  argv: readonly string[],
+  options: { readonly env?: NodeJS.ProcessEnv; readonly output?: CommandOutput; readonly name?: string } = {},
+): RunArgs | null {
   const env = options.env ?? process.env;
   const command = runCommand(options.name ?? 'run', options.output ?? processOutput);
   try {
@@ -215,7 +242,7 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
   const legacy = env['KOPF_RUN_NAMESPACE'];
   if (legacy && !opts.allNamespaces) namespaces.push(legacy);
   return {
-    paths: [...command.processedArgs[0] as string[]],
+    paths: [...(command.processedArgs[0] as string[])],
     modules: opts.module ?? [],
     clusterwide: opts.allNamespaces === true,
     namespaces,
@@ -227,8 +254,12 @@ export function parseRunArgs(argv: readonly string[], options: { readonly env?: 
     livenessEndpoint: opts.liveness,
     metricsEndpoint: opts.metrics,
     logging: {
-      verbose: opts.verbose, debug: opts.debug, quiet: opts.quiet,
-      logFormat: opts.logFormat, logPrefix: opts.logPrefix, logRefkey: opts.logRefkey,
+      verbose: opts.verbose,
+      debug: opts.debug,
+      quiet: opts.quiet,
+      logFormat: opts.logFormat,
+      logPrefix: opts.logPrefix,
+      logRefkey: opts.logRefkey,
     },
   };
 }
@@ -244,9 +275,11 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
   logging.configure(args.logging);
   if (options.tuneHeap) {
     const policy = footprint.tuneHeap();
-    logger.debug(policy.kind === 'tuned'
-      ? `The heap may grow to ${100 + policy.percent}% of its live size (--heap-growing-percent=${policy.percent}).`
-      : `The heap growing factor is left as it is: ${policy.reason}.`);
+    logger.debug(
+      policy.kind === 'tuned'
+        ? `The heap may grow to ${100 + policy.percent}% of its live size (--heap-growing-percent=${policy.percent}).`
+        : `The heap growing factor is left as it is: ${policy.reason}.`,
+    );
   }
   const registry = options.registry ?? registries.getDefaultRegistry();
   const previous = registries.getDefaultRegistry();

@@ -65,7 +65,10 @@ class HandlerCells {
   daemons = 0;
   timers = 0;
 
-  constructor(readonly id: string, readonly duration: Histogram) {}
+  constructor(
+    readonly id: string,
+    readonly duration: Histogram,
+  ) {}
 }
 
 /** Everything counted about one resource: its instruments. */
@@ -81,7 +84,10 @@ class ResourceCells implements instruments.ResourceInstruments {
   readonly handlers = new Map<string, HandlerCells>();
   private readonly reconcileTime: Histogram;
 
-  constructor(readonly name: string, private readonly owner: OperatorMetrics) {
+  constructor(
+    readonly name: string,
+    private readonly owner: OperatorMetrics,
+  ) {
     this.reconcileTime = owner.families.reconcileTime.labels(name);
   }
 
@@ -89,13 +95,21 @@ class ResourceCells implements instruments.ResourceInstruments {
     return this.owner.now();
   }
 
-  queued(): void { this.adds += 1; }
+  queued(): void {
+    this.adds += 1;
+  }
 
-  listed(): void { this.lists += 1; }
+  listed(): void {
+    this.lists += 1;
+  }
 
-  connected(): void { this.connects += 1; }
+  connected(): void {
+    this.connects += 1;
+  }
 
-  gone(): void { this.expirations += 1; }
+  gone(): void {
+    this.expirations += 1;
+  }
 
   handled(handlerId: string, result: instruments.HandlerResult, retrying: boolean, since: number): void {
     const cells = this.handler(handlerId);
@@ -140,7 +154,11 @@ class ResourceCells implements instruments.ResourceInstruments {
 class RequestCells {
   readonly counts = new Map<number | null, number>();
 
-  constructor(readonly host: string, readonly method: string, readonly duration: Histogram) {}
+  constructor(
+    readonly host: string,
+    readonly method: string,
+    readonly duration: Histogram,
+  ) {}
 }
 
 /** The admission requests of one webhook. */
@@ -148,14 +166,25 @@ class WebhookCells {
   readonly counts = new Map<number, number>();
   inFlight = 0;
 
-  constructor(readonly id: string, readonly latency: Histogram) {}
+  constructor(
+    readonly id: string,
+    readonly latency: Histogram,
+  ) {}
 }
 
 /** A labelled counter whose values are read from cells when scraped. */
-function counter(registry: prom.Registry, name: string, help: string, labelNames: readonly string[],
-                 rows: () => Iterable<readonly [prom.LabelValues<string>, number]>): prom.Counter {
+function counter(
+  registry: prom.Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  rows: () => Iterable<readonly [prom.LabelValues<string>, number]>,
+): prom.Counter {
   return new prom.Counter({
-    name, help, labelNames, registers: [registry],
+    name,
+    help,
+    labelNames,
+    registers: [registry],
     collect(this: prom.Counter) {
       this.reset();
       for (const [labels, value] of rows()) this.inc(labels, value);
@@ -164,10 +193,18 @@ function counter(registry: prom.Registry, name: string, help: string, labelNames
 }
 
 /** A labelled gauge whose values are read when scraped. */
-function gauge(registry: prom.Registry, name: string, help: string, labelNames: readonly string[],
-               rows: () => Iterable<readonly [prom.LabelValues<string>, number]>): prom.Gauge {
+function gauge(
+  registry: prom.Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  rows: () => Iterable<readonly [prom.LabelValues<string>, number]>,
+): prom.Gauge {
   return new prom.Gauge({
-    name, help, labelNames, registers: [registry],
+    name,
+    help,
+    labelNames,
+    registers: [registry],
     collect(this: prom.Gauge) {
       this.reset();
       for (const [labels, value] of rows()) this.set(labels, value);
@@ -222,14 +259,30 @@ export class OperatorMetrics implements instruments.Instruments {
     const histogram = (name: string, help: string, labelNames: readonly string[], buckets: number[]): prom.Histogram =>
       new prom.Histogram({ name, help, labelNames, buckets, registers: [registry] });
     this.families = {
-      reconcileTime: histogram('controller_runtime_reconcile_time_seconds',
-        'Length of time per reconciliation (processing cycle of one object) per controller (resource).', ['controller'], DURATION_BUCKETS),
-      handlerDuration: histogram('kopf_handler_duration_seconds',
-        'Length of time per handler invocation, per resource and handler.', ['resource', 'handler'], DURATION_BUCKETS),
-      requestDuration: histogram('rest_client_request_duration_seconds',
-        'Request latency in seconds of the operator\'s API client. Broken down by verb and host.', ['verb', 'host'], REQUEST_BUCKETS),
-      webhookLatency: histogram('controller_runtime_webhook_latency_seconds',
-        'Histogram of the latency of processing admission requests.', ['webhook'], WEBHOOK_BUCKETS),
+      reconcileTime: histogram(
+        'controller_runtime_reconcile_time_seconds',
+        'Length of time per reconciliation (processing cycle of one object) per controller (resource).',
+        ['controller'],
+        DURATION_BUCKETS,
+      ),
+      handlerDuration: histogram(
+        'kopf_handler_duration_seconds',
+        'Length of time per handler invocation, per resource and handler.',
+        ['resource', 'handler'],
+        DURATION_BUCKETS,
+      ),
+      requestDuration: histogram(
+        'rest_client_request_duration_seconds',
+        "Request latency in seconds of the operator's API client. Broken down by verb and host.",
+        ['verb', 'host'],
+        REQUEST_BUCKETS,
+      ),
+      webhookLatency: histogram(
+        'controller_runtime_webhook_latency_seconds',
+        'Histogram of the latency of processing admission requests.',
+        ['webhook'],
+        WEBHOOK_BUCKETS,
+      ),
     };
     this.defineCounters();
     this.defineGauges();
@@ -300,83 +353,147 @@ export class OperatorMetrics implements instruments.Instruments {
     return cells;
   }
 
-  private* perResource<T>(fn: (cells: ResourceCells) => T): Iterable<T> {
+  private *perResource<T>(fn: (cells: ResourceCells) => T): Iterable<T> {
     for (const cells of this.byName.values()) yield fn(cells);
   }
 
-  private* perHandler<T>(fn: (resource: ResourceCells, cells: HandlerCells) => T): Iterable<T> {
+  private *perHandler<T>(fn: (resource: ResourceCells, cells: HandlerCells) => T): Iterable<T> {
     for (const resource of this.byName.values()) for (const cells of resource.handlers.values()) yield fn(resource, cells);
   }
 
   private defineCounters(): void {
     const r = this.registry;
     const self = this;
-    counter(r, 'controller_runtime_reconcile_total', 'Total number of reconciliations (processing cycles) per controller (resource).',
-      ['controller', 'result'], function* rows() {
+    counter(
+      r,
+      'controller_runtime_reconcile_total',
+      'Total number of reconciliations (processing cycles) per controller (resource).',
+      ['controller', 'result'],
+      function* rows() {
         for (const cells of self.byName.values()) for (const result of RECONCILE_RESULTS) yield [{ controller: cells.name, result }, cells.reconciles[result]];
-      });
-    counter(r, 'controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller (resource).',
-      ['controller'], () => this.perResource((cells) => [{ controller: cells.name }, cells.errors] as const));
-    counter(r, 'controller_runtime_terminal_reconcile_errors_total', 'Total number of reconciliations in which a handler failed for good, per controller (resource).',
-      ['controller'], () => this.perResource((cells) => [{ controller: cells.name }, cells.terminal] as const));
-    counter(r, 'workqueue_adds_total', 'Total number of events put into the per-object queues of a resource.',
-      ['name', 'controller'], () => this.perResource((cells) => [{ name: cells.name, controller: cells.name }, cells.adds] as const));
-    counter(r, 'workqueue_retries_total', 'Total number of processing cycles that ended with the object to be processed again after a delay.',
-      ['name', 'controller'], () => this.perResource((cells) => [{ name: cells.name, controller: cells.name }, cells.retries] as const));
-    counter(r, 'kopf_handler_invocations_total', 'Total number of handler invocations, per resource and handler.',
-      ['resource', 'handler'], () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.invocations] as const));
-    counter(r, 'kopf_handler_successes_total', 'Total number of successful handler invocations, per resource and handler.',
-      ['resource', 'handler'], () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.successes] as const));
-    counter(r, 'kopf_handler_failures_total', 'Total number of failed handler invocations, per resource, handler and kind of error (temporary, permanent, arbitrary).',
-      ['resource', 'handler', 'kind'], function* rows() {
+      },
+    );
+    counter(r, 'controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller (resource).', ['controller'], () =>
+      this.perResource((cells) => [{ controller: cells.name }, cells.errors] as const),
+    );
+    counter(
+      r,
+      'controller_runtime_terminal_reconcile_errors_total',
+      'Total number of reconciliations in which a handler failed for good, per controller (resource).',
+      ['controller'],
+      () => this.perResource((cells) => [{ controller: cells.name }, cells.terminal] as const),
+    );
+    counter(r, 'workqueue_adds_total', 'Total number of events put into the per-object queues of a resource.', ['name', 'controller'], () =>
+      this.perResource((cells) => [{ name: cells.name, controller: cells.name }, cells.adds] as const),
+    );
+    counter(
+      r,
+      'workqueue_retries_total',
+      'Total number of processing cycles that ended with the object to be processed again after a delay.',
+      ['name', 'controller'],
+      () => this.perResource((cells) => [{ name: cells.name, controller: cells.name }, cells.retries] as const),
+    );
+    counter(r, 'kopf_handler_invocations_total', 'Total number of handler invocations, per resource and handler.', ['resource', 'handler'], () =>
+      this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.invocations] as const),
+    );
+    counter(r, 'kopf_handler_successes_total', 'Total number of successful handler invocations, per resource and handler.', ['resource', 'handler'], () =>
+      this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.successes] as const),
+    );
+    counter(
+      r,
+      'kopf_handler_failures_total',
+      'Total number of failed handler invocations, per resource, handler and kind of error (temporary, permanent, arbitrary).',
+      ['resource', 'handler', 'kind'],
+      function* rows() {
         for (const res of self.byName.values()) {
-          for (const cells of res.handlers.values()) for (const kind of FAILURE_KINDS) yield [{ resource: res.name, handler: cells.id, kind }, cells.failures[kind]];
+          for (const cells of res.handlers.values())
+            for (const kind of FAILURE_KINDS) yield [{ resource: res.name, handler: cells.id, kind }, cells.failures[kind]];
         }
-      });
-    counter(r, 'kopf_handler_retries_total', 'Total number of handler invocations after which the handler is to be retried, per resource and handler.',
-      ['resource', 'handler'], () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.retries] as const));
-    counter(r, 'kopf_watch_lists_total', 'Total number of listings of a resource: the initial ones and every re-list.',
-      ['resource'], () => this.perResource((cells) => [{ resource: cells.name }, cells.lists] as const));
-    counter(r, 'kopf_watch_connects_total', 'Total number of watch connections accepted by the API server: the first ones and every reconnect.',
-      ['resource'], () => this.perResource((cells) => [{ resource: cells.name }, cells.connects] as const));
-    counter(r, 'kopf_watch_gone_total', 'Total number of watch streams ended by HTTP 410 Gone (an expired resource version), each followed by a re-list.',
-      ['resource'], () => this.perResource((cells) => [{ resource: cells.name }, cells.expirations] as const));
-    counter(r, 'rest_client_requests_total', 'Number of HTTP requests of the operator\'s API client, partitioned by status code, method, and host.',
-      ['code', 'method', 'host'], function* rows() {
+      },
+    );
+    counter(
+      r,
+      'kopf_handler_retries_total',
+      'Total number of handler invocations after which the handler is to be retried, per resource and handler.',
+      ['resource', 'handler'],
+      () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.retries] as const),
+    );
+    counter(r, 'kopf_watch_lists_total', 'Total number of listings of a resource: the initial ones and every re-list.', ['resource'], () =>
+      this.perResource((cells) => [{ resource: cells.name }, cells.lists] as const),
+    );
+    counter(
+      r,
+      'kopf_watch_connects_total',
+      'Total number of watch connections accepted by the API server: the first ones and every reconnect.',
+      ['resource'],
+      () => this.perResource((cells) => [{ resource: cells.name }, cells.connects] as const),
+    );
+    counter(
+      r,
+      'kopf_watch_gone_total',
+      'Total number of watch streams ended by HTTP 410 Gone (an expired resource version), each followed by a re-list.',
+      ['resource'],
+      () => this.perResource((cells) => [{ resource: cells.name }, cells.expirations] as const),
+    );
+    counter(
+      r,
+      'rest_client_requests_total',
+      "Number of HTTP requests of the operator's API client, partitioned by status code, method, and host.",
+      ['code', 'method', 'host'],
+      function* rows() {
         for (const methods of self.servers.values()) {
           for (const cells of methods.values()) {
-            for (const [status, count] of cells.counts) yield [{ code: status === null ? '<error>' : String(status), method: cells.method, host: cells.host }, count];
+            for (const [status, count] of cells.counts)
+              yield [{ code: status === null ? '<error>' : String(status), method: cells.method, host: cells.host }, count];
           }
         }
-      });
-    counter(r, 'controller_runtime_webhook_requests_total', 'Total number of admission requests by HTTP status code.',
-      ['webhook', 'code'], function* rows() {
-        for (const cells of self.webhooks.values()) for (const [code, count] of cells.counts) yield [{ webhook: cells.id, code: String(code) }, count];
-      });
+      },
+    );
+    counter(r, 'controller_runtime_webhook_requests_total', 'Total number of admission requests by HTTP status code.', ['webhook', 'code'], function* rows() {
+      for (const cells of self.webhooks.values()) for (const [code, count] of cells.counts) yield [{ webhook: cells.id, code: String(code) }, count];
+    });
   }
 
   private defineGauges(): void {
     const r = this.registry;
-    gauge(r, 'controller_runtime_webhook_requests_in_flight', 'Current number of admission requests being served.',
-      ['webhook'], () => [...this.webhooks.values()].map((cells) => [{ webhook: cells.id }, cells.inFlight] as const));
-    gauge(r, 'kopf_running_daemons', 'Number of running daemons (including those still exiting), per resource and handler.',
-      ['resource', 'handler'], () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.daemons] as const));
-    gauge(r, 'kopf_running_timers', 'Number of running timers (including those still exiting), per resource and handler.',
-      ['resource', 'handler'], () => this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.timers] as const));
+    gauge(r, 'controller_runtime_webhook_requests_in_flight', 'Current number of admission requests being served.', ['webhook'], () =>
+      [...this.webhooks.values()].map((cells) => [{ webhook: cells.id }, cells.inFlight] as const),
+    );
+    gauge(r, 'kopf_running_daemons', 'Number of running daemons (including those still exiting), per resource and handler.', ['resource', 'handler'], () =>
+      this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.daemons] as const),
+    );
+    gauge(r, 'kopf_running_timers', 'Number of running timers (including those still exiting), per resource and handler.', ['resource', 'handler'], () =>
+      this.perHandler((res, cells) => [{ resource: res.name, handler: cells.id }, cells.timers] as const),
+    );
     const queues = (): Map<references.Resource, census.QueueCounts> => this.queues?.byResource() ?? new Map();
     const each = <T>(fn: (name: string, counts: census.QueueCounts) => T): T[] =>
       [...queues()].map(([resource, counts]) => fn(this.cellsOf(resource).name, counts));
-    gauge(r, 'workqueue_depth', 'Current number of events waiting in the per-object queues of a resource.',
-      ['name', 'controller'], () => each((name, counts) => [{ name, controller: name }, counts.queuedEvents] as const));
-    gauge(r, 'controller_runtime_active_workers', 'Number of per-object workers processing an event right now, per controller (resource).',
-      ['controller'], () => each((name, counts) => [{ controller: name }, counts.busyWorkers] as const));
-    gauge(r, 'controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent per-object workers per controller (resource), when limited.',
-      ['controller'], () => each((name, counts) => [{ controller: name }, counts.workerLimit] as const)
-        .filter((row): row is readonly [{ controller: string }, number] => row[1] !== null));
-    gauge(r, 'kopf_queue_workers', 'Number of live per-object workers (processing, idle, or waiting to start), per resource.',
-      ['resource'], () => each((name, counts) => [{ resource: name }, counts.workers] as const));
-    gauge(r, 'kopf_queue_objects', 'Number of objects with a queue stream (a worker, or events waiting for one), per resource.',
-      ['resource'], () => each((name, counts) => [{ resource: name }, counts.streams] as const));
+    gauge(r, 'workqueue_depth', 'Current number of events waiting in the per-object queues of a resource.', ['name', 'controller'], () =>
+      each((name, counts) => [{ name, controller: name }, counts.queuedEvents] as const),
+    );
+    gauge(
+      r,
+      'controller_runtime_active_workers',
+      'Number of per-object workers processing an event right now, per controller (resource).',
+      ['controller'],
+      () => each((name, counts) => [{ controller: name }, counts.busyWorkers] as const),
+    );
+    gauge(
+      r,
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent per-object workers per controller (resource), when limited.',
+      ['controller'],
+      () =>
+        each((name, counts) => [{ controller: name }, counts.workerLimit] as const).filter(
+          (row): row is readonly [{ controller: string }, number] => row[1] !== null,
+        ),
+    );
+    gauge(r, 'kopf_queue_workers', 'Number of live per-object workers (processing, idle, or waiting to start), per resource.', ['resource'], () =>
+      each((name, counts) => [{ resource: name }, counts.workers] as const),
+    );
+    gauge(r, 'kopf_queue_objects', 'Number of objects with a queue stream (a worker, or events waiting for one), per resource.', ['resource'], () =>
+      each((name, counts) => [{ resource: name }, counts.streams] as const),
+    );
   }
 }
 

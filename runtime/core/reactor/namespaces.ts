@@ -31,7 +31,10 @@ function fullMatch(name: string, pattern: RegExp): boolean {
 
 /** The globs of a string pattern, trimmed, without empty ones. */
 function globsOf(pattern: string): string[] {
-  return pattern.split(',').map((glob) => glob.trim()).filter((glob) => glob !== '');
+  return pattern
+    .split(',')
+    .map((glob) => glob.trim())
+    .filter((glob) => glob !== '');
 }
 
 /**

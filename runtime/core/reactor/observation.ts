@@ -26,7 +26,7 @@ import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as references from '../../cogs/structs/references.js';
-import * as insights from './insights.js';
+import type * as insights from './insights.js';
 import * as namespaces from './namespaces.js';
 
 /** What both observers need. */
@@ -53,14 +53,26 @@ export interface NamespaceObservationOptions extends ObservationOptions {
 
 /** `apiextensions.k8s.io/v1` CRDs, used when discovery did not report them. */
 export const CRDS: references.Resource = references.makeResource({
-  group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition',
-  singular: 'customresourcedefinition', shortcuts: ['crd', 'crds'], namespaced: false, verbs: ['list', 'watch', 'get'],
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  singular: 'customresourcedefinition',
+  shortcuts: ['crd', 'crds'],
+  namespaced: false,
+  verbs: ['list', 'watch', 'get'],
 });
 
 /** Core `v1/namespaces`. */
 export const NAMESPACES: references.Resource = references.makeResource({
-  group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', singular: 'namespace', shortcuts: ['ns'],
-  namespaced: false, verbs: ['list', 'watch', 'get'],
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  singular: 'namespace',
+  shortcuts: ['ns'],
+  namespaced: false,
+  verbs: ['list', 'watch', 'get'],
 });
 
 /** Resolves when the signal aborts (at once if it has). */
@@ -100,7 +112,13 @@ export async function observeResources(options: ObservationOptions): Promise<voi
 
   const resource = picture.backbone('crds') ?? CRDS;
   const ctx: watching.WatchContext = {
-    api, settings, logger, clock: options.clock, resource, namespace: null, instruments: options.instruments?.forResource(resource),
+    api,
+    settings,
+    logger,
+    clock: options.clock,
+    resource,
+    namespace: null,
+    instruments: options.instruments?.forResource(resource),
   };
   try {
     for await (const event of watching.infiniteWatch(ctx, { signal })) {
@@ -113,8 +131,10 @@ export async function observeResources(options: ObservationOptions): Promise<voi
   } catch (error) {
     if (signal.aborted) return;
     if (!isForbidden(error)) throw error;
-    logger.warning('Not enough permissions to watch for resources: changes (creation/deletion/updates) will not be noticed; '
-      + 'the resources are only refreshed on operator restarts.');
+    logger.warning(
+      'Not enough permissions to watch for resources: changes (creation/deletion/updates) will not be noticed; ' +
+        'the resources are only refreshed on operator restarts.',
+    );
     await untilAborted(signal);
   }
 }
@@ -130,7 +150,7 @@ export function isNamespaceDeleted(event: bodies.RawEvent, logger?: loggers.Logg
   const meta = event.object.metadata ?? {};
   if (!meta.deletionTimestamp) return false;
   const status = event.object['status'] as { conditions?: unknown } | undefined;
-  const conditions = Array.isArray(status?.conditions) ? status.conditions as Array<Record<string, unknown>> : [];
+  const conditions = Array.isArray(status?.conditions) ? (status.conditions as Array<Record<string, unknown>>) : [];
   const pending = conditions.filter((condition) => condition['status'] === 'True');
   for (const condition of pending) {
     logger?.debug(`Namespace '${meta.name}' termination pending: ${String(condition['reason'])}: ${String(condition['message'])}`);
@@ -169,7 +189,13 @@ export async function observeNamespaces(options: NamespaceObservationOptions): P
   }
 
   const ctx: watching.WatchContext = {
-    api, settings, logger, clock: options.clock, resource: NAMESPACES, namespace: null, instruments: options.instruments?.forResource(NAMESPACES),
+    api,
+    settings,
+    logger,
+    clock: options.clock,
+    resource: NAMESPACES,
+    namespace: null,
+    instruments: options.instruments?.forResource(NAMESPACES),
   };
   let listing: string[] | null = null; // names collected from the current listing, if one is going on
   let listed = false;
@@ -198,13 +224,14 @@ export async function observeNamespaces(options: NamespaceObservationOptions): P
     if (!isForbidden(error)) throw error;
     if (!listed) {
       const exact = namespaces.exactNamespaces(patterns);
-      logger.warning('Not enough permissions to list namespaces. '
-        + `Falling back to a list of namespaces which are assumed to exist: ${pythonList(exact)}`);
+      logger.warning(`Not enough permissions to list namespaces. Falling back to a list of namespaces which are assumed to exist: ${pythonList(exact)}`);
       picture.setNamespaces(exact);
       picture.readyNamespaces.turnOn();
     } else {
-      logger.warning('Not enough permissions to watch for namespaces: changes (deletion/creation) will not be noticed; '
-        + 'the namespaces are only refreshed on operator restarts.');
+      logger.warning(
+        'Not enough permissions to watch for namespaces: changes (deletion/creation) will not be noticed; ' +
+          'the namespaces are only refreshed on operator restarts.',
+      );
     }
     await untilAborted(signal);
   }

@@ -105,7 +105,10 @@ export async function orchestrate(options: OrchestrationOptions): Promise<void> 
   const stopping = new Set<Task>();
   let failure: { readonly error: unknown } | undefined;
   let wake: () => void = () => undefined;
-  const woken = (): Promise<void> => new Promise<void>((resolve) => { wake = resolve; });
+  const woken = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+    });
 
   const start = (key: string, dimension: Dimension): void => {
     const controller = new AbortController();

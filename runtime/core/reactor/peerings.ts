@@ -118,12 +118,23 @@ export class PeeringTasks {
       const toggle = this.options.paused.makeToggle(this.mandatory, what);
       const controller = new AbortController();
       const scope: peering.PeeringScope = {
-        api: this.options.api, settings, resource, namespace, identity: this.options.identity, logger, clock: this.options.clock,
+        api: this.options.api,
+        settings,
+        resource,
+        namespace,
+        identity: this.options.identity,
+        logger,
+        clock: this.options.clock,
       };
       const done = Promise.all([
         peering.keepAlive(scope, { signal: controller.signal, cancel: this.options.cancel, random: this.options.random }),
         peering.observePeering(scope, { conflicts: toggle, signal: controller.signal }),
-      ]).then(() => undefined, (error: unknown) => { logger.error(`Peering tasks for ${what} have failed: ${String(error)}`); });
+      ]).then(
+        () => undefined,
+        (error: unknown) => {
+          logger.error(`Peering tasks for ${what} have failed: ${String(error)}`);
+        },
+      );
       this.pairs.set(key, { toggle, controller, done });
     }
   }

@@ -49,9 +49,13 @@ type Fn = (body: object) => void;
  *
  * @param instruments the resource's instruments when metrics are on (see the module's comment).
  */
-export async function processResourceEvent(op: context.OperatorContext, resource: references.Resource,
-                                           raw: bodies.RawEvent, stream: queueing.StreamContext,
-                                           instruments?: instruments.ResourceInstruments): Promise<void> {
+export async function processResourceEvent(
+  op: context.OperatorContext,
+  resource: references.Resource,
+  raw: bodies.RawEvent,
+  stream: queueing.StreamContext,
+  instruments?: instruments.ResourceInstruments,
+): Promise<void> {
   const body = raw.object;
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
@@ -61,18 +65,21 @@ export async function processResourceEvent(op: context.OperatorContext, resource
   // A cycle skipped by throttling or cancelled is not reported.
   let report: reports.CycleReport | undefined;
   try {
-    const throttled = await throttling.throttled({
-      throttler: memory.throttler,
-      delays: op.settings.queueing.errorDelays,
-      clock: op.clock,
-      logger,
-      wakeup: stream.pressure.signal,
-      // Cancellation on operator exit is not an error of the object.
-      errors: () => !cancellation.aborted,
-    }, () => {
-      if (instruments !== undefined) report = new reports.CycleReport(instruments);
-      return processCycle(op, resource, raw, memory, stream, logger, cancellation, instruments, report);
-    });
+    const throttled = await throttling.throttled(
+      {
+        throttler: memory.throttler,
+        delays: op.settings.queueing.errorDelays,
+        clock: op.clock,
+        logger,
+        wakeup: stream.pressure.signal,
+        // Cancellation on operator exit is not an error of the object.
+        errors: () => !cancellation.aborted,
+      },
+      () => {
+        if (instruments !== undefined) report = new reports.CycleReport(instruments);
+        return processCycle(op, resource, raw, memory, stream, logger, cancellation, instruments, report);
+      },
+    );
     if (throttled.status === 'failed') report?.fail();
     if (!cancellation.aborted) report?.finish();
   } catch (error) {
@@ -113,20 +120,33 @@ interface Cycle {
   readonly report?: reports.CycleReport;
 }
 
-async function processCycle(op: context.OperatorContext, resource: references.Resource, raw: bodies.RawEvent,
-                            memory: memories.ObjectMemory, stream: queueing.StreamContext, logger: logging.ObjectLogger,
-                            signal: AbortSignal, instruments: instruments.ResourceInstruments | undefined,
-                            report: reports.CycleReport | undefined): Promise<void> {
+async function processCycle(
+  op: context.OperatorContext,
+  resource: references.Resource,
+  raw: bodies.RawEvent,
+  memory: memories.ObjectMemory,
+  stream: queueing.StreamContext,
+  logger: logging.ObjectLogger,
+  signal: AbortSignal,
+  instruments: instruments.ResourceInstruments | undefined,
+  report: reports.CycleReport | undefined,
+): Promise<void> {
   const body = raw.object;
   // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
   // unless this newer body already satisfies them (e.g. the refused request had been applied and
   // only its response was lost): then they are done, and must not hold the handlers back (R-QUEUE-5).
-  const leftovers = memory.leftoverFns.length > 0
-    && new patches.Patch<object>(undefined, memory.leftoverFns).toJsonPatch(body, { merge: false }).length > 0;
+  const leftovers = memory.leftoverFns.length > 0 && new patches.Patch<object>(undefined, memory.leftoverFns).toJsonPatch(body, { merge: false }).length > 0;
   const patch = new patches.Patch<object>(undefined, leftovers ? memory.leftoverFns : []);
   memory.leftoverFns = [];
   const scope: kwargs.ResourceScope = {
-    resource, body, view: kwargs.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices?.byName,
+    resource,
+    body,
+    view: kwargs.viewOf(body),
+    patch,
+    logger,
+    memo: memory.memo,
+    signal,
+    indices: op.indices?.byName,
   };
   const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal, instruments, report };
 
@@ -159,8 +179,8 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6), minus what exists only
   // during an invocation (retry fields, a daemon's stop flag).
   const matching = {
-    kwargs: (handler: kwargs.FilterableHandler & { readonly kind?: string }) => (handler.kind === 'change' && cause !== null
-      ? kwargs.changingKwargs(cycle.scope, cause, handler) : kwargs.indexingKwargs(cycle.scope, handler)),
+    kwargs: (handler: kwargs.FilterableHandler & { readonly kind?: string }) =>
+      handler.kind === 'change' && cause !== null ? kwargs.changingKwargs(cycle.scope, cause, handler) : kwargs.indexingKwargs(cycle.scope, handler),
   };
   // Stealth mode: no change handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
   const stealth = cause === null || !op.registry.prematchChanging(cause, matching);
@@ -171,7 +191,8 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   const present = causes.hasFinalizer(body, finalizer);
   const deleted = raw.type === 'DELETED' || causes.isDeletionOngoing(body);
   const required = op.registry.requiresFinalizer(stealth || cause === null ? { resource, body } : cause, {
-    ...matching, stoppedForever: (handler) => memory.daemons?.isStoppedForever(handler.id) ?? false,
+    ...matching,
+    stoppedForever: (handler) => memory.daemons?.isStoppedForever(handler.id) ?? false,
   });
   let consistent = isConsistent(cycle);
   let blocked = false;
@@ -188,9 +209,8 @@ async function processCycle(op: context.OperatorContext, resource: references.Re
   }
 
   // Daemons and timers: spawned even before the finalizer is added, regardless of consistency.
-  const stopping = spawners.length || memory.daemons
-    ? await processSpawningCause(cycle, spawning, { deleted, reset: old === null || !dicts.deepEqual(old, now) })
-    : [];
+  const stopping =
+    spawners.length || memory.daemons ? await processSpawningCause(cycle, spawning, { deleted, reset: old === null || !dicts.deepEqual(old, now) }) : [];
 
   let delays: number[] = [];
   let changing = false;
@@ -217,12 +237,19 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
   const indices = op.indices!;
   const logger = logging.objectLogger({ body: raw.object, settings: op.settings, terse: true });
   const scope: kwargs.ResourceScope = { ...cycle.scope, logger };
-  const matching = raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object },
-    { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
+  const matching =
+    raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object }, { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
   memory.indexing = await indices.indexObject({
-    object: stream.key, all, matching, deleted: raw.type === 'DELETED', memory: memory.indexing,
+    object: stream.key,
+    all,
+    matching,
+    deleted: raw.type === 'DELETED',
+    memory: memory.indexing,
     scope: {
-      settings: op.settings, clock: op.clock, logger, signal: cycle.signal,
+      settings: op.settings,
+      clock: op.clock,
+      logger,
+      signal: cycle.signal,
       kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry),
       body: () => raw.object,
       instruments: cycle.report,
@@ -231,8 +258,11 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
 }
 
 /** Daemons and timers of the object: refresh, spawn, stop (R-DAEMON-2/7/9, R-TIMER-1/3). */
-async function processSpawningCause(cycle: Cycle, matching: readonly handlers.SpawningHandler[],
-                                    found: { readonly deleted: boolean; readonly reset: boolean }): Promise<number[]> {
+async function processSpawningCause(
+  cycle: Cycle,
+  matching: readonly handlers.SpawningHandler[],
+  found: { readonly deleted: boolean; readonly reset: boolean },
+): Promise<number[]> {
   const { op, resource, raw, memory, logger } = cycle;
   const body = raw.object;
   if (!memory.daemons) {
@@ -241,22 +271,42 @@ async function processSpawningCause(cycle: Cycle, matching: readonly handlers.Sp
   }
   const daemonsMemory = memory.daemons;
   const scope: spawningEngine.SpawningScope = {
-    settings: op.settings, clock: op.clock, daemons: op.daemons!, cancel: op.signal, logger, instruments: cycle.instruments, paused: op.paused,
+    settings: op.settings,
+    clock: op.clock,
+    daemons: op.daemons!,
+    cancel: op.signal,
+    logger,
+    instruments: cycle.instruments,
+    paused: op.paused,
   };
   // One launcher per object, shared by its daemons and timers for as long as they run.
   daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger, cycle.instruments);
   return await spawningEngine.processSpawningCause({
     cause: { body, deleted: found.deleted, gone: raw.type === 'DELETED', reset: found.reset },
-    memory: daemonsMemory, matching, scope, launch: daemonsMemory.launcher,
+    memory: daemonsMemory,
+    matching,
+    scope,
+    launch: daemonsMemory.launcher,
   });
 }
 
-function launcherOf(op: context.OperatorContext, resource: references.Resource, memory: memories.ObjectMemory,
-                    daemonsMemory: spawningEngine.DaemonsMemory, logger: logging.ObjectLogger,
-                    instruments: instruments.ResourceInstruments | undefined): spawningEngine.Launcher {
+function launcherOf(
+  op: context.OperatorContext,
+  resource: references.Resource,
+  memory: memories.ObjectMemory,
+  daemonsMemory: spawningEngine.DaemonsMemory,
+  logger: logging.ObjectLogger,
+  instruments: instruments.ResourceInstruments | undefined,
+): spawningEngine.Launcher {
   const source: kwargs.SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
   const background: daemonsEngine.BackgroundScope = {
-    settings: op.settings, clock: op.clock, api: op.api, resource, memory: daemonsMemory, logger, cancel: op.signal,
+    settings: op.settings,
+    clock: op.clock,
+    api: op.api,
+    resource,
+    memory: daemonsMemory,
+    logger,
+    cancel: op.signal,
     titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
     kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(source, handler, stopper, patch, retry),
     instruments,
@@ -271,15 +321,20 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
   const local = logging.objectLogger({ body: raw.object, settings: op.settings, sink: op.events, local: true });
   const scope: kwargs.ResourceScope = { ...cycle.scope, logger: local };
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6).
-  const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }),
-    { kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler) });
+  const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }), {
+    kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+  });
   if (!handlers.length) return;
   const results = await execution.executeHandlersOnce({
     handlers,
     state: progression.State.fromScratch(),
     scope: {
-      settings: op.settings, clock: op.clock, logger: local, signal: cycle.signal,
-      lifecycle: lifecycles.allAtOnce, defaultErrors: errors.ErrorsMode.IGNORED,
+      settings: op.settings,
+      clock: op.clock,
+      logger: local,
+      signal: cycle.signal,
+      lifecycle: lifecycles.allAtOnce,
+      defaultErrors: errors.ErrorsMode.IGNORED,
       kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
       body: () => raw.object,
       instruments: cycle.report,
@@ -301,8 +356,13 @@ function isConsistent(cycle: Cycle): boolean {
   return false;
 }
 
-async function processChangingCause(cycle: Cycle, cause: causes.ChangingCause, essence: dicts.JsonObject, old: dicts.JsonObject | null,
-                                    consistent: boolean): Promise<'interrupted' | { delays: number[]; changing: boolean; consistent: boolean }> {
+async function processChangingCause(
+  cycle: Cycle,
+  cause: causes.ChangingCause,
+  essence: dicts.JsonObject,
+  old: dicts.JsonObject | null,
+  consistent: boolean,
+): Promise<'interrupted' | { delays: number[]; changing: boolean; consistent: boolean }> {
   const { op, raw, memory, logger, patch } = cycle;
 
   // Patch first: framework state pending from before (carried-over functions) goes out first (R-QUEUE-5).
@@ -352,24 +412,41 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
     const selectedIds = new Set(selected.map((h) => h.id));
     for (const [purpose, counts] of extras) {
       const other = causes.TITLES[purpose as keyof typeof causes.TITLES] ?? purpose;
-      logger.info(`${other} is superseded by ${title.toLowerCase()}: ${counts.success} succeeded; ${counts.failure} failed; ${counts.running} left to the moment.`);
+      logger.info(
+        `${other} is superseded by ${title.toLowerCase()}: ${counts.success} succeeded; ${counts.failure} failed; ${counts.running} left to the moment.`,
+      );
     }
-    const others = state.entries().filter(([, s]) => s.purpose !== reason).map(([id]) => id);
+    const others = state
+      .entries()
+      .filter(([, s]) => s.purpose !== reason)
+      .map(([id]) => id);
     const stale = others.filter((id) => !selectedIds.has(id));
     for (const id of stale) {
       for (const sub of state.get(id).subrefs) await storage.purge({ key: sub, body, patch });
       await storage.purge({ key: id, body, patch });
     }
-    state = progression.State.of(state.entries().filter(([id]) => !stale.includes(id)), reason)
-      .withPurpose(reason, others.filter((id) => selectedIds.has(id)));
+    state = progression.State.of(
+      state.entries().filter(([id]) => !stale.includes(id)),
+      reason,
+    ).withPurpose(
+      reason,
+      others.filter((id) => selectedIds.has(id)),
+    );
   }
 
-  state = state.withHandlers(selected.map((h) => h.id), now);
+  state = state.withHandlers(
+    selected.map((h) => h.id),
+    now,
+  );
   const results = await execution.executeHandlersOnce({
     handlers: selected,
     state,
     scope: {
-      settings: op.settings, clock: op.clock, logger, signal: cycle.signal, lifecycle: op.lifecycle,
+      settings: op.settings,
+      clock: op.clock,
+      logger,
+      signal: cycle.signal,
+      lifecycle: op.lifecycle,
       kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
@@ -406,13 +483,14 @@ function removeFinalizer(finalizer: string): Fn {
     const meta = (body as Record<string, unknown>)['metadata'] as Record<string, unknown> | undefined;
     if (!meta || !Array.isArray(meta['finalizers'])) return;
     const list = (meta['finalizers'] as string[]).filter((f) => f !== finalizer);
-    if (list.length) meta['finalizers'] = list; else delete meta['finalizers'];
+    if (list.length) meta['finalizers'] = list;
+    else delete meta['finalizers'];
   };
 }
 
 /** Applies the cycle's patch once, then sleeps for the shortest delay or touches the object (R-PATCH-7). */
 async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean): Promise<void> {
-  const { op, logger, patch, stream } = cycle;
+  const { op, logger, patch } = cycle;
   const body = cycle.raw.object;
   const storage = op.settings.persistence.progressStorage;
   const delay = delays.length ? Math.min(...delays) : undefined;
@@ -430,7 +508,9 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
   if (delay > 0) {
     cycle.report?.finish(); // the cycle's work is over: the sleep is not part of it
     const capped = Math.min(delay, 600);
-    logger.debug(delay > 600 ? `Sleeping for ${delay} (capped 600) seconds for the delayed handlers.` : `Sleeping for ${delay} seconds for the delayed handlers.`);
+    logger.debug(
+      delay > 600 ? `Sleeping for ${delay} (capped 600) seconds for the delayed handlers.` : `Sleeping for ${delay} seconds for the delayed handlers.`,
+    );
     const started = op.clock.now();
     const completed = await sleepInterruptibly(cycle, capped * 1000);
     if (!completed) {
@@ -457,7 +537,7 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   // merge-patch purging the records before the finalizer's JSON-patch) run no handlers again,
   // until the DELETED event (which does not wait) or the deadline.
   const meta = applied.body.metadata;
-  const vanishing = !!meta?.deletionTimestamp && !(meta.finalizers?.length);
+  const vanishing = !!meta?.deletionTimestamp && !meta.finalizers?.length;
   const timeout = op.settings.persistence.consistencyTimeout;
   if (!timeout) return;
   memory.expectedVersion = vanishing ? `${applied.resourceVersion}~which~never~arrives` : applied.resourceVersion;

@@ -27,19 +27,30 @@ export class Pressure {
   private controller = new AbortController();
 
   /** Aborted while newer events are queued behind the current one. */
-  get signal(): AbortSignal { return this.controller.signal; }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
-  get raised(): boolean { return this.controller.signal.aborted; }
+  get raised(): boolean {
+    return this.controller.signal.aborted;
+  }
 
-  raise(): void { if (!this.raised) this.controller.abort(PRESSURE_RAISED); }
+  raise(): void {
+    if (!this.raised) this.controller.abort(PRESSURE_RAISED);
+  }
 
-  clear(): void { if (this.raised) this.controller = new AbortController(); }
+  clear(): void {
+    if (this.raised) this.controller = new AbortController();
+  }
 }
 
 /** The abort reason of a raised pressure (distinguishable from cancellation). */
 export class PressureRaised extends Error {
   readonly code = 'pressure-raised' as const;
-  constructor() { super('A newer event arrived for the object.'); this.name = 'PressureRaised'; }
+  constructor() {
+    super('A newer event arrived for the object.');
+    this.name = 'PressureRaised';
+  }
 }
 
 /** The one reason of every raised pressure: events can arrive in bursts, and an error per raise costs a stack trace. */
@@ -99,7 +110,10 @@ export class Queue {
   private readonly slotWaiters: (() => void)[] = [];
   private readonly workers = new Set<Promise<void>>();
 
-  constructor(private readonly processor: Processor, private readonly options: QueueOptions) {
+  constructor(
+    private readonly processor: Processor,
+    private readonly options: QueueOptions,
+  ) {
     // Every idle worker and every running handler listens to it: no "leak" warning for many objects.
     setMaxListeners(0, this.stopping.signal);
   }
@@ -115,21 +129,33 @@ export class Queue {
     }
     stream.events.push(event);
     if (stream.running) stream.pressure.raise();
-    if (stream.wake) { const wake = stream.wake; stream.wake = undefined; wake(); }
+    if (stream.wake) {
+      const wake = stream.wake;
+      stream.wake = undefined;
+      wake();
+    }
     if (!stream.running) this.spawn(stream);
   }
 
   /** Number of objects with a live worker or queued events. */
-  get size(): number { return this.streams.size; }
+  get size(): number {
+    return this.streams.size;
+  }
 
   /** Number of live per-object workers: processing, idling, or waiting to start. */
-  get workerCount(): number { return this.workers.size; }
+  get workerCount(): number {
+    return this.workers.size;
+  }
 
   /** Number of workers processing an event right now. */
-  get busyWorkers(): number { return this.busy; }
+  get busyWorkers(): number {
+    return this.busy;
+  }
 
   /** The cap on concurrent workers (`workerLimit`); `null` when unlimited. */
-  get workerLimit(): number | null { return this.options.workerLimit || null; }
+  get workerLimit(): number | null {
+    return this.options.workerLimit || null;
+  }
 
   /** Number of events waiting to be processed, over all objects. */
   get queuedEvents(): number {
@@ -140,7 +166,9 @@ export class Queue {
 
   private spawn(stream: Stream): void {
     stream.running = true;
-    const worker = this.work(stream).finally(() => { this.workers.delete(worker); });
+    const worker = this.work(stream).finally(() => {
+      this.workers.delete(worker);
+    });
     this.workers.add(worker);
   }
 
@@ -185,7 +213,10 @@ export class Queue {
           const idle = new AbortController();
           stream.wake = () => idle.abort(WOKEN);
           const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, idle.signal);
-          if (stream.events.length === 0 && (timedOut || this.closed)) { stream.wake = undefined; break; }
+          if (stream.events.length === 0 && (timedOut || this.closed)) {
+            stream.wake = undefined;
+            break;
+          }
           continue;
         }
         if (stream.events.length === 0) stream.pressure.clear();
@@ -220,7 +251,12 @@ export class Queue {
    */
   async stop(): Promise<void> {
     this.closed = true;
-    for (const stream of this.streams.values()) if (stream.wake) { const w = stream.wake; stream.wake = undefined; w(); }
+    for (const stream of this.streams.values())
+      if (stream.wake) {
+        const w = stream.wake;
+        stream.wake = undefined;
+        w();
+      }
     const drained = Promise.all([...this.workers]).then(() => true);
     const timeout = this.options.clock.sleep(this.options.exitTimeout * 1000).then(() => false);
     const done = await Promise.race([drained, timeout]);

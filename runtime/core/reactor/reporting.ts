@@ -67,10 +67,15 @@ export function watchProblems(sources: ReporterSources): health.Problem[] {
   const problems = health.assessStreams(sources.streams.snapshots(), budgets, sources.clock.now());
   const elapsed = `${Math.floor((sources.clock.now() - sources.since) / 1000)} s`;
   if (!sources.insights.ready.isOn() && overBudget(sources, budgets.listingBudget)) {
-    problems.push({ kind: 'discovery', name: 'resources and namespaces', reason: `the discovery is not complete after ${elapsed} (budget ${budgets.listingBudget} s)` });
+    problems.push({
+      kind: 'discovery',
+      name: 'resources and namespaces',
+      reason: `the discovery is not complete after ${elapsed} (budget ${budgets.listingBudget} s)`,
+    });
   } else if (sources.barrier !== undefined && !sources.barrier.ready && !sources.paused?.isOn() && overBudget(sources, budgets.listingBudget)) {
     problems.push({
-      kind: 'barrier', name: 'indices',
+      kind: 'barrier',
+      name: 'indices',
       reason: `the initial listings are not indexed after ${elapsed} (budget ${budgets.listingBudget} s; ${sources.barrier.tracked} listed objects still to index)`,
     });
   }
@@ -82,7 +87,8 @@ export function readinessWaits(sources: ReporterSources): string[] {
   if (!sources.insights.ready.isOn()) return ['the discovery of resources and namespaces'];
   if (sources.paused?.isOn()) return []; // a standby: ready to work once it resumes
   const listed = sources.streams.listedKeys();
-  const waits = orchestration.dimensionsOf(sources.insights.watched, sources.insights.namespaces)
+  const waits = orchestration
+    .dimensionsOf(sources.insights.watched, sources.insights.namespaces)
     .filter((dimension) => !listed.has(orchestration.dimensionKey(dimension)))
     .map((dimension) => `the initial listing of ${references.resourceName(dimension.resource)} ${watching.whereOf(dimension.namespace)}`);
   if (sources.barrier !== undefined && !sources.barrier.ready) waits.push('the indexing of the initial listings');
@@ -173,7 +179,12 @@ export async function reportHealth(options: ReportingOptions): Promise<void> {
   const path = settings.health.readinessPath;
   if (path !== null) {
     const address = endpoints.parseEndpointUrl(url, options.option ?? 'livenessEndpoint');
-    list.push({ name: 'readiness', url: endpoints.formatAddress({ ...address, path }), option: 'settings.health.readinessPath', handle: readinessHandler(sources) });
+    list.push({
+      name: 'readiness',
+      url: endpoints.formatAddress({ ...address, path }),
+      option: 'settings.health.readinessPath',
+      handle: readinessHandler(sources),
+    });
   }
   list.push(...(options.alongside ?? []));
   await endpoints.serveEndpoints({ endpoints: list, logger, signal, onServing: options.onServing });

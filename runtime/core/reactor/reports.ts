@@ -54,9 +54,7 @@ export class CycleReport implements instruments.HandlerInstruments {
   finish(): void {
     if (this.done) return;
     this.done = true;
-    const result: instruments.ReconcileResult = this.failed ? 'error'
-      : this.delay === null ? 'success'
-        : this.delay > 0 ? 'requeue_after' : 'requeue';
+    const result: instruments.ReconcileResult = this.failed ? 'error' : this.delay === null ? 'success' : this.delay > 0 ? 'requeue_after' : 'requeue';
     this.target.reconciled(result, { terminal: this.terminal, requeued: this.delay !== null }, this.since);
   }
 }

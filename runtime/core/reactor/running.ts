@@ -217,7 +217,8 @@ export function checkPeeringOptions(options: Pick<OperatorOptions, 'standalone' 
     throw new PeeringOptionsError(`priority must be an integer, got ${String(options.priority)}.`);
   }
   if (options.standalone === true) {
-    if (options.peeringName !== undefined) throw new PeeringOptionsError('standalone and peeringName cannot be used together: a standalone operator does not peer.');
+    if (options.peeringName !== undefined)
+      throw new PeeringOptionsError('standalone and peeringName cannot be used together: a standalone operator does not peer.');
     if (options.priority !== undefined) throw new PeeringOptionsError('standalone and priority cannot be used together: a priority only ranks peers.');
     if (options.identity !== undefined && options.leaseName === undefined) {
       throw new PeeringOptionsError('standalone and identity cannot be used together: an identity only names the operator among peers (or as a Lease holder).');
@@ -261,15 +262,18 @@ interface Machinery {
 const machineries = new WeakMap<OperatorTasks, Machinery>();
 const logger = logging.getLogger('kopf.reactor.running');
 
-const NO_SCOPE_WARNING = 'Absence of either namespaces or cluster-wide flag will become an error soon. '
-  + 'For now, switching to the cluster-wide mode for backward compatibility.';
+const NO_SCOPE_WARNING =
+  'Absence of either namespaces or cluster-wide flag will become an error soon. ' + 'For now, switching to the cluster-wide mode for backward compatibility.';
 
 /**
  * The operator's scope (R-SCOPE-1): both modes → throws; neither → WARNING and cluster-wide.
  *
  * @throws OperatorScopeError for `clusterwide` with `namespaces`.
  */
-export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'namespaces'>): { clusterwide: boolean; namespaces: namespaces.NamespacePattern[] } {
+export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'namespaces'>): {
+  clusterwide: boolean;
+  namespaces: namespaces.NamespacePattern[];
+} {
   const patterns = [...(options.namespaces ?? [])];
   if (options.clusterwide && patterns.length > 0) {
     throw new OperatorScopeError('The operator can be either cluster-wide or namespaced, not both.');
@@ -292,11 +296,13 @@ function applyLeaseOptions(options: OperatorOptions, settings: settingsModule.Op
   if (options.leaseName !== undefined) election.leaseName = options.leaseName;
   if (options.leaseNamespace !== undefined) election.leaseNamespace = options.leaseNamespace;
   if (election.leaseName === null) {
-    if (options.leaseNamespace !== undefined) throw new OperatorModeError('leaseNamespace is given without leaseName: Lease election needs the Lease\'s name.');
+    if (options.leaseNamespace !== undefined) throw new OperatorModeError("leaseNamespace is given without leaseName: Lease election needs the Lease's name.");
     return false;
   }
   const others: ReadonlyArray<[keyof OperatorOptions, boolean]> = [
-    ['standalone', options.standalone === true], ['peeringName', options.peeringName !== undefined], ['priority', options.priority !== undefined],
+    ['standalone', options.standalone === true],
+    ['peeringName', options.peeringName !== undefined],
+    ['priority', options.priority !== undefined],
   ];
   for (const [name, given] of others) {
     if (given) throw new OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`);
@@ -315,7 +321,9 @@ function checkLeaseSettings(settings: settingsModule.OperatorSettings): void {
   if (settings.leaderElection.leaseName === null) return;
   for (const name of ['standalone', 'mandatory'] as const) {
     if (settings.peering[name]) {
-      throw new OperatorModeError(`settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`);
+      throw new OperatorModeError(
+        `settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`,
+      );
     }
   }
   settings.leaderElection.validate();
@@ -383,7 +391,10 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
   const typed = new clients.KubeClient(client);
   const connection: connections.ConnectionOptions = {
-    kubeconfig: options.kubeconfig, kubeconfigContext: options.kubeconfigContext, connection: options.connection, env: options.env,
+    kubeconfig: options.kubeconfig,
+    kubeconfigContext: options.kubeconfigContext,
+    connection: options.connection,
+    env: options.env,
   };
   const queue = new posting.EventQueue();
   const main = new AbortController();
@@ -395,17 +406,34 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // The Lease elector's member of the pause set: on while not the leader (Lease election only).
   let leaseToggle: toggles.Toggle | undefined;
   const op = {
-    settings, registry, api: client, client: typed, clock, memo, memories: new memories.Memories(memo), lifecycle: options.lifecycle,
-    events: queue.asSink(), logger: logging.getLogger('kopf.reactor'), signal: cancel.signal,
+    settings,
+    registry,
+    api: client,
+    client: typed,
+    clock,
+    memo,
+    memories: new memories.Memories(memo),
+    lifecycle: options.lifecycle,
+    events: queue.asSink(),
+    logger: logging.getLogger('kopf.reactor'),
+    signal: cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
-    indices: new indexing.OperatorIndexers(registry.indexNames()), barrier: new indexing.IndexingBarrier(), daemons,
-    queues, instruments: metrics, streams: new health.StreamHealth(clock), paused, identity,
+    indices: new indexing.OperatorIndexers(registry.indexNames()),
+    barrier: new indexing.IndexingBarrier(),
+    daemons,
+    queues,
+    instruments: metrics,
+    streams: new health.StreamHealth(clock),
+    paused,
+    identity,
   } satisfies context.OperatorContext;
   const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   const watcher = options.watcher ?? watchers.runWatcher;
   const failures: unknown[] = [];
   let markStarted: (started: boolean) => void = () => undefined;
-  const started = new Promise<boolean>((resolve) => { markStarted = resolve; });
+  const started = new Promise<boolean>((resolve) => {
+    markStarted = resolve;
+  });
   let uninstall = (): void => undefined;
 
   const tasks: Task[] = [];
@@ -414,29 +442,40 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     const signal = group === 'main' ? main.signal : auth.signal;
     let isSettled = false;
     const done = enter(body);
-    const settled = done.then(
-      () => {
-        if (!finishable && !signal.aborted) logger.warning(`${capitalized(name)} has finished unexpectedly.`);
-      },
-      (error: unknown) => {
-        if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
-        logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
-        failures.push(error);
-      },
-    ).finally(() => { isSettled = true; });
+    const settled = done
+      .then(
+        () => {
+          if (!finishable && !signal.aborted) logger.warning(`${capitalized(name)} has finished unexpectedly.`);
+        },
+        (error: unknown) => {
+          if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
+          logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+          failures.push(error);
+        },
+      )
+      .finally(() => {
+        isSettled = true;
+      });
     tasks.push({ name, group, done, settled, isSettled: () => isSettled });
   };
   // Everything but the startup activity waits for it; if it never succeeds, they wait for the stop.
-  const gated = (body: () => Promise<void>, signal = main.signal) => async (): Promise<void> => {
-    if (await started) await body();
-    else await untilAborted(signal);
-  };
+  const gated =
+    (body: () => Promise<void>, signal = main.signal) =>
+    async (): Promise<void> => {
+      if (await started) await body();
+      else await untilAborted(signal);
+    };
 
   if (options.stopFlag !== undefined) {
     const flag = options.stopFlag;
-    spawn('stop-flag checker', 'main', async () => {
-      if (await stopping.waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
-    }, true);
+    spawn(
+      'stop-flag checker',
+      'main',
+      async () => {
+        if (await stopping.waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
+      },
+      true,
+    );
   }
   if (options.handleSignals) {
     let received = (): void => undefined;
@@ -447,61 +486,164 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       ultimate = true;
       received();
     });
-    spawn('signal handler', 'main', () => Promise.race([new Promise<void>((resolve) => { received = resolve; }), untilAborted(main.signal)]), true);
+    spawn(
+      'signal handler',
+      'main',
+      () =>
+        Promise.race([
+          new Promise<void>((resolve) => {
+            received = resolve;
+          }),
+          untilAborted(main.signal),
+        ]),
+      true,
+    );
   }
 
-  spawn('startup activity', 'main', async () => {
-    try {
-      await activities.runActivity({ activity: 'startup', handlers: registry.activityHandlers('startup'), settings, memo, clock, signal: main.signal, indices: op.indices.byName });
-      serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
-      // Lease election (possibly turned on by a startup handler): paused before anything watches.
-      if (settings.leaderElection.leaseName !== null) {
-        checkLeaseSettings(settings);
-        leaseToggle = paused.makeToggle(true, 'lease election');
+  spawn(
+    'startup activity',
+    'main',
+    async () => {
+      try {
+        await activities.runActivity({
+          activity: 'startup',
+          handlers: registry.activityHandlers('startup'),
+          settings,
+          memo,
+          clock,
+          signal: main.signal,
+          indices: op.indices.byName,
+        });
+        serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
+        // Lease election (possibly turned on by a startup handler): paused before anything watches.
+        if (settings.leaderElection.leaseName !== null) {
+          checkLeaseSettings(settings);
+          leaseToggle = paused.makeToggle(true, 'lease election');
+        }
+      } catch (error) {
+        markStarted(false);
+        if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
+        throw error;
       }
-    } catch (error) {
-      markStarted(false);
-      if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
-      throw error;
-    }
-    if (options.readyFlag !== undefined) stopping.raiseReadyFlag(options.readyFlag);
-    markStarted(true);
-    await untilAborted(main.signal);
-  }, false);
+      if (options.readyFlag !== undefined) stopping.raiseReadyFlag(options.readyFlag);
+      markStarted(true);
+      await untilAborted(main.signal);
+    },
+    false,
+  );
 
-  spawn('credentials retriever', 'auth', gated(() => activities.authenticator({
-    handlers: registry.activityHandlers('authentication'), vault, settings, memo, clock, signal: auth.signal, indices: op.indices.byName, connection,
-  }), auth.signal));
+  spawn(
+    'credentials retriever',
+    'auth',
+    gated(
+      () =>
+        activities.authenticator({
+          handlers: registry.activityHandlers('authentication'),
+          vault,
+          settings,
+          memo,
+          clock,
+          signal: auth.signal,
+          indices: op.indices.byName,
+          connection,
+        }),
+      auth.signal,
+    ),
+  );
   // The Lease elector stops after the main tasks (as the authenticator does): the Lease is released
   // only once the operator's work has stopped, and while the API client still works.
-  spawn('leader elector', 'auth', gated(async () => {
-    const election = settings.leaderElection;
-    if (leaseToggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
-    await leadership.runElection({
-      api: client, name: election.leaseName, identity, settings: election, clock, paused: leaseToggle, signal: auth.signal,
-      namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
-      logger: logging.getLogger('kopf.engines.leadership'),
-    });
-  }, auth.signal));
-  spawn('poster of events', 'main', gated(() => posting.runPoster({
-    queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting'),
-  })));
+  spawn(
+    'leader elector',
+    'auth',
+    gated(async () => {
+      const election = settings.leaderElection;
+      if (leaseToggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
+      await leadership.runElection({
+        api: client,
+        name: election.leaseName,
+        identity,
+        settings: election,
+        clock,
+        paused: leaseToggle,
+        signal: auth.signal,
+        namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+        logger: logging.getLogger('kopf.engines.leadership'),
+      });
+    }, auth.signal),
+  );
+  spawn(
+    'poster of events',
+    'main',
+    gated(() =>
+      posting.runPoster({
+        queue,
+        writer: client,
+        settings,
+        clock,
+        signal: main.signal,
+        logger: logging.getLogger('kopf.engines.posting'),
+      }),
+    ),
+  );
   const observerLogger = logging.getLogger('kopf.reactor.observation');
-  spawn('resource observer', 'main', gated(() => observation.observeResources({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics,
-  })));
-  spawn('namespace observer', 'main', gated(() => observation.observeNamespaces({
-    api: client, settings, insights: picture, logger: observerLogger, clock, signal: main.signal, instruments: metrics, ...scope,
-  })));
+  spawn(
+    'resource observer',
+    'main',
+    gated(() =>
+      observation.observeResources({
+        api: client,
+        settings,
+        insights: picture,
+        logger: observerLogger,
+        clock,
+        signal: main.signal,
+        instruments: metrics,
+      }),
+    ),
+  );
+  spawn(
+    'namespace observer',
+    'main',
+    gated(() =>
+      observation.observeNamespaces({
+        api: client,
+        settings,
+        insights: picture,
+        logger: observerLogger,
+        clock,
+        signal: main.signal,
+        instruments: metrics,
+        ...scope,
+      }),
+    ),
+  );
   // Peering rides along with the orchestrator; its toggles exist before any watcher starts, and
   // mandatory peering holds everything back from the start (R-PEER-2).
   const peeringTasks = new peerings.PeeringTasks({
-    api: client, settings, insights: picture, identity, paused, clock, cancel: cancel.signal, logger: logging.getLogger('kopf.engines.peering'),
+    api: client,
+    settings,
+    insights: picture,
+    identity,
+    paused,
+    clock,
+    cancel: cancel.signal,
+    logger: logging.getLogger('kopf.engines.peering'),
   });
-  spawn('multidimensional multitasker', 'main', gated(() => orchestration.orchestrate({
-    insights: picture, signal: main.signal, logger: logging.getLogger('kopf.reactor.orchestration'), companion: peeringTasks,
-    spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
-  }), main.signal));
+  spawn(
+    'multidimensional multitasker',
+    'main',
+    gated(
+      () =>
+        orchestration.orchestrate({
+          insights: picture,
+          signal: main.signal,
+          logger: logging.getLogger('kopf.reactor.orchestration'),
+          companion: peeringTasks,
+          spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+        }),
+      main.signal,
+    ),
+  );
   // The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
   // at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
   // their last patches.
@@ -526,19 +668,43 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   if (metrics !== undefined) extra.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
   const liveness = options.livenessEndpoint;
   if (liveness !== undefined) {
-    spawn('health reporter', 'main', gated(() => reporting.reportHealth({
-      url: liveness, settings, clock, insights: picture, streams: op.streams, barrier: op.barrier, paused,
-      prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
-      logger: logging.getLogger('kopf.engines.probing'), signal: main.signal, onServing: options.onServing, alongside: extra,
-    })));
+    spawn(
+      'health reporter',
+      'main',
+      gated(() =>
+        reporting.reportHealth({
+          url: liveness,
+          settings,
+          clock,
+          insights: picture,
+          streams: op.streams,
+          barrier: op.barrier,
+          paused,
+          prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
+          logger: logging.getLogger('kopf.engines.probing'),
+          signal: main.signal,
+          onServing: options.onServing,
+          alongside: extra,
+        }),
+      ),
+    );
   } else {
     if (registry.activityHandlers('probe').length > 0) {
       logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
     }
     if (extra.length > 0) {
-      spawn('endpoint server', 'main', gated(() => endpoints.serveEndpoints({
-        endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing,
-      })));
+      spawn(
+        'endpoint server',
+        'main',
+        gated(() =>
+          endpoints.serveEndpoints({
+            endpoints: extra,
+            logger: logging.getLogger('kopf.reactor.endpoints'),
+            signal: main.signal,
+            onServing: options.onServing,
+          }),
+        ),
+      );
     }
   }
   // Admission webhooks (R-ADMISSION): the server gets the request function once resources are
@@ -546,28 +712,78 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // exit, while the API client still works.
   const clientConfigs = new serving.ClientConfigs();
   const webhookFn = admission.webhookFn({
-    registry, settings, clock, resources: picture, indices: op.indices.byName, signal: op.signal, instruments: metrics, client: typed,
+    registry,
+    settings,
+    clock,
+    resources: picture,
+    indices: op.indices.byName,
+    signal: op.signal,
+    instruments: metrics,
+    client: typed,
     memos: {
       recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
     },
   });
-  spawn('admission webhook server', 'main', gated(() => serving.serveWebhooks({
-    settings, registry, fn: webhookFn, configs: clientConfigs, ready: picture.readyResources, vault,
-    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
-  })), true); // a server that stops serving stops the operator (R-ADMISSION-3), as it says itself
-  spawn('admission webhook manager', 'main', gated(() => configuring.manageConfigurations({
-    settings, registry, api: client, resources: picture, ready: picture.readyResources, configs: clientConfigs,
-    configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
-    logger: logging.getLogger('kopf.engines.admission'), signal: main.signal, cancellation: cancel.signal,
-  })));
+  spawn(
+    'admission webhook server',
+    'main',
+    gated(() =>
+      serving.serveWebhooks({
+        settings,
+        registry,
+        fn: webhookFn,
+        configs: clientConfigs,
+        ready: picture.readyResources,
+        vault,
+        logger: logging.getLogger('kopf.engines.admission'),
+        signal: main.signal,
+        cancellation: cancel.signal,
+      }),
+    ),
+    true,
+  ); // a server that stops serving stops the operator (R-ADMISSION-3), as it says itself
+  spawn(
+    'admission webhook manager',
+    'main',
+    gated(() =>
+      configuring.manageConfigurations({
+        settings,
+        registry,
+        api: client,
+        resources: picture,
+        ready: picture.readyResources,
+        configs: clientConfigs,
+        configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
+        logger: logging.getLogger('kopf.engines.admission'),
+        signal: main.signal,
+        cancellation: cancel.signal,
+      }),
+    ),
+  );
 
   const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
   machineries.set(result, {
-    tasks, main, auth, cancel, started, failures, clock, running: false,
-    cleanup: () => enter(async () => {
-      const forever = new AbortController();
-      await activities.runActivity({ activity: 'cleanup', handlers: registry.activityHandlers('cleanup'), settings, memo, clock, signal: forever.signal, indices: op.indices.byName });
-    }),
+    tasks,
+    main,
+    auth,
+    cancel,
+    started,
+    failures,
+    clock,
+    running: false,
+    cleanup: () =>
+      enter(async () => {
+        const forever = new AbortController();
+        await activities.runActivity({
+          activity: 'cleanup',
+          handlers: registry.activityHandlers('cleanup'),
+          settings,
+          memo,
+          clock,
+          signal: forever.signal,
+          indices: op.indices.byName,
+        });
+      }),
     close: () => {
       client.close();
       uninstall();

@@ -39,7 +39,13 @@ export async function waitForStopFlag(flag: StopFlag, signal: AbortSignal): Prom
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([Promise.resolve(raised).then(() => true, () => true), stopped]);
+    return await Promise.race([
+      Promise.resolve(raised).then(
+        () => true,
+        () => true,
+      ),
+      stopped,
+    ]);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

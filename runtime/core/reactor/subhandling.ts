@@ -31,7 +31,6 @@ import * as dicts from '../../cogs/structs/dicts.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
-import type * as lifecycles from '../actions/lifecycles.js';
 import * as filters from '../intents/filters.js';
 import type * as callbacks from '../intents/callbacks.js';
 import * as handlers from '../intents/handlers.js';
@@ -109,7 +108,8 @@ function acceptsOldNew(parent: Partial<handlers.ChangingHandler>): boolean {
  *   invalid options, or for anonymous functions without `id`.
  */
 export function subhandler<Body extends object = callbacks.UntypedBody, const P extends callbacks.FieldRef<Body> = never>(
-  options: FieldSubhandlerOptions<Body, P>, fn: subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
+  options: FieldSubhandlerOptions<Body, P>,
+  fn: subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
 ): subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, P>>;
 export function subhandler<Body extends object = callbacks.UntypedBody>(options: SubhandlerOptions<NoInfer<Body>>, fn: SubhandlerFn<Body>): SubhandlerFn<Body>;
 export function subhandler(options: object, fn: unknown): unknown {
@@ -123,7 +123,10 @@ export function subhandler(options: object, fn: unknown): unknown {
  * Registers a function as a sub-handler of the current change handler (the function-first form of
  * `subhandler()`); returns `fn` unchanged.
  */
-export function register<Body extends object = callbacks.UntypedBody>(fn: SubhandlerFn<Body>, options: RegisterOptions<NoInfer<Body>> = {}): SubhandlerFn<Body> {
+export function register<Body extends object = callbacks.UntypedBody>(
+  fn: SubhandlerFn<Body>,
+  options: RegisterOptions<NoInfer<Body>> = {},
+): SubhandlerFn<Body> {
   const parent = parentOf('register()');
   const unknown = Object.keys(options).filter((key) => !REGISTER_KEYS.includes(key));
   if (unknown.length > 0) throw new TypeError(`Unknown options of register(): ${unknown.join(', ')}. Accepted: ${REGISTER_KEYS.join(', ')}.`);
@@ -152,7 +155,9 @@ export async function execute<Body extends object = callbacks.UntypedBody>(optio
       ? (options.fns as readonly unknown[]).map((fn) => [undefined, fn])
       : typeof options.fns === 'object' && options.fns !== null
         ? Object.entries(options.fns)
-        : (() => { throw new TypeError(`fns must be an object of functions by id or an array of functions, got ${String(options.fns)}.`); })();
+        : (() => {
+            throw new TypeError(`fns must be an object of functions by id or an array of functions, got ${String(options.fns)}.`);
+          })();
     list = entries.map(([id, fn]) => offered(build(fn, id === undefined ? {} : { id }, parent), context, options.cause));
   } else if (options.handlers !== undefined) {
     list = options.handlers.map((handler) => offered(handler, context, options.cause));

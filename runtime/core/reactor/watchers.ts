@@ -34,7 +34,10 @@ export async function runWatcher(op: context.OperatorContext, resource: referenc
     signal: op.signal,
     onFatal: (error, key) => {
       op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
-      fatal ??= new Error('Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.', { cause: error });
+      fatal ??= new Error(
+        'Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.',
+        { cause: error },
+      );
       failed.abort();
     },
   });

@@ -38,7 +38,7 @@ export function rootPath(path: string | undefined): string {
 /** `scheme://host[:port]/path`, the port left out when it is the scheme's default. */
 export function buildUrl(scheme: 'http' | 'https', host: string, port: number, path: string): string {
   const ip = certificates.canonicalIp(host);
-  const hostpart = ip !== undefined && ip.includes(':') ? `[${ip}]` : host;
+  const hostpart = ip?.includes(':') ? `[${ip}]` : host;
   const isDefault = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
   return `${scheme}://${hostpart}${isDefault ? '' : `:${port}`}${rootPath(path)}`;
 }
@@ -59,10 +59,5 @@ export function certificateNames(options: {
   readonly extraSans: readonly string[];
 }): string[] {
   const addr = accessibleHost(options.addr);
-  return [
-    ...(options.service ? serviceNames(options.service) : []),
-    options.host ?? addr,
-    addr,
-    ...options.extraSans,
-  ];
+  return [...(options.service ? serviceNames(options.service) : []), options.host ?? addr, addr, ...options.extraSans];
 }

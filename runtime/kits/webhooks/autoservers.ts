@@ -20,10 +20,14 @@ import * as servers from './servers.js';
 /** The server class that serves a recognised cluster (a plain server for none). */
 export function serverClassFor(flavour: detection.ClusterFlavour | null): typeof servers.WebhookServer {
   switch (flavour) {
-    case 'k3d': return servers.WebhookK3dServer;
-    case 'minikube': return servers.WebhookMinikubeServer;
-    case 'docker-desktop': return servers.WebhookDockerDesktopServer;
-    case null: return servers.WebhookServer;
+    case 'k3d':
+      return servers.WebhookK3dServer;
+    case 'minikube':
+      return servers.WebhookMinikubeServer;
+    case 'docker-desktop':
+      return servers.WebhookDockerDesktopServer;
+    case null:
+      return servers.WebhookServer;
   }
 }
 
@@ -74,9 +78,11 @@ export class WebhookAutoServer extends runs.DelegatingServer {
     if (scoped.signal.aborted) return;
     const Server = serverClassFor(flavour);
     const server = new Server(this.options);
-    logger.info(flavour === null
-      ? `Cluster detection recognised no local cluster; serving webhooks with ${Server.name}.`
-      : `Cluster detection recognised ${flavour}; serving webhooks with ${Server.name} (host ${server.host ?? '(default)'}).`);
+    logger.info(
+      flavour === null
+        ? `Cluster detection recognised no local cluster; serving webhooks with ${Server.name}.`
+        : `Cluster detection recognised ${flavour}; serving webhooks with ${Server.name} (host ${server.host ?? '(default)'}).`,
+    );
     yield* server.serve(fn, scoped);
   }
 }

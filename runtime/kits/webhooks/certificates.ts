@@ -74,9 +74,12 @@ export function sortNames(names: readonly string[]): CertificateNames {
 export function canonicalIp(host: string): string | undefined {
   const literal = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   switch (net.isIP(literal)) {
-    case 4: return literal;
-    case 6: return new URL(`http://[${literal}]/`).hostname.slice(1, -1);
-    default: return undefined;
+    case 4:
+      return literal;
+    case 6:
+      return new URL(`http://[${literal}]/`).hostname.slice(1, -1);
+    default:
+      return undefined;
   }
 }
 
@@ -111,10 +114,7 @@ export async function generateCertificate(names: readonly string[]): Promise<Gen
   });
 
   const keys = await subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
-  const sans = [
-    ...sorted.dnsNames.map((value) => ({ type: 'dns' as const, value })),
-    ...sorted.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-  ];
+  const sans = [...sorted.dnsNames.map((value) => ({ type: 'dns' as const, value })), ...sorted.ipAddresses.map((value) => ({ type: 'ip' as const, value }))];
   const certificate = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
     subject: [{ CN: [sorted.commonName] }],

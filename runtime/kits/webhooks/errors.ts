@@ -53,7 +53,7 @@ export class MissingDependencyError extends Error {
 
 /** The message of any thrown value, on one line. */
 export function oneLine(error: unknown, limit = 500): string {
-  const text = error instanceof Error ? (error.message || error.name) : String(error);
+  const text = error instanceof Error ? error.message || error.name : String(error);
   const flat = text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
   return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
 }

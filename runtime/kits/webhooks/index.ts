@@ -20,6 +20,11 @@ export { WebhookAutoServer } from './autoservers.js';
 export type { ClusterFlavour } from './detection.js';
 export { WebhookNgrokTunnel, WebhookAutoTunnel, NGROK_PACKAGE } from './tunnels.js';
 export type {
-  WebhookNgrokTunnelOptions, WebhookAutoTunnelOptions, NgrokLoader, NgrokModule, NgrokListener, NgrokForwardConfig,
+  WebhookNgrokTunnelOptions,
+  WebhookAutoTunnelOptions,
+  NgrokLoader,
+  NgrokModule,
+  NgrokListener,
+  NgrokForwardConfig,
 } from './tunnels.js';
 export { WebhookOptionsError, WebhookCertificateError, WebhookListenError, MissingDependencyError } from './errors.js';

@@ -125,9 +125,10 @@ function checkContext(context: tls.SecureContextOptions, options: MaterialOption
   try {
     tls.createSecureContext(context);
   } catch (error) {
-    const what = options.certfile !== undefined
-      ? `the certificate certfile=${options.certfile} with the key pkeyfile=${options.pkeyfile}${options.password !== undefined ? ' and the given password' : ''}`
-      : 'the generated certificate';
+    const what =
+      options.certfile !== undefined
+        ? `the certificate certfile=${options.certfile} with the key pkeyfile=${options.pkeyfile}${options.password !== undefined ? ' and the given password' : ''}`
+        : 'the generated certificate';
     throw new errors.WebhookCertificateError(`cannot serve HTTPS with ${what}: ${errors.oneLine(error)}`, { cause: error });
   }
 }

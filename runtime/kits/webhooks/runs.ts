@@ -25,7 +25,10 @@ export abstract class DelegatingServer implements webhooks.WebhookServerObject {
    * Serves one run. `environment.signal` (never absent here) aborts when the operator stops or
    * this server object is disposed; pass this environment on to the server delegated to.
    */
-  protected abstract serving(fn: webhooks.WebhookFn, environment: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined>;
+  protected abstract serving(
+    fn: webhooks.WebhookFn,
+    environment: webhooks.WebhookServerEnvironment,
+  ): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined>;
 
   private async *run(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
     const run = new AbortController();

@@ -132,7 +132,10 @@ export class WebhookServer implements webhooks.WebhookServerObject {
     await Promise.all(runs.map((run) => run.listener?.close()));
   }
 
-  private async *serving(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
+  private async *serving(
+    fn: webhooks.WebhookFn,
+    environment?: webhooks.WebhookServerEnvironment,
+  ): AsyncGenerator<webhooks.WebhookClientConfig, void, undefined> {
     const options = this.options;
     const logger = options.logger ?? logging.getLogger('kopf.webhooks');
     const clock = options.clock ?? clocks.realClock;
@@ -154,7 +157,9 @@ export class WebhookServer implements webhooks.WebhookServerObject {
       const listener = await listening.listen({ addr: options.addr || undefined, port: options.port ?? 0, material, handler, logger });
       run.listener = listener;
       // Stopping closes the socket at once, even while the consumer holds the iteration at a yield.
-      unhook = aborts.onAbort(signal, () => { void listener.close(); });
+      unhook = aborts.onAbort(signal, () => {
+        void listener.close();
+      });
       if (signal.aborted) return;
       logger.debug(`Listening for webhooks at ${addresses.buildUrl(listener.scheme, options.addr || '*', listener.port, root)}`);
 
@@ -196,8 +201,15 @@ export class WebhookServer implements webhooks.WebhookServerObject {
     const o = this.options;
     return {
       insecure: o.insecure ?? false,
-      cadata: o.cadata, cafile: o.cafile, certfile: o.certfile, pkeyfile: o.pkeyfile, password: o.password,
-      verifyMode: o.verifyMode, verifyCafile: o.verifyCafile, verifyCapath: o.verifyCapath, verifyCadata: o.verifyCadata,
+      cadata: o.cadata,
+      cafile: o.cafile,
+      certfile: o.certfile,
+      pkeyfile: o.pkeyfile,
+      password: o.password,
+      verifyMode: o.verifyMode,
+      verifyCafile: o.verifyCafile,
+      verifyCapath: o.verifyCapath,
+      verifyCadata: o.verifyCadata,
       names: addresses.certificateNames({ host: this.host, addr: o.addr || undefined, service: o.service, extraSans: o.extraSans ?? [] }),
     };
   }
@@ -257,19 +269,25 @@ function busy<T>(clock: clocks.Clock, work: Promise<T>): Promise<T> {
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => { aborts.onAbort(signal, resolve); });
+  return new Promise<void>((resolve) => {
+    aborts.onAbort(signal, resolve);
+  });
 }
 
 /** Rejects options that cannot work, or that would silently do nothing. */
 export function checkOptions(options: WebhookServerOptions, owner = 'WebhookServer'): void {
-  const fail = (message: string): never => { throw new errors.WebhookOptionsError(`${owner}: ${message}`); };
+  const fail = (message: string): never => {
+    throw new errors.WebhookOptionsError(`${owner}: ${message}`);
+  };
   const o = options;
-  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535)) fail(`port must be an integer from 0 to 65535, got ${String(o.port)}`);
+  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535))
+    fail(`port must be an integer from 0 to 65535, got ${String(o.port)}`);
   for (const key of ['addr', 'host', 'path', 'cafile', 'cadump', 'certfile', 'pkeyfile', 'password', 'verifyCafile', 'verifyCapath'] as const) {
     if (o[key] !== undefined && typeof o[key] !== 'string') fail(`${key} must be a string, got ${typeof o[key]}`);
   }
   if ((o.certfile === undefined) !== (o.pkeyfile === undefined)) fail('certfile and pkeyfile go together: give both or neither');
-  if (o.password !== undefined && o.pkeyfile === undefined) fail('password decrypts pkeyfile; without pkeyfile there is nothing to decrypt (a generated key never leaves memory)');
+  if (o.password !== undefined && o.pkeyfile === undefined)
+    fail('password decrypts pkeyfile; without pkeyfile there is nothing to decrypt (a generated key never leaves memory)');
   const verifying = o.verifyMode !== undefined || o.verifyCafile !== undefined || o.verifyCapath !== undefined || o.verifyCadata !== undefined;
   if (o.insecure) {
     if (o.certfile !== undefined) fail('insecure serves plain HTTP: certfile/pkeyfile cannot be used with it');
@@ -277,17 +295,23 @@ export function checkOptions(options: WebhookServerOptions, owner = 'WebhookServ
     if (o.extraSans !== undefined && o.extraSans.length > 0) fail('insecure serves plain HTTP: there is no certificate for extraSans');
     if (o.service !== undefined) fail('the API server calls services over HTTPS only: service cannot be used with insecure');
   } else if (o.certfile === undefined) {
-    if (o.cadata !== undefined || o.cafile !== undefined) fail('cadata/cafile announce the CA of your own certificate (certfile/pkeyfile); a generated certificate announces its own CA');
+    if (o.cadata !== undefined || o.cafile !== undefined)
+      fail('cadata/cafile announce the CA of your own certificate (certfile/pkeyfile); a generated certificate announces its own CA');
   } else if (o.extraSans !== undefined && o.extraSans.length > 0) {
     fail('extraSans go into a generated certificate; your own certificate (certfile) carries its own names');
   }
-  if (o.verifyMode !== undefined && !VERIFY_MODES.includes(o.verifyMode)) fail(`verifyMode must be one of ${VERIFY_MODES.join(', ')}, got ${String(o.verifyMode)}`);
-  if (o.extraSans !== undefined && (!Array.isArray(o.extraSans) || o.extraSans.some((san) => typeof san !== 'string' || !san))) fail('extraSans must be a list of non-empty strings');
+  if (o.verifyMode !== undefined && !VERIFY_MODES.includes(o.verifyMode))
+    fail(`verifyMode must be one of ${VERIFY_MODES.join(', ')}, got ${String(o.verifyMode)}`);
+  if (o.extraSans !== undefined && (!Array.isArray(o.extraSans) || o.extraSans.some((san) => typeof san !== 'string' || !san)))
+    fail('extraSans must be a list of non-empty strings');
   if (o.service !== undefined) {
     const s = o.service;
     if (typeof s.namespace !== 'string' || !s.namespace || typeof s.name !== 'string' || !s.name) fail('service needs a namespace and a name');
-    if (s.port !== undefined && !(Number.isInteger(s.port) && s.port >= 1 && s.port <= 65535)) fail(`service.port must be an integer from 1 to 65535, got ${String(s.port)}`);
+    if (s.port !== undefined && !(Number.isInteger(s.port) && s.port >= 1 && s.port <= 65535))
+      fail(`service.port must be an integer from 1 to 65535, got ${String(s.port)}`);
   }
-  if (o.fileCheckInterval !== undefined && !(Number.isFinite(o.fileCheckInterval) && o.fileCheckInterval > 0)) fail(`fileCheckInterval must be a positive number of seconds, got ${String(o.fileCheckInterval)}`);
-  if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit > 0)) fail(`bodyLimit must be a positive integer of bytes, got ${String(o.bodyLimit)}`);
+  if (o.fileCheckInterval !== undefined && !(Number.isFinite(o.fileCheckInterval) && o.fileCheckInterval > 0))
+    fail(`fileCheckInterval must be a positive number of seconds, got ${String(o.fileCheckInterval)}`);
+  if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit > 0))
+    fail(`bodyLimit must be a positive integer of bytes, got ${String(o.bodyLimit)}`);
 }

@@ -169,10 +169,7 @@ function reply(res: http.ServerResponse, status: number, message: string): void 
   res.end(text);
 }
 
-type Body =
-  | { readonly kind: 'ok'; readonly data: Buffer }
-  | { readonly kind: 'too-large' }
-  | { readonly kind: 'broken'; readonly message: string };
+type Body = { readonly kind: 'ok'; readonly data: Buffer } | { readonly kind: 'too-large' } | { readonly kind: 'broken'; readonly message: string };
 
 /** Reads the body unless it is, or turns out to be, over `limit` bytes (then stops reading). */
 function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {

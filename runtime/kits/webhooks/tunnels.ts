@@ -81,14 +81,21 @@ export async function importNgrok(): Promise<NgrokModule> {
     loaded = await import(specifier);
   } catch (error) {
     const missing = isMissingModule(error, specifier);
-    throw new errors.MissingDependencyError(NGROK_PACKAGE, missing
-      ? `The ngrok webhook tunnel needs the optional package ${NGROK_PACKAGE}, which is not installed: run \`npm install ${NGROK_PACKAGE}\` and set NGROK_AUTHTOKEN (or pass token), or use a WebhookServer instead.`
-      : `The ngrok webhook tunnel cannot load the package ${NGROK_PACKAGE}: ${errors.oneLine(error)}`, { cause: error });
+    throw new errors.MissingDependencyError(
+      NGROK_PACKAGE,
+      missing
+        ? `The ngrok webhook tunnel needs the optional package ${NGROK_PACKAGE}, which is not installed: run \`npm install ${NGROK_PACKAGE}\` and set NGROK_AUTHTOKEN (or pass token), or use a WebhookServer instead.`
+        : `The ngrok webhook tunnel cannot load the package ${NGROK_PACKAGE}: ${errors.oneLine(error)}`,
+      { cause: error },
+    );
   }
   const module = loaded as Partial<NgrokModule> & { default?: Partial<NgrokModule> };
   const api = typeof module.forward === 'function' ? module : module.default;
   if (typeof api?.forward !== 'function') {
-    throw new errors.MissingDependencyError(NGROK_PACKAGE, `The package ${NGROK_PACKAGE} has no forward() function; install a current version: \`npm install ${NGROK_PACKAGE}@latest\`.`);
+    throw new errors.MissingDependencyError(
+      NGROK_PACKAGE,
+      `The package ${NGROK_PACKAGE} has no forward() function; install a current version: \`npm install ${NGROK_PACKAGE}@latest\`.`,
+    );
   }
   return api as NgrokModule;
 }
@@ -131,7 +138,9 @@ export class WebhookNgrokTunnel extends runs.DelegatingServer {
       tunnel = undefined;
       await current?.close().catch((error: unknown) => logger.warning(`Cannot close the ngrok tunnel: ${errors.oneLine(error)}`));
     };
-    const unhook = aborts.onAbort(scoped.signal, () => { void closeTunnel(); });
+    const unhook = aborts.onAbort(scoped.signal, () => {
+      void closeTunnel();
+    });
     try {
       for await (const config of local.serve(fn, scoped)) {
         await closeTunnel(); // a new local endpoint gets a new tunnel

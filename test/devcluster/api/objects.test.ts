@@ -31,7 +31,7 @@ describe('deepEqual', () => {
 describe('served forms', () => {
   const stored = { metadata: { name: 'x', namespace: 'default' }, kind: 'Old', data: { a: 'b' }, apiVersion: 'old/v0' };
 
-  it('D-WIRE-19 the served object has this version\'s apiVersion and kind first and leaves the stored one alone', () => {
+  it("D-WIRE-19 the served object has this version's apiVersion and kind first and leaves the stored one alone", () => {
     const external = objects.toExternal(configMaps, stored);
     expect(Object.keys(external)).toEqual(['apiVersion', 'kind', 'metadata', 'data']);
     expect(external).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: stored.metadata, data: stored.data });

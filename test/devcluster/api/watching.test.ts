@@ -5,10 +5,14 @@ const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
 describe('watch fan-out', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness({ widgets: false }); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness({ widgets: false });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
-  it('D-WATCH-6 one change reaches every stream in that stream\'s served form, type and filter', async () => {
+  it("D-WATCH-6 one change reaches every stream in that stream's served form, type and filter", async () => {
     const ns = 'fanout';
     expect((await h.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status).toBe(201);
     const rv = (await h.get(`/api/v1/namespaces/${ns}/events`)).json['metadata']['resourceVersion'] as string;
@@ -18,7 +22,9 @@ describe('watch fan-out', () => {
     const opened: Promise<void>[] = [];
     const open = (): { ready: Promise<void>; onOpen: () => void } => {
       let onOpen!: () => void;
-      const ready = new Promise<void>((resolve) => { onOpen = resolve; });
+      const ready = new Promise<void>((resolve) => {
+        onOpen = resolve;
+      });
       opened.push(ready);
       return { ready, onOpen };
     };
@@ -31,8 +37,13 @@ describe('watch fan-out', () => {
     ]);
     await Promise.all(opened);
     const created = await h.post(`/api/v1/namespaces/${ns}/events`, {
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', labels: { keep: 'yes' } },
-      involvedObject: { kind: 'Pod', name: 'p', namespace: ns }, reason: 'Started', message: 'hello', type: 'Normal',
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e1', labels: { keep: 'yes' } },
+      involvedObject: { kind: 'Pod', name: 'p', namespace: ns },
+      reason: 'Started',
+      message: 'hello',
+      type: 'Normal',
     });
     expect(created.status).toBe(201);
     const patched = await h.patch(`/api/v1/namespaces/${ns}/events/e1`, { metadata: { labels: { keep: null } }, message: 'bye' });

@@ -15,9 +15,17 @@ function reference(a: Obj, b: Obj): boolean {
   return objects.deepEqual(strip(a), strip(b));
 }
 
-const entry = (manager: string, time: string): Obj => ({ manager, operation: 'Update', apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } });
+const entry = (manager: string, time: string): Obj => ({
+  manager,
+  operation: 'Update',
+  apiVersion: 'v1',
+  time,
+  fieldsType: 'FieldsV1',
+  fieldsV1: { 'f:data': {} },
+});
 const base: Obj = {
-  apiVersion: 'v1', kind: 'ConfigMap',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
   metadata: { name: 'x', namespace: 'd', uid: 'u', resourceVersion: '5', labels: { a: '1' }, managedFields: [entry('m', 't1')] },
   data: { k: 'v' },
 };

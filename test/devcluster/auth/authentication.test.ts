@@ -27,7 +27,8 @@ describe('authenticate', () => {
     const ctx = context({ mode: 'none' });
     for (const req of [{}, { authorization: 'Bearer nonsense' }, { peerCertificate: validCert, peerAuthorized: false }]) {
       expect(authentication.authenticate(req, ctx)).toEqual({
-        ok: true, method: 'none',
+        ok: true,
+        method: 'none',
         user: { username: 'devcluster-admin', uid: 'admin-uid', groups: ['system:masters', 'system:authenticated'] },
       });
     }
@@ -35,7 +36,9 @@ describe('authenticate', () => {
 
   it('D-AUTH-2 a valid bearer token authenticates its user', () => {
     expect(authentication.authenticate({ authorization: 'Bearer good' }, context())).toEqual({
-      ok: true, method: 'token', user: { username: 'alice', uid: 'a-1', groups: ['devs', 'system:authenticated'] },
+      ok: true,
+      method: 'token',
+      user: { username: 'alice', uid: 'a-1', groups: ['devs', 'system:authenticated'] },
     });
     expect(authentication.authenticate({ authorization: 'bearer good' }, context())).toMatchObject({ ok: true });
   });
@@ -51,17 +54,23 @@ describe('authenticate', () => {
     const ctx = context();
     ctx.tokens.add({ token: 'future', username: 'f', notBefore: new Date('2099-01-01T00:00:00Z') });
     expect(authentication.authenticate({ authorization: 'Bearer future' }, ctx)).toEqual({ ok: false });
-    expect(authentication.authenticate({ authorization: 'Bearer future' }, { ...ctx, now: new Date('2099-01-02T00:00:00Z') }))
-      .toMatchObject({ ok: true, user: { username: 'f' } });
-    expect(authentication.authenticate({ authorization: 'Bearer stale' }, { ...ctx, now: new Date('2025-04-01T00:00:00Z') }))
-      .toMatchObject({ ok: true, user: { username: 'old' } });
+    expect(authentication.authenticate({ authorization: 'Bearer future' }, { ...ctx, now: new Date('2099-01-02T00:00:00Z') })).toMatchObject({
+      ok: true,
+      user: { username: 'f' },
+    });
+    expect(authentication.authenticate({ authorization: 'Bearer stale' }, { ...ctx, now: new Date('2025-04-01T00:00:00Z') })).toMatchObject({
+      ok: true,
+      user: { username: 'old' },
+    });
   });
 
   it('C-115 / D-AUTH-4 no credentials → refused by default, anonymous when allowed', () => {
     expect(authentication.authenticate({}, context())).toEqual({ ok: false });
     expect(authentication.authenticate({ peerCertificate: {} }, context())).toEqual({ ok: false });
     expect(authentication.authenticate({}, context({ anonymous: true }))).toEqual({
-      ok: true, method: 'anonymous', user: { username: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] },
+      ok: true,
+      method: 'anonymous',
+      user: { username: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] },
     });
   });
 
@@ -73,11 +82,14 @@ describe('authenticate', () => {
 
   it('C-115 / D-AUTH-3 a verified client certificate authenticates CN with its O groups', () => {
     expect(authentication.authenticate({ peerCertificate: validCert, peerAuthorized: true }, context())).toEqual({
-      ok: true, method: 'certificate', user: { username: 'carol', uid: '', groups: ['ops', 'devs', 'system:authenticated'] },
+      ok: true,
+      method: 'certificate',
+      user: { username: 'carol', uid: '', groups: ['ops', 'devs', 'system:authenticated'] },
     });
     const single = { ...validCert, subject: { CN: 'dave', O: 'solo' } };
-    expect(authentication.authenticate({ peerCertificate: single, peerAuthorized: true }, context()))
-      .toMatchObject({ user: { username: 'dave', groups: ['solo', 'system:authenticated'] } });
+    expect(authentication.authenticate({ peerCertificate: single, peerAuthorized: true }, context())).toMatchObject({
+      user: { username: 'dave', groups: ['solo', 'system:authenticated'] },
+    });
   });
 
   it('D-AUTH-3 foreign, expired, not-yet-valid or nameless certificates are refused even with anonymous access', () => {
@@ -95,14 +107,20 @@ describe('authenticate', () => {
 
   it('D-AUTH-2/3 either valid credential suffices when both are presented; a verified certificate wins', () => {
     const ctx = context();
-    expect(authentication.authenticate({ authorization: 'Bearer good', peerCertificate: validCert, peerAuthorized: false }, ctx))
-      .toMatchObject({ ok: true, method: 'token', user: { username: 'alice' } });
-    expect(authentication.authenticate({ authorization: 'Bearer nope', peerCertificate: validCert, peerAuthorized: true }, ctx))
-      .toMatchObject({ ok: true, method: 'certificate', user: { username: 'carol' } });
-    expect(authentication.authenticate({ authorization: 'Bearer good', peerCertificate: validCert, peerAuthorized: true }, ctx))
-      .toMatchObject({ method: 'certificate' });
-    expect(authentication.authenticate({ authorization: 'Bearer nope', peerCertificate: validCert, peerAuthorized: false }, ctx))
-      .toEqual({ ok: false });
+    expect(authentication.authenticate({ authorization: 'Bearer good', peerCertificate: validCert, peerAuthorized: false }, ctx)).toMatchObject({
+      ok: true,
+      method: 'token',
+      user: { username: 'alice' },
+    });
+    expect(authentication.authenticate({ authorization: 'Bearer nope', peerCertificate: validCert, peerAuthorized: true }, ctx)).toMatchObject({
+      ok: true,
+      method: 'certificate',
+      user: { username: 'carol' },
+    });
+    expect(authentication.authenticate({ authorization: 'Bearer good', peerCertificate: validCert, peerAuthorized: true }, ctx)).toMatchObject({
+      method: 'certificate',
+    });
+    expect(authentication.authenticate({ authorization: 'Bearer nope', peerCertificate: validCert, peerAuthorized: false }, ctx)).toEqual({ ok: false });
   });
 
   it('parses the validity dates Node reports', () => {
@@ -160,7 +178,8 @@ describe('authentication over real TLS', () => {
     now = new Date();
     const client = await certs.issueClientCertificate(ca, { username: 'alice', groups: ['devs'] });
     expect(await call({ certPem: client.certPem, keyPem: client.keyPem })).toEqual({
-      status: 200, body: { username: 'alice', uid: '', groups: ['devs', 'system:authenticated'] },
+      status: 200,
+      body: { username: 'alice', uid: '', groups: ['devs', 'system:authenticated'] },
     });
   });
 
@@ -169,7 +188,9 @@ describe('authentication over real TLS', () => {
     const foreign = await certs.issueClientCertificate(otherCa, { username: 'alice', groups: ['devs'] });
     expect((await call({ certPem: foreign.certPem, keyPem: foreign.keyPem })).status).toBe(401);
     const expired = await certs.issueClientCertificate(ca, {
-      username: 'alice', notBefore: new Date(now.getTime() - 3_600_000), notAfter: new Date(now.getTime() - 60_000),
+      username: 'alice',
+      notBefore: new Date(now.getTime() - 3_600_000),
+      notAfter: new Date(now.getTime() - 60_000),
     });
     expect((await call({ certPem: expired.certPem, keyPem: expired.keyPem })).status).toBe(401);
   });

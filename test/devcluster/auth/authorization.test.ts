@@ -7,7 +7,12 @@ const bob = users.authenticatedUser({ username: 'bob' });
 const anonymous = users.anonymousUser();
 
 const widgets = (verb: string, extra: Partial<authorization.ResourceAttributes> = {}): authorization.ResourceAttributes => ({
-  kind: 'resource', verb, apiGroup: 'example.com', resource: 'widgets', namespace: 'default', ...extra,
+  kind: 'resource',
+  verb,
+  apiGroup: 'example.com',
+  resource: 'widgets',
+  namespace: 'default',
+  ...extra,
 });
 const path = (p: string, verb = 'get'): authorization.NonResourceAttributes => ({ kind: 'nonResource', verb, path: p });
 
@@ -37,8 +42,7 @@ describe('Authorizer', () => {
 
   it('D-AUTH-5 without a matching rule the default decision applies (allow unless configured)', () => {
     expect(new authorization.Authorizer().authorize(widgets('delete'), bob)).toEqual({ allowed: true, source: 'default' });
-    expect(new authorization.Authorizer({ defaultDecision: 'deny' }).authorize(widgets('delete'), bob))
-      .toEqual({ allowed: false, source: 'default' });
+    expect(new authorization.Authorizer({ defaultDecision: 'deny' }).authorize(widgets('delete'), bob)).toEqual({ allowed: false, source: 'default' });
   });
 
   it('D-AUTH-5 rules and the default can be replaced at run time', () => {
@@ -50,8 +54,9 @@ describe('Authorizer', () => {
     authz.setDefaultDecision('deny');
     expect(authz.authorize(widgets('delete'), alice).allowed).toBe(false);
     expect(authz.defaultDecision).toBe('deny');
-    expect(() => authz.setRules([{ effect: 'nope' } as unknown as authorization.AuthorizationRule]))
-      .toThrowError(expect.objectContaining({ code: 'InvalidAuthorizationRule' }));
+    expect(() => authz.setRules([{ effect: 'nope' } as unknown as authorization.AuthorizationRule])).toThrowError(
+      expect.objectContaining({ code: 'InvalidAuthorizationRule' }),
+    );
     expect(authz.rules).toEqual([]);
   });
 
@@ -75,7 +80,8 @@ describe('Authorizer', () => {
 
   it('D-AUTH-7 a rule overrides the discovery defaults', () => {
     const authz = new authorization.Authorizer({
-      defaultDecision: 'deny', rules: [{ effect: 'deny', users: ['alice'], nonResourceURLs: ['/apis', '/apis/*'] }],
+      defaultDecision: 'deny',
+      rules: [{ effect: 'deny', users: ['alice'], nonResourceURLs: ['/apis', '/apis/*'] }],
     });
     expect(authz.authorize(path('/apis'), alice)).toMatchObject({ allowed: false, source: 'rule' });
     expect(authz.authorize(path('/apis/example.com'), alice)).toMatchObject({ allowed: false, source: 'rule' });
@@ -100,35 +106,71 @@ describe('Authorizer', () => {
 describe('forbiddenError', () => {
   it('C-116 the message of a denied named delete is exact', () => {
     const err = authorization.forbiddenError(widgets('delete', { name: 'w1' }), alice);
-    expect(err.message).toBe('widgets.example.com "w1" is forbidden: User "alice" cannot delete resource "widgets" in API group "example.com" in the namespace "default"');
+    expect(err.message).toBe(
+      'widgets.example.com "w1" is forbidden: User "alice" cannot delete resource "widgets" in API group "example.com" in the namespace "default"',
+    );
     expect(err.toStatus()).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403,
-      message: err.message, details: { name: 'w1', group: 'example.com', kind: 'widgets' },
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message: err.message,
+      details: { name: 'w1', group: 'example.com', kind: 'widgets' },
     });
   });
 
   const table: Array<[string, authorization.RequestAttributes, users.UserInfo, string | undefined, string]> = [
-    ['a nameless request omits the name',
-      { kind: 'resource', verb: 'list', apiGroup: '', resource: 'configmaps', namespace: 'default' }, alice, undefined,
-      'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default"'],
-    ['a cluster-scoped request ends at the cluster scope',
-      { kind: 'resource', verb: 'get', apiGroup: '', resource: 'namespaces', name: 'kube-system' }, bob, undefined,
-      'namespaces "kube-system" is forbidden: User "bob" cannot get resource "namespaces" in API group "" at the cluster scope'],
-    ['an all-namespace list ends at the cluster scope',
-      { kind: 'resource', verb: 'list', apiGroup: 'example.com', resource: 'widgets', namespace: '' }, alice, undefined,
-      'widgets.example.com is forbidden: User "alice" cannot list resource "widgets" in API group "example.com" at the cluster scope'],
-    ['a subresource is named res/sub',
-      { kind: 'resource', verb: 'patch', apiGroup: 'example.com', resource: 'widgets', subresource: 'status', namespace: 'ns1', name: 'w2' }, alice, undefined,
-      'widgets.example.com "w2" is forbidden: User "alice" cannot patch resource "widgets/status" in API group "example.com" in the namespace "ns1"'],
-    ['a non-resource path',
-      { kind: 'nonResource', verb: 'get', path: '/apis' }, anonymous, undefined,
-      'forbidden: User "system:anonymous" cannot get path "/apis"'],
-    ['a reason is appended',
-      { kind: 'resource', verb: 'create', apiGroup: 'apps', resource: 'deployments', namespace: 'default' }, alice, 'frozen for the test',
-      'deployments.apps is forbidden: User "alice" cannot create resource "deployments" in API group "apps" in the namespace "default": frozen for the test'],
-    ['a reason is appended to non-resource refusals too',
-      { kind: 'nonResource', verb: 'get', path: '/version' }, alice, 'no',
-      'forbidden: User "alice" cannot get path "/version": no'],
+    [
+      'a nameless request omits the name',
+      { kind: 'resource', verb: 'list', apiGroup: '', resource: 'configmaps', namespace: 'default' },
+      alice,
+      undefined,
+      'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default"',
+    ],
+    [
+      'a cluster-scoped request ends at the cluster scope',
+      { kind: 'resource', verb: 'get', apiGroup: '', resource: 'namespaces', name: 'kube-system' },
+      bob,
+      undefined,
+      'namespaces "kube-system" is forbidden: User "bob" cannot get resource "namespaces" in API group "" at the cluster scope',
+    ],
+    [
+      'an all-namespace list ends at the cluster scope',
+      { kind: 'resource', verb: 'list', apiGroup: 'example.com', resource: 'widgets', namespace: '' },
+      alice,
+      undefined,
+      'widgets.example.com is forbidden: User "alice" cannot list resource "widgets" in API group "example.com" at the cluster scope',
+    ],
+    [
+      'a subresource is named res/sub',
+      { kind: 'resource', verb: 'patch', apiGroup: 'example.com', resource: 'widgets', subresource: 'status', namespace: 'ns1', name: 'w2' },
+      alice,
+      undefined,
+      'widgets.example.com "w2" is forbidden: User "alice" cannot patch resource "widgets/status" in API group "example.com" in the namespace "ns1"',
+    ],
+    [
+      'a non-resource path',
+      { kind: 'nonResource', verb: 'get', path: '/apis' },
+      anonymous,
+      undefined,
+      'forbidden: User "system:anonymous" cannot get path "/apis"',
+    ],
+    [
+      'a reason is appended',
+      { kind: 'resource', verb: 'create', apiGroup: 'apps', resource: 'deployments', namespace: 'default' },
+      alice,
+      'frozen for the test',
+      'deployments.apps is forbidden: User "alice" cannot create resource "deployments" in API group "apps" in the namespace "default": frozen for the test',
+    ],
+    [
+      'a reason is appended to non-resource refusals too',
+      { kind: 'nonResource', verb: 'get', path: '/version' },
+      alice,
+      'no',
+      'forbidden: User "alice" cannot get path "/version": no',
+    ],
   ];
   for (const [title, attributes, user, reason, message] of table) {
     it(`D-AUTH-6 ${title}`, () => {
@@ -140,8 +182,10 @@ describe('forbiddenError', () => {
   }
 
   it('D-AUTH-6 details carry group and resource, and the name only when there is one', () => {
-    expect(authorization.forbiddenError({ kind: 'resource', verb: 'list', apiGroup: '', resource: 'configmaps', namespace: 'd' }, alice).details)
-      .toEqual({ group: '', kind: 'configmaps' });
+    expect(authorization.forbiddenError({ kind: 'resource', verb: 'list', apiGroup: '', resource: 'configmaps', namespace: 'd' }, alice).details).toEqual({
+      group: '',
+      kind: 'configmaps',
+    });
     expect(authorization.forbiddenError(path('/apis'), alice).toStatus().details).toBeUndefined();
   });
 });
@@ -158,8 +202,10 @@ describe('accessReview', () => {
   it('D-AUTH-8 resource attributes are evaluated with the rules', () => {
     const spec = { resourceAttributes: { namespace: 'default', verb: 'delete', group: 'example.com', version: 'v1', resource: 'widgets', name: 'w1' } };
     expect(authorization.accessReview(spec, authz, alice)).toEqual({ allowed: false, denied: true, reason: 'not yours' });
-    expect(authorization.accessReview({ resourceAttributes: { ...spec.resourceAttributes, verb: 'get' } }, authz, alice))
-      .toEqual({ allowed: true, reason: 'devs own widgets' });
+    expect(authorization.accessReview({ resourceAttributes: { ...spec.resourceAttributes, verb: 'get' } }, authz, alice)).toEqual({
+      allowed: true,
+      reason: 'devs own widgets',
+    });
     expect(authorization.accessReview({ resourceAttributes: { verb: 'list', resource: 'pods' } }, authz, alice)).toEqual({ allowed: false });
   });
 

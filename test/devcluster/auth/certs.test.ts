@@ -120,10 +120,12 @@ describe('issued certificates', () => {
     const cert = new nodecrypto.X509Certificate(client.certPem);
     expect(new Date(cert.validFrom).toISOString()).toBe(notBefore.toISOString());
     expect(new Date(cert.validTo).toISOString()).toBe(notAfter.toISOString());
-    await expect(certs.issueClientCertificate(ca, { username: 'x', notBefore: notAfter, notAfter: notBefore }))
-      .rejects.toMatchObject({ code: 'CertificateOptions' });
-    await expect(certs.issueCertificate(ca, { commonName: 'x', ipAddresses: ['not-an-ip'], usage: 'server' }))
-      .rejects.toMatchObject({ code: 'CertificateOptions' });
+    await expect(certs.issueClientCertificate(ca, { username: 'x', notBefore: notAfter, notAfter: notBefore })).rejects.toMatchObject({
+      code: 'CertificateOptions',
+    });
+    await expect(certs.issueCertificate(ca, { commonName: 'x', ipAddresses: ['not-an-ip'], usage: 'server' })).rejects.toMatchObject({
+      code: 'CertificateOptions',
+    });
   });
 
   it('default leaf validity never outlasts the CA', async () => {
@@ -154,9 +156,12 @@ describe('TLS with Node clients and servers', () => {
   });
 
   it('a client trusting another CA, or asking for a name not in the SANs, refuses the server', async () => {
-    await expect(tlsservers.get({ port: server.port, caPem: otherCa.certPem })).rejects.toMatchObject({ code: expect.stringMatching(/SELF_SIGNED|UNABLE_TO_|SIGNATURE/) });
-    await expect(tlsservers.get({ port: server.port, caPem: ca.certPem, servername: 'elsewhere.example' }))
-      .rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+    await expect(tlsservers.get({ port: server.port, caPem: otherCa.certPem })).rejects.toMatchObject({
+      code: expect.stringMatching(/SELF_SIGNED|UNABLE_TO_|SIGNATURE/),
+    });
+    await expect(tlsservers.get({ port: server.port, caPem: ca.certPem, servername: 'elsewhere.example' })).rejects.toMatchObject({
+      code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    });
   });
 
   it('D-AUTH-3 a client certificate from the CA is authorized and visible to the server', async () => {
@@ -234,15 +239,24 @@ describe('a Go client agrees', () => {
       const b64 = (text: string): string => Buffer.from(text).toString('base64');
       for (const host of ['127.0.0.1', 'localhost']) {
         const kubeconfig = path.join(dir, `config-${host}`);
-        fs.writeFileSync(kubeconfig, JSON.stringify({
-          apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-          clusters: [{ name: 'c', cluster: { server: `https://${host}:${server.port}`, 'certificate-authority-data': b64(ca.certPem) } }],
-          users: [{ name: 'u', user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } }],
-          contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-        }));
+        fs.writeFileSync(
+          kubeconfig,
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Config',
+            'current-context': 'c',
+            clusters: [{ name: 'c', cluster: { server: `https://${host}:${server.port}`, 'certificate-authority-data': b64(ca.certPem) } }],
+            users: [{ name: 'u', user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } }],
+            contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+          }),
+        );
         const out = await new Promise<string>((resolve, reject) => {
-          childprocess.execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache'), 'get', '--raw', '/version'],
-            { encoding: 'utf8', timeout: 20_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
+          childprocess.execFile(
+            'kubectl',
+            ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache'), 'get', '--raw', '/version'],
+            { encoding: 'utf8', timeout: 20_000 },
+            (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+          );
         });
         expect(JSON.parse(out)).toMatchObject({ gitVersion: 'v1.31.0' });
       }

@@ -6,7 +6,12 @@ const alice = users.authenticatedUser({ username: 'alice', groups: ['devs'] });
 const bob = users.authenticatedUser({ username: 'bob', groups: ['ops'] });
 
 const deleteWidget: rules.ResourceAttributes = {
-  kind: 'resource', verb: 'delete', apiGroup: 'example.com', resource: 'widgets', namespace: 'default', name: 'w1',
+  kind: 'resource',
+  verb: 'delete',
+  apiGroup: 'example.com',
+  resource: 'widgets',
+  namespace: 'default',
+  name: 'w1',
 };
 const patchStatus: rules.ResourceAttributes = { ...deleteWidget, verb: 'patch', subresource: 'status' };
 const listAll: rules.ResourceAttributes = { kind: 'resource', verb: 'list', apiGroup: 'example.com', resource: 'widgets' };

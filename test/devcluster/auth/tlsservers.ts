@@ -27,25 +27,36 @@ export async function startServer(
   opts: { certPem: string; keyPem: string; clientCaPem: string },
   respond: (report: PeerReport) => { status: number; body: unknown },
 ): Promise<TestServer> {
-  const server = https.createServer({
-    cert: opts.certPem, key: opts.keyPem, ca: opts.clientCaPem, requestCert: true, rejectUnauthorized: false,
-  }, (req, res) => {
-    const socket = req.socket as tls.TLSSocket;
-    const report: PeerReport = {
-      authorized: socket.authorized,
-      authorizationError: socket.authorizationError ? String(socket.authorizationError) : null,
-      peer: socket.getPeerCertificate(),
-      authorization: req.headers.authorization,
-    };
-    const { status, body } = respond(report);
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  });
+  const server = https.createServer(
+    {
+      cert: opts.certPem,
+      key: opts.keyPem,
+      ca: opts.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (req, res) => {
+      const socket = req.socket as tls.TLSSocket;
+      const report: PeerReport = {
+        authorized: socket.authorized,
+        authorizationError: socket.authorizationError ? String(socket.authorizationError) : null,
+        peer: socket.getPeerCertificate(),
+        authorization: req.headers.authorization,
+      };
+      const { status, body } = respond(report);
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -63,16 +74,28 @@ export interface ClientOptions {
 /** GET / over HTTPS; resolves with status and parsed body, rejects on TLS errors (with `code`). */
 export function get(opts: ClientOptions): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port: opts.port, path: '/', method: 'GET', agent: false,
-      ca: opts.caPem, cert: opts.certPem, key: opts.keyPem, headers: opts.headers,
-      ...(opts.servername ? { servername: opts.servername } : {}),
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { text += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: opts.port,
+        path: '/',
+        method: 'GET',
+        agent: false,
+        ca: opts.caPem,
+        cert: opts.certPem,
+        key: opts.keyPem,
+        headers: opts.headers,
+        ...(opts.servername ? { servername: opts.servername } : {}),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -9,7 +9,10 @@ describe('TokenTable', () => {
     const table = new tokens.TokenTable();
     table.add({ token: 'tok-alice', username: 'alice', uid: 'u-1', groups: ['devs'], extra: { scope: ['a'] } });
     expect(table.lookup('tok-alice', T0)).toEqual({
-      username: 'alice', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scope: ['a'] },
+      username: 'alice',
+      uid: 'u-1',
+      groups: ['devs', 'system:authenticated'],
+      extra: { scope: ['a'] },
     });
     expect(table.lookup('tok-bob', T0)).toBeUndefined();
   });
@@ -87,7 +90,8 @@ describe('service-account tokens', () => {
     const table = new tokens.TokenTable();
     table.add(entry);
     expect(table.lookup(entry.token, at(599))).toEqual({
-      username: 'system:serviceaccount:ns1:robot', uid: 'sa-uid',
+      username: 'system:serviceaccount:ns1:robot',
+      uid: 'sa-uid',
       groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1', 'system:authenticated'],
     });
     expect(table.lookup(entry.token, at(600))).toBeUndefined();

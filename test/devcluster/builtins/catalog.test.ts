@@ -45,7 +45,11 @@ describe('catalog', () => {
   it('D-BI-1 both event types share one storage; Service names follow DNS-1035', () => {
     expect(byResource('', 'events').storage).toBe(byResource('events.k8s.io', 'events').storage);
     expect(byResource('', 'services').strategy.nameRule).toBe('dns1035');
-    expect(byResource('apps', 'deployments').scale).toEqual({ specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' });
+    expect(byResource('apps', 'deployments').scale).toEqual({
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.spec.selector',
+    });
   });
 
   it('a strategy registered in kindStrategies replaces the built-in one', () => {

@@ -35,15 +35,18 @@ describe('configmaps', () => {
 
   it('D-BI-5 more than 1 MiB in total is too long', () => {
     const half = 'x'.repeat(600 * 1024);
-    expect(rendered(s.validate!(cm({ data: { a: half }, binaryData: { b: Buffer.from(half).toString('base64') } }), undefined, ctx)))
-      .toEqual(['Too long: must have at most 1048576 bytes']);
+    expect(rendered(s.validate!(cm({ data: { a: half }, binaryData: { b: Buffer.from(half).toString('base64') } }), undefined, ctx))).toEqual([
+      'Too long: must have at most 1048576 bytes',
+    ]);
     expect(s.validate!(cm({ data: { a: half } }), undefined, ctx)).toEqual([]);
   });
 
   it('D-BI-5 once immutable, data cannot change and the flag cannot be unset', () => {
     const old = cm({ data: { a: '1' }, immutable: true });
     expect(rendered(s.validate!(cm({ data: { a: '2' }, immutable: true }), old, ctx))).toEqual(['data: Forbidden: field is immutable when `immutable` is set']);
-    expect(rendered(s.validate!(cm({ data: { a: '1' }, immutable: false }), old, ctx))).toEqual(['immutable: Forbidden: field is immutable when `immutable` is set']);
+    expect(rendered(s.validate!(cm({ data: { a: '1' }, immutable: false }), old, ctx))).toEqual([
+      'immutable: Forbidden: field is immutable when `immutable` is set',
+    ]);
     expect(s.validate!(cm({ data: { a: '1' }, immutable: true, metadata: { name: 'c', labels: { x: 'y' } } }), old, ctx)).toEqual([]);
   });
 

@@ -15,10 +15,11 @@ export function testContext(stored: Record<string, JsonObject[]> = {}, randoms: 
     now: () => new Date('2024-05-01T10:00:00Z'),
     uid: () => `uid-${++uid}`,
     random: () => randoms[r++ % randoms.length]!,
-    lookup: (storage, key) => (stored[storage] ?? []).find((o) => {
-      const m = o['metadata'] as JsonObject;
-      return `${m['namespace'] ? `${String(m['namespace'])}/` : ''}${String(m['name'])}` === key;
-    }),
+    lookup: (storage, key) =>
+      (stored[storage] ?? []).find((o) => {
+        const m = o['metadata'] as JsonObject;
+        return `${m['namespace'] ? `${String(m['namespace'])}/` : ''}${String(m['name'])}` === key;
+      }),
     listAll: (storage) => stored[storage] ?? [],
   };
 }

@@ -11,7 +11,12 @@ describe('datamaps', () => {
     ['.', ["must not be '.'"]],
     ['..', ["must not be '..'"]],
     ['..x', ["must not start with '..'"]],
-    ['a/b', ["a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"]],
+    [
+      'a/b',
+      [
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+      ],
+    ],
     ['x'.repeat(254), ['must be no more than 253 characters']],
   ])('D-BI-5 config key %s → %j', (key, messages) => {
     expect(datamaps.configKeyErrors(key)).toEqual(messages);
@@ -35,7 +40,11 @@ describe('datamaps', () => {
     expect(() => datamaps.checkMap({}, 'data', 'Secret', true)).not.toThrow();
     for (const bad of [{ data: { a: '!!' } }, { data: { a: 1 } }, { data: 'x' }]) {
       let error: unknown;
-      try { datamaps.checkMap(bad, 'data', 'Secret', true); } catch (err) { error = err; }
+      try {
+        datamaps.checkMap(bad, 'data', 'Secret', true);
+      } catch (err) {
+        error = err;
+      }
       expect(error).toBeInstanceOf(statuses.ApiError);
       expect((error as statuses.ApiError).code).toBe(400);
       expect((error as statuses.ApiError).message).toMatch(/^Secret in version "v1" cannot be handled as a Secret: /);

@@ -7,7 +7,9 @@ type Json = { [key: string]: any };
 const rendered = (errors: fielderrors.FieldError[]): string[] => errors.map(fielderrors.renderError);
 function deployment(spec: Json = {}, labels: Json = { app: 'd' }): Json {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'd', namespace: 'default' },
     spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }] } }, ...spec },
   };
 }
@@ -20,7 +22,9 @@ describe('deployments', () => {
   it('D-BI-9 create applies the defaults, template defaults included, and drops status', () => {
     const out = created({ ...deployment(), status: { replicas: 3 } });
     expect(out['spec']).toMatchObject({
-      replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600,
+      replicas: 1,
+      revisionHistoryLimit: 10,
+      progressDeadlineSeconds: 600,
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
     });
     expect(out['spec']['template']['spec']).toMatchObject({ restartPolicy: 'Always', terminationGracePeriodSeconds: 30 });
@@ -37,15 +41,21 @@ describe('deployments', () => {
     const check = (obj: Json): string[] => rendered(s.validate!(created(obj), undefined, ctx));
     expect(check(deployment({ selector: undefined }))).toEqual(['spec.selector: Required value']);
     expect(check(deployment({ selector: {} }))).toEqual(['spec.selector: Invalid value: {}: empty selector is invalid for deployment']);
-    expect(check(deployment({}, { app: 'other' }))).toEqual(['spec.template.metadata.labels: Invalid value: {"app":"other"}: `selector` does not match template `labels`']);
+    expect(check(deployment({}, { app: 'other' }))).toEqual([
+      'spec.template.metadata.labels: Invalid value: {"app":"other"}: `selector` does not match template `labels`',
+    ]);
     expect(check(deployment({ selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }))).toEqual([]);
   });
 
   it('D-BI-9 replicas must not be negative and the template must run with restartPolicy Always', () => {
-    expect(rendered(s.validate!(created(deployment({ replicas: -1 })), undefined, ctx))).toEqual(['spec.replicas: Invalid value: -1: must be greater than or equal to 0']);
+    expect(rendered(s.validate!(created(deployment({ replicas: -1 })), undefined, ctx))).toEqual([
+      'spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+    ]);
     const never = deployment();
     never['spec']['template']['spec']['restartPolicy'] = 'Never';
-    expect(rendered(s.validate!(created(never), undefined, ctx))).toEqual(['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']);
+    expect(rendered(s.validate!(created(never), undefined, ctx))).toEqual([
+      'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+    ]);
     const empty = deployment();
     empty['spec']['template']['spec']['containers'] = [];
     expect(rendered(s.validate!(created(empty), undefined, ctx))).toEqual(['spec.template.spec.containers: Required value']);

@@ -9,14 +9,26 @@ const rendered = (errors: fielderrors.FieldError[]): string[] => errors.map(fiel
 
 /** A new-style Event (with eventTime), as Kopf posts it. */
 const modern = (extra: Json = {}, namespace = 'default'): Json => ({
-  apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace },
-  eventTime: '2024-05-01T10:00:00.123456+00:00', action: 'Act', reason: 'Why', message: 'm', type: 'Normal',
-  reportingComponent: 'kopf', reportingInstance: 'dev', involvedObject: { kind: 'Widget', name: 'w1', namespace },
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { name: 'e', namespace },
+  eventTime: '2024-05-01T10:00:00.123456+00:00',
+  action: 'Act',
+  reason: 'Why',
+  message: 'm',
+  type: 'Normal',
+  reportingComponent: 'kopf',
+  reportingInstance: 'dev',
+  involvedObject: { kind: 'Widget', name: 'w1', namespace },
   ...extra,
 });
 /** An old-style Event (no eventTime). */
 const legacy = (involvedNamespace: string | undefined, namespace = 'default'): Json => ({
-  apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace }, reason: 'Why', message: 'm',
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { name: 'e', namespace },
+  reason: 'Why',
+  message: 'm',
   involvedObject: { kind: 'Pod', name: 'p', ...(involvedNamespace === undefined ? {} : { namespace: involvedNamespace }) },
 });
 
@@ -26,12 +38,18 @@ describe('events (core/v1)', () => {
   const check = (obj: Json): string[] => rendered(s.validate!(s.prepareForCreate!(obj, ctx), undefined, ctx));
 
   it('D-BI-3 a Kopf-shaped event is valid and its times are normalised', () => {
-    const out = s.prepareForCreate!(modern({
-      firstTimestamp: '2024-05-01T12:00:00.9+02:00', lastTimestamp: '2024-05-01T10:00:01Z',
-      series: { count: 2, lastObservedTime: '2024-05-01T10:00:02.5Z' },
-    }), ctx);
+    const out = s.prepareForCreate!(
+      modern({
+        firstTimestamp: '2024-05-01T12:00:00.9+02:00',
+        lastTimestamp: '2024-05-01T10:00:01Z',
+        series: { count: 2, lastObservedTime: '2024-05-01T10:00:02.5Z' },
+      }),
+      ctx,
+    );
     expect(out).toMatchObject({
-      eventTime: '2024-05-01T10:00:00.123456Z', firstTimestamp: '2024-05-01T10:00:00Z', lastTimestamp: '2024-05-01T10:00:01Z',
+      eventTime: '2024-05-01T10:00:00.123456Z',
+      firstTimestamp: '2024-05-01T10:00:00Z',
+      lastTimestamp: '2024-05-01T10:00:01Z',
       series: { count: 2, lastObservedTime: '2024-05-01T10:00:02.500000Z' },
     });
     expect(s.validate!(out, undefined, ctx)).toEqual([]);
@@ -45,7 +63,9 @@ describe('events (core/v1)', () => {
       'reportingComponent: Invalid value: "": name part must be non-empty',
       expect.stringMatching(/^reportingComponent: Invalid value: "": name part must consist of/),
     ]);
-    expect(check(modern({ reportingComponent: 'not valid!' }))).toEqual([expect.stringMatching(/^reportingComponent: Invalid value: "not valid!": name part must consist of/)]);
+    expect(check(modern({ reportingComponent: 'not valid!' }))).toEqual([
+      expect.stringMatching(/^reportingComponent: Invalid value: "not valid!": name part must consist of/),
+    ]);
   });
 
   it('D-BI-3 with eventTime, lengths are limited', () => {
@@ -77,12 +97,23 @@ describe('events (core/v1)', () => {
   });
 
   it('D-BI-1 the event field selectors read the involved object, reason, source, type', () => {
-    const e = modern({ source: { component: 'kubelet' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p', uid: 'u', apiVersion: 'v1', resourceVersion: '5', fieldPath: 'spec' } });
+    const e = modern({
+      source: { component: 'kubelet' },
+      involvedObject: { kind: 'Pod', namespace: 'default', name: 'p', uid: 'u', apiVersion: 'v1', resourceVersion: '5', fieldPath: 'spec' },
+    });
     const values = Object.fromEntries(Object.entries(events.eventFieldSelectors).map(([k, f]) => [k, f(e)]));
     expect(values).toEqual({
-      'involvedObject.kind': 'Pod', 'involvedObject.namespace': 'default', 'involvedObject.name': 'p', 'involvedObject.uid': 'u',
-      'involvedObject.apiVersion': 'v1', 'involvedObject.resourceVersion': '5', 'involvedObject.fieldPath': 'spec',
-      reason: 'Why', reportingComponent: 'kopf', source: 'kubelet', type: 'Normal',
+      'involvedObject.kind': 'Pod',
+      'involvedObject.namespace': 'default',
+      'involvedObject.name': 'p',
+      'involvedObject.uid': 'u',
+      'involvedObject.apiVersion': 'v1',
+      'involvedObject.resourceVersion': '5',
+      'involvedObject.fieldPath': 'spec',
+      reason: 'Why',
+      reportingComponent: 'kopf',
+      source: 'kubelet',
+      type: 'Normal',
     });
   });
 

@@ -7,17 +7,36 @@ type Json = { [key: string]: any };
 const rendered = (errors: fielderrors.FieldError[]): string[] => errors.map(fielderrors.renderError);
 
 const stored: Json = {
-  apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' },
-  involvedObject: { kind: 'Pod', name: 'p' }, message: 'hello', reportingComponent: 'kubelet', source: { component: 'kubelet' },
-  firstTimestamp: '2024-05-01T10:00:00Z', lastTimestamp: '2024-05-01T10:00:00Z', count: 2,
-  eventTime: '2024-05-01T10:00:00.000000Z', action: 'Pull', reason: 'Pulled', type: 'Normal', reportingInstance: 'node-1',
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { name: 'e', namespace: 'default' },
+  involvedObject: { kind: 'Pod', name: 'p' },
+  message: 'hello',
+  reportingComponent: 'kubelet',
+  source: { component: 'kubelet' },
+  firstTimestamp: '2024-05-01T10:00:00Z',
+  lastTimestamp: '2024-05-01T10:00:00Z',
+  count: 2,
+  eventTime: '2024-05-01T10:00:00.000000Z',
+  action: 'Pull',
+  reason: 'Pulled',
+  type: 'Normal',
+  reportingInstance: 'node-1',
 };
 
 /** A body as an events.k8s.io/v1 client sends it on create. */
 const external = (extra: Json = {}): Json => ({
-  apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'n', namespace: 'default' },
-  eventTime: '2024-05-01T10:00:00Z', type: 'Warning', reason: 'Failed', action: 'Sync', note: 'x',
-  reportingController: 'example.com/ctl', reportingInstance: 'ctl-1', regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
+  apiVersion: 'events.k8s.io/v1',
+  kind: 'Event',
+  metadata: { name: 'n', namespace: 'default' },
+  eventTime: '2024-05-01T10:00:00Z',
+  type: 'Warning',
+  reason: 'Failed',
+  action: 'Sync',
+  note: 'x',
+  reportingController: 'example.com/ctl',
+  reportingInstance: 'ctl-1',
+  regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
   ...extra,
 });
 
@@ -32,10 +51,21 @@ describe('events (events.k8s.io/v1)', () => {
   it('D-BI-4 the stored form is served with the renamed fields', () => {
     const out = eventsv1.toEventsV1(stored);
     expect(out).toEqual({
-      apiVersion: 'v1', kind: 'Event', metadata: stored['metadata'],
-      regarding: { kind: 'Pod', name: 'p' }, note: 'hello', reportingController: 'kubelet', deprecatedSource: { component: 'kubelet' },
-      deprecatedFirstTimestamp: '2024-05-01T10:00:00Z', deprecatedLastTimestamp: '2024-05-01T10:00:00Z', deprecatedCount: 2,
-      eventTime: '2024-05-01T10:00:00.000000Z', action: 'Pull', reason: 'Pulled', type: 'Normal', reportingInstance: 'node-1',
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: stored['metadata'],
+      regarding: { kind: 'Pod', name: 'p' },
+      note: 'hello',
+      reportingController: 'kubelet',
+      deprecatedSource: { component: 'kubelet' },
+      deprecatedFirstTimestamp: '2024-05-01T10:00:00Z',
+      deprecatedLastTimestamp: '2024-05-01T10:00:00Z',
+      deprecatedCount: 2,
+      eventTime: '2024-05-01T10:00:00.000000Z',
+      action: 'Pull',
+      reason: 'Pulled',
+      type: 'Normal',
+      reportingInstance: 'node-1',
     });
   });
 
@@ -55,9 +85,16 @@ describe('events (events.k8s.io/v1)', () => {
   });
 
   it('D-BI-4 create refuses the deprecated fields', () => {
-    expect(createErrors(external({
-      deprecatedFirstTimestamp: '2024-05-01T10:00:00Z', deprecatedLastTimestamp: '2024-05-01T10:00:00Z', deprecatedCount: 1, deprecatedSource: { host: 'h' },
-    }))).toEqual([
+    expect(
+      createErrors(
+        external({
+          deprecatedFirstTimestamp: '2024-05-01T10:00:00Z',
+          deprecatedLastTimestamp: '2024-05-01T10:00:00Z',
+          deprecatedCount: 1,
+          deprecatedSource: { host: 'h' },
+        }),
+      ),
+    ).toEqual([
       'deprecatedFirstTimestamp: Invalid value: "": needs to be unset',
       'deprecatedLastTimestamp: Invalid value: "": needs to be unset',
       'deprecatedCount: Invalid value: "": needs to be unset',

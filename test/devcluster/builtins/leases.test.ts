@@ -33,7 +33,9 @@ describe('leases', () => {
   });
 
   it('D-BI-10 a preferred holder needs a strategy', () => {
-    expect(rendered(s.validate!(lease({ preferredHolder: 'b' }), undefined, ctx))).toEqual(['spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined']);
+    expect(rendered(s.validate!(lease({ preferredHolder: 'b' }), undefined, ctx))).toEqual([
+      'spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined',
+    ]);
   });
 
   it('D-WIRE-19 bad times and string durations are 400', () => {

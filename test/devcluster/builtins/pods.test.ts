@@ -5,8 +5,11 @@ import { loose, testContext } from './contexts.js';
 
 type Json = { [key: string]: any };
 const pod = (spec: Json = {}, status?: Json): Json => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' },
-  spec: { containers: [{ name: 'main', image: 'nginx' }], ...spec }, ...(status ? { status } : {}),
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'default' },
+  spec: { containers: [{ name: 'main', image: 'nginx' }], ...spec },
+  ...(status ? { status } : {}),
 });
 
 describe('pods', () => {
@@ -45,7 +48,9 @@ describe('pods', () => {
   it('D-BI-7 update validation refuses spec changes beyond the allowed fields', () => {
     const stored = s.prepareForCreate!(pod(), ctx);
     const next = s.prepareForUpdate!(pod({ hostname: 'h' }), stored, ctx);
-    expect(s.validate!(next, stored, ctx).map(fielderrors.renderError)).toEqual([expect.stringMatching(/^spec: Forbidden: pod updates may not change fields other than/)]);
+    expect(s.validate!(next, stored, ctx).map(fielderrors.renderError)).toEqual([
+      expect.stringMatching(/^spec: Forbidden: pod updates may not change fields other than/),
+    ]);
   });
 
   it('D-META-7 pod generation follows spec changes only', () => {
@@ -58,8 +63,12 @@ describe('pods', () => {
     const sel = s.fieldSelectors!;
     const p = pod({ nodeName: 'n1', restartPolicy: 'Never', schedulerName: 's', serviceAccountName: 'sa' }, { phase: 'Running', podIP: '10.0.0.1' });
     expect(Object.fromEntries(Object.entries(sel).map(([k, f]) => [k, f(p)]))).toEqual({
-      'spec.nodeName': 'n1', 'spec.restartPolicy': 'Never', 'spec.schedulerName': 's', 'spec.serviceAccountName': 'sa',
-      'status.phase': 'Running', 'status.podIP': '10.0.0.1',
+      'spec.nodeName': 'n1',
+      'spec.restartPolicy': 'Never',
+      'spec.schedulerName': 's',
+      'spec.serviceAccountName': 'sa',
+      'status.phase': 'Running',
+      'status.podIP': '10.0.0.1',
     });
     expect(sel['spec.nodeName']!(pod())).toBe('');
   });

@@ -23,14 +23,26 @@ describe('podspecs', () => {
     const spec = { containers: [container({ ports: [{ containerPort: 80 }], resources: { limits: { cpu: '1' } } })] };
     const pod = podspecs.defaultPodSpec(spec, { pod: true });
     expect(pod).toMatchObject({
-      restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30,
-      securityContext: {}, serviceAccountName: 'default', serviceAccount: 'default', enableServiceLinks: true,
+      restartPolicy: 'Always',
+      dnsPolicy: 'ClusterFirst',
+      schedulerName: 'default-scheduler',
+      terminationGracePeriodSeconds: 30,
+      securityContext: {},
+      serviceAccountName: 'default',
+      serviceAccount: 'default',
+      enableServiceLinks: true,
     });
-    expect(pod['containers']).toEqual([{
-      name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }],
-      terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent',
-      resources: { limits: { cpu: '1' }, requests: { cpu: '1' } },
-    }]);
+    expect(pod['containers']).toEqual([
+      {
+        name: 'main',
+        image: 'nginx:1.27',
+        ports: [{ containerPort: 80, protocol: 'TCP' }],
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
+        imagePullPolicy: 'IfNotPresent',
+        resources: { limits: { cpu: '1' }, requests: { cpu: '1' } },
+      },
+    ]);
     const template = podspecs.defaultPodSpec(spec, { pod: false });
     expect(template).not.toHaveProperty('serviceAccountName');
     expect(template).not.toHaveProperty('enableServiceLinks');
@@ -39,7 +51,10 @@ describe('podspecs', () => {
   });
 
   it('D-BI-7 client values win over defaults, and the deprecated serviceAccount fills serviceAccountName', () => {
-    const out = podspecs.defaultPodSpec({ containers: [container({ imagePullPolicy: 'Never' })], restartPolicy: 'Never', serviceAccount: 'robot' }, { pod: true });
+    const out = podspecs.defaultPodSpec(
+      { containers: [container({ imagePullPolicy: 'Never' })], restartPolicy: 'Never', serviceAccount: 'robot' },
+      { pod: true },
+    );
     expect(out['restartPolicy']).toBe('Never');
     expect(out['serviceAccountName']).toBe('robot');
     expect(out['serviceAccount']).toBe('robot');
@@ -48,14 +63,26 @@ describe('podspecs', () => {
 
   it('D-BI-7 validation requires containers, images, valid unique names and port numbers', () => {
     expect(rendered(podspecs.validatePodSpec({ containers: [] }, 'spec'))).toEqual(['spec.containers: Required value']);
-    const errors = rendered(podspecs.validatePodSpec({
-      containers: [
-        { name: 'Bad_Name', image: 'x' },
-        { name: 'a', image: '' },
-        { name: 'a', image: 'x', ports: [{ containerPort: 0, protocol: 'TCP' }, { containerPort: 70000, protocol: 'ICMP' }] },
-      ],
-      initContainers: [{ image: 'x' }],
-    }, 'spec'));
+    const errors = rendered(
+      podspecs.validatePodSpec(
+        {
+          containers: [
+            { name: 'Bad_Name', image: 'x' },
+            { name: 'a', image: '' },
+            {
+              name: 'a',
+              image: 'x',
+              ports: [
+                { containerPort: 0, protocol: 'TCP' },
+                { containerPort: 70000, protocol: 'ICMP' },
+              ],
+            },
+          ],
+          initContainers: [{ image: 'x' }],
+        },
+        'spec',
+      ),
+    );
     expect(errors).toEqual([
       expect.stringMatching(/^spec\.containers\[0\]\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 label/),
       'spec.containers[1].image: Required value',
@@ -70,13 +97,23 @@ describe('podspecs', () => {
   it('D-BI-7 a valid defaulted spec has no errors, at a template path too', () => {
     const spec = podspecs.defaultPodSpec({ containers: [container({ ports: [{ containerPort: 8080, name: 'http' }] })] }, { pod: true });
     expect(podspecs.validatePodSpec(spec, 'spec')).toEqual([]);
-    expect(rendered(podspecs.validatePodSpec({ containers: [{ name: 'a' }] }, 'spec.template.spec'))).toEqual(['spec.template.spec.containers[0].image: Required value']);
+    expect(rendered(podspecs.validatePodSpec({ containers: [{ name: 'a' }] }, 'spec.template.spec'))).toEqual([
+      'spec.template.spec.containers[0].image: Required value',
+    ]);
   });
 
   it('D-BI-7 updates may change images, the deadline, the grace period and add tolerations only', () => {
     const old = podspecs.defaultPodSpec({ containers: [container()], tolerations: [{ key: 'a', operator: 'Exists' }] }, { pod: true });
-    const ok = { ...old, containers: [{ ...(old['containers'] as Json[])[0], image: 'nginx:2' }], activeDeadlineSeconds: 5,
-      terminationGracePeriodSeconds: 1, tolerations: [{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }] };
+    const ok = {
+      ...old,
+      containers: [{ ...(old['containers'] as Json[])[0], image: 'nginx:2' }],
+      activeDeadlineSeconds: 5,
+      terminationGracePeriodSeconds: 1,
+      tolerations: [
+        { key: 'a', operator: 'Exists' },
+        { key: 'b', operator: 'Exists' },
+      ],
+    };
     expect(podspecs.specUpdateErrors(ok, old)).toEqual([]);
     for (const bad of [
       { ...old, restartPolicy: 'Never' },
@@ -89,7 +126,13 @@ describe('podspecs', () => {
   });
 
   it.each([
-    ['500m', 0.5], ['1Gi', 2 ** 30], ['2', 2], ['1e3', 1000], ['1.5k', 1500], [3, 3], ['abc', NaN],
+    ['500m', 0.5],
+    ['1Gi', 2 ** 30],
+    ['2', 2],
+    ['1e3', 1000],
+    ['1.5k', 1500],
+    [3, 3],
+    ['abc', NaN],
   ])('parses quantity %s', (q, value) => {
     expect(podspecs.parseQuantity(q)).toBe(value);
   });
@@ -107,10 +150,18 @@ describe('podspecs', () => {
   });
 
   it('D-WIRE-19 malformed quantities and string ports are 400', () => {
-    const bad = (spec: Json): unknown => { try { podspecs.checkDecodable(spec, 'Pod', 'v1', 'spec'); return undefined; } catch (err) { return err; } };
+    const bad = (spec: Json): unknown => {
+      try {
+        podspecs.checkDecodable(spec, 'Pod', 'v1', 'spec');
+        return undefined;
+      } catch (err) {
+        return err;
+      }
+    };
     expect(bad({ containers: [container({ resources: { limits: { cpu: 'lots' } } })] })).toBeInstanceOf(statuses.ApiError);
-    expect((bad({ containers: [container({ ports: [{ containerPort: '80' }] })] }) as statuses.ApiError).message)
-      .toContain('Go struct field Pod.spec.containers.ports.containerPort');
+    expect((bad({ containers: [container({ ports: [{ containerPort: '80' }] })] }) as statuses.ApiError).message).toContain(
+      'Go struct field Pod.spec.containers.ports.containerPort',
+    );
     expect(bad({ containers: [container({ resources: { limits: { cpu: '1', memory: '2Gi' } } })] })).toBeUndefined();
   });
 });

@@ -25,7 +25,11 @@ describe('secrets', () => {
 
   it('D-BI-6 invalid base64 in data is a 400 decode error', () => {
     let error: unknown;
-    try { s.prepareForCreate!(secret({ data: { a: '!!' } }), ctx); } catch (err) { error = err; }
+    try {
+      s.prepareForCreate!(secret({ data: { a: '!!' } }), ctx);
+    } catch (err) {
+      error = err;
+    }
     expect(error).toBeInstanceOf(statuses.ApiError);
     expect((error as statuses.ApiError).code).toBe(400);
     expect((error as statuses.ApiError).message).toBe('Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0');
@@ -43,7 +47,11 @@ describe('secrets', () => {
     ['kubernetes.io/tls', { 'tls.crt': b64('c'), 'tls.key': b64('k') }, []],
     ['kubernetes.io/dockerconfigjson', {}, ['data[.dockerconfigjson]: Required value']],
     ['kubernetes.io/dockerconfigjson', { '.dockerconfigjson': b64('{"auths":{}}') }, []],
-    ['kubernetes.io/dockercfg', { '.dockercfg': b64('not json') }, [expect.stringMatching(/^data\[\.dockercfg\]: Invalid value: "<secret contents redacted>": /) as unknown as string]],
+    [
+      'kubernetes.io/dockercfg',
+      { '.dockercfg': b64('not json') },
+      [expect.stringMatching(/^data\[\.dockercfg\]: Invalid value: "<secret contents redacted>": /) as unknown as string],
+    ],
     ['kubernetes.io/basic-auth', {}, ['data[username]: Required value', 'data[password]: Required value']],
     ['kubernetes.io/basic-auth', { password: '' }, []],
     ['kubernetes.io/ssh-auth', {}, ['data[ssh-privatekey]: Required value']],
@@ -55,11 +63,15 @@ describe('secrets', () => {
   });
 
   it('D-BI-6 key rules, size and immutable apply as for ConfigMaps', () => {
-    expect(rendered(s.validate!(secret({ data: { 'a b': '' } }), undefined, ctx))).toEqual([expect.stringMatching(/^data\[a b\]: Invalid value: "a b": a valid config key/)]);
+    expect(rendered(s.validate!(secret({ data: { 'a b': '' } }), undefined, ctx))).toEqual([
+      expect.stringMatching(/^data\[a b\]: Invalid value: "a b": a valid config key/),
+    ]);
     const big = Buffer.alloc(1048577).toString('base64');
     expect(rendered(s.validate!(secret({ data: { a: big } }), undefined, ctx))).toEqual(['data: Too long: must have at most 1048576 bytes']);
     const old = secret({ type: 'Opaque', data: { a: 'eA==' }, immutable: true });
-    expect(rendered(s.validate!(secret({ type: 'Opaque', data: { a: 'eQ==' }, immutable: true }), old, ctx))).toEqual(['data: Forbidden: field is immutable when `immutable` is set']);
+    expect(rendered(s.validate!(secret({ type: 'Opaque', data: { a: 'eQ==' }, immutable: true }), old, ctx))).toEqual([
+      'data: Forbidden: field is immutable when `immutable` is set',
+    ]);
   });
 
   it('D-BI-1 secrets are selectable by type', () => {

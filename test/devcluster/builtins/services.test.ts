@@ -13,9 +13,15 @@ describe('services', () => {
   it('D-BI-8 create applies the defaults, allocates a cluster IP and sets an empty load-balancer status', () => {
     const out = s.prepareForCreate!(service('web', { ports: [{ port: 80 }], selector: { app: 'w' } }), testContext());
     expect(out['spec']).toEqual({
-      ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }], selector: { app: 'w' },
-      type: 'ClusterIP', sessionAffinity: 'None', ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', internalTrafficPolicy: 'Cluster',
-      clusterIP: out['spec']['clusterIP'], clusterIPs: [out['spec']['clusterIP']],
+      ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }],
+      selector: { app: 'w' },
+      type: 'ClusterIP',
+      sessionAffinity: 'None',
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      internalTrafficPolicy: 'Cluster',
+      clusterIP: out['spec']['clusterIP'],
+      clusterIPs: [out['spec']['clusterIP']],
     });
     expect(services.inServiceRange(out['spec']['clusterIP'])).toBe(true);
     expect(out['status']).toEqual({ loadBalancer: {} });
@@ -55,18 +61,30 @@ describe('services', () => {
       'spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive',
       'spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive',
     ]);
-    expect(check({ ports: [{ port: 80, targetPort: 'http-' }] })).toEqual(['spec.ports[0].targetPort: Invalid value: "http-": must not begin or end with a hyphen']);
+    expect(check({ ports: [{ port: 80, targetPort: 'http-' }] })).toEqual([
+      'spec.ports[0].targetPort: Invalid value: "http-": must not begin or end with a hyphen',
+    ]);
     expect(check({ ports: [{ port: 80, targetPort: 'http' }] })).toEqual([]);
     expect(check({ ports: [{ port: 80 }, { port: 81, name: 'b' }] })).toEqual(['spec.ports[0].name: Required value']);
-    expect(check({ ports: [{ port: 80, name: 'a' }, { port: 81, name: 'a' }] })).toEqual(['spec.ports[1].name: Duplicate value: "a"']);
+    expect(
+      check({
+        ports: [
+          { port: 80, name: 'a' },
+          { port: 81, name: 'a' },
+        ],
+      }),
+    ).toEqual(['spec.ports[1].name: Duplicate value: "a"']);
     expect(check({ ports: [{ port: 80, nodePort: 30001 }] })).toEqual(["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]);
-    expect(check({ type: 'Magic', ports: [{ port: 80 }] })).toEqual(['spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"']);
+    expect(check({ type: 'Magic', ports: [{ port: 80 }] })).toEqual([
+      'spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    ]);
   });
 
   it('D-BI-8 a given cluster IP must be valid, in range and free', () => {
     const holder = s.prepareForCreate!(service('holder', { clusterIP: '10.96.0.20', ports: [{ port: 80 }] }), testContext());
     const ctx = testContext({ services: [holder] });
-    const check = (ip: string): string[] => rendered(s.validate!(s.prepareForCreate!(service('x', { clusterIP: ip, ports: [{ port: 80 }] }), ctx), undefined, ctx));
+    const check = (ip: string): string[] =>
+      rendered(s.validate!(s.prepareForCreate!(service('x', { clusterIP: ip, ports: [{ port: 80 }] }), ctx), undefined, ctx));
     expect(check('10.96.0.20')).toEqual(['spec.clusterIPs: Invalid value: ["10.96.0.20"]: failed to allocate IP 10.96.0.20: provided IP is already allocated']);
     expect(check('192.168.0.1')).toEqual([expect.stringContaining('is not in the valid range. The range of valid IPs is 10.96.0.0/12')]);
     expect(check('10.96.0.300')).toEqual([expect.stringContaining('must be a valid IP address')]);

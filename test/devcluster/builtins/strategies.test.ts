@@ -19,7 +19,11 @@ describe('strategies', () => {
 
   it('D-WIRE-19 an unparsable time is a 400 naming the kind', () => {
     let error: unknown;
-    try { strategies.normalizeTimeAt({ t: 'yesterday' }, ['t'], false, 'Event'); } catch (err) { error = err; }
+    try {
+      strategies.normalizeTimeAt({ t: 'yesterday' }, ['t'], false, 'Event');
+    } catch (err) {
+      error = err;
+    }
     expect(error).toBeInstanceOf(statuses.ApiError);
     expect((error as statuses.ApiError).code).toBe(400);
     expect((error as statuses.ApiError).message).toMatch(/^Event in version "v1" cannot be handled as a Event: parsing time "yesterday"/);
@@ -28,8 +32,9 @@ describe('strategies', () => {
   it('D-WIRE-19 requireIntegers rejects strings where numbers belong, including inside lists', () => {
     expect(() => strategies.requireIntegers({ spec: { replicas: 2 } }, ['spec.replicas'], 'Deployment')).not.toThrow();
     expect(() => strategies.requireIntegers({ spec: {} }, ['spec.replicas'], 'Deployment')).not.toThrow();
-    expect(() => strategies.requireIntegers({ spec: { replicas: '2' } }, ['spec.replicas'], 'Deployment'))
-      .toThrow('json: cannot unmarshal string into Go struct field Deployment.spec.replicas of type int32');
+    expect(() => strategies.requireIntegers({ spec: { replicas: '2' } }, ['spec.replicas'], 'Deployment')).toThrow(
+      'json: cannot unmarshal string into Go struct field Deployment.spec.replicas of type int32',
+    );
     expect(() => strategies.requireIntegers({ ports: [{ port: 1 }, { port: 1.5 }] }, ['ports.*.port'], 'Service')).toThrow(statuses.ApiError);
   });
 

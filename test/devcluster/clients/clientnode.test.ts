@@ -55,7 +55,9 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
     core = kc.makeApiClient(k8s.CoreV1Api);
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
   });
-  afterAll(async () => { await cluster?.stop(); });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   const createWidget = (name: string, spec: Json = { size: 1 }, labels?: Record<string, string>): Promise<Json> =>
     custom.createNamespacedCustomObject({ ...CR, body: { ...WIDGET, metadata: { name, labels }, spec } }) as Promise<Json>;
@@ -74,9 +76,15 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
       expect(list.items.map((i) => i.metadata?.name)).toEqual(['cn-cm']);
       expect(Number(list.metadata?.resourceVersion)).toBeGreaterThanOrEqual(Number(created.metadata?.resourceVersion));
 
-      const merged = await core.patchNamespacedConfigMap({ name: 'cn-cm', namespace: NS, body: { data: { b: '2' } } }, contentType(k8s.PatchStrategy.MergePatch));
+      const merged = await core.patchNamespacedConfigMap(
+        { name: 'cn-cm', namespace: NS, body: { data: { b: '2' } } },
+        contentType(k8s.PatchStrategy.MergePatch),
+      );
       expect(merged.data).toEqual({ a: '1', b: '2' });
-      const strategic = await core.patchNamespacedConfigMap({ name: 'cn-cm', namespace: NS, body: { data: { a: null } } }, contentType(k8s.PatchStrategy.StrategicMergePatch));
+      const strategic = await core.patchNamespacedConfigMap(
+        { name: 'cn-cm', namespace: NS, body: { data: { a: null } } },
+        contentType(k8s.PatchStrategy.StrategicMergePatch),
+      );
       expect(strategic.data).toEqual({ b: '2' });
       const jsonPatched = await core.patchNamespacedConfigMap({ name: 'cn-cm', namespace: NS, body: [{ op: 'add', path: '/data/c', value: '3' }] });
       expect(jsonPatched.data).toEqual({ b: '2', c: '3' });
@@ -92,8 +100,14 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
       const { code, status } = await apiError(() => core.readNamespacedConfigMap({ name: 'cn-absent', namespace: NS }));
       expect(code).toBe(404);
       expect(status).toEqual({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'configmaps "cn-absent" not found',
-        reason: 'NotFound', details: { name: 'cn-absent', kind: 'configmaps' }, code: 404,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'configmaps "cn-absent" not found',
+        reason: 'NotFound',
+        details: { name: 'cn-absent', kind: 'configmaps' },
+        code: 404,
       });
     });
 
@@ -101,7 +115,12 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
       await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'cn-dup' } } });
       const { code, status } = await apiError(() => core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'cn-dup' } } }));
       expect(code).toBe(409);
-      expect(status).toMatchObject({ reason: 'AlreadyExists', message: 'configmaps "cn-dup" already exists', details: { name: 'cn-dup', kind: 'configmaps' }, code: 409 });
+      expect(status).toMatchObject({
+        reason: 'AlreadyExists',
+        message: 'configmaps "cn-dup" already exists',
+        details: { name: 'cn-dup', kind: 'configmaps' },
+        code: 409,
+      });
     });
   });
 
@@ -111,24 +130,29 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
       await createWidget('cn-w2', { size: 3 }, { tier: 'back' });
       expect(created).toMatchObject({ ...WIDGET, metadata: { name: 'cn-w1', namespace: NS, generation: 1 }, spec: { size: 2, color: 'blue' } });
 
-      const got = await custom.getNamespacedCustomObject({ ...CR, name: 'cn-w1' }) as Json;
+      const got = (await custom.getNamespacedCustomObject({ ...CR, name: 'cn-w1' })) as Json;
       expect(got['metadata']['uid']).toBe(created['metadata']['uid']);
 
-      const list = await custom.listNamespacedCustomObject({ ...CR, labelSelector: 'tier=front' }) as Json;
+      const list = (await custom.listNamespacedCustomObject({ ...CR, labelSelector: 'tier=front' })) as Json;
       expect(list).toMatchObject({ apiVersion: 'example.com/v1', kind: 'WidgetList' });
       expect((list['items'] as Json[]).map((i) => [i['kind'], i['metadata']['name']])).toEqual([['Widget', 'cn-w1']]);
 
-      const patched = await custom.patchNamespacedCustomObject({ ...CR, name: 'cn-w1', body: { spec: { size: 4 } } }, contentType(k8s.PatchStrategy.MergePatch)) as Json;
+      const patched = (await custom.patchNamespacedCustomObject(
+        { ...CR, name: 'cn-w1', body: { spec: { size: 4 } } },
+        contentType(k8s.PatchStrategy.MergePatch),
+      )) as Json;
       expect(patched['spec']).toEqual({ size: 4, color: 'blue' });
       expect(patched['metadata']['generation']).toBe(2);
 
-      const withStatus = await custom.patchNamespacedCustomObjectStatus(
-        { ...CR, name: 'cn-w1', body: { status: { phase: 'Ready' }, spec: { size: 9 } } }, contentType(k8s.PatchStrategy.MergePatch)) as Json;
+      const withStatus = (await custom.patchNamespacedCustomObjectStatus(
+        { ...CR, name: 'cn-w1', body: { status: { phase: 'Ready' }, spec: { size: 9 } } },
+        contentType(k8s.PatchStrategy.MergePatch),
+      )) as Json;
       expect(withStatus['status']).toEqual({ phase: 'Ready' });
       expect(withStatus['spec']['size'], 'spec changes through /status are ignored').toBe(4);
       expect(withStatus['metadata']['generation']).toBe(2);
 
-      const deleted = await custom.deleteNamespacedCustomObject({ ...CR, name: 'cn-w1' }) as Json;
+      const deleted = (await custom.deleteNamespacedCustomObject({ ...CR, name: 'cn-w1' })) as Json;
       expect(deleted).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'cn-w1', group: 'example.com', kind: 'widgets' } });
       const { code } = await apiError(() => custom.getNamespacedCustomObject({ ...CR, name: 'cn-w1' }));
       expect(code).toBe(404);
@@ -137,7 +161,13 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
     it('D-WIRE-21 an invalid Widget is an ApiException 422 with field causes', async () => {
       const { code, status } = await apiError(() => createWidget('cn-bad', { size: 11 }));
       expect(code).toBe(422);
-      expect(status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422, details: { name: 'cn-bad', group: 'example.com', kind: 'Widget' } });
+      expect(status).toMatchObject({
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'Invalid',
+        code: 422,
+        details: { name: 'cn-bad', group: 'example.com', kind: 'Widget' },
+      });
       expect(status['details']['causes']).toEqual([
         { reason: 'FieldValueInvalid', message: 'Invalid value: 11: spec.size in body should be less than or equal to 10', field: 'spec.size' },
       ]);
@@ -150,8 +180,10 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
       const { code, status } = await apiError(() => custom.replaceNamespacedCustomObject({ ...CR, name: 'cn-stale', body: { ...w, spec: { size: 3 } } }));
       expect(code).toBe(409);
       expect(status).toMatchObject({
-        reason: 'Conflict', code: 409,
-        message: 'Operation cannot be fulfilled on widgets.example.com "cn-stale": the object has been modified; please apply your changes to the latest version and try again',
+        reason: 'Conflict',
+        code: 409,
+        message:
+          'Operation cannot be fulfilled on widgets.example.com "cn-stale": the object has been modified; please apply your changes to the latest version and try again',
       });
       expect((cluster.store.get(WIDGET, 'cn-stale') as Json | undefined)?.['spec']['size']).toBe(2);
     });
@@ -167,7 +199,10 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
     const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
     const renewed = new Date('2024-05-01T10:00:00.123Z');
     // client-node types MicroTime as Date and serialises it with toISOString().
-    await coordination.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'cn-lease' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: renewed as unknown as k8s.V1MicroTime } } });
+    await coordination.createNamespacedLease({
+      namespace: NS,
+      body: { metadata: { name: 'cn-lease' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15, renewTime: renewed as unknown as k8s.V1MicroTime } },
+    });
     const sent = cluster.requests.filter((r) => r.method === 'POST' && r.resource === 'leases')[0]!;
     expect(JSON.parse(sent.body!)['spec']['renewTime']).toBe('2024-05-01T10:00:00.123Z');
     const lease = await coordination.readNamespacedLease({ name: 'cn-lease', namespace: NS });
@@ -175,18 +210,23 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
   });
 
   it('server-side apply through the apply-patch content type creates, then owns fields for its manager', async () => {
-    const apply = (size: number): Promise<Json> => custom.patchNamespacedCustomObject(
-      { ...CR, name: 'cn-applied', fieldManager: 'cn-manager', body: { ...WIDGET, metadata: { name: 'cn-applied' }, spec: { size } } },
-      contentType(k8s.PatchStrategy.ServerSideApply)) as Promise<Json>;
+    const apply = (size: number): Promise<Json> =>
+      custom.patchNamespacedCustomObject(
+        { ...CR, name: 'cn-applied', fieldManager: 'cn-manager', body: { ...WIDGET, metadata: { name: 'cn-applied' }, spec: { size } } },
+        contentType(k8s.PatchStrategy.ServerSideApply),
+      ) as Promise<Json>;
     const created = await apply(3);
     expect(created['spec']).toEqual({ size: 3, color: 'blue' });
     const updated = await apply(4);
     expect(updated['spec']['size']).toBe(4);
     const managers = (updated['metadata']['managedFields'] as Json[]).map((m) => [m['manager'], m['operation']]);
     expect(managers).toEqual([['cn-manager', 'Apply']]);
-    const { code, status } = await apiError(() => custom.patchNamespacedCustomObject(
-      { ...CR, name: 'cn-applied', fieldManager: 'cn-other', body: { ...WIDGET, metadata: { name: 'cn-applied' }, spec: { size: 5 } } },
-      contentType(k8s.PatchStrategy.ServerSideApply)));
+    const { code, status } = await apiError(() =>
+      custom.patchNamespacedCustomObject(
+        { ...CR, name: 'cn-applied', fieldManager: 'cn-other', body: { ...WIDGET, metadata: { name: 'cn-applied' }, spec: { size: 5 } } },
+        contentType(k8s.PatchStrategy.ServerSideApply),
+      ),
+    );
     expect(code).toBe(409);
     expect(status).toMatchObject({ reason: 'Conflict', code: 409, details: { causes: [{ reason: 'FieldManagerConflict', field: '.spec.size' }] } });
   });
@@ -194,15 +234,23 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
   it('D-WIRE-11 KubernetesObjectApi resolves Widgets and ConfigMaps through legacy discovery', async () => {
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     const mark = cluster.requests.all.length;
-    const created = await client.create({ ...WIDGET, metadata: { name: 'cn-generic', namespace: NS }, spec: { size: 5 } } as k8s.KubernetesObject) as Json;
+    const created = (await client.create({ ...WIDGET, metadata: { name: 'cn-generic', namespace: NS }, spec: { size: 5 } } as k8s.KubernetesObject)) as Json;
     expect(created['spec']).toEqual({ size: 5, color: 'blue' });
-    const read = await client.read({ ...WIDGET, metadata: { name: 'cn-generic', namespace: NS } }) as Json;
+    const read = (await client.read({ ...WIDGET, metadata: { name: 'cn-generic', namespace: NS } })) as Json;
     expect(read['metadata']['uid']).toBe(created['metadata']['uid']);
-    const cm = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cn-generic', namespace: NS }, data: { x: 'y' } } as k8s.KubernetesObject) as Json;
+    const cm = (await client.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cn-generic', namespace: NS },
+      data: { x: 'y' },
+    } as k8s.KubernetesObject)) as Json;
     expect(cm['data']).toEqual({ x: 'y' });
     const list = await client.list('example.com/v1', 'Widget', NS);
     expect(list.items.map((i) => i.metadata?.name)).toContain('cn-generic');
-    const discovery = cluster.requests.all.slice(mark).filter((r) => r.resource === undefined).map((r) => r.path);
+    const discovery = cluster.requests.all
+      .slice(mark)
+      .filter((r) => r.resource === undefined)
+      .map((r) => r.path);
     expect(discovery).toEqual(expect.arrayContaining(['/apis/example.com/v1', '/api/v1']));
     const resourceList = cluster.requests.all.slice(mark).find((r) => r.path === '/apis/example.com/v1')!;
     expect(resourceList.code).toBe(200);
@@ -212,17 +260,29 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
     const events: { type: string; name: string; size: unknown; rv: string }[] = [];
     const watch = new k8s.Watch(kc);
     let doneErr: unknown = 'not done';
-    const controller = await watch.watch(WIDGETS, { labelSelector: 'watched=yes' }, (type, obj: Json) => {
-      events.push({ type, name: obj['metadata']['name'] as string, size: obj['spec']?.['size'], rv: obj['metadata']['resourceVersion'] as string });
-    }, (err) => { doneErr = err; });
+    const controller = await watch.watch(
+      WIDGETS,
+      { labelSelector: 'watched=yes' },
+      (type, obj: Json) => {
+        events.push({ type, name: obj['metadata']['name'] as string, size: obj['spec']?.['size'], rv: obj['metadata']['resourceVersion'] as string });
+      },
+      (err) => {
+        doneErr = err;
+      },
+    );
     try {
       await cluster.requests.waitFor((r) => r.verb === 'watch' && r.query.includes('watched%3Dyes'));
       const created = await createWidget('cn-watched', { size: 1 }, { watched: 'yes' });
-      const patched = await custom.patchNamespacedCustomObject({ ...CR, name: 'cn-watched', body: { spec: { size: 2 } } }, contentType(k8s.PatchStrategy.MergePatch)) as Json;
+      const patched = (await custom.patchNamespacedCustomObject(
+        { ...CR, name: 'cn-watched', body: { spec: { size: 2 } } },
+        contentType(k8s.PatchStrategy.MergePatch),
+      )) as Json;
       await custom.deleteNamespacedCustomObject({ ...CR, name: 'cn-watched' });
       await eventually(() => events.length >= 3, 'three watch events');
       expect(events.map((e) => [e.type, e.name, e.size])).toEqual([
-        ['ADDED', 'cn-watched', 1], ['MODIFIED', 'cn-watched', 2], ['DELETED', 'cn-watched', 2],
+        ['ADDED', 'cn-watched', 1],
+        ['MODIFIED', 'cn-watched', 2],
+        ['DELETED', 'cn-watched', 2],
       ]);
       expect(events[0]!.rv).toBe(created['metadata']['resourceVersion']);
       expect(events[1]!.rv).toBe(patched['metadata']['resourceVersion']);
@@ -262,8 +322,16 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
 
       await createWidget('cn-inf-3', { size: 3 }, { informed: 'yes' });
       await custom.deleteNamespacedCustomObject({ ...CR, name: 'cn-inf-1' });
-      await eventually(() => informer.get('cn-inf-3', NS) !== undefined && informer.get('cn-inf-1', NS) === undefined, 'the cache to follow changes after the relist');
-      expect(informer.list(NS).map((o) => o.metadata?.name).sort()).toEqual(['cn-inf-2', 'cn-inf-3']);
+      await eventually(
+        () => informer.get('cn-inf-3', NS) !== undefined && informer.get('cn-inf-1', NS) === undefined,
+        'the cache to follow changes after the relist',
+      );
+      expect(
+        informer
+          .list(NS)
+          .map((o) => o.metadata?.name)
+          .sort(),
+      ).toEqual(['cn-inf-2', 'cn-inf-3']);
       expect(added).toEqual(['cn-inf-1', 'cn-inf-2', 'cn-inf-3']);
       expect(deleted).toEqual(['cn-inf-1']);
       expect(errors).toEqual([]);

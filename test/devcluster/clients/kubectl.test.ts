@@ -61,9 +61,15 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     return kubectl.start(bin, target, args);
   };
   const recorded = (): readonly RequestRecord[] => cluster.requests.all.slice(mark);
-  const waitForWatch = (name?: string): Promise<RequestRecord> => cluster.requests.waitFor((r) =>
-    r.verb === 'watch' && r.resource === 'widgets' && cluster.requests.all.indexOf(r) >= mark
-    && (name === undefined || new URLSearchParams(r.query).get('fieldSelector') === `metadata.name=${name}`), 15_000);
+  const waitForWatch = (name?: string): Promise<RequestRecord> =>
+    cluster.requests.waitFor(
+      (r) =>
+        r.verb === 'watch' &&
+        r.resource === 'widgets' &&
+        cluster.requests.all.indexOf(r) >= mark &&
+        (name === undefined || new URLSearchParams(r.query).get('fieldSelector') === `metadata.name=${name}`),
+      15_000,
+    );
   const stored = (ref: typeof WIDGET | typeof CONFIGMAP, name: string): Json | undefined => cluster.store.get(ref, name);
   const widget = (name: string, spec: Json = { size: 2 }, metadata: Json = {}): Promise<Json> =>
     cluster.store.create({ ...WIDGET, metadata: { name, ...metadata }, spec });
@@ -89,16 +95,15 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
   it(`C-120 ${label}: apply creates a ConfigMap with a client-side-apply POST`, async () => {
     const r = await run(['apply', '-f', path.join(OBJECTS, 'configmap.yaml')]);
     expect(r.stdout.trim()).toBe('configmap/demo created');
-    expect(calls(recorded(), 'configmaps')).toEqual([
-      `GET ${CONFIGMAPS}/demo`,
-      `POST ${CONFIGMAPS}?fieldManager=kubectl-client-side-apply${strict}`,
-    ]);
+    expect(calls(recorded(), 'configmaps')).toEqual([`GET ${CONFIGMAPS}/demo`, `POST ${CONFIGMAPS}?fieldManager=kubectl-client-side-apply${strict}`]);
     const [get, post] = recorded().filter((x) => x.resource === 'configmaps');
     expect(get!.code).toBe(404);
     expect(post!.code).toBe(201);
     const sent = JSON.parse(post!.body!) as Json;
-    expect(JSON.parse(sent['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration'] as string))
-      .toMatchObject({ kind: 'ConfigMap', data: { color: 'blue', size: '1' } });
+    expect(JSON.parse(sent['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration'] as string)).toMatchObject({
+      kind: 'ConfigMap',
+      data: { color: 'blue', size: '1' },
+    });
     // D-KCTL-1: validation downloaded the (empty, protobuf) OpenAPI v2 document.
     const openapi = only(recorded(), (x) => x.path === '/openapi/v2');
     expect(openapi.headers.accept).toBe(OPENAPI_PROTOBUF_ACCEPT);
@@ -110,10 +115,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     expect(stored(CONFIGMAP, 'demo'), 'created by the previous test').toBeDefined();
     const r = await run(['apply', '-f', path.join(OBJECTS, 'configmap-changed.yaml')]);
     expect(r.stdout.trim()).toBe('configmap/demo configured');
-    expect(calls(recorded(), 'configmaps')).toEqual([
-      `GET ${CONFIGMAPS}/demo`,
-      `PATCH ${CONFIGMAPS}/demo?fieldManager=kubectl-client-side-apply${strict}`,
-    ]);
+    expect(calls(recorded(), 'configmaps')).toEqual([`GET ${CONFIGMAPS}/demo`, `PATCH ${CONFIGMAPS}/demo?fieldManager=kubectl-client-side-apply${strict}`]);
     const patch = only(recorded(), (x) => x.method === 'PATCH');
     expect(patch.headers.contentType).toBe('application/strategic-merge-patch+json');
     expect(patch.code).toBe(200);
@@ -131,11 +133,12 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
   it(`C-120 ${label}: apply creates a Widget with a client-side-apply POST`, async () => {
     const r = await run(['apply', '-f', path.join(OBJECTS, 'widget.yaml')]);
     expect(r.stdout.trim()).toBe('widget.example.com/applied created');
-    expect(calls(recorded(), 'widgets')).toEqual([
-      `GET ${WIDGETS}/applied`,
-      `POST ${WIDGETS}?fieldManager=kubectl-client-side-apply${strict}`,
-    ]);
-    expect(recorded().filter((x) => x.resource === 'widgets').map((x) => x.code)).toEqual([404, 201]);
+    expect(calls(recorded(), 'widgets')).toEqual([`GET ${WIDGETS}/applied`, `POST ${WIDGETS}?fieldManager=kubectl-client-side-apply${strict}`]);
+    expect(
+      recorded()
+        .filter((x) => x.resource === 'widgets')
+        .map((x) => x.code),
+    ).toEqual([404, 201]);
     expect(stored(WIDGET, 'applied')?.['spec']).toEqual({ size: 3, tags: ['one'], color: 'blue' });
   });
 
@@ -143,10 +146,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     expect(stored(WIDGET, 'applied'), 'created by the previous test').toBeDefined();
     const r = await run(['apply', '-f', path.join(OBJECTS, 'widget-changed.yaml')]);
     expect(r.stdout.trim()).toBe('widget.example.com/applied configured');
-    expect(calls(recorded(), 'widgets')).toEqual([
-      `GET ${WIDGETS}/applied`,
-      `PATCH ${WIDGETS}/applied?fieldManager=kubectl-client-side-apply${strict}`,
-    ]);
+    expect(calls(recorded(), 'widgets')).toEqual([`GET ${WIDGETS}/applied`, `PATCH ${WIDGETS}/applied?fieldManager=kubectl-client-side-apply${strict}`]);
     const patch = only(recorded(), (x) => x.method === 'PATCH');
     expect(patch.headers.contentType).toBe('application/merge-patch+json');
     expect((JSON.parse(patch.body!) as Json)['spec']).toEqual({ size: 5, tags: null });
@@ -174,7 +174,12 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     const printed = YAML.parse(r.stdout) as Json;
     const current = stored(WIDGET, 'table-a')!;
     expect(printed).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget', spec: { size: 4, color: 'blue' } });
-    expect(printed['metadata']).toMatchObject({ name: 'table-a', namespace: 'default', uid: current['metadata']['uid'], resourceVersion: current['metadata']['resourceVersion'] });
+    expect(printed['metadata']).toMatchObject({
+      name: 'table-a',
+      namespace: 'default',
+      uid: current['metadata']['uid'],
+      resourceVersion: current['metadata']['resourceVersion'],
+    });
     expect(calls(recorded(), 'widgets')).toEqual([`GET ${WIDGETS}/table-a`]);
   });
 
@@ -206,7 +211,10 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
 
   it(`C-120 ${label}: patch --type=json applies the JSON patch operations`, async () => {
     await widget('jsonpatched', { size: 1, tags: ['a'] });
-    const ops = [{ op: 'replace', path: '/spec/size', value: 7 }, { op: 'add', path: '/spec/tags/-', value: 'b' }];
+    const ops = [
+      { op: 'replace', path: '/spec/size', value: 7 },
+      { op: 'add', path: '/spec/tags/-', value: 'b' },
+    ];
     const r = await run(['patch', 'widget', 'jsonpatched', '--type=json', '-p', JSON.stringify(ops)]);
     expect(r.stdout.trim()).toBe('widget.example.com/jsonpatched patched');
     const patch = only(recorded(), (x) => x.method === 'PATCH');
@@ -228,9 +236,14 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     try {
       const watch = await waitForWatch('ready');
       expect(waiting.process.exitCode, 'kubectl must still be waiting').toBeNull();
-      await cluster.store.patch(WIDGET, 'ready', {
-        status: { conditions: [{ type: 'Ready', status: 'True', observedGeneration: created['metadata']['generation'] }] },
-      }, { subresource: 'status' });
+      await cluster.store.patch(
+        WIDGET,
+        'ready',
+        {
+          status: { conditions: [{ type: 'Ready', status: 'True', observedGeneration: created['metadata']['generation'] }] },
+        },
+        { subresource: 'status' },
+      );
       const r = kubectl.expectSuccess(await waiting.finished(20_000), 'kubectl wait');
       expect(r.stdout.trim()).toBe('widget.example.com/ready condition met');
       const list = only(recorded(), (x) => x.verb === 'list' && x.resource === 'widgets');
@@ -290,7 +303,9 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
     expect(widgets.stdout.split('\n')).toContain('widget.example.com/applied');
     expect(calls(recorded(), 'widgets')).toEqual([`GET ${WIDGETS}?limit=500`]);
     // D-WIRE-12: kubectl 1.27+ resolves everything from aggregated /api and /apis; 1.20 fetches each group version (D-WIRE-11).
-    const groupVersions = recorded().filter((x) => x.resource === undefined && /^\/apis\/[^/]+\/[^/]+$/.test(x.path)).map((x) => x.path);
+    const groupVersions = recorded()
+      .filter((x) => x.resource === undefined && /^\/apis\/[^/]+\/[^/]+$/.test(x.path))
+      .map((x) => x.path);
     if (minor >= 27) expect(groupVersions).toEqual([]);
     else expect(groupVersions).toContain('/apis/example.com/v1');
     const configmaps = await run(['get', 'cm']);
@@ -319,14 +334,23 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
   it(`D-KCTL-9 ${label}: describe lists the events of the object by involvedObject field selectors`, async () => {
     const cm: Json = await cluster.store.create({ ...CONFIGMAP, metadata: { name: 'described' }, data: { k: 'v' } });
     await cluster.store.create({
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'described.1', namespace: 'default' },
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'described.1', namespace: 'default' },
       involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'described', namespace: 'default', uid: cm['metadata']['uid'] },
-      reason: 'Checked', message: 'seen by the test', type: 'Normal', source: { component: 'test' },
+      reason: 'Checked',
+      message: 'seen by the test',
+      type: 'Normal',
+      source: { component: 'test' },
     });
     await cluster.store.create({
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'other.1', namespace: 'default' },
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'other.1', namespace: 'default' },
       involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'other', namespace: 'default' },
-      reason: 'Unrelated', message: 'not about it', type: 'Normal',
+      reason: 'Unrelated',
+      message: 'not about it',
+      type: 'Normal',
     });
     const r = await run(['describe', 'cm', 'described']);
     expect(r.stdout).toMatch(/^Name:\s+described$/m);

@@ -68,12 +68,16 @@ function legacyPath(): string | { problem: string } {
 
 /** The highest `kubectl.1.NN` next to the (symlink-resolved) `kubectl` on PATH, else that `kubectl`. */
 function newestPath(): string | { problem: string } {
-  const onPath = (process.env['PATH'] ?? '').split(path.delimiter).filter(Boolean)
-    .map((dir) => path.join(dir, 'kubectl')).find(isExecutable);
+  const onPath = (process.env['PATH'] ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, 'kubectl'))
+    .find(isExecutable);
   if (!onPath) return { problem: 'no kubectl on PATH' };
   const real = fs.realpathSync(onPath);
   const dir = path.dirname(real);
-  const versioned = fs.readdirSync(dir)
+  const versioned = fs
+    .readdirSync(dir)
     .map((name) => ({ name, minor: /^kubectl\.1\.(\d+)$/.exec(name)?.[1] }))
     .filter((e): e is { name: string; minor: string } => e.minor !== undefined && isExecutable(path.join(dir, e.name)))
     .sort((a, b) => Number(b.minor) - Number(a.minor));
@@ -89,7 +93,12 @@ function describeBinary(which: string, found: string | { problem: string }): Kub
     if (!v) return { label: `kubectl ${which} (unknown version)`, path: undefined, version: undefined, problem: `cannot read the version of ${found}: ${out}` };
     return { label: `kubectl ${v}`, path: found, version: v, problem: undefined };
   } catch (err) {
-    return { label: `kubectl ${which} (broken)`, path: undefined, version: undefined, problem: `${found} does not run: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      label: `kubectl ${which} (broken)`,
+      path: undefined,
+      version: undefined,
+      problem: `${found} does not run: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
 }
 
@@ -144,8 +153,13 @@ export function start(binaryPath: string, target: KubectlTarget, args: string[])
   let err = '';
   let timedOut = false;
   const listeners = new Set<() => void>();
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; for (const l of listeners) l(); });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    for (const l of listeners) l();
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
   const exited = new Promise<KubectlResult>((resolve) => {
     child.on('close', (code) => {
       for (const l of listeners) l();
@@ -153,29 +167,50 @@ export function start(binaryPath: string, target: KubectlTarget, args: string[])
     });
   });
   const finished = async (timeoutMs = 20_000): Promise<KubectlResult> => {
-    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
-    try { return await exited; } finally { clearTimeout(timer); }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
   };
   return {
     process: child,
     stdout: () => out,
     stderr: () => err,
     finished,
-    kill: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); return finished(5_000); },
-    waitForLine: (pattern, timeoutMs = 15_000) => new Promise((resolve, reject) => {
-      const check = (): void => {
-        const line = out.split('\n').find((l) => pattern.test(l));
-        if (line !== undefined) { done(); resolve(line); return; }
-        if (child.exitCode !== null || child.signalCode !== null) {
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return finished(5_000);
+    },
+    waitForLine: (pattern, timeoutMs = 15_000) =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          const line = out.split('\n').find((l) => pattern.test(l));
+          if (line !== undefined) {
+            done();
+            resolve(line);
+            return;
+          }
+          if (child.exitCode !== null || child.signalCode !== null) {
+            done();
+            reject(new Error(`kubectl exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}; stdout: ${out} stderr: ${err}`));
+          }
+        };
+        const timer = setTimeout(() => {
           done();
-          reject(new Error(`kubectl exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}; stdout: ${out} stderr: ${err}`));
-        }
-      };
-      const timer = setTimeout(() => { done(); reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`)); }, timeoutMs);
-      const done = (): void => { clearTimeout(timer); listeners.delete(check); };
-      listeners.add(check);
-      check();
-    }),
+          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`));
+        }, timeoutMs);
+        const done = (): void => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      }),
   };
 }
 

@@ -39,11 +39,17 @@ describe('webhook call observer', () => {
   it('D-ADM-8 every webhook call is reported with its name, kind, duration and whether the call succeeded', async () => {
     const port = (server.address() as AddressInfo).port;
     const webhook = (name: string, url: string): Json => ({
-      name, clientConfig: { url, caBundle }, failurePolicy: 'Ignore', sideEffects: 'None', admissionReviewVersions: ['v1'],
+      name,
+      clientConfig: { url, caBundle },
+      failurePolicy: 'Ignore',
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
       rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] }],
     });
     const created = await h.post('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'observed' },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'observed' },
       webhooks: [webhook('up.example.com', `https://127.0.0.1:${port}/`), webhook('down.example.com', 'https://127.0.0.1:1/')],
     });
     expect(created.status, created.text).toBe(201);

@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as certs from '../../../devcluster/auth/certs.js';
 import { startHarness, WIDGETS, type Harness, type Json } from './harness.js';
 
-interface Received { url: string; review: Json; headers: Record<string, string | string[] | undefined> }
+interface Received {
+  url: string;
+  review: Json;
+  headers: Record<string, string | string[] | undefined>;
+}
 
 type Reply = (review: Json) => Json | 'close';
 
@@ -29,7 +33,10 @@ class WebhookServer {
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
         this.received.push({ url: req.url ?? '', review, headers: req.headers });
         const answer = this.reply(review);
-        if (answer === 'close') { res.socket?.destroy(); return; }
+        if (answer === 'close') {
+          res.socket?.destroy();
+          return;
+        }
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify(answer));
       });
@@ -37,12 +44,18 @@ class WebhookServer {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
   }
 
-  get port(): number { return (this.server.address() as AddressInfo).port; }
-  stop(): Promise<void> { return new Promise((r) => this.server.close(() => r())); }
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+  stop(): Promise<void> {
+    return new Promise((r) => this.server.close(() => r()));
+  }
 }
 
 const respond = (review: Json, response: Json): Json => ({
-  apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review['request'].uid, ...response },
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: review['request'].uid, ...response },
 });
 
 describe('admission webhooks', () => {
@@ -53,7 +66,10 @@ describe('admission webhooks', () => {
     await hook.start();
     h = await startHarness({ webhookServiceResolver: () => `127.0.0.1:${hook.port}` });
   });
-  afterAll(async () => { await h.stop(); await hook.stop(); });
+  afterAll(async () => {
+    await h.stop();
+    await hook.stop();
+  });
 
   async function register(kind: 'validating' | 'mutating', name: string, webhook: Json): Promise<() => Promise<void>> {
     const plural = `${kind}webhookconfigurations`;
@@ -61,16 +77,22 @@ describe('admission webhooks', () => {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: kind === 'validating' ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration',
       metadata: { name },
-      webhooks: [{
-        name: 'v.example.com',
-        clientConfig: { url: `https://127.0.0.1:${hook.port}/validate`, caBundle: hook.caBundle },
-        rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] }],
-        sideEffects: 'None', admissionReviewVersions: ['v1'], ...webhook,
-      }],
+      webhooks: [
+        {
+          name: 'v.example.com',
+          clientConfig: { url: `https://127.0.0.1:${hook.port}/validate`, caBundle: hook.caBundle },
+          rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] }],
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          ...webhook,
+        },
+      ],
     };
     const r = await h.post(`/apis/admissionregistration.k8s.io/v1/${plural}`, body);
     expect(r.status, r.text).toBe(201);
-    return async () => { expect((await h.del(`/apis/admissionregistration.k8s.io/v1/${plural}/${name}`)).status).toBe(200); };
+    return async () => {
+      expect((await h.del(`/apis/admissionregistration.k8s.io/v1/${plural}/${name}`)).status).toBe(200);
+    };
   }
 
   it('C-109 a validating webhook denial is a 400 with the exact message', async () => {
@@ -115,10 +137,12 @@ describe('admission webhooks', () => {
 
   it('C-111 a mutating webhook JSONPatch is applied; with generateName the webhook sees an empty name', async () => {
     hook.received = [];
-    hook.reply = (review) => respond(review, {
-      allowed: true, patchType: 'JSONPatch',
-      patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }])).toString('base64'),
-    });
+    hook.reply = (review) =>
+      respond(review, {
+        allowed: true,
+        patchType: 'JSONPatch',
+        patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }])).toString('base64'),
+      });
     const unregister = await register('mutating', 'mutate', { clientConfig: { url: `https://127.0.0.1:${hook.port}/mutate`, caBundle: hook.caBundle } });
     const r = await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { generateName: 'gen-' }, spec: { size: 1 } });
     expect(r.status, r.text).toBe(201);

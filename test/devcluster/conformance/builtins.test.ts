@@ -17,35 +17,58 @@ const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
 const VWCS = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const MWCS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 
-const pod = (name: string, spec: Json = {}): Json =>
-  ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }], ...spec } });
+const pod = (name: string, spec: Json = {}): Json => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'main', image: 'nginx:1.27' }], ...spec },
+});
 
 function deployment(name: string, templateLabels: Json = { app: name }): Json {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
-    spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: templateLabels }, spec: { containers: [{ name: 'main', image: 'nginx' }] } } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: templateLabels }, spec: { containers: [{ name: 'main', image: 'nginx' }] } },
+    },
   };
 }
 
-const lease = (name: string, spec: Json = { holderIdentity: 'a', leaseDurationSeconds: 15 }): Json =>
-  ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
+const lease = (name: string, spec: Json = { holderIdentity: 'a', leaseDurationSeconds: 15 }): Json => ({
+  apiVersion: 'coordination.k8s.io/v1',
+  kind: 'Lease',
+  metadata: { name },
+  spec,
+});
 
 /** A core/v1 Event shaped as Kopf posts it (timestamps from Python's `isoformat()`). */
 function kopfEvent(objectName: string, overrides: Json = {}): Json {
   const now = '2024-05-01T10:00:00.123456+00:00';
   return {
-    apiVersion: 'v1', kind: 'Event',
+    apiVersion: 'v1',
+    kind: 'Event',
     metadata: { namespace: 'default', generateName: 'kopf-event-' },
-    action: 'Action', reason: 'Logging', message: `hello ${objectName}`, type: 'Normal',
-    reportingComponent: 'kopf', reportingInstance: 'dev', source: { component: 'kopf' },
-    firstTimestamp: now, lastTimestamp: now, eventTime: now,
+    action: 'Action',
+    reason: 'Logging',
+    message: `hello ${objectName}`,
+    type: 'Normal',
+    reportingComponent: 'kopf',
+    reportingInstance: 'dev',
+    source: { component: 'kopf' },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    eventTime: now,
     involvedObject: { apiVersion: 'example.com/v1', kind: 'Widget', name: objectName, namespace: 'default', uid: `uid-${objectName}` },
     ...overrides,
   };
 }
 
 const webhook = (name: string, extra: Json = {}): Json => ({
-  name, sideEffects: 'None', admissionReviewVersions: ['v1'],
+  name,
+  sideEffects: 'None',
+  admissionReviewVersions: ['v1'],
   clientConfig: { service: { namespace: 'default', name: 'hooks', path: '/validate' } },
   rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] }],
   ...extra,
@@ -60,8 +83,12 @@ function expectInvalid(r: HttpResult, field: string): Json {
 
 describe('conformance: built-in resources', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-25 changing an annotation of a Deployment bumps its generation', async () => {
     const created = await h.post(DEPLOYMENTS, deployment('gen'));
@@ -98,7 +125,7 @@ describe('conformance: built-in resources', () => {
     expect((await h.get(`${PODS}/unscheduled`)).status).toBe(404);
   });
 
-  it('C-64 an involvedObject field selector returns only that object\'s events', async () => {
+  it("C-64 an involvedObject field selector returns only that object's events", async () => {
     for (const name of ['sel-w1', 'sel-w2']) expect((await h.post(EVENTS, kopfEvent(name))).status).toBe(201);
     const r = await h.get(`${EVENTS}?fieldSelector=${encodeURIComponent('involvedObject.name=sel-w1,involvedObject.namespace=default')}`);
     expect(r.status, r.text).toBe(200);
@@ -114,7 +141,12 @@ describe('conformance: built-in resources', () => {
     expect((await h.post(DEPLOYMENTS, body)).status).toBe(201);
     const r = await h.get(`${DEPLOYMENTS}/scaled/scale`);
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 0, selector: 'app=scaled,tier in (a,b)' } });
+    expect(r.json).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 1 },
+      status: { replicas: 0, selector: 'app=scaled,tier in (a,b)' },
+    });
   });
 
   it('C-102 a Kopf-shaped core/v1 Event is created and read back with Z timestamps; without action it is 422', async () => {
@@ -137,9 +169,14 @@ describe('conformance: built-in resources', () => {
     const r = await h.get(`${EVENTS_V1}/${name}`);
     expect(r.status, r.text).toBe(200);
     expect(r.json).toMatchObject({
-      apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'hello v1-w1', reportingController: 'kopf',
-      regarding: { kind: 'Widget', name: 'v1-w1' }, deprecatedSource: { component: 'kopf' },
-      deprecatedFirstTimestamp: '2024-05-01T10:00:00Z', eventTime: '2024-05-01T10:00:00.123456Z',
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      note: 'hello v1-w1',
+      reportingController: 'kopf',
+      regarding: { kind: 'Widget', name: 'v1-w1' },
+      deprecatedSource: { component: 'kopf' },
+      deprecatedFirstTimestamp: '2024-05-01T10:00:00Z',
+      eventTime: '2024-05-01T10:00:00.123456Z',
     });
     expect(r.json['message']).toBeUndefined();
     expect(r.json['involvedObject']).toBeUndefined();
@@ -167,7 +204,9 @@ describe('conformance: built-in resources', () => {
     const ok = await h.post(DEPLOYMENTS, deployment('defaulted'));
     expect(ok.status, ok.text).toBe(201);
     expect(ok.json['spec']).toMatchObject({
-      replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600,
+      replicas: 1,
+      revisionHistoryLimit: 10,
+      progressDeadlineSeconds: 600,
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
     });
     expect(ok.json['spec']['template']['spec']).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler' });
@@ -176,7 +215,12 @@ describe('conformance: built-in resources', () => {
   it('C-106 a Service without ports is 422; a valid one gets a cluster IP in 10.96.0.0/12', async () => {
     const bad = await h.post(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'noports' }, spec: { selector: { app: 'x' } } });
     expect(expectInvalid(bad, 'spec.ports')['message']).toContain('spec.ports: Required value');
-    const ok = await h.post(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'x' }, ports: [{ port: 80 }] } });
+    const ok = await h.post(SERVICES, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'x' }, ports: [{ port: 80 }] },
+    });
     expect(ok.status, ok.text).toBe(201);
     const ip = ok.json['spec']['clusterIP'] as string;
     const [a, b] = ip.split('.').map(Number);
@@ -190,9 +234,15 @@ describe('conformance: built-in resources', () => {
   it('C-107 PUT of a Lease with a stale resourceVersion is 409', async () => {
     const created = await h.post(LEASES, lease('elect'));
     const rv = created.json['metadata']['resourceVersion'] as string;
-    const renewed = await h.put(`${LEASES}/elect`, { ...lease('elect', { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 1 }), metadata: { name: 'elect', resourceVersion: rv } });
+    const renewed = await h.put(`${LEASES}/elect`, {
+      ...lease('elect', { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 1 }),
+      metadata: { name: 'elect', resourceVersion: rv },
+    });
     expect(renewed.status, renewed.text).toBe(200);
-    const stale = await h.put(`${LEASES}/elect`, { ...lease('elect', { holderIdentity: 'b', leaseDurationSeconds: 15 }), metadata: { name: 'elect', resourceVersion: rv } });
+    const stale = await h.put(`${LEASES}/elect`, {
+      ...lease('elect', { holderIdentity: 'b', leaseDurationSeconds: 15 }),
+      metadata: { name: 'elect', resourceVersion: rv },
+    });
     expect(stale.status, stale.text).toBe(409);
     expect(stale.json['reason']).toBe('Conflict');
     expect((await h.get(`${LEASES}/elect`)).json['spec']['holderIdentity']).toBe('a');
@@ -212,21 +262,36 @@ describe('conformance: built-in resources', () => {
 
 describe('conformance: built-in rules beyond the checklist', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness({ widgets: false, podTerminationDelayMs: 60_000 }); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness({ widgets: false, podTerminationDelayMs: 60_000 });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('D-BI-7 a Pod gets the defaults and a Pending status with its QoS class on create', async () => {
-    const body = pod('defaults', { containers: [{ name: 'main', image: 'nginx', ports: [{ containerPort: 80 }], resources: { limits: { cpu: '1', memory: '1Gi' } } }] });
+    const body = pod('defaults', {
+      containers: [{ name: 'main', image: 'nginx', ports: [{ containerPort: 80 }], resources: { limits: { cpu: '1', memory: '1Gi' } } }],
+    });
     body['status'] = { phase: 'Running' };
     const r = await h.post(PODS, body);
     expect(r.status, r.text).toBe(201);
     expect(r.json['spec']).toMatchObject({
-      restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', terminationGracePeriodSeconds: 30,
-      securityContext: {}, serviceAccountName: 'default', serviceAccount: 'default', enableServiceLinks: true,
+      restartPolicy: 'Always',
+      dnsPolicy: 'ClusterFirst',
+      schedulerName: 'default-scheduler',
+      terminationGracePeriodSeconds: 30,
+      securityContext: {},
+      serviceAccountName: 'default',
+      serviceAccount: 'default',
+      enableServiceLinks: true,
     });
     expect(r.json['spec']['containers'][0]).toMatchObject({
-      terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'Always',
-      ports: [{ containerPort: 80, protocol: 'TCP' }], resources: { requests: { cpu: '1', memory: '1Gi' } },
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+      imagePullPolicy: 'Always',
+      ports: [{ containerPort: 80, protocol: 'TCP' }],
+      resources: { requests: { cpu: '1', memory: '1Gi' } },
     });
     expect(r.json['status']).toEqual({ phase: 'Pending', qosClass: 'Guaranteed' });
     expect(r.json['metadata']['generation']).toBe(1);
@@ -266,9 +331,19 @@ describe('conformance: built-in rules beyond the checklist', () => {
   });
 
   it('D-BI-8 a taken cluster IP is 422, clusterIP is immutable, NodePort services get node ports', async () => {
-    const first = await h.post(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'fixed-ip' }, spec: { clusterIP: '10.96.0.50', ports: [{ port: 80 }] } });
+    const first = await h.post(SERVICES, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'fixed-ip' },
+      spec: { clusterIP: '10.96.0.50', ports: [{ port: 80 }] },
+    });
     expect(first.status, first.text).toBe(201);
-    const taken = await h.post(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'same-ip' }, spec: { clusterIP: '10.96.0.50', ports: [{ port: 80 }] } });
+    const taken = await h.post(SERVICES, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'same-ip' },
+      spec: { clusterIP: '10.96.0.50', ports: [{ port: 80 }] },
+    });
     expect(expectInvalid(taken, 'spec.clusterIPs')['message']).toContain('provided IP is already allocated');
     const changed = await h.patch(`${SERVICES}/fixed-ip`, { spec: { clusterIP: '10.96.0.51' } });
     expectInvalid(changed, 'spec.clusterIP');
@@ -282,17 +357,27 @@ describe('conformance: built-in rules beyond the checklist', () => {
   });
 
   it('D-BI-5 an immutable ConfigMap refuses data changes', async () => {
-    expect((await h.post(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, data: { a: '1' }, immutable: true })).status).toBe(201);
+    expect((await h.post(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, data: { a: '1' }, immutable: true })).status).toBe(
+      201,
+    );
     const r = await h.patch(`${CONFIGMAPS}/frozen`, { data: { a: '2' } });
     expect(expectInvalid(r, 'data')['message']).toContain('data: Forbidden: field is immutable when `immutable` is set');
     const both = await h.post(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'both' }, data: { k: 'v' }, binaryData: { k: 'eA==' } });
     expectInvalid(both, 'data[k]');
   });
 
-  it('D-BI-4 creating through events.k8s.io/v1 stores the core form and enforces that API\'s rules', async () => {
+  it("D-BI-4 creating through events.k8s.io/v1 stores the core form and enforces that API's rules", async () => {
     const body = {
-      apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'new-api' }, eventTime: '2024-05-01T10:00:00.5+02:00',
-      type: 'Normal', reason: 'Started', action: 'Start', note: 'hi', reportingController: 'example.com/ctl', reportingInstance: 'ctl-1',
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'new-api' },
+      eventTime: '2024-05-01T10:00:00.5+02:00',
+      type: 'Normal',
+      reason: 'Started',
+      action: 'Start',
+      note: 'hi',
+      reportingController: 'example.com/ctl',
+      reportingInstance: 'ctl-1',
       regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
     };
     const r = await h.post(EVENTS_V1, body);
@@ -314,14 +399,30 @@ describe('conformance: built-in rules beyond the checklist', () => {
   });
 
   it('D-BI-12 webhook configurations are defaulted and validated', async () => {
-    const r = await h.post(MWCS, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'm' }, webhooks: [webhook('m.example.com')] });
+    const r = await h.post(MWCS, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'm' },
+      webhooks: [webhook('m.example.com')],
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.json['webhooks'][0]).toMatchObject({
-      failurePolicy: 'Fail', matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, timeoutSeconds: 10, reinvocationPolicy: 'Never',
-      clientConfig: { service: { port: 443 } }, rules: [{ scope: '*' }],
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+      timeoutSeconds: 10,
+      reinvocationPolicy: 'Never',
+      clientConfig: { service: { port: 443 } },
+      rules: [{ scope: '*' }],
     });
     expect(r.json['metadata']['generation']).toBe(1);
-    const bad = await h.post(VWCS, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v' }, webhooks: [webhook('short.name', { admissionReviewVersions: ['v1beta1'] })] });
+    const bad = await h.post(VWCS, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'v' },
+      webhooks: [webhook('short.name', { admissionReviewVersions: ['v1beta1'] })],
+    });
     const body = expectInvalid(bad, 'webhooks[0].name');
     expect(body['message']).toContain('should be a domain with at least three segments separated by dots');
     expect(body['message']).toContain('must include at least one of v1');
@@ -332,7 +433,9 @@ describe('conformance: built-in rules beyond the checklist', () => {
     const rv = list.json['metadata']['resourceVersion'] as string;
     const watched = await readWatch(`${h.cluster.url}${LEASES}?watch=true&resourceVersion=${rv}`, {
       count: 1,
-      onOpen: async () => { await h.post(LEASES, lease('watched', { acquireTime: '2024-05-01T12:00:00.1234567+02:00' })); },
+      onOpen: async () => {
+        await h.post(LEASES, lease('watched', { acquireTime: '2024-05-01T12:00:00.1234567+02:00' }));
+      },
     });
     expect(watched.events[0]).toMatchObject({ type: 'ADDED', object: { kind: 'Lease', spec: { acquireTime: '2024-05-01T10:00:00.123456Z' } } });
   });

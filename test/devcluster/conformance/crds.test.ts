@@ -20,16 +20,19 @@ function gadgetCrd(plural: string, kind: string, extra: { group?: string; versio
       group,
       scope: 'Namespaced',
       names: { plural, kind },
-      versions: extra.versions ?? [{
-        name: 'v1', served: true, storage: true,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
-      }],
+      versions: extra.versions ?? [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+        },
+      ],
     },
   };
 }
 
-const condition = (crd: Json, type: string): Json | undefined =>
-  (crd['status']?.['conditions'] as Json[] | undefined)?.find((c) => c['type'] === type);
+const condition = (crd: Json, type: string): Json | undefined => (crd['status']?.['conditions'] as Json[] | undefined)?.find((c) => c['type'] === type);
 
 describe('conformance: CRDs', () => {
   let h: Harness;
@@ -49,8 +52,12 @@ describe('conformance: CRDs', () => {
     };
   }
 
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-88 a created CRD gets NamesAccepted and Established, announced by a MODIFIED event', async () => {
     const from = h.cluster.revision;
@@ -101,16 +108,27 @@ describe('conformance: CRDs', () => {
     expect(nameCause['message']).toBe('Invalid value: "foo.example.com": must be spec.names.plural+"."+spec.group');
 
     const schema = { openAPIV3Schema: { type: 'object' } };
-    const twoStorage = await h.post(CRDS, gadgetCrd('doubles', 'Double', {
-      versions: [{ name: 'v1', served: true, storage: true, schema }, { name: 'v2', served: true, storage: true, schema }],
-    }));
+    const twoStorage = await h.post(
+      CRDS,
+      gadgetCrd('doubles', 'Double', {
+        versions: [
+          { name: 'v1', served: true, storage: true, schema },
+          { name: 'v2', served: true, storage: true, schema },
+        ],
+      }),
+    );
     expect(twoStorage.status).toBe(422);
     expect(twoStorage.json['reason']).toBe('Invalid');
     expect((twoStorage.json['details']['causes'] as Json[]).map((c) => c['field'])).toContain('spec.versions');
 
-    const untyped = await h.post(CRDS, gadgetCrd('untypeds', 'Untyped', {
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { description: 'no type' } } } } }],
-    }));
+    const untyped = await h.post(
+      CRDS,
+      gadgetCrd('untypeds', 'Untyped', {
+        versions: [
+          { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { description: 'no type' } } } } },
+        ],
+      }),
+    );
     expect(untyped.status).toBe(422);
     expect(untyped.json['reason']).toBe('Invalid');
     const fields = (untyped.json['details']['causes'] as Json[]).map((c) => String(c['field']));
@@ -163,7 +181,9 @@ describe('conformance: CRDs', () => {
 
   it('C-93 all schema violations are reported together in one 422', async () => {
     const r = await h.post(WIDGETS, {
-      apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'c93' },
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'c93' },
       spec: { size: '3', mode: 'c', name: 'ABC', tags: ['a', 'b', 'c'] },
     });
     expect(r.status).toBe(422);
@@ -231,7 +251,11 @@ describe('conformance: CRDs', () => {
     expect(r.json['apiVersion']).toBe('meta.k8s.io/v1');
     expect(r.json['metadata']['resourceVersion']).toEqual(expect.any(String));
     const columns = (r.json['columnDefinitions'] as Json[]).map((c) => [c['name'], c['type']]);
-    expect(columns).toEqual([['Name', 'string'], ['Size', 'integer'], ['Age', 'date']]);
+    expect(columns).toEqual([
+      ['Name', 'string'],
+      ['Size', 'integer'],
+      ['Age', 'date'],
+    ]);
     expect(r.json['columnDefinitions'][0]['format']).toBe('name');
     const rows = r.json['rows'] as Json[];
     expect(rows).toHaveLength(1);
@@ -244,8 +268,12 @@ describe('conformance: CRDs', () => {
 describe('conformance: CRD deletion', () => {
   let h: Harness;
 
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-98 deleting a CRD terminates it, deletes instances honouring finalizers, then removes it', async () => {
     await h.widget('keeper', { size: 1 }, { metadata: { finalizers: ['example.com/f'] } });
@@ -260,7 +288,11 @@ describe('conformance: CRD deletion', () => {
     await h.cluster.settle();
 
     const crd = (await h.get(`${CRDS}/widgets.example.com`)).json;
-    expect(condition(crd, 'Terminating')).toMatchObject({ status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
+    expect(condition(crd, 'Terminating')).toMatchObject({
+      status: 'True',
+      reason: 'InstanceDeletionInProgress',
+      message: 'CustomResource deletion is in progress',
+    });
     const keeper = await h.get(`${WIDGETS}/keeper`);
     expect(keeper.status).toBe(200);
     expect(keeper.json['metadata']['deletionTimestamp']).toEqual(expect.any(String));

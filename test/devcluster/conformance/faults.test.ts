@@ -36,7 +36,10 @@ class WatchReader {
       const body = res.body!.getReader();
       for (;;) {
         const { value, done } = await body.read();
-        if (done) { this.outcome = 'end'; break; }
+        if (done) {
+          this.outcome = 'end';
+          break;
+        }
         buffer += decoder.decode(value, { stream: true });
         let nl: number;
         while ((nl = buffer.indexOf('\n')) >= 0) {
@@ -69,14 +72,27 @@ class WatchReader {
     return true;
   }
 
-  count(n: number, timeoutMs = 2000): Promise<boolean> { return this.until(() => this.events.length >= n || this.outcome !== 'open', timeoutMs); }
-  finished(timeoutMs = 2000): Promise<boolean> { return this.until(() => this.outcome !== 'open', timeoutMs); }
-  types(): string[] { return this.events.map((e) => `${e['type']} ${e['object']['metadata']?.['name'] ?? ''}`.trim()); }
-  close(): void { this.controller.abort(); }
+  count(n: number, timeoutMs = 2000): Promise<boolean> {
+    return this.until(() => this.events.length >= n || this.outcome !== 'open', timeoutMs);
+  }
+  finished(timeoutMs = 2000): Promise<boolean> {
+    return this.until(() => this.outcome !== 'open', timeoutMs);
+  }
+  types(): string[] {
+    return this.events.map((e) => `${e['type']} ${e['object']['metadata']?.['name'] ?? ''}`.trim());
+  }
+  close(): void {
+    this.controller.abort();
+  }
 }
 
 const widgetsIn = (ns: string): string => `/apis/example.com/v1/namespaces/${ns}/widgets`;
-const widgetBody = (name: string, ns = 'default'): Json => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: ns }, spec: { size: 1 } });
+const widgetBody = (name: string, ns = 'default'): Json => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: ns },
+  spec: { size: 1 },
+});
 const configMapBody = (name: string): Json => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 
 describe('conformance: fault injection and test controls', () => {
@@ -96,9 +112,12 @@ describe('conformance: fault injection and test controls', () => {
     return reader;
   }
 
-  const exists = (ns: string, name: string): boolean => h.cluster.store.get({ group: 'example.com', version: 'v1', resource: 'widgets' }, name, ns) !== undefined;
+  const exists = (ns: string, name: string): boolean =>
+    h.cluster.store.get({ group: 'example.com', version: 'v1', resource: 'widgets' }, name, ns) !== undefined;
 
-  beforeAll(async () => { h = await startHarness(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
   afterAll(async () => {
     for (const r of readers) r.close();
     await h.stop();
@@ -237,7 +256,10 @@ describe('conformance: fault injection and test controls', () => {
     const w = await watch(`${widgetsIn(ns)}?watch=true&resourceVersion=${h.cluster.revision}`);
     h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { delay: { afterMs: 400 } } });
     let answered = false;
-    const pending = h.post(widgetsIn(ns), widgetBody('applied', ns)).then((r) => { answered = true; return r; });
+    const pending = h.post(widgetsIn(ns), widgetBody('applied', ns)).then((r) => {
+      answered = true;
+      return r;
+    });
     expect(await w.count(1)).toBe(true);
     expect(w.types()).toEqual(['ADDED applied']);
     expect(exists(ns, 'applied')).toBe(true);
@@ -265,10 +287,14 @@ describe('conformance: fault injection and test controls', () => {
     const ns = await namespace();
     h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { hang: true } });
     const started = Date.now();
-    await expect(fetch(`${h.cluster.url}${widgetsIn(ns)}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(widgetBody('hung', ns)),
-      signal: AbortSignal.timeout(400),
-    })).rejects.toThrow();
+    await expect(
+      fetch(`${h.cluster.url}${widgetsIn(ns)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(widgetBody('hung', ns)),
+        signal: AbortSignal.timeout(400),
+      }),
+    ).rejects.toThrow();
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
     expect(exists(ns, 'hung')).toBe(false);
     expect((await h.get(widgetsIn(ns))).status).toBe(200);
@@ -366,7 +392,10 @@ describe('conformance: fault injection and test controls', () => {
     try {
       await h.cluster.store.create(widgetBody('p1', ns));
       await h.cluster.store.create(widgetBody('p2', ns));
-      held = h.get(`${widgetsIn(ns)}/p1`).then((r) => { answered = true; return r; });
+      held = h.get(`${widgetsIn(ns)}/p1`).then((r) => {
+        answered = true;
+        return r;
+      });
       await sleep(250);
       expect(answered).toBe(false);
       expect(w.events).toEqual([]);
@@ -435,8 +464,12 @@ describe('conformance: fault injection and test controls', () => {
 describe('conformance: restart', () => {
   let h: Harness;
 
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-119 restart ends watches, refuses connections while down, keeps objects and expires old RVs', async () => {
     const first = await h.widget('before1');
@@ -542,7 +575,9 @@ describe('conformance: history limits, latency, clock and seeds', () => {
     try {
       const created = await h.widget('timed');
       expect(created['metadata']['creationTimestamp']).toBe('2024-01-02T03:04:05Z');
-      const w = await WatchReader.open(`${h.cluster.url}${WIDGETS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=100&resourceVersion=${h.cluster.revision}`);
+      const w = await WatchReader.open(
+        `${h.cluster.url}${WIDGETS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=100&resourceVersion=${h.cluster.revision}`,
+      );
       // Real time alone moves nothing.
       await sleep(200);
       expect(w.events).toEqual([]);
@@ -596,6 +631,21 @@ describe('fault rule shapes', () => {
     expect(() => faults.add({ resource: 'x' } as never)).toThrow(/exactly one action/);
     expect(() => faults.add({ resource: 'x', hang: true, reset: 'before' } as never)).toThrow(/exactly one action/);
     faults.add({ resource: 'x', hang: true });
-    expect(faults.match({ method: 'GET', verb: 'get', group: '', version: 'v1', resource: 'x', subresource: undefined, namespace: undefined, name: undefined, watch: false, path: '/', userAgent: '', user: '' })).toEqual({ hang: true });
+    expect(
+      faults.match({
+        method: 'GET',
+        verb: 'get',
+        group: '',
+        version: 'v1',
+        resource: 'x',
+        subresource: undefined,
+        namespace: undefined,
+        name: undefined,
+        watch: false,
+        path: '/',
+        userAgent: '',
+        user: '',
+      }),
+    ).toEqual({ hang: true });
   });
 });

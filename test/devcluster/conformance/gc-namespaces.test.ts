@@ -19,7 +19,9 @@ async function configMap(h: Harness, name: string, owners: Json[]): Promise<Json
 
 /** The DELETED event of one object between `fromRv` and now, read back from the watch history. */
 async function deletedAt(h: Harness, collection: string, name: string, fromRv: string): Promise<number> {
-  const { events } = await readWatch(`${h.cluster.url}${collection}?watch=true&resourceVersion=${fromRv}&fieldSelector=metadata.name%3D${name}`, { timeoutMs: 400 });
+  const { events } = await readWatch(`${h.cluster.url}${collection}?watch=true&resourceVersion=${fromRv}&fieldSelector=metadata.name%3D${name}`, {
+    timeoutMs: 400,
+  });
   const deleted = events.filter((e) => e.type === 'DELETED');
   expect(deleted).toHaveLength(1);
   return Number(deleted[0]!.object.metadata.resourceVersion);
@@ -27,8 +29,12 @@ async function deletedAt(h: Harness, collection: string, name: string, fromRv: s
 
 describe('garbage collection (D-VERB-33..35)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-55 Foreground: the owner waits with foregroundDeletion, the blocking dependent disappears first', async () => {
     const o = await h.widget('o55');
@@ -94,14 +100,21 @@ describe('garbage collection (D-VERB-33..35)', () => {
 
   it('D-VERB-33 an owner in another namespace does not hold a dependent', async () => {
     expect((await h.post(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gc-other' } })).status).toBe(201);
-    const o = (await h.post('/apis/example.com/v1/namespaces/gc-other/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'o33ns' }, spec: { size: 1 } })).json;
+    const o = (
+      await h.post('/apis/example.com/v1/namespaces/gc-other/widgets', {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'o33ns' },
+        spec: { size: 1 },
+      })
+    ).json;
     await configMap(h, 'c33ns', [ownerRef(o)]);
     await h.cluster.settle();
     expect((await h.get(`${CONFIGMAPS}/c33ns`)).status).toBe(404);
     expect((await h.get('/apis/example.com/v1/namespaces/gc-other/widgets/o33ns')).status).toBe(200);
   });
 
-  it('D-VERB-34 GC deletes honour the dependent\'s finalizers', async () => {
+  it("D-VERB-34 GC deletes honour the dependent's finalizers", async () => {
     const o = await h.widget('o34');
     await configMap(h, 'c34', [ownerRef(o, false)]);
     expect((await h.patch(`${CONFIGMAPS}/c34`, { metadata: { finalizers: ['example.com/keep'] } })).status).toBe(200);
@@ -130,8 +143,12 @@ describe('garbage collection (D-VERB-33..35)', () => {
 
 describe('disabled garbage collector (D-VERB-36)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness({ controllers: { garbageCollector: false } }); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness({ controllers: { garbageCollector: false } });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('D-VERB-36 Foreground and Orphan owners stay Terminating and dependents stay', async () => {
     const f = await h.widget('f36');
@@ -158,8 +175,12 @@ describe('disabled garbage collector (D-VERB-36)', () => {
 
 describe('namespaces (D-BI-2)', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-99 a new Namespace is Active with the kubernetes finalizer and the name label', async () => {
     const r = await h.post(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 't99' }, status: { phase: 'Terminating' } });
@@ -172,7 +193,12 @@ describe('namespaces (D-BI-2)', () => {
   it('C-100 a Widget with a finalizer keeps its namespace Terminating until the finalizer goes', async () => {
     expect((await h.post(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 't100' } })).status).toBe(201);
     const widgets = '/apis/example.com/v1/namespaces/t100/widgets';
-    const w = await h.post(widgets, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', finalizers: ['example.com/cleanup'] }, spec: { size: 1 } });
+    const w = await h.post(widgets, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w', finalizers: ['example.com/cleanup'] },
+      spec: { size: 1 },
+    });
     expect(w.status).toBe(201);
     expect((await h.post('/api/v1/namespaces/t100/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain' } })).status).toBe(201);
 
@@ -189,8 +215,16 @@ describe('namespaces (D-BI-2)', () => {
     expect(ns.status).toBe(200);
     expect(ns.json.spec.finalizers).toEqual(['kubernetes']);
     const byType = Object.fromEntries((ns.json.status.conditions as Json[]).map((x) => [x.type, x]));
-    expect(byType['NamespaceContentRemaining']).toMatchObject({ status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: widgets.example.com has 1 resource instances' });
-    expect(byType['NamespaceFinalizersRemaining']).toMatchObject({ status: 'True', reason: 'SomeFinalizersRemain', message: 'Some content in the namespace has finalizers remaining: example.com/cleanup in 1 resource instances' });
+    expect(byType['NamespaceContentRemaining']).toMatchObject({
+      status: 'True',
+      reason: 'SomeResourcesRemain',
+      message: 'Some resources are remaining: widgets.example.com has 1 resource instances',
+    });
+    expect(byType['NamespaceFinalizersRemaining']).toMatchObject({
+      status: 'True',
+      reason: 'SomeFinalizersRemain',
+      message: 'Some content in the namespace has finalizers remaining: example.com/cleanup in 1 resource instances',
+    });
     for (const t of ['NamespaceDeletionDiscoveryFailure', 'NamespaceDeletionGroupVersionParsingFailure', 'NamespaceDeletionContentFailure']) {
       expect(byType[t]?.status).toBe('False');
     }

@@ -22,7 +22,12 @@ export interface HttpResult {
 
 export interface Harness {
   cluster: DevCluster;
-  request(method: string, urlPath: string, body?: unknown, opts?: { contentType?: string; accept?: string; headers?: Record<string, string> }): Promise<HttpResult>;
+  request(
+    method: string,
+    urlPath: string,
+    body?: unknown,
+    opts?: { contentType?: string; accept?: string; headers?: Record<string, string> },
+  ): Promise<HttpResult>;
   get(urlPath: string, accept?: string): Promise<HttpResult>;
   post(urlPath: string, body: unknown): Promise<HttpResult>;
   put(urlPath: string, body: unknown): Promise<HttpResult>;
@@ -56,7 +61,11 @@ export async function startHarness(opts: DevClusterOptions & { widgets?: boolean
     const res = await fetch(cluster.url + urlPath, { method, headers, body: payload });
     const text = await res.text();
     let json: Json = undefined as unknown as Json;
-    try { json = JSON.parse(text) as Json; } catch { /* not JSON */ }
+    try {
+      json = JSON.parse(text) as Json;
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, headers: res.headers, text, json };
   };
   const h: Harness = {
@@ -68,7 +77,13 @@ export async function startHarness(opts: DevClusterOptions & { widgets?: boolean
     patch: (p, b, type = 'merge') => request('PATCH', p, b, { contentType: PATCH_TYPES[type] }),
     del: (p, b) => request('DELETE', p, b),
     async widget(name, spec = { size: 1 }, extra = {}) {
-      const r = await request('POST', WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', ...extra, metadata: { name, ...(extra['metadata'] ?? {}) }, spec });
+      const r = await request('POST', WIDGETS, {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        ...extra,
+        metadata: { name, ...(extra['metadata'] ?? {}) },
+        spec,
+      });
       if (r.status !== 201) throw new Error(`creating widget ${name} failed: ${r.status} ${r.text}`);
       return r.json;
     },
@@ -78,7 +93,10 @@ export async function startHarness(opts: DevClusterOptions & { widgets?: boolean
 }
 
 /** Reads a watch stream until `count` events arrived or `timeoutMs` passed; returns the parsed events. */
-export async function readWatch(url: string, opts: { count?: number; timeoutMs?: number; accept?: string; onOpen?: () => Promise<void> | void } = {}): Promise<{ status: number; events: Json[]; ended: boolean }> {
+export async function readWatch(
+  url: string,
+  opts: { count?: number; timeoutMs?: number; accept?: string; onOpen?: () => Promise<void> | void } = {},
+): Promise<{ status: number; events: Json[]; ended: boolean }> {
   const { count = Infinity, timeoutMs = 2000 } = opts;
   const controller = new AbortController();
   const res = await fetch(url, { signal: controller.signal, headers: opts.accept ? { accept: opts.accept } : {} });
@@ -92,7 +110,10 @@ export async function readWatch(url: string, opts: { count?: number; timeoutMs?:
     let buffer = '';
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) { ended = true; break; }
+      if (done) {
+        ended = true;
+        break;
+      }
       buffer += decoder.decode(value, { stream: true });
       let nl: number;
       while ((nl = buffer.indexOf('\n')) >= 0) {

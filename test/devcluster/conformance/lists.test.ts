@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type Json } from './harness.js';
 
-const EXPIRED_CONTINUE = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+const EXPIRED_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 const widgetsIn = (ns: string): string => `/apis/example.com/v1/namespaces/${ns}/widgets`;
 const configMapsIn = (ns: string): string => `/api/v1/namespaces/${ns}/configmaps`;
@@ -32,8 +33,12 @@ describe('conformance: lists, selectors, pagination, resourceVersion', () => {
     return r.json;
   }
 
-  beforeAll(async () => { h = await startHarness({ tooLargeRvWaitMs: 100 }); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness({ tooLargeRvWaitMs: 100 });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-61 label selectors: equality, inequality, set-based, existence and conjunctions', async () => {
     await namespace('sel');
@@ -91,7 +96,7 @@ describe('conformance: lists, selectors, pagination, resourceVersion', () => {
     expect(bad.json['message']).toBe('field label not supported: spec.size');
   });
 
-  it('C-65 pagination serves every page from the first page\'s snapshot with remainingItemCount', async () => {
+  it("C-65 pagination serves every page from the first page's snapshot with remainingItemCount", async () => {
     await namespace('pages');
     for (const n of ['p1', 'p2', 'p3', 'p4', 'p5']) await widgetIn('pages', n);
     const first = await h.get(`${widgetsIn('pages')}?limit=2`);
@@ -187,8 +192,7 @@ describe('conformance: lists, selectors, pagination, resourceVersion', () => {
     expect(r.json['message']).toMatch(/^ListOptions\.meta\.k8s\.io "" is invalid: /);
     expect(r.json['details']['group']).toBe('meta.k8s.io');
     expect(r.json['details']['kind']).toBe('ListOptions');
-    expect((r.json['details']['causes'] as Json[]).map((c) => [c['reason'], c['field']]))
-      .toEqual([['FieldValueForbidden', 'resourceVersionMatch']]);
+    expect((r.json['details']['causes'] as Json[]).map((c) => [c['reason'], c['field']])).toEqual([['FieldValueForbidden', 'resourceVersionMatch']]);
   });
 
   it('C-69 a list at a future resourceVersion times out with 504 ResourceVersionTooLarge', async () => {

@@ -9,32 +9,51 @@ import { CONFIGMAPS, WIDGETS, readWatch, startHarness, type Harness, type Json }
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-const configMap = (name: string, extra: Json = {}): Json =>
-  ({ apiVersion: 'v1', kind: 'ConfigMap', ...extra, metadata: { name, ...(extra['metadata'] ?? {}) } });
+const configMap = (name: string, extra: Json = {}): Json => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  ...extra,
+  metadata: { name, ...(extra['metadata'] ?? {}) },
+});
 const widgetBody = (metadata: Json, spec: Json = { size: 1 }): Json => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata, spec });
 
 /** A second CRD in the same group, without a status subresource (C-24). */
 const GADGETS_CRD: Json = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
   metadata: { name: 'gadgets.example.com' },
   spec: {
-    group: 'example.com', scope: 'Namespaced',
+    group: 'example.com',
+    scope: 'Namespaced',
     names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-    versions: [{
-      name: 'v1', served: true, storage: true,
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', properties: { size: { type: 'integer' } } },
-        status: { type: 'object', properties: { phase: { type: 'string' } } },
-      } } },
-    }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer' } } },
+              status: { type: 'object', properties: { phase: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    ],
   },
 };
 const GADGETS = '/apis/example.com/v1/namespaces/default/gadgets';
 
 describe('conformance: metadata', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-14 a created ConfigMap has a v4 uid, a decimal RV, a second-precision creationTimestamp and no generation', async () => {
     const r = await h.post(CONFIGMAPS, configMap('c14', { data: { a: 'b' } }));
@@ -53,7 +72,10 @@ describe('conformance: metadata', () => {
     const a = await h.post(CONFIGMAPS, configMap('c15'));
     const b = await h.post('/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c15' }, stringData: { k: 'v' } });
     const c = await h.post(WIDGETS, widgetBody({ name: 'c15' }));
-    const rvs = [a, b, c].map((r) => { expect(r.status).toBe(201); return Number(r.json['metadata']['resourceVersion']); });
+    const rvs = [a, b, c].map((r) => {
+      expect(r.status).toBe(201);
+      return Number(r.json['metadata']['resourceVersion']);
+    });
     expect(rvs[0]).toBeLessThan(rvs[1]!);
     expect(rvs[1]).toBeLessThan(rvs[2]!);
     const list = await h.get('/api/v1/namespaces/kube-system/configmaps');
@@ -105,7 +127,9 @@ describe('conformance: metadata', () => {
     expect(r.status).toBe(422);
     expect(r.json['reason']).toBe('Invalid');
     expect(r.json['details']['causes']).toContainEqual({
-      reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required',
+      reason: 'FieldValueRequired',
+      field: 'metadata.name',
+      message: 'Required value: name or generateName is required',
     });
     expect(h.cluster.revision).toBe(before);
   });
@@ -125,12 +149,18 @@ describe('conformance: metadata', () => {
     expect((await h.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'c20-ab' } })).status).toBe(201);
 
     const svc = await h.post('/api/v1/namespaces/default/services', {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: '1svc' }, spec: { ports: [{ port: 80 }] },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: '1svc' },
+      spec: { ports: [{ port: 80 }] },
     });
     expect(svc.status).toBe(422);
     expect(svc.json['details']['causes']).toContainEqual(expect.objectContaining({ reason: 'FieldValueInvalid', field: 'metadata.name' }));
     const okSvc = await h.post('/api/v1/namespaces/default/services', {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc1' }, spec: { ports: [{ port: 80 }] },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'svc1' },
+      spec: { ports: [{ port: 80 }] },
     });
     expect(okSvc.status).toBe(201);
     expect(h.cluster.revision).toBeGreaterThan(before);
@@ -211,7 +241,8 @@ describe('conformance: metadata', () => {
     const revision = h.cluster.revision;
     let noop: Json | undefined;
     const watched = await readWatch(`${h.cluster.url}${WIDGETS}?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dc26`, {
-      count: 1, timeoutMs: 3000,
+      count: 1,
+      timeoutMs: 3000,
       onOpen: async () => {
         const r = await h.put(`${WIDGETS}/c26`, w);
         noop = { status: r.status, body: r.json, revision: h.cluster.revision };

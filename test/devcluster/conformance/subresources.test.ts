@@ -8,8 +8,12 @@ import { startHarness, WIDGETS, type Harness } from './harness.js';
 describe('conformance: status and scale subresources', () => {
   let h: Harness;
 
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-71 create drops status and starts at generation 1', async () => {
     const r = await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 's71' }, spec: { size: 2 }, status: { phase: 'x' } });
@@ -69,10 +73,14 @@ describe('conformance: status and scale subresources', () => {
     const created = await h.widget('s74');
     await h.patch(`${WIDGETS}/s74`, { spec: { size: 3 } });
     const before = (await h.get(`${WIDGETS}/s74`)).json;
-    const r = await h.patch(`${WIDGETS}/s74/status`, [
-      { op: 'test', path: '/metadata/resourceVersion', value: created['metadata']['resourceVersion'] },
-      { op: 'add', path: '/status', value: { phase: 'x' } },
-    ], 'json');
+    const r = await h.patch(
+      `${WIDGETS}/s74/status`,
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: created['metadata']['resourceVersion'] },
+        { op: 'add', path: '/status', value: { phase: 'x' } },
+      ],
+      'json',
+    );
     expect(r.status).toBe(422);
     expect(r.json['reason']).toBe('Invalid');
     expect(r.json['message']).toBe('the server rejected our request due to an error in our request');
@@ -80,10 +88,14 @@ describe('conformance: status and scale subresources', () => {
     expect(after).toEqual(before);
 
     // With the current resourceVersion the same patch applies.
-    const ok = await h.patch(`${WIDGETS}/s74/status`, [
-      { op: 'test', path: '/metadata/resourceVersion', value: before['metadata']['resourceVersion'] },
-      { op: 'add', path: '/status', value: { phase: 'x' } },
-    ], 'json');
+    const ok = await h.patch(
+      `${WIDGETS}/s74/status`,
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: before['metadata']['resourceVersion'] },
+        { op: 'add', path: '/status', value: { phase: 'x' } },
+      ],
+      'json',
+    );
     expect(ok.status).toBe(200);
     expect(ok.json['status']).toEqual({ phase: 'x' });
   });

@@ -12,31 +12,40 @@ const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
 const CONFLICT = (name: string): string =>
   `Operation cannot be fulfilled on widgets.example.com "${name}": the object has been modified; please apply your changes to the latest version and try again`;
 
-const configMap = (name: string, extra: Json = {}): Json =>
-  ({ apiVersion: 'v1', kind: 'ConfigMap', ...extra, metadata: { name, ...(extra['metadata'] ?? {}) } });
+const configMap = (name: string, extra: Json = {}): Json => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  ...extra,
+  metadata: { name, ...(extra['metadata'] ?? {}) },
+});
 const applyConfig = (name: string, spec: Json): Json => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec });
 
 function deployment(name: string, containers: Json[]): Json {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
     spec: {
-      replicas: 1, selector: { matchLabels: { app: name } },
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
       template: { metadata: { labels: { app: name } }, spec: { containers } },
     },
   };
 }
 
 /** The (name, image) pairs of a Deployment's containers, in order (server defaults ignored). */
-const imagesOf = (d: Json): [string, string][] =>
-  (d['spec']['template']['spec']['containers'] as Json[]).map((c) => [c['name'], c['image']]);
+const imagesOf = (d: Json): [string, string][] => (d['spec']['template']['spec']['containers'] as Json[]).map((c) => [c['name'], c['image']]);
 
 describe('conformance: verbs', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
-  const watchUrl = (name: string, rv: string): string =>
-    `${h.cluster.url}${WIDGETS}?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3D${name}`;
+  const watchUrl = (name: string, rv: string): string => `${h.cluster.url}${WIDGETS}?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3D${name}`;
 
   /** A Widget with finalizer example.com/f that has been DELETEd (marked, still present). */
   async function markedWidget(name: string): Promise<Json> {
@@ -113,7 +122,10 @@ describe('conformance: verbs', () => {
     const missing = expectError(await h.put(`${WIDGETS}/c34`, applyConfig('c34', { size: 1 })), 404, 'NotFound');
     expect(missing['message']).toBe('widgets.example.com "c34" not found');
     const lease = await h.put(`${LEASES}/c34`, {
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'c34' }, spec: { holderIdentity: 'me' },
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'c34' },
+      spec: { holderIdentity: 'me' },
     });
     expect(lease.status).toBe(201);
     expect(lease.json['metadata']['uid']).toBeDefined();
@@ -132,7 +144,11 @@ describe('conformance: verbs', () => {
   it('C-36 a merge patch carrying an older resourceVersion is 409 Conflict', async () => {
     const v1 = await h.widget('c36');
     expect((await h.patch(`${WIDGETS}/c36`, { spec: { size: 2 } })).status).toBe(200);
-    const body = expectError(await h.patch(`${WIDGETS}/c36`, { metadata: { resourceVersion: v1['metadata']['resourceVersion'] }, spec: { size: 3 } }), 409, 'Conflict');
+    const body = expectError(
+      await h.patch(`${WIDGETS}/c36`, { metadata: { resourceVersion: v1['metadata']['resourceVersion'] }, spec: { size: 3 } }),
+      409,
+      'Conflict',
+    );
     expect(body['message']).toBe(CONFLICT('c36'));
     expect((await h.get(`${WIDGETS}/c36`)).json['spec']['size']).toBe(2);
   });
@@ -165,8 +181,12 @@ describe('conformance: verbs', () => {
   it('C-39 strategic merge patch on a Widget is 415 listing the CR patch types', async () => {
     await h.widget('c39');
     const body = expectError(await h.patch(`${WIDGETS}/c39`, { spec: { size: 2 } }, 'strategic'), 415, 'UnsupportedMediaType');
-    expect(body['message'].startsWith('the body of the request was in an unknown format - accepted media types include: '
-      + 'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')).toBe(true);
+    expect(
+      body['message'].startsWith(
+        'the body of the request was in an unknown format - accepted media types include: ' +
+          'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      ),
+    ).toBe(true);
     expect((await h.get(`${WIDGETS}/c39`)).json['spec']['size']).toBe(1);
   });
 
@@ -179,24 +199,54 @@ describe('conformance: verbs', () => {
   });
 
   it('C-41 strategic merge patch merges Deployment containers by name', async () => {
-    const created = await h.post(DEPLOYMENTS, deployment('c41', [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }]));
+    const created = await h.post(
+      DEPLOYMENTS,
+      deployment('c41', [
+        { name: 'a', image: 'a:1' },
+        { name: 'b', image: 'b:1' },
+      ]),
+    );
     expect(created.status).toBe(201);
     const r = await h.patch(`${DEPLOYMENTS}/c41`, { spec: { template: { spec: { containers: [{ name: 'b', image: 'x:2' }] } } } }, 'strategic');
     expect(r.status).toBe(200);
-    expect(imagesOf(r.json)).toEqual([['a', 'a:1'], ['b', 'x:2']]);
+    expect(imagesOf(r.json)).toEqual([
+      ['a', 'a:1'],
+      ['b', 'x:2'],
+    ]);
   });
 
   it('C-42 strategic merge patch understands $patch delete, finalizer unions and $setElementOrder', async () => {
-    expect((await h.post(DEPLOYMENTS, deployment('c42', [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }, { name: 'c', image: 'c:1' }]))).status).toBe(201);
+    expect(
+      (
+        await h.post(
+          DEPLOYMENTS,
+          deployment('c42', [
+            { name: 'a', image: 'a:1' },
+            { name: 'b', image: 'b:1' },
+            { name: 'c', image: 'c:1' },
+          ]),
+        )
+      ).status,
+    ).toBe(201);
     const deleted = await h.patch(`${DEPLOYMENTS}/c42`, { spec: { template: { spec: { containers: [{ name: 'a', $patch: 'delete' }] } } } }, 'strategic');
     expect(deleted.status).toBe(200);
-    expect(imagesOf(deleted.json)).toEqual([['b', 'b:1'], ['c', 'c:1']]);
+    expect(imagesOf(deleted.json)).toEqual([
+      ['b', 'b:1'],
+      ['c', 'c:1'],
+    ]);
 
-    const reordered = await h.patch(`${DEPLOYMENTS}/c42`, {
-      spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'c' }, { name: 'b' }], containers: [{ name: 'b', image: 'b:2' }] } } },
-    }, 'strategic');
+    const reordered = await h.patch(
+      `${DEPLOYMENTS}/c42`,
+      {
+        spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'c' }, { name: 'b' }], containers: [{ name: 'b', image: 'b:2' }] } } },
+      },
+      'strategic',
+    );
     expect(reordered.status).toBe(200);
-    expect(imagesOf(reordered.json)).toEqual([['c', 'c:1'], ['b', 'b:2']]);
+    expect(imagesOf(reordered.json)).toEqual([
+      ['c', 'c:1'],
+      ['b', 'b:2'],
+    ]);
 
     expect((await h.post(CONFIGMAPS, configMap('c42', { metadata: { finalizers: ['y'] } }))).status).toBe(201);
     const union = await h.patch(`${CONFIGMAPS}/c42`, { metadata: { finalizers: ['x'] } }, 'strategic');
@@ -232,7 +282,7 @@ describe('conformance: verbs', () => {
     expect(forced.json['spec']['size']).toBe(4);
   });
 
-  it('C-46 a field dropped from a manager\'s next apply is removed', async () => {
+  it("C-46 a field dropped from a manager's next apply is removed", async () => {
     expect((await h.patch(`${WIDGETS}/c46?fieldManager=a`, applyConfig('c46', { size: 3, mode: 'a' }), 'apply')).status).toBe(201);
     const r = await h.patch(`${WIDGETS}/c46?fieldManager=a`, applyConfig('c46', { size: 3 }), 'apply');
     expect(r.status).toBe(200);
@@ -253,12 +303,18 @@ describe('conformance: verbs', () => {
     const w = await h.widget('c48');
     let del: HttpResult | undefined;
     const watched = await readWatch(watchUrl('c48', w['metadata']['resourceVersion']), {
-      count: 2, timeoutMs: 1500,
-      onOpen: async () => { del = await h.del(`${WIDGETS}/c48`); },
+      count: 2,
+      timeoutMs: 1500,
+      onOpen: async () => {
+        del = await h.del(`${WIDGETS}/c48`);
+      },
     });
     expect(del!.status).toBe(200);
     expect(del!.json).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
       details: { name: 'c48', group: 'example.com', kind: 'widgets', uid: w['metadata']['uid'] },
     });
     expect((await h.get(`${WIDGETS}/c48`)).status).toBe(404);
@@ -270,8 +326,11 @@ describe('conformance: verbs', () => {
     const w = await h.widget('c50', { size: 1 }, { metadata: { finalizers: ['example.com/f'] } });
     let del: HttpResult | undefined;
     const watched = await readWatch(watchUrl('c50', w['metadata']['resourceVersion']), {
-      count: 1, timeoutMs: 3000,
-      onOpen: async () => { del = await h.del(`${WIDGETS}/c50`); },
+      count: 1,
+      timeoutMs: 3000,
+      onOpen: async () => {
+        del = await h.del(`${WIDGETS}/c50`);
+      },
     });
     expect(del!.status).toBe(200);
     const meta = del!.json['metadata'] as Json;
@@ -303,8 +362,11 @@ describe('conformance: verbs', () => {
     const marked = await markedWidget('c52');
     let removed: HttpResult | undefined;
     const watched = await readWatch(watchUrl('c52', marked['metadata']['resourceVersion']), {
-      count: 2, timeoutMs: 1500,
-      onOpen: async () => { removed = await h.patch(`${WIDGETS}/c52`, { metadata: { finalizers: null } }); },
+      count: 2,
+      timeoutMs: 1500,
+      onOpen: async () => {
+        removed = await h.patch(`${WIDGETS}/c52`, { metadata: { finalizers: null } });
+      },
     });
     expect(removed!.status).toBe(200);
     expect(removed!.json['metadata']).not.toHaveProperty('finalizers');
@@ -334,13 +396,19 @@ describe('conformance: verbs', () => {
     const w = await h.widget('c54');
     const before = h.cluster.revision;
     const body = expectError(await h.del(`${WIDGETS}/c54`, { preconditions: { uid: 'other' } }), 409, 'Conflict');
-    expect(body['message']).toBe(`Operation cannot be fulfilled on widgets.example.com "c54": the UID in the precondition (other) does not match the UID in record (${w['metadata']['uid']}). The object might have been deleted and then recreated`);
+    expect(body['message']).toBe(
+      `Operation cannot be fulfilled on widgets.example.com "c54": the UID in the precondition (other) does not match the UID in record (${w['metadata']['uid']}). The object might have been deleted and then recreated`,
+    );
     expect(h.cluster.revision).toBe(before);
     expect((await h.get(`${WIDGETS}/c54`)).status).toBe(200);
   });
 
   it('C-59 deletecollection with a label selector answers the matched objects and deletes only those', async () => {
-    for (const [name, app] of [['c59-a', 'x'], ['c59-b', 'x'], ['c59-c', 'y']] as const) {
+    for (const [name, app] of [
+      ['c59-a', 'x'],
+      ['c59-b', 'x'],
+      ['c59-c', 'y'],
+    ] as const) {
       expect((await h.post(CONFIGMAPS, configMap(name, { metadata: { labels: { app } } }))).status).toBe(201);
     }
     const r = await h.del(`${CONFIGMAPS}?labelSelector=app%3Dx`);
@@ -358,7 +426,8 @@ describe('conformance: verbs', () => {
     let real: HttpResult | undefined;
     let revisionAfterDry = -1;
     const watched = await readWatch(`${h.cluster.url}${WIDGETS}?watch=true&resourceVersion=${start}`, {
-      count: 1, timeoutMs: 3000,
+      count: 1,
+      timeoutMs: 3000,
       onOpen: async () => {
         dry = await h.post(`${WIDGETS}?dryRun=All`, applyConfig('c60', { size: 2 }));
         revisionAfterDry = h.cluster.revision;
@@ -392,7 +461,8 @@ describe('conformance: verbs', () => {
     let removed: HttpResult | undefined;
     let collection: HttpResult | undefined;
     const watched = await readWatch(`${h.cluster.url}${WIDGETS}?watch=true&resourceVersion=${revision}`, {
-      count: 1, timeoutMs: 3000,
+      count: 1,
+      timeoutMs: 3000,
       onOpen: async () => {
         put = await h.put(`${WIDGETS}/dry?dryRun=All`, { ...w, spec: { size: 3 } });
         patched = await h.patch(`${WIDGETS}/dry?dryRun=All`, { spec: { size: 4 } });

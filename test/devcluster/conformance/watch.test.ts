@@ -28,8 +28,12 @@ describe('conformance: watch', () => {
     return r.json;
   }
 
-  beforeAll(async () => { h = await startHarness({ bookmarkIntervalMs: 200, tooLargeRvWaitMs: 100 }); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness({ bookmarkIntervalMs: 200, tooLargeRvWaitMs: 100 });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-77 a watch from the list RV sees ADDED, MODIFIED, DELETED with increasing RVs and no synthetic events', async () => {
     const ns = await namespace();
@@ -61,7 +65,9 @@ describe('conformance: watch', () => {
       const live = 'live';
       const w = await readWatch(`${h.cluster.url}${widgetsIn(ns)}?${query}`, {
         count: 3,
-        onOpen: async () => { await widgetIn(ns, live); },
+        onOpen: async () => {
+          await widgetIn(ns, live);
+        },
       });
       expect(w.status).toBe(200);
       expect(summary(w.events), query).toEqual(['ADDED a', 'ADDED b', `ADDED ${live}`]);
@@ -101,7 +107,10 @@ describe('conformance: watch', () => {
     expect(status['object']['message']).toBe(`too old resource version: ${old} (${compaction})`);
     // A watch from exactly the compaction point is still valid.
     const ok = await readWatch(`${h.cluster.url}${widgetsIn(ns)}?watch=true&resourceVersion=${compaction}`, {
-      count: 1, onOpen: async () => { await widgetIn(ns, 'x3'); },
+      count: 1,
+      onOpen: async () => {
+        await widgetIn(ns, 'x3');
+      },
     });
     expect(summary(ok.events)).toEqual(['ADDED x3']);
   });
@@ -127,18 +136,24 @@ describe('conformance: watch', () => {
     const stateRv = h.cluster.revision;
     const w = await readWatch(`${h.cluster.url}${widgetsIn(ns)}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, {
       count: 4,
-      onOpen: async () => { await widgetIn(ns, 'i3'); },
+      onOpen: async () => {
+        await widgetIn(ns, 'i3');
+      },
     });
     expect(w.status).toBe(200);
     expect(summary(w.events.slice(0, 3))).toEqual(['ADDED i1', 'ADDED i2', 'BOOKMARK']);
     expect(w.events[2]!['object']).toEqual({
-      kind: 'Widget', apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      apiVersion: 'example.com/v1',
       metadata: { resourceVersion: String(stateRv), annotations: { 'k8s.io/initial-events-end': 'true' } },
     });
     expect(Number(last['metadata']['resourceVersion'])).toBeLessThanOrEqual(stateRv);
     // The periodic bookmarks may interleave; the live event follows.
     const rest = await readWatch(`${h.cluster.url}${widgetsIn(ns)}?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan`, {
-      count: 1, onOpen: async () => { await widgetIn(ns, 'i4'); },
+      count: 1,
+      onOpen: async () => {
+        await widgetIn(ns, 'i4');
+      },
     });
     expect(summary(rest.events)).toEqual(['ADDED i4']);
     expect(summary(w.events).filter((s) => s.startsWith('ADDED'))).toEqual(['ADDED i1', 'ADDED i2', 'ADDED i3']);
@@ -222,7 +237,7 @@ describe('conformance: watch', () => {
     expect(summary(w.events)).toEqual(['ADDED w1', 'MODIFIED w1', 'DELETED w1']);
     const mismatch = await h.get(`${widgetsIn(ns)}/w1?watch=true&fieldSelector=metadata.name%3Dw2`);
     expect(mismatch.status).toBe(400);
-    expect(mismatch.json['message']).toBe('fieldSelector metadata.name doesn\'t match requested name');
+    expect(mismatch.json['message']).toBe("fieldSelector metadata.name doesn't match requested name");
   });
 
   it('C-87 watch headers arrive before any event; each event is one compact JSON line', async () => {

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIGMAPS, WIDGETS, startHarness, type Harness, type HttpResult, type Json } from './harness.js';
 
-const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,'
-  + 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+const AGGREGATED_ACCEPT =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,' +
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
 const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
-const entryNamed = (list: Json, name: string): Json | undefined =>
-  (list['resources'] as Json[]).find((r) => r['name'] === name);
+const entryNamed = (list: Json, name: string): Json | undefined => (list['resources'] as Json[]).find((r) => r['name'] === name);
 
 /** Asserts the generic Status shape of an error response (C-13). */
 function expectStatus(r: HttpResult, code: number): void {
@@ -24,8 +24,12 @@ function expectStatus(r: HttpResult, code: number): void {
 
 describe('conformance: wire and discovery', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-1 GET /version answers 200 with string version fields', async () => {
     const r = await h.get('/version');
@@ -113,8 +117,14 @@ describe('conformance: wire and discovery', () => {
     const r = await h.get('/apis/nope.example.com/v1/things');
     expectStatus(r, 404);
     expect(r.json).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-      message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server could not find the requested resource',
+      reason: 'NotFound',
+      details: {},
+      code: 404,
     });
   });
 
@@ -141,7 +151,10 @@ describe('conformance: wire and discovery', () => {
     expect((await h.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'c12' } })).status).toBe(201);
     for (const name of ['c12-a', 'c12-b']) {
       expect((await h.post(`${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } })).status).toBe(201);
-      expect((await h.post('/apis/example.com/v1/namespaces/c12/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec: { size: 1 } })).status).toBe(201);
+      expect(
+        (await h.post('/apis/example.com/v1/namespaces/c12/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec: { size: 1 } }))
+          .status,
+      ).toBe(201);
     }
     const cms = await h.get(`${ns}/configmaps`);
     expect(cms.json).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1' });
@@ -182,8 +195,12 @@ describe('conformance: wire and discovery', () => {
 
 describe('conformance: response headers', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('D-WIRE-20 responses carry Cache-Control and a fresh Audit-Id, warnings are escaped 299 headers', async () => {
     const ok = await h.get('/api/v1');
@@ -208,15 +225,21 @@ describe('conformance: response headers', () => {
 
 describe('conformance: discovery follows the CRD lifecycle', () => {
   let h: Harness;
-  beforeAll(async () => { h = await startHarness(); });
-  afterAll(async () => { await h.stop(); });
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
 
   it('C-5 CR discovery lists widgets with status and scale, and disappears when the CRD is deleted', async () => {
     const r = await h.get('/apis/example.com/v1');
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'example.com/v1' });
     expect(entryNamed(r.json, 'widgets')).toMatchObject({ singularName: 'widget', namespaced: true, kind: 'Widget', shortNames: ['wd'] });
-    expect(entryNamed(r.json, 'widgets')!['verbs']).toEqual(expect.arrayContaining(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']));
+    expect(entryNamed(r.json, 'widgets')!['verbs']).toEqual(
+      expect.arrayContaining(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']),
+    );
     expect(entryNamed(r.json, 'widgets/status')).toMatchObject({ singularName: '', namespaced: true, kind: 'Widget' });
     expect(entryNamed(r.json, 'widgets/scale')).toMatchObject({ group: 'autoscaling', version: 'v1', kind: 'Scale' });
 

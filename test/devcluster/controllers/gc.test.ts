@@ -27,7 +27,11 @@ async function deletions(cluster: DevCluster, path: string, fromRv: number): Pro
       if (done) break;
       text += new TextDecoder().decode(value);
     }
-  } catch { /* aborted after the replay */ } finally { clearTimeout(timer); }
+  } catch {
+    /* aborted after the replay */
+  } finally {
+    clearTimeout(timer);
+  }
   const out = new Map<string, number>();
   for (const line of text.split('\n').filter((l) => l.trim())) {
     const e = JSON.parse(line) as Json;
@@ -38,8 +42,12 @@ async function deletions(cluster: DevCluster, path: string, fromRv: number): Pro
 
 describe('garbage collector', () => {
   let cluster: DevCluster;
-  beforeAll(async () => { cluster = await DevCluster.start({ tls: false, crds: [WIDGETS_CRD] }); });
-  afterAll(async () => { await cluster.stop(); });
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ tls: false, crds: [WIDGETS_CRD] });
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
 
   const widget = (name: string, owners: Json[] = [], extra: Json = {}): Promise<Json> =>
     cluster.store.create({ ...WIDGET, metadata: { name, ownerReferences: owners, ...extra }, spec: { size: 1 } });
@@ -141,7 +149,10 @@ describe('garbage collector', () => {
     await cluster.settle();
     for (let i = 0; i < 300; i++) await cluster.store.delete(WIDGET, `bulk-${i}`);
     await cluster.settle();
-    const left = cluster.store.list(CM, 'default').map((o) => metaOf(o)!['name'] as string).filter((n) => n.startsWith('bulk-'));
+    const left = cluster.store
+      .list(CM, 'default')
+      .map((o) => metaOf(o)!['name'] as string)
+      .filter((n) => n.startsWith('bulk-'));
     expect(left).toEqual(['bulk-unrelated']);
   });
 });
@@ -150,7 +161,10 @@ describe('garbage collector options', () => {
   it('D-VERB-35 deleteOrphansOnCreate=false keeps dependents created with missing owners', async () => {
     const cluster = await DevCluster.start({ tls: false, gc: { deleteOrphansOnCreate: false } });
     try {
-      await cluster.store.create({ ...CM, metadata: { name: 'lonely', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-4000-8000-0000000000bb' }] } });
+      await cluster.store.create({
+        ...CM,
+        metadata: { name: 'lonely', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-4000-8000-0000000000bb' }] },
+      });
       await cluster.settle();
       expect(cluster.store.get(CM, 'lonely')).toBeDefined();
       // Owner deletion still collects.

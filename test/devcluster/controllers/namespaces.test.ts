@@ -8,8 +8,11 @@ describe('deletionConditions', () => {
   it('D-BI-2 reports everything False when nothing remains', () => {
     const conds = nscontroller.deletionConditions(empty());
     expect(conds.map((c) => c.type)).toEqual([
-      'NamespaceDeletionDiscoveryFailure', 'NamespaceDeletionGroupVersionParsingFailure', 'NamespaceDeletionContentFailure',
-      'NamespaceContentRemaining', 'NamespaceFinalizersRemaining',
+      'NamespaceDeletionDiscoveryFailure',
+      'NamespaceDeletionGroupVersionParsingFailure',
+      'NamespaceDeletionContentFailure',
+      'NamespaceContentRemaining',
+      'NamespaceFinalizersRemaining',
     ]);
     expect(conds.every((c) => c.status === 'False')).toBe(true);
     expect(conds[3]).toMatchObject({ reason: 'ContentRemoved', message: 'All content successfully removed' });
@@ -21,10 +24,16 @@ describe('deletionConditions', () => {
     r.resources.set('widgets.example.com', 2).set('configmaps', 1);
     r.finalizers.set('example.com/z', 1).set('example.com/a', 2);
     const conds = nscontroller.deletionConditions(r);
-    expect(conds[3]).toMatchObject({ status: 'True', reason: 'SomeResourcesRemain',
-      message: 'Some resources are remaining: configmaps has 1 resource instances, widgets.example.com has 2 resource instances' });
-    expect(conds[4]).toMatchObject({ status: 'True', reason: 'SomeFinalizersRemain',
-      message: 'Some content in the namespace has finalizers remaining: example.com/a in 2 resource instances, example.com/z in 1 resource instances' });
+    expect(conds[3]).toMatchObject({
+      status: 'True',
+      reason: 'SomeResourcesRemain',
+      message: 'Some resources are remaining: configmaps has 1 resource instances, widgets.example.com has 2 resource instances',
+    });
+    expect(conds[4]).toMatchObject({
+      status: 'True',
+      reason: 'SomeFinalizersRemain',
+      message: 'Some content in the namespace has finalizers remaining: example.com/a in 2 resource instances, example.com/z in 1 resource instances',
+    });
     expect(conds[2]!.status).toBe('False');
   });
 
@@ -65,8 +74,12 @@ describe('mergeConditions', () => {
 describe('namespace controller', () => {
   let cluster: DevCluster;
   const NS = { apiVersion: 'v1', kind: 'Namespace' } as const;
-  beforeAll(async () => { cluster = await DevCluster.start({ tls: false }); });
-  afterAll(async () => { await cluster.stop(); });
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ tls: false });
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
 
   it('D-BI-2 deletes the content of every namespaced resource, then the namespace', async () => {
     await cluster.store.create({ ...NS, metadata: { name: 'nsc1' } });
@@ -102,7 +115,9 @@ describe('namespace controller', () => {
     await cluster.settle();
     const conditionOf = (type: string): Record<string, unknown> | undefined =>
       ((cluster.store.get(NS, 'nsc4')?.['status'] as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find((c) => c['type'] === type);
-    expect(conditionOf('NamespaceFinalizersRemaining')?.['message']).toBe('Some content in the namespace has finalizers remaining: example.com/hold in 2 resource instances');
+    expect(conditionOf('NamespaceFinalizersRemaining')?.['message']).toBe(
+      'Some content in the namespace has finalizers remaining: example.com/hold in 2 resource instances',
+    );
     await cluster.store.patch({ apiVersion: 'v1', kind: 'ConfigMap' }, 'f1', { metadata: { finalizers: null } }, { namespace: 'nsc4' });
     await cluster.settle();
     expect(conditionOf('NamespaceContentRemaining')?.['message']).toBe('Some resources are remaining: configmaps has 1 resource instances');

@@ -18,10 +18,35 @@ describe('parseFieldPath', () => {
     ['.host', [{ name: 'host', asMapKey: false }]],
     ["['host']", [{ name: 'host', asMapKey: false }]],
     ["['foo.34$']", [{ name: 'foo.34$', asMapKey: false }]],
-    ['.limits.max', [{ name: 'limits', asMapKey: false }, { name: 'max', asMapKey: false }]],
-    [".labels['a.b/c'].v", [{ name: 'labels', asMapKey: false }, { name: 'a.b/c', asMapKey: true }, { name: 'v', asMapKey: false }]],
-    [".labels['it\\'s']", [{ name: 'labels', asMapKey: false }, { name: "it's", asMapKey: true }]],
-    ['.labels.plain', [{ name: 'labels', asMapKey: false }, { name: 'plain', asMapKey: true }]],
+    [
+      '.limits.max',
+      [
+        { name: 'limits', asMapKey: false },
+        { name: 'max', asMapKey: false },
+      ],
+    ],
+    [
+      ".labels['a.b/c'].v",
+      [
+        { name: 'labels', asMapKey: false },
+        { name: 'a.b/c', asMapKey: true },
+        { name: 'v', asMapKey: false },
+      ],
+    ],
+    [
+      ".labels['it\\'s']",
+      [
+        { name: 'labels', asMapKey: false },
+        { name: "it's", asMapKey: true },
+      ],
+    ],
+    [
+      '.labels.plain',
+      [
+        { name: 'labels', asMapKey: false },
+        { name: 'plain', asMapKey: true },
+      ],
+    ],
   ])('D-CRD-13 %s resolves against the schema', (path, expected) => {
     expect(celfieldpaths.parseFieldPath(path, schema)).toEqual(expected);
   });

@@ -39,7 +39,9 @@ describe('compileRules', () => {
     const compiled = celrules.compileRules(schema);
     expect(compiled.ruleCount).toBe(1);
     expect(compiled.warnings).toHaveLength(3);
-    expect(compiled.warnings[0]).toMatch(/^openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: skipped "self\.size <=": compilation failed/);
+    expect(compiled.warnings[0]).toMatch(
+      /^openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: skipped "self\.size <=": compilation failed/,
+    );
     expect(compiled.warnings[1]).toContain('x-kubernetes-validations[1].rule');
     expect(compiled.warnings[1]).toContain('quantity');
     expect(compiled.warnings[2]).toContain('must evaluate to bool, not int');
@@ -131,7 +133,9 @@ describe('evaluateRules', () => {
   it('D-CRD-13 an int-or-string holding a string is still usable as a string', () => {
     const schema = root({
       type: 'object',
-      properties: { port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: 'type(self) == string ? self.endsWith("%") : self <= 100' }] } },
+      properties: {
+        port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: 'type(self) == string ? self.endsWith("%") : self <= 100' }] },
+      },
     });
     expect(evaluate(schema, { spec: { port: '50%' } })).toEqual([]);
     expect(evaluate(schema, { spec: { port: 50 } })).toEqual([]);
@@ -151,15 +155,15 @@ describe('evaluateRules', () => {
       ['FieldValueInvalid', 'spec.port'],
     ]);
     expect(errors[0]!.detail).toBe('no such key: missing evaluating rule: needs missing');
-    expect(errors[1]!.detail).toMatch(/^'no such overload.*': call arguments did not match a supported operator, function or macro signature for rule: self > 0$/);
+    expect(errors[1]!.detail).toMatch(
+      /^'no such overload.*': call arguments did not match a supported operator, function or macro signature for rule: self > 0$/,
+    );
   });
 
   it('D-CRD-13 messageExpression supplies the message', () => {
     const schema = root({
       type: 'object',
-      'x-kubernetes-validations': [
-        { rule: 'self.size <= 5', message: 'too big', messageExpression: '"size " + string(self.size) + " exceeds 5"' },
-      ],
+      'x-kubernetes-validations': [{ rule: 'self.size <= 5', message: 'too big', messageExpression: '"size " + string(self.size) + " exceeds 5"' }],
     });
     expect(bodies(evaluate(schema, { spec: { size: 7 } }))).toEqual(['spec: Invalid value: "object": size 7 exceeds 5']);
   });
@@ -252,9 +256,7 @@ describe('transition rules (oldSelf)', () => {
   });
 
   it('D-CRD-13 self == oldSelf rejects a change on update', () => {
-    expect(bodies(evaluate(immutable, { spec: { name: 'b' } }, { spec: { name: 'a' } }))).toEqual([
-      'spec.name: Invalid value: "string": name is immutable',
-    ]);
+    expect(bodies(evaluate(immutable, { spec: { name: 'b' } }, { spec: { name: 'a' } }))).toEqual(['spec.name: Invalid value: "string": name is immutable']);
     expect(evaluate(immutable, { spec: { name: 'a' } }, { spec: { name: 'a' } })).toEqual([]);
   });
 
@@ -301,10 +303,38 @@ describe('transition rules (oldSelf)', () => {
       type: 'object',
       properties: { ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: portItems } },
     });
-    const old = { spec: { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] } };
-    const reordered = { spec: { ports: [{ name: 'b', port: 2 }, { name: 'a', port: 3 }, { name: 'c', port: 9 }] } };
+    const old = {
+      spec: {
+        ports: [
+          { name: 'a', port: 1 },
+          { name: 'b', port: 2 },
+        ],
+      },
+    };
+    const reordered = {
+      spec: {
+        ports: [
+          { name: 'b', port: 2 },
+          { name: 'a', port: 3 },
+          { name: 'c', port: 9 },
+        ],
+      },
+    };
     expect(bodies(evaluate(schema, reordered, old))).toEqual(['spec.ports[1]: Invalid value: "object": port is immutable']);
-    expect(evaluate(schema, { spec: { ports: [{ name: 'b', port: 2 }, { name: 'a', port: 1 }] } }, old)).toEqual([]);
+    expect(
+      evaluate(
+        schema,
+        {
+          spec: {
+            ports: [
+              { name: 'b', port: 2 },
+              { name: 'a', port: 1 },
+            ],
+          },
+        },
+        old,
+      ),
+    ).toEqual([]);
   });
 
   it('D-CRD-13 atomic and set lists do not correlate items', () => {
@@ -415,8 +445,14 @@ describe('real CRD rules', () => {
             type: 'object',
             additionalProperties: { type: 'string' },
             'x-kubernetes-validations': [
-              { message: 'Label keys must be in the form of an optional DNS subdomain prefix followed by a required name segment of up to 63 characters.', rule: LABEL_KEY },
-              { message: "If specified, the label key's prefix must be a DNS subdomain not longer than 253 characters in total.", rule: 'self.all(key, key.split("/")[0].size() < 253)' },
+              {
+                message: 'Label keys must be in the form of an optional DNS subdomain prefix followed by a required name segment of up to 63 characters.',
+                rule: LABEL_KEY,
+              },
+              {
+                message: "If specified, the label key's prefix must be a DNS subdomain not longer than 253 characters in total.",
+                rule: 'self.all(key, key.split("/")[0].size() < 253)',
+              },
             ],
           },
         },
@@ -434,7 +470,11 @@ describe('real CRD rules', () => {
             hostname: { type: 'string' },
             tls: {
               type: 'object',
-              properties: { mode: { type: 'string' }, certificateRefs: { type: 'array', items: { type: 'object' } }, options: { type: 'object', additionalProperties: { type: 'string' } } },
+              properties: {
+                mode: { type: 'string' },
+                certificateRefs: { type: 'array', items: { type: 'object' } },
+                options: { type: 'object', additionalProperties: { type: 'string' } },
+              },
               'x-kubernetes-validations': [
                 {
                   message: 'certificateRefs or options must be specified when mode is Terminate',
@@ -445,7 +485,10 @@ describe('real CRD rules', () => {
           },
         },
         'x-kubernetes-validations': [
-          { message: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']", rule: "self.all(l, l.protocol in ['HTTP', 'TCP', 'UDP'] ? !has(l.tls) : true)" },
+          {
+            message: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+            rule: "self.all(l, l.protocol in ['HTTP', 'TCP', 'UDP'] ? !has(l.tls) : true)",
+          },
           { message: 'Listener name must be unique within the Gateway', rule: 'self.all(l1, self.exists_one(l2, l1.name == l2.name))' },
           {
             message: 'Combination of port, protocol and hostname must be unique for each listener',
@@ -462,7 +505,10 @@ describe('real CRD rules', () => {
     expect(compiled.ruleCount).toBe(8);
     const valid = {
       spec: {
-        addresses: [{ type: 'Hostname', value: '*.example.com' }, { type: 'IPAddress', value: '10.0.0.1' }],
+        addresses: [
+          { type: 'Hostname', value: '*.example.com' },
+          { type: 'IPAddress', value: '10.0.0.1' },
+        ],
         infrastructure: { labels: { 'example.com/team': 'a', app: 'b' } },
         listeners: [
           { name: 'http', port: 80, protocol: 'HTTP' },
@@ -476,7 +522,11 @@ describe('real CRD rules', () => {
   it('D-CRD-13 gateway-api Gateway rules reject what upstream rejects', () => {
     const invalid = {
       spec: {
-        addresses: [{ type: 'Hostname', value: 'Bad_Host' }, { type: 'IPAddress', value: '10.0.0.1' }, { type: 'IPAddress', value: '10.0.0.1' }],
+        addresses: [
+          { type: 'Hostname', value: 'Bad_Host' },
+          { type: 'IPAddress', value: '10.0.0.1' },
+          { type: 'IPAddress', value: '10.0.0.1' },
+        ],
         infrastructure: { labels: { '-bad': 'x' } },
         listeners: [
           { name: 'web', port: 80, protocol: 'HTTP', tls: { mode: 'Terminate', certificateRefs: [] } },
@@ -502,7 +552,16 @@ describe('real CRD rules', () => {
   });
 
   it('D-CRD-13 gateway-api TLSRoute rules (isIP, escaped namespace) evaluate', () => {
-    const parentRef = { type: 'object', properties: { group: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, namespace: { type: 'string' }, sectionName: { type: 'string' } } };
+    const parentRef = {
+      type: 'object',
+      properties: {
+        group: { type: 'string' },
+        kind: { type: 'string' },
+        name: { type: 'string' },
+        namespace: { type: 'string' },
+        sectionName: { type: 'string' },
+      },
+    };
     const tlsroute = root({
       type: 'object',
       properties: {
@@ -531,8 +590,30 @@ describe('real CRD rules', () => {
     });
     expect(celrules.compileRules(tlsroute).warnings).toEqual([]);
     const gw = { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' };
-    expect(evaluate(tlsroute, { spec: { hostnames: ['a.example.com'], parentRefs: [{ ...gw, namespace: 'x', sectionName: 'a' }, { ...gw, namespace: 'x', sectionName: 'b' }] } })).toEqual([]);
-    expect(bodies(evaluate(tlsroute, { spec: { hostnames: ['10.0.0.1', 'Upper.example.com'], parentRefs: [{ ...gw, namespace: 'x' }, { ...gw, namespace: 'x' }] } }))).toEqual([
+    expect(
+      evaluate(tlsroute, {
+        spec: {
+          hostnames: ['a.example.com'],
+          parentRefs: [
+            { ...gw, namespace: 'x', sectionName: 'a' },
+            { ...gw, namespace: 'x', sectionName: 'b' },
+          ],
+        },
+      }),
+    ).toEqual([]);
+    expect(
+      bodies(
+        evaluate(tlsroute, {
+          spec: {
+            hostnames: ['10.0.0.1', 'Upper.example.com'],
+            parentRefs: [
+              { ...gw, namespace: 'x' },
+              { ...gw, namespace: 'x' },
+            ],
+          },
+        }),
+      ),
+    ).toEqual([
       'spec.hostnames: Invalid value: "array": Hostnames cannot contain an IP',
       'spec.hostnames: Invalid value: "array": Hostnames must be valid based on RFC-1123',
       'spec.parentRefs: Invalid value: "array": sectionName must be unique when parentRefs includes 2 or more references to the same parent',
@@ -543,8 +624,16 @@ describe('real CRD rules', () => {
     const istio = root({
       type: 'object',
       properties: {
-        interval: { type: 'string', 'x-kubernetes-validations': [{ message: 'must be a valid duration greater than 1ms', rule: "duration(self) >= duration('1ms')" }] },
-        portNumber: { type: 'integer', maximum: 4294967295, minimum: 0, 'x-kubernetes-validations': [{ message: 'port must be between 1-65535', rule: '0 < self && self <= 65535' }] } as Schema,
+        interval: {
+          type: 'string',
+          'x-kubernetes-validations': [{ message: 'must be a valid duration greater than 1ms', rule: "duration(self) >= duration('1ms')" }],
+        },
+        portNumber: {
+          type: 'integer',
+          maximum: 4294967295,
+          minimum: 0,
+          'x-kubernetes-validations': [{ message: 'port must be between 1-65535', rule: '0 < self && self <= 65535' }],
+        } as Schema,
         url: {
           type: 'string',
           'x-kubernetes-validations': [
@@ -569,7 +658,9 @@ describe('real CRD rules', () => {
       ],
     });
     expect(celrules.compileRules(istio).warnings).toEqual([]);
-    const good = { spec: { interval: '10s', portNumber: 8080, url: 'oci://ghcr.io/x/y:1', portLevelMtls: { '8080': {} }, selector: { matchLabels: { app: 'a' } } } };
+    const good = {
+      spec: { interval: '10s', portNumber: 8080, url: 'oci://ghcr.io/x/y:1', portLevelMtls: { '8080': {} }, selector: { matchLabels: { app: 'a' } } },
+    };
     expect(evaluate(istio, good)).toEqual([]);
     expect(evaluate(istio, { spec: { url: 'ghcr.io/x/y:1' } })).toEqual([]);
     const bad = { spec: { interval: '500us', portNumber: 70000, url: 'ftp://example.com/x', portLevelMtls: { '0': {} } } };

@@ -23,7 +23,9 @@ describe('applyDefaults', () => {
   });
 
   it('D-CRD-10 a default of {} enables the defaults below it', () => {
-    const schema = obj({ spec: obj({ a: { type: 'string', default: 'x' }, inner: obj({ b: { type: 'integer', default: 2 } }, { default: {} }) }, { default: {} }) });
+    const schema = obj({
+      spec: obj({ a: { type: 'string', default: 'x' }, inner: obj({ b: { type: 'integer', default: 2 } }, { default: {} }) }, { default: {} }),
+    });
     expect(defaulting.applyDefaults({}, schema)).toEqual({ spec: { a: 'x', inner: { b: 2 } } });
   });
 

@@ -266,7 +266,9 @@ describe('validateCrd', () => {
   it('D-CRD-2 survives malformed input without throwing', () => {
     const junk = { metadata: { name: 5 }, spec: { versions: 'v1', names: null } } as unknown as schemas.CustomResourceDefinition;
     const errors = definitions.validateCrd(junk);
-    expect(errors.map((e) => e.field)).toEqual(expect.arrayContaining(['metadata.name', 'spec.group', 'spec.scope', 'spec.names.plural', 'spec.names.kind', 'spec.versions']));
+    expect(errors.map((e) => e.field)).toEqual(
+      expect.arrayContaining(['metadata.name', 'spec.group', 'spec.scope', 'spec.names.plural', 'spec.names.kind', 'spec.versions']),
+    );
   });
 
   it('D-CRD-2 does not mutate its inputs', () => {

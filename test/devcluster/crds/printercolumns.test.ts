@@ -24,7 +24,12 @@ const widget = {
   kind: 'Widget',
   metadata: { name: 'w1', creationTimestamp: ago(5 * 60_000) },
   spec: { size: 3, mode: 'a', tags: ['x', 'y'] },
-  status: { conditions: [{ type: 'Synced', status: 'False' }, { type: 'Ready', status: 'True' }] },
+  status: {
+    conditions: [
+      { type: 'Synced', status: 'False' },
+      { type: 'Ready', status: 'True' },
+    ],
+  },
 };
 
 describe('columnDefinitions', () => {
@@ -40,7 +45,13 @@ describe('columnDefinitions', () => {
   it('D-CRD-14 are Name followed by the declared columns, with the description fallback', () => {
     const columns = printercolumns.columnDefinitions(withColumns);
     expect(columns.map((c) => c.name)).toEqual(['Name', 'Size', 'Mode', 'Ready', 'Tags', 'Enabled', 'Created']);
-    expect(columns[1]).toEqual({ name: 'Size', type: 'integer', format: '', description: 'Custom resource definition column (in JSONPath format): .spec.size', priority: 0 });
+    expect(columns[1]).toEqual({
+      name: 'Size',
+      type: 'integer',
+      format: '',
+      description: 'Custom resource definition column (in JSONPath format): .spec.size',
+      priority: 0,
+    });
     expect(columns[2]).toMatchObject({ description: 'the mode', priority: 1 });
     expect(columns[6]).toMatchObject({ type: 'date', format: 'date-time' });
   });
@@ -95,7 +106,15 @@ describe('formatAge', () => {
 });
 
 describe('evaluateJsonPath', () => {
-  const doc = { spec: { list: [{ n: 'a', v: 1 }, { n: 'b', v: 2 }], 'dotted.key': 'k' } };
+  const doc = {
+    spec: {
+      list: [
+        { n: 'a', v: 1 },
+        { n: 'b', v: 2 },
+      ],
+      'dotted.key': 'k',
+    },
+  };
   it.each([
     ['.spec.list[1].v', [2]],
     ['.spec.list[-1].n', ['b']],

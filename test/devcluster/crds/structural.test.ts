@@ -73,7 +73,13 @@ describe('validateStructuralSchema', () => {
     {
       title: 'D-CRD-6 properties together with additionalProperties',
       schema: obj({ m: obj({ a: { type: 'string' } }, { additionalProperties: { type: 'string' } }) }),
-      expected: [{ type: 'FieldValueForbidden', field: `${ROOT}.properties[m].additionalProperties`, detail: 'additionalProperties and properties are mutual exclusive' }],
+      expected: [
+        {
+          type: 'FieldValueForbidden',
+          field: `${ROOT}.properties[m].additionalProperties`,
+          detail: 'additionalProperties and properties are mutual exclusive',
+        },
+      ],
     },
     {
       title: 'D-CRD-6 additionalProperties false',
@@ -114,7 +120,13 @@ describe('validateStructuralSchema', () => {
     {
       title: 'D-CRD-6 a junctor field that the structural part does not specify',
       schema: obj({ spec: obj({ a: { type: 'string' } }, { oneOf: [{ properties: { b: { minLength: 1 } } }] }) }),
-      expected: [{ type: 'FieldValueRequired', field: `${ROOT}.properties[spec].properties[b]`, detail: `because it is defined in ${ROOT}.properties[spec].oneOf[0].properties[b]` }],
+      expected: [
+        {
+          type: 'FieldValueRequired',
+          field: `${ROOT}.properties[spec].properties[b]`,
+          detail: `because it is defined in ${ROOT}.properties[spec].oneOf[0].properties[b]`,
+        },
+      ],
     },
     {
       title: 'D-CRD-6 root metadata constraining more than name and generateName',
@@ -130,7 +142,14 @@ describe('validateStructuralSchema', () => {
     {
       title: 'D-CRD-6 x-kubernetes-preserve-unknown-fields false',
       schema: obj({ spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': false } }),
-      expected: [{ type: 'FieldValueInvalid', field: `${ROOT}.properties[spec].x-kubernetes-preserve-unknown-fields`, value: false, detail: 'must be true or undefined' }],
+      expected: [
+        {
+          type: 'FieldValueInvalid',
+          field: `${ROOT}.properties[spec].x-kubernetes-preserve-unknown-fields`,
+          value: false,
+          detail: 'must be true or undefined',
+        },
+      ],
     },
     {
       title: 'D-CRD-6 an embedded resource without type and properties',
@@ -174,7 +193,14 @@ describe('validateStructuralSchema', () => {
     {
       title: 'D-CRD-6 a default violating nested constraints',
       schema: obj({ spec: obj({ limits: obj({ max: { type: 'integer', maximum: 5 } }, { default: { max: 7 } }) }) }),
-      expected: [{ type: 'FieldValueInvalid', field: `${ROOT}.properties[spec].properties[limits].default.max`, value: 7, detail: 'max in body should be less than or equal to 5' }],
+      expected: [
+        {
+          type: 'FieldValueInvalid',
+          field: `${ROOT}.properties[spec].properties[limits].default.max`,
+          value: 7,
+          detail: 'max in body should be less than or equal to 5',
+        },
+      ],
     },
     {
       title: 'D-CRD-6 a default that pruning would change',
@@ -197,7 +223,9 @@ describe('validateStructuralSchema', () => {
     {
       title: 'D-CRD-6 a map list without keys',
       schema: obj({ l: { type: 'array', 'x-kubernetes-list-type': 'map', items: obj({ k: { type: 'string' } }) } }),
-      expected: [{ type: 'FieldValueRequired', field: `${ROOT}.properties[l].x-kubernetes-list-map-keys`, detail: 'must not be empty if x-kubernetes-list-type is map' }],
+      expected: [
+        { type: 'FieldValueRequired', field: `${ROOT}.properties[l].x-kubernetes-list-map-keys`, detail: 'must not be empty if x-kubernetes-list-type is map' },
+      ],
     },
     {
       title: 'D-CRD-6 a map-list key that is neither required nor defaulted',
@@ -236,11 +264,16 @@ describe('validateStructuralSchema', () => {
 
 describe('unknown schema types', () => {
   it('D-CRD-6 a type outside array/boolean/integer/number/object/string is an Unsupported value', () => {
-    const errors = structural.validateStructuralSchema({ type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'strnig' } } } } }, 'spec.versions[0].schema.openAPIV3Schema');
-    expect(errors).toContainEqual(expect.objectContaining({
-      type: 'FieldValueNotSupported',
-      field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type',
-      value: 'strnig',
-    }));
+    const errors = structural.validateStructuralSchema(
+      { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'strnig' } } } } },
+      'spec.versions[0].schema.openAPIV3Schema',
+    );
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        type: 'FieldValueNotSupported',
+        field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type',
+        value: 'strnig',
+      }),
+    );
   });
 });

@@ -25,8 +25,9 @@ describe('validateObjectMeta: names', () => {
 
   it('D-META-9 generateName alone is enough on create, not on update', () => {
     expect(validate({ generateName: 'w-', namespace: 'default' })).toEqual([]);
-    expect(texts(validate({ generateName: 'w-', namespace: 'default' }, { ...CR, creating: false })))
-      .toEqual(['metadata.name: Required value: name or generateName is required']);
+    expect(texts(validate({ generateName: 'w-', namespace: 'default' }, { ...CR, creating: false }))).toEqual([
+      'metadata.name: Required value: name or generateName is required',
+    ]);
   });
 
   it('C-20 D-META-8 an invalid subdomain name → FieldValueInvalid on metadata.name with the upstream text', () => {
@@ -34,7 +35,8 @@ describe('validateObjectMeta: names', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ type: 'FieldValueInvalid', field: 'metadata.name', value: 'Bad_Name' });
     expect(fielderrors.renderBody(errors[0]!)).toBe(
-      "Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+      "Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
   });
 
   it('C-20 D-META-8 a Namespace named a.b breaks the label rule; a Service named 1svc breaks DNS-1035', () => {
@@ -80,7 +82,11 @@ describe('C-22 D-META-10 resolveNamespace', () => {
     const attempt = (): unknown => objectmeta.resolveNamespace('a', 'b', true);
     expect(attempt).toThrow(objectmeta.NamespaceMismatchError);
     expect(attempt).toThrow('the namespace of the provided object does not match the namespace sent on the request');
-    try { attempt(); } catch (error) { expect((error as objectmeta.NamespaceMismatchError).code).toBe('namespace-mismatch'); }
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as objectmeta.NamespaceMismatchError).code).toBe('namespace-mismatch');
+    }
   });
 
   it.each([
@@ -150,12 +156,17 @@ describe('validateObjectMeta: finalizers (D-META-13)', () => {
   it('entries must be qualified names', () => {
     expect(validate({ ...valid, finalizers: ['example.com/f', 'kubernetes', 'orphan'] })).toEqual([]);
     const errors = validate({ ...valid, finalizers: ['ok', 'bad finalizer', 'a/b/c'] });
-    expect(errors.map((e) => [e.field, e.value])).toEqual([['metadata.finalizers', 'bad finalizer'], ['metadata.finalizers', 'a/b/c']]);
+    expect(errors.map((e) => [e.field, e.value])).toEqual([
+      ['metadata.finalizers', 'bad finalizer'],
+      ['metadata.finalizers', 'a/b/c'],
+    ]);
   });
 
   it('orphan and foregroundDeletion together → 422 on metadata.finalizers', () => {
     const errors = validate({ ...valid, finalizers: ['orphan', 'foregroundDeletion'] });
-    expect(texts(errors)).toEqual(['metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set']);
+    expect(texts(errors)).toEqual([
+      'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
+    ]);
     expect(validate({ ...valid, finalizers: ['foregroundDeletion'] })).toEqual([]);
   });
 
@@ -174,7 +185,9 @@ describe('validateObjectMeta: finalizers (D-META-13)', () => {
     expect(error).toMatchObject({ type: 'FieldValueForbidden', field: 'metadata.finalizers' });
     expect(fielderrors.renderBody(error!)).toBe('Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"x"}');
     const two = objectmeta.newFinalizersWhileDeleting(undefined, ['z', 'a']);
-    expect(fielderrors.renderBody(two!)).toBe('Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"a", "z"}');
+    expect(fielderrors.renderBody(two!)).toBe(
+      'Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"a", "z"}',
+    );
   });
 
   it('D-VERB-17 removing or reordering finalizers while deleting is allowed', () => {
@@ -185,8 +198,13 @@ describe('validateObjectMeta: finalizers (D-META-13)', () => {
 });
 
 describe('validateObjectMeta: ownerReferences (D-META-14)', () => {
-  const ref = (kind: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-    ({ apiVersion: 'example.com/v1', kind, name, uid: `uid-${name}`, ...extra });
+  const ref = (kind: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    apiVersion: 'example.com/v1',
+    kind,
+    name,
+    uid: `uid-${name}`,
+    ...extra,
+  });
 
   it('C-27 two references with controller: true → 422 on metadata.ownerReferences with the upstream detail', () => {
     const errors = validate({ ...valid, ownerReferences: [ref('K1', 'n1', { controller: true }), ref('K2', 'n2', { controller: true })] });
@@ -195,13 +213,21 @@ describe('validateObjectMeta: ownerReferences (D-META-14)', () => {
   });
 
   it('one controller among several owners is fine', () => {
-    expect(validate({ ...valid, ownerReferences: [ref('A', 'a', { controller: true, blockOwnerDeletion: true }), ref('B', 'b', { controller: false }), ref('C', 'c')] })).toEqual([]);
+    expect(
+      validate({
+        ...valid,
+        ownerReferences: [ref('A', 'a', { controller: true, blockOwnerDeletion: true }), ref('B', 'b', { controller: false }), ref('C', 'c')],
+      }),
+    ).toEqual([]);
   });
 
   it.each([
     [{ kind: 'K', name: 'n', uid: 'u' }, ['metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty']],
     [{ apiVersion: 'a/b/c', kind: 'K', name: 'n', uid: 'u' }, ['metadata.ownerReferences.apiVersion: Invalid value: "a/b/c": version must not be empty']],
-    [{ apiVersion: 'example.com/', kind: 'K', name: 'n', uid: 'u' }, ['metadata.ownerReferences.apiVersion: Invalid value: "example.com/": version must not be empty']],
+    [
+      { apiVersion: 'example.com/', kind: 'K', name: 'n', uid: 'u' },
+      ['metadata.ownerReferences.apiVersion: Invalid value: "example.com/": version must not be empty'],
+    ],
     [{ apiVersion: 'v1', name: 'n', uid: 'u' }, ['metadata.ownerReferences.kind: Invalid value: "": kind must not be empty']],
     [{ apiVersion: 'v1', kind: 'K', uid: 'u' }, ['metadata.ownerReferences.name: Invalid value: "": name must not be empty']],
     [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: '' }, ['metadata.ownerReferences.uid: Invalid value: "": uid must not be empty']],
@@ -220,7 +246,14 @@ describe('validateObjectMeta: malformed field types', () => {
   it.each([
     ['a string metadata', 'x', [['FieldValueTypeInvalid', 'metadata']]],
     ['an array metadata', [], [['FieldValueTypeInvalid', 'metadata']]],
-    ['a numeric name', { name: 5, namespace: 'default' }, [['FieldValueTypeInvalid', 'metadata.name'], ['FieldValueRequired', 'metadata.name']]],
+    [
+      'a numeric name',
+      { name: 5, namespace: 'default' },
+      [
+        ['FieldValueTypeInvalid', 'metadata.name'],
+        ['FieldValueRequired', 'metadata.name'],
+      ],
+    ],
     ['labels as a string', { ...valid, labels: 'a=b' }, [['FieldValueTypeInvalid', 'metadata.labels']]],
     ['labels as a list', { ...valid, labels: ['a'] }, [['FieldValueTypeInvalid', 'metadata.labels']]],
     ['a numeric label value', { ...valid, labels: { a: 1 } }, [['FieldValueTypeInvalid', 'metadata.labels[a]']]],
@@ -229,8 +262,11 @@ describe('validateObjectMeta: malformed field types', () => {
     ['a numeric finalizer', { ...valid, finalizers: ['ok', 3] }, [['FieldValueTypeInvalid', 'metadata.finalizers[1]']]],
     ['ownerReferences as an object', { ...valid, ownerReferences: {} }, [['FieldValueTypeInvalid', 'metadata.ownerReferences']]],
     ['an owner reference that is a string', { ...valid, ownerReferences: ['x'] }, [['FieldValueTypeInvalid', 'metadata.ownerReferences[0]']]],
-    ['a string controller flag', { ...valid, ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u', controller: 'true' }] },
-      [['FieldValueTypeInvalid', 'metadata.ownerReferences[0].controller']]],
+    [
+      'a string controller flag',
+      { ...valid, ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u', controller: 'true' }] },
+      [['FieldValueTypeInvalid', 'metadata.ownerReferences[0].controller']],
+    ],
     ['a fractional generation', { ...valid, generation: 1.5 }, [['FieldValueTypeInvalid', 'metadata.generation']]],
     ['a negative generation', { ...valid, generation: -1 }, [['FieldValueInvalid', 'metadata.generation']]],
     ['a numeric resourceVersion', { ...valid, resourceVersion: 5 }, [['FieldValueTypeInvalid', 'metadata.resourceVersion']]],

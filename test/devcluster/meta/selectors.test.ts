@@ -120,21 +120,11 @@ describe('label selectors: malformed input', () => {
     else expect(error!.message).toMatch(message);
   });
 
-  it.each([
-    ['bad_ key=x'],
-    ['-a=x'],
-    ['a/b/c=x'],
-    [`${'k'.repeat(64)}=x`],
-  ])('D-META-11 invalid key in %j is refused', (text) => {
+  it.each([['bad_ key=x'], ['-a=x'], ['a/b/c=x'], [`${'k'.repeat(64)}=x`]])('D-META-11 invalid key in %j is refused', (text) => {
     expect(parseError(text)?.message).toMatch(/^unable to parse requirement: invalid label key /);
   });
 
-  it.each([
-    ['a=-x'],
-    [`a=${'v'.repeat(64)}`],
-    ['a in (ok,b/c)'],
-    ['a!=x_'],
-  ])('D-META-11 invalid value in %j is refused', (text) => {
+  it.each([['a=-x'], [`a=${'v'.repeat(64)}`], ['a in (ok,b/c)'], ['a!=x_']])('D-META-11 invalid value in %j is refused', (text) => {
     expect(parseError(text)?.message).toMatch(/^unable to parse requirement: invalid label value: /);
   });
 });
@@ -157,15 +147,17 @@ describe('label selectors: canonical text', () => {
 describe('structured label selectors', () => {
   it('labelSelectorToString renders matchLabels as k=v (Scale status.selector)', () => {
     expect(selectors.labelSelectorToString({ matchLabels: { app: 'w1' } })).toBe('app=w1');
-    expect(selectors.labelSelectorToString({
-      matchLabels: { tier: 'web', app: 'w1' },
-      matchExpressions: [
-        { key: 'env', operator: 'In', values: ['prod', 'dev'] },
-        { key: 'legacy', operator: 'DoesNotExist' },
-        { key: 'track', operator: 'NotIn', values: ['canary'] },
-        { key: 'zone', operator: 'Exists', values: [] },
-      ],
-    })).toBe('app=w1,env in (dev,prod),!legacy,tier=web,track notin (canary),zone');
+    expect(
+      selectors.labelSelectorToString({
+        matchLabels: { tier: 'web', app: 'w1' },
+        matchExpressions: [
+          { key: 'env', operator: 'In', values: ['prod', 'dev'] },
+          { key: 'legacy', operator: 'DoesNotExist' },
+          { key: 'track', operator: 'NotIn', values: ['canary'] },
+          { key: 'zone', operator: 'Exists', values: [] },
+        ],
+      }),
+    ).toBe('app=w1,env in (dev,prod),!legacy,tier=web,track notin (canary),zone');
     expect(selectors.labelSelectorToString({})).toBe('');
     expect(selectors.labelSelectorToString(undefined)).toBe('');
   });
@@ -199,8 +191,10 @@ describe('structured label selectors', () => {
 });
 
 describe('field selectors (D-VERB-4)', () => {
-  const object = (name: string, namespace: string, extra: Record<string, string> = {}) =>
-    (field: string): string | undefined => ({ 'metadata.name': name, 'metadata.namespace': namespace, ...extra })[field];
+  const object =
+    (name: string, namespace: string, extra: Record<string, string> = {}) =>
+    (field: string): string | undefined =>
+      ({ 'metadata.name': name, 'metadata.namespace': namespace, ...extra })[field];
 
   it('C-63 metadata.name=a selects only a; metadata.namespace!=default excludes default', () => {
     const all = [object('a', 'default'), object('b', 'default'), object('a', 'other'), object('c', 'kube-system')];
@@ -212,15 +206,20 @@ describe('field selectors (D-VERB-4)', () => {
 
   it('C-63 the fields a selector names are listed so unsupported ones can be refused', () => {
     expect(selectors.selectorFields(selectors.parseFieldSelector('spec.size=3'))).toEqual(['spec.size']);
-    expect(selectors.selectorFields(selectors.parseFieldSelector('metadata.name=a,metadata.namespace!=x,metadata.name!=b')))
-      .toEqual(['metadata.name', 'metadata.namespace']);
+    expect(selectors.selectorFields(selectors.parseFieldSelector('metadata.name=a,metadata.namespace!=x,metadata.name!=b'))).toEqual([
+      'metadata.name',
+      'metadata.namespace',
+    ]);
   });
 
-  it('C-64 involvedObject.name=w1,involvedObject.namespace=default selects only that object\'s events', () => {
+  it("C-64 involvedObject.name=w1,involvedObject.namespace=default selects only that object's events", () => {
     const selector = selectors.parseFieldSelector('involvedObject.name=w1,involvedObject.namespace=default');
     const event = (name: string, ns: string) => object('e', ns, { 'involvedObject.name': name, 'involvedObject.namespace': ns });
-    expect([event('w1', 'default'), event('w2', 'default'), event('w1', 'other')].map((get) => selectors.matchesFields(selector, get)))
-      .toEqual([true, false, false]);
+    expect([event('w1', 'default'), event('w2', 'default'), event('w1', 'other')].map((get) => selectors.matchesFields(selector, get))).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it.each([
@@ -230,7 +229,13 @@ describe('field selectors (D-VERB-4)', () => {
     ['a=', [{ field: 'a', operator: '=', value: '' }]],
     ['a=b\\,c', [{ field: 'a', operator: '=', value: 'b,c' }]],
     ['a=b\\=c\\\\d', [{ field: 'a', operator: '=', value: 'b=c\\d' }]],
-    ['b=2,a!=1', [{ field: 'a', operator: '!=', value: '1' }, { field: 'b', operator: '=', value: '2' }]],
+    [
+      'b=2,a!=1',
+      [
+        { field: 'a', operator: '!=', value: '1' },
+        { field: 'b', operator: '=', value: '2' },
+      ],
+    ],
     ['a=1,,', [{ field: 'a', operator: '=', value: '1' }]],
     ['', []],
   ])('%j parses to %j', (text, requirements) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as apply from '../../../devcluster/patching/apply.js';
-import * as managedfields from '../../../devcluster/patching/managedfields.js';
+import type * as managedfields from '../../../devcluster/patching/managedfields.js';
 
 type JsonObject = managedfields.JsonObject;
 
@@ -13,14 +13,26 @@ const semantics: managedfields.ListSemantics = (path) => {
   return { type: 'atomic' };
 };
 
-const cfg = (spec: JsonObject, meta: JsonObject = {}): JsonObject =>
-  ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'ns', ...meta }, spec });
+const cfg = (spec: JsonObject, meta: JsonObject = {}): JsonObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name: 'w1', namespace: 'ns', ...meta },
+  spec,
+});
 
 let tick = 0;
 function run(live: JsonObject | undefined, config: JsonObject, manager: string, extra: Partial<apply.ApplyOptions> = {}): apply.ApplyResult {
   tick += 1;
-  return apply.applyConfiguration({ live, config, manager, apiVersion: 'v1', force: false,
-    now: `2024-01-01T00:00:${String(tick).padStart(2, '0')}Z`, listSemantics: semantics, ...extra });
+  return apply.applyConfiguration({
+    live,
+    config,
+    manager,
+    apiVersion: 'v1',
+    force: false,
+    now: `2024-01-01T00:00:${String(tick).padStart(2, '0')}Z`,
+    listSemantics: semantics,
+    ...extra,
+  });
 }
 
 function ok(result: apply.ApplyResult): JsonObject {
@@ -40,17 +52,37 @@ const spec = (obj: JsonObject): JsonObject => obj.spec as JsonObject;
 
 /** A stored object: what the API layer keeps after an update recorded by `recordUpdate`. */
 function updated(before: JsonObject | undefined, after: JsonObject, manager: string): JsonObject {
-  const managedFields = apply.recordUpdate({ before, after, manager, apiVersion: 'v1', now: '2024-01-01T01:00:00Z',
-    listSemantics: semantics, statusSubresource: true });
+  const managedFields = apply.recordUpdate({
+    before,
+    after,
+    manager,
+    apiVersion: 'v1',
+    now: '2024-01-01T01:00:00Z',
+    listSemantics: semantics,
+    statusSubresource: true,
+  });
   return { ...after, metadata: { ...(after.metadata as JsonObject), managedFields } };
 }
 
 describe('applyConfiguration', () => {
   it('C-44 applying a missing object creates it with an Apply entry for the manager', () => {
     const obj = ok(run(undefined, cfg({ size: 3 }, { labels: { app: 'x' } }), 'a'));
-    expect(obj).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'ns', labels: { app: 'x' } }, spec: { size: 3 } });
-    expect(entries(obj)).toEqual([{ manager: 'a', operation: 'Apply', apiVersion: 'v1', time: expect.any(String), fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {} } }, 'f:spec': { 'f:size': {} } } }]);
+    expect(obj).toMatchObject({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w1', namespace: 'ns', labels: { app: 'x' } },
+      spec: { size: 3 },
+    });
+    expect(entries(obj)).toEqual([
+      {
+        manager: 'a',
+        operation: 'Apply',
+        apiVersion: 'v1',
+        time: expect.any(String),
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {} } }, 'f:spec': { 'f:size': {} } },
+      },
+    ]);
   });
 
   it('C-45 a different value for a field another applier owns conflicts; force takes it over', () => {
@@ -60,9 +92,12 @@ describe('applyConfiguration', () => {
 
     const err = apply.conflictError(found, widgets, 'w1');
     expect(err.code).toBe(409);
-    expect(err.toStatus()).toMatchObject({ reason: 'Conflict', code: 409,
+    expect(err.toStatus()).toMatchObject({
+      reason: 'Conflict',
+      code: 409,
       message: 'Apply failed with 1 conflict: conflict with "a": .spec.size',
-      details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.spec.size' }] } });
+      details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.spec.size' }] },
+    });
 
     const forced = ok(run(live, cfg({ size: 4 }), 'b', { force: true }));
     expect(spec(forced).size).toBe(4);
@@ -72,13 +107,17 @@ describe('applyConfiguration', () => {
   it('D-VERB-22 applying the value already there shares ownership instead of conflicting', () => {
     const live = ok(run(undefined, cfg({ size: 3, mode: 'x' }), 'a'));
     const shared = ok(run(live, cfg({ size: 3 }), 'b'));
-    expect(owners(shared).map(([m]) => m).sort()).toEqual(['a', 'b']);
+    expect(
+      owners(shared)
+        .map(([m]) => m)
+        .sort(),
+    ).toEqual(['a', 'b']);
     // a dropping the shared field keeps it: b still owns it.
     const after = ok(run(shared, cfg({ mode: 'x' }), 'a'));
     expect(spec(after)).toEqual({ size: 3, mode: 'x' });
   });
 
-  it('C-46 a field dropped from the manager\'s configuration is removed', () => {
+  it("C-46 a field dropped from the manager's configuration is removed", () => {
     const live = ok(run(undefined, cfg({ size: 3, mode: 'fast' }), 'a'));
     const next = ok(run(live, cfg({ size: 3 }), 'a'));
     expect(spec(next)).toEqual({ size: 3 });
@@ -107,7 +146,10 @@ describe('applyConfiguration', () => {
     const err = apply.conflictError(found, widgets, 'w1');
     expect(err.message).toBe('Apply failed with 3 conflicts: conflicts with "a" using v1:\n- .spec.y\nconflicts with "b":\n- .spec.x\n- .spec.z');
     expect(err.details?.causes?.map((c) => [c.message, c.field])).toEqual([
-      ['conflict with "a" using v1', '.spec.y'], ['conflict with "b"', '.spec.x'], ['conflict with "b"', '.spec.z']]);
+      ['conflict with "a" using v1', '.spec.y'],
+      ['conflict with "b"', '.spec.x'],
+      ['conflict with "b"', '.spec.z'],
+    ]);
   });
 
   it('D-VERB-22 force also takes fields from Update managers', () => {
@@ -125,7 +167,10 @@ describe('applyConfiguration', () => {
     expect(entries(live)[0]!.fieldsV1).toEqual({ 'f:spec': { 'f:containers': { 'k:{"name":"c1"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } });
 
     const both = ok(run(live, cfg({ containers: [{ name: 'c2', image: 'y:1' }] }), 'b'));
-    expect(spec(both).containers).toEqual([{ name: 'c1', image: 'x:1' }, { name: 'c2', image: 'y:1' }]);
+    expect(spec(both).containers).toEqual([
+      { name: 'c1', image: 'x:1' },
+      { name: 'c2', image: 'y:1' },
+    ]);
 
     const found = conflicts(run(both, cfg({ containers: [{ name: 'c1', image: 'x:2' }] }), 'b'));
     expect(found.map((c) => c.field)).toEqual(['.spec.containers[name="c1"].image']);
@@ -157,7 +202,7 @@ describe('applyConfiguration', () => {
     expect(spec(ok(run(live, cfg({ args: ['c'] }), 'a'))).args).toEqual(['c']);
   });
 
-  it('D-VERB-22 keyed items follow the configuration\'s order, live-only items keep their place', () => {
+  it("D-VERB-22 keyed items follow the configuration's order, live-only items keep their place", () => {
     const live = ok(run(undefined, cfg({ containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] }), 'x'));
     const next = ok(run(live, cfg({ containers: [{ name: 'c' }, { name: 'a' }] }), 'y'));
     expect((spec(next).containers as JsonObject[]).map((c) => c.name)).toEqual(['b', 'c', 'a']);
@@ -180,8 +225,7 @@ describe('applyConfiguration', () => {
     const again = ok(run(withStatus, cfg({ size: 2 }), 'a', { statusSubresource: true }));
     expect(again.status).toEqual({ phase: 'Ready' });
     const other = conflicts(run(withStatus, { ...cfg({}), status: { phase: 'Failed' } }, 'b', { statusSubresource: true, subresource: 'status' }));
-    expect(apply.conflictError(other, widgets, 'w1').message)
-      .toBe('Apply failed with 1 conflict: conflict with "a" with subresource "status": .status.phase');
+    expect(apply.conflictError(other, widgets, 'w1').message).toBe('Apply failed with 1 conflict: conflict with "a" with subresource "status": .status.phase');
   });
 
   it('D-VERB-22 server-managed metadata is neither owned nor overwritten', () => {

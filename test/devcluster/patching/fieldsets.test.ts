@@ -17,16 +17,20 @@ describe('fieldsV1 encoding', () => {
     const decoded = fieldsets.decode(fieldsV1);
     expect(JSON.stringify(fieldsets.encode(decoded))).toBe(JSON.stringify(fieldsV1));
     expect(listed(decoded)).toEqual([
-      '.metadata.labels', '.metadata.labels.app',
-      '.spec.size', '.spec.containers[name="c1"]', '.spec.containers[name="c1"].image',
-      '.spec.containers[name="c1"].name', '.spec.finalizers[="a"]', '.spec.finalizers[="b"]',
+      '.metadata.labels',
+      '.metadata.labels.app',
+      '.spec.size',
+      '.spec.containers[name="c1"]',
+      '.spec.containers[name="c1"].image',
+      '.spec.containers[name="c1"].name',
+      '.spec.finalizers[="a"]',
+      '.spec.finalizers[="b"]',
     ]);
   });
 
   it('D-META-15 encode writes "." first, then fields before keys, values and indices', () => {
     const s = set(['f:a'], ['f:a', 'i:1'], ['f:a', 'v:2'], ['f:a', 'k:{"n":1}'], ['f:a', 'f:z'], ['f:a', 'f:b']);
-    expect(JSON.stringify(fieldsets.encode(s)))
-      .toBe('{"f:a":{".":{},"f:b":{},"f:z":{},"k:{\\"n\\":1}":{},"v:2":{},"i:1":{}}}');
+    expect(JSON.stringify(fieldsets.encode(s))).toBe('{"f:a":{".":{},"f:b":{},"f:z":{},"k:{\\"n\\":1}":{},"v:2":{},"i:1":{}}}');
   });
 
   it('D-META-15 keyed elements use sorted key order, whatever order they are decoded in', () => {

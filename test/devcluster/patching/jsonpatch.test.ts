@@ -22,28 +22,40 @@ function codeOf(fn: () => unknown): string | undefined {
 describe('applyJsonPatch: RFC 6902 appendix A', () => {
   const examples: Array<[title: string, doc: unknown, ops: unknown, expected: unknown]> = [
     ['A.1 adding an object member', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux' }], { baz: 'qux', foo: 'bar' }],
-    ['A.2 adding an array element', { foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }],
-      { foo: ['bar', 'qux', 'baz'] }],
+    ['A.2 adding an array element', { foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }], { foo: ['bar', 'qux', 'baz'] }],
     ['A.3 removing an object member', { baz: 'qux', foo: 'bar' }, [{ op: 'remove', path: '/baz' }], { foo: 'bar' }],
-    ['A.4 removing an array element', { foo: ['bar', 'qux', 'baz'] }, [{ op: 'remove', path: '/foo/1' }],
-      { foo: ['bar', 'baz'] }],
-    ['A.5 replacing a value', { baz: 'qux', foo: 'bar' }, [{ op: 'replace', path: '/baz', value: 'boo' }],
-      { baz: 'boo', foo: 'bar' }],
-    ['A.6 moving a value', { foo: { bar: 'baz', waldo: 'fred' }, qux: { corge: 'grault' } },
+    ['A.4 removing an array element', { foo: ['bar', 'qux', 'baz'] }, [{ op: 'remove', path: '/foo/1' }], { foo: ['bar', 'baz'] }],
+    ['A.5 replacing a value', { baz: 'qux', foo: 'bar' }, [{ op: 'replace', path: '/baz', value: 'boo' }], { baz: 'boo', foo: 'bar' }],
+    [
+      'A.6 moving a value',
+      { foo: { bar: 'baz', waldo: 'fred' }, qux: { corge: 'grault' } },
       [{ op: 'move', from: '/foo/waldo', path: '/qux/thud' }],
-      { foo: { bar: 'baz' }, qux: { corge: 'grault', thud: 'fred' } }],
-    ['A.7 moving an array element', { foo: ['all', 'grass', 'cows', 'eat'] }, [{ op: 'move', from: '/foo/1', path: '/foo/3' }],
-      { foo: ['all', 'cows', 'eat', 'grass'] }],
-    ['A.8 testing a value: success', { baz: 'qux', foo: ['a', 2, 'c'] },
-      [{ op: 'test', path: '/baz', value: 'qux' }, { op: 'test', path: '/foo/1', value: 2 }],
-      { baz: 'qux', foo: ['a', 2, 'c'] }],
-    ['A.10 adding a nested member object', { foo: 'bar' }, [{ op: 'add', path: '/child', value: { grandchild: {} } }],
-      { foo: 'bar', child: { grandchild: {} } }],
-    ['A.11 ignoring unrecognized elements', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }],
-      { foo: 'bar', baz: 'qux' }],
+      { foo: { bar: 'baz' }, qux: { corge: 'grault', thud: 'fred' } },
+    ],
+    [
+      'A.7 moving an array element',
+      { foo: ['all', 'grass', 'cows', 'eat'] },
+      [{ op: 'move', from: '/foo/1', path: '/foo/3' }],
+      { foo: ['all', 'cows', 'eat', 'grass'] },
+    ],
+    [
+      'A.8 testing a value: success',
+      { baz: 'qux', foo: ['a', 2, 'c'] },
+      [
+        { op: 'test', path: '/baz', value: 'qux' },
+        { op: 'test', path: '/foo/1', value: 2 },
+      ],
+      { baz: 'qux', foo: ['a', 2, 'c'] },
+    ],
+    [
+      'A.10 adding a nested member object',
+      { foo: 'bar' },
+      [{ op: 'add', path: '/child', value: { grandchild: {} } }],
+      { foo: 'bar', child: { grandchild: {} } },
+    ],
+    ['A.11 ignoring unrecognized elements', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }], { foo: 'bar', baz: 'qux' }],
     ['A.14 ~ escape ordering', { '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: 10 }], { '/': 9, '~1': 10 }],
-    ['A.16 adding an array value', { foo: ['bar'] }, [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }],
-      { foo: ['bar', ['abc', 'def']] }],
+    ['A.16 adding an array value', { foo: ['bar'] }, [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }], { foo: ['bar', ['abc', 'def']] }],
   ];
   it.each(examples)('D-VERB-19 %s', (_title, doc, ops, expected) => {
     expect(patched(doc, ops)).toEqual(expected);
@@ -62,7 +74,7 @@ describe('applyJsonPatch: RFC 6902 appendix A', () => {
 describe('applyJsonPatch: D-VERB-19 semantics', () => {
   const widget = { metadata: { name: 'w', resourceVersion: '12' }, spec: { size: 3, items: ['a', 'b'] } };
 
-  it('D-VERB-19 Kopf\'s resourceVersion test passes when current and the patch applies (C-37)', () => {
+  it("D-VERB-19 Kopf's resourceVersion test passes when current and the patch applies (C-37)", () => {
     const result = patched(widget, [
       { op: 'test', path: '/metadata/resourceVersion', value: '12' },
       { op: 'replace', path: '/spec/size', value: 5 },
@@ -150,12 +162,14 @@ describe('applyJsonPatch: D-VERB-19 semantics', () => {
 
   it('never mutates the document or the operations', () => {
     const doc = deepFreeze(structuredClone(widget));
-    const ops = deepFreeze(jsonpatch.parseJsonPatch([
-      { op: 'add', path: '/spec/items/-', value: { deep: ['x'] } },
-      { op: 'remove', path: '/metadata/name' },
-      { op: 'move', from: '/spec/size', path: '/spec/count' },
-      { op: 'copy', from: '/spec/items', path: '/status' },
-    ]));
+    const ops = deepFreeze(
+      jsonpatch.parseJsonPatch([
+        { op: 'add', path: '/spec/items/-', value: { deep: ['x'] } },
+        { op: 'remove', path: '/metadata/name' },
+        { op: 'move', from: '/spec/size', path: '/spec/count' },
+        { op: 'copy', from: '/spec/items', path: '/status' },
+      ]),
+    );
     const result = jsonpatch.applyJsonPatch(doc, ops) as { spec: { items: unknown[] } };
     expect(result).toEqual({
       metadata: { resourceVersion: '12' },

@@ -13,17 +13,30 @@ const containersKeyed: managedfields.ListSemantics = (path) => {
 };
 
 const listed = (s: fieldsets.FieldSet): string[] => fieldsets.paths(s).map(fieldsets.formatPath);
-const widget = (spec: JsonObject, extra: JsonObject = {}): JsonObject =>
-  ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'ns', ...extra }, spec });
+const widget = (spec: JsonObject, extra: JsonObject = {}): JsonObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name: 'w1', namespace: 'ns', ...extra },
+  spec,
+});
 
 describe('field sets of objects', () => {
   it('D-VERB-22 items of a map list are keyed k:{…} and own their fields', () => {
-    const s = managedfields.fieldSetOf({ spec: { containers: [{ name: 'c1', image: 'x', ports: [{ containerPort: 80, protocol: 'TCP' }] }] } }, containersKeyed);
+    const s = managedfields.fieldSetOf(
+      { spec: { containers: [{ name: 'c1', image: 'x', ports: [{ containerPort: 80, protocol: 'TCP' }] }] } },
+      containersKeyed,
+    );
     expect(fieldsets.encode(s)).toEqual({
-      'f:spec': { 'f:containers': { 'k:{"name":"c1"}': {
-        '.': {}, 'f:image': {}, 'f:name': {},
-        'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } },
-      } } },
+      'f:spec': {
+        'f:containers': {
+          'k:{"name":"c1"}': {
+            '.': {},
+            'f:image': {},
+            'f:name': {},
+            'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } },
+          },
+        },
+      },
     });
   });
 
@@ -52,12 +65,26 @@ describe('field sets of objects', () => {
 describe('comparing objects', () => {
   it('reports added, modified and removed leaves and whole added containers', () => {
     const before = { spec: { size: 1, mode: 'a', containers: [{ name: 'c1', image: 'x' }] } };
-    const after = { spec: { size: 2, containers: [{ name: 'c1', image: 'x' }, { name: 'c2', image: 'y' }] }, extra: { k: 1 } };
+    const after = {
+      spec: {
+        size: 2,
+        containers: [
+          { name: 'c1', image: 'x' },
+          { name: 'c2', image: 'y' },
+        ],
+      },
+      extra: { k: 1 },
+    };
     const cmp = managedfields.compareObjects(before, after, containersKeyed);
     expect(listed(cmp.modified)).toEqual(['.spec.size']);
     expect(listed(cmp.removed)).toEqual(['.spec.mode']);
-    expect(listed(cmp.added)).toEqual(['.extra', '.extra.k', '.spec.containers[name="c2"]',
-      '.spec.containers[name="c2"].image', '.spec.containers[name="c2"].name']);
+    expect(listed(cmp.added)).toEqual([
+      '.extra',
+      '.extra.k',
+      '.spec.containers[name="c2"]',
+      '.spec.containers[name="c2"].image',
+      '.spec.containers[name="c2"].name',
+    ]);
   });
 
   it('an atomic list that changes is one modified leaf', () => {
@@ -67,11 +94,27 @@ describe('comparing objects', () => {
   });
 
   it('containers that disappear are removed as a whole, with their leaves', () => {
-    const before = { spec: { containers: [{ name: 'c1', image: 'x' }, { name: 'c2', image: 'y' }], extra: { a: { b: 1 } }, empty: {} } };
+    const before = {
+      spec: {
+        containers: [
+          { name: 'c1', image: 'x' },
+          { name: 'c2', image: 'y' },
+        ],
+        extra: { a: { b: 1 } },
+        empty: {},
+      },
+    };
     const after = { spec: { containers: [{ name: 'c1', image: 'x' }] } };
     const cmp = managedfields.compareObjects(before, after, containersKeyed);
-    expect(listed(cmp.removed)).toEqual(['.spec.empty', '.spec.extra', '.spec.containers[name="c2"]',
-      '.spec.containers[name="c2"].image', '.spec.containers[name="c2"].name', '.spec.extra.a', '.spec.extra.a.b']);
+    expect(listed(cmp.removed)).toEqual([
+      '.spec.empty',
+      '.spec.extra',
+      '.spec.containers[name="c2"]',
+      '.spec.containers[name="c2"].image',
+      '.spec.containers[name="c2"].name',
+      '.spec.extra.a',
+      '.spec.extra.a.b',
+    ]);
     expect([cmp.added, cmp.modified].every(fieldsets.isEmpty)).toBe(true);
   });
 
@@ -84,7 +127,10 @@ describe('comparing objects', () => {
 
   it('set lists compare item by item and list semantics see the path of map keys', () => {
     const seen: string[] = [];
-    const sem: managedfields.ListSemantics = (path) => { seen.push(path.join('.')); return containersKeyed(path); };
+    const sem: managedfields.ListSemantics = (path) => {
+      seen.push(path.join('.'));
+      return containersKeyed(path);
+    };
     const cmp = managedfields.compareObjects({ spec: { tags: ['a', 'b'] } }, { spec: { tags: ['b', 'c'] } }, sem);
     expect(listed(cmp.added)).toEqual(['.spec.tags[="c"]']);
     expect(listed(cmp.removed)).toEqual(['.spec.tags[="a"]']);
@@ -92,7 +138,11 @@ describe('comparing objects', () => {
   });
 
   it('identical objects, and two absent ones, compare as unchanged', () => {
-    for (const [a, b] of [[{ s: { x: [1, { y: 2 }] } }, { s: { x: [1, { y: 2 }] } }], [undefined, undefined], [{}, {}]] as const) {
+    for (const [a, b] of [
+      [{ s: { x: [1, { y: 2 }] } }, { s: { x: [1, { y: 2 }] } }],
+      [undefined, undefined],
+      [{}, {}],
+    ] as const) {
       const cmp = managedfields.compareObjects(a, b, managedfields.atomicLists);
       expect([cmp.added, cmp.modified, cmp.removed].every(fieldsets.isEmpty)).toBe(true);
     }
@@ -105,12 +155,16 @@ describe('comparing objects', () => {
 });
 
 describe('ownership domains', () => {
-  const obj = { apiVersion: 'v1', kind: 'K', metadata: { name: 'n', namespace: 'ns', uid: 'u', resourceVersion: '1', generation: 1,
-    creationTimestamp: 't', managedFields: [], labels: { a: '1' } }, spec: { x: 1 }, status: { y: 2 } };
+  const obj = {
+    apiVersion: 'v1',
+    kind: 'K',
+    metadata: { name: 'n', namespace: 'ns', uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: 't', managedFields: [], labels: { a: '1' } },
+    spec: { x: 1 },
+    status: { y: 2 },
+  };
 
   it('D-VERB-22 server-managed fields are never owned', () => {
-    expect(managedfields.ownedView(obj, { statusSubresource: false }))
-      .toEqual({ metadata: { labels: { a: '1' } }, spec: { x: 1 }, status: { y: 2 } });
+    expect(managedfields.ownedView(obj, { statusSubresource: false })).toEqual({ metadata: { labels: { a: '1' } }, spec: { x: 1 }, status: { y: 2 } });
   });
 
   it('D-VERB-22 the main resource of a kind with a status subresource does not own status', () => {
@@ -127,14 +181,34 @@ describe('recordUpdate', () => {
 
   it('D-META-15 a create records an Update entry owning every field it set', () => {
     const entries = managedfields.recordUpdate({ ...base, before: undefined, after: widget({ size: 1 }, { labels: { a: 'x' } }) });
-    expect(entries).toEqual([{ manager: 'm', operation: 'Update', apiVersion: 'v1', time: '2024-01-02T00:00:00Z', fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } }, 'f:spec': { '.': {}, 'f:size': {} } } }]);
+    expect(entries).toEqual([
+      {
+        manager: 'm',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2024-01-02T00:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } }, 'f:spec': { '.': {}, 'f:size': {} } },
+      },
+    ]);
   });
 
   it('C-47 the writer takes the fields it changed from every other manager', () => {
-    const before = widget({ size: 3, mode: 'a' }, { managedFields: [
-      { manager: 'a', operation: 'Apply', apiVersion: 'v1', time: '2024-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {}, 'f:mode': {} } } },
-    ] });
+    const before = widget(
+      { size: 3, mode: 'a' },
+      {
+        managedFields: [
+          {
+            manager: 'a',
+            operation: 'Apply',
+            apiVersion: 'v1',
+            time: '2024-01-01T00:00:00Z',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:spec': { 'f:size': {}, 'f:mode': {} } },
+          },
+        ],
+      },
+    );
     const after = widget({ size: 4, mode: 'a' }, { managedFields: (before.metadata as JsonObject).managedFields });
     const entries = managedfields.recordUpdate({ ...base, before, after });
     expect(entries.map((e) => [e.manager, e.operation, e.fieldsV1])).toEqual([
@@ -144,26 +218,34 @@ describe('recordUpdate', () => {
   });
 
   it('D-META-15 removed fields leave every entry, and empty entries disappear', () => {
-    const before = widget({ size: 3, mode: 'a' }, { managedFields: [
-      { manager: 'a', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:mode': {} } } },
-      { manager: 'b', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } },
-    ] });
+    const before = widget(
+      { size: 3, mode: 'a' },
+      {
+        managedFields: [
+          { manager: 'a', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:mode': {} } } },
+          { manager: 'b', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } },
+        ],
+      },
+    );
     const after = widget({ size: 3 });
     const entries = managedfields.recordUpdate({ ...base, manager: 'c', before, after });
     expect(entries.map((e) => e.manager)).toEqual(['b']);
   });
 
   it('D-META-15 a write that changes nothing adds no entry and keeps the old time', () => {
-    const stored = [{ manager: 'm', operation: 'Update', apiVersion: 'v1', time: '2020-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } }];
+    const stored = [
+      { manager: 'm', operation: 'Update', apiVersion: 'v1', time: '2020-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } },
+    ];
     const before = widget({ size: 3 }, { managedFields: stored });
     expect(managedfields.recordUpdate({ ...base, before, after: before })).toEqual(stored);
     expect(managedfields.recordUpdate({ ...base, manager: 'other', before, after: before })).toEqual(stored);
   });
 
   it('D-META-15 a request sending managedFields: [] resets them before recording', () => {
-    const before = widget({ size: 3 }, { managedFields: [
-      { manager: 'a', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:mode': {} } } },
-    ] });
+    const before = widget(
+      { size: 3 },
+      { managedFields: [{ manager: 'a', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:mode': {} } } }] },
+    );
     const after = widget({ size: 4 }, { managedFields: [] });
     const entries = managedfields.recordUpdate({ ...base, before, after });
     expect(entries.map((e) => [e.manager, e.fieldsV1])).toEqual([['m', { 'f:spec': { 'f:size': {} } }]]);
@@ -173,13 +255,22 @@ describe('recordUpdate', () => {
     const before = { ...widget({ size: 3 }), status: { phase: 'A' } };
     const after = { ...widget({ size: 3 }), status: { phase: 'B' } };
     const entries = managedfields.recordUpdate({ ...base, manager: 'ctl', subresource: 'status', before, after });
-    expect(entries).toEqual([{ manager: 'ctl', operation: 'Update', apiVersion: 'v1', time: base.now, fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:status': { 'f:phase': {} } }, subresource: 'status' }]);
+    expect(entries).toEqual([
+      {
+        manager: 'ctl',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: base.now,
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:status': { 'f:phase': {} } },
+        subresource: 'status',
+      },
+    ]);
     expect(managedfields.recordUpdate({ ...base, manager: 'ctl', before, after })).toEqual([]);
   });
 
   it('malformed stored managedFields are reset rather than failing the write', () => {
-    const before = widget({ size: 3 }, { managedFields: [{ manager: 'a', operation: 'Apply', fieldsV1: { 'bogus': {} } }] });
+    const before = widget({ size: 3 }, { managedFields: [{ manager: 'a', operation: 'Apply', fieldsV1: { bogus: {} } }] });
     const entries = managedfields.recordUpdate({ ...base, before, after: widget({ size: 4 }) });
     expect(entries.map((e) => e.manager)).toEqual(['m']);
   });
@@ -222,8 +313,7 @@ describe('entries on the wire', () => {
       { manager: 'gone', operation: 'Apply', apiVersion: 'v1', set: fieldsets.EMPTY },
     ]);
     expect(out.map((e) => e.manager)).toEqual(['c', 'a', 'b', 'z']);
-    expect(managedfields.decodeEntries(out).map((e) => managedfields.identity(e)))
-      .toEqual(out.map((e) => managedfields.identity({ ...e })));
+    expect(managedfields.decodeEntries(out).map((e) => managedfields.identity(e))).toEqual(out.map((e) => managedfields.identity({ ...e })));
   });
 
   it('apply entries are identified without apiVersion, update entries with it', () => {

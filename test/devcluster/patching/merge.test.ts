@@ -14,7 +14,11 @@ describe('applyMergePatch', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -58,7 +62,8 @@ describe('applyMergePatch', () => {
     const target = deepFreeze({ metadata: { labels: { a: '1' } }, spec: { list: [1, 2], keep: { x: 1 } } });
     const patch = deepFreeze({ metadata: { labels: { a: null, b: '2' } }, spec: { list: [3], added: { y: [1] } } });
     const result = merge.applyMergePatch(target, patch) as {
-      metadata: unknown; spec: { list: number[]; keep: unknown; added: { y: unknown } };
+      metadata: unknown;
+      spec: { list: number[]; keep: unknown; added: { y: unknown } };
     };
     expect(result).toEqual({ metadata: { labels: { b: '2' } }, spec: { list: [3], keep: { x: 1 }, added: { y: [1] } } });
     expect(result.spec.keep).not.toBe(target.spec.keep);
@@ -69,7 +74,13 @@ describe('applyMergePatch', () => {
 
 describe('isJsonObject', () => {
   it.each([
-    [{}, true], [{ a: 1 }, true], [[], false], [null, false], ['x', false], [1, false], [undefined, false],
+    [{}, true],
+    [{ a: 1 }, true],
+    [[], false],
+    [null, false],
+    ['x', false],
+    [1, false],
+    [undefined, false],
   ])('%j → %s', (value, expected) => {
     expect(merge.isJsonObject(value)).toBe(expected);
   });

@@ -11,7 +11,10 @@ function expectedKeys(present: Set<string>, prefix = ''): string[] {
 /** A small seeded generator, so the interleavings are random but repeatable. */
 function random(seed: number): () => number {
   let s = seed;
-  return () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648; };
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
 }
 
 describe('sorted reads', () => {
@@ -55,8 +58,11 @@ describe('sorted reads', () => {
     for (const ns of ['kube-public', 'default', 'kube-system']) {
       for (const name of ['z', 'a', 'm']) store.write('cm', revisions.objectKey(ns, name), obj(name));
     }
-    expect(store.entries('cm', revisions.objectKey('kube-public', '')).map((e) => e.key))
-      .toEqual(['kube-public\u0000a', 'kube-public\u0000m', 'kube-public\u0000z']);
+    expect(store.entries('cm', revisions.objectKey('kube-public', '')).map((e) => e.key)).toEqual([
+      'kube-public\u0000a',
+      'kube-public\u0000m',
+      'kube-public\u0000z',
+    ]);
     expect(store.entries('cm', revisions.objectKey('nothing', ''))).toEqual([]);
     expect(store.entries('missing')).toEqual([]);
   });

@@ -40,7 +40,8 @@ describe('mapping rules', () => {
       properties: { config: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { mode: { type: 'string' } } } },
     });
     expect(support.declarationOf(module.text, 'WidgetSpecConfig')).toBe(
-      '/** `spec.config` */\nexport interface WidgetSpecConfig {\n  mode?: string;\n  [key: string]: unknown;\n}');
+      '/** `spec.config` */\nexport interface WidgetSpecConfig {\n  mode?: string;\n  [key: string]: unknown;\n}',
+    );
   });
 
   it('x-kubernetes-preserve-unknown-fields without a type becomes unknown', () => {
@@ -57,7 +58,9 @@ describe('mapping rules', () => {
     });
     expect(module.text).toContain('import type { KubernetesObject, ObjectMeta } from "kopf-gen/runtime";');
     expect(support.declarationOf(module.text, 'WidgetSpec')).toMatch(/ {2}template\?: KubernetesObject & \{\n {4}\[key: string\]: unknown;\n {2}\};/);
-    expect(support.declarationOf(module.text, 'WidgetSpecTyped')).toMatch(/^export type WidgetSpecTyped = KubernetesObject & \{\n {2}spec\?: WidgetSpecTypedSpec;\n\};/m);
+    expect(support.declarationOf(module.text, 'WidgetSpecTyped')).toMatch(
+      /^export type WidgetSpecTyped = KubernetesObject & \{\n {2}spec\?: WidgetSpecTypedSpec;\n\};/m,
+    );
   });
 
   it('imports KubernetesObject only when a module uses it', () => {
@@ -93,7 +96,10 @@ describe('mapping rules', () => {
   });
 
   it('objects without additionalProperties stay closed; an object with no properties is Record<string, never>', () => {
-    const module = support.emitSpec({ type: 'object', properties: { closed: { type: 'object', properties: { flag: { type: 'boolean' } } }, empty: { type: 'object' } } });
+    const module = support.emitSpec({
+      type: 'object',
+      properties: { closed: { type: 'object', properties: { flag: { type: 'boolean' } } }, empty: { type: 'object' } },
+    });
     expect(support.declarationOf(module.text, 'WidgetSpecClosed')).toBe('/** `spec.closed` */\nexport interface WidgetSpecClosed {\n  flag?: boolean;\n}');
     expect(support.declarationOf(module.text, 'WidgetSpec')).toContain('  empty?: Record<string, never>;');
   });
@@ -118,7 +124,8 @@ describe('mapping rules', () => {
 
   it('descriptions become TSDoc on the property and on the named type', () => {
     const module = support.emitSpec({
-      type: 'object', description: 'What the widget should be.',
+      type: 'object',
+      description: 'What the widget should be.',
       properties: { size: { type: 'integer', description: 'How big.\nIn centimetres.' } },
     });
     const spec = support.declarationOf(module.text, 'WidgetSpec');
@@ -133,7 +140,9 @@ describe('mapping rules', () => {
   });
 
   it('x-kubernetes-validations rules are shown in TSDoc', () => {
-    const spec = specOf({ schedule: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != ''", message: 'must not be empty' }, { rule: 'self.size() < 10' }] } });
+    const spec = specOf({
+      schedule: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != ''", message: 'must not be empty' }, { rule: 'self.size() < 10' }] },
+    });
     expect(spec).toContain("   * Validation rules (CEL):\n   * - `self != ''` — must not be empty\n   * - `self.size() < 10`\n");
   });
 
@@ -162,7 +171,16 @@ describe('names', () => {
   });
 
   it('keeps JavaScript specials and reserved words as property names', () => {
-    for (const line of ['__proto__?: string;', 'constructor?: string;', 'toString?: number;', 'default?: string;', 'class?: string;', 'delete?: boolean;', 'import?: string;', 'properties?: OdditySpecProperties;']) {
+    for (const line of [
+      '__proto__?: string;',
+      'constructor?: string;',
+      'toString?: number;',
+      'default?: string;',
+      'class?: string;',
+      'delete?: boolean;',
+      'import?: string;',
+      'properties?: OdditySpecProperties;',
+    ]) {
       expect(spec).toContain(`  ${line}`);
     }
   });
@@ -209,7 +227,10 @@ describe('modules', () => {
   });
 
   it('handles kinds whose schema has no spec or no status', () => {
-    const closed = support.emitSpec({ type: 'object' }, { root: { type: 'object', properties: { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } });
+    const closed = support.emitSpec(
+      { type: 'object' },
+      { root: { type: 'object', properties: { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+    );
     expect(support.declarationOf(closed.text, 'WidgetSpec')).toContain('export type WidgetSpec = Record<string, never>;');
     const open = support.emitSpec({ type: 'object' }, { root: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } });
     expect(support.declarationOf(open.text, 'WidgetStatus')).toMatch(/export type WidgetStatus = \{\n {2}\[key: string\]: unknown;\n\};/);

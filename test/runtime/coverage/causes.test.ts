@@ -14,18 +14,29 @@ import * as fx from '../reliability/operating.js';
 type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 
-interface Invocation { readonly id: string; readonly reason: string; readonly retry: number; readonly started: number }
+interface Invocation {
+  readonly id: string;
+  readonly reason: string;
+  readonly retry: number;
+  readonly started: number;
+}
 
 function recordOf(cluster: DevCluster, id: string): Json | undefined {
   const value = fx.annotationsOf(cluster, 'kopf-example-1')[`kopf.zalando.org/${id}`];
-  return value === undefined ? undefined : JSON.parse(value) as Json;
+  return value === undefined ? undefined : (JSON.parse(value) as Json);
 }
 
 describe('causes over time', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-CAUSE-6 a deletion supersedes an unfinished update: counts logged, records purged, handlers of both purposes re-purposed', async () => {
     const registry = new OperatorRegistry();
@@ -33,7 +44,9 @@ describe('causes over time', () => {
     const track = (id: string, kw: { reason: string; retry: number; started: Date }): void => {
       calls.push({ id, reason: kw.reason, retry: kw.retry, started: kw.started.getTime() });
     };
-    on.update('kopfexamples', { registry }, function upd_ok(kw: { reason: string; retry: number; started: Date }) { track('upd_ok', kw); });
+    on.update('kopfexamples', { registry }, function upd_ok(kw: { reason: string; retry: number; started: Date }) {
+      track('upd_ok', kw);
+    });
     on.update('kopfexamples', { registry }, function upd_fail(kw: { reason: string; retry: number; started: Date }) {
       track('upd_fail', kw);
       throw new PermanentError('no');
@@ -49,7 +62,9 @@ describe('causes over time', () => {
     }
     on.update('kopfexamples', { registry }, both);
     on.delete('kopfexamples', { registry }, both);
-    on.delete('kopfexamples', { registry }, function del_fn(kw: { reason: string; retry: number; started: Date }) { track('del_fn', kw); });
+    on.delete('kopfexamples', { registry }, function del_fn(kw: { reason: string; retry: number; started: Date }) {
+      track('del_fn', kw);
+    });
 
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
@@ -78,7 +93,10 @@ describe('causes over time', () => {
     expect(purged['kopf.zalando.org/both']).not.toBeNull();
     // The deletion starts from scratch for its own handler, but continues the re-purposed one.
     const deletions = calls.filter((c) => c.reason === 'delete');
-    expect(deletions.map((c) => [c.id, c.retry])).toEqual([['del_fn', 0], ['both', 1]]);
+    expect(deletions.map((c) => [c.id, c.retry])).toEqual([
+      ['del_fn', 0],
+      ['both', 1],
+    ]);
     const updatesOfBoth = calls.filter((c) => c.id === 'both' && c.reason === 'update');
     expect(updatesOfBoth).toHaveLength(1);
     expect(deletions[1]!.started).toBe(updatesOfBoth[0]!.started);
@@ -89,7 +107,9 @@ describe('causes over time', () => {
     const registry = new OperatorRegistry();
     const updates: { reason: string; diff: unknown; old: unknown; new: unknown }[] = [];
     let creations = 0;
-    on.create('kopfexamples', { registry }, function create_fn() { creations++; });
+    on.create('kopfexamples', { registry }, function create_fn() {
+      creations++;
+    });
     on.update('kopfexamples', { registry }, function update_fn({ reason, diff, old, new: now }: { reason: string; diff: unknown; old?: Json; new?: Json }) {
       updates.push({ reason, diff: JSON.parse(JSON.stringify(diff)), old: old?.['spec'], new: now?.['spec'] });
     });
@@ -111,12 +131,17 @@ describe('causes over time', () => {
 
     expect([first.error, second.error]).toEqual([undefined, undefined]);
     expect(creations).toBe(1);
-    expect(updates).toEqual([{
-      reason: 'update',
-      diff: [['add', ['spec', 'extra'], null, 1], ['change', ['spec', 'field'], 'value', 'c']],
-      old: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      new: { duration: '1m', field: 'c', items: ['item1', 'item2'], extra: 1 },
-    }]);
+    expect(updates).toEqual([
+      {
+        reason: 'update',
+        diff: [
+          ['add', ['spec', 'extra'], null, 1],
+          ['change', ['spec', 'field'], 'value', 'c'],
+        ],
+        old: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
+        new: { duration: '1m', field: 'c', items: ['item1', 'item2'], extra: 1 },
+      },
+    ]);
   });
 
   it('R-CAUSE-8 after a restart, succeeded handlers are not re-run; retrying ones continue from their persisted retries, started and delay', async () => {
@@ -142,7 +167,11 @@ describe('causes over time', () => {
     await second.stop();
 
     expect([first.error, second.error]).toEqual([undefined, undefined]);
-    expect(calls.map((c) => [c.id, c.reason, c.retry])).toEqual([['ok_fn', 'create', 0], ['retry_fn', 'create', 0], ['retry_fn', 'create', 1]]);
+    expect(calls.map((c) => [c.id, c.reason, c.retry])).toEqual([
+      ['ok_fn', 'create', 0],
+      ['retry_fn', 'create', 0],
+      ['retry_fn', 'create', 1],
+    ]);
     expect(calls[2]!.started).toBe(calls[1]!.started);
     expect(new Date(calls[2]!.started).toISOString().slice(0, 19)).toBe(String(record['started']).slice(0, 19));
     // The persisted delay was honoured across the restart (not retried at once, not reset to a full new delay).

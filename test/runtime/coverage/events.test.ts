@@ -14,21 +14,29 @@ type Json = Record<string, unknown>;
 const EVENTS = { group: '', version: 'v1', resource: 'events' } as const;
 
 function statusOf(cluster: DevCluster, name = 'kopf-example-1'): Json {
-  return ((cluster.store.get(fx.KEX, name, 'default') ?? {})['status'] ?? {}) as Json;
+  return (cluster.store.get(fx.KEX, name, 'default')?.['status'] ?? {}) as Json;
 }
 
 describe('on-event handlers', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-EVENT-2 all matching handlers run in registration order once per event; no records, no retries, errors ignored', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    const record = (id: string) => ({ type, body }: { type: string | null; body: { metadata?: { resourceVersion?: string } } }): void => {
-      calls.push(`${id}:${String(type)}:${body.metadata?.resourceVersion ?? ''}`);
-    };
+    const record =
+      (id: string) =>
+      ({ type, body }: { type: string | null; body: { metadata?: { resourceVersion?: string } } }): void => {
+        calls.push(`${id}:${String(type)}:${body.metadata?.resourceVersion ?? ''}`);
+      };
     on.event('kopfexamples', { registry, id: 'ev_a' }, record('a'));
     on.event('kopfexamples', { registry, id: 'ev_b' }, (kwargs: { type: string | null; body: { metadata?: { resourceVersion?: string } } }) => {
       record('b')(kwargs);
@@ -66,8 +74,12 @@ describe('on-event handlers', () => {
 
   it('R-EVENT-3 non-null results of on-event handlers are written to status.<id>; null ones are not', async () => {
     const registry = new OperatorRegistry();
-    on.event('kopfexamples', { registry }, function ev_result({ spec }: { spec: { field?: string } }) { return { field: spec.field ?? null }; });
-    on.event('kopfexamples', { registry }, function ev_nothing() { return null; });
+    on.event('kopfexamples', { registry }, function ev_result({ spec }: { spec: { field?: string } }) {
+      return { field: spec.field ?? null };
+    });
+    on.event('kopfexamples', { registry }, function ev_nothing() {
+      return null;
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => statusOf(cluster)['ev_result'] !== undefined, 'the result in status');
@@ -81,7 +93,7 @@ describe('on-event handlers', () => {
     const statusPatches = fx.patchBodies(cluster, 'kopf-example-1', 'status');
     // Each new result is written (the cycle of its own event may write the unchanged value again: a
     // no-op for the server, which produces no further event — so no endless loop).
-    const values = statusPatches.map((p) => ((p as { status: { ev_result: Json } }).status.ev_result)['field']);
+    const values = statusPatches.map((p) => (p as { status: { ev_result: Json } }).status.ev_result['field']);
     expect(values.filter((v, i) => i === 0 || v !== values[i - 1])).toEqual(['value', 'changed']);
     expect(values.length).toBeLessThanOrEqual(4);
     expect(cluster.requests.filter((r) => r.method === 'PATCH' && r.subresource !== 'status')).toEqual([]);
@@ -97,7 +109,10 @@ describe('on-event handlers', () => {
     on.create('kopfexamples', { registry }, function create_fn({ logger }: { logger: { info(m: string): void } }) {
       logger.info('A message from the create handler.');
     });
-    const settings = fx.fastSettings((s) => { s.posting.enabled = true; s.posting.loggers = true; });
+    const settings = fx.fastSettings((s) => {
+      s.posting.enabled = true;
+      s.posting.loggers = true;
+    });
     const op = await fx.startOperator({ cluster, registry, settings });
     await cluster.store.create(fx.kopfExample());
     const posted = (): string[] => cluster.store.list(EVENTS, 'default').map((e) => String(e['message']));

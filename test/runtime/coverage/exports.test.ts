@@ -19,28 +19,70 @@ function kindOf(value: unknown): string {
 const exported = kopf as unknown as Record<string, unknown>;
 
 const EXPECTED: Record<string, Kind> = {
-  on: 'object', daemon: 'function', timer: 'function', index: 'function',
-  subhandler: 'function', register: 'function', execute: 'function',
-  event: 'function', info: 'function', warn: 'function', exception: 'function',
-  TemporaryError: 'class', PermanentError: 'class', HandlerTimeoutError: 'class', HandlerRetriesError: 'class',
-  AdmissionError: 'class', LoginError: 'class',
-  PRESENT: 'symbol', ABSENT: 'symbol', EVERYTHING: 'symbol', COPY: 'symbol',
-  notFn: 'function', allFn: 'function', anyFn: 'function', noneFn: 'function',
-  ErrorsMode: 'object', Reason: 'object', DaemonStoppingReason: 'object',
-  OperatorSettings: 'class', OperatorRegistry: 'class', Memo: 'class', Patch: 'class',
-  lifecycles: 'object', getDefaultLifecycle: 'function', setDefaultLifecycle: 'function',
-  getDefaultRegistry: 'function', setDefaultRegistry: 'function',
-  run: 'function', operator: 'function', spawnTasks: 'function', runTasks: 'function',
-  configure: 'function', loginWithKubeconfig: 'function', loginWithServiceAccount: 'function',
-  adopt: 'function', appendOwnerReference: 'function', removeOwnerReference: 'function', label: 'function',
-  harmonizeNaming: 'function', adjustNamespace: 'function', buildObjectReference: 'function',
-  buildOwnerReference: 'function', HierarchyError: 'class',
+  on: 'object',
+  daemon: 'function',
+  timer: 'function',
+  index: 'function',
+  subhandler: 'function',
+  register: 'function',
+  execute: 'function',
+  event: 'function',
+  info: 'function',
+  warn: 'function',
+  exception: 'function',
+  TemporaryError: 'class',
+  PermanentError: 'class',
+  HandlerTimeoutError: 'class',
+  HandlerRetriesError: 'class',
+  AdmissionError: 'class',
+  LoginError: 'class',
+  PRESENT: 'symbol',
+  ABSENT: 'symbol',
+  EVERYTHING: 'symbol',
+  COPY: 'symbol',
+  notFn: 'function',
+  allFn: 'function',
+  anyFn: 'function',
+  noneFn: 'function',
+  ErrorsMode: 'object',
+  Reason: 'object',
+  DaemonStoppingReason: 'object',
+  OperatorSettings: 'class',
+  OperatorRegistry: 'class',
+  Memo: 'class',
+  Patch: 'class',
+  lifecycles: 'object',
+  getDefaultLifecycle: 'function',
+  setDefaultLifecycle: 'function',
+  getDefaultRegistry: 'function',
+  setDefaultRegistry: 'function',
+  run: 'function',
+  operator: 'function',
+  spawnTasks: 'function',
+  runTasks: 'function',
+  configure: 'function',
+  loginWithKubeconfig: 'function',
+  loginWithServiceAccount: 'function',
+  adopt: 'function',
+  appendOwnerReference: 'function',
+  removeOwnerReference: 'function',
+  label: 'function',
+  harmonizeNaming: 'function',
+  adjustNamespace: 'function',
+  buildObjectReference: 'function',
+  buildOwnerReference: 'function',
+  HierarchyError: 'class',
 };
 
 /** The storage classes of R-STORAGE (configurable through `settings.persistence`). */
 const STORAGES = [
-  'AnnotationsProgressStorage', 'StatusProgressStorage', 'MultiProgressStorage', 'SmartProgressStorage',
-  'AnnotationsDiffBaseStorage', 'StatusDiffBaseStorage', 'MultiDiffBaseStorage',
+  'AnnotationsProgressStorage',
+  'StatusProgressStorage',
+  'MultiProgressStorage',
+  'SmartProgressStorage',
+  'AnnotationsDiffBaseStorage',
+  'StatusDiffBaseStorage',
+  'MultiDiffBaseStorage',
 ] as const;
 
 describe('the exported names', () => {
@@ -50,13 +92,30 @@ describe('the exported names', () => {
   });
 
   it('R-API-1 the on namespace has every registrar, the lifecycles namespace every lifecycle', () => {
-    const registrars = ['startup', 'cleanup', 'login', 'probe', 'resume', 'create', 'update', 'delete', 'field', 'event',
-      'index', 'daemon', 'timer', 'validate', 'mutate'];
-    expect(Object.fromEntries(registrars.map((name) => [name, kindOf((kopf.on as unknown as Record<string, unknown>)[name])])))
-      .toEqual(Object.fromEntries(registrars.map((name) => [name, 'function'])));
+    const registrars = [
+      'startup',
+      'cleanup',
+      'login',
+      'probe',
+      'resume',
+      'create',
+      'update',
+      'delete',
+      'field',
+      'event',
+      'index',
+      'daemon',
+      'timer',
+      'validate',
+      'mutate',
+    ];
+    expect(Object.fromEntries(registrars.map((name) => [name, kindOf((kopf.on as unknown as Record<string, unknown>)[name])]))).toEqual(
+      Object.fromEntries(registrars.map((name) => [name, 'function'])),
+    );
     const lifecycles = ['asap', 'allAtOnce', 'oneByOne', 'randomized', 'shuffled'];
-    expect(Object.fromEntries(lifecycles.map((name) => [name, kindOf((kopf.lifecycles as unknown as Record<string, unknown>)[name])])))
-      .toEqual(Object.fromEntries(lifecycles.map((name) => [name, 'function'])));
+    expect(Object.fromEntries(lifecycles.map((name) => [name, kindOf((kopf.lifecycles as unknown as Record<string, unknown>)[name])]))).toEqual(
+      Object.fromEntries(lifecycles.map((name) => [name, 'function'])),
+    );
     // The top-level aliases are the same functions as in the namespace.
     expect([kopf.daemon, kopf.timer, kopf.index]).toEqual([kopf.on.daemon, kopf.on.timer, kopf.on.index]);
   });

@@ -15,31 +15,52 @@ type Json = Record<string, unknown>;
 
 /** The kwargs a callback or handler got, reduced to comparable facts. */
 function facts(kw: Json): Json {
-  return Object.fromEntries(Object.keys(kw).sort().map((key) => [key, kw[key]]));
+  return Object.fromEntries(
+    Object.keys(kw)
+      .sort()
+      .map((key) => [key, kw[key]]),
+  );
 }
 
 describe('filters', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-FILTERS-3 on-event field/value filters: presence, literal (deep equality), PRESENT, ABSENT, callbacks — on the current body', async () => {
     const registry = new OperatorRegistry();
     const seen: string[] = [];
     const callbackKwargs: Json[] = [];
-    const record = (id: string) => ({ spec, type }: { spec: { flag?: unknown }; type: string | null }): void => {
-      seen.push(`${String(type)} flag=${JSON.stringify(spec.flag ?? null)}: ${id}`);
-    };
+    const record =
+      (id: string) =>
+      ({ spec, type }: { spec: { flag?: unknown }; type: string | null }): void => {
+        seen.push(`${String(type)} flag=${JSON.stringify(spec.flag ?? null)}: ${id}`);
+      };
     on.event('kopfexamples', { registry, id: 'present', field: 'spec.flag' }, record('present'));
     on.event('kopfexamples', { registry, id: 'literal', field: 'spec.flag', value: 'on' }, record('literal'));
     on.event('kopfexamples', { registry, id: 'deep', field: 'spec.flag', value: { nested: [1, 2] } }, record('deep'));
     on.event('kopfexamples', { registry, id: 'marker_present', field: 'spec.flag', value: PRESENT }, record('marker_present'));
     on.event('kopfexamples', { registry, id: 'marker_absent', field: 'spec.flag', value: ABSENT }, record('marker_absent'));
-    on.event('kopfexamples', {
-      registry, id: 'callback', field: 'spec.flag',
-      value: (value: unknown, kw: object): boolean => { callbackKwargs.push({ value, name: (kw as Json)['name'] }); return value === 'off'; },
-    }, record('callback'));
+    on.event(
+      'kopfexamples',
+      {
+        registry,
+        id: 'callback',
+        field: 'spec.flag',
+        value: (value: unknown, kw: object): boolean => {
+          callbackKwargs.push({ value, name: (kw as Json)['name'] });
+          return value === 'off';
+        },
+      },
+      record('callback'),
+    );
 
     const op = await fx.startOperator({ cluster, registry });
     const step = async (flag: unknown, count: number): Promise<void> => {
@@ -59,10 +80,17 @@ describe('filters', () => {
     expect(op.error).toBeUndefined();
     expect(seen).toEqual([
       'ADDED flag=null: marker_absent',
-      'MODIFIED flag="on": present', 'MODIFIED flag="on": literal', 'MODIFIED flag="on": marker_present',
-      'MODIFIED flag="off": present', 'MODIFIED flag="off": marker_present', 'MODIFIED flag="off": callback',
-      'MODIFIED flag={"nested":[1,2]}: present', 'MODIFIED flag={"nested":[1,2]}: deep', 'MODIFIED flag={"nested":[1,2]}: marker_present',
-      'MODIFIED flag={"nested":[1,2,3]}: present', 'MODIFIED flag={"nested":[1,2,3]}: marker_present',
+      'MODIFIED flag="on": present',
+      'MODIFIED flag="on": literal',
+      'MODIFIED flag="on": marker_present',
+      'MODIFIED flag="off": present',
+      'MODIFIED flag="off": marker_present',
+      'MODIFIED flag="off": callback',
+      'MODIFIED flag={"nested":[1,2]}: present',
+      'MODIFIED flag={"nested":[1,2]}: deep',
+      'MODIFIED flag={"nested":[1,2]}: marker_present',
+      'MODIFIED flag={"nested":[1,2,3]}: present',
+      'MODIFIED flag={"nested":[1,2,3]}: marker_present',
       'MODIFIED flag=null: marker_absent',
     ]);
     // The value callback is called with the field's value and the kwargs.
@@ -75,13 +103,27 @@ describe('filters', () => {
     const whenKwargs: Record<string, Json> = {};
     const handlerKwargs: Record<string, Json> = {};
     const whenCalls: string[] = [];
-    const when = (id: string) => (kw: object): boolean => { whenCalls.push(id); whenKwargs[id] ??= facts(kw as Json); return true; };
-    const handler = (id: string) => (kw: object): void => { handlerKwargs[id] ??= facts(kw as Json); };
+    const when =
+      (id: string) =>
+      (kw: object): boolean => {
+        whenCalls.push(id);
+        whenKwargs[id] ??= facts(kw as Json);
+        return true;
+      };
+    const handler =
+      (id: string) =>
+      (kw: object): void => {
+        handlerKwargs[id] ??= facts(kw as Json);
+      };
     on.create('kopfexamples', { registry, id: 'create_fn', param: 'p', when: when('create_fn') }, handler('create_fn'));
     on.event('kopfexamples', { registry, id: 'ev_fn', param: 'q', when: when('ev_fn') }, handler('ev_fn'));
     // Earlier filters fail: `when` must not even be called.
     on.create('kopfexamples', { registry, id: 'by_label', labels: { somelabel: 'othervalue' }, when: when('by_label') }, handler('by_label'));
-    on.create('kopfexamples', { registry, id: 'by_annotation', annotations: { someannotation: ABSENT }, when: when('by_annotation') }, handler('by_annotation'));
+    on.create(
+      'kopfexamples',
+      { registry, id: 'by_annotation', annotations: { someannotation: ABSENT }, when: when('by_annotation') },
+      handler('by_annotation'),
+    );
     on.create('kopfexamples', { registry, id: 'by_value', field: 'spec.field', value: 'other', when: when('by_value') }, handler('by_value'));
     on.event('kopfexamples', { registry, id: 'ev_by_field', field: 'spec.missing', when: when('ev_by_field') }, handler('ev_by_field'));
 
@@ -105,7 +147,11 @@ describe('filters', () => {
       missing[id] = Object.keys(expected).filter((key) => !perInvocation.has(key) && !(key in got));
       for (const key of Object.keys(expected)) {
         if (perInvocation.has(key) || !(key in got)) continue;
-        try { expect(got[key]).toStrictEqual(expected[key]); } catch { different.push(`${id}: ${key}`); }
+        try {
+          expect(got[key]).toStrictEqual(expected[key]);
+        } catch {
+          different.push(`${id}: ${key}`);
+        }
       }
     }
     expect({ missing, different }).toEqual({ missing: { create_fn: [], ev_fn: [] }, different: [] });

@@ -22,21 +22,32 @@ function finalizersOf(cluster: DevCluster, name = 'kopf-example-1'): string[] | 
 }
 
 function jsonPatches(cluster: DevCluster): unknown[] {
-  return cluster.requests.filter((r) => r.method === 'PATCH' && r.headers.contentType === 'application/json-patch+json')
+  return cluster.requests
+    .filter((r) => r.method === 'PATCH' && r.headers.contentType === 'application/json-patch+json')
     .map((r) => (JSON.parse(r.body!) as unknown[]).slice(1)); // without the resourceVersion test
 }
 
 describe('finalizers', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-FINAL-1 the finalizer is settings.persistence.finalizer: a custom one is added and released, the default never appears', async () => {
     const registry = new OperatorRegistry();
     const deleted: string[] = [];
-    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) { deleted.push(name); });
-    const settings = fx.fastSettings((s) => { s.persistence.finalizer = CUSTOM_FINALIZER; });
+    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) {
+      deleted.push(name);
+    });
+    const settings = fx.fastSettings((s) => {
+      s.persistence.finalizer = CUSTOM_FINALIZER;
+    });
     const op = await fx.startOperator({ cluster, registry, settings });
     // A foreign finalizer is kept, and ours is appended after it.
     await cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { finalizers: ['example.com/foreign'] } }));
@@ -60,7 +71,9 @@ describe('finalizers', () => {
     const registry = new OperatorRegistry();
     const deleted: string[] = [];
     const updates: { finalizers: unknown; labels: unknown }[] = [];
-    on.delete('kopfexamples', { registry, labels: { protected: 'yes' } }, function delete_fn({ name }: { name: string }) { deleted.push(name); });
+    on.delete('kopfexamples', { registry, labels: { protected: 'yes' } }, function delete_fn({ name }: { name: string }) {
+      deleted.push(name);
+    });
     on.update('kopfexamples', { registry }, function update_fn({ meta }: { meta: Json }) {
       updates.push({ finalizers: meta['finalizers'], labels: meta['labels'] });
     });

@@ -26,20 +26,31 @@ function section(title: string): string {
 }
 
 function annotationsIn(patch: unknown): Record<string, unknown> {
-  return ((patch as { metadata?: { annotations?: Record<string, unknown> } }).metadata?.annotations) ?? {};
+  return (patch as { metadata?: { annotations?: Record<string, unknown> } }).metadata?.annotations ?? {};
 }
 
 describe('change handlers', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-HANDLERS-7 when all handlers are finished (one failed permanently), one cycle logs the totals, purges the records and stores the diff-base', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.create('kopfexamples', { registry }, function a_fn() { calls.push('a_fn'); });
-    on.create('kopfexamples', { registry }, function b_fn() { calls.push('b_fn'); throw new PermanentError('no way'); });
+    on.create('kopfexamples', { registry }, function a_fn() {
+      calls.push('a_fn');
+    });
+    on.create('kopfexamples', { registry }, function b_fn() {
+      calls.push('b_fn');
+      throw new PermanentError('no way');
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the end of the creation');
@@ -60,14 +71,20 @@ describe('change handlers', () => {
     expect(annotationsIn(final[0])['kopf.zalando.org/b_fn']).toBeNull();
     expect(patches.indexOf(final[0])).toBe(patches.length - 1);
     const stored = fx.annotationsOf(cluster, 'kopf-example-1');
-    expect(Object.keys(stored).filter((k) => k.startsWith('kopf.zalando.org/')).sort()).toEqual([LHC]);
+    expect(
+      Object.keys(stored)
+        .filter((k) => k.startsWith('kopf.zalando.org/'))
+        .sort(),
+    ).toEqual([LHC]);
     expect(JSON.parse(stored[LHC]!)).toMatchObject({ spec: { field: 'value' } });
   });
 
   it('R-HANDLERS-7 no selected handlers: the change is done at once — diff-base stored, no totals logged', async () => {
     const registry = new OperatorRegistry();
     const updates: unknown[] = [];
-    on.update('kopfexamples', { registry }, function update_fn({ diff }: { diff: unknown }) { updates.push(diff); });
+    on.update('kopfexamples', { registry }, function update_fn({ diff }: { diff: unknown }) {
+      updates.push(diff);
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
@@ -91,12 +108,16 @@ describe('change handlers', () => {
     const registry = new OperatorRegistry();
     const seen: [string, unknown][] = [];
     const shared = { some: ['param'] };
-    function both_fn({ param, reason }: { param: unknown; reason: string }): void { seen.push([reason, param]); }
+    function both_fn({ param, reason }: { param: unknown; reason: string }): void {
+      seen.push([reason, param]);
+    }
     on.create('kopfexamples', { registry, id: 'first', param: shared }, both_fn);
     on.create('kopfexamples', { registry, id: 'second', param: 2 }, both_fn);
     on.create('kopfexamples', { registry, id: 'none' }, both_fn);
     const events: unknown[] = [];
-    on.event('kopfexamples', { registry, param: 'for events' }, function ev_fn({ param }: { param: unknown }) { events.push(param); });
+    on.event('kopfexamples', { registry, param: 'for events' }, function ev_fn({ param }: { param: unknown }) {
+      events.push(param);
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the creation');
@@ -115,7 +136,9 @@ describe('change handlers', () => {
   it('R-ERRORS-7 success and permanent failure exclude a handler only for the current change; the next essential change selects it again', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.update('kopfexamples', { registry }, function ok_fn({ spec }: { spec: Json }) { calls.push(`ok_fn:${String(spec['field'])}`); });
+    on.update('kopfexamples', { registry }, function ok_fn({ spec }: { spec: Json }) {
+      calls.push(`ok_fn:${String(spec['field'])}`);
+    });
     on.update('kopfexamples', { registry }, function fail_fn({ spec }: { spec: Json }) {
       calls.push(`fail_fn:${String(spec['field'])}`);
       throw new PermanentError('never for this change');

@@ -25,15 +25,33 @@ type Json = Record<string, unknown>;
 /** Tries every kind of mutation of the views a handler gets; returns what each attempt did. */
 function tryMutations(views: Json): Record<string, string> {
   const attempts: Record<string, (v: Json) => void> = {
-    'body.spec.field': (v) => { ((v['body'] as Json)['spec'] as Json)['field'] = 'mutated'; },
-    'body.new': (v) => { (v['body'] as Json)['extra'] = 1; },
-    'spec.field': (v) => { (v['spec'] as Json)['field'] = 'mutated'; },
-    'spec.items.push': (v) => { ((v['spec'] as Json)['items'] as string[]).push('item3'); },
-    'meta.name': (v) => { (v['meta'] as Json)['name'] = 'other'; },
-    'status.x': (v) => { (v['status'] as Json)['x'] = 1; },
-    'labels.x': (v) => { (v['labels'] as Json)['x'] = 'y'; },
-    'annotations.x': (v) => { (v['annotations'] as Json)['x'] = 'y'; },
-    'delete spec.field': (v) => { delete (v['spec'] as Json)['field']; },
+    'body.spec.field': (v) => {
+      ((v['body'] as Json)['spec'] as Json)['field'] = 'mutated';
+    },
+    'body.new': (v) => {
+      (v['body'] as Json)['extra'] = 1;
+    },
+    'spec.field': (v) => {
+      (v['spec'] as Json)['field'] = 'mutated';
+    },
+    'spec.items.push': (v) => {
+      ((v['spec'] as Json)['items'] as string[]).push('item3');
+    },
+    'meta.name': (v) => {
+      (v['meta'] as Json)['name'] = 'other';
+    },
+    'status.x': (v) => {
+      (v['status'] as Json)['x'] = 1;
+    },
+    'labels.x': (v) => {
+      (v['labels'] as Json)['x'] = 'y';
+    },
+    'annotations.x': (v) => {
+      (v['annotations'] as Json)['x'] = 'y';
+    },
+    'delete spec.field': (v) => {
+      delete (v['spec'] as Json)['field'];
+    },
   };
   const out: Record<string, string> = {};
   for (const [what, attempt] of Object.entries(attempts)) {
@@ -48,31 +66,56 @@ function tryMutations(views: Json): Record<string, string> {
 }
 
 const ALL_THROW = {
-  'body.spec.field': 'TypeError', 'body.new': 'TypeError', 'spec.field': 'TypeError', 'spec.items.push': 'TypeError',
-  'meta.name': 'TypeError', 'status.x': 'TypeError', 'labels.x': 'TypeError', 'annotations.x': 'TypeError',
+  'body.spec.field': 'TypeError',
+  'body.new': 'TypeError',
+  'spec.field': 'TypeError',
+  'spec.items.push': 'TypeError',
+  'meta.name': 'TypeError',
+  'status.x': 'TypeError',
+  'labels.x': 'TypeError',
+  'annotations.x': 'TypeError',
   'delete spec.field': 'TypeError',
 };
 
 function scopeOf(body: bodies.RawBody, indices?: Record<string, unknown>): kwargs.ResourceScope {
   return {
-    resource: h.kexResource(), body, view: kwargs.viewOf(body), patch: new patches.Patch<object>(),
-    logger: loggers.silentLogger, memo: { the: 'memo' }, signal: new AbortController().signal, ...(indices ? { indices } : {}),
+    resource: h.kexResource(),
+    body,
+    view: kwargs.viewOf(body),
+    patch: new patches.Patch<object>(),
+    logger: loggers.silentLogger,
+    memo: { the: 'memo' },
+    signal: new AbortController().signal,
+    ...(indices ? { indices } : {}),
   };
 }
 
 function causeOf(body: bodies.RawBody): causes.ChangingCause {
   const essence = { spec: body['spec'] } as Json;
   return {
-    reason: 'create', initial: false, deleted: false, resource: h.kexResource(), event: { type: 'ADDED', object: body },
-    body, old: null, new: essence as never, diff: diffs.EMPTY,
+    reason: 'create',
+    initial: false,
+    deleted: false,
+    resource: h.kexResource(),
+    event: { type: 'ADDED', object: body },
+    body,
+    old: null,
+    new: essence as never,
+    diff: diffs.EMPTY,
   };
 }
 
 describe('kwargs views', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-KWARGS-8 the body views handlers get are frozen: every mutation throws; the handler sees the processed body', async () => {
     const registry = new OperatorRegistry();

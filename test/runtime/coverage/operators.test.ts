@@ -36,20 +36,40 @@ function signalListeners(): { SIGINT: number; SIGTERM: number } {
 describe('operators', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-MEMO-3 activity handlers get the operator memo itself — any object an embedded operator passes; objects get copies', async () => {
-    class OwnMemo { counter = 0; readonly tags: string[] = []; }
+    class OwnMemo {
+      counter = 0;
+      readonly tags: string[] = [];
+    }
     const memo = new OwnMemo();
     const registry = new OperatorRegistry();
     const calls: string[] = [];
     const loginMemos: unknown[] = [];
     const seen: Record<string, unknown> = {};
     login(registry, cluster, calls, loginMemos);
-    on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) { const m = memo as OwnMemo; seen['startup'] = m; m.counter += 1; m.tags.push('started'); });
-    on.cleanup({ registry }, function cleanup_fn({ memo }: { memo: unknown }) { const m = memo as OwnMemo; seen['cleanup'] = m; m.counter += 10; });
-    on.create('kopfexamples', { registry }, function create_fn({ memo }: { memo: unknown }) { seen['create'] = memo; });
+    on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) {
+      const m = memo as OwnMemo;
+      seen['startup'] = m;
+      m.counter += 1;
+      m.tags.push('started');
+    });
+    on.cleanup({ registry }, function cleanup_fn({ memo }: { memo: unknown }) {
+      const m = memo as OwnMemo;
+      seen['cleanup'] = m;
+      m.counter += 10;
+    });
+    on.create('kopfexamples', { registry }, function create_fn({ memo }: { memo: unknown }) {
+      seen['create'] = memo;
+    });
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), memo, clusterwide: true, standalone: true, stopFlag: stop.signal });
     await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
@@ -72,9 +92,15 @@ describe('operators', () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
     login(registry, cluster, []);
-    on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) { seen.push(memo); });
-    on.cleanup({ registry }, function cleanup_fn({ memo }: { memo: unknown }) { seen.push(memo); });
-    on.event('kopfexamples', { registry }, function ev_fn() { return undefined; });
+    on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) {
+      seen.push(memo);
+    });
+    on.cleanup({ registry }, function cleanup_fn({ memo }: { memo: unknown }) {
+      seen.push(memo);
+    });
+    on.event('kopfexamples', { registry }, function ev_fn() {
+      return undefined;
+    });
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal });
     await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
@@ -97,7 +123,9 @@ describe('operators', () => {
       requestsAtStart.push(cluster.requests.all.length);
       order.push('startup ends');
     });
-    on.create('kopfexamples', { registry }, function create_fn() { return undefined; });
+    on.create('kopfexamples', { registry }, function create_fn() {
+      return undefined;
+    });
     const before = cluster.requests.all.length;
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal });
@@ -116,8 +144,12 @@ describe('operators', () => {
     const registry = new OperatorRegistry();
     login(registry, cluster, []);
     const duringStartup: { SIGINT: number; SIGTERM: number }[] = [];
-    on.startup({ registry }, function startup_fn() { duringStartup.push(signalListeners()); });
-    on.event('kopfexamples', { registry }, function ev_fn() { return undefined; });
+    on.startup({ registry }, function startup_fn() {
+      duringStartup.push(signalListeners());
+    });
+    on.event('kopfexamples', { registry }, function ev_fn() {
+      return undefined;
+    });
     const initial = signalListeners();
 
     const embedded = new AbortController();
@@ -145,7 +177,11 @@ describe('generated permissions', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-coverage-'));
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+  interface Rule {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+  }
 
   function allows(rules: readonly Rule[], group: string, resource: string, verbs: readonly string[]): boolean {
     return verbs.every((verb) => rules.some((rule) => rule.apiGroups.includes(group) && rule.resources.includes(resource) && rule.verbs.includes(verb)));

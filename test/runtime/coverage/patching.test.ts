@@ -25,15 +25,23 @@ function pruningCrd(): Json {
   return crd as unknown as Json;
 }
 
-function patchRequests(cluster: DevCluster, name = 'kopf-example-1'): { subresource: string | undefined; type: string | undefined; code: number; body: unknown }[] {
-  return cluster.requests.filter((r) => r.method === 'PATCH' && r.resource === 'kopfexamples' && r.name === name)
+function patchRequests(
+  cluster: DevCluster,
+  name = 'kopf-example-1',
+): { subresource: string | undefined; type: string | undefined; code: number; body: unknown }[] {
+  return cluster.requests
+    .filter((r) => r.method === 'PATCH' && r.resource === 'kopfexamples' && r.name === name)
     .map((r) => ({ subresource: r.subresource, type: r.headers.contentType, code: r.code, body: JSON.parse(r.body ?? 'null') as unknown }));
 }
 
 describe('patching', () => {
   let cluster: DevCluster | undefined;
   const logs = new fx.LogCapture();
-  afterEach(async () => { logs.uninstall(); await cluster?.stop(); cluster = undefined; });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster?.stop();
+    cluster = undefined;
+  });
 
   it('R-PATCH-4 an object gone before the patch: the 404 stops the application silently (one request, a DEBUG line, no error)', async () => {
     cluster = await fx.startCluster();
@@ -42,7 +50,9 @@ describe('patching', () => {
     const registry = new OperatorRegistry();
     on.create('kopfexamples', { registry }, async function create_fn({ name, patch }: { name: string; patch: { fns: ((b: Json) => void)[] } }) {
       if (name === 'kopf-example-1') await c.store.delete(fx.KEX, name, { namespace: 'default' });
-      patch.fns.push((body) => { ((body['metadata'] as Json)['labels'] as Json)['touched'] = 'yes'; });
+      patch.fns.push((body) => {
+        ((body['metadata'] as Json)['labels'] as Json)['touched'] = 'yes';
+      });
       return { message: 'hello' };
     });
     const op = await fx.startOperator({ cluster, registry });
@@ -68,7 +78,9 @@ describe('patching', () => {
     logs.install();
     const registry = new OperatorRegistry();
     on.create('kopfexamples', { registry }, function create_fn({ patch }: { patch: { fns: ((b: Json) => void)[] } }) {
-      patch.fns.push((body) => { ((body['metadata'] as Json)['labels'] as Json)['touched'] = 'yes'; });
+      patch.fns.push((body) => {
+        ((body['metadata'] as Json)['labels'] as Json)['touched'] = 'yes';
+      });
       return { message: 'hello' };
     });
     const op = await fx.startOperator({ cluster, registry });
@@ -92,7 +104,9 @@ describe('patching', () => {
     await cluster.load([pruningCrd()]);
     logs.install();
     const registry = new OperatorRegistry();
-    on.create('kopfexamples', { registry }, function create_fn() { return { message: 'hello world', known: 'kept' }; });
+    on.create('kopfexamples', { registry }, function create_fn() {
+      return { message: 'hello world', known: 'kept' };
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the creation');
@@ -104,7 +118,9 @@ describe('patching', () => {
     const status = (cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['status'];
     expect(status).toEqual({ create_fn: { known: 'kept' } }); // the devcluster pruned the unknown field
     const warnings = logs.records.filter((r) => r.message.startsWith('Merge-patching finished with inconsistencies: '));
-    expect(warnings.map((r) => [r.level, r.line.split(': ')[0]])).toEqual([[fx.WARNING, '[default/kopf-example-1] Merge-patching finished with inconsistencies']]);
+    expect(warnings.map((r) => [r.level, r.line.split(': ')[0]])).toEqual([
+      [fx.WARNING, '[default/kopf-example-1] Merge-patching finished with inconsistencies'],
+    ]);
     const diff = JSON.parse(warnings[0]!.message.slice('Merge-patching finished with inconsistencies: '.length)) as unknown[][];
     expect(diff.map((item) => item[1])).toEqual([['status', 'create_fn', 'message']]);
     expect(diff[0]![2]).toBe('hello world');
@@ -154,11 +170,24 @@ describe('patching', () => {
     // annotations with the framework's diff-base) and the status merge-patch; the handler's labels
     // changed the essence, so the next cycle (an update without handlers) stores the diff-base again.
     const cycles = logs.records
-      .map((r) => /^(Creation is in progress|Updating is in progress|Merge-patching the resource|Merge-patching the status|JSON-patching the resource)/.exec(r.message)?.[1])
+      .map(
+        (r) =>
+          /^(Creation is in progress|Updating is in progress|Merge-patching the resource|Merge-patching the status|JSON-patching the resource)/.exec(
+            r.message,
+          )?.[1],
+      )
       .filter((m) => m !== undefined);
-    expect(cycles).toEqual(['Creation is in progress', 'Merge-patching the resource', 'Merge-patching the status', 'Updating is in progress', 'Merge-patching the resource']);
+    expect(cycles).toEqual([
+      'Creation is in progress',
+      'Merge-patching the resource',
+      'Merge-patching the status',
+      'Updating is in progress',
+      'Merge-patching the resource',
+    ]);
     expect(creation.map((r) => [r.subresource, r.type])).toEqual([
-      [undefined, 'application/merge-patch+json'], ['status', 'application/merge-patch+json'], [undefined, 'application/merge-patch+json'],
+      [undefined, 'application/merge-patch+json'],
+      ['status', 'application/merge-patch+json'],
+      [undefined, 'application/merge-patch+json'],
     ]);
     expect(Object.keys((creation[2]!.body as { metadata: { annotations: Json } }).metadata.annotations)).toEqual([LHC]);
     const main = creation[0]!.body as { metadata: { labels: Json; annotations: Json } };

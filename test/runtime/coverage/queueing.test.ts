@@ -20,8 +20,14 @@ function rvOf(body: Json): string {
 describe('consistency and patching order', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-QUEUE-5 an inconsistent cycle with a finalizer to add patches at once: no wait for consistency, no change handlers', async () => {
     const registry = new OperatorRegistry();
@@ -37,13 +43,24 @@ describe('consistency and patching order', () => {
       labelledRv = rvOf(labelled);
       labelledAt = Date.now();
     });
-    on.update('kopfexamples', { registry }, function update_fn() { calls.push('update_fn'); });
+    on.update('kopfexamples', { registry }, function update_fn() {
+      calls.push('update_fn');
+    });
     // Requires the finalizer only for the labelled object.
-    on.delete('kopfexamples', { registry, labels: { protected: 'yes' } }, function delete_fn() { calls.push('delete_fn'); });
-    const settings = fx.fastSettings((s) => { s.persistence.consistencyTimeout = 10; });
+    on.delete('kopfexamples', { registry, labels: { protected: 'yes' } }, function delete_fn() {
+      calls.push('delete_fn');
+    });
+    const settings = fx.fastSettings((s) => {
+      s.persistence.consistencyTimeout = 10;
+    });
     const op = await fx.startOperator({ cluster, registry, settings });
     await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) === true, 'the finalizer');
+    await fx.eventually(
+      () =>
+        (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) ===
+        true,
+      'the finalizer',
+    );
     await fx.eventually(() => calls.includes('update_fn'), 'the update handler');
     await fx.pause(300);
     await op.stop();
@@ -66,11 +83,22 @@ describe('consistency and patching order', () => {
   it('R-QUEUE-6 after the last finalizer is removed, the vanishing object is not waited for: DELETED is processed at once', async () => {
     const registry = new OperatorRegistry();
     const deleted: string[] = [];
-    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) { deleted.push(name); return { done: true }; });
-    const settings = fx.fastSettings((s) => { s.persistence.consistencyTimeout = 10; s.queueing.idleTimeout = 30; });
+    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) {
+      deleted.push(name);
+      return { done: true };
+    });
+    const settings = fx.fastSettings((s) => {
+      s.persistence.consistencyTimeout = 10;
+      s.queueing.idleTimeout = 30;
+    });
     const op = await fx.startOperator({ cluster, registry, settings });
     await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) === true, 'the finalizer');
+    await fx.eventually(
+      () =>
+        (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) ===
+        true,
+      'the finalizer',
+    );
     await fx.pause(300);
     await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Removing the finalizer, thus allowing the actual deletion.').length > 0, 'the release');

@@ -36,19 +36,41 @@ const TOP_LEVEL_REGISTRATIONS = ['daemon', 'timer', 'index', 'subhandler', 'regi
  * first test until it is listed here or as a registration.
  */
 const NOT_REGISTRATIONS: Readonly<Record<string, string>> = {
-  resource: 'builds a resource descriptor', isDescriptor: 'a type guard',
-  notFn: 'a filter combinator', allFn: 'a filter combinator', anyFn: 'a filter combinator', noneFn: 'a filter combinator',
-  getDefaultRegistry: 'registry access', setDefaultRegistry: 'registry access',
-  getDefaultLifecycle: 'lifecycle access', setDefaultLifecycle: 'lifecycle access',
+  resource: 'builds a resource descriptor',
+  isDescriptor: 'a type guard',
+  notFn: 'a filter combinator',
+  allFn: 'a filter combinator',
+  anyFn: 'a filter combinator',
+  noneFn: 'a filter combinator',
+  getDefaultRegistry: 'registry access',
+  setDefaultRegistry: 'registry access',
+  getDefaultLifecycle: 'lifecycle access',
+  setDefaultLifecycle: 'lifecycle access',
   configure: 'logging configuration',
-  event: 'posts a k8s-event', info: 'posts a k8s-event', warn: 'posts a k8s-event', exception: 'posts a k8s-event',
-  execute: 'runs sub-handlers at once', operator: 'a runner', run: 'a runner', spawnTasks: 'a runner', runTasks: 'a runner',
-  loginWithKubeconfig: 'a login helper', loginWithServiceAccount: 'a login helper',
-  main: 'the command line', isEntryPoint: 'the command line', runCommand: 'the command line', parseRunArgs: 'the command line',
+  event: 'posts a k8s-event',
+  info: 'posts a k8s-event',
+  warn: 'posts a k8s-event',
+  exception: 'posts a k8s-event',
+  execute: 'runs sub-handlers at once',
+  operator: 'a runner',
+  run: 'a runner',
+  spawnTasks: 'a runner',
+  runTasks: 'a runner',
+  loginWithKubeconfig: 'a login helper',
+  loginWithServiceAccount: 'a login helper',
+  main: 'the command line',
+  isEntryPoint: 'the command line',
+  runCommand: 'the command line',
+  parseRunArgs: 'the command line',
   connect: 'a typed client for scripts',
-  adopt: 'a hierarchy helper', appendOwnerReference: 'a hierarchy helper', removeOwnerReference: 'a hierarchy helper',
-  label: 'a hierarchy helper', harmonizeNaming: 'a hierarchy helper', adjustNamespace: 'a hierarchy helper',
-  buildObjectReference: 'a hierarchy helper', buildOwnerReference: 'a hierarchy helper',
+  adopt: 'a hierarchy helper',
+  appendOwnerReference: 'a hierarchy helper',
+  removeOwnerReference: 'a hierarchy helper',
+  label: 'a hierarchy helper',
+  harmonizeNaming: 'a hierarchy helper',
+  adjustNamespace: 'a hierarchy helper',
+  buildObjectReference: 'a hierarchy helper',
+  buildOwnerReference: 'a hierarchy helper',
   touchCommand: 'the command line',
 };
 
@@ -155,7 +177,9 @@ const timerScenario: Scenario = {
 
 const indexScenario: Scenario = {
   register: (fn, { registry, invoked }) => {
-    fn('kopfexamples', { registry }, function byName({ name }: { name: string }) { return { [name]: 'indexed' }; });
+    fn('kopfexamples', { registry }, function byName({ name }: { name: string }) {
+      return { [name]: 'indexed' };
+    });
     // The index is injected into every handler's arguments under its name (R-INDEX-8).
     kopf.on.create('kopfexamples', { registry }, function create_fn(args) {
       invoked({ name: args.name, values: lookup((args as unknown as Json)['byName'], args.name) });
@@ -194,11 +218,29 @@ function admissionScenario(type: 'validating' | 'mutating', operations?: readonl
 
 /** Engine-backed registrations: a real operator runs the handler. */
 const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
-  'on.startup': { register: (fn, { registry, invoked }) => { fn({ registry }, function startup_fn() { invoked('startup'); }); } },
-  'on.cleanup': { atStop: true, register: (fn, { registry, invoked }) => { fn({ registry }, function cleanup_fn() { invoked('cleanup'); }); } },
+  'on.startup': {
+    register: (fn, { registry, invoked }) => {
+      fn({ registry }, function startup_fn() {
+        invoked('startup');
+      });
+    },
+  },
+  'on.cleanup': {
+    atStop: true,
+    register: (fn, { registry, invoked }) => {
+      fn({ registry }, function cleanup_fn() {
+        invoked('cleanup');
+      });
+    },
+  },
   'on.probe': {
     liveness: true,
-    register: (fn, { registry, invoked }) => { fn({ registry }, function health() { invoked('probe'); return { ok: true }; }); },
+    register: (fn, { registry, invoked }) => {
+      fn({ registry }, function health() {
+        invoked('probe');
+        return { ok: true };
+      });
+    },
     // The probe runs when the liveness endpoint is asked (R-ACTIVITY-4).
     act: async (stage) => {
       await fx.eventually(() => stage.served.length > 0, 'the liveness endpoint');
@@ -214,10 +256,16 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
       });
       kopf.on.event('kopfexamples', { registry }, function seen() {}); // something to watch with the credentials
     },
-    act: async (stage) => { await fx.eventually(() => fx.watchRequests(stage.cluster).length > 0, 'a watch with the credentials'); },
+    act: async (stage) => {
+      await fx.eventually(() => fx.watchRequests(stage.cluster).length > 0, 'a watch with the credentials');
+    },
   },
   'on.resume': {
-    register: (fn, { registry, invoked }) => { fn('kopfexamples', { registry }, function resume_fn({ name }: { name: string }) { invoked(name); }); },
+    register: (fn, { registry, invoked }) => {
+      fn('kopfexamples', { registry }, function resume_fn({ name }: { name: string }) {
+        invoked(name);
+      });
+    },
     // An object handled by an earlier run of the operator: it has a diff-base (R-CAUSE-2/3).
     before: async (stage) => {
       const body = fx.kopfExample(stage.name);
@@ -226,13 +274,19 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
     expected: (stage) => expect(stage.details).toContain(stage.name),
   },
   'on.create': {
-    register: (fn, { registry, invoked }) => { fn('kopfexamples', { registry }, function create_fn({ name, reason }: { name: string; reason: string }) { invoked({ name, reason }); }); },
+    register: (fn, { registry, invoked }) => {
+      fn('kopfexamples', { registry }, function create_fn({ name, reason }: { name: string; reason: string }) {
+        invoked({ name, reason });
+      });
+    },
     act: (stage) => create(stage),
     expected: (stage) => expect(stage.details).toContainEqual({ name: stage.name, reason: 'create' }),
   },
   'on.update': {
     register: (fn, { registry, invoked }) => {
-      fn('kopfexamples', { registry }, function update_fn({ name, reason }: { name: string; reason: string }) { invoked({ name, reason }); });
+      fn('kopfexamples', { registry }, function update_fn({ name, reason }: { name: string; reason: string }) {
+        invoked({ name, reason });
+      });
     },
     act: async (stage) => {
       await createHandled(stage);
@@ -241,7 +295,11 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
     expected: (stage) => expect(stage.details).toContainEqual({ name: stage.name, reason: 'update' }),
   },
   'on.delete': {
-    register: (fn, { registry, invoked }) => { fn('kopfexamples', { registry }, function delete_fn({ name, reason }: { name: string; reason: string }) { invoked({ name, reason }); }); },
+    register: (fn, { registry, invoked }) => {
+      fn('kopfexamples', { registry }, function delete_fn({ name, reason }: { name: string; reason: string }) {
+        invoked({ name, reason });
+      });
+    },
     act: async (stage) => {
       await create(stage);
       await fx.eventually(() => finalizersOf(stage).length > 0, 'the finalizer');
@@ -251,7 +309,9 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   },
   'on.field': {
     register: (fn, { registry, invoked }) => {
-      fn('kopfexamples', 'spec.field', { registry }, function field_fn({ name, new: now }: { name: string; new: unknown }) { invoked({ name, new: now }); });
+      fn('kopfexamples', 'spec.field', { registry }, function field_fn({ name, new: now }: { name: string; new: unknown }) {
+        invoked({ name, new: now });
+      });
     },
     act: async (stage) => {
       await createHandled(stage);
@@ -260,7 +320,11 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
     expected: (stage) => expect(stage.details).toContainEqual({ name: stage.name, new: 'changed' }),
   },
   'on.event': {
-    register: (fn, { registry, invoked }) => { fn('kopfexamples', { registry }, function event_fn({ name }: { name: string }) { invoked(name); }); },
+    register: (fn, { registry, invoked }) => {
+      fn('kopfexamples', { registry }, function event_fn({ name }: { name: string }) {
+        invoked(name);
+      });
+    },
     act: (stage) => create(stage),
     expected: (stage) => expect(stage.details).toContain(stage.name),
   },
@@ -275,7 +339,9 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   subhandler: {
     register: (fn, { registry, invoked }) => {
       kopf.on.create('kopfexamples', { registry }, function parent_fn({ name }) {
-        fn({ id: 'child' }, function child() { invoked(name); });
+        fn({ id: 'child' }, function child() {
+          invoked(name);
+        });
       });
     },
     act: (stage) => create(stage),
@@ -284,7 +350,9 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   register: {
     register: (fn, { registry, invoked }) => {
       kopf.on.create('kopfexamples', { registry }, function parent_fn({ name }) {
-        fn(function child() { invoked(name); });
+        fn(function child() {
+          invoked(name);
+        });
       });
     },
     act: (stage) => create(stage),
@@ -351,8 +419,15 @@ describe('engine-backed registrations run in a real operator', () => {
     const details: unknown[] = [];
     const clock = scenario.virtualTime ? new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') }) : undefined;
     const stage: Stage = {
-      registry: new kopf.OperatorRegistry(), cluster, name: `reg-${name.replace('.', '-').toLowerCase()}`, clock, details, served: [],
-      invoked: (detail) => { details.push(detail); },
+      registry: new kopf.OperatorRegistry(),
+      cluster,
+      name: `reg-${name.replace('.', '-').toLowerCase()}`,
+      clock,
+      details,
+      served: [],
+      invoked: (detail) => {
+        details.push(detail);
+      },
     };
     names.push(stage.name);
     scenario.register(registrations().get(name) as Registration, stage);
@@ -362,11 +437,29 @@ describe('engine-backed registrations run in a real operator', () => {
     let stopped = false;
     let ready = false;
     const watchesBefore = fx.watchRequests(cluster).length;
-    const done = kopf.operator({
-      registry: stage.registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal,
-      readyFlag: () => { ready = true; }, ...(clock ? { clock } : {}),
-      ...(scenario.liveness ? { livenessEndpoint: 'http://127.0.0.1:0/healthz', onServing: (served: readonly { url: string }[]) => { stage.served.push(...served.map((s) => s.url)); } } : {}),
-    }).finally(() => { stopped = true; });
+    const done = kopf
+      .operator({
+        registry: stage.registry,
+        settings: fx.fastSettings(),
+        clusterwide: true,
+        standalone: true,
+        stopFlag: stop.signal,
+        readyFlag: () => {
+          ready = true;
+        },
+        ...(clock ? { clock } : {}),
+        ...(scenario.liveness
+          ? {
+              livenessEndpoint: 'http://127.0.0.1:0/healthz',
+              onServing: (served: readonly { url: string }[]) => {
+                stage.served.push(...served.map((s) => s.url));
+              },
+            }
+          : {}),
+      })
+      .finally(() => {
+        stopped = true;
+      });
     done.catch(() => undefined);
     await fx.eventually(() => stopped || ready, 'the startup activity');
     if ([...stage.registry.selectorUsage().watched].length > 0) {

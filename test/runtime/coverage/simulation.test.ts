@@ -21,20 +21,30 @@ const LHC = 'kopf.zalando.org/last-handled-configuration';
 describe('the simulation harness', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-TEST-2 one object processed by a real operator over loopback HTTP, with a virtual clock and an injected fault', async () => {
     const clock = new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
     const registry = new OperatorRegistry();
     const calls: { retry: number; at: number }[] = [];
-    on.login({ registry }, function login_fn() { return { server: cluster.url, token: cluster.token }; });
+    on.login({ registry }, function login_fn() {
+      return { server: cluster.url, token: cluster.token };
+    });
     on.create('kopfexamples', { registry }, function create_fn({ retry }: { retry: number }) {
       calls.push({ retry, at: clock.now() });
       if (retry === 0) throw new TemporaryError('not yet', { delay: 60 });
       return { message: 'done' };
     });
-    const settings = fx.fastSettings((s) => { s.networking.errorBackoffs = []; });
+    const settings = fx.fastSettings((s) => {
+      s.networking.errorBackoffs = [];
+    });
     const stop = new AbortController();
     const realStart = Date.now();
     const done = running.operator({ registry, settings, clock, clusterwide: true, standalone: true, stopFlag: stop.signal });
@@ -53,20 +63,29 @@ describe('the simulation harness', () => {
     stop.abort();
     // The graceful stop sleeps on the operator's clock as well: keep virtual time going until it is over.
     let stopped = false;
-    void done.finally(() => { stopped = true; });
-    while (!stopped) { await fx.pause(20); await clock.advance(1000); }
+    void done.finally(() => {
+      stopped = true;
+    });
+    while (!stopped) {
+      await fx.pause(20);
+      await clock.advance(1000);
+    }
     await done;
 
     expect(Date.now() - realStart).toBeLessThan(5_000);
     expect(calls.map((c) => c.retry)).toEqual([0, 1]);
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(60_000);
     // The wire sequence of trace 4.4, from the request log.
-    const patches = cluster.requests.all.slice(since)
+    const patches = cluster.requests.all
+      .slice(since)
       .filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1')
       .map((r) => ({ sub: r.subresource, code: r.code, body: JSON.parse(r.body!) as { metadata?: { annotations?: Json } } }));
     const annotations = patches.map((p) => Object.keys(p.body.metadata?.annotations ?? {}).sort());
     expect(annotations[0]).toEqual(['kopf.zalando.org/create_fn']);
-    expect(JSON.parse(String(patches[0]!.body.metadata!.annotations!['kopf.zalando.org/create_fn']))).toMatchObject({ retries: 1, delayed: '2030-01-01T00:01:00.000000+00:00' });
+    expect(JSON.parse(String(patches[0]!.body.metadata!.annotations!['kopf.zalando.org/create_fn']))).toMatchObject({
+      retries: 1,
+      delayed: '2030-01-01T00:01:00.000000+00:00',
+    });
     expect(annotations[1]).toEqual(['kopf.zalando.org/touch-dummy']);
     expect(patches[1]!.body.metadata!.annotations!['kopf.zalando.org/touch-dummy']).toBe('2030-01-01T00:01:00.000000+00:00');
     expect(annotations[2]).toEqual(['kopf.zalando.org/create_fn', 'kopf.zalando.org/touch-dummy', LHC].sort());

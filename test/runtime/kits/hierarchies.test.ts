@@ -8,14 +8,22 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as invocation from '../../../runtime/core/actions/invocation.js';
 import * as subhandling from '../../../runtime/core/reactor/subhandling.js';
 import {
-  adjustNamespace, adopt, appendOwnerReference, buildObjectReference, buildOwnerReference, harmonizeNaming, HierarchyError,
-  label, removeOwnerReference,
+  adjustNamespace,
+  adopt,
+  appendOwnerReference,
+  buildObjectReference,
+  buildOwnerReference,
+  harmonizeNaming,
+  HierarchyError,
+  label,
+  removeOwnerReference,
 } from '../../../runtime/index.js';
 import type { ConfigMap, Deployment, KubernetesObject, OwnerLike } from '../../../runtime/index.js';
 import { handler, makeWorld, runCycle } from '../core/actions/helpers.js';
 
 const OWNER = {
-  apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+  apiVersion: 'kopf.dev/v1',
+  kind: 'KopfExample',
   metadata: { name: 'parent', namespace: 'ns1', uid: 'uid-p', labels: { app: 'demo', tier: 'web' } },
 } as const satisfies OwnerLike;
 
@@ -39,7 +47,15 @@ function refused(fn: () => unknown): HierarchyError {
 async function inHandler(fn: () => void): Promise<void> {
   const world = makeWorld();
   const failures: unknown[] = [];
-  await runCycle(world, [handler('h', () => { try { fn(); } catch (error) { failures.push(error); } })]);
+  await runCycle(world, [
+    handler('h', () => {
+      try {
+        fn();
+      } catch (error) {
+        failures.push(error);
+      }
+    }),
+  ]);
   if (failures.length > 0) throw failures[0];
 }
 
@@ -52,12 +68,23 @@ describe('R-HIER-6 references', () => {
 
   it('R-HIER-6 buildOwnerReference: controller and blockOwnerDeletion default true, null fields left out', () => {
     expect(buildOwnerReference(OWNER)).toEqual({
-      controller: true, blockOwnerDeletion: true, apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'parent', uid: 'uid-p',
+      controller: true,
+      blockOwnerDeletion: true,
+      apiVersion: 'kopf.dev/v1',
+      kind: 'KopfExample',
+      name: 'parent',
+      uid: 'uid-p',
     });
-    expect(JSON.stringify(buildOwnerReference(OWNER)))
-      .toBe('{"controller":true,"blockOwnerDeletion":true,"apiVersion":"kopf.dev/v1","kind":"KopfExample","name":"parent","uid":"uid-p"}');
-    expect(buildOwnerReference(OWNER, { controller: false, blockOwnerDeletion: null }))
-      .toEqual({ controller: false, apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'parent', uid: 'uid-p' });
+    expect(JSON.stringify(buildOwnerReference(OWNER))).toBe(
+      '{"controller":true,"blockOwnerDeletion":true,"apiVersion":"kopf.dev/v1","kind":"KopfExample","name":"parent","uid":"uid-p"}',
+    );
+    expect(buildOwnerReference(OWNER, { controller: false, blockOwnerDeletion: null })).toEqual({
+      controller: false,
+      apiVersion: 'kopf.dev/v1',
+      kind: 'KopfExample',
+      name: 'parent',
+      uid: 'uid-p',
+    });
   });
 
   it('R-HIER-6 an owner without apiVersion, kind, name or uid is refused (the API server would reject the reference)', () => {
@@ -80,7 +107,7 @@ describe('R-HIER-1 owner references', () => {
     expect(many[1]!.metadata!.ownerReferences!.map((ref) => ref.uid)).toEqual(['uid-x', 'uid-p']);
   });
 
-  it('R-HIER-1 removes the references with the owner\'s uid only', () => {
+  it("R-HIER-1 removes the references with the owner's uid only", () => {
     const obj = child();
     appendOwnerReference(obj, CLUSTER_OWNER, { controller: false });
     appendOwnerReference(obj, OWNER);
@@ -92,10 +119,19 @@ describe('R-HIER-1 owner references', () => {
 
   it('R-HIER-1 the owner defaults to the object of the running handler; outside of a handler it must be given', async () => {
     const obj = child();
-    await inHandler(() => { appendOwnerReference(obj); });
-    expect(obj.metadata!.ownerReferences).toEqual([{
-      controller: true, blockOwnerDeletion: true, apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1',
-    }]);
+    await inHandler(() => {
+      appendOwnerReference(obj);
+    });
+    expect(obj.metadata!.ownerReferences).toEqual([
+      {
+        controller: true,
+        blockOwnerDeletion: true,
+        apiVersion: 'kopf.dev/v1',
+        kind: 'KopfExample',
+        name: 'kopf-example-1',
+        uid: 'uid-1',
+      },
+    ]);
     const error = refused(() => appendOwnerReference(child()));
     expect(error.code).toBe('NO_OWNER');
     expect(error.message).toBe('appendOwnerReference() was called outside of a handler: pass the owner explicitly.');
@@ -105,7 +141,9 @@ describe('R-HIER-1 owner references', () => {
     const context: invocation.HandlerContext = {
       handler: { id: 'startup_fn', fn: () => undefined },
       scope: { settings: makeWorld().settings, clock: makeWorld().clock, logger: makeWorld().logger, kwargs: () => ({}) },
-      subhandlers: [], subrefs: [], subexecuted: false,
+      subhandlers: [],
+      subrefs: [],
+      subexecuted: false,
     };
     const error = invocation.runInHandler(context, () => refused(() => adopt(child())));
     expect(error.code).toBe('NO_OWNER');
@@ -135,7 +173,10 @@ describe('R-HIER-1 owner references', () => {
     expect(error.code).toBe('SECOND_CONTROLLER');
     expect(error.message).toContain('already controlled by Tenant/tenant');
     appendOwnerReference(obj, OWNER, { controller: false });
-    expect(obj.metadata!.ownerReferences!.map((ref) => [ref.uid, ref.controller])).toEqual([['uid-t', true], ['uid-p', false]]);
+    expect(obj.metadata!.ownerReferences!.map((ref) => [ref.uid, ref.controller])).toEqual([
+      ['uid-t', true],
+      ['uid-p', false],
+    ]);
   });
 });
 
@@ -150,7 +191,8 @@ describe('R-HIER-2 labels', () => {
 
   it('R-HIER-2 nested paths are labelled only if they exist; a path that is not an object is refused', () => {
     const deployment: Deployment = {
-      apiVersion: 'apps/v1', kind: 'Deployment',
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
       spec: { selector: {}, template: { metadata: { labels: { own: 'x' } }, spec: { containers: [] } } },
     };
     const bare = child();
@@ -161,9 +203,11 @@ describe('R-HIER-2 labels', () => {
     expect(refused(() => label(bare, { app: 'demo' }, { nested: 'data.a' })).code).toBe('NOT_AN_OBJECT');
   });
 
-  it('R-HIER-2 labels default to the labels of the handler\'s object', async () => {
+  it("R-HIER-2 labels default to the labels of the handler's object", async () => {
     const obj = child();
-    await inHandler(() => { label(obj); });
+    await inHandler(() => {
+      label(obj);
+    });
     expect(obj.metadata!.labels).toEqual({ somelabel: 'somevalue' });
   });
 });
@@ -185,9 +229,11 @@ describe('R-HIER-3 naming', () => {
     expect(named.metadata).toEqual({ generateName: 'parent-' });
   });
 
-  it('R-HIER-3 the name defaults to the handler\'s object\'s; none available → an error', async () => {
+  it("R-HIER-3 the name defaults to the handler's object's; none available → an error", async () => {
     const obj = child();
-    await inHandler(() => { harmonizeNaming(obj, undefined, { strict: true }); });
+    await inHandler(() => {
+      harmonizeNaming(obj, undefined, { strict: true });
+    });
     expect(obj.metadata).toEqual({ name: 'kopf-example-1' });
     expect(refused(() => harmonizeNaming(child())).code).toBe('NO_OWNER');
     expect(refused(() => adopt(child(), { ...CLUSTER_OWNER, metadata: { uid: 'u' }, apiVersion: 'v1' })).code).toBe('INCOMPLETE_OWNER');
@@ -195,7 +241,7 @@ describe('R-HIER-3 naming', () => {
 });
 
 describe('R-HIER-4 namespace', () => {
-  it('R-HIER-4 sets the namespace unless already set (or forced); defaults to the handler\'s object\'s', async () => {
+  it("R-HIER-4 sets the namespace unless already set (or forced); defaults to the handler's object's", async () => {
     const bare = child();
     const placed = child({ metadata: { namespace: 'elsewhere' } });
     adjustNamespace([bare, placed], 'ns1');
@@ -203,7 +249,9 @@ describe('R-HIER-4 namespace', () => {
     adjustNamespace(placed, 'ns1', { forced: true });
     expect(placed.metadata!.namespace).toBe('ns1');
     const defaulted = child();
-    await inHandler(() => { adjustNamespace(defaulted); });
+    await inHandler(() => {
+      adjustNamespace(defaulted);
+    });
     expect(defaulted.metadata!.namespace).toBe('default');
     adjustNamespace(placed, null, { forced: true });
     expect(placed.metadata).toEqual({});
@@ -215,7 +263,10 @@ describe('R-HIER-5 adopt', () => {
     const obj = child();
     expect(adopt(obj, OWNER)).toBe(obj);
     expect(obj.metadata).toEqual({
-      ownerReferences: [buildOwnerReference(OWNER)], generateName: 'parent-', namespace: 'ns1', labels: { app: 'demo', tier: 'web' },
+      ownerReferences: [buildOwnerReference(OWNER)],
+      generateName: 'parent-',
+      namespace: 'ns1',
+      labels: { app: 'demo', tier: 'web' },
     });
     expect(Object.keys(obj.metadata!)).toEqual(['ownerReferences', 'generateName', 'namespace', 'labels']);
   });
@@ -231,7 +282,7 @@ describe('R-HIER-5 adopt', () => {
     expect(objs[1].spec!.template).toEqual({ metadata: { labels: { app: 'demo', tier: 'web' } }, spec: { containers: [] } });
   });
 
-  it('R-HIER-5 a child kept in another namespace is refused; forced moves it into the owner\'s', () => {
+  it("R-HIER-5 a child kept in another namespace is refused; forced moves it into the owner's", () => {
     const obj = child({ metadata: { namespace: 'ns2' } });
     const error = refused(() => adopt(obj, OWNER));
     expect(error.code).toBe('CROSS_NAMESPACE_OWNER');
@@ -249,15 +300,21 @@ describe('R-HIER-5 adopt', () => {
     expect(bare.metadata!.namespace).toBeUndefined();
   });
 
-  it('R-HIER-5 adopt() defaults to the handler\'s object, also from a sub-handler', async () => {
+  it("R-HIER-5 adopt() defaults to the handler's object, also from a sub-handler", async () => {
     const obj = child();
     const world = makeWorld();
-    await runCycle(world, [handler('parent', () => {
-      subhandling.subhandler({ id: 'child' }, () => { adopt(obj); });
-    })]);
+    await runCycle(world, [
+      handler('parent', () => {
+        subhandling.subhandler({ id: 'child' }, () => {
+          adopt(obj);
+        });
+      }),
+    ]);
     expect(obj.metadata).toEqual({
       ownerReferences: [{ controller: true, blockOwnerDeletion: true, apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1' }],
-      generateName: 'kopf-example-1-', namespace: 'default', labels: { somelabel: 'somevalue' },
+      generateName: 'kopf-example-1-',
+      namespace: 'default',
+      labels: { somelabel: 'somevalue' },
     });
   });
 

@@ -44,13 +44,18 @@ function fastSettings(): settingsModule.OperatorSettings {
 
 describe('KopfRunner (R-TEST-1)', () => {
   it('R-TEST-1 runs the run command in-process, captures the output, and stops gracefully via the stop flag', async () => {
-    const file = operatorFile('example.ts', [
-      "on.startup(function startup_fn({ logger }) { logger.info('Started for the runner.'); });",
-      "on.cleanup(function cleanup_fn({ logger }) { logger.info('Cleaning up...'); });",
-      "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Created ${name}.`); return { done: true }; });",
-    ].join('\n'));
+    const file = operatorFile(
+      'example.ts',
+      [
+        "on.startup(function startup_fn({ logger }) { logger.info('Started for the runner.'); });",
+        "on.cleanup(function cleanup_fn({ logger }) { logger.info('Cleaning up...'); });",
+        "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Created ${name}.`); return { done: true }; });",
+      ].join('\n'),
+    );
     const elsewhere: string[] = [];
-    const restore = logging.setLogSink((_line, record) => { elsewhere.push(record.message); });
+    const restore = logging.setLogSink((_line, record) => {
+      elsewhere.push(record.message);
+    });
     const registry = new OperatorRegistry();
     const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { settings: fastSettings(), registry, timeout: 10 });
     expect(runner.exitCode).toBeNull();
@@ -109,7 +114,7 @@ describe('KopfRunner (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 the runner waits at most `timeout` seconds for the operator to stop', async () => {
-    const file = operatorFile('slow.ts', "on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });");
+    const file = operatorFile('slow.ts', 'on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });');
     const runner = new KopfRunner(['run', '-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 0.2 });
     await runner.start();
     await expect(runner.stop()).rejects.toBeInstanceOf(RunnerTimeoutError);
@@ -147,7 +152,10 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
     const kubeconfig = process.env['KUBECONFIG']!;
     await withoutProcessKubeconfig(async () => {
       const runner = new KopfRunner(['run', '-A', '--standalone', file], {
-        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, env: { KUBECONFIG: kubeconfig, HOME: dir },
+        registry: new OperatorRegistry(),
+        settings: fastSettings(),
+        timeout: 10,
+        env: { KUBECONFIG: kubeconfig, HOME: dir },
       });
       await runner.start();
       expect(runner.exitCode).toBeNull();
@@ -163,7 +171,10 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
       await byFile.start();
       await handled(byFile, 'via-kubeconfig');
       const byInfo = new KopfRunner(['-A', '--standalone', file], {
-        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, connection: { server: cluster.url, caData: cluster.caPem, token: cluster.token },
+        registry: new OperatorRegistry(),
+        settings: fastSettings(),
+        timeout: 10,
+        connection: { server: cluster.url, caData: cluster.caPem, token: cluster.token },
       });
       await byInfo.start();
       expect(byInfo.output).toContain("Activity 'login_with_connection' succeeded.");
@@ -175,13 +186,19 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
     const file = operatorFile('nowhere.ts', OPERATOR);
     await withoutProcessKubeconfig(async () => {
       const runner = new KopfRunner(['-A', '--standalone', file], {
-        registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, env: { KUBECONFIG: path.join(dir, 'absent'), HOME: dir },
+        registry: new OperatorRegistry(),
+        settings: fastSettings(),
+        timeout: 10,
+        env: { KUBECONFIG: path.join(dir, 'absent'), HOME: dir },
       });
       const started = Date.now();
       await runner.start();
       expect(Date.now() - started).toBeLessThan(3000);
       expect(runner.exitCode).toBe(1);
-      expect(runner.exception).toMatchObject({ code: 'LoginError', message: expect.stringContaining(`KUBECONFIG=${path.join(dir, 'absent')} lists no existing file`) as unknown });
+      expect(runner.exception).toMatchObject({
+        code: 'LoginError',
+        message: expect.stringContaining(`KUBECONFIG=${path.join(dir, 'absent')} lists no existing file`) as unknown,
+      });
       await expect(runner.stop()).rejects.toMatchObject({ code: 'LoginError' });
     });
   });

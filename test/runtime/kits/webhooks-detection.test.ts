@@ -38,7 +38,7 @@ describe('R-ADMISSION-9 cluster detection', () => {
     expect(await detection.detectCluster('http://127.0.0.1:1')).toBeNull();
   });
 
-  it('R-ADMISSION-9 the rules on the certificate names (Kopf\'s)', () => {
+  it("R-ADMISSION-9 the rules on the certificate names (Kopf's)", () => {
     expect(detection.recogniseCertificate({ issuer: { CN: 'k3s-client-ca@1' }, subject: { CN: 'whatever' } })).toBe('k3d');
     expect(detection.recogniseCertificate({ subject: { O: ['system:masters', 'k3s'] } })).toBe('k3d');
     expect(detection.recogniseCertificate({ issuer: { CN: 'minikubeCA' } })).toBe('minikube');
@@ -84,7 +84,11 @@ describe('R-ADMISSION-9 WebhookAutoServer', () => {
       [{ apiServer: servers.plain!.url }, 'info', 'Cluster detection recognised no local cluster; serving webhooks with WebhookServer.'],
       [{}, 'info', 'Cluster detection: the API server is not known; using no cluster-specific host.'],
       [{ apiServer: 'http://127.0.0.1:8080' }, 'info', 'Cluster detection: the API server http://127.0.0.1:8080 is not HTTPS; using no cluster-specific host.'],
-      [{ apiServer: `https://127.0.0.1:${closed}` }, 'warning', 'Cluster detection failed; using no cluster-specific host: cannot read the certificate of 127.0.0.1:'],
+      [
+        { apiServer: `https://127.0.0.1:${closed}` },
+        'warning',
+        'Cluster detection failed; using no cluster-specific host: cannot read the certificate of 127.0.0.1:',
+      ],
     ] as const;
     for (const [environment, level, message] of environments) {
       const logger = new RecordingLogger();
@@ -107,14 +111,21 @@ describe('R-ADMISSION-9 WebhookAutoServer', () => {
       const logger = new RecordingLogger();
       const apiServer = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
       const stop = new AbortController();
-      const iterator = new WebhookAutoServer({ addr: '127.0.0.1', clock, logger }).serve(new FakeFn().fn, { apiServer, signal: stop.signal })[Symbol.asyncIterator]();
+      const iterator = new WebhookAutoServer({ addr: '127.0.0.1', clock, logger })
+        .serve(new FakeFn().fn, { apiServer, signal: stop.signal })
+        [Symbol.asyncIterator]();
       let settled = false;
-      const first = iterator.next().then((result) => { settled = true; return result; });
+      const first = iterator.next().then((result) => {
+        settled = true;
+        return result;
+      });
       await clock.advance(4_999);
       expect(settled).toBe(false);
       await clock.advance(1);
       expect((await first).value?.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-      expect(logger.messages('warning')).toEqual([expect.stringMatching(/^Cluster detection failed; using no cluster-specific host: .*no TLS handshake with 127\.0\.0\.1:\d+ in time/)]);
+      expect(logger.messages('warning')).toEqual([
+        expect.stringMatching(/^Cluster detection failed; using no cluster-specific host: .*no TLS handshake with 127\.0\.0\.1:\d+ in time/),
+      ]);
       stop.abort();
       await iterator.return?.();
     } finally {

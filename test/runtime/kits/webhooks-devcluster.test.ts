@@ -28,14 +28,19 @@ describe('R-ADMISSION-9 a devcluster calls the built-in server over verified TLS
   beforeAll(async () => {
     cluster = await startCluster({ webhookServiceResolver: (_namespace, _name, _port) => `127.0.0.1:${servicePort}` });
     // No retries: a rejection is final, and the test wants it at once.
-    client = clientFor(cluster, { configure: (s) => { s.networking.errorBackoffs = []; } });
+    client = clientFor(cluster, {
+      configure: (s) => {
+        s.networking.errorBackoffs = [];
+      },
+    });
     const resources = await client.api.scanResources(['admissionregistration.k8s.io', 'kopf.dev']);
     configurations = resources.find((r) => r.plural === 'validatingwebhookconfigurations')!;
     kopfexamples = resources.find((r) => r.plural === 'kopfexamples')!;
     fn.behaviour = (body) => {
       const name = (body as { request: { object: { metadata: { name: string } } } }).request.object.metadata.name;
       return {
-        apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
         response: name.startsWith('bad-')
           ? { uid: uidOf(body), allowed: false, status: { message: `${name} is not welcome here`, code: 403 } }
           : { uid: uidOf(body), allowed: true },
@@ -51,20 +56,32 @@ describe('R-ADMISSION-9 a devcluster calls the built-in server over verified TLS
   });
 
   async function register(name: string, clientConfig: webhooks.WebhookClientConfig, id: string): Promise<void> {
-    const withId = clientConfig.url !== undefined
-      ? { ...clientConfig, url: `${clientConfig.url}/${id}` }
-      : { ...clientConfig, service: { ...clientConfig.service!, path: `${clientConfig.service!.path ?? ''}/${id}` } };
+    const withId =
+      clientConfig.url !== undefined
+        ? { ...clientConfig, url: `${clientConfig.url}/${id}` }
+        : { ...clientConfig, service: { ...clientConfig.service!, path: `${clientConfig.service!.path ?? ''}/${id}` } };
     await client.api.create(configurations, null, {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name },
-      webhooks: [{
-        name: `${id.replaceAll('/', '.')}.${name}`, clientConfig: withId, sideEffects: 'None', failurePolicy: 'Fail', admissionReviewVersions: ['v1'],
-        rules: [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: ['kopfexamples'], operations: ['CREATE'], scope: '*' }],
-      }],
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name },
+      webhooks: [
+        {
+          name: `${id.replaceAll('/', '.')}.${name}`,
+          clientConfig: withId,
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          admissionReviewVersions: ['v1'],
+          rules: [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: ['kopfexamples'], operations: ['CREATE'], scope: '*' }],
+        },
+      ],
     });
   }
 
   async function createRejected(name: string): Promise<ApiError> {
-    const error = await client.api.create(kopfexamples, 'default', kopfExample(name)).then(() => undefined, (e: unknown) => e);
+    const error = await client.api.create(kopfexamples, 'default', kopfExample(name)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ApiError);
     return error as ApiError;
   }

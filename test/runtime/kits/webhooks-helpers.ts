@@ -40,8 +40,15 @@ export function uidOf(body: unknown): string {
 /** A minimal review for `uid`. */
 export function review(uid = 'uid-1'): Record<string, unknown> {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-    request: { uid, resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' }, operation: 'CREATE', userInfo: { username: 'u' }, object: { metadata: { name: 'x' } } },
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+      operation: 'CREATE',
+      userInfo: { username: 'u' },
+      object: { metadata: { name: 'x' } },
+    },
   };
 }
 
@@ -70,7 +77,8 @@ export interface CallOptions {
 }
 
 const loopbackLookup: net.LookupFunction = (_hostname, options, callback) => {
-  if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+  if ((options as { all?: boolean }).all)
+    (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
   else callback(null, '127.0.0.1', 4);
 };
 
@@ -87,10 +95,13 @@ export function call(url: string, options: CallOptions = {}): Promise<Reply> {
       ...options.headers,
     },
     agent: false,
-    ...(secure ? {
-      ca: options.caBundle !== undefined ? Buffer.from(options.caBundle, 'base64').toString('utf8') : undefined,
-      cert: options.cert, key: options.key,
-    } : {}),
+    ...(secure
+      ? {
+          ca: options.caBundle !== undefined ? Buffer.from(options.caBundle, 'base64').toString('utf8') : undefined,
+          cert: options.cert,
+          key: options.key,
+        }
+      : {}),
     ...(options.loopback ? { lookup: loopbackLookup } : {}),
   };
   return new Promise<Reply>((resolve, reject) => {
@@ -138,15 +149,24 @@ export async function serve(
 
 /** The SANs of a peer certificate as `DNS:a`, `IP Address:1.2.3.4` entries. */
 export function sansOf(peer: tls.PeerCertificate | undefined): string[] {
-  return (peer?.subjectaltname ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (peer?.subjectaltname ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Whether a TCP port refuses connections on loopback. */
 export function refuses(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    const request = http.request({ host, port, method: 'GET', path: '/', agent: false, timeout: 2000 }, (response) => { response.resume(); resolve(false); });
+    const request = http.request({ host, port, method: 'GET', path: '/', agent: false, timeout: 2000 }, (response) => {
+      response.resume();
+      resolve(false);
+    });
     request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-    request.on('timeout', () => { request.destroy(); resolve(false); });
+    request.on('timeout', () => {
+      request.destroy();
+      resolve(false);
+    });
     request.end();
   });
 }
@@ -167,8 +187,11 @@ export async function fakeApiServer(shape: {
 }): Promise<FakeApiServer> {
   const ca = await certs.createCertificateAuthority({ commonName: shape.caName });
   const serving = await certs.issueCertificate(ca, {
-    commonName: shape.commonName, organizations: shape.organizations, dnsNames: shape.dnsNames ?? ['kubernetes'],
-    ipAddresses: ['127.0.0.1'], usage: 'server',
+    commonName: shape.commonName,
+    organizations: shape.organizations,
+    dnsNames: shape.dnsNames ?? ['kubernetes'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
   });
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     if (req.url === '/version') {
@@ -183,7 +206,10 @@ export async function fakeApiServer(shape: {
   const port = (server.address() as net.AddressInfo).port;
   return {
     url: `https://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
-

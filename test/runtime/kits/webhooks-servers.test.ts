@@ -13,8 +13,13 @@ import * as certs from '../../../devcluster/auth/certs.js';
 import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 import { WebhookRequestError } from '../../../runtime/cogs/structs/webhooks.js';
 import {
-  WEBHOOK_BODY_LIMIT, WebhookCertificateError, WebhookDockerDesktopServer, WebhookK3dServer, WebhookMinikubeServer,
-  WebhookOptionsError, WebhookServer,
+  WEBHOOK_BODY_LIMIT,
+  WebhookCertificateError,
+  WebhookDockerDesktopServer,
+  WebhookK3dServer,
+  WebhookMinikubeServer,
+  WebhookOptionsError,
+  WebhookServer,
 } from '../../../runtime/index.js';
 import * as addresses from '../../../runtime/kits/webhooks/addresses.js';
 import { RecordingLogger, tempDir } from '../cogs/client/helpers.js';
@@ -54,8 +59,10 @@ function freePort(): Promise<number> {
 async function certificateFiles(dir: string, options: { password?: string; hosts?: string[] } = {}) {
   const ca = await certs.createCertificateAuthority({ commonName: 'test-webhook-ca' });
   const serving = await certs.issueServingCertificate(ca, { hosts: options.hosts ?? ['localhost', '127.0.0.1'] });
-  const key = options.password === undefined ? serving.keyPem : nodecrypto.createPrivateKey(serving.keyPem)
-    .export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: options.password }).toString();
+  const key =
+    options.password === undefined
+      ? serving.keyPem
+      : nodecrypto.createPrivateKey(serving.keyPem).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: options.password }).toString();
   const files = { certfile: path.join(dir, 'tls.crt'), pkeyfile: path.join(dir, 'tls.key'), cafile: path.join(dir, 'ca.crt') };
   fs.writeFileSync(files.certfile, serving.certPem);
   fs.writeFileSync(files.pkeyfile, key);
@@ -68,7 +75,10 @@ const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('bas
 describe('R-ADMISSION-9 generated certificates', () => {
   it('R-ADMISSION-9 serves HTTPS verified against the yielded caBundle; SANs from host, addr and extraSans; the first name is the CN', async () => {
     const fn = new FakeFn();
-    const { first } = await start(new WebhookServer({ addr: '127.0.0.1', host: 'localhost', extraSans: ['hooks.example.test', '10.1.2.3', '0.0.0.0', '::'] }), fn);
+    const { first } = await start(
+      new WebhookServer({ addr: '127.0.0.1', host: 'localhost', extraSans: ['hooks.example.test', '10.1.2.3', '0.0.0.0', '::'] }),
+      fn,
+    );
     expect(first.url).toMatch(/^https:\/\/localhost:\d+$/);
     expect(first.caBundle).toBeTypeOf('string');
     expect(Buffer.from(first.caBundle!, 'base64').toString()).toContain('-----BEGIN CERTIFICATE-----');
@@ -152,7 +162,9 @@ describe('R-ADMISSION-3 requests and replies', () => {
 
   it('R-ADMISSION-3 a body that is not JSON reaches the function as text', async () => {
     const fn = new FakeFn();
-    fn.behaviour = () => { throw new WebhookRequestError('malformed', 'The request body is not JSON.'); };
+    fn.behaviour = () => {
+      throw new WebhookRequestError('malformed', 'The request body is not JSON.');
+    };
     const { first } = await start(new WebhookServer({ addr: '127.0.0.1' }), fn);
     const reply = await call(`${first.url}/v`, { caBundle: first.caBundle, body: '{not json' });
     expect(fn.calls[0]!.body).toBe('{not json');
@@ -175,12 +187,18 @@ describe('R-ADMISSION-3 requests and replies', () => {
     expect(get.headers['allow']).toBe('POST');
     expect(fn.calls).toHaveLength(0);
 
-    fn.behaviour = () => { throw new WebhookRequestError('unknown-resource', 'No admission handlers serve kopfexamples.v1.kopf.dev.'); };
+    fn.behaviour = () => {
+      throw new WebhookRequestError('unknown-resource', 'No admission handlers serve kopfexamples.v1.kopf.dev.');
+    };
     expect((await call(`${first.url}/v`, { caBundle })).status).toBe(404);
-    fn.behaviour = () => { throw new WebhookRequestError('ambiguous-resource', 'Several resources match.'); };
+    fn.behaviour = () => {
+      throw new WebhookRequestError('ambiguous-resource', 'Several resources match.');
+    };
     expect((await call(`${first.url}/v`, { caBundle })).status).toBe(409);
 
-    fn.behaviour = () => { throw new TypeError('secret internals\n    at somewhere (file.ts:1:1)'); };
+    fn.behaviour = () => {
+      throw new TypeError('secret internals\n    at somewhere (file.ts:1:1)');
+    };
     const failed = await call(`${first.url}/v`, { caBundle });
     expect(failed.status).toBe(500);
     expect(failed.text.trim().split('\n')).toHaveLength(1);
@@ -233,10 +251,12 @@ describe('R-ADMISSION-9 given certificates', () => {
 
   it('R-ADMISSION-9 a wrong password, a missing file, or half a key pair fail clearly', async () => {
     const { files } = await certificateFiles(tempDir(), { password: 'right' });
-    await expect(serve(new WebhookServer({ addr: '127.0.0.1', ...files, password: 'wrong' }), new FakeFn().fn))
-      .rejects.toSatisfy((e: unknown) => e instanceof WebhookCertificateError && e.message.includes(`pkeyfile=${files.pkeyfile}`));
-    await expect(serve(new WebhookServer({ addr: '127.0.0.1', certfile: '/nonexistent/tls.crt', pkeyfile: files.pkeyfile }), new FakeFn().fn))
-      .rejects.toThrow('cannot read the webhook server\'s certificate files');
+    await expect(serve(new WebhookServer({ addr: '127.0.0.1', ...files, password: 'wrong' }), new FakeFn().fn)).rejects.toSatisfy(
+      (e: unknown) => e instanceof WebhookCertificateError && e.message.includes(`pkeyfile=${files.pkeyfile}`),
+    );
+    await expect(serve(new WebhookServer({ addr: '127.0.0.1', certfile: '/nonexistent/tls.crt', pkeyfile: files.pkeyfile }), new FakeFn().fn)).rejects.toThrow(
+      "cannot read the webhook server's certificate files",
+    );
     expect(() => new WebhookServer({ certfile: files.certfile })).toThrow(WebhookOptionsError);
     expect(() => new WebhookServer({ certfile: files.certfile })).toThrow('certfile and pkeyfile go together');
     expect(() => new WebhookServer({ insecure: true, extraSans: ['x'] })).toThrow(WebhookOptionsError);
@@ -246,7 +266,13 @@ describe('R-ADMISSION-9 given certificates', () => {
   it('R-ADMISSION-9 the service reference (in-cluster deployments) with exactly the options of generated projects', async () => {
     const { ca, files } = await certificateFiles(tempDir(), { hosts: ['op.ops.svc', 'localhost', '127.0.0.1'] });
     const port = await freePort();
-    const server = new WebhookServer({ port, certfile: files.certfile, pkeyfile: files.pkeyfile, cafile: files.cafile, service: { namespace: 'ops', name: 'op', port: 443 } });
+    const server = new WebhookServer({
+      port,
+      certfile: files.certfile,
+      pkeyfile: files.pkeyfile,
+      cafile: files.cafile,
+      service: { namespace: 'ops', name: 'op', port: 443 },
+    });
     const { first } = await start(server);
     expect(first).toEqual({ service: { namespace: 'ops', name: 'op', port: 443 }, caBundle: base64(ca.certPem) });
     expect((await call(`https://127.0.0.1:${port}/v`, { caBundle: first.caBundle })).status).toBe(200);
@@ -320,7 +346,10 @@ describe('R-ADMISSION-9 rotation and stopping', () => {
 
     // Unchanged files: a check passes, nothing is announced.
     let settled = false;
-    const next = iterator.next().then((result) => { settled = true; return result; });
+    const next = iterator.next().then((result) => {
+      settled = true;
+      return result;
+    });
     await clock.advance(60_000);
     expect(settled).toBe(false);
 
@@ -332,7 +361,7 @@ describe('R-ADMISSION-9 rotation and stopping', () => {
     const rotated = await next;
     expect(rotated.done).toBe(false);
     expect(rotated.value).toEqual({ url: `https://127.0.0.1:${port}`, caBundle: base64(after.ca.certPem) });
-    expect(logger.messages('info')).toContain('The webhook server\'s certificate files changed; serving the renewed certificate.');
+    expect(logger.messages('info')).toContain("The webhook server's certificate files changed; serving the renewed certificate.");
 
     // The same port now presents the new certificate; the old CA no longer verifies it.
     const reply = await call(`${first.url}/v`, { caBundle: rotated.value!.caBundle });
@@ -348,11 +377,13 @@ describe('R-ADMISSION-9 rotation and stopping', () => {
     const before = await certificateFiles(dir);
     const { first, iterator } = await start(new WebhookServer({ addr: '127.0.0.1', ...before.files, clock, logger }));
     let settled = false;
-    void iterator.next().then(() => { settled = true; });
+    void iterator.next().then(() => {
+      settled = true;
+    });
     fs.writeFileSync(before.files.pkeyfile, 'garbage');
     await clock.advance(60_000);
     expect(settled).toBe(false);
-    expect(logger.messages('warning').filter((m) => m.startsWith('Cannot reload the webhook server\'s certificate files'))).toHaveLength(1);
+    expect(logger.messages('warning').filter((m) => m.startsWith("Cannot reload the webhook server's certificate files"))).toHaveLength(1);
     expect((await call(`${first.url}/v`, { caBundle: first.caBundle })).status).toBe(200);
   });
 
@@ -382,6 +413,8 @@ describe('R-ADMISSION-9 rotation and stopping', () => {
   it('R-ADMISSION-9 a port in use fails at start with the address', async () => {
     const { first } = await start(new WebhookServer({ addr: '127.0.0.1' }));
     const port = portOf(first.url);
-    await expect(serve(new WebhookServer({ addr: '127.0.0.1', port }), new FakeFn().fn)).rejects.toThrow(`The webhook server cannot listen on 127.0.0.1:${port}`);
+    await expect(serve(new WebhookServer({ addr: '127.0.0.1', port }), new FakeFn().fn)).rejects.toThrow(
+      `The webhook server cannot listen on 127.0.0.1:${port}`,
+    );
   });
 });

@@ -22,7 +22,9 @@ class FakeNgrok implements NgrokModule {
     this.forwarded.push(config);
     return {
       url: (): string => `https://tunnel-${this.forwarded.length}.ngrok.example/`,
-      close: async (): Promise<void> => { this.closed += 1; },
+      close: async (): Promise<void> => {
+        this.closed += 1;
+      },
     };
   }
 }
@@ -41,7 +43,10 @@ describe('R-ADMISSION-9 WebhookNgrokTunnel', () => {
     const ngrok = new FakeNgrok();
     const fn = new FakeFn();
     const logger = new RecordingLogger();
-    const served = await serve(new WebhookNgrokTunnel({ addr: '127.0.0.1', path: '/hooks', token: 'tok', domain: 'my.ngrok.example', loader: async () => ngrok, logger }), fn.fn);
+    const served = await serve(
+      new WebhookNgrokTunnel({ addr: '127.0.0.1', path: '/hooks', token: 'tok', domain: 'my.ngrok.example', loader: async () => ngrok, logger }),
+      fn.fn,
+    );
     expect(served.first).toEqual({ url: 'https://tunnel-1.ngrok.example/hooks' });
     expect(ngrok.forwarded).toHaveLength(1);
     const forwarded = ngrok.forwarded[0]!;

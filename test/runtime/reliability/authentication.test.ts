@@ -14,8 +14,14 @@ const LHC = 'kopf.zalando.org/last-handled-configuration';
 describe('re-authentication while handling', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster({ auth: 'enforced' }); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster({ auth: 'enforced' });
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   function addToken(token: string, expiresAt?: Date): void {
     cluster.auth.addToken({ token, username: `operator-${token}`, groups: ['system:masters'], ...(expiresAt ? { expiresAt } : {}) });
@@ -53,8 +59,10 @@ describe('re-authentication while handling', () => {
     expect(created).toEqual(['kopf-example-1']);
     expect(logins).toEqual(['token-1', 'token-2']);
     expect(logs.grep('authentication has', fx.INFO)).toEqual([
-      'Initial authentication has been initiated.', 'Initial authentication has finished.',
-      'Re-authentication has been initiated.', 'Re-authentication has finished.',
+      'Initial authentication has been initiated.',
+      'Initial authentication has finished.',
+      'Re-authentication has been initiated.',
+      'Re-authentication has finished.',
     ]);
     const patches = cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1' && r.subresource === undefined);
     expect(patches.slice(0, 2).map((r) => r.code)).toEqual([401, 200]);
@@ -75,7 +83,9 @@ describe('re-authentication while handling', () => {
       return { server: cluster.url, token, ...(counter === 1 ? { expiration } : {}) };
     });
     const created: string[] = [];
-    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { created.push(name); });
+    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+      created.push(name);
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample('kex-before'));
     await fx.eventually(() => created.length === 1, 'the first object');

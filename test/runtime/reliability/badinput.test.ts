@@ -23,7 +23,8 @@ const ODDITIES_CRD = {
   kind: 'CustomResourceDefinition',
   metadata: { name: 'oddities.kopf.dev' },
   spec: {
-    group: 'kopf.dev', scope: 'Namespaced',
+    group: 'kopf.dev',
+    scope: 'Namespaced',
     names: { kind: 'Oddity', plural: 'oddities', singular: 'oddity' },
     versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
   },
@@ -45,13 +46,19 @@ function keysOf(prefix: string, key: string): { v1: string; v2: string } {
 }
 
 type Annotations = Record<string, string | null>;
-const annotationsIn = (body: unknown): Annotations => ((body as { metadata?: { annotations?: Annotations } }).metadata?.annotations ?? {});
+const annotationsIn = (body: unknown): Annotations => (body as { metadata?: { annotations?: Annotations } }).metadata?.annotations ?? {};
 
 describe('odd input', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-KWARGS-1 objects without spec and with a non-object status are handled: spec/status are empty, results replace the status', async () => {
     await cluster.load(ODDITIES_CRD);
@@ -63,8 +70,20 @@ describe('odd input', () => {
     });
     const op = await fx.startOperator({ cluster, registry, waitForWatch: 'oddities' });
     await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'Oddity', metadata: { name: 'no-spec', namespace: 'default' } });
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'Oddity', metadata: { name: 'text-status', namespace: 'default' }, spec: { a: 1 }, status: 'text' });
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'Oddity', metadata: { name: 'list-spec', namespace: 'default' }, spec: ['x'], status: [1, 2] });
+    await cluster.store.create({
+      apiVersion: 'kopf.dev/v1',
+      kind: 'Oddity',
+      metadata: { name: 'text-status', namespace: 'default' },
+      spec: { a: 1 },
+      status: 'text',
+    });
+    await cluster.store.create({
+      apiVersion: 'kopf.dev/v1',
+      kind: 'Oddity',
+      metadata: { name: 'list-spec', namespace: 'default' },
+      spec: ['x'],
+      status: [1, 2],
+    });
     const stored = (name: string): Record<string, unknown> => cluster.store.get(ODD, name, 'default') as Record<string, unknown>;
     const handled = (name: string): boolean => annotationsIn(stored(name))[LHC] !== undefined;
     await fx.eventually(() => handled('no-spec') && handled('text-status') && handled('list-spec'), 'all three handled');
@@ -89,14 +108,19 @@ describe('odd input', () => {
   it('R-WATCH-2 objects with huge annotations are handled; a diff-base that cannot fit is refused by the API and throttled, other objects go on', async () => {
     const registry = new OperatorRegistry();
     const created: string[] = [];
-    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { created.push(name); });
+    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+      created.push(name);
+    });
     const op = await fx.startOperator({ cluster, registry });
     const big = 'b'.repeat(100 * 1024);
     const huge = 'h'.repeat(200 * 1024); // fits alone; twice (with the diff-base) exceeds 256 KiB
     await cluster.store.create(fx.kopfExample('kex-big', { metadata: { annotations: { big } } }));
     await cluster.store.create(fx.kopfExample('kex-huge', { metadata: { annotations: { huge } } }));
     await cluster.store.create(fx.kopfExample('kex-small'));
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kex-big')[LHC] !== undefined && fx.annotationsOf(cluster, 'kex-small')[LHC] !== undefined, 'the big and small objects');
+    await fx.eventually(
+      () => fx.annotationsOf(cluster, 'kex-big')[LHC] !== undefined && fx.annotationsOf(cluster, 'kex-small')[LHC] !== undefined,
+      'the big and small objects',
+    );
     await fx.eventually(() => logs.grep('[default/kex-huge] Throttling is over.').length === 1, 'the throttling of the huge one');
     await op.stop();
 
@@ -106,7 +130,9 @@ describe('odd input', () => {
     const throttled = logs.records.filter((r) => r.message.startsWith('Throttling for '));
     expect(throttled.map((r) => r.line)).toHaveLength(1);
     expect(throttled[0]!.level).toBe(fx.ERROR);
-    expect(throttled[0]!.line).toMatch(/^\[default\/kex-huge\] Throttling for 0\.1 seconds due to an unexpected error: ApiUnprocessableError\('.*metadata\.annotations: Too long/);
+    expect(throttled[0]!.line).toMatch(
+      /^\[default\/kex-huge\] Throttling for 0\.1 seconds due to an unexpected error: ApiUnprocessableError\('.*metadata\.annotations: Too long/,
+    );
     expect(fx.annotationsOf(cluster, 'kex-huge')[LHC]).toBeUndefined();
   });
 
@@ -195,7 +221,13 @@ describe('odd input', () => {
 
   it("R-ERRORS-3 handlers throwing non-Error values ('a string', 42, undefined, {}, null) are retried with the documented log lines", async () => {
     const thrown: Record<string, unknown> = { 'kex-string': 'a string', 'kex-number': 42, 'kex-undefined': undefined, 'kex-object': {}, 'kex-null': null };
-    const expected: Record<string, string> = { 'kex-string': 'a string', 'kex-number': '42', 'kex-undefined': 'undefined', 'kex-object': 'Object', 'kex-null': 'null' };
+    const expected: Record<string, string> = {
+      'kex-string': 'a string',
+      'kex-number': '42',
+      'kex-undefined': 'undefined',
+      'kex-object': 'Object',
+      'kex-null': 'null',
+    };
     const registry = new OperatorRegistry();
     const calls: string[] = [];
     on.create('kopfexamples', { registry }, function create_fn({ name, retry }: { name: string; retry: number }) {
@@ -210,10 +242,17 @@ describe('odd input', () => {
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    expect([...calls].sort()).toEqual(Object.keys(thrown).flatMap((name) => [`${name}#0`, `${name}#1`]).sort());
+    expect([...calls].sort()).toEqual(
+      Object.keys(thrown)
+        .flatMap((name) => [`${name}#0`, `${name}#1`])
+        .sort(),
+    );
     const failures = logs.records.filter((r) => r.message.startsWith("Handler 'create_fn' failed"));
-    expect(failures.map((r) => r.line).sort()).toEqual(Object.keys(thrown).map((name) =>
-      `[default/${name}] Handler 'create_fn' failed with an exception and will try again in 0.2 seconds: ${expected[name]}`).sort());
+    expect(failures.map((r) => r.line).sort()).toEqual(
+      Object.keys(thrown)
+        .map((name) => `[default/${name}] Handler 'create_fn' failed with an exception and will try again in 0.2 seconds: ${expected[name]}`)
+        .sort(),
+    );
     for (const failure of failures) {
       expect(failure.level).toBe(fx.ERROR);
       expect(failure.error).toBeInstanceOf(Error); // a stack trace follows the line
@@ -229,7 +268,9 @@ describe('odd input', () => {
     const registry = new OperatorRegistry();
     const created: string[] = [];
     const hanging: AbortSignal[] = [];
-    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { created.push(name); });
+    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+      created.push(name);
+    });
     on.create('kopfexamples', { registry, labels: { hang: 'yes' }, timeout: 1 }, function hang_fn({ signal }: { signal: AbortSignal }) {
       hanging.push(signal);
       return new Promise<never>(() => undefined);
@@ -258,8 +299,10 @@ describe('odd input', () => {
     expect(logs.grep('Unprocessed streams left for', fx.WARNING)).toEqual([`Unprocessed streams left for ['${uid}'].`]);
     // The queued events are abandoned, not processed with a cancelled context.
     expect(logs.grep('[default/kex-hang] Handler')).toEqual([
-      "[default/kex-hang] Handler 'create_fn' is invoked.", "[default/kex-hang] Handler 'create_fn' succeeded.",
-      "[default/kex-hang] Handler 'hang_fn' is invoked.", "[default/kex-hang] Handler 'hang_fn' is cancelled. Will escalate.",
+      "[default/kex-hang] Handler 'create_fn' is invoked.",
+      "[default/kex-hang] Handler 'create_fn' succeeded.",
+      "[default/kex-hang] Handler 'hang_fn' is invoked.",
+      "[default/kex-hang] Handler 'hang_fn' is cancelled. Will escalate.",
     ]);
 
     // The timeout counts from the persisted start: after a restart, the handler fails without a call.

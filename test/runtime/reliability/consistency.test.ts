@@ -12,8 +12,14 @@ import * as fx from './operating.js';
 describe('consistency of the operator’s own patches', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-QUEUE-4 A-31 a foreign change made during a handler does not re-run it; the next handler runs when our own version arrives', async () => {
     const registry = new OperatorRegistry();
@@ -28,7 +34,9 @@ describe('consistency of the operator’s own patches', () => {
       calls.push('B');
       times['B'] = Date.now();
     });
-    const settings = fx.fastSettings((s) => { s.persistence.consistencyTimeout = 3; });
+    const settings = fx.fastSettings((s) => {
+      s.persistence.consistencyTimeout = 3;
+    });
     const op = await fx.startOperator({ cluster, registry, settings });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => calls.length === 1, 'A running');

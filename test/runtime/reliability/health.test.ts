@@ -18,11 +18,14 @@ import * as fx from './operating.js';
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 const STREAM = 'kopfexamples.v1.kopf.dev cluster-wide';
 
-interface Answer { readonly status: number; readonly body: Record<string, unknown> }
+interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
 
 async function get(url: string): Promise<Answer> {
   const response = await fetch(url);
-  return { status: response.status, body: await response.json() as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 /** An operator on a virtual clock with the liveness endpoint on a free loopback port. */
@@ -45,32 +48,60 @@ function virtualSettings(configure?: (s: settingsModule.OperatorSettings) => voi
   });
 }
 
-async function startOperator(cluster: DevCluster, registry: OperatorRegistry, options: { readonly settings?: settingsModule.OperatorSettings; readonly wait?: boolean } = {}): Promise<HealthOperator> {
+async function startOperator(
+  cluster: DevCluster,
+  registry: OperatorRegistry,
+  options: { readonly settings?: settingsModule.OperatorSettings; readonly wait?: boolean } = {},
+): Promise<HealthOperator> {
   // Hung requests (a hanging listing) must not hold virtual time for long.
   const clock = new clocks.VirtualClock({ start: EPOCH, quiescenceTimeout: 50 });
   if (registry.activityHandlers('authentication').length === 0) {
-    on.login({ registry }, function login_fn(): credentials.ConnectionInfo { return { server: cluster.url, token: cluster.token }; });
+    on.login({ registry }, function login_fn(): credentials.ConnectionInfo {
+      return { server: cluster.url, token: cluster.token };
+    });
   }
   const stopper = new AbortController();
   const urls = new Map<string, string>();
   let error: unknown;
   let stopped = false;
   const spawned = await running.spawnTasks({
-    registry, settings: options.settings ?? virtualSettings(), clock, clusterwide: true, standalone: true, stopFlag: stopper.signal,
+    registry,
+    settings: options.settings ?? virtualSettings(),
+    clock,
+    clusterwide: true,
+    standalone: true,
+    stopFlag: stopper.signal,
     livenessEndpoint: 'http://127.0.0.1:0/healthz',
-    onServing: (served) => { for (const { name, url } of served) urls.set(name, url); },
+    onServing: (served) => {
+      for (const { name, url } of served) urls.set(name, url);
+    },
   });
-  const done = running.runTasks(spawned).then(() => { stopped = true; }, (e: unknown) => { error = e; stopped = true; });
+  const done = running.runTasks(spawned).then(
+    () => {
+      stopped = true;
+    },
+    (e: unknown) => {
+      error = e;
+      stopped = true;
+    },
+  );
   if (options.wait !== false) await fx.eventually(() => stopped || urls.size > 0, 'the liveness endpoint');
   return {
     clock,
     liveness: () => urls.get('liveness')!,
     readiness: () => urls.get('readiness')!,
-    get served() { return urls.size > 0; },
-    get error() { return error; },
+    get served() {
+      return urls.size > 0;
+    },
+    get error() {
+      return error;
+    },
     async stop() {
       stopper.abort();
-      while (!stopped) { await fx.pause(10); await clock.advance(1000); }
+      while (!stopped) {
+        await fx.pause(10);
+        await clock.advance(1000);
+      }
       await done;
     },
   };
@@ -98,16 +129,32 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
   let cluster: DevCluster;
   let op: HealthOperator | undefined;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { await op?.stop(); op = undefined; logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-ACTIVITY-4 R-ACTIVITY-1 the endpoint is served only after the startup activity, then answers { probe id: result }', async () => {
     const registry = new OperatorRegistry();
     const gate = fx.deferred();
-    on.startup({ registry }, async function slow_startup() { await gate.promise; });
-    on.probe({ registry }, function pods_count() { return 3; });
-    on.probe({ registry }, function status() { return { mood: 'fine' }; });
-    on.probe({ registry }, function nothing() { return null; });
+    on.startup({ registry }, async function slow_startup() {
+      await gate.promise;
+    });
+    on.probe({ registry }, function pods_count() {
+      return 3;
+    });
+    on.probe({ registry }, function status() {
+      return { mood: 'fine' };
+    });
+    on.probe({ registry }, function nothing() {
+      return null;
+    });
     on.event('kopfexamples', { registry }, function seen() {});
     op = await startOperator(cluster, registry, { wait: false });
     await fx.pause(200);
@@ -132,7 +179,11 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
   it('R-ACTIVITY-4 results are cached for 10 seconds and concurrent requests share one evaluation', async () => {
     const registry = new OperatorRegistry();
     let calls = 0;
-    on.probe({ registry }, async function counter() { calls += 1; await new Promise((r) => setTimeout(r, 50)); return calls; });
+    on.probe({ registry }, async function counter() {
+      calls += 1;
+      await new Promise((r) => setTimeout(r, 50));
+      return calls;
+    });
     on.event('kopfexamples', { registry }, function seen() {});
     op = await startOperator(cluster, registry);
     const concurrent = await Promise.all([get(op.liveness()), get(op.liveness()), get(op.liveness())]);
@@ -147,14 +198,22 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
 
   it('R-ACTIVITY-4 a failing probe makes the endpoint answer 500 with a JSON error naming it, without a stack trace', async () => {
     const registry = new OperatorRegistry();
-    on.probe({ registry }, function fine() { return 'ok'; });
-    on.probe({ registry }, function database() { throw new Error('connection refused by the database'); });
+    on.probe({ registry }, function fine() {
+      return 'ok';
+    });
+    on.probe({ registry }, function database() {
+      throw new Error('connection refused by the database');
+    });
     on.event('kopfexamples', { registry }, function seen() {});
     op = await startOperator(cluster, registry);
     const answer = await get(op.liveness());
     expect(answer).toEqual({
       status: 500,
-      body: { status: 'unhealthy', problems: [{ kind: 'probe', name: 'database', reason: 'failed: connection refused by the database' }], probes: { fine: 'ok' } },
+      body: {
+        status: 'unhealthy',
+        problems: [{ kind: 'probe', name: 'database', reason: 'failed: connection refused by the database' }],
+        probes: { fine: 'ok' },
+      },
     });
     expect(JSON.stringify(answer.body)).not.toMatch(/\bat .*\.ts:\d+/);
     expect(logs.grep("Activity 'database' has failed: connection refused by the database", fx.ERROR)).toHaveLength(1);
@@ -164,10 +223,19 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
   it('R-ACTIVITY-4 a probe that never resolves: the endpoint still answers at the deadline, naming it, and keeps the cache rules', async () => {
     const registry = new OperatorRegistry();
     let calls = 0;
-    on.probe({ registry }, function fine() { return 'ok'; });
-    on.probe({ registry }, function forever() { calls += 1; return new Promise(() => undefined); });
+    on.probe({ registry }, function fine() {
+      return 'ok';
+    });
+    on.probe({ registry }, function forever() {
+      calls += 1;
+      return new Promise(() => undefined);
+    });
     on.event('kopfexamples', { registry }, function seen() {});
-    op = await startOperator(cluster, registry, { settings: virtualSettings((s) => { s.health.probeTimeout = 4; }) });
+    op = await startOperator(cluster, registry, {
+      settings: virtualSettings((s) => {
+        s.health.probeTimeout = 4;
+      }),
+    });
     const pending = get(op.liveness());
     await fx.eventually(() => calls === 1, 'the probe to be invoked');
     await op.clock.advance(4_000);
@@ -184,8 +252,16 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
   let op: HealthOperator | undefined;
   const logs = new fx.LogCapture();
   // Frequent bookmarks: a quiet but working stream is heard from all the time.
-  beforeEach(async () => { cluster = await fx.startCluster({ bookmarkIntervalMs: 100 }); logs.install(); });
-  afterEach(async () => { await op?.stop(); op = undefined; logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster({ bookmarkIntervalMs: 100 });
+    logs.install();
+  });
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   function watching(): OperatorRegistry {
     const registry = new OperatorRegistry();
@@ -207,7 +283,10 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
     await advance(op, 2_000, 1_000);
     const unhealthy = await get(op.liveness());
     expect(unhealthy.status).toBe(500);
-    expect(unhealthy.body).toEqual({ status: 'unhealthy', problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^silent for 30[12] s: no event or bookmark \(budget 300 s\)$/) as unknown }] });
+    expect(unhealthy.body).toEqual({
+      status: 'unhealthy',
+      problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^silent for 30[12] s: no event or bookmark \(budget 300 s\)$/) as unknown }],
+    });
     expect(logs.grep(`The operator is unhealthy: stream ${STREAM}: silent for`, fx.WARNING)).toHaveLength(1);
     // Readiness is about the initial listing only: still ready.
     expect((await get(op.readiness())).status).toBe(200);
@@ -228,7 +307,10 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
     expect((await get(op.liveness())).status).toBe(200);
     await advance(op, 2_000, 1_000);
     const unhealthy = await get(op.liveness());
-    expect(unhealthy.body).toEqual({ status: 'unhealthy', problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^no watch connection for 30[12] s \(budget 300 s\)$/) as unknown }] });
+    expect(unhealthy.body).toEqual({
+      status: 'unhealthy',
+      problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^no watch connection for 30[12] s \(budget 300 s\)$/) as unknown }],
+    });
     expect(unhealthy.status).toBe(500);
 
     hang.remove();
@@ -239,7 +321,11 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
 
   it('R-WATCH-1 readiness is 503 naming the stream until its initial listing completes, then 200', async () => {
     const failing = cluster.faults.add({ resource: 'kopfexamples', verb: 'list', reset: 'before' });
-    op = await startOperator(cluster, watching(), { settings: virtualSettings((s) => { s.watching.reconnectBackoff = 1; }) });
+    op = await startOperator(cluster, watching(), {
+      settings: virtualSettings((s) => {
+        s.watching.reconnectBackoff = 1;
+      }),
+    });
     await fx.eventually(() => cluster.requests.all.some((r) => r.resource === 'kopfexamples' && r.verb === 'list'), 'a listing');
     await advance(op, 3_000, 1_000);
     expect(await get(op.readiness())).toEqual({ status: 503, body: { status: 'not ready', waiting: [`the initial listing of ${STREAM}`] } });
@@ -258,7 +344,10 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
     await advance(op, 2_000, 1_000);
     const unhealthy = await get(op.liveness());
     expect(unhealthy.status).toBe(500);
-    expect(unhealthy.body).toEqual({ status: 'unhealthy', problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^the listing is not complete after 30[12] s \(budget 300 s\)$/) as unknown }] });
+    expect(unhealthy.body).toEqual({
+      status: 'unhealthy',
+      problems: [{ kind: 'stream', name: STREAM, reason: expect.stringMatching(/^the listing is not complete after 30[12] s \(budget 300 s\)$/) as unknown }],
+    });
     expect((await get(op.readiness())).status).toBe(503);
   });
 
@@ -266,9 +355,16 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
     await cluster.store.create(fx.kopfExample('kex-stuck'));
     const registry = watching();
     let indexing = 0;
-    on.index('kopfexamples', { registry }, function byName() { indexing += 1; return new Promise(() => undefined); });
+    on.index('kopfexamples', { registry }, function byName() {
+      indexing += 1;
+      return new Promise(() => undefined);
+    });
     // Virtual time runs faster than the devcluster's real-time bookmarks: only the barrier is judged here.
-    op = await startOperator(cluster, registry, { settings: virtualSettings((s) => { s.health.silenceBudget = null; }) });
+    op = await startOperator(cluster, registry, {
+      settings: virtualSettings((s) => {
+        s.health.silenceBudget = null;
+      }),
+    });
     await fx.eventually(() => indexing > 0, 'the indexer');
     expect(await get(op.readiness())).toEqual({ status: 503, body: { status: 'not ready', waiting: ['the indexing of the initial listings'] } });
     await advance(op, 300_000, 50_000);
@@ -278,7 +374,13 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
     expect(unhealthy.status).toBe(500);
     expect(unhealthy.body).toEqual({
       status: 'unhealthy',
-      problems: [{ kind: 'barrier', name: 'indices', reason: expect.stringMatching(/^the initial listings are not indexed after 30[12] s \(budget 300 s; 1 listed objects still to index\)$/) as unknown }],
+      problems: [
+        {
+          kind: 'barrier',
+          name: 'indices',
+          reason: expect.stringMatching(/^the initial listings are not indexed after 30[12] s \(budget 300 s; 1 listed objects still to index\)$/) as unknown,
+        },
+      ],
     });
   });
 });

@@ -41,25 +41,51 @@ describe('Lease election: SIGKILL of a leader process', () => {
     await cluster.stop();
   });
 
-  it('Lease election: the standby takes over a killed leader\'s Lease after leaseDuration — failover measured with a real SIGKILL', async () => {
+  it("Lease election: the standby takes over a killed leader's Lease after leaseDuration — failover measured with a real SIGKILL", async () => {
     const operatorFile = path.join(dir, 'operator.ts');
-    fs.writeFileSync(operatorFile, [
-      `import { on } from ${JSON.stringify(path.join(ROOT, 'runtime/on.ts'))};`,
-      'on.startup(function fast_leases({ settings }) {',
-      '  Object.assign(settings.leaderElection, { leaseDuration: 2, renewDeadline: 1.5, retryPeriod: 0.5 });',
-      '});',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      operatorFile,
+      [
+        `import { on } from ${JSON.stringify(path.join(ROOT, 'runtime/on.ts'))};`,
+        'on.startup(function fast_leases({ settings }) {',
+        '  Object.assign(settings.leaderElection, { leaseDuration: 2, renewDeadline: 1.5, retryPeriod: 0.5 });',
+        '});',
+        '',
+      ].join('\n'),
+    );
     fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
     const kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
     let output = '';
-    proc = child.spawn(process.execPath, [
-      '--conditions=kopf-gen-source', '--import', 'tsx', path.join(ROOT, 'scripts/kopf-gen.ts'),
-      'run', '-A', '--lease', 'kill-test', '--lease-namespace', 'default', '--log-format', 'plain', operatorFile,
-    ], { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, POD_ID: 'leader-process' }), stdio: ['ignore', 'pipe', 'pipe'] });
-    proc.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    proc.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    await eventually(() => output.includes("Became the leader in Lease 'default/kill-test' as 'leader-process'"), `the leader process to lead:\n${output}`, 60_000);
+    proc = child.spawn(
+      process.execPath,
+      [
+        '--conditions=kopf-gen-source',
+        '--import',
+        'tsx',
+        path.join(ROOT, 'scripts/kopf-gen.ts'),
+        'run',
+        '-A',
+        '--lease',
+        'kill-test',
+        '--lease-namespace',
+        'default',
+        '--log-format',
+        'plain',
+        operatorFile,
+      ],
+      { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, POD_ID: 'leader-process' }), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    await eventually(
+      () => output.includes("Became the leader in Lease 'default/kill-test' as 'leader-process'"),
+      `the leader process to lead:\n${output}`,
+      60_000,
+    );
 
     const s = new settings.OperatorSettings({ warn: () => undefined });
     Object.assign(s.leaderElection, { leaseDuration: 2, renewDeadline: 1.5, retryPeriod: 0.5 });
@@ -70,11 +96,21 @@ describe('Lease election: SIGKILL of a leader process', () => {
     const toggle = new toggles.Toggle(true, 'standby');
     const logger = new RecordingLogger();
     const election = leadership.runElection({
-      api: client, name: 'kill-test', namespace: 'default', identity: 'standby', settings: s.leaderElection,
-      clock: clocks.realClock, paused: toggle, logger, signal: stopper.signal,
+      api: client,
+      name: 'kill-test',
+      namespace: 'default',
+      identity: 'standby',
+      settings: s.leaderElection,
+      clock: clocks.realClock,
+      paused: toggle,
+      logger,
+      signal: stopper.signal,
     });
     try {
-      await eventually(() => logger.messages('info').includes("New leader observed in Lease 'default/kill-test': 'leader-process'."), 'the standby to see the leader');
+      await eventually(
+        () => logger.messages('info').includes("New leader observed in Lease 'default/kill-test': 'leader-process'."),
+        'the standby to see the leader',
+      );
       // The leader renews (the standby does not write while it stands by): it is alive, the standby waits.
       const renewals = (): number => cluster.requests.filter((r) => r.verb === 'update' && r.resource === 'leases' && r.code === 200).length;
       const before = renewals();
@@ -87,7 +123,9 @@ describe('Lease election: SIGKILL of a leader process', () => {
       await exited;
       await eventually(() => toggle.isOff(), 'the standby to lead', 15_000);
       const failover = (Date.now() - killedAt) / 1000;
-      console.log(`Lease failover after SIGKILL of the leader process: ${failover.toFixed(2)} s (leaseDuration 2 s, retryPeriod 0.5 s, standby reads every 0.5–1.1 s)`);
+      console.log(
+        `Lease failover after SIGKILL of the leader process: ${failover.toFixed(2)} s (leaseDuration 2 s, retryPeriod 0.5 s, standby reads every 0.5–1.1 s)`,
+      );
       // The Lease was renewed ≤ 0.5 s before the kill, and the standby saw that ≤ 1.1 s later; it
       // takes over at its first read after leaseDuration (2 s) from then.
       expect(failover).toBeGreaterThanOrEqual(2 - 0.5 - 1.1);

@@ -54,7 +54,9 @@ describe('Lease election: two operators', () => {
   /** Moves virtual time on while real I/O happens, until `promise` settles. */
   async function untilSettled(promise: Promise<unknown>): Promise<void> {
     let settled = false;
-    void promise.finally(() => { settled = true; });
+    void promise.finally(() => {
+      settled = true;
+    });
     while (!settled) {
       await clock.advance(100);
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -83,8 +85,12 @@ describe('Lease election: two operators', () => {
     const token = `token-${identity}`;
     cluster.auth.addToken({ token, username: user, groups: ['system:masters'] });
     const registry = new OperatorRegistry();
-    on.login({ registry }, function login(): credentials.ConnectionInfo { return { server: cluster.url, token }; });
-    on.create('kopfexamples', { registry }, function created({ name }: { name: string }) { calls.push(`${identity}: ${name}`); });
+    on.login({ registry }, function login(): credentials.ConnectionInfo {
+      return { server: cluster.url, token };
+    });
+    on.create('kopfexamples', { registry }, function created({ name }: { name: string }) {
+      calls.push(`${identity}: ${name}`);
+    });
     if (options.daemon) {
       on.daemon('kopfexamples', { registry }, async function monitor({ name, stopped }: { name: string; stopped: stoppers.DaemonStopped }) {
         const run: (typeof daemonRuns)[number] = { identity, name, from: clock.now() };
@@ -95,23 +101,43 @@ describe('Lease election: two operators', () => {
       });
     }
     if (options.health) {
-      on.index('kopfexamples', { registry }, function by_name({ name }: { name: string }) { return { [name]: identity }; });
+      on.index('kopfexamples', { registry }, function by_name({ name }: { name: string }) {
+        return { [name]: identity };
+      });
     }
     const stop = new AbortController();
     const tasks = await running.spawnTasks({
-      registry, settings: fastSettings((s) => { s.health.listingBudget = 10; }), clusterwide: true, clock, stopFlag: stop.signal,
-      leaseName: 'my-operator', leaseNamespace: 'default', identity,
-      ...(options.health ? {
-        livenessEndpoint: 'http://127.0.0.1:0/healthz',
-        onServing: (endpoints: readonly { name: string; url: string }[]) => { served.set(identity, new Map(endpoints.map((e) => [e.name, e.url]))); },
-      } : {}),
+      registry,
+      settings: fastSettings((s) => {
+        s.health.listingBudget = 10;
+      }),
+      clusterwide: true,
+      clock,
+      stopFlag: stop.signal,
+      leaseName: 'my-operator',
+      leaseNamespace: 'default',
+      identity,
+      ...(options.health
+        ? {
+            livenessEndpoint: 'http://127.0.0.1:0/healthz',
+            onServing: (endpoints: readonly { name: string; url: string }[]) => {
+              served.set(identity, new Map(endpoints.map((e) => [e.name, e.url])));
+            },
+          }
+        : {}),
     });
     const history: Array<[number, boolean]> = [];
     const paused = tasks.context.paused as toggles.ToggleSet;
     paused.subscribe(() => history.push([clock.now(), paused.isOff()]));
     const replica: Replica = {
-      identity, user, tasks, stop, history,
-      done: running.runTasks(tasks).catch((error: unknown) => { replica.error = error; }),
+      identity,
+      user,
+      tasks,
+      stop,
+      history,
+      done: running.runTasks(tasks).catch((error: unknown) => {
+        replica.error = error;
+      }),
       active: () => tasks.context.paused?.isOn() === false,
     };
     replicas.push(replica);
@@ -124,7 +150,10 @@ describe('Lease election: two operators', () => {
     let since: number | undefined;
     for (const [at, active] of replica.history) {
       if (active) since = at;
-      else if (since !== undefined) { out.push([since, at]); since = undefined; }
+      else if (since !== undefined) {
+        out.push([since, at]);
+        since = undefined;
+      }
     }
     if (since !== undefined) out.push([since, Infinity]);
     return out;
@@ -134,11 +163,14 @@ describe('Lease election: two operators', () => {
     for (const [a0, a1] of spans(a)) for (const [b0, b1] of spans(b)) expect(a0 < b1 && b0 < a1, `[${a0}, ${a1}) overlaps [${b0}, ${b1})`).toBe(false);
   }
 
-  const requestsOf = (user: string, verb: string): number => cluster.requests.filter((r) => r.user === user && r.verb === verb && r.resource === KEX.resource).length;
+  const requestsOf = (user: string, verb: string): number =>
+    cluster.requests.filter((r) => r.user === user && r.verb === verb && r.resource === KEX.resource).length;
 
   async function createExample(name: string): Promise<void> {
     const response = await fetch(`${cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples`, {
-      method: 'POST', headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' }, body: JSON.stringify(kopfExample(name)),
+      method: 'POST',
+      headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(kopfExample(name)),
     });
     expect(response.status).toBe(201);
   }
@@ -164,8 +196,10 @@ describe('Lease election: two operators', () => {
     expect(a.error).toBeUndefined();
     const released = clock.now();
     const takeover = await runUntil(b.active, 'op-b to lead', 30_000);
-    console.log(`Lease failover between two operators: the leader's graceful stop took ${(released - stoppedAt) / 1000} virtual s, `
-      + `the standby resumed ${takeover / 1000} s after the release (${(clock.now() - stoppedAt) / 1000} s in all; standby read period 2–4.4 s)`);
+    console.log(
+      `Lease failover between two operators: the leader's graceful stop took ${(released - stoppedAt) / 1000} virtual s, ` +
+        `the standby resumed ${takeover / 1000} s after the release (${(clock.now() - stoppedAt) / 1000} s in all; standby read period 2–4.4 s)`,
+    );
     expect(takeover).toBeLessThanOrEqual(2000 * 2.2 + 200);
     await runUntil(() => requestsOf(b.user, 'watch') > 0, 'op-b to watch');
     await createExample('example-2');
@@ -199,13 +233,19 @@ describe('Lease election: two operators', () => {
     await clock.advance(5_000);
     expect(calls).toEqual(['op-a: example-1', 'op-b: example-2']);
     expectNeverBothActive(a, b);
-    console.log(`Lease failover after cutting the leader off from the Lease: it paused ${pausedAfter / 1000} virtual s later, the standby resumed ${resumedAfter / 1000} s later`);
+    console.log(
+      `Lease failover after cutting the leader off from the Lease: it paused ${pausedAfter / 1000} virtual s later, the standby resumed ${resumedAfter / 1000} s later`,
+    );
   });
-  it('Lease election: Kopf peering does not run and the cluster\'s peering CRDs give no warning', async () => {
+  it("Lease election: Kopf peering does not run and the cluster's peering CRDs give no warning", async () => {
     await cluster.load({
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'clusterkopfpeerings.kopf.dev' },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'clusterkopfpeerings.kopf.dev' },
       spec: {
-        scope: 'Cluster', group: 'kopf.dev', names: { kind: 'ClusterKopfPeering', plural: 'clusterkopfpeerings', singular: 'clusterkopfpeering' },
+        scope: 'Cluster',
+        group: 'kopf.dev',
+        names: { kind: 'ClusterKopfPeering', plural: 'clusterkopfpeerings', singular: 'clusterkopfpeering' },
         versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
       },
     });

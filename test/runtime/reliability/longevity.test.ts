@@ -16,8 +16,14 @@ import * as fx from './operating.js';
 describe('long-running operators', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-PATCH-7 R-ERRORS-8 processed events and sleeps leave no listeners behind on the operator signal', async () => {
     const registry = new OperatorRegistry();

@@ -96,7 +96,9 @@ export class LogCapture {
     return this.lines(level).filter((line) => line.includes(text));
   }
 
-  clear(): void { this.records.length = 0; }
+  clear(): void {
+    this.records.length = 0;
+  }
 }
 
 export const DEBUG = 10;
@@ -160,21 +162,42 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   let stopped = false;
   // `operator()` is exactly these two steps; spawning first gives the tests the operator's context.
   const spawned = await running.spawnTasks({
-    registry, settings: s, clusterwide: true, standalone: true, stopFlag: stopper.signal,
-    metricsEndpoint: options.metricsEndpoint, livenessEndpoint: options.livenessEndpoint, onServing: options.onServing,
+    registry,
+    settings: s,
+    clusterwide: true,
+    standalone: true,
+    stopFlag: stopper.signal,
+    metricsEndpoint: options.metricsEndpoint,
+    livenessEndpoint: options.livenessEndpoint,
+    onServing: options.onServing,
   });
   const done = running.runTasks(spawned).then(
-    () => { stopped = true; },
-    (e: unknown) => { error = e; stopped = true; },
+    () => {
+      stopped = true;
+    },
+    (e: unknown) => {
+      error = e;
+      stopped = true;
+    },
   );
   if (watched !== false) {
     await eventually(() => stopped || watchRequests(cluster, watched).length > watchesBefore, `the operator to watch ${watched}`);
   }
   return {
-    settings: s, stopFlag: stopper.signal, context: spawned.context, done,
-    get error() { return error; },
-    get stopped() { return stopped; },
-    async stop() { stopper.abort(); await done; },
+    settings: s,
+    stopFlag: stopper.signal,
+    context: spawned.context,
+    done,
+    get error() {
+      return error;
+    },
+    get stopped() {
+      return stopped;
+    },
+    async stop() {
+      stopper.abort();
+      await done;
+    },
   };
 }
 
@@ -212,7 +235,10 @@ export interface Deferred<T = void> {
 export function deferred<T = void>(): Deferred<T> {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 

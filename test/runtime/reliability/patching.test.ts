@@ -18,8 +18,13 @@ function registryWithFinalizer(): { registry: OperatorRegistry; created: string[
   const registry = new OperatorRegistry();
   const created: string[] = [];
   const deleted: string[] = [];
-  on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { created.push(name); return { done: true }; });
-  on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) { deleted.push(name); });
+  on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+    created.push(name);
+    return { done: true };
+  });
+  on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) {
+    deleted.push(name);
+  });
   return { registry, created, deleted };
 }
 
@@ -30,8 +35,14 @@ function finalizersOf(cluster: DevCluster, name: string): unknown {
 describe('PATCH requests failing', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-PATCH-3 A-39 a 422 on the finalizer JSON-patch is carried over and re-sent with the newer version on the next event', async () => {
     const { registry, created } = registryWithFinalizer();
@@ -53,11 +64,25 @@ describe('PATCH requests failing', () => {
 
     expect(op.error).toBeUndefined();
     const conflict = logs.grep('Could not apply the patch in full', fx.DEBUG);
-    expect(conflict).toEqual([`[default/kopf-example-1] Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: [{"op":"add","path":"/metadata/finalizers","value":["${FINALIZER}"]}]`]);
+    expect(conflict).toEqual([
+      `[default/kopf-example-1] Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: [{"op":"add","path":"/metadata/finalizers","value":["${FINALIZER}"]}]`,
+    ]);
     const jsonPatches = cluster.requests.filter((r) => r.method === 'PATCH' && r.headers.contentType === 'application/json-patch+json');
     expect(jsonPatches.map((r) => [r.code, JSON.parse(r.body!)])).toEqual([
-      [422, [{ op: 'test', path: '/metadata/resourceVersion', value: rv1 }, { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] }]],
-      [200, [{ op: 'test', path: '/metadata/resourceVersion', value: rv2 }, { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] }]],
+      [
+        422,
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: rv1 },
+          { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] },
+        ],
+      ],
+      [
+        200,
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: rv2 },
+          { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] },
+        ],
+      ],
     ]);
     expect(finalizersOf(cluster, 'kopf-example-1')).toEqual([FINALIZER]);
     expect(created).toEqual(['kopf-example-1']);
@@ -67,7 +92,10 @@ describe('PATCH requests failing', () => {
   it('R-QUEUE-8 A-32 a 409 on the merge-patch is throttled, and the unsaved success is redone on the next event only', async () => {
     const registry = new OperatorRegistry();
     const created: string[] = [];
-    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { created.push(name); return { done: true }; });
+    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+      created.push(name);
+      return { done: true };
+    });
     const op = await fx.startOperator({ cluster, registry });
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', times: 1, action: { respond: { code: 409, message: 'the object has been modified' } } });
     await cluster.store.create(fx.kopfExample());
@@ -111,16 +139,18 @@ describe('PATCH requests failing', () => {
     const url = `${cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples/kopf-example-1`;
     const attempts = logs.records.filter((r) => r.message.startsWith('Request attempt #') && r.level === fx.ERROR).map((r) => r.message);
     expect(attempts).toHaveLength(3);
-    expect(attempts[0]).toMatch(new RegExp(`^Request attempt #1/3 failed; will retry: PATCH ${escape(url)} -> \\w*TooManyRequests\\w*: `));
-    expect(attempts[1]).toMatch(new RegExp(`^Request attempt #1/3 failed; will retry: PATCH ${escape(url)} -> \\w+: `));
-    expect(attempts[2]).toMatch(new RegExp(`^Request attempt #2/3 failed; will retry: PATCH ${escape(url)} -> \\w+: `));
+    expect(attempts[0]).toMatch(new RegExp(`^Request attempt #1/3 failed; will retry: PATCH ${escaped(url)} -> \\w*TooManyRequests\\w*: `));
+    expect(attempts[1]).toMatch(new RegExp(`^Request attempt #1/3 failed; will retry: PATCH ${escaped(url)} -> \\w+: `));
+    expect(attempts[2]).toMatch(new RegExp(`^Request attempt #2/3 failed; will retry: PATCH ${escaped(url)} -> \\w+: `));
     const patches = cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1');
     const [refused, retried] = patches;
     expect([refused!.code, retried!.code]).toEqual([429, 200]);
     expect(retried!.body).toBe(refused!.body);
     expect(retried!.time - refused!.time).toBeGreaterThanOrEqual(900); // Retry-After: 1 beats the 0.05 s back-off
     expect(patches.slice(2, 5).map((r) => [r.code, r.headers.contentType])).toEqual([
-      [503, 'application/merge-patch+json'], [503, 'application/merge-patch+json'], [200, 'application/merge-patch+json'],
+      [503, 'application/merge-patch+json'],
+      [503, 'application/merge-patch+json'],
+      [200, 'application/merge-patch+json'],
     ]);
     expect(patches[2]!.body).toContain('last-handled-configuration');
     expect(logs.grep('Throttling')).toEqual([]);
@@ -161,6 +191,6 @@ describe('PATCH requests failing', () => {
   });
 });
 
-function escape(text: string): string {
+function escaped(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }

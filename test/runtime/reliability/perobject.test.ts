@@ -28,17 +28,34 @@ describe('per-object state', () => {
   let cluster: DevCluster;
   let restoreLogs: () => void = () => undefined;
   // Thousands of INFO lines would only slow the test down.
-  beforeEach(async () => { cluster = await fx.startCluster(); restoreLogs = logging.setLogSink(() => undefined); });
-  afterEach(async () => { restoreLogs(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    restoreLogs = logging.setLogSink(() => undefined);
+  });
+  afterEach(async () => {
+    restoreLogs();
+    await cluster.stop();
+  });
 
   it('R-QUEUE-1 R-MEMO-2 R-INDEX-3 R-DAEMON-7 nothing is held for 2,000 objects after they are created, updated and deleted', async () => {
     const registry = new OperatorRegistry();
     const handled = { created: new Set<string>(), updated: new Set<string>(), deleted: new Set<string>() };
-    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) { handled.created.add(name); return { ok: true }; });
-    on.update('kopfexamples', { registry }, function update_fn({ name }: { name: string }) { handled.updated.add(name); });
-    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) { handled.deleted.add(name); });
-    on.index('kopfexamples', { registry }, function by_field({ spec, name }) { return { [String(spec['field'])]: name }; });
-    on.timer('kopfexamples', { registry, interval: 3600, initialDelay: 3600 }, function never_due() { /* never due */ });
+    on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
+      handled.created.add(name);
+      return { ok: true };
+    });
+    on.update('kopfexamples', { registry }, function update_fn({ name }: { name: string }) {
+      handled.updated.add(name);
+    });
+    on.delete('kopfexamples', { registry }, function delete_fn({ name }: { name: string }) {
+      handled.deleted.add(name);
+    });
+    on.index('kopfexamples', { registry }, function by_field({ spec, name }) {
+      return { [String(spec['field'])]: name };
+    });
+    on.timer('kopfexamples', { registry, interval: 3600, initialDelay: 3600 }, function never_due() {
+      /* never due */
+    });
     const op = await fx.startOperator({ cluster, registry });
     const before = census.takeCensus(op.context);
 
@@ -49,8 +66,11 @@ describe('per-object state', () => {
     await inBatches(names, (name) => cluster.store.patch(fx.KEX, name, { spec: { field: 'changed' } }, { namespace: 'default' }));
     await fx.eventually(() => handled.updated.size === COUNT, 'all objects updated and handled', 120_000);
     await inBatches(names, (name) => cluster.store.delete(fx.KEX, name, { namespace: 'default' }));
-    await fx.eventually(() => handled.deleted.size === COUNT && names.every((n) => cluster.store.get(fx.KEX, n, 'default') === undefined),
-      'all objects deleted and gone', 120_000);
+    await fx.eventually(
+      () => handled.deleted.size === COUNT && names.every((n) => cluster.store.get(fx.KEX, n, 'default') === undefined),
+      'all objects deleted and gone',
+      120_000,
+    );
 
     // Idle workers expire after `idleTimeout` (1 s in these settings); wait until they have.
     await fx.eventually(() => census.takeCensus(op.context).streams === 0, 'the idle workers to expire', 30_000);

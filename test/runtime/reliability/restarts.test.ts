@@ -16,8 +16,14 @@ const names = Array.from({ length: COUNT }, (_, i) => `kex-${String(i).padStart(
 describe('operator stopped mid-handler and restarted', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-ERRORS-8 R-QUEUE-7 R-STORAGE-4 every create handler succeeds exactly once per object across a stop mid-handler and a restart', async () => {
     const registry = new OperatorRegistry();
@@ -53,8 +59,9 @@ describe('operator stopped mid-handler and restarted', () => {
     expect(logs.grep('are not stopped in')).toEqual([]);
     expect(fx.tally(succeededA)).toEqual(Object.fromEntries(names.map((n) => [n, 1])));
     expect(succeededB).toEqual([]);
-    expect(logs.grep("Handler 'create_b' is cancelled. Will escalate.", fx.WARNING).sort())
-      .toEqual(names.map((n) => `[default/${n}] Handler 'create_b' is cancelled. Will escalate.`));
+    expect(logs.grep("Handler 'create_b' is cancelled. Will escalate.", fx.WARNING).sort()).toEqual(
+      names.map((n) => `[default/${n}] Handler 'create_b' is cancelled. Will escalate.`),
+    );
     expect(logs.grep('unrecoverable')).toEqual([]);
     expect(logs.grep('Throttling')).toEqual([]);
     // Nothing was recorded for the cancelled invocation: create_b's record is as stored before it.

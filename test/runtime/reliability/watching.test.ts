@@ -9,7 +9,11 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
 
-interface Kw { name: string; new?: unknown; old?: unknown }
+interface Kw {
+  name: string;
+  new?: unknown;
+  old?: unknown;
+}
 
 /** An operator with a create and an update handler (on `spec.field`), recording invocations. */
 function recordingRegistry(gate?: Promise<void>): { registry: OperatorRegistry; created: string[]; updated: string[] } {
@@ -31,8 +35,14 @@ const query = (q: string): URLSearchParams => new URLSearchParams(q);
 describe('watch-streams break while the operator works', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); });
-  afterEach(async () => { logs.uninstall(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
 
   it('R-WATCH-4 A-33 a watch-stream aborted mid-handling loses no event and runs no handler twice after success', async () => {
     const gate = fx.deferred();
@@ -57,7 +67,10 @@ describe('watch-streams break while the operator works', () => {
     expect(op.error).toBeUndefined();
     expect(fx.tally(created)).toEqual({ 'kex-a': 1, 'kex-b': 1 });
     expect(updated).toEqual(['kex-a:value->changed']);
-    expect(logs.grep("Handler 'create_fn' succeeded.").sort()).toEqual(["[default/kex-a] Handler 'create_fn' succeeded.", "[default/kex-b] Handler 'create_fn' succeeded."]);
+    expect(logs.grep("Handler 'create_fn' succeeded.").sort()).toEqual([
+      "[default/kex-a] Handler 'create_fn' succeeded.",
+      "[default/kex-b] Handler 'create_fn' succeeded.",
+    ]);
     expect(logs.grep("Handler 'update_fn/spec.field' succeeded.")).toEqual(["[default/kex-a] Handler 'update_fn/spec.field' succeeded."]);
     // Reconnects resume from the last seen version: no re-listing (R-WATCH-4).
     expect(fx.listRequests(cluster).length).toBe(listsBefore);
@@ -108,7 +121,9 @@ describe('watch-streams break while the operator works', () => {
     cluster = await fx.startCluster({ bookmarkIntervalMs: 100 });
     const registry = new OperatorRegistry();
     const seen: string[] = [];
-    on.event('kopfexamples', { registry }, function event_fn({ type, name }: { type: string | null; name: string }) { seen.push(`${String(type)} ${name}`); });
+    on.event('kopfexamples', { registry }, function event_fn({ type, name }: { type: string | null; name: string }) {
+      seen.push(`${String(type)} ${name}`);
+    });
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample('kex-a'));
     await fx.eventually(() => seen.length === 1, 'the ADDED event');
@@ -129,7 +144,9 @@ describe('watch-streams break while the operator works', () => {
 
   it('R-WATCH-5 A-33 a silent watch-stream is dropped after the inactivity timeout and resumed from the last version without losing events', async () => {
     const { registry, created } = recordingRegistry();
-    const settings = fx.fastSettings((s) => { s.watching.inactivityTimeout = 0.5; });
+    const settings = fx.fastSettings((s) => {
+      s.watching.inactivityTimeout = 0.5;
+    });
     await cluster.store.create(fx.kopfExample('kex-a'));
     const op = await fx.startOperator({ cluster, registry, settings });
     await fx.eventually(() => created.length === 1, 'the first object');

@@ -53,7 +53,8 @@ afterEach(async () => {
   for (const type of [VALIDATING, MUTATING]) {
     if (cluster.store.get(type, 'auto.kopf.dev') !== undefined) await cluster.store.delete(type, 'auto.kopf.dev');
   }
-  for (const object of cluster.store.list(fx.KEX) as Json[]) await cluster.store.delete(fx.KEX, object['metadata']['name'], { namespace: 'default', admission: false });
+  for (const object of cluster.store.list(fx.KEX) as Json[])
+    await cluster.store.delete(fx.KEX, object['metadata']['name'], { namespace: 'default', admission: false });
 });
 
 function configuration(type: typeof VALIDATING | typeof MUTATING): Json | undefined {
@@ -105,11 +106,15 @@ function a21(server: LocalServer, calls: string[]): OperatorRegistry {
 function post(url: string, caBundle: string, review: Json): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(review);
-    const request = https.request(url, { method: 'POST', ca: Buffer.from(caBundle, 'base64').toString('utf8'), headers: { 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const request = https.request(
+      url,
+      { method: 'POST', ca: Buffer.from(caBundle, 'base64').toString('utf8'), headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     request.on('error', reject);
     request.end(data);
   });
@@ -117,10 +122,16 @@ function post(url: string, caBundle: string, review: Json): Promise<{ status: nu
 
 function review(uid: string, object: Json): Json {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid, resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' }, operation: 'CREATE',
-      userInfo: { username: 'someone' }, object, oldObject: null, dryRun: false,
+      uid,
+      resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+      operation: 'CREATE',
+      userInfo: { username: 'someone' },
+      object,
+      oldObject: null,
+      dryRun: false,
     },
   };
 }
@@ -128,9 +139,11 @@ function review(uid: string, object: Json): Json {
 /** The API server's own answer to a creation (kubectl does not show the code). */
 async function createThroughApi(body: Json): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples`, {
-    method: 'POST', headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() as Json };
+  return { status: response.status, body: (await response.json()) as Json };
 }
 
 describe('A-21 admission webhooks', () => {
@@ -144,19 +157,35 @@ describe('A-21 admission webhooks', () => {
       const caBundle = entries(VALIDATING)[0]!['clientConfig']['caBundle'] as string;
       const rule = (resource: string) => [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: [resource], operations: ['*'], scope: '*' }];
       // The cluster stores a missing objectSelector (null) as {}, as Kubernetes defaults it.
-      expect(entries(VALIDATING).map(({ name, clientConfig, rules, objectSelector, failurePolicy, sideEffects, matchPolicy, timeoutSeconds, admissionReviewVersions }) => ({
-        name, url: clientConfig['url'], rules, objectSelector, failurePolicy, sideEffects, matchPolicy, timeoutSeconds, admissionReviewVersions,
-      }))).toEqual([
+      expect(
+        entries(VALIDATING).map(
+          ({ name, clientConfig, rules, objectSelector, failurePolicy, sideEffects, matchPolicy, timeoutSeconds, admissionReviewVersions }) => ({
+            name,
+            url: clientConfig['url'],
+            rules,
+            objectSelector,
+            failurePolicy,
+            sideEffects,
+            matchPolicy,
+            timeoutSeconds,
+            admissionReviewVersions,
+          }),
+        ),
+      ).toEqual([
         { name: 'authhook.auto.kopf.dev', url: `${url}/authhook`, rules: rule('kopfexamples'), objectSelector: {}, ...COMMON },
         { name: 'validate1.auto.kopf.dev', url: `${url}/validate1`, rules: rule('kopfexamples'), objectSelector: {}, ...COMMON },
         { name: 'validate2.spec.field.auto.kopf.dev', url: `${url}/validate2/spec.field`, rules: rule('kopfexamples'), objectSelector: {}, ...COMMON },
         { name: 'validate-subresources.auto.kopf.dev', url: `${url}/validate_subresources`, rules: rule('kopfexamples/*'), objectSelector: {}, ...COMMON },
       ]);
-      expect(entries(MUTATING)).toEqual([expect.objectContaining({
-        name: 'mutate1.auto.kopf.dev', ...COMMON, rules: rule('kopfexamples'),
-        objectSelector: { matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] },
-        clientConfig: { url: `${url}/mutate1`, caBundle },
-      })]);
+      expect(entries(MUTATING)).toEqual([
+        expect.objectContaining({
+          name: 'mutate1.auto.kopf.dev',
+          ...COMMON,
+          rules: rule('kopfexamples'),
+          objectSelector: { matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] },
+          clientConfig: { url: `${url}/mutate1`, caBundle },
+        }),
+      ]);
       expect(log.grep('Reconfiguring the validating webhook auto.kopf.dev.').length).toBeGreaterThanOrEqual(1);
       expect(server.environment()).toMatchObject({ apiServer: cluster.url });
 
@@ -193,7 +222,10 @@ describe('A-21 admission webhooks', () => {
       // Direct requests to the server, as the spec writes them.
       const object = { ...fx.kopfExample('kopf-example-4'), spec: { field: 'wrong' } };
       const rejected = await post(`${url}/validate1`, caBundle, review('U', object));
-      expect(rejected).toEqual({ status: 200, body: '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}' });
+      expect(rejected).toEqual({
+        status: 200,
+        body: '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}',
+      });
       const mutated = JSON.parse((await post(`${url}/mutate1`, caBundle, review('M', { ...fx.kopfExample('kopf-example-5'), spec: {} }))).body) as Json;
       expect(mutated['response']).toMatchObject({ uid: 'M', allowed: true, patchType: 'JSONPatch' });
       expect(JSON.parse(Buffer.from(mutated['response']['patch'], 'base64').toString('utf8'))).toEqual([{ op: 'add', path: '/spec/injected', value: 123 }]);
@@ -213,11 +245,22 @@ describe('A-21 admission webhooks', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry, id: 'strict', persistent: true, labels: { policy: 'strict' } }, () => undefined);
     on.validate('kopfexamples', { registry, id: 'lenient', persistent: true, ignoreFailures: true, labels: { policy: 'lenient' } }, () => undefined);
-    const operator = await fx.startOperator({ cluster, registry, waitForWatch: false, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }) });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      waitForWatch: false,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+    });
     await fx.eventually(() => entries(VALIDATING).length === 2, 'the managed configuration');
     await operator.stop();
     expect(server.closed()).toBe(true);
-    expect(entries(VALIDATING).map((entry) => [entry['name'], entry['failurePolicy']])).toEqual([['strict.auto.kopf.dev', 'Fail'], ['lenient.auto.kopf.dev', 'Ignore']]);
+    expect(entries(VALIDATING).map((entry) => [entry['name'], entry['failurePolicy']])).toEqual([
+      ['strict.auto.kopf.dev', 'Fail'],
+      ['lenient.auto.kopf.dev', 'Ignore'],
+    ]);
 
     const labelled = (name: string, policy: string): Json => fx.kopfExample(name, { metadata: { labels: { policy } } });
     const strict = await createThroughApi(labelled('kopf-strict', 'strict'));
@@ -236,16 +279,31 @@ describe('A-21 admission webhooks', () => {
       entered.resolve();
       await release.promise;
     });
-    const operator = await fx.startOperator({ cluster, registry, waitForWatch: false, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }) });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      waitForWatch: false,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+    });
     try {
       await fx.eventually(() => entries(VALIDATING).length === 1, 'the managed configuration');
       // The entries always say 30 s (R-ADMISSION-7); the cluster is told 1 s so the test is quick.
-      await cluster.store.patch(VALIDATING, 'auto.kopf.dev', { webhooks: entries(VALIDATING).map((entry) => ({ ...entry, timeoutSeconds: 1 })) }, { type: 'merge-patch' });
+      await cluster.store.patch(
+        VALIDATING,
+        'auto.kopf.dev',
+        { webhooks: entries(VALIDATING).map((entry) => ({ ...entry, timeoutSeconds: 1 })) },
+        { type: 'merge-patch' },
+      );
       const started = Date.now();
       const result = await createThroughApi(fx.kopfExample('kopf-slow'));
       await entered.promise;
       expect(result.status).toBe(500);
-      expect(result.body['message']).toMatch(/^Internal error occurred: failed calling webhook "slow.auto.kopf.dev": failed to call webhook: .*context deadline exceeded/);
+      expect(result.body['message']).toMatch(
+        /^Internal error occurred: failed calling webhook "slow.auto.kopf.dev": failed to call webhook: .*context deadline exceeded/,
+      );
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
       expect(cluster.store.get(fx.KEX, 'kopf-slow', 'default')).toBeUndefined();
     } finally {
@@ -273,7 +331,15 @@ describe('A-21 admission webhooks', () => {
       if (spec['field'] === 'wrong') throw new errors.AdmissionError('wrong is wrong', 422);
     });
     const server = new WebhookServer({ addr: '127.0.0.1', ...files, clock });
-    const operator = await fx.startOperator({ cluster, registry, waitForWatch: false, settings: fx.fastSettings((s) => { s.admission.server = server; s.admission.managed = 'auto.kopf.dev'; }) });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      waitForWatch: false,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+    });
     try {
       await fx.eventually(() => entries(VALIDATING)[0]?.['clientConfig']?.['caBundle'] === firstCa, 'the configuration with the first CA');
       const before = await createThroughApi(fx.kopfExample('kopf-before', { spec: { field: 'wrong' } }));

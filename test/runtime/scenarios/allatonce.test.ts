@@ -23,14 +23,19 @@ describe('all at once', () => {
   let cluster: DevCluster;
 
   // TLS: the handler creating the pod uses @kubernetes/client-node, which insists on https.
-  beforeAll(async () => { cluster = await h.startCluster({ tls: true, podTerminationDelayMs: 50 }); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster({ tls: true, podTerminationDelayMs: 50 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-34 activities, handlers, results, events and a child pod, all in one operator', async () => {
     const calls = new Calls();
     const op = await h.startOperator(cluster, { registry: everything.register(new OperatorRegistry(), calls) });
-    expect(op.output.matching(/^Activity 'startup_fn_retried' failed temporarily: Going to succeed in \ds/).map((e) => e.message))
-      .toEqual(['3s', '2s', '1s'].map((s) => `Activity 'startup_fn_retried' failed temporarily: Going to succeed in ${s}`));
+    expect(op.output.matching(/^Activity 'startup_fn_retried' failed temporarily: Going to succeed in \ds/).map((e) => e.message)).toEqual(
+      ['3s', '2s', '1s'].map((s) => `Activity 'startup_fn_retried' failed temporarily: Going to succeed in ${s}`),
+    );
 
     const created = await h.apply(cluster, h.referenceObject());
     const uid = String((created['metadata'] as Json)['uid']);
@@ -74,12 +79,14 @@ describe('all at once', () => {
     await op.output.waitFor('Deleted, really deleted, and we are notified.');
     expect(op.output.count('Leaving kopf-example-1.')).toBe(1);
     expect(op.output.count("Daemon 'accompany' has exited on request and will not be retried or restarted.")).toBe(1);
-    expect(op.output.messages().indexOf("Daemon 'accompany' has exited on request and will not be retried or restarted."))
-      .toBeLessThan(op.output.messages().indexOf('Removing the finalizer, thus allowing the actual deletion.'));
+    expect(op.output.messages().indexOf("Daemon 'accompany' has exited on request and will not be retried or restarted.")).toBeLessThan(
+      op.output.messages().indexOf('Removing the finalizer, thus allowing the actual deletion.'),
+    );
     await op.stop();
     expect(op.output.count("Activity 'cleanup_fn' succeeded.")).toBe(1);
-    expect(op.output.messages().indexOf('Deleted, really deleted, and we are notified.'))
-      .toBeGreaterThan(op.output.messages().findIndex((m) => m.startsWith('Creation is processed:')));
+    expect(op.output.messages().indexOf('Deleted, really deleted, and we are notified.')).toBeGreaterThan(
+      op.output.messages().findIndex((m) => m.startsWith('Creation is processed:')),
+    );
 
     for (const id of ['create_1', 'create_2', 'create_pod', 'delete']) {
       expect({ id, successes: op.output.count(`Handler '${id}' succeeded.`) }).toEqual({ id, successes: 1 });
@@ -95,14 +102,19 @@ describe('all at once', () => {
 describe('built-in resources', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster({ podTerminationDelayMs: 50 }); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster({ podTerminationDelayMs: 50 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-29 pods are handled with the finalizer and the diff-base; their deletion cancels the task', async () => {
     const calls = new Calls();
     const op = await h.startOperator(cluster, { registry: builtins.register(new OperatorRegistry(), calls), watches: 'pods' });
     const pod = await cluster.store.create({
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { generateName: 'kopf-pod-', namespace: 'default' },
       spec: { containers: [{ name: 'the-only-one', image: 'busybox', command: ['sh', '-x', '-c', 'sleep 1'] }] },
     });
@@ -123,8 +135,9 @@ describe('built-in resources', () => {
       expect({ text, lines: op.output.linesWith(`${prefix}${text}`).length }).toEqual({ text, lines: 1 });
     }
     expect(calls.count('pod_deleted')).toBe(1);
-    const ours = cluster.requests.all.filter((r) => r.method === 'PATCH' && r.resource === 'pods' && r.name === name
-      && (r.headers.userAgent ?? '').startsWith('kopf-ts/'));
+    const ours = cluster.requests.all.filter(
+      (r) => r.method === 'PATCH' && r.resource === 'pods' && r.name === name && (r.headers.userAgent ?? '').startsWith('kopf-ts/'),
+    );
     expect(ours.length).toBeGreaterThan(0);
     expect(ours.filter((r) => r.subresource === 'status')).toEqual([]);
     await op.stop();

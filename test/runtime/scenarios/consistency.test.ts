@@ -26,8 +26,12 @@ type Op = { op: string; path: string; value?: unknown };
 describe('consistency', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   /**
    * Handler A's hook: a foreign change of the object, once, made while A runs (so before our
@@ -91,8 +95,12 @@ describe('consistency', () => {
 describe('JSON-patch conflicts', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-39 the finalizer JSON-patch rejected with 422 is re-sent on the next event with the newer version', async () => {
     const calls = new Calls();

@@ -22,8 +22,12 @@ type Json = Record<string, unknown>;
 describe('daemons', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-14 two daemons retry, ping, and on deletion stop in their stages; the finalizer goes only after both exited', async () => {
     const calls = new Calls();
@@ -43,16 +47,21 @@ describe('daemons', () => {
     expect(out.count("Daemon 'background_sync' failed temporarily: Simulated failure.")).toBe(3);
     expect(out.count("Daemon 'background_async' failed temporarily: Simulated failure.")).toBe(3);
     // `status.message` goes through the failures, each applied right after its failed attempt.
-    const statuses = h.patchesOf(cluster, { since }).filter((p) => p.subresource === 'status')
+    const statuses = h
+      .patchesOf(cluster, { since })
+      .filter((p) => p.subresource === 'status')
       .map((p) => ((p.body as Json)['status'] as Json)['message']);
     expect(statuses).toEqual(['Failed 1 times.', 'Failed 2 times.', 'Failed 3 times.']);
     const sync = out.messages().filter((m) => m.startsWith("Daemon 'background_sync'") || m.startsWith('Merge-patching the status'));
     expect(sync.slice(0, 9)).toEqual([
-      "Daemon 'background_sync' is invoked.", "Daemon 'background_sync' failed temporarily: Simulated failure.",
+      "Daemon 'background_sync' is invoked.",
+      "Daemon 'background_sync' failed temporarily: Simulated failure.",
       'Merge-patching the status with: {"status":{"message":"Failed 1 times."}}',
-      "Daemon 'background_sync' is invoked.", "Daemon 'background_sync' failed temporarily: Simulated failure.",
+      "Daemon 'background_sync' is invoked.",
+      "Daemon 'background_sync' failed temporarily: Simulated failure.",
       'Merge-patching the status with: {"status":{"message":"Failed 2 times."}}',
-      "Daemon 'background_sync' is invoked.", "Daemon 'background_sync' failed temporarily: Simulated failure.",
+      "Daemon 'background_sync' is invoked.",
+      "Daemon 'background_sync' failed temporarily: Simulated failure.",
       'Merge-patching the status with: {"status":{"message":"Failed 3 times."}}',
     ]);
 
@@ -79,8 +88,12 @@ describe('daemons', () => {
     const finished = index('Merge-patching the status with: {"status":{"message":"Accompanying is finished."}}');
     expect(finished).toBeGreaterThan(index('=> Ping from a sync daemon: field=value, retry=3'));
     expect(finished).toBeLessThan(syncExited);
-    expect(h.patchesOf(cluster, { since }).filter((p) => p.subresource === 'status').at(-1)!.body)
-      .toEqual({ status: { message: 'Accompanying is finished.' } });
+    expect(
+      h
+        .patchesOf(cluster, { since })
+        .filter((p) => p.subresource === 'status')
+        .at(-1)!.body,
+    ).toEqual({ status: { message: 'Accompanying is finished.' } });
     // No more retries of the cancelled daemon, nothing orphaned, nothing left behind.
     expect(calls.of('background_async')).toHaveLength(4);
     expect(out.count('Leaving it orphaned')).toBe(0);

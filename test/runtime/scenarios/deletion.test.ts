@@ -14,8 +14,12 @@ import * as h from './harness.js';
 describe('deletion', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-8 an optional deletion handler adds no finalizer and is not called, with or without foreign finalizers', async () => {
     const calls = new Calls();

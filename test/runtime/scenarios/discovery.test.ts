@@ -20,13 +20,22 @@ type Json = Record<string, unknown>;
 function crd(options: { group: string; plural: string; kind: string; versions?: string[]; categories?: string[] }): Json {
   const versions = options.versions ?? ['v1'];
   return {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
     metadata: { name: `${options.plural}.${options.group}` },
     spec: {
-      group: options.group, scope: 'Namespaced',
-      names: { plural: options.plural, singular: options.kind.toLowerCase(), kind: options.kind, ...(options.categories ? { categories: options.categories } : {}) },
+      group: options.group,
+      scope: 'Namespaced',
+      names: {
+        plural: options.plural,
+        singular: options.kind.toLowerCase(),
+        kind: options.kind,
+        ...(options.categories ? { categories: options.categories } : {}),
+      },
       versions: versions.map((name, index) => ({
-        name, served: true, storage: index === 0,
+        name,
+        served: true,
+        storage: index === 0,
         schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
       })),
     },
@@ -52,14 +61,23 @@ describe('resource references', () => {
     cluster = await h.startCluster({ extraCrds: EXTRA });
     discovered = await clientFor(cluster).api.scanResources(null);
   });
-  afterAll(async () => { await cluster?.stop(); });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   const select = (ref: selectors.ResourceRef): string[] => selectors.parseSelector(ref).select(discovered).map(id).sort();
 
   it('A-35 names select the core resource first, and the reference CRD in every spelling', () => {
     expect(discovered.map(id)).toContain('metrics.k8s.io/v1beta1/pods');
     expect(select('pods')).toEqual(['/v1/pods']);
-    for (const ref of ['kex', 'KopfExample', 'kopfexample', 'kopfexamples.kopf.dev', ['kopf.dev', 'v1', 'kopfexamples'], ['kopf.dev/v1', 'kopfexamples']] as const) {
+    for (const ref of [
+      'kex',
+      'KopfExample',
+      'kopfexample',
+      'kopfexamples.kopf.dev',
+      ['kopf.dev', 'v1', 'kopfexamples'],
+      ['kopf.dev/v1', 'kopfexamples'],
+    ] as const) {
       expect({ ref, selected: select(ref) }).toEqual({ ref, selected: ['kopf.dev/v1/kopfexamples'] });
     }
   });
@@ -87,7 +105,12 @@ describe('resource references', () => {
 
   it('A-35 ambiguous and non-watchable resources are not served, with warnings', () => {
     const nonWatchable = references.makeResource({
-      group: 'e.example.com', version: 'v1', plural: 'readonlies', kind: 'ReadOnly', namespaced: true, verbs: ['get', 'list'],
+      group: 'e.example.com',
+      version: 'v1',
+      plural: 'readonlies',
+      kind: 'ReadOnly',
+      namespaced: true,
+      verbs: ['get', 'list'],
     });
     const usage = {
       watched: ['gadgets', 'readonlies', 'kopfexamples'].map((ref) => selectors.parseSelector(ref)),
@@ -102,19 +125,28 @@ describe('resource references', () => {
   });
 
   it('A-35 a selector with two names is rejected at registration', () => {
-    expect(() => on.event({ kind: 'A', plural: 'b' }, { registry: new OperatorRegistry() }, function f() { /* never */ })).toThrow(TypeError);
+    expect(() =>
+      on.event({ kind: 'A', plural: 'b' }, { registry: new OperatorRegistry() }, function f() {
+        /* never */
+      }),
+    ).toThrow(TypeError);
   });
 
   it('A-35 an operator watches exactly the selected resources', async () => {
     const registry = new OperatorRegistry();
     for (const ref of ['pods', 'gadgets', { category: 'kopf-test' }, ['d.example.com', 'v1', 'multis'], 'kex'] as const) {
-      on.event(ref, { registry }, function spy() { /* events only */ });
+      on.event(ref, { registry }, function spy() {
+        /* events only */
+      });
     }
     const since = cluster.requests.all.length;
     const op = await h.startOperator(cluster, { registry });
     await h.sleep(300);
     const watched = (r: RequestRecord): boolean => r.verb === 'watch' && r.resource !== 'customresourcedefinitions';
-    const targets = cluster.requests.all.slice(since).filter(watched).map((r) => `${r.group ?? ''}/${r.resource}${r.path.includes('/v2/') ? '@v2' : ''}`);
+    const targets = cluster.requests.all
+      .slice(since)
+      .filter(watched)
+      .map((r) => `${r.group ?? ''}/${r.resource}${r.path.includes('/v2/') ? '@v2' : ''}`);
     expect([...new Set(targets)].sort()).toEqual(['/pods', 'c.example.com/gizmos', 'c.example.com/widgets', 'd.example.com/multis', 'kopf.dev/kopfexamples']);
     expect(op.output.matching(/^Ambiguous resources will not be served/).map((e) => e.level)).toEqual(['WARNING']);
     await op.stop();
@@ -123,11 +155,18 @@ describe('resource references', () => {
 
   it('A-35 an operator for everything does not watch events', async () => {
     const registry = new OperatorRegistry();
-    on.event(selectors.EVERYTHING, { registry }, function spy() { /* events only */ });
+    on.event(selectors.EVERYTHING, { registry }, function spy() {
+      /* events only */
+    });
     const since = cluster.requests.all.length;
     const op = await h.startOperator(cluster, { registry });
     await h.sleep(300);
-    const resources = new Set(cluster.requests.all.slice(since).filter((r) => r.verb === 'watch').map((r) => `${r.group ?? ''}/${r.resource}`));
+    const resources = new Set(
+      cluster.requests.all
+        .slice(since)
+        .filter((r) => r.verb === 'watch')
+        .map((r) => `${r.group ?? ''}/${r.resource}`),
+    );
     expect(resources).toContain('/pods');
     expect(resources).toContain('kopf.dev/kopfexamples');
     expect(resources).not.toContain('/events');

@@ -15,12 +15,18 @@ import * as h from './harness.js';
 describe('an embedded operator', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-24 runs in the background of a host program and stops by the stop flag only', async () => {
     let text = '';
-    const restore = logging.setLogSink((line) => { text += `${line}\n`; });
+    const restore = logging.setLogSink((line) => {
+      text += `${line}\n`;
+    });
     logging.configure({ verbose: true });
     const output = new h.Output(() => text);
     const signalListeners = (): number[] => ['SIGINT', 'SIGTERM'].map((name) => process.listenerCount(name));
@@ -28,7 +34,9 @@ describe('an embedded operator', () => {
 
     // The host program's own work, which the operator must not cancel.
     let ticks = 0;
-    const ticker = setInterval(() => { ticks += 1; }, 50);
+    const ticker = setInterval(() => {
+      ticks += 1;
+    }, 50);
     const hostWork = new Promise<string>((resolve) => setTimeout(() => resolve('host work done'), 1500));
 
     const calls = new Calls();
@@ -38,10 +46,17 @@ describe('an embedded operator', () => {
     const stopFlag = new AbortController();
     let ready = false;
     const running = embedded.embed({
-      registry: embedded.register(new OperatorRegistry(), calls), settings, stopFlag: stopFlag.signal, readyFlag: () => { ready = true; },
+      registry: embedded.register(new OperatorRegistry(), calls),
+      settings,
+      stopFlag: stopFlag.signal,
+      readyFlag: () => {
+        ready = true;
+      },
     });
     let settled = false;
-    void running.finally(() => { settled = true; });
+    void running.finally(() => {
+      settled = true;
+    });
     try {
       await h.eventually(() => ready, 'the ready flag');
       expect(signalListeners()).toEqual(listenersBefore);

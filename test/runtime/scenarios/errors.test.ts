@@ -13,8 +13,12 @@ import * as h from './harness.js';
 describe('handler errors', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-9 each kind of failure is retried or not as its kind says, with the exact log lines', async () => {
     const calls = new Calls();
@@ -32,14 +36,20 @@ describe('handler errors', () => {
     expect(out.count("Handler 'instant_failure_with_only_a_message' failed permanently: Fail once and for all.")).toBe(1);
     expect(out.count("Handler 'eventual_success_with_a_few_messages' failed temporarily: Expected recoverable error.")).toBe(3);
     expect(out.count("Handler 'eventual_success_with_a_few_messages' succeeded.")).toBe(1);
-    expect(out.count("Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again in 1 seconds: "
-      + 'An error that is supposed to be recoverable.')).toBe(2);
+    expect(
+      out.count(
+        "Handler 'eventual_failure_with_tracebacks' failed with an exception and will try again in 1 seconds: " +
+          'An error that is supposed to be recoverable.',
+      ),
+    ).toBe(2);
     // Logged once as an error; the record of the failure stores the same line (as Kopf's does).
-    const exceeded = "Handler 'eventual_failure_with_tracebacks' failed with an exception and will stop now "
-      + '(it would exceed 3 retries on the next attempt): An error that is supposed to be recoverable.';
+    const exceeded =
+      "Handler 'eventual_failure_with_tracebacks' failed with an exception and will stop now " +
+      '(it would exceed 3 retries on the next attempt): An error that is supposed to be recoverable.';
     expect(out.matching(exceeded).filter((e) => e.level === 'ERROR').length).toBe(1);
-    expect(out.count("Handler 'instant_failure_with_traceback' failed with an exception and will stop now: "
-      + 'An error that is supposed to be recoverable.')).toBe(1);
+    expect(
+      out.count("Handler 'instant_failure_with_traceback' failed with an exception and will stop now: " + 'An error that is supposed to be recoverable.'),
+    ).toBe(1);
     expect(out.count('Creation is processed: 1 succeeded; 3 failed.')).toBe(1);
 
     // Stack traces only for the plain errors.

@@ -38,8 +38,12 @@ function eventsOf(cluster: DevCluster, uid: string): Json[] {
 describe('k8s-events', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-10 a handler posts events of every kind with the exact payload', async () => {
     const { op, uid } = await handleOnce(cluster, { registry: explicit.register(new OperatorRegistry()) });
@@ -65,17 +69,25 @@ describe('k8s-events', () => {
   });
 
   it('A-10 with the posting level at WARNING, only the events of that level or above (and custom types) are posted', async () => {
-    const configure = (settings: settingsModule.OperatorSettings): void => { settings.posting.level = 30; };
+    const configure = (settings: settingsModule.OperatorSettings): void => {
+      settings.posting.level = 30;
+    };
     const { op, uid } = await handleOnce(cluster, { registry: explicit.register(new OperatorRegistry()), configure });
     await h.eventually(() => eventsOf(cluster, uid).length >= 3, 'three events');
     await h.sleep(300);
-    expect(eventsOf(cluster, uid).map((e) => e['type']).sort()).toEqual(['Error', 'SomeType', 'Warning']);
+    expect(
+      eventsOf(cluster, uid)
+        .map((e) => e['type'])
+        .sort(),
+    ).toEqual(['Error', 'SomeType', 'Warning']);
     await finish(cluster, op);
     h.genericChecks(op, { created: true, deleted: true });
   });
 
   it('A-10 with posting disabled, no events are posted', async () => {
-    const configure = (settings: settingsModule.OperatorSettings): void => { settings.posting.enabled = false; };
+    const configure = (settings: settingsModule.OperatorSettings): void => {
+      settings.posting.enabled = false;
+    };
     const { op, uid } = await handleOnce(cluster, { registry: explicit.register(new OperatorRegistry()), configure, settle: 800 });
     expect(eventsOf(cluster, uid)).toEqual([]);
     await finish(cluster, op);
@@ -90,11 +102,13 @@ describe('k8s-events', () => {
     await h.eventually(() => eventsOf(cluster, uid).length >= 3, 'three events');
     await h.sleep(300);
     const events = eventsOf(cluster, uid);
-    expect(events.map((e) => [e['type'], e['reason'], e['message']])).toEqual(expect.arrayContaining([
-      ['Normal', 'Logging', 'Something was logged here.'],
-      ['Normal', 'Logging', "Handler 'create_fn' succeeded."],
-      ['Normal', 'Logging', 'Creation is processed: 1 succeeded; 0 failed.'],
-    ]));
+    expect(events.map((e) => [e['type'], e['reason'], e['message']])).toEqual(
+      expect.arrayContaining([
+        ['Normal', 'Logging', 'Something was logged here.'],
+        ['Normal', 'Logging', "Handler 'create_fn' succeeded."],
+        ['Normal', 'Logging', 'Creation is processed: 1 succeeded; 0 failed.'],
+      ]),
+    );
     expect(events.filter((e) => String(e['message']).includes('is in progress'))).toEqual([]);
     expect(events.filter((e) => e['reason'] !== 'Logging')).toEqual([]);
     expect(calls.count('configure_fn')).toBe(1);

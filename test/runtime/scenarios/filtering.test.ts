@@ -15,8 +15,12 @@ import * as h from './harness.js';
 describe('filters', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-27 handlers run only when their label, annotation, when, field and change filters match', async () => {
     const calls = new Calls();
@@ -43,14 +47,22 @@ describe('filters', () => {
     expect(calls.count('daemon_with_field')).toBe(1);
 
     for (const present of [
-      'Label is matching.', 'Label is present.', 'Label is absent.', 'Label callback matching.',
-      'Annotation is matching.', 'Annotation is present.', 'Annotation is absent.',
-      'Filter satisfied.', 'Field value is satisfied.', 'Field presence is satisfied.', 'Field change is satisfied.',
-    ]) expect({ present, times: op.output.count(present) }).toEqual({ present, times: 1 });
+      'Label is matching.',
+      'Label is present.',
+      'Label is absent.',
+      'Label callback matching.',
+      'Annotation is matching.',
+      'Annotation is present.',
+      'Annotation is absent.',
+      'Filter satisfied.',
+      'Field value is satisfied.',
+      'Field presence is satisfied.',
+      'Field change is satisfied.',
+    ])
+      expect({ present, times: op.output.count(present) }).toEqual({ present, times: 1 });
     expect(daemonLines).toBeGreaterThanOrEqual(2);
-    for (const absent of [
-      'Annotation callback mismatch.', 'Filter not satisfied.', 'Field value is not satisfied.', 'Field presence is not satisfied.',
-    ]) expect({ absent, times: op.output.count(absent) }).toEqual({ absent, times: 0 });
+    for (const absent of ['Annotation callback mismatch.', 'Filter not satisfied.', 'Field value is not satisfied.', 'Field presence is not satisfied.'])
+      expect({ absent, times: op.output.count(absent) }).toEqual({ absent, times: 0 });
     expect(op.output.count('Creation is processed: 10 succeeded; 0 failed.')).toBe(1);
     expect(op.output.count('Updating is processed: 1 succeeded; 0 failed.')).toBe(1);
     h.genericChecks(op, { created: true, deleted: true });
@@ -58,10 +70,16 @@ describe('filters', () => {
 
   it('A-27 a label filter with null, or old together with value, is rejected at registration', () => {
     const registry = new OperatorRegistry();
-    expect(() => on.create('kopfexamples', { registry, labels: { somelabel: null as unknown as string } }, function f() { /* never */ }))
-      .toThrow(TypeError);
-    expect(() => on.update('kopfexamples', { registry, field: 'spec.field', value: 'x', old: 'y' }, function g() { /* never */ }))
-      .toThrow(TypeError);
+    expect(() =>
+      on.create('kopfexamples', { registry, labels: { somelabel: null as unknown as string } }, function f() {
+        /* never */
+      }),
+    ).toThrow(TypeError);
+    expect(() =>
+      on.update('kopfexamples', { registry, field: 'spec.field', value: 'x', old: 'y' }, function g() {
+        /* never */
+      }),
+    ).toThrow(TypeError);
     expect(registry.changingHandlersOf(h.kexResource())).toEqual([]);
   });
 

@@ -19,8 +19,12 @@ describe('the handlers example', () => {
   const calls = new Calls();
   const registry = handlers.register(new OperatorRegistry(), calls);
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-3 creation during downtime: create and field handlers, one per cycle, after the finalizer', async () => {
     await h.apply(cluster, h.referenceObject());
@@ -30,8 +34,11 @@ describe('the handlers example', () => {
     await op.stop();
 
     expect(calls.ids).toEqual(['create_fn_1', 'create_fn_2', 'field_fn']);
-    expect(op.output.matching(/^(CREATED|RESUMED|FIELD CHANGED)/).map((e) => e.message))
-      .toEqual(['CREATED 1st', 'CREATED 2nd', 'FIELD CHANGED: null -> value']);
+    expect(op.output.matching(/^(CREATED|RESUMED|FIELD CHANGED)/).map((e) => e.message)).toEqual([
+      'CREATED 1st',
+      'CREATED 2nd',
+      'FIELD CHANGED: null -> value',
+    ]);
     // Each handler in its own cycle: a different version of the object each time.
     const versions = calls.all.map((call) => call.args['resourceVersion']);
     expect(new Set(versions).size).toBe(3);

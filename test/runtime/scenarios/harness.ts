@@ -18,7 +18,7 @@ import { expect } from 'vitest';
 import * as YAML from 'yaml';
 
 import { DevCluster, type DevClusterOptions, type RequestRecord } from '../../../devcluster/testing.js';
-import * as clocks from '../../../runtime/cogs/aio/clocks.js';
+import type * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../runtime/cogs/structs/references.js';
 import type * as registries from '../../../runtime/core/intents/registry.js';
@@ -37,8 +37,14 @@ export const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' } a
 /** The reference CRD as the runtime discovers it. */
 export function kexResource(): references.Resource {
   return references.makeResource({
-    group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', singular: 'kopfexample',
-    shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'], namespaced: true, subresources: ['status'],
+    group: 'kopf.dev',
+    version: 'v1',
+    plural: 'kopfexamples',
+    kind: 'KopfExample',
+    singular: 'kopfexample',
+    shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'],
+    namespaced: true,
+    subresources: ['status'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   });
 }
@@ -68,7 +74,7 @@ export function sleep(ms: number): Promise<void> {
  */
 export async function startCluster(options: DevClusterOptions & { readonly extraCrds?: readonly (Json | string)[] } = {}): Promise<DevCluster> {
   const { extraCrds, ...rest } = options;
-  const cluster = await DevCluster.start({ tls: false, ...rest, crds: [CRD_FILE, ...(extraCrds ?? []) as (Json | string)[], ...(rest.crds ?? [])] });
+  const cluster = await DevCluster.start({ tls: false, ...rest, crds: [CRD_FILE, ...((extraCrds ?? []) as (Json | string)[]), ...(rest.crds ?? [])] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-scenario-'));
   process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
   return cluster;
@@ -149,14 +155,20 @@ export class Output {
       const found = ENTRY.exec(raw);
       if (!found) {
         const last = entries[entries.length - 1];
-        if (last && raw !== '') { last.trace.push(raw); last.line += `\n${raw}`; }
+        if (last && raw !== '') {
+          last.trace.push(raw);
+          last.line += `\n${raw}`;
+        }
         continue;
       }
       const logger = found[1]!.trim();
       let message = found[3]!;
       let object: string | undefined;
       const prefixed = logger === 'kopf.objects' ? /^\[([^\]]+)\] (.*)$/.exec(message) : null;
-      if (prefixed) { object = prefixed[1]; message = prefixed[2]!; }
+      if (prefixed) {
+        object = prefixed[1];
+        message = prefixed[2]!;
+      }
       entries.push({ line: raw, logger, level: found[2]!, message, object, trace: [] });
     }
     this.parsed = entries.map((e) => ({ ...e, trace: e.trace.length ? e.trace.join('\n') : undefined }));
@@ -232,8 +244,13 @@ export class RunningOperator {
     options.configure?.(settings);
     this.settings = settings;
     const scope = options.namespaces ? options.namespaces.flatMap((pattern) => ['-n', pattern]) : ['--all-namespaces'];
-    this.runner = new KopfRunner(['run', ...scope, '--standalone', '--verbose', ...(options.paths ?? [])],
-      { registry: options.registry, settings, timeout: 30, reraise: false, ...(options.clock ? { clock: options.clock } : {}) });
+    this.runner = new KopfRunner(['run', ...scope, '--standalone', '--verbose', ...(options.paths ?? [])], {
+      registry: options.registry,
+      settings,
+      timeout: 30,
+      reraise: false,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     this.output = new Output(() => this.runner.output);
     this.clock = options.clock;
   }
@@ -276,12 +293,21 @@ export async function waitForWatch(cluster: DevCluster, resource: string, since 
 }
 
 /** PATCH requests of one object (body parsed), in order; optionally of one subresource only. */
-export function patchesOf(cluster: DevCluster, options: { resource?: string; name?: string; since?: number } = {}): { subresource: string | undefined; contentType: string | undefined; body: unknown; code: number }[] {
+export function patchesOf(
+  cluster: DevCluster,
+  options: { resource?: string; name?: string; since?: number } = {},
+): { subresource: string | undefined; contentType: string | undefined; body: unknown; code: number }[] {
   const resource = options.resource ?? 'kopfexamples';
   const name = options.name ?? 'kopf-example-1';
-  return cluster.requests.all.slice(options.since ?? 0)
+  return cluster.requests.all
+    .slice(options.since ?? 0)
     .filter((r) => r.method === 'PATCH' && r.resource === resource && r.name === name)
-    .map((r) => ({ subresource: r.subresource, contentType: r.headers.contentType, body: r.body === undefined ? undefined : JSON.parse(r.body) as unknown, code: r.code }));
+    .map((r) => ({
+      subresource: r.subresource,
+      contentType: r.headers.contentType,
+      body: r.body === undefined ? undefined : (JSON.parse(r.body) as unknown),
+      code: r.code,
+    }));
 }
 
 /** K8s-events (core/v1) about an object, from the store. */

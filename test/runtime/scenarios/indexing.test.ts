@@ -27,13 +27,22 @@ import * as h from './harness.js';
 type Json = Record<string, unknown>;
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
-interface Pod { readonly name: string; readonly namespace?: string; readonly phase?: string; readonly labels?: Record<string, string> }
+interface Pod {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly phase?: string;
+  readonly labels?: Record<string, string>;
+}
 
 describe('indices', () => {
   let cluster: DevCluster;
 
-  beforeEach(async () => { cluster = await h.startCluster(); });
-  afterEach(async () => { await cluster?.stop(); });
+  beforeEach(async () => {
+    cluster = await h.startCluster();
+  });
+  afterEach(async () => {
+    await cluster?.stop();
+  });
 
   /** A run of the A-20 operator on a virtual clock, with the helpers the scenario needs. */
   async function scenario(pods: readonly Pod[], options: a20.A20Options & { beforeStart?: () => void } = {}) {
@@ -86,7 +95,9 @@ describe('indices', () => {
   async function createPod(pod: Pod): Promise<void> {
     const namespace = pod.namespace ?? 'default';
     await cluster.store.create({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.name, namespace, labels: pod.labels ?? {} },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: pod.name, namespace, labels: pod.labels ?? {} },
       spec: { containers: [{ name: 'main', image: 'busybox' }] },
     });
     if (pod.phase) await setPhase(pod.name, pod.phase, namespace);
@@ -108,7 +119,7 @@ describe('indices', () => {
       { name: 'dns-1', namespace: 'kube-system', phase: 'Running', labels: { app: 'dns' } },
       { name: 'job-1', namespace: 'elsewhere', phase: 'Running', labels: { app: 'job' } },
     ]);
-    await h.eventually(() => s.running() !== undefined, 'the first tick\'s patch');
+    await h.eventually(() => s.running() !== undefined, "the first tick's patch");
     expect(s.running()).toEqual(['default::web-1', 'kube-system::dns-1']);
     await setPhase('web-2', 'Running');
     await s.runTo(10_000);
@@ -128,7 +139,9 @@ describe('indices', () => {
   it('A-20 (simulation) with 3 pods listed slowly, no kex handler runs before all 3 pods are indexed', async () => {
     const pods = [1, 2, 3].map((i) => ({ name: `pod-${i}`, phase: 'Running', labels: { app: 'web' } }));
     const s = await scenario(pods, {
-      beforeStart: () => { cluster.faults.add({ resource: 'pods', verb: 'list', times: 1, action: { delay: { beforeMs: 1500 } } }); },
+      beforeStart: () => {
+        cluster.faults.add({ resource: 'pods', verb: 'list', times: 1, action: { delay: { beforeMs: 1500 } } });
+      },
     });
     await h.eventually(() => s.ticks().length > 0, 'the first tick');
     const order = s.calls.ids;
@@ -154,10 +167,7 @@ describe('indices', () => {
     failing.add('pod-2');
     await setPhase('pod-2', 'Pending'); // is_running fails for it: its previous value (running) stays
     await s.runTo(5000);
-    expect(s.ticks()).toEqual([
-      '["default::pod-1","default::pod-2","default::pod-3"]',
-      '["default::pod-1","default::pod-2"]',
-    ]);
+    expect(s.ticks()).toEqual(['["default::pod-1","default::pod-2","default::pod-3"]', '["default::pod-1","default::pod-2"]']);
     expect(s.lookups.at(-1)).toEqual(['pod-1', 'pod-2']); // pod-3's keys are gone from by_label, too
     expect(s.op.output.count("Indexer 'is_running' failed with an exception and will ignore it: Simulated failure for pod-2.")).toBe(1);
     failing.delete('pod-2');
@@ -168,7 +178,7 @@ describe('indices', () => {
     h.genericChecks(s.op, { skipG4: true, skipG6: true });
   });
 
-  it('A-20 (simulation) with errors=PERMANENT a failing pod\'s values disappear and the function is not called again for that pod', async () => {
+  it("A-20 (simulation) with errors=PERMANENT a failing pod's values disappear and the function is not called again for that pod", async () => {
     const failing = new Set<string>();
     const pods = [1, 2, 3].map((i) => ({ name: `pod-${i}`, phase: 'Running', labels: { app: 'web' } }));
     const s = await scenario(pods, { failing, errors: 'PERMANENT' });

@@ -13,16 +13,21 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as h from './harness.js';
 
 const MODULE = path.join(h.ROOT, 'fixtures/operators/a01-minimal-main.ts');
-const ESSENCE = '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},'
-  + '"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n';
+const ESSENCE =
+  '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},' +
+  '"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n';
 
 describe('the minimal operator', () => {
   let cluster: DevCluster;
   const calls = new Calls();
   const registry = minimal.register(new OperatorRegistry(), calls);
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-1 handles the creation once, stores the result and the diff-base, then lets the object go', async () => {
     // As `kopf run <module>`: the module registers its handlers when loaded.

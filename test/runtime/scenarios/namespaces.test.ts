@@ -19,7 +19,11 @@ async function createNamespace(cluster: DevCluster, name: string): Promise<void>
 
 /** The namespaces in which the object of that name was handled (its creation processed). */
 function handledIn(op: h.RunningOperator, name: string): string[] {
-  return op.output.matching('Creation is processed:').filter((e) => e.object?.endsWith(`/${name}`)).map((e) => e.object!.split('/')[0]!).sort();
+  return op.output
+    .matching('Creation is processed:')
+    .filter((e) => e.object?.endsWith(`/${name}`))
+    .map((e) => e.object!.split('/')[0]!)
+    .sort();
 }
 
 describe('namespace patterns', () => {
@@ -33,7 +37,9 @@ describe('namespace patterns', () => {
       await h.apply(cluster, h.referenceObject({ namespace }));
     }
   });
-  afterAll(async () => { await cluster?.stop(); });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-36 globs with exclusions serve the matching namespaces, also ones created at run time', async () => {
     const op = await h.startOperator(cluster, { registry, namespaces: ['myapp-*,!*-pr-*,*-pr-123'] });
@@ -54,13 +60,19 @@ describe('namespace patterns', () => {
     try {
       const since = cluster.requests.all.length;
       const op = await h.startOperator(cluster, {
-        registry, namespaces: ['myapp-live', 'myapp-*'],
-        configure: (settings) => { settings.networking.errorBackoffs = [0.1]; }, // 403s are retried before escalating
+        registry,
+        namespaces: ['myapp-live', 'myapp-*'],
+        configure: (settings) => {
+          settings.networking.errorBackoffs = [0.1];
+        }, // 403s are retried before escalating
       });
       await h.sleep(500);
       await op.stop();
-      expect(op.output.matching('Not enough permissions to list namespaces. '
-        + "Falling back to a list of namespaces which are assumed to exist: ['myapp-live']").map((e) => e.level)).toEqual(['WARNING']);
+      expect(
+        op.output
+          .matching('Not enough permissions to list namespaces. ' + "Falling back to a list of namespaces which are assumed to exist: ['myapp-live']")
+          .map((e) => e.level),
+      ).toEqual(['WARNING']);
       const served = cluster.requests.all.slice(since).filter((r) => r.resource === 'kopfexamples' && (r.verb === 'watch' || r.verb === 'list'));
       expect(served.length).toBeGreaterThan(0);
       expect([...new Set(served.map((r) => r.namespace))]).toEqual(['myapp-live']);

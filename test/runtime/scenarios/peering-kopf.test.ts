@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DevCluster } from '../../../devcluster/testing.js';
+import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import type * as context from '../../../runtime/core/reactor/context.js';
 import * as running from '../../../runtime/core/reactor/running.js';
@@ -37,7 +37,9 @@ describe.skipIf(PYTHON === undefined)('interop with Python Kopf (skipped without
     cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
     fs.writeFileSync(path.join(dir, 'example.py'), KOPF_OPERATOR);
   });
-  afterAll(async () => { await cluster?.stop(); });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
   afterEach(() => {
     python?.kill('SIGKILL');
     python = undefined;
@@ -49,10 +51,15 @@ describe.skipIf(PYTHON === undefined)('interop with Python Kopf (skipped without
     const file = source !== undefined ? path.join(source, 'examples/06-peering/example.py') : path.join(dir, 'example.py');
     output = '';
     python = spawn(PYTHON!, ['-m', 'kopf', 'run', file, '-A', '--verbose', ...flags], {
-      env: { ...process.env, KUBECONFIG: path.join(dir, 'kubeconfig') }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: path.join(dir, 'kubeconfig') },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    python.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    python.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    python.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    python.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
   }
 
   async function startOurs(priority: number): Promise<{ context: context.OperatorContext; stop(): Promise<void> }> {
@@ -60,9 +67,22 @@ describe.skipIf(PYTHON === undefined)('interop with Python Kopf (skipped without
     on.login({ registry, id: 'login' }, () => ({ server: cluster.url, token: cluster.token }));
     on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry, id: 'create_fn' }, () => undefined);
     const stop = new AbortController();
-    const spawned = await running.spawnTasks({ registry, settings: fx.fastSettings(), clusterwide: true, priority, identity: `kopf-gen-${priority}`, stopFlag: stop.signal });
+    const spawned = await running.spawnTasks({
+      registry,
+      settings: fx.fastSettings(),
+      clusterwide: true,
+      priority,
+      identity: `kopf-gen-${priority}`,
+      stopFlag: stop.signal,
+    });
     const done = running.runTasks(spawned).catch(() => undefined);
-    return { context: spawned.context, async stop() { stop.abort(); await done; } };
+    return {
+      context: spawned.context,
+      async stop() {
+        stop.abort();
+        await done;
+      },
+    };
   }
 
   it('A-25 a kopf-gen operator pauses for Kopf with --dev, and resumes when Kopf exits', async () => {

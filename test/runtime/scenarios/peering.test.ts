@@ -44,24 +44,43 @@ let cluster: DevCluster;
 let logs: fx.LogCapture;
 const peers: Peer[] = [];
 
-async function startPeer(name: string, options: Partial<running.OperatorOptions> & { configure?: (s: settingsModule.OperatorSettings) => void; register?: (registry: OperatorRegistry) => void } = {}): Promise<Peer> {
+async function startPeer(
+  name: string,
+  options: Partial<running.OperatorOptions> & {
+    configure?: (s: settingsModule.OperatorSettings) => void;
+    register?: (registry: OperatorRegistry) => void;
+  } = {},
+): Promise<Peer> {
   const token = `token-${name}`;
   cluster.auth.addToken({ token, username: name, groups: ['system:masters'] });
   const registry = new OperatorRegistry();
   on.login({ registry, id: 'login' }, () => ({ server: cluster.url, token }));
   const created: string[] = [];
-  on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry, id: 'create_fn' }, ({ name: objectName }) => { created.push(String(objectName)); });
+  on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry, id: 'create_fn' }, ({ name: objectName }) => {
+    created.push(String(objectName));
+  });
   options.register?.(registry);
   const { configure, register: _, ...rest } = options;
   const settings = fx.fastSettings(configure);
   const stopper = new AbortController();
   const spawned = await running.spawnTasks({ registry, settings, clusterwide: true, identity: name, stopFlag: stopper.signal, ...rest });
   let error: unknown;
-  const done = running.runTasks(spawned).catch((e: unknown) => { error = e; });
+  const done = running.runTasks(spawned).catch((e: unknown) => {
+    error = e;
+  });
   const peer: Peer = {
-    name, context: spawned.context, settings, created, done,
-    get error() { return error; },
-    async stop() { stopper.abort(); await done; },
+    name,
+    context: spawned.context,
+    settings,
+    created,
+    done,
+    get error() {
+      return error;
+    },
+    async stop() {
+      stopper.abort();
+      await done;
+    },
   };
   peers.push(peer);
   return peer;
@@ -74,7 +93,8 @@ function status(): Json {
 
 /** The PATCHes of one operator to the peering objects. */
 function peeringPatches(user: string): Array<{ time: number; body: Json }> {
-  return cluster.requests.filter((r) => r.method === 'PATCH' && r.user === user && /kopfpeerings$/.test(r.resource ?? ''))
+  return cluster.requests
+    .filter((r) => r.method === 'PATCH' && r.user === user && /kopfpeerings$/.test(r.resource ?? ''))
     .map((r) => ({ time: r.time, body: JSON.parse(r.body ?? 'null') as Json }));
 }
 
@@ -86,9 +106,15 @@ async function createExample(name: string): Promise<void> {
   await cluster.store.create(fx.kopfExample(name));
 }
 
-beforeAll(async () => { cluster = await fx.startCluster({ auth: 'enforced' }); });
-afterAll(async () => { await cluster?.stop(); });
-beforeEach(() => { logs = new fx.LogCapture().install(); });
+beforeAll(async () => {
+  cluster = await fx.startCluster({ auth: 'enforced' });
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+beforeEach(() => {
+  logs = new fx.LogCapture().install();
+});
 afterEach(async () => {
   await Promise.all(peers.splice(0).map((peer) => peer.stop()));
   logs.uninstall();
@@ -102,7 +128,10 @@ async function removePeeringCrds(): Promise<void> {
   for (const name of ['clusterkopfpeerings.kopf.dev', 'kopfpeerings.kopf.dev']) {
     if (cluster.store.get(CRDS, name) !== undefined) await cluster.store.delete(CRDS, name);
   }
-  await fx.eventually(() => cluster.store.get(CRDS, 'kopfpeerings.kopf.dev') === undefined && cluster.store.get(CRDS, 'clusterkopfpeerings.kopf.dev') === undefined, 'the CRDs to be gone');
+  await fx.eventually(
+    () => cluster.store.get(CRDS, 'kopfpeerings.kopf.dev') === undefined && cluster.store.get(CRDS, 'clusterkopfpeerings.kopf.dev') === undefined,
+    'the CRDs to be gone',
+  );
 }
 
 describe('without peering CRDs (A-26)', () => {
@@ -126,7 +155,10 @@ describe('without peering CRDs (A-26)', () => {
     expect(a.settings.peering).toMatchObject({ mandatory: true, name: 'default' });
     expect(a.context.paused!.isOn()).toBe(true); // from the very start
     await createExample('strict-1');
-    await fx.eventually(() => cluster.requests.filter((r) => r.user === 'strict' && r.resource === 'customresourcedefinitions' && r.verb === 'watch').length > 0, 'the CRD watch');
+    await fx.eventually(
+      () => cluster.requests.filter((r) => r.user === 'strict' && r.resource === 'customresourcedefinitions' && r.verb === 'watch').length > 0,
+      'the CRD watch',
+    );
     expect(listings('strict')).toBe(0);
     await cluster.load(PEERING);
     await fx.eventually(() => a.created.includes('strict-1'), 'the create handler after the peering CRDs were applied');
@@ -137,7 +169,11 @@ describe('without peering CRDs (A-26)', () => {
   });
 
   it('R-PEER-2 auto-detection follows the CRD: created later → keep-alives; deleted and re-created → no crash, keep-alives again', async () => {
-    const a = await startPeer('follower', { configure: (s) => { s.peering.lifetime = 7; } });
+    const a = await startPeer('follower', {
+      configure: (s) => {
+        s.peering.lifetime = 7;
+      },
+    });
     await fx.eventually(() => listings('follower') > 0, 'the listing of kopfexamples');
     await cluster.load(PEERING);
     await fx.eventually(() => status()['follower'] !== undefined, 'the first keep-alive');
@@ -191,7 +227,12 @@ describe('with the peering fixture (A-25)', () => {
 
   it('A-25 a killed operator (no exit patch) leaves its entry; the lower one resumes within lifetime + jitter and removes it', async () => {
     const a = await startPeer('low', { priority: 0 });
-    const b = await startPeer('high', { priority: 100, configure: (s) => { s.peering.lifetime = 3; } });
+    const b = await startPeer('high', {
+      priority: 100,
+      configure: (s) => {
+        s.peering.lifetime = 3;
+      },
+    });
     await fx.eventually(() => a.context.paused!.isOn(), 'the lower one to pause');
     cluster.faults.add({ method: 'PATCH', user: 'high', resource: 'clusterkopfpeerings', reset: 'before' });
     const killed = Date.now();
@@ -232,7 +273,14 @@ describe('with the peering fixture (A-25)', () => {
     const vault = new credentials.Vault();
     vault.populate([['admin', { server: cluster.url, token: cluster.token }]]);
     let out = '';
-    const output = { out: (t: string) => { out += t; }, err: (t: string) => { out += t; } };
+    const output = {
+      out: (t: string) => {
+        out += t;
+      },
+      err: (t: string) => {
+        out += t;
+      },
+    };
     expect(await cli.touchCommand('freeze', ['--peering', 'default', '--lifetime', '60', '-A', '--id', 'admin@desk'], { output, vault })).toBe(0);
     expect(out).toBe("Frozen 'default' cluster-wide (clusterkopfpeerings.kopf.dev) for 60 seconds: the entry of admin@desk has priority 100.\n");
     expect(status()['admin@desk']).toEqual({ priority: 100, lifetime: 60, lastseen: expect.stringMatching(ISO) as unknown });
@@ -253,7 +301,14 @@ describe('with the peering fixture (A-25)', () => {
     const vault = new credentials.Vault();
     vault.populate([['admin', { server: cluster.url, token: cluster.token }]]);
     let out = '';
-    const output = { out: (t: string) => { out += t; }, err: (t: string) => { out += t; } };
+    const output = {
+      out: (t: string) => {
+        out += t;
+      },
+      err: (t: string) => {
+        out += t;
+      },
+    };
     expect(await cli.touchCommand('freeze', ['-P', 'nonexistent', '-t', '60', '-A'], { output, vault })).toBe(1);
     expect(out).toBe("kopf-gen freeze: The peering object 'nonexistent' cluster-wide (clusterkopfpeerings.kopf.dev) does not exist.\n");
     for (const [argv, message] of [
@@ -272,7 +327,8 @@ describe('with the peering fixture (A-25)', () => {
 
   it('R-PEER-1 namespaced operators use KopfPeering in every served namespace', async () => {
     const a = await startPeer('ns-op', { clusterwide: false, namespaces: ['default'] });
-    const get = (): Json => ((cluster.store.get({ group: 'kopf.dev', version: 'v1', resource: 'kopfpeerings' }, 'default', 'default') as { status?: Json }).status ?? {});
+    const get = (): Json =>
+      (cluster.store.get({ group: 'kopf.dev', version: 'v1', resource: 'kopfpeerings' }, 'default', 'default') as { status?: Json }).status ?? {};
     // The line is logged once the PATCH's response has arrived, after the store has the entry.
     await fx.eventually(() => logs.grep("Keep-alive in 'default' in 'default': ok.", fx.DEBUG).length > 0, 'the keep-alive in the namespace');
     expect(get()['ns-op']).toBeDefined();
@@ -309,7 +365,12 @@ describe('with the peering fixture (A-25)', () => {
 
   it('R-PEER-5 faults on peering PATCHes: one ERROR line each, no crash, keep-alives go on', async () => {
     cluster.faults.add({ method: 'PATCH', user: 'faulty', resource: 'clusterkopfpeerings', times: 4, respond: { code: 500, message: 'etcd is unhappy' } });
-    const a = await startPeer('faulty', { configure: (s) => { s.networking.errorBackoffs = [0.01]; s.peering.lifetime = 7; } });
+    const a = await startPeer('faulty', {
+      configure: (s) => {
+        s.networking.errorBackoffs = [0.01];
+        s.peering.lifetime = 7;
+      },
+    });
     await fx.eventually(() => logs.grep("Keep-alive in 'default' cluster-wide has failed", fx.ERROR).length > 0, 'a failed keep-alive');
     await fx.eventually(() => status()['faulty'] !== undefined, 'a keep-alive after the faults', 15_000);
     expect(a.error).toBeUndefined();
@@ -318,7 +379,14 @@ describe('with the peering fixture (A-25)', () => {
   });
 
   it('R-PEER-4 garbage entries written by others never crash an operator', async () => {
-    await cluster.store.patch(CLUSTER_PEERING, 'default', { status: { junk: 'text', odd: { priority: 'high' }, when: { lastseen: 'soon', priority: 1000 }, extra: { priority: 5, lifetime: 60, lastseen: '2000-01-01T00:00:00+00:00', note: 'x' } } });
+    await cluster.store.patch(CLUSTER_PEERING, 'default', {
+      status: {
+        junk: 'text',
+        odd: { priority: 'high' },
+        when: { lastseen: 'soon', priority: 1000 },
+        extra: { priority: 5, lifetime: 60, lastseen: '2000-01-01T00:00:00+00:00', note: 'x' },
+      },
+    });
     const a = await startPeer('robust');
     await fx.eventually(() => status()['robust'] !== undefined && status()['extra'] === undefined, 'the keep-alive and the removal of the dead entry');
     expect(a.context.paused!.isOn()).toBe(false);
@@ -335,8 +403,24 @@ describe('request count on virtual time (R-PEER-5)', () => {
 
   it('R-PEER-5 at most one peering PATCH per keep-alive period per replica, with two replicas over 10 minutes', async () => {
     const clock = new clocks.VirtualClock({ start: Date.UTC(2030, 0, 1) });
-    const a = await startPeer('count-a', { clock, priority: 5, configure: (s) => { s.watching.serverTimeout = null; s.watching.clientTimeout = null; s.networking.errorBackoffs = []; } });
-    const b = await startPeer('count-b', { clock, priority: 1, configure: (s) => { s.watching.serverTimeout = null; s.watching.clientTimeout = null; s.networking.errorBackoffs = []; } });
+    const a = await startPeer('count-a', {
+      clock,
+      priority: 5,
+      configure: (s) => {
+        s.watching.serverTimeout = null;
+        s.watching.clientTimeout = null;
+        s.networking.errorBackoffs = [];
+      },
+    });
+    const b = await startPeer('count-b', {
+      clock,
+      priority: 1,
+      configure: (s) => {
+        s.watching.serverTimeout = null;
+        s.watching.clientTimeout = null;
+        s.networking.errorBackoffs = [];
+      },
+    });
     await fx.eventually(() => b.context.paused!.isOn() && status()['count-a'] !== undefined, 'b to pause');
     const since = { a: peeringPatches('count-a').length, b: peeringPatches('count-b').length };
     for (let t = 0; t < 600; t += 5) {
@@ -349,8 +433,10 @@ describe('request count on virtual time (R-PEER-5)', () => {
     expect(patches.b).toBeLessThanOrEqual(12);
     expect(patches.a).toBeGreaterThanOrEqual(10); // every 55 s at the latest
     expect(b.context.paused!.isOn()).toBe(true);
-    await Promise.all([a.stop(), b.stop()].map(async (stopping) => {
-      while (!(await Promise.race([stopping.then(() => true), fx.pause(10).then(() => false)]))) await clock.advance(1000);
-    }));
+    await Promise.all(
+      [a.stop(), b.stop()].map(async (stopping) => {
+        while (!(await Promise.race([stopping.then(() => true), fx.pause(10).then(() => false)]))) await clock.advance(1000);
+      }),
+    );
   });
 });

@@ -22,14 +22,18 @@ type Annotations = Record<string, string | null>;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 
 function annotationsIn(body: unknown): Annotations {
-  return ((body as { metadata?: { annotations?: Annotations } }).metadata?.annotations ?? {});
+  return (body as { metadata?: { annotations?: Annotations } }).metadata?.annotations ?? {};
 }
 
 describe('progress records', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-5 two create handlers run one per cycle; the first patch shows the progress, the second purges it', async () => {
     const calls = new Calls();
@@ -126,8 +130,9 @@ describe('progress records', () => {
     await op.output.waitFor('Something has changed, but we are not interested');
 
     const written = h.patchesOf(cluster, { since }).map((p) => annotationsIn(p.body));
-    expect(written.filter((annotations) => `${prefix}/kopf-managed` in annotations).map((annotations) => annotations[`${prefix}/kopf-managed`]))
-      .toEqual(['yes']);
+    expect(written.filter((annotations) => `${prefix}/kopf-managed` in annotations).map((annotations) => annotations[`${prefix}/kopf-managed`])).toEqual([
+      'yes',
+    ]);
     const stored = h.annotationsOf(h.getObject(cluster));
     expect(stored[`${prefix}/kopf-managed`]).toBe('yes');
     const essence = JSON.parse(stored[`${prefix}/last-handled-configuration`]!) as { metadata: { annotations: Record<string, string> } };
@@ -144,8 +149,12 @@ describe('progress records', () => {
 describe('sub-handlers', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-13 the parent runs twice, each sub-handler once; the progress of all three is stored, then purged', async () => {
     const calls = new Calls();

@@ -23,7 +23,10 @@ function pythonTime(ms: number, offset = true): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, `.$1000${offset ? '+00:00' : ''}`);
 }
 
-const ESSENCE = { spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] }, metadata: { labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } } };
+const ESSENCE = {
+  spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
+  metadata: { labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
+};
 const DELAY_MS = 2000;
 
 function prepared(name: string, annotations: Record<string, string>): Json {
@@ -41,20 +44,45 @@ function progressKeys(body: Json | undefined): string[] {
 describe('takeover from Python Kopf', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-30 continues where Kopf stopped and leaves what Kopf reads as handled', async () => {
     const now = Date.now();
-    const done1 = JSON.stringify({ started: pythonTime(now - 60_000), stopped: pythonTime(now - 59_000), purpose: 'create', retries: 1, success: true, failure: false });
-    const delayed2 = { started: '2024-01-01T00:00:00.000000+00:00', delayed: pythonTime(now + DELAY_MS), purpose: 'create', retries: 2, success: false, failure: false, message: 'Not yet.' };
+    const done1 = JSON.stringify({
+      started: pythonTime(now - 60_000),
+      stopped: pythonTime(now - 59_000),
+      purpose: 'create',
+      retries: 1,
+      success: true,
+      failure: false,
+    });
+    const delayed2 = {
+      started: '2024-01-01T00:00:00.000000+00:00',
+      delayed: pythonTime(now + DELAY_MS),
+      purpose: 'create',
+      retries: 2,
+      success: false,
+      failure: false,
+      message: 'Not yet.',
+    };
 
     await cluster.store.create(prepared('kopf-example-a', { [h.LHC]: `${JSON.stringify(ESSENCE)}\n` }));
     await cluster.store.create(prepared('kopf-example-b', { 'kopf.zalando.org/create_fn_1': done1, 'kopf.zalando.org/create_fn_2': JSON.stringify(delayed2) }));
     await cluster.store.create(prepared('kopf-example-c', { 'kopf.zalando.org/create_fn_1': done1 }));
     const legacy = { ...delayed2, started: '2024-01-01T00:00:00.000000', delayed: pythonTime(now + DELAY_MS, false) };
-    await cluster.store.patch(h.KEX, 'kopf-example-c', { status: { kopf: { progress: { create_fn_2: legacy } } } }, { namespace: 'default', subresource: 'status' });
-    const spaced = '{"spec": {"duration": "1m", "field": "value", "items": ["item1", "item2"]}, "metadata": {"labels": {"somelabel": "somevalue"}, "annotations": {"someannotation": "somevalue"}}}';
+    await cluster.store.patch(
+      h.KEX,
+      'kopf-example-c',
+      { status: { kopf: { progress: { create_fn_2: legacy } } } },
+      { namespace: 'default', subresource: 'status' },
+    );
+    const spaced =
+      '{"spec": {"duration": "1m", "field": "value", "items": ["item1", "item2"]}, "metadata": {"labels": {"somelabel": "somevalue"}, "annotations": {"someannotation": "somevalue"}}}';
     await cluster.store.create(prepared('kopf-example-d', { [h.LHC]: spaced }));
     const rvA = (h.getObject(cluster, 'kopf-example-a')!['metadata'] as Json)['resourceVersion'];
 
@@ -76,7 +104,10 @@ describe('takeover from Python Kopf', () => {
       const mine = calls.all.filter((call) => call.args['name'] === name);
       expect(mine.map((call) => [call.id, call.args['retry']])).toEqual([['create_fn_2', 2]]);
       expect(mine[0]!.time).toBeGreaterThanOrEqual(now + DELAY_MS - 50);
-      const final = h.patchesOf(cluster, { since, name }).filter((p) => !p.subresource && p.contentType === 'application/merge-patch+json').pop()!;
+      const final = h
+        .patchesOf(cluster, { since, name })
+        .filter((p) => !p.subresource && p.contentType === 'application/merge-patch+json')
+        .pop()!;
       const annotations = (final.body as { metadata: { annotations: Record<string, unknown> } }).metadata.annotations;
       expect(annotations['kopf.zalando.org/create_fn_1']).toBeNull();
       expect(annotations[h.LHC]).toBe(`${JSON.stringify(ESSENCE)}\n`);

@@ -14,14 +14,20 @@ import * as h from './harness.js';
 describe('error throttling', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-32 unexpected errors suspend the object for 1, 1, 2 seconds; events meanwhile are skipped but the newest', async () => {
     const calls = new Calls();
     const op = await h.startOperator(cluster, {
       registry: single.register(new OperatorRegistry(), calls),
-      configure: (settings) => { settings.networking.errorBackoffs = []; },
+      configure: (settings) => {
+        settings.networking.errorBackoffs = [];
+      },
     });
     cluster.faults.add({ resource: 'kopfexamples', method: 'PATCH', times: 3, action: { respond: { code: 500, message: 'Simulated failure.' } } });
     const versions: string[] = [];
@@ -64,11 +70,12 @@ describe('error throttling', () => {
       expect(entry.level).toBe('ERROR');
       expect(entry.trace).toMatch(/^\s+at /m);
     }
-    const sequence = op.output.matching(/^Throttling/).map((e) => e.message.startsWith('Throttling is over') ? 'over' : 'throttle');
+    const sequence = op.output.matching(/^Throttling/).map((e) => (e.message.startsWith('Throttling is over') ? 'over' : 'throttle'));
     expect(sequence).toEqual(['throttle', 'over', 'throttle', 'over', 'throttle', 'over']);
     // The diff-base is stored once.
-    const stored = h.patchesOf(cluster).filter((p) => p.code === 200
-      && h.LHC in ((p.body as { metadata?: { annotations?: object } }).metadata?.annotations ?? {}));
+    const stored = h
+      .patchesOf(cluster)
+      .filter((p) => p.code === 200 && h.LHC in ((p.body as { metadata?: { annotations?: object } }).metadata?.annotations ?? {}));
     expect(stored).toHaveLength(1);
 
     await h.remove(cluster);

@@ -23,26 +23,43 @@ import * as h from './harness.js';
 type Json = Record<string, unknown>;
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
-interface Ping { readonly timer: 'sync' | 'async'; readonly at: number; readonly field: unknown }
+interface Ping {
+  readonly timer: 'sync' | 'async';
+  readonly at: number;
+  readonly field: unknown;
+}
 
 describe('timers', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster(); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-17 idle timers ping after the object has been idle (sync 5 s, async 10 s), then every 2 s / 4 s; a change restarts the idling; deletion stops them', async () => {
     const clock = new clocks.VirtualClock({ start: EPOCH });
     const calls = new Calls();
     const registry = a17.register(new OperatorRegistry(), calls);
     let processed: string | undefined;
-    on.event('kopfexamples', {
-      registry,
-      when: ({ body }) => { processed = body.metadata?.resourceVersion; return false; },
-    }, function observer() { throw new Error('The observer never matches.'); });
+    on.event(
+      'kopfexamples',
+      {
+        registry,
+        when: ({ body }) => {
+          processed = body.metadata?.resourceVersion;
+          return false;
+        },
+      },
+      function observer() {
+        throw new Error('The observer never matches.');
+      },
+    );
 
     const op = await h.startOperator(cluster, { registry, clock });
-    const version = (): string | undefined => ((h.getObject(cluster)?.['metadata'] as Json | undefined)?.['resourceVersion']) as string | undefined;
+    const version = (): string | undefined => (h.getObject(cluster)?.['metadata'] as Json | undefined)?.['resourceVersion'] as string | undefined;
     const caughtUp = (): Promise<void> => h.eventually(() => version() === undefined || processed === version(), 'the operator to process the newest event');
     const now = (): number => clock.now() - EPOCH;
     const pings: Ping[] = [];
@@ -93,8 +110,25 @@ describe('timers', () => {
     expect([...afterSync, ...afterAsync].every((p) => p.field === 'other')).toBe(true);
     // The whole schedule, exactly (virtual seconds since the object was applied).
     expect(pings.map((p) => `${p.timer}@${p.at / 1000}`)).toEqual([
-      'sync@5', 'sync@7', 'sync@9', 'async@10', 'sync@11', 'sync@13', 'async@14', 'sync@15', 'sync@17', 'async@18', 'sync@19',
-      'sync@25', 'sync@27', 'sync@29', 'async@30', 'sync@31', 'sync@33', 'async@34', 'sync@35',
+      'sync@5',
+      'sync@7',
+      'sync@9',
+      'async@10',
+      'sync@11',
+      'sync@13',
+      'async@14',
+      'sync@15',
+      'sync@17',
+      'async@18',
+      'sync@19',
+      'sync@25',
+      'sync@27',
+      'sync@29',
+      'async@30',
+      'sync@31',
+      'sync@33',
+      'async@34',
+      'sync@35',
     ]);
     expect(op.output.count('Ping from a sync timer: field=value')).toBe(8);
     expect(op.output.count('Ping from a sync timer: field=other')).toBe(6);

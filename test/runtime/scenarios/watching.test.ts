@@ -19,8 +19,12 @@ function params(request: RequestRecord): Record<string, string> {
 describe('the watch-stream', () => {
   let cluster: DevCluster;
 
-  beforeAll(async () => { cluster = await h.startCluster({ bookmarkIntervalMs: 200 }); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await h.startCluster({ bookmarkIntervalMs: 200 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('A-33 the inactivity timeout is 70 seconds by default', () => {
     expect(new settingsModule.OperatorSettings().watching.inactivityTimeout).toBe(70);
@@ -34,7 +38,9 @@ describe('the watch-stream', () => {
     const since = cluster.requests.all.length;
     const op = await h.startOperator(cluster, {
       registry: watching.register(new OperatorRegistry(), calls),
-      configure: (settings) => { settings.watching.inactivityTimeout = 1; },
+      configure: (settings) => {
+        settings.watching.inactivityTimeout = 1;
+      },
     });
 
     // The watch request continues from the list's version, with bookmarks.

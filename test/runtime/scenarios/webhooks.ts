@@ -58,8 +58,12 @@ export function localServer(options: { readonly port?: number } = {}): LocalServ
         const path = (req.url ?? '/').split('?')[0]!;
         const text = await readBody(req);
         let payload: unknown = text;
-        try { payload = JSON.parse(text); } catch { /* the operator refuses it with HTTP 400 */ }
-        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? '']));
+        try {
+          payload = JSON.parse(text);
+        } catch {
+          /* the operator refuses it with HTTP 400 */
+        }
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
         let status = 200;
         let body: string;
         try {
@@ -106,7 +110,10 @@ export function inProcessServer(first: webhooks.WebhookClientConfig = { url: 'ht
   let isClosed = false;
   const queue: Array<webhooks.WebhookClientConfig | 'end'> = [first];
   let wake: (() => void) | undefined;
-  const push = (item: webhooks.WebhookClientConfig | 'end'): void => { queue.push(item); wake?.(); };
+  const push = (item: webhooks.WebhookClientConfig | 'end'): void => {
+    queue.push(item);
+    wake?.();
+  };
   async function* serve(fn: webhooks.WebhookFn, environment?: webhooks.WebhookServerEnvironment): AsyncGenerator<webhooks.WebhookClientConfig> {
     captured = fn;
     env = environment;
@@ -114,7 +121,12 @@ export function inProcessServer(first: webhooks.WebhookClientConfig = { url: 'ht
       for (;;) {
         while (queue.length === 0) {
           if (environment!.signal.aborted) return;
-          await Promise.race([new Promise<void>((resolve) => { wake = resolve; }), untilAborted(environment!.signal)]);
+          await Promise.race([
+            new Promise<void>((resolve) => {
+              wake = resolve;
+            }),
+            untilAborted(environment!.signal),
+          ]);
         }
         const item = queue.shift()!;
         if (item === 'end') return;

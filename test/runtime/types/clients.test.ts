@@ -71,7 +71,9 @@ describe('the typed client: types', () => {
       const child = await given.create(builtins.ConfigMaps, { metadata: { name, namespace: 'default' }, data: { a: '1' } });
       expectTypeOf(child).toEqualTypeOf<ConfigMap>();
     });
-    on.cleanup({ registry }, function cleanup_fn({ client: given }) { expectTypeOf(given).toEqualTypeOf<KubeClient>(); });
+    on.cleanup({ registry }, function cleanup_fn({ client: given }) {
+      expectTypeOf(given).toEqualTypeOf<KubeClient>();
+    });
     expect(registry.activityHandlers('cleanup')).toHaveLength(1);
   });
 });

@@ -34,7 +34,25 @@ describe('typed daemons and timers', () => {
   it('R-DAEMON-1 R-DAEMON-5 a daemon gets spec, status, patch, stopped, retry, signal… typed from the descriptor', () => {
     const fn = on.daemon(Databases, { registry, id: 'monitor' }, async (args) => {
       expectTypeOf(args).toEqualTypeOf<DaemonArgs<Database>>();
-      const { spec, status, body, meta, patch, stopped, retry, started, runtime: seconds, signal, logger, name, namespace, labels, annotations, param, resource: r } = args;
+      const {
+        spec,
+        status,
+        body,
+        meta,
+        patch,
+        stopped,
+        retry,
+        started,
+        runtime: seconds,
+        signal,
+        logger,
+        name,
+        namespace,
+        labels,
+        annotations,
+        param,
+        resource: r,
+      } = args;
       expectTypeOf(spec).toEqualTypeOf<DatabaseSpec>();
       expectTypeOf(spec.engine).toEqualTypeOf<'postgres' | 'mysql'>();
       expectTypeOf(status).toEqualTypeOf<DatabaseStatus | undefined>();
@@ -85,14 +103,25 @@ describe('typed daemons and timers', () => {
   });
 
   it('R-DAEMON-1 daemon options are typed: initialDelay callbacks get the daemon arguments; durations are numbers', () => {
-    on.daemon(Databases, {
-      registry, id: 'options', initialDelay: ({ spec, stopped }) => {
-        expectTypeOf(stopped).toEqualTypeOf<DaemonStopped>();
-        return spec.size;
+    on.daemon(
+      Databases,
+      {
+        registry,
+        id: 'options',
+        initialDelay: ({ spec, stopped }) => {
+          expectTypeOf(stopped).toEqualTypeOf<DaemonStopped>();
+          return spec.size;
+        },
+        cancellationBackoff: 1,
+        cancellationTimeout: 0.5,
+        cancellationPolling: 10,
+        backoff: 3,
+        retries: 5,
+        field: 'spec.engine',
+        value: 'postgres',
       },
-      cancellationBackoff: 1, cancellationTimeout: 0.5, cancellationPolling: 10, backoff: 3, retries: 5,
-      field: 'spec.engine', value: 'postgres',
-    }, async function options() {});
+      async function options() {},
+    );
     // @ts-expect-error: an initial delay is a number of seconds, not the engine's name
     on.daemon(Databases, { registry, id: 'wrong-delay', initialDelay: ({ spec }) => spec.engine }, async () => undefined);
     // @ts-expect-error: durations are numbers (and the registration refuses them at run time too)
@@ -137,17 +166,22 @@ describe('typed daemons and timers', () => {
   });
 
   it('R-FILTERS-6 filter callbacks of daemons and timers get their arguments without the stop flag and the retry fields', () => {
-    on.daemon(Databases, {
-      registry, id: 'filtered-daemon',
-      when: (args) => {
-        expectTypeOf(args.spec).toEqualTypeOf<DatabaseSpec>();
-        // @ts-expect-error: there is no stop flag before the daemon exists
-        void args.stopped;
-        // @ts-expect-error: nor retry fields before an invocation
-        void args.retry;
-        return true;
+    on.daemon(
+      Databases,
+      {
+        registry,
+        id: 'filtered-daemon',
+        when: (args) => {
+          expectTypeOf(args.spec).toEqualTypeOf<DatabaseSpec>();
+          // @ts-expect-error: there is no stop flag before the daemon exists
+          void args.stopped;
+          // @ts-expect-error: nor retry fields before an invocation
+          void args.retry;
+          return true;
+        },
       },
-    }, async () => undefined);
+      async () => undefined,
+    );
     on.timer(Databases, { registry, id: 'filtered-timer', interval: 1, labels: { tier: (value, args) => value === args.name } }, () => undefined);
     expect(registry.handlers.filter((handler) => handler.id.startsWith('filtered-')).map((handler) => handler.kind)).toEqual(['daemon', 'timer']);
   });

@@ -20,10 +20,21 @@ const TSC = path.join(CHECKOUT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** The strictest settings a user may have, with the libraries' declarations checked too. */
 const STRICTEST = {
-  target: 'ES2022', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext',
-  strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true,
-  noPropertyAccessFromIndexSignature: true, noImplicitOverride: true, noImplicitReturns: true,
-  skipLibCheck: false, noEmit: true, isolatedModules: true, verbatimModuleSyntax: true, types: ['node'],
+  target: 'ES2022',
+  lib: ['ES2023'],
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noPropertyAccessFromIndexSignature: true,
+  noImplicitOverride: true,
+  noImplicitReturns: true,
+  skipLibCheck: false,
+  noEmit: true,
+  isolatedModules: true,
+  verbatimModuleSyntax: true,
+  types: ['node'],
 };
 
 const OPERATOR = `
@@ -84,8 +95,12 @@ function tsc(args: readonly string[], cwd: string): Promise<{ code: number | nul
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [TSC, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output }));
   });
@@ -112,7 +127,11 @@ describe('the emitted declarations', () => {
     writeJson(path.join(work, 'tsconfig.emit.json'), {
       extends: path.join(CHECKOUT, 'tsconfig.json'),
       compilerOptions: {
-        noEmit: false, declaration: true, emitDeclarationOnly: true, outDir: dist, rootDir: CHECKOUT,
+        noEmit: false,
+        declaration: true,
+        emitDeclarationOnly: true,
+        outDir: dist,
+        rootDir: CHECKOUT,
         typeRoots: [path.join(CHECKOUT, 'node_modules', '@types')],
       },
       include: [path.join(CHECKOUT, 'runtime'), path.join(CHECKOUT, 'devcluster')],
@@ -130,7 +149,8 @@ describe('the emitted declarations', () => {
     // A real folder, not a link: its declarations must resolve their imports from the consumer's node_modules.
     fs.cpSync(dist, path.join(modules, 'kopf-gen'), { recursive: true });
     writeJson(path.join(modules, 'kopf-gen', 'package.json'), {
-      name: 'kopf-gen', type: 'module',
+      name: 'kopf-gen',
+      type: 'module',
       exports: {
         './runtime': { types: './runtime/index.d.ts', default: './runtime/index.js' },
         './testing': { types: './devcluster/testing.d.ts', default: './devcluster/testing.js' },
@@ -157,7 +177,7 @@ describe('the emitted declarations', () => {
     expect(ours, checked.output).toEqual([]);
   });
 
-  it('give such a user no error in the declarations of kopf-gen\'s dependencies either', () => {
+  it("give such a user no error in the declarations of kopf-gen's dependencies either", () => {
     const theirs = diagnosticFiles(checked.output).filter((file) => file.includes('node_modules/') && !file.includes('node_modules/kopf-gen/'));
     expect(theirs, checked.output).toEqual([]);
   });

@@ -76,7 +76,7 @@ describe('typed indices', () => {
     expectTypeOf<IndexOfResult<null>>().toEqualTypeOf<Index<never, never>>();
   });
 
-  it('R-INDEX-2 the engine\'s tables are indices of the public shape', () => {
+  it("R-INDEX-2 the engine's tables are indices of the public shape", () => {
     const table = new IndexTable<[string, string], number>('typeTestGadgetsByPair');
     expectTypeOf(table).toMatchTypeOf<Index<[string, string], number>>();
     expectTypeOf(table.get(['default', 'g'])).toEqualTypeOf<Store<number> | undefined>();
@@ -88,7 +88,8 @@ describe('typed indices', () => {
       expectTypeOf(byOwner).toEqualTypeOf<Index<string, string> | undefined>();
       const names: string[] = [...(byOwner?.get(spec.owner) ?? [])];
       const size: number | undefined = [...(byPair?.get(['default', 'gadget-1']) ?? [])][0];
-      void names; void size;
+      void names;
+      void size;
       // @ts-expect-error: the owners index is keyed by strings
       byOwner?.get(42);
       // @ts-expect-error: the pairs index is keyed by [namespace, name] tuples

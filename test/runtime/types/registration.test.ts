@@ -110,14 +110,26 @@ describe('typed registration', () => {
   });
 
   it('types filter callbacks with the handler arguments', () => {
-    on.create(Widgets, {
-      registry, id: 'filtered',
-      labels: { app: PRESENT, tier: (value, { spec }) => value === 'web' && spec.replicas > 0 },
-      when: ({ spec, status }) => spec.owner !== '' && status?.phase !== 'Ready',
-    }, function filtered() {});
-    on.daemon(Widgets, {
-      registry, id: 'fielded', field: 'spec.replicas', value: (value) => (value ?? 0) > 1,
-    }, async function fielded() {});
+    on.create(
+      Widgets,
+      {
+        registry,
+        id: 'filtered',
+        labels: { app: PRESENT, tier: (value, { spec }) => value === 'web' && spec.replicas > 0 },
+        when: ({ spec, status }) => spec.owner !== '' && status?.phase !== 'Ready',
+      },
+      function filtered() {},
+    );
+    on.daemon(
+      Widgets,
+      {
+        registry,
+        id: 'fielded',
+        field: 'spec.replicas',
+        value: (value) => (value ?? 0) > 1,
+      },
+      async function fielded() {},
+    );
   });
 
   it('types daemons, timers, indexers and on-event handlers', () => {
@@ -189,7 +201,11 @@ describe('typed registration', () => {
       expectTypeOf(old).toEqualTypeOf<unknown>();
     });
     on.event({ category: 'all' }, { registry, id: 'c', value: (v) => v !== undefined, field: 'spec.x' }, () => undefined);
-    on.event((r) => r.group === 'kopf.dev', { registry, id: 'p' }, () => undefined);
+    on.event(
+      (r) => r.group === 'kopf.dev',
+      { registry, id: 'p' },
+      () => undefined,
+    );
     expect(registry.handlers.filter((h) => ['s', 'tuple', 'f/spec.anything.at.all', 'c/spec.x', 'p'].includes(h.id))).toHaveLength(5);
   });
 
@@ -230,7 +246,9 @@ describe('typed registration', () => {
     expect(on.probe({ registry, id: 'health' }, probe)).toBe(probe);
     expectTypeOf(on.probe({ registry, id: 'health2' }, probe)).toEqualTypeOf(probe);
     expectTypeOf(on.startup({ registry }, setup)).toEqualTypeOf(setup);
-    function both({ reason }: runtime.ChangingArgs<Widget>): void { void reason; }
+    function both({ reason }: runtime.ChangingArgs<Widget>): void {
+      void reason;
+    }
     expect(on.create(Widgets, { registry }, on.resume(Widgets, { registry }, both))).toBe(both);
   });
 });

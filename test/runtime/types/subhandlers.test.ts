@@ -9,7 +9,7 @@ import * as loggers from '../../../runtime/cogs/structs/loggers.js';
 import * as diffs from '../../../runtime/cogs/structs/diffs.js';
 import type * as causes from '../../../runtime/core/intents/causes.js';
 import * as kwargs from '../../../runtime/core/reactor/kwargs.js';
-import * as runtime from '../../../runtime/index.js';
+import type * as runtime from '../../../runtime/index.js';
 import { builtins, execute, on, OperatorRegistry, register, resource, subhandler } from '../../../runtime/index.js';
 import type { ChangingArgs, Logger, Patch } from '../../../runtime/index.js';
 import { handler, makeWorld, runCycle } from '../core/actions/helpers.js';
@@ -44,10 +44,21 @@ describe('typed sub-handlers', () => {
           patch.status.phase = 'Gone';
         });
       }
-      register(async function second({ spec }) { expectTypeOf(spec.items).toEqualTypeOf<string[]>(); }, { id: 'second' });
+      register(
+        async function second({ spec }) {
+          expectTypeOf(spec.items).toEqualTypeOf<string[]>();
+        },
+        { id: 'second' },
+      );
       // @ts-expect-error: options of register() are checked
       register(async function third() {}, { field: 'spec.items' });
-      await execute({ fns: { a: ({ spec }) => { expectTypeOf(spec.replicas).toEqualTypeOf<number>(); } } });
+      await execute({
+        fns: {
+          a: ({ spec }) => {
+            expectTypeOf(spec.replicas).toEqualTypeOf<number>();
+          },
+        },
+      });
       // @ts-expect-error: fns get the parent's arguments
       await execute({ fns: [({ spec }) => spec.replicaz] });
     });
@@ -57,7 +68,9 @@ describe('typed sub-handlers', () => {
   it('R-HANDLERS-13 nested sub-handlers, field sub-handlers and filters are typed too', () => {
     on.update(Widgets, { registry, id: 'update_fn' }, ({ subhandler }) => {
       subhandler({ id: 'outer' }, ({ subhandler: inner }) => {
-        inner({ id: 'inner' }, ({ spec }) => { expectTypeOf(spec.owner).toEqualTypeOf<string | undefined>(); });
+        inner({ id: 'inner' }, ({ spec }) => {
+          expectTypeOf(spec.owner).toEqualTypeOf<string | undefined>();
+        });
       });
       subhandler({ id: 'replicas', field: 'spec.replicas', old: 1, new: (value) => (value ?? 0) > 1 }, ({ old, new: now, spec }) => {
         expectTypeOf(old).toEqualTypeOf<number | undefined>();
@@ -76,7 +89,9 @@ describe('typed sub-handlers', () => {
 
   it('R-HANDLERS-13 built-in bodies type their sub-handlers', () => {
     on.create(builtins.ConfigMaps, { registry, id: 'cm_fn' }, ({ subhandler }) => {
-      subhandler({ id: 'data' }, ({ body }) => { expectTypeOf(body.data).toEqualTypeOf<runtime.ConfigMap['data']>(); });
+      subhandler({ id: 'data' }, ({ body }) => {
+        expectTypeOf(body.data).toEqualTypeOf<runtime.ConfigMap['data']>();
+      });
     });
   });
 
@@ -88,37 +103,75 @@ describe('typed sub-handlers', () => {
         expectTypeOf(patch).toEqualTypeOf<Patch<runtime.RawBody>>();
         void body.metadata?.name;
       });
-      subhandler<Widget>({ id: 'explicit', when: ({ spec }) => spec.replicas > 1 }, ({ spec }) => { expectTypeOf(spec.replicas).toEqualTypeOf<number>(); });
-      subhandler({ id: 'annotated' }, ({ spec }: ChangingArgs<Widget>) => { expectTypeOf(spec.items).toEqualTypeOf<string[]>(); });
-      subhandler({ id: 'structural' }, function structural({ logger }: { logger: { info(message: string): void } }) { logger.info('fine'); });
-      register(({ name }) => { expectTypeOf(name).toEqualTypeOf<string>(); }, { id: 'registered' });
-      void execute<Widget>({ fns: [function each({ spec }) { expectTypeOf(spec.replicas).toEqualTypeOf<number>(); }] });
+      subhandler<Widget>({ id: 'explicit', when: ({ spec }) => spec.replicas > 1 }, ({ spec }) => {
+        expectTypeOf(spec.replicas).toEqualTypeOf<number>();
+      });
+      subhandler({ id: 'annotated' }, ({ spec }: ChangingArgs<Widget>) => {
+        expectTypeOf(spec.items).toEqualTypeOf<string[]>();
+      });
+      subhandler({ id: 'structural' }, function structural({ logger }: { logger: { info(message: string): void } }) {
+        logger.info('fine');
+      });
+      register(
+        ({ name }) => {
+          expectTypeOf(name).toEqualTypeOf<string>();
+        },
+        { id: 'registered' },
+      );
+      void execute<Widget>({
+        fns: [
+          function each({ spec }) {
+            expectTypeOf(spec.replicas).toEqualTypeOf<number>();
+          },
+        ],
+      });
       // @ts-expect-error: a typed body rejects unknown fields
       subhandler<Widget>({ id: 'wrong' }, ({ spec }) => spec.replicaz);
     });
   });
 
-  it('R-HANDLERS-13 a change handler\'s arguments carry the very sub-handler functions, which register under the parent', async () => {
+  it("R-HANDLERS-13 a change handler's arguments carry the very sub-handler functions, which register under the parent", async () => {
     const body = { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'n', namespace: 'default', uid: 'u' }, spec: {} };
     const cause: causes.ChangingCause = {
-      reason: 'create', initial: false, deleted: false, resource: h.kexResource(), event: { type: 'ADDED', object: body },
-      body, old: null, new: { spec: {} }, diff: diffs.EMPTY,
+      reason: 'create',
+      initial: false,
+      deleted: false,
+      resource: h.kexResource(),
+      event: { type: 'ADDED', object: body },
+      body,
+      old: null,
+      new: { spec: {} },
+      diff: diffs.EMPTY,
     };
     const scope: kwargs.ResourceScope = {
-      resource: h.kexResource(), body, view: kwargs.viewOf(body), patch: new patches.Patch<object>(),
-      logger: loggers.silentLogger, memo: {}, signal: new AbortController().signal,
+      resource: h.kexResource(),
+      body,
+      view: kwargs.viewOf(body),
+      patch: new patches.Patch<object>(),
+      logger: loggers.silentLogger,
+      memo: {},
+      signal: new AbortController().signal,
     };
     const args = kwargs.changingKwargs(scope, cause, { param: undefined }) as ChangingArgs<runtime.RawBody>;
     expect([args.subhandler, args.register, args.execute]).toEqual([subhandler, register, execute]);
 
     const world = makeWorld();
     const calls: string[] = [];
-    const typedKwargs = (invocable: { readonly param?: unknown }, retry: { retry: number; started: Date; runtime: number }) =>
-      ({ ...kwargs.changingKwargs(scope, cause, invocable, retry) });
-    await runCycle(world, [handler('parent', (raw) => {
-      const { subhandler: sub } = raw as unknown as ChangingArgs<runtime.RawBody>;
-      sub({ id: 'child' }, () => { calls.push('child'); });
-    })], { scope: { kwargs: typedKwargs } });
+    const typedKwargs = (invocable: { readonly param?: unknown }, retry: { retry: number; started: Date; runtime: number }) => ({
+      ...kwargs.changingKwargs(scope, cause, invocable, retry),
+    });
+    await runCycle(
+      world,
+      [
+        handler('parent', (raw) => {
+          const { subhandler: sub } = raw as unknown as ChangingArgs<runtime.RawBody>;
+          sub({ id: 'child' }, () => {
+            calls.push('child');
+          });
+        }),
+      ],
+      { scope: { kwargs: typedKwargs } },
+    );
     expect(calls).toEqual(['child']);
   });
 });

@@ -120,7 +120,9 @@ describe('onAbort', () => {
     const parent = new AbortController();
     parent.abort('gone');
     let called = 0;
-    aborts.onAbort(parent.signal, () => { called += 1; })();
+    aborts.onAbort(parent.signal, () => {
+      called += 1;
+    })();
     expect(called).toBe(1);
   });
 });

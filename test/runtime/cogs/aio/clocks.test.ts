@@ -7,7 +7,9 @@ describe('VirtualClock', () => {
   it('time moves only when advanced', async () => {
     const clock = new clocks.VirtualClock({ start: 1000 });
     let woke = false;
-    const sleeping = clock.sleep(500).then(() => { woke = true; });
+    const sleeping = clock.sleep(500).then(() => {
+      woke = true;
+    });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(woke).toBe(false);
     expect(clock.now()).toBe(1000);
@@ -22,7 +24,10 @@ describe('VirtualClock', () => {
   it('sleepers wake in due order, ties in the order they started, at their exact times', async () => {
     const clock = new clocks.VirtualClock();
     const log: string[] = [];
-    const sleeper = (name: string, ms: number): Promise<void> => clock.sleep(ms).then(() => { log.push(`${name}@${clock.now()}`); });
+    const sleeper = (name: string, ms: number): Promise<void> =>
+      clock.sleep(ms).then(() => {
+        log.push(`${name}@${clock.now()}`);
+      });
     const all = Promise.all([sleeper('c', 300), sleeper('a', 100), sleeper('b1', 200), sleeper('b2', 200)]);
     await clock.advance(1000);
     await all;
@@ -123,7 +128,12 @@ describe('scheduled calls', () => {
     // The cancelled call is due first: once the later one has come, it would have come too.
     const cancel = clocks.realClock.schedule!(1, () => calls.push('cancelled'));
     cancel();
-    await new Promise<void>((resolve) => clocks.realClock.schedule!(10, () => { calls.push('kept'); resolve(); }));
+    await new Promise<void>((resolve) =>
+      clocks.realClock.schedule!(10, () => {
+        calls.push('kept');
+        resolve();
+      }),
+    );
     expect(calls).toEqual(['kept']);
   });
 });

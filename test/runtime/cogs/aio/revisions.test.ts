@@ -22,7 +22,9 @@ describe('Revision', () => {
     const revision = new Revision();
     revision.bump();
     let seen: number | undefined;
-    const waiting = revision.waitForChange(2).then((value) => { seen = value; });
+    const waiting = revision.waitForChange(2).then((value) => {
+      seen = value;
+    });
     revision.bump();
     await Promise.resolve();
     expect(seen).toBeUndefined();
@@ -31,7 +33,7 @@ describe('Revision', () => {
     expect(seen).toBe(3);
   });
 
-  it('a wait ends with the signal\'s reason when it aborts first, or at once if already aborted', async () => {
+  it("a wait ends with the signal's reason when it aborts first, or at once if already aborted", async () => {
     const revision = new Revision();
     const controller = new AbortController();
     const waiting = revision.waitForChange(0, controller.signal);

@@ -4,7 +4,14 @@ import * as toggles from '../../../../runtime/cogs/aio/toggles.js';
 
 async function isSettled(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
-  void promise.then(() => { settled = true; }, () => { settled = true; });
+  void promise.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
   await new Promise((resolve) => setImmediate(resolve));
   return settled;
 }

@@ -19,7 +19,9 @@ const GADGETS_CRD = {
     scope: 'Cluster',
     names: { plural: 'gadgets', kind: 'Gadget', categories: ['toys'] },
     versions: ['v1', 'v2beta1'].map((name) => ({
-      name, served: true, storage: name === 'v1',
+      name,
+      served: true,
+      storage: name === 'v1',
       schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
     })),
   },
@@ -41,7 +43,9 @@ describe('splitLines and listingOf', () => {
 
   it('R-WATCH-1 fills kind and apiVersion of listed items from the list', () => {
     const listing = api.listingOf({
-      kind: 'WidgetList', apiVersion: 'example.com/v1', metadata: { resourceVersion: '42' },
+      kind: 'WidgetList',
+      apiVersion: 'example.com/v1',
+      metadata: { resourceVersion: '42' },
       items: [{ metadata: { name: 'a' } }, { kind: 'Other', apiVersion: 'x/v9', metadata: { name: 'b' } }],
     });
     expect(listing.resourceVersion).toBe('42');
@@ -61,8 +65,17 @@ describe('splitLines and listingOf', () => {
     });
     expect(rest).toEqual([]);
     expect(resource).toEqual({
-      group: 'g', version: 'v1', plural: 'things', kind: 'Thing', singular: 'thing', shortcuts: ['th'], categories: ['all'],
-      subresources: ['status', 'scale'], namespaced: true, preferred: false, verbs: ['get', 'list'],
+      group: 'g',
+      version: 'v1',
+      plural: 'things',
+      kind: 'Thing',
+      singular: 'thing',
+      shortcuts: ['th'],
+      categories: ['all'],
+      subresources: ['status', 'scale'],
+      namespaced: true,
+      preferred: false,
+      verbs: ['get', 'list'],
     });
   });
 });
@@ -76,7 +89,10 @@ for (const tls of [true, false]) {
       await cluster.load([WIDGETS_CRD, KOPF_CRD, GADGETS_CRD]);
       client = clientFor(cluster);
     });
-    afterAll(async () => { client?.api.close(); await cluster?.stop(); });
+    afterAll(async () => {
+      client?.api.close();
+      await cluster?.stop();
+    });
 
     const find = (resources: references.Resource[], group: string, plural: string, version?: string): references.Resource | undefined =>
       resources.find((r) => r.group === group && r.plural === plural && (version === undefined || r.version === version));
@@ -87,11 +103,23 @@ for (const tls of [true, false]) {
       expect(find(resources, '', 'pods')?.subresources).toContain('status');
       expect(find(resources, '', 'namespaces')).toMatchObject({ namespaced: false });
       expect(find(resources, 'example.com', 'widgets')).toEqual({
-        group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', singular: 'widget', shortcuts: ['wd'], categories: [],
-        subresources: expect.arrayContaining(['status', 'scale']), namespaced: true, preferred: true,
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        kind: 'Widget',
+        singular: 'widget',
+        shortcuts: ['wd'],
+        categories: [],
+        subresources: expect.arrayContaining(['status', 'scale']),
+        namespaced: true,
+        preferred: true,
         verbs: expect.arrayContaining(['get', 'list', 'watch', 'patch', 'create']),
       });
-      expect(find(resources, 'kopf.dev', 'kopfexamples')).toMatchObject({ kind: 'KopfExample', shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'], subresources: ['status'] });
+      expect(find(resources, 'kopf.dev', 'kopfexamples')).toMatchObject({
+        kind: 'KopfExample',
+        shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'],
+        subresources: ['status'],
+      });
       const gadgets = resources.filter((r) => r.group === 'toys.example.org');
       expect(gadgets.map((r) => r.version).sort()).toEqual(['v1', 'v2beta1']);
       expect(gadgets.filter((r) => r.preferred)).toHaveLength(1);
@@ -125,7 +153,12 @@ for (const tls of [true, false]) {
     it('R-RES-10 creates, gets, lists and patches objects with merge and JSON patches', async () => {
       const resources = await client.api.scanResources(['example.com']);
       const widgets = find(resources, 'example.com', 'widgets')!;
-      const created = await client.api.create(widgets, 'default', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } });
+      const created = await client.api.create(widgets, 'default', {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'w1' },
+        spec: { size: 1 },
+      });
       expect(created.metadata?.uid).toBeTruthy();
       expect(cluster.requests.all.at(-1)).toMatchObject({ method: 'POST', path: '/apis/example.com/v1/namespaces/default/widgets' });
 

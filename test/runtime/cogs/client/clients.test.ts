@@ -11,8 +11,18 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevCluster } from '../../../../devcluster/testing.js';
 import {
-  ApiConflictError, ApiNotFoundError, ApiUnprocessableError, ApiClientError, ClientUsageError, KubeClient, Patch,
-  builtins, connect, resource, type ConfigMap, type KubernetesObject,
+  ApiConflictError,
+  ApiNotFoundError,
+  ApiUnprocessableError,
+  ApiClientError,
+  ClientUsageError,
+  KubeClient,
+  Patch,
+  builtins,
+  connect,
+  resource,
+  type ConfigMap,
+  type KubernetesObject,
 } from '../../../../runtime/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
@@ -62,8 +72,11 @@ describe('the typed client: reading and writing', () => {
     expect(viaPatch.metadata?.labels).toEqual({ app: 'web' });
     const jsonPatched = await client.patch(builtins.ConfigMaps, 'crud', [{ op: 'add', path: '/data/d', value: '4' }], { namespace: 'default' });
     expect(jsonPatched.data).toEqual({ c: '3', d: '4' });
-    expect(cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'crud').map((r) => r.headers.contentType))
-      .toEqual(['application/merge-patch+json', 'application/merge-patch+json', 'application/json-patch+json']);
+    expect(cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'crud').map((r) => r.headers.contentType)).toEqual([
+      'application/merge-patch+json',
+      'application/merge-patch+json',
+      'application/json-patch+json',
+    ]);
 
     await client.delete(builtins.ConfigMaps, 'crud', { namespace: 'default' });
     await expect(client.get(builtins.ConfigMaps, 'crud', { namespace: 'default' })).rejects.toBeInstanceOf(ApiNotFoundError);
@@ -71,7 +84,9 @@ describe('the typed client: reading and writing', () => {
 
   it('lists with label and field selectors, page by page with limit/continue, and iterates over all pages', async () => {
     for (let i = 0; i < 5; i += 1) {
-      await client.create(builtins.ConfigMaps, { metadata: { name: `page-${i}`, namespace: 'default', labels: { suite: 'paging', parity: i % 2 ? 'odd' : 'even' } } });
+      await client.create(builtins.ConfigMaps, {
+        metadata: { name: `page-${i}`, namespace: 'default', labels: { suite: 'paging', parity: i % 2 ? 'odd' : 'even' } },
+      });
     }
     const odd = await client.list(builtins.ConfigMaps, { namespace: 'default', labelSelector: { suite: 'paging', parity: 'odd' } });
     expect(odd.items.map((item) => item.metadata?.name)).toEqual(['page-1', 'page-3']);
@@ -93,7 +108,8 @@ describe('the typed client: reading and writing', () => {
     }
     expect(pages).toEqual([['page-0', 'page-1'], ['page-2', 'page-3'], ['page-4']]);
     const names: string[] = [];
-    for await (const item of client.iterate(builtins.ConfigMaps, { namespace: 'default', labelSelector: 'suite=paging', limit: 3 })) names.push(item.metadata!.name!);
+    for await (const item of client.iterate(builtins.ConfigMaps, { namespace: 'default', labelSelector: 'suite=paging', limit: 3 }))
+      names.push(item.metadata!.name!);
     expect(names).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
 
     // Across all namespaces when none is given.
@@ -116,19 +132,26 @@ describe('the typed client: deletion', () => {
     await expect(failing).rejects.toBeInstanceOf(ApiConflictError);
     await expect(failing).rejects.toMatchObject({ status: 409 });
     await client.get(builtins.ConfigMaps, 'guarded', { namespace: 'default' });
-    await client.delete(builtins.ConfigMaps, 'guarded', { namespace: 'default', preconditions: { uid: created.metadata!.uid!, resourceVersion: created.metadata!.resourceVersion! } });
+    await client.delete(builtins.ConfigMaps, 'guarded', {
+      namespace: 'default',
+      preconditions: { uid: created.metadata!.uid!, resourceVersion: created.metadata!.resourceVersion! },
+    });
     await expect(client.get(builtins.ConfigMaps, 'guarded', { namespace: 'default' })).rejects.toBeInstanceOf(ApiNotFoundError);
   });
 
   it('propagation: Orphan keeps the dependents, Background lets the garbage collector delete them', async () => {
-    for (const [policy, survives] of [['Orphan', true], ['Background', false]] as const) {
+    for (const [policy, survives] of [
+      ['Orphan', true],
+      ['Background', false],
+    ] as const) {
       const owner = await client.create(builtins.ConfigMaps, { metadata: { name: `owner-${policy.toLowerCase()}`, namespace: 'default' } });
       const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata!.name!, uid: owner.metadata!.uid! }];
       await client.create(builtins.ConfigMaps, { metadata: { name: `child-${policy.toLowerCase()}`, namespace: 'default', ownerReferences } });
       await client.delete(builtins.ConfigMaps, owner.metadata!.name!, { namespace: 'default', propagationPolicy: policy });
       await cluster.settle();
       const child = client.get(builtins.ConfigMaps, `child-${policy.toLowerCase()}`, { namespace: 'default' });
-      if (survives) expect((await child).metadata?.ownerReferences ?? []).toEqual([]); // orphaned: no owner left
+      if (survives)
+        expect((await child).metadata?.ownerReferences ?? []).toEqual([]); // orphaned: no owner left
       else await expect(child).rejects.toBeInstanceOf(ApiNotFoundError);
     }
     const bodies = cluster.requests.filter((r) => r.method === 'DELETE' && r.name?.startsWith('owner-') === true).map((r) => JSON.parse(r.body!) as unknown);
@@ -140,7 +163,7 @@ describe('the typed client: deletion', () => {
 });
 
 describe('the typed client: server-side apply', () => {
-  it('applies as a field manager, fails on another manager\'s fields with a conflict, and takes them over with force', async () => {
+  it("applies as a field manager, fails on another manager's fields with a conflict, and takes them over with force", async () => {
     const applied = await client.apply(Widgets, { metadata: { name: 'ssa', namespace: 'default' }, spec: { size: 2, mode: 'a' } }, { fieldManager: 'first' });
     expect(applied.spec).toMatchObject({ size: 2, mode: 'a' });
     expect(applied.metadata?.managedFields?.map((entry) => [entry.manager, entry.operation])).toContainEqual(['first', 'Apply']);
@@ -152,8 +175,7 @@ describe('the typed client: server-side apply', () => {
     await expect(conflict).rejects.toBeInstanceOf(ApiConflictError);
     const forced = await client.apply(Widgets, { metadata: { name: 'ssa', namespace: 'default' }, spec: { size: 3 } }, { fieldManager: 'second', force: true });
     expect(forced.spec.size).toBe(3);
-    await expect(client.apply(Widgets, { metadata: { name: 'ssa', namespace: 'default' } }, { fieldManager: '' }))
-      .rejects.toBeInstanceOf(ClientUsageError);
+    await expect(client.apply(Widgets, { metadata: { name: 'ssa', namespace: 'default' } }, { fieldManager: '' })).rejects.toBeInstanceOf(ClientUsageError);
   });
 });
 
@@ -166,25 +188,31 @@ describe('the typed client: status subresource', () => {
     expect(patched.status?.phase).toBe('Running');
     const replaced = await client.replace(Widgets, { ...patched, status: { phase: 'Done', replicas: 1 } }, { subresource: 'status' });
     expect(replaced.status).toEqual({ phase: 'Done', replicas: 1 });
-    const applied = await client.apply(Widgets, { metadata: { name: 'status', namespace: 'default' }, status: { replicas: 2 } },
-      { fieldManager: 'status-owner', subresource: 'status', force: true });
+    const applied = await client.apply(
+      Widgets,
+      { metadata: { name: 'status', namespace: 'default' }, status: { replicas: 2 } },
+      { fieldManager: 'status-owner', subresource: 'status', force: true },
+    );
     expect(applied.status?.replicas).toBe(2);
     expect(cluster.requests.filter((r) => r.name === 'status' && r.subresource === 'status').map((r) => r.method)).toEqual(['PATCH', 'PUT', 'PATCH']);
   });
 });
 
 describe('the typed client: errors', () => {
-  it('an invalid body gets the API\'s Status as ApiUnprocessableError (422), naming the field', async () => {
+  it("an invalid body gets the API's Status as ApiUnprocessableError (422), naming the field", async () => {
     const failing = client.create(Widgets, { metadata: { name: 'invalid', namespace: 'default' }, spec: { size: 0 } });
     await expect(failing).rejects.toBeInstanceOf(ApiUnprocessableError);
-    const error = await failing.then(() => undefined, (e: unknown) => e as ApiUnprocessableError);
+    const error = await failing.then(
+      () => undefined,
+      (e: unknown) => e as ApiUnprocessableError,
+    );
     if (error === undefined) throw new Error('the create should fail');
     expect(error.code).toBe('ApiUnprocessable');
     expect(error.reason).toBe('Invalid');
     expect(error.details?.causes?.map((cause) => cause.field)).toContain('spec.size');
   });
 
-  it('a malformed request gets the API\'s 400 as an ApiClientError', async () => {
+  it("a malformed request gets the API's 400 as an ApiClientError", async () => {
     await client.create(builtins.ConfigMaps, { metadata: { name: 'bad-patch', namespace: 'default' } });
     const failing = client.patch(builtins.ConfigMaps, 'bad-patch', [{ op: 'remove', path: 'no-leading-slash' }], { namespace: 'default' });
     await expect(failing).rejects.toBeInstanceOf(ApiClientError);
@@ -195,13 +223,17 @@ describe('the typed client: errors', () => {
 
   it('namespace mistakes are refused before any request, naming the resource', async () => {
     const before = requestCount();
-    await expect(client.get(builtins.ConfigMaps, 'x')).rejects.toThrow('configmaps.v1 is namespaced: give a namespace (the namespace option or metadata.namespace).');
+    await expect(client.get(builtins.ConfigMaps, 'x')).rejects.toThrow(
+      'configmaps.v1 is namespaced: give a namespace (the namespace option or metadata.namespace).',
+    );
     await expect(client.create(builtins.ConfigMaps, { metadata: { name: 'x' } })).rejects.toBeInstanceOf(ClientUsageError);
-    await expect(client.get(builtins.Namespaces, 'default', { namespace: 'default' }))
-      .rejects.toThrow('namespaces.v1 is cluster-scoped: it takes no namespace, got "default".');
+    await expect(client.get(builtins.Namespaces, 'default', { namespace: 'default' })).rejects.toThrow(
+      'namespaces.v1 is cluster-scoped: it takes no namespace, got "default".',
+    );
     await expect(client.create(builtins.Namespaces, { metadata: { name: 'x', namespace: 'default' } })).rejects.toBeInstanceOf(ClientUsageError);
-    await expect(client.create(builtins.ConfigMaps, { metadata: { name: 'x', namespace: 'a' } }, { namespace: 'b' }))
-      .rejects.toThrow('configmaps.v1: the namespace option "b" differs from the body\'s metadata.namespace "a".');
+    await expect(client.create(builtins.ConfigMaps, { metadata: { name: 'x', namespace: 'a' } }, { namespace: 'b' })).rejects.toThrow(
+      'configmaps.v1: the namespace option "b" differs from the body\'s metadata.namespace "a".',
+    );
     await expect(client.list(builtins.Nodes, { namespace: 'default' })).rejects.toBeInstanceOf(ClientUsageError);
     await expect(client.patch(builtins.ConfigMaps, 'x', { data: {} }, { namespace: 'default', type: 'json' })).rejects.toBeInstanceOf(ClientUsageError);
     expect(requestCount()).toBe(before);
@@ -274,12 +306,13 @@ describe('the typed client: connections', () => {
     await using scripted = await connect({ kubeconfig: file });
     expect((await scripted.get(builtins.Namespaces, 'default')).metadata?.name).toBe('default');
     await expect(connect({ kubeconfig: path.join(dir, 'absent') })).rejects.toMatchObject({
-      code: 'LoginError', message: expect.stringContaining(`The kubeconfig ${path.join(dir, 'absent')} does not exist.`) as unknown,
+      code: 'LoginError',
+      message: expect.stringContaining(`The kubeconfig ${path.join(dir, 'absent')} does not exist.`) as unknown,
     });
     await expect(connect({ connection: { server: cluster.url }, kubeconfig: file })).rejects.toMatchObject({ code: 'ConnectionOptionsError' });
   });
 
-  it('a closed client refuses calls; the operator\'s own client refuses close()', async () => {
+  it("a closed client refuses calls; the operator's own client refuses close()", async () => {
     const scripted = await connect({ connection: { server: cluster.url, token: cluster.token } });
     await scripted.close();
     await expect(scripted.get(builtins.Namespaces, 'default')).rejects.toThrow('The client is closed.');

@@ -19,8 +19,7 @@ describe('R-AUTH-1 connectionInfo', () => {
     ['certificatePath', 'certificateData'],
     ['privateKeyPath', 'privateKeyData'],
   ])('R-AUTH-1 rejects both %s and %s', (pathKey, dataKey) => {
-    expect(() => credentials.connectionInfo({ server: SERVER, [pathKey]: '/x', [dataKey]: 'data' }))
-      .toThrow(errors.InvalidConnectionInfoError);
+    expect(() => credentials.connectionInfo({ server: SERVER, [pathKey]: '/x', [dataKey]: 'data' })).toThrow(errors.InvalidConnectionInfoError);
   });
 
   it.each([
@@ -46,7 +45,11 @@ describe('R-AUTH-3 Vault', () => {
 
   it('selects the highest priority', async () => {
     const vault = new credentials.Vault();
-    vault.populate({ low: { server: SERVER, token: 'low', priority: 1 }, high: { server: SERVER, token: 'high', priority: 20 }, none: { server: SERVER, token: 'none' } });
+    vault.populate({
+      low: { server: SERVER, token: 'low', priority: 1 },
+      high: { server: SERVER, token: 'high', priority: 20 },
+      none: { server: SERVER, token: 'none' },
+    });
     for (let i = 0; i < 10; i += 1) expect((await vault.select()).key).toBe('high');
   });
 
@@ -54,7 +57,11 @@ describe('R-AUTH-3 Vault', () => {
     let next = 0;
     const values = [0.1, 0.9];
     const vault = new credentials.Vault({ random: () => values[next++ % values.length]! });
-    vault.populate([['a', { server: SERVER, token: 'a', priority: 3 }], ['b', { server: SERVER, token: 'b', priority: 3 }], ['c', { server: SERVER, token: 'c', priority: 1 }]]);
+    vault.populate([
+      ['a', { server: SERVER, token: 'a', priority: 3 }],
+      ['b', { server: SERVER, token: 'b', priority: 3 }],
+      ['c', { server: SERVER, token: 'c', priority: 1 }],
+    ]);
     const picked = [(await vault.select()).key, (await vault.select()).key];
     expect(picked).toEqual(['a', 'b']);
   });
@@ -106,7 +113,9 @@ describe('R-AUTH-3 Vault', () => {
     expect(vault.depleted.isOn()).toBe(true);
     expect(vault.readiness.isOn()).toBe(false);
     let selected: credentials.VaultItem | undefined;
-    const waiting = vault.select().then((item) => { selected = item; });
+    const waiting = vault.select().then((item) => {
+      selected = item;
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(selected).toBeUndefined();
     vault.populate({ a: { server: SERVER, token: 'fresh' } });

@@ -103,7 +103,9 @@ describe('other errors', () => {
   });
 
   it('a connection error keeps a short detail for lines that name the request already', () => {
-    expect(new errors.ConnectionError('GET https://x/api failed: connect ECONNREFUSED', { detail: 'connect ECONNREFUSED' }).detail).toBe('connect ECONNREFUSED');
+    expect(new errors.ConnectionError('GET https://x/api failed: connect ECONNREFUSED', { detail: 'connect ECONNREFUSED' }).detail).toBe(
+      'connect ECONNREFUSED',
+    );
     expect(new errors.ConnectionError('reset').detail).toBe('reset');
   });
 

@@ -47,9 +47,20 @@ function credential(status: Record<string, unknown>, apiVersion = V1): execplugi
 describe('the ExecCredential request', () => {
   it('runs the command with its args and env over the base environment, and KUBERNETES_EXEC_INFO without cluster info', async () => {
     const { run, calls } = scripted(credential({ token: 'abc' }));
-    const exec = new execplugins.ExecCredentials(execConfig({ env: [{ name: 'REGION', value: 'eu' }, { name: 'SHARED', value: 'mine' }] }), USER, CLUSTER, {
-      run, env: { PATH: '/bin', SHARED: 'base' },
-    });
+    const exec = new execplugins.ExecCredentials(
+      execConfig({
+        env: [
+          { name: 'REGION', value: 'eu' },
+          { name: 'SHARED', value: 'mine' },
+        ],
+      }),
+      USER,
+      CLUSTER,
+      {
+        run,
+        env: { PATH: '/bin', SHARED: 'base' },
+      },
+    );
     expect(await exec.authorization()).toBe('Bearer abc');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.command).toBe('get-token');
@@ -62,17 +73,25 @@ describe('the ExecCredential request', () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'ca.pem'), 'PEM');
     const cluster: kubeconfigs.KubeconfigCluster = {
-      ...CLUSTER, certificateAuthority: path.join(dir, 'ca.pem'), tlsServerName: 'api', proxyUrl: 'http://proxy:3128', execExtension: { audience: 'k8s' },
+      ...CLUSTER,
+      certificateAuthority: path.join(dir, 'ca.pem'),
+      tlsServerName: 'api',
+      proxyUrl: 'http://proxy:3128',
+      execExtension: { audience: 'k8s' },
     };
     const { run, calls } = scripted(credential({ token: 'abc' }, V1BETA1));
     await new execplugins.ExecCredentials(execConfig({ apiVersion: V1BETA1, provideClusterInfo: true }), USER, cluster, { run }).authorization();
     expect(JSON.parse(calls[0]!.env['KUBERNETES_EXEC_INFO']!)).toEqual({
-      apiVersion: V1BETA1, kind: 'ExecCredential',
+      apiVersion: V1BETA1,
+      kind: 'ExecCredential',
       spec: {
         interactive: false,
         cluster: {
-          server: 'https://c.example:6443', 'tls-server-name': 'api', 'certificate-authority-data': Buffer.from('PEM').toString('base64'),
-          'proxy-url': 'http://proxy:3128', config: { audience: 'k8s' },
+          server: 'https://c.example:6443',
+          'tls-server-name': 'api',
+          'certificate-authority-data': Buffer.from('PEM').toString('base64'),
+          'proxy-url': 'http://proxy:3128',
+          config: { audience: 'k8s' },
         },
       },
     });
@@ -82,10 +101,7 @@ describe('the ExecCredential request', () => {
 describe('the credentials and their caching', () => {
   it('a token is cached until its expirationTimestamp, then the plugin runs again', async () => {
     const clock = new VirtualClock({ start: T0 });
-    const { run, calls } = scripted(
-      credential({ token: 'one', expirationTimestamp: new Date(T0 + 60_000).toISOString() }),
-      credential({ token: 'two' }),
-    );
+    const { run, calls } = scripted(credential({ token: 'one', expirationTimestamp: new Date(T0 + 60_000).toISOString() }), credential({ token: 'two' }));
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, clock });
     expect(await exec.authorization()).toBe('Bearer one');
     await clock.advanceTo(T0 + 59_999);
@@ -111,7 +127,12 @@ describe('the credentials and their caching', () => {
   it('concurrent requests share one run of the plugin', async () => {
     let release: (result: execplugins.ProcessResult) => void = () => undefined;
     let runs = 0;
-    const run: execplugins.ProcessRunner = () => { runs += 1; return new Promise((resolve) => { release = resolve; }); };
+    const run: execplugins.ProcessRunner = () => {
+      runs += 1;
+      return new Promise((resolve) => {
+        release = resolve;
+      });
+    };
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run });
     const both = Promise.all([exec.authorization(), exec.clientCertificate()]);
     await Promise.resolve();
@@ -131,23 +152,54 @@ describe('the credentials and their caching', () => {
 describe('failures are LoginErrors naming the plugin', () => {
   const notFound = Object.assign(new Error('spawn get-token ENOENT'), { code: 'ENOENT' });
   const cases: Array<[string, Partial<kubeconfigs.ExecConfig>, execplugins.ProcessResult | Error, string]> = [
-    ['a non-zero exit code with the first lines of stderr', {},
+    [
+      'a non-zero exit code with the first lines of stderr',
+      {},
       { exitCode: 3, stdout: '', stderr: 'error: token expired\n\nrun `login` again\n3\n4\n5\n6\n' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired | run `login` again | 3 | 4 | 5'],
-    ['a kill by a signal', {}, { exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) was killed by SIGKILL (no stderr).'],
-    ['a command that does not exist, with the install hint', { installHint: 'Install get-token:\n  brew install get-token' }, notFound,
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) failed: the command was not found. Install get-token: brew install get-token'],
-    ['output that is not JSON', {}, { exitCode: 0, stdout: 'Please log in.', stderr: '' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed no ExecCredential JSON: "Please log in.".'],
-    ['another apiVersion than requested', {}, credential({ token: 't' }, V1BETA1),
-      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential of apiVersion "${V1BETA1}", not the requested ${V1}.`],
-    ['neither a token nor a certificate', {}, credential({}),
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential with neither a token nor a client certificate.'],
-    ['a certificate without its key', {}, credential({ clientCertificateData: 'CERT' }),
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential with only one of clientCertificateData and clientKeyData.'],
-    ['an invalid expiry', {}, credential({ token: 't', expirationTimestamp: 'soon' }),
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an invalid expirationTimestamp "soon".'],
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired | run `login` again | 3 | 4 | 5',
+    ],
+    [
+      'a kill by a signal',
+      {},
+      { exitCode: null, signal: 'SIGKILL', stdout: '', stderr: '' },
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) was killed by SIGKILL (no stderr).',
+    ],
+    [
+      'a command that does not exist, with the install hint',
+      { installHint: 'Install get-token:\n  brew install get-token' },
+      notFound,
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) failed: the command was not found. Install get-token: brew install get-token',
+    ],
+    [
+      'output that is not JSON',
+      {},
+      { exitCode: 0, stdout: 'Please log in.', stderr: '' },
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed no ExecCredential JSON: "Please log in.".',
+    ],
+    [
+      'another apiVersion than requested',
+      {},
+      credential({ token: 't' }, V1BETA1),
+      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential of apiVersion "${V1BETA1}", not the requested ${V1}.`,
+    ],
+    [
+      'neither a token nor a certificate',
+      {},
+      credential({}),
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential with neither a token nor a client certificate.',
+    ],
+    [
+      'a certificate without its key',
+      {},
+      credential({ clientCertificateData: 'CERT' }),
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an ExecCredential with only one of clientCertificateData and clientKeyData.',
+    ],
+    [
+      'an invalid expiry',
+      {},
+      credential({ token: 't', expirationTimestamp: 'soon' }),
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed an invalid expirationTimestamp "soon".',
+    ],
   ];
   it.each(cases)('%s', async (_title, overrides, result, message) => {
     const { run } = scripted(result);
@@ -166,8 +218,11 @@ describe('failures are LoginErrors naming the plugin', () => {
   });
 
   it('a plugin that insists on a terminal is refused at login', () => {
-    expect(() => new execplugins.ExecCredentials(execConfig({ interactiveMode: 'Always' }), USER, CLUSTER))
-      .toThrow(new errors.LoginError('The exec plugin "get-token" of user "me" (/home/me/.kube/config) needs a terminal (interactiveMode: Always), which an operator does not have.'));
+    expect(() => new execplugins.ExecCredentials(execConfig({ interactiveMode: 'Always' }), USER, CLUSTER)).toThrow(
+      new errors.LoginError(
+        'The exec plugin "get-token" of user "me" (/home/me/.kube/config) needs a terminal (interactiveMode: Always), which an operator does not have.',
+      ),
+    );
   });
 });
 
@@ -175,21 +230,27 @@ describe('a real executable', () => {
   /** Writes an executable node script printing an ExecCredential built from its environment. */
   function writePlugin(dir: string): string {
     const file = path.join(dir, 'plugin.mjs');
-    fs.writeFileSync(file, [
-      `#!${process.execPath}`,
-      'const request = JSON.parse(process.env.KUBERNETES_EXEC_INFO);',
-      "if (process.argv[2] === '--fail') { console.error('no session for ' + process.env.PROFILE); process.exit(7); }",
-      'const token = [process.argv[2], process.env.PROFILE, request.spec.interactive, request.spec.cluster?.server].join(":");',
-      "console.log(JSON.stringify({ apiVersion: request.apiVersion, kind: 'ExecCredential', status: { token } }));",
-      '',
-    ].join('\n'), { mode: 0o755 });
+    fs.writeFileSync(
+      file,
+      [
+        `#!${process.execPath}`,
+        'const request = JSON.parse(process.env.KUBERNETES_EXEC_INFO);',
+        "if (process.argv[2] === '--fail') { console.error('no session for ' + process.env.PROFILE); process.exit(7); }",
+        'const token = [process.argv[2], process.env.PROFILE, request.spec.interactive, request.spec.cluster?.server].join(":");',
+        "console.log(JSON.stringify({ apiVersion: request.apiVersion, kind: 'ExecCredential', status: { token } }));",
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
     return file;
   }
 
   it('prints an ExecCredential read through the real process runner', async () => {
     const command = writePlugin(tempDir());
     const exec = new execplugins.ExecCredentials(
-      execConfig({ command, args: ['arg'], env: [{ name: 'PROFILE', value: 'dev' }], provideClusterInfo: true }), USER, CLUSTER,
+      execConfig({ command, args: ['arg'], env: [{ name: 'PROFILE', value: 'dev' }], provideClusterInfo: true }),
+      USER,
+      CLUSTER,
     );
     expect(await exec.authorization()).toBe('Bearer arg:dev:false:https://c.example:6443');
   });
@@ -197,7 +258,9 @@ describe('a real executable', () => {
   it('fails with its exit code and stderr', async () => {
     const command = writePlugin(tempDir());
     const exec = new execplugins.ExecCredentials(execConfig({ command, args: ['--fail'], env: [{ name: 'PROFILE', value: 'dev' }] }), USER, CLUSTER);
-    await expect(exec.authorization()).rejects.toThrow(`The exec plugin ${JSON.stringify(command)} of user "me" (/home/me/.kube/config) exited with code 7: no session for dev`);
+    await expect(exec.authorization()).rejects.toThrow(
+      `The exec plugin ${JSON.stringify(command)} of user "me" (/home/me/.kube/config) exited with code 7: no session for dev`,
+    );
   });
 
   it('a missing command names the install hint', async () => {

@@ -23,11 +23,21 @@ export interface LogRecord {
 /** A logger that keeps every record. */
 export class RecordingLogger implements loggers.Logger {
   readonly records: LogRecord[] = [];
-  debug(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'debug', message, extra }); }
-  info(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'info', message, extra }); }
-  warning(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'warning', message, extra }); }
-  error(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'error', message, extra }); }
-  critical(message: string, extra?: loggers.LogExtra): void { this.records.push({ level: 'critical', message, extra }); }
+  debug(message: string, extra?: loggers.LogExtra): void {
+    this.records.push({ level: 'debug', message, extra });
+  }
+  info(message: string, extra?: loggers.LogExtra): void {
+    this.records.push({ level: 'info', message, extra });
+  }
+  warning(message: string, extra?: loggers.LogExtra): void {
+    this.records.push({ level: 'warning', message, extra });
+  }
+  error(message: string, extra?: loggers.LogExtra): void {
+    this.records.push({ level: 'error', message, extra });
+  }
+  critical(message: string, extra?: loggers.LogExtra): void {
+    this.records.push({ level: 'critical', message, extra });
+  }
   messages(level?: loggers.LogLevel): string[] {
     return this.records.filter((r) => level === undefined || r.level === level).map((r) => r.message);
   }
@@ -74,12 +84,24 @@ export async function drive<T>(clock: clocks.VirtualClock, promise: Promise<T>):
   let settled = false;
   let value: T | undefined;
   let error: unknown;
-  promise.then((v) => { value = v; }, (e: unknown) => { error = e; }).finally(() => { settled = true; });
+  promise
+    .then(
+      (v) => {
+        value = v;
+      },
+      (e: unknown) => {
+        error = e;
+      },
+    )
+    .finally(() => {
+      settled = true;
+    });
   const slept: number[] = [];
   while (!settled) {
     await new Promise((r) => setTimeout(r, 5));
     const due = clock.nextDue();
-    if (due !== undefined && !settled) { // a wake-up after settling is none of this promise's sleeps
+    if (due !== undefined && !settled) {
+      // a wake-up after settling is none of this promise's sleeps
       slept.push(due - clock.now());
       await clock.advanceTo(due);
     }

@@ -20,8 +20,11 @@ const cluster = (name: string, fields: Doc): Doc => ({ name, cluster: fields });
 const user = (name: string, fields: Doc): Doc => ({ name, user: fields });
 const context = (name: string, fields: Doc): Doc => ({ name, context: fields });
 const config = (doc: { clusters?: Doc[]; users?: Doc[]; contexts?: Doc[]; current?: string }): Doc => ({
-  apiVersion: 'v1', kind: 'Config',
-  clusters: doc.clusters ?? [], users: doc.users ?? [], contexts: doc.contexts ?? [],
+  apiVersion: 'v1',
+  kind: 'Config',
+  clusters: doc.clusters ?? [],
+  users: doc.users ?? [],
+  contexts: doc.contexts ?? [],
   ...(doc.current !== undefined ? { 'current-context': doc.current } : {}),
 });
 
@@ -73,7 +76,10 @@ describe('merging and paths (kubectl rules)', () => {
     expect(merged.contexts.get('x')).toMatchObject({ cluster: 'c', source: at('two') });
     expect([...merged.clusters.keys()]).toEqual(['c', 'd']);
     expect(logins.loginWithKubeconfig({ paths: [at('one'), at('two'), at('three')] })).toEqual({
-      server: 'https://first', token: 'first', defaultNamespace: 'ns', priority: logins.PRIORITY_OF_KUBECONFIG,
+      server: 'https://first',
+      token: 'first',
+      defaultNamespace: 'ns',
+      priority: logins.PRIORITY_OF_KUBECONFIG,
     });
   });
 
@@ -85,10 +91,13 @@ describe('merging and paths (kubectl rules)', () => {
         users: [user('u', { 'client-certificate': 'tls.crt', 'client-key': '../keys/tls.key', tokenFile: 'token' })],
         contexts: [context('x', { cluster: 'c', user: 'u' })],
       }),
-      'b/tls.crt': 'crt', 'keys/tls.key': 'key', 'b/token': ' from-file \n',
+      'b/tls.crt': 'crt',
+      'keys/tls.key': 'key',
+      'b/token': ' from-file \n',
     });
     expect(logins.loginWithKubeconfig({ paths: [at('a/config'), at('b/config')] })).toEqual({
-      server: 'https://c', priority: 10,
+      server: 'https://c',
+      priority: 10,
       caPath: path.join(dir, 'a/certs/ca.pem'),
       certificatePath: path.join(dir, 'b/tls.crt'),
       privateKeyPath: path.join(dir, 'keys/tls.key'),
@@ -108,7 +117,12 @@ describe('merging and paths (kubectl rules)', () => {
 
   it('a token wins over a tokenFile (which is then not read)', () => {
     const { at } = writeAll({
-      config: config({ clusters: [cluster('c', { server: 'https://c' })], users: [user('u', { token: 'inline', tokenFile: 'absent' })], contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'x' }),
+      config: config({
+        clusters: [cluster('c', { server: 'https://c' })],
+        users: [user('u', { token: 'inline', tokenFile: 'absent' })],
+        contexts: [context('x', { cluster: 'c', user: 'u' })],
+        current: 'x',
+      }),
     });
     expect(logins.loginWithKubeconfig({ paths: [at('config')] })?.token).toBe('inline');
   });
@@ -125,36 +139,83 @@ describe('merging and paths (kubectl rules)', () => {
   });
 
   it('tls-server-name is carried to the connection info', () => {
-    const { at } = writeAll({ config: config({ clusters: [cluster('c', { server: 'https://10.0.0.1', 'tls-server-name': 'api.internal' })], contexts: [context('x', { cluster: 'c' })], current: 'x' }) });
+    const { at } = writeAll({
+      config: config({
+        clusters: [cluster('c', { server: 'https://10.0.0.1', 'tls-server-name': 'api.internal' })],
+        contexts: [context('x', { cluster: 'c' })],
+        current: 'x',
+      }),
+    });
     expect(logins.loginWithKubeconfig({ paths: [at('config')] })?.tlsServerName).toBe('api.internal');
   });
 });
 
 describe('bad kubeconfigs are LoginErrors naming the file and the entry', () => {
-  const good = (extra: { clusters?: Doc[]; users?: Doc[]; contexts?: Doc[] } = {}): Doc => config({
-    clusters: extra.clusters ?? [cluster('c', { server: 'https://c' })],
-    users: extra.users ?? [user('u', { token: 't' })],
-    contexts: extra.contexts ?? [context('x', { cluster: 'c', user: 'u' })],
-    current: 'x',
-  });
+  const good = (extra: { clusters?: Doc[]; users?: Doc[]; contexts?: Doc[] } = {}): Doc =>
+    config({
+      clusters: extra.clusters ?? [cluster('c', { server: 'https://c' })],
+      users: extra.users ?? [user('u', { token: 't' })],
+      contexts: extra.contexts ?? [context('x', { cluster: 'c', user: 'u' })],
+      current: 'x',
+    });
   const cases: Array<[string, Doc | string, RegExp]> = [
     ['a file that is not YAML', 'clusters: [unclosed\n', /config is not a valid YAML file: /],
     ['a YAML file that is not a kubeconfig', 'just some text\n', /config is not a kubeconfig .*: it is a string\./],
     ['another kind of object', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, /config is not a kubeconfig .*: it is kind "Pod"\./],
     ['clusters that are not a list', { clusters: { c: {} } }, /config: "clusters" must be a list/],
     ['an entry without a name', { clusters: [{ cluster: { server: 'https://c' } }] }, /config: clusters\[0\] has no name\./],
-    ['a field of the wrong type', good({ clusters: [cluster('c', { server: 'https://c', 'insecure-skip-tls-verify': 'yes please' })] }), /config: cluster "c": "insecure-skip-tls-verify" must be true or false/],
-    ['a context naming an unknown cluster', good({ contexts: [context('x', { cluster: 'nowhere', user: 'u' })] }), /config: context "x" names an unknown cluster "nowhere"/],
-    ['a context naming an unknown user', good({ contexts: [context('x', { cluster: 'c', user: 'nobody' })] }), /config: context "x" names an unknown user "nobody"/],
+    [
+      'a field of the wrong type',
+      good({ clusters: [cluster('c', { server: 'https://c', 'insecure-skip-tls-verify': 'yes please' })] }),
+      /config: cluster "c": "insecure-skip-tls-verify" must be true or false/,
+    ],
+    [
+      'a context naming an unknown cluster',
+      good({ contexts: [context('x', { cluster: 'nowhere', user: 'u' })] }),
+      /config: context "x" names an unknown cluster "nowhere"/,
+    ],
+    [
+      'a context naming an unknown user',
+      good({ contexts: [context('x', { cluster: 'c', user: 'nobody' })] }),
+      /config: context "x" names an unknown user "nobody"/,
+    ],
     ['a cluster without a server', good({ clusters: [cluster('c', {})] }), /config: cluster "c" has no server\./],
-    ['a missing certificate-authority file', good({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': 'ca.pem' })] }), /config: cluster "c": the certificate-authority file .*ca\.pem does not exist\./],
-    ['a missing client-key file', good({ users: [user('u', { 'client-certificate-data': CA, 'client-key': 'k.pem' })] }), /config: user "u": the client-key file .*k\.pem does not exist\./],
+    [
+      'a missing certificate-authority file',
+      good({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': 'ca.pem' })] }),
+      /config: cluster "c": the certificate-authority file .*ca\.pem does not exist\./,
+    ],
+    [
+      'a missing client-key file',
+      good({ users: [user('u', { 'client-certificate-data': CA, 'client-key': 'k.pem' })] }),
+      /config: user "u": the client-key file .*k\.pem does not exist\./,
+    ],
     ['a missing tokenFile', good({ users: [user('u', { tokenFile: 'token' })] }), /config: user "u": the tokenFile file .*token does not exist\./],
-    ['both a CA file and CA data', good({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': '/etc/hostname', 'certificate-authority-data': CA })] }), /cluster "c": both certificate-authority and certificate-authority-data are set/],
-    ['impersonation', good({ users: [user('u', { token: 't', as: 'admin', 'as-groups': ['system:masters'] })] }), /user "u": impersonation \(as, as-groups\) is not supported/],
-    ['an unsupported exec apiVersion', good({ users: [user('u', { exec: { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' } })] }), /exec plugin "x" of user "u" .* has apiVersion "client.authentication.k8s.io\/v1alpha1"; supported: /],
-    ['an exec plugin without a command', good({ users: [user('u', { exec: { apiVersion: 'client.authentication.k8s.io/v1' } })] }), /config: user "u".exec: the exec plugin has no "command"\./],
-    ['an auth-provider without a token', good({ users: [user('u', { 'auth-provider': { name: 'custom', config: {} } })] }), /user "u": auth-provider "custom" has no access-token and is not supported/],
+    [
+      'both a CA file and CA data',
+      good({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': '/etc/hostname', 'certificate-authority-data': CA })] }),
+      /cluster "c": both certificate-authority and certificate-authority-data are set/,
+    ],
+    [
+      'impersonation',
+      good({ users: [user('u', { token: 't', as: 'admin', 'as-groups': ['system:masters'] })] }),
+      /user "u": impersonation \(as, as-groups\) is not supported/,
+    ],
+    [
+      'an unsupported exec apiVersion',
+      good({ users: [user('u', { exec: { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' } })] }),
+      /exec plugin "x" of user "u" .* has apiVersion "client.authentication.k8s.io\/v1alpha1"; supported: /,
+    ],
+    [
+      'an exec plugin without a command',
+      good({ users: [user('u', { exec: { apiVersion: 'client.authentication.k8s.io/v1' } })] }),
+      /config: user "u".exec: the exec plugin has no "command"\./,
+    ],
+    [
+      'an auth-provider without a token',
+      good({ users: [user('u', { 'auth-provider': { name: 'custom', config: {} } })] }),
+      /user "u": auth-provider "custom" has no access-token and is not supported/,
+    ],
   ];
   it.each(cases)('%s', (_title, content, message) => {
     const { at } = writeAll({ config: content });
@@ -172,7 +233,9 @@ describe('bad kubeconfigs are LoginErrors naming the file and the entry', () => 
 
   it('R-AUTH-2 a missing current context raises LoginError naming the files', () => {
     const { at } = writeAll({ config: config({ clusters: [cluster('c', { server: 'https://c' })], contexts: [context('x', { cluster: 'c' })] }) });
-    expect(() => logins.loginWithKubeconfig({ paths: [at('config')] })).toThrow(new errors.LoginError(`The kubeconfig has no current context (${at('config')}).`));
+    expect(() => logins.loginWithKubeconfig({ paths: [at('config')] })).toThrow(
+      new errors.LoginError(`The kubeconfig has no current context (${at('config')}).`),
+    );
     expect(() => logins.loginWithKubeconfig({ paths: [at('config')], context: 'y' })).toThrow(`The kubeconfig's context "y" is not defined (${at('config')}).`);
   });
 
@@ -245,48 +308,107 @@ describe('oracle: the same resolution as @kubernetes/client-node', () => {
   const base = { clusters: [cluster('c', { server: 'https://c.example:6443', 'certificate-authority-data': CA })], users: [user('u', { token: 'tok' })] };
   type Files = Record<string, Doc | string> | ((dir: string) => Record<string, Doc | string>);
   const table: Array<[string, Files, string[]]> = [
-    ['one file: server, CA data, token, namespace',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u', namespace: 'ns1' })], current: 'x' }) }, ['config']],
-    ['several files: the first definition of each name and the first current context win',
+    [
+      'one file: server, CA data, token, namespace',
+      { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u', namespace: 'ns1' })], current: 'x' }) },
+      ['config'],
+    ],
+    [
+      'several files: the first definition of each name and the first current context win',
       {
         one: config({ clusters: [cluster('c', { server: 'https://one' })], users: [user('u', { token: 'one' })] }),
         two: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' }), context('y', { cluster: 'c' })], current: 'x' }),
         three: config({ contexts: [context('x', { cluster: 'c', namespace: 'three' })], current: 'y' }),
-      }, ['missing', 'one', 'two', 'three']],
-    ['the current context from a later file than the context it names',
-      { one: config({ current: 'x' }), two: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'other' }) }, ['one', 'two']],
-    ['relative certificate and key files, per defining file',
+      },
+      ['missing', 'one', 'two', 'three'],
+    ],
+    [
+      'the current context from a later file than the context it names',
+      { one: config({ current: 'x' }), two: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'other' }) },
+      ['one', 'two'],
+    ],
+    [
+      'relative certificate and key files, per defining file',
       {
         'a/config': config({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': 'ca.pem' })], current: 'x' }),
         'a/ca.pem': 'ca',
-        'b/config': config({ users: [user('u', { 'client-certificate': 'pki/tls.crt', 'client-key': 'pki/tls.key' })], contexts: [context('x', { cluster: 'c', user: 'u' })] }),
-        'b/pki/tls.crt': 'crt', 'b/pki/tls.key': 'key',
-      }, ['a/config', 'b/config']],
-    ['absolute certificate files',
+        'b/config': config({
+          users: [user('u', { 'client-certificate': 'pki/tls.crt', 'client-key': 'pki/tls.key' })],
+          contexts: [context('x', { cluster: 'c', user: 'u' })],
+        }),
+        'b/pki/tls.crt': 'crt',
+        'b/pki/tls.key': 'key',
+      },
+      ['a/config', 'b/config'],
+    ],
+    [
+      'absolute certificate files',
       (dir) => ({
-        config: config({ clusters: [cluster('c', { server: 'https://c', 'certificate-authority': path.join(dir, 'ca.pem') })], contexts: [context('x', { cluster: 'c' })], current: 'x' }),
+        config: config({
+          clusters: [cluster('c', { server: 'https://c', 'certificate-authority': path.join(dir, 'ca.pem') })],
+          contexts: [context('x', { cluster: 'c' })],
+          current: 'x',
+        }),
         'ca.pem': 'ca',
-      }), ['config']],
-    ['certificate and key data',
-      { config: config({ ...base, users: [user('u', { 'client-certificate-data': CA, 'client-key-data': CA })], contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'x' }) }, ['config']],
-    ['basic auth',
-      { config: config({ ...base, users: [user('u', { username: 'admin', password: 's3cret' })], contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'x' }) }, ['config']],
-    ['insecure, a proxy and a TLS server name; a trailing slash of the server',
-      { config: config({ clusters: [cluster('c', { server: 'https://10.1.2.3/', 'insecure-skip-tls-verify': true, 'proxy-url': 'http://proxy:3128', 'tls-server-name': 'kubernetes' })], users: [user('u', { token: 'tok' })], contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'x' }) }, ['config']],
-    ['a context without a user',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'c' })], current: 'x' }) }, ['config']],
-    ['a static auth-provider access-token',
-      { config: config({ ...base, users: [user('u', { 'auth-provider': { name: 'custom', config: { 'access-token': 'from-provider' } } })], contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'x' }) }, ['config']],
-    ['no current context',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })] }) }, ['config']],
-    ['a current context that is not defined',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'y' }) }, ['config']],
-    ['an unknown cluster',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'd', user: 'u' })], current: 'x' }) }, ['config']],
-    ['an unknown user',
-      { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'v' })], current: 'x' }) }, ['config']],
-    ['a cluster without a server',
-      { config: config({ clusters: [cluster('c', {})], contexts: [context('x', { cluster: 'c' })], current: 'x' }) }, ['config']],
+      }),
+      ['config'],
+    ],
+    [
+      'certificate and key data',
+      {
+        config: config({
+          ...base,
+          users: [user('u', { 'client-certificate-data': CA, 'client-key-data': CA })],
+          contexts: [context('x', { cluster: 'c', user: 'u' })],
+          current: 'x',
+        }),
+      },
+      ['config'],
+    ],
+    [
+      'basic auth',
+      {
+        config: config({
+          ...base,
+          users: [user('u', { username: 'admin', password: 's3cret' })],
+          contexts: [context('x', { cluster: 'c', user: 'u' })],
+          current: 'x',
+        }),
+      },
+      ['config'],
+    ],
+    [
+      'insecure, a proxy and a TLS server name; a trailing slash of the server',
+      {
+        config: config({
+          clusters: [
+            cluster('c', { server: 'https://10.1.2.3/', 'insecure-skip-tls-verify': true, 'proxy-url': 'http://proxy:3128', 'tls-server-name': 'kubernetes' }),
+          ],
+          users: [user('u', { token: 'tok' })],
+          contexts: [context('x', { cluster: 'c', user: 'u' })],
+          current: 'x',
+        }),
+      },
+      ['config'],
+    ],
+    ['a context without a user', { config: config({ ...base, contexts: [context('x', { cluster: 'c' })], current: 'x' }) }, ['config']],
+    [
+      'a static auth-provider access-token',
+      {
+        config: config({
+          ...base,
+          users: [user('u', { 'auth-provider': { name: 'custom', config: { 'access-token': 'from-provider' } } })],
+          contexts: [context('x', { cluster: 'c', user: 'u' })],
+          current: 'x',
+        }),
+      },
+      ['config'],
+    ],
+    ['no current context', { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })] }) }, ['config']],
+    ['a current context that is not defined', { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'u' })], current: 'y' }) }, ['config']],
+    ['an unknown cluster', { config: config({ ...base, contexts: [context('x', { cluster: 'd', user: 'u' })], current: 'x' }) }, ['config']],
+    ['an unknown user', { config: config({ ...base, contexts: [context('x', { cluster: 'c', user: 'v' })], current: 'x' }) }, ['config']],
+    ['a cluster without a server', { config: config({ clusters: [cluster('c', {})], contexts: [context('x', { cluster: 'c' })], current: 'x' }) }, ['config']],
   ];
   const outcomes: string[] = [];
   const write = (files: Files): ReturnType<typeof writeAll> => {

@@ -30,8 +30,12 @@ async function listWith(info: credentials.ConnectionInfo | null, networking: { e
 
 describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced auth', () => {
   let cluster: DevCluster;
-  beforeAll(async () => { cluster = await DevCluster.start({ auth: 'enforced' }); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ auth: 'enforced' });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   it('R-AUTH-2 logs in with a kubeconfig file: server, CA data, token, namespace, priority 10', async () => {
     const file = cluster.writeKubeconfig(path.join(tempDir(), 'config'), { namespace: 'kube-system' });
@@ -66,7 +70,8 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
     try {
       expect(logins.loginWithKubeconfig()).toEqual(info);
     } finally {
-      if (saved === undefined) delete process.env['KUBECONFIG']; else process.env['KUBECONFIG'] = saved;
+      if (saved === undefined) delete process.env['KUBECONFIG'];
+      else process.env['KUBECONFIG'] = saved;
     }
     const reversed = logins.loginWithKubeconfig({ paths: [badFile, good] });
     expect(reversed).toMatchObject({ server: 'https://127.0.0.1:1', token: 'wrong', defaultNamespace: 'other' });
@@ -141,19 +146,23 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
    */
   function writePlugin(dir: string): void {
     fs.mkdirSync(path.join(dir, 'bin'));
-    fs.writeFileSync(path.join(dir, 'bin', 'plugin.mjs'), [
-      `#!${process.execPath}`,
-      "import * as fs from 'node:fs';",
-      "const dir = new URL('..', import.meta.url);",
-      "const runs = Number(fs.existsSync(new URL('runs', dir)) ? fs.readFileSync(new URL('runs', dir), 'utf8') : '0') + 1;",
-      "fs.writeFileSync(new URL('runs', dir), String(runs));",
-      'const { apiVersion } = JSON.parse(process.env.KUBERNETES_EXEC_INFO);',
-      "const status = process.argv[2] === 'certificate'",
-      "  ? { clientCertificateData: fs.readFileSync(new URL('tls.crt', dir), 'utf8'), clientKeyData: fs.readFileSync(new URL('tls.key', dir), 'utf8') }",
-      '  : { token: `exec-token-${runs}` };',
-      "console.log(JSON.stringify({ apiVersion, kind: 'ExecCredential', status }));",
-      '',
-    ].join('\n'), { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(dir, 'bin', 'plugin.mjs'),
+      [
+        `#!${process.execPath}`,
+        "import * as fs from 'node:fs';",
+        "const dir = new URL('..', import.meta.url);",
+        "const runs = Number(fs.existsSync(new URL('runs', dir)) ? fs.readFileSync(new URL('runs', dir), 'utf8') : '0') + 1;",
+        "fs.writeFileSync(new URL('runs', dir), String(runs));",
+        'const { apiVersion } = JSON.parse(process.env.KUBERNETES_EXEC_INFO);',
+        "const status = process.argv[2] === 'certificate'",
+        "  ? { clientCertificateData: fs.readFileSync(new URL('tls.crt', dir), 'utf8'), clientKeyData: fs.readFileSync(new URL('tls.key', dir), 'utf8') }",
+        '  : { token: `exec-token-${runs}` };',
+        "console.log(JSON.stringify({ apiVersion, kind: 'ExecCredential', status }));",
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
   }
 
   const EXEC = { apiVersion: 'client.authentication.k8s.io/v1', command: './bin/plugin.mjs', interactiveMode: 'Never' };
@@ -186,7 +195,10 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
       await vault.depleted.waitFor(true);
       expect(vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [file] }) })).toBe(1);
       expect((await pending).items.length).toBeGreaterThan(0);
-      expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([[401, ''], [200, 'second']]);
+      expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([
+        [401, ''],
+        [200, 'second'],
+      ]);
       expect(fs.readFileSync(path.join(dir, 'runs'), 'utf8')).toBe('2');
     } finally {
       client.close();
@@ -222,7 +234,12 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
     const imported: string[] = [];
     const info = logins.loginWithKubeconfig({
       paths: [kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'oidc', config: { 'id-token': idToken, 'client-id': 'kubectl' } } } })],
-      plugins: { importModule: (specifier) => { imported.push(specifier); return import(specifier); } },
+      plugins: {
+        importModule: (specifier) => {
+          imported.push(specifier);
+          return import(specifier);
+        },
+      },
     });
     expect(imported).toEqual([]);
     expect(await info?.authorization?.()).toBe(`Bearer ${idToken}`);
@@ -233,8 +250,12 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
 
   it('R-AUTH-2 auth-provider gcp without @kubernetes/client-node installed still sends the token the entry holds', async () => {
     cluster.auth.addToken({ token: 'ya29.current', username: 'gcp-user', groups: ['system:masters'] });
-    const file = kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'gcp', config: { 'access-token': 'ya29.current', expiry: '2099-01-01T00:00:00Z' } } } });
-    const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const file = kubeconfigWith(tempDir(), {
+      user: { 'auth-provider': { name: 'gcp', config: { 'access-token': 'ya29.current', expiry: '2099-01-01T00:00:00Z' } } },
+    });
+    const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
     const info = logins.loginWithKubeconfig({ paths: [file], plugins: { importModule: () => Promise.reject(missing) } });
     expect(await info?.authorization?.()).toBe('Bearer ya29.current');
     expect(await listWith(info)).toContain('default');
@@ -243,7 +264,9 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
 
   it('R-AUTH-2 auth-provider oidc without @kubernetes/client-node installed and without a token says how to install it', async () => {
     const file = kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'oidc', config: { 'client-id': 'kubectl' } } } });
-    const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const missing = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /app/node_modules/kopf-gen/runtime"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
     const info = logins.loginWithKubeconfig({ paths: [file], plugins: { importModule: () => Promise.reject(missing) } });
     const error = await info?.authorization?.().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(errors.LoginError);
@@ -252,7 +275,9 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
 
   it('R-AUTH-2 a static auth-provider access-token is a bearer token', async () => {
     cluster.auth.addToken({ token: 'static-access', username: 'static-user', groups: ['system:masters'] });
-    const info = logins.loginWithKubeconfig({ paths: [kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'custom', config: { 'access-token': 'static-access' } } } })] });
+    const info = logins.loginWithKubeconfig({
+      paths: [kubeconfigWith(tempDir(), { user: { 'auth-provider': { name: 'custom', config: { 'access-token': 'static-access' } } } })],
+    });
     expect(info).toMatchObject({ token: 'static-access' });
     expect(info?.authorization).toBeUndefined();
     expect(await listWith(info)).toContain('default');
@@ -265,18 +290,26 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
     fs.writeFileSync(path.join(folder, 'ca.crt'), cluster.caPem!);
     fs.writeFileSync(path.join(folder, 'namespace'), 'kube-public\n');
     const info = logins.loginWithServiceAccount({ folder, server: cluster.url });
-    expect(info).toMatchObject({ server: cluster.url, token: cluster.token, caPath: path.join(folder, 'ca.crt'), defaultNamespace: 'kube-public', priority: logins.PRIORITY_OF_SERVICE_ACCOUNT });
+    expect(info).toMatchObject({
+      server: cluster.url,
+      token: cluster.token,
+      caPath: path.join(folder, 'ca.crt'),
+      defaultNamespace: 'kube-public',
+      priority: logins.PRIORITY_OF_SERVICE_ACCOUNT,
+    });
     expect(await listWith(info)).toContain('kube-public');
   });
 
   it('R-AUTH-2 without credentials, the message names KUBECONFIG, the default kubeconfig and the service-account token', () => {
     const folder = path.join(tempDir(), 'serviceaccount');
     const tail = `and ${path.join(folder, 'token')} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
-    expect(logins.noCredentialsMessage({ env: { HOME: '/home/someone' }, folder }))
-      .toBe(`No credentials found: KUBECONFIG is not set, /home/someone/.kube/config does not exist, ${tail}`);
+    expect(logins.noCredentialsMessage({ env: { HOME: '/home/someone' }, folder })).toBe(
+      `No credentials found: KUBECONFIG is not set, /home/someone/.kube/config does not exist, ${tail}`,
+    );
     const list = ['/etc/a', '/etc/b'].join(path.delimiter);
-    expect(logins.noCredentialsMessage({ env: { HOME: '/home/someone', KUBECONFIG: list }, folder }))
-      .toBe(`No credentials found: KUBECONFIG=${list} lists no existing file (the default /home/someone/.kube/config is not read when KUBECONFIG is set), ${tail}`);
+    expect(logins.noCredentialsMessage({ env: { HOME: '/home/someone', KUBECONFIG: list }, folder })).toBe(
+      `No credentials found: KUBECONFIG=${list} lists no existing file (the default /home/someone/.kube/config is not read when KUBECONFIG is set), ${tail}`,
+    );
   });
 
   it('R-AUTH-2 the service-account login defaults to the in-cluster server and is null without a token', () => {

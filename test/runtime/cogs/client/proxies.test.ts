@@ -66,15 +66,26 @@ async function startProxy(): Promise<{ url: string; log: string[]; close(): Prom
       upstream.pipe(client);
       client.pipe(upstream);
     });
-    for (const socket of [client, upstream]) { sockets.add(socket); socket.on('error', () => undefined); socket.on('close', () => sockets.delete(socket)); }
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+    }
   });
-  server.on('connection', (socket: net.Socket) => { sockets.add(socket); socket.on('close', () => sockets.delete(socket)); });
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     log,
-    close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -82,8 +93,14 @@ for (const tls of [true, false]) {
   describe(`R-AUTH-4 requests through a proxy to an ${tls ? 'HTTPS' : 'HTTP'} devcluster`, () => {
     let cluster: DevCluster;
     let proxy: Awaited<ReturnType<typeof startProxy>>;
-    beforeAll(async () => { cluster = await DevCluster.start({ tls }); proxy = await startProxy(); });
-    afterAll(async () => { await proxy?.close(); await cluster?.stop(); });
+    beforeAll(async () => {
+      cluster = await DevCluster.start({ tls });
+      proxy = await startProxy();
+    });
+    afterAll(async () => {
+      await proxy?.close();
+      await cluster?.stop();
+    });
 
     it(`R-AUTH-4 honours proxyUrl (${tls ? 'CONNECT tunnel' : 'absolute-form request'})`, async () => {
       const vault = new credentials.Vault();

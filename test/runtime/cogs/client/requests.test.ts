@@ -37,7 +37,9 @@ describe('R-AUTH-4 authorization header', () => {
   it('R-AUTH-5 network failures have a short text, also when Node aggregates several addresses', () => {
     const refused = (address: string): Error => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
     expect(transport.failureOf(refused('127.0.0.1:1'))).toBe('connect ECONNREFUSED 127.0.0.1:1');
-    expect(transport.failureOf(new AggregateError([refused('::1:1'), refused('127.0.0.1:1')], ''))).toBe('connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
+    expect(transport.failureOf(new AggregateError([refused('::1:1'), refused('127.0.0.1:1')], ''))).toBe(
+      'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
+    );
     expect(transport.failureOf(Object.assign(new Error(''), { code: 'ECONNRESET' }))).toBe('ECONNRESET');
   });
 
@@ -80,13 +82,26 @@ for (const tls of [true, false]) {
     let cluster: DevCluster;
     let client: Client;
     let clock: VirtualClock;
-    beforeAll(async () => { cluster = await DevCluster.start({ tls }); });
-    afterAll(async () => { await cluster?.stop(); });
-    afterEach(() => { client?.api.close(); cluster.faults.clear(); });
+    beforeAll(async () => {
+      cluster = await DevCluster.start({ tls });
+    });
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+    afterEach(() => {
+      client?.api.close();
+      cluster.faults.clear();
+    });
 
     const fresh = (configure?: (s: settings.OperatorSettings) => void): Client => {
       clock = new VirtualClock({ start: Date.now() });
-      client = clientFor(cluster, { clock, configure: (s) => { s.networking.requestTimeout = null; configure?.(s); } });
+      client = clientFor(cluster, {
+        clock,
+        configure: (s) => {
+          s.networking.requestTimeout = null;
+          configure?.(s);
+        },
+      });
       return client;
     };
     const listNamespaces = (): Promise<api.Listing> => client.api.list(NAMESPACES, null);
@@ -103,7 +118,10 @@ for (const tls of [true, false]) {
       const drained = client.api.unsaturated();
       expect(drained).toBeInstanceOf(Promise);
       let done = 0;
-      for (const p of [...first, ...more]) void p.then(() => { done += 1; });
+      for (const p of [...first, ...more])
+        void p.then(() => {
+          done += 1;
+        });
       await drained;
       // Drained: the backlog is down to one round of connections (the first round has answered).
       expect(done).toBeGreaterThanOrEqual(requests.MAX_CONCURRENT_REQUESTS);
@@ -148,7 +166,9 @@ for (const tls of [true, false]) {
     });
 
     it('R-AUTH-5 escalates HTTP 503 after the configured back-offs', async () => {
-      fresh((s) => { s.networking.errorBackoffs = [2, 3]; });
+      fresh((s) => {
+        s.networking.errorBackoffs = [2, 3];
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 5, action: { respond: { code: 503 } } });
       const before = nsRequests();
       const outcome = await drive(clock, listNamespaces());
@@ -164,7 +184,9 @@ for (const tls of [true, false]) {
     });
 
     it('R-AUTH-5 an empty errorBackoffs disables retries', async () => {
-      fresh((s) => { s.networking.errorBackoffs = []; });
+      fresh((s) => {
+        s.networking.errorBackoffs = [];
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 500 } } });
       const before = nsRequests();
       const outcome = await drive(clock, listNamespaces());
@@ -188,18 +210,25 @@ for (const tls of [true, false]) {
     });
 
     it('R-AUTH-5 a shorter Retry-After loses to the back-off unless enforceRetryAfter is set', async () => {
-      fresh((s) => { s.networking.errorBackoffs = [3]; });
+      fresh((s) => {
+        s.networking.errorBackoffs = [3];
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 429, retryAfterSeconds: 1 } } });
       expect((await drive(clock, listNamespaces())).slept).toEqual([3000]);
       client.api.close();
 
-      fresh((s) => { s.networking.errorBackoffs = [3]; s.networking.enforceRetryAfter = true; });
+      fresh((s) => {
+        s.networking.errorBackoffs = [3];
+        s.networking.enforceRetryAfter = true;
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 429, retryAfterSeconds: 1 } } });
       expect((await drive(clock, listNamespaces())).slept).toEqual([1000]);
     });
 
     it('R-AUTH-5 a 429 Status with details.retryAfterSeconds is escalated with its payload after the last attempt', async () => {
-      fresh((s) => { s.networking.errorBackoffs = [1]; });
+      fresh((s) => {
+        s.networking.errorBackoffs = [1];
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 2, action: { respond: { code: 429, retryAfterSeconds: 2, form: 'status' } } });
       const outcome = await drive(clock, listNamespaces());
       expect(outcome.slept).toEqual([2000]);
@@ -250,7 +279,12 @@ for (const tls of [true, false]) {
     });
 
     it('R-AUTH-6 a request exceeding requestTimeout fails with a timeout and is retried', async () => {
-      client = clientFor(cluster, { configure: (s) => { s.networking.requestTimeout = 0.2; s.networking.errorBackoffs = [0.01]; } });
+      client = clientFor(cluster, {
+        configure: (s) => {
+          s.networking.requestTimeout = 0.2;
+          s.networking.errorBackoffs = [0.01];
+        },
+      });
       cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { delay: { beforeMs: 1500 } } });
       const started = Date.now();
       const listing = await listNamespaces();
@@ -273,8 +307,12 @@ for (const tls of [true, false]) {
 
 describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
   let cluster: DevCluster;
-  beforeAll(async () => { cluster = await DevCluster.start({ auth: 'enforced', tls: false }); });
-  afterAll(async () => { await cluster?.stop(); });
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ auth: 'enforced', tls: false });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
 
   const makeApi = (vault: credentials.Vault): api.HttpKubeApi =>
     new api.HttpKubeApi({ vault, settings: new settings.OperatorSettings(), logger: new RecordingLogger() });
@@ -290,7 +328,10 @@ describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
     cluster.auth.revokeToken('token-a');
     cluster.requests.clear();
     await client.list(NAMESPACES, null);
-    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([[401, ''], [200, 'user-b']]);
+    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([
+      [401, ''],
+      [200, 'user-b'],
+    ]);
     expect(vault.current().map((item) => item.key)).toEqual(['b']);
     expect(vault.populate({ a: { server: cluster.url, token: 'token-a', priority: 2 } })).toBe(0);
     client.close();
@@ -305,7 +346,10 @@ describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
     cluster.auth.setExpiry('token-t', new Date(Date.now() - 1000));
     cluster.requests.clear();
     let done = false;
-    const pending = client.list(NAMESPACES, null).then((listing) => { done = true; return listing; });
+    const pending = client.list(NAMESPACES, null).then((listing) => {
+      done = true;
+      return listing;
+    });
     await vault.depleted.waitFor(true);
     expect(vault.readiness.isOn()).toBe(false);
     await new Promise((r) => setTimeout(r, 50));
@@ -314,7 +358,10 @@ describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
     vault.populate({ login: { server: cluster.url, token: 'token-u' } });
     const listing = await pending;
     expect(listing.items.length).toBeGreaterThan(0);
-    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([[401, ''], [200, 'user-u']]);
+    expect(cluster.requests.all.map((r) => [r.code, r.user])).toEqual([
+      [401, ''],
+      [200, 'user-u'],
+    ]);
     client.close();
   });
 
@@ -343,12 +390,18 @@ describe('R-AUTH-5 a stale kubeconfig: the server refuses connections', () => {
   it('R-AUTH-5 each failed attempt is one line with a short error; the final error is one line', async () => {
     const port = await closedPort();
     const file = path.join(tempDir(), 'config');
-    fs.writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: stale',
-      `clusters: [{name: gone, cluster: {server: "https://127.0.0.1:${port}"}}]`,
-      'users: [{name: me, user: {token: old}}]',
-      'contexts: [{name: stale, context: {cluster: gone, user: me}}]', '',
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: stale',
+        `clusters: [{name: gone, cluster: {server: "https://127.0.0.1:${port}"}}]`,
+        'users: [{name: me, user: {token: old}}]',
+        'contexts: [{name: stale, context: {cluster: gone, user: me}}]',
+        '',
+      ].join('\n'),
+    );
     const vault = new credentials.Vault();
     vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [file] }) });
     const clock = new VirtualClock({ start: Date.now() });
@@ -375,7 +428,9 @@ describe('R-AUTH-5 a stale kubeconfig: the server refuses connections', () => {
 describe('R-AUTH-6 connect timeout', () => {
   it('R-AUTH-6 a TLS handshake that never completes fails after connectTimeout', async () => {
     const sockets = new Set<net.Socket>();
-    const silent = net.createServer((socket) => { sockets.add(socket); });
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+    });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as net.AddressInfo;
     const vault = new credentials.Vault();
@@ -391,7 +446,9 @@ describe('R-AUTH-6 connect timeout', () => {
       expect(error).toBeInstanceOf(errors.RequestTimeoutError);
       expect((error as Error).message).toMatch(/could not connect within 200 ms/);
       expect(Date.now() - started).toBeLessThan(2000);
-      expect(logger.messages('error')[0]).toMatch(/^Request attempt #1\/1 failed; escalating: GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces -> RequestTimeoutError: /);
+      expect(logger.messages('error')[0]).toMatch(
+        /^Request attempt #1\/1 failed; escalating: GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces -> RequestTimeoutError: /,
+      );
     } finally {
       client.close();
       for (const socket of sockets) socket.destroy();

@@ -27,8 +27,12 @@ for (const tls of [false, true]) {
     let running: Running | undefined;
     let namespace: string;
 
-    beforeAll(async () => { cluster = await DevCluster.start({ tls, bookmarkIntervalMs: 300 }); });
-    afterAll(async () => { await cluster?.stop(); });
+    beforeAll(async () => {
+      cluster = await DevCluster.start({ tls, bookmarkIntervalMs: 300 });
+    });
+    afterAll(async () => {
+      await cluster?.stop();
+    });
     afterEach(async () => {
       await running?.stop();
       running = undefined;
@@ -40,14 +44,25 @@ for (const tls of [false, true]) {
       namespace = `watched-${++namespaceCounter}`;
       await cluster.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
       for (const name of names) await createMap(name);
-      client = clientFor(cluster, { configure: (s) => { s.watching.reconnectBackoff = 0.01; configure?.(s); } });
+      client = clientFor(cluster, {
+        configure: (s) => {
+          s.watching.reconnectBackoff = 0.01;
+          configure?.(s);
+        },
+      });
     }
 
     const createMap = (name: string, ns: string = namespace): Promise<unknown> =>
       cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { k: 'v' } });
 
-    const context = (overrides: Partial<watching.WatchContext> = {}): watching.WatchContext =>
-      ({ api: client.api, settings: client.settings, resource: CONFIGMAPS, namespace, logger: client.logger, ...overrides });
+    const context = (overrides: Partial<watching.WatchContext> = {}): watching.WatchContext => ({
+      api: client.api,
+      settings: client.settings,
+      resource: CONFIGMAPS,
+      namespace,
+      logger: client.logger,
+      ...overrides,
+    });
 
     function start(options: { paused?: Toggle; ctx?: watching.WatchContext } = {}): Running {
       const controller = new AbortController();
@@ -59,23 +74,30 @@ for (const tls of [false, true]) {
       running = {
         events,
         done,
-        async stop() { controller.abort(); await done.catch(() => undefined); },
+        async stop() {
+          controller.abort();
+          await done.catch(() => undefined);
+        },
         names: () => events.map((e) => (watching.isListed(e) ? 'LISTED' : `${e.type ?? 'null'}:${e.object.metadata?.name}`)),
       };
       return running;
     }
 
     const lists = (): number => cluster.requests.filter((r) => r.verb === 'list' && r.resource === 'configmaps' && r.namespace === namespace).length;
-    const watches = (): URLSearchParams[] => cluster.requests
-      .filter((r) => r.verb === 'watch' && r.resource === 'configmaps' && r.namespace === namespace)
-      .map((r) => new URLSearchParams(r.query));
+    const watches = (): URLSearchParams[] =>
+      cluster.requests.filter((r) => r.verb === 'watch' && r.resource === 'configmaps' && r.namespace === namespace).map((r) => new URLSearchParams(r.query));
     const lastRv = (events: watching.WatchEvent[]): string | undefined => {
       const last = events.filter((e): e is Exclude<watching.WatchEvent, watching.Listed> => !watching.isListed(e)).at(-1);
       return last?.object.metadata?.resourceVersion;
     };
 
     it('R-WATCH-1 R-WATCH-2 lists with type null events and a listed marker, then watches from the list version', async () => {
-      await setup((s) => { s.watching.serverTimeout = 30; }, ['a', 'b']);
+      await setup(
+        (s) => {
+          s.watching.serverTimeout = 30;
+        },
+        ['a', 'b'],
+      );
       cluster.requests.keepResponses = true;
       const watcher = start();
       await eventually(() => watches().length === 1, 'the watch request');
@@ -148,7 +170,12 @@ for (const tls of [false, true]) {
     });
 
     it('R-WATCH-4 a client-side timeout is swallowed and the watch resumes from the last version', async () => {
-      await setup((s) => { s.watching.clientTimeout = 0.3; }, ['a']);
+      await setup(
+        (s) => {
+          s.watching.clientTimeout = 0.3;
+        },
+        ['a'],
+      );
       const watcher = start();
       await eventually(() => watches().length >= 2, 'a reconnection after the client timeout');
       expect(watches()[1]!.get('resourceVersion')).toBe(watches()[0]!.get('resourceVersion'));
@@ -169,7 +196,12 @@ for (const tls of [false, true]) {
     });
 
     it('R-WATCH-4 a listing failing with 429 after the retries is repeated after the reconnect back-off', async () => {
-      await setup((s) => { s.networking.errorBackoffs = []; }, ['a']);
+      await setup(
+        (s) => {
+          s.networking.errorBackoffs = [];
+        },
+        ['a'],
+      );
       cluster.faults.add({ resource: 'configmaps', namespace, verb: 'list', times: 2, action: { respond: { code: 429 } } });
       const watcher = start();
       await eventually(() => watcher.events.length === 2, 'the listing');
@@ -179,14 +211,18 @@ for (const tls of [false, true]) {
     });
 
     it('R-WATCH-4 other listing errors fail the watcher', async () => {
-      await setup((s) => { s.networking.errorBackoffs = []; });
+      await setup((s) => {
+        s.networking.errorBackoffs = [];
+      });
       cluster.faults.add({ resource: 'configmaps', namespace, verb: 'list', times: 1, action: { respond: { code: 403 } } });
       const watcher = start();
       await expect(watcher.done).rejects.toBeInstanceOf(errors.ApiForbiddenError);
     });
 
     it('R-WATCH-5 an inactive stream is dropped and re-established without re-listing', async () => {
-      await setup((s) => { s.watching.inactivityTimeout = 0.2; });
+      await setup((s) => {
+        s.watching.inactivityTimeout = 0.2;
+      });
       const watcher = start();
       await eventually(() => watches().length >= 3, 'two reconnections');
       expect(lists()).toBe(1);
@@ -230,7 +266,10 @@ for (const tls of [false, true]) {
       await setup(undefined, ['a']);
       cluster.faults.add({ resource: 'configmaps', namespace, watch: true, times: 1, action: { watch: { error: 500, errorAfterEvents: 0 } } });
       const watcher = start();
-      const error = await watcher.done.then(() => undefined, (e: unknown) => e);
+      const error = await watcher.done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(errors.WatchingError);
       expect((error as errors.WatchingError).message).toMatch(/^Error in the watch-stream: \{.*"code":500/);
       expect((error as errors.WatchingError).payload?.code).toBe(500);
@@ -247,7 +286,10 @@ for (const tls of [false, true]) {
         async watch(resource, ns, options) {
           const lines = await client.api.watch(resource, ns, options);
           return (async function* () {
-            if (!injected) { injected = true; yield { type: 'SURPRISE', object: { metadata: { name: 'x' } } }; }
+            if (!injected) {
+              injected = true;
+              yield { type: 'SURPRISE', object: { metadata: { name: 'x' } } };
+            }
             yield* lines;
           })();
         },

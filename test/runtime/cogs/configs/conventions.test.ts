@@ -15,8 +15,7 @@ describe('annotation key forming', () => {
     [OP, 'fn'.repeat(323), `${OP}/${'fn'.repeat(16)}-Az-r.g`, `${OP}/${'fn'.repeat(28)}-Az-r.g`],
     [KZ, 'update_fn/spec.field', `${KZ}/update_fn.spec.field`, `${KZ}/update_fn.spec.field`],
     [KZ, 'a'.repeat(50), `${KZ}/${'a'.repeat(39)}-koaVtw`, `${KZ}/${'a'.repeat(50)}`],
-    [KZ, LONG, `${KZ}/create_fn.spec.items.very-long-sub-hand-zlF-7g`,
-      `${KZ}/create_fn.spec.items.very-long-sub-handler-identifier-fo-1Zgo2w`],
+    [KZ, LONG, `${KZ}/create_fn.spec.items.very-long-sub-hand-zlF-7g`, `${KZ}/create_fn.spec.items.very-long-sub-handler-identifier-fo-1Zgo2w`],
   ])('R-STORAGE-6 vector: prefix %s, key %s', (prefix, key, v1, v2) => {
     expect(conventions.v1Key(prefix, key)).toBe(v1);
     expect(conventions.v2Key(prefix, key)).toBe(v2);
@@ -64,7 +63,8 @@ describe('annotation key forming', () => {
 
 describe('ReplicaSets of Deployments', () => {
   const replicaSet = (ownerKind: string): unknown => ({
-    kind: 'ReplicaSet', metadata: { ownerReferences: [{ kind: ownerKind, name: 'd', uid: 'u', apiVersion: 'apps/v1' }] },
+    kind: 'ReplicaSet',
+    metadata: { ownerReferences: [{ kind: ownerKind, name: 'd', uid: 'u', apiVersion: 'apps/v1' }] },
   });
 
   it('R-STORAGE-12 record keys get -ofDRS for ReplicaSets owned by a Deployment', () => {
@@ -84,9 +84,13 @@ describe('ReplicaSets of Deployments', () => {
 describe('Kopf ownership', () => {
   it('R-STORAGE-11 prefixes with a kopf-managed marker, kopf.zalando.org and its subdomains are Kopf-owned', () => {
     const owned = conventions.detectMarkedPrefixes([
-      'custom.example.com/kopf-managed', 'custom.example.com/create_fn',
-      'kopf.zalando.org/x', 'op.kopf.zalando.org/y', 'xkopf.zalando.org/z',
-      'unrelated.example.com/a', 'no-prefix',
+      'custom.example.com/kopf-managed',
+      'custom.example.com/create_fn',
+      'kopf.zalando.org/x',
+      'op.kopf.zalando.org/y',
+      'xkopf.zalando.org/z',
+      'unrelated.example.com/a',
+      'no-prefix',
     ]);
     expect([...owned].sort()).toEqual(['custom.example.com', 'kopf.zalando.org', 'op.kopf.zalando.org']);
   });
@@ -105,8 +109,7 @@ describe('Kopf ownership', () => {
 
 describe('JSON encoding', () => {
   it('R-STORAGE-15 compact JSON with non-ASCII escaped as lower-case \\uXXXX', () => {
-    expect(conventions.dumpJson({ a: 'ü', b: [1, 'x'], c: '😀', d: '\u007f' })).toBe(
-      '{"a":"\\u00fc","b":[1,"x"],"c":"\\ud83d\\ude00","d":"\\u007f"}');
+    expect(conventions.dumpJson({ a: 'ü', b: [1, 'x'], c: '😀', d: '\u007f' })).toBe('{"a":"\\u00fc","b":[1,"x"],"c":"\\ud83d\\ude00","d":"\\u007f"}');
     expect(JSON.parse(conventions.dumpJson({ text: 'naïve ✓' }))).toEqual({ text: 'naïve ✓' });
   });
 });

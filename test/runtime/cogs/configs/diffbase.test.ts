@@ -6,15 +6,21 @@ import * as jsonpatches from '../../../../runtime/cogs/structs/jsonpatches.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
-const REFERENCE_LHC = '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n';
+const REFERENCE_LHC =
+  '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n';
 
 function referenceObject(extra: { annotations?: Record<string, string>; status?: Record<string, unknown> } = {}): Record<string, unknown> {
   return {
     apiVersion: 'kopf.dev/v1',
     kind: 'KopfExample',
     metadata: {
-      name: 'kopf-example-1', namespace: 'default', uid: 'u-1', resourceVersion: '12', generation: 1,
-      creationTimestamp: '2024-05-01T10:00:00Z', finalizers: ['kopf.zalando.org/KopfFinalizerMarker'],
+      name: 'kopf-example-1',
+      namespace: 'default',
+      uid: 'u-1',
+      resourceVersion: '12',
+      generation: 1,
+      creationTimestamp: '2024-05-01T10:00:00Z',
+      finalizers: ['kopf.zalando.org/KopfFinalizerMarker'],
       labels: { somelabel: 'somevalue' },
       annotations: { someannotation: 'somevalue', ...extra.annotations },
     },
@@ -32,17 +38,19 @@ describe('essence building', () => {
     expect(patch.toMergePatch()).toEqual({ metadata: { annotations: { [LHC]: REFERENCE_LHC } } });
   });
 
-  it('R-ESSENCE-1 last-applied-configuration, Kopf-owned prefixes and the storage\'s own key are excluded', () => {
+  it("R-ESSENCE-1 last-applied-configuration, Kopf-owned prefixes and the storage's own key are excluded", () => {
     const storage = new diffbase.AnnotationsDiffBaseStorage();
-    const body = referenceObject({ annotations: {
-      'kubectl.kubernetes.io/last-applied-configuration': '{}',
-      [LHC]: 'old',
-      'kopf.zalando.org/create_fn': '{}',
-      'other.kopf.zalando.org/x': '1',
-      'custom.example.com/kopf-managed': 'yes',
-      'custom.example.com/fn': '{}',
-      'unrelated.example.com/keep': 'me',
-    } });
+    const body = referenceObject({
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        [LHC]: 'old',
+        'kopf.zalando.org/create_fn': '{}',
+        'other.kopf.zalando.org/x': '1',
+        'custom.example.com/kopf-managed': 'yes',
+        'custom.example.com/fn': '{}',
+        'unrelated.example.com/keep': 'me',
+      },
+    });
     expect(storage.build({ body })).toEqual({
       spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
       metadata: { labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue', 'unrelated.example.com/keep': 'me' } },
@@ -68,7 +76,8 @@ describe('essence building', () => {
   it('R-STORAGE-3 ignored fields are removed from essences', () => {
     const storage = new diffbase.AnnotationsDiffBaseStorage({ ignoredFields: ['spec.duration', 'metadata.labels.somelabel'] });
     expect(storage.build({ body: referenceObject() })).toEqual({
-      spec: { field: 'value', items: ['item1', 'item2'] }, metadata: { annotations: { someannotation: 'somevalue' } },
+      spec: { field: 'value', items: ['item1', 'item2'] },
+      metadata: { annotations: { someannotation: 'somevalue' } },
     });
   });
 
@@ -80,13 +89,17 @@ describe('essence building', () => {
     expect(JSON.stringify(body)).toBe(before);
   });
 
-  it('R-ESSENCE-1 the progress storage\'s traces are cleared from both the essence and the stored diff-base', () => {
+  it("R-ESSENCE-1 the progress storage's traces are cleared from both the essence and the stored diff-base", () => {
     const diffbaseStorage = new diffbase.AnnotationsDiffBaseStorage({ prefix: 'my-op.example.com' });
     const progressStorage = new progress.AnnotationsProgressStorage({ prefix: 'other.example.com' });
     const body = referenceObject({ annotations: { 'other.example.com/create_fn': '{"retries":1}' } });
-    const stored = { ...diffbaseStorage.build({ body: referenceObject() }), metadata: {
-      labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue', 'other.example.com/create_fn': '{}' },
-    } };
+    const stored = {
+      ...diffbaseStorage.build({ body: referenceObject() }),
+      metadata: {
+        labels: { somelabel: 'somevalue' },
+        annotations: { someannotation: 'somevalue', 'other.example.com/create_fn': '{}' },
+      },
+    };
     const built = progressStorage.clear(diffbaseStorage.build({ body }));
     expect(built).toEqual(progressStorage.clear(stored));
     expect(JSON.stringify(built)).not.toContain('other.example.com');
@@ -115,9 +128,14 @@ describe('annotations diff-base storage', () => {
     const storage = new diffbase.AnnotationsDiffBaseStorage({ prefix: 'my-op.example.com' });
     const patch = new patches.Patch();
     storage.store({ body: {}, patch, essence: { spec: {} } });
-    expect(patch.toMergePatch()).toEqual({ metadata: { annotations: {
-      'my-op.example.com/last-handled-configuration': '{"spec":{}}\n', 'my-op.example.com/kopf-managed': 'yes',
-    } } });
+    expect(patch.toMergePatch()).toEqual({
+      metadata: {
+        annotations: {
+          'my-op.example.com/last-handled-configuration': '{"spec":{}}\n',
+          'my-op.example.com/kopf-managed': 'yes',
+        },
+      },
+    });
     const body = { spec: { a: 1 }, metadata: { annotations: { 'my-op.example.com/last-handled-configuration': '{}' } } };
     expect(storage.build({ body })).toEqual({ spec: { a: 1 } });
   });

@@ -9,12 +9,23 @@ import * as jsonpatches from '../../../../runtime/cogs/structs/jsonpatches.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 
 const RECORD: progress.ProgressRecord = {
-  started: '2024-05-01T10:00:00.123456+00:00', purpose: 'create', retries: 1, success: false, failure: false,
-  message: 'Not ready yet.', delayed: '2024-05-01T10:01:00.123456+00:00', stopped: null,
+  started: '2024-05-01T10:00:00.123456+00:00',
+  purpose: 'create',
+  retries: 1,
+  success: false,
+  failure: false,
+  message: 'Not ready yet.',
+  delayed: '2024-05-01T10:01:00.123456+00:00',
+  stopped: null,
 };
 const CLEAN = {
-  started: '2024-05-01T10:00:00.123456+00:00', delayed: '2024-05-01T10:01:00.123456+00:00', purpose: 'create',
-  retries: 1, success: false, failure: false, message: 'Not ready yet.',
+  started: '2024-05-01T10:00:00.123456+00:00',
+  delayed: '2024-05-01T10:01:00.123456+00:00',
+  purpose: 'create',
+  retries: 1,
+  success: false,
+  failure: false,
+  message: 'Not ready yet.',
 };
 
 function apply(body: unknown, patch: patches.PatchBase<object>): Record<string, unknown> {
@@ -89,7 +100,7 @@ export function runProgressContract(name: string, make: () => progress.ProgressS
       expect(again.isEmpty()).toBe(true);
     });
 
-    it('R-ESSENCE-1 clearing removes the storage\'s own traces and the stanzas they leave empty', async () => {
+    it("R-ESSENCE-1 clearing removes the storage's own traces and the stanzas they leave empty", async () => {
       const storage = make();
       const patch = new patches.Patch();
       await storage.store({ key: 'create_fn', record: RECORD, body: base, patch });

@@ -7,33 +7,59 @@ import * as patches from '../../../../runtime/cogs/structs/patches.js';
 import { runProgressContract } from './progress.contract.js';
 
 runProgressContract('AnnotationsProgressStorage', () => new progress.AnnotationsProgressStorage());
-runProgressContract('AnnotationsProgressStorage with a custom prefix', () => new progress.AnnotationsProgressStorage({ prefix: 'my-op.example.com', v1: false }));
+runProgressContract(
+  'AnnotationsProgressStorage with a custom prefix',
+  () => new progress.AnnotationsProgressStorage({ prefix: 'my-op.example.com', v1: false }),
+);
 runProgressContract('StatusProgressStorage', () => new progress.StatusProgressStorage());
 runProgressContract('SmartProgressStorage', () => new progress.SmartProgressStorage());
-runProgressContract('MultiProgressStorage', () => new progress.MultiProgressStorage([
-  new progress.AnnotationsProgressStorage(), new progress.StatusProgressStorage({ name: 'other' }),
-]));
+runProgressContract(
+  'MultiProgressStorage',
+  () => new progress.MultiProgressStorage([new progress.AnnotationsProgressStorage(), new progress.StatusProgressStorage({ name: 'other' })]),
+);
 
 const T0 = '2024-05-01T10:00:00.123456+00:00';
 const T1 = '2024-05-01T10:00:00.234567+00:00';
 
 const reference = {
-  apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
-  metadata: { name: 'kopf-example-1', namespace: 'default', resourceVersion: '1', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
+  apiVersion: 'kopf.dev/v1',
+  kind: 'KopfExample',
+  metadata: {
+    name: 'kopf-example-1',
+    namespace: 'default',
+    resourceVersion: '1',
+    labels: { somelabel: 'somevalue' },
+    annotations: { someannotation: 'somevalue' },
+  },
   spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
 };
 
 describe('record encoding', () => {
-  it('R-STORAGE-4 records are compact JSON in the spec\'s key order with nulls omitted', () => {
+  it("R-STORAGE-4 records are compact JSON in the spec's key order with nulls omitted", () => {
     const done = progress.encodeRecord({
-      success: true, failure: false, retries: 1, purpose: 'create', stopped: T1, started: T0, message: null, delayed: null,
+      success: true,
+      failure: false,
+      retries: 1,
+      purpose: 'create',
+      stopped: T1,
+      started: T0,
+      message: null,
+      delayed: null,
     });
     expect(done).toBe(`{"started":"${T0}","stopped":"${T1}","purpose":"create","retries":1,"success":true,"failure":false}`);
     const pending = progress.encodeRecord({
-      subrefs: ['create_fn/item1', 'create_fn/item2'], message: 'Not ready yet.', failure: false, success: false,
-      retries: 2, purpose: 'update', delayed: '2024-05-01T10:01:00.123456+00:00', started: T0,
+      subrefs: ['create_fn/item1', 'create_fn/item2'],
+      message: 'Not ready yet.',
+      failure: false,
+      success: false,
+      retries: 2,
+      purpose: 'update',
+      delayed: '2024-05-01T10:01:00.123456+00:00',
+      started: T0,
     });
-    expect(pending).toBe(`{"started":"${T0}","delayed":"2024-05-01T10:01:00.123456+00:00","purpose":"update","retries":2,"success":false,"failure":false,"message":"Not ready yet.","subrefs":["create_fn/item1","create_fn/item2"]}`);
+    expect(pending).toBe(
+      `{"started":"${T0}","delayed":"2024-05-01T10:01:00.123456+00:00","purpose":"update","retries":2,"success":false,"failure":false,"message":"Not ready yet.","subrefs":["create_fn/item1","create_fn/item2"]}`,
+    );
   });
 
   it('R-STORAGE-15 non-ASCII messages are escaped; both escaped and raw values are read', () => {
@@ -65,9 +91,14 @@ describe('annotations progress storage', () => {
     const storage = new progress.AnnotationsProgressStorage({ prefix: 'my-op.example.com' });
     const patch = new patches.Patch();
     storage.store({ key: 'fn', record: { retries: 0 }, body: {}, patch });
-    expect(patch.toMergePatch()).toEqual({ metadata: { annotations: {
-      'my-op.example.com/fn': '{"retries":0}', 'my-op.example.com/kopf-managed': 'yes',
-    } } });
+    expect(patch.toMergePatch()).toEqual({
+      metadata: {
+        annotations: {
+          'my-op.example.com/fn': '{"retries":0}',
+          'my-op.example.com/kopf-managed': 'yes',
+        },
+      },
+    });
   });
 
   it('R-STORAGE-12 ReplicaSets of Deployments use -ofDRS keys', () => {
@@ -105,9 +136,25 @@ describe('status and smart progress storages', () => {
     const storage = new progress.StatusProgressStorage();
     const patch = new patches.Patch();
     storage.store({ key: 'create_fn/sub', record: { started: T0, retries: 0, success: false, failure: false }, body: {}, patch });
-    expect(patch.toMergePatch()).toEqual({ status: { kopf: { progress: { 'create_fn/sub': {
-      started: T0, stopped: null, delayed: null, purpose: null, retries: 0, success: false, failure: false, message: null, subrefs: null,
-    } } } } });
+    expect(patch.toMergePatch()).toEqual({
+      status: {
+        kopf: {
+          progress: {
+            'create_fn/sub': {
+              started: T0,
+              stopped: null,
+              delayed: null,
+              purpose: null,
+              retries: 0,
+              success: false,
+              failure: false,
+              message: null,
+              subrefs: null,
+            },
+          },
+        },
+      },
+    });
   });
 
   it('R-STORAGE-1 the smart storage reads legacy status records but never writes status', async () => {
@@ -117,9 +164,14 @@ describe('status and smart progress storages', () => {
     const patch = new patches.Patch();
     await storage.store({ key: 'create_fn', record: { started: T0, retries: 3 }, body: legacy, patch });
     storage.touch({ body: legacy, patch, value: T1 });
-    expect(patch.toMergePatch()).toEqual({ metadata: { annotations: {
-      'kopf.zalando.org/create_fn': `{"started":"${T0}","retries":3}`, 'kopf.zalando.org/touch-dummy': T1,
-    } } });
+    expect(patch.toMergePatch()).toEqual({
+      metadata: {
+        annotations: {
+          'kopf.zalando.org/create_fn': `{"started":"${T0}","retries":3}`,
+          'kopf.zalando.org/touch-dummy': T1,
+        },
+      },
+    });
   });
 
   it('R-STORAGE-8 the smart storage purges legacy status records as well as annotations', async () => {
@@ -155,24 +207,47 @@ describe('reference traces', () => {
     const diffbaseStorage = new diffbase.AnnotationsDiffBaseStorage();
     const patch = new patches.Patch();
     await storage.store({ key: 'create_fn', record: { started: T0, purpose: 'create', retries: 0, success: false, failure: false }, body: reference, patch });
-    await storage.store({ key: 'create_fn', record: { started: T0, stopped: T1, purpose: 'create', retries: 1, success: true, failure: false }, body: reference, patch });
+    await storage.store({
+      key: 'create_fn',
+      record: { started: T0, stopped: T1, purpose: 'create', retries: 1, success: true, failure: false },
+      body: reference,
+      patch,
+    });
     await storage.purge({ key: 'create_fn', body: reference, patch });
     diffbaseStorage.store({ body: reference, patch, essence: diffbaseStorage.build({ body: reference }) });
-    expect(JSON.stringify(patch.toMergePatch())).toBe(JSON.stringify({ metadata: { annotations: {
-      [LHC]: '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n',
-    } } }));
+    expect(JSON.stringify(patch.toMergePatch())).toBe(
+      JSON.stringify({
+        metadata: {
+          annotations: {
+            [LHC]:
+              '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n',
+          },
+        },
+      }),
+    );
   });
 
   it('4.3 two handlers: cycle 1 stores both records, cycle 2 purges both and stores the diff-base', async () => {
     const storage = new progress.SmartProgressStorage();
     const diffbaseStorage = new diffbase.AnnotationsDiffBaseStorage();
     const cycle1 = new patches.Patch();
-    await storage.store({ key: 'A', record: { started: T0, stopped: T1, delayed: null, purpose: 'create', retries: 1, success: true, failure: false, message: null }, body: reference, patch: cycle1 });
+    await storage.store({
+      key: 'A',
+      record: { started: T0, stopped: T1, delayed: null, purpose: 'create', retries: 1, success: true, failure: false, message: null },
+      body: reference,
+      patch: cycle1,
+    });
     await storage.store({ key: 'B', record: { started: T0, purpose: 'create', retries: 0, success: false, failure: false }, body: reference, patch: cycle1 });
     expect(JSON.stringify(cycle1.split({ statusSubresource: true }).main)).toBe(
-      '{"metadata":{"annotations":{"kopf.zalando.org/A":"{\\"started\\":\\"' + T0 + '\\",\\"stopped\\":\\"' + T1
-      + '\\",\\"purpose\\":\\"create\\",\\"retries\\":1,\\"success\\":true,\\"failure\\":false}",'
-      + '"kopf.zalando.org/B":"{\\"started\\":\\"' + T0 + '\\",\\"purpose\\":\\"create\\",\\"retries\\":0,\\"success\\":false,\\"failure\\":false}"}}}');
+      '{"metadata":{"annotations":{"kopf.zalando.org/A":"{\\"started\\":\\"' +
+        T0 +
+        '\\",\\"stopped\\":\\"' +
+        T1 +
+        '\\",\\"purpose\\":\\"create\\",\\"retries\\":1,\\"success\\":true,\\"failure\\":false}",' +
+        '"kopf.zalando.org/B":"{\\"started\\":\\"' +
+        T0 +
+        '\\",\\"purpose\\":\\"create\\",\\"retries\\":0,\\"success\\":false,\\"failure\\":false}"}}}',
+    );
 
     const body2 = jsonpatches.applyMergePatch(reference, cycle1.toMergePatch());
     const essence = storage.clear(diffbaseStorage.build({ body: body2 }));

@@ -68,8 +68,12 @@ describe('OperatorSettings', () => {
 
   it('R-CONFIG-1 execution.maxWorkers below 1 throws; 1 and null are accepted', () => {
     const own = new settings.OperatorSettings();
-    expect(() => { own.execution.maxWorkers = 0; }).toThrow(settings.SettingsError);
-    expect(() => { own.execution.maxWorkers = -5; }).toThrow(/at least 1/);
+    expect(() => {
+      own.execution.maxWorkers = 0;
+    }).toThrow(settings.SettingsError);
+    expect(() => {
+      own.execution.maxWorkers = -5;
+    }).toThrow(/at least 1/);
     own.execution.maxWorkers = 1;
     expect(own.execution.maxWorkers).toBe(1);
     own.execution.maxWorkers = null;

@@ -6,7 +6,10 @@ describe('parseField', () => {
   it.each([
     ['spec.items', ['spec', 'items']],
     ['spec', ['spec']],
-    [['metadata', 'annotations', 'a.b/c'], ['metadata', 'annotations', 'a.b/c']],
+    [
+      ['metadata', 'annotations', 'a.b/c'],
+      ['metadata', 'annotations', 'a.b/c'],
+    ],
     ['', []],
     [undefined, []],
     [null, []],
@@ -110,7 +113,9 @@ describe('copies and frozen views', () => {
     const original = { spec: { items: ['a'] } };
     const view = dicts.frozenCopy(original);
     expect(Object.isFrozen(view.spec.items)).toBe(true);
-    expect(() => { (view.spec.items as string[]).push('b'); }).toThrow(TypeError);
+    expect(() => {
+      (view.spec.items as string[]).push('b');
+    }).toThrow(TypeError);
     original.spec.items.push('b');
     expect(view.spec.items).toEqual(['a']);
   });

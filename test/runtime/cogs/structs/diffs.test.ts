@@ -13,7 +13,9 @@ describe('diff items', () => {
     expect(item.new).toBe('2G');
     expect(Object.isFrozen(item)).toBe(true);
     expect(Object.isFrozen(item.field)).toBe(true);
-    expect(() => { (item as unknown as unknown[])[0] = 'add'; }).toThrow(TypeError);
+    expect(() => {
+      (item as unknown as unknown[])[0] = 'add';
+    }).toThrow(TypeError);
   });
 
   it('R-ESSENCE-5 a diff destructures like tuples and compares equal to plain arrays', () => {
@@ -47,9 +49,13 @@ describe('diff', () => {
     const a = { z: 1, k: 1, b: 1, common2: 1, common1: 1 };
     const b = { y: 2, c: 2, common2: 2, common1: 2 };
     expect(diffs.diff(a, b).map((item) => [item.op, item.field.join('.')])).toEqual([
-      ['add', 'c'], ['add', 'y'],
-      ['remove', 'b'], ['remove', 'k'], ['remove', 'z'],
-      ['change', 'common1'], ['change', 'common2'],
+      ['add', 'c'],
+      ['add', 'y'],
+      ['remove', 'b'],
+      ['remove', 'k'],
+      ['remove', 'z'],
+      ['change', 'common1'],
+      ['change', 'common2'],
     ]);
   });
 
@@ -72,9 +78,7 @@ describe('diff', () => {
 
 describe('field-scoped diffs', () => {
   it('R-ESSENCE-4 adding a whole spec yields one add item with path [] for spec.field', () => {
-    expect(diffs.diffAt('spec.field', {}, { spec: { field: 'value', other: 1 } })).toEqual([
-      ['add', [], null, 'value'],
-    ]);
+    expect(diffs.diffAt('spec.field', {}, { spec: { field: 'value', other: 1 } })).toEqual([['add', [], null, 'value']]);
   });
 
   it('R-ESSENCE-4 items under the field keep their path relative to it; unrelated ones are dropped', () => {

@@ -39,8 +39,15 @@ describe('diffing bodies into JSON-Patch operations', () => {
     ['R-FINAL-5 removing the only one removes the list', [F], [], [{ op: 'remove', path: '/metadata/finalizers' }]],
     ['R-FINAL-5 removing the list itself removes it', [F], undefined, [{ op: 'remove', path: '/metadata/finalizers' }]],
     ['R-FINAL-5 removing one of several removes by index', ['a', F, 'b'], ['a', 'b'], [{ op: 'remove', path: '/metadata/finalizers/1' }]],
-    ['R-FINAL-5 removals are indexed as they apply, one after another', ['x', 'a', 'y', 'b'], ['a', 'b'],
-      [{ op: 'remove', path: '/metadata/finalizers/0' }, { op: 'remove', path: '/metadata/finalizers/1' }]],
+    [
+      'R-FINAL-5 removals are indexed as they apply, one after another',
+      ['x', 'a', 'y', 'b'],
+      ['a', 'b'],
+      [
+        { op: 'remove', path: '/metadata/finalizers/0' },
+        { op: 'remove', path: '/metadata/finalizers/1' },
+      ],
+    ],
     ['reordering falls back to replacing the list', ['a', 'b'], ['b', 'a'], [{ op: 'replace', path: '/metadata/finalizers', value: ['b', 'a'] }]],
   ])('%s', (_title, before, after, expected) => {
     const body = (finalizers?: string[]): unknown => ({ metadata: { name: 'n', ...(finalizers ? { finalizers } : {}) } });
@@ -49,7 +56,7 @@ describe('diffing bodies into JSON-Patch operations', () => {
 });
 
 describe('request helpers', () => {
-  it('R-PATCH-2 the resource-version test guards by the body\'s version; /status operations split off', () => {
+  it("R-PATCH-2 the resource-version test guards by the body's version; /status operations split off", () => {
     expect(jsonpatches.resourceVersionTest({ metadata: { resourceVersion: '7' } })).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: '7' });
     const ops: jsonpatches.JsonPatchOperation[] = [
       { op: 'add', path: '/metadata/finalizers', value: [F] },
@@ -57,9 +64,9 @@ describe('request helpers', () => {
       { op: 'remove', path: '/statusish' },
     ];
     expect(jsonpatches.splitJsonPatch(ops, { statusSubresource: true })).toEqual({
-      main: [ops[0], ops[2]], status: [ops[1]],
+      main: [ops[0], ops[2]],
+      status: [ops[1]],
     });
     expect(jsonpatches.splitJsonPatch(ops, { statusSubresource: false })).toEqual({ main: ops, status: [] });
   });
 });
-

@@ -127,13 +127,17 @@ describe('JSON-Patch from transformation functions', () => {
     metadata: { name: 'n', resourceVersion: '7', ...(finalizers ? { finalizers } : {}) },
     spec: { a: 1, list: [1, 2] },
   });
-  const append = (name: string) => (b: { metadata?: { finalizers?: string[] } }): void => {
-    b.metadata ??= {};
-    b.metadata.finalizers = [...(b.metadata.finalizers ?? []), name];
-  };
-  const drop = (name: string) => (b: { metadata?: { finalizers?: string[] } }): void => {
-    if (b.metadata?.finalizers) b.metadata.finalizers = b.metadata.finalizers.filter((f) => f !== name);
-  };
+  const append =
+    (name: string) =>
+    (b: { metadata?: { finalizers?: string[] } }): void => {
+      b.metadata ??= {};
+      b.metadata.finalizers = [...(b.metadata.finalizers ?? []), name];
+    };
+  const drop =
+    (name: string) =>
+    (b: { metadata?: { finalizers?: string[] } }): void => {
+      if (b.metadata?.finalizers) b.metadata.finalizers = b.metadata.finalizers.filter((f) => f !== name);
+    };
 
   it('R-FINAL-3 adding the finalizer when absent adds the whole list', () => {
     const patch = new patches.Patch();
@@ -169,7 +173,9 @@ describe('JSON-Patch from transformation functions', () => {
 
   it('R-PATCH-2 the merge-patch is applied before the functions; maps per key, arrays whole', () => {
     const patch = new patches.Patch({ spec: { a: null, b: 'new', list: [3] }, metadata: { labels: { 'x/y~z': 'v' } } });
-    patch.fns.push((b) => { (b['spec'] as Record<string, unknown>)['c'] = true; });
+    patch.fns.push((b) => {
+      (b['spec'] as Record<string, unknown>)['c'] = true;
+    });
     expect(patch.toJsonPatch(body())).toEqual([
       { op: 'add', path: '/metadata/labels', value: { 'x/y~z': 'v' } },
       { op: 'remove', path: '/spec/a' },

@@ -21,11 +21,21 @@ export interface Line {
 /** A logger that remembers every call. */
 export class RecordingLogger implements loggers.Logger {
   readonly lines: Line[] = [];
-  debug(message: string, extra?: loggers.LogExtra): void { this.lines.push({ level: 'debug', message, extra }); }
-  info(message: string, extra?: loggers.LogExtra): void { this.lines.push({ level: 'info', message, extra }); }
-  warning(message: string, extra?: loggers.LogExtra): void { this.lines.push({ level: 'warning', message, extra }); }
-  error(message: string, extra?: loggers.LogExtra): void { this.lines.push({ level: 'error', message, extra }); }
-  critical(message: string, extra?: loggers.LogExtra): void { this.lines.push({ level: 'critical', message, extra }); }
+  debug(message: string, extra?: loggers.LogExtra): void {
+    this.lines.push({ level: 'debug', message, extra });
+  }
+  info(message: string, extra?: loggers.LogExtra): void {
+    this.lines.push({ level: 'info', message, extra });
+  }
+  warning(message: string, extra?: loggers.LogExtra): void {
+    this.lines.push({ level: 'warning', message, extra });
+  }
+  error(message: string, extra?: loggers.LogExtra): void {
+    this.lines.push({ level: 'error', message, extra });
+  }
+  critical(message: string, extra?: loggers.LogExtra): void {
+    this.lines.push({ level: 'critical', message, extra });
+  }
 
   messages(level?: loggers.LogLevel): string[] {
     return this.lines.filter((line) => level === undefined || line.level === level).map((line) => line.message);
@@ -41,10 +51,15 @@ export const T0 = Date.UTC(2024, 4, 1, 10, 0, 0) + 123.456;
 
 export function referenceBody(): Record<string, unknown> {
   return {
-    apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+    apiVersion: 'kopf.dev/v1',
+    kind: 'KopfExample',
     metadata: {
-      name: 'kopf-example-1', namespace: 'default', uid: 'uid-1', resourceVersion: '1',
-      labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' },
+      name: 'kopf-example-1',
+      namespace: 'default',
+      uid: 'uid-1',
+      resourceVersion: '1',
+      labels: { somelabel: 'somevalue' },
+      annotations: { someannotation: 'somevalue' },
     },
     spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
   };
@@ -77,7 +92,13 @@ export interface CycleResult {
 /** Kwargs as the reactor would build them (a small subset). */
 export function simpleKwargs(world: World, patch: patches.Patch, reason: string) {
   return (handler: execution.Invocable, retry: execution.RetryKwargs): object => ({
-    body: world.body, spec: world.body['spec'], patch, logger: world.logger, param: handler.param, reason, ...retry,
+    body: world.body,
+    spec: world.body['spec'],
+    patch,
+    logger: world.logger,
+    param: handler.param,
+    reason,
+    ...retry,
   });
 }
 
@@ -85,12 +106,16 @@ export function simpleKwargs(world: World, patch: patches.Patch, reason: string)
  * One processing cycle of a change cause over `world.body`; the resulting merge-patch is applied to
  * the body (as the API would do) unless `apply: false`.
  */
-export async function runCycle(world: World, handlers: readonly execution.Invocable[], options?: {
-  readonly reason?: string;
-  readonly apply?: boolean;
-  readonly signal?: AbortSignal;
-  readonly scope?: Partial<execution.ExecutionScope>;
-}): Promise<CycleResult> {
+export async function runCycle(
+  world: World,
+  handlers: readonly execution.Invocable[],
+  options?: {
+    readonly reason?: string;
+    readonly apply?: boolean;
+    readonly signal?: AbortSignal;
+    readonly scope?: Partial<execution.ExecutionScope>;
+  },
+): Promise<CycleResult> {
   const reason = options?.reason ?? 'create';
   const patch = new patches.Patch();
   const ids = handlers.map((handler) => handler.id);
@@ -98,7 +123,10 @@ export async function runCycle(world: World, handlers: readonly execution.Invoca
   const loaded = await progression.State.fromStorage({ body: world.body, storage: world.storage, handlerIds: ids, now });
   const state = loaded.withPurpose(reason).withHandlers(ids, now);
   const scope: execution.ExecutionScope = {
-    settings: world.settings, clock: world.clock, logger: world.logger, signal: options?.signal,
+    settings: world.settings,
+    clock: world.clock,
+    logger: world.logger,
+    signal: options?.signal,
     kwargs: simpleKwargs(world, patch, reason),
     change: { body: world.body, patch, reason, storage: world.storage },
     ...options?.scope,

@@ -29,7 +29,9 @@ describe('async contexts', () => {
     const context: invocation.HandlerContext = {
       handler: { id: 'h', fn: () => undefined },
       scope: { settings: world.settings, clock: world.clock, logger: world.logger, kwargs: () => ({}) },
-      subhandlers: [], subrefs: [], subexecuted: false,
+      subhandlers: [],
+      subrefs: [],
+      subexecuted: false,
     };
     const seen = await invocation.runInHandler(context, async () => {
       await Promise.resolve();
@@ -54,7 +56,13 @@ describe('async contexts', () => {
 describe('kwargs and invocation', () => {
   it('R-FILTERS-1 lazy kwargs compute each field once, on first access, and are read-only', () => {
     let computed = 0;
-    const kwargs = invocation.lazyKwargs<{ diff: number; name: string }>({ diff: () => { computed += 1; return 42; }, name: () => 'x' });
+    const kwargs = invocation.lazyKwargs<{ diff: number; name: string }>({
+      diff: () => {
+        computed += 1;
+        return 42;
+      },
+      name: () => 'x',
+    });
     expect(computed).toBe(0);
     expect(kwargs.diff).toBe(42);
     expect(kwargs.diff).toBe(42);
@@ -62,14 +70,28 @@ describe('kwargs and invocation', () => {
     const { name, ...rest } = kwargs;
     expect(name).toBe('x');
     expect(rest).toEqual({ diff: 42 });
-    expect(() => { (kwargs as { name: string }).name = 'y'; }).toThrow(TypeError);
+    expect(() => {
+      (kwargs as { name: string }).name = 'y';
+    }).toThrow(TypeError);
   });
 
   it('R-API-3 functions get one kwargs object; sync and async results alike; errors propagate', async () => {
     const received: unknown[] = [];
-    await expect(invocation.invoke((kwargs: { a: number }) => { received.push(kwargs); return kwargs.a + 1; }, { a: 1 })).resolves.toBe(2);
+    await expect(
+      invocation.invoke(
+        (kwargs: { a: number }) => {
+          received.push(kwargs);
+          return kwargs.a + 1;
+        },
+        { a: 1 },
+      ),
+    ).resolves.toBe(2);
     await expect(invocation.invoke(async (kwargs: { a: number }) => kwargs.a * 10, { a: 2 })).resolves.toBe(20);
-    await expect(invocation.invoke(() => { throw new Error('sync'); }, {})).rejects.toThrow('sync');
+    await expect(
+      invocation.invoke(() => {
+        throw new Error('sync');
+      }, {}),
+    ).rejects.toThrow('sync');
     await expect(invocation.invoke(() => Promise.reject(new Error('async')), {})).rejects.toThrow('async');
     expect(received).toEqual([{ a: 1 }]);
   });

@@ -35,7 +35,9 @@ describe('formats', () => {
     logging.configure();
     logging.objectLogger({ body }).info('Something was logged here.');
     logging.getLogger('kopf.activities.startup.with.a.long.name').warning('Careful.');
-    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] kopf\.objects {9}\[INFO {4}\] \[default\/kopf-example-1\] Something was logged here\.$/);
+    expect(lines[0]).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] kopf\.objects {9}\[INFO {4}\] \[default\/kopf-example-1\] Something was logged here\.$/,
+    );
     expect(lines[1]).toMatch(/^\[[^\]]+\] kopf\.activities\.star \[WARNING \] Careful\.$/);
   });
 
@@ -55,7 +57,8 @@ describe('formats', () => {
     const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(Object.keys(first!)).toEqual(['message', 'timestamp', 'object', 'severity']);
     expect(first).toMatchObject({
-      message: 'Careful.', severity: 'warn',
+      message: 'Careful.',
+      severity: 'warn',
       object: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1', namespace: 'default' },
     });
     expect(first!['timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
@@ -78,8 +81,11 @@ describe('formats', () => {
   });
 
   it.each([
-    [10, 'DEBUG', 'debug', 'Debug'], [20, 'INFO', 'info', 'Normal'], [30, 'WARNING', 'warn', 'Warning'],
-    [40, 'ERROR', 'error', 'Error'], [50, 'CRITICAL', 'fatal', 'Fatal'],
+    [10, 'DEBUG', 'debug', 'Debug'],
+    [20, 'INFO', 'info', 'Normal'],
+    [30, 'WARNING', 'warn', 'Warning'],
+    [40, 'ERROR', 'error', 'Error'],
+    [50, 'CRITICAL', 'fatal', 'Fatal'],
   ])('level %i is %s, severity %s, event type %s', (level, name, severity, type) => {
     expect(logging.levelName(level)).toBe(name);
     expect(logging.severityOf(level)).toBe(severity);
@@ -168,7 +174,7 @@ describe('posting per-object messages as k8s-events', () => {
     expect(lines).toEqual([]);
   });
 
-  it('R-POST-2 without explicit settings and sink, the current operator\'s are used', () => {
+  it("R-POST-2 without explicit settings and sink, the current operator's are used", () => {
     const { posted, sink } = capture();
     const config = postingSettings(true);
     invocation.runInOperator({ settings: config, events: sink }, () => {
@@ -183,10 +189,16 @@ describe('posting per-object messages as k8s-events', () => {
     const world = makeWorld();
     const { posted, sink } = capture();
     const logger = logging.objectLogger({ body, settings: postingSettings(true), sink });
-    const create_fn: execution.Invocable = { id: 'create_fn', fn: ({ logger: log }) => { (log as logging.ObjectLogger).info('Something was logged here.'); } };
+    const create_fn: execution.Invocable = {
+      id: 'create_fn',
+      fn: ({ logger: log }) => {
+        (log as logging.ObjectLogger).info('Something was logged here.');
+      },
+    };
     const state = progression.State.fromScratch().withPurpose('create').withHandlers(['create_fn'], world.clock.now());
     await execution.executeHandlersOnce({
-      handlers: [create_fn], state,
+      handlers: [create_fn],
+      state,
       scope: { settings: world.settings, clock: world.clock, logger, kwargs: () => ({ logger }) },
     });
     expect(posted.map((e) => e.message)).toEqual(['Something was logged here.', "Handler 'create_fn' succeeded."]);

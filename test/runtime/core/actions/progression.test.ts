@@ -5,7 +5,6 @@ import * as progress from '../../../../runtime/cogs/configs/progress.js';
 import * as timestamps from '../../../../runtime/cogs/configs/timestamps.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
-import * as outcomes from '../../../../runtime/core/actions/outcomes.js';
 import * as progression from '../../../../runtime/core/actions/progression.js';
 import { T0, handler, makeWorld, referenceBody, runCycle } from './helpers.js';
 
@@ -18,27 +17,35 @@ describe('trace 4.3: two create handlers, one per cycle', () => {
     const diffbaseStorage = new diffbase.AnnotationsDiffBaseStorage();
     const calls: string[] = [];
     const handlers = [
-      handler('A', async () => { calls.push('A'); await world.clock.advance(111.111); }),
-      handler('B', () => { calls.push('B'); }),
+      handler('A', async () => {
+        calls.push('A');
+        await world.clock.advance(111.111);
+      }),
+      handler('B', () => {
+        calls.push('B');
+      }),
     ];
 
     const first = await runCycle(world, handlers);
     expect(calls).toEqual(['A']);
     expect(first.state.done).toBe(false);
     expect(JSON.stringify(first.patch.toMergePatch())).toBe(
-      '{"metadata":{"annotations":{'
-      + `"kopf.zalando.org/A":"{\\"started\\":\\"${TS0}\\",\\"stopped\\":\\"${TS1}\\",\\"purpose\\":\\"create\\",\\"retries\\":1,\\"success\\":true,\\"failure\\":false}",`
-      + `"kopf.zalando.org/B":"{\\"started\\":\\"${TS0}\\",\\"purpose\\":\\"create\\",\\"retries\\":0,\\"success\\":false,\\"failure\\":false}"`
-      + '}}}');
+      '{"metadata":{"annotations":{' +
+        `"kopf.zalando.org/A":"{\\"started\\":\\"${TS0}\\",\\"stopped\\":\\"${TS1}\\",\\"purpose\\":\\"create\\",\\"retries\\":1,\\"success\\":true,\\"failure\\":false}",` +
+        `"kopf.zalando.org/B":"{\\"started\\":\\"${TS0}\\",\\"purpose\\":\\"create\\",\\"retries\\":0,\\"success\\":false,\\"failure\\":false}"` +
+        '}}}',
+    );
 
     const second = await runCycle(world, handlers, { apply: false });
     expect(calls).toEqual(['A', 'B']);
     expect(second.state.done).toBe(true);
     expect(second.state.counts).toEqual({ success: 2, failure: 0, running: 0 });
     diffbaseStorage.store({ body: world.body, patch: second.patch, essence: diffbaseStorage.build({ body: referenceBody() }) });
-    const essence = '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}';
+    const essence =
+      '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}';
     expect(JSON.stringify(second.patch.toMergePatch())).toBe(
-      `{"metadata":{"annotations":{"kopf.zalando.org/A":null,"kopf.zalando.org/B":null,"kopf.zalando.org/last-handled-configuration":${JSON.stringify(`${essence}\n`)}}}}`);
+      `{"metadata":{"annotations":{"kopf.zalando.org/A":null,"kopf.zalando.org/B":null,"kopf.zalando.org/last-handled-configuration":${JSON.stringify(`${essence}\n`)}}}}`,
+    );
   });
 
   it('R-STORAGE-8 a record created and finished in the same cycle is never sent', async () => {
@@ -50,10 +57,19 @@ describe('trace 4.3: two create handlers, one per cycle', () => {
 
 describe('handler states', () => {
   it('R-STORAGE-5 records are read with any timestamp form; absent started means now; absent counters mean zero', () => {
-    const state = progression.HandlerState.fromStorage({
-      started: '2024-05-01T10:00:00Z', delayed: '2024-05-01T12:00:10+02:00', purpose: 'update', retries: 2,
-      success: false, failure: false, message: 'Not ready yet.', subrefs: ['p/b', 'p/a'],
-    }, { now: 5 });
+    const state = progression.HandlerState.fromStorage(
+      {
+        started: '2024-05-01T10:00:00Z',
+        delayed: '2024-05-01T12:00:10+02:00',
+        purpose: 'update',
+        retries: 2,
+        success: false,
+        failure: false,
+        message: 'Not ready yet.',
+        subrefs: ['p/b', 'p/a'],
+      },
+      { now: 5 },
+    );
     expect(state.started).toBe(Date.UTC(2024, 4, 1, 10, 0, 0));
     expect(state.delayed).toBe(Date.UTC(2024, 4, 1, 10, 0, 10));
     expect(state.retries).toBe(2);
@@ -81,8 +97,15 @@ describe('handler states', () => {
     const fresh = progression.HandlerState.fromScratch({ now: T0, purpose: 'update' });
     const retried = fresh.withOutcome({ final: false, delay: 60, error: new errors.TemporaryError('Not ready yet.') }, T0);
     expect(retried.forStorage()).toEqual({
-      started: '2024-05-01T10:00:00.123456+00:00', stopped: null, delayed: '2024-05-01T10:01:00.123456+00:00',
-      purpose: 'update', retries: 1, success: false, failure: false, message: 'Not ready yet.', subrefs: null,
+      started: '2024-05-01T10:00:00.123456+00:00',
+      stopped: null,
+      delayed: '2024-05-01T10:01:00.123456+00:00',
+      purpose: 'update',
+      retries: 1,
+      success: false,
+      failure: false,
+      message: 'Not ready yet.',
+      subrefs: null,
     });
     const asap = retried.withOutcome({ final: false, delay: null, error: new errors.TemporaryError('again') }, T0 + 1000);
     expect(asap.delayed).toBeNull();
@@ -140,7 +163,8 @@ describe('states of a change', () => {
     const record = { started: timestamps.formatTimestamp(now), purpose: 'create', retries: 1, success: false, failure: false };
     const body = { metadata: { annotations: { 'kopf.zalando.org/same': JSON.stringify(record), 'kopf.zalando.org/changed': JSON.stringify(record) } } };
     const state = (await progression.State.fromStorage({ body, storage, handlerIds: ['same', 'changed', 'absent'], now }))
-      .withPurpose('create').withHandlers(['same', 'changed'], now)
+      .withPurpose('create')
+      .withHandlers(['same', 'changed'], now)
       .withOutcomes(new Map([['changed', { final: true }]]), now);
     const patch = new patches.Patch();
     await state.store({ body, patch, storage });
@@ -150,18 +174,27 @@ describe('states of a change', () => {
 
   it('R-STORAGE-8 purging covers own handlers, loaded states and their subrefs; foreign records stay', async () => {
     const storage = new progress.AnnotationsProgressStorage();
-    const body = { metadata: { annotations: {
-      'kopf.zalando.org/parent': JSON.stringify({ retries: 1, subrefs: ['parent/x', 'parent/y'] }),
-      'kopf.zalando.org/parent.x': '{}',
-      'kopf.zalando.org/foreign': '{}',
-    } } };
+    const body = {
+      metadata: {
+        annotations: {
+          'kopf.zalando.org/parent': JSON.stringify({ retries: 1, subrefs: ['parent/x', 'parent/y'] }),
+          'kopf.zalando.org/parent.x': '{}',
+          'kopf.zalando.org/foreign': '{}',
+        },
+      },
+    };
     const state = await progression.State.fromStorage({ body, storage, handlerIds: ['parent', 'gone'], now });
     const patch = new patches.Patch();
     patch.setAt(['metadata', 'annotations', 'kopf.zalando.org/gone'], 'pending');
     await state.purge({ body, patch, storage, handlerIds: ['parent', 'gone'] });
-    expect(patch.toMergePatch()).toEqual({ metadata: { annotations: {
-      'kopf.zalando.org/parent': null, 'kopf.zalando.org/parent.x': null,
-    } } });
+    expect(patch.toMergePatch()).toEqual({
+      metadata: {
+        annotations: {
+          'kopf.zalando.org/parent': null,
+          'kopf.zalando.org/parent.x': null,
+        },
+      },
+    });
   });
 });
 
@@ -171,12 +204,14 @@ describe('A-37 long handler ids and hashed keys', () => {
 
   async function retryOnce(world: ReturnType<typeof makeWorld>) {
     const failed = new Set<string>();
-    const handlers = ids.map((id) => handler(id, () => {
-      if (!failed.has(id)) {
-        failed.add(id);
-        throw new errors.TemporaryError('once', { delay: 1 });
-      }
-    }));
+    const handlers = ids.map((id) =>
+      handler(id, () => {
+        if (!failed.has(id)) {
+          failed.add(id);
+          throw new errors.TemporaryError('once', { delay: 1 });
+        }
+      }),
+    );
     const patches: Array<Record<string, unknown>> = [];
     for (let cycle = 0; cycle < 10; cycle += 1) {
       const result = await runCycle(world, handlers);
@@ -189,7 +224,7 @@ describe('A-37 long handler ids and hashed keys', () => {
   }
 
   const annotationsIn = (patch: Record<string, unknown>): Record<string, unknown> =>
-    ((patch['metadata'] as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? {});
+    (patch['metadata'] as { annotations?: Record<string, unknown> } | undefined)?.annotations ?? {};
 
   it('R-STORAGE-6 R-STORAGE-7 records go to both V2 and V1 keys with identical values, and both are nulled at the end', async () => {
     const world = makeWorld();
@@ -213,7 +248,7 @@ describe('A-37 long handler ids and hashed keys', () => {
     const markers = patches.filter((patch) => annotationsIn(patch)['my-op.example.com/kopf-managed'] === 'yes');
     expect(markers).toHaveLength(1);
     expect(patches.length).toBeGreaterThan(2);
-    const during = patches.slice(0, -1).reduce<Record<string, unknown>>((body, patch) => ({ ...body, ...annotationsIn(patch) }), {});
+    const during = patches.slice(0, -1).reduce<Record<string, unknown>>((body, patch) => Object.assign(body, annotationsIn(patch)), {});
     expect(Object.keys(during).some((key) => key.startsWith('my-op.example.com/a'))).toBe(true);
     expect(diffbase.buildEssence({ metadata: { annotations: { ...during, someannotation: 'somevalue' } } })).toEqual({
       metadata: { annotations: { someannotation: 'somevalue' } },

@@ -14,7 +14,9 @@ function setup(delays: readonly number[] = DELAYS) {
   return { clock, logger, throttler, run };
 }
 
-const fail = (): never => { throw new Error('API is down'); };
+const fail = (): never => {
+  throw new Error('API is down');
+};
 
 describe('error throttling', () => {
   it('R-QUEUE-8 an unexpected error throttles for the next delay, logged with a stack trace; then back to normal', async () => {
@@ -41,7 +43,9 @@ describe('error throttling', () => {
       expect(clock.now() - started).toBe([1000, 1000, 2000][i]);
     }
     expect(logger.messages('error').map((m) => m.replace(/ due to.*/, ''))).toEqual([
-      'Throttling for 1 seconds', 'Throttling for 1 seconds', 'Throttling for 2 seconds',
+      'Throttling for 1 seconds',
+      'Throttling for 1 seconds',
+      'Throttling for 2 seconds',
     ]);
     expect(logger.count('Throttling is over. Switching back to normal operations.')).toBe(3);
     await expect(run(() => 'ok')).resolves.toEqual({ status: 'done', value: 'ok' });
@@ -59,7 +63,10 @@ describe('error throttling', () => {
       await done;
     }
     expect(logger.messages('error').map((m) => m.replace(/ due to.*/, ''))).toEqual([
-      'Throttling for 1 seconds', 'Throttling for 2 seconds', 'Throttling for 2 seconds', 'Throttling for 2 seconds',
+      'Throttling for 1 seconds',
+      'Throttling for 2 seconds',
+      'Throttling for 2 seconds',
+      'Throttling for 2 seconds',
     ]);
   });
 
@@ -99,7 +106,9 @@ describe('error throttling', () => {
     const clock = new clocks.VirtualClock();
     const logger = new RecordingLogger();
     const throttler = new throttling.Throttler();
-    const body = (): never => { throw new RangeError('fatal'); };
+    const body = (): never => {
+      throw new RangeError('fatal');
+    };
     await expect(throttling.throttled({ throttler, delays: DELAYS, clock, logger, errors: (e) => !(e instanceof RangeError) }, body)).rejects.toThrow('fatal');
     expect(throttler.activeUntil).toBeNull();
   });

@@ -43,7 +43,12 @@ describe('runActivity (R-ACTIVITY-1/2/5)', () => {
     const { value, slept } = await drive(w.clock, activities.runActivity({ ...w, activity: 'startup', handlers: w.registry.activityHandlers('startup') }));
     expect(calls).toEqual(['first#0@0', 'second#0@0', 'second#1@1000', 'first#1@1500', 'first#2@3000']);
     expect(slept).toEqual([1000, 500, 1500]);
-    expect(value).toEqual(new Map([['first', undefined], ['second', 'done']]));
+    expect(value).toEqual(
+      new Map([
+        ['first', undefined],
+        ['second', 'done'],
+      ]),
+    );
   });
 
   it('R-ACTIVITY-5 activity handlers are described as "Activity \'<id>\'" in the logs', async () => {
@@ -68,7 +73,10 @@ describe('runActivity (R-ACTIVITY-1/2/5)', () => {
       seen = { ...kwargs };
       kwargs.logger.info('Cleaning up...');
     });
-    await drive(w.clock, activities.runActivity({ ...w, activity: 'cleanup', handlers: w.registry.activityHandlers('cleanup'), indices: { byName: 'the-index' } }));
+    await drive(
+      w.clock,
+      activities.runActivity({ ...w, activity: 'cleanup', handlers: w.registry.activityHandlers('cleanup'), indices: { byName: 'the-index' } }),
+    );
     expect(seen['activity']).toBe('cleanup');
     expect(seen['memo']).toBe(w.memo);
     expect(seen['settings']).toBe(w.settings);
@@ -99,7 +107,9 @@ describe('runActivity (R-ACTIVITY-1/2/5)', () => {
     expect((error as activities.ActivityError).cause).toBeInstanceOf(errors.HandlerRetriesError);
     expect([...(error as activities.ActivityError).outcomes.keys()]).toEqual(['flaky', 'fine']);
     expect(log.matching("Activity 'flaky' failed with an exception and will try again in 2 seconds: Whoops!")).toHaveLength(2);
-    expect(log.matching("Activity 'flaky' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): Whoops!")).toHaveLength(1);
+    expect(log.matching("Activity 'flaky' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): Whoops!")).toHaveLength(
+      1,
+    );
   });
 
   it('R-ACTIVITY-2 without handlers an activity finishes at once with no results', async () => {
@@ -125,8 +135,12 @@ describe('runActivity (R-ACTIVITY-1/2/5)', () => {
 describe('authentication (R-AUTH-1..3)', () => {
   it('R-AUTH-1 login results populate the vault; null results are skipped', async () => {
     const w = world();
-    on.login({ registry: w.registry }, function login_a() { return { server: 'https://a.example:6443', token: 'a', priority: 5 }; });
-    on.login({ registry: w.registry }, function login_b() { return null; });
+    on.login({ registry: w.registry }, function login_a() {
+      return { server: 'https://a.example:6443', token: 'a', priority: 5 };
+    });
+    on.login({ registry: w.registry }, function login_b() {
+      return null;
+    });
     const vault = new credentials.Vault();
     const accepted = await activities.authenticate({ ...w, handlers: w.registry.activityHandlers('authentication'), vault, title: 'Initial authentication' });
     expect(accepted).toBe(1);
@@ -138,20 +152,27 @@ describe('authentication (R-AUTH-1..3)', () => {
     expect(activities.loginHandlers([]).map((h) => h.id)).toEqual(['login_with_service_account', 'login_with_kubeconfig']);
     const dir = tempDir();
     const file = path.join(dir, 'config');
-    fs.writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: here',
-      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
-      'users: [{name: u, user: {token: from-kubeconfig}}]',
-      'contexts: [{name: here, context: {cluster: c, user: u, namespace: ns1}}]', '',
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: here',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
+        'users: [{name: u, user: {token: from-kubeconfig}}]',
+        'contexts: [{name: here, context: {cluster: c, user: u, namespace: ns1}}]',
+        '',
+      ].join('\n'),
+    );
     const saved = process.env['KUBECONFIG'];
     process.env['KUBECONFIG'] = file;
     try {
       const w = world();
       const vault = new credentials.Vault();
       await activities.authenticate({ ...w, handlers: [], vault });
-      expect(vault.current().map((item) => [item.key, item.info.token, item.info.defaultNamespace, item.info.priority]))
-        .toEqual([['login_with_kubeconfig', 'from-kubeconfig', 'ns1', 10]]);
+      expect(vault.current().map((item) => [item.key, item.info.token, item.info.defaultNamespace, item.info.priority])).toEqual([
+        ['login_with_kubeconfig', 'from-kubeconfig', 'ns1', 10],
+      ]);
       expect(log.matching("Activity 'login_with_kubeconfig' succeeded.")).toHaveLength(1);
     } finally {
       if (saved === undefined) delete process.env['KUBECONFIG'];
@@ -169,7 +190,9 @@ describe('authentication (R-AUTH-1..3)', () => {
       const vault = new credentials.Vault();
       await activities.authenticate({ ...w, handlers: [], vault, title: 'Initial authentication' });
       expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
-      await expect(vault.select()).rejects.toThrow(`No credentials: login_with_kubeconfig failed: The kubeconfig's context "nowhere" is not defined (${file}).`);
+      await expect(vault.select()).rejects.toThrow(
+        `No credentials: login_with_kubeconfig failed: The kubeconfig's context "nowhere" is not defined (${file}).`,
+      );
     } finally {
       if (saved === undefined) delete process.env['KUBECONFIG'];
       else process.env['KUBECONFIG'] = saved;
@@ -178,7 +201,9 @@ describe('authentication (R-AUTH-1..3)', () => {
 
   it('R-AUTH-3 no credentials from the login handlers: the WARNING, and the vault refuses requests', async () => {
     const w = world();
-    on.login({ registry: w.registry }, function login_fn() { return null; });
+    on.login({ registry: w.registry }, function login_fn() {
+      return null;
+    });
     const vault = new credentials.Vault();
     await activities.authenticate({ ...w, handlers: w.registry.activityHandlers('authentication'), vault, title: 'Re-authentication' });
     expect(log.matching('Re-authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
@@ -189,7 +214,10 @@ describe('authentication (R-AUTH-1..3)', () => {
   it('R-AUTH-3 the authenticator logs in at start and again whenever the vault is depleted', async () => {
     const w = world();
     let n = 0;
-    on.login({ registry: w.registry }, function login_fn() { n += 1; return { server: 'https://k.example', token: `t${n}` }; });
+    on.login({ registry: w.registry }, function login_fn() {
+      n += 1;
+      return { server: 'https://k.example', token: `t${n}` };
+    });
     const vault = new credentials.Vault();
     const controller = new AbortController();
     const task = activities.authenticator({ ...w, signal: controller.signal, handlers: w.registry.activityHandlers('authentication'), vault });
@@ -200,8 +228,10 @@ describe('authentication (R-AUTH-1..3)', () => {
     controller.abort();
     await task;
     expect(log.matching('authentication')).toEqual([
-      'Initial authentication has been initiated.', 'Initial authentication has finished.',
-      'Re-authentication has been initiated.', 'Re-authentication has finished.',
+      'Initial authentication has been initiated.',
+      'Initial authentication has finished.',
+      'Re-authentication has been initiated.',
+      'Re-authentication has finished.',
     ]);
   });
 
@@ -228,9 +258,13 @@ describe('authentication (R-AUTH-1..3)', () => {
 
   it('R-AUTH-1 a login handler failing for good fails the authenticator', async () => {
     const w = world();
-    on.login({ registry: w.registry, errors: 'PERMANENT' }, function login_fn() { throw new Error('No kubeconfig.'); });
+    on.login({ registry: w.registry, errors: 'PERMANENT' }, function login_fn() {
+      throw new Error('No kubeconfig.');
+    });
     const vault = new credentials.Vault();
-    await expect(activities.authenticator({ ...w, handlers: w.registry.activityHandlers('authentication'), vault })).rejects.toBeInstanceOf(activities.ActivityError);
+    await expect(activities.authenticator({ ...w, handlers: w.registry.activityHandlers('authentication'), vault })).rejects.toBeInstanceOf(
+      activities.ActivityError,
+    );
     expect(log.matching("Activity 'login_fn' failed with an exception and will stop now: No kubeconfig.")).toHaveLength(1);
   });
 });

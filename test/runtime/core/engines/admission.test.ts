@@ -21,7 +21,12 @@ import { Captured } from '../reactor/lifecycle.js';
 type Json = Record<string, unknown>;
 
 const KEX = references.makeResource({
-  group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true, subresources: ['status'],
+  group: 'kopf.dev',
+  version: 'v1',
+  plural: 'kopfexamples',
+  kind: 'KopfExample',
+  namespaced: true,
+  subresources: ['status'],
 });
 const KEX_V2 = references.makeResource({ group: 'kopf.dev', version: 'v2', plural: 'kopfexamples', kind: 'KopfExample' });
 const PODS = references.makeResource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod' });
@@ -29,7 +34,8 @@ const PODS = references.makeResource({ group: '', version: 'v1', plural: 'pods',
 /** The reference object (spec section 8.0) as it arrives in a creation request. */
 function example(extra: Json = {}): Json {
   return {
-    apiVersion: 'kopf.dev/v1', kind: 'KopfExample',
+    apiVersion: 'kopf.dev/v1',
+    kind: 'KopfExample',
     metadata: { name: 'kopf-example-1', namespace: 'default', uid: 'uid-1', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
     spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
     ...extra,
@@ -39,13 +45,20 @@ function example(extra: Json = {}): Json {
 /** An AdmissionReview as the API server sends it (D-ADM-6); `request` overrides its fields. */
 function review(request: Json = {}, top: Json = {}): Json {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', ...top,
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    ...top,
     request: {
-      uid: 'U', kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' },
+      uid: 'U',
+      kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' },
       resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
-      name: 'kopf-example-1', namespace: 'default', operation: 'CREATE',
+      name: 'kopf-example-1',
+      namespace: 'default',
+      operation: 'CREATE',
       userInfo: { username: 'admin', groups: ['system:masters'] },
-      object: example(), oldObject: null, dryRun: false,
+      object: example(),
+      oldObject: null,
+      dryRun: false,
       ...request,
     },
   };
@@ -65,14 +78,21 @@ class Memories implements admission.MemoSource {
 
 function engine(registry: OperatorRegistry, options: { resources?: references.Resource[]; memories?: Memories; indices?: Json } = {}) {
   return admission.webhookFn({
-    registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock: clocks.realClock,
-    resources: { webhooks: options.resources ?? [KEX] }, memos: options.memories ?? new Memories(),
-    signal: new AbortController().signal, ...(options.indices ? { indices: options.indices } : {}),
+    registry,
+    settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+    clock: clocks.realClock,
+    resources: { webhooks: options.resources ?? [KEX] },
+    memos: options.memories ?? new Memories(),
+    signal: new AbortController().signal,
+    ...(options.indices ? { indices: options.indices } : {}),
   });
 }
 
 async function refusal(promise: Promise<unknown>): Promise<webhooks.WebhookRequestError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(webhooks.WebhookRequestError);
   return error as webhooks.WebhookRequestError;
 }
@@ -82,8 +102,12 @@ function decodedPatch(response: webhooks.AdmissionResponse): unknown {
 }
 
 let log: Captured;
-beforeEach(() => { log = new Captured(); });
-afterEach(() => { log.restore(); });
+beforeEach(() => {
+  log = new Captured();
+});
+afterEach(() => {
+  log.restore();
+});
 
 /** The handlers of Kopf's 17-admission example, as in A-21/A-22 (authhook's checks aside). */
 function exampleHandlers(registry: OperatorRegistry, calls: string[] = []): void {
@@ -152,16 +176,22 @@ describe('A-22 admission edge cases', () => {
 
   it('A-22 a handler throwing a plain error gives allowed: false, code 500 and its message', async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function plain() { throw new Error('Something broke.'); });
+    on.validate('kopfexamples', { registry }, function plain() {
+      throw new Error('Something broke.');
+    });
     const reply = await engine(registry)(review());
     expect(reply.response).toEqual({ uid: 'U', allowed: false, status: { message: 'Something broke.', code: 500 } });
     expect(log.matching("Handler 'plain' failed with an exception and will stop now: Something broke.")).toHaveLength(1);
   });
 
-  it('A-22 two failing handlers (a plain error, then an AdmissionError) give the AdmissionError\'s message', async () => {
+  it("A-22 two failing handlers (a plain error, then an AdmissionError) give the AdmissionError's message", async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function plain() { throw new Error('Plain.'); });
-    on.validate('kopfexamples', { registry }, function admitting() { throw new errors.AdmissionError('Admission says no.', 403); });
+    on.validate('kopfexamples', { registry }, function plain() {
+      throw new Error('Plain.');
+    });
+    on.validate('kopfexamples', { registry }, function admitting() {
+      throw new errors.AdmissionError('Admission says no.', 403);
+    });
     const reply = await engine(registry)(review());
     expect(reply.response).toEqual({ uid: 'U', allowed: false, status: { message: 'Admission says no.', code: 403 } });
   });
@@ -171,11 +201,35 @@ describe('R-ADMISSION-1 registration', () => {
   it('R-ADMISSION-1 on.validate and on.mutate register webhook handlers with their options', () => {
     const registry = new OperatorRegistry();
     const fn = function check(): void {};
-    expect(on.validate('kopfexamples', { registry, operations: ['CREATE', 'UPDATE'], subresource: 'status', persistent: true, sideEffects: true, ignoreFailures: true }, fn)).toBe(fn);
+    expect(
+      on.validate(
+        'kopfexamples',
+        { registry, operations: ['CREATE', 'UPDATE'], subresource: 'status', persistent: true, sideEffects: true, ignoreFailures: true },
+        fn,
+      ),
+    ).toBe(fn);
     on.mutate('kopfexamples', { registry, operation: 'DELETE', id: 'defaults' }, fn);
     expect(registry.handlers).toMatchObject([
-      { kind: 'webhook', type: 'validating', id: 'check', operations: ['CREATE', 'UPDATE'], subresource: 'status', persistent: true, sideEffects: true, ignoreFailures: true },
-      { kind: 'webhook', type: 'mutating', id: 'defaults', operations: ['DELETE'], subresource: null, persistent: false, sideEffects: false, ignoreFailures: false },
+      {
+        kind: 'webhook',
+        type: 'validating',
+        id: 'check',
+        operations: ['CREATE', 'UPDATE'],
+        subresource: 'status',
+        persistent: true,
+        sideEffects: true,
+        ignoreFailures: true,
+      },
+      {
+        kind: 'webhook',
+        type: 'mutating',
+        id: 'defaults',
+        operations: ['DELETE'],
+        subresource: null,
+        persistent: false,
+        sideEffects: false,
+        ignoreFailures: false,
+      },
     ]);
   });
 
@@ -218,13 +272,17 @@ describe('R-ADMISSION-4 request handling', () => {
     const error = await refusal(engine(registry)(payload));
     expect({ status: error.status, message: error.message }).toEqual({ status: 400, message });
     // One line above DEBUG (the DEBUG line is the request's record).
-    expect(log.records.filter((record) => record.level > 10).map((record) => record.message)).toEqual([`Admission request is refused with HTTP 400: ${message}`]);
+    expect(log.records.filter((record) => record.level > 10).map((record) => record.message)).toEqual([
+      `Admission request is refused with HTTP 400: ${message}`,
+    ]);
   });
 
   it('R-ADMISSION-4 the body is the object, or the oldObject when the object is null', async () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
-    on.validate('kopfexamples', { registry }, function look({ body, old, new: now, spec }) { seen.push({ field: spec['field'], body: body.metadata?.name, old: old?.spec, now: now?.spec }); });
+    on.validate('kopfexamples', { registry }, function look({ body, old, new: now, spec }) {
+      seen.push({ field: spec['field'], body: body.metadata?.name, old: old?.spec, now: now?.spec });
+    });
     const fn = engine(registry);
     await fn(review({ operation: 'UPDATE', object: example({ spec: { field: 'new' } }), oldObject: example({ spec: { field: 'old' } }) }));
     await fn(review({ operation: 'DELETE', object: null, oldObject: example({ spec: { field: 'gone' } }) }));
@@ -234,7 +292,7 @@ describe('R-ADMISSION-4 request handling', () => {
     ]);
   });
 
-  it('R-ADMISSION-4 a webhook id from the request path selects only that handler (also a field handler\'s id)', async () => {
+  it("R-ADMISSION-4 a webhook id from the request path selects only that handler (also a field handler's id)", async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
     exampleHandlers(registry, calls);
@@ -253,19 +311,21 @@ describe('R-ADMISSION-4 request handling', () => {
     await fn(review(), { type: 'mutating' });
     await fn(review(), { type: 'validating' });
     await fn(review());
-    expect(calls).toEqual([
-      'mutate1',
-      'authhook', 'validate1', 'validate_subresources:null',
-      'authhook', 'validate1', 'validate_subresources:null', 'mutate1',
-    ]);
+    expect(calls).toEqual(['mutate1', 'authhook', 'validate1', 'validate_subresources:null', 'authhook', 'validate1', 'validate_subresources:null', 'mutate1']);
   });
 
   it('R-ADMISSION-4 subresources: unset matches only the main body, a name only that subresource, * all', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.validate('kopfexamples', { registry }, function main() { calls.push('main'); });
-    on.validate('kopfexamples', { registry, subresource: 'status' }, function status() { calls.push('status'); });
-    on.validate('kopfexamples', { registry, subresource: '*' }, function all({ subresource }) { calls.push(`all:${subresource}`); });
+    on.validate('kopfexamples', { registry }, function main() {
+      calls.push('main');
+    });
+    on.validate('kopfexamples', { registry, subresource: 'status' }, function status() {
+      calls.push('status');
+    });
+    on.validate('kopfexamples', { registry, subresource: '*' }, function all({ subresource }) {
+      calls.push(`all:${subresource}`);
+    });
     const fn = engine(registry);
     for (const subResource of [undefined, 'status', 'scale']) {
       await fn(review({ operation: 'UPDATE', subResource, oldObject: example() }));
@@ -276,10 +336,18 @@ describe('R-ADMISSION-4 request handling', () => {
   it('R-ADMISSION-4 operations select handlers; mutating handlers see DELETE only when their operations are exactly [DELETE]', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.validate('kopfexamples', { registry, operations: ['UPDATE'] }, function updates({ operation }) { calls.push(`updates:${operation}`); });
-    on.mutate('kopfexamples', { registry }, function any({ operation }) { calls.push(`any:${operation}`); });
-    on.mutate('kopfexamples', { registry, operations: ['DELETE'] }, function deletions({ operation }) { calls.push(`deletions:${operation}`); });
-    on.mutate('kopfexamples', { registry, operations: ['UPDATE', 'DELETE'] }, function both({ operation }) { calls.push(`both:${operation}`); });
+    on.validate('kopfexamples', { registry, operations: ['UPDATE'] }, function updates({ operation }) {
+      calls.push(`updates:${operation}`);
+    });
+    on.mutate('kopfexamples', { registry }, function any({ operation }) {
+      calls.push(`any:${operation}`);
+    });
+    on.mutate('kopfexamples', { registry, operations: ['DELETE'] }, function deletions({ operation }) {
+      calls.push(`deletions:${operation}`);
+    });
+    on.mutate('kopfexamples', { registry, operations: ['UPDATE', 'DELETE'] }, function both({ operation }) {
+      calls.push(`both:${operation}`);
+    });
     const fn = engine(registry);
     await fn(review({ operation: 'CREATE' }));
     await fn(review({ operation: 'UPDATE', oldObject: example() }));
@@ -287,15 +355,28 @@ describe('R-ADMISSION-4 request handling', () => {
     expect(calls).toEqual(['any:CREATE', 'updates:UPDATE', 'any:UPDATE', 'both:UPDATE', 'deletions:DELETE']);
   });
 
-  it('R-ADMISSION-4 R-FILTERS label, annotation, field-value and when filters apply to the request\'s body; callbacks get the handler\'s arguments', async () => {
+  it("R-ADMISSION-4 R-FILTERS label, annotation, field-value and when filters apply to the request's body; callbacks get the handler's arguments", async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.validate('kopfexamples', { registry, labels: { somelabel: 'somevalue' } }, function labelled() { calls.push('labelled'); });
-    on.validate('kopfexamples', { registry, labels: { otherlabel: PRESENT } }, function other() { calls.push('other'); });
-    on.validate('kopfexamples', { registry, annotations: { someannotation: ABSENT } }, function unannotated() { calls.push('unannotated'); });
-    on.validate('kopfexamples', { registry, field: 'spec.field', value: 'value' }, function valued() { calls.push('valued'); });
-    on.validate('kopfexamples', { registry, when: ({ operation, dryRun, userInfo }) => operation === 'CREATE' && !dryRun && userInfo.username === 'admin' },
-      function when_fn() { calls.push('when'); });
+    on.validate('kopfexamples', { registry, labels: { somelabel: 'somevalue' } }, function labelled() {
+      calls.push('labelled');
+    });
+    on.validate('kopfexamples', { registry, labels: { otherlabel: PRESENT } }, function other() {
+      calls.push('other');
+    });
+    on.validate('kopfexamples', { registry, annotations: { someannotation: ABSENT } }, function unannotated() {
+      calls.push('unannotated');
+    });
+    on.validate('kopfexamples', { registry, field: 'spec.field', value: 'value' }, function valued() {
+      calls.push('valued');
+    });
+    on.validate(
+      'kopfexamples',
+      { registry, when: ({ operation, dryRun, userInfo }) => operation === 'CREATE' && !dryRun && userInfo.username === 'admin' },
+      function when_fn() {
+        calls.push('when');
+      },
+    );
     await engine(registry)(review());
     expect(calls).toEqual(['labelled', 'valued', 'when']);
   });
@@ -303,9 +384,17 @@ describe('R-ADMISSION-4 request handling', () => {
   it('R-ADMISSION-4 all selected handlers run in one go, each once: arbitrary errors are permanent, no retries', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.validate('kopfexamples', { registry }, function first() { calls.push('first'); throw new Error('first failed'); });
-    on.validate('kopfexamples', { registry }, function second() { calls.push('second'); throw new errors.TemporaryError('later', { delay: 1 }); });
-    on.validate('kopfexamples', { registry }, function third() { calls.push('third'); });
+    on.validate('kopfexamples', { registry }, function first() {
+      calls.push('first');
+      throw new Error('first failed');
+    });
+    on.validate('kopfexamples', { registry }, function second() {
+      calls.push('second');
+      throw new errors.TemporaryError('later', { delay: 1 });
+    });
+    on.validate('kopfexamples', { registry }, function third() {
+      calls.push('third');
+    });
     const reply = await engine(registry)(review());
     expect(calls).toEqual(['first', 'second', 'third']);
     expect(reply.response).toEqual({ uid: 'U', allowed: false, status: { message: 'later', code: 500 } });
@@ -321,18 +410,36 @@ describe('R-KWARGS-6 admission arguments', () => {
   it('R-KWARGS-6 handlers get the resource arguments and dryRun, warnings, userInfo, headers, sslPeer, operation, subresource, old/new and diff', async () => {
     const registry = new OperatorRegistry();
     let args: Json = {};
-    on.validate('kopfexamples', { registry, param: 'p' }, function look(kwargs) { args = { ...kwargs }; });
+    on.validate('kopfexamples', { registry, param: 'p' }, function look(kwargs) {
+      args = { ...kwargs };
+    });
     const old = example({ spec: { field: 'old' } });
-    await engine(registry, { indices: { byName: 'the index' } })(review({ operation: 'UPDATE', oldObject: old, dryRun: true }),
-      { headers: { 'user-agent': 'kube-apiserver-admission' }, sslPeer: { subject: [[['commonName', 'apiserver']]] } });
+    await engine(registry, { indices: { byName: 'the index' } })(review({ operation: 'UPDATE', oldObject: old, dryRun: true }), {
+      headers: { 'user-agent': 'kube-apiserver-admission' },
+      sslPeer: { subject: [[['commonName', 'apiserver']]] },
+    });
     expect(args).toMatchObject({
-      resource: KEX, name: 'kopf-example-1', namespace: 'default', uid: 'uid-1', param: 'p',
-      spec: { field: 'value' }, meta: { name: 'kopf-example-1' }, status: {},
-      labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' },
-      dryRun: true, warnings: [], userInfo: { username: 'admin' }, operation: 'UPDATE', subresource: null,
-      headers: { 'user-agent': 'kube-apiserver-admission' }, sslPeer: { subject: [[['commonName', 'apiserver']]] },
-      old: { spec: { field: 'old' } }, new: { spec: { field: 'value' } },
-      oldValue: { spec: { field: 'old' } }, newValue: { spec: { field: 'value' } },
+      resource: KEX,
+      name: 'kopf-example-1',
+      namespace: 'default',
+      uid: 'uid-1',
+      param: 'p',
+      spec: { field: 'value' },
+      meta: { name: 'kopf-example-1' },
+      status: {},
+      labels: { somelabel: 'somevalue' },
+      annotations: { someannotation: 'somevalue' },
+      dryRun: true,
+      warnings: [],
+      userInfo: { username: 'admin' },
+      operation: 'UPDATE',
+      subresource: null,
+      headers: { 'user-agent': 'kube-apiserver-admission' },
+      sslPeer: { subject: [[['commonName', 'apiserver']]] },
+      old: { spec: { field: 'old' } },
+      new: { spec: { field: 'value' } },
+      oldValue: { spec: { field: 'old' } },
+      newValue: { spec: { field: 'value' } },
       byName: 'the index',
     });
     expect([...(args['diff'] as unknown[])].map((item) => [...(item as unknown[])])).toEqual([
@@ -347,7 +454,9 @@ describe('R-KWARGS-6 admission arguments', () => {
   it('R-KWARGS-6 the subresource argument is the request\'s subresource (never "*"); headers and sslPeer default to empty maps', async () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
-    on.validate('kopfexamples', { registry, subresource: '*' }, function look({ subresource, headers, sslPeer }) { seen.push({ subresource, headers, sslPeer }); });
+    on.validate('kopfexamples', { registry, subresource: '*' }, function look({ subresource, headers, sslPeer }) {
+      seen.push({ subresource, headers, sslPeer });
+    });
     await engine(registry)(review({ operation: 'UPDATE', subResource: 'status', oldObject: example() }));
     expect(seen).toEqual([{ subresource: 'status', headers: {}, sslPeer: {} }]);
   });
@@ -355,7 +464,9 @@ describe('R-KWARGS-6 admission arguments', () => {
   it('R-KWARGS-6 creations with generateName: the name and namespace come from the request when the body has none', async () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
-    on.validate('kopfexamples', { registry }, function look({ name, namespace, uid }) { seen.push({ name, namespace, uid }); });
+    on.validate('kopfexamples', { registry }, function look({ name, namespace, uid }) {
+      seen.push({ name, namespace, uid });
+    });
     const object = { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { generateName: 'ex-' }, spec: {} };
     await engine(registry)(review({ object, name: undefined, namespace: 'other' }));
     expect(seen).toEqual([{ name: '', namespace: 'other', uid: '' }]);
@@ -365,7 +476,11 @@ describe('R-KWARGS-6 admission arguments', () => {
     const registry = new OperatorRegistry();
     const failures: string[] = [];
     on.mutate('kopfexamples', { registry }, function write({ spec, patch }) {
-      try { (spec as Json)['field'] = 'x'; } catch (e) { failures.push((e as Error).constructor.name); }
+      try {
+        (spec as Json)['field'] = 'x';
+      } catch (e) {
+        failures.push((e as Error).constructor.name);
+      }
       patch.spec['field'] = 'patched';
     });
     const reply = await engine(registry)(review());
@@ -375,11 +490,15 @@ describe('R-KWARGS-6 admission arguments', () => {
 });
 
 describe('R-ADMISSION-5 responses', () => {
-  it('R-ADMISSION-5 a rejection is exactly the review of the spec\'s example', async () => {
+  it("R-ADMISSION-5 a rejection is exactly the review of the spec's example", async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function meh() { throw new errors.AdmissionError('Meh!', 555); });
+    on.validate('kopfexamples', { registry }, function meh() {
+      throw new errors.AdmissionError('Meh!', 555);
+    });
     const reply = await engine(registry)(review());
-    expect(JSON.stringify(reply)).toBe('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh!","code":555}}}');
+    expect(JSON.stringify(reply)).toBe(
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh!","code":555}}}',
+    );
   });
 
   it('R-ADMISSION-5 A-21 validate1 rejects a wrong field with code 500 (exact reply); dry runs pass', async () => {
@@ -388,12 +507,13 @@ describe('R-ADMISSION-5 responses', () => {
     const fn = engine(registry);
     const wrong = review({ object: example({ spec: { field: 'wrong' } }) });
     expect(JSON.stringify(await fn(wrong, { webhook: 'validate1' }))).toBe(
-      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}');
+      '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"U","allowed":false,"status":{"message":"Meh! I don\'t like it. Change the field.","code":500}}}',
+    );
     const dry = review({ object: example({ spec: { field: 'wrong' } }), dryRun: true });
     expect((await fn(dry, { webhook: 'validate1' })).response).toEqual({ uid: 'U', allowed: true });
   });
 
-  it('R-ADMISSION-5 A-21 mutate1 answers allowed with a Base64 JSON-Patch relative to the request\'s body', async () => {
+  it("R-ADMISSION-5 A-21 mutate1 answers allowed with a Base64 JSON-Patch relative to the request's body", async () => {
     const registry = new OperatorRegistry();
     exampleHandlers(registry);
     const reply = await engine(registry)(review({ object: example({ spec: {} }) }), { webhook: 'mutate1' });
@@ -403,10 +523,15 @@ describe('R-ADMISSION-5 responses', () => {
 
   it('R-ADMISSION-5 the apiVersion and kind are echoed (default admission.k8s.io/v1); warnings are listed as strings', async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function warn({ warnings }) { warnings.push('one'); (warnings as unknown[]).push(2); });
+    on.validate('kopfexamples', { registry }, function warn({ warnings }) {
+      warnings.push('one');
+      (warnings as unknown[]).push(2);
+    });
     const fn = engine(registry);
     expect(await fn(review({}, { apiVersion: 'admission.k8s.io/v1beta1' }))).toEqual({
-      apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', response: { uid: 'U', allowed: true, warnings: ['one', '2'] },
+      apiVersion: 'admission.k8s.io/v1beta1',
+      kind: 'AdmissionReview',
+      response: { uid: 'U', allowed: true, warnings: ['one', '2'] },
     });
     const { apiVersion: _, kind: __, ...bare } = review();
     expect(await fn(bare)).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
@@ -414,9 +539,15 @@ describe('R-ADMISSION-5 responses', () => {
 
   it('R-ADMISSION-5 the patches of all handlers are merged; an empty merge gives no patch', async () => {
     const registry = new OperatorRegistry();
-    on.mutate('kopfexamples', { registry }, function label({ patch }) { patch.metadata.labels['added'] = 'yes'; });
-    on.mutate('kopfexamples', { registry }, function unlabel({ patch }) { patch.metadata.labels['somelabel'] = null; });
-    on.validate('kopfexamples', { registry }, function also({ patch }) { patch.spec['validated'] = true; });
+    on.mutate('kopfexamples', { registry }, function label({ patch }) {
+      patch.metadata.labels['added'] = 'yes';
+    });
+    on.mutate('kopfexamples', { registry }, function unlabel({ patch }) {
+      patch.metadata.labels['somelabel'] = null;
+    });
+    on.validate('kopfexamples', { registry }, function also({ patch }) {
+      patch.spec['validated'] = true;
+    });
     const reply = await engine(registry)(review());
     expect(decodedPatch(reply.response)).toEqual([
       { op: 'remove', path: '/metadata/labels/somelabel' },
@@ -424,20 +555,29 @@ describe('R-ADMISSION-5 responses', () => {
       { op: 'add', path: '/spec/validated', value: true },
     ]);
     const quiet = new OperatorRegistry();
-    on.mutate('kopfexamples', { registry: quiet }, function same({ patch }) { patch.spec['field'] = 'value'; });
+    on.mutate('kopfexamples', { registry: quiet }, function same({ patch }) {
+      patch.spec['field'] = 'value';
+    });
     expect((await engine(quiet)(review())).response).toEqual({ uid: 'U', allowed: true });
   });
 
   it('R-ADMISSION-5 the status comes from the error of the highest priority: AdmissionError, permanent, temporary, arbitrary', async () => {
     const cases: Array<[unknown[], { message: string; code: number }]> = [
-      [[new Error('arbitrary'), new errors.TemporaryError('temporary'), new errors.PermanentError('permanent'), new errors.AdmissionError('admission', 418)], { message: 'admission', code: 418 }],
+      [
+        [new Error('arbitrary'), new errors.TemporaryError('temporary'), new errors.PermanentError('permanent'), new errors.AdmissionError('admission', 418)],
+        { message: 'admission', code: 418 },
+      ],
       [[new Error('arbitrary'), new errors.TemporaryError('temporary'), new errors.PermanentError('permanent')], { message: 'permanent', code: 500 }],
       [[new Error('arbitrary'), new errors.TemporaryError('temporary')], { message: 'temporary', code: 500 }],
       [[new errors.AdmissionError('')], { message: 'AdmissionError', code: 500 }],
     ];
     for (const [thrown, status] of cases) {
       const registry = new OperatorRegistry();
-      thrown.forEach((error, i) => on.validate('kopfexamples', { registry, id: `h${i}` }, () => { throw error; }));
+      thrown.forEach((error, i) =>
+        on.validate('kopfexamples', { registry, id: `h${i}` }, () => {
+          throw error;
+        }),
+      );
       expect((await engine(registry)(review())).response.status).toEqual(status);
     }
   });
@@ -450,7 +590,9 @@ describe('R-ADMISSION-5 responses', () => {
     ['a number', 42, '42'],
   ])('R-ADMISSION-5 a handler throwing %s (not an Error) is denied with a message, code 500', async (_, thrown, message) => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function odd() { throw thrown; });
+    on.validate('kopfexamples', { registry }, function odd() {
+      throw thrown;
+    });
     const reply = await engine(registry)(review());
     expect(reply.response).toEqual({ uid: 'U', allowed: false, status: { message, code: 500 } });
     expect(log.matching("Handler 'odd' failed with an exception and will stop now:")).toHaveLength(1);
@@ -458,7 +600,7 @@ describe('R-ADMISSION-5 responses', () => {
 });
 
 describe('R-ADMISSION-6 memos', () => {
-  it('R-ADMISSION-6 creations get a throwaway copy of the operator memo; other operations the object\'s memo', async () => {
+  it("R-ADMISSION-6 creations get a throwaway copy of the operator memo; other operations the object's memo", async () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
     on.validate('kopfexamples', { registry }, function remember({ memo, operation }) {
@@ -491,8 +633,12 @@ describe('R-ADMISSION-4 one record per request', () => {
       if (spec['field'] === 'wrong') throw new errors.AdmissionError('No.');
     });
     const fn = admission.webhookFn({
-      registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock,
-      resources: { webhooks: [KEX] }, memos: new Memories(), signal: new AbortController().signal,
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock,
+      resources: { webhooks: [KEX] },
+      memos: new Memories(),
+      signal: new AbortController().signal,
     });
     const allowed = fn(review(), { webhook: 'slow' });
     await clock.advance(1500);
@@ -514,14 +660,24 @@ describe('R-ADMISSION-4 one record per request', () => {
   it('R-ADMISSION-4 with metrics on, every request is in flight until answered, then counted with its status and duration', async () => {
     const clock = new clocks.VirtualClock({ start: 1_000_000 });
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, async function slow() { await clock.sleep(2000); });
+    on.validate('kopfexamples', { registry }, async function slow() {
+      await clock.sleep(2000);
+    });
     const reports: string[] = [];
     const fn = admission.webhookFn({
-      registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock,
-      resources: { webhooks: [KEX] }, memos: new Memories(), signal: new AbortController().signal,
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock,
+      resources: { webhooks: [KEX] },
+      memos: new Memories(),
+      signal: new AbortController().signal,
       instruments: {
-        webhookInFlight: (id, change) => { reports.push(`in-flight ${id} ${change}`); },
-        webhookRequest: (id, code, seconds) => { reports.push(`request ${id} ${code} ${seconds}s`); },
+        webhookInFlight: (id, change) => {
+          reports.push(`in-flight ${id} ${change}`);
+        },
+        webhookRequest: (id, code, seconds) => {
+          reports.push(`request ${id} ${code} ${seconds}s`);
+        },
       },
     });
     const answered = fn(review(), { webhook: 'slow' });

@@ -33,29 +33,71 @@ function exampleRegistry(): OperatorRegistry {
 }
 
 const COMMON = {
-  sideEffects: 'None', failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 30, admissionReviewVersions: ['v1', 'v1beta1'],
+  sideEffects: 'None',
+  failurePolicy: 'Fail',
+  matchPolicy: 'Equivalent',
+  timeoutSeconds: 30,
+  admissionReviewVersions: ['v1', 'v1beta1'],
 } as const;
 
 describe('R-ADMISSION-7 webhook entries', () => {
   it('R-ADMISSION-7 A-21 the validating entries of the example: names, URLs, rules, policies', () => {
     const registry = exampleRegistry();
     const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), {
-      resources: [KEX], name: 'auto.kopf.dev', clientConfig: { url: 'https://127.0.0.1:9443/', caBundle: 'Q0E=' },
+      resources: [KEX],
+      name: 'auto.kopf.dev',
+      clientConfig: { url: 'https://127.0.0.1:9443/', caBundle: 'Q0E=' },
     });
     const rule = (resource: string) => [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: [resource], operations: ['*'], scope: '*' }];
     expect(entries).toEqual([
-      { name: 'authhook.auto.kopf.dev', ...COMMON, rules: rule('kopfexamples'), objectSelector: null, clientConfig: { url: 'https://127.0.0.1:9443/authhook', caBundle: 'Q0E=' } },
-      { name: 'validate1.auto.kopf.dev', ...COMMON, rules: rule('kopfexamples'), objectSelector: null, clientConfig: { url: 'https://127.0.0.1:9443/validate1', caBundle: 'Q0E=' } },
-      { name: 'validate2.spec.field.auto.kopf.dev', ...COMMON, rules: rule('kopfexamples'), objectSelector: null, clientConfig: { url: 'https://127.0.0.1:9443/validate2/spec.field', caBundle: 'Q0E=' } },
-      { name: 'validate-subresources.auto.kopf.dev', ...COMMON, rules: rule('kopfexamples/*'), objectSelector: null, clientConfig: { url: 'https://127.0.0.1:9443/validate_subresources', caBundle: 'Q0E=' } },
+      {
+        name: 'authhook.auto.kopf.dev',
+        ...COMMON,
+        rules: rule('kopfexamples'),
+        objectSelector: null,
+        clientConfig: { url: 'https://127.0.0.1:9443/authhook', caBundle: 'Q0E=' },
+      },
+      {
+        name: 'validate1.auto.kopf.dev',
+        ...COMMON,
+        rules: rule('kopfexamples'),
+        objectSelector: null,
+        clientConfig: { url: 'https://127.0.0.1:9443/validate1', caBundle: 'Q0E=' },
+      },
+      {
+        name: 'validate2.spec.field.auto.kopf.dev',
+        ...COMMON,
+        rules: rule('kopfexamples'),
+        objectSelector: null,
+        clientConfig: { url: 'https://127.0.0.1:9443/validate2/spec.field', caBundle: 'Q0E=' },
+      },
+      {
+        name: 'validate-subresources.auto.kopf.dev',
+        ...COMMON,
+        rules: rule('kopfexamples/*'),
+        objectSelector: null,
+        clientConfig: { url: 'https://127.0.0.1:9443/validate_subresources', caBundle: 'Q0E=' },
+      },
     ]);
     // The exact key order of an entry, as Kopf writes it.
-    expect(Object.keys(entries[0]!)).toEqual(['name', 'sideEffects', 'failurePolicy', 'matchPolicy', 'rules', 'objectSelector', 'clientConfig', 'timeoutSeconds', 'admissionReviewVersions']);
+    expect(Object.keys(entries[0]!)).toEqual([
+      'name',
+      'sideEffects',
+      'failurePolicy',
+      'matchPolicy',
+      'rules',
+      'objectSelector',
+      'clientConfig',
+      'timeoutSeconds',
+      'admissionReviewVersions',
+    ]);
   });
 
   it('R-ADMISSION-7 A-21 the mutating entry of the example has an object selector from its label filter', () => {
     const [entry] = configurations.buildWebhooks(webhooksOf(exampleRegistry(), 'mutating'), {
-      resources: [KEX], name: 'auto.kopf.dev', clientConfig: { url: 'https://host.k3d.internal:9443' },
+      resources: [KEX],
+      name: 'auto.kopf.dev',
+      clientConfig: { url: 'https://host.k3d.internal:9443' },
     });
     expect(entry).toMatchObject({
       name: 'mutate1.auto.kopf.dev',
@@ -68,7 +110,11 @@ describe('R-ADMISSION-7 webhook entries', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry, sideEffects: true, operations: ['CREATE', 'UPDATE'] }, function effects() {});
     on.validate('kopfexamples', { registry, ignoreFailures: true, operation: 'DELETE' }, function lenient() {});
-    const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), { resources: [KEX], name: 'x.kopf.dev', clientConfig: { url: 'https://h' } });
+    const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), {
+      resources: [KEX],
+      name: 'x.kopf.dev',
+      clientConfig: { url: 'https://h' },
+    });
     expect(entries.map(({ sideEffects, failurePolicy, rules }) => ({ sideEffects, failurePolicy, operations: rules[0]!.operations }))).toEqual([
       { sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', operations: ['CREATE', 'UPDATE'] },
       { sideEffects: 'None', failurePolicy: 'Ignore', operations: ['DELETE'] },
@@ -77,10 +123,16 @@ describe('R-ADMISSION-7 webhook entries', () => {
 
   it('R-ADMISSION-7 one rule per served resource that the handler selects, with its subresource', () => {
     const registry = new OperatorRegistry();
-    on.validate((resource: references.Resource) => resource.plural === 'kopfexamples', { registry, subresource: 'status' }, function statuses() {});
+    on.validate(
+      (resource: references.Resource) => resource.plural === 'kopfexamples',
+      { registry, subresource: 'status' },
+      function statuses() {},
+    );
     on.validate('pods', { registry }, function pods() {});
     const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), {
-      resources: [KEX, KEX_V2, PODS], name: 'x.kopf.dev', clientConfig: { url: 'https://h' },
+      resources: [KEX, KEX_V2, PODS],
+      name: 'x.kopf.dev',
+      clientConfig: { url: 'https://h' },
     });
     expect(entries.map((entry) => entry.rules)).toEqual([
       [
@@ -95,21 +147,36 @@ describe('R-ADMISSION-7 webhook entries', () => {
     const registry = new OperatorRegistry();
     on.mutate('kopfexamples', { registry, labels: { a: 'x', b: PRESENT, c: ABSENT, d: (value) => value === 'y' } }, function picky() {});
     on.mutate('kopfexamples', { registry, labels: { d: (value) => value === 'y' } }, function callbacks() {});
-    const entries = configurations.buildWebhooks(webhooksOf(registry, 'mutating'), { resources: [KEX], name: 'x.kopf.dev', clientConfig: { url: 'https://h' } });
+    const entries = configurations.buildWebhooks(webhooksOf(registry, 'mutating'), {
+      resources: [KEX],
+      name: 'x.kopf.dev',
+      clientConfig: { url: 'https://h' },
+    });
     expect(entries.map((entry) => entry.objectSelector)).toEqual([
-      { matchExpressions: [{ key: 'a', operator: 'In', values: ['x'] }, { key: 'b', operator: 'Exists' }, { key: 'c', operator: 'DoesNotExist' }] },
+      {
+        matchExpressions: [
+          { key: 'a', operator: 'In', values: ['x'] },
+          { key: 'b', operator: 'Exists' },
+          { key: 'c', operator: 'DoesNotExist' },
+        ],
+      },
       null,
     ]);
   });
 
   it('R-ADMISSION-7 service references get the quoted id appended to their path; the CA bundle is kept', () => {
     const config = { service: { namespace: 'operators', name: 'hooks', port: 443 }, caBundle: 'Q0E=' };
-    expect(configurations.injectHandlerId(config, 'check it/x')).toEqual({ service: { namespace: 'operators', name: 'hooks', port: 443, path: '/check%20it/x' }, caBundle: 'Q0E=' });
-    expect(configurations.injectHandlerId({ service: { namespace: 'n', name: 's', path: '/hooks' } }, 'v')).toEqual({ service: { namespace: 'n', name: 's', path: '/hooks/v' } });
+    expect(configurations.injectHandlerId(config, 'check it/x')).toEqual({
+      service: { namespace: 'operators', name: 'hooks', port: 443, path: '/check%20it/x' },
+      caBundle: 'Q0E=',
+    });
+    expect(configurations.injectHandlerId({ service: { namespace: 'n', name: 's', path: '/hooks' } }, 'v')).toEqual({
+      service: { namespace: 'n', name: 's', path: '/hooks/v' },
+    });
     expect(config.service).toEqual({ namespace: 'operators', name: 'hooks', port: 443 }); // not modified
   });
 
-  it('R-ADMISSION-7 ids are URL-quoted as Python\'s quote() does: / kept, everything but letters, digits and _.-~ encoded', () => {
+  it("R-ADMISSION-7 ids are URL-quoted as Python's quote() does: / kept, everything but letters, digits and _.-~ encoded", () => {
     expect(configurations.quoteId('validate2/spec.field')).toBe('validate2/spec.field');
     expect(configurations.quoteId("a b!'()*~_-.ü")).toBe('a%20b%21%27%28%29%2A~_-.%C3%BC');
   });
@@ -132,7 +199,12 @@ describe('R-ADMISSION-7 webhook entries', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function temporary() {});
     on.validate('kopfexamples', { registry, persistent: true }, function kept() {});
-    const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), { resources: [KEX], name: 'x.kopf.dev', clientConfig: { url: 'https://h' }, persistentOnly: true });
+    const entries = configurations.buildWebhooks(webhooksOf(registry, 'validating'), {
+      resources: [KEX],
+      name: 'x.kopf.dev',
+      clientConfig: { url: 'https://h' },
+      persistentOnly: true,
+    });
     expect(entries.map((entry) => entry.name)).toEqual(['kept.x.kopf.dev']);
   });
 
@@ -153,16 +225,23 @@ describe('R-ADMISSION-7 webhook entries', () => {
 
     const leading = new OperatorRegistry();
     on.validate('kopfexamples', { registry: leading }, function _check() {});
-    expect(() => configuring.checkNames(leading, 'auto.kopf.dev')).toThrow(expect.objectContaining({
-      code: 'AdmissionSetupError', problem: 'invalid-name',
-      message: expect.stringMatching(/^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain/),
-    }));
+    expect(() => configuring.checkNames(leading, 'auto.kopf.dev')).toThrow(
+      expect.objectContaining({
+        code: 'AdmissionSetupError',
+        problem: 'invalid-name',
+        message: expect.stringMatching(
+          /^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain/,
+        ),
+      }),
+    );
 
     const twins = new OperatorRegistry();
     on.validate('kopfexamples', { registry: twins, id: 'Check' }, () => undefined);
     on.validate('kopfexamples', { registry: twins, id: 'check' }, () => undefined);
-    expect(() => configuring.checkNames(twins, 'auto.kopf.dev')).toThrow("The validating admission handlers 'Check' and 'check' have the same webhook name "
-      + "'check.auto.kopf.dev', which Kubernetes refuses: give one of them another id.");
+    expect(() => configuring.checkNames(twins, 'auto.kopf.dev')).toThrow(
+      "The validating admission handlers 'Check' and 'check' have the same webhook name " +
+        "'check.auto.kopf.dev', which Kubernetes refuses: give one of them another id.",
+    );
 
     expect(() => configuring.checkNames(fine, 'Auto.kopf.dev')).toThrow(/it has uppercase letters/);
   });

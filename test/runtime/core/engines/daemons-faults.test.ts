@@ -29,15 +29,22 @@ describe('daemons: bad input and faults', () => {
   let cluster: DevCluster;
   let sim: s.Simulation | undefined;
 
-  beforeEach(async () => { cluster = await s.startCluster(); sim = undefined; });
+  beforeEach(async () => {
+    cluster = await s.startCluster();
+    sim = undefined;
+  });
   afterEach(async () => {
     await sim?.close();
     await cluster.stop();
   });
 
-  async function start(registry: OperatorRegistry, options: {
-    configure?: (settings: settingsModule.OperatorSettings) => void; clock?: 'real';
-  } = {}): Promise<s.Simulation> {
+  async function start(
+    registry: OperatorRegistry,
+    options: {
+      configure?: (settings: settingsModule.OperatorSettings) => void;
+      clock?: 'real';
+    } = {},
+  ): Promise<s.Simulation> {
     sim = await s.Simulation.start({ cluster, registry, settings: s.settings(options.configure), clock: options.clock });
     return sim;
   }
@@ -47,7 +54,9 @@ describe('daemons: bad input and faults', () => {
   it('R-DAEMON-7 P-9 a daemon ignoring its stop flag without cancellationTimeout blocks the deletion, checked every 60 s, until it exits', async () => {
     const registry = new OperatorRegistry();
     const release = s.deferred();
-    on.daemon('kopfexamples', { registry }, async function deaf() { await release.promise; });
+    on.daemon('kopfexamples', { registry }, async function deaf() {
+      await release.promise;
+    });
     await start(registry);
     await sim!.create();
     await sim!.waitFor("Daemon 'deaf' is invoked.");
@@ -60,8 +69,7 @@ describe('daemons: bad input and faults', () => {
     // Ten virtual minutes later, the object is still there, held by our finalizer.
     expect(sim!.now).toBe(600_000);
     expect(finalizersOf('kopf-example-1')).toEqual([s.FINALIZER]);
-    expect(sim!.times("Daemon 'deaf' is still exiting. The next check is in 60 seconds.", s.DEBUG))
-      .toEqual(Array.from({ length: 11 }, (_, i) => i * 60_000));
+    expect(sim!.times("Daemon 'deaf' is still exiting. The next check is in 60 seconds.", s.DEBUG)).toEqual(Array.from({ length: 11 }, (_, i) => i * 60_000));
     release.resolve();
     await sim!.waitFor("Daemon 'deaf' has exited on request");
     await sim!.advance(60_000);
@@ -98,7 +106,12 @@ describe('daemons: bad input and faults', () => {
   it('R-ERRORS-3 R-DAEMON-3 thrown values that are not errors are arbitrary errors: retried with the backoff, logged by their text or type', async () => {
     const registry = new OperatorRegistry();
     const thrown: Record<string, unknown> = {
-      text: 'plain text', shapeless: { code: 42 }, shaped: { message: 'shaped like an error' }, nothing: undefined, empty: null, number: 42,
+      text: 'plain text',
+      shapeless: { code: 42 },
+      shaped: { message: 'shaped like an error' },
+      nothing: undefined,
+      empty: null,
+      number: 42,
     };
     const calls: string[] = [];
     for (const [id, value] of Object.entries(thrown)) {
@@ -109,20 +122,31 @@ describe('daemons: bad input and faults', () => {
     }
     await start(registry);
     await sim!.create();
-    await sim!.waitFor("failed with an exception and will try again in 1 seconds", { times: 6 });
+    await sim!.waitFor('failed with an exception and will try again in 1 seconds', { times: 6 });
     await sim!.advance(1000);
     await sim!.waitFor('has exited on its own and will not be retried or restarted.', { times: 6 });
 
     const texts: Record<string, string> = {
-      text: 'plain text', shapeless: 'Object', shaped: 'shaped like an error', nothing: 'undefined', empty: 'null', number: '42',
+      text: 'plain text',
+      shapeless: 'Object',
+      shaped: 'shaped like an error',
+      nothing: 'undefined',
+      empty: 'null',
+      number: '42',
     };
     for (const [id, text] of Object.entries(texts)) {
-      expect(sim!.grep(`Daemon '${id}' failed with an exception and will try again in 1 seconds: ${text}`, s.ERROR).map((l) => l.message))
-        .toEqual([`Daemon '${id}' failed with an exception and will try again in 1 seconds: ${text}`]);
-      expect(sim!.times(`Daemon '${id}' failed with an exception and will stop now (it would exceed 2 retries on the next attempt): ${text}`, s.ERROR))
-        .toEqual([1000]);
+      expect(sim!.grep(`Daemon '${id}' failed with an exception and will try again in 1 seconds: ${text}`, s.ERROR).map((l) => l.message)).toEqual([
+        `Daemon '${id}' failed with an exception and will try again in 1 seconds: ${text}`,
+      ]);
+      expect(sim!.times(`Daemon '${id}' failed with an exception and will stop now (it would exceed 2 retries on the next attempt): ${text}`, s.ERROR)).toEqual(
+        [1000],
+      );
     }
-    expect(calls.sort()).toEqual(Object.keys(thrown).flatMap((id) => [`${id}#0@0`, `${id}#1@1000`]).sort());
+    expect(calls.sort()).toEqual(
+      Object.keys(thrown)
+        .flatMap((id) => [`${id}#0@0`, `${id}#1@1000`])
+        .sort(),
+    );
     // All exited on their own: the next event releases the finalizer; the deletion needs nothing more.
     await sim!.patch({ spec: { field: 'next' } });
     await sim!.until(() => finalizersOf('kopf-example-1').length === 0, 'the finalizer to go');
@@ -153,8 +177,12 @@ describe('daemons: bad input and faults', () => {
       for (let i = 0; i < 1_000_000; i += 1) sum += i;
       calls.push(`blocking:${sum > 0}`);
     });
-    on.daemon('kopfexamples', { registry }, async function neverAwaiting() { calls.push('neverAwaiting'); });
-    on.daemon('kopfexamples', { registry }, function immediate() { /* nothing at all */ });
+    on.daemon('kopfexamples', { registry }, async function neverAwaiting() {
+      calls.push('neverAwaiting');
+    });
+    on.daemon('kopfexamples', { registry }, function immediate() {
+      /* nothing at all */
+    });
     on.daemon('kopfexamples', { registry }, function failingSynchronously({ retry }) {
       calls.push(`failingSynchronously#${retry}`);
       if (retry === 0) throw new TemporaryError('not yet', { delay: 1 });
@@ -189,17 +217,24 @@ describe('daemons: bad input and faults', () => {
       started += 1;
       running += 1;
       try {
-        while (!(await stopped.wait(0.5))) { /* accompanying the object */ }
+        while (!(await stopped.wait(0.5))) {
+          /* accompanying the object */
+        }
       } finally {
         running -= 1;
         exited += 1;
       }
     });
-    await start(registry, { clock: 'real', configure: (settings) => { settings.posting.enabled = false; } });
+    await start(registry, {
+      clock: 'real',
+      configure: (settings) => {
+        settings.posting.enabled = false;
+      },
+    });
     const names = Array.from({ length: count }, (_, i) => `kopf-example-${i}`);
     await Promise.all(names.map((name) => cluster.store.create(s.kopfExample(name))));
-    const withFinalizer = (): number => cluster.store.list(s.KEX, 'default')
-      .filter((body) => ((body['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(s.FINALIZER)).length;
+    const withFinalizer = (): number =>
+      cluster.store.list(s.KEX, 'default').filter((body) => ((body['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(s.FINALIZER)).length;
     await sim!.until(() => started === count && withFinalizer() === count, `${count} daemons and finalizers`, 30_000);
 
     await Promise.all(names.map((name) => cluster.store.delete(s.KEX, name, { namespace: 'default' })));
@@ -216,12 +251,22 @@ describe('daemons: bad input and faults', () => {
   it('R-DAEMON-8 the operator stopped while daemons of several objects are mid-stage: stages go on in memory, the hung-task limit ends them, the next operator releases the finalizers', async () => {
     const registry = new OperatorRegistry();
     const starts: string[] = [];
-    on.daemon('kopfexamples', { registry, id: 'staged', labels: { kind: 'staged' }, cancellationBackoff: 2, cancellationTimeout: 2 },
-      async function staged({ name }) { starts.push(`staged@${name}`); await new Promise<never>(() => undefined); });
-    on.daemon('kopfexamples', { registry, id: 'polled', labels: { kind: 'polled' } },
-      async function polled({ name, stopped }) { starts.push(`polled@${name}`); await new Promise((resolve) => stopped.signal.addEventListener('abort', resolve)); });
-    on.daemon('kopfexamples', { registry, id: 'polite', labels: { kind: 'polite' } },
-      async function polite({ name, stopped }) { starts.push(`polite@${name}`); await stopped.wait(); });
+    on.daemon(
+      'kopfexamples',
+      { registry, id: 'staged', labels: { kind: 'staged' }, cancellationBackoff: 2, cancellationTimeout: 2 },
+      async function staged({ name }) {
+        starts.push(`staged@${name}`);
+        await new Promise<never>(() => undefined);
+      },
+    );
+    on.daemon('kopfexamples', { registry, id: 'polled', labels: { kind: 'polled' } }, async function polled({ name, stopped }) {
+      starts.push(`polled@${name}`);
+      await new Promise((resolve) => stopped.signal.addEventListener('abort', resolve));
+    });
+    on.daemon('kopfexamples', { registry, id: 'polite', labels: { kind: 'polite' } }, async function polite({ name, stopped }) {
+      starts.push(`polite@${name}`);
+      await stopped.wait();
+    });
     await start(registry);
     for (const kind of ['staged', 'polled', 'polite']) await sim!.create(`object-${kind}`, { metadata: { labels: { kind } } });
     await sim!.until(() => ['staged', 'polled', 'polite'].every((kind) => finalizersOf(`object-${kind}`).includes(s.FINALIZER)), 'the finalizers');
@@ -247,7 +292,7 @@ describe('daemons: bad input and faults', () => {
     expect(at("Daemon 'staged' did not exit in time. Leaving it orphaned.")).toEqual([4000]);
     expect(at("Daemon 'polled' did not exit in time. Leaving it orphaned.")).toEqual([1000]);
     expect(at("Daemon 'polite' has exited on request")).toEqual([1000]);
-    expect(at('Root tasks are not stopped in 5 seconds: \'daemon killer\'. Cancelling their work.')).toEqual([6000]);
+    expect(at("Root tasks are not stopped in 5 seconds: 'daemon killer'. Cancelling their work.")).toEqual([6000]);
     expect(at("Daemon 'staged' is cancelled. Will escalate.")).toEqual([6000]);
     expect(at("Daemon 'polled' is cancelled. Will escalate.")).toEqual([6000]);
     expect(sim!.error).toBeUndefined();

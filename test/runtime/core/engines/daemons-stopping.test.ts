@@ -37,7 +37,10 @@ describe('stopping daemons', () => {
   let cluster: DevCluster;
   let sim: s.Simulation | undefined;
 
-  beforeEach(async () => { cluster = await s.startCluster(); sim = undefined; });
+  beforeEach(async () => {
+    cluster = await s.startCluster();
+    sim = undefined;
+  });
   afterEach(async () => {
     await sim?.close();
     for (const body of cluster.store.list(s.KEX, 'default')) {
@@ -65,7 +68,9 @@ describe('stopping daemons', () => {
     await sim!.delete();
   }
 
-  const gone = async (): Promise<void> => { await sim!.until(() => sim!.object() === undefined, 'the object to vanish'); };
+  const gone = async (): Promise<void> => {
+    await sim!.until(() => sim!.object() === undefined, 'the object to vanish');
+  };
 
   describe('R-DAEMON-6 the termination stages', () => {
     it('R-DAEMON-6 graceful, forced, abandoned: at the backoff and backoff + timeout after the stop request, with the exact lines', async () => {
@@ -75,7 +80,9 @@ describe('stopping daemons', () => {
         flag = stopped;
         await forever();
       });
-      on.event('kopfexamples', { registry, id: 'observer' }, function observer({ type, logger }) { logger.info(`Seen type=${String(type)}`); });
+      on.event('kopfexamples', { registry, id: 'observer' }, function observer({ type, logger }) {
+        logger.info(`Seen type=${String(type)}`);
+      });
       await start(registry);
       await createAndWait(['stubborn']);
       await sim!.advance(10_000); // the stages are measured from the stop request, not from the start
@@ -95,7 +102,9 @@ describe('stopping daemons', () => {
       await sim!.advance(60_000);
       await sim!.stop();
 
-      const lines = sim!.lines.filter((l) => l.object === 'default/kopf-example-1' && /Daemon 'stubborn'|the finalizer|Sleeping/.test(l.message) && l.at >= 10_000);
+      const lines = sim!.lines.filter(
+        (l) => l.object === 'default/kopf-example-1' && /Daemon 'stubborn'|the finalizer|Sleeping/.test(l.message) && l.at >= 10_000,
+      );
       expect(lines.map((l) => [l.at - 10_000, l.level, l.message])).toEqual([
         [0, s.DEBUG, "Daemon 'stubborn' is signalled to exit gracefully."],
         [0, s.DEBUG, 'Sleeping for 3 seconds for the delayed handlers.'],
@@ -108,13 +117,19 @@ describe('stopping daemons', () => {
       ]);
       expect(reasonNames(flag!.reason)).toEqual(['DONE', 'RESOURCE_DELETED', 'OPERATOR_EXITING', 'DAEMON_SIGNALLED', 'DAEMON_CANCELLED', 'DAEMON_ABANDONED']);
       // The touches that drove the stages carry the virtual times of the stages.
-      expect(sim!.patches().map((p) => ((p['metadata'] as Json | undefined)?.['annotations'] as Json | undefined)?.['kopf.zalando.org/touch-dummy'])
-        .filter((v) => typeof v === 'string')).toEqual(['2030-01-01T00:00:13.000000+00:00', '2030-01-01T00:00:15.000000+00:00']);
+      expect(
+        sim!
+          .patches()
+          .map((p) => ((p['metadata'] as Json | undefined)?.['annotations'] as Json | undefined)?.['kopf.zalando.org/touch-dummy'])
+          .filter((v) => typeof v === 'string'),
+      ).toEqual(['2030-01-01T00:00:13.000000+00:00', '2030-01-01T00:00:15.000000+00:00']);
     });
 
     it('R-DAEMON-6 only a timeout: the forced stage comes at once, the abandonment after the timeout', async () => {
       const registry = new OperatorRegistry();
-      on.daemon('kopfexamples', { registry, cancellationTimeout: 4 }, async function stubborn() { await forever(); });
+      on.daemon('kopfexamples', { registry, cancellationTimeout: 4 }, async function stubborn() {
+        await forever();
+      });
       await start(registry);
       await createAndWait(['stubborn']);
       await deleteObject();
@@ -207,7 +222,9 @@ describe('stopping daemons', () => {
     it('R-DAEMON-7 R-FINAL-5 the finalizer stays until every daemon has exited or was abandoned', async () => {
       const registry = new OperatorRegistry();
       const release = s.deferred();
-      on.daemon('kopfexamples', { registry, cancellationBackoff: 1, cancellationTimeout: 1 }, async function stubborn() { await forever(); });
+      on.daemon('kopfexamples', { registry, cancellationBackoff: 1, cancellationTimeout: 1 }, async function stubborn() {
+        await forever();
+      });
       on.daemon('kopfexamples', { registry, cancellationPolling: 3 }, async function slow({ stopped }) {
         await stopped.wait();
         await release.promise;
@@ -239,7 +256,9 @@ describe('stopping daemons', () => {
         calls.push(sim!.now);
         if (retry === 0) throw new TemporaryError('not yet', { delay: 3 });
       });
-      on.daemon('kopfexamples', { registry, cancellationBackoff: 1, cancellationTimeout: 1 }, async function stubborn() { await forever(); });
+      on.daemon('kopfexamples', { registry, cancellationBackoff: 1, cancellationTimeout: 1 }, async function stubborn() {
+        await forever();
+      });
       await start(registry);
       await createAndWait(['stubborn']);
       await deleteObject();
@@ -416,11 +435,14 @@ describe('stopping daemons', () => {
       // The finalizer was removed in the cycle of the mismatching event, added back in the re-matching one.
       const messages = sim!.messages('default/kopf-example-1').filter((m) => /^Seen|the finalizer/.test(m));
       expect(messages).toEqual([
-        'Seen run=yes field=value', 'Adding the finalizer, thus preventing the actual deletion.',
         'Seen run=yes field=value',
-        'Seen run=none field=value', 'Removing the finalizer, as there are no handlers requiring it.',
+        'Adding the finalizer, thus preventing the actual deletion.',
+        'Seen run=yes field=value',
         'Seen run=none field=value',
-        'Seen run=yes field=value', 'Adding the finalizer, thus preventing the actual deletion.',
+        'Removing the finalizer, as there are no handlers requiring it.',
+        'Seen run=none field=value',
+        'Seen run=yes field=value',
+        'Adding the finalizer, thus preventing the actual deletion.',
         'Seen run=yes field=value',
       ]);
     });

@@ -29,8 +29,14 @@ describe('daemons', () => {
   let cluster: DevCluster;
   let sim: s.Simulation | undefined;
 
-  beforeEach(async () => { cluster = await s.startCluster(); sim = undefined; });
-  afterEach(async () => { await sim?.close(); await cluster.stop(); });
+  beforeEach(async () => {
+    cluster = await s.startCluster();
+    sim = undefined;
+  });
+  afterEach(async () => {
+    await sim?.close();
+    await cluster.stop();
+  });
 
   async function start(registry: OperatorRegistry, configure?: (settings: settingsModule.OperatorSettings) => void): Promise<s.Simulation> {
     sim = await s.Simulation.start({ cluster, registry, settings: s.settings(configure) });
@@ -47,18 +53,46 @@ describe('daemons', () => {
   it('R-DAEMON-1 the options reach the handler; initialDelay, a number or a callback of the arguments, delays the first invocation exactly', async () => {
     const registry = new OperatorRegistry();
     const invoked: Record<string, number> = {};
-    on.daemon('kopfexamples', {
-      registry, id: 'fixed', initialDelay: 5, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3,
-      backoff: 4, retries: 5, timeout: 600, labels: { somelabel: 'somevalue' }, param: 'p',
-    }, async function fixed({ stopped }) { invoked['fixed'] = sim!.now; await stopped.wait(); });
-    on.daemon('kopfexamples', { registry, id: 'computed', initialDelay: ({ spec }) => Number(spec['delay']) },
-      async function computed({ stopped }) { invoked['computed'] = sim!.now; await stopped.wait(); });
-    expect(registry.handlers.find((handler) => handler.id === 'fixed')).toMatchObject({
-      kind: 'daemon', initialDelay: 5, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3,
-      backoff: 4, retries: 5, timeout: 600, param: 'p',
+    on.daemon(
+      'kopfexamples',
+      {
+        registry,
+        id: 'fixed',
+        initialDelay: 5,
+        cancellationBackoff: 1,
+        cancellationTimeout: 2,
+        cancellationPolling: 3,
+        backoff: 4,
+        retries: 5,
+        timeout: 600,
+        labels: { somelabel: 'somevalue' },
+        param: 'p',
+      },
+      async function fixed({ stopped }) {
+        invoked['fixed'] = sim!.now;
+        await stopped.wait();
+      },
+    );
+    on.daemon('kopfexamples', { registry, id: 'computed', initialDelay: ({ spec }) => Number(spec['delay']) }, async function computed({ stopped }) {
+      invoked['computed'] = sim!.now;
+      await stopped.wait();
     });
-    expect(() => on.daemon('kopfexamples', { registry, interval: 1 } as never, async function wrong() { /* never */ }))
-      .toThrow(/Unknown options of on\.daemon\(\): interval/);
+    expect(registry.handlers.find((handler) => handler.id === 'fixed')).toMatchObject({
+      kind: 'daemon',
+      initialDelay: 5,
+      cancellationBackoff: 1,
+      cancellationTimeout: 2,
+      cancellationPolling: 3,
+      backoff: 4,
+      retries: 5,
+      timeout: 600,
+      param: 'p',
+    });
+    expect(() =>
+      on.daemon('kopfexamples', { registry, interval: 1 } as never, async function wrong() {
+        /* never */
+      }),
+    ).toThrow(/Unknown options of on\.daemon\(\): interval/);
 
     await start(registry);
     await sim!.create('kopf-example-1', { spec: { field: 'value', delay: 7 } });
@@ -108,7 +142,7 @@ describe('daemons', () => {
     expect(first.indexOf("Daemon 'second' is invoked.")).toBeLessThan(first.findIndex((m) => m.startsWith('JSON-patching the resource with:')));
   });
 
-  it('R-DAEMON-2 daemons start regardless of consistency: in the cycle of an event older than the operator\'s own last patch', async () => {
+  it("R-DAEMON-2 daemons start regardless of consistency: in the cycle of an event older than the operator's own last patch", async () => {
     const registry = new OperatorRegistry();
     const gate = s.deferred();
     on.create('kopfexamples', { registry }, async function slow_create() {
@@ -146,7 +180,9 @@ describe('daemons', () => {
     const registry = new OperatorRegistry();
     observe(registry);
     const starts: string[] = [];
-    on.daemon('kopfexamples', { registry }, async function never() { starts.push('never'); });
+    on.daemon('kopfexamples', { registry }, async function never() {
+      starts.push('never');
+    });
     await start(registry);
     await sim!.waitFor('Seen kopf-example-1: field=value');
     await sim!.patch({ spec: { field: 'later' } });
@@ -183,7 +219,11 @@ describe('daemons', () => {
     await sim!.waitFor("Daemon 'flaky' has exited on its own and will not be retried or restarted.");
     await sim!.advance(60_000);
 
-    expect(calls).toEqual([{ retry: 0, at: 0 }, { retry: 1, at: 2000 }, { retry: 2, at: 5000 }]);
+    expect(calls).toEqual([
+      { retry: 0, at: 0 },
+      { retry: 1, at: 2000 },
+      { retry: 2, at: 5000 },
+    ]);
     expect(sim!.times("Daemon 'flaky' failed temporarily: first", s.ERROR)).toEqual([0]);
     expect(sim!.times("Daemon 'flaky' failed with an exception and will try again in 3 seconds: second", s.ERROR)).toEqual([2000]);
     expect(sim!.times("Daemon 'flaky' succeeded.", s.INFO)).toEqual([5000]);
@@ -198,7 +238,9 @@ describe('daemons', () => {
   it('R-DAEMON-3 only a stop request interrupts the initial delay and the sleep between retries', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
-    on.daemon('kopfexamples', { registry, initialDelay: 30 }, async function delayed({ name }) { calls.push(`delayed@${name}`); });
+    on.daemon('kopfexamples', { registry, initialDelay: 30 }, async function delayed({ name }) {
+      calls.push(`delayed@${name}`);
+    });
     on.daemon('kopfexamples', { registry }, async function retrying({ name, retry }) {
       calls.push(`retrying@${name}#${retry}`);
       throw new TemporaryError('later', { delay: 30 });
@@ -253,8 +295,12 @@ describe('daemons', () => {
 
   it('R-DAEMON-4 a permanent failure is an exit on its own; a stopped daemon exits on request', async () => {
     const registry = new OperatorRegistry();
-    on.daemon('kopfexamples', { registry }, async function broken() { throw new PermanentError('broken for good'); });
-    on.daemon('kopfexamples', { registry }, async function waiting({ stopped }) { await stopped.wait(); });
+    on.daemon('kopfexamples', { registry }, async function broken() {
+      throw new PermanentError('broken for good');
+    });
+    on.daemon('kopfexamples', { registry }, async function waiting({ stopped }) {
+      await stopped.wait();
+    });
     await start(registry);
     await sim!.create();
     await sim!.waitFor("Daemon 'broken' has exited on its own and will not be retried or restarted.");
@@ -359,7 +405,9 @@ describe('daemons', () => {
     it('R-DAEMON-11 with fewer zero-time cycles than the daemon needs, the graceful stage runs its course', async () => {
       const registry = new OperatorRegistry();
       register(registry, { turns: 3 });
-      await start(registry, (settings) => { settings.background.instantExitZeroTimeCycles = 1; });
+      await start(registry, (settings) => {
+        settings.background.instantExitZeroTimeCycles = 1;
+      });
       await deleteAndRelease();
       await sim!.waitFor('Sleeping for 2 seconds for the delayed handlers.');
       await sim!.waitFor("Daemon 'tidy' has exited on request");
@@ -372,7 +420,9 @@ describe('daemons', () => {
     it('R-DAEMON-11 instantExitTimeout waits up to that many seconds for the daemon to exit', async () => {
       const registry = new OperatorRegistry();
       register(registry, { cleanupMs: 300 });
-      await start(registry, (settings) => { settings.background.instantExitTimeout = 0.5; });
+      await start(registry, (settings) => {
+        settings.background.instantExitTimeout = 0.5;
+      });
       await deleteAndRelease();
       await sim!.waitFor('Cleaning up.');
       await sim!.advance(300);
@@ -385,7 +435,9 @@ describe('daemons', () => {
     it('R-DAEMON-11 a cleanup longer than instantExitTimeout goes on to the graceful stage', async () => {
       const registry = new OperatorRegistry();
       register(registry, { cleanupMs: 800 });
-      await start(registry, (settings) => { settings.background.instantExitTimeout = 0.5; });
+      await start(registry, (settings) => {
+        settings.background.instantExitTimeout = 0.5;
+      });
       await deleteAndRelease();
       await sim!.waitFor('Cleaning up.');
       await sim!.advance(500);
@@ -427,18 +479,47 @@ describe('daemons', () => {
     on.daemon('kopfexamples', { registry }, async function reader({ body, spec, meta, status, labels, annotations, stopped }) {
       while (!(await stopped.wait(1))) {
         seen.push({
-          at: sim!.now, field: spec['field'], nested: (body['spec'] as Json)['field'], label: labels['somelabel'],
-          annotation: annotations['someannotation'], status: status['phase'] ?? null, labelsInMeta: (meta.labels ?? {})['somelabel'],
+          at: sim!.now,
+          field: spec['field'],
+          nested: (body['spec'] as Json)['field'],
+          label: labels['somelabel'],
+          annotation: annotations['someannotation'],
+          status: status['phase'] ?? null,
+          labelsInMeta: meta.labels?.['somelabel'],
         });
       }
       const attempts: [string, () => void][] = [
-        ['spec', () => { (spec as Json)['field'] = 'hacked'; }],
-        ['body', () => { delete (body as Json)['spec']; }],
-        ['labels', () => { (labels as Record<string, string>)['somelabel'] = 'hacked'; }],
-        ['nested', () => { ((body as Json)['spec'] as Json)['field'] = 'hacked'; }],
+        [
+          'spec',
+          () => {
+            (spec as Json)['field'] = 'hacked';
+          },
+        ],
+        [
+          'body',
+          () => {
+            delete (body as Json)['spec'];
+          },
+        ],
+        [
+          'labels',
+          () => {
+            (labels as Record<string, string>)['somelabel'] = 'hacked';
+          },
+        ],
+        [
+          'nested',
+          () => {
+            ((body as Json)['spec'] as Json)['field'] = 'hacked';
+          },
+        ],
       ];
       for (const [what, attempt] of attempts) {
-        try { attempt(); } catch (error) { refused.push(`${what}: ${(error as Error).constructor.name}`); }
+        try {
+          attempt();
+        } catch (error) {
+          refused.push(`${what}: ${(error as Error).constructor.name}`);
+        }
       }
     });
     await start(registry);
@@ -472,7 +553,9 @@ describe('daemons', () => {
     await start(registry);
     await sim!.create();
     for (let attempt = 1; attempt <= 3; attempt += 1) {
-      await sim!.waitFor(`Merge-patching the status with: {"status":{${attempt === 1 ? '"first":"only in the first patch",' : ''}"message":"Failed ${attempt} times."}}`);
+      await sim!.waitFor(
+        `Merge-patching the status with: {"status":{${attempt === 1 ? '"first":"only in the first patch",' : ''}"message":"Failed ${attempt} times."}}`,
+      );
       await sim!.advance(1000);
     }
     await sim!.waitFor("Daemon 'patching' has exited on its own");
@@ -488,9 +571,12 @@ describe('daemons', () => {
     // Each patch right after its failed attempt, before the next one.
     const order = sim!.messages('default/kopf-example-1').filter((m) => /failed temporarily|Merge-patching the status/.test(m));
     expect(order).toEqual([
-      "Daemon 'patching' failed temporarily: Simulated failure.", statuses[0]!.message,
-      "Daemon 'patching' failed temporarily: Simulated failure.", statuses[1]!.message,
-      "Daemon 'patching' failed temporarily: Simulated failure.", statuses[2]!.message,
+      "Daemon 'patching' failed temporarily: Simulated failure.",
+      statuses[0]!.message,
+      "Daemon 'patching' failed temporarily: Simulated failure.",
+      statuses[1]!.message,
+      "Daemon 'patching' failed temporarily: Simulated failure.",
+      statuses[2]!.message,
       statuses[3]!.message,
     ]);
   });

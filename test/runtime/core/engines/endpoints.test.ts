@@ -8,14 +8,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 import * as endpoints from '../../../../runtime/core/engines/endpoints.js';
 
-interface Reply { readonly status: number; readonly headers: http.IncomingHttpHeaders; readonly body: string }
+interface Reply {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
 
 function request(url: string, method = 'GET'): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('error', reject);
@@ -25,21 +31,37 @@ function request(url: string, method = 'GET'): Promise<Reply> {
 
 function capturingLogger(): loggers.Logger & { readonly lines: string[] } {
   const lines: string[] = [];
-  const log = (level: string) => (message: string): void => { lines.push(`${level} ${message}`); };
+  const log =
+    (level: string) =>
+    (message: string): void => {
+      lines.push(`${level} ${message}`);
+    };
   return { lines, debug: log('DEBUG'), info: log('INFO'), warning: log('WARNING'), error: log('ERROR'), critical: log('CRITICAL') };
 }
 
 const stops: AbortController[] = [];
-afterEach(() => { for (const stop of stops.splice(0)) stop.abort(); });
+afterEach(() => {
+  for (const stop of stops.splice(0)) stop.abort();
+});
 
 /** Serves endpoints in the background; resolves with their bound URLs by name. */
-async function serve(list: readonly endpoints.Endpoint[], logger: loggers.Logger = capturingLogger()): Promise<{ urls: Record<string, string>; stop: AbortController; done: Promise<void> }> {
+async function serve(
+  list: readonly endpoints.Endpoint[],
+  logger: loggers.Logger = capturingLogger(),
+): Promise<{ urls: Record<string, string>; stop: AbortController; done: Promise<void> }> {
   const stop = new AbortController();
   stops.push(stop);
   let ready!: (served: readonly endpoints.ServedEndpoint[]) => void;
-  const serving = new Promise<readonly endpoints.ServedEndpoint[]>((resolve) => { ready = resolve; });
+  const serving = new Promise<readonly endpoints.ServedEndpoint[]>((resolve) => {
+    ready = resolve;
+  });
   const done = endpoints.serveEndpoints({ endpoints: list, logger, signal: stop.signal, onServing: ready });
-  const served = await Promise.race([serving, done.then(() => { throw new Error('stopped before serving'); })]);
+  const served = await Promise.race([
+    serving,
+    done.then(() => {
+      throw new Error('stopped before serving');
+    }),
+  ]);
   return { urls: Object.fromEntries(served.map((s) => [s.name, s.url])), stop, done };
 }
 
@@ -73,10 +95,12 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
 
   it('two endpoints with the same path on the same server are a conflict, found before binding', () => {
     const handle = (): endpoints.EndpointResponse => json({});
-    expect(() => endpoints.planServers([
-      { name: 'liveness', url: 'http://127.0.0.1:0/x', handle },
-      { name: 'readiness', url: 'http://127.0.0.1:0/x', handle },
-    ])).toThrow("The readiness endpoint and the liveness endpoint both use http://127.0.0.1:0/x");
+    expect(() =>
+      endpoints.planServers([
+        { name: 'liveness', url: 'http://127.0.0.1:0/x', handle },
+        { name: 'readiness', url: 'http://127.0.0.1:0/x', handle },
+      ]),
+    ).toThrow('The readiness endpoint and the liveness endpoint both use http://127.0.0.1:0/x');
   });
 
   it('groups endpoints by host and port', () => {
@@ -87,7 +111,14 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
       { name: 'metrics', url: 'http://0.0.0.0:9090/metrics', handle },
     ]);
     expect(plan.map((p) => [p.host, p.port, [...p.paths]])).toEqual([
-      ['0.0.0.0', 8080, [['/healthz', 'liveness'], ['/readyz', 'readiness']]],
+      [
+        '0.0.0.0',
+        8080,
+        [
+          ['/healthz', 'liveness'],
+          ['/readyz', 'readiness'],
+        ],
+      ],
       ['0.0.0.0', 9090, [['/metrics', 'metrics']]],
     ]);
   });
@@ -121,15 +152,21 @@ describe('serving endpoints over loopback', () => {
   it('a handler that throws gets a 500 with one line and no stack; it is logged once; the server goes on', async () => {
     const logger = capturingLogger();
     let calls = 0;
-    const { urls } = await serve([{
-      name: 'liveness', url: 'http://127.0.0.1:0/healthz',
-      handle: async () => {
-        calls += 1;
-        if (calls === 1) throw new Error('probe exploded\n    at secret (/app/src/x.ts:1:1)');
-        if (calls === 2) throw 'a plain string'; // eslint-disable-line @typescript-eslint/only-throw-error
-        return json({ ok: true });
-      },
-    }], logger);
+    const { urls } = await serve(
+      [
+        {
+          name: 'liveness',
+          url: 'http://127.0.0.1:0/healthz',
+          handle: async () => {
+            calls += 1;
+            if (calls === 1) throw new Error('probe exploded\n    at secret (/app/src/x.ts:1:1)');
+            if (calls === 2) throw 'a plain string'; // eslint-disable-line @typescript-eslint/only-throw-error
+            return json({ ok: true });
+          },
+        },
+      ],
+      logger,
+    );
     const first = await request(urls['liveness']!);
     expect(first.status).toBe(500);
     expect(first.body).toBe('Internal error of the liveness endpoint: Error: probe exploded\n');
@@ -151,16 +188,28 @@ describe('serving endpoints over loopback', () => {
 
   it('stops when the signal aborts: the promise resolves and the port is closed, even with a request in flight', async () => {
     let started!: () => void;
-    const inFlight = new Promise<void>((resolve) => { started = resolve; });
+    const inFlight = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     let sawAbort = false;
-    const { urls, stop, done } = await serve([{
-      name: 'slow', url: 'http://127.0.0.1:0/slow',
-      handle: ({ signal }) => new Promise((_resolve, reject) => {
-        started();
-        signal.addEventListener('abort', () => { sawAbort = true; reject(signal.reason); });
-      }),
-    }]);
-    const pending = request(urls['slow']!).then(() => 'answered', () => 'dropped');
+    const { urls, stop, done } = await serve([
+      {
+        name: 'slow',
+        url: 'http://127.0.0.1:0/slow',
+        handle: ({ signal }) =>
+          new Promise((_resolve, reject) => {
+            started();
+            signal.addEventListener('abort', () => {
+              sawAbort = true;
+              reject(signal.reason);
+            });
+          }),
+      },
+    ]);
+    const pending = request(urls['slow']!).then(
+      () => 'answered',
+      () => 'dropped',
+    );
     await inFlight;
     stop.abort();
     await done;
@@ -179,18 +228,24 @@ describe('serving endpoints over loopback', () => {
         { name: 'metrics', url: `http://127.0.0.1:${port}/metrics`, handle: () => json({}) },
         { name: 'readiness', url: `http://127.0.0.1:${port}/readyz`, handle: () => json({}) },
       ],
-      logger: capturingLogger(), signal: stop.signal,
+      logger: capturingLogger(),
+      signal: stop.signal,
     });
     await expect(attempt).rejects.toThrow(endpoints.EndpointBindError);
-    await expect(attempt).rejects.toThrow(`Cannot serve the metrics, readiness endpoints at http://127.0.0.1:${port}: EADDRINUSE (the address is already in use`);
+    await expect(attempt).rejects.toThrow(
+      `Cannot serve the metrics, readiness endpoints at http://127.0.0.1:${port}: EADDRINUSE (the address is already in use`,
+    );
   });
 
   it('bad URLs reject before anything is bound', async () => {
     const stop = new AbortController();
     stops.push(stop);
-    await expect(endpoints.serveEndpoints({
-      endpoints: [{ name: 'liveness', option: 'livenessEndpoint', url: 'https://x/healthz', handle: () => json({}) }],
-      logger: capturingLogger(), signal: stop.signal,
-    })).rejects.toThrow('livenessEndpoint: "https://x/healthz" is not a valid endpoint URL: the scheme must be http, not https');
+    await expect(
+      endpoints.serveEndpoints({
+        endpoints: [{ name: 'liveness', option: 'livenessEndpoint', url: 'https://x/healthz', handle: () => json({}) }],
+        logger: capturingLogger(),
+        signal: stop.signal,
+      }),
+    ).rejects.toThrow('livenessEndpoint: "https://x/healthz" is not a valid endpoint URL: the scheme must be http, not https');
   });
 });

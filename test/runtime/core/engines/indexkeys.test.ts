@@ -29,7 +29,10 @@ describe('index keys and results (R-INDEX-3)', () => {
     expect([...interpretResult(when)!.values()]).toEqual([{ key: null, value: when }]);
     const tags = new Set(['a']);
     expect([...interpretResult(tags)!.values()]).toEqual([{ key: null, value: tags }]);
-    expect([...interpretResult({ web: 1, db: 2 })!.values()]).toEqual([{ key: 'web', value: 1 }, { key: 'db', value: 2 }]);
+    expect([...interpretResult({ web: 1, db: 2 })!.values()]).toEqual([
+      { key: 'web', value: 1 },
+      { key: 'db', value: 2 },
+    ]);
     expect([...interpretResult(new Map([[['ns', 'n'], true]]))!.values()]).toEqual([{ key: ['ns', 'n'], value: true }]);
     expect(interpretResult(null)).toBeNull();
     expect(interpretResult(undefined)).toBeNull();

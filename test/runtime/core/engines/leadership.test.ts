@@ -39,7 +39,9 @@ async function kubectl(kubeconfig: string, args: string[], input?: string): Prom
   const run = promisify(childprocess.execFile);
   if (input === undefined) return (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
   return await new Promise<string>((resolve, reject) => {
-    const child = childprocess.execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    const child = childprocess.execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
     child.stdin!.end(input);
   });
 }
@@ -90,12 +92,30 @@ describe('Lease election: the elector', () => {
     toggle.subscribe(() => history.push([now(), toggle.isOff()]));
     const stopper = new AbortController();
     const done = leadership.runElection({
-      api: client, name: LEASE, namespace: 'default', identity, settings: s.leaderElection, clock, paused: toggle, logger, signal: stopper.signal,
+      api: client,
+      name: LEASE,
+      namespace: 'default',
+      identity,
+      settings: s.leaderElection,
+      clock,
+      paused: toggle,
+      logger,
+      signal: stopper.signal,
       random: () => 0.5,
     });
     const replica: Replica = {
-      identity, user, toggle, logger, api: client, history, done,
-      async stop() { stopper.abort(); await done; client.close(); },
+      identity,
+      user,
+      toggle,
+      logger,
+      api: client,
+      history,
+      done,
+      async stop() {
+        stopper.abort();
+        await done;
+        client.close();
+      },
       active: () => toggle.isOff(),
     };
     replicas.push(replica);
@@ -118,17 +138,24 @@ describe('Lease election: the elector', () => {
   }
 
   /** A request of the cluster's admin (trusting the cluster's CA). */
-  async function adminFetch(url: string, init: { method?: string; body?: string }): Promise<{ status: number; json(): Promise<unknown>; text(): Promise<string> }> {
+  async function adminFetch(
+    url: string,
+    init: { method?: string; body?: string },
+  ): Promise<{ status: number; json(): Promise<unknown>; text(): Promise<string> }> {
     const agent = new https.Agent({ ca: cluster.caPem });
     return await new Promise((resolve, reject) => {
-      const request = https.request(url, { method: init.method ?? 'GET', agent, headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: response.statusCode ?? 0, json: async () => JSON.parse(text) as unknown, text: async () => text });
-        });
-      });
+      const request = https.request(
+        url,
+        { method: init.method ?? 'GET', agent, headers: { authorization: `Bearer ${cluster.token}`, 'content-type': 'application/json' } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: response.statusCode ?? 0, json: async () => JSON.parse(text) as unknown, text: async () => text });
+          });
+        },
+      );
       request.on('error', reject);
       request.end(init.body);
     });
@@ -137,7 +164,7 @@ describe('Lease election: the elector', () => {
   async function storedLease(): Promise<Json> {
     const response = await adminFetch(`${cluster.url}/apis/coordination.k8s.io/v1/namespaces/default/leases/${LEASE}`, {});
     expect(response.status).toBe(200);
-    return await response.json() as Json;
+    return (await response.json()) as Json;
   }
 
   async function writeLease(method: 'POST' | 'PUT' | 'DELETE', body?: Json): Promise<number> {
@@ -154,7 +181,10 @@ describe('Lease election: the elector', () => {
       let since: number | undefined;
       for (const [at, active] of r.history) {
         if (active) since = at;
-        else if (since !== undefined) { spans.push([since, at]); since = undefined; }
+        else if (since !== undefined) {
+          spans.push([since, at]);
+          since = undefined;
+        }
       }
       if (since !== undefined) spans.push([since, Infinity]);
       return spans;
@@ -162,21 +192,25 @@ describe('Lease election: the elector', () => {
     for (let i = 0; i < intervals.length; i++) {
       for (let j = i + 1; j < intervals.length; j++) {
         for (const [a0, a1] of intervals[i]!) {
-          for (const [b0, b1] of intervals[j]!) expect(a0 < b1 && b0 < a1, `${replicas[i]!.identity} [${a0}, ${a1}) overlaps ${replicas[j]!.identity} [${b0}, ${b1})`).toBe(false);
+          for (const [b0, b1] of intervals[j]!)
+            expect(a0 < b1 && b0 < a1, `${replicas[i]!.identity} [${a0}, ${a1}) overlaps ${replicas[j]!.identity} [${b0}, ${b1})`).toBe(false);
         }
       }
     }
   }
 
-  it('Lease election: the first replica creates the Lease with client-go\'s fields (MicroTimes, duration, transitions) and resumes; kubectl reads it', async () => {
+  it("Lease election: the first replica creates the Lease with client-go's fields (MicroTimes, duration, transitions) and resumes; kubectl reads it", async () => {
     const a = start('replica-a');
     expect(a.active()).toBe(false);
     await runUntil(a.active, 'replica-a to lead');
     const lease = await storedLease();
     const spec = lease['spec'] as Json;
     expect(spec).toEqual({
-      holderIdentity: 'replica-a', leaseDurationSeconds: 15, leaseTransitions: 0,
-      acquireTime: '2030-01-01T00:00:00.000000Z', renewTime: '2030-01-01T00:00:00.000000Z',
+      holderIdentity: 'replica-a',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 0,
+      acquireTime: '2030-01-01T00:00:00.000000Z',
+      renewTime: '2030-01-01T00:00:00.000000Z',
     });
     await run(4_100);
     const renewed = (await storedLease())['spec'] as Json;
@@ -244,14 +278,15 @@ describe('Lease election: the elector', () => {
     const b = start('replica-b');
     await run(10_000);
     const lastRenewal = Date.parse(((await storedLease())['spec'] as Json)['renewTime'] as string) - EPOCH;
-    const killedAt = now();
     cluster.faults.add({ user: a.user, reset: 'before' });
     const failover = await runUntil(b.active, 'replica-b to lead', 60_000, 50);
-    console.log(`Lease failover after the leader's loss (no release): ${failover / 1000} virtual s after the kill, `
-      + `${(now() - lastRenewal) / 1000} s after its last renewal (leaseDuration 15 s, retryPeriod 2 s)`);
+    console.log(
+      `Lease failover after the leader's loss (no release): ${failover / 1000} virtual s after the kill, ` +
+        `${(now() - lastRenewal) / 1000} s after its last renewal (leaseDuration 15 s, retryPeriod 2 s)`,
+    );
     expect(now() - lastRenewal).toBeGreaterThanOrEqual(15_000);
     expect(failover).toBeLessThanOrEqual(15_000 + 2 * 2000 * (1 + leadership.JITTER_FACTOR));
-    expect(((await storedLease())['spec'] as Json)).toMatchObject({ holderIdentity: 'replica-b', leaseTransitions: 1 });
+    expect((await storedLease())['spec'] as Json).toMatchObject({ holderIdentity: 'replica-b', leaseTransitions: 1 });
     expectNeverTwoActive();
   });
 
@@ -296,7 +331,12 @@ describe('Lease election: the elector', () => {
     await run(3_000);
     const lease = await storedLease();
     const stolenAt = now();
-    expect(await writeLease('PUT', { ...lease, spec: { ...(lease['spec'] as Json), holderIdentity: 'thief', leaseDurationSeconds: 15, renewTime: '2029-12-31T23:00:00.000000Z' } })).toBe(200);
+    expect(
+      await writeLease('PUT', {
+        ...lease,
+        spec: { ...(lease['spec'] as Json), holderIdentity: 'thief', leaseDurationSeconds: 15, renewTime: '2029-12-31T23:00:00.000000Z' },
+      }),
+    ).toBe(200);
     await runUntil(() => !a.active(), 'replica-a to pause', 10_000, 50);
     expect(now() - stolenAt).toBeLessThanOrEqual(2_100);
     expect(a.logger.messages('info')).toContain("Lost leadership in Lease 'default/my-operator': it is held by 'thief'. Pausing operations.");
@@ -305,14 +345,22 @@ describe('Lease election: the elector', () => {
     const waited = await runUntil(a.active, 'replica-a to take over again', 60_000, 50);
     expect(now() - stolenAt).toBeGreaterThanOrEqual(15_000);
     console.log(`Lease taken back from a silent thief ${waited / 1000} virtual s after losing it`);
-    expect(((await storedLease())['spec'] as Json)).toMatchObject({ holderIdentity: 'replica-a', leaseTransitions: 1 }); // the thief did not count its transition
+    expect((await storedLease())['spec'] as Json).toMatchObject({ holderIdentity: 'replica-a', leaseTransitions: 1 }); // the thief did not count its transition
   });
 
   it('Lease election: a Lease held by another tool (written by kubectl) is respected for leaseDurationSeconds as observed locally, then taken with leaseTransitions + 1', async () => {
     const kubeconfig = cluster.writeKubeconfig(path.join(tempDir(), 'config'));
     const manifest = YAML.stringify({
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEASE, namespace: 'default', labels: { team: 'ops' } },
-      spec: { holderIdentity: 'go-controller-7f9c', leaseDurationSeconds: 20, acquireTime: '2030-01-01T00:00:00.000000Z', renewTime: '2030-01-01T00:00:00.000000Z', leaseTransitions: 4 },
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: LEASE, namespace: 'default', labels: { team: 'ops' } },
+      spec: {
+        holderIdentity: 'go-controller-7f9c',
+        leaseDurationSeconds: 20,
+        acquireTime: '2030-01-01T00:00:00.000000Z',
+        renewTime: '2030-01-01T00:00:00.000000Z',
+        leaseTransitions: 4,
+      },
     });
     await kubectl(kubeconfig, ['apply', '-f', '-'], manifest);
     const a = start('replica-a');
@@ -334,7 +382,7 @@ describe('Lease election: the elector', () => {
     await run(4_000);
     expect(a.active()).toBe(true);
     expect(a.history.filter(([, active]) => !active)).toEqual([]);
-    expect(((await storedLease())['spec'] as Json)).toMatchObject({ holderIdentity: 'replica-a', leaseTransitions: 0 });
+    expect((await storedLease())['spec'] as Json).toMatchObject({ holderIdentity: 'replica-a', leaseTransitions: 0 });
     expect(a.logger.messages('warning')).toContain("Lease 'default/my-operator' is gone (deleted by someone else); creating it again.");
   });
 
@@ -342,7 +390,13 @@ describe('Lease election: the elector', () => {
     const a = start('replica-a');
     await runUntil(a.active, 'replica-a to lead');
     await run(3_000);
-    cluster.faults.add({ user: a.user, verb: 'update', resource: 'leases', times: 1, respond: { code: 409, reason: 'Conflict', message: 'the object has been modified' } });
+    cluster.faults.add({
+      user: a.user,
+      verb: 'update',
+      resource: 'leases',
+      times: 1,
+      respond: { code: 409, reason: 'Conflict', message: 'the object has been modified' },
+    });
     await run(4_000);
     cluster.faults.add({ user: a.user, resource: 'leases', times: 6, respond: { code: 500, message: 'etcd is down' } });
     await run(10_000);
@@ -355,9 +409,15 @@ describe('Lease election: the elector', () => {
     const a = start('replica-a');
     await runUntil(a.active, 'replica-a to lead');
     await run(3_000);
-    cluster.faults.add({ user: a.user, verb: 'update', resource: 'leases', times: 1, respond: { code: 409, reason: 'Conflict', message: 'the object has been modified' } });
+    cluster.faults.add({
+      user: a.user,
+      verb: 'update',
+      resource: 'leases',
+      times: 1,
+      respond: { code: 409, reason: 'Conflict', message: 'the object has been modified' },
+    });
     await a.stop();
-    expect(((await storedLease())['spec'] as Json)).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    expect((await storedLease())['spec'] as Json).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
     expect(a.logger.messages('info')).toContain("Released Lease 'default/my-operator'.");
   });
 
@@ -395,7 +455,11 @@ describe('Lease election: records', () => {
 
   it('Lease election: garbage in a Lease reads as absent fields (no holder, zero seconds), never as an error', () => {
     expect(leases.recordOf({ spec: { holderIdentity: 42, leaseDurationSeconds: 'x', leaseTransitions: 1.5, renewTime: '' } })).toEqual({
-      holderIdentity: '', leaseDurationSeconds: 0, acquireTime: null, renewTime: null, leaseTransitions: 0,
+      holderIdentity: '',
+      leaseDurationSeconds: 0,
+      acquireTime: null,
+      renewTime: null,
+      leaseTransitions: 0,
     });
     expect(leases.recordOf({})).toMatchObject({ holderIdentity: '' });
   });

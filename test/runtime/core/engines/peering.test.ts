@@ -16,7 +16,11 @@ import * as peers from '../../../../runtime/core/engines/peers.js';
 
 const START = Date.UTC(2026, 10, 24, 10, 0, 0);
 const CLUSTER_PEERINGS = references.makeResource({
-  group: 'kopf.dev', version: 'v1', plural: 'clusterkopfpeerings', kind: 'ClusterKopfPeering', namespaced: false,
+  group: 'kopf.dev',
+  version: 'v1',
+  plural: 'clusterkopfpeerings',
+  kind: 'ClusterKopfPeering',
+  namespaced: false,
   verbs: ['get', 'list', 'watch', 'patch'],
 });
 
@@ -52,9 +56,15 @@ class PeeringObject implements api.KubeApi {
     for (const push of [...this.streams]) push({ type, object: structuredClone(body) });
   }
 
-  async scanResources(): Promise<references.Resource[]> { return [CLUSTER_PEERINGS]; }
-  async get(): Promise<bodies.RawBody> { throw new Error('not used'); }
-  async create(): Promise<bodies.RawBody> { throw new Error('not used'); }
+  async scanResources(): Promise<references.Resource[]> {
+    return [CLUSTER_PEERINGS];
+  }
+  async get(): Promise<bodies.RawBody> {
+    throw new Error('not used');
+  }
+  async create(): Promise<bodies.RawBody> {
+    throw new Error('not used');
+  }
 
   async list(): Promise<api.Listing> {
     return { items: this.body ? [structuredClone(this.body)] : [], resourceVersion: String(this.rv) };
@@ -81,7 +91,10 @@ class PeeringObject implements api.KubeApi {
   async watch(_resource: references.Resource, _namespace: string | null, options?: api.WatchRequestOptions): Promise<AsyncIterable<api.WatchLine>> {
     const queue: api.WatchLine[] = [];
     let wake: () => void = () => undefined;
-    const push = (line: api.WatchLine): void => { queue.push(line); wake(); };
+    const push = (line: api.WatchLine): void => {
+      queue.push(line);
+      wake();
+    };
     this.streams.add(push);
     const streams = this.streams;
     const signal = options?.signal;
@@ -90,7 +103,10 @@ class PeeringObject implements api.KubeApi {
         try {
           while (!signal?.aborted) {
             if (queue.length === 0) {
-              await new Promise<void>((resolve) => { wake = resolve; signal?.addEventListener('abort', () => resolve(), { once: true }); });
+              await new Promise<void>((resolve) => {
+                wake = resolve;
+                signal?.addEventListener('abort', () => resolve(), { once: true });
+              });
               continue;
             }
             yield queue.shift()!;
@@ -106,11 +122,21 @@ class PeeringObject implements api.KubeApi {
 /** Captures log lines by level. */
 class Lines implements loggers.Logger {
   readonly lines: Array<[string, string]> = [];
-  debug(m: string): void { this.lines.push(['debug', m]); }
-  info(m: string): void { this.lines.push(['info', m]); }
-  warning(m: string): void { this.lines.push(['warning', m]); }
-  error(m: string): void { this.lines.push(['error', m]); }
-  critical(m: string): void { this.lines.push(['critical', m]); }
+  debug(m: string): void {
+    this.lines.push(['debug', m]);
+  }
+  info(m: string): void {
+    this.lines.push(['info', m]);
+  }
+  warning(m: string): void {
+    this.lines.push(['warning', m]);
+  }
+  error(m: string): void {
+    this.lines.push(['error', m]);
+  }
+  critical(m: string): void {
+    this.lines.push(['critical', m]);
+  }
   grep(text: string, level?: string): string[] {
     return this.lines.filter(([l, m]) => m.includes(text) && (level === undefined || l === level)).map(([, m]) => m);
   }
@@ -137,8 +163,16 @@ function setup(options: { status?: Json | null; identity?: string; priority?: nu
   const clock = new VirtualClock({ start: START });
   const object = new PeeringObject(options.status === undefined ? {} : options.status);
   const log = new Lines();
-  const s = settings((x) => { x.peering.priority = options.priority ?? 0; options.configure?.(x); });
-  return { clock, object, log, scope: { api: object, settings: s, resource: CLUSTER_PEERINGS, namespace: null, identity: options.identity ?? 'me', logger: log, clock } };
+  const s = settings((x) => {
+    x.peering.priority = options.priority ?? 0;
+    options.configure?.(x);
+  });
+  return {
+    clock,
+    object,
+    log,
+    scope: { api: object, settings: s, resource: CLUSTER_PEERINGS, namespace: null, identity: options.identity ?? 'me', logger: log, clock },
+  };
 }
 
 const stoppers: AbortController[] = [];
@@ -153,7 +187,12 @@ function background(fn: (signal: AbortSignal) => Promise<void>): { stop(): Promi
   const done = fn(stopper.signal);
   stoppers.push(stopper);
   running.push(done);
-  return { async stop() { stopper.abort(); await done; } };
+  return {
+    async stop() {
+      stopper.abort();
+      await done;
+    },
+  };
 }
 
 const entry = (priority: number, lifetime: number, lastseen: number): Json => ({ priority, lifetime, lastseen: peers.formatLastseen(lastseen) });
@@ -189,12 +228,21 @@ describe('R-PEER-5 keep-alive', () => {
   });
 
   it('R-PEER-5 stealth: keep-alives are not logged; a missing object still is', async () => {
-    const { clock, log, scope } = setup({ configure: (s) => { s.peering.stealth = true; } });
+    const { clock, log, scope } = setup({
+      configure: (s) => {
+        s.peering.stealth = true;
+      },
+    });
     const task = background((signal) => peering.keepAlive(scope, { signal, random: () => 0 }));
     await clock.advance(120_000);
     expect(log.lines).toEqual([]);
     await task.stop();
-    const missing = setup({ status: null, configure: (s) => { s.peering.stealth = true; } });
+    const missing = setup({
+      status: null,
+      configure: (s) => {
+        s.peering.stealth = true;
+      },
+    });
     expect(await peering.touch(missing.scope)).toBe('not found');
     expect(missing.log.lines).toEqual([['debug', "Keep-alive in 'default' cluster-wide: not found."]]);
   });

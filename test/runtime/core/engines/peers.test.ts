@@ -31,7 +31,7 @@ describe('R-PEER-3 identity', () => {
     expect(identities.detectOwnId({ manual: true, env: {}, ...fixed })).toBe('alice@laptop');
     expect(identities.detectOwnId({ manual: true, env: { USER: 'bob', LOGNAME: 'carol' }, host: 'h' })).toBe('carol@h');
     expect(identities.detectOwnId({ manual: true, env: { USERNAME: 'dave' }, host: 'h' })).toBe('dave@h');
-    expect(identities.detectOwnId({ manual: true, env: { POD_ID: '' , USER: 'eve' }, host: 'h' })).toBe('eve@h');
+    expect(identities.detectOwnId({ manual: true, env: { POD_ID: '', USER: 'eve' }, host: 'h' })).toBe('eve@h');
   });
 
   it('R-PEER-3 the host name loses .local and .localdomain', () => {
@@ -50,8 +50,9 @@ describe('R-PEER-4 record format', () => {
   });
 
   it('R-PEER-4 the entry is {priority, lifetime, lastseen} in this order, as JSON byte for byte', () => {
-    expect(JSON.stringify({ status: { 'alice@laptop/20261124100000/x7k': peers.recordOf(100, 60, T0) } }))
-      .toBe('{"status":{"alice@laptop/20261124100000/x7k":{"priority":100,"lifetime":60,"lastseen":"2026-11-24T10:00:00.123456+00:00"}}}');
+    expect(JSON.stringify({ status: { 'alice@laptop/20261124100000/x7k': peers.recordOf(100, 60, T0) } })).toBe(
+      '{"status":{"alice@laptop/20261124100000/x7k":{"priority":100,"lifetime":60,"lastseen":"2026-11-24T10:00:00.123456+00:00"}}}',
+    );
   });
 
   it('R-PEER-4 reading accepts what Kopf writes and other ISO-8601 forms', () => {
@@ -101,11 +102,16 @@ describe('R-PEER-6 evaluation of one state', () => {
   const at = (secondsAgo: number): string => peers.formatLastseen(T0 - secondsAgo * 1000);
 
   it('R-PEER-6 dead entries (lastseen + lifetime in the past) are found, self included', () => {
-    const verdict = peers.judge({
-      me: { priority: 0, lifetime: 60, lastseen: at(61) },
-      old: { priority: 9, lifetime: 10, lastseen: at(10) }, // deadline == now: dead
-      fresh: { priority: 9, lifetime: 10, lastseen: at(9) },
-    }, 'me', 0, T0);
+    const verdict = peers.judge(
+      {
+        me: { priority: 0, lifetime: 60, lastseen: at(61) },
+        old: { priority: 9, lifetime: 10, lastseen: at(10) }, // deadline == now: dead
+        fresh: { priority: 9, lifetime: 10, lastseen: at(9) },
+      },
+      'me',
+      0,
+      T0,
+    );
     expect(verdict.dead.map((p) => p.identity)).toEqual(['me', 'old']);
     expect(verdict.higher.map((p) => p.identity)).toEqual(['fresh']);
   });

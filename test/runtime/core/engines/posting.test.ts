@@ -56,10 +56,34 @@ describe('the event helpers', () => {
   });
 
   it.each([
-    ['posting.level 30 (WARNING) keeps event, warn and exception', (s: settings.OperatorSettings) => { s.posting.level = 30; }, ['SomeType', 'Warning', 'Error']],
-    ['posting.level 40 (ERROR) keeps event and exception', (s: settings.OperatorSettings) => { s.posting.level = 40; }, ['SomeType', 'Error']],
-    ['posting.level 50 keeps only event', (s: settings.OperatorSettings) => { s.posting.level = 50; }, ['SomeType']],
-    ['D-9 posting.enabled = false posts nothing, warn included', (s: settings.OperatorSettings) => { s.posting.enabled = false; }, []],
+    [
+      'posting.level 30 (WARNING) keeps event, warn and exception',
+      (s: settings.OperatorSettings) => {
+        s.posting.level = 30;
+      },
+      ['SomeType', 'Warning', 'Error'],
+    ],
+    [
+      'posting.level 40 (ERROR) keeps event and exception',
+      (s: settings.OperatorSettings) => {
+        s.posting.level = 40;
+      },
+      ['SomeType', 'Error'],
+    ],
+    [
+      'posting.level 50 keeps only event',
+      (s: settings.OperatorSettings) => {
+        s.posting.level = 50;
+      },
+      ['SomeType'],
+    ],
+    [
+      'D-9 posting.enabled = false posts nothing, warn included',
+      (s: settings.OperatorSettings) => {
+        s.posting.enabled = false;
+      },
+      [],
+    ],
   ])('R-POST-1 A-10 gating: %s', async (_title, tweak, types) => {
     const config = newSettings();
     tweak(config);
@@ -73,13 +97,19 @@ describe('the event helpers', () => {
       posting.exception(body, { exc: new QuotaError('Out of quota.') });
       posting.exception(body, { reason: 'R', message: 'Just a message.' });
     });
-    expect((await drain(queue)).map((e) => [e.reason, e.message])).toEqual([['QuotaError', 'Out of quota.'], ['R', 'Just a message.']]);
+    expect((await drain(queue)).map((e) => [e.reason, e.message])).toEqual([
+      ['QuotaError', 'Out of quota.'],
+      ['R', 'Just a message.'],
+    ]);
   });
 
   it('R-POST-1 several objects, also nested, each get an event', async () => {
     const other = { ...referenceBody(), metadata: { name: 'other', namespace: 'ns2' } };
     const { queue } = inOperator(newSettings(), () => posting.info([body, [other]], { reason: 'R' }));
-    expect((await drain(queue)).map((e) => [e.ref.name, e.ref.namespace, e.message])).toEqual([['kopf-example-1', 'default', ''], ['other', 'ns2', '']]);
+    expect((await drain(queue)).map((e) => [e.ref.name, e.ref.namespace, e.message])).toEqual([
+      ['kopf-example-1', 'default', ''],
+      ['other', 'ns2', ''],
+    ]);
   });
 
   it('R-API-6 the helpers throw outside of an operator', () => {
@@ -93,7 +123,9 @@ describe('the event helpers', () => {
 describe('event payloads', () => {
   const queued: events.QueuedEvent = {
     ref: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1', namespace: 'default' },
-    type: 'Normal', reason: 'SomeReason', message: 'Some message',
+    type: 'Normal',
+    reason: 'SomeReason',
+    message: 'Some message',
   };
 
   it('R-POST-3 the body has exactly the fields of the original', () => {
@@ -103,15 +135,32 @@ describe('event payloads', () => {
       namespace: 'default',
       body: {
         metadata: { namespace: 'default', generateName: 'kopf-event-' },
-        action: 'Action?', type: 'Normal', reason: 'SomeReason', message: 'Some message',
-        reportingComponent: 'kopf', reportingInstance: 'dev', source: { component: 'kopf' },
+        action: 'Action?',
+        type: 'Normal',
+        reason: 'SomeReason',
+        message: 'Some message',
+        reportingComponent: 'kopf',
+        reportingInstance: 'dev',
+        source: { component: 'kopf' },
         involvedObject: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: 'uid-1', namespace: 'default' },
-        firstTimestamp: time, lastTimestamp: time, eventTime: time,
+        firstTimestamp: time,
+        lastTimestamp: time,
+        eventTime: time,
       },
     });
     expect(Object.keys(built!.body)).toEqual([
-      'metadata', 'action', 'type', 'reason', 'message', 'reportingComponent', 'reportingInstance', 'source',
-      'involvedObject', 'firstTimestamp', 'lastTimestamp', 'eventTime',
+      'metadata',
+      'action',
+      'type',
+      'reason',
+      'message',
+      'reportingComponent',
+      'reportingInstance',
+      'source',
+      'involvedObject',
+      'firstTimestamp',
+      'lastTimestamp',
+      'eventTime',
     ]);
   });
 
@@ -124,8 +173,11 @@ describe('event payloads', () => {
     const built = posting.buildEventBody({ event: clusterEvent, settings: config, now: T0 })!;
     expect(built.namespace).toBe('default');
     expect(built.body).toMatchObject({
-      metadata: { namespace: 'default', generateName: 'my-event-' }, reportingComponent: 'my-op', reportingInstance: 'pod-1',
-      source: { component: 'my-op' }, involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: 'ns1', namespace: 'default' },
+      metadata: { namespace: 'default', generateName: 'my-event-' },
+      reportingComponent: 'my-op',
+      reportingInstance: 'pod-1',
+      source: { component: 'my-op' },
+      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: 'ns1', namespace: 'default' },
     });
     expect(posting.buildEventBody({ event: clusterEvent, settings: config, now: T0, defaultNamespace: 'operators' })!.namespace).toBe('operators');
   });
@@ -176,7 +228,8 @@ describe('the poster', () => {
     controller.abort();
     await task;
     expect(calls.map((c) => [c.resource, c.namespace, c.body['reason'], c.body['message']])).toEqual([
-      ['events.v1', 'ns', 'A', 'first'], ['events.v1', 'ns', 'C', 'third'],
+      ['events.v1', 'ns', 'A', 'first'],
+      ['events.v1', 'ns', 'C', 'third'],
     ]);
     expect(logger.lines).toEqual([]);
   });
@@ -196,8 +249,8 @@ describe('the poster', () => {
     await task;
     expect(calls).toHaveLength(2);
     expect(logger.messages('warning')).toEqual([
-      'Failed to post an event. Ignoring and continuing. Code: 403. Message: forbidden. Details: {"kind":"events"}. '
-      + "Event: type='Normal', reason='A', message='lost'.",
+      'Failed to post an event. Ignoring and continuing. Code: 403. Message: forbidden. Details: {"kind":"events"}. ' +
+        "Event: type='Normal', reason='A', message='lost'.",
     ]);
   });
 });
@@ -224,8 +277,22 @@ describe('posting to a cluster through the real client', () => {
 
   it('A-10 A-11 helper events and posted log lines become Event objects with the exact payload', async () => {
     const object = await kubeApi.create(
-      { group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', singular: 'kopfexample', shortcuts: [], categories: [], subresources: ['status'], namespaced: true, preferred: true, verbs: [] },
-      'default', { ...referenceBody(), metadata: { name: 'kopf-example-1', namespace: 'default' } });
+      {
+        group: 'kopf.dev',
+        version: 'v1',
+        plural: 'kopfexamples',
+        kind: 'KopfExample',
+        singular: 'kopfexample',
+        shortcuts: [],
+        categories: [],
+        subresources: ['status'],
+        namespaced: true,
+        preferred: true,
+        verbs: [],
+      },
+      'default',
+      { ...referenceBody(), metadata: { name: 'kopf-example-1', namespace: 'default' } },
+    );
     const config = newSettings();
     config.posting.loggers = true;
     const queue = new posting.EventQueue();
@@ -263,7 +330,9 @@ describe('posting to a cluster through the real client', () => {
     for (const item of items) {
       expect((item['metadata'] as { name: string }).name).toMatch(/^kopf-event-/);
       expect(item).toMatchObject({
-        source: { component: 'kopf' }, reportingComponent: 'kopf', reportingInstance: 'dev',
+        source: { component: 'kopf' },
+        reportingComponent: 'kopf',
+        reportingInstance: 'dev',
         involvedObject: { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', name: 'kopf-example-1', uid: object.metadata?.uid, namespace: 'default' },
       });
     }

@@ -13,7 +13,11 @@ import * as handlers from '../../../../runtime/core/intents/handlers.js';
 
 function logger(): loggers.Logger & { readonly lines: string[] } {
   const lines: string[] = [];
-  const log = (level: string) => (message: string): void => { lines.push(`${level} ${message}`); };
+  const log =
+    (level: string) =>
+    (message: string): void => {
+      lines.push(`${level} ${message}`);
+    };
   return { lines, debug: log('DEBUG'), info: log('INFO'), warning: log('WARNING'), error: log('ERROR'), critical: log('CRITICAL') };
 }
 
@@ -27,7 +31,15 @@ function prober(list: readonly handlers.ActivityHandler[], options: { readonly t
   if (options.timeout !== undefined) settings.health.probeTimeout = options.timeout;
   const log = logger();
   const stop = new AbortController();
-  const instance = new probing.Prober({ handlers: list, settings, memo: { name: 'memo' }, clock, logger: log, signal: stop.signal, indices: { byName: 'the index' } });
+  const instance = new probing.Prober({
+    handlers: list,
+    settings,
+    memo: { name: 'memo' },
+    clock,
+    logger: log,
+    signal: stop.signal,
+    indices: { byName: 'the index' },
+  });
   return { prober: instance, clock, log, stop, settings };
 }
 
@@ -42,7 +54,10 @@ describe('probes (R-ACTIVITY-4)', () => {
     const seen: Record<string, unknown>[] = [];
     const { prober: p, log } = prober([
       probe('pods_count', () => 3),
-      probe('details', async (kwargs) => { seen.push(kwargs); return { a: 1 }; }),
+      probe('details', async (kwargs) => {
+        seen.push(kwargs);
+        return { a: 1 };
+      }),
       probe('nothing', () => null),
       probe('undefined', () => undefined),
     ]);
@@ -57,7 +72,12 @@ describe('probes (R-ACTIVITY-4)', () => {
 
   it('R-ACTIVITY-4 results are cached for 10 seconds: repeated requests do not re-run the probes', async () => {
     let calls = 0;
-    const { prober: p, clock } = prober([probe('counter', () => { calls += 1; return calls; })]);
+    const { prober: p, clock } = prober([
+      probe('counter', () => {
+        calls += 1;
+        return calls;
+      }),
+    ]);
     expect(probing.probeResults(await p.probe())).toEqual({ counter: 1 });
     await clock.advance(9_999);
     expect(probing.probeResults(await p.probe())).toEqual({ counter: 1 });
@@ -70,8 +90,16 @@ describe('probes (R-ACTIVITY-4)', () => {
   it('R-ACTIVITY-4 concurrent requests share one evaluation', async () => {
     let calls = 0;
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    const { prober: p } = prober([probe('slow', async () => { calls += 1; await gate; return 'done'; })]);
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { prober: p } = prober([
+      probe('slow', async () => {
+        calls += 1;
+        await gate;
+        return 'done';
+      }),
+    ]);
     const requests = [p.probe(), p.probe(), p.probe()];
     release();
     const reports = await Promise.all(requests);
@@ -83,9 +111,16 @@ describe('probes (R-ACTIVITY-4)', () => {
 
   it('R-ACTIVITY-4 a probe that throws is reported as failed with its message (no stack), logged once, and not retried', async () => {
     let calls = 0;
-    const { prober: p, log, clock } = prober([
+    const {
+      prober: p,
+      log,
+      clock,
+    } = prober([
       probe('fine', () => 'ok'),
-      probe('broken', () => { calls += 1; throw new PermanentError('The database is gone.\n  at somewhere (x.ts:1:1)'); }),
+      probe('broken', () => {
+        calls += 1;
+        throw new PermanentError('The database is gone.\n  at somewhere (x.ts:1:1)');
+      }),
     ]);
     const report = await p.probe();
     expect(probing.probeResults(report)).toEqual({ fine: 'ok' });
@@ -99,10 +134,25 @@ describe('probes (R-ACTIVITY-4)', () => {
 
   it('R-ACTIVITY-4 a probe that never resolves: the evaluation ends at the deadline, names it, and aborts its signal', async () => {
     let aborted = false;
-    const { prober: p, clock, log } = prober([
-      probe('fine', () => 'ok'),
-      probe('stuck', ({ signal }) => new Promise(() => { (signal as AbortSignal).addEventListener('abort', () => { aborted = true; }); })),
-    ], { timeout: 3 });
+    const {
+      prober: p,
+      clock,
+      log,
+    } = prober(
+      [
+        probe('fine', () => 'ok'),
+        probe(
+          'stuck',
+          ({ signal }) =>
+            new Promise(() => {
+              (signal as AbortSignal).addEventListener('abort', () => {
+                aborted = true;
+              });
+            }),
+        ),
+      ],
+      { timeout: 3 },
+    );
     const started = clock.now();
     const evaluation = p.probe();
     await clock.advance(3_000);
@@ -117,7 +167,17 @@ describe('probes (R-ACTIVITY-4)', () => {
   it('R-ACTIVITY-4 a probe that ignores its signal is not started again while it runs; it counts when it finally finishes', async () => {
     let calls = 0;
     let finish!: (value: string) => void;
-    const { prober: p, clock } = prober([probe('stubborn', () => { calls += 1; return new Promise((resolve) => { finish = resolve; }); })], { timeout: 2 });
+    const { prober: p, clock } = prober(
+      [
+        probe('stubborn', () => {
+          calls += 1;
+          return new Promise((resolve) => {
+            finish = resolve;
+          });
+        }),
+      ],
+      { timeout: 2 },
+    );
     const first = p.probe();
     await clock.advance(2_000);
     expect(probing.probeProblems(await first, 2)).toEqual([{ kind: 'probe', name: 'stubborn', reason: 'not finished within 2 s (running for 2 s)' }]);

@@ -48,12 +48,25 @@ describe('retry cycles of daemons and timers', () => {
     const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', OPERATOR], { registry: new OperatorRegistry(), clock, timeout: 10 });
     await runner.start();
     await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kopf-example-1', namespace: 'default' }, spec: {} });
-    await eventually(() => Array.isArray((cluster.store.get({ group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' }, 'kopf-example-1', 'default')?.['metadata'] as { finalizers?: unknown }).finalizers), 'the finalizer');
+    await eventually(
+      () =>
+        Array.isArray(
+          (
+            cluster.store.get({ group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' }, 'kopf-example-1', 'default')?.['metadata'] as {
+              finalizers?: unknown;
+            }
+          ).finalizers,
+        ),
+      'the finalizer',
+    );
     await clock.advance(0);
     for (let second = 0; second < 610; second += 5) await clock.advance(5_000);
     await runner.stop();
 
-    const lines = runner.output.split('\n').map((line) => /\] ((?:idler|delayed): .*)$/.exec(line)?.[1]).filter((line) => line !== undefined);
+    const lines = runner.output
+      .split('\n')
+      .map((line) => /\] ((?:idler|delayed): .*)$/.exec(line)?.[1])
+      .filter((line) => line !== undefined);
     expect(lines).toEqual([
       `delayed: retry=0 started=${at(30)} runtime=0`,
       `idler: retry=0 started=${at(600)} runtime=0`,

@@ -13,7 +13,7 @@
  * hung-task limit), so `stop()` keeps moving time until the operator is done, and reports the
  * virtual time it took.
  */
-import { DevCluster } from '../../../../devcluster/testing.js';
+import type { DevCluster } from '../../../../devcluster/testing.js';
 import { type Clock, realClock, VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
@@ -66,8 +66,12 @@ export class Simulation {
   private runningDone: Promise<void> = Promise.resolve();
   context!: context.OperatorContext;
 
-  private constructor(readonly cluster: DevCluster, readonly clock: Clock, readonly registry: OperatorRegistry,
-                      readonly settings: settingsModule.OperatorSettings) {}
+  private constructor(
+    readonly cluster: DevCluster,
+    readonly clock: Clock,
+    readonly registry: OperatorRegistry,
+    readonly settings: settingsModule.OperatorSettings,
+  ) {}
 
   private get virtual(): VirtualClock {
     if (!(this.clock instanceof VirtualClock)) throw new TypeError('This simulation runs in real time: it cannot move the clock.');
@@ -86,7 +90,7 @@ export class Simulation {
     readonly clock?: VirtualClock | 'real';
   }): Promise<Simulation> {
     const { cluster, registry } = options;
-    const clock = options.clock === 'real' ? realClock : options.clock ?? new VirtualClock({ start: T0 });
+    const clock = options.clock === 'real' ? realClock : (options.clock ?? new VirtualClock({ start: T0 }));
     const sim = new Simulation(cluster, clock, registry, options.settings ?? settings());
     sim.capture();
     await sim.launch();
@@ -104,19 +108,31 @@ export class Simulation {
   private async launch(): Promise<void> {
     const { cluster, registry, clock } = this;
     if (registry.activityHandlers('authentication').length === 0) {
-      on.login({ registry }, function login_fn() { return { server: cluster.url, token: cluster.token }; });
+      on.login({ registry }, function login_fn() {
+        return { server: cluster.url, token: cluster.token };
+      });
     }
     this.stopper = new AbortController();
     this.doneFlag = false;
     this.failure = undefined;
     const watchesBefore = fx.watchRequests(cluster).length;
     const spawned = await running.spawnTasks({
-      registry, settings: this.settings, clock, clusterwide: true, standalone: true, stopFlag: this.stopper.signal,
+      registry,
+      settings: this.settings,
+      clock,
+      clusterwide: true,
+      standalone: true,
+      stopFlag: this.stopper.signal,
     });
     this.context = spawned.context;
     this.runningDone = running.runTasks(spawned).then(
-      () => { this.doneFlag = true; },
-      (error: unknown) => { this.failure = error; this.doneFlag = true; },
+      () => {
+        this.doneFlag = true;
+      },
+      (error: unknown) => {
+        this.failure = error;
+        this.doneFlag = true;
+      },
     );
     await eventually(() => this.doneFlag || fx.watchRequests(cluster).length > watchesBefore, 'the operator to watch kopfexamples');
   }
@@ -162,8 +178,9 @@ export class Simulation {
 
   /** Lines whose message contains the text (or matches the pattern), optionally at one level. */
   grep(what: string | RegExp, level?: number): Line[] {
-    return this.lines.filter((line) => (level === undefined || line.level === level)
-      && (typeof what === 'string' ? line.message.includes(what) : what.test(line.message)));
+    return this.lines.filter(
+      (line) => (level === undefined || line.level === level) && (typeof what === 'string' ? line.message.includes(what) : what.test(line.message)),
+    );
   }
 
   /** Virtual times (ms since `T0`) of the lines containing the text. */
@@ -212,8 +229,13 @@ export class Simulation {
   /** PATCH requests of an object (bodies parsed), optionally of a subresource only. */
   patches(name = 'kopf-example-1', subresource?: string | null): Json[] {
     return this.cluster.requests
-      .filter((r) => r.method === 'PATCH' && r.resource === 'kopfexamples' && r.name === name
-        && (subresource === undefined || r.subresource === (subresource ?? undefined)))
+      .filter(
+        (r) =>
+          r.method === 'PATCH' &&
+          r.resource === 'kopfexamples' &&
+          r.name === name &&
+          (subresource === undefined || r.subresource === (subresource ?? undefined)),
+      )
       .map((r) => JSON.parse(r.body ?? 'null') as Json);
   }
 

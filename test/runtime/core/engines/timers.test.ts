@@ -25,7 +25,11 @@ describe('timers on virtual time', () => {
   let cluster: DevCluster;
   let op: vt.VirtualOperator | undefined;
   const logs = new fx.LogCapture();
-  beforeEach(async () => { cluster = await fx.startCluster(); logs.install(); op = undefined; });
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+    op = undefined;
+  });
   afterEach(async () => {
     if (op && !op.stopped) await op.stop();
     logs.uninstall();
@@ -35,7 +39,9 @@ describe('timers on virtual time', () => {
   /** Virtual milliseconds since the start (the object is created at 0). */
   const now = (): number => op!.clock.now() - vt.EPOCH;
   /** Moves virtual time to `ms` after the start, step by step, with the operator caught up. */
-  const runTo = async (ms: number): Promise<void> => { await vt.runTo(op!, vt.EPOCH + ms, () => vt.caughtUp(op!, cluster)); };
+  const runTo = async (ms: number): Promise<void> => {
+    await vt.runTo(op!, vt.EPOCH + ms, () => vt.caughtUp(op!, cluster));
+  };
   const stored = (): Json | undefined => cluster.store.get(fx.KEX, NAME, 'default');
   const finalizers = (): string[] => ((stored()?.['metadata'] as Json | undefined)?.['finalizers'] ?? []) as string[];
   const status = (): Json => (stored()?.['status'] ?? {}) as Json;
@@ -120,7 +126,9 @@ describe('timers on virtual time', () => {
     it('R-TIMER-2 R-TIMER-3 with change handlers, an idle timer waits until the object has been unchanged for `idle` seconds; status patches are no changes', async () => {
       const registry = new OperatorRegistry();
       const calls: string[] = [];
-      on.create('kopfexamples', { registry }, function create_fn() { return undefined; });
+      on.create('kopfexamples', { registry }, function create_fn() {
+        return undefined;
+      });
       let count = 0;
       on.timer('kopfexamples', { registry, idle: 5, interval: 1 }, function idler({ spec }) {
         calls.push(`${now()} field=${String(spec['field'])}`);
@@ -156,7 +164,9 @@ describe('timers on virtual time', () => {
     it('R-TIMER-2 an idle-only timer is invoked once per idle period, then waits for the next change', async () => {
       const registry = new OperatorRegistry();
       const calls: number[] = [];
-      on.timer('kopfexamples', { registry, idle: 3 }, function quiet() { calls.push(now()); });
+      on.timer('kopfexamples', { registry, idle: 3 }, function quiet() {
+        calls.push(now());
+      });
       await start(registry);
       await create();
       await runTo(20_000);
@@ -169,7 +179,9 @@ describe('timers on virtual time', () => {
     it('R-TIMER-2 a timer with neither interval nor idle is a one-shot: it exits on its own, is not re-spawned, and the finalizer goes', async () => {
       const registry = new OperatorRegistry();
       const calls: number[] = [];
-      on.timer('kopfexamples', { registry }, function once() { calls.push(now()); });
+      on.timer('kopfexamples', { registry }, function once() {
+        calls.push(now());
+      });
       await start(registry);
       await create();
       await fx.eventually(() => logs.grep("Timer 'once' has exited on its own and will not be retried or restarted.", fx.DEBUG).length === 1, 'the exit');
@@ -242,36 +254,62 @@ describe('timers on virtual time', () => {
     });
 
     it.each([
-      ['a PermanentError', {}, () => { throw new PermanentError('Never again.'); }, 1],
-      ['an arbitrary error with errors=PERMANENT', { errors: 'PERMANENT' }, () => { throw new Error('Never again.'); }, 1],
-      ['exhausted retries', { retries: 2 }, () => { throw new TemporaryError('Not yet.', { delay: 1 }); }, 2],
-    ] as const)('R-TIMER-4 after a final failure (%s) the timer stops for the object until the operator restarts; its finalizer goes on the next event', async (_title, options, fail, attempts) => {
-      const registry = new OperatorRegistry();
-      const calls: number[] = [];
-      on.timer('kopfexamples', { registry, interval: 1, ...options }, function doomed() {
-        calls.push(now());
-        fail();
-      });
-      await start(registry);
-      await create();
-      await runTo(30_000);
-      expect(logs.grep("Timer 'doomed' has failed for good and will not be invoked again for this object until the operator restarts.", fx.DEBUG)).toHaveLength(1);
-      expect(calls).toHaveLength(attempts); // not retried with the backoff, not restarted by the interval
-      await mergePatch({ spec: { field: 'other' } }); // an event: the finalizer is no longer required
-      await fx.eventually(() => !finalizers().includes(FINALIZER), 'the finalizer to go');
-      expect(logs.grep(`[default/${NAME}] Removing the finalizer, as there are no handlers requiring it.`)).toHaveLength(1);
-      await runTo(60_000);
-      expect(calls).toHaveLength(attempts);
+      [
+        'a PermanentError',
+        {},
+        () => {
+          throw new PermanentError('Never again.');
+        },
+        1,
+      ],
+      [
+        'an arbitrary error with errors=PERMANENT',
+        { errors: 'PERMANENT' },
+        () => {
+          throw new Error('Never again.');
+        },
+        1,
+      ],
+      [
+        'exhausted retries',
+        { retries: 2 },
+        () => {
+          throw new TemporaryError('Not yet.', { delay: 1 });
+        },
+        2,
+      ],
+    ] as const)(
+      'R-TIMER-4 after a final failure (%s) the timer stops for the object until the operator restarts; its finalizer goes on the next event',
+      async (_title, options, fail, attempts) => {
+        const registry = new OperatorRegistry();
+        const calls: number[] = [];
+        on.timer('kopfexamples', { registry, interval: 1, ...options }, function doomed() {
+          calls.push(now());
+          fail();
+        });
+        await start(registry);
+        await create();
+        await runTo(30_000);
+        expect(
+          logs.grep("Timer 'doomed' has failed for good and will not be invoked again for this object until the operator restarts.", fx.DEBUG),
+        ).toHaveLength(1);
+        expect(calls).toHaveLength(attempts); // not retried with the backoff, not restarted by the interval
+        await mergePatch({ spec: { field: 'other' } }); // an event: the finalizer is no longer required
+        await fx.eventually(() => !finalizers().includes(FINALIZER), 'the finalizer to go');
+        expect(logs.grep(`[default/${NAME}] Removing the finalizer, as there are no handlers requiring it.`)).toHaveLength(1);
+        await runTo(60_000);
+        expect(calls).toHaveLength(attempts);
 
-      // After a restart, the timer runs again for the object (and requires the finalizer again).
-      await op!.stop();
-      calls.length = 0;
-      await start(registry);
-      await fx.eventually(() => calls.length > 0, 'the timer to run again');
-      await runTo(30_000);
-      expect(calls).toHaveLength(attempts);
-      expect(logs.grep(`[default/${NAME}] Adding the finalizer, thus preventing the actual deletion.`)).toHaveLength(2);
-    });
+        // After a restart, the timer runs again for the object (and requires the finalizer again).
+        await op!.stop();
+        calls.length = 0;
+        await start(registry);
+        await fx.eventually(() => calls.length > 0, 'the timer to run again');
+        await runTo(30_000);
+        expect(calls).toHaveLength(attempts);
+        expect(logs.grep(`[default/${NAME}] Adding the finalizer, thus preventing the actual deletion.`)).toHaveLength(2);
+      },
+    );
   });
 
   describe('R-TIMER-1 spawning and stopping, like daemons', () => {
@@ -306,7 +344,9 @@ describe('timers on virtual time', () => {
         calls.push(now());
         await op!.clock.sleep(30_000); // ignores the stop flag
       });
-      await start(registry, (s) => { s.background.cancellationPolling = 10; });
+      await start(registry, (s) => {
+        s.background.cancellationPolling = 10;
+      });
       await create();
       await runTo(5000);
       await cluster.store.delete(fx.KEX, NAME, { namespace: 'default' });

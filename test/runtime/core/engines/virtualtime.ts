@@ -65,18 +65,39 @@ export async function startVirtual(options: {
   let error: unknown;
   let stopped = false;
   const spawned = await running.spawnTasks({
-    registry, settings: options.settings ?? virtualSettings(), clock, clusterwide: true, standalone: true, stopFlag: stopper.signal,
+    registry,
+    settings: options.settings ?? virtualSettings(),
+    clock,
+    clusterwide: true,
+    standalone: true,
+    stopFlag: stopper.signal,
   });
-  const done = running.runTasks(spawned).then(() => { stopped = true; }, (e: unknown) => { error = e; stopped = true; });
+  const done = running.runTasks(spawned).then(
+    () => {
+      stopped = true;
+    },
+    (e: unknown) => {
+      error = e;
+      stopped = true;
+    },
+  );
   if (watches !== false) await fx.eventually(() => stopped || fx.watchRequests(cluster, watches).length > before, `the watch of ${watches}`);
   return {
-    clock, context: spawned.context,
-    get stopped() { return stopped; },
-    get error() { return error; },
+    clock,
+    context: spawned.context,
+    get stopped() {
+      return stopped;
+    },
+    get error() {
+      return error;
+    },
     async stop() {
       stopper.abort();
       // The graceful stop sleeps on the operator's clock: keep virtual time going until it is over.
-      while (!stopped) { await fx.pause(10); await clock.advance(1000); }
+      while (!stopped) {
+        await fx.pause(10);
+        await clock.advance(1000);
+      }
       await done;
     },
   };
@@ -85,7 +106,12 @@ export async function startVirtual(options: {
 type Json = Record<string, unknown>;
 
 /** The resource version of an object in the cluster, if it exists. */
-export function versionOf(cluster: DevCluster, ref: { group: string; version: string; resource: string }, name: string, namespace = 'default'): string | undefined {
+export function versionOf(
+  cluster: DevCluster,
+  ref: { group: string; version: string; resource: string },
+  name: string,
+  namespace = 'default',
+): string | undefined {
   const body = cluster.store.get(ref, name, namespace) as { metadata?: { resourceVersion?: string } } | undefined;
   return body?.metadata?.resourceVersion;
 }
@@ -140,15 +166,23 @@ export class Observer {
   private readonly deleted = new Set<string>();
 
   constructor(registry: OperatorRegistry, resource = 'kopfexamples') {
-    on.event(resource, {
-      registry, id: `observer-of-${resource}`,
-      when: ({ body, type }) => {
-        const key = `${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
-        this.versions.set(key, body.metadata?.resourceVersion);
-        if (type === 'DELETED') this.deleted.add(key); else this.deleted.delete(key);
-        return false;
+    on.event(
+      resource,
+      {
+        registry,
+        id: `observer-of-${resource}`,
+        when: ({ body, type }) => {
+          const key = `${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
+          this.versions.set(key, body.metadata?.resourceVersion);
+          if (type === 'DELETED') this.deleted.add(key);
+          else this.deleted.delete(key);
+          return false;
+        },
       },
-    }, () => { throw new Error('The observer never matches.'); });
+      () => {
+        throw new Error('The observer never matches.');
+      },
+    );
   }
 
   /**

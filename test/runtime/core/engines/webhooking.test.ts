@@ -27,8 +27,12 @@ const MUTATING = { group: 'admissionregistration.k8s.io', version: 'v1', resourc
 let cluster: DevCluster;
 const log = new fx.LogCapture();
 
-beforeAll(async () => { cluster = await fx.startCluster(); });
-afterAll(async () => { await cluster.stop(); });
+beforeAll(async () => {
+  cluster = await fx.startCluster();
+});
+afterAll(async () => {
+  await cluster.stop();
+});
 beforeEach(() => {
   log.install();
   cluster.requests.clear();
@@ -57,10 +61,16 @@ function patches(type: typeof VALIDATING | typeof MUTATING): number {
 function review(request: Json = {}): Json {
   const object = fx.kopfExample('kopf-example-1', { metadata: { uid: 'uid-1' } });
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid: 'U', resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' }, operation: 'CREATE',
-      userInfo: { username: 'admin' }, object, oldObject: null, ...request,
+      uid: 'U',
+      resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+      operation: 'CREATE',
+      userInfo: { username: 'admin' },
+      object,
+      oldObject: null,
+      ...request,
     },
   };
 }
@@ -74,13 +84,22 @@ describe('R-ADMISSION-2 the server requirement', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
     const cleanups: string[] = [];
-    on.cleanup({ registry }, function cleanup() { cleanups.push('cleanup'); });
-    on.login({ registry }, function login() { return { server: cluster.url, token: cluster.token }; });
+    on.cleanup({ registry }, function cleanup() {
+      cleanups.push('cleanup');
+    });
+    on.login({ registry }, function login() {
+      return { server: cluster.url, token: cluster.token };
+    });
     const before = cluster.requests.all.length;
-    const error = await running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true }).then(() => null, (e: unknown) => e);
+    const error = await running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(serving.AdmissionSetupError);
     expect(error).toMatchObject({ code: 'AdmissionSetupError', problem: 'no-server' });
-    expect((error as Error).message).toMatch(/^Admission handlers are registered \(on.validate, on.mutate\), but no admission server or tunnel is configured: set settings.admission.server/);
+    expect((error as Error).message).toMatch(
+      /^Admission handlers are registered \(on.validate, on.mutate\), but no admission server or tunnel is configured: set settings.admission.server/,
+    );
     expect(log.grep('Startup activity has failed: Admission handlers are registered')).toHaveLength(1);
     expect(cluster.requests.all.length).toBe(before);
     expect(cleanups).toEqual([]);
@@ -88,7 +107,9 @@ describe('R-ADMISSION-2 the server requirement', () => {
 
   it('R-ADMISSION-2 a server set by a startup handler is started only after resources are discovered', async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function check({ warnings }) { warnings.push('checked'); });
+    on.validate('kopfexamples', { registry }, function check({ warnings }) {
+      warnings.push('checked');
+    });
     const server = inProcessServer();
     let discoveredFirst = false;
     on.startup({ registry }, function configure({ settings }) {
@@ -110,10 +131,23 @@ describe('R-ADMISSION-2 the server requirement', () => {
   });
 
   it.each<[string, (s: fx.RunningOperator['settings']) => void, serving.AdmissionSetupProblem, RegExp]>([
-    ['a server that is neither a function nor an object with serve()', (s) => { s.admission.server = 42 as never; }, 'invalid-server',
-      /^settings.admission.server must be a server function \(fn, environment\) => AsyncIterable or an object with a serve\(fn, environment\) method, got number\.$/],
-    ['an empty managed name', (s) => { s.admission.server = inProcessServer().serve; s.admission.managed = ''; }, 'invalid-managed',
-      /^settings.admission.managed must be a non-empty name/],
+    [
+      'a server that is neither a function nor an object with serve()',
+      (s) => {
+        s.admission.server = 42 as never;
+      },
+      'invalid-server',
+      /^settings.admission.server must be a server function \(fn, environment\) => AsyncIterable or an object with a serve\(fn, environment\) method, got number\.$/,
+    ],
+    [
+      'an empty managed name',
+      (s) => {
+        s.admission.server = inProcessServer().serve;
+        s.admission.managed = '';
+      },
+      'invalid-managed',
+      /^settings.admission.managed must be a non-empty name/,
+    ],
   ])('R-ADMISSION-2 %s stops the operator with a clear error', async (_, configure, problem, message) => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
@@ -129,18 +163,35 @@ describe('R-ADMISSION-3 the server protocol', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
     const ca = '-----BEGIN CERTIFICATE-----\nMIIBexample\n-----END CERTIFICATE-----\n';
-    on.login({ registry }, function login() { return { server: cluster.url, token: cluster.token, caData: Buffer.from(ca).toString('base64') }; });
+    on.login({ registry }, function login() {
+      return { server: cluster.url, token: cluster.token, caData: Buffer.from(ca).toString('base64') };
+    });
     const inner = inProcessServer();
     const events: string[] = [];
     const server: webhooks.WebhookServerObject = {
-      serve(fn, environment) { events.push('serve'); return inner.serve(fn, environment); },
-      async [Symbol.asyncDispose]() { events.push(`dispose (closed: ${inner.closed()})`); },
+      serve(fn, environment) {
+        events.push('serve');
+        return inner.serve(fn, environment);
+      },
+      async [Symbol.asyncDispose]() {
+        events.push(`dispose (closed: ${inner.closed()})`);
+      },
     };
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server;
+      }),
+      waitForWatch: false,
+    });
     await fx.eventually(() => inner.fn() !== undefined, 'the server to start');
     const environment = inner.environment()!;
-    expect({ apiServer: environment.apiServer, apiServerCa: environment.apiServerCa, aborted: environment.signal.aborted })
-      .toEqual({ apiServer: cluster.url, apiServerCa: ca, aborted: false });
+    expect({ apiServer: environment.apiServer, apiServerCa: environment.apiServerCa, aborted: environment.signal.aborted }).toEqual({
+      apiServer: cluster.url,
+      apiServerCa: ca,
+      aborted: false,
+    });
     await operator.stop();
     expect(environment.signal.aborted).toBe(true);
     expect(events).toEqual(['serve', 'dispose (closed: true)']);
@@ -151,11 +202,20 @@ describe('R-ADMISSION-3 the server protocol', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
     const server = inProcessServer({ url: 'https://first.example:9443' });
-    const settings = fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; });
+    const settings = fx.fastSettings((s) => {
+      s.admission.server = server.serve;
+      s.admission.managed = 'auto.kopf.dev';
+    });
     const operator = await fx.startOperator({ cluster, registry, settings, waitForWatch: false });
-    await fx.eventually(() => configuration(VALIDATING)?.['webhooks']?.[0]?.clientConfig?.url === 'https://first.example:9443/check', 'the first configuration');
+    await fx.eventually(
+      () => configuration(VALIDATING)?.['webhooks']?.[0]?.clientConfig?.url === 'https://first.example:9443/check',
+      'the first configuration',
+    );
     server.yieldConfig({ url: 'https://second.example:9443/hooks/', caBundle: 'Q0E=' });
-    await fx.eventually(() => configuration(VALIDATING)?.['webhooks']?.[0]?.clientConfig?.url === 'https://second.example:9443/hooks/check', 'the second configuration');
+    await fx.eventually(
+      () => configuration(VALIDATING)?.['webhooks']?.[0]?.clientConfig?.url === 'https://second.example:9443/hooks/check',
+      'the second configuration',
+    );
     expect(configuration(VALIDATING)!['webhooks'][0].clientConfig).toEqual({ url: 'https://second.example:9443/hooks/check', caBundle: 'Q0E=' });
     server.end();
     await operator.done;
@@ -169,19 +229,38 @@ describe('R-ADMISSION-3 the server protocol', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
     const server = inProcessServer({ caBundle: 'Q0E=' } as webhooks.WebhookClientConfig);
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+      }),
+      waitForWatch: false,
+    });
     await operator.done;
-    expect(failure(operator)).toMatchObject({ problem: 'invalid-client-config', message: 'The admission server yielded a client configuration without a url or a service (namespace and name): {"caBundle":"Q0E="}.' });
+    expect(failure(operator)).toMatchObject({
+      problem: 'invalid-client-config',
+      message: 'The admission server yielded a client configuration without a url or a service (namespace and name): {"caBundle":"Q0E="}.',
+    });
     expect(server.closed()).toBe(true);
   });
 });
 
 describe('R-ADMISSION-6 memos in a running operator', () => {
-  it('R-ADMISSION-6 updates use the object\'s memo of the operator; creations a copy of the operator memo that is thrown away', async () => {
+  it("R-ADMISSION-6 updates use the object's memo of the operator; creations a copy of the operator memo that is thrown away", async () => {
     const registry = new OperatorRegistry();
-    on.validate('kopfexamples', { registry }, function remember({ memo, operation }) { memo[`by-${operation}`] = true; });
+    on.validate('kopfexamples', { registry }, function remember({ memo, operation }) {
+      memo[`by-${operation}`] = true;
+    });
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+      }),
+      waitForWatch: false,
+    });
     try {
       await fx.eventually(() => server.fn() !== undefined, 'the server to start');
       await server.fn()!(review({ operation: 'CREATE' }));
@@ -196,36 +275,60 @@ describe('R-ADMISSION-6 memos in a running operator', () => {
 });
 
 describe('R-ADMISSION-7 managed configurations through the real client', () => {
-  it('R-ADMISSION-7 both configurations are created and patched with the handlers\' entries', async () => {
+  it("R-ADMISSION-7 both configurations are created and patched with the handlers' entries", async () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function validate1() {});
     on.validate('kopfexamples', { registry, subresource: '*' }, function validate_subresources() {});
     on.mutate('kopfexamples', { registry, labels: { somelabel: 'somevalue' }, sideEffects: true, ignoreFailures: true }, function mutate1() {});
     const server = inProcessServer({ url: 'https://hooks.example:9443', caBundle: 'Q0E=' });
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     try {
       await fx.eventually(() => names(MUTATING).length === 1, 'the configurations');
       const validating = configuration(VALIDATING)!;
       expect(validating['kind']).toBe('ValidatingWebhookConfiguration');
       expect(validating['webhooks']).toEqual([
         {
-          name: 'validate1.auto.kopf.dev', sideEffects: 'None', failurePolicy: 'Fail', matchPolicy: 'Equivalent',
+          name: 'validate1.auto.kopf.dev',
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          matchPolicy: 'Equivalent',
           rules: [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: ['kopfexamples'], operations: ['*'], scope: '*' }],
-          clientConfig: { url: 'https://hooks.example:9443/validate1', caBundle: 'Q0E=' }, timeoutSeconds: 30, admissionReviewVersions: ['v1', 'v1beta1'],
-          namespaceSelector: {}, objectSelector: {},
+          clientConfig: { url: 'https://hooks.example:9443/validate1', caBundle: 'Q0E=' },
+          timeoutSeconds: 30,
+          admissionReviewVersions: ['v1', 'v1beta1'],
+          namespaceSelector: {},
+          objectSelector: {},
         },
         {
-          name: 'validate-subresources.auto.kopf.dev', sideEffects: 'None', failurePolicy: 'Fail', matchPolicy: 'Equivalent',
+          name: 'validate-subresources.auto.kopf.dev',
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          matchPolicy: 'Equivalent',
           rules: [{ apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: ['kopfexamples/*'], operations: ['*'], scope: '*' }],
-          clientConfig: { url: 'https://hooks.example:9443/validate_subresources', caBundle: 'Q0E=' }, timeoutSeconds: 30, admissionReviewVersions: ['v1', 'v1beta1'],
-          namespaceSelector: {}, objectSelector: {},
+          clientConfig: { url: 'https://hooks.example:9443/validate_subresources', caBundle: 'Q0E=' },
+          timeoutSeconds: 30,
+          admissionReviewVersions: ['v1', 'v1beta1'],
+          namespaceSelector: {},
+          objectSelector: {},
         },
       ]);
-      expect(configuration(MUTATING)!['webhooks']).toEqual([expect.objectContaining({
-        name: 'mutate1.auto.kopf.dev', sideEffects: 'NoneOnDryRun', failurePolicy: 'Ignore',
-        objectSelector: { matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] },
-        clientConfig: { url: 'https://hooks.example:9443/mutate1', caBundle: 'Q0E=' },
-      })]);
+      expect(configuration(MUTATING)!['webhooks']).toEqual([
+        expect.objectContaining({
+          name: 'mutate1.auto.kopf.dev',
+          sideEffects: 'NoneOnDryRun',
+          failurePolicy: 'Ignore',
+          objectSelector: { matchExpressions: [{ key: 'somelabel', operator: 'In', values: ['somevalue'] }] },
+          clientConfig: { url: 'https://hooks.example:9443/mutate1', caBundle: 'Q0E=' },
+        }),
+      ]);
       expect(log.grep('Reconfiguring the validating webhook auto.kopf.dev.')).toHaveLength(1);
       expect(log.grep('Reconfiguring the mutating webhook auto.kopf.dev.')).toHaveLength(1);
     } finally {
@@ -235,13 +338,23 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
 
   it('R-ADMISSION-7 existing configurations are taken over (HTTP 409 is fine) and their entries replaced', async () => {
     await cluster.store.create({
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'auto.kopf.dev' },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'auto.kopf.dev' },
       webhooks: [{ name: 'old.auto.kopf.dev', clientConfig: { url: 'https://old.example/x' }, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
     });
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function fresh() {});
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     try {
       await fx.eventually(() => names(VALIDATING).join() === 'fresh.auto.kopf.dev', 'the replaced entries');
       expect(cluster.requests.filter((r) => r.method === 'POST' && r.resource === VALIDATING.resource).map((r) => r.code)).toContain(409);
@@ -255,7 +368,15 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
     const registry = new OperatorRegistry();
     on.validate(['example.com', 'widgets'], { registry }, function widgets() {});
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     try {
       await fx.eventually(() => names(VALIDATING).length === 1, 'the first entries');
       expect(configuration(VALIDATING)!['webhooks'][0].rules).toEqual([]);
@@ -270,16 +391,29 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
     }
   });
 
-  it.each([['create', 'POST'], ['patch', 'PATCH']])('R-ADMISSION-7 HTTP 403 on %s stops the operator with an error about RBAC permissions', async (action, method) => {
+  it.each([
+    ['create', 'POST'],
+    ['patch', 'PATCH'],
+  ])('R-ADMISSION-7 HTTP 403 on %s stops the operator with an error about RBAC permissions', async (action, method) => {
     cluster.faults.add({ method, resource: 'validatingwebhookconfigurations', action: { respond: { code: 403, message: 'not allowed here' } } });
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check() {});
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     await operator.done;
     expect(failure(operator)).toMatchObject({ code: 'AdmissionSetupError', problem: 'forbidden' });
-    expect((failure(operator) as Error).message).toBe(`Not enough RBAC permissions to ${action} the validatingwebhookconfigurations.admissionregistration.k8s.io 'auto.kopf.dev': `
-      + "not allowed here. Grant the operator's service account create and patch on validatingwebhookconfigurations.admissionregistration.k8s.io.");
+    expect((failure(operator) as Error).message).toBe(
+      `Not enough RBAC permissions to ${action} the validatingwebhookconfigurations.admissionregistration.k8s.io 'auto.kopf.dev': ` +
+        "not allowed here. Grant the operator's service account create and patch on validatingwebhookconfigurations.admissionregistration.k8s.io.",
+    );
     expect(log.grep('Admission webhook manager has failed: Not enough RBAC permissions')).toHaveLength(1);
     expect(log.grep('Cleaning up')).toEqual([]);
   });
@@ -289,12 +423,22 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
     on.validate('kopfexamples', { registry }, function validateWidgets() {});
     on.validate('kopfexamples', { registry, id: 'Check/Spec.Field' }, () => undefined);
     const server = inProcessServer({ url: 'https://hooks.example:9443' });
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     try {
       await fx.eventually(() => names(VALIDATING).length === 2, 'the validating entries');
       expect(names(VALIDATING)).toEqual(['validatewidgets.auto.kopf.dev', 'check.spec.field.auto.kopf.dev']);
-      expect((configuration(VALIDATING)!['webhooks'] as Json[]).map((entry) => entry['clientConfig']['url']))
-        .toEqual(['https://hooks.example:9443/validateWidgets', 'https://hooks.example:9443/Check/Spec.Field']);
+      expect((configuration(VALIDATING)!['webhooks'] as Json[]).map((entry) => entry['clientConfig']['url'])).toEqual([
+        'https://hooks.example:9443/validateWidgets',
+        'https://hooks.example:9443/Check/Spec.Field',
+      ]);
       expect(operator.error).toBeUndefined();
     } finally {
       await operator.stop();
@@ -305,10 +449,20 @@ describe('R-ADMISSION-7 managed configurations through the real client', () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function _check() {});
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     await operator.done;
     expect(failure(operator)).toMatchObject({ problem: 'invalid-name' });
-    expect((failure(operator) as Error).message).toMatch(/^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain .* Give the handler an id/);
+    expect((failure(operator) as Error).message).toMatch(
+      /^The webhook name '-check.auto.kopf.dev' of the admission handler '_check' would be refused by Kubernetes: it is not a DNS subdomain .* Give the handler an id/,
+    );
     expect(cluster.requests.filter((r) => r.resource === VALIDATING.resource)).toEqual([]);
   });
 });
@@ -320,7 +474,15 @@ describe('R-ADMISSION-8 cleanup', () => {
     on.validate('kopfexamples', { registry, persistent: true }, function kept() {});
     on.mutate('kopfexamples', { registry }, function mutating() {});
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     await fx.eventually(() => names(VALIDATING).length === 2 && names(MUTATING).length === 1, 'the configurations');
     await operator.stop();
     expect(operator.error).toBeUndefined();
@@ -336,7 +498,15 @@ describe('R-ADMISSION-8 cleanup', () => {
     // The write of the mutating entries is stored at once, its response held back.
     cluster.faults.add({ verb: 'patch', resource: 'mutatingwebhookconfigurations', times: 1, delay: { afterMs: 30_000 } });
     const server = inProcessServer();
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = server.serve; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = server.serve;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     await fx.eventually(() => names(VALIDATING).length === 1 && names(MUTATING).length === 1, 'the configurations');
     await operator.stop();
     expect(operator.error).toBeUndefined();
@@ -351,7 +521,15 @@ describe('R-ADMISSION-8 cleanup', () => {
     const never: webhooks.WebhookServerFn = async function* serve(_fn, environment) {
       await new Promise<void>((resolve) => environment!.signal.addEventListener('abort', () => resolve()));
     };
-    const operator = await fx.startOperator({ cluster, registry, settings: fx.fastSettings((s) => { s.admission.server = never; s.admission.managed = 'auto.kopf.dev'; }), waitForWatch: false });
+    const operator = await fx.startOperator({
+      cluster,
+      registry,
+      settings: fx.fastSettings((s) => {
+        s.admission.server = never;
+        s.admission.managed = 'auto.kopf.dev';
+      }),
+      waitForWatch: false,
+    });
     await fx.eventually(() => configuration(VALIDATING) !== undefined && configuration(MUTATING) !== undefined, 'the created configurations');
     await operator.stop();
     expect(operator.error).toBeUndefined();

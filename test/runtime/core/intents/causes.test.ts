@@ -22,7 +22,8 @@ interface Row {
 function body(row: Pick<Row, 'deleting' | 'finalized'>): RawBody {
   return {
     metadata: {
-      name: 'kex', uid: 'uid-1',
+      name: 'kex',
+      uid: 'uid-1',
       ...(row.deleting ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}),
       finalizers: row.finalized ? ['other/finalizer', FINALIZER] : ['other/finalizer'],
     },
@@ -50,7 +51,12 @@ describe('detectChangingCause', () => {
 
   it.each(table)('R-CAUSE-1 $type, deleting=$deleting, finalized=$finalized, initial=$initial → $reason', (row) => {
     const cause = causes.detectChangingCause({
-      resource, finalizer: FINALIZER, event: { type: row.type, object: body(row) }, old: row.old, new: row.now, initial: row.initial,
+      resource,
+      finalizer: FINALIZER,
+      event: { type: row.type, object: body(row) },
+      old: row.old,
+      new: row.now,
+      initial: row.initial,
     });
     expect(cause.reason).toBe(row.reason);
     expect(cause.body.metadata?.name).toBe('kex');
@@ -65,8 +71,12 @@ describe('detectChangingCause', () => {
 
   it('R-CAUSE-7 deletion wins over an essential change, and the diff is still computed', () => {
     const cause = causes.detectChangingCause({
-      resource, finalizer: FINALIZER, event: { type: 'MODIFIED', object: body({ deleting: true, finalized: true }) },
-      old: BASE, new: CHANGED, initial: false,
+      resource,
+      finalizer: FINALIZER,
+      event: { type: 'MODIFIED', object: body({ deleting: true, finalized: true }) },
+      old: BASE,
+      new: CHANGED,
+      initial: false,
     });
     expect(cause.reason).toBe('delete');
     expect(cause.diff.map((item) => [...item])).toEqual([['change', ['spec', 'field'], 'value', 'changed']]);

@@ -16,8 +16,15 @@ const noKwargs = (): object => ({ spec: body['spec'] });
 
 function spec(partial: Partial<FilterSpec>): FilterSpec {
   return {
-    labels: null, annotations: null, field: null, value: undefined, old: undefined, new: undefined, when: null,
-    fieldNeedsChange: false, ...partial,
+    labels: null,
+    annotations: null,
+    field: null,
+    value: undefined,
+    old: undefined,
+    new: undefined,
+    when: null,
+    fieldNeedsChange: false,
+    ...partial,
   };
 }
 

@@ -51,8 +51,12 @@ describe('change handler descriptors', () => {
   });
 
   it('R-HANDLERS-1 on.field has no reason and needs a change of a required field', () => {
-    expect(handlers.changingHandler(relabel, {}, { registration: 'field', selector, field: 'spec.x' }))
-      .toMatchObject({ reason: null, field: ['spec', 'x'], fieldNeedsChange: true, id: 'relabel/spec.x' });
+    expect(handlers.changingHandler(relabel, {}, { registration: 'field', selector, field: 'spec.x' })).toMatchObject({
+      reason: null,
+      field: ['spec', 'x'],
+      fieldNeedsChange: true,
+      id: 'relabel/spec.x',
+    });
     expect(() => handlers.changingHandler(relabel, {}, { registration: 'field', selector })).toThrow(/requires a field/);
     expect(() => handlers.changingHandler(relabel, { field: 'a' }, { registration: 'field', selector, field: 'b' })).toThrow(/twice/);
   });
@@ -63,10 +67,18 @@ describe('change handler descriptors', () => {
   });
 
   it('R-API-4 keeps the retry options and the param', () => {
-    const handler = handlers.changingHandler(relabel, { errors: 'PERMANENT', timeout: 30, retries: 3, backoff: 1.5, param: { a: 1 } },
-      { registration: 'create', selector });
+    const handler = handlers.changingHandler(
+      relabel,
+      { errors: 'PERMANENT', timeout: 30, retries: 3, backoff: 1.5, param: { a: 1 } },
+      { registration: 'create', selector },
+    );
     expect(handler).toMatchObject({ errors: 'PERMANENT', timeout: 30, retries: 3, backoff: 1.5, param: { a: 1 } });
-    expect(handlers.changingHandler(relabel, {}, { registration: 'create', selector })).toMatchObject({ errors: null, timeout: null, retries: null, backoff: null });
+    expect(handlers.changingHandler(relabel, {}, { registration: 'create', selector })).toMatchObject({
+      errors: null,
+      timeout: null,
+      retries: null,
+      backoff: null,
+    });
   });
 });
 
@@ -93,7 +105,11 @@ describe('registration errors', () => {
     ['a bad field', create({ field: 42 }), /A field must be/],
     ['a non-function handler', () => handlers.changingHandler('nope', {}, { registration: 'create', selector }), /needs a handler function/],
     ['empty admission operations', () => handlers.webhookHandler(relabel, { operations: [] }, selector, 'validating'), /non-empty list/],
-    ['both operations and operation', () => handlers.webhookHandler(relabel, { operations: ['CREATE'], operation: 'UPDATE' }, selector, 'validating'), /either/],
+    [
+      'both operations and operation',
+      () => handlers.webhookHandler(relabel, { operations: ['CREATE'], operation: 'UPDATE' }, selector, 'validating'),
+      /either/,
+    ],
     ['a non-boolean sharp', () => handlers.timerHandler(relabel, { sharp: 'yes' }, selector), /boolean/],
   ])('%s throws a TypeError', (_title, register, message) => {
     expect(register).toThrow(TypeError);
@@ -101,8 +117,11 @@ describe('registration errors', () => {
   });
 
   it('accepts PRESENT, strings and callbacks as label filters, and null/undefined options as unset', () => {
-    const handler = handlers.changingHandler(relabel, { labels: { a: PRESENT, b: 'x', c: () => true }, timeout: undefined, when: null },
-      { registration: 'create', selector });
+    const handler = handlers.changingHandler(
+      relabel,
+      { labels: { a: PRESENT, b: 'x', c: () => true }, timeout: undefined, when: null },
+      { registration: 'create', selector },
+    );
     expect(Object.keys(handler.labels!)).toEqual(['a', 'b', 'c']);
     expect(handler.timeout).toBeNull();
   });
@@ -111,18 +130,30 @@ describe('registration errors', () => {
 describe('other descriptors', () => {
   it('R-DAEMON-1 daemons keep their cancellation options; initialDelay may be a callback', () => {
     const delay = (): number => 5;
-    expect(handlers.daemonHandler(relabel, { initialDelay: delay, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3 }, selector))
-      .toMatchObject({ kind: 'daemon', initialDelay: delay, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3 });
+    expect(
+      handlers.daemonHandler(relabel, { initialDelay: delay, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3 }, selector),
+    ).toMatchObject({ kind: 'daemon', initialDelay: delay, cancellationBackoff: 1, cancellationTimeout: 2, cancellationPolling: 3 });
   });
 
   it('R-TIMER-1 timers keep interval, initialDelay, sharp and idle', () => {
-    expect(handlers.timerHandler(relabel, { interval: 10, initialDelay: 1, sharp: true, idle: 5 }, selector))
-      .toMatchObject({ kind: 'timer', interval: 10, initialDelay: 1, sharp: true, idle: 5 });
+    expect(handlers.timerHandler(relabel, { interval: 10, initialDelay: 1, sharp: true, idle: 5 }, selector)).toMatchObject({
+      kind: 'timer',
+      interval: 10,
+      initialDelay: 1,
+      sharp: true,
+      idle: 5,
+    });
   });
 
   it('R-ADMISSION-1 admission handlers: operations (also the deprecated alias), subresource, flags', () => {
-    expect(handlers.webhookHandler(relabel, { operation: 'CREATE', subresource: '*', persistent: true, sideEffects: true, ignoreFailures: true }, selector, 'mutating'))
-      .toMatchObject({ kind: 'webhook', type: 'mutating', operations: ['CREATE'], subresource: '*', persistent: true, sideEffects: true, ignoreFailures: true });
+    expect(
+      handlers.webhookHandler(
+        relabel,
+        { operation: 'CREATE', subresource: '*', persistent: true, sideEffects: true, ignoreFailures: true },
+        selector,
+        'mutating',
+      ),
+    ).toMatchObject({ kind: 'webhook', type: 'mutating', operations: ['CREATE'], subresource: '*', persistent: true, sideEffects: true, ignoreFailures: true });
     expect(handlers.webhookHandler(relabel, {}, selector, 'validating')).toMatchObject({ operations: null, subresource: null, persistent: false });
   });
 

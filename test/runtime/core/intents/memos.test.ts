@@ -19,9 +19,20 @@ describe('memos', () => {
   });
 
   it('R-MEMO-2 a memo may define its own copy (COPY first, then copy())', () => {
-    const global = { [COPY]() { return this; }, copy() { return { other: true }; } };
+    const global = {
+      [COPY]() {
+        return this;
+      },
+      copy() {
+        return { other: true };
+      },
+    };
     expect(copyMemo(global)).toBe(global);
-    const custom = { copy() { return { copied: true }; } };
+    const custom = {
+      copy() {
+        return { copied: true };
+      },
+    };
     expect(copyMemo(custom)).toEqual({ copied: true });
   });
 });

@@ -17,17 +17,30 @@ const pods = makeResource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod
 function object(options: { labels?: Record<string, string>; deleting?: boolean; spec?: JsonObject } = {}): RawBody {
   return {
     metadata: {
-      name: 'kex', namespace: 'ns', uid: 'u1', labels: options.labels ?? {}, finalizers: [FINALIZER],
+      name: 'kex',
+      namespace: 'ns',
+      uid: 'u1',
+      labels: options.labels ?? {},
+      finalizers: [FINALIZER],
       ...(options.deleting ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}),
     },
     spec: options.spec ?? { field: 'value' },
   };
 }
 
-function cause(old: JsonObject | null, now: JsonObject, options: { initial?: boolean; deleting?: boolean; type?: RawEventType; labels?: Record<string, string> } = {}): ChangingCause {
+function cause(
+  old: JsonObject | null,
+  now: JsonObject,
+  options: { initial?: boolean; deleting?: boolean; type?: RawEventType; labels?: Record<string, string> } = {},
+): ChangingCause {
   const body = object({ deleting: options.deleting, labels: options.labels, spec: now['spec'] as JsonObject });
   return detectChangingCause({
-    resource: kex, finalizer: FINALIZER, event: { type: options.type ?? 'MODIFIED', object: body }, old, new: now, initial: options.initial ?? false,
+    resource: kex,
+    finalizer: FINALIZER,
+    event: { type: options.type ?? 'MODIFIED', object: body },
+    old,
+    new: now,
+    initial: options.initial ?? false,
   });
 }
 
@@ -51,18 +64,33 @@ describe('changingHandlers', () => {
   }
 
   it.each<[string, ChangingCause, string[]]>([
-    ['R-CAUSE-3 create never mixes resume handlers in; field handlers fire on creation (R-CAUSE-4)',
-      cause(null, BASE, { initial: true, type: null }), ['created', 'fielded/spec.field']],
+    [
+      'R-CAUSE-3 create never mixes resume handlers in; field handlers fire on creation (R-CAUSE-4)',
+      cause(null, BASE, { initial: true, type: null }),
+      ['created', 'fielded/spec.field'],
+    ],
     ['R-HANDLERS-11 update of spec.field', cause(BASE, CHANGED), ['updated', 'fielded/spec.field']],
     ['R-HANDLERS-11 update of spec.other', cause(BASE, OTHER), ['updated', 'otherUpdated/spec.other']],
-    ['R-CAUSE-3 update of an initial object mixes resume handlers in, in registration order',
-      cause(BASE, CHANGED, { initial: true, type: null }), ['updated', 'resumed', 'resumedDeleted', 'fielded/spec.field']],
-    ['R-CAUSE-3 resume of an initial object; R-CAUSE-4 no field handlers without changes',
-      cause(BASE, BASE, { initial: true, type: null }), ['resumed', 'resumedDeleted']],
-    ['R-CAUSE-3 deletion of an initial object only mixes in resume handlers with deleted: true',
-      cause(BASE, BASE, { initial: true, deleting: true }), ['deleted', 'resumedDeleted']],
-    ['R-CAUSE-7 deletion with changes: no update handlers, field handlers still fire',
-      cause(BASE, CHANGED, { deleting: true }), ['deleted', 'fielded/spec.field']],
+    [
+      'R-CAUSE-3 update of an initial object mixes resume handlers in, in registration order',
+      cause(BASE, CHANGED, { initial: true, type: null }),
+      ['updated', 'resumed', 'resumedDeleted', 'fielded/spec.field'],
+    ],
+    [
+      'R-CAUSE-3 resume of an initial object; R-CAUSE-4 no field handlers without changes',
+      cause(BASE, BASE, { initial: true, type: null }),
+      ['resumed', 'resumedDeleted'],
+    ],
+    [
+      'R-CAUSE-3 deletion of an initial object only mixes in resume handlers with deleted: true',
+      cause(BASE, BASE, { initial: true, deleting: true }),
+      ['deleted', 'resumedDeleted'],
+    ],
+    [
+      'R-CAUSE-7 deletion with changes: no update handlers, field handlers still fire',
+      cause(BASE, CHANGED, { deleting: true }),
+      ['deleted', 'fielded/spec.field'],
+    ],
     ['noop selects nothing', cause(BASE, BASE), []],
     ['gone selects nothing', cause(BASE, CHANGED, { type: 'DELETED' }), []],
   ])('%s', (_title, c, expected) => {
@@ -109,7 +137,18 @@ describe('changingHandlers', () => {
   it('R-KWARGS-3 the basic kwargs give field values as old/new and reduce the diff', () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
-    on.field('kopfexamples', 'spec.field', { registry, when: (kwargs) => { seen.push(kwargs); return true; } }, function f() {});
+    on.field(
+      'kopfexamples',
+      'spec.field',
+      {
+        registry,
+        when: (kwargs) => {
+          seen.push(kwargs);
+          return true;
+        },
+      },
+      function f() {},
+    );
     registry.changingHandlers(cause(BASE, CHANGED));
     expect(seen[0]).toMatchObject({ old: 'value', new: 'changed', oldValue: 'value', newValue: 'changed', reason: 'update', name: 'kex', namespace: 'ns' });
     expect((seen[0] as { diff: unknown[] }).diff.map((item) => [...(item as unknown[])])).toEqual([['change', [], 'value', 'changed']]);
@@ -148,16 +187,24 @@ describe('requiresFinalizer', () => {
   it.each<[string, (registry: OperatorRegistry) => void, boolean]>([
     ['R-FINAL-2 a non-optional delete handler', (registry) => on.delete('kopfexamples', { registry }, function d() {}), true],
     ['R-HANDLERS-9 an optional delete handler', (registry) => on.delete('kopfexamples', { registry, optional: true }, function d() {}), false],
-    ['R-FINAL-2 a delete handler that does not pre-match', (registry) => on.delete('kopfexamples', { registry, labels: { a: PRESENT } }, function d() {}), false],
+    [
+      'R-FINAL-2 a delete handler that does not pre-match',
+      (registry) => on.delete('kopfexamples', { registry, labels: { a: PRESENT } }, function d() {}),
+      false,
+    ],
     ['R-FINAL-2 a delete handler of another resource', (registry) => on.delete('pods', { registry }, function d() {}), false],
     ['R-FINAL-2 a create handler', (registry) => on.create('kopfexamples', { registry }, function c() {}), false],
     ['R-FINAL-2 a matching daemon', (registry) => on.daemon('kopfexamples', { registry }, async function d() {}), true],
     ['R-FINAL-2 a matching timer', (registry) => on.timer('kopfexamples', { registry, interval: 1 }, function t() {}), true],
     ['R-FINAL-2 a mismatching timer', (registry) => on.timer('kopfexamples', { registry, labels: { a: 'b' } }, function t() {}), false],
-    ['R-FINAL-2 an on-event handler or an indexer', (registry) => {
-      on.event('kopfexamples', { registry }, function e() {});
-      on.index('kopfexamples', { registry }, function i() {});
-    }, false],
+    [
+      'R-FINAL-2 an on-event handler or an indexer',
+      (registry) => {
+        on.event('kopfexamples', { registry }, function e() {});
+        on.index('kopfexamples', { registry }, function i() {});
+      },
+      false,
+    ],
   ])('%s → %s', (_title, register, expected) => {
     const registry = new OperatorRegistry();
     register(registry);
@@ -213,7 +260,10 @@ describe('other selections', () => {
   });
 
   it('R-ESSENCE-2 extra fields come from on-event, change, daemon and timer handlers of the resource', () => {
-    expect(registry.extraFields(kex)).toEqual([['spec', 'field'], ['status', 'phase']]);
+    expect(registry.extraFields(kex)).toEqual([
+      ['spec', 'field'],
+      ['status', 'phase'],
+    ]);
     expect(registry.extraFields(pods)).toEqual([]);
   });
 
@@ -277,11 +327,27 @@ describe('the handlers of a resource', () => {
   it('R-HANDLERS-4 are computed once per resource and kept in registration order, also across later registrations', () => {
     const registry = new registries.OperatorRegistry();
     const selector = parseSelector('kopfexamples');
-    registry.register(handlers.daemonHandler(function first() { /* a daemon */ }, {}, selector));
+    registry.register(
+      handlers.daemonHandler(
+        function first() {
+          /* a daemon */
+        },
+        {},
+        selector,
+      ),
+    );
     const before = registry.spawningHandlersOf(kex);
     expect(registry.spawningHandlersOf(kex)).toBe(before);
     expect(registry.spawningHandlersOf(pods)).toEqual([]);
-    registry.register(handlers.timerHandler(function second() { /* a timer */ }, { interval: 1 }, selector));
+    registry.register(
+      handlers.timerHandler(
+        function second() {
+          /* a timer */
+        },
+        { interval: 1 },
+        selector,
+      ),
+    );
     expect(registry.spawningHandlersOf(kex).map((h) => h.id)).toEqual(['first', 'second']);
     expect(before.map((h) => h.id)).toEqual(['first']);
   });

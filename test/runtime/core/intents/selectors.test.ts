@@ -156,7 +156,15 @@ describe('reviseResources', () => {
 
   it('sends the warnings to the logger too', () => {
     const lines: string[] = [];
-    const logger = { debug() {}, info() {}, error() {}, critical() {}, warning: (m: string) => { lines.push(m); } };
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      critical() {},
+      warning: (m: string) => {
+        lines.push(m);
+      },
+    };
     reviseResources({ watched: sel('widgets'), patched: [] }, discovered, logger);
     expect(lines).toHaveLength(1);
   });
@@ -164,8 +172,14 @@ describe('reviseResources', () => {
 
 describe('groupsToScan', () => {
   it('R-RES-7 scans the named groups plus the framework groups, or all if a selector has no group', () => {
-    expect([...selectors.groupsToScan(parseSelectorList(['kopf.dev', 'v1', 'kopfexamples'], ['apps', 'deployments']))!].sort())
-      .toEqual(['', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apps', 'kopf.dev', 'zalando.org']);
+    expect([...selectors.groupsToScan(parseSelectorList(['kopf.dev', 'v1', 'kopfexamples'], ['apps', 'deployments']))!].sort()).toEqual([
+      '',
+      'admissionregistration.k8s.io',
+      'apiextensions.k8s.io',
+      'apps',
+      'kopf.dev',
+      'zalando.org',
+    ]);
     expect(selectors.groupsToScan(parseSelectorList('pods'))).toBeNull();
   });
 });

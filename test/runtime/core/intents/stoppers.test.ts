@@ -11,8 +11,14 @@ import { spawningKwargs } from '../../../../runtime/core/reactor/kwargs.js';
 describe('DaemonStopper', () => {
   it('R-DAEMON-5 the bit flags of DaemonStoppingReason', () => {
     expect(DaemonStoppingReason).toEqual({
-      DONE: 1, FILTERS_MISMATCH: 2, RESOURCE_DELETED: 4, OPERATOR_PAUSING: 8, OPERATOR_EXITING: 16,
-      DAEMON_SIGNALLED: 32, DAEMON_CANCELLED: 64, DAEMON_ABANDONED: 128,
+      DONE: 1,
+      FILTERS_MISMATCH: 2,
+      RESOURCE_DELETED: 4,
+      OPERATOR_PAUSING: 8,
+      OPERATOR_EXITING: 16,
+      DAEMON_SIGNALLED: 32,
+      DAEMON_CANCELLED: 64,
+      DAEMON_ABANDONED: 128,
     });
     expect(reasonNames(DaemonStoppingReason.RESOURCE_DELETED | DaemonStoppingReason.OPERATOR_EXITING)).toEqual(['RESOURCE_DELETED', 'OPERATOR_EXITING']);
     expect(reasonNames(null)).toEqual([]);
@@ -36,7 +42,9 @@ describe('DaemonStopper', () => {
     const waiting = stopper.wait(2);
     await clock.advance(1999);
     let settled = false;
-    void waiting.then(() => { settled = true; });
+    void waiting.then(() => {
+      settled = true;
+    });
     await Promise.resolve();
     expect(settled).toBe(false);
     await clock.advance(1);
@@ -56,8 +64,13 @@ describe('the stop flag a daemon receives (stopped)', () => {
     const body = { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'x', namespace: 'ns', uid: 'u' } };
     const resource = makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
     const memory = new DaemonsMemory(body, 0);
-    const kwargs = spawningKwargs({ resource, memory, logger: getLogger('test'), memo: {} },
-      { param: null } as unknown as SpawningHandler, stopper, () => new Patch<object>(), { retry: 0, started: new Date(0), runtime: 0 });
+    const kwargs = spawningKwargs(
+      { resource, memory, logger: getLogger('test'), memo: {} },
+      { param: null } as unknown as SpawningHandler,
+      stopper,
+      () => new Patch<object>(),
+      { retry: 0, started: new Date(0), runtime: 0 },
+    );
     return (kwargs as { stopped: DaemonStopped }).stopped;
   };
 
@@ -75,8 +88,12 @@ describe('the stop flag a daemon receives (stopped)', () => {
     expect(stopped.signal.aborted).toBe(false);
     stopper.abort();
     expect(stopped.signal.aborted).toBe(true);
-    expect(() => { (stopped as { isSet: unknown }).isSet = () => false; }).toThrow(TypeError);
-    expect(() => { (stopped as { reason: unknown }).reason = 0; }).toThrow(TypeError);
+    expect(() => {
+      (stopped as { isSet: unknown }).isSet = () => false;
+    }).toThrow(TypeError);
+    expect(() => {
+      (stopped as { reason: unknown }).reason = 0;
+    }).toThrow(TypeError);
     expect(Object.isFrozen(stopped)).toBe(true);
   });
 });

@@ -34,7 +34,9 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
 let cluster: DevCluster;
 let logs: fx.LogCapture;
 
-beforeEach(() => { logs = new fx.LogCapture().install(); });
+beforeEach(() => {
+  logs = new fx.LogCapture().install();
+});
 afterEach(async () => {
   logs.uninstall();
   await cluster?.stop();
@@ -85,7 +87,7 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
     expect(posts[0]!.headers.userAgent).toBe(watches[0]!.headers.userAgent);
   });
 
-  it('R-AUTH-3 a handler\'s request rejected with 401 re-logs in through the operator\'s vault and succeeds', async () => {
+  it("R-AUTH-3 a handler's request rejected with 401 re-logs in through the operator's vault and succeeds", async () => {
     cluster = await fx.startCluster({ auth: 'enforced' });
     const registry = new OperatorRegistry();
     let token = 'first-token-1';
@@ -110,14 +112,21 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
   it('startup and login handlers that call `client` fail permanently, saying why', async () => {
     cluster = await fx.startCluster();
     const registry = new OperatorRegistry();
-    on.startup({ registry }, async function startup_fn({ client }) { await client.get(builtins.Namespaces, 'default'); });
+    on.startup({ registry }, async function startup_fn({ client }) {
+      await client.get(builtins.Namespaces, 'default');
+    });
     const op = await fx.startOperator({ cluster, registry, waitForWatch: false });
     await op.done;
     expect(op.error).toMatchObject({ code: 'ActivityError' });
-    expect(logs.grep("Activity 'startup_fn' failed permanently: `client` is not available to startup handlers: the operator logs in after the startup activity.")).toHaveLength(1);
+    expect(
+      logs.grep("Activity 'startup_fn' failed permanently: `client` is not available to startup handlers: the operator logs in after the startup activity."),
+    ).toHaveLength(1);
 
     const logging = new OperatorRegistry();
-    on.login({ registry: logging }, async function login_fn({ client }) { await client.get(builtins.Namespaces, 'default'); return null; });
+    on.login({ registry: logging }, async function login_fn({ client }) {
+      await client.get(builtins.Namespaces, 'default');
+      return null;
+    });
     const failed = await fx.startOperator({ cluster, registry: logging, waitForWatch: false });
     await failed.done;
     expect(failed.error).toMatchObject({ code: 'ActivityError' });
@@ -127,23 +136,40 @@ describe('R-KWARGS-9 the handler argument `client`', () => {
   it('admission handlers get the client given to the webhook engine; outside an operator it is refused loudly', async () => {
     const registry = new OperatorRegistry();
     let received: unknown;
-    on.validate('kopfexamples', { registry }, function check_fn({ client }) { received = client; });
+    on.validate('kopfexamples', { registry }, function check_fn({ client }) {
+      received = client;
+    });
     const client = new clients.KubeClient({ request: () => Promise.resolve({}), watch: () => Promise.reject(new Error('no watching here')) });
     const KEXR = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
     const fn = admission.webhookFn({
-      registry, settings: new settingsModule.OperatorSettings({ warn: () => undefined }), clock: clocks.realClock, client,
-      resources: { webhooks: [KEXR] }, memos: { recallMemo: () => ({}) }, signal: new AbortController().signal,
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock: clocks.realClock,
+      client,
+      resources: { webhooks: [KEXR] },
+      memos: { recallMemo: () => ({}) },
+      signal: new AbortController().signal,
     });
     const review = {
-      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
       request: {
-        uid: 'U', kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' }, resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
-        name: 'x', namespace: 'default', operation: 'CREATE', userInfo: { username: 'admin' }, object: fx.kopfExample('x'), oldObject: null, dryRun: false,
+        uid: 'U',
+        kind: { group: 'kopf.dev', version: 'v1', kind: 'KopfExample' },
+        resource: { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' },
+        name: 'x',
+        namespace: 'default',
+        operation: 'CREATE',
+        userInfo: { username: 'admin' },
+        object: fx.kopfExample('x'),
+        oldObject: null,
+        dryRun: false,
       },
     };
     await fn(review);
     expect(received).toBe(client);
-    await expect(invocation.currentClient().get(builtins.Namespaces, 'default'))
-      .rejects.toThrow('`client` is available to handlers of a running operator only; elsewhere, make one with connect().');
+    await expect(invocation.currentClient().get(builtins.Namespaces, 'default')).rejects.toThrow(
+      '`client` is available to handlers of a running operator only; elsewhere, make one with connect().',
+    );
   });
 });

@@ -131,10 +131,10 @@ export function parseExposition(text: string): Map<string, Family> {
 }
 
 /** The sum of the samples named `name` whose labels include `labels`; `undefined` if there are none. */
-export function valueOf(families: Map<string, Family>, name: string, labels: Readonly<Record<string, string>> = {}): number | undefined {
+export function metricValue(families: Map<string, Family>, name: string, labels: Readonly<Record<string, string>> = {}): number | undefined {
   const family = familyOf(families, name);
-  const matching = family?.samples.filter((sample) => sample.name === name
-    && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)) ?? [];
+  const matching =
+    family?.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)) ?? [];
   if (matching.length === 0) return undefined;
   return matching.reduce((sum, sample) => sum + sample.value, 0);
 }

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as references from '../../../../runtime/cogs/structs/references.js';
-import * as handlers from '../../../../runtime/core/intents/handlers.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import { EVERYTHING, parseSelector } from '../../../../runtime/core/intents/selectors.js';
+import { EVERYTHING } from '../../../../runtime/core/intents/selectors.js';
 import * as insights from '../../../../runtime/core/reactor/insights.js';
 import { on } from '../../../../runtime/on.js';
 import { RecordingLogger } from './observing.js';
@@ -17,16 +16,28 @@ const DISCOVERY: readonly references.Resource[] = [
   references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false }),
   references.makeResource({ group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', shortcuts: ['ev'] }),
   references.makeResource({ group: 'metrics.k8s.io', version: 'v1beta1', plural: 'pods', kind: 'PodMetrics', verbs: ['get', 'list'] }),
-  references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample',
-    shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'], categories: ['all'] }),
+  references.makeResource({
+    group: 'kopf.dev',
+    version: 'v1',
+    plural: 'kopfexamples',
+    kind: 'KopfExample',
+    shortcuts: ['kopfexes', 'kopfex', 'kexes', 'kex'],
+    categories: ['all'],
+  }),
   references.makeResource({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget', shortcuts: ['wd'] }),
   references.makeResource({ group: 'example.com', version: 'v2alpha1', plural: 'widgets', kind: 'Widget', shortcuts: ['wd'], preferred: false }),
   references.makeResource({ group: 'a.example', version: 'v1', plural: 'foos', kind: 'Foo' }),
   references.makeResource({ group: 'b.example', version: 'v1', plural: 'foos', kind: 'Foo' }),
   references.makeResource({ group: 'x.example', version: 'v1', plural: 'nowatches', kind: 'NoWatch', verbs: ['get', 'list', 'patch'] }),
   references.makeResource({ group: 'x.example', version: 'v1', plural: 'nopatches', kind: 'NoPatch', verbs: ['get', 'list', 'watch'] }),
-  references.makeResource({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions',
-    kind: 'CustomResourceDefinition', namespaced: false, verbs: ALL_VERBS }),
+  references.makeResource({
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+    verbs: ALL_VERBS,
+  }),
 ];
 
 const names = (list: readonly references.Resource[]): string[] => list.map(references.resourceName);
@@ -42,12 +53,18 @@ function setup(register: (registry: OperatorRegistry) => void): { picture: insig
 
 /** The watched resources when one on-event handler selects `ref`. */
 function watchedBy(ref: Parameters<typeof on.event>[0]): string[] {
-  return names(setup((registry) => { on.event(ref, { registry }, function handler() {}); }).picture.watched);
+  return names(
+    setup((registry) => {
+      on.event(ref, { registry }, function handler() {});
+    }).picture.watched,
+  );
 }
 
 describe('Insights: selection of watched resources (A-35)', () => {
   it("R-RES-4 A-35 'pods' selects v1/pods although metrics.k8s.io serves pods too", () => {
-    const { picture, warnings } = setup((registry) => { on.event('pods', { registry }, function podsHandler() {}); });
+    const { picture, warnings } = setup((registry) => {
+      on.event('pods', { registry }, function podsHandler() {});
+    });
     expect(names(picture.watched)).toEqual(['pods.v1']);
     expect(warnings).toEqual([]);
   });
@@ -64,7 +81,9 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it('R-RES-5 A-35 a name served by two non-core groups is not watched and warns about the ambiguity', () => {
-    const { picture, logger } = setup((registry) => { on.event('foos', { registry }, function foosHandler() {}); });
+    const { picture, logger } = setup((registry) => {
+      on.event('foos', { registry }, function foosHandler() {});
+    });
     expect(picture.watched).toEqual([]);
     expect(logger.messages('warning')).toEqual([
       "Ambiguous resources will not be served (try specifying API groups): Selector(any_name='foos') => [foos.v1.a.example, foos.v1.b.example]",
@@ -81,7 +100,9 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it("R-RES-6 A-35 {category: 'all'} selects every resource in the category, with no ambiguity check", () => {
-    const { picture, warnings } = setup((registry) => { on.event({ category: 'all' }, { registry }, function everyAll() {}); });
+    const { picture, warnings } = setup((registry) => {
+      on.event({ category: 'all' }, { registry }, function everyAll() {});
+    });
     expect(names(picture.watched)).toEqual(['pods.v1', 'services.v1', 'kopfexamples.v1.kopf.dev']);
     expect(warnings).toEqual([]);
   });
@@ -94,9 +115,11 @@ describe('Insights: selection of watched resources (A-35)', () => {
     expect(watchedBy(['v1', 'events'])).toEqual(['events.v1']);
   });
 
-  it("R-RES-6 a predicate never selects events, but sees non-preferred versions", () => {
-    expect(watchedBy((r: references.Resource) => r.plural === 'events' || r.plural === 'widgets'))
-      .toEqual(['widgets.v1.example.com', 'widgets.v2alpha1.example.com']);
+  it('R-RES-6 a predicate never selects events, but sees non-preferred versions', () => {
+    expect(watchedBy((r: references.Resource) => r.plural === 'events' || r.plural === 'widgets')).toEqual([
+      'widgets.v1.example.com',
+      'widgets.v2alpha1.example.com',
+    ]);
   });
 
   it('R-RES-3 A-35 a non-preferred version is selected only when the version is given', () => {
@@ -105,13 +128,17 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it('R-RES-9 A-35 a resource without the watch verb is skipped with a warning', () => {
-    const { picture, logger } = setup((registry) => { on.event('nowatches', { registry }, function nw() {}); });
+    const { picture, logger } = setup((registry) => {
+      on.event('nowatches', { registry }, function nw() {});
+    });
     expect(picture.watched).toEqual([]);
     expect(logger.messages('warning')).toEqual(['Non-watchable resources will not be served: [nowatches.v1.x.example]']);
   });
 
   it('R-RES-9 a non-patchable resource is skipped for change handlers, but served for on-event and index handlers', () => {
-    const changed = setup((registry) => { on.create('nopatches', { registry }, function created() {}); });
+    const changed = setup((registry) => {
+      on.create('nopatches', { registry }, function created() {});
+    });
     expect(changed.picture.watched).toEqual([]);
     expect(changed.logger.messages('warning')).toEqual(['Non-patchable resources will not be served: [nopatches.v1.x.example]']);
     const watchedOnly = setup((registry) => {
@@ -123,13 +150,17 @@ describe('Insights: selection of watched resources (A-35)', () => {
   });
 
   it('R-RES-9 selectors that match nothing warn as unresolved', () => {
-    const { picture, logger } = setup((registry) => { on.event('ghosts', { registry }, function ghosts() {}); });
+    const { picture, logger } = setup((registry) => {
+      on.event('ghosts', { registry }, function ghosts() {});
+    });
     expect(picture.watched).toEqual([]);
     expect(logger.messages('warning')).toEqual(["Unresolved resources cannot be served (try creating their CRDs): Selector(any_name='ghosts')"]);
   });
 
   it('R-RES-5 webhook-only selectors are not watched and not checked for ambiguity', () => {
-    const { picture, warnings } = setup((registry) => { on.validate('foos', { registry }, function check() {}); });
+    const { picture, warnings } = setup((registry) => {
+      on.validate('foos', { registry }, function check() {});
+    });
     expect(picture.watched).toEqual([]);
     expect(names(picture.webhooks)).toEqual(['foos.v1.a.example', 'foos.v1.b.example']);
     expect(warnings).toEqual([]);
@@ -143,10 +174,13 @@ describe('Insights: selection of watched resources (A-35)', () => {
 
 describe('Insights: revisions', () => {
   it('R-RES-7 scans only the needed groups plus the framework ones, or all of them for group-less selectors', () => {
-    const grouped = setup((registry) => { on.event(['example.com', 'widgets'], { registry }, function w() {}); }).picture;
-    expect([...grouped.groupsToScan()!].sort()).toEqual(
-      ['', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'example.com', 'kopf.dev', 'zalando.org']);
-    const loose = setup((registry) => { on.event('widgets', { registry }, function w() {}); }).picture;
+    const grouped = setup((registry) => {
+      on.event(['example.com', 'widgets'], { registry }, function w() {});
+    }).picture;
+    expect([...grouped.groupsToScan()!].sort()).toEqual(['', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'example.com', 'kopf.dev', 'zalando.org']);
+    const loose = setup((registry) => {
+      on.event('widgets', { registry }, function w() {});
+    }).picture;
     expect(loose.groupsToScan()).toBeNull();
   });
 
@@ -159,7 +193,10 @@ describe('Insights: revisions', () => {
     const before = picture.revision;
     const changed = picture.waitForChange(before);
 
-    picture.reviseResources(DISCOVERY.filter((r) => r.group === 'kopf.dev').map((r) => ({ ...r })), ['kopf.dev']);
+    picture.reviseResources(
+      DISCOVERY.filter((r) => r.group === 'kopf.dev').map((r) => ({ ...r })),
+      ['kopf.dev'],
+    );
     expect(picture.revision).toBe(before); // same content: no change
     expect(picture.watched.find((r) => r.plural === 'widgets')).toBe(widgets);
 
@@ -170,7 +207,9 @@ describe('Insights: revisions', () => {
   });
 
   it('R-RES-9 warnings are logged again only when they change', () => {
-    const { picture, logger } = setup((registry) => { on.event('ghosts', { registry }, function ghosts() {}); });
+    const { picture, logger } = setup((registry) => {
+      on.event('ghosts', { registry }, function ghosts() {});
+    });
     picture.reviseResources([], ['example.com']);
     expect(logger.messages('warning')).toHaveLength(1);
     picture.reviseResources([references.makeResource({ group: 'g.example', version: 'v1', plural: 'ghosts' })], ['g.example']);
@@ -195,7 +234,10 @@ describe('Insights: revisions', () => {
     picture.reviseResources([references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' })], ['kopf.dev']);
     aborted.abort(new Error('stopped'));
     await expect(cancelled).rejects.toThrow('stopped');
-    picture.reviseResources([references.makeResource({ group: 'zalando.org', version: 'v1', plural: 'clusterkopfpeerings', kind: 'ClusterKopfPeering', namespaced: false })], ['zalando.org']);
+    picture.reviseResources(
+      [references.makeResource({ group: 'zalando.org', version: 'v1', plural: 'clusterkopfpeerings', kind: 'ClusterKopfPeering', namespaced: false })],
+      ['zalando.org'],
+    );
     expect(references.resourceName(await waiting)).toBe('clusterkopfpeerings.v1.zalando.org');
   });
 

@@ -12,7 +12,15 @@ import * as running from '../../../../runtime/core/reactor/running.js';
 
 function capture(): cli.CommandOutput & { text(): string } {
   let text = '';
-  return { out: (t) => { text += t; }, err: (t) => { text += t; }, text: () => text };
+  return {
+    out: (t) => {
+      text += t;
+    },
+    err: (t) => {
+      text += t;
+    },
+    text: () => text,
+  };
 }
 
 describe('Lease election: the command line', () => {
@@ -34,7 +42,12 @@ describe('Lease election: the command line', () => {
     ['--lease with --peering', ['--lease', 'x', '--peering', 'ring'], {}, "option '--lease <name>' cannot be used with option '-P, --peering <name>'"],
     ['--lease with --priority', ['--lease', 'x', '-p', '100'], {}, "option '--lease <name>' cannot be used with option '-p, --priority <priority>'"],
     ['--lease with --dev', ['--lease', 'x', '--dev'], {}, "option '--lease <name>' cannot be used with option '--dev'"],
-    ['KOPF_RUN_LEASE with --standalone', ['--standalone'], { KOPF_RUN_LEASE: 'x' }, "the environment variable KOPF_RUN_LEASE cannot be used with option '--standalone'"],
+    [
+      'KOPF_RUN_LEASE with --standalone',
+      ['--standalone'],
+      { KOPF_RUN_LEASE: 'x' },
+      "the environment variable KOPF_RUN_LEASE cannot be used with option '--standalone'",
+    ],
     ['--lease-namespace without --lease', ['--lease-namespace', 'ops'], {}, "option '--lease-namespace <namespace>' needs option '--lease <name>'"],
   ])('Lease election: usage error: %s (exit code 2)', async (_title, argv, env, message) => {
     expect(() => cli.parseRunArgs(argv, { env, output: capture() })).toThrow(cli.UsageError);
@@ -52,7 +65,7 @@ describe('Lease election: the command line', () => {
   });
 });
 
-describe('Lease election: the operator\'s options', () => {
+describe("Lease election: the operator's options", () => {
   const registry = new OperatorRegistry();
 
   it.each<[string, running.OperatorOptions]>([
@@ -61,7 +74,8 @@ describe('Lease election: the operator\'s options', () => {
     ['priority', { leaseName: 'x', priority: 10 }],
   ])('Lease election: leaseName with %s is refused before anything starts', async (name, options) => {
     await expect(running.spawnTasks({ registry, clusterwide: true, ...options })).rejects.toThrow(
-      new running.OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`));
+      new running.OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`),
+    );
   });
 
   it('Lease election: leaseNamespace without leaseName is refused', async () => {
@@ -73,7 +87,8 @@ describe('Lease election: the operator\'s options', () => {
       const s = new settings.OperatorSettings();
       s.peering[name] = true;
       await expect(running.spawnTasks({ registry, clusterwide: true, settings: s, leaseName: 'x' })).rejects.toThrow(
-        `settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`);
+        `settings.leaderElection.leaseName (Lease election) and settings.peering.${name} exclude each other: choose one mode of coordination.`,
+      );
     }
   });
 
@@ -81,14 +96,23 @@ describe('Lease election: the operator\'s options', () => {
     const s = new settings.OperatorSettings();
     s.leaderElection.retryPeriod = 20;
     await expect(running.spawnTasks({ registry, clusterwide: true, settings: s, leaseName: 'x' })).rejects.toThrow(
-      'leaderElection.retryPeriod (20 s) must be less than leaderElection.renewDeadline (10 s).');
+      'leaderElection.retryPeriod (20 s) must be less than leaderElection.renewDeadline (10 s).',
+    );
   });
 
   it('Lease election: the options are written into settings.leaderElection; identity is accepted in Lease election', async () => {
     const s = new settings.OperatorSettings();
     const stop = new AbortController();
     stop.abort();
-    const tasks = await running.spawnTasks({ registry, clusterwide: true, settings: s, leaseName: 'x', leaseNamespace: 'ops', identity: 'me', stopFlag: stop.signal });
+    const tasks = await running.spawnTasks({
+      registry,
+      clusterwide: true,
+      settings: s,
+      leaseName: 'x',
+      leaseNamespace: 'ops',
+      identity: 'me',
+      stopFlag: stop.signal,
+    });
     await running.runTasks(tasks);
     expect(s.leaderElection.leaseName).toBe('x');
     expect(s.leaderElection.leaseNamespace).toBe('ops');

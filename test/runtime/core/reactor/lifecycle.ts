@@ -61,7 +61,9 @@ export function tempDir(prefix = 'kopf-life-'): string {
 export class Flag {
   isSet = false;
   private resolve: () => void = () => undefined;
-  private readonly promise = new Promise<void>((resolve) => { this.resolve = resolve; });
+  private readonly promise = new Promise<void>((resolve) => {
+    this.resolve = resolve;
+  });
 
   set(): void {
     this.isSet = true;

@@ -13,7 +13,7 @@ import * as references from '../../../../runtime/cogs/structs/references.js';
 import * as census from '../../../../runtime/core/reactor/census.js';
 import { OperatorMetrics, metricsEndpoint } from '../../../../runtime/core/reactor/metrics.js';
 import { Queue } from '../../../../runtime/core/reactor/queueing.js';
-import { parseExposition, valueOf } from './exposition.js';
+import { parseExposition, metricValue } from './exposition.js';
 
 const KEX = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true });
 const PODS = references.makeResource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true });
@@ -22,7 +22,12 @@ const K = 'kopfexamples.v1.kopf.dev';
 /** A stopwatch the test moves by hand (milliseconds). */
 function stopwatch(): { now: () => number; advance: (ms: number) => void } {
   let time = 1000;
-  return { now: () => time, advance: (ms) => { time += ms; } };
+  return {
+    now: () => time,
+    advance: (ms) => {
+      time += ms;
+    },
+  };
 }
 
 async function scrape(metrics: OperatorMetrics): Promise<ReturnType<typeof parseExposition>> {
@@ -47,20 +52,20 @@ describe('operator metrics', () => {
     const families = await scrape(metrics);
     const create = { resource: K, handler: 'create_fn' };
     const update = { resource: K, handler: 'update_fn' };
-    expect(valueOf(families, 'kopf_handler_invocations_total', create)).toBe(1);
-    expect(valueOf(families, 'kopf_handler_successes_total', create)).toBe(1);
-    expect(valueOf(families, 'kopf_handler_failures_total', create)).toBe(0);
-    expect(valueOf(families, 'kopf_handler_invocations_total', update)).toBe(5);
-    expect(valueOf(families, 'kopf_handler_successes_total', update)).toBe(0);
-    expect(valueOf(families, 'kopf_handler_failures_total', { ...update, kind: 'temporary' })).toBe(1);
-    expect(valueOf(families, 'kopf_handler_failures_total', { ...update, kind: 'arbitrary' })).toBe(2);
-    expect(valueOf(families, 'kopf_handler_failures_total', { ...update, kind: 'permanent' })).toBe(1);
-    expect(valueOf(families, 'kopf_handler_retries_total', update)).toBe(3);
+    expect(metricValue(families, 'kopf_handler_invocations_total', create)).toBe(1);
+    expect(metricValue(families, 'kopf_handler_successes_total', create)).toBe(1);
+    expect(metricValue(families, 'kopf_handler_failures_total', create)).toBe(0);
+    expect(metricValue(families, 'kopf_handler_invocations_total', update)).toBe(5);
+    expect(metricValue(families, 'kopf_handler_successes_total', update)).toBe(0);
+    expect(metricValue(families, 'kopf_handler_failures_total', { ...update, kind: 'temporary' })).toBe(1);
+    expect(metricValue(families, 'kopf_handler_failures_total', { ...update, kind: 'arbitrary' })).toBe(2);
+    expect(metricValue(families, 'kopf_handler_failures_total', { ...update, kind: 'permanent' })).toBe(1);
+    expect(metricValue(families, 'kopf_handler_retries_total', update)).toBe(3);
     // Durations in seconds, from the instruments' stopwatch.
-    expect(valueOf(families, 'kopf_handler_duration_seconds_sum', create)).toBeCloseTo(0.03);
-    expect(valueOf(families, 'kopf_handler_duration_seconds_bucket', { ...create, le: '0.025' })).toBe(0);
-    expect(valueOf(families, 'kopf_handler_duration_seconds_bucket', { ...create, le: '0.05' })).toBe(1);
-    expect(valueOf(families, 'kopf_handler_duration_seconds_count', update)).toBe(5);
+    expect(metricValue(families, 'kopf_handler_duration_seconds_sum', create)).toBeCloseTo(0.03);
+    expect(metricValue(families, 'kopf_handler_duration_seconds_bucket', { ...create, le: '0.025' })).toBe(0);
+    expect(metricValue(families, 'kopf_handler_duration_seconds_bucket', { ...create, le: '0.05' })).toBe(1);
+    expect(metricValue(families, 'kopf_handler_duration_seconds_count', update)).toBe(5);
     expect(families.get('kopf_handler_duration_seconds')?.type).toBe('histogram');
   });
 
@@ -77,16 +82,16 @@ describe('operator metrics', () => {
     kex.queued();
     kex.queued();
     const families = await scrape(metrics);
-    expect(valueOf(families, 'controller_runtime_reconcile_total', { controller: K, result: 'success' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_reconcile_total', { controller: K, result: 'requeue_after' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_reconcile_total', { controller: K, result: 'requeue' })).toBe(0);
-    expect(valueOf(families, 'controller_runtime_reconcile_total', { controller: K, result: 'error' })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_reconcile_errors_total', { controller: K })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_terminal_reconcile_errors_total', { controller: K })).toBe(1);
-    expect(valueOf(families, 'workqueue_retries_total', { name: K, controller: K })).toBe(2);
-    expect(valueOf(families, 'workqueue_adds_total', { name: K, controller: K })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_reconcile_time_seconds_count', { controller: K })).toBe(4);
-    expect(valueOf(families, 'controller_runtime_reconcile_time_seconds_sum', { controller: K })).toBeCloseTo(0.4);
+    expect(metricValue(families, 'controller_runtime_reconcile_total', { controller: K, result: 'success' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_reconcile_total', { controller: K, result: 'requeue_after' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_reconcile_total', { controller: K, result: 'requeue' })).toBe(0);
+    expect(metricValue(families, 'controller_runtime_reconcile_total', { controller: K, result: 'error' })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_reconcile_errors_total', { controller: K })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_terminal_reconcile_errors_total', { controller: K })).toBe(1);
+    expect(metricValue(families, 'workqueue_retries_total', { name: K, controller: K })).toBe(2);
+    expect(metricValue(families, 'workqueue_adds_total', { name: K, controller: K })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_reconcile_time_seconds_count', { controller: K })).toBe(4);
+    expect(metricValue(families, 'controller_runtime_reconcile_time_seconds_sum', { controller: K })).toBeCloseTo(0.4);
   });
 
   it('counts watch listings, accepted connections and 410 Gone per resource; a re-discovered resource continues its series', async () => {
@@ -101,11 +106,11 @@ describe('operator metrics', () => {
     metrics.forResource(again).listed();
     metrics.forResource(PODS).connected();
     const families = await scrape(metrics);
-    expect(valueOf(families, 'kopf_watch_lists_total', { resource: K })).toBe(2);
-    expect(valueOf(families, 'kopf_watch_connects_total', { resource: K })).toBe(2);
-    expect(valueOf(families, 'kopf_watch_gone_total', { resource: K })).toBe(1);
-    expect(valueOf(families, 'kopf_watch_connects_total', { resource: 'pods.v1' })).toBe(1);
-    expect(valueOf(families, 'kopf_watch_gone_total', { resource: 'pods.v1' })).toBe(0);
+    expect(metricValue(families, 'kopf_watch_lists_total', { resource: K })).toBe(2);
+    expect(metricValue(families, 'kopf_watch_connects_total', { resource: K })).toBe(2);
+    expect(metricValue(families, 'kopf_watch_gone_total', { resource: K })).toBe(1);
+    expect(metricValue(families, 'kopf_watch_connects_total', { resource: 'pods.v1' })).toBe(1);
+    expect(metricValue(families, 'kopf_watch_gone_total', { resource: 'pods.v1' })).toBe(0);
   });
 
   it('counts API requests by code, method and host, and their latency by verb and host; no response is code <error>', async () => {
@@ -120,13 +125,13 @@ describe('operator metrics', () => {
     metrics.requested('http://127.0.0.1:8001', 'GET', 404, since);
     const families = await scrape(metrics);
     const host = '10.0.0.1:6443';
-    expect(valueOf(families, 'rest_client_requests_total', { code: '200', method: 'GET', host })).toBe(2);
-    expect(valueOf(families, 'rest_client_requests_total', { code: '409', method: 'PATCH', host })).toBe(1);
-    expect(valueOf(families, 'rest_client_requests_total', { code: '<error>', method: 'PATCH', host })).toBe(1);
-    expect(valueOf(families, 'rest_client_requests_total', { code: '404', method: 'GET', host: '127.0.0.1:8001' })).toBe(1);
-    expect(valueOf(families, 'rest_client_request_duration_seconds_count', { verb: 'GET', host })).toBe(2);
-    expect(valueOf(families, 'rest_client_request_duration_seconds_sum', { verb: 'PATCH', host })).toBeCloseTo(0.04);
-    expect(valueOf(families, 'rest_client_request_duration_seconds_bucket', { verb: 'GET', host, le: '0.025' })).toBe(2);
+    expect(metricValue(families, 'rest_client_requests_total', { code: '200', method: 'GET', host })).toBe(2);
+    expect(metricValue(families, 'rest_client_requests_total', { code: '409', method: 'PATCH', host })).toBe(1);
+    expect(metricValue(families, 'rest_client_requests_total', { code: '<error>', method: 'PATCH', host })).toBe(1);
+    expect(metricValue(families, 'rest_client_requests_total', { code: '404', method: 'GET', host: '127.0.0.1:8001' })).toBe(1);
+    expect(metricValue(families, 'rest_client_request_duration_seconds_count', { verb: 'GET', host })).toBe(2);
+    expect(metricValue(families, 'rest_client_request_duration_seconds_sum', { verb: 'PATCH', host })).toBeCloseTo(0.04);
+    expect(metricValue(families, 'rest_client_request_duration_seconds_bucket', { verb: 'GET', host, le: '0.025' })).toBe(2);
   });
 
   it('counts running daemons and timers per resource and handler, up on spawn and down on exit', async () => {
@@ -136,22 +141,36 @@ describe('operator metrics', () => {
     kex.spawned('monitor', 'daemon');
     kex.spawned('tick', 'timer');
     let families = await scrape(metrics);
-    expect(valueOf(families, 'kopf_running_daemons', { resource: K, handler: 'monitor' })).toBe(2);
-    expect(valueOf(families, 'kopf_running_timers', { resource: K, handler: 'tick' })).toBe(1);
+    expect(metricValue(families, 'kopf_running_daemons', { resource: K, handler: 'monitor' })).toBe(2);
+    expect(metricValue(families, 'kopf_running_timers', { resource: K, handler: 'tick' })).toBe(1);
     expect(families.get('kopf_running_daemons')?.type).toBe('gauge');
     kex.exited('monitor', 'daemon');
     kex.exited('tick', 'timer');
     families = await scrape(metrics);
-    expect(valueOf(families, 'kopf_running_daemons', { resource: K, handler: 'monitor' })).toBe(1);
-    expect(valueOf(families, 'kopf_running_timers', { resource: K, handler: 'tick' })).toBe(0);
+    expect(metricValue(families, 'kopf_running_daemons', { resource: K, handler: 'monitor' })).toBe(1);
+    expect(metricValue(families, 'kopf_running_timers', { resource: K, handler: 'tick' })).toBe(0);
   });
 
   it('reads queue depth, busy and live workers, objects and the worker limit off the queues when scraped', async () => {
     const queues = new census.Queues();
     const metrics = new OperatorMetrics({ queues, processMetrics: false });
     const gates: (() => void)[] = [];
-    const queue = new Queue(() => new Promise<void>((resolve) => { gates.push(resolve); }),
-      { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, workerLimit: 4, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      () =>
+        new Promise<void>((resolve) => {
+          gates.push(resolve);
+        }),
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        workerLimit: 4,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queues.add(queue, KEX);
     const ev = (uid: string, rv: string): RawEvent => ({ type: 'MODIFIED', object: { metadata: { uid, name: uid, resourceVersion: rv } } });
     queue.push(ev('a', '1'));
@@ -160,33 +179,41 @@ describe('operator metrics', () => {
     queue.push(ev('b', '1'));
     await new Promise((resolve) => setImmediate(resolve));
     let families = await scrape(metrics);
-    expect(valueOf(families, 'workqueue_depth', { name: K, controller: K })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_active_workers', { controller: K })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_max_concurrent_reconciles', { controller: K })).toBe(4);
-    expect(valueOf(families, 'kopf_queue_workers', { resource: K })).toBe(2);
-    expect(valueOf(families, 'kopf_queue_objects', { resource: K })).toBe(2);
+    expect(metricValue(families, 'workqueue_depth', { name: K, controller: K })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_active_workers', { controller: K })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_max_concurrent_reconciles', { controller: K })).toBe(4);
+    expect(metricValue(families, 'kopf_queue_workers', { resource: K })).toBe(2);
+    expect(metricValue(families, 'kopf_queue_objects', { resource: K })).toBe(2);
     while (gates.length > 0) {
       gates.shift()!();
       await new Promise((resolve) => setImmediate(resolve));
     }
     families = await scrape(metrics);
-    expect(valueOf(families, 'workqueue_depth', { name: K })).toBe(0);
-    expect(valueOf(families, 'controller_runtime_active_workers', { controller: K })).toBe(0);
-    expect(valueOf(families, 'kopf_queue_workers', { resource: K })).toBe(2); // idle until their idle timeout
+    expect(metricValue(families, 'workqueue_depth', { name: K })).toBe(0);
+    expect(metricValue(families, 'controller_runtime_active_workers', { controller: K })).toBe(0);
+    expect(metricValue(families, 'kopf_queue_workers', { resource: K })).toBe(2); // idle until their idle timeout
     await queue.stop();
     queues.delete(queue);
     families = await scrape(metrics);
-    expect(valueOf(families, 'workqueue_depth', { name: K })).toBeUndefined();
+    expect(metricValue(families, 'workqueue_depth', { name: K })).toBeUndefined();
   });
 
   it('reports no worker limit for unlimited queues', async () => {
     const queues = new census.Queues();
     const metrics = new OperatorMetrics({ queues, processMetrics: false });
-    const queue = new Queue(async () => undefined, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    const queue = new Queue(async () => undefined, {
+      clock: realClock,
+      logger: silentLogger,
+      idleTimeout: 5,
+      exitTimeout: 1,
+      onFatal: (e) => {
+        throw e;
+      },
+    });
     queues.add(queue, KEX);
     const families = await scrape(metrics);
-    expect(valueOf(families, 'workqueue_depth', { name: K })).toBe(0);
-    expect(valueOf(families, 'controller_runtime_max_concurrent_reconciles', { controller: K })).toBeUndefined();
+    expect(metricValue(families, 'workqueue_depth', { name: K })).toBe(0);
+    expect(metricValue(families, 'controller_runtime_max_concurrent_reconciles', { controller: K })).toBeUndefined();
     await queue.stop();
   });
 
@@ -207,23 +234,23 @@ describe('operator metrics', () => {
     expect(families.get('controller_runtime_webhook_requests_total')?.type).toBe('counter');
     expect(families.get('controller_runtime_webhook_latency_seconds')?.type).toBe('histogram');
     expect(families.get('controller_runtime_webhook_requests_in_flight')?.type).toBe('gauge');
-    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '200' })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '400' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '500' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '200' })).toBeUndefined();
-    expect(valueOf(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'validate_fn' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'mutate_fn' })).toBe(0);
+    expect(metricValue(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '200' })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_webhook_requests_total', { webhook: 'validate_fn', code: '400' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '500' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_webhook_requests_total', { webhook: 'mutate_fn', code: '200' })).toBeUndefined();
+    expect(metricValue(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'validate_fn' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_webhook_requests_in_flight', { webhook: 'mutate_fn' })).toBe(0);
     // The latency by webhook only, as controller-runtime has it; the seconds as reported.
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_count', { webhook: 'validate_fn' })).toBe(3);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_sum', { webhook: 'validate_fn' })).toBeCloseTo(0.025);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.001' })).toBe(1);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.005' })).toBe(2);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.25' })).toBe(0);
-    expect(valueOf(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.5' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_count', { webhook: 'validate_fn' })).toBe(3);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_sum', { webhook: 'validate_fn' })).toBeCloseTo(0.025);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.001' })).toBe(1);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'validate_fn', le: '0.005' })).toBe(2);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.25' })).toBe(0);
+    expect(metricValue(families, 'controller_runtime_webhook_latency_seconds_bucket', { webhook: 'mutate_fn', le: '0.5' })).toBe(1);
     expect(families.get('controller_runtime_webhook_latency_seconds')?.samples.every((sample) => !('code' in sample.labels))).toBe(true);
   });
 
-  it('keeps two operators in their own registries, never in prom-client\'s global one', async () => {
+  it("keeps two operators in their own registries, never in prom-client's global one", async () => {
     const before = prom.register.getMetricsAsArray().length;
     const one = new OperatorMetrics({ processMetrics: false });
     const two = new OperatorMetrics({ processMetrics: false });
@@ -233,10 +260,10 @@ describe('operator metrics', () => {
     two.forResource(PODS).handled('event_fn', 'arbitrary', false, two.now());
     const first = await scrape(one);
     const second = await scrape(two);
-    expect(valueOf(first, 'kopf_handler_successes_total', { resource: K, handler: 'create_fn' })).toBe(1);
-    expect(valueOf(first, 'kopf_handler_invocations_total', { resource: 'pods.v1' })).toBeUndefined();
-    expect(valueOf(second, 'kopf_handler_failures_total', { resource: 'pods.v1', handler: 'event_fn', kind: 'arbitrary' })).toBe(1);
-    expect(valueOf(second, 'kopf_handler_invocations_total', { resource: K })).toBeUndefined();
+    expect(metricValue(first, 'kopf_handler_successes_total', { resource: K, handler: 'create_fn' })).toBe(1);
+    expect(metricValue(first, 'kopf_handler_invocations_total', { resource: 'pods.v1' })).toBeUndefined();
+    expect(metricValue(second, 'kopf_handler_failures_total', { resource: 'pods.v1', handler: 'event_fn', kind: 'arbitrary' })).toBe(1);
+    expect(metricValue(second, 'kopf_handler_invocations_total', { resource: K })).toBeUndefined();
     expect(prom.register.getMetricsAsArray().length).toBe(before);
   });
 
@@ -255,15 +282,21 @@ describe('operator metrics', () => {
     parseExposition((await two.scrape()).body);
   });
 
-  it('serves scrapes as an endpoint of the operator\'s server: 200 with the exposition', async () => {
+  it("serves scrapes as an endpoint of the operator's server: 200 with the exposition", async () => {
     const metrics = new OperatorMetrics({ processMetrics: false });
     metrics.forResource(KEX).connected();
     const endpoint = metricsEndpoint(metrics, 'http://127.0.0.1:0/metrics', '--metrics');
     expect(endpoint.name).toBe('metrics');
     expect(endpoint.option).toBe('--metrics');
-    const response = await endpoint.handle({ method: 'GET', path: '/metrics', query: new URLSearchParams(), headers: {}, signal: new AbortController().signal });
+    const response = await endpoint.handle({
+      method: 'GET',
+      path: '/metrics',
+      query: new URLSearchParams(),
+      headers: {},
+      signal: new AbortController().signal,
+    });
     expect(response.status).toBe(200);
     expect(response.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(valueOf(parseExposition(String(response.body)), 'kopf_watch_connects_total', { resource: K })).toBe(1);
+    expect(metricValue(parseExposition(String(response.body)), 'kopf_watch_connects_total', { resource: K })).toBe(1);
   });
 });

@@ -53,13 +53,15 @@ describe('namespace patterns', () => {
 
   it('R-SCOPE-2 several patterns are OR-ed', () => {
     const patterns = ['myapp-*,!*-pr-*', 'other-1', /x-\d/];
-    expect(['myapp-live', 'myapp-pr-1', 'other-1', 'other-2', 'x-1', 'x-12'].filter((n) => namespaces.matchNamespaces(n, patterns)))
-      .toEqual(['myapp-live', 'other-1', 'x-1']);
+    expect(['myapp-live', 'myapp-pr-1', 'other-1', 'other-2', 'x-1', 'x-12'].filter((n) => namespaces.matchNamespaces(n, patterns))).toEqual([
+      'myapp-live',
+      'other-1',
+      'x-1',
+    ]);
     expect(namespaces.matchNamespaces('anything', [])).toBe(false);
   });
 
   it('R-SCOPE-4 only patterns without !, *, ?, or commas count as exact names', () => {
-    expect(namespaces.exactNamespaces(['myapp-live', 'myapp-*', 'a,b', '!x', 'n?', /plain/, 'other', 'myapp-live']))
-      .toEqual(['myapp-live', 'other']);
+    expect(namespaces.exactNamespaces(['myapp-live', 'myapp-*', 'a,b', '!x', 'n?', /plain/, 'other', 'myapp-live'])).toEqual(['myapp-live', 'other']);
   });
 });

@@ -21,7 +21,10 @@ const names = (list: Iterable<references.Resource>): string[] => [...list].map(r
 
 describe('isNamespaceDeleted', () => {
   const ns = (extra: Record<string, unknown> = {}, conditions?: unknown[]): Record<string, unknown> => ({
-    apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1', ...extra }, ...(conditions ? { status: { conditions } } : {}),
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns1', ...extra },
+    ...(conditions ? { status: { conditions } } : {}),
   });
   const pending = { type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: pods has 1' };
   const done = { type: 'NamespaceDeletionContentFailure', status: 'False', reason: 'ContentDeleted', message: 'All content successfully deleted' };
@@ -42,7 +45,9 @@ describe('isNamespaceDeleted', () => {
   it('R-SCOPE-3 logs every True condition of a terminating namespace at debug level', () => {
     const logger = new RecordingLogger();
     observation.isNamespaceDeleted({ type: 'MODIFIED', object: ns({ deletionTimestamp: '2024-01-01T00:00:00Z' }, [done, pending]) as never }, logger);
-    expect(logger.records).toEqual([{ level: 'debug', message: "Namespace 'ns1' termination pending: SomeResourcesRemain: Some resources are remaining: pods has 1" }]);
+    expect(logger.records).toEqual([
+      { level: 'debug', message: "Namespace 'ns1' termination pending: SomeResourcesRemain: Some resources are remaining: pods has 1" },
+    ]);
   });
 });
 
@@ -85,11 +90,23 @@ describe('observation against a devcluster', () => {
     return 'operator-token';
   }
 
-  function run(c: DevCluster, options: {
-    registry: OperatorRegistry; clusterwide?: boolean; namespaces?: namespaces.NamespacePattern[]; token?: string;
-    scanningDisabled?: boolean; watch?: boolean;
-  }): Running {
-    const client = clientFor(c, { token: options.token, configure: (s) => { s.scanning.disabled = options.scanningDisabled ?? false; } });
+  function run(
+    c: DevCluster,
+    options: {
+      registry: OperatorRegistry;
+      clusterwide?: boolean;
+      namespaces?: namespaces.NamespacePattern[];
+      token?: string;
+      scanningDisabled?: boolean;
+      watch?: boolean;
+    },
+  ): Running {
+    const client = clientFor(c, {
+      token: options.token,
+      configure: (s) => {
+        s.scanning.disabled = options.scanningDisabled ?? false;
+      },
+    });
     const picture = new insights.Insights({ registry: options.registry, logger: client.logger });
     const log: string[] = [];
     const live = new Set<string>();
@@ -115,12 +132,18 @@ describe('observation against a devcluster', () => {
     const common = { api: client.api, settings: client.settings, insights: picture, logger: client.logger };
     const tasks = [
       background((signal) => observation.observeResources({ ...common, signal })),
-      background((signal) => observation.observeNamespaces({ ...common, signal,
-        clusterwide: options.clusterwide ?? false, namespaces: options.namespaces ?? [] })),
+      background((signal) =>
+        observation.observeNamespaces({ ...common, signal, clusterwide: options.clusterwide ?? false, namespaces: options.namespaces ?? [] }),
+      ),
       background((signal) => orchestration.orchestrate({ insights: picture, spawn, signal })),
     ];
     running = {
-      picture, client, log, live, handled, tasks,
+      picture,
+      client,
+      log,
+      live,
+      handled,
+      tasks,
       async stop() {
         await Promise.all(tasks.map((task) => task.stop()));
         client.api.close();
@@ -129,8 +152,8 @@ describe('observation against a devcluster', () => {
     return running;
   }
 
-  const discoveryGroups = (c: DevCluster): string[] => [...new Set(c.requests.all
-    .map((r) => /^\/apis\/([^/]+)\/[^/]+$/.exec(r.path)?.[1]).filter((g): g is string => g !== undefined))].sort();
+  const discoveryGroups = (c: DevCluster): string[] =>
+    [...new Set(c.requests.all.map((r) => /^\/apis\/([^/]+)\/[^/]+$/.exec(r.path)?.[1]).filter((g): g is string => g !== undefined))].sort();
 
   it('R-RES-7 scans only the needed groups and watches the CRDs selected by the handlers', async () => {
     const c = await start({ load: [WIDGETS_CRD, KOPF_CRD] });
@@ -153,12 +176,10 @@ describe('observation against a devcluster', () => {
     on.event('kopfexamples', { registry }, function kopfexamples() {});
     const r = run(c, { registry, clusterwide: true });
     await eventually(() => r.live.has('widgets@-'), 'the widgets watcher');
-    expect(r.client.logger.messages('warning')).toEqual([
-      "Unresolved resources cannot be served (try creating their CRDs): Selector(any_name='kopfexamples')",
-    ]);
+    expect(r.client.logger.messages('warning')).toEqual(["Unresolved resources cannot be served (try creating their CRDs): Selector(any_name='kopfexamples')"]);
     await c.requests.waitFor((req) => req.resource === 'customresourcedefinitions' && req.verb === 'watch');
-    const scansOf = (group: string): number => c.requests.filter((req) => req.path.startsWith(`/apis/${group}/`) && req.verb !== 'watch'
-      && req.resource === undefined).length;
+    const scansOf = (group: string): number =>
+      c.requests.filter((req) => req.path.startsWith(`/apis/${group}/`) && req.verb !== 'watch' && req.resource === undefined).length;
     expect(scansOf('example.com')).toBe(1); // the listing of existing CRDs causes no re-scan
 
     await c.load(KOPF_CRD);
@@ -181,8 +202,8 @@ describe('observation against a devcluster', () => {
     const r = run(c, { registry, clusterwide: true, token });
     await eventually(() => r.client.logger.messages('warning').length > 0, 'the warning');
     expect(r.client.logger.messages('warning')).toEqual([
-      'Not enough permissions to watch for resources: changes (creation/deletion/updates) will not be noticed; '
-      + 'the resources are only refreshed on operator restarts.',
+      'Not enough permissions to watch for resources: changes (creation/deletion/updates) will not be noticed; ' +
+        'the resources are only refreshed on operator restarts.',
     ]);
     expect(names(r.picture.watched)).toEqual(['widgets.v1.example.com']);
     await eventually(() => r.live.has('widgets@-'), 'the widgets watcher');
@@ -243,8 +264,10 @@ describe('observation against a devcluster', () => {
     await eventually(() => r.live.has('widgets@term-1'), 'the watcher');
     await c.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: 'term-1', finalizers: ['example.com/hold'] } });
     await c.store.delete(NAMESPACE_REF, 'term-1');
-    await eventually(() => r.client.logger.messages('debug').some((m) => m.startsWith("Namespace 'term-1' termination pending: SomeFinalizersRemain: ")),
-      'the pending termination');
+    await eventually(
+      () => r.client.logger.messages('debug').some((m) => m.startsWith("Namespace 'term-1' termination pending: SomeFinalizersRemain: ")),
+      'the pending termination',
+    );
     expect(r.picture.namespaces.has('term-1')).toBe(true);
     expect(r.live.has('widgets@term-1')).toBe(true);
 
@@ -274,8 +297,8 @@ describe('observation against a devcluster', () => {
     const r = run(c, { registry: new OperatorRegistry(), namespaces: ['myapp-*'], token });
     await eventually(() => r.client.logger.messages('warning').length > 0, 'the warning');
     expect(r.client.logger.messages('warning')).toEqual([
-      'Not enough permissions to watch for namespaces: changes (deletion/creation) will not be noticed; '
-      + 'the namespaces are only refreshed on operator restarts.',
+      'Not enough permissions to watch for namespaces: changes (deletion/creation) will not be noticed; ' +
+        'the namespaces are only refreshed on operator restarts.',
     ]);
     await c.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'myapp-dev' } });
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -57,11 +57,16 @@ export interface Background {
 export function background(fn: (signal: AbortSignal) => Promise<void>): Background {
   const controller = new AbortController();
   let isSettled = false;
-  const done = fn(controller.signal).finally(() => { isSettled = true; });
+  const done = fn(controller.signal).finally(() => {
+    isSettled = true;
+  });
   done.catch(() => undefined);
   return {
     done,
     settled: () => isSettled,
-    async stop() { controller.abort(); await done; },
+    async stop() {
+      controller.abort();
+      await done;
+    },
   };
 }

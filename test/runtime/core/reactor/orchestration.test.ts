@@ -56,10 +56,8 @@ describe('orchestration', () => {
   it('R-SCOPE-6 namespaced resources go to every served namespace, cluster-scoped ones once with null', () => {
     const dims = orchestration.dimensionsOf([PODS, NODES], new Set(['a', 'b']));
     expect(dims.map((d) => `${d.resource.plural}@${d.namespace}`)).toEqual(['pods@a', 'pods@b', 'nodes@null']);
-    expect(orchestration.dimensionsOf([PODS, NODES], new Set([null])).map((d) => `${d.resource.plural}@${d.namespace}`))
-      .toEqual(['pods@null', 'nodes@null']);
-    expect(orchestration.dimensionsOf([PODS, NODES], new Set()).map((d) => `${d.resource.plural}@${d.namespace}`))
-      .toEqual(['nodes@null']);
+    expect(orchestration.dimensionsOf([PODS, NODES], new Set([null])).map((d) => `${d.resource.plural}@${d.namespace}`)).toEqual(['pods@null', 'nodes@null']);
+    expect(orchestration.dimensionsOf([PODS, NODES], new Set()).map((d) => `${d.resource.plural}@${d.namespace}`)).toEqual(['nodes@null']);
   });
 
   it('R-SCOPE-3 R-RES-8 keeps one watcher per resource and namespace as the insights change', async () => {
@@ -88,8 +86,7 @@ describe('orchestration', () => {
     await eventually(() => watchers.live.size === 2, 'widgets gone');
     expect(watchers.sortedLive()).toEqual(['nodes@-', 'pods@b']);
 
-    expect(watchers.log.filter((line) => line.startsWith('+')).sort())
-      .toEqual(['+nodes@-', '+pods@a', '+pods@b', '+widgets@a', '+widgets@b']);
+    expect(watchers.log.filter((line) => line.startsWith('+')).sort()).toEqual(['+nodes@-', '+pods@a', '+pods@b', '+widgets@a', '+widgets@b']);
     await run.stop();
     expect(watchers.live.size).toBe(0);
   });
@@ -145,10 +142,11 @@ describe('orchestration', () => {
     p.reviseResources([PODS], null);
     p.setNamespaces(['a']);
     const spawned: string[] = [];
-    const spawn: orchestration.Spawn = (resource, namespace, signal) => new Promise((_, reject) => {
-      spawned.push(`${resource.plural}@${namespace}`);
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
+    const spawn: orchestration.Spawn = (resource, namespace, signal) =>
+      new Promise((_, reject) => {
+        spawned.push(`${resource.plural}@${namespace}`);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
     const run = background((signal) => orchestration.orchestrate({ insights: p, spawn, signal }));
     await eventually(() => spawned.length === 1, 'watcher');
     p.removeNamespace('a');

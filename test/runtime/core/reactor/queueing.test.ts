@@ -4,19 +4,33 @@ import { silentLogger, type Logger } from '../../../../runtime/cogs/structs/logg
 import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
 import { Queue, type StreamContext } from '../../../../runtime/core/reactor/queueing.js';
 
-const ev = (uid: string, rv: string, type: RawEvent['type'] = 'MODIFIED'): RawEvent => ({ type, object: { metadata: { uid, name: uid, resourceVersion: rv } } });
+const ev = (uid: string, rv: string, type: RawEvent['type'] = 'MODIFIED'): RawEvent => ({
+  type,
+  object: { metadata: { uid, name: uid, resourceVersion: rv } },
+});
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('per-object queueing', () => {
   it('R-QUEUE-2 processes one object strictly in order and different objects concurrently', async () => {
     const log: string[] = [];
     const gates = new Map<string, () => void>();
-    const queue = new Queue(async (event) => {
-      const id = `${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`;
-      log.push(`start ${id}`);
-      await new Promise<void>((r) => gates.set(id, r));
-      log.push(`end ${id}`);
-    }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async (event) => {
+        const id = `${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`;
+        log.push(`start ${id}`);
+        await new Promise<void>((r) => gates.set(id, r));
+        log.push(`end ${id}`);
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queue.push(ev('a', '1'));
     queue.push(ev('a', '2'));
     queue.push(ev('b', '1'));
@@ -24,7 +38,8 @@ describe('per-object queueing', () => {
     expect(log).toEqual(['start a@1', 'start b@1']);
     gates.get('b@1')!();
     gates.get('a@1')!();
-    await tick(); await tick();
+    await tick();
+    await tick();
     expect(log).toEqual(['start a@1', 'start b@1', 'end b@1', 'end a@1', 'start a@2']);
     gates.get('a@2')!();
     await queue.stop();
@@ -32,7 +47,20 @@ describe('per-object queueing', () => {
 
   it('R-QUEUE-1 routes objects without a uid by kind, apiVersion, name, namespace and creation time', async () => {
     const seen: string[] = [];
-    const queue = new Queue(async (_e, s: StreamContext) => { seen.push(s.key); }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async (_e, s: StreamContext) => {
+        seen.push(s.key);
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queue.push({ type: null, object: { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'ns' } } });
     await tick();
     expect(seen).toEqual(['Pod//v1//p//ns//-']);
@@ -43,10 +71,24 @@ describe('per-object queueing', () => {
     const log: string[] = [];
     let saturated = true;
     let drained!: () => void;
-    const drain = new Promise<void>((resolve) => { drained = resolve; });
-    const queue = new Queue(async (event) => { log.push(`${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`); },
-      { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; },
-        unsaturated: () => (saturated ? drain : undefined) });
+    const drain = new Promise<void>((resolve) => {
+      drained = resolve;
+    });
+    const queue = new Queue(
+      async (event) => {
+        log.push(`${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`);
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          throw e;
+        },
+        unsaturated: () => (saturated ? drain : undefined),
+      },
+    );
     saturated = false;
     queue.push(ev('a', '1'));
     await tick();
@@ -54,21 +96,35 @@ describe('per-object queueing', () => {
     queue.push(ev('a', '2')); // a's worker is idle, not new: it goes on
     queue.push(ev('b', '1')); // a new worker: held back
     queue.push(ev('b', '2'));
-    await tick(); await tick();
+    await tick();
+    await tick();
     expect(log).toEqual(['a@1', 'a@2']);
     expect(queue.queuedEvents).toBe(2);
     saturated = false;
     drained();
-    await tick(); await tick();
+    await tick();
+    await tick();
     expect(log).toEqual(['a@1', 'a@2', 'b@1', 'b@2']);
     await queue.stop();
   });
 
   it('R-QUEUE-7 workers held back by backpressure end when the queue stops, their events unprocessed', async () => {
     const log: string[] = [];
-    const queue = new Queue(async (event) => { log.push(event.object.metadata!.uid!); },
-      { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 0.01, onFatal: (e) => { throw e; },
-        unsaturated: (signal) => new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) });
+    const queue = new Queue(
+      async (event) => {
+        log.push(event.object.metadata!.uid!);
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 0.01,
+        onFatal: (e) => {
+          throw e;
+        },
+        unsaturated: (signal) => new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
+      },
+    );
     queue.push(ev('a', '1'));
     await tick();
     await queue.stop();
@@ -79,19 +135,33 @@ describe('per-object queueing', () => {
   it('R-QUEUE-3 raises the pressure when a newer event waits and clears it when the last one is taken', async () => {
     const pressures: boolean[] = [];
     let release!: () => void;
-    const queue = new Queue(async (event, stream) => {
-      if (event.object.metadata!.resourceVersion === '1') {
-        await new Promise<void>((r) => { release = r; });
-        pressures.push(stream.pressure.raised);
-      } else {
-        pressures.push(stream.pressure.raised);
-      }
-    }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async (event, stream) => {
+        if (event.object.metadata!.resourceVersion === '1') {
+          await new Promise<void>((r) => {
+            release = r;
+          });
+          pressures.push(stream.pressure.raised);
+        } else {
+          pressures.push(stream.pressure.raised);
+        }
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queue.push(ev('a', '1'));
     await tick();
     queue.push(ev('a', '2'));
     release();
-    await tick(); await tick();
+    await tick();
+    await tick();
     expect(pressures).toEqual([true, false]);
     await queue.stop();
   });
@@ -99,7 +169,20 @@ describe('per-object queueing', () => {
   it('R-QUEUE-2 an idle worker exits after idleTimeout and a new one starts on demand', async () => {
     const clock = new VirtualClock();
     let processed = 0;
-    const queue = new Queue(async () => { processed++; }, { clock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async () => {
+        processed++;
+      },
+      {
+        clock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queue.push(ev('a', '1'));
     await tick();
     expect(queue.size).toBe(1);
@@ -115,11 +198,25 @@ describe('per-object queueing', () => {
   it('R-QUEUE-2 the worker limit caps concurrent objects', async () => {
     let concurrent = 0;
     let peak = 0;
-    const queue = new Queue(async () => {
-      concurrent++; peak = Math.max(peak, concurrent);
-      await tick(); await tick();
-      concurrent--;
-    }, { clock: realClock, logger: silentLogger, idleTimeout: 0.01, exitTimeout: 1, workerLimit: 2, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async () => {
+        concurrent++;
+        peak = Math.max(peak, concurrent);
+        await tick();
+        await tick();
+        concurrent--;
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 0.01,
+        exitTimeout: 1,
+        workerLimit: 2,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     for (const uid of ['a', 'b', 'c', 'd', 'e']) queue.push(ev(uid, '1'));
     await new Promise((r) => setTimeout(r, 100));
     expect(peak).toBe(2);
@@ -129,11 +226,32 @@ describe('per-object queueing', () => {
   it('R-QUEUE-7 stopping waits exitTimeout for busy workers, then cancels them with a warning', async () => {
     const clock = new VirtualClock();
     const warnings: string[] = [];
-    const logger: Logger = { ...silentLogger, warning: (m: string) => { warnings.push(m); } };
+    const logger: Logger = {
+      ...silentLogger,
+      warning: (m: string) => {
+        warnings.push(m);
+      },
+    };
     let cancelled = false;
-    const queue = new Queue(async (_e, stream) => {
-      await new Promise<void>((_r, reject) => stream.signal.addEventListener('abort', () => { cancelled = true; reject(stream.signal.reason); }));
-    }, { clock, logger, idleTimeout: 5, exitTimeout: 2, onFatal: (e) => { throw e; } });
+    const queue = new Queue(
+      async (_e, stream) => {
+        await new Promise<void>((_r, reject) =>
+          stream.signal.addEventListener('abort', () => {
+            cancelled = true;
+            reject(stream.signal.reason);
+          }),
+        );
+      },
+      {
+        clock,
+        logger,
+        idleTimeout: 5,
+        exitTimeout: 2,
+        onFatal: (e) => {
+          throw e;
+        },
+      },
+    );
     queue.push(ev('stuck', '1'));
     await tick();
     const stopped = queue.stop();
@@ -146,9 +264,23 @@ describe('per-object queueing', () => {
 
   it('R-QUEUE-9 a processor failure is reported as fatal for the watcher', async () => {
     const fatal: unknown[] = [];
-    const queue = new Queue(async () => { throw new Error('boom'); }, { clock: realClock, logger: silentLogger, idleTimeout: 5, exitTimeout: 1, onFatal: (e) => { fatal.push(e); } });
+    const queue = new Queue(
+      async () => {
+        throw new Error('boom');
+      },
+      {
+        clock: realClock,
+        logger: silentLogger,
+        idleTimeout: 5,
+        exitTimeout: 1,
+        onFatal: (e) => {
+          fatal.push(e);
+        },
+      },
+    );
     queue.push(ev('a', '1'));
-    await tick(); await tick();
+    await tick();
+    await tick();
     expect(fatal.map((e) => (e as Error).message)).toEqual(['boom']);
     await queue.stop();
   });

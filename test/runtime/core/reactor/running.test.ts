@@ -57,10 +57,6 @@ function baseRegistry(tokens: string[] = []): OperatorRegistry {
   return registry;
 }
 
-function resourceRequests(): number {
-  return cluster.requests.filter((r) => r.resource !== undefined).length;
-}
-
 describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
   it('R-ACTIVITY-1 startup handlers are retried together until done, and no API request is made before', async () => {
     const registry = baseRegistry();
@@ -101,7 +97,10 @@ describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
       cleanups.push('cleanup');
     });
     const ready = new Flag();
-    const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, readyFlag: ready }).then(() => null, (e: unknown) => e);
+    const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, readyFlag: ready }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(activities.ActivityError);
     expect((failure as Error).cause).toBeInstanceOf(errors.PermanentError);
     expect(log.matching("Activity 'startup_fn_broken' failed permanently: No way.")).toHaveLength(1);
@@ -122,7 +121,15 @@ describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
       cleanups.push('cleanup');
     });
     let readied = 0;
-    await running.operator({ registry, settings: fastSettings(), clusterwide: true, stopFlag: stop, readyFlag: () => { readied += 1; } });
+    await running.operator({
+      registry,
+      settings: fastSettings(),
+      clusterwide: true,
+      stopFlag: stop,
+      readyFlag: () => {
+        readied += 1;
+      },
+    });
     expect(readied).toBe(0);
     expect(cleanups).toEqual([]);
     expect(log.matching("Activity 'startup_fn_slow' is cancelled. Will escalate.")).toHaveLength(1);
@@ -186,9 +193,14 @@ describe('authentication (R-AUTH-1..3)', () => {
 
   it('R-AUTH-3 login handlers returning nothing log the warning and the operator fails with LoginError', async () => {
     const registry = new OperatorRegistry();
-    on.login({ registry }, function login_fn() { return null; });
+    on.login({ registry }, function login_fn() {
+      return null;
+    });
     on.event(['v1', 'pods'], { registry }, function pod_fn() {});
-    const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, standalone: true }).then(() => null, (e: unknown) => e);
+    const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, standalone: true }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).name).toBe('LoginError');
     expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
@@ -202,7 +214,10 @@ describe('authentication (R-AUTH-1..3)', () => {
     expect(loginHandlers).toHaveLength(1);
     const vault = new credentials.Vault();
     vault.populate({ given: { server: cluster.url, token: adminToken('vault') } });
-    on.login({ registry }, function other_login() { logins += 1; return null; });
+    on.login({ registry }, function other_login() {
+      logins += 1;
+      return null;
+    });
     const stop = new AbortController();
     const operator = running.operator({ registry, vault, settings: fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal });
     await cluster.requests.waitFor((r) => r.resource === 'pods' && r.verb === 'watch', 5000);
@@ -239,17 +254,27 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
   it('R-LIFE-3 a failing watcher stops the operator, which rejects with its error after cleanup', async () => {
     const registry = baseRegistry();
     const cleanups: string[] = [];
-    on.cleanup({ registry }, function cleanup_fn() { cleanups.push('cleanup'); });
+    on.cleanup({ registry }, function cleanup_fn() {
+      cleanups.push('cleanup');
+    });
     const boom = new Error('The watcher has exploded.');
     const stopped: string[] = [];
-    const failure = await running.operator({
-      registry, settings: fastSettings(), clusterwide: true, standalone: true,
-      watcher: async (_context, resource, _namespace, signal) => {
-        signal.addEventListener('abort', () => stopped.push(resource.plural));
-        await new Promise((r) => setTimeout(r, 20));
-        throw boom;
-      },
-    }).then(() => null, (e: unknown) => e);
+    const failure = await running
+      .operator({
+        registry,
+        settings: fastSettings(),
+        clusterwide: true,
+        standalone: true,
+        watcher: async (_context, resource, _namespace, signal) => {
+          signal.addEventListener('abort', () => stopped.push(resource.plural));
+          await new Promise((r) => setTimeout(r, 20));
+          throw boom;
+        },
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(failure).toBe(boom);
     expect(cleanups).toEqual(['cleanup']);
     expect(log.matching('Multidimensional multitasker has failed: The watcher has exploded.')).toHaveLength(1);
@@ -259,7 +284,10 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
     const registry = baseRegistry();
     const fault = cluster.faults.add({ resource: 'pods', verb: 'list', action: { respond: { code: 404, message: 'No pods today.' } } });
     try {
-      const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, standalone: true }).then(() => null, (e: unknown) => e);
+      const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, standalone: true }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect((failure as { code?: unknown }).code).toBe('ApiNotFound');
       expect(log.matching('Watcher for pods.v1@cluster-wide has failed: No pods today.')).toHaveLength(1);
     } finally {
@@ -273,7 +301,12 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
     const watching = new Flag();
     const stop = new AbortController();
     const operator = running.operator({
-      registry: baseRegistry(), settings: fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal, clock,
+      registry: baseRegistry(),
+      settings: fastSettings(),
+      clusterwide: true,
+      standalone: true,
+      stopFlag: stop.signal,
+      clock,
       watcher: async (context) => {
         watching.set();
         // Ignores its own signal: only the operator-wide cancellation ends it.
@@ -327,7 +360,15 @@ describe('embedding (R-LIFE-5/6, A-24)', () => {
     const signalsBefore = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
     const ready = new Flag();
     const stop = new Flag();
-    const operator = running.operator({ registry, memo: { ...templates }, settings: fastSettings(), readyFlag: ready, stopFlag: stop, clusterwide: true, standalone: true });
+    const operator = running.operator({
+      registry,
+      memo: { ...templates },
+      settings: fastSettings(),
+      readyFlag: ready,
+      stopFlag: stop,
+      clusterwide: true,
+      standalone: true,
+    });
     await ready.wait();
     expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(signalsBefore);
     await cluster.requests.waitFor((r) => r.resource === 'kopfexamples' && r.verb === 'watch', 5000);
@@ -336,7 +377,12 @@ describe('embedding (R-LIFE-5/6, A-24)', () => {
       const name = `kopf-example-${n}`;
       await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name, namespace: 'default' }, spec: {} });
       await eventually(() => log.matching(`Hello, ${name}!`).length === 1, `creation of ${name}`);
-      await eventually(() => ((cluster.store.get(ref, name, 'default')?.['metadata'] as { finalizers?: unknown[] } | undefined)?.finalizers ?? []).length > 0 && log.matching("Handler 'create_fn' succeeded.").length === n + 1, `handling of ${name}`);
+      await eventually(
+        () =>
+          ((cluster.store.get(ref, name, 'default')?.['metadata'] as { finalizers?: unknown[] } | undefined)?.finalizers ?? []).length > 0 &&
+          log.matching("Handler 'create_fn' succeeded.").length === n + 1,
+        `handling of ${name}`,
+      );
       await cluster.store.delete(ref, name, { namespace: 'default' });
       await eventually(() => log.matching(`Good bye, ${name}!`).length === 1, `deletion of ${name}`);
     }
@@ -383,7 +429,14 @@ describe('signals (R-LIFE-3/4)', () => {
     const before = process.listenerCount('SIGTERM');
     const stop = new AbortController();
     const ready = new Flag();
-    const operator = running.run({ registry: baseRegistry(), settings: fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal, readyFlag: ready });
+    const operator = running.run({
+      registry: baseRegistry(),
+      settings: fastSettings(),
+      clusterwide: true,
+      standalone: true,
+      stopFlag: stop.signal,
+      readyFlag: ready,
+    });
     await ready.wait();
     expect(process.listenerCount('SIGTERM')).toBe(before + 1);
     expect(process.listenerCount('SIGINT')).toBeGreaterThan(0);
@@ -401,7 +454,14 @@ describe('signals (R-LIFE-3/4)', () => {
     settings.process.ultimateExitingTimeout = 0.2;
     const exits: Array<{ code: number; at: number }> = [];
     const ready = new Flag();
-    const operator = running.run({ registry, settings, clusterwide: true, standalone: true, readyFlag: ready, exit: (code) => exits.push({ code, at: Date.now() }) });
+    const operator = running.run({
+      registry,
+      settings,
+      clusterwide: true,
+      standalone: true,
+      readyFlag: ready,
+      exit: (code) => exits.push({ code, at: Date.now() }),
+    });
     await ready.wait();
     expect(process.listenerCount('SIGTERM')).toBe(1);
     const signalled = Date.now();
@@ -419,7 +479,14 @@ describe('signals (R-LIFE-3/4)', () => {
     stopping.scheduleUltimateExit(null, (code) => exits.push(code));
     const settings = fastSettings();
     settings.process.ultimateExitingTimeout = 0.05;
-    await running.run({ registry: baseRegistry(), settings, clusterwide: true, standalone: true, stopFlag: Promise.resolve(), exit: (code) => exits.push(code) });
+    await running.run({
+      registry: baseRegistry(),
+      settings,
+      clusterwide: true,
+      standalone: true,
+      stopFlag: Promise.resolve(),
+      exit: (code) => exits.push(code),
+    });
     await new Promise((r) => setTimeout(r, 150));
     expect(exits).toEqual([]);
   });

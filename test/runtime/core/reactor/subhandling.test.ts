@@ -10,7 +10,8 @@ import { handler, makeWorld, runCycle } from '../actions/helpers.js';
 
 type Annotations = Record<string, string>;
 const annotationsOf = (body: Record<string, unknown>): Annotations => (body['metadata'] as { annotations: Annotations }).annotations;
-const recordOf = (body: Record<string, unknown>, key: string): Record<string, unknown> => JSON.parse(annotationsOf(body)[`kopf.zalando.org/${key}`]!) as Record<string, unknown>;
+const recordOf = (body: Record<string, unknown>, key: string): Record<string, unknown> =>
+  JSON.parse(annotationsOf(body)[`kopf.zalando.org/${key}`]!) as Record<string, unknown>;
 
 describe('A-13 sub-handlers', () => {
   function operator(calls: string[], items: readonly string[] = ['item1', 'item2']) {
@@ -36,7 +37,13 @@ describe('A-13 sub-handlers', () => {
     expect(first.outcomes.get('create_fn')).toMatchObject({ final: false, delay: 0, subrefs: ['create_fn/item1', 'create_fn/item2'] });
     expect(first.outcomes.get('create_fn')!.error).toBeInstanceOf(errors.HandlerChildrenRetry);
     expect(world.logger.messages('debug')).toContain("Handler 'create_fn' has unfinished sub-handlers. Will retry soon.");
-    expect(recordOf(world.body, 'create_fn')).toMatchObject({ retries: 1, success: false, failure: false, purpose: 'create', subrefs: ['create_fn/item1', 'create_fn/item2'] });
+    expect(recordOf(world.body, 'create_fn')).toMatchObject({
+      retries: 1,
+      success: false,
+      failure: false,
+      purpose: 'create',
+      subrefs: ['create_fn/item1', 'create_fn/item2'],
+    });
     expect(recordOf(world.body, 'create_fn.item1')).toMatchObject({ retries: 1, success: true, failure: false, purpose: 'create' });
     expect(recordOf(world.body, 'create_fn.item2')).toEqual({ started: expect.any(String), purpose: 'create', retries: 0, success: false, failure: false });
     expect(first.patch.toMergePatch()['status']).toEqual({ 'create_fn/item1': { handled: 'item1' } });
@@ -68,8 +75,12 @@ describe('A-13 sub-handlers', () => {
     const calls: string[] = [];
     const parent = handler('parent', async () => {
       calls.push('parent');
-      subhandling.register(function first() { calls.push('first'); });
-      subhandling.register(function second() { calls.push('second'); });
+      subhandling.register(function first() {
+        calls.push('first');
+      });
+      subhandling.register(function second() {
+        calls.push('second');
+      });
       await subhandling.execute();
       calls.push('after');
     });
@@ -83,15 +94,36 @@ describe('A-13 sub-handlers', () => {
     const world = makeWorld();
     const calls: string[] = [];
     const parent = handler('parent', async () => {
-      await subhandling.execute({ fns: { a: () => { calls.push('a'); }, b: () => { calls.push('b'); } }, lifecycle: lifecycles.allAtOnce });
-      await subhandling.execute({ fns: [function named() { calls.push('named'); }], lifecycle: lifecycles.allAtOnce });
+      await subhandling.execute({
+        fns: {
+          a: () => {
+            calls.push('a');
+          },
+          b: () => {
+            calls.push('b');
+          },
+        },
+        lifecycle: lifecycles.allAtOnce,
+      });
+      await subhandling.execute({
+        fns: [
+          function named() {
+            calls.push('named');
+          },
+        ],
+        lifecycle: lifecycles.allAtOnce,
+      });
     });
     const result = await runCycle(world, [parent]);
     expect(calls).toEqual(['a', 'b', 'named']);
     expect(result.outcomes.get('parent')).toMatchObject({ final: true, subrefs: ['parent/a', 'parent/b', 'parent/named'] });
     const anonymous = makeWorld();
     await runCycle(anonymous, [handler('p', () => subhandling.execute({ fns: [() => undefined] }))]);
-    expect(anonymous.logger.messages('error')).toEqual([expect.stringMatching(/^Handler 'p' failed with an exception and will try again in 60 seconds: Cannot derive a stable handler id from an anonymous function/)]);
+    expect(anonymous.logger.messages('error')).toEqual([
+      expect.stringMatching(
+        /^Handler 'p' failed with an exception and will try again in 60 seconds: Cannot derive a stable handler id from an anonymous function/,
+      ),
+    ]);
     expect(world.logger.count("Handler 'parent/a' succeeded.")).toBe(1);
   });
 
@@ -132,9 +164,15 @@ describe('A-13 sub-handlers', () => {
     const world = makeWorld();
     const calls: string[] = [];
     const parent = handler('parent', () => {
-      subhandling.subhandler({ id: 'matching', labels: { somelabel: 'somevalue' } }, () => { calls.push('matching'); });
-      subhandling.subhandler({ id: 'other', labels: { somelabel: 'other' } }, () => { calls.push('other'); });
-      subhandling.subhandler({ id: 'never', when: () => false }, () => { calls.push('never'); });
+      subhandling.subhandler({ id: 'matching', labels: { somelabel: 'somevalue' } }, () => {
+        calls.push('matching');
+      });
+      subhandling.subhandler({ id: 'other', labels: { somelabel: 'other' } }, () => {
+        calls.push('other');
+      });
+      subhandling.subhandler({ id: 'never', when: () => false }, () => {
+        calls.push('never');
+      });
     });
     const result = await runCycle(world, [parent], { scope: { lifecycle: lifecycles.allAtOnce } });
     expect(calls).toEqual(['matching']);
@@ -152,12 +190,17 @@ describe('sub-handler misuse', () => {
   it('R-HANDLERS-13 on-event handlers cannot have sub-handlers', async () => {
     const world = makeWorld();
     const state = progression.State.fromScratch().withHandlers(['on_event'], world.clock.now());
-    const h = handler('on_event', () => { subhandling.subhandler({ id: 'x' }, () => undefined); });
+    const h = handler('on_event', () => {
+      subhandling.subhandler({ id: 'x' }, () => undefined);
+    });
     const outcomes = await execution.executeHandlersOnce({
-      handlers: [h], state,
+      handlers: [h],
+      state,
       scope: { settings: world.settings, clock: world.clock, logger: world.logger, kwargs: () => ({}), defaultErrors: errors.ErrorsMode.IGNORED },
     });
-    expect(world.logger.messages('error')).toEqual(["Handler 'on_event' failed with an exception and will ignore it: Sub-handlers are only supported for resource-changing handlers."]);
+    expect(world.logger.messages('error')).toEqual([
+      "Handler 'on_event' failed with an exception and will ignore it: Sub-handlers are only supported for resource-changing handlers.",
+    ]);
     expect(outcomes.get('on_event')!.final).toBe(true);
   });
 
@@ -165,7 +208,11 @@ describe('sub-handler misuse', () => {
     const world = makeWorld();
     const problems: string[] = [];
     const attempt = (fn: () => unknown): void => {
-      try { fn(); } catch (error) { problems.push((error as Error).message); }
+      try {
+        fn();
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
     };
     const parent = handler('parent', async () => {
       attempt(() => subhandling.subhandler({}, () => undefined));
@@ -187,10 +234,14 @@ describe('sub-handler misuse', () => {
   it('R-HANDLERS-13 old/new filters are accepted under update handlers', async () => {
     const world = makeWorld();
     let accepted = false;
-    const parent = handlers.changingHandler(function update_fn() {
-      subhandling.subhandler({ id: 'x', field: 'spec.field', new: 'value' }, () => undefined);
-      accepted = true;
-    }, {}, { registration: 'update', selector: null });
+    const parent = handlers.changingHandler(
+      function update_fn() {
+        subhandling.subhandler({ id: 'x', field: 'spec.field', new: 'value' }, () => undefined);
+        accepted = true;
+      },
+      {},
+      { registration: 'update', selector: null },
+    );
     await runCycle(world, [parent], { reason: 'update' });
     expect(accepted).toBe(true);
   });
@@ -202,29 +253,39 @@ describe('Kopf-equal progress records of unfinished parents and messageless temp
   // `TemporaryError()` are stored with `"message":"None"`; fields in `ProgressRecord` order.
   it('R-HANDLERS-13 a parent waiting on its sub-handlers is stored with "message":"None", byte for byte', async () => {
     const world = makeWorld();
-    await runCycle(world, [handler('create_fn', () => {
-      for (const item of ['item1', 'item2']) subhandling.subhandler({ id: item }, () => undefined);
-    })]);
+    await runCycle(world, [
+      handler('create_fn', () => {
+        for (const item of ['item1', 'item2']) subhandling.subhandler({ id: item }, () => undefined);
+      }),
+    ]);
     expect(annotationsOf(world.body)['kopf.zalando.org/create_fn']).toBe(
-      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:00.123456+00:00","purpose":"create",'
-      + '"retries":1,"success":false,"failure":false,"message":"None","subrefs":["create_fn/item1","create_fn/item2"]}');
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:00.123456+00:00","purpose":"create",' +
+        '"retries":1,"success":false,"failure":false,"message":"None","subrefs":["create_fn/item1","create_fn/item2"]}',
+    );
   });
 
   it('R-ERRORS-1 a TemporaryError without a message is stored as "None"; with an empty message as ""', async () => {
     const world = makeWorld();
-    await runCycle(world, [
-      handler('bare', () => { throw new errors.TemporaryError(undefined, { delay: 5 }); }),
-      handler('empty', () => { throw new errors.TemporaryError('', { delay: 5 }); }),
-    ], { scope: { lifecycle: lifecycles.allAtOnce } });
+    await runCycle(
+      world,
+      [
+        handler('bare', () => {
+          throw new errors.TemporaryError(undefined, { delay: 5 });
+        }),
+        handler('empty', () => {
+          throw new errors.TemporaryError('', { delay: 5 });
+        }),
+      ],
+      { scope: { lifecycle: lifecycles.allAtOnce } },
+    );
     expect(annotationsOf(world.body)['kopf.zalando.org/bare']).toBe(
-      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",'
-      + '"retries":1,"success":false,"failure":false,"message":"None"}');
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",' +
+        '"retries":1,"success":false,"failure":false,"message":"None"}',
+    );
     expect(annotationsOf(world.body)['kopf.zalando.org/empty']).toBe(
-      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",'
-      + '"retries":1,"success":false,"failure":false,"message":""}');
-    expect(world.logger.messages('error')).toEqual([
-      "Handler 'bare' failed temporarily: None",
-      "Handler 'empty' failed temporarily: TemporaryError",
-    ]);
+      '{"started":"2024-05-01T10:00:00.123456+00:00","delayed":"2024-05-01T10:00:05.123456+00:00","purpose":"create",' +
+        '"retries":1,"success":false,"failure":false,"message":""}',
+    );
+    expect(world.logger.messages('error')).toEqual(["Handler 'bare' failed temporarily: None", "Handler 'empty' failed temporarily: TemporaryError"]);
   });
 });
