@@ -25,6 +25,15 @@ const PAGES = [
   'docs/client.md',
   'docs/leader-election.md',
   'docs/peering.md',
+  'docs/concepts.md',
+  'docs/handlers.md',
+  'docs/errors.md',
+  'docs/filters.md',
+  'docs/memos.md',
+  'docs/events-and-logging.md',
+  'docs/settings.md',
+  'docs/cli.md',
+  'docs/embedding.md',
 ];
 
 describe('the code blocks of the user guide', () => {
