@@ -25,6 +25,7 @@ const PAGES = [
   'docs/client.md',
   'docs/leader-election.md',
   'docs/peering.md',
+  'docs/generator.md',
 ];
 
 describe('the code blocks of the user guide', () => {
