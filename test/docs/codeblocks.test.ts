@@ -26,6 +26,7 @@ const PAGES = [
   'docs/leader-election.md',
   'docs/peering.md',
   'docs/generator.md',
+  'docs/kopf-migration.md',
 ];
 
 describe('the code blocks of the user guide', () => {
