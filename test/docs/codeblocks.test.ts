@@ -27,6 +27,7 @@ const PAGES = [
   'docs/peering.md',
   'docs/generator.md',
   'docs/kopf-migration.md',
+  'docs/devcluster.md',
 ];
 
 describe('the code blocks of the user guide', () => {
