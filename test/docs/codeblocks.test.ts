@@ -34,6 +34,9 @@ const PAGES = [
   'docs/settings.md',
   'docs/cli.md',
   'docs/embedding.md',
+  'docs/generator.md',
+  'docs/kopf-migration.md',
+  'docs/devcluster.md',
 ];
 
 describe('the code blocks of the user guide', () => {

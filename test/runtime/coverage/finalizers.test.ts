@@ -103,8 +103,8 @@ describe('finalizers', () => {
     expect(cluster.store.get(fx.KEX, 'kopf-example-1', 'default')).toBeUndefined();
   });
 
-  it('R-FINAL-6 the README documents patching metadata.finalizers to [] for deletions while the operator is down', () => {
-    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8').replace(/\s+/g, ' ');
+  it('R-FINAL-6 the user guide documents patching metadata.finalizers to [] for deletions while the operator is down', () => {
+    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../docs/kopf-migration.md'), 'utf8').replace(/\s+/g, ' ');
     expect(readme).toMatch(/cannot be deleted while no operator runs/);
     expect(readme).toContain(`{"metadata":{"finalizers":[]}}`);
     expect(readme).toContain(DEFAULT_FINALIZER);

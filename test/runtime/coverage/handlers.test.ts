@@ -15,14 +15,15 @@ import * as fx from '../reliability/operating.js';
 
 type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';
-const README = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+/** The user guide's page for Kopf users, where the pitfalls Kopf users know are documented. */
+const GUIDE = fs.readFileSync(path.resolve(import.meta.dirname, '../../../docs/kopf-migration.md'), 'utf8');
 
-/** The text of a README section (from its `## ` heading to the next one). */
+/** The text of a section of that page (from its `## ` heading to the next one). */
 function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
-  expect(start, `README section ${title}`).toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end < 0 ? undefined : end).replace(/\s+/g, ' ');
+  const start = GUIDE.indexOf(`\n## ${title}\n`);
+  expect(start, `docs/kopf-migration.md section ${title}`).toBeGreaterThanOrEqual(0);
+  const end = GUIDE.indexOf('\n## ', start + 1);
+  return GUIDE.slice(start, end < 0 ? undefined : end).replace(/\s+/g, ' ');
 }
 
 function annotationsIn(patch: unknown): Record<string, unknown> {
@@ -168,15 +169,15 @@ describe('change handlers', () => {
     expect(logs.grep("Handler 'fail_fn' failed permanently: never for this change")).toHaveLength(2);
   });
 
-  it('R-ERRORS-7 the README documents the recipe to exclude a handler for good: an annotation set via patch and filtered with ABSENT', () => {
-    const text = section('The runtime');
+  it('R-ERRORS-7 the user guide documents the recipe to exclude a handler for good: an annotation set via patch and filtered with ABSENT', () => {
+    const text = section('Pitfalls Kopf users learned the hard way, and how they apply here');
     expect(text).toMatch(/permanently failed handler runs again on the next essential change/i);
     expect(text).toMatch(/annotation through `patch` and filter on it/);
     expect(text).toContain(': ABSENT }');
   });
 
-  it('R-HANDLERS-14 the README documents that parent handlers are re-invoked and handlers may be re-invoked after a crash', () => {
-    const text = section('The runtime');
+  it('R-HANDLERS-14 the user guide documents that parent handlers are re-invoked and handlers may be re-invoked after a crash', () => {
+    const text = section('Pitfalls Kopf users learned the hard way, and how they apply here');
     expect(text).toMatch(/parent of sub-handlers is re-invoked (on every cycle )?until (all its sub-handlers|they) finish/);
     expect(text).toMatch(/any handler may (be re-invoked|run again) after (an operator )?crash before its success was (stored|persisted)/);
     expect(text).toMatch(/idempotent/);
