@@ -3,7 +3,7 @@
 // `C-94 …`), so that a reader can look the paragraph up. That only helps if the paragraph exists:
 // this check, run by `npm test`, reads the identifiers that docs/reference/*.md define and reports
 // every citation elsewhere in the checkout of an identifier that they do not define, and every
-// citation of the numbered rules of a style guide that is not part of the repository.
+// citation of the design and style documents that are not part of the repository.
 //
 // Identifiers are whole words: runtime requirements `R-<AREA>-<n>` and scenarios `A-<n>`, devcluster
 // requirements `D-<AREA>-<n>` and checklist entries `C-<n>`. The short forms `R-RES-1..6` (a range)
@@ -21,7 +21,7 @@ const DEFINITIONS = [/^\*\*((?:R|D)-[A-Z]+-\d+)\b/, /^#{2,4} (A-\d+)\b/, /^(C-\d
 // A citation: an identifier not glued to a preceding word or hyphen (so `KEY-A-1` or `SHA-256` are
 // not ids), optionally followed by `/n` or `..n` short forms, and not followed by a word character.
 const CITATION = /(?<![\w-])((?:R|D)-[A-Z]+-|A-|C-)(\d+)((?:(?:\/|\.\.)\d+)*)(?![\w])/g;
-const STYLE_RULE = /\bSTYLE \d+\b/g;
+const STYLE_RULE = /\bSTYLE (?:item |rule )?\d+\b|\b(?:STYLE|DESIGN)\.md\b|\bDESIGN "/g;
 
 const SKIPPED_DIRS = new Set(['node_modules', '.git', 'dist', 'coverage', '.tmp', '.tools']);
 const SKIPPED_PATHS = new Set([REFERENCE_DIR, 'bench/results', 'bench/.build', 'generator/dist', 'generator/templates']);
@@ -80,7 +80,7 @@ export function check(rootDir) {
       if (!ids.has(id)) findings.push(`${rel}:${lineOf(index)}: cites ${id}, which ${REFERENCE_DIR} does not define`);
     }
     for (const m of text.matchAll(STYLE_RULE)) {
-      findings.push(`${rel}:${lineOf(m.index)}: cites "${m[0]}" of a style guide outside the repository; say the rule in words`);
+      findings.push(`${rel}:${lineOf(m.index)}: cites "${m[0]}", a design document outside the repository; say the idea in words`);
     }
   }
   return findings;

@@ -16,6 +16,8 @@ function tree(files: Record<string, string>): string {
 
 // Citations that the repository-wide check must not see in this file are assembled at run time.
 const STYLE_NINE = ['STYLE', '9'].join(' ');
+const STYLE_ITEM = ['STYLE', 'item', '24'].join(' ');
+const DESIGN_MD = ['DESIGN', 'md'].join('.');
 const UNDEFINED = (n: number) => ['R', 'QUEUE', String(n)].join('-');
 
 const REFERENCE = {
@@ -63,9 +65,17 @@ describe('the cited-identifier check', () => {
     expect(check(dir)).toEqual(['runtime/a.ts:1: cites R-QUEUE-3, which docs/reference does not define']);
   });
 
-  it('reports numbered rules of a style guide that the repository does not hold', () => {
-    const dir = tree({ ...REFERENCE, 'runtime/a.ts': `/** Outcomes as values (${STYLE_NINE}). */\n` });
-    expect(check(dir)).toEqual([`runtime/a.ts:1: cites "${STYLE_NINE}" of a style guide outside the repository; say the rule in words`]);
+  it('reports citations of design and style documents that the repository does not hold', () => {
+    const dir = tree({
+      ...REFERENCE,
+      'runtime/a.ts': `/** Outcomes as values (${STYLE_NINE}). */\n`,
+      'cli/b.ts': `// A thin layer (${STYLE_ITEM}); see ${DESIGN_MD}.\n`,
+    });
+    expect(check(dir).sort()).toEqual([
+      `cli/b.ts:1: cites "${DESIGN_MD}", a design document outside the repository; say the idea in words`,
+      `cli/b.ts:1: cites "${STYLE_ITEM}", a design document outside the repository; say the idea in words`,
+      `runtime/a.ts:1: cites "${STYLE_NINE}", a design document outside the repository; say the idea in words`,
+    ]);
   });
 
   it('leaves out dependencies and build output, and fails when there is no reference at all', () => {

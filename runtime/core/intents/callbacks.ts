@@ -1,6 +1,7 @@
 /**
- * Handler signatures: one arguments interface per handler kind, generic over the body type
- * (R-KWARGS; DESIGN "The typed layer"). Types only.
+ * Handler signatures: one arguments interface per handler kind, generic over the body type, so
+ * that a handler's arguments are typed by the resource it is registered for — what TypeScript adds
+ * to Kopf's untyped keyword arguments (R-KWARGS). Types only.
  *
  * Kopf passes keyword arguments; kopf-gen passes one object that handlers destructure
  * (`({ spec, patch, logger }) => …`). `Body` comes from the resource descriptor the handler is
