@@ -11,7 +11,7 @@
  * Conventions of the typed layer:
  * - `body` is read-only; `patch` is the only thing handlers write to;
  * - absent values (`old` on creation, a field that is not there) are `undefined`
- *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the spec;
+ *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the runtime reference;
  * - `memo` is typed by augmenting the empty `OperatorMemo` interface, indices by augmenting
  *   `OperatorIndices` (declaration merging):
  *
