@@ -36,21 +36,28 @@ function* files(rootDir, rel = '') {
   }
 }
 
+/** Where the reference pages of `rootDir` define each identifier (`page:line`, once per definition). */
+function definitions(rootDir) {
+  const places = new Map();
+  const dir = path.join(rootDir, REFERENCE_DIR);
+  if (!fs.existsSync(dir)) return places;
+  for (const name of fs.readdirSync(dir).sort()) {
+    if (!name.endsWith('.md')) continue;
+    fs.readFileSync(path.join(dir, name), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const pattern of DEFINITIONS) {
+          const m = pattern.exec(line);
+          if (m) places.set(m[1], [...(places.get(m[1]) ?? []), `${REFERENCE_DIR}/${name}:${i + 1}`]);
+        }
+      });
+  }
+  return places;
+}
+
 /** The identifiers defined by the reference pages of `rootDir`. */
 export function defined(rootDir) {
-  const ids = new Set();
-  const dir = path.join(rootDir, REFERENCE_DIR);
-  if (!fs.existsSync(dir)) return ids;
-  for (const name of fs.readdirSync(dir)) {
-    if (!name.endsWith('.md')) continue;
-    for (const line of fs.readFileSync(path.join(dir, name), 'utf8').split('\n')) {
-      for (const pattern of DEFINITIONS) {
-        const m = pattern.exec(line);
-        if (m) ids.add(m[1]);
-      }
-    }
-  }
-  return ids;
+  return new Set(definitions(rootDir).keys());
 }
 
 /** Every identifier a piece of text cites, with the short forms expanded. */
@@ -70,9 +77,13 @@ export function citations(text) {
 }
 
 export function check(rootDir) {
-  const ids = defined(rootDir);
-  if (ids.size === 0) return [`${REFERENCE_DIR}: defines no identifiers`];
+  const places = definitions(rootDir);
+  if (places.size === 0) return [`${REFERENCE_DIR}: defines no identifiers`];
+  const ids = new Set(places.keys());
   const findings = [];
+  for (const [id, where] of places) {
+    for (const again of where.slice(1)) findings.push(`${again}: defines ${id} again (first at ${where[0]})`);
+  }
   for (const rel of files(rootDir)) {
     const text = fs.readFileSync(path.join(rootDir, rel), 'utf8');
     const lineOf = (index) => text.slice(0, index).split('\n').length;

@@ -34,6 +34,11 @@ describe('the cited-identifier check', () => {
     expect([...defined(tree(REFERENCE))].sort()).toEqual(['A-1', 'C-1', 'D-CRD-13', 'R-QUEUE-1', 'R-QUEUE-2']);
   });
 
+  it('reports an identifier defined twice, so that a citation is never ambiguous', () => {
+    const dir = tree({ ...REFERENCE, 'docs/reference/devcluster.md': `${REFERENCE['docs/reference/devcluster.md']}\nC-1. Again.\n` });
+    expect(check(dir)).toEqual(['docs/reference/devcluster.md:5: defines C-1 again (first at docs/reference/devcluster.md:3)']);
+  });
+
   it('reports a cited identifier that the reference does not define, with its file and line', () => {
     const dir = tree({
       ...REFERENCE,
