@@ -1,5 +1,5 @@
 /**
- * Devcluster benchmark (issue: foundation): throughput of creates and merge patches over
+ * Devcluster benchmark: throughput of creates and merge patches over
  * keep-alive HTTP with 1 and 8 clients, watch delivery latency with 10 watchers, the time to list
  * 10k objects, and RSS holding 100k small objects. The server runs in a child process.
  *

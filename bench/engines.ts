@@ -1,5 +1,5 @@
 /**
- * Engines benchmark (issue: runtime engines): `npm run bench -- engines [options]`. What daemons
+ * Engines benchmark: `npm run bench -- engines [options]`. What daemons
  * and timers cost an operator that runs thousands of them, and what an in-memory index costs.
  *
  * Sessions. For each N (`--sizes`, default 1,000 and 10,000) and each variant of the operator

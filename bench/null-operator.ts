@@ -1,5 +1,5 @@
 /**
- * The null operator of the `operator` benchmark (`--null`): the API requests of the runtime spec's
+ * The null operator of the `operator` benchmark (`--null`): the API requests of the runtime reference's
  * reference traces (4.2 create with a delete handler, 4.5 update, 4.6 delete) for
  * `kopfexamples.kopf.dev/v1`, and nothing else — no framework, no handlers, no logging. Its
  * throughput on a devcluster is what the API side allows: the bench's "API-bound limit".

@@ -1,5 +1,8 @@
 /**
- * Operator benchmark (issue: runtime-core): `npm run bench -- operator [options]`.
+ * Operator benchmark: `npm run bench -- operator [options]`. What an operator costs per object
+ * handled — time, CPU, API requests and memory — for the create/update/delete work every operator
+ * does, measured the same way for kopf-gen, Python Kopf or any other operator command, so that
+ * changes to the runtime and comparisons with other frameworks rest on numbers.
  *
  * A devcluster runs in its own process (`serve.ts`, plain HTTP, the Kopf example CRD, a long
  * history so slow watchers never see 410, no request bodies kept). The operator runs as another

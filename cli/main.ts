@@ -1,6 +1,7 @@
 /**
  * The `kopf-gen` command line: a thin dispatcher that parses the first word and hands the rest
- * to the command (STYLE item 24). Exit codes: 0 success, 1 failure, 2 usage error.
+ * to the command, so that each command stays a function that tests and embedders can call
+ * directly. Exit codes: 0 success, 1 failure, 2 usage error.
  *
  * `run`, `freeze`, `resume` and `devcluster` live in this package (the runtime and the emulator). `init`, `generate`
  * and `add` live in the generator package, loaded only when one of them runs (`generating.ts`),

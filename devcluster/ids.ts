@@ -1,6 +1,7 @@
 /**
- * Identity sources: uids and random choices (generated names, probabilistic faults).
- * With a `seed` they are reproducible (D-FAULT-15); otherwise they use the system's randomness.
+ * Identity sources: uids and random choices (generated names, probabilistic faults), kept behind
+ * one interface so that a test can make them reproducible with a `seed` (D-FAULT-15); otherwise they
+ * use the system's randomness.
  */
 import * as crypto from 'node:crypto';
 

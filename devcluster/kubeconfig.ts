@@ -1,6 +1,7 @@
 /**
- * Kubeconfig documents for the devcluster (D-GEN-1/2): one cluster, one user, one context, with
- * the CA embedded and either a bearer token or a client certificate.
+ * Kubeconfig documents for the devcluster: how any client — the runtime, kubectl, a Python Kopf
+ * operator — finds and trusts it (D-GEN-1/2). One cluster, one user, one context, with the generated
+ * CA embedded and either a bearer token or a client certificate.
  */
 import * as YAML from 'yaml';
 

@@ -1,7 +1,8 @@
 /**
  * The generator's part of the `kopf-gen` command line — `init`, `generate` and `add` — which the
  * `kopf-gen` binary hands over to when one of them runs: a thin layer that parses flags and calls
- * the library functions (STYLE item 24). Exit codes: 0 success, 1 failure, 2 usage error.
+ * the library functions, so that everything the commands do can also be done, and tested, by
+ * calling the library. Exit codes: 0 success, 1 failure, 2 usage error.
  */
 import * as fs from 'node:fs';
 import { Command, CommanderError } from 'commander';

@@ -2,7 +2,7 @@
  * Permissions: the least-privilege RBAC rules of a generated operator.
  *
  * Derived from the CRDs (the served resources), the built-in resources the handlers watch
- * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime spec
+ * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime reference
  * R-LIFE-7): peering objects, the Lease of leader election (`--lease`: read, create, renew by
  * PUT — nothing else), CRD and namespace discovery, and posting events. Every watched
  * resource gets the same verbs, CRD or built-in: list and watch to observe it, patch to store
@@ -12,7 +12,7 @@
  * (the operator serves all namespaces) or in each namespace the project was created for.
  * Rules on admission webhook configurations are added only for projects that register admission
  * handlers (detected in the user's code): the operator then manages its validating and mutating
- * configurations (runtime spec R-ADMISSION-7/8) — it creates them, and reads and patches them by
+ * configurations (runtime reference R-ADMISSION-7/8) — it creates them, and reads and patches them by
  * their one name only. Pure: model in, rules out.
  */
 import type * as builtins from './builtins.js';

@@ -1,5 +1,5 @@
 /**
- * Pruning: the "my status vanished" check (runtime spec, pitfall P-1).
+ * Pruning: the "my status vanished" check (runtime reference, pitfall P-1).
  *
  * The runtime writes handler results to `status.<handler id>` (R-STORAGE-14). A structural schema
  * prunes every field it does not declare, so unless `status` keeps unknown fields, those results

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Dependency contracts of DESIGN.md and STYLE.md, checked on every `npm test`:
+// The dependency contracts that keep the layers of the codebase readable from the bottom up and
+// its packages separable (a user's operator never loads the generator or the emulator), checked on
+// every `npm test`:
 //   - devcluster/ never imports runtime/; runtime/ never imports devcluster/ or generator/;
 //   - the packages stay apart: generator/ (the @kopf-gen/generator package) imports nothing of
 //     runtime/, devcluster/ or cli/, and nothing of kopf-gen imports generator/ by path (the

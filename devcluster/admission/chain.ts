@@ -1,8 +1,10 @@
 /**
- * The admission chain (D-ADM-1..9): builds AdmissionReviews, calls the matching mutating webhooks
- * in order (applying their JSON patches, with one reinvocation round for `IfNeeded`), then the
- * validating webhooks in parallel, and turns denials and failures into the API errors of D-ADM-7/8.
- * Configurations are read from the store on every request, so changes apply at once (D-ADM-12).
+ * The admission chain: what lets an operator's webhooks see and change requests before they are
+ * stored, as in a real cluster (D-ADM-1..9). It builds AdmissionReviews, calls the matching mutating
+ * webhooks in order (applying their JSON patches, with one reinvocation round for `IfNeeded`), then
+ * the validating webhooks in parallel, and turns denials and failures into the API errors of
+ * D-ADM-7/8. Configurations are read from the store on every request, so changes apply at once
+ * (D-ADM-12).
  */
 import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';

@@ -1,6 +1,9 @@
 /**
- * create (D-VERB-9..12, D-META-1..10): POST to a collection, and the create path of PUT for
- * kinds that create on update (D-VERB-15) and of server-side apply.
+ * Creating objects: the one path by which an object comes into existence, whichever request asks
+ * for it — a POST to a collection, a PUT of a missing object for the kinds that create on update
+ * (D-VERB-15), or a server-side apply of a missing object. Keeping it single is what gives every new
+ * object the same metadata rules (generated names, uid, resourceVersion, timestamps, D-META-1..10),
+ * the same admission and validation, and the same namespace checks (D-VERB-9..12).
  */
 import * as names from '../meta/names.js';
 import * as statuses from '../server/statuses.js';

@@ -1,9 +1,10 @@
 /**
- * Custom resources: the served `ResourceType`s of an established CRD, one per served version,
- * all sharing one storage (conversion `None` only rewrites apiVersion, D-CRD-5). The strategy
- * applies the version's structural schema: pruning and defaulting on writes and on reads
- * (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource rules (D-SUB-1/2)
- * and the generation rule (D-META-7).
+ * Custom resources: how the objects a CRD defines are served. An established CRD yields one served
+ * `ResourceType` per served version, all sharing one storage (conversion `None` only rewrites
+ * apiVersion, D-CRD-5). Their strategy applies the version's structural schema, which is where most
+ * of what an operator author observes about custom objects comes from: pruning and defaulting on
+ * writes and on reads (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource
+ * rules (D-SUB-1/2) and the generation rule (D-META-7).
  */
 import * as cel from '../crds/cel.js';
 import * as defaulting from '../crds/defaulting.js';

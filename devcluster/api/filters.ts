@@ -1,6 +1,7 @@
 /**
- * Which objects a list, watch or deletecollection request addresses: namespace scope plus label
- * and field selectors (D-VERB-3/4, D-WATCH-6). Parsed once per request; `matches` runs per object.
+ * Which objects a list, watch or deletecollection request addresses: the namespace scope plus label
+ * and field selectors (D-VERB-3/4, D-WATCH-6). The three verbs share it so that they agree on what
+ * "matching" means; the filter is parsed once per request, and `matches` runs per object.
  */
 import * as selectors from '../meta/selectors.js';
 import * as statuses from '../server/statuses.js';

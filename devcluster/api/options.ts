@@ -1,7 +1,8 @@
 /**
- * Query options: decoding (400 on unparseable values) and validation (422 on the
- * `…Options.meta.k8s.io` kinds) of the parameters of D-WIRE-4, D-VERB-7 and D-WATCH-9.
- * Everything downstream works with these typed values instead of raw query strings.
+ * Query options: the parameters of list, watch and write requests (D-WIRE-4, D-VERB-7, D-WATCH-9),
+ * decoded and validated in one place — 400 on unparseable values, 422 on values that the
+ * `…Options.meta.k8s.io` kinds reject — so that everything downstream works with typed values
+ * instead of raw query strings, and every verb rejects bad options the same way.
  */
 import * as fielderrors from '../meta/fielderrors.js';
 import * as statuses from '../server/statuses.js';

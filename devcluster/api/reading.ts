@@ -1,7 +1,9 @@
 /**
- * get and list (D-VERB-2..8): resourceVersion semantics (current, not-older-than with waiting and
- * 504, exact snapshots with 410), selectors, pagination from one snapshot with continue tokens,
- * and the list envelope (built-in items without apiVersion/kind, D-WIRE-19).
+ * get and list: reading stored objects with the resourceVersion semantics clients depend on
+ * (D-VERB-2..8) — the current state, "not older than" (waiting, then 504), or an exact snapshot
+ * (410 once compacted) — with selectors, pagination from one snapshot with continue tokens, and the
+ * list envelope (built-in items without apiVersion/kind, D-WIRE-19). Operators' list-then-watch
+ * relies on these rules to miss no change between the list and the watch.
  */
 import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';

@@ -1,7 +1,8 @@
 /**
- * Table output (D-WIRE-18, D-CRD-14): what `kubectl get` asks for. Columns come from the
- * resource type (a CRD's additionalPrinterColumns) or default to Name and Age; each row carries the
- * object as PartialObjectMetadata, the full object, or nothing (`includeObject`).
+ * Table output: what `kubectl get` asks for instead of objects, so that its usual columns print
+ * (D-WIRE-18, D-CRD-14). Columns come from the resource type (a CRD's additionalPrinterColumns) or
+ * default to Name and Age; each row carries the object as PartialObjectMetadata, the full object, or
+ * nothing (`includeObject`).
  */
 import * as objects from './objects.js';
 import type * as resources from './resources.js';

@@ -1,8 +1,9 @@
 /**
  * update (PUT, D-VERB-13..17) and patch (D-VERB-18..22), on the main resource and on the status
- * subresource (D-SUB-1..3). Both are one "guaranteed update" loop: load the current object,
- * compute the new one, run admission and validation, and persist only if nobody wrote in the
- * meantime — otherwise start over (requests without an RV precondition) or answer 409.
+ * subresource (D-SUB-1..3). Both are one "guaranteed update" loop, as in the upstream registry:
+ * load the current object, compute the new one, run admission and validation, and persist only if
+ * nobody wrote in the meantime — otherwise start over (requests without an RV precondition) or
+ * answer 409. Sharing the loop is what keeps optimistic concurrency identical for every kind of write.
  */
 import * as apply from '../patching/apply.js';
 import * as jsonpatch from '../patching/jsonpatch.js';

@@ -1,6 +1,8 @@
 /**
- * The CustomResourceDefinition kind itself (D-CRD-1/2): defaults, validation, the status
- * subresource, and the cleanup finalizer added on create (D-CRD-16).
+ * The CustomResourceDefinition kind itself, as a resource like the others: how a CRD object is
+ * defaulted and validated when written (D-CRD-1/2), its status subresource, and the cleanup finalizer
+ * added on create (D-CRD-16), which is what lets the CRD controller delete the custom objects before
+ * the definition goes away. Serving the custom resources a CRD defines is `api/customresources`.
  */
 import * as definitions from '../crds/definitions.js';
 import type * as schemas from '../crds/schemas.js';

@@ -1,6 +1,7 @@
 /**
- * Pod termination (D-BI-7, D-VERB-28): a pod marked for graceful deletion is deleted with grace 0
- * after `podTerminationDelayMs`, as a kubelet would once its containers stopped.
+ * Pod termination: the devcluster runs no kubelet, yet operators and tests expect a gracefully
+ * deleted pod to disappear eventually. So a pod marked for graceful deletion is deleted with grace 0
+ * after `podTerminationDelayMs`, as a kubelet would once its containers stopped (D-BI-7, D-VERB-28).
  */
 import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';

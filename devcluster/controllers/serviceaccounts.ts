@@ -1,6 +1,6 @@
 /**
- * The service-account controller (D-BI-11): every namespace gets a `default` ServiceAccount
- * shortly after it is created.
+ * The service-account controller: every namespace gets a `default` ServiceAccount shortly after it
+ * is created, as in a real cluster, so that manifests and tools that assume one find it (D-BI-11).
  */
 import type * as core from '../api/core.js';
 import * as creating from '../api/creating.js';

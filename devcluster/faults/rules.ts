@@ -39,7 +39,7 @@ type UnionKeys<T> = T extends unknown ? keyof T : never;
 type ActionKeys = UnionKeys<FaultAction>;
 
 /**
- * A rule: matcher, counters and one action — written either as the spec does, with the action's
+ * A rule: matcher, counters and one action — written either as the devcluster reference does, with the action's
  * key at the top level (`{ resource: 'widgets', respond: { code: 429 } }`), or wrapped
  * (`{ resource: 'widgets', action: { respond: { code: 429 } } }`).
  */

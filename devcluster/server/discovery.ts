@@ -1,6 +1,8 @@
 /**
- * Discovery documents (D-WIRE-5..12) and OpenAPI stubs (D-WIRE-14/15), rendered from the live
- * registry on every request so that CRD establishment and deletion show up at once.
+ * Discovery documents and OpenAPI stubs: what clients read before anything else to learn which
+ * groups, versions and resources the server has (D-WIRE-5..12, D-WIRE-14/15). They are rendered from
+ * the live registry on every request rather than cached, so that a CRD becoming established or being
+ * deleted shows up at once, as operators that watch for new resources expect.
  */
 import type * as resources from '../api/resources.js';
 

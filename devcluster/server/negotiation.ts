@@ -1,7 +1,9 @@
 /**
- * Content negotiation (D-WIRE-16/17/18, D-WIRE-12): parses `Accept` into media ranges, picks the
- * output form (JSON, YAML, Table, aggregated discovery), and classifies request body media types.
- * Protobuf is never produced; a request that accepts nothing we can produce gets 406.
+ * Content negotiation: which form a response takes and which request bodies are understood
+ * (D-WIRE-12, D-WIRE-16..18). Clients differ a lot here — kubectl asks for Tables and aggregated
+ * discovery, client libraries for JSON, some for protobuf first — so `Accept` is parsed into media
+ * ranges and the output form (JSON, YAML, Table, aggregated discovery) is picked from them. Protobuf
+ * is never produced; a request that accepts nothing the server can produce gets 406.
  */
 import * as statuses from './statuses.js';
 

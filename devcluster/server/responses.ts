@@ -1,6 +1,7 @@
 /**
- * Writing responses: common headers (D-WIRE-20: Content-Type, Cache-Control, Audit-Id, Warning),
- * JSON or YAML bodies, and Status errors.
+ * Writing responses: every answer of the server goes out through here, so that all of them carry
+ * the headers clients look at (Content-Type, Cache-Control, Audit-Id, Warning; D-WIRE-20), bodies
+ * are JSON or YAML as negotiated, and errors are always Kubernetes `Status` objects.
  */
 import type * as http from 'node:http';
 import * as crypto from 'node:crypto';

@@ -1,8 +1,8 @@
 /**
  * API errors as values: one class that carries a complete Kubernetes `Status`, and builders for
  * every row of the error catalogue (D-WIRE-21). Anything in the devcluster that fails a request
- * throws an `ApiError`; the HTTP layer serialises it verbatim. Messages marked exact in the spec
- * are produced only here, so tests and clients can rely on them.
+ * throws an `ApiError`; the HTTP layer serialises it verbatim. Messages marked exact in the devcluster
+ * reference are produced only here, so tests and clients can rely on them.
  */
 import * as fielderrors from '../meta/fielderrors.js';
 

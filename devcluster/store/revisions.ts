@@ -4,7 +4,7 @@
  * Every persisted write of every resource goes through `write()`, which takes the next revision,
  * stamps it on the object, appends a change to the history and notifies subscribers (the watch hub)
  * synchronously. Keeping exactly one write path is what makes revisions, history and watch events
- * agree (Appendix A of the devcluster spec).
+ * agree (Appendix A of the devcluster reference).
  *
  * The history keeps, per change, the previous state of the object, so the store can answer reads
  * "at revision R" (paginated snapshots, `resourceVersionMatch=Exact`) by undoing newer changes, and

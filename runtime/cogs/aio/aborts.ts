@@ -1,5 +1,6 @@
 /**
- * AbortSignal helpers: the runtime's cancellation vocabulary (STYLE 16).
+ * AbortSignal helpers: the runtime's cancellation vocabulary. Cancellation is never a flag polled
+ * here and there: it always travels as an `AbortSignal` handed to the work that may be cancelled.
  *
  * Every long-running function takes a `signal`; daemons receive one in their arguments; shutdown
  * aborts the root signal. These helpers combine signals and tie them to a `Clock` (see `clocks`),

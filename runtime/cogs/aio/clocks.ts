@@ -1,5 +1,6 @@
 /**
- * Clocks: the only source of time for the runtime (STYLE 15).
+ * Clocks: the only source of time for the runtime, injected wherever time matters so that tests can
+ * run the runtime on virtual time.
  *
  * Daemons, timers, back-offs, retries and progress timestamps never read wall time directly: they
  * take a `Clock` and call `clock.now()` and `clock.sleep()`. Production uses `realClock`; tests use

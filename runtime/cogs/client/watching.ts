@@ -92,7 +92,7 @@ export interface WatchContext {
 
 const KNOWN_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
-/** `in '<ns>'` or `cluster-wide`, as in the log texts of the spec. */
+/** `in '<ns>'` or `cluster-wide`, as in the log texts of the runtime reference. */
 export function whereOf(namespace: string | null): string {
   return namespace === null ? 'cluster-wide' : `in '${namespace}'`;
 }

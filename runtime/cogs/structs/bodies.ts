@@ -1,6 +1,8 @@
 /**
- * Raw watch-events and the read-only views of object bodies that handlers receive
- * (R-WATCH-1/3, R-KWARGS-1/8).
+ * Object bodies and watch-events in their raw form: the values every layer above passes around
+ * between the API client and the handlers, defined once at the bottom so that none of those layers
+ * needs another's types. Also the identity by which per-object work is keyed (R-QUEUE-1); what
+ * handlers get are read-only views over these bodies (R-WATCH-1/3, R-KWARGS-1/8).
  */
 import type * as resources from './resources.js';
 

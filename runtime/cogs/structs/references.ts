@@ -1,7 +1,8 @@
 /**
- * Resources as discovered from the API server (R-RES-7), and how to address them (R-RES-10).
- * Selection of resources by user references (R-RES-1..6) builds on these values in
- * core/intents/selectors.ts.
+ * Resources as the API server describes them in discovery (R-RES-7), and how to address them in
+ * URLs and name them in logs (R-RES-10). They are plain values at the bottom of the runtime so that
+ * the client, the watchers and the registry all speak of the same resource the same way; selecting
+ * resources by the references users write (R-RES-1..6) builds on them in `core/intents/selectors`.
  */
 
 /** One served resource of one group/version, as discovery reports it. */

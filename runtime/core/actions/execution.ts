@@ -1,6 +1,7 @@
 /**
  * Executing handlers once: the lifecycle's choice of the awakened handlers, each invoked once, each
- * turned into an `Outcome` value (R-HANDLERS-4/5/8, R-ERRORS-1..8, STYLE 9).
+ * turned into an `Outcome` value rather than an exception, so that the rules for results versus
+ * errors live in one place (R-HANDLERS-4/5/8, R-ERRORS-1..8).
  *
  * Nothing a handler throws escapes from here (except cancellation): `TemporaryError` becomes an
  * unfinished outcome with a delay, `PermanentError` a final failure, any other thrown value is

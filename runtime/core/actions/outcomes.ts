@@ -1,6 +1,7 @@
 /**
- * Outcomes: the result of invoking one handler once, as a value (STYLE 9), and delivering the
- * results of successful invocations to the object's status (R-STORAGE-14).
+ * Outcomes: the result of invoking one handler once, as a value rather than a thrown error (so that
+ * the retry rules read one kind of thing, in one place), and delivering the results of successful
+ * invocations to the object's status (R-STORAGE-14).
  *
  * `execution` returns one `Outcome` per invoked handler instead of throwing; `progression` applies
  * outcomes to the progress state; the reactor reads them (never exceptions) and calls
@@ -12,7 +13,7 @@ import type * as patches from '../../cogs/structs/patches.js';
 
 /**
  * The result of invoking one handler once (Kopf's `Outcome`). The reactor reads outcomes, never
- * exceptions (STYLE 9).
+ * exceptions, so that the decisions on results and errors are made in one place.
  */
 export interface Outcome {
   /** Whether the handler is finished for this change (succeeded, or failed for good). */

@@ -14,7 +14,8 @@
  * but not selected in this cycle are *inactive*: they are kept and purged, but they neither block
  * the change nor count in its totals.
  *
- * Time is a number of milliseconds since the epoch, as `Clock.now()` gives it (STYLE 15), and
+ * Time is a number of milliseconds since the epoch, as the injected `Clock.now()` gives it (never
+ * the wall clock, so tests run on virtual time), and
  * every transition that needs "now" takes it explicitly; records carry Kopf's timestamp format
  * (`timestamps`). The `Outcome` values that `execution` returns per handler are in `outcomes`.
  */

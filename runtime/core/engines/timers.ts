@@ -1,5 +1,7 @@
 /**
- * What runs inside a timer's task: the schedule of R-TIMER-2..4.
+ * What runs inside a timer's task: when it is invoked again — after an initial delay, on an
+ * interval (regular or sharp), after the object has been idle, or after a retry delay — and what a
+ * failure does to that schedule (R-TIMER-2..4).
  *
  * A timer is a daemon that the framework wakes up: after its initial delay (once per object per
  * process) it loops until stopped — wait for the object to be idle long enough (if `idle`), invoke,

@@ -1,6 +1,7 @@
 /**
- * Handler signatures: one arguments interface per handler kind, generic over the body type
- * (R-KWARGS; DESIGN "The typed layer"). Types only.
+ * Handler signatures: one arguments interface per handler kind, generic over the body type, so
+ * that a handler's arguments are typed by the resource it is registered for — what TypeScript adds
+ * to Kopf's untyped keyword arguments (R-KWARGS). Types only.
  *
  * Kopf passes keyword arguments; kopf-gen passes one object that handlers destructure
  * (`({ spec, patch, logger }) => …`). `Body` comes from the resource descriptor the handler is
@@ -10,7 +11,7 @@
  * Conventions of the typed layer:
  * - `body` is read-only; `patch` is the only thing handlers write to;
  * - absent values (`old` on creation, a field that is not there) are `undefined`
- *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the spec;
+ *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the runtime reference;
  * - `memo` is typed by augmenting the empty `OperatorMemo` interface, indices by augmenting
  *   `OperatorIndices` (declaration merging):
  *

@@ -1,12 +1,16 @@
 /**
- * Per-object in-memory records (Kopf's `ResourceMemory`): everything the operator remembers about
- * an object between processing cycles but never persists — its memo (R-MEMO-2), whether it was
- * first seen in the initial listing and whether it has been fully handled once (R-CAUSE-2), the
- * resource version it waits for to become consistent again (R-QUEUE-4), JSON-patch functions
- * carried over after a conflict (R-PATCH-3), its error-throttling state (R-QUEUE-8), and — only
- * for objects that have them — its running daemons and timers (R-DAEMON) and its indexing error
- * state (R-INDEX-5). The record is created on first sight and dropped on the object's DELETED event
- * (daemons still exiting keep their own reference to it).
+ * Per-object in-memory records (Kopf's `ResourceMemory`): what the operator must remember about an
+ * object between processing cycles but must never write to it — either because it belongs to this
+ * process only (running daemons and timers, error throttling, index errors) or because it would be
+ * meaningless after a restart (the patch the operator waits to see come back).
+ *
+ * One `ObjectMemory` holds the object's memo (R-MEMO-2); whether it was first seen in the initial
+ * listing and has been fully handled once since, which is how resuming is told from changing
+ * (R-CAUSE-2); the resource version it waits for to be consistent again (R-QUEUE-4); JSON-patch
+ * functions carried over after a conflict (R-PATCH-3); its error-throttling state (R-QUEUE-8); and,
+ * only for objects that have them, its daemons and timers and its indexing errors. The record is
+ * created on first sight and dropped on the object's DELETED event (daemons still exiting keep their
+ * own reference to it).
  */
 import type * as spawning from '../engines/spawning.js';
 import type * as indexing from '../engines/indexing.js';

@@ -1,20 +1,33 @@
 /**
- * One processing cycle for one watch-event of one object (spec section 2, traces of section 4).
+ * One processing cycle: everything the operator does for one watch-event of one object, in the
+ * order Kopf does it (section 2 of the runtime reference; the wire traces of its section 4).
  *
- * Under per-object error throttling (R-QUEUE-8) the cycle: indexes the object (R-INDEX) and waits
- * at the readiness barrier until the initial listings are indexed (R-INDEX-7); runs on-event
- * handlers (R-EVENT); decides on the finalizer for change handlers, daemons and timers together
- * (R-FINAL-2..4); spawns and stops daemons and timers (R-DAEMON-2/7/9), even in a cycle that adds
- * the finalizer; honours the consistency window (R-QUEUE-4/5) before invoking change handlers:
- * detect the cause (R-CAUSE), select handlers, run the lifecycle's choice once (R-HANDLERS), store
- * progress, results and — when the change is done — the diff-base; releases the finalizer on
- * deletion when nothing is pending, neither deletion handlers nor exiting daemons (R-FINAL-5,
- * R-DAEMON-7); then applies the accumulated patch once (R-PATCH-2/6) and sleeps for, or touches
- * after, the shortest delay (R-PATCH-7), which is how the stop stages of daemons advance.
+ * The steps live in one routine because they depend on each other: the finalizer decision needs the
+ * change handlers and the daemons alike, every step contributes to the one patch written per cycle,
+ * and the sleep at the end is what retries delayed handlers and advances the stop stages of daemons.
+ * Reading this module top to bottom is reading the order of a cycle.
+ *
+ * The cycle runs under per-object error throttling, so an unexpected error slows that object down
+ * rather than spinning on it (R-QUEUE-8). In order, it:
+ * - indexes the object, then waits at the readiness barrier until the initial listings of indexed
+ *   resources are in, so that no handler sees a half-filled index (R-INDEX-7);
+ * - runs the on-event handlers (R-EVENT);
+ * - decides on the finalizer for change handlers, daemons and timers together (R-FINAL-2..4), and
+ *   spawns or stops daemons and timers, even in a cycle that adds the finalizer (R-DAEMON-2/7/9);
+ * - unless the operator still waits for its own last patch to come back through the watch (the
+ *   consistency window, R-QUEUE-4/5): detects the cause, selects the change handlers, runs the
+ *   lifecycle's choice of them once, and stores progress, results and — when the change is done —
+ *   the new diff-base;
+ * - on deletion, releases the finalizer once nothing is pending, neither deletion handlers nor
+ *   exiting daemons (R-FINAL-5);
+ * - applies the accumulated patch once (R-PATCH-2/6); if a delay remains and the patch will not
+ *   bring a new event by itself, sleeps for it and then touches the object, so that the next cycle
+ *   comes with a fresh event (R-PATCH-7).
  *
  * With metrics on, the watcher passes the resource's instruments: every handler of the cycle, and
  * the cycle itself (as one reconcile, see `reports`), is reported; daemons and timers report their
  * invocations and their spawning and exit to the same instruments.
+ * Kopf: `kopf._core.reactor.processing`.
  */
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';

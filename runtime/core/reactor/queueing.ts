@@ -1,5 +1,6 @@
 /**
- * Per-object queueing (R-QUEUE-1..3, R-QUEUE-7).
+ * Per-object queueing: what lets an operator handle many objects at once while never handling one
+ * object twice at the same time, nor its events out of order (R-QUEUE-1..3, R-QUEUE-7).
  *
  * A watcher pushes every raw event here; events are routed by object identity (uid, or a
  * synthetic key) to one worker per object, which processes that object's events strictly in

@@ -1,8 +1,13 @@
 /**
- * What stops an operator and how its tasks are waited for while it stops (R-LIFE-3/4/6,
- * R-ACTIVITY-3): the user's stop flag and ready flag in all their accepted shapes, OS signal
+ * What stops an operator, and how its tasks are waited for while it stops.
+ *
+ * A stop request can come from several places — the user's stop flag (an `AbortSignal`, a promise,
+ * or an object with `wait()`), SIGINT/SIGTERM when the operator owns the process — and every wait
+ * during the stop must have a deadline, or one stuck task would keep the process alive forever.
+ * This module holds those pieces: the stop and ready flags in all their accepted shapes, OS signal
  * handlers (installed only when asked to), the forced "ultimate exit" after a termination signal,
- * and waiting for tasks with a deadline. `running` composes these into the graceful stop sequence.
+ * and waiting for tasks with a deadline (R-LIFE-3/4/6, R-ACTIVITY-3). `running` composes them into
+ * the graceful stop sequence.
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';

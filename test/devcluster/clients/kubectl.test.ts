@@ -1,5 +1,5 @@
 /**
- * Real kubectl binaries against a TLS devcluster (C-120, spec section 12): the legacy 1.20 build
+ * Real kubectl binaries against a TLS devcluster (C-120, section 12 of the devcluster reference): the legacy 1.20 build
  * and the newest one available, each with a generated kubeconfig and a fresh discovery cache per
  * invocation. Every test checks both kubectl's exit code and output and the wire traffic the
  * devcluster recorded, against the observed-traffic table of section 12.1.

@@ -1,12 +1,12 @@
 /**
- * kubectl as a test client of the devcluster (spec section 12, C-120).
+ * kubectl as a test client of the devcluster (section 12 of the devcluster reference, C-120).
  *
  * Finds the two kubectl builds the suites compare — the legacy 1.20 unpacked by
  * scripts/install-kubectl.sh under `.tools/`, and the newest build next to the `kubectl` on PATH —
- * and runs them the way the spec's traffic table was recorded: a generated kubeconfig, a fresh
- * `--cache-dir` per invocation (D-WIRE-10) and an isolated HOME, each run under its own timeout.
- * A missing binary is never a reason to skip: `requireBinary` throws an error that says how to
- * install it.
+ * and runs them the way the devcluster reference's traffic table was recorded: a generated
+ * kubeconfig, a fresh `--cache-dir` per invocation (D-WIRE-10) and an isolated HOME, each run
+ * under its own timeout. A missing binary is never a reason to skip: `requireBinary` throws an
+ * error that says how to install it.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Admission webhooks (devcluster spec section 9): a real HTTPS webhook server on loopback with a
+ * Admission webhooks (devcluster reference section 9): a real HTTPS webhook server on loopback with a
  * certificate from its own CA, registered through webhook configuration objects.
  */
 import * as https from 'node:https';

@@ -1,5 +1,5 @@
 /**
- * Authentication and authorization over TLS (devcluster spec section 10): bearer tokens with an
+ * Authentication and authorization over TLS (devcluster reference section 10): bearer tokens with an
  * injected clock, client certificates issued by the cluster's CA, and authorization rules.
  */
 import * as https from 'node:https';

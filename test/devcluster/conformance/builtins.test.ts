@@ -1,5 +1,5 @@
 /**
- * Conformance checklist, "Built-ins" and the built-in parts of other sections (devcluster spec
+ * Conformance checklist, "Built-ins" and the built-in parts of other sections (devcluster reference
  * section 13: C-25, the ConfigMap part of C-32, the Lease part of C-34, C-49, C-64, C-76,
  * C-102..C-108), plus over-HTTP checks of the D-BI rules the checklist does not spell out.
  */

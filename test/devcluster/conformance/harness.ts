@@ -1,5 +1,5 @@
 /**
- * Shared harness for the conformance suites (devcluster spec section 13): starts a devcluster on
+ * Shared harness for the conformance suites (devcluster reference section 13): starts a devcluster on
  * loopback, sets up the Widget CRD ("Setup W"), and talks plain HTTP with `fetch` so tests can
  * assert exact status codes, headers and bodies.
  */

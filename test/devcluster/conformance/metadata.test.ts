@@ -1,5 +1,5 @@
 /**
- * Conformance checklist, "Metadata" (devcluster spec section 13, C-14..C-27 except C-25, which the
+ * Conformance checklist, "Metadata" (devcluster reference section 13, C-14..C-27 except C-25, which the
  * Deployment suite owns): uid, resourceVersion, creationTimestamp, names and generateName, label
  * and annotation rules, namespace consistency, generation and no-op writes, ownerReferences.
  */

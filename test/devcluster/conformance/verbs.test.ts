@@ -1,5 +1,5 @@
 /**
- * Conformance checklist, "Verbs" (devcluster spec section 13, C-28..C-54, C-59, C-60; C-49 and the
+ * Conformance checklist, "Verbs" (devcluster reference section 13, C-28..C-54, C-59, C-60; C-49 and the
  * garbage-collection items C-55..C-58 live in their own suites): get/create/update errors with their
  * exact messages, optimistic concurrency, the patch types, server-side apply, deletion with and
  * without finalizers, deletecollection and dry run.

@@ -1,5 +1,5 @@
 /**
- * Conformance checklist, "Wire and discovery" (devcluster spec section 13, C-1..C-13): version and
+ * Conformance checklist, "Wire and discovery" (devcluster reference section 13, C-1..C-13): version and
  * discovery documents, OpenAPI stubs, unknown paths and methods, Accept negotiation, list
  * serialisation and the Status shape of errors — all over plain HTTP.
  */

@@ -2,7 +2,7 @@
  * Odd objects and odd handlers (R-KWARGS-1, R-STORAGE-6/7, R-ERRORS-3/5/8, A-37): objects without
  * `spec`, with a `status` that is not an object, with huge annotations; handler ids too long for
  * annotation keys; handlers throwing values that are not errors, and handlers that never resolve.
- * All are handled as the spec says, with the documented log lines, and no other object suffers.
+ * All are handled as the runtime reference says, with the documented log lines, and no other object suffers.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -219,7 +219,7 @@ describe('A-21 admission webhooks', () => {
       await cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { seen: true } }, { namespace: 'default', type: 'merge-patch', subresource: 'status' });
       expect(calls).toEqual(['validate_subresources:status']);
 
-      // Direct requests to the server, as the spec writes them.
+      // Direct requests to the server, as the runtime reference writes them.
       const object = { ...fx.kopfExample('kopf-example-4'), spec: { field: 'wrong' } };
       const rejected = await post(`${url}/validate1`, caBundle, review('U', object));
       expect(rejected).toEqual({

@@ -1,5 +1,5 @@
 /**
- * The harness of the acceptance scenarios (spec section 8): a devcluster per scenario file with the
+ * The harness of the acceptance scenarios (section 8 of the runtime reference): a devcluster per scenario file with the
  * reference CRD, the operator started the way section 8.0 says (`kopf run --all-namespaces
  * --standalone --verbose <module>` with `execution.defaultBackoff = 1` and
  * `watching.serverTimeout = 10`), the captured log output with waits on lines, the reference

@@ -2,9 +2,9 @@
  * The daemons engine against bad input and faults: daemons that ignore their stop flag (with and
  * without `cancellationTimeout`), throw values that are not errors, never await or return at once,
  * a thousand objects deleted at once while their daemons run, and an operator stopped while the
- * daemons of several objects are in the middle of their stop stages. Each is handled as the spec
- * says, with its log lines, and no finalizer is left behind — except where the spec wants it kept:
- * on an object still being deleted when the operator stops (R-FINAL-6), which the next operator
+ * daemons of several objects are in the middle of their stop stages. Each is handled as the runtime
+ * reference says, with its log lines, and no finalizer is left behind — except where it wants one
+ * kept: on an object still being deleted when the operator stops (R-FINAL-6), which the next operator
  * then releases.
  *
  * What cannot be handled, and is not tested: a daemon that loops forever without ever awaiting
