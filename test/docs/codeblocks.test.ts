@@ -1,43 +1,36 @@
 /**
- * Every TypeScript code block of the user's guide pages listed here compiles against the
- * runtime's and the testing kit's sources (see `codeblocks.ts` for how blocks become modules).
- * Pages join the list when their blocks are written to compile; the existing pages' blocks
- * (installation, running, deployment) are fragments of generated projects and are not listed yet.
+ * Every TypeScript code block of the documentation compiles against the runtime's and the testing
+ * kit's sources (see `codeblocks.ts` for how blocks become modules): the user's guide (`docs/`),
+ * the README, and the examples' READMEs. The behaviour reference (`docs/reference/`) writes its
+ * signatures in a TypeScript-like notation in `text` blocks, which are not compiled.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { checkBlocks, extractBlocks, ROOT } from './codeblocks.js';
+import { checkBlocks, extractBlocks, generatedCrds, generateModules, ROOT } from './codeblocks.js';
 
-const PAGES = [
-  'docs/daemons.md',
-  'docs/subhandlers.md',
-  'docs/hierarchies.md',
-  'docs/timers.md',
-  'docs/indices.md',
-  'docs/testing.md',
-  'docs/health.md',
-  'docs/admission.md',
-  'docs/admission-servers.md',
-  'docs/metrics.md',
-  'docs/client.md',
-  'docs/leader-election.md',
-  'docs/peering.md',
-  'docs/concepts.md',
-  'docs/handlers.md',
-  'docs/errors.md',
-  'docs/filters.md',
-  'docs/memos.md',
-  'docs/events-and-logging.md',
-  'docs/settings.md',
-  'docs/cli.md',
-  'docs/embedding.md',
-  'docs/generator.md',
-  'docs/kopf-migration.md',
-  'docs/devcluster.md',
-];
+/** Every Markdown page of the documentation whose blocks are compiled. */
+function documentationPages(): string[] {
+  const docs = fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
+  const examples = fs
+    .readdirSync(path.join(ROOT, 'examples'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(ROOT, 'examples', entry.name, 'README.md')))
+    .map((entry) => `examples/${entry.name}/README.md`);
+  return ['README.md', 'examples/README.md', ...docs, ...examples].sort();
+}
+
+/** A fresh scratch folder in the checkout's ignored `.tmp/`. */
+function scratchFolder(): string {
+  fs.mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
+  return fs.mkdtempSync(path.join(ROOT, '.tmp', 'docs-generated-'));
+}
+
+const PAGES = documentationPages().filter((page) => extractBlocks(page, fs.readFileSync(path.join(ROOT, page), 'utf8')).length > 0);
 
 describe('the code blocks of the user guide', () => {
   it('finds blocks, their file names and hidden preambles', () => {
@@ -75,12 +68,43 @@ describe('the code blocks of the user guide', () => {
     expect(errors.map((e) => e.where)).toEqual(['docs/broken.md:6']);
   }, 60_000);
 
+  it('compiles the pages that have blocks: the user guide, the README, the examples', () => {
+    expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/handlers.md', 'docs/daemons.md', 'docs/testing.md']));
+  });
+
+  it('compiles a page beside the generated modules of the CRD it names', async () => {
+    const text = [
+      '<!-- generated: fixtures/crds/widgets.yaml -->',
+      '<!-- file: src/handlers/widget.ts -->',
+      '```ts',
+      "import { Widgets } from '../generated/widgets.example.com.v1.js';",
+      'export const plural: number = Widgets.plural;',
+      '```',
+    ].join('\n');
+    expect(generatedCrds(text)).toEqual(['fixtures/crds/widgets.yaml']);
+    const scratch = scratchFolder();
+    try {
+      const generated = await generateModules(generatedCrds(text), scratch);
+      const errors = checkBlocks('page.md', extractBlocks('page.md', text), generated);
+      expect(errors.map((e) => e.message)).toEqual([expect.stringContaining("Type 'string' is not assignable to type 'number'")]);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   for (const page of PAGES) {
-    it(`${page}: every ts block type-checks`, () => {
-      const blocks = extractBlocks(page, fs.readFileSync(path.join(ROOT, page), 'utf8'));
-      expect(blocks.length).toBeGreaterThan(0);
-      const errors = checkBlocks(page, blocks);
-      expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
+    it(`${page}: every ts block type-checks`, async () => {
+      const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
+      const blocks = extractBlocks(page, text);
+      const crds = generatedCrds(text);
+      const scratch = scratchFolder();
+      try {
+        const generated = crds.length > 0 ? await generateModules(crds, scratch) : undefined;
+        const errors = checkBlocks(page, blocks, generated);
+        expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
+      } finally {
+        fs.rmSync(scratch, { recursive: true, force: true });
+      }
     }, 120_000);
   }
 });

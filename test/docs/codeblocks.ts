@@ -14,11 +14,18 @@
  * - `<!-- file: src/operator.ts -->` names the block's module (default `block-<n>.ts`), so that
  *   later blocks of the page can import it;
  * - `<!-- preamble ... -->` lines of code prepended to the block, for what the reader need not see.
+ *
+ * A page that shows handlers of a generated project names the project's CRD once, anywhere in the
+ * page: `<!-- generated: fixtures/crds/widgets.yaml -->`. Its blocks are then checked beside the
+ * generator's real output for that CRD (`src/generated/`), so that a block at `src/handlers/x.ts`
+ * imports `../generated/<group>.<version>.js` exactly as in a generated project.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+
+import * as generator from '../../generator/index.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -82,6 +89,21 @@ export function extractBlocks(page: string, text: string): CodeBlock[] {
   return blocks;
 }
 
+/** The CRD files a page's blocks are generated from (`<!-- generated: <path> -->`, relative to the checkout). */
+export function generatedCrds(text: string): string[] {
+  return [...text.matchAll(/^<!--\s*generated:\s*(\S+)\s*-->\s*$/gm)].map((match) => match[1]!);
+}
+
+/**
+ * Runs the generator over `crds` into a scratch project and returns the folder of its generated
+ * modules (`src/generated/`); the caller removes `scratch` when done.
+ */
+export async function generateModules(crds: readonly string[], scratch: string): Promise<string> {
+  const out = path.join(scratch, 'project');
+  await generator.init({ crds: crds.map((crd) => path.join(ROOT, crd)), out, name: 'docs-project' });
+  return path.join(out, 'src/generated');
+}
+
 function compilerOptions(): ts.CompilerOptions {
   const configFile = path.join(ROOT, 'tsconfig.json');
   const config = ts.readConfigFile(configFile, (file) => ts.sys.readFile(file));
@@ -109,15 +131,17 @@ export interface BlockError {
 }
 
 /**
- * Writes the blocks of one page into a fresh scratch folder and type-checks each one on its own.
+ * Writes the blocks of one page into a fresh scratch folder (with the generated modules, if given)
+ * and type-checks each one on its own.
  * Returns the errors, located as `docs/page.md:<line>` (the page line of the offending code).
  */
-export function checkBlocks(page: string, blocks: readonly CodeBlock[]): BlockError[] {
+export function checkBlocks(page: string, blocks: readonly CodeBlock[], generated?: string): BlockError[] {
   const scratch = path.join(ROOT, '.tmp');
   fs.mkdirSync(scratch, { recursive: true });
   const dir = fs.mkdtempSync(path.join(scratch, `docs-${path.basename(page, '.md')}-`));
   try {
     fs.copyFileSync(path.join(ROOT, 'examples/kopfexamples.ts'), path.join(dir, 'kopfexamples.ts'));
+    if (generated) fs.cpSync(generated, path.join(dir, 'src/generated'), { recursive: true });
     for (const block of blocks) {
       const target = path.join(dir, block.file);
       fs.mkdirSync(path.dirname(target), { recursive: true });
