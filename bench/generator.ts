@@ -1,5 +1,6 @@
 /**
- * Generator benchmark: for every CRD file of the corpus, the time `init` takes to generate a
+ * Generator benchmark: for every CRD file of the corpus (the external one `KOPF_GEN_CRD_CORPUS`
+ * names, else the repository's generator fixtures), the time `init` takes to generate a
  * project, the lines it emits into src/generated/, and how long `tsc --noEmit` takes on the
  * project's src/ — compared with `tsc` on the same schemas emitted by openapi-typescript alone
  * (`openapiTS` on an OpenAPI document holding the CRD schemas as components), the baseline.
@@ -33,6 +34,7 @@ import type { OpenAPI3, SchemaObject } from 'openapi-typescript';
 import * as yaml from 'yaml';
 import * as generator from '../generator/index.js';
 import * as report from './report.js';
+import { crdFolder } from './typechecking.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TSC = path.join(ROOT, 'node_modules/.bin/tsc');
@@ -57,13 +59,6 @@ function parseOptions(args: readonly string[]): Options {
     return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
   };
   return { rounds: count(values['rounds'], 3), tscRuns: count(values['tsc-runs'], 3) };
-}
-
-function corpusDirectory(): string {
-  const candidates = [path.join(ROOT, 'fixtures/crds/corpus'), path.resolve(ROOT, '../shared/crds')];
-  const found = candidates.find((dir) => fs.existsSync(dir) && fs.readdirSync(dir).some((name) => name.endsWith('.yaml')));
-  if (!found) throw new Error(`no CRD corpus in ${candidates.join(' or ')}`);
-  return found;
 }
 
 const median = (values: readonly number[]): number => report.percentile([...values], 50);
@@ -164,7 +159,8 @@ function tscVersion(): string {
 
 export async function run(args: readonly string[] = process.argv.slice(2)): Promise<report.Result> {
   const options = parseOptions(args);
-  const corpus = corpusDirectory();
+  const folder = crdFolder(ROOT);
+  const corpus = folder.directory;
   const files = fs
     .readdirSync(corpus)
     .filter((name) => name.endsWith('.yaml'))
@@ -252,6 +248,7 @@ export async function run(args: readonly string[] = process.argv.slice(2)): Prom
     fs.rmSync(work, { recursive: true, force: true });
   }
   const notes = {
+    corpus: folder.label,
     measured: `${options.rounds} generation round(s), ${options.tscRuns} run(s) of every type-check; figures are medians (generate_total_first_round_ms is round 1 alone)`,
     tsc: `${tscVersion()} (node_modules/.bin/tsc)`,
     types_tsc: 'the generated type modules alone, importing the runtime types from runtime/cogs/structs/resources.ts, with the baseline compiler options',

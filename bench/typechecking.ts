@@ -39,11 +39,26 @@ export interface TypecheckOptions {
   tscRuns: number;
 }
 
-/** The CRD corpus: `../shared/crds` beside the repository, else `fixtures/crds/corpus`; undefined if neither has a YAML file. */
-export function corpusFolder(checkout: string = CHECKOUT): string | undefined {
-  return [path.resolve(checkout, '../shared/crds'), path.join(checkout, 'fixtures/crds/corpus')].find(
-    (dir) => fs.existsSync(dir) && fs.readdirSync(dir).some((name) => name.endsWith('.yaml')),
-  );
+/** Where the benchmarks take their CRD files from, and how the figures' notes name it. */
+export interface CrdFolder {
+  readonly directory: string;
+  readonly label: string;
+}
+
+/**
+ * The CRD files the benchmarks generate from: the external real-world corpus when
+ * `KOPF_GEN_CRD_CORPUS` names one (as `.ci/run` does), else the repository's own generator
+ * fixtures, so a plain clone can run every benchmark. A variable naming no folder of YAML throws.
+ */
+export function crdFolder(checkout: string = CHECKOUT): CrdFolder {
+  const named = process.env['KOPF_GEN_CRD_CORPUS'];
+  if (named === undefined || named === '')
+    return { directory: path.join(checkout, 'fixtures/crds/generator'), label: 'the generator fixtures (fixtures/crds/generator)' };
+  const directory = path.resolve(named);
+  if (!fs.existsSync(directory) || !fs.readdirSync(directory).some((name) => name.endsWith('.yaml'))) {
+    throw new Error(`KOPF_GEN_CRD_CORPUS=${named}: not a directory with .yaml files`);
+  }
+  return { directory, label: `the external corpus (KOPF_GEN_CRD_CORPUS=${named})` };
 }
 
 /**
@@ -243,26 +258,23 @@ export async function measure(options: TypecheckOptions, result: report.Collecte
     "node_modules linked to this checkout's: it also holds the checkout's devDependencies, which a project's " +
     "own install would not (the loaded files per package, above, show whether kopf-gen's declarations reach any)";
 
-  const corpus = corpusFolder();
-  if (corpus === undefined) {
-    notes['largest'] = 'skipped: no CRD corpus (../shared/crds beside the repository, or fixtures/crds/corpus)';
-  } else {
-    const files = fs
-      .readdirSync(corpus)
-      .filter((name) => name.endsWith('.yaml'))
-      .map((name) => path.join(corpus, name));
-    const largest = files.reduce((a, b) => (fs.statSync(b).size > fs.statSync(a).size ? b : a));
-    let project: string | undefined;
-    try {
-      project = await generated(options.work, 'largest', largest);
-    } catch (error) {
-      notes['largest'] = `skipped: generating from ${path.basename(largest)} failed: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    if (project !== undefined) {
-      const modules = fs.readdirSync(path.join(project, 'src/generated')).filter((name) => name.endsWith('.ts')).length;
-      notes['largest'] = `${path.basename(largest)} (${(fs.statSync(largest).size / 1e6).toFixed(2)} MB of YAML → ${modules} modules in src/generated/)`;
-      timeBoth(project, 'largest', options.tscRuns, result);
-    }
+  const corpus = crdFolder();
+  const files = fs
+    .readdirSync(corpus.directory)
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => path.join(corpus.directory, name));
+  const largest = files.reduce((a, b) => (fs.statSync(b).size > fs.statSync(a).size ? b : a));
+  let project: string | undefined;
+  try {
+    project = await generated(options.work, 'largest', largest);
+  } catch (error) {
+    notes['largest'] = `skipped: generating from ${path.basename(largest)} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (project !== undefined) {
+    const modules = fs.readdirSync(path.join(project, 'src/generated')).filter((name) => name.endsWith('.ts')).length;
+    notes['largest'] =
+      `${path.basename(largest)} of ${corpus.label} (${(fs.statSync(largest).size / 1e6).toFixed(2)} MB of YAML → ${modules} modules in src/generated/)`;
+    timeBoth(project, 'largest', options.tscRuns, result);
   }
 
   strictCheck(oneKind, result);

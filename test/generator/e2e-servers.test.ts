@@ -7,7 +7,7 @@
  * itself admits one and denies the other), and the Deployment's startup, liveness and readiness
  * probes and its Prometheus annotations are followed to the endpoints they name.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as YAML from 'yaml';
 import * as demo from '../../scripts/demo.js';
+import { requireKubectl } from '../support/kubectl.js';
 import { childEnv, run, until } from '../support/processes.js';
 
 const CRD = path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml');
@@ -99,13 +100,7 @@ describe("a generated project with a validating handler, running on the devclust
   }, 70_000);
 
   it('R-ADMISSION-8 A-21 npm run operator serves and configures the webhook: kubectl apply of an invalid object is denied, a valid one admitted', async () => {
-    const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-    if (probe.error !== undefined || probe.status !== 0) {
-      throw new Error(
-        `kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies objects with it. ` +
-          'Install one with: bash scripts/install-kubectl.sh',
-      );
-    }
+    requireKubectl();
     // The Deployment's health and metrics options, on a free port of this machine.
     const container = deployment.spec.template.spec.containers[0]!;
     const port = await freePort();

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as demo from '../../scripts/demo.js';
+import { requireKubectl } from '../support/kubectl.js';
 import { childEnv, run, until } from '../support/processes.js';
 
 const CRD = path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml');
@@ -79,13 +80,7 @@ describe('a project generated from the Kopf example CRD, from init to a running 
   }, 70_000);
 
   it('npm run operator falls back to the devcluster, handles an object kubectl applies, and stops with 0 on SIGTERM', async () => {
-    const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-    if (probe.error !== undefined || probe.status !== 0) {
-      throw new Error(
-        `kubectl is not on PATH or does not run (${probe.error?.message ?? probe.stderr}); this test applies an object with it. ` +
-          'Install one with: bash scripts/install-kubectl.sh',
-      );
-    }
+    requireKubectl();
     const { key, value } = stubAnnotation(project);
     const home = fs.mkdtempSync(path.join(work, 'home-'));
     operator = spawn('npm', ['run', 'operator'], {

@@ -1,5 +1,6 @@
 /**
- * `init` end to end: every CRD of the corpus becomes a project whose code type-checks against this
+ * `init` end to end: every CRD file of the repository's generator fixtures (and of the external
+ * corpus, when `KOPF_GEN_CRD_CORPUS` names one) becomes a project whose code type-checks against this
  * checkout's runtime; the project's files (package.json, tsconfig, RBAC, stubs, tests, Dockerfile,
  * Deployment) say what the issue asks; a project for chosen namespaces uses `-n NS` everywhere and
  * binds its RBAC in those namespaces only; bad namespaces and non-empty output directories are
@@ -15,11 +16,6 @@ import * as scaffolding from '../../generator/scaffolding.js';
 import * as support from './support.js';
 import * as ps from './projects-support.js';
 
-const corpus = support.corpusDirectory();
-const corpusFiles = fs
-  .readdirSync(corpus)
-  .filter((name) => name.endsWith('.yaml'))
-  .sort();
 const root = ps.tempDir();
 afterAll(() => ps.cleanup(root));
 
@@ -127,15 +123,17 @@ function allows(rules: readonly Rule[], group: string, resource: string, verbs: 
   return verbs.every((verb) => rules.some((rule) => rule.apiGroups.includes(group) && rule.resources.includes(resource) && rule.verbs.includes(verb)));
 }
 
-describe('init over the CRD corpus', () => {
+/** Each CRD file of a directory becomes a project with a stub and a test per CRD; all of them type-check. */
+function initEach(directory: string, label: string): void {
+  const crdFiles = support.yamlFiles(directory);
   const projects = new Map<string, string>();
 
-  it.each(corpusFiles)('%s becomes a project with a stub and a test per CRD', async (name) => {
-    const out = path.join(root, name.replace(/\.yaml$/, ''));
-    const report = await generator.init({ crds: [path.join(corpus, name)], out });
+  it.each(crdFiles)('%s becomes a project with a stub and a test per CRD', async (name) => {
+    const out = path.join(root, label, name.replace(/\.yaml$/, ''));
+    const report = await generator.init({ crds: [path.join(directory, name)], out });
     projects.set(name, out);
     const files = ps.snapshot(out);
-    const { model } = support.generate([{ path: name, text: fs.readFileSync(path.join(corpus, name), 'utf8') }]);
+    const { model } = support.generate([{ path: name, text: fs.readFileSync(path.join(directory, name), 'utf8') }]);
     const served = model.crds.filter((crd) => crd.versions.length > 0);
     expect(report.stubsAdded).toHaveLength(served.length);
     expect(Object.keys(files).filter((file) => /^test\/.*\.test\.ts$/.test(file))).toHaveLength(served.length);
@@ -166,10 +164,16 @@ describe('init over the CRD corpus', () => {
   });
 
   it('type-checks every generated project (generated code and handler stubs) against the runtime', { timeout: 600_000 }, () => {
-    expect(projects.size).toBe(corpusFiles.length);
+    expect(projects.size).toBe(crdFiles.length);
     expect(ps.typecheckProjects([...projects.values()])).toEqual([]);
   });
+}
+
+describe('init over the generator fixtures', () => {
+  initEach(support.FIXTURES, 'fixtures');
 });
+
+support.describeCorpus((directory) => initEach(directory, 'corpus'));
 
 describe('a new project', () => {
   const crdFile = ps.write(

@@ -36,14 +36,22 @@ describe('loadCrdSources', () => {
     ]);
   });
 
-  it('loads the kopf peering file: two CRDs, two custom resources and an empty document', () => {
-    const text = fs.readFileSync(path.join(support.corpusDirectory(), 'kopf-peering.yaml'), 'utf8');
-    const { crds, notes } = loading.loadCrdSources([{ path: 'crds/kopf-peering.yaml', text }]);
+  it("loads Kopf's peering file: two CRDs, then the two custom resources skipped with a note", () => {
+    const text = fs.readFileSync(path.join(support.REPO_ROOT, 'fixtures/crds/peering.yaml'), 'utf8');
+    const { crds, notes } = loading.loadCrdSources([{ path: 'crds/peering.yaml', text }]);
     expect(crds.map((crd) => crd.documentIndex)).toEqual([0, 1]);
     expect(notes).toEqual([
-      'crds/kopf-peering.yaml, document 2: skipped (ClusterKopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
-      'crds/kopf-peering.yaml, document 3: skipped (KopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
-      'crds/kopf-peering.yaml, document 4: skipped (empty document)',
+      'crds/peering.yaml, document 2: skipped (ClusterKopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
+      'crds/peering.yaml, document 3: skipped (KopfPeering kopf.dev/v1, not a CustomResourceDefinition)',
+    ]);
+  });
+
+  it('loads a file with two CRDs, a custom resource and a trailing empty document', () => {
+    const { crds, notes } = loading.loadCrdSources([support.fixture('releases.yaml')]);
+    expect(crds.map((crd) => crd.documentIndex)).toEqual([0, 1]);
+    expect(notes).toEqual([
+      'fixtures/releases.yaml, document 2: skipped (Release deploy.example.net/v2, not a CustomResourceDefinition)',
+      'fixtures/releases.yaml, document 3: skipped (empty document)',
     ]);
   });
 

@@ -84,15 +84,27 @@ describe('parseDocuments', () => {
     expect(parsing.parseDocuments(text)).toBeUndefined();
   });
 
-  it('reads every file of the CRD corpus on the fast path, with the same data as the yaml package', () => {
-    const directory = support.corpusDirectory();
-    const files = fs.readdirSync(directory).filter((name) => name.endsWith('.yaml'));
-    expect(files.length).toBeGreaterThan(0);
-    for (const name of files) {
-      const text = fs.readFileSync(path.join(directory, name), 'utf8');
-      const parsed = parsing.parseDocuments(text);
-      expect(parsed, name).toBeDefined();
-      expect(parsed, name).toEqual(reference(text));
-    }
+  it('reads the fixtures written like generated CRDs on the fast path, with the same data as the yaml package', () => {
+    // oddities.yaml is left out on purpose: its property names (`-Xms`, `$propertyBag`) take the full parser.
+    const files = support.fixtureFiles().filter((name) => name !== 'oddities.yaml');
+    expect(files).toEqual(expect.arrayContaining(['gadgets.yaml', 'mappings.yaml', 'platforms.yaml', 'releases.yaml']));
+    fastPathReadsAll(support.FIXTURES, files);
+  });
+});
+
+/** Every file is read on the fast path, to the data the `yaml` package reads. */
+function fastPathReadsAll(directory: string, files: readonly string[]): void {
+  expect(files.length).toBeGreaterThan(0);
+  for (const name of files) {
+    const text = fs.readFileSync(path.join(directory, name), 'utf8');
+    const parsed = parsing.parseDocuments(text);
+    expect(parsed, name).toBeDefined();
+    expect(parsed, name).toEqual(reference(text));
+  }
+}
+
+support.describeCorpus((directory) => {
+  it('reads every file of the corpus on the fast path, with the same data as the yaml package', () => {
+    fastPathReadsAll(directory, support.yamlFiles(directory));
   });
 });

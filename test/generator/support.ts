@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { describe, it } from 'vitest';
 import * as yaml from 'yaml';
 import * as loading from '../../generator/loading.js';
 import * as modeling from '../../generator/modeling.js';
@@ -17,12 +18,49 @@ import * as types from '../../generator/emitting/types.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = path.join(REPO_ROOT, 'fixtures/crds/generator');
 
-/** The CRD corpus: `fixtures/crds/corpus` when present, else the shared corpus beside the checkout. */
-export function corpusDirectory(): string {
-  const candidates = [path.join(REPO_ROOT, 'fixtures/crds/corpus'), path.resolve(REPO_ROOT, '../shared/crds')];
-  const found = candidates.find((candidate) => fs.existsSync(candidate) && fs.readdirSync(candidate).some((name) => name.endsWith('.yaml')));
-  if (!found) throw new Error(`no CRD corpus found in ${candidates.join(' or ')}`);
-  return found;
+/** The environment variable that points the external-corpus suites at a directory of real-world CRDs. */
+export const CORPUS_VARIABLE = 'KOPF_GEN_CRD_CORPUS';
+
+/** The title of every suite over the external corpus; when skipped, it says how to run it. */
+export const CORPUS_SUITE = `external CRD corpus (set ${CORPUS_VARIABLE} to run)`;
+
+/** The YAML files of a directory, sorted. */
+export function yamlFiles(directory: string): string[] {
+  return fs
+    .readdirSync(directory)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort();
+}
+
+/**
+ * The external CRD corpus named by `KOPF_GEN_CRD_CORPUS`, or undefined when the variable is not
+ * set: nothing outside the checkout is read unless asked for. A variable that names no directory
+ * of YAML files is a mistake and throws, so a misconfigured run fails instead of skipping.
+ */
+export function externalCorpus(): string | undefined {
+  const value = process.env[CORPUS_VARIABLE];
+  if (value === undefined || value === '') return undefined;
+  const directory = path.resolve(value);
+  if (!fs.existsSync(directory) || !fs.statSync(directory).isDirectory()) throw new Error(`${CORPUS_VARIABLE}=${value}: not a directory`);
+  if (yamlFiles(directory).length === 0) throw new Error(`${CORPUS_VARIABLE}=${value}: the directory has no .yaml file`);
+  return directory;
+}
+
+/**
+ * Declares a suite over the external corpus, titled `CORPUS_SUITE`. Without the variable the suite
+ * is skipped, and holds one placeholder test so that the skip (and its reason) shows in the report.
+ */
+export function describeCorpus(body: (directory: string) => void): void {
+  const corpus = externalCorpus();
+  describe.skipIf(corpus === undefined)(CORPUS_SUITE, () => {
+    if (corpus === undefined) it(`runs when ${CORPUS_VARIABLE} names a directory of CRD YAML files`, () => {});
+    else body(corpus);
+  });
+}
+
+/** The repository's own generator fixtures (`fixtures/crds/generator/*.yaml`), sorted. */
+export function fixtureFiles(): string[] {
+  return yamlFiles(FIXTURES);
 }
 
 /** Reads a fixture file as a loader input. */

@@ -1,7 +1,7 @@
 /**
  * kopf-gen with both TypeScript majors. The generator uses the compiler API of a pinned 5.x, while
  * a user's `npm install typescript` now brings 7.x, the native compiler without that API. A project
- * generated from the Kopf example CRD and a large corpus CRD (cert-manager's ClusterIssuer) must
+ * generated from the Kopf example CRD and a large CRD (the synthetic `platforms.yaml` fixture) must
  * type-check without a diagnostic under both compilers, each called by explicit path; and with the
  * project's own `typescript` being 7.x, `kopf-gen generate` must still work (the generator resolves
  * its own 5.x) and `npm run typecheck` must run the 7.x `tsc`.
@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as demo from '../../scripts/demo.js';
 import * as support from './support.js';
 
-const CRDS = [path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml'), path.join(support.corpusDirectory(), 'cert-manager-clusterissuers.yaml')];
+const CRDS = [path.join(demo.CHECKOUT, 'fixtures/crds/kopfexamples.yaml'), path.join(support.FIXTURES, 'platforms.yaml')];
 
 /** Runs a command to completion (killed after `timeoutMs`); resolves to its exit code and output. */
 function run(command: string, args: readonly string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
@@ -82,10 +82,10 @@ describe('a generated project with TypeScript 5.9 and TypeScript 7', () => {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('generates both kinds, the corpus one large', () => {
+  it('generates both kinds, the synthetic one large', () => {
     const generated = snapshot(path.join(project, 'src/generated'));
-    expect(Object.keys(generated)).toEqual(expect.arrayContaining(['kopfexamples.kopf.dev.v1.ts', 'clusterissuers.cert-manager.io.v1.ts']));
-    expect(generated['clusterissuers.cert-manager.io.v1.ts']!.length).toBeGreaterThan(50_000);
+    expect(Object.keys(generated)).toEqual(expect.arrayContaining(['kopfexamples.kopf.dev.v1.ts', 'platforms.big.example.com.v1.ts']));
+    expect(generated['platforms.big.example.com.v1.ts']!.length).toBeGreaterThan(50_000);
   });
 
   it.each([

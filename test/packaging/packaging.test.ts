@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as demo from '../../scripts/demo.js';
+import { requireKubectl } from '../support/kubectl.js';
 import { childEnv, run, until } from '../support/processes.js';
 
 const CHECKOUT = demo.CHECKOUT;
@@ -193,6 +194,7 @@ describe('the packed packages, installed from their tarballs as a user would', (
         'or compile the operator and run the .js file\n',
     );
 
+    const binary = requireKubectl();
     const kubeconfig = path.join(work, 'kubeconfig');
     const devcluster = spawn(
       process.execPath,
@@ -226,7 +228,7 @@ describe('the packed packages, installed from their tarballs as a user would', (
 
     const kubectl = async (...args: string[]): Promise<string> =>
       (
-        await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
+        await promisify(execFile)(binary, ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
           encoding: 'utf8',
           timeout: 20_000,
         })

@@ -12,9 +12,9 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { kubectlMissing } from '../../support/kubectl.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-const INSTALL_HINT = 'run scripts/install-kubectl.sh from the repository root to install it';
 
 /** One kubectl build: its label for test titles and its path, or why it could not be found. */
 export interface KubectlBinary {
@@ -55,9 +55,9 @@ export function findKubectls(): KubectlBinary[] {
   return [describeBinary('1.20', legacyPath()), describeBinary('newest', newestPath())];
 }
 
-/** Throws a descriptive error when the binary is missing; returns its path otherwise. */
+/** Throws an error whose first line names the install script when the binary is missing; returns its path otherwise. */
 export function requireBinary(binary: KubectlBinary): string {
-  if (!binary.path) throw new Error(`${binary.label}: ${binary.problem ?? 'not found'}; ${INSTALL_HINT}`);
+  if (!binary.path) throw kubectlMissing(`${binary.label}: ${binary.problem ?? 'not found'}`);
   return binary.path;
 }
 

@@ -2,8 +2,6 @@
  * The schema → TypeScript mapping rules, one focused schema each, then type-level checks that
  * compile small programs against emitted modules (`@ts-expect-error` lines prove what must fail).
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as support from '../support.js';
 
@@ -196,6 +194,60 @@ describe('names', () => {
   });
 });
 
+describe('the mappings fixture, one property per mapping row', () => {
+  const [module] = support.generate([support.fixture('mappings.yaml')]).modules;
+  const text = module!.text;
+  const spec = support.declarationOf(text, 'MappingSpec');
+
+  it.each([
+    ['a required string', '  name: string;'],
+    ['a required integer', '  replicas: number;'],
+    ['a number', '  ratio?: number;'],
+    ['a string enum, with odd literals', '  colour?: "red" | "green" | "blue-ish" | "with space";'],
+    ['an integer enum', '  level?: 1 | 2 | 3;'],
+    ['a nullable enum', '  nullableEnum?: "on" | "off" | null;'],
+    ['a nullable string', '  nickname?: string | null;'],
+    ['int-or-string', '  port?: number | string;'],
+    ['nullable int-or-string', '  maxUnavailable?: number | string | null;'],
+    ['a map of int-or-string quantities', '  quantities?: {\n    [key: string]: number | string;\n  };'],
+    ['an untyped node preserving unknown fields', '  values?: unknown;'],
+    ['an open object with known fields', '  config?: MappingSpecConfig;'],
+    ['an open object without fields', '  opaque?: {\n    [key: string]: unknown;\n  };'],
+    ['a closed object without fields', '  empty?: Record<string, never>;'],
+    ['an open embedded resource', '  template?: KubernetesObject & {\n    [key: string]: unknown;\n  };'],
+    ['a nullable embedded resource with a schema', '  service?: MappingSpecService | null;'],
+    ['a map of objects', '  endpoints?: {\n    [key: string]: MappingSpecEndpoints;\n  };'],
+    ['a map of lists of lists', '  matrix?: {\n    [key: string]: number[][];\n  };'],
+    ['a defaulted enum, never optional', '  mode: "Auto" | "Manual";'],
+    ['a defaulted object, never optional', '  selector: MappingSpecSelector;'],
+    ['a set', '  tags?: string[];'],
+    ['a list keyed by name', '  containers?: MappingSpecContainers[];'],
+    ['a list of lists of objects', '  grid?: MappingSpecGrid[][];'],
+    ['a string whose allOf only validates', '  schedule?: string;'],
+  ])('%s', (_, line) => {
+    expect(spec).toContain(line);
+  });
+
+  it('keeps descriptions from closing the comment or starting a tag', () => {
+    expect(text).toContain('contain *\\/ which must not end');
+    expect(text).toContain('and \\@deprecated or \\@internal which');
+    expect(text).toContain('a closing *\\/ in the middle, a /* opening, an \\@param and an e-mail such as ops@example.org');
+    expect(text.match(/\*\//g)).toHaveLength(text.match(/\/\*\*/g)!.length);
+  });
+
+  it('declares an embedded resource with a schema as its members on top of the object envelope', () => {
+    expect(support.declarationOf(text, 'MappingSpecService')).toContain(
+      'export type MappingSpecService = KubernetesObject & {\n  spec?: MappingSpecServiceSpec;\n};',
+    );
+  });
+
+  it('makes a defaulted field of a map value required, and keeps CEL rules as documentation', () => {
+    expect(support.declarationOf(text, 'MappingSpecEndpoints')).toContain('  host: string;\n  /** @default 1 */\n  weight: number;');
+    expect(support.declarationOf(text, 'MappingSpecBackend')).toContain('  service?: string;');
+    expect(support.declarationOf(text, 'MappingSpecBackend')).toContain('- `has(self.service) != has(self.url)` — set exactly one of service and url');
+  });
+});
+
 describe('modules', () => {
   it('emits a separate module per served version and skips versions that are not served', () => {
     const { modules, notes } = support.generate([support.fixture('gadgets.yaml')]);
@@ -207,11 +259,13 @@ describe('modules', () => {
     expect(notes).toContain('fixtures/gadgets.yaml, document 0: skipped version v1alpha1 of Gadget (not served)');
   });
 
-  it('skips the non-served versions of the gateway-api TLSRoute CRD', () => {
-    const text = fs.readFileSync(path.join(support.corpusDirectory(), 'gateway-api-tlsroutes.yaml'), 'utf8');
-    const { modules, notes } = support.generate([{ path: 'crds/tlsroutes.yaml', text }]);
-    expect(modules.map((module) => module.version)).toEqual(['v1']);
-    expect(notes.filter((note) => note.includes('not served'))).toHaveLength(2);
+  it('skips the versions no longer served of a long-lived CRD, and keeps the served ones in order', () => {
+    const { modules, notes } = support.generate([support.fixture('releases.yaml')]);
+    expect(modules.filter((module) => module.kind === 'Release').map((module) => module.version)).toEqual(['v2', 'v2beta1', 'v1']);
+    expect(notes.filter((note) => note.includes('not served'))).toEqual([
+      'fixtures/releases.yaml, document 0: skipped version v1beta1 of Release (not served)',
+      'fixtures/releases.yaml, document 0: skipped version v1alpha1 of Release (not served)',
+    ]);
   });
 
   it('describes cluster-scoped kinds as not namespaced', () => {

@@ -27,6 +27,7 @@ import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import * as leadership from '../../../../runtime/core/engines/leadership.js';
 import * as leases from '../../../../runtime/core/engines/leases.js';
+import { requireKubectl } from '../../../support/kubectl.js';
 import { RecordingLogger, tempDir } from '../../cogs/client/helpers.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
@@ -36,10 +37,11 @@ type Json = Record<string, unknown>;
 
 /** Runs kubectl (asynchronously: the devcluster answers it from this process). */
 async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+  const binary = requireKubectl();
   const run = promisify(childprocess.execFile);
-  if (input === undefined) return (await run('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
+  if (input === undefined) return (await run(binary, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
   return await new Promise<string>((resolve, reject) => {
-    const child = childprocess.execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (error, stdout) =>
+    const child = childprocess.execFile(binary, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 30_000 }, (error, stdout) =>
       error ? reject(error) : resolve(stdout),
     );
     child.stdin!.end(input);
