@@ -232,7 +232,7 @@ export type {
   SubhandlerFn,
 } from './core/reactor/subhandling.js';
 // The typed forms handlers get in their arguments (`({ subhandler }) => …`).
-export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
+export type { Subhandler, Register, Execute, SubhandlerRegistry } from './core/intents/callbacks.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
 export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
