@@ -13,20 +13,20 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as clocks from '../../cogs/aio/clocks.js';
-import * as api from '../../cogs/client/api.js';
-import * as credentials from '../../cogs/client/credentials.js';
-import * as settingsModule from '../../cogs/configs/settings.js';
-import type * as loggers from '../../cogs/structs/loggers.js';
-import type * as references from '../../cogs/structs/references.js';
-import * as logging from '../actions/logging.js';
-import * as activities from '../engines/activities.js';
-import * as identities from '../engines/identities.js';
-import * as peering from '../engines/peering.js';
-import * as memos from '../intents/memos.js';
-import * as insights from './insights.js';
+import * as clocks from '../cogs/aio/clocks.js';
+import * as api from '../cogs/client/api.js';
+import * as credentials from '../cogs/client/credentials.js';
+import * as settingsModule from '../cogs/configs/settings.js';
+import type * as loggers from '../cogs/structs/loggers.js';
+import type * as references from '../cogs/structs/references.js';
+import * as logging from '../core/actions/logging.js';
+import * as activities from '../core/engines/activities.js';
+import * as identities from '../core/engines/identities.js';
+import * as peering from '../core/engines/peering.js';
+import * as memos from '../core/intents/memos.js';
+import * as insights from '../core/reactor/insights.js';
 import * as launching from './launching.js';
-import * as peerings from './peerings.js';
+import * as peerings from '../core/reactor/peerings.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
