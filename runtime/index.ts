@@ -237,7 +237,7 @@ export type { Subhandler, Register, Execute, SubhandlerRegistry } from './core/i
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
 export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
-export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
+export type { StopFlag, ReadyFlag } from './core/reactor/running.js';
 export { ActivityError } from './core/engines/activities.js';
 // The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
 export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/endpoints.js';

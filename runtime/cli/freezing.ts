@@ -24,9 +24,8 @@ import * as activities from '../core/engines/activities.js';
 import * as identities from '../core/engines/identities.js';
 import * as peering from '../core/engines/peering.js';
 import * as memos from '../core/intents/memos.js';
-import * as insights from '../core/reactor/insights.js';
+import * as observation from '../core/reactor/observation.js';
 import * as launching from './launching.js';
-import * as peerings from '../core/reactor/peerings.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
@@ -97,11 +96,11 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
   try {
     const discovered = await client.scanResources(['kopf.dev', 'zalando.org'], { signal });
-    const names = peerings.peeringBackbone(options.clusterwide);
-    const resources = names.map((name) => insights.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
+    const names = observation.peeringBackbone(options.clusterwide);
+    const resources = names.map((name) => observation.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
     if (resources.length === 0) {
       throw new PeeringResourceMissingError(
-        `The cluster has no peering resource (${insights.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
+        `The cluster has no peering resource (${observation.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
       );
     }
     const namespaces = options.clusterwide ? [null] : options.namespaces;

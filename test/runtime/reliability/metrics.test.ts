@@ -16,7 +16,7 @@ import { EndpointBindError, EndpointUrlError } from '../../../runtime/core/engin
 import type { DaemonStopped } from '../../../runtime/core/intents/stoppers.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { parseRunArgs, UsageError } from '../../../runtime/cli/launching.js';
-import { OperatorMetrics } from '../../../runtime/core/reactor/metrics.js';
+import { OperatorMetrics } from '../../../runtime/core/reactor/reporting.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { parseExposition, metricValue } from '../core/reactor/exposition.js';
