@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
 import * as errors from '../../generator/errors.js';
-import * as validating from '../../generator/validating.js';
 import * as support from './support.js';
 
 function loadError(text: string, file = 'crds/bad.yaml'): errors.GeneratorError {
