@@ -3,8 +3,7 @@
  * registry on every request so that CRD establishment and deletion show up at once.
  */
 import type * as resources from '../api/resources.js';
-
-type JsonObject = { [key: string]: unknown };
+import type { JsonObject } from '../json.js';
 
 export function versionInfo(version: string): JsonObject {
   const m = /^v(\d+)\.(\d+)/.exec(version);
