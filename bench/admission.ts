@@ -48,7 +48,7 @@ import * as operatorBench from './operator.js';
 import * as processes from './processes.js';
 import * as report from './report.js';
 import { makeResource } from '../runtime/cogs/structs/references.js';
-import { OperatorMetrics } from '../runtime/core/reactor/metrics.js';
+import { OperatorMetrics } from '../runtime/core/reactor/reporting.js';
 import type * as serve from './serve.js';
 import * as servers from './servers.js';
 

@@ -30,7 +30,7 @@ import type * as referencesModule from '../runtime/cogs/structs/references.js';
 import type * as loggingModule from '../runtime/core/actions/logging.js';
 import type * as indexingModule from '../runtime/core/engines/indexing.js';
 import type * as registryModule from '../runtime/core/intents/registry.js';
-import type * as kwargsModule from '../runtime/core/reactor/kwargs.js';
+import type * as processing from '../runtime/core/reactor/processing.js';
 import type * as onModule from '../runtime/on.js';
 
 /** Apps per namespace: 100 namespaces × 10,000 apps, so 100k objects make 10,000 keys of 10 objects. */
@@ -76,7 +76,7 @@ export async function measure(objects: number, lookups = 1_000_000): Promise<Rec
     compiled<typeof loggingModule>('core/actions/logging.js'),
     compiled<typeof indexingModule>('core/engines/indexing.js'),
     compiled<typeof registryModule>('core/intents/registry.js'),
-    compiled<typeof kwargsModule>('core/reactor/kwargs.js'),
+    compiled<typeof processing>('core/reactor/processing.js'),
     compiled<typeof onModule>('on.js'),
   ]);
   const settings = new settingsMod.OperatorSettings();
@@ -96,7 +96,7 @@ export async function measure(objects: number, lookups = 1_000_000): Promise<Rec
   const event = async (i: number, body: Body | undefined): Promise<void> => {
     const raw = body ?? bodyOf(i, 0, 0);
     const logger = logging.objectLogger({ body: raw, settings, terse: true });
-    const scope: kwargsModule.ResourceScope = {
+    const scope: processing.ResourceScope = {
       resource,
       body: raw,
       view: kwargs.viewOf(raw),

@@ -87,7 +87,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
       .allowUnknownOption()
       .allowExcessArguments()
       .action(async (_args: string[], _opts: unknown, command: Command) => {
-        exitCode = await (await import('../runtime/cli.js')).touchCommand(name, command.args, { output });
+        exitCode = await (await import('../runtime/cli/commands.js')).touchCommand(name, command.args, { output });
       });
   }
 

@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
 import * as logins from '../runtime/cogs/client/logins.js';
-import * as runtimeCli from '../runtime/cli.js';
+import * as runtimeCli from '../runtime/cli/commands.js';
 import type * as outputs from './output.js';
 import * as typescript from './typescript.js';
 

@@ -43,8 +43,8 @@ import * as handling from './server/handling.js';
 import * as requestlog from './server/requestlog.js';
 import * as statuses from './server/statuses.js';
 import * as revisions from './store/revisions.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from './json.js';
+import * as json from './json.js';
 
 export interface DevClusterOptions {
   /** Listening port; 0 picks a free one. */
@@ -587,7 +587,7 @@ function parseDocuments(inputs: (JsonObject | string)[]): JsonObject[] {
     const text = !input.includes('\n') && fs.existsSync(input) ? fs.readFileSync(input, 'utf8') : input;
     for (const doc of YAML.parseAllDocuments(text)) {
       const value = doc.toJS() as unknown;
-      if (objects.isObject(value)) out.push(value);
+      if (json.isObject(value)) out.push(value);
     }
   }
   return out;

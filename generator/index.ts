@@ -20,8 +20,8 @@ import * as scaffolding from './scaffolding.js';
 import * as servers from './servers.js';
 import * as writing from './writing.js';
 
-export { GeneratorError } from './validating.js';
-export type { GeneratorErrorCode, SourceLocation } from './validating.js';
+export { GeneratorError } from './errors.js';
+export type { GeneratorErrorCode, SourceLocation } from './errors.js';
 export { ProjectError } from './projects.js';
 export type { ProjectErrorCode, ProjectConfig } from './projects.js';
 export type { CrdSource } from './inputs.js';

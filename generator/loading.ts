@@ -12,9 +12,9 @@
  * everything else (including every text with an error, so messages are always the package's).
  */
 import * as yaml from 'yaml';
+import * as errors from './errors.js';
 import * as parsing from './parsing.js';
 import * as schemas from './schemas.js';
-import * as validating from './validating.js';
 
 /** One input file: its path (used only in messages) and its text. */
 export interface SourceText {
@@ -45,7 +45,7 @@ const CRD_GROUP = 'apiextensions.k8s.io/';
  *
  * Empty documents and Kubernetes objects of other kinds are skipped with a note.
  *
- * @throws validating.GeneratorError `not-yaml` when a document does not parse, and `not-a-crd`
+ * @throws errors.GeneratorError `not-yaml` when a document does not parse, and `not-a-crd`
  *   when a document is not a Kubernetes object at all or a file holds no CRD.
  */
 export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
@@ -54,7 +54,7 @@ export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
   for (const input of inputs) {
     const found = loadOne(input, notes);
     if (found.length === 0) {
-      throw new validating.GeneratorError('not-a-crd', { file: input.path, documentIndex: 0, jsonPath: '' }, 'the file contains no CustomResourceDefinition');
+      throw new errors.GeneratorError('not-a-crd', { file: input.path, documentIndex: 0, jsonPath: '' }, 'the file contains no CustomResourceDefinition');
     }
     crds.push(...found);
   }
@@ -73,7 +73,7 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
       continue;
     }
     if (!schemas.isRecord(data)) {
-      throw new validating.GeneratorError(
+      throw new errors.GeneratorError(
         'not-a-crd',
         where,
         `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`,
@@ -82,7 +82,7 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
     const apiVersion = schemas.own(data, 'apiVersion');
     const kind = schemas.own(data, 'kind');
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
-      throw new validating.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
+      throw new errors.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
     }
     if (kind !== 'CustomResourceDefinition' || !apiVersion.startsWith(CRD_GROUP)) {
       notes.push(`${input.path}, document ${index}: skipped (${kind} ${apiVersion}, not a CustomResourceDefinition)`);
@@ -112,12 +112,12 @@ function* documentsOf(input: SourceText): Generator<unknown> {
     const problem = document.errors[0];
     if (problem) {
       const at = ` (${linePosition(input.text, problem.pos[0])})`;
-      throw new validating.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
+      throw new errors.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
     }
     try {
       yield document.toJS({ maxAliasCount: 1000 });
     } catch (error) {
-      throw new validating.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
+      throw new errors.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
     }
   }
 }

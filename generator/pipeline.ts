@@ -33,7 +33,7 @@ export interface Checked {
 /**
  * Loads and validates CRD sources (the stages that can reject input).
  *
- * @throws validating.GeneratorError on the first unusable document (file, document index, JSON path).
+ * @throws GeneratorError on the first unusable document (file, document index, JSON path).
  * @throws projects.ProjectError `duplicate-crd` when two documents define the same CRD.
  */
 export function check(sources: readonly loading.SourceText[]): Checked {

@@ -12,57 +12,9 @@
  * the rest). loading.ts raises the two errors that happen before a document is a CRD
  * (`not-yaml`, `not-a-crd`); this module raises the others.
  */
+import * as errors from './errors.js';
 import type * as loading from './loading.js';
 import * as schemas from './schemas.js';
-
-/** Why the generator refused its input. */
-export type GeneratorErrorCode =
-  | 'not-yaml'
-  | 'not-a-crd'
-  | 'unsupported-version'
-  | 'invalid-crd'
-  | 'no-schema'
-  | 'non-structural'
-  | 'ref-not-allowed'
-  | 'unknown-type';
-
-/** Where in the input a problem is. */
-export interface SourceLocation {
-  /** The source path as given to the loader. */
-  readonly file: string;
-  /** 0-based index of the YAML document in the file. */
-  readonly documentIndex: number;
-  /** Rendered JSON path inside the document (`''` for the document as a whole). */
-  readonly jsonPath: string;
-}
-
-/**
- * A problem with the generator's input. The message always names the file, the document index and
- * the JSON path, e.g. `crds/widget.yaml, document 2, spec.versions[0].schema.openAPIV3Schema
- * .properties.spec.properties.size: unknown type "integr"`.
- */
-export class GeneratorError extends Error implements SourceLocation {
-  override readonly name = 'GeneratorError';
-  readonly file: string;
-  readonly documentIndex: number;
-  readonly jsonPath: string;
-  /** The problem without its location. */
-  readonly detail: string;
-
-  constructor(
-    readonly code: GeneratorErrorCode,
-    where: SourceLocation,
-    detail: string,
-    options?: ErrorOptions,
-  ) {
-    const place = where.jsonPath ? `${where.file}, document ${where.documentIndex}, ${where.jsonPath}` : `${where.file}, document ${where.documentIndex}`;
-    super(`${place}: ${detail}`, options);
-    this.file = where.file;
-    this.documentIndex = where.documentIndex;
-    this.jsonPath = where.jsonPath;
-    this.detail = detail;
-  }
-}
 
 const MAX_DEPTH = 128;
 const FORBIDDEN_IN_JUNCTORS = ['type', 'description', 'default', 'additionalProperties', 'nullable', 'title'];
@@ -75,8 +27,8 @@ const FORBIDDEN_IN_JUNCTORS = ['type', 'description', 'default', 'additionalProp
  *   version without `schema.openAPIV3Schema`), `non-structural`, `ref-not-allowed`, `unknown-type`.
  */
 export function validateCrd(loaded: loading.LoadedCrd): void {
-  const fail = (code: GeneratorErrorCode, jsonPath: string, detail: string): never => {
-    throw new GeneratorError(code, { file: loaded.file, documentIndex: loaded.documentIndex, jsonPath }, detail);
+  const fail = (code: errors.GeneratorErrorCode, jsonPath: string, detail: string): never => {
+    throw new errors.GeneratorError(code, { file: loaded.file, documentIndex: loaded.documentIndex, jsonPath }, detail);
   };
   const doc = loaded.document;
   const apiVersion = schemas.own(doc, 'apiVersion');
@@ -119,7 +71,7 @@ export function validateCrd(loaded: loading.LoadedCrd): void {
   });
 }
 
-type Fail = (code: GeneratorErrorCode, jsonPath: string, detail: string) => never;
+type Fail = (code: errors.GeneratorErrorCode, jsonPath: string, detail: string) => never;
 
 /** A node's rendered JSON path, built only when a check fails (most nodes never need it). */
 type At = () => string;

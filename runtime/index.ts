@@ -232,12 +232,12 @@ export type {
   SubhandlerFn,
 } from './core/reactor/subhandling.js';
 // The typed forms handlers get in their arguments (`({ subhandler }) => …`).
-export type { Subhandler, Register, Execute } from './core/intents/subhandlers.js';
+export type { Subhandler, Register, Execute, SubhandlerRegistry } from './core/intents/callbacks.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
 export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
-export type { StopFlag, ReadyFlag } from './core/reactor/stopping.js';
+export type { StopFlag, ReadyFlag } from './core/reactor/running.js';
 export { ActivityError } from './core/engines/activities.js';
 // The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
 export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/endpoints.js';
@@ -271,8 +271,8 @@ export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli.js';
-export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli.js';
+export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli/commands.js';
+export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli/commands.js';
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {
@@ -327,8 +327,8 @@ export type {
 } from './kits/hierarchies.js';
 
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
-export { KopfRunner, RunnerTimeoutError } from './kits/runner.js';
-export type { KopfRunnerOptions } from './kits/runner.js';
+export { KopfRunner, RunnerTimeoutError } from './cli/runner.js';
+export type { KopfRunnerOptions } from './cli/runner.js';
 
 /** Progress and diff-base storages (R-STORAGE-1/3/13): set them in `settings.persistence`. */
 export {

@@ -15,6 +15,6 @@
  * await clock.advance(10 * 60_000);
  */
 export * from '../devcluster/testing.js';
-export { KopfRunner, RunnerTimeoutError } from '../runtime/kits/runner.js';
-export type { KopfRunnerOptions } from '../runtime/kits/runner.js';
+export { KopfRunner, RunnerTimeoutError } from '../runtime/cli/runner.js';
+export type { KopfRunnerOptions } from '../runtime/cli/runner.js';
 export { VirtualClock } from '../runtime/cogs/aio/clocks.js';

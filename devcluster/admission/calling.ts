@@ -9,9 +9,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
-import * as objects from '../api/objects.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** The `User-Agent` of a real API server's admission calls. */
 export const ADMISSION_USER_AGENT = 'kube-apiserver-admission';
@@ -35,7 +34,7 @@ interface Target {
 }
 
 function targetOf(spec: JsonObject, opts: CallOptions): Target {
-  const cc = objects.isObject(spec['clientConfig']) ? spec['clientConfig'] : {};
+  const cc = json.isObject(spec['clientConfig']) ? spec['clientConfig'] : {};
   const ca = typeof cc['caBundle'] === 'string' && cc['caBundle'] ? Buffer.from(cc['caBundle'], 'base64').toString('utf8') : undefined;
   const timeout = Number(spec['timeoutSeconds'] ?? 10);
   if (typeof cc['url'] === 'string') {
@@ -43,7 +42,7 @@ function targetOf(spec: JsonObject, opts: CallOptions): Target {
     url.searchParams.set('timeout', `${timeout}s`);
     return { url, servername: undefined, ca };
   }
-  const svc = objects.isObject(cc['service']) ? cc['service'] : {};
+  const svc = json.isObject(cc['service']) ? cc['service'] : {};
   const ns = String(svc['namespace'] ?? '');
   const name = String(svc['name'] ?? '');
   const port = Number(svc['port'] ?? 443);
@@ -95,7 +94,7 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
         }
         try {
           const parsed = JSON.parse(text) as unknown;
-          resolve(objects.isObject(parsed) ? { ok: true, response: parsed } : { ok: false, detail: 'received invalid webhook response: not an object' });
+          resolve(json.isObject(parsed) ? { ok: true, response: parsed } : { ok: false, detail: 'received invalid webhook response: not an object' });
         } catch (err) {
           resolve({ ok: false, detail: `received invalid webhook response: ${err instanceof Error ? err.message : String(err)}` });
         }

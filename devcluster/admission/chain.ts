@@ -12,8 +12,8 @@ import * as jsonpatch from '../patching/jsonpatch.js';
 import * as statuses from '../server/statuses.js';
 import * as calling from './calling.js';
 import * as matching from './matching.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 const MUTATING = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
 const VALIDATING = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
@@ -67,7 +67,7 @@ export class WebhookAdmission implements core.Admission {
     for (const hook of hooks) {
       const before = obj;
       obj = await this.callOne(hook, { ...attrs, object: obj }, warnings, true);
-      const changed = !objects.deepEqual(before, obj);
+      const changed = !json.deepEqual(before, obj);
       if (changed) for (const r of ranIfNeeded) r.changedAfter = true;
       if (hook.spec['reinvocationPolicy'] === 'IfNeeded') ranIfNeeded.push({ hook, changedAfter: false });
     }
@@ -101,14 +101,14 @@ export class WebhookAdmission implements core.Admission {
     };
     if (!result.ok) return fail(result.detail);
     const res = result.response;
-    const response = objects.isObject(res['response']) ? res['response'] : undefined;
+    const response = json.isObject(res['response']) ? res['response'] : undefined;
     if (res['apiVersion'] !== 'admission.k8s.io/v1' || res['kind'] !== 'AdmissionReview' || !response) {
       return fail(`received invalid webhook response: expected apiVersion "admission.k8s.io/v1" and kind "AdmissionReview" with a response`);
     }
     if (response['uid'] !== uid) return fail(`received invalid webhook response: expected response.uid="${uid}", got "${String(response['uid'] ?? '')}"`);
     if (Array.isArray(response['warnings'])) for (const w of response['warnings']) warnings.push(String(w));
     if (response['allowed'] !== true) {
-      const status = objects.isObject(response['status']) ? response['status'] : {};
+      const status = json.isObject(response['status']) ? response['status'] : {};
       const code = typeof status['code'] === 'number' && status['code'] >= 400 ? status['code'] : 400;
       const why = status['message'] ? `: ${String(status['message'])}` : status['reason'] ? `: ${String(status['reason'])}` : ' without explanation';
       throw new statuses.ApiError(code, (status['reason'] as statuses.StatusReason | undefined) ?? '', `admission webhook "${name}" denied the request${why}`);
@@ -122,7 +122,7 @@ export class WebhookAdmission implements core.Admission {
     try {
       const ops = jsonpatch.parseJsonPatch(JSON.parse(Buffer.from(String(patch), 'base64').toString('utf8')));
       const patched = jsonpatch.applyJsonPatch(attrs.object, ops);
-      if (!objects.isObject(patched)) throw new Error('the patched object is not an object');
+      if (!json.isObject(patched)) throw new Error('the patched object is not an object');
       return patched;
     } catch (err) {
       throw statuses.internal(`failed to apply the patch of webhook "${name}": ${err instanceof Error ? err.message : String(err)}`);

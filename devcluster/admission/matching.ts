@@ -7,8 +7,8 @@ import * as objects from '../api/objects.js';
 import type * as core from '../api/core.js';
 import type * as resources from '../api/resources.js';
 import * as selectors from '../meta/selectors.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export interface Webhook {
   /** `metadata.name` of the configuration (ordering key, D-ADM-5). */
@@ -51,7 +51,7 @@ function ruleVersion(rule: JsonObject, attrs: core.AdmissionAttributes, equivale
 
 function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
   if (selector === undefined || selector === null) return true;
-  if (objects.isObject(selector) && Object.keys(selector).length === 0) return true;
+  if (json.isObject(selector) && Object.keys(selector).length === 0) return true;
   try {
     return selectors.matchesLabels(selectors.labelSelectorFromObject(selector), labels);
   } catch {

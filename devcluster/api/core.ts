@@ -6,7 +6,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { Ids } from '../ids.js';
-import type { Store, JsonObject } from '../store/revisions.js';
+import type { JsonObject } from '../json.js';
+import type { Store } from '../store/revisions.js';
 import type { Registry, ResourceType } from './resources.js';
 import type { FieldValidation } from './options.js';
 

@@ -10,15 +10,15 @@ import * as statuses from '../server/statuses.js';
 import type * as core from './core.js';
 import * as objects from './objects.js';
 import * as writes from './writes.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** Namespace existence and lifecycle checks for creating namespaced objects (D-VERB-11). */
 export function checkNamespace(c: core.Core, req: core.WriteRequest, name: string): void {
   if (!req.type.namespaced || !req.namespace) return;
   const ns = c.store.get('namespaces', req.namespace);
   if (!ns) throw statuses.namespaceNotFound(req.namespace);
-  const phase = objects.isObject(ns['status']) ? (ns['status'] as JsonObject)['phase'] : undefined;
+  const phase = json.isObject(ns['status']) ? (ns['status'] as JsonObject)['phase'] : undefined;
   if (phase === 'Terminating') {
     throw statuses.forbidden(
       `${statuses.qualifiedResource(writes.identOf(req.type))} "${name}" is forbidden: unable to create new content in namespace ${req.namespace} because it is being terminated`,

@@ -16,8 +16,8 @@ import * as validation from '../crds/validation.js';
 import * as statuses from '../server/statuses.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export interface CustomTypeOptions {
   /** Evaluate CEL rules. */
@@ -62,7 +62,7 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
         requireResourceVersion: true,
         deleteReturnsObject: false,
         listSemantics: listsemantics.listSemanticsOf(schema),
-        generation: (old, next) => !objects.deepEqual(withoutMetaAndStatus(old, hasStatus), withoutMetaAndStatus(next, hasStatus)),
+        generation: (old, next) => !json.deepEqual(withoutMetaAndStatus(old, hasStatus), withoutMetaAndStatus(next, hasStatus)),
         normalize,
         prepareForCreate(obj) {
           if (!hasStatus) return obj;

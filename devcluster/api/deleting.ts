@@ -9,8 +9,7 @@ import type * as core from './core.js';
 import * as objects from './objects.js';
 import type * as options from './options.js';
 import * as writes from './writes.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 export const FOREGROUND = 'foregroundDeletion';
 export const ORPHAN = 'orphan';

@@ -8,8 +8,7 @@ import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';
 import * as objects from './objects.js';
 import type * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 export interface ObjectFilter {
   readonly namespace: string | undefined;

@@ -2,17 +2,12 @@
  * Small helpers over stored objects (plain JSON): metadata access, deep copies and comparisons,
  * and the conversion between the stored form and the form served by one resource type.
  */
-import type { JsonObject } from '../store/revisions.js';
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 import * as resources from './resources.js';
 
-export type { JsonObject };
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 export function metaOf(obj: JsonObject): JsonObject {
-  return isObject(obj['metadata']) ? obj['metadata'] : {};
+  return json.isObject(obj['metadata']) ? obj['metadata'] : {};
 }
 
 /** A string member of `metadata`; values of another type (rejected by validation) read as empty. */
@@ -35,7 +30,7 @@ export function rvOf(obj: JsonObject): string {
 }
 export function labelsOf(obj: JsonObject): Record<string, string> {
   const l = metaOf(obj)['labels'];
-  return isObject(l) ? (l as Record<string, string>) : {};
+  return json.isObject(l) ? (l as Record<string, string>) : {};
 }
 export function finalizersOf(obj: JsonObject): string[] {
   const f = metaOf(obj)['finalizers'];
@@ -44,30 +39,6 @@ export function finalizersOf(obj: JsonObject): string[] {
 
 export function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
-
-/** Structural equality of JSON values; members whose value is `undefined` count as absent. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    if (a.length !== bb.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], bb[i])) return false;
-    return true;
-  }
-  const ao = a as JsonObject;
-  const bo = b as JsonObject;
-  let defined = 0;
-  for (const k of Object.keys(ao)) {
-    const v = ao[k];
-    if (v === undefined) continue;
-    defined++;
-    if (!Object.hasOwn(bo, k) || !deepEqual(v, bo[k])) return false;
-  }
-  for (const k of Object.keys(bo)) if (bo[k] !== undefined) defined--;
-  return defined === 0;
 }
 
 /** Returns a copy with `metadata` replaced by the result of `fn` on a copy of it. */
@@ -80,7 +51,7 @@ export function withMeta(obj: JsonObject, fn: (meta: JsonObject) => void): JsonO
 /** Drops empty optional metadata members, as the API serialises them (D-WIRE-19). */
 export function compactMeta(meta: JsonObject): void {
   for (const k of ['labels', 'annotations']) {
-    if (isObject(meta[k]) && Object.keys(meta[k] as JsonObject).length === 0) delete meta[k];
+    if (json.isObject(meta[k]) && Object.keys(meta[k] as JsonObject).length === 0) delete meta[k];
   }
   for (const k of ['finalizers', 'ownerReferences', 'managedFields']) {
     if (Array.isArray(meta[k]) && (meta[k] as unknown[]).length === 0) delete meta[k];
@@ -135,7 +106,7 @@ export function getPath(obj: unknown, path: string): unknown {
   const parts = path.replace(/^\./, '').split('.').filter(Boolean);
   let cur: unknown = obj;
   for (const p of parts) {
-    if (!isObject(cur)) return undefined;
+    if (!json.isObject(cur)) return undefined;
     cur = cur[p];
   }
   return cur;
@@ -151,7 +122,7 @@ export function setPath(obj: JsonObject, path: string, value: unknown): JsonObje
       cur[p] = value;
       return;
     }
-    const next = isObject(cur[p]) ? { ...(cur[p] as JsonObject) } : {};
+    const next = json.isObject(cur[p]) ? { ...(cur[p] as JsonObject) } : {};
     cur[p] = next;
     cur = next;
   });

@@ -12,8 +12,7 @@ import type * as filters from './filters.js';
 import * as objects from './objects.js';
 import * as options from './options.js';
 import * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 function tooLargeRv(requested: number, current: number): statuses.ApiError {
   return new statuses.ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {

@@ -15,7 +15,7 @@ import type * as fielderrors from '../meta/fielderrors.js';
 import type * as names from '../meta/names.js';
 import type * as strategic from '../patching/strategic.js';
 import type * as apply from '../patching/apply.js';
-import type { JsonObject } from '../store/revisions.js';
+import type { JsonObject } from '../json.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 

@@ -9,8 +9,8 @@ import * as merge from '../patching/merge.js';
 import * as statuses from '../server/statuses.js';
 import * as objects from './objects.js';
 import type * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export function scaleOf(type: resources.ResourceType, stored: JsonObject): JsonObject {
   const spec = type.scale!;
@@ -22,7 +22,7 @@ export function scaleOf(type: resources.ResourceType, stored: JsonObject): JsonO
   if (spec.labelSelectorPath) {
     const sel = objects.getPath(stored, spec.labelSelectorPath);
     if (typeof sel === 'string') status['selector'] = sel;
-    else if (objects.isObject(sel)) status['selector'] = selectors.labelSelectorToString(sel as never);
+    else if (json.isObject(sel)) status['selector'] = selectors.labelSelectorToString(sel as never);
   }
   const m = objects.metaOf(stored);
   const metadata: JsonObject = { name: m['name'], uid: m['uid'], resourceVersion: m['resourceVersion'], creationTimestamp: m['creationTimestamp'] };
@@ -46,8 +46,8 @@ export function desiredScale(
       throw err;
     }
   }
-  if (!objects.isObject(next)) throw statuses.badRequest('the body of the request is not a Scale object');
-  const replicas = objects.isObject(next['spec']) ? (next['spec'] as JsonObject)['replicas'] : undefined;
+  if (!json.isObject(next)) throw statuses.badRequest('the body of the request is not a Scale object');
+  const replicas = json.isObject(next['spec']) ? (next['spec'] as JsonObject)['replicas'] : undefined;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw statuses.badRequest('spec.replicas: Required value');
   const rv = objects.rvOf(next);
   return { replicas, resourceVersion: rv || undefined };

@@ -6,8 +6,7 @@
  */
 import * as objects from './objects.js';
 import type * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 const DEFAULT_COLUMNS: resources.ColumnDefinition[] = [
   {

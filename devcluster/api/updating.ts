@@ -17,8 +17,8 @@ import * as creating from './creating.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
 import * as writes from './writes.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** How the new state is derived from the current one (PUT body or a patch). */
 export type Mutation =
@@ -44,7 +44,7 @@ export async function update(c: core.Core, req: core.WriteRequest, mutation: Mut
     body = writes.normalizeBody(req, body);
   }
   const jsonOps = mutation.kind === 'patch' && mutation.type === 'json-patch' ? parseJsonPatch(mutation.patch) : undefined;
-  if (mutation.kind === 'patch' && mutation.type === 'merge-patch' && !objects.isObject(mutation.patch)) {
+  if (mutation.kind === 'patch' && mutation.type === 'merge-patch' && !json.isObject(mutation.patch)) {
     throw statuses.badRequest('the patch is not a JSON object: json: cannot unmarshal into Go value of type map[string]interface {}');
   }
   for (let attempt = 0; ; attempt++) {
@@ -186,7 +186,7 @@ async function attemptUpdate(
     req.warnings,
   );
   // Without mutating webhooks the chain hands back the object it was given.
-  if (mutated && mutated !== candidateExternal && !objects.deepEqual(mutated, objects.toExternal(type, candidate))) {
+  if (mutated && mutated !== candidateExternal && !json.deepEqual(mutated, objects.toExternal(type, candidate))) {
     candidate = writes.redefault(req, type.strategy.toStorage ? type.strategy.toStorage(mutated) : mutated);
     candidate = carrySystemMeta(candidate, storedBefore, ident, name);
   }
@@ -270,7 +270,7 @@ function patchObject(
       }
       break;
   }
-  if (!objects.isObject(result)) throw statuses.badRequest('the patch produced a value that is not an object');
+  if (!json.isObject(result)) throw statuses.badRequest('the patch produced a value that is not an object');
   return result;
 }
 

@@ -13,8 +13,7 @@ import type * as filters from './filters.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
 import * as tables from './tables.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

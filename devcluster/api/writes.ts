@@ -12,8 +12,8 @@ import * as revisions from '../store/revisions.js';
 import type * as core from './core.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export const identOf = (t: resources.ResourceType): statuses.ResourceIdent => ({ group: t.group, resource: t.resource, kind: t.kind });
 
@@ -37,7 +37,7 @@ export function strategyContext(c: core.Core): resources.StrategyContext {
 
 /** Decodes a body into a JSON object or throws 400. */
 export function requireObject(body: unknown): JsonObject {
-  if (!objects.isObject(body)) throw statuses.badRequest('the body of the request was not a JSON object');
+  if (!json.isObject(body)) throw statuses.badRequest('the body of the request was not a JSON object');
   return body;
 }
 
@@ -59,7 +59,7 @@ export function checkIdentity(req: core.WriteRequest, body: JsonObject, opts: { 
     }
     throw statuses.badRequest(`the kind in the data (${String(kind)}) does not match the expected kind (${type.kind})`);
   }
-  if (body['metadata'] !== undefined && !objects.isObject(body['metadata'])) {
+  if (body['metadata'] !== undefined && !json.isObject(body['metadata'])) {
     throw statuses.badRequest('metadata must be an object');
   }
   const out: JsonObject = { ...body, apiVersion: expected, kind: type.kind, metadata: { ...objects.metaOf(body) } };
@@ -191,7 +191,7 @@ function equalExcept(a: JsonObject, b: JsonObject, skip1: string, skip2: string 
     const v = a[k];
     if (v === undefined || k === skip1 || k === skip2) continue;
     defined++;
-    if (!Object.hasOwn(b, k) || !objects.deepEqual(v, b[k])) return false;
+    if (!Object.hasOwn(b, k) || !json.deepEqual(v, b[k])) return false;
   }
   for (const k of Object.keys(b)) if (b[k] !== undefined && k !== skip1 && k !== skip2) defined--;
   return defined === 0;
@@ -201,15 +201,15 @@ function equalExcept(a: JsonObject, b: JsonObject, skip1: string, skip2: string 
 function sameManagedFields(a: unknown, b: unknown): boolean {
   if (!Array.isArray(a) || !Array.isArray(b)) {
     const strip = (v: unknown): unknown => (Array.isArray(v) ? v.map(withoutTime) : v);
-    return objects.deepEqual(strip(a), strip(b));
+    return json.deepEqual(strip(a), strip(b));
   }
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const x: unknown = a[i];
     const y: unknown = b[i];
-    if (objects.isObject(x) && objects.isObject(y)) {
+    if (json.isObject(x) && json.isObject(y)) {
       if (!equalExcept(x, y, 'time', undefined)) return false;
-    } else if (!objects.deepEqual(withoutTime(x), withoutTime(y))) return false;
+    } else if (!json.deepEqual(withoutTime(x), withoutTime(y))) return false;
   }
   return true;
 }

@@ -13,6 +13,7 @@ import * as fielderrors from '../meta/fielderrors.js';
 import * as statuses from '../server/statuses.js';
 import * as rules from './rules.js';
 import * as users from './users.js';
+import * as json from '../json.js';
 
 export type { AuthorizationRule, RequestAttributes, ResourceAttributes, NonResourceAttributes } from './rules.js';
 
@@ -176,11 +177,11 @@ const ACCESS_REVIEWS: statuses.ResourceIdent = {
  * `nonResourceAttributes` is given.
  */
 export function accessReview(spec: unknown, authorizer: Authorizer, user: users.UserInfo): AccessReviewStatus {
-  const record = isRecord(spec) ? spec : {};
+  const record = json.isObject(spec) ? spec : {};
   const resourceAttributes = record['resourceAttributes'];
   const nonResourceAttributes = record['nonResourceAttributes'];
-  const hasResource = isRecord(resourceAttributes);
-  const hasNonResource = isRecord(nonResourceAttributes);
+  const hasResource = json.isObject(resourceAttributes);
+  const hasNonResource = json.isObject(nonResourceAttributes);
   if (hasResource && hasNonResource) {
     throw statuses.invalid(ACCESS_REVIEWS, '', [
       fielderrors.invalid('spec.nonResourceAttributes', nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'),
@@ -209,11 +210,7 @@ export function accessReview(spec: unknown, authorizer: Authorizer, user: users.
   return status;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function stringField(record: unknown, key: string): string {
-  const value = isRecord(record) ? record[key] : undefined;
+  const value = json.isObject(record) ? record[key] : undefined;
   return typeof value === 'string' ? value : '';
 }

@@ -1,15 +1,9 @@
-/**
- * ConfigMaps (D-BI-5): `data` (strings) and `binaryData` (base64) with the config-key rule, no key
- * in both maps, at most 1 MiB in total, and `immutable: true`. No defaults; PUT without an RV
- * updates unconditionally (D-VERB-13). The map rules shared with Secrets live in datamaps.ts.
- */
-import type * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as datamaps from './datamaps.js';
 import * as strategies from './strategies.js';
+import type { JsonObject } from '../json.js';
 
-type JsonObject = objects.JsonObject;
 type FieldError = fielderrors.FieldError;
 
 function checkDecodable(obj: JsonObject): JsonObject {

@@ -10,8 +10,8 @@ import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as strategic from '../patching/strategic.js';
 import * as catalog from './catalog.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
@@ -24,7 +24,7 @@ export const crdStrategy: resources.Strategy = {
   requireResourceVersion: true,
   deleteReturnsObject: false,
   smpSchema: strategic.builtinSmpSchema('CustomResourceDefinition'),
-  generation: (old, next) => !objects.deepEqual(old['spec'], next['spec']),
+  generation: (old, next) => !json.deepEqual(old['spec'], next['spec']),
   prepareForCreate(obj) {
     const defaulted = fromCrd(definitions.defaultCrd(asCrd(obj)));
     const { status: _s, ...rest } = defaulted;

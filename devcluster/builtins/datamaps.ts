@@ -1,14 +1,8 @@
-/**
- * Key/value data maps, shared by ConfigMaps (D-BI-5) and Secrets (D-BI-6): the config-key rule,
- * strict base64 for byte values (a value that does not decode → 400, as upstream's decoder
- * answers), the 1 MiB total size, and the `immutable: true` rule.
- */
-import * as objects from '../api/objects.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 /** Maximum total size of a ConfigMap's or Secret's data (bytes). */
@@ -62,7 +56,7 @@ export const decodedSize = (text: string): number => Buffer.from(text, 'base64')
 export function checkMap(obj: JsonObject, key: string, kind: string, base64: boolean): void {
   const value = obj[key];
   if (value === undefined || value === null) return;
-  if (!objects.isObject(value))
+  if (!json.isObject(value))
     throw strategies.undecodable(
       kind,
       'v1',
@@ -83,7 +77,7 @@ export function checkMap(obj: JsonObject, key: string, kind: string, base64: boo
 }
 
 /** A map that is empty counts as absent (upstream cannot tell them apart after decoding). */
-const normalizedMap = (v: unknown): unknown => (objects.isObject(v) && Object.keys(v).length === 0 ? undefined : v);
+const normalizedMap = (v: unknown): unknown => (json.isObject(v) && Object.keys(v).length === 0 ? undefined : v);
 
 /**
  * The `immutable: true` rule: once the stored object is immutable, `immutable` cannot be unset and

@@ -12,8 +12,8 @@ import * as fielderrors from '../meta/fielderrors.js';
 import * as selectors from '../meta/selectors.js';
 import * as podspecs from './podspecs.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 const STRATEGY_TYPES = ['Recreate', 'RollingUpdate'];
@@ -22,7 +22,7 @@ const INTEGER_FIELDS = ['spec.replicas', 'spec.revisionHistoryLimit', 'spec.prog
 const specOf = (o: JsonObject): JsonObject => strategies.mapOf(o, 'spec');
 
 function defaultStrategy(value: unknown): JsonObject {
-  const out: JsonObject = objects.isObject(value) ? { ...value } : {};
+  const out: JsonObject = json.isObject(value) ? { ...value } : {};
   out['type'] ??= 'RollingUpdate';
   if (out['type'] === 'RollingUpdate') {
     const rolling: JsonObject = { ...strategies.mapOf(out, 'rollingUpdate') };

@@ -12,8 +12,8 @@ import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 export const REPORTING_INSTANCE_MAX = 128;
@@ -26,7 +26,7 @@ export function normalizeEventTimes(obj: JsonObject): JsonObject {
   let out = strategies.normalizeTimeAt(obj, ['firstTimestamp'], false, 'Event');
   out = strategies.normalizeTimeAt(out, ['lastTimestamp'], false, 'Event');
   out = strategies.normalizeTimeAt(out, ['eventTime'], true, 'Event');
-  if (objects.isObject(out['series'])) out = strategies.normalizeTimeAt(out, ['series', 'lastObservedTime'], true, 'Event');
+  if (json.isObject(out['series'])) out = strategies.normalizeTimeAt(out, ['series', 'lastObservedTime'], true, 'Event');
   strategies.requireIntegers(out, ['count', 'series.count'], 'Event');
   return out;
 }

@@ -1,17 +1,9 @@
-/**
- * events.k8s.io/v1 Events (D-BI-4): the core/v1 Events of events.ts seen through the newer API.
- * Objects are stored in the core/v1 form; `toExternal`/`toStorage` rename the fields that differ
- * (`involvedObject` ↔ `regarding`, `message` ↔ `note`, …). Creating through this API additionally
- * requires `eventTime`, a `Normal`/`Warning` type, unset deprecated fields and a well-formed
- * `series`; updates may not change the identifying fields (upstream `ValidateEventUpdate`).
- */
-import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as events from './events.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 /** core/v1 name → events.k8s.io/v1 name, for the fields that differ. */
@@ -50,7 +42,7 @@ const TYPES = new Set(['Normal', 'Warning']);
 const unset = (field: string): FieldError => fielderrors.invalid(field, '', 'needs to be unset');
 
 function seriesErrors(obj: JsonObject): FieldError[] {
-  if (!objects.isObject(obj['series'])) return [];
+  if (!json.isObject(obj['series'])) return [];
   const series = obj['series'];
   const errors: FieldError[] = [];
   const count = series['count'];

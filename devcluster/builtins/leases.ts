@@ -1,19 +1,12 @@
-/**
- * Leases (D-BI-10), the objects leader election arbitrates on: `acquireTime`/`renewTime` are
- * MicroTimes (normalised on every write, D-WIRE-19), `leaseDurationSeconds` must be positive and
- * `leaseTransitions` non-negative. PUT creates a missing Lease and requires an RV for an existing
- * one (D-VERB-13/15), so a stale writer gets the 409 that election clients rely on.
- */
-import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 function normalize(obj: JsonObject): JsonObject {
-  if (!objects.isObject(obj['spec'])) return obj;
+  if (!json.isObject(obj['spec'])) return obj;
   strategies.requireIntegers(obj, ['spec.leaseDurationSeconds', 'spec.leaseTransitions'], 'Lease', 'coordination.k8s.io/v1');
   const out = strategies.normalizeTimeAt(obj, ['spec', 'acquireTime'], true, 'Lease', 'coordination.k8s.io/v1');
   return strategies.normalizeTimeAt(out, ['spec', 'renewTime'], true, 'Lease', 'coordination.k8s.io/v1');

@@ -6,19 +6,19 @@
 import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as statuses from '../server/statuses.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 export const NAME_LABEL = 'kubernetes.io/metadata.name';
 export const KUBERNETES_FINALIZER = 'kubernetes';
 export const IMMORTAL = new Set(['default', 'kube-system', 'kube-public']);
 
-const specOf = (o: JsonObject): JsonObject => (objects.isObject(o['spec']) ? o['spec'] : {});
-const statusOf = (o: JsonObject): JsonObject => (objects.isObject(o['status']) ? o['status'] : {});
+const specOf = (o: JsonObject): JsonObject => (json.isObject(o['spec']) ? o['spec'] : {});
+const statusOf = (o: JsonObject): JsonObject => (json.isObject(o['status']) ? o['status'] : {});
 
 function withNameLabel(obj: JsonObject): JsonObject {
   return objects.withMeta(obj, (m) => {
-    m['labels'] = { ...(objects.isObject(m['labels']) ? m['labels'] : {}), [NAME_LABEL]: String(m['name']) };
+    m['labels'] = { ...(json.isObject(m['labels']) ? m['labels'] : {}), [NAME_LABEL]: String(m['name']) };
   });
 }
 

@@ -1,16 +1,7 @@
-/**
- * Pods (D-BI-7): stored only, nothing schedules or runs them. The strategy applies the pod-spec
- * defaults of podspecs.ts on every write, sets `status` (phase `Pending`, QoS class) on create,
- * validates containers, keeps the spec immutable except the fields upstream lets change, offers
- * the extra field selectors of D-BI-1, and decides the grace period of a DELETE (D-VERB-28).
- * The pod-termination controller (controllers/pods.ts) completes graceful deletions.
- */
-import type * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as podspecs from './podspecs.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 /** The grace period when neither the request nor the pod sets one (upstream default). */
 export const DEFAULT_GRACE_SECONDS = 30;

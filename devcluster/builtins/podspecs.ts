@@ -1,17 +1,8 @@
-/**
- * Pod specs (D-BI-7), shared by Pods and by the pod templates of Deployments (D-BI-9): the
- * defaults upstream applies when decoding, the validation of containers and ports, the rule for
- * which parts of a running pod's spec may change, and the QoS class shown in `status.qosClass`.
- *
- * Everything here is a pure function over plain JSON; the callers (pods.ts, deployments.ts) decide
- * where the spec sits (`spec` or `spec.template.spec`) and pass the field path for error messages.
- */
-import * as objects from '../api/objects.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 export const CONTAINER_LISTS = ['containers', 'initContainers'] as const;
@@ -37,13 +28,13 @@ export function defaultPullPolicy(image: string): string {
 }
 
 function defaultContainer(container: unknown, pod: boolean): unknown {
-  if (!objects.isObject(container)) return container;
+  if (!json.isObject(container)) return container;
   const out: JsonObject = { ...container };
   out['terminationMessagePath'] ??= '/dev/termination-log';
   out['terminationMessagePolicy'] ??= 'File';
   if (out['imagePullPolicy'] === undefined && typeof out['image'] === 'string') out['imagePullPolicy'] = defaultPullPolicy(out['image']);
   const resources: JsonObject = { ...strategies.mapOf(out, 'resources') };
-  if (pod && objects.isObject(resources['limits'])) {
+  if (pod && json.isObject(resources['limits'])) {
     // Pods (not templates) get missing requests from their limits, as upstream's SetDefaults_Pod does.
     const requests: JsonObject = { ...strategies.mapOf(resources, 'requests') };
     for (const [name, q] of Object.entries(resources['limits'])) requests[name] ??= q;
@@ -51,7 +42,7 @@ function defaultContainer(container: unknown, pod: boolean): unknown {
   }
   out['resources'] = resources;
   if (Array.isArray(out['ports'])) {
-    out['ports'] = out['ports'].map((p) => (objects.isObject(p) ? { ...p, protocol: p['protocol'] ?? 'TCP' } : p));
+    out['ports'] = out['ports'].map((p) => (json.isObject(p) ? { ...p, protocol: p['protocol'] ?? 'TCP' } : p));
   }
   return out;
 }
@@ -99,7 +90,7 @@ function validatePorts(ports: unknown[], path: string): FieldError[] {
   const seen = new Set<string>();
   ports.forEach((port, i) => {
     const at = fielderrors.child(path, i);
-    const p = objects.isObject(port) ? port : {};
+    const p = json.isObject(port) ? port : {};
     const name = p['name'];
     if (typeof name === 'string' && name !== '') {
       for (const msg of portNameErrors(name)) errors.push(fielderrors.invalid(`${at}.name`, name, msg));
@@ -125,13 +116,13 @@ function validatePorts(ports: unknown[], path: string): FieldError[] {
  */
 export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   const errors: FieldError[] = [];
-  if (!objects.isObject(spec)) return [fielderrors.required(path)];
+  if (!json.isObject(spec)) return [fielderrors.required(path)];
   if (strategies.listOf(spec, 'containers').length === 0) errors.push(fielderrors.required(`${path}.containers`));
   const seen = new Set<string>();
   for (const list of CONTAINER_LISTS) {
     strategies.listOf(spec, list).forEach((container, i) => {
       const at = fielderrors.child(`${path}.${list}`, i);
-      const c = objects.isObject(container) ? container : {};
+      const c = json.isObject(container) ? container : {};
       const name = c['name'];
       if (typeof name !== 'string' || name === '') {
         errors.push(fielderrors.required(`${at}.name`));
@@ -169,13 +160,13 @@ export function specUpdateErrors(next: JsonObject, old: JsonObject): FieldError[
     if (!Array.isArray(old[list]) || oldList.length !== newList.length) continue; // the comparison below reports it
     patched[list] = oldList.map((c, i) => {
       const n = newList[i];
-      return objects.isObject(c) ? { ...c, image: objects.isObject(n) ? n['image'] : undefined } : c;
+      return json.isObject(c) ? { ...c, image: json.isObject(n) ? n['image'] : undefined } : c;
     });
   }
   const oldTolerations = strategies.listOf(old, 'tolerations');
   const newTolerations = strategies.listOf(next, 'tolerations');
-  const tolerationsKept = oldTolerations.every((t) => newTolerations.some((n) => objects.deepEqual(t, n)));
-  if (!tolerationsKept || !objects.deepEqual(patched, next)) return [fielderrors.forbidden('spec', IMMUTABLE_SPEC_MESSAGE)];
+  const tolerationsKept = oldTolerations.every((t) => newTolerations.some((n) => json.deepEqual(t, n)));
+  if (!tolerationsKept || !json.deepEqual(patched, next)) return [fielderrors.forbidden('spec', IMMUTABLE_SPEC_MESSAGE)];
   return [];
 }
 

@@ -9,8 +9,8 @@ import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as datamaps from './datamaps.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 export const SERVICE_ACCOUNT_NAME_KEY = 'kubernetes.io/service-account.name';
@@ -24,7 +24,7 @@ export function foldStringData(obj: JsonObject): JsonObject {
   datamaps.checkMap(obj, 'data', 'Secret', true);
   datamaps.checkMap(obj, 'stringData', 'Secret', false);
   const { stringData, ...out } = obj;
-  if (objects.isObject(stringData) && Object.keys(stringData).length) {
+  if (json.isObject(stringData) && Object.keys(stringData).length) {
     const data: JsonObject = { ...strategies.mapOf(out, 'data') };
     for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
     out['data'] = data;
@@ -44,7 +44,7 @@ function typeErrors(obj: JsonObject): FieldError[] {
     if (!has(k)) return [fielderrors.required(key(k))];
     try {
       const parsed: unknown = JSON.parse(decoded(data, k) ?? '');
-      return objects.isObject(parsed)
+      return json.isObject(parsed)
         ? []
         : [fielderrors.invalid(key(k), '<secret contents redacted>', 'json: cannot unmarshal into Go value of type map[string]interface {}')];
     } catch (err) {

@@ -12,8 +12,8 @@ import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as podspecs from './podspecs.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 export const SERVICE_CIDR = '10.96.0.0/12';
@@ -58,7 +58,7 @@ function takenIPs(others: JsonObject[]): Set<string> {
 function takenNodePorts(others: JsonObject[]): Set<number> {
   const out = new Set<number>();
   for (const s of others)
-    for (const p of strategies.listOf(specOf(s), 'ports')) if (objects.isObject(p) && strategies.isInteger(p['nodePort'])) out.add(p['nodePort']);
+    for (const p of strategies.listOf(specOf(s), 'ports')) if (json.isObject(p) && strategies.isInteger(p['nodePort'])) out.add(p['nodePort']);
   return out;
 }
 
@@ -97,7 +97,7 @@ export function defaultServiceSpec(spec: JsonObject): JsonObject {
   if (needsNodePorts(out)) out['externalTrafficPolicy'] ??= 'Cluster';
   if (out['type'] === 'LoadBalancer') out['allocateLoadBalancerNodePorts'] ??= true;
   if (Array.isArray(out['ports'])) {
-    out['ports'] = out['ports'].map((p) => (objects.isObject(p) ? { ...p, protocol: p['protocol'] ?? 'TCP', targetPort: p['targetPort'] ?? p['port'] } : p));
+    out['ports'] = out['ports'].map((p) => (json.isObject(p) ? { ...p, protocol: p['protocol'] ?? 'TCP', targetPort: p['targetPort'] ?? p['port'] } : p));
   }
   return out;
 }
@@ -114,9 +114,9 @@ function allocate(spec: JsonObject, others: JsonObject[], random: () => number):
   }
   if (needsNodePorts(out) && Array.isArray(out['ports'])) {
     const taken = takenNodePorts(others);
-    for (const p of out['ports']) if (objects.isObject(p) && strategies.isInteger(p['nodePort'])) taken.add(p['nodePort']);
+    for (const p of out['ports']) if (json.isObject(p) && strategies.isInteger(p['nodePort'])) taken.add(p['nodePort']);
     out['ports'] = out['ports'].map((p) => {
-      if (!objects.isObject(p) || p['nodePort'] !== undefined) return p;
+      if (!json.isObject(p) || p['nodePort'] !== undefined) return p;
       const port = allocateNodePort(taken, random);
       taken.add(port);
       return { ...p, nodePort: port };
@@ -133,9 +133,9 @@ function carryAllocated(spec: JsonObject, old: JsonObject): JsonObject {
     if (strategies.listOf(out, 'clusterIPs').length === 0 && old['clusterIPs']) out['clusterIPs'] = old['clusterIPs'];
   }
   if (needsNodePorts(out) && needsNodePorts(old) && Array.isArray(out['ports'])) {
-    const oldPorts = strategies.listOf(old, 'ports').filter(objects.isObject);
+    const oldPorts = strategies.listOf(old, 'ports').filter(json.isObject);
     out['ports'] = out['ports'].map((p) => {
-      if (!objects.isObject(p) || p['nodePort'] !== undefined) return p;
+      if (!json.isObject(p) || p['nodePort'] !== undefined) return p;
       const match = oldPorts.find((o) => o['port'] === p['port'] && (o['protocol'] ?? 'TCP') === (p['protocol'] ?? 'TCP'));
       return match && match['nodePort'] !== undefined ? { ...p, nodePort: match['nodePort'] } : p;
     });
@@ -151,7 +151,7 @@ function validatePorts(spec: JsonObject): FieldError[] {
   const seen = new Set<string>();
   ports.forEach((port, i) => {
     const at = `spec.ports[${i}]`;
-    const p = objects.isObject(port) ? port : {};
+    const p = json.isObject(port) ? port : {};
     const name = p['name'];
     if (typeof name !== 'string' || name === '') {
       if (ports.length > 1) errors.push(fielderrors.required(`${at}.name`));
@@ -201,9 +201,9 @@ function validateAllocations(spec: JsonObject, old: JsonObject | undefined, othe
   if (needsNodePorts(spec)) {
     const taken = takenNodePorts(others);
     const mine = new Set<number>();
-    const oldPorts = new Set(strategies.listOf(old, 'ports').map((p) => (objects.isObject(p) ? p['nodePort'] : undefined)));
+    const oldPorts = new Set(strategies.listOf(old, 'ports').map((p) => (json.isObject(p) ? p['nodePort'] : undefined)));
     strategies.listOf(spec, 'ports').forEach((p, i) => {
-      const nodePort = objects.isObject(p) ? p['nodePort'] : undefined;
+      const nodePort = json.isObject(p) ? p['nodePort'] : undefined;
       if (nodePort === undefined) return;
       const at = `spec.ports[${i}].nodePort`;
       if (!strategies.isInteger(nodePort) || nodePort < NODE_PORT_MIN || nodePort > NODE_PORT_MAX) {

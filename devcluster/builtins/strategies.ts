@@ -13,8 +13,8 @@ import type * as resources from '../api/resources.js';
 import * as times from '../meta/times.js';
 import * as strategic from '../patching/strategic.js';
 import * as statuses from '../server/statuses.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** A plain strategy for stored-only kinds; options override the defaults. */
 export function plainStrategy(kind: string, overrides: Partial<resources.Strategy> = {}): resources.Strategy {
@@ -55,21 +55,21 @@ export function keepStatus(obj: JsonObject, old: JsonObject): JsonObject {
 
 /** The member `key` of `obj` when it is an object, else `{}` (never the caller's object when absent). */
 export function mapOf(obj: unknown, key: string): JsonObject {
-  if (!objects.isObject(obj)) return {};
+  if (!json.isObject(obj)) return {};
   const v = obj[key];
-  return objects.isObject(v) ? v : {};
+  return json.isObject(v) ? v : {};
 }
 
 /** The member `key` of `obj` when it is a list, else `[]`. */
 export function listOf(obj: unknown, key: string): unknown[] {
-  if (!objects.isObject(obj)) return [];
+  if (!json.isObject(obj)) return [];
   const v = obj[key];
   return Array.isArray(v) ? v : [];
 }
 
 /** The member `key` of `obj` when it is a string, else `''`. */
 export function stringOf(obj: unknown, key: string): string {
-  if (!objects.isObject(obj)) return '';
+  if (!json.isObject(obj)) return '';
   const v = obj[key];
   return typeof v === 'string' ? v : '';
 }
@@ -93,7 +93,7 @@ export function undecodable(kind: string, version: string, why: string): statuse
 export function normalizeTimeAt(obj: JsonObject, path: readonly string[], micro: boolean, kind: string, version = 'v1'): JsonObject {
   const parent = getIn(obj, path.slice(0, -1));
   const last = path[path.length - 1]!;
-  if (!objects.isObject(parent) || !(last in parent)) return obj;
+  if (!json.isObject(parent) || !(last in parent)) return obj;
   const raw = parent[last];
   let value: string | undefined;
   if (raw !== null && raw !== undefined && raw !== '') {
@@ -131,14 +131,14 @@ function valuesAt(obj: unknown, parts: string[], where: string): { value: unknow
   if (head === '*') {
     return Array.isArray(obj) ? obj.flatMap((item) => valuesAt(item, rest, where)) : [];
   }
-  if (!objects.isObject(obj)) return [];
+  if (!json.isObject(obj)) return [];
   return valuesAt(obj[head!], rest, where ? `${where}.${head}` : head!);
 }
 
 function getIn(obj: unknown, path: readonly string[]): unknown {
   let cur = obj;
   for (const p of path) {
-    if (!objects.isObject(cur)) return undefined;
+    if (!json.isObject(cur)) return undefined;
     cur = cur[p];
   }
   return cur;
@@ -158,4 +158,4 @@ function setIn(obj: JsonObject, path: readonly string[], value: unknown): JsonOb
 }
 
 /** Whether two values differ (deep comparison). */
-export const changed = (a: unknown, b: unknown): boolean => !objects.deepEqual(a, b);
+export const changed = (a: unknown, b: unknown): boolean => !json.deepEqual(a, b);

@@ -1,19 +1,11 @@
-/**
- * Validating and mutating webhook configurations (D-BI-12): the per-webhook defaults (failure and
- * match policies, selectors, timeout, service port, rule scope, reinvocation policy) and upstream's
- * validation with its messages. The admission chain reads the stored, defaulted objects, so it can
- * rely on every defaulted field being present. `generation` follows `webhooks` (D-META-7) and PUT
- * needs an RV (D-VERB-13).
- */
-import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as selectors from '../meta/selectors.js';
 import * as datamaps from './datamaps.js';
 import * as strategies from './strategies.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 type FieldError = fielderrors.FieldError;
 
 export type WebhookKind = 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration';
@@ -29,7 +21,7 @@ export const REVIEW_VERSIONS = ['v1'];
 const URL_FORM = '; desired format: https://host[/path]';
 
 function defaultWebhook(hook: unknown, mutating: boolean): unknown {
-  if (!objects.isObject(hook)) return hook;
+  if (!json.isObject(hook)) return hook;
   const out: JsonObject = { ...hook };
   out['failurePolicy'] ??= 'Fail';
   out['matchPolicy'] ??= 'Equivalent';
@@ -37,11 +29,11 @@ function defaultWebhook(hook: unknown, mutating: boolean): unknown {
   out['objectSelector'] ??= {};
   out['timeoutSeconds'] ??= 10;
   if (mutating) out['reinvocationPolicy'] ??= 'Never';
-  if (objects.isObject(out['clientConfig']) && objects.isObject(out['clientConfig']['service'])) {
+  if (json.isObject(out['clientConfig']) && json.isObject(out['clientConfig']['service'])) {
     const service = out['clientConfig']['service'];
     out['clientConfig'] = { ...out['clientConfig'], service: { ...service, port: service['port'] ?? 443 } };
   }
-  if (Array.isArray(out['rules'])) out['rules'] = out['rules'].map((r) => (objects.isObject(r) ? { ...r, scope: r['scope'] ?? '*' } : r));
+  if (Array.isArray(out['rules'])) out['rules'] = out['rules'].map((r) => (json.isObject(r) ? { ...r, scope: r['scope'] ?? '*' } : r));
   return out;
 }
 
@@ -195,7 +187,7 @@ function validateWebhook(at: string, hook: JsonObject, mutating: boolean): Field
       errors.push(fielderrors.invalid(`${at}.name`, name, 'should be a domain with at least three segments separated by dots'));
   }
   errors.push(...validateClientConfig(`${at}.clientConfig`, strategies.mapOf(hook, 'clientConfig')));
-  strategies.listOf(hook, 'rules').forEach((r, j) => errors.push(...validateRule(`${at}.rules[${j}]`, objects.isObject(r) ? r : {})));
+  strategies.listOf(hook, 'rules').forEach((r, j) => errors.push(...validateRule(`${at}.rules[${j}]`, json.isObject(r) ? r : {})));
   errors.push(...enumError(`${at}.failurePolicy`, hook['failurePolicy'], FAILURE_POLICIES));
   errors.push(...enumError(`${at}.matchPolicy`, hook['matchPolicy'], MATCH_POLICIES));
   const sideEffects = hook['sideEffects'];
@@ -219,7 +211,7 @@ export function validateConfiguration(obj: JsonObject, kind: WebhookKind): Field
   const seen = new Set<string>();
   strategies.listOf(obj, 'webhooks').forEach((hook, i) => {
     const at = `webhooks[${i}]`;
-    const h = objects.isObject(hook) ? hook : {};
+    const h = json.isObject(hook) ? hook : {};
     const name = strategies.stringOf(h, 'name');
     if (name && seen.has(name)) errors.push(fielderrors.duplicate(`${at}.name`, name));
     seen.add(name);

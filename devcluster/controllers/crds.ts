@@ -14,8 +14,8 @@ import type * as revisions from '../store/revisions.js';
 import type * as watching from '../api/watching.js';
 import * as internal from './internal.js';
 import type * as loop from './loop.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 const MANAGER = 'apiextensions-controller';
 const CRD_STORAGE = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -80,7 +80,7 @@ export class CrdController {
       });
       return;
     }
-    const namesAccepted = conditions.find((c) => c.type === 'NamesAccepted')?.status === 'True' && objects.deepEqual(crd.status?.acceptedNames, crd.spec.names);
+    const namesAccepted = conditions.find((c) => c.type === 'NamesAccepted')?.status === 'True' && json.deepEqual(crd.status?.acceptedNames, crd.spec.names);
     let current = conditions;
     if (!namesAccepted) {
       current = upsert(current, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);

@@ -19,8 +19,7 @@ import * as revisions from '../store/revisions.js';
 import * as internal from './internal.js';
 import type * as loop from './loop.js';
 import * as ownerindex from './ownerindex.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 const MANAGER = 'generic-garbage-collector';
 const PATCH_ATTEMPTS = 5;

@@ -8,8 +8,7 @@ import type * as options from '../api/options.js';
 import type * as resources from '../api/resources.js';
 import * as updating from '../api/updating.js';
 import * as statuses from '../server/statuses.js';
-
-type JsonObject = { [key: string]: unknown };
+import type { JsonObject } from '../json.js';
 
 export function systemRequest(
   type: resources.ResourceType,

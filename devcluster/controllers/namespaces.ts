@@ -15,8 +15,8 @@ import * as statuses from '../server/statuses.js';
 import * as revisions from '../store/revisions.js';
 import * as internal from './internal.js';
 import type * as loop from './loop.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 const MANAGER = 'namespace-controller';
 const NAMESPACES = 'namespaces';
@@ -94,7 +94,7 @@ export function deletionConditions(remaining: Remaining): NamespaceCondition[] {
  * nothing would change.
  */
 export function mergeConditions(current: unknown, wanted: NamespaceCondition[], now: string): JsonObject[] | undefined {
-  const existing = (Array.isArray(current) ? current : []).filter(objects.isObject);
+  const existing = (Array.isArray(current) ? current : []).filter(json.isObject);
   const ours = new Set<string>(CONDITION_TYPES);
   const next: JsonObject[] = wanted.map((w) => {
     const old = existing.find((c) => c['type'] === w.type);
@@ -200,7 +200,7 @@ export class NamespaceController {
   private async report(name: string, remaining: Remaining): Promise<void> {
     const current = this.c.store.get(NAMESPACES, name);
     if (!current) return;
-    const status = objects.isObject(current['status']) ? current['status'] : {};
+    const status = json.isObject(current['status']) ? current['status'] : {};
     const conditions = mergeConditions(status['conditions'], deletionConditions(remaining), objects.formatTime(this.c.clock.now()));
     if (!conditions) return;
     await internal.patch(

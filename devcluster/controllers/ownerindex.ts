@@ -7,8 +7,8 @@
  */
 import * as objects from '../api/objects.js';
 import type * as revisions from '../store/revisions.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** One entry of `metadata.ownerReferences` (validated on write, D-META-14). */
 export interface OwnerReference {
@@ -30,7 +30,7 @@ export interface DependentLocation {
 export function ownerReferencesOf(obj: JsonObject): OwnerReference[] {
   const refs = objects.metaOf(obj)['ownerReferences'];
   if (!Array.isArray(refs) || refs.length === 0) return [];
-  return refs.filter((r): r is OwnerReference => objects.isObject(r) && typeof r['uid'] === 'string' && r['uid'] !== '');
+  return refs.filter((r): r is OwnerReference => json.isObject(r) && typeof r['uid'] === 'string' && r['uid'] !== '');
 }
 
 /** The distinct owner uids an object refers to. */

@@ -13,6 +13,7 @@ import type * as cel from '@marcbachmann/cel-js';
 import * as celfieldpaths from './cel-fieldpaths.js';
 import * as cellibrary from './cel-library.js';
 import * as celschemas from './cel-schemas.js';
+import * as json from '../json.js';
 
 /** The `reason` values a rule may declare. */
 export type Reason = 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
@@ -73,7 +74,7 @@ function compileExpression(source: string, resultType: 'bool' | 'string', env = 
 }
 
 function compileRule(raw: unknown, schema: celschemas.CelSchemaNode, where: string, warnings: string[]): CompiledRule | undefined {
-  if (!celschemas.isObject(raw) || typeof raw.rule !== 'string' || raw.rule.trim() === '') {
+  if (!json.isObject(raw) || typeof raw.rule !== 'string' || raw.rule.trim() === '') {
     warnings.push(`${where}.rule: skipped: rule must be a non-empty string`);
     return undefined;
   }
@@ -136,10 +137,10 @@ export function compileNode(
     });
   }
   const allOf = (Array.isArray(schema.allOf) ? schema.allOf : [])
-    .map((part: celschemas.CelSchemaNode, i) => (celschemas.isObject(part) ? compileNode(part, `${where}.allOf[${i}]`, warnings, valueSchema) : undefined))
+    .map((part: celschemas.CelSchemaNode, i) => (json.isObject(part) ? compileNode(part, `${where}.allOf[${i}]`, warnings, valueSchema) : undefined))
     .filter((node): node is CompiledNode => node !== undefined);
   const properties = new Map<string, CompiledNode>();
-  for (const name of celschemas.isObject(schema.properties) ? Object.keys(schema.properties) : []) {
+  for (const name of json.isObject(schema.properties) ? Object.keys(schema.properties) : []) {
     const child = celschemas.propertySchema(schema, name);
     const compiled = child && compileNode(child, `${where}.properties[${name}]`, warnings);
     if (compiled) properties.set(name, compiled);
@@ -157,7 +158,7 @@ export function compileNode(
     properties,
     items,
     additionalProperties,
-    declaresProperties: celschemas.isObject(schema.properties) && Object.keys(schema.properties).length > 0,
+    declaresProperties: json.isObject(schema.properties) && Object.keys(schema.properties).length > 0,
     listMapKeys: celschemas.listMapKeys(schema),
   };
 }

@@ -9,6 +9,7 @@
  * to CEL (`namespace` → `__namespace__`, `a-b` → `a__dash__b`; map keys stay as they are), objects
  * and arrays are copied, everything else passes through.
  */
+import * as json from '../json.js';
 
 /** One entry of `x-kubernetes-validations`. Fields are loosely typed: CRDs arrive as untrusted JSON. */
 export interface CelValidationRule {
@@ -74,11 +75,6 @@ export function typeName(schema: CelSchemaNode | undefined): string {
   return typeof schema?.type === 'string' ? schema.type : '';
 }
 
-/** A plain JSON object (not an array, not null). */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** CEL keywords that upstream escapes as `__<word>__` when used as property names. */
 const RESERVED = new Set([
   'true',
@@ -124,7 +120,7 @@ export function toCelValue(value: unknown, schema: CelSchemaNode | undefined): u
     const items = itemsSchema(schema);
     return value.map((item) => toCelValue(item, items));
   }
-  if (isObject(value)) {
+  if (json.isObject(value)) {
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => {
         const declared = propertySchema(schema, key);

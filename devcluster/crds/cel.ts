@@ -26,6 +26,7 @@ import * as celcompiling from './cel-compiling.js';
 import type * as celfieldpaths from './cel-fieldpaths.js';
 import * as cellibrary from './cel-library.js';
 import * as celschemas from './cel-schemas.js';
+import * as json from '../json.js';
 
 export type { CelSchemaNode, CelValidationRule } from './cel-schemas.js';
 export type { CompiledNode, CompiledRule } from './cel-compiling.js';
@@ -55,7 +56,7 @@ export function compileRules(schema: celschemas.CelSchemaNode): CompiledRules {
   const cached = cache.get(schema);
   if (cached) return cached;
   const warnings: string[] = [];
-  const root = celschemas.isObject(schema) ? celcompiling.compileNode(schema, 'openAPIV3Schema', warnings) : undefined;
+  const root = json.isObject(schema) ? celcompiling.compileNode(schema, 'openAPIV3Schema', warnings) : undefined;
   const compiled: CompiledRules = { root, ruleCount: celcompiling.countRules(root), warnings };
   if (typeof schema === 'object' && schema !== null) cache.set(schema, compiled);
   return compiled;
@@ -138,8 +139,8 @@ function runRules(node: CompiledNode, raw: unknown, rawOld: Old, path: string, e
 
 /** Finds the old item of a list-type=map list with the same key values as `item`. */
 function correlateItem(keys: readonly string[], item: unknown, oldList: readonly unknown[]): Old {
-  if (!celschemas.isObject(item)) return ABSENT;
-  const match = oldList.find((candidate) => celschemas.isObject(candidate) && keys.every((k) => cellibrary.celEquals(candidate[k], item[k])));
+  if (!json.isObject(item)) return ABSENT;
+  const match = oldList.find((candidate) => json.isObject(candidate) && keys.every((k) => cellibrary.celEquals(candidate[k], item[k])));
   return oldOf(match);
 }
 
@@ -158,8 +159,8 @@ function walk(node: CompiledNode, value: unknown, old: Old, path: string, errors
     });
     return;
   }
-  if (!celschemas.isObject(value)) return;
-  const oldObject = celschemas.isObject(oldValue) ? oldValue : undefined;
+  if (!json.isObject(value)) return;
+  const oldObject = json.isObject(oldValue) ? oldValue : undefined;
   const oldMember = (key: string): Old => (oldObject && Object.hasOwn(oldObject, key) ? oldOf(oldObject[key]) : ABSENT);
   for (const [name, child] of node.properties) {
     if (Object.hasOwn(value, name)) walk(child, value[name], oldMember(name), fielderrors.child(path, name), errors);

@@ -13,6 +13,7 @@
 
 import * as jsonvalues from './jsonvalues.js';
 import * as schemas from './schemas.js';
+import * as json from '../json.js';
 
 /**
  * Returns a defaulted copy of `obj`; the input is not modified.
@@ -40,7 +41,7 @@ function defaultInPlace(x: unknown, s: schemas.JSONSchemaProps | undefined): voi
     }
     return;
   }
-  if (!jsonvalues.isObject(x)) return;
+  if (!json.isObject(x)) return;
   for (const [key, prop] of Object.entries(s.properties ?? {})) {
     if (!schemas.hasDefault(prop)) continue;
     if (!Object.hasOwn(x, key) || isNonNullableNull(x[key], prop)) {

@@ -17,13 +17,14 @@ import * as dnsnames from '../meta/names.js';
 import * as jsonvalues from './jsonvalues.js';
 import type * as schemas from './schemas.js';
 import * as structural from './structural.js';
+import * as json from '../json.js';
 
 const SCOPES = ['Cluster', 'Namespaced'];
 const PRINTER_COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
 
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-const obj = (value: unknown): jsonvalues.JsonObject => (jsonvalues.isObject(value) ? value : {});
+const obj = (value: unknown): json.JsonObject => (json.isObject(value) ? value : {});
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
@@ -33,14 +34,14 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
  */
 export function defaultCrd(crd: schemas.CustomResourceDefinition): schemas.CustomResourceDefinition {
   const copy = jsonvalues.deepCopy(crd);
-  if (!jsonvalues.isObject(copy.spec)) return copy;
+  if (!json.isObject(copy.spec)) return copy;
   const spec = copy.spec;
-  if (jsonvalues.isObject(spec.names)) {
+  if (json.isObject(spec.names)) {
     const kind = str(spec.names.kind);
     if (kind && !spec.names.singular) spec.names.singular = kind.toLowerCase();
     if (kind && !spec.names.listKind) spec.names.listKind = `${kind}List`;
   }
-  if (!jsonvalues.isObject(spec.conversion)) spec.conversion = { strategy: 'None' };
+  if (!json.isObject(spec.conversion)) spec.conversion = { strategy: 'None' };
   else if (!spec.conversion.strategy) spec.conversion.strategy = 'None';
   if (spec.preserveUnknownFields === undefined) spec.preserveUnknownFields = false;
   return copy;
@@ -92,7 +93,7 @@ export function validateCrd(crd: schemas.CustomResourceDefinition, old?: schemas
   return errors;
 }
 
-function validateNames(names: jsonvalues.JsonObject, path: string): fielderrors.FieldError[] {
+function validateNames(names: json.JsonObject, path: string): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
   const label = (field: string, value: string, prefix = ''): void => {
     const problems = dnsnames.dns1035LabelErrors(prefix ? value.toLowerCase() : value);
@@ -140,7 +141,7 @@ function validateVersions(versionsValue: unknown): fielderrors.FieldError[] {
   return errors;
 }
 
-function validateVersion(version: jsonvalues.JsonObject, path: string): fielderrors.FieldError[] {
+function validateVersion(version: json.JsonObject, path: string): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
   const warning = version.deprecationWarning;
   if (warning !== undefined && warning !== null) {
@@ -167,7 +168,7 @@ function simplePathErrors(value: string, path: string): fielderrors.FieldError[]
 
 function validateSubresources(value: unknown, path: string): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
-  if (!jsonvalues.isObject(value) || value.scale === undefined || value.scale === null) return errors;
+  if (!json.isObject(value) || value.scale === undefined || value.scale === null) return errors;
   const scale = obj(value.scale);
   const replicaPath = (field: string, prefix: string, under: string): void => {
     const fieldPath = `${path}.scale.${field}`;
@@ -194,7 +195,7 @@ function validateSubresources(value: unknown, path: string): fielderrors.FieldEr
   return errors;
 }
 
-function validatePrinterColumn(column: jsonvalues.JsonObject, path: string): fielderrors.FieldError[] {
+function validatePrinterColumn(column: json.JsonObject, path: string): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
   if (!str(column.name)) errors.push(fielderrors.required(`${path}.name`));
   const type = str(column.type);
@@ -231,7 +232,7 @@ function validateUpdate(crd: schemas.CustomResourceDefinition, old: schemas.Cust
   const spec = obj(crd.spec);
   const oldSpec = obj(old.spec);
   const immutable = (path: string, now: unknown, before: unknown): void => {
-    if (!jsonvalues.deepEqual(now, before)) errors.push(fielderrors.invalid(path, now, 'field is immutable'));
+    if (!json.deepEqual(now, before)) errors.push(fielderrors.invalid(path, now, 'field is immutable'));
   };
   immutable('spec.group', spec.group, oldSpec.group);
   immutable('spec.names.plural', obj(spec.names).plural, obj(oldSpec.names).plural);

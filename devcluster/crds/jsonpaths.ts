@@ -9,7 +9,7 @@
  * shows an empty cell instead of breaking a Table response.
  */
 
-import * as jsonvalues from './jsonvalues.js';
+import * as json from '../json.js';
 
 /** One parsed step of an expression. */
 export type Step =
@@ -56,7 +56,7 @@ export function evaluateJsonPath(value: unknown, expression: string): unknown[] 
 function apply(step: Step, node: unknown, out: unknown[]): void {
   switch (step.kind) {
     case 'field':
-      if (jsonvalues.isObject(node) && Object.hasOwn(node, step.name)) out.push(node[step.name]);
+      if (json.isObject(node) && Object.hasOwn(node, step.name)) out.push(node[step.name]);
       return;
     case 'index':
       if (Array.isArray(node)) {
@@ -66,18 +66,18 @@ function apply(step: Step, node: unknown, out: unknown[]): void {
       return;
     case 'wildcard':
       if (Array.isArray(node)) out.push(...node);
-      else if (jsonvalues.isObject(node)) out.push(...Object.values(node));
+      else if (json.isObject(node)) out.push(...Object.values(node));
       return;
     case 'filter': {
-      const items = Array.isArray(node) ? node : jsonvalues.isObject(node) ? Object.values(node) : [];
+      const items = Array.isArray(node) ? node : json.isObject(node) ? Object.values(node) : [];
       for (const item of items) {
         const found = lookup(item, step.path);
         const keep =
           step.op === 'exists'
             ? found.ok
             : step.op === '=='
-              ? found.ok && jsonvalues.deepEqual(found.value, step.value)
-              : !found.ok || !jsonvalues.deepEqual(found.value, step.value);
+              ? found.ok && json.deepEqual(found.value, step.value)
+              : !found.ok || !json.deepEqual(found.value, step.value);
         if (keep) out.push(item);
       }
       return;
@@ -88,7 +88,7 @@ function apply(step: Step, node: unknown, out: unknown[]): void {
 function lookup(node: unknown, path: readonly string[]): { ok: boolean; value?: unknown } {
   let current = node;
   for (const name of path) {
-    if (!jsonvalues.isObject(current) || !Object.hasOwn(current, name)) return { ok: false };
+    if (!json.isObject(current) || !Object.hasOwn(current, name)) return { ok: false };
     current = current[name];
   }
   return { ok: true, value: current };

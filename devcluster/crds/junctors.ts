@@ -9,8 +9,8 @@
  */
 
 import * as fielderrors from '../meta/fielderrors.js';
-import * as jsonvalues from './jsonvalues.js';
 import * as patterns from './patterns.js';
+import * as json from '../json.js';
 
 const JUNCTORS = ['allOf', 'anyOf', 'oneOf'] as const;
 
@@ -18,7 +18,7 @@ const prop = (path: string, name: string): string => `${path}.properties[${name}
 const sub = (path: string, key: string): string => `${path}.${key}`;
 
 /** Checks the junctors of the structural schema node `s` located at `path`. */
-export function validateJunctors(s: jsonvalues.JsonObject, path: string): fielderrors.FieldError[] {
+export function validateJunctors(s: json.JsonObject, path: string): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
   checkJunctors(s, path, errors);
   checkCompleteness(s, s, path, path, errors);
@@ -27,20 +27,18 @@ export function validateJunctors(s: jsonvalues.JsonObject, path: string): fielde
 
 /** True for the int-or-string pattern `anyOf: [{type: integer}, {type: string}]` upstream allows. */
 function isIntOrStringAnyOf(anyOf: unknown): boolean {
-  return (
-    Array.isArray(anyOf) && anyOf.length === 2 && jsonvalues.deepEqual(anyOf[0], { type: 'integer' }) && jsonvalues.deepEqual(anyOf[1], { type: 'string' })
-  );
+  return Array.isArray(anyOf) && anyOf.length === 2 && json.deepEqual(anyOf[0], { type: 'integer' }) && json.deepEqual(anyOf[1], { type: 'string' });
 }
 
-function checkJunctors(s: jsonvalues.JsonObject, path: string, errors: fielderrors.FieldError[]): void {
+function checkJunctors(s: json.JsonObject, path: string, errors: fielderrors.FieldError[]): void {
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const skipAnyOf = intOrString && isIntOrStringAnyOf(s.anyOf);
-  const firstAllOf = Array.isArray(s.allOf) && jsonvalues.isObject(s.allOf[0]) ? s.allOf[0] : undefined;
+  const firstAllOf = Array.isArray(s.allOf) && json.isObject(s.allOf[0]) ? s.allOf[0] : undefined;
   const skipFirstAllOfAnyOf = intOrString && firstAllOf !== undefined && isIntOrStringAnyOf(firstAllOf.anyOf);
   checkJunctorLists(s, path, skipAnyOf, skipFirstAllOfAnyOf, errors);
 }
 
-function checkJunctorLists(v: jsonvalues.JsonObject, path: string, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, errors: fielderrors.FieldError[]): void {
+function checkJunctorLists(v: json.JsonObject, path: string, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, errors: fielderrors.FieldError[]): void {
   for (const junctor of JUNCTORS) {
     const list = v[junctor];
     if (list === undefined) continue;
@@ -56,13 +54,13 @@ function checkJunctorLists(v: jsonvalues.JsonObject, path: string, skipAnyOf: bo
 
 /** A schema under a logic junctor: value validations only, no structure. */
 function checkNested(v: unknown, path: string, skipAnyOf: boolean, errors: fielderrors.FieldError[]): void {
-  if (!jsonvalues.isObject(v)) {
+  if (!json.isObject(v)) {
     errors.push(fielderrors.invalid(path, v, 'must be a schema object'));
     return;
   }
   checkJunctorLists(v, path, skipAnyOf, false, errors);
   if (v.items !== undefined) checkNested(v.items, sub(path, 'items'), false, errors);
-  if (jsonvalues.isObject(v.properties)) {
+  if (json.isObject(v.properties)) {
     for (const [name, child] of Object.entries(v.properties)) checkNested(child, prop(path, name), false, errors);
     if (Object.hasOwn(v.properties, 'metadata')) {
       errors.push(fielderrors.forbidden(prop(path, 'metadata'), 'must not be specified in a nested context'));
@@ -92,15 +90,9 @@ function checkNested(v: unknown, path: string, skipAnyOf: boolean, errors: field
 }
 
 /** Every field or array specified under a junctor must also be specified in the structural part. */
-function checkCompleteness(
-  v: jsonvalues.JsonObject,
-  s: jsonvalues.JsonObject | undefined,
-  sPath: string,
-  vPath: string,
-  errors: fielderrors.FieldError[],
-): void {
+function checkCompleteness(v: json.JsonObject, s: json.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
   const visit = (nested: unknown, nestedPath: string): void => {
-    if (!jsonvalues.isObject(nested)) return;
+    if (!json.isObject(nested)) return;
     checkNestedCompleteness(nested, s, sPath, nestedPath, errors);
   };
   for (const junctor of JUNCTORS) {
@@ -110,26 +102,20 @@ function checkCompleteness(
   if (v.not !== undefined) visit(v.not, sub(vPath, 'not'));
 }
 
-function checkNestedCompleteness(
-  v: jsonvalues.JsonObject,
-  s: jsonvalues.JsonObject | undefined,
-  sPath: string,
-  vPath: string,
-  errors: fielderrors.FieldError[],
-): void {
+function checkNestedCompleteness(v: json.JsonObject, s: json.JsonObject | undefined, sPath: string, vPath: string, errors: fielderrors.FieldError[]): void {
   if (!s) {
     errors.push(fielderrors.required(sPath, `because it is defined in ${vPath}`));
     return;
   }
   checkCompleteness(v, s, sPath, vPath, errors);
-  if (jsonvalues.isObject(v.items)) {
-    checkNestedCompleteness(v.items, jsonvalues.isObject(s.items) ? s.items : undefined, sub(sPath, 'items'), sub(vPath, 'items'), errors);
+  if (json.isObject(v.items)) {
+    checkNestedCompleteness(v.items, json.isObject(s.items) ? s.items : undefined, sub(sPath, 'items'), sub(vPath, 'items'), errors);
   }
-  if (jsonvalues.isObject(v.properties)) {
-    const sProps = jsonvalues.isObject(s.properties) ? s.properties : {};
+  if (json.isObject(v.properties)) {
+    const sProps = json.isObject(s.properties) ? s.properties : {};
     for (const [name, nested] of Object.entries(v.properties)) {
-      if (!jsonvalues.isObject(nested)) continue;
-      const structural = Object.hasOwn(sProps, name) && jsonvalues.isObject(sProps[name]) ? sProps[name] : undefined;
+      if (!json.isObject(nested)) continue;
+      const structural = Object.hasOwn(sProps, name) && json.isObject(sProps[name]) ? sProps[name] : undefined;
       if (!structural) errors.push(fielderrors.required(prop(sPath, name), `because it is defined in ${prop(vPath, name)}`));
       else checkNestedCompleteness(nested, structural, prop(sPath, name), prop(vPath, name), errors);
     }

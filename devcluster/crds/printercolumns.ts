@@ -9,8 +9,8 @@
  */
 
 import * as jsonpaths from './jsonpaths.js';
-import * as jsonvalues from './jsonvalues.js';
 import type * as schemas from './schemas.js';
+import * as json from '../json.js';
 
 /** One `columnDefinitions[]` entry of a `meta.k8s.io/v1` Table. */
 export interface TableColumnDefinition {
@@ -64,7 +64,7 @@ export function columnDefinitions(version: schemas.CustomResourceDefinitionVersi
  * are `null`; `date` columns are ages relative to `now`; `string` columns are the value as text.
  */
 export function rowCells(version: schemas.CustomResourceDefinitionVersion, obj: unknown, now: Date): unknown[] {
-  const metadata = jsonvalues.isObject(obj) && jsonvalues.isObject(obj.metadata) ? obj.metadata : {};
+  const metadata = json.isObject(obj) && json.isObject(obj.metadata) ? obj.metadata : {};
   const name = typeof metadata.name === 'string' ? metadata.name : '';
   return [name, ...declaredColumns(version).map((column) => cellFor(column, obj, now))];
 }

@@ -16,6 +16,7 @@
 
 import * as jsonvalues from './jsonvalues.js';
 import * as schemas from './schemas.js';
+import * as json from '../json.js';
 
 /** The keys that are kept at a resource root and inside embedded resources, whatever the schema says. */
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
@@ -77,7 +78,7 @@ function prune(x: unknown, s: schemas.JSONSchemaProps | undefined, path: string,
     x.forEach((item, i) => prune(item, s?.items, jsonvalues.indexPath(path, i), unknown));
     return x;
   }
-  if (!jsonvalues.isObject(x)) return x;
+  if (!json.isObject(x)) return x;
   const embedded = s?.['x-kubernetes-embedded-resource'] === true;
   for (const key of Object.keys(x)) {
     const keyPath = jsonvalues.childPath(path, key);
@@ -106,7 +107,7 @@ function skipPrune(x: unknown, s: schemas.JSONSchemaProps | undefined, path: str
     x.forEach((item, i) => skipPrune(item, s.items, jsonvalues.indexPath(path, i), unknown));
     return;
   }
-  if (!jsonvalues.isObject(x)) return;
+  if (!json.isObject(x)) return;
   const embedded = s['x-kubernetes-embedded-resource'] === true;
   for (const key of Object.keys(x)) {
     const keyPath = jsonvalues.childPath(path, key);
@@ -122,7 +123,7 @@ function skipPrune(x: unknown, s: schemas.JSONSchemaProps | undefined, path: str
 
 /** Drops non-ObjectMeta keys from a resource's `metadata` (malformed values are left for validation). */
 function pruneObjectMeta(meta: unknown, path: string, unknown: string[]): void {
-  if (!jsonvalues.isObject(meta)) return;
+  if (!json.isObject(meta)) return;
   for (const key of Object.keys(meta)) {
     if (OBJECT_META_FIELDS.has(key)) continue;
     unknown.push(jsonvalues.childPath(path, key));
@@ -137,7 +138,7 @@ function dropNonNullableNulls(x: unknown, s: schemas.JSONSchemaProps | undefined
     for (const item of x) dropNonNullableNulls(item, s.items);
     return x;
   }
-  if (!jsonvalues.isObject(x)) return x;
+  if (!json.isObject(x)) return x;
   for (const key of Object.keys(x)) {
     const child = schemas.propertySchema(s, key);
     if (!child) continue;

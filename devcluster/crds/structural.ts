@@ -17,12 +17,12 @@
  */
 
 import * as fielderrors from '../meta/fielderrors.js';
-import * as jsonvalues from './jsonvalues.js';
 import * as junctors from './junctors.js';
 import * as patterns from './patterns.js';
 import * as pruning from './pruning.js';
 import type * as schemas from './schemas.js';
 import * as validation from './validation.js';
+import * as json from '../json.js';
 
 type Level = 'root' | 'item' | 'field';
 
@@ -59,16 +59,16 @@ export function validateStructuralSchema(schema: unknown, path: string): fielder
 }
 
 function checkNode(node: unknown, path: string, level: Level, place: Place, errors: fielderrors.FieldError[]): void {
-  if (!jsonvalues.isObject(node)) {
+  if (!json.isObject(node)) {
     errors.push(fielderrors.invalid(path, node, 'must be a schema object'));
     return;
   }
-  const s = node as schemas.JSONSchemaProps & jsonvalues.JsonObject;
+  const s = node as schemas.JSONSchemaProps & json.JsonObject;
   const type = typeof s.type === 'string' ? s.type : '';
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'];
   const embedded = s['x-kubernetes-embedded-resource'] === true;
-  const properties = jsonvalues.isObject(s.properties) ? (s.properties as Record<string, unknown>) : undefined;
+  const properties = json.isObject(s.properties) ? (s.properties as Record<string, unknown>) : undefined;
   const hasProperties = properties !== undefined && Object.keys(properties).length > 0;
 
   checkKeywords(s, path, errors);
@@ -141,13 +141,13 @@ function checkNode(node: unknown, path: string, level: Level, place: Place, erro
   } else if (s.items !== undefined) {
     checkNode(s.items, sub(path, 'items'), 'item', { insideRootMeta: place.insideRootMeta }, errors);
   }
-  if (jsonvalues.isObject(s.additionalProperties)) {
+  if (json.isObject(s.additionalProperties)) {
     checkNode(s.additionalProperties, sub(path, 'additionalProperties'), 'field', { insideRootMeta: place.insideRootMeta }, errors);
   }
 }
 
 /** Keywords upstream rejects in CRD schemas. */
-function checkKeywords(s: jsonvalues.JsonObject, path: string, errors: fielderrors.FieldError[]): void {
+function checkKeywords(s: json.JsonObject, path: string, errors: fielderrors.FieldError[]): void {
   for (const [keyword, detail] of UNSUPPORTED_KEYWORDS) {
     if (s[keyword] !== undefined) errors.push(fielderrors.forbidden(sub(path, keyword), detail));
   }
@@ -160,16 +160,16 @@ function checkKeywords(s: jsonvalues.JsonObject, path: string, errors: fielderro
 function checkResourceFields(properties: Record<string, unknown>, path: string, level: Level, errors: fielderrors.FieldError[]): void {
   for (const name of ['kind', 'apiVersion']) {
     const field = properties[name];
-    if (jsonvalues.isObject(field) && field.type !== 'string') {
+    if (json.isObject(field) && field.type !== 'string') {
       errors.push(fielderrors.invalid(`${prop(path, name)}.type`, field.type ?? '', 'must be string'));
     }
   }
   const metadata = properties.metadata;
-  if (!jsonvalues.isObject(metadata)) return;
+  if (!json.isObject(metadata)) return;
   if (metadata.type !== 'object') errors.push(fielderrors.invalid(`${prop(path, 'metadata')}.type`, metadata.type ?? '', 'must be object'));
   if (level !== 'root') return;
   const allowed = new Set(['type', 'properties', 'default']);
-  const metaProps = jsonvalues.isObject(metadata.properties) ? Object.keys(metadata.properties) : [];
+  const metaProps = json.isObject(metadata.properties) ? Object.keys(metadata.properties) : [];
   const onlyNames = metaProps.every((name) => name === 'name' || name === 'generateName');
   const otherKeys = Object.keys(metadata).some((key) => !allowed.has(key) && metadata[key] !== undefined);
   if (!onlyNames || otherKeys) {
@@ -182,7 +182,7 @@ function checkResourceFields(properties: Record<string, unknown>, path: string, 
 function checkListExtensions(s: schemas.JSONSchemaProps, path: string, type: string, errors: fielderrors.FieldError[]): void {
   const listType = s['x-kubernetes-list-type'];
   const mapKeys = s['x-kubernetes-list-map-keys'];
-  const items = jsonvalues.isObject(s.items) ? (s.items as schemas.JSONSchemaProps) : undefined;
+  const items = json.isObject(s.items) ? (s.items as schemas.JSONSchemaProps) : undefined;
   if (listType !== undefined) {
     if (!['atomic', 'set', 'map'].includes(listType)) {
       errors.push(fielderrors.notSupported(sub(path, 'x-kubernetes-list-type'), listType, ['atomic', 'set', 'map']));
@@ -266,7 +266,7 @@ function checkValidationRules(rules: unknown, path: string, errors: fielderrors.
   }
   rules.forEach((rule, i) => {
     const rulePath = `${rulesPath}[${i}]`;
-    if (!jsonvalues.isObject(rule)) {
+    if (!json.isObject(rule)) {
       errors.push(fielderrors.invalid(rulePath, rule, 'must be a validation rule object'));
       return;
     }

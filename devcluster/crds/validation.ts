@@ -17,6 +17,7 @@ import * as formats from './formats.js';
 import * as jsonvalues from './jsonvalues.js';
 import * as patterns from './patterns.js';
 import * as schemas from './schemas.js';
+import * as json from '../json.js';
 
 export interface ValidateOptions {
   /** Treat `obj` as a resource root: `apiVersion`, `kind` and `metadata` are left to other validators. Default `true`. */
@@ -93,13 +94,13 @@ function validateNode(value: unknown, s: schemas.JSONSchemaProps, rel: string, w
   if (typeof value === 'string' && s.format && !formats.conformsToFormat(s.format, value)) {
     walk.errors.push(fielderrors.typeInvalid(field, value, `${subject(rel)} must be of type ${s.format}: ${JSON.stringify(value)}`));
   }
-  if (Array.isArray(s.enum) && !s.enum.some((allowed) => jsonvalues.deepEqual(allowed, value))) {
+  if (Array.isArray(s.enum) && !s.enum.some((allowed) => json.deepEqual(allowed, value))) {
     walk.errors.push(fielderrors.notSupported(field, value, s.enum));
   }
   if (typeof value === 'number') checkNumber(value, s, rel, walk);
   if (typeof value === 'string') checkString(value, s, rel, walk);
   if (Array.isArray(value)) checkArray(value, s, rel, walk);
-  if (jsonvalues.isObject(value)) checkObject(value, s, rel, walk, root);
+  if (json.isObject(value)) checkObject(value, s, rel, walk, root);
   checkCombinators(value, s, rel, walk);
 }
 
@@ -144,7 +145,7 @@ function checkArray(value: unknown[], s: schemas.JSONSchemaProps, rel: string, w
   if (typeof s.minItems === 'number' && value.length < s.minItems) {
     walk.errors.push(fielderrors.invalid(field, value.length, `${subject(rel)} should have at least ${s.minItems} items`));
   }
-  if (s.uniqueItems === true && value.some((item, i) => value.findIndex((other) => jsonvalues.deepEqual(other, item)) !== i)) {
+  if (s.uniqueItems === true && value.some((item, i) => value.findIndex((other) => json.deepEqual(other, item)) !== i)) {
     walk.errors.push(fielderrors.invalid(field, '', `${subject(rel)} shouldn't contain duplicates`));
   }
   if (s.items) {
@@ -159,23 +160,23 @@ function checkListType(value: unknown[], s: schemas.JSONSchemaProps, rel: string
   const listType = s['x-kubernetes-list-type'];
   if (listType === 'set') {
     value.forEach((item, i) => {
-      if (value.slice(0, i).some((earlier) => jsonvalues.deepEqual(earlier, item))) {
+      if (value.slice(0, i).some((earlier) => json.deepEqual(earlier, item))) {
         walk.errors.push(fielderrors.duplicate(fieldOf(walk, jsonvalues.indexPath(rel, i)), item));
       }
     });
   } else if (listType === 'map') {
     const keys = s['x-kubernetes-list-map-keys'] ?? [];
     if (keys.length === 0) return;
-    const seen: jsonvalues.JsonObject[] = [];
+    const seen: json.JsonObject[] = [];
     value.forEach((item, i) => {
-      if (!jsonvalues.isObject(item)) return;
-      const tuple: jsonvalues.JsonObject = {};
+      if (!json.isObject(item)) return;
+      const tuple: json.JsonObject = {};
       for (const key of keys) {
         const fallback = s.items?.properties?.[key]?.default;
         const keyValue = item[key] ?? fallback;
         if (keyValue !== undefined) tuple[key] = keyValue;
       }
-      if (seen.some((earlier) => jsonvalues.deepEqual(earlier, tuple))) {
+      if (seen.some((earlier) => json.deepEqual(earlier, tuple))) {
         walk.errors.push(fielderrors.duplicate(fieldOf(walk, jsonvalues.indexPath(rel, i)), tuple));
       } else {
         seen.push(tuple);
@@ -184,7 +185,7 @@ function checkListType(value: unknown[], s: schemas.JSONSchemaProps, rel: string
   }
 }
 
-function checkObject(value: jsonvalues.JsonObject, s: schemas.JSONSchemaProps, rel: string, walk: Walk, root: boolean): void {
+function checkObject(value: json.JsonObject, s: schemas.JSONSchemaProps, rel: string, walk: Walk, root: boolean): void {
   const field = fieldOf(walk, rel);
   const count = Object.keys(value).length;
   if (typeof s.maxProperties === 'number' && count > s.maxProperties) {
@@ -204,7 +205,7 @@ function checkObject(value: jsonvalues.JsonObject, s: schemas.JSONSchemaProps, r
     const childSchema = schemas.propertySchema(s, key);
     if (root && (key === 'apiVersion' || key === 'kind')) continue;
     if (root && key === 'metadata') {
-      if (childSchema && jsonvalues.isObject(child)) checkRootMetadataNames(child, childSchema, childRel, walk);
+      if (childSchema && json.isObject(child)) checkRootMetadataNames(child, childSchema, childRel, walk);
       continue;
     }
     if (childSchema) validateNode(child, childSchema, childRel, walk);
@@ -212,7 +213,7 @@ function checkObject(value: jsonvalues.JsonObject, s: schemas.JSONSchemaProps, r
 }
 
 /** At the root only the schema's constraints on `metadata.name` and `metadata.generateName` apply. */
-function checkRootMetadataNames(meta: jsonvalues.JsonObject, s: schemas.JSONSchemaProps, rel: string, walk: Walk): void {
+function checkRootMetadataNames(meta: json.JsonObject, s: schemas.JSONSchemaProps, rel: string, walk: Walk): void {
   for (const key of ['name', 'generateName']) {
     const propSchema = s.properties?.[key];
     if (propSchema && meta[key] !== undefined) validateNode(meta[key], propSchema, jsonvalues.childPath(rel, key), walk);
@@ -220,7 +221,7 @@ function checkRootMetadataNames(meta: jsonvalues.JsonObject, s: schemas.JSONSche
 }
 
 /** `apiVersion` and `kind` of an embedded resource are required strings; its `metadata` must be a map. */
-function checkEmbeddedResource(value: jsonvalues.JsonObject, rel: string, walk: Walk): void {
+function checkEmbeddedResource(value: json.JsonObject, rel: string, walk: Walk): void {
   for (const key of ['apiVersion', 'kind']) {
     const field = fieldOf(walk, jsonvalues.childPath(rel, key));
     const item = value[key];
@@ -231,14 +232,14 @@ function checkEmbeddedResource(value: jsonvalues.JsonObject, rel: string, walk: 
   const meta = value.metadata;
   if (meta === undefined) return;
   const metaField = fieldOf(walk, jsonvalues.childPath(rel, 'metadata'));
-  if (!jsonvalues.isObject(meta)) {
+  if (!json.isObject(meta)) {
     walk.errors.push(fielderrors.invalid(metaField, meta, 'must be an object'));
     return;
   }
   for (const key of ['labels', 'annotations']) {
     const map = meta[key];
     if (map === undefined || map === null) continue;
-    if (!jsonvalues.isObject(map) || Object.values(map).some((v) => typeof v !== 'string')) {
+    if (!json.isObject(map) || Object.values(map).some((v) => typeof v !== 'string')) {
       walk.errors.push(fielderrors.invalid(`${metaField}.${key}`, map, 'must be a map of string keys to string values'));
     }
   }

@@ -11,6 +11,8 @@
  */
 import * as fielderrors from './fielderrors.js';
 import * as names from './names.js';
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** How a resource validates its metadata. */
 export interface ObjectMetaOptions {
@@ -34,9 +36,6 @@ export const WELL_KNOWN_FINALIZERS: ReadonlySet<string> = new Set(['kubernetes',
 const PATH = 'metadata';
 const at = (key: string): string => fielderrors.child(PATH, key);
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Validates an object's `metadata` and returns every problem found (empty when valid).
  *
@@ -49,7 +48,7 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
  */
 export function validateObjectMeta(meta: unknown, opts: ObjectMetaOptions): fielderrors.FieldError[] {
   if (meta === undefined || meta === null) meta = {};
-  if (!isObject(meta)) return [fielderrors.typeInvalid(PATH, meta, 'must be of type object')];
+  if (!json.isObject(meta)) return [fielderrors.typeInvalid(PATH, meta, 'must be of type object')];
   const errors: fielderrors.FieldError[] = [];
   const read = new Reader(meta, errors);
 
@@ -131,7 +130,7 @@ export function validateFinalizers(finalizers: readonly string[], path = at('fin
  * an Event cannot be an owner, and at most one entry may be the controller. As upstream, errors
  * about one entry's members are reported on `metadata.ownerReferences.<member>` without an index.
  */
-export function validateOwnerReferences(refs: readonly Json[], path = at('ownerReferences')): fielderrors.FieldError[] {
+export function validateOwnerReferences(refs: readonly JsonObject[], path = at('ownerReferences')): fielderrors.FieldError[] {
   const errors: fielderrors.FieldError[] = [];
   let firstController: string | undefined;
   for (const ref of refs) {
@@ -233,7 +232,7 @@ export function resolveNamespace(bodyNamespace: unknown, requestNamespace: strin
 /** Reads metadata members, recording a type error (and returning undefined) for a wrong JSON type. */
 class Reader {
   constructor(
-    private readonly meta: Json,
+    private readonly meta: JsonObject,
     private readonly errors: fielderrors.FieldError[],
   ) {}
 
@@ -263,7 +262,7 @@ class Reader {
   stringMap(key: string): Record<string, string> | undefined {
     const value = this.get(key);
     if (value === undefined) return undefined;
-    if (!isObject(value)) return this.wrong(at(key), value, 'object');
+    if (!json.isObject(value)) return this.wrong(at(key), value, 'object');
     const out: Record<string, string> = {};
     let ok = true;
     for (const [k, v] of Object.entries(value)) {
@@ -292,14 +291,14 @@ class Reader {
   }
 
   /** A list of objects; for owner references also the member types (strings, booleans). */
-  objectList(key: string): Json[] | undefined {
+  objectList(key: string): JsonObject[] | undefined {
     const value = this.get(key);
     if (value === undefined) return undefined;
     if (!Array.isArray(value)) return this.wrong(at(key), value, 'array');
     let ok = true;
     value.forEach((item, i) => {
       const path = fielderrors.child(at(key), i);
-      if (!isObject(item)) {
+      if (!json.isObject(item)) {
         ok = false;
         this.wrong(path, item, 'object');
         return;
@@ -320,6 +319,6 @@ class Reader {
         }
       }
     });
-    return ok ? (value as Json[]) : undefined;
+    return ok ? (value as JsonObject[]) : undefined;
   }
 }

@@ -11,6 +11,7 @@
  * checked with the rules of names.ts (D-META-11).
  */
 import * as names from './names.js';
+import * as json from '../json.js';
 
 /** A selector text or object that cannot be understood; answered with 400 BadRequest. */
 export class SelectorError extends Error {
@@ -316,8 +317,6 @@ export function selectorToString(selector: LabelSelector): string {
 
 const EXPRESSION_OPERATORS: Record<string, LabelOperator> = { In: 'In', NotIn: 'NotIn', Exists: 'Exists', DoesNotExist: 'DoesNotExist' };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Converts a structured selector (`{matchLabels, matchExpressions}`) into a {@link LabelSelector}
  * (upstream `LabelSelectorAsSelector`): absent (`undefined`/`null`) matches nothing, `{}` matches
@@ -327,10 +326,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  */
 export function labelSelectorFromObject(value: unknown): LabelSelector {
   if (value === undefined || value === null) return { requirements: [], matchesNothing: true };
-  if (!isRecord(value)) throw new SelectorError('a label selector must be an object');
+  if (!json.isObject(value)) throw new SelectorError('a label selector must be an object');
   const requirements: LabelRequirement[] = [];
   const matchLabels = value['matchLabels'] ?? {};
-  if (!isRecord(matchLabels)) throw new SelectorError('matchLabels must be a map of strings');
+  if (!json.isObject(matchLabels)) throw new SelectorError('matchLabels must be a map of strings');
   for (const [key, v] of Object.entries(matchLabels)) {
     if (typeof v !== 'string') throw new SelectorError(`matchLabels[${key}] must be a string`);
     requirements.push(makeRequirement(key, 'Equals', [v]));
@@ -338,7 +337,7 @@ export function labelSelectorFromObject(value: unknown): LabelSelector {
   const expressions = value['matchExpressions'] ?? [];
   if (!Array.isArray(expressions)) throw new SelectorError('matchExpressions must be a list');
   for (const expression of expressions as unknown[]) {
-    if (!isRecord(expression) || typeof expression['key'] !== 'string') throw new SelectorError('matchExpressions entries need a string key');
+    if (!json.isObject(expression) || typeof expression['key'] !== 'string') throw new SelectorError('matchExpressions entries need a string key');
     const op = expression['operator'];
     const operator = typeof op === 'string' ? EXPRESSION_OPERATORS[op] : undefined;
     if (!operator) throw new SelectorError(`${JSON.stringify(op)} is not a valid label selector operator`);

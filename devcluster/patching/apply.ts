@@ -11,8 +11,8 @@
 import * as statuses from '../server/statuses.js';
 import * as fieldsets from './fieldsets.js';
 import * as managedfields from './managedfields.js';
-
-type JsonObject = managedfields.JsonObject;
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 
 /** Re-exported so that callers of apply need one import (see `managedfields.ts`). */
 export type ListSemantics = managedfields.ListSemantics;
@@ -54,8 +54,6 @@ export interface ApplyOptions {
 }
 
 export type ApplyResult = { ok: true; object: JsonObject } | { ok: false; conflicts: ApplyConflict[] };
-
-const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Applies a configuration for a manager.
@@ -151,7 +149,7 @@ function sortConflicts(conflicts: ApplyConflict[]): ApplyConflict[] {
  */
 export function mergeValues(lhs: unknown, rhs: unknown, mapPath: readonly string[], sem: managedfields.ListSemantics): unknown {
   if (rhs === undefined) return lhs;
-  if (isObject(lhs) && isObject(rhs)) {
+  if (json.isObject(lhs) && json.isObject(rhs)) {
     const out: JsonObject = { ...lhs };
     for (const [k, v] of Object.entries(rhs)) out[k] = mergeValues(lhs[k], v, [...mapPath, k], sem);
     return out;
@@ -229,7 +227,7 @@ function pruneValue(
   mapPath: readonly string[],
   sem: managedfields.ListSemantics,
 ): unknown {
-  if (isObject(value)) {
+  if (json.isObject(value)) {
     const out: JsonObject = { ...value };
     for (const [element, st] of stale.children) {
       const pe = fieldsets.parseElement(element);
@@ -269,7 +267,7 @@ function pruneValue(
   return value;
 }
 
-const sizeOf = (v: unknown): number => (Array.isArray(v) ? v.length : isObject(v) ? Object.keys(v).length : -1);
+const sizeOf = (v: unknown): number => (Array.isArray(v) ? v.length : json.isObject(v) ? Object.keys(v).length : -1);
 const emptied = (before: unknown, after: unknown): boolean => sizeOf(before) > 0 && sizeOf(after) === 0;
 
 /** How a conflicting manager is named in messages: `"a"`, `"m" using v1`, `"s" with subresource "status"`. */

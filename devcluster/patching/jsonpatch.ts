@@ -13,6 +13,7 @@
  */
 import * as jsonvalues from './jsonvalues.js';
 import * as pointers from './pointers.js';
+import * as json from '../json.js';
 
 /** Most operations one patch may carry, as upstream (`maxJSONPatchOperations`). */
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
@@ -35,7 +36,7 @@ export class JsonPatchError extends Error {
 export interface JsonPatchValueOperation {
   readonly op: 'add' | 'replace' | 'test';
   readonly path: string;
-  readonly value: jsonvalues.JsonValue;
+  readonly value: json.JsonValue;
 }
 
 /** `remove` names only the location to remove. */
@@ -73,7 +74,7 @@ export function parseJsonPatch(body: unknown): JsonPatchOperation[] {
 
 function parseOperation(element: unknown, index: number): JsonPatchOperation {
   const where = `operation ${index}`;
-  if (!jsonvalues.isJsonObject(element)) throw new JsonPatchError('malformed', `${where} is not a JSON object`);
+  if (!json.isObject(element)) throw new JsonPatchError('malformed', `${where} is not a JSON object`);
   const op = element['op'];
   if (typeof op !== 'string' || !OPS.has(op)) {
     throw new JsonPatchError('malformed', `${where}: unknown op ${JSON.stringify(op ?? null)}`);
@@ -94,7 +95,7 @@ function parseOperation(element: unknown, index: number): JsonPatchOperation {
   }
 }
 
-function requirePointer(element: jsonvalues.JsonObject, key: 'path' | 'from', where: string): string {
+function requirePointer(element: json.JsonObject, key: 'path' | 'from', where: string): string {
   const pointer = element[key];
   if (typeof pointer !== 'string') throw new JsonPatchError('malformed', `${where}: "${key}" must be a string`);
   if (pointers.parseJsonPointer(pointer) === undefined) {
@@ -121,7 +122,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
   return current;
 }
 
-function applyOperation(doc: jsonvalues.JsonValue, operation: JsonPatchOperation, index: number): jsonvalues.JsonValue {
+function applyOperation(doc: json.JsonValue, operation: JsonPatchOperation, index: number): json.JsonValue {
   const fail = (reason: string): never => {
     throw new JsonPatchError('failed', `operation ${index} (${operation.op} ${operation.path}): ${reason}`);
   };
@@ -138,7 +139,7 @@ function applyOperation(doc: jsonvalues.JsonValue, operation: JsonPatchOperation
       get(doc, path, fail);
       return add(doc, path, jsonvalues.cloneJson(operation.value), fail, true);
     case 'test':
-      if (!jsonvalues.jsonEqual(get(doc, path, fail), operation.value)) fail('test failed: the value differs');
+      if (!json.deepEqual(get(doc, path, fail), operation.value)) fail('test failed: the value differs');
       return doc;
     case 'copy':
       return add(doc, path, jsonvalues.cloneJson(get(doc, tokensOf(operation.from, fail), fail)), fail);
@@ -160,19 +161,19 @@ function tokensOf(pointer: string, fail: Fail): string[] {
 }
 
 /** Reads the value at `path`, failing when any step is missing. */
-function get(doc: jsonvalues.JsonValue, path: readonly string[], fail: Fail): jsonvalues.JsonValue {
+function get(doc: json.JsonValue, path: readonly string[], fail: Fail): json.JsonValue {
   let node = doc;
   for (const token of path) node = child(node, token, fail);
   return node;
 }
 
-function child(node: jsonvalues.JsonValue, token: string, fail: Fail): jsonvalues.JsonValue {
+function child(node: json.JsonValue, token: string, fail: Fail): json.JsonValue {
   if (Array.isArray(node)) {
     const i = pointers.parseArrayIndex(token);
     if (i === undefined || i >= node.length) fail(`array index ${JSON.stringify(token)} is out of range`);
-    return node[i as number] as jsonvalues.JsonValue;
+    return node[i as number] as json.JsonValue;
   }
-  if (jsonvalues.isJsonObject(node) && jsonvalues.hasMember(node, token)) return node[token] as jsonvalues.JsonValue;
+  if (json.isObject(node) && jsonvalues.hasMember(node, token)) return node[token] as json.JsonValue;
   return fail(`no value at ${JSON.stringify(token)}`);
 }
 
@@ -180,7 +181,7 @@ function child(node: jsonvalues.JsonValue, token: string, fail: Fail): jsonvalue
  * Inserts `value` at `path` (RFC 6902 "add"; with `replacing`, overwrites an array item instead
  * of inserting before it). Mutates `doc`, which is always the private copy; returns the new root.
  */
-function add(doc: jsonvalues.JsonValue, path: readonly string[], value: jsonvalues.JsonValue, fail: Fail, replacing = false): jsonvalues.JsonValue {
+function add(doc: json.JsonValue, path: readonly string[], value: json.JsonValue, fail: Fail, replacing = false): json.JsonValue {
   if (path.length === 0) return value;
   const parent = get(doc, path.slice(0, -1), fail);
   const last = path[path.length - 1] as string;
@@ -189,7 +190,7 @@ function add(doc: jsonvalues.JsonValue, path: readonly string[], value: jsonvalu
     const limit = replacing ? parent.length - 1 : parent.length;
     if (i === undefined || i > limit) fail(`array index ${JSON.stringify(last)} is out of range`);
     parent.splice(i as number, replacing ? 1 : 0, value);
-  } else if (jsonvalues.isJsonObject(parent)) {
+  } else if (json.isObject(parent)) {
     jsonvalues.setMember(parent, last, value);
   } else {
     fail('the parent is not an object or an array');
@@ -198,10 +199,10 @@ function add(doc: jsonvalues.JsonValue, path: readonly string[], value: jsonvalu
 }
 
 /** Removes the value at `path` from `doc` (the private copy), failing when it is missing. */
-function remove(doc: jsonvalues.JsonValue, path: readonly string[], fail: Fail): void {
+function remove(doc: json.JsonValue, path: readonly string[], fail: Fail): void {
   const parent = get(doc, path.slice(0, -1), fail);
   const last = path[path.length - 1] as string;
   child(parent, last, fail);
   if (Array.isArray(parent)) parent.splice(pointers.parseArrayIndex(last) as number, 1);
-  else delete (parent as jsonvalues.JsonObject)[last];
+  else delete (parent as json.JsonObject)[last];
 }

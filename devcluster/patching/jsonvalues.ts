@@ -1,6 +1,6 @@
 /**
- * Plain JSON values: the types every patch algorithm works on, and the three primitive operations
- * they all need (narrowing, deep copy, deep equality).
+ * The primitive operations every patch algorithm needs on plain JSON values, beside the types,
+ * narrowing and equality of `../json.ts`: member access that is safe for any key, and deep copies.
  *
  * The patch modules (`merge`, `jsonpatch`, `strategic`) are pure: they never mutate what the caller
  * passes in and never return structure shared with it. They achieve that by copying with
@@ -8,22 +8,8 @@
  * `setMember`, so a key spelled `__proto__` that arrived in a parsed request body stays an ordinary
  * data property instead of replacing an object's prototype.
  */
-
-/** A JSON scalar. */
-export type JsonPrimitive = string | number | boolean | null;
-
-/** Any JSON value. */
-export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
-
-/** A JSON object (a map from member names to values). */
-export interface JsonObject {
-  [key: string]: JsonValue;
-}
-
-/** True when `v` is a JSON object: a non-null, non-array object. */
-export function isJsonObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import type { JsonObject, JsonPrimitive, JsonValue } from '../json.js';
+import * as json from '../json.js';
 
 /** True when `v` is a JSON scalar (string, number, boolean or null). */
 export function isJsonPrimitive(v: unknown): v is JsonPrimitive {
@@ -52,7 +38,7 @@ export function setMember(obj: JsonObject, key: string, value: JsonValue): void 
  */
 export function cloneJson(v: unknown): JsonValue {
   if (Array.isArray(v)) return v.map((item) => (isCarried(item) ? cloneJson(item) : null));
-  if (isJsonObject(v)) {
+  if (json.isObject(v)) {
     const copy: JsonObject = {};
     for (const key of Object.keys(v)) {
       const item = v[key];
@@ -65,22 +51,4 @@ export function cloneJson(v: unknown): JsonValue {
 
 function isCarried(v: unknown): boolean {
   return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
-}
-
-/**
- * Deep equality with JSON semantics: objects compare by members regardless of their order, arrays
- * compare item by item, scalars compare strictly (so the string `"5"` differs from the number `5`).
- */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  if (isJsonObject(a)) {
-    if (!isJsonObject(b)) return false;
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => hasMember(b, key) && jsonEqual(a[key], b[key]));
-  }
-  return false;
 }

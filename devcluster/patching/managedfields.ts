@@ -12,10 +12,9 @@
  * alike) and lists are atomic unless the caller's {@link ListSemantics} says otherwise. An empty
  * list that is not atomic is owned as a whole, like an empty map.
  */
+import type { JsonObject } from '../json.js';
+import * as json from '../json.js';
 import * as fieldsets from './fieldsets.js';
-
-/** A plain JSON object (values are narrowed at run time). */
-export type JsonObject = Record<string, unknown>;
 
 /** How the list at a path merges: atomic (the default), keyed by fields, or a set of scalars. */
 export type ListType = { type: 'atomic' } | { type: 'map'; keys: readonly string[] } | { type: 'set' };
@@ -59,8 +58,6 @@ export interface OwnershipScope {
   statusSubresource: boolean;
 }
 
-const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
-
 const NEVER_OWNED_META = [
   'name',
   'namespace',
@@ -96,7 +93,7 @@ export function decodeEntries(raw: unknown): ManagedSet[] {
   if (!Array.isArray(raw)) return [];
   try {
     return raw.map((item: unknown): ManagedSet => {
-      if (!isObject(item)) throw new fieldsets.FieldsV1Error('entry is not an object');
+      if (!json.isObject(item)) throw new fieldsets.FieldsV1Error('entry is not an object');
       const { manager, operation, apiVersion, time, fieldsV1, subresource } = item;
       if (typeof manager !== 'string' || (operation !== 'Apply' && operation !== 'Update')) throw new fieldsets.FieldsV1Error('bad entry');
       return {
@@ -155,7 +152,7 @@ export function itemElements(list: readonly unknown[], listType: ListType): stri
   const elements: string[] = [];
   for (const item of list) {
     if (listType.type === 'map') {
-      if (!isObject(item)) return undefined;
+      if (!json.isObject(item)) return undefined;
       const key: JsonObject = {};
       for (const k of listType.keys) if (item[k] !== undefined) key[k] = item[k];
       if (!Object.keys(key).length) return undefined;
@@ -173,7 +170,7 @@ export function itemElements(list: readonly unknown[], listType: ListType): stri
  * lists, and each item of a keyed or set list (plus the fields inside keyed items).
  */
 export function fieldSetOf(value: unknown, semantics: ListSemantics, mapPath: readonly string[] = []): fieldsets.FieldSet {
-  if (isObject(value)) {
+  if (json.isObject(value)) {
     const keys = Object.keys(value);
     if (!keys.length) return fieldsets.LEAF;
     return fieldsets.node(
@@ -224,8 +221,8 @@ const isEnumerableOwn = (obj: object, key: string): boolean => Object.prototype.
  */
 function compareNode(l: unknown, r: unknown, mapPath: string[], sem: ListSemantics, root: boolean): Comparison {
   if (l === undefined && r === undefined) return UNCHANGED;
-  const lMap = l === undefined || isObject(l);
-  const rMap = r === undefined || isObject(r);
+  const lMap = l === undefined || json.isObject(l);
+  const rMap = r === undefined || json.isObject(r);
   if (lMap && rMap) {
     const lo = l as JsonObject | undefined;
     const ro = r as JsonObject | undefined;
@@ -267,7 +264,7 @@ function compareLeaf(l: unknown, r: unknown, root: boolean): Comparison {
   if (root) return UNCHANGED;
   if (l === undefined) return ADDED_LEAF;
   if (r === undefined) return REMOVED_LEAF;
-  return deepEqual(l, r) ? UNCHANGED : MODIFIED_LEAF;
+  return json.deepEqual(l, r) ? UNCHANGED : MODIFIED_LEAF;
 }
 
 /** The children of one container node, split by kind of change. */
@@ -298,17 +295,6 @@ class ChildComparisons {
 
 const NO_CHILD_SETS: readonly (readonly [string, fieldsets.FieldSet])[] = [];
 
-/** Structural equality of JSON values (object key order ignored). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 /**
  * The part of an object a write in `scope` may own: without `apiVersion`, `kind` and the
  * server-managed metadata; for the status subresource only `status`; for the main resource of a
@@ -321,7 +307,7 @@ export function ownedView(obj: JsonObject, scope: OwnershipScope): JsonObject {
   const rest: JsonObject = {};
   for (const k of Object.keys(obj)) {
     if (k === 'apiVersion' || k === 'kind' || (dropStatus && k === 'status')) continue;
-    if (k === 'metadata' && isObject(obj.metadata)) {
+    if (k === 'metadata' && json.isObject(obj.metadata)) {
       const metadata = ownableMetadata(obj.metadata);
       if (metadata) rest.metadata = metadata;
       continue;
@@ -423,12 +409,12 @@ function startingEntries(opts: RecordUpdateOptions): ManagedSet[] {
   if (opts.subresource) return stored;
   const sent = metadataOf(opts.after)?.managedFields;
   if (!Array.isArray(sent)) return stored;
-  if (sent.length === 0 || (sent.length === 1 && isObject(sent[0]) && !Object.keys(sent[0]).length)) return [];
+  if (sent.length === 0 || (sent.length === 1 && json.isObject(sent[0]) && !Object.keys(sent[0]).length)) return [];
   // A list equal to the stored one (sent back by a PUT, kept by a patch) decodes like it.
   const storedRaw = metadataOf(opts.before)?.managedFields;
-  const decoded = sent === storedRaw || deepEqual(sent, storedRaw) ? stored : decodeEntries(sent);
+  const decoded = sent === storedRaw || json.deepEqual(sent, storedRaw) ? stored : decodeEntries(sent);
   return decoded.length ? decoded : stored;
 }
 
 /** `obj.metadata` when it is an object. */
-export const metadataOf = (obj: JsonObject | undefined): JsonObject | undefined => (obj && isObject(obj.metadata) ? obj.metadata : undefined);
+export const metadataOf = (obj: JsonObject | undefined): JsonObject | undefined => (obj && json.isObject(obj.metadata) ? obj.metadata : undefined);

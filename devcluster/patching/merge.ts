@@ -4,15 +4,13 @@
  * This is the simplest of the patch algorithms and the vocabulary the others share: objects merge
  * member by member, `null` deletes a member, and everything else (arrays included) replaces. The
  * strategic merge patch (`strategic.ts`) follows the same rules for maps and only differs for
- * lists; JSON patch (`jsonpatch.ts`) is unrelated but reuses the JSON value types exported here.
+ * lists; JSON patch (`jsonpatch.ts`) is unrelated.
  *
  * Checking that a request body is an object (400 otherwise) is the caller's job: RFC 7386 itself
  * defines a non-object patch as "replace the target", which is what `applyMergePatch` does.
  */
 import * as jsonvalues from './jsonvalues.js';
-
-export type { JsonObject, JsonValue, JsonPrimitive } from './jsonvalues.js';
-export { isJsonObject } from './jsonvalues.js';
+import * as json from '../json.js';
 
 /**
  * Applies a JSON merge patch to `target` and returns the patched value (RFC 7386, section 2).
@@ -31,10 +29,10 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   return mergeInto(target, patch);
 }
 
-function mergeInto(target: unknown, patch: unknown): jsonvalues.JsonValue {
-  if (!jsonvalues.isJsonObject(patch)) return jsonvalues.cloneJson(patch);
-  const current: jsonvalues.JsonObject = jsonvalues.isJsonObject(target) ? target : {};
-  const result: jsonvalues.JsonObject = {};
+function mergeInto(target: unknown, patch: unknown): json.JsonValue {
+  if (!json.isObject(patch)) return jsonvalues.cloneJson(patch);
+  const current: json.JsonObject = json.isObject(target) ? target : {};
+  const result: json.JsonObject = {};
   // Members keep the target's order; members new to the target follow in the patch's order.
   for (const key of Object.keys(current)) {
     const value = current[key];

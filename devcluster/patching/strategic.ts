@@ -47,8 +47,8 @@ const RETAIN_KEYS = '$retainKeys';
 const SET_ELEMENT_ORDER = '$setElementOrder';
 const DELETE_FROM_PRIMITIVE_LIST = '$deleteFromPrimitiveList';
 
-type JsonObject = jsonvalues.JsonObject;
-type JsonValue = jsonvalues.JsonValue;
+import type { JsonObject, JsonValue } from '../json.js';
+import * as json from '../json.js';
 type Path = readonly string[];
 
 /**
@@ -63,10 +63,10 @@ type Path = readonly string[];
  *   `$retainKeys` list does not cover the members the patch sets, or a merged list holds lists.
  */
 export function applyStrategicMergePatch(original: unknown, patch: unknown, schema: mergekeys.SmpSchema): unknown {
-  if (!jsonvalues.isJsonObject(patch)) {
+  if (!json.isObject(patch)) {
     throw new StrategicMergeError('malformed', 'invalid JSON document: a strategic merge patch must be a JSON object');
   }
-  const base = jsonvalues.isJsonObject(original) ? (jsonvalues.cloneJson(original) as JsonObject) : {};
+  const base = json.isObject(original) ? (jsonvalues.cloneJson(original) as JsonObject) : {};
   return new Merger(schema).mergeMap(base, patch, []);
 }
 
@@ -95,8 +95,8 @@ class Merger {
         delete current[key];
         continue;
       }
-      const existing = jsonvalues.hasMember(current, key) ? current[key] : undefined;
-      jsonvalues.setMember(current, key, this.mergeValue(existing, value, [...path, key], orders.get(key)));
+      const existing = jsonvalues.hasMember(current, key) ? (current[key] as JsonValue) : undefined;
+      jsonvalues.setMember(current, key, this.mergeValue(existing, value as JsonValue, [...path, key], orders.get(key)));
     }
     for (const [field, order] of orders) {
       const list = jsonvalues.hasMember(current, field) ? current[field] : undefined;
@@ -111,7 +111,7 @@ class Merger {
       jsonvalues.setMember(
         current,
         field,
-        list.filter((item) => !values.some((v) => jsonvalues.jsonEqual(v, item))),
+        list.filter((item) => !values.some((v) => json.deepEqual(v, item))),
       );
     }
     return current;
@@ -119,8 +119,8 @@ class Merger {
 
   /** Merges one patch value into the existing value of a field (`undefined` when absent). */
   private mergeValue(existing: JsonValue | undefined, value: JsonValue, path: Path, order?: JsonValue[]): JsonValue {
-    if (jsonvalues.isJsonObject(value)) {
-      return this.mergeMap(jsonvalues.isJsonObject(existing) ? existing : {}, value, path);
+    if (json.isObject(value)) {
+      return this.mergeMap(json.isObject(existing) ? existing : {}, value, path);
     }
     if (Array.isArray(value)) return this.mergeList(Array.isArray(existing) ? existing : [], value, path, order);
     return value;
@@ -139,7 +139,7 @@ class Merger {
   private replaceList(patch: JsonValue[], path: Path): JsonValue[] {
     const items: JsonValue[] = [];
     for (const item of patch) {
-      if (jsonvalues.isJsonObject(item) && jsonvalues.hasMember(item, PATCH)) {
+      if (json.isObject(item) && jsonvalues.hasMember(item, PATCH)) {
         listDirective(item, path);
         continue;
       }
@@ -153,13 +153,13 @@ class Merger {
     const updates: JsonObject[] = [];
     for (const item of patch) {
       if (Array.isArray(item)) throw listsOfLists(path);
-      if (!jsonvalues.isJsonObject(item)) {
+      if (!json.isObject(item)) {
         throw malformed(`${field(path)}: list items must be objects merged by "${key}", got ${render(item)}`);
       }
       if (jsonvalues.hasMember(item, PATCH)) {
         if (listDirective(item, path) === 'delete') {
           if (!jsonvalues.hasMember(item, key)) throw noMergeKey(item, key);
-          merged = merged.filter((existing) => !matches(existing, key, item[key]));
+          merged = merged.filter((existing) => !matches(existing, key, item[key] as JsonValue));
         }
         continue;
       }
@@ -167,9 +167,9 @@ class Merger {
       updates.push(item);
     }
     // A replace anywhere in the patch list discards every current item, including earlier deletes.
-    if (patch.some((item) => jsonvalues.isJsonObject(item) && item[PATCH] === 'replace')) merged = [];
+    if (patch.some((item) => json.isObject(item) && item[PATCH] === 'replace')) merged = [];
     for (const update of updates) {
-      const index = merged.findIndex((existing) => matches(existing, key, update[key]));
+      const index = merged.findIndex((existing) => matches(existing, key, update[key] as JsonValue));
       if (index >= 0) merged[index] = this.mergeMap(merged[index] as JsonObject, update, path);
       else merged.push(this.mergeMap({}, update, path));
     }
@@ -198,7 +198,7 @@ function mergePrimitiveList(current: JsonValue[], patch: JsonValue[], path: Path
   const additions: JsonValue[] = [];
   for (const item of patch) {
     if (Array.isArray(item)) throw listsOfLists(path);
-    if (jsonvalues.isJsonObject(item)) {
+    if (json.isObject(item)) {
       if (!jsonvalues.hasMember(item, PATCH)) throw malformed(`${field(path)}: expected a list of scalars, got ${render(item)}`);
       if (listDirective(item, path) !== 'replace') throw malformed(`${field(path)}: "$patch": "delete" needs a merge key`);
       continue;
@@ -206,10 +206,10 @@ function mergePrimitiveList(current: JsonValue[], patch: JsonValue[], path: Path
     additions.push(item);
   }
   // The only objects left in the patch are `{"$patch": "replace"}` items: they discard the current list.
-  const base = patch.some((item) => jsonvalues.isJsonObject(item)) ? [] : current;
+  const base = patch.some((item) => json.isObject(item)) ? [] : current;
   const union: JsonValue[] = [];
   for (const item of [...base, ...additions]) {
-    if (!union.some((seen) => jsonvalues.jsonEqual(seen, item))) union.push(item);
+    if (!union.some((seen) => json.deepEqual(seen, item))) union.push(item);
   }
   return union;
 }
@@ -223,7 +223,7 @@ function applyOrder(list: JsonValue[], order: JsonValue[], patch: JsonValue[], s
   const key = strategy.mergeKey;
   const identity = (item: JsonValue): JsonValue | undefined => {
     if (key === undefined) return item;
-    return jsonvalues.isJsonObject(item) && jsonvalues.hasMember(item, key) ? item[key] : undefined;
+    return json.isObject(item) && jsonvalues.hasMember(item, key) ? (item[key] as JsonValue) : undefined;
   };
   const wanted = order.map((entry) => {
     const id = identity(entry);
@@ -232,9 +232,9 @@ function applyOrder(list: JsonValue[], order: JsonValue[], patch: JsonValue[], s
   });
   let position = 0;
   for (const item of patch) {
-    if (jsonvalues.isJsonObject(item) && jsonvalues.hasMember(item, PATCH)) continue;
+    if (json.isObject(item) && jsonvalues.hasMember(item, PATCH)) continue;
     const id = identity(item);
-    while (position < wanted.length && !jsonvalues.jsonEqual(wanted[position], id)) position++;
+    while (position < wanted.length && !json.deepEqual(wanted[position], id)) position++;
     if (position === wanted.length) {
       throw malformed(`invalid patch format of setElementOrder list: the order of ${field(path)} in the patch does not match ${render(order)}`);
     }
@@ -242,7 +242,7 @@ function applyOrder(list: JsonValue[], order: JsonValue[], patch: JsonValue[], s
   }
   const rank = (item: JsonValue): number => {
     const id = identity(item);
-    return id === undefined ? -1 : wanted.findIndex((w) => jsonvalues.jsonEqual(w, id));
+    return id === undefined ? -1 : wanted.findIndex((w) => json.deepEqual(w, id));
   };
   const listed = list.filter((item) => rank(item) >= 0).sort((a, b) => rank(a) - rank(b));
   return [...listed, ...list.filter((item) => rank(item) < 0)];
@@ -279,12 +279,12 @@ function isMerging(strategy: mergekeys.SmpStrategy | undefined): boolean {
 }
 
 function matches(item: JsonValue, key: string, value: JsonValue | undefined): boolean {
-  return jsonvalues.isJsonObject(item) && jsonvalues.hasMember(item, key) && jsonvalues.jsonEqual(item[key], value);
+  return json.isObject(item) && jsonvalues.hasMember(item, key) && json.deepEqual(item[key], value);
 }
 
 function without(obj: JsonObject, key: string): JsonObject {
   const copy: JsonObject = {};
-  for (const [k, v] of Object.entries(obj)) if (k !== key) jsonvalues.setMember(copy, k, v);
+  for (const [k, v] of Object.entries(obj)) if (k !== key) jsonvalues.setMember(copy, k, v as JsonValue);
   return copy;
 }
 

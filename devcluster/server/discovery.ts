@@ -5,8 +5,7 @@
  * deleted shows up at once, as operators that watch for new resources expect.
  */
 import type * as resources from '../api/resources.js';
-
-type JsonObject = { [key: string]: unknown };
+import type { JsonObject } from '../json.js';
 
 export function versionInfo(version: string): JsonObject {
   const m = /^v(\d+)\.(\d+)/.exec(version);

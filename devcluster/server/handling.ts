@@ -26,8 +26,7 @@ import type * as requestlog from './requestlog.js';
 import * as responses from './responses.js';
 import * as routing from './routing.js';
 import * as statuses from './statuses.js';
-
-type JsonObject = objects.JsonObject;
+import type { JsonObject } from '../json.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 

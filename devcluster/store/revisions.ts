@@ -12,7 +12,7 @@
  * forgotten (D-GEN-4, D-WATCH-5, D-FAULT-7).
  */
 
-export type JsonObject = { [key: string]: unknown };
+import type { JsonObject } from '../json.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -19,7 +19,7 @@
 
 import * as dicts from '../cogs/structs/dicts.js';
 import type * as resources from '../cogs/structs/resources.js';
-import * as invocation from '../core/actions/invocation.js';
+import * as execution from '../core/actions/execution.js';
 import { builtins } from '../core/intents/builtins.js';
 
 /** What an owner needs to be: any body as served by the API (read-only views included). */
@@ -129,7 +129,7 @@ function describe(obj: resources.KubernetesObject | OwnerLike): string {
 
 /** The object of the handler running now, as the default owner (R-API-6). */
 function currentOwner(what: string): OwnerLike {
-  const context = invocation.findHandler();
+  const context = execution.findHandler();
   if (context === undefined) {
     throw new HierarchyError('NO_OWNER', `${what} was called outside of a handler: pass the owner explicitly.`);
   }

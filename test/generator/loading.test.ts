@@ -2,14 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
-import * as validating from '../../generator/validating.js';
+import * as errors from '../../generator/errors.js';
 import * as support from './support.js';
 
-function loadError(text: string, file = 'crds/bad.yaml'): validating.GeneratorError {
+function loadError(text: string, file = 'crds/bad.yaml'): errors.GeneratorError {
   try {
     loading.loadCrdSources([{ path: file, text }]);
   } catch (error) {
-    if (error instanceof validating.GeneratorError) return error;
+    if (error instanceof errors.GeneratorError) return error;
     throw error;
   }
   throw new Error('expected a GeneratorError');

@@ -1,24 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
+import * as errors from '../../generator/errors.js';
 import * as validating from '../../generator/validating.js';
 import * as support from './support.js';
 
 const SPEC = 'spec.versions[0].schema.openAPIV3Schema.properties.spec';
 
 /** Validates the documents of one file (the CRD under test is the last one) and returns the error. */
-function validationError(documents: readonly unknown[]): validating.GeneratorError {
+function validationError(documents: readonly unknown[]): errors.GeneratorError {
   const { crds } = loading.loadCrdSources([support.source(documents, 'crds/widget.yaml')]);
   try {
     for (const crd of crds) validating.validateCrd(crd);
   } catch (error) {
-    if (error instanceof validating.GeneratorError) return error;
+    if (error instanceof errors.GeneratorError) return error;
     throw error;
   }
   throw new Error('expected a GeneratorError');
 }
 
 /** A valid CRD first, so the failing one is document 1: the index must be reported, not assumed. */
-function secondDocumentError(spec: Record<string, unknown>, options: support.CrdOptions = {}): validating.GeneratorError {
+function secondDocumentError(spec: Record<string, unknown>, options: support.CrdOptions = {}): errors.GeneratorError {
   return validationError([support.crd({ type: 'object' }, { kind: 'Gadget' }), support.crd(spec, options)]);
 }
 

@@ -29,7 +29,7 @@ describe('the dependency/layer check', () => {
       'runtime/cogs/client/a.ts':
         "import * as d from '../../../devcluster/testing.js';\nimport { DevCluster } from 'kopf-gen/testing';\nimport * as g from '../../../generator/index.js';\n",
     });
-    expect(check(dir)).toEqual([
+    expect(check(dir, { orders: {} })).toEqual([
       'runtime/cogs/client/a.ts: imports devcluster/testing.js (the runtime never imports the devcluster)',
       'runtime/cogs/client/a.ts: imports testing/index.ts (the runtime and the devcluster never import the testing kit that combines them)',
       'runtime/cogs/client/a.ts: imports generator/index.js (kopf-gen loads the generator by package name, never by path)',
@@ -71,11 +71,60 @@ describe('the dependency/layer check', () => {
       'runtime/cogs/configs/progress.ts': "import * as d from './diffbase.js';\n",
       'runtime/kits/runner.ts': "import * as w from './webhooks.js';\n",
     });
-    expect(check(dir).sort()).toEqual([
+    expect(check(dir, { orders: {} }).sort()).toEqual([
       'runtime/cogs/configs/progress.ts: imports runtime/cogs/configs/diffbase.js (progress and diffbase storages are independent)',
       'runtime/cogs/structs/a.ts: imports runtime/core/reactor/processing.js (a lower runtime layer never imports a higher one)',
       'runtime/core/actions/b.ts: imports runtime/core/intents/handlers.js (a lower runtime layer never imports a higher one)',
       'runtime/kits/runner.ts: imports runtime/kits/webhooks.js (kits are independent of each other)',
     ]);
+  });
+
+  it('reports every import cycle once, with one concrete way around it, type-only imports included', () => {
+    const dir = tree({
+      'generator/a.ts': "import * as b from './b.js';\n",
+      'generator/b.ts': "import type * as a from './a.js';\n",
+      'devcluster/x.ts': "import { y } from './y.js';\n",
+      'devcluster/y.ts': "export { z } from './z.js';\n",
+      'devcluster/z.ts': "import type { X } from './x.js';\nimport * as y from './y.js';\n",
+      'cli/self.ts': "import * as me from './self.js';\n",
+      'cli/ok.ts': "import * as b from '../generator/b.js';\n",
+    });
+    expect(check(dir, { orders: {} })).toEqual([
+      'cli/ok.ts: imports generator/b.js (kopf-gen loads the generator by package name, never by path)',
+      'import cycle: cli/self.ts → cli/self.ts',
+      'import cycle: devcluster/x.ts → devcluster/y.ts → devcluster/z.ts → devcluster/x.ts',
+      'import cycle: generator/a.ts → generator/b.ts → generator/a.ts',
+    ]);
+  });
+
+  it('names the other modules of a tangle that the reported cycle does not pass through', () => {
+    const dir = tree({
+      'runtime/a.ts': "import * as b from './b.js';\n",
+      'runtime/b.ts': "import * as a from './a.js';\nimport * as c from './c.js';\n",
+      'runtime/c.ts': "import * as b from './b.js';\n",
+    });
+    expect(check(dir, { orders: {} })).toEqual(['import cycle: runtime/a.ts → runtime/b.ts → runtime/a.ts (tangled with it: runtime/c.ts)']);
+  });
+
+  it('orders the modules inside a folder of a runtime layer, and wants every module of such a folder placed', () => {
+    const orders = { 'runtime/core/actions': ['errors', 'execution'] };
+    const dir = tree({
+      'runtime/core/actions/errors.ts': "import * as execution from './execution.js';\n",
+      'runtime/core/actions/execution.ts': "import * as errors from './errors.js';\n",
+      'runtime/core/actions/extra.ts': '',
+    });
+    expect(check(dir, { orders })).toEqual([
+      'runtime/core/actions/errors.ts: imports runtime/core/actions/execution.js (errors comes before execution in the order of runtime/core/actions)',
+      "runtime/core/actions/extra.ts: is not placed in the order of runtime/core/actions (every module of a layer's folder is listed)",
+      'import cycle: runtime/core/actions/errors.ts → runtime/core/actions/execution.ts → runtime/core/actions/errors.ts',
+    ]);
+  });
+
+  it('ignores imports shown in comments', () => {
+    const dir = tree({
+      'runtime/cogs/aio/clocks.ts':
+        "/**\n * @example\n * import { main } from 'kopf-gen/runtime';\n * import './handlers.js';\n */\n// import * as r from '../../core/reactor/running.js';\nexport const x = 1;\n",
+    });
+    expect(check(dir, { orders: {} })).toEqual([]);
   });
 });

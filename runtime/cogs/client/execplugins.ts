@@ -21,6 +21,7 @@
 import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import type * as clocks from '../aio/clocks.js';
+import * as dicts from '../structs/dicts.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as kubeconfigs from './kubeconfigs.js';
@@ -79,10 +80,6 @@ export interface ExecOptions {
   readonly clock?: Pick<clocks.Clock, 'now'>;
   /** The environment the plugin's `env` is merged over; default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
-}
-
-function isMapping(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `spec.cluster` of the ExecCredential request (kubectl's field names). */
@@ -200,12 +197,12 @@ export class ExecCredentials {
     } catch {
       return fail(`no ExecCredential JSON: ${JSON.stringify(stdout.trim().slice(0, 120))}.`);
     }
-    if (!isMapping(credential) || credential['kind'] !== 'ExecCredential') return fail('JSON that is not an ExecCredential.');
+    if (!dicts.isObject(credential) || credential['kind'] !== 'ExecCredential') return fail('JSON that is not an ExecCredential.');
     if (credential['apiVersion'] !== apiVersion) {
       return fail(`an ExecCredential of apiVersion ${JSON.stringify(credential['apiVersion'])}, not the requested ${apiVersion}.`);
     }
     const status = credential['status'];
-    if (!isMapping(status)) return fail('an ExecCredential without a status.');
+    if (!dicts.isObject(status)) return fail('an ExecCredential without a status.');
     const text = (key: string): string | undefined => {
       const value = status[key];
       if (value === undefined || value === null || value === '') return undefined;

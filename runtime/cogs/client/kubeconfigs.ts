@@ -25,6 +25,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as jsYaml from 'js-yaml';
+import * as dicts from '../structs/dicts.js';
 import * as errors from './errors.js';
 
 /** One cluster entry (kubectl's `clusters[].cluster`), with file paths made absolute. */
@@ -130,10 +131,6 @@ export function kubeconfigPaths(env: NodeJS.ProcessEnv = process.env): string[] 
 
 type Raw = Readonly<Record<string, unknown>>;
 
-function isMapping(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Reads the fields of one entry, failing with the file and the entry's place in the message. */
 class Fields {
   constructor(
@@ -168,7 +165,7 @@ class Fields {
   mapping(key: string): Raw | undefined {
     const value = this.raw[key];
     if (value === undefined || value === null) return undefined;
-    return isMapping(value) ? value : this.fail(key, 'a mapping');
+    return dicts.isObject(value) ? value : this.fail(key, 'a mapping');
   }
 
   list(key: string): readonly unknown[] {
@@ -186,7 +183,7 @@ const IMPERSONATION = ['as', 'as-uid', 'as-groups', 'as-user-extra'];
 
 function readCluster(raw: Raw, name: string, where: string, source: string): KubeconfigCluster {
   const fields = new Fields(raw, where, path.dirname(source));
-  const extensions = fields.list('extensions').filter(isMapping);
+  const extensions = fields.list('extensions').filter(dicts.isObject);
   const exec = extensions.find((item) => item['name'] === 'client.authentication.k8s.io/exec');
   return {
     name,
@@ -206,7 +203,7 @@ function readExec(raw: Raw, where: string, folder: string): ExecConfig {
   const command = fields.string('command');
   if (command === undefined) throw new errors.LoginError(`${where}: the exec plugin has no "command".`);
   const env = fields.list('env').map((item, index) => {
-    const entry = isMapping(item) ? new Fields(item, `${where}.env[${index}]`, folder) : undefined;
+    const entry = dicts.isObject(item) ? new Fields(item, `${where}.env[${index}]`, folder) : undefined;
     const name = entry?.string('name');
     if (entry === undefined || name === undefined) throw new errors.LoginError(`${where}: "env[${index}]" must be a mapping with a name and a value.`);
     return { name, value: entry.string('value') ?? '' };
@@ -273,11 +270,11 @@ function readEntries<T>(file: string, document: Raw, section: string, inner: str
   const list = new Fields(document, file, path.dirname(file)).list(section);
   return list.map((item, index) => {
     const at = `${file}: ${section}[${index}]`;
-    if (!isMapping(item)) throw new errors.LoginError(`${at} must be a mapping with "name" and "${inner}".`);
+    if (!dicts.isObject(item)) throw new errors.LoginError(`${at} must be a mapping with "name" and "${inner}".`);
     const name = item['name'];
     if (typeof name !== 'string' || name === '') throw new errors.LoginError(`${at} has no name.`);
     const body = item[inner] ?? {};
-    if (!isMapping(body)) throw new errors.LoginError(`${at} (${JSON.stringify(name)}): "${inner}" must be a mapping.`);
+    if (!dicts.isObject(body)) throw new errors.LoginError(`${at} (${JSON.stringify(name)}): "${inner}" must be a mapping.`);
     return read(body, name, `${file}: ${inner} ${JSON.stringify(name)}`, file);
   });
 }
@@ -296,8 +293,8 @@ export function parseKubeconfig(text: string, file: string): KubeconfigFile {
     throw new errors.LoginError(`${file} is not a valid YAML file: ${reason}`, { cause });
   }
   if (document === null || document === undefined) return { clusters: [], users: [], contexts: [] };
-  if (!isMapping(document) || (document['kind'] !== undefined && document['kind'] !== 'Config')) {
-    const what = isMapping(document) ? `kind ${JSON.stringify(document['kind'])}` : `a ${Array.isArray(document) ? 'list' : typeof document}`;
+  if (!dicts.isObject(document) || (document['kind'] !== undefined && document['kind'] !== 'Config')) {
+    const what = dicts.isObject(document) ? `kind ${JSON.stringify(document['kind'])}` : `a ${Array.isArray(document) ? 'list' : typeof document}`;
     throw new errors.LoginError(`${file} is not a kubeconfig (kind Config with clusters, users, contexts): it is ${what}.`);
   }
   const current = document['current-context'];

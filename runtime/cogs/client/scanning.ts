@@ -9,6 +9,7 @@
  */
 
 import type * as references from '../structs/references.js';
+import * as dicts from '../structs/dicts.js';
 import * as errors from './errors.js';
 
 /** Fetches a discovery document (JSON) by path. */
@@ -24,8 +25,7 @@ interface ApiResourceEntry {
   readonly categories?: readonly string[];
 }
 
-const record = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const record = (value: unknown): Record<string, unknown> => (dicts.isObject(value) ? value : {});
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 
 /**

@@ -9,7 +9,7 @@
  * every place that holds one holds it as an optional field: without metrics there is no object at
  * all, and a report costs one `undefined` check.
  *
- * The one implementation (`core/reactor/metrics`) keeps a registry per operator. Reports carry no
+ * The one implementation (`core/reactor/reporting`) keeps a registry per operator. Reports carry no
  * label strings that callers would build per event: identities that exist anyway (a handler id, a
  * server URL, an HTTP status) are passed as they are, and `forResource()` binds a resource once,
  * so its per-event reports are plain calls on an object the caller already holds.

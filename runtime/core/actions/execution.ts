@@ -24,6 +24,8 @@
  * handler id, what it came to (`resultOf`), whether it will be retried, and how long it took.
  */
 
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import type * as progress from '../../cogs/configs/progress.js';
@@ -115,6 +117,43 @@ export interface ExecutionScope {
   readonly body?: () => unknown;
   /** Where every finished invocation is reported (the operator's metrics), if anywhere. */
   readonly instruments?: instruments.HandlerInstruments;
+}
+
+/** The handler a piece of code runs in (R-API-6): what sub-handler helpers need. */
+export interface HandlerContext {
+  /** The handler being invoked. */
+  readonly handler: Invocable;
+  /** The cause's execution scope (settings, clock, kwargs, body and patch of the change, …). */
+  readonly scope: ExecutionScope;
+  /** Sub-handlers registered so far by this invocation (Kopf: the sub-registry). */
+  readonly subhandlers: Invocable[];
+  /** Where sub-handler ids go: this invocation's own set and those of all its ancestors. */
+  readonly subrefs: ReadonlyArray<Set<string>>;
+  /** Whether the sub-handlers were executed (explicitly or implicitly) in this invocation. */
+  subexecuted: boolean;
+}
+
+const handlerContexts = new AsyncLocalStorage<HandlerContext>();
+
+/** Runs `fn` inside a handler context. */
+export function runInHandler<T>(context: HandlerContext, fn: () => T): T {
+  return handlerContexts.run(context, fn);
+}
+
+/** The current handler context, or `undefined` outside of one. */
+export function findHandler(): HandlerContext | undefined {
+  return handlerContexts.getStore();
+}
+
+/**
+ * The current handler context.
+ *
+ * @throws Error when called outside of a handler.
+ */
+export function currentHandler(what = 'This function'): HandlerContext {
+  const context = handlerContexts.getStore();
+  if (context === undefined) throw new Error(`${what} was called outside of a handler: it can only be used while a handler runs.`);
+  return context;
 }
 
 /**
@@ -306,15 +345,15 @@ async function invokeHandler(options: {
   readonly subrefs: Set<string>;
 }): Promise<unknown> {
   const { handler, scope, retry, subrefs } = options;
-  const parent = invocation.findHandler();
-  const context: invocation.HandlerContext = {
+  const parent = findHandler();
+  const context: HandlerContext = {
     handler,
     scope,
     subhandlers: [],
     subrefs: [...(parent?.subrefs ?? []), subrefs],
     subexecuted: false,
   };
-  return invocation.runInHandler(context, async () => {
+  return runInHandler(context, async () => {
     const result = await invocation.invoke(handler.fn, scope.kwargs(handler, retry));
     if (!context.subexecuted && scope.change !== undefined) await executeSubhandlers();
     return result;
@@ -335,7 +374,7 @@ export async function executeSubhandlers(options?: {
   readonly handlers?: readonly Invocable[];
   readonly lifecycle?: lifecycles.Lifecycle | null;
 }): Promise<void> {
-  const context = invocation.currentHandler('execute()');
+  const context = currentHandler('execute()');
   const change = context.scope.change;
   if (change === undefined) {
     throw new Error('Sub-handlers of event-handlers are not supported and have no practical use (there are no retries or state tracking).');

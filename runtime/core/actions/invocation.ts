@@ -12,12 +12,12 @@
  *
  * - the *operator* context (`runInOperator()`, entered by the reactor for the whole operator):
  *   settings, the k8s-event sink and the typed client that handlers get as `client`;
- * - the *handler* context (`runInHandler()`, entered by `execution` around every invocation): the
- *   handler, the execution scope of its cause, the sub-handlers it registers and where their ids
- *   are collected.
+ * - the *handler* context (`execution.runInHandler()`, entered by `execution` around every
+ *   invocation, and kept there with the handlers it describes): the handler, the execution scope
+ *   of its cause, the sub-handlers it registers and where their ids are collected.
  *
  * Calling a helper outside of its context throws an `Error` saying so (`currentOperator()`,
- * `currentHandler()`).
+ * `execution.currentHandler()`).
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -25,7 +25,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as clients from '../../cogs/client/clients.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as events from './events.js';
-import type * as execution from './execution.js';
 
 /** The operator a piece of code runs in (R-API-6): what event helpers need. */
 export interface OperatorScope {
@@ -37,41 +36,16 @@ export interface OperatorScope {
   readonly client?: clients.KubeClient;
 }
 
-/** The handler a piece of code runs in (R-API-6): what sub-handler helpers need. */
-export interface HandlerContext {
-  /** The handler being invoked. */
-  readonly handler: execution.Invocable;
-  /** The cause's execution scope (settings, clock, kwargs, body and patch of the change, …). */
-  readonly scope: execution.ExecutionScope;
-  /** Sub-handlers registered so far by this invocation (Kopf: the sub-registry). */
-  readonly subhandlers: execution.Invocable[];
-  /** Where sub-handler ids go: this invocation's own set and those of all its ancestors. */
-  readonly subrefs: ReadonlyArray<Set<string>>;
-  /** Whether the sub-handlers were executed (explicitly or implicitly) in this invocation. */
-  subexecuted: boolean;
-}
-
 const operators = new AsyncLocalStorage<OperatorScope>();
-const handlers = new AsyncLocalStorage<HandlerContext>();
 
 /** Runs `fn` inside an operator context; everything it starts, at any depth, sees that context. */
 export function runInOperator<T>(scope: OperatorScope, fn: () => T): T {
   return operators.run(scope, fn);
 }
 
-/** Runs `fn` inside a handler context. */
-export function runInHandler<T>(context: HandlerContext, fn: () => T): T {
-  return handlers.run(context, fn);
-}
-
 /** The current operator context, or `undefined` outside of one. */
 export function findOperator(): OperatorScope | undefined {
   return operators.getStore();
-}
-
-/** The current handler context, or `undefined` outside of one. */
-export function findHandler(): HandlerContext | undefined {
-  return handlers.getStore();
 }
 
 /**
@@ -95,17 +69,6 @@ const NO_CLIENT = clients.refusingClient(() => new Error('`client` is available 
  */
 export function currentClient(): clients.KubeClient {
   return operators.getStore()?.client ?? NO_CLIENT;
-}
-
-/**
- * The current handler context.
- *
- * @throws Error when called outside of a handler.
- */
-export function currentHandler(what = 'This function'): HandlerContext {
-  const context = handlers.getStore();
-  if (context === undefined) throw new Error(`${what} was called outside of a handler: it can only be used while a handler runs.`);
-  return context;
 }
 
 /**

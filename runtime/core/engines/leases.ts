@@ -14,6 +14,7 @@
  */
 
 import type * as bodies from '../../cogs/structs/bodies.js';
+import * as dicts from '../../cogs/structs/dicts.js';
 import type * as references from '../../cogs/structs/references.js';
 
 /** The Lease resource (the built-in `coordination.k8s.io/v1` one). */
@@ -45,12 +46,6 @@ export interface LeaseRecord {
   readonly leaseTransitions: number;
 }
 
-type Json = { readonly [key: string]: unknown };
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function integerOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) ? value : fallback;
 }
@@ -70,8 +65,8 @@ export function formatMicroTime(ms: number): string {
 
 /** The election record of a Lease body; malformed fields read as absent ones (see the module). */
 export function recordOf(body: bodies.RawBody | object): LeaseRecord {
-  const spec = (body as Json)['spec'];
-  const fields: Json = isObject(spec) ? spec : {};
+  const spec = (body as Record<string, unknown>)['spec'];
+  const fields: Record<string, unknown> = dicts.isObject(spec) ? spec : {};
   const holder = fields['holderIdentity'];
   const time = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
   return {
@@ -94,7 +89,7 @@ export function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
   );
 }
 
-function specOf(record: LeaseRecord): Json {
+function specOf(record: LeaseRecord): Record<string, unknown> {
   return {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
@@ -105,7 +100,7 @@ function specOf(record: LeaseRecord): Json {
 }
 
 /** A new Lease holding `record` (for creating it). */
-export function newLease(name: string, namespace: string, record: LeaseRecord): Json {
+export function newLease(name: string, namespace: string, record: LeaseRecord): Record<string, unknown> {
   return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: specOf(record) };
 }
 
@@ -113,9 +108,9 @@ export function newLease(name: string, namespace: string, record: LeaseRecord): 
  * The stored Lease with its election fields replaced by `record` (for a PUT): metadata — with the
  * `resourceVersion` that makes the write optimistic — and other spec fields are kept.
  */
-export function replacedLease(stored: bodies.RawBody | object, record: LeaseRecord): Json {
-  const body = stored as Json;
-  const spec = isObject(body['spec']) ? body['spec'] : {};
+export function replacedLease(stored: bodies.RawBody | object, record: LeaseRecord): Record<string, unknown> {
+  const body = stored as Record<string, unknown>;
+  const spec = dicts.isObject(body['spec']) ? body['spec'] : {};
   const { acquireTime: _a, renewTime: _r, ...others } = spec;
   return { ...body, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', spec: { ...others, ...specOf(record) } };
 }

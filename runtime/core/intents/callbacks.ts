@@ -30,9 +30,12 @@ import type * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
 import type * as resources from '../../cogs/structs/resources.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as errors from '../actions/errors.js';
+import type * as execution from '../actions/execution.js';
+import type * as lifecycles from '../actions/lifecycles.js';
+import type * as filters from './filters.js';
 import type * as indexing from './indices.js';
 import type * as stoppers from './stoppers.js';
-import type * as subhandlers from './subhandlers.js';
 
 /** Augment to type `memo` (declaration merging). Empty by default. */
 // biome-ignore lint/suspicious/noEmptyInterface: an interface, so that users can augment it by declaration merging
@@ -176,11 +179,11 @@ export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>> exte
    * Registers a sub-handler of this handler, typed for this body (R-HANDLERS-13): the same as the
    * exported `subhandler()`, typed.
    */
-  readonly subhandler: subhandlers.Subhandler<Body>;
+  readonly subhandler: Subhandler<Body>;
   /** Registers a function as a sub-handler of this handler (the function-first form), typed for this body. */
-  readonly register: subhandlers.Register<Body>;
+  readonly register: Register<Body>;
   /** Executes sub-handlers now (the exported `execute()`, typed for this body). */
-  readonly execute: subhandlers.Execute<Body>;
+  readonly execute: Execute<Body>;
 }
 
 /** On-event handlers (R-KWARGS-4). */
@@ -283,3 +286,88 @@ export type IndexOf<F> = F extends (...args: never[]) => infer R ? IndexOfResult
 /** An admission handler: throw `AdmissionError` to deny; write to `patch` to mutate. */
 export type WebhookFn<Body extends object> = (args: WebhookArgs<Body>) => unknown;
 export type ActivityFn = (args: ActivityArgs) => unknown;
+
+/*
+ * The signatures of sub-handler registration (R-HANDLERS-13), typed by the parent's body.
+ *
+ * A sub-handler runs for the same object and the same change as its parent, so its arguments are
+ * the parent's kind of arguments for the parent's body: `spec`, `status` and `patch` of a
+ * `Widget` parent are a `Widget`'s. They are not exactly the parent's own: `old`/`new` of a
+ * sub-handler are the whole essence, or the value of its own `field` — never its parent's field.
+ *
+ * Every change handler gets `subhandler`, `register` and `execute` in its arguments, typed this way
+ * (`on.create(Widgets, ({ subhandler }) => subhandler({ id: 'x' }, ({ spec }) => …))`); the free
+ * functions of the same names (`core/reactor/subhandling`) take the body as an optional type
+ * argument and default to untyped bodies.
+ */
+
+/** What filter callbacks of a sub-handler receive: its arguments without the retry fields. */
+type FilterArgsOf<Args> = Omit<Args, keyof RetryArgs>;
+
+/** A sub-handler of a parent of body `Body`; `Value` is the type of `old`/`new` (essence or field). */
+export type SubhandlerFn<Body extends object = UntypedBody, Value = EssenceOf<Body>> = (args: ChangingArgs<Body, Value>) => unknown;
+
+/** Options of `subhandler()` (Kopf: `@kopf.subhandler(...)`) without a field. */
+export interface SubhandlerOptions<Body extends object = UntypedBody, Value = EssenceOf<Body>> {
+  /** The id under the parent: the full id is `<parent id>/<id>`; default: the function's name. */
+  readonly id?: string;
+  readonly param?: unknown;
+  readonly errors?: errors.ErrorsMode;
+  readonly timeout?: number;
+  readonly retries?: number;
+  readonly backoff?: number;
+  readonly labels?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value>>>;
+  readonly annotations?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value>>>;
+  readonly when?: filters.WhenFilter<FilterArgsOf<ChangingArgs<Body, Value>>>;
+  /** Only for parents that are update or field handlers. */
+  readonly old?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value>>>;
+  /** Only for parents that are update or field handlers. */
+  readonly new?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value>>>;
+}
+
+/** Options of `subhandler()` with a field: `old`/`new` of the sub-handler are the field's values. */
+export interface FieldSubhandlerOptions<Body extends object, P> extends SubhandlerOptions<Body, PathValue<Body, P>> {
+  readonly field: P;
+  readonly value?: filters.ValueFilter<PathValue<Body, P>, FilterArgsOf<ChangingArgs<Body, PathValue<Body, P>>>>;
+}
+
+/** Options of `register()` (Kopf: `kopf.register(fn, ...)`). */
+export type RegisterOptions<Body extends object = UntypedBody> = Pick<
+  SubhandlerOptions<Body>,
+  'id' | 'param' | 'errors' | 'timeout' | 'retries' | 'backoff' | 'labels' | 'annotations' | 'when'
+>;
+
+/**
+ * What `execute({ registry })` needs of a registry (an `OperatorRegistry` is one): its change
+ * handlers of a resource, and those of them that a cause selects.
+ */
+export interface SubhandlerRegistry {
+  changingHandlersOf(resource: references.Resource): readonly execution.Invocable[];
+  changingHandlers(cause: filters.Subject): readonly execution.Invocable[];
+}
+
+/** Options of `execute()`. At most one of `fns`, `handlers`, `registry`. */
+export interface ExecuteOptions<Body extends object = UntypedBody> {
+  /** Functions to run as sub-handlers: by id, or an array (ids from function names). */
+  readonly fns?: Readonly<Record<string, SubhandlerFn<Body>>> | readonly SubhandlerFn<Body>[];
+  /** Ready handlers (change handler descriptors or `Invocable`s), used with their own ids. */
+  readonly handlers?: ReadonlyArray<execution.Invocable>;
+  /** A registry whose change handlers are run (with their own ids, selected by the cause). */
+  readonly registry?: SubhandlerRegistry;
+  /** The lifecycle; default: the parent's (itself defaulting to `asap`). */
+  readonly lifecycle?: lifecycles.Lifecycle;
+  /** A cause to select the handlers with, instead of the parent's. */
+  readonly cause?: unknown;
+}
+
+/** `subhandler(options, fn)` for a parent of body `Body`; returns `fn` unchanged. */
+export interface Subhandler<Body extends object> {
+  <const P extends FieldRef<Body>, F extends SubhandlerFn<Body, PathValue<Body, P>>>(options: FieldSubhandlerOptions<Body, P>, fn: F): F;
+  <F extends SubhandlerFn<Body>>(options: SubhandlerOptions<Body>, fn: F): F;
+}
+
+/** `register(fn, options)` for a parent of body `Body`; returns `fn` unchanged. */
+export type Register<Body extends object> = <F extends SubhandlerFn<Body>>(fn: F, options?: RegisterOptions<Body>) => F;
+
+/** `execute(options)` for a parent of body `Body`. */
+export type Execute<Body extends object> = (options?: ExecuteOptions<Body>) => Promise<void>;

@@ -9,7 +9,7 @@
  * wanted. What a watcher does is the caller's business (the reactor passes one that runs the
  * list-watch stream into the per-object queues, with the pause toggle of peering).
  *
- * A companion (the peering tasks, `peerings`) can ride along: it is adjusted on every change
+ * A companion (the peering tasks of `observation`) can ride along: it is adjusted on every change
  * right before the watchers, and stopped after them.
  *
  * *Guarantees:* never two live tasks for the same dimension — a dimension that comes back while
@@ -17,12 +17,23 @@
  * *Errors:* a watcher task that rejects (other than with an abort error after being aborted) is
  * fatal (R-WATCH-3, D-12): all tasks are aborted and awaited, and `orchestrate` rejects with it.
  * Kopf: `kopf._core.reactor.orchestration.ochestrator` (sic) and `adjust_tasks`.
+ *
+ * The watcher tasks it starts and stops are defined here too, below the orchestrator.
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
+import * as api from '../../cogs/client/api.js';
+import * as clientErrors from '../../cogs/client/errors.js';
+import * as watching from '../../cogs/client/watching.js';
+import * as bodies from '../../cogs/structs/bodies.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as references from '../../cogs/structs/references.js';
-import * as insights from './insights.js';
+import * as errors from '../actions/errors.js';
+import * as invocation from '../actions/invocation.js';
+import type * as inventory from './inventory.js';
+import * as observation from './observation.js';
+import * as processing from './processing.js';
+import * as queueing from './queueing.js';
 
 /** Starts one watcher; it must run until `signal` aborts, then settle. */
 export type Spawn = (resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
@@ -35,7 +46,7 @@ export interface Dimension {
 
 /** What `orchestrate` needs. */
 export interface OrchestrationOptions {
-  readonly insights: insights.Insights;
+  readonly insights: observation.Insights;
   readonly spawn: Spawn;
   /** Stops all watchers; `orchestrate` then resolves once they have settled. */
   readonly signal: AbortSignal;
@@ -71,7 +82,7 @@ export function dimensionsOf(resources: readonly references.Resource[], namespac
 
 /** The identity of a dimension. */
 export function dimensionKey(dimension: Dimension): string {
-  return `${insights.resourceKey(dimension.resource)}@${dimension.namespace === null ? '' : `/${dimension.namespace}`}`;
+  return `${observation.resourceKey(dimension.resource)}@${dimension.namespace === null ? '' : `/${dimension.namespace}`}`;
 }
 
 interface Task {
@@ -161,4 +172,81 @@ export async function orchestrate(options: OrchestrationOptions): Promise<void> 
     await options.companion?.stop();
   }
   if (failure !== undefined) throw failure.error;
+}
+
+/*
+ * One watcher: lists and watches one resource in one namespace (or cluster-wide) and feeds every
+ * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
+ * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
+ * operator (R-WATCH-3, R-QUEUE-9, D-12). While it runs, its stream reports its listings,
+ * connections and lines to the operator's watch health (`engines/health`); with metrics on, the
+ * resource's instruments see its listings, connections, queued events and processing cycles.
+ */
+
+export async function runWatcher(op: inventory.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
+  const where = namespace === null ? 'cluster-wide' : namespace;
+  let fatal: unknown;
+  const failed = new AbortController();
+  const saturable = api.isSaturable(op.api) ? op.api : undefined;
+  const instruments = op.instruments?.forResource(resource);
+  const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream, instruments), {
+    clock: op.clock,
+    logger: op.logger,
+    idleTimeout: op.settings.queueing.idleTimeout,
+    exitTimeout: op.settings.queueing.exitTimeout,
+    workerLimit: op.settings.queueing.workerLimit,
+    unsaturated: saturable ? (signal) => saturable.unsaturated(signal) : undefined,
+    signal: op.signal,
+    onFatal: (error, key) => {
+      op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
+      fatal ??= new Error(
+        'Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.',
+        { cause: error },
+      );
+      failed.abort();
+    },
+  });
+  op.queues?.add(queue, resource);
+  // The readiness barrier waits for this watcher's initial listing to be indexed (R-INDEX-7).
+  const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
+  const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
+  let listed = false;
+  const tracker = op.streams?.track(dimensionKey({ resource, namespace }), `${references.resourceName(resource)} ${watching.whereOf(namespace)}`);
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  failed.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await invocation.runInOperator(op, async () => {
+      const stream = watching.infiniteWatch(
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer: tracker },
+        { paused: op.paused, signal: stop.signal },
+      );
+      for await (const event of stream) {
+        if (watching.isListed(event)) {
+          if (!listed) op.barrier?.listed(listing);
+          listed = true;
+          continue;
+        }
+        if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
+        instruments?.queued();
+        queue.push(event);
+      }
+    });
+  } catch (error) {
+    if (!stop.signal.aborted) {
+      op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+      throw error;
+    }
+  } finally {
+    tracker?.stop();
+    op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
+    signal.removeEventListener('abort', onAbort);
+    await queue.stop();
+    op.queues?.delete(queue);
+  }
+  if (fatal !== undefined) {
+    op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(fatal)}`);
+    throw fatal;
+  }
 }

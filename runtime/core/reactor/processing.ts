@@ -25,35 +25,42 @@
  *   comes with a fresh event (R-PATCH-7).
  *
  * With metrics on, the watcher passes the resource's instruments: every handler of the cycle, and
- * the cycle itself (as one reconcile, see `reports`), is reported; daemons and timers report their
+ * the cycle itself (as one reconcile, see the reports below), is reported; daemons and timers report their
  * invocations and their spawning and exit to the same instruments.
+ *
+ * The arguments objects the handlers of a cycle receive, and the report of what a cycle came to,
+ * are built here too: nothing else builds them.
+ *
  * Kopf: `kopf._core.reactor.processing`.
  */
+
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
+import * as diffs from '../../cogs/structs/diffs.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
+import * as application from '../actions/application.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
+import * as invocation from '../actions/invocation.js';
 import * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import * as throttling from '../actions/throttling.js';
-import * as causes from '../intents/causes.js';
-import * as application from '../actions/application.js';
 import * as daemonsEngine from '../engines/daemons.js';
 import * as spawningEngine from '../engines/spawning.js';
 import * as timersEngine from '../engines/timers.js';
+import * as causes from '../intents/causes.js';
 import type * as handlers from '../intents/handlers.js';
-import type * as context from './context.js';
-import * as kwargs from './kwargs.js';
-import type * as memories from './memories.js';
+import type * as stoppers from '../intents/stoppers.js';
+import type * as inventory from './inventory.js';
 import type * as queueing from './queueing.js';
-import * as reports from './reports.js';
+import * as subhandling from './subhandling.js';
 
 type Fn = (body: object) => void;
 
@@ -63,7 +70,7 @@ type Fn = (body: object) => void;
  * @param instruments the resource's instruments when metrics are on (see the module's comment).
  */
 export async function processResourceEvent(
-  op: context.OperatorContext,
+  op: inventory.OperatorContext,
   resource: references.Resource,
   raw: bodies.RawEvent,
   stream: queueing.StreamContext,
@@ -76,7 +83,7 @@ export async function processResourceEvent(
   // the worker's signal follows both.
   const cancellation = stream.signal;
   // A cycle skipped by throttling or cancelled is not reported.
-  let report: reports.CycleReport | undefined;
+  let report: CycleReport | undefined;
   try {
     const throttled = await throttling.throttled(
       {
@@ -89,7 +96,7 @@ export async function processResourceEvent(
         errors: () => !cancellation.aborted,
       },
       () => {
-        if (instruments !== undefined) report = new reports.CycleReport(instruments);
+        if (instruments !== undefined) report = new CycleReport(instruments);
         return processCycle(op, resource, raw, memory, stream, logger, cancellation, instruments, report);
       },
     );
@@ -117,32 +124,32 @@ async function sleepInterruptibly(cycle: Cycle, ms: number): Promise<boolean> {
 }
 
 interface Cycle {
-  readonly op: context.OperatorContext;
+  readonly op: inventory.OperatorContext;
   readonly resource: references.Resource;
   readonly raw: bodies.RawEvent;
-  readonly memory: memories.ObjectMemory;
+  readonly memory: inventory.ObjectMemory;
   readonly stream: queueing.StreamContext;
   readonly logger: logging.ObjectLogger;
   readonly patch: patches.PatchBase<object>;
-  readonly scope: kwargs.ResourceScope;
+  readonly scope: ResourceScope;
   /** Cancellation of the cycle: the operator stops or the queue gives up on the worker. */
   readonly signal: AbortSignal;
   /** The resource's instruments (metrics on): for daemons and timers, which outlive the cycle. */
   readonly instruments?: instruments.ResourceInstruments;
   /** The report of this cycle (metrics on): handlers of the cycle report through it. */
-  readonly report?: reports.CycleReport;
+  readonly report?: CycleReport;
 }
 
 async function processCycle(
-  op: context.OperatorContext,
+  op: inventory.OperatorContext,
   resource: references.Resource,
   raw: bodies.RawEvent,
-  memory: memories.ObjectMemory,
+  memory: inventory.ObjectMemory,
   stream: queueing.StreamContext,
   logger: logging.ObjectLogger,
   signal: AbortSignal,
   instruments: instruments.ResourceInstruments | undefined,
-  report: reports.CycleReport | undefined,
+  report: CycleReport | undefined,
 ): Promise<void> {
   const body = raw.object;
   // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
@@ -151,10 +158,10 @@ async function processCycle(
   const leftovers = memory.leftoverFns.length > 0 && new patches.Patch<object>(undefined, memory.leftoverFns).toJsonPatch(body, { merge: false }).length > 0;
   const patch = new patches.Patch<object>(undefined, leftovers ? memory.leftoverFns : []);
   memory.leftoverFns = [];
-  const scope: kwargs.ResourceScope = {
+  const scope: ResourceScope = {
     resource,
     body,
-    view: kwargs.viewOf(body),
+    view: viewOf(body),
     patch,
     logger,
     memo: memory.memo,
@@ -192,8 +199,8 @@ async function processCycle(
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6), minus what exists only
   // during an invocation (retry fields, a daemon's stop flag).
   const matching = {
-    kwargs: (handler: kwargs.FilterableHandler & { readonly kind?: string }) =>
-      handler.kind === 'change' && cause !== null ? kwargs.changingKwargs(cycle.scope, cause, handler) : kwargs.indexingKwargs(cycle.scope, handler),
+    kwargs: (handler: FilterableHandler & { readonly kind?: string }) =>
+      handler.kind === 'change' && cause !== null ? changingKwargs(cycle.scope, cause, handler) : indexingKwargs(cycle.scope, handler),
   };
   // Stealth mode: no change handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
   const stealth = cause === null || !op.registry.prematchChanging(cause, matching);
@@ -249,9 +256,9 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
   const { op, resource, raw, memory, stream } = cycle;
   const indices = op.indices!;
   const logger = logging.objectLogger({ body: raw.object, settings: op.settings, terse: true });
-  const scope: kwargs.ResourceScope = { ...cycle.scope, logger };
+  const scope: ResourceScope = { ...cycle.scope, logger };
   const matching =
-    raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object }, { kwargs: (handler) => kwargs.indexingKwargs(scope, handler) });
+    raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object }, { kwargs: (handler) => indexingKwargs(scope, handler) });
   memory.indexing = await indices.indexObject({
     object: stream.key,
     all,
@@ -263,7 +270,7 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
       clock: op.clock,
       logger,
       signal: cycle.signal,
-      kwargs: (handler, retry) => kwargs.indexingKwargs(scope, handler, retry),
+      kwargs: (handler, retry) => indexingKwargs(scope, handler, retry),
       body: () => raw.object,
       instruments: cycle.report,
     },
@@ -304,14 +311,14 @@ async function processSpawningCause(
 }
 
 function launcherOf(
-  op: context.OperatorContext,
+  op: inventory.OperatorContext,
   resource: references.Resource,
-  memory: memories.ObjectMemory,
+  memory: inventory.ObjectMemory,
   daemonsMemory: spawningEngine.DaemonsMemory,
   logger: logging.ObjectLogger,
   instruments: instruments.ResourceInstruments | undefined,
 ): spawningEngine.Launcher {
-  const source: kwargs.SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
+  const source: SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
   const background: daemonsEngine.BackgroundScope = {
     settings: op.settings,
     clock: op.clock,
@@ -321,7 +328,7 @@ function launcherOf(
     logger,
     cancel: op.signal,
     titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
-    kwargs: (handler, stopper, patch, retry) => kwargs.spawningKwargs(source, handler, stopper, patch, retry),
+    kwargs: (handler, stopper, patch, retry) => spawningKwargs(source, handler, stopper, patch, retry),
     instruments,
   };
   return (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background));
@@ -332,10 +339,10 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
   const { op, resource, raw } = cycle;
   // Messages of on-event handlers are never posted as k8s-events (R-EVENT-4, R-POST-2).
   const local = logging.objectLogger({ body: raw.object, settings: op.settings, sink: op.events, local: true });
-  const scope: kwargs.ResourceScope = { ...cycle.scope, logger: local };
+  const scope: ResourceScope = { ...cycle.scope, logger: local };
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6).
   const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }), {
-    kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+    kwargs: (handler) => watchingKwargs(scope, raw, handler),
   });
   if (!handlers.length) return;
   const results = await execution.executeHandlersOnce({
@@ -348,7 +355,7 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
       signal: cycle.signal,
       lifecycle: lifecycles.allAtOnce,
       defaultErrors: errors.ErrorsMode.IGNORED,
-      kwargs: (handler) => kwargs.watchingKwargs(scope, raw, handler),
+      kwargs: (handler) => watchingKwargs(scope, raw, handler),
       body: () => raw.object,
       instruments: cycle.report,
     },
@@ -415,7 +422,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
     if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
   }
 
-  const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => kwargs.changingKwargs(cycle.scope, cause, handler) });
+  const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => changingKwargs(cycle.scope, cause, handler) });
   const allIds = op.registry.changingHandlersOf(resource).map((h) => h.id);
   let state = (await progression.State.fromStorage({ body, storage, handlerIds: allIds, now })).withPurpose(reason);
 
@@ -460,7 +467,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
       logger,
       signal: cycle.signal,
       lifecycle: op.lifecycle,
-      kwargs: (handler, retry) => kwargs.changingKwargs(cycle.scope, cause, handler, retry),
+      kwargs: (handler, retry) => changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
       body: () => body,
@@ -555,4 +562,357 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   if (!timeout) return;
   memory.expectedVersion = vanishing ? `${applied.resourceVersion}~which~never~arrives` : applied.resourceVersion;
   memory.expectedUntil = op.clock.now() + timeout * 1000;
+}
+
+/*
+ * The arguments objects handlers receive (R-KWARGS-1..5): built lazily per invocation (a field is
+ * computed only if the handler reads it), over read-only views of the body of the event being
+ * processed. Change handlers also get the reason, old/new essences (or field values for field
+ * handlers) with the `oldValue`/`newValue` aliases, the diff, and the retry information.
+ *
+ * Every handler also gets the operator's typed `client` (from the operator's async context).
+ *
+ * Daemons and timers run for long, so their `body`, `spec`, `meta`, `status`, `labels` and
+ * `annotations` are *live* views (R-KWARGS-8): read-only proxies that resolve every property read
+ * against the newest body the object's memory holds, so `spec.field` read in a loop sees the
+ * latest value. Writing to them throws; changes go through `patch`.
+ */
+
+/** What the kwargs builders read of a handler: its `param` and, for field handlers, its `field`. */
+export type FilterableHandler = Pick<execution.Invocable, 'param'> & { readonly field?: readonly string[] | null };
+
+/** What every resource handler of one cycle shares. */
+export interface ResourceScope {
+  readonly resource: references.Resource;
+  readonly body: bodies.RawBody;
+  /** The read-only view of the body, built once per cycle. */
+  readonly view: () => dicts.DeepReadonly<bodies.RawBody>;
+  readonly patch: patches.PatchBase<object>;
+  readonly logger: loggers.Logger;
+  readonly memo: object;
+  readonly signal: AbortSignal;
+  /** Index names → indices (injected last, overriding built-in names, R-INDEX-8). */
+  readonly indices?: Readonly<Record<string, unknown>>;
+}
+
+/** A read-only view factory for one body: deep-frozen copy made on first use. */
+export function viewOf(body: bodies.RawBody): () => dicts.DeepReadonly<bodies.RawBody> {
+  let view: dicts.DeepReadonly<bodies.RawBody> | undefined;
+  return () => (view ??= dicts.frozenCopy(body));
+}
+
+const EMPTY = Object.freeze({});
+
+/**
+ * What the kwargs of one resource handler read. The getters are shared tables (one per kind of
+ * handler, below), so building kwargs costs one small object, not a closure per field: kwargs are
+ * built for every invocation and every filter check of every event.
+ */
+interface ResourceSource {
+  readonly scope: ResourceScope;
+  readonly param: unknown;
+}
+
+interface ChangingSource extends ResourceSource {
+  readonly cause: causes.ChangingCause;
+  readonly field: readonly string[] | null;
+  readonly retry?: execution.RetryKwargs;
+  /** `old`/`oldValue` and `new`/`newValue` are one value each (computed once, same identity). */
+  old?: { readonly value: unknown };
+  new?: { readonly value: unknown };
+}
+
+interface WatchingSource extends ResourceSource {
+  readonly event: bodies.RawEvent;
+}
+
+interface IndexingSource extends ResourceSource {
+  readonly retry?: execution.RetryKwargs;
+}
+
+type Table<S> = Readonly<Record<string, (source: S) => unknown>>;
+
+function metaOf(s: ResourceSource): Readonly<Record<string, unknown>> {
+  return (s.scope.view()['metadata'] ?? EMPTY) as Readonly<Record<string, unknown>>;
+}
+
+function sectionOf(s: ResourceSource, key: string): unknown {
+  const value = s.scope.view()[key];
+  return dicts.isObject(value) ? value : EMPTY;
+}
+
+/** The resource fields of R-KWARGS-1, over the cycle's read-only view of the body. */
+const RESOURCE: Table<ResourceSource> = Object.freeze({
+  resource: (s) => s.scope.resource,
+  body: (s) => s.scope.view(),
+  spec: (s) => sectionOf(s, 'spec'),
+  meta: (s) => metaOf(s),
+  status: (s) => sectionOf(s, 'status'),
+  uid: (s) => s.scope.body.metadata?.uid ?? '',
+  name: (s) => s.scope.body.metadata?.name ?? '',
+  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.body.metadata?.namespace ?? null) : null),
+  labels: (s) => metaOf(s)['labels'] ?? EMPTY,
+  annotations: (s) => metaOf(s)['annotations'] ?? EMPTY,
+  patch: (s) => s.scope.patch,
+  logger: (s) => s.scope.logger,
+  memo: (s) => s.scope.memo,
+  param: (s) => s.param,
+  signal: (s) => s.scope.signal,
+  client: () => invocation.currentClient(),
+});
+
+const RETRY: Table<{ readonly retry?: execution.RetryKwargs }> = Object.freeze({
+  retry: (s) => s.retry!.retry,
+  started: (s) => s.retry!.started,
+  runtime: (s) => s.retry!.runtime,
+});
+
+/** A frozen copy of the essence's value at the handler's field (or the whole essence). */
+function valueAt(essence: dicts.JsonObject | null, field: readonly string[] | null): unknown {
+  if (essence === null) return undefined;
+  const resolved = field ? dicts.resolve(essence, field) : essence;
+  return resolved === undefined || resolved === null ? undefined : dicts.frozenCopy(resolved);
+}
+
+function oldOf(s: ChangingSource): unknown {
+  return (s.old ??= { value: valueAt(s.cause.old, s.field) }).value;
+}
+
+function newOf(s: ChangingSource): unknown {
+  return (s.new ??= { value: valueAt(s.cause.new, s.field) }).value;
+}
+
+const CHANGING_FIELDS: Table<ChangingSource> = {
+  reason: (s) => s.cause.reason,
+  old: oldOf,
+  new: newOf,
+  oldValue: oldOf,
+  newValue: newOf,
+  diff: (s) => (s.field ? diffs.diffAt(s.field, s.cause.old, s.cause.new) : s.cause.diff),
+  // The sub-handler helpers, typed by the handler's body in `ChangingArgs` (R-HANDLERS-13).
+  subhandler: () => subhandling.subhandler,
+  register: () => subhandling.register,
+  execute: () => subhandling.execute,
+};
+const CHANGING: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS });
+const CHANGING_RETRY: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS, ...RETRY });
+
+const WATCHING: Table<WatchingSource> = Object.freeze({
+  ...RESOURCE,
+  event: (s) => s.event,
+  type: (s) => s.event.type,
+});
+
+const INDEXING_RETRY: Table<IndexingSource> = Object.freeze({ ...RESOURCE, ...RETRY });
+
+/**
+ * Kwargs of a change handler (R-KWARGS-1/2/3). Without `retry` (for filter callbacks, which run
+ * before an invocation exists) the retry fields are absent; everything else is the same (R-FILTERS-6).
+ */
+export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
+  const source: ChangingSource = { scope, param: handler.param, cause, field: handler.field ?? null, retry };
+  return invocation.tableKwargs(retry ? CHANGING_RETRY : CHANGING, source, scope.indices);
+}
+
+/** Kwargs of an on-event handler (R-KWARGS-1/4). */
+export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, handler: FilterableHandler): object {
+  const source: WatchingSource = { scope, param: handler.param, event };
+  return invocation.tableKwargs(WATCHING, source, scope.indices);
+}
+
+/** Kwargs of an indexer (R-KWARGS-1/2): the resource fields of the event's body, retry fields. */
+export function indexingKwargs(scope: ResourceScope, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
+  const source: IndexingSource = { scope, param: handler.param, retry };
+  return invocation.tableKwargs(retry ? INDEXING_RETRY : RESOURCE, source, scope.indices);
+}
+
+const frozenBodies = new WeakMap<bodies.RawBody, dicts.DeepReadonly<bodies.RawBody>>();
+
+function frozenBody(body: bodies.RawBody): dicts.DeepReadonly<bodies.RawBody> {
+  let view = frozenBodies.get(body);
+  if (view === undefined) {
+    view = dicts.frozenCopy(body);
+    frozenBodies.set(body, view);
+  }
+  return view;
+}
+
+function refuse(): never {
+  throw new TypeError('The body of a daemon or timer is read-only: write to `patch` instead.');
+}
+
+/**
+ * A read-only object whose properties are read from `current()` at every access (R-KWARGS-8);
+ * nested values are frozen snapshots of the newest body at the moment they are read.
+ */
+export function liveView(current: () => object): object {
+  return new Proxy(
+    {},
+    {
+      get: (_, key) => Reflect.get(current(), key),
+      has: (_, key) => Reflect.has(current(), key),
+      ownKeys: () => Reflect.ownKeys(current()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const source = current();
+        if (!Object.hasOwn(source, key)) return undefined;
+        return { value: Reflect.get(source, key), writable: false, enumerable: true, configurable: true };
+      },
+      set: refuse,
+      defineProperty: refuse,
+      deleteProperty: refuse,
+      setPrototypeOf: refuse,
+    },
+  );
+}
+
+/**
+ * The read-only side of a stop flag: what a daemon may do with it (R-DAEMON-5). A daemon keeps it
+ * for as long as it runs, so it is small: the methods are closures (they work detached, e.g.
+ * `const { wait } = stopped`), the two accessors live on the prototype.
+ */
+class StopperView implements stoppers.DaemonStopped {
+  readonly isSet: () => boolean;
+  readonly wait: (timeout?: number) => Promise<boolean>;
+  readonly #stopper: stoppers.DaemonStopper;
+
+  constructor(stopper: stoppers.DaemonStopper) {
+    this.#stopper = stopper;
+    this.isSet = () => stopper.isSet();
+    this.wait = (timeout?: number) => stopper.wait(timeout);
+    Object.freeze(this);
+  }
+
+  get reason(): stoppers.DaemonStoppingReason | null {
+    return this.#stopper.reason;
+  }
+
+  get signal(): AbortSignal {
+    return this.#stopper.signal;
+  }
+}
+
+/** What the kwargs of a daemon or timer read: the resource, the object's live memory, the rest. */
+export interface SpawningScope {
+  readonly resource: references.Resource;
+  readonly memory: spawningEngine.DaemonsMemory;
+  readonly logger: loggers.Logger;
+  readonly memo: object;
+  readonly indices?: Readonly<Record<string, unknown>>;
+}
+
+interface SpawningSource {
+  readonly scope: SpawningScope;
+  readonly handler: handlers.SpawningHandler;
+  readonly stopper: stoppers.DaemonStopper;
+  readonly patch: () => patches.PatchBase<object>;
+  readonly retry: execution.RetryKwargs;
+}
+
+function liveSection(source: SpawningSource, key: string): object {
+  return liveView(() => {
+    const value = frozenBody(source.scope.memory.body)[key];
+    return dicts.isObject(value) ? value : EMPTY;
+  });
+}
+
+function liveMeta(source: SpawningSource, key: string): object {
+  return liveView(() => {
+    const meta = frozenBody(source.scope.memory.body)['metadata'];
+    const value = dicts.isObject(meta) ? (meta as Readonly<Record<string, unknown>>)[key] : undefined;
+    return dicts.isObject(value) ? value : EMPTY;
+  });
+}
+
+/** The kwargs of daemons and timers, computed from their source on first access. */
+const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = Object.freeze({
+  resource: (s) => s.scope.resource,
+  body: (s) => liveView(() => frozenBody(s.scope.memory.body)),
+  spec: (s) => liveSection(s, 'spec'),
+  meta: (s) => liveSection(s, 'metadata'),
+  status: (s) => liveSection(s, 'status'),
+  labels: (s) => liveMeta(s, 'labels'),
+  annotations: (s) => liveMeta(s, 'annotations'),
+  uid: (s) => s.scope.memory.body.metadata?.uid ?? '',
+  name: (s) => s.scope.memory.body.metadata?.name ?? '',
+  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.memory.body.metadata?.namespace ?? null) : null),
+  patch: (s) => s.patch(),
+  logger: (s) => s.scope.logger,
+  memo: (s) => s.scope.memo,
+  param: (s) => s.handler.param,
+  signal: (s) => s.stopper.signal,
+  client: () => invocation.currentClient(),
+  stopped: (s) => new StopperView(s.stopper),
+  retry: (s) => s.retry.retry,
+  started: (s) => s.retry.started,
+  runtime: (s) => s.retry.runtime,
+});
+
+/** Kwargs of a daemon or timer (R-KWARGS-1/2/5/8): live views, `stopped`, `signal`, retry fields. */
+export function spawningKwargs(
+  scope: SpawningScope,
+  handler: handlers.SpawningHandler,
+  stopper: stoppers.DaemonStopper,
+  patch: () => patches.PatchBase<object>,
+  retry: execution.RetryKwargs,
+): object {
+  return invocation.tableKwargs(SPAWNING, { scope, handler, stopper, patch, retry }, scope.indices);
+}
+
+/*
+ * What one processing cycle came to, for the operator's metrics (controller-runtime's reconcile).
+ *
+ * A processing cycle runs several handlers — on-event, indexing, change handlers, each possibly
+ * retried — and may end with a sleep until the earliest delayed handler is due. Dashboards built
+ * for controller-runtime want one verdict per cycle instead (`controller_runtime_reconcile_total`
+ * by result, `…_reconcile_time_seconds`): so a cycle of an instrumented operator carries a
+ * `CycleReport`. It stands between execution and the resource's instruments, passing every
+ * handler's report on while remembering whether any handler failed (and whether for good); the
+ * cycle tells it the delay it ends with, and it reports the cycle once, before any sleep, so that
+ * the time measured is the work and not the waiting for delayed handlers.
+ *
+ * Without metrics there is no report at all: the cycle's `report` is `undefined`.
+ */
+
+/** The verdict of one processing cycle, reported once (see the module's comment). */
+export class CycleReport implements instruments.HandlerInstruments {
+  private readonly since: number;
+  private failed = false;
+  private terminal = false;
+  private delay: number | null = null;
+  private done = false;
+
+  constructor(private readonly target: instruments.ResourceInstruments) {
+    this.since = target.now();
+  }
+
+  now(): number {
+    return this.target.now();
+  }
+
+  /** Passes a handler's report on, and remembers failures other than temporary ones. */
+  handled(handlerId: string, result: instruments.HandlerResult, retrying: boolean, since: number): void {
+    this.target.handled(handlerId, result, retrying, since);
+    if (result === 'permanent' || result === 'arbitrary') {
+      this.failed = true;
+      if (!retrying) this.terminal = true;
+    }
+  }
+
+  /** The cycle itself has failed (an unexpected error, which throttles the object). */
+  fail(): void {
+    this.failed = true;
+  }
+
+  /** The object is to be processed again in `seconds` (the shortest delay of the cycle). */
+  requeue(seconds: number): void {
+    this.delay = seconds;
+  }
+
+  /** Reports the cycle, once: later calls do nothing. */
+  finish(): void {
+    if (this.done) return;
+    this.done = true;
+    const result: instruments.ReconcileResult = this.failed ? 'error' : this.delay === null ? 'success' : this.delay > 0 ? 'requeue_after' : 'requeue';
+    this.target.reconciled(result, { terminal: this.terminal, requeued: this.delay !== null }, this.since);
+  }
 }

@@ -22,6 +22,7 @@ import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import * as bodies from '../../cogs/structs/bodies.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as references from '../../cogs/structs/references.js';
 
 /** The "a newer event is waiting" signal of one object. */
 export class Pressure {
@@ -267,5 +268,64 @@ export class Queue {
       this.stopping.abort(new DOMException('The queue is stopping.', 'AbortError'));
       await Promise.all([...this.workers]);
     }
+  }
+}
+
+/** What the queues of one resource hold right now (over all namespaces served). */
+export interface QueueCounts {
+  /** Objects with a queue stream. */
+  readonly streams: number;
+  /** Events received and not yet processed. */
+  readonly queuedEvents: number;
+  /** Live per-object workers: processing, idling, or waiting to start. */
+  readonly workers: number;
+  /** Workers processing an event right now. */
+  readonly busyWorkers: number;
+  /** The sum of the queues' worker limits; `null` if any queue is unlimited. */
+  readonly workerLimit: number | null;
+}
+
+/** The queues of an operator's watchers, registered while the watchers run. */
+export class Queues {
+  private readonly all = new Map<Queue, references.Resource | undefined>();
+
+  /** Registers a watcher's queue (with its resource, for the counts per resource). */
+  add(queue: Queue, resource?: references.Resource): void {
+    this.all.set(queue, resource);
+  }
+
+  delete(queue: Queue): void {
+    this.all.delete(queue);
+  }
+
+  /** The counts of the registered queues, by resource (queues registered without one are left out). */
+  byResource(): Map<references.Resource, QueueCounts> {
+    const counts = new Map<references.Resource, { -readonly [K in keyof QueueCounts]: QueueCounts[K] }>();
+    for (const [queue, resource] of this.all) {
+      if (resource === undefined) continue;
+      let entry = counts.get(resource);
+      if (entry === undefined) {
+        entry = { streams: 0, queuedEvents: 0, workers: 0, busyWorkers: 0, workerLimit: 0 };
+        counts.set(resource, entry);
+      }
+      entry.streams += queue.size;
+      entry.queuedEvents += queue.queuedEvents;
+      entry.workers += queue.workerCount;
+      entry.busyWorkers += queue.busyWorkers;
+      const limit = queue.workerLimit;
+      entry.workerLimit = limit === null || entry.workerLimit === null ? null : entry.workerLimit + limit;
+    }
+    return counts;
+  }
+
+  /** Streams and queued events over all queues. */
+  count(): { readonly streams: number; readonly queuedEvents: number } {
+    let streams = 0;
+    let queuedEvents = 0;
+    for (const queue of this.all.keys()) {
+      streams += queue.size;
+      queuedEvents += queue.queuedEvents;
+    }
+    return { streams, queuedEvents };
   }
 }

@@ -8,7 +8,7 @@
  * other task waits for it, so no API call happens before it succeeds (R-ACTIVITY-1, R-LIFE-2). Then,
  * concurrently: the authenticator (login activity and re-logins, R-AUTH-3), the event poster
  * (R-POST), the resource and namespace observers (R-RES-7/8, R-SCOPE) and the orchestrator, which
- * keeps one `watchers.runWatcher` per resource × namespace. The stop flag and (only when asked to,
+ * keeps one `orchestration.runWatcher` per resource × namespace. The stop flag and (only when asked to,
  * R-LIFE-6) SIGINT/SIGTERM are root tasks too.
  *
  * `runTasks` waits for the first root task to end — a stop request, a failure, or an unexpected
@@ -41,8 +41,8 @@
  * Admission handlers without a server stop the operator right after the startup activity.
  *
  * Coordination with other operators: the operator's identity (R-PEER-3, `engines/identities`) and
- * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, `peerings`)
- * rides along with the orchestrator and adds a toggle per peering object; while the set is on, the
+ * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, the peerings
+ * of `observation`) rides along with the orchestrator and adds a toggle per peering object; while the set is on, the
  * watchers close their streams (R-WATCH-6) and the daemon killer stops all daemons and timers
  * with `OPERATOR_PAUSING` (R-DAEMON-10); the re-listing after the pause brings them back.
  *
@@ -51,6 +51,14 @@
  * operator is not the Lease's holder; it stops after the main tasks (with the authenticator), so
  * the Lease is released only once the work has stopped, while the client still works. Lease
  * election excludes the options of Kopf peering and standalone mode (`OperatorModeError`).
+ *
+ * What stops an operator is part of running it and follows below. A stop request can come from
+ * several places — the user's stop flag (an `AbortSignal`, a promise, or an object with `wait()`),
+ * SIGINT/SIGTERM when the operator owns the process — and every wait during the stop must have a
+ * deadline, or one stuck task would keep the process alive forever: hence the stop and ready flags
+ * in all their accepted shapes, OS signal handlers (installed only when asked to), the forced
+ * "ultimate exit" after a termination signal, and waiting for tasks with a deadline (R-LIFE-3/4/6,
+ * R-ACTIVITY-3).
  */
 
 import { setMaxListeners } from 'node:events';
@@ -78,30 +86,23 @@ import * as health from '../engines/health.js';
 import * as identities from '../engines/identities.js';
 import * as indexing from '../engines/indexing.js';
 import * as leadership from '../engines/leadership.js';
+import * as posting from '../engines/posting.js';
 import * as probing from '../engines/probing.js';
 import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
-import * as posting from '../engines/posting.js';
 import * as memos from '../intents/memos.js';
 import * as registries from '../intents/registry.js';
-import * as census from './census.js';
-import type * as context from './context.js';
-import * as insights from './insights.js';
-import * as memories from './memories.js';
-import * as metricsModule from './metrics.js';
-import type * as namespaces from './namespaces.js';
+import * as inventory from './inventory.js';
 import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
-import * as peerings from './peerings.js';
+import * as queueing from './queueing.js';
 import * as reporting from './reporting.js';
-import * as stopping from './stopping.js';
-import * as watchers from './watchers.js';
 
 /** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
 export const HUNG_TASK_TIMEOUT = 5;
 
-/** Runs one resource in one namespace until the signal aborts (default: `watchers.runWatcher`). */
-export type Watcher = (context: context.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
+/** Runs one resource in one namespace until the signal aborts (default: `orchestration.runWatcher`). */
+export type Watcher = (context: inventory.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
 
 /**
  * Options of `operator()`, `run()` and `spawnTasks()` (R-LIFE-1). The connection options
@@ -118,7 +119,7 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /** Serve all namespaces (`--all-namespaces`). Not together with `namespaces`. */
   readonly clusterwide?: boolean;
   /** Namespace patterns (globs, or regular expressions matching whole names), OR-ed (R-SCOPE-2). */
-  readonly namespaces?: readonly namespaces.NamespacePattern[];
+  readonly namespaces?: readonly observation.NamespacePattern[];
   /** Sets `settings.peering.standalone`. */
   readonly standalone?: boolean;
   /** The priority among peers (R-PEER-8): sets `settings.peering.priority`. An integer. */
@@ -147,9 +148,9 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /** Called once the operator's endpoints (liveness, readiness, metrics) listen, with their URLs (ports resolved). */
   readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
-  readonly stopFlag?: stopping.StopFlag;
+  readonly stopFlag?: StopFlag;
   /** Raised right after the startup activity succeeded (R-ACTIVITY-3). */
-  readonly readyFlag?: stopping.ReadyFlag;
+  readonly readyFlag?: ReadyFlag;
   /** The lifecycle of change handlers. Default: the global default lifecycle. */
   readonly lifecycle?: lifecycles.Lifecycle;
   /** A credentials vault, e.g. pre-populated (then no initial login runs). Default: a new one. */
@@ -165,7 +166,7 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly exit?: (code: number) => void;
   /** Default: the real clock. */
   readonly clock?: clocks.Clock;
-  /** Default: `watchers.runWatcher` (a seam for tests and embedders). */
+  /** Default: `orchestration.runWatcher` (a seam for tests and embedders). */
   readonly watcher?: Watcher;
 }
 
@@ -237,12 +238,12 @@ export interface OperatorTask {
 /** A spawned operator, to be run by `runTasks()` (R-LIFE-1). */
 export interface OperatorTasks {
   /** The operator context of this operator. */
-  readonly context: context.OperatorContext;
+  readonly context: inventory.OperatorContext;
   /** Its root tasks, already started (all but the startup activity wait for it). */
   readonly tasks: readonly OperatorTask[];
 }
 
-interface Task extends OperatorTask, stopping.Awaited {
+interface Task extends OperatorTask, Awaited {
   readonly group: 'main' | 'auth';
 }
 
@@ -272,7 +273,7 @@ const NO_SCOPE_WARNING =
  */
 export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'namespaces'>): {
   clusterwide: boolean;
-  namespaces: namespaces.NamespacePattern[];
+  namespaces: observation.NamespacePattern[];
 } {
   const patterns = [...(options.namespaces ?? [])];
   if (options.clusterwide && patterns.length > 0) {
@@ -384,9 +385,9 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // On while any coordinating engine asks the operator to pause (peering: one toggle per object;
   // the Lease elector: one, while not the leader).
   const paused = new toggles.ToggleSet('any');
-  const queues = new census.Queues();
+  const queues = new queueing.Queues();
   // Metrics off: no registry, no instruments; nothing reports anywhere.
-  const metrics = options.metricsEndpoint === undefined ? undefined : new metricsModule.OperatorMetrics({ queues });
+  const metrics = options.metricsEndpoint === undefined ? undefined : new reporting.OperatorMetrics({ queues });
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
   // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
   const typed = new clients.KubeClient(client);
@@ -412,7 +413,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     client: typed,
     clock,
     memo,
-    memories: new memories.Memories(memo),
+    memories: new inventory.Memories(memo),
     lifecycle: options.lifecycle,
     events: queue.asSink(),
     logger: logging.getLogger('kopf.reactor'),
@@ -426,9 +427,9 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     streams: new health.StreamHealth(clock),
     paused,
     identity,
-  } satisfies context.OperatorContext;
-  const picture = new insights.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
-  const watcher = options.watcher ?? watchers.runWatcher;
+  } satisfies inventory.OperatorContext;
+  const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
+  const watcher = options.watcher ?? orchestration.runWatcher;
   const failures: unknown[] = [];
   let markStarted: (started: boolean) => void = () => undefined;
   const started = new Promise<boolean>((resolve) => {
@@ -472,7 +473,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       'stop-flag checker',
       'main',
       async () => {
-        if (await stopping.waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
+        if (await waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
       },
       true,
     );
@@ -480,9 +481,9 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   if (options.handleSignals) {
     let received = (): void => undefined;
     let ultimate = false;
-    uninstall = stopping.installSignalHandlers((name) => {
+    uninstall = installSignalHandlers((name) => {
       logger.info(`Signal ${name} is received. Operator is stopping.`);
-      if (!ultimate) stopping.scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)));
+      if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)));
       ultimate = true;
       received();
     });
@@ -525,7 +526,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
         if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
         throw error;
       }
-      if (options.readyFlag !== undefined) stopping.raiseReadyFlag(options.readyFlag);
+      if (options.readyFlag !== undefined) raiseReadyFlag(options.readyFlag);
       markStarted(true);
       await untilAborted(main.signal);
     },
@@ -619,7 +620,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   );
   // Peering rides along with the orchestrator; its toggles exist before any watcher starts, and
   // mandatory peering holds everything back from the start (R-PEER-2).
-  const peeringTasks = new peerings.PeeringTasks({
+  const peeringTasks = new observation.PeeringTasks({
     api: client,
     settings,
     insights: picture,
@@ -665,7 +666,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // endpoints of the health reporter and the metrics, which its servers serve too when it runs.
   // Scrapes are answered until the stop begins; then the servers close, and later scrapes are refused.
   const extra: endpoints.Endpoint[] = [];
-  if (metrics !== undefined) extra.push(metricsModule.metricsEndpoint(metrics, options.metricsEndpoint!));
+  if (metrics !== undefined) extra.push(reporting.metricsEndpoint(metrics, options.metricsEndpoint!));
   const liveness = options.livenessEndpoint;
   if (liveness !== undefined) {
     spawn(
@@ -805,8 +806,8 @@ export async function runTasks(spawned: OperatorTasks, options: { readonly ignor
   if (m.running) throw new TypeError('These operator tasks are already running.');
   m.running = true;
   const ignored = new Set([...(options.ignored ?? [])].map((task) => task.name));
-  const wait = (tasks: readonly Task[]): Promise<stopping.Awaited[]> => stopping.settleWithin(tasks, HUNG_TASK_TIMEOUT * 1000, m.clock);
-  const names = (tasks: readonly stopping.Awaited[]): string => tasks.map((task) => `'${task.name}'`).join(', ');
+  const wait = (tasks: readonly Task[]): Promise<Awaited[]> => settleWithin(tasks, HUNG_TASK_TIMEOUT * 1000, m.clock);
+  const names = (tasks: readonly Awaited[]): string => tasks.map((task) => `'${task.name}'`).join(', ');
   try {
     await Promise.race(m.tasks.map((task) => task.settled));
 
@@ -816,7 +817,7 @@ export async function runTasks(spawned: OperatorTasks, options: { readonly ignor
     if (hung.length > 0) {
       logger.warning(`Root tasks are not stopped in ${HUNG_TASK_TIMEOUT} seconds: ${names(hung)}. Cancelling their work.`);
       m.cancel.abort();
-      await stopping.settleWithin(hung, HUNG_TASK_TIMEOUT * 1000, m.clock);
+      await settleWithin(hung, HUNG_TASK_TIMEOUT * 1000, m.clock);
     }
 
     // 2. Stop the authenticator, clean up, close the clients.
@@ -868,4 +869,107 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
  */
 export async function run(options: OperatorOptions = {}): Promise<void> {
   await operator({ ...options, handleSignals: options.handleSignals ?? true });
+}
+
+/*
+ * What stops an operator and how its tasks are waited for while it stops (R-LIFE-3/4/6,
+ * R-ACTIVITY-3): the user's stop flag and ready flag in all their accepted shapes, OS signal
+ * handlers (installed only when asked to), the forced "ultimate exit" after a termination signal,
+ * and waiting for tasks with a deadline. `running` composes these into the graceful stop sequence.
+ */
+
+/** A stop flag (R-LIFE-1): an abort signal, a promise, or anything with `wait()`; raised when it settles. */
+export type StopFlag = AbortSignal | PromiseLike<unknown> | { wait(): PromiseLike<unknown> };
+
+/** A ready flag (R-ACTIVITY-3): anything with `set()`, or a function; raised after the startup activity. */
+export type ReadyFlag = { set(): void } | ((...args: unknown[]) => void);
+
+/** The OS signals that stop an operator that owns its process. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = Object.freeze(['SIGINT', 'SIGTERM'] as NodeJS.Signals[]);
+
+/**
+ * Waits until the stop flag is raised (a promise or `wait()` rejecting counts as raised too).
+ *
+ * @returns `true` when the flag was raised, `false` when `signal` aborted first.
+ */
+export async function waitForStopFlag(flag: StopFlag, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false;
+  let raised: PromiseLike<unknown>;
+  if (flag instanceof AbortSignal) {
+    if (flag.aborted) return true;
+    raised = new Promise<void>((resolve) => flag.addEventListener('abort', () => resolve(), { once: true }));
+  } else if ('wait' in flag && typeof flag.wait === 'function') {
+    raised = flag.wait();
+  } else {
+    raised = flag as PromiseLike<unknown>;
+  }
+  let onAbort = (): void => undefined;
+  const stopped = new Promise<boolean>((resolve) => {
+    onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve(raised).then(
+        () => true,
+        () => true,
+      ),
+      stopped,
+    ]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Raises a ready flag: calls `set()`, or the function itself. */
+export function raiseReadyFlag(flag: ReadyFlag): void {
+  if (typeof flag === 'function') flag();
+  else flag.set();
+}
+
+/**
+ * Installs SIGINT/SIGTERM handlers on the process (only for operators that own it, R-LIFE-6).
+ *
+ * @returns a function that removes them again.
+ */
+export function installSignalHandlers(onSignal: (name: NodeJS.Signals) => void): () => void {
+  const listeners = STOP_SIGNALS.map((name) => [name, () => onSignal(name)] as const);
+  for (const [name, listener] of listeners) process.on(name, listener);
+  return () => {
+    for (const [name, listener] of listeners) process.off(name, listener);
+  };
+}
+
+/**
+ * Schedules the forced exit of R-LIFE-4: `exit(1)` after `timeout` seconds (`null`: never). The
+ * timer does not keep the process alive: it only fires if something else does.
+ */
+export function scheduleUltimateExit(timeout: number | null, exit: (code: number) => void): void {
+  if (timeout === null || timeout === undefined) return;
+  setTimeout(() => exit(1), Math.max(0, timeout * 1000)).unref();
+}
+
+/** A task as the stop sequence sees it. */
+export interface Awaited {
+  readonly name: string;
+  /** Never rejects (errors are collected elsewhere). */
+  readonly settled: Promise<void>;
+  /** Whether it has settled. */
+  isSettled(): boolean;
+}
+
+/**
+ * Waits for tasks to settle, but at most `ms` on `clock`.
+ *
+ * @returns the tasks still pending when the time ran out (empty if all settled).
+ */
+export async function settleWithin(tasks: readonly Awaited[], ms: number, clock: clocks.Clock): Promise<Awaited[]> {
+  const pending = tasks.filter((task) => !task.isSettled());
+  if (pending.length === 0) return [];
+  const done = new AbortController();
+  const timer = aborts.sleepOrAbort(clock, ms, done.signal);
+  await Promise.race([Promise.all(pending.map((task) => task.settled)), timer]);
+  done.abort();
+  await timer;
+  return pending.filter((task) => !task.isSettled());
 }

@@ -12,7 +12,7 @@
  * registered sub-handlers are executed implicitly right after it returns.
  *
  * The same three functions come in every change handler's arguments, typed by the handler's body
- * (`intents/subhandlers`): `({ subhandler }) => subhandler({ id }, ({ spec }) => …)` types `spec`.
+ * (`intents/callbacks`): `({ subhandler }) => subhandler({ id }, ({ spec }) => …)` types `spec`.
  * The free functions take the body as a type argument and default to untyped bodies.
  *
  * Idempotence contract: a parent is re-invoked in every cycle until all its sub-handlers finish
@@ -30,29 +30,27 @@
 import * as dicts from '../../cogs/structs/dicts.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as execution from '../actions/execution.js';
-import * as invocation from '../actions/invocation.js';
 import * as filters from '../intents/filters.js';
 import type * as callbacks from '../intents/callbacks.js';
 import * as handlers from '../intents/handlers.js';
 import * as registries from '../intents/registry.js';
-import type * as subhandlers from '../intents/subhandlers.js';
 
 /** A sub-handler function: called with the same kind of arguments as its parent (typed by its body). */
-export type SubhandlerFn<Body extends object = callbacks.UntypedBody> = subhandlers.SubhandlerFn<Body>;
-export type SubhandlerOptions<Body extends object = callbacks.UntypedBody> = subhandlers.SubhandlerOptions<Body>;
-export type FieldSubhandlerOptions<Body extends object, P> = subhandlers.FieldSubhandlerOptions<Body, P>;
-export type RegisterOptions<Body extends object = callbacks.UntypedBody> = subhandlers.RegisterOptions<Body>;
-export type ExecuteOptions<Body extends object = callbacks.UntypedBody> = subhandlers.ExecuteOptions<Body>;
+export type SubhandlerFn<Body extends object = callbacks.UntypedBody> = callbacks.SubhandlerFn<Body>;
+export type SubhandlerOptions<Body extends object = callbacks.UntypedBody> = callbacks.SubhandlerOptions<Body>;
+export type FieldSubhandlerOptions<Body extends object, P> = callbacks.FieldSubhandlerOptions<Body, P>;
+export type RegisterOptions<Body extends object = callbacks.UntypedBody> = callbacks.RegisterOptions<Body>;
+export type ExecuteOptions<Body extends object = callbacks.UntypedBody> = callbacks.ExecuteOptions<Body>;
 
 const REGISTER_KEYS: readonly string[] = ['id', 'param', 'errors', 'timeout', 'retries', 'backoff', 'labels', 'annotations', 'when'];
 
 interface Parent {
-  readonly context: invocation.HandlerContext;
+  readonly context: execution.HandlerContext;
   readonly handler: Partial<handlers.ChangingHandler> & execution.Invocable;
 }
 
 function parentOf(what: string): Parent {
-  const context = invocation.currentHandler(what);
+  const context = execution.currentHandler(what);
   const handler = context.handler as Partial<handlers.ChangingHandler> & execution.Invocable;
   if ((handler.kind !== undefined && handler.kind !== 'change') || context.scope.change === undefined) {
     throw new TypeError('Sub-handlers are only supported for resource-changing handlers.');
@@ -61,14 +59,14 @@ function parentOf(what: string): Parent {
 }
 
 /** The filter subject of a cause: the reactor's changing cause, or the change's body alone. */
-function subjectOf(context: invocation.HandlerContext, cause?: unknown): filters.Subject {
+function subjectOf(context: execution.HandlerContext, cause?: unknown): filters.Subject {
   const given = (cause ?? context.scope.cause) as Partial<filters.Subject> | undefined;
   if (given !== undefined && dicts.isObject(given) && dicts.isObject(given.body)) return given as filters.Subject;
   return { resource: undefined as never, body: context.scope.change?.body as bodies.RawBody };
 }
 
 /** Makes a descriptor executable: its filters are checked against the cause when it is offered. */
-function offered(handler: handlers.ChangingHandler | execution.Invocable, context: invocation.HandlerContext, cause?: unknown): execution.Invocable {
+function offered(handler: handlers.ChangingHandler | execution.Invocable, context: execution.HandlerContext, cause?: unknown): execution.Invocable {
   const spec = handler as Partial<filters.FilterSpec>;
   if (!('fieldNeedsChange' in spec)) return handler as execution.Invocable;
   const descriptor = handler as handlers.ChangingHandler;
@@ -109,8 +107,8 @@ function acceptsOldNew(parent: Partial<handlers.ChangingHandler>): boolean {
  */
 export function subhandler<Body extends object = callbacks.UntypedBody, const P extends callbacks.FieldRef<Body> = never>(
   options: FieldSubhandlerOptions<Body, P>,
-  fn: subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
-): subhandlers.SubhandlerFn<Body, callbacks.PathValue<Body, P>>;
+  fn: callbacks.SubhandlerFn<Body, callbacks.PathValue<Body, NoInfer<P>>>,
+): callbacks.SubhandlerFn<Body, callbacks.PathValue<Body, P>>;
 export function subhandler<Body extends object = callbacks.UntypedBody>(options: SubhandlerOptions<NoInfer<Body>>, fn: SubhandlerFn<Body>): SubhandlerFn<Body>;
 export function subhandler(options: object, fn: unknown): unknown {
   const parent = parentOf('subhandler()');
@@ -165,7 +163,7 @@ export async function execute<Body extends object = callbacks.UntypedBody>(optio
     const cause = subjectOf(context, options.cause);
     if (cause.resource === undefined) throw new TypeError('execute({ registry }) needs a changing cause with a resource.');
     const owned = options.registry.changingHandlersOf(cause.resource);
-    const selected = new Set(options.registry.changingHandlers(cause as never));
+    const selected = new Set(options.registry.changingHandlers(cause));
     list = owned.map((handler) => ({ ...handler, matches: () => selected.has(handler) }));
   }
   await execution.executeSubhandlers({ handlers: list, lifecycle: options.lifecycle ?? null });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as objects from '../../../devcluster/api/objects.js';
 import * as writes from '../../../devcluster/api/writes.js';
+import * as json from '../../../devcluster/json.js';
 
-type Obj = objects.JsonObject;
+type Obj = json.JsonObject;
 
 /** D-META-3 as stated: equal once resourceVersion and the managedFields times are left out. */
 function reference(a: Obj, b: Obj): boolean {
@@ -12,7 +13,7 @@ function reference(a: Obj, b: Obj): boolean {
     if (Array.isArray(meta['managedFields'])) meta['managedFields'] = (meta['managedFields'] as Obj[]).map(({ time: _t, ...rest }) => rest);
     return { ...o, metadata: meta };
   };
-  return objects.deepEqual(strip(a), strip(b));
+  return json.deepEqual(strip(a), strip(b));
 }
 
 const entry = (manager: string, time: string): Obj => ({

@@ -3,8 +3,9 @@
  * seeded random source and an in-memory set of other stored objects per storage.
  */
 import type { Strategy, StrategyContext } from '../../../devcluster/api/resources.js';
+import type * as json from '../../../devcluster/json.js';
 
-type JsonObject = { [key: string]: unknown };
+type JsonObject = json.JsonObject;
 type Json = { [key: string]: any };
 
 /** A context whose `listAll(storage)` returns `stored[storage]`; `random` cycles through `randoms`. */

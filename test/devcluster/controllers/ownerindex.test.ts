@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as ownerindex from '../../../devcluster/controllers/ownerindex.js';
 import type * as revisions from '../../../devcluster/store/revisions.js';
+import type * as json from '../../../devcluster/json.js';
 
-type JsonObject = revisions.JsonObject;
+type JsonObject = json.JsonObject;
 
 const ref = (uid: string, extra: JsonObject = {}): JsonObject => ({ apiVersion: 'v1', kind: 'ConfigMap', name: `n-${uid}`, uid, ...extra });
 const obj = (refs: JsonObject[] | undefined): JsonObject => ({ metadata: { name: 'd', namespace: 'ns', ...(refs ? { ownerReferences: refs } : {}) } });

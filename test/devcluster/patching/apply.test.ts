@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as apply from '../../../devcluster/patching/apply.js';
 import type * as managedfields from '../../../devcluster/patching/managedfields.js';
+import type * as json from '../../../devcluster/json.js';
 
-type JsonObject = managedfields.JsonObject;
+type JsonObject = json.JsonObject;
 
 const widgets = { group: 'example.com', resource: 'widgets', kind: 'Widget' };
 

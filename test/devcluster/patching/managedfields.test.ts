@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as fieldsets from '../../../devcluster/patching/fieldsets.js';
 import * as managedfields from '../../../devcluster/patching/managedfields.js';
+import type * as json from '../../../devcluster/json.js';
 
-type JsonObject = managedfields.JsonObject;
+type JsonObject = json.JsonObject;
 
 const containersKeyed: managedfields.ListSemantics = (path) => {
   const p = path.join('.');

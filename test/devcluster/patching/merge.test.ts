@@ -71,17 +71,3 @@ describe('applyMergePatch', () => {
     expect(result.spec.added.y).not.toBe(patch.spec.added.y);
   });
 });
-
-describe('isJsonObject', () => {
-  it.each([
-    [{}, true],
-    [{ a: 1 }, true],
-    [[], false],
-    [null, false],
-    ['x', false],
-    [1, false],
-    [undefined, false],
-  ])('%j → %s', (value, expected) => {
-    expect(merge.isJsonObject(value)).toBe(expected);
-  });
-});

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as revisions from '../../../devcluster/store/revisions.js';
+import type * as json from '../../../devcluster/json.js';
 
-const obj = (name: string, extra: Record<string, unknown> = {}): revisions.JsonObject => ({ metadata: { name }, ...extra });
+const obj = (name: string, extra: Record<string, unknown> = {}): json.JsonObject => ({ metadata: { name }, ...extra });
 
 /** The keys a list must return: every stored key with the prefix, in byte order. */
 function expectedKeys(present: Set<string>, prefix = ''): string[] {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
-import * as invocation from '../../../runtime/core/actions/invocation.js';
+import * as execution from '../../../runtime/core/actions/execution.js';
 import * as subhandling from '../../../runtime/core/reactor/subhandling.js';
 import {
   adjustNamespace,
@@ -138,14 +138,14 @@ describe('R-HIER-1 owner references', () => {
   });
 
   it('R-HIER-1 a handler of no object (an activity) has no default owner', () => {
-    const context: invocation.HandlerContext = {
+    const context: execution.HandlerContext = {
       handler: { id: 'startup_fn', fn: () => undefined },
       scope: { settings: makeWorld().settings, clock: makeWorld().clock, logger: makeWorld().logger, kwargs: () => ({}) },
       subhandlers: [],
       subrefs: [],
       subexecuted: false,
     };
-    const error = invocation.runInHandler(context, () => refused(() => adopt(child())));
+    const error = execution.runInHandler(context, () => refused(() => adopt(child())));
     expect(error.code).toBe('NO_OWNER');
     expect(error.message).toContain("handler 'startup_fn', which runs for no object");
   });

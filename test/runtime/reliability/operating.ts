@@ -15,7 +15,7 @@ import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
 import type { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import type * as context from '../../../runtime/core/reactor/context.js';
+import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 
@@ -112,7 +112,7 @@ export interface RunningOperator {
   /** The stop flag given to the operator. */
   readonly stopFlag: AbortSignal;
   /** The operator's context (its signal, memories, …). */
-  readonly context: context.OperatorContext;
+  readonly context: inventory.OperatorContext;
   /** Settles when the operator has stopped; never rejects (see `error`). */
   readonly done: Promise<void>;
   /** The error the operator failed with, if any (set once `done` settles). */

@@ -3,7 +3,7 @@
  *
  * Two thousand objects go through their whole life (created, updated, deleted) on the devcluster,
  * handled by change handlers, an index and a timer through the real HTTP client. Afterwards the
- * runtime's own count of its per-object structures (`census.takeCensus`) must be back where it was
+ * runtime's own count of its per-object structures (`inventory.takeCensus`) must be back where it was
  * before the first object: no object memories, no queue streams or queued events once the idle
  * workers have expired, no timers, no index entries, no followers of the stop signal left over.
  * (RSS would not show this reliably: V8 returns freed memory to the system at its own pace.)
@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as census from '../../../runtime/core/reactor/census.js';
+import * as inventory from '../../../runtime/core/reactor/inventory.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
 
@@ -57,12 +57,12 @@ describe('per-object state', () => {
       /* never due */
     });
     const op = await fx.startOperator({ cluster, registry });
-    const before = census.takeCensus(op.context);
+    const before = inventory.takeCensus(op.context);
 
     const names = Array.from({ length: COUNT }, (_, i) => `kex-${i}`);
     await inBatches(names, (name) => cluster.store.create(fx.kopfExample(name)));
     await fx.eventually(() => handled.created.size === COUNT, 'all objects created and handled', 120_000);
-    const busy = census.takeCensus(op.context);
+    const busy = inventory.takeCensus(op.context);
     await inBatches(names, (name) => cluster.store.patch(fx.KEX, name, { spec: { field: 'changed' } }, { namespace: 'default' }));
     await fx.eventually(() => handled.updated.size === COUNT, 'all objects updated and handled', 120_000);
     await inBatches(names, (name) => cluster.store.delete(fx.KEX, name, { namespace: 'default' }));
@@ -73,8 +73,8 @@ describe('per-object state', () => {
     );
 
     // Idle workers expire after `idleTimeout` (1 s in these settings); wait until they have.
-    await fx.eventually(() => census.takeCensus(op.context).streams === 0, 'the idle workers to expire', 30_000);
-    const after = census.takeCensus(op.context);
+    await fx.eventually(() => inventory.takeCensus(op.context).streams === 0, 'the idle workers to expire', 30_000);
+    const after = inventory.takeCensus(op.context);
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -22,7 +22,7 @@ import type * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../runtime/cogs/structs/references.js';
 import type * as registries from '../../../runtime/core/intents/registry.js';
-import { KopfRunner } from '../../../runtime/kits/runner.js';
+import { KopfRunner } from '../../../runtime/cli/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const CRD_FILE = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');

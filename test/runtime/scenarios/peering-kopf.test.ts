@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import type * as context from '../../../runtime/core/reactor/context.js';
+import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
@@ -62,7 +62,7 @@ describe.skipIf(PYTHON === undefined)('interop with Python Kopf (skipped without
     });
   }
 
-  async function startOurs(priority: number): Promise<{ context: context.OperatorContext; stop(): Promise<void> }> {
+  async function startOurs(priority: number): Promise<{ context: inventory.OperatorContext; stop(): Promise<void> }> {
     const registry = new OperatorRegistry();
     on.login({ registry, id: 'login' }, () => ({ server: cluster.url, token: cluster.token }));
     on.create(['kopf.dev', 'v1', 'kopfexamples'], { registry, id: 'create_fn' }, () => undefined);

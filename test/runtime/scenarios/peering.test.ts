@@ -15,9 +15,9 @@ import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as credentials from '../../../runtime/cogs/client/credentials.js';
 import type * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import type * as context from '../../../runtime/core/reactor/context.js';
+import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
-import * as cli from '../../../runtime/cli.js';
+import * as cli from '../../../runtime/cli/commands.js';
 import { reasonNames } from '../../../runtime/core/intents/stoppers.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
@@ -31,7 +31,7 @@ type Json = Record<string, unknown>;
 
 interface Peer {
   readonly name: string;
-  readonly context: context.OperatorContext;
+  readonly context: inventory.OperatorContext;
   readonly settings: settingsModule.OperatorSettings;
   /** Names of the objects whose create handler ran in this operator. */
   readonly created: string[];

@@ -8,7 +8,7 @@ import * as patches from '../../../runtime/cogs/structs/patches.js';
 import * as loggers from '../../../runtime/cogs/structs/loggers.js';
 import * as diffs from '../../../runtime/cogs/structs/diffs.js';
 import type * as causes from '../../../runtime/core/intents/causes.js';
-import * as kwargs from '../../../runtime/core/reactor/kwargs.js';
+import * as processing from '../../../runtime/core/reactor/processing.js';
 import type * as runtime from '../../../runtime/index.js';
 import { builtins, execute, on, OperatorRegistry, register, resource, subhandler } from '../../../runtime/index.js';
 import type { ChangingArgs, Logger, Patch } from '../../../runtime/index.js';
@@ -143,22 +143,22 @@ describe('typed sub-handlers', () => {
       new: { spec: {} },
       diff: diffs.EMPTY,
     };
-    const scope: kwargs.ResourceScope = {
+    const scope: processing.ResourceScope = {
       resource: h.kexResource(),
       body,
-      view: kwargs.viewOf(body),
+      view: processing.viewOf(body),
       patch: new patches.Patch<object>(),
       logger: loggers.silentLogger,
       memo: {},
       signal: new AbortController().signal,
     };
-    const args = kwargs.changingKwargs(scope, cause, { param: undefined }) as ChangingArgs<runtime.RawBody>;
+    const args = processing.changingKwargs(scope, cause, { param: undefined }) as ChangingArgs<runtime.RawBody>;
     expect([args.subhandler, args.register, args.execute]).toEqual([subhandler, register, execute]);
 
     const world = makeWorld();
     const calls: string[] = [];
     const typedKwargs = (invocable: { readonly param?: unknown }, retry: { retry: number; started: Date; runtime: number }) => ({
-      ...kwargs.changingKwargs(scope, cause, invocable, retry),
+      ...processing.changingKwargs(scope, cause, invocable, retry),
     });
     await runCycle(
       world,

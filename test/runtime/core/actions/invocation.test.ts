@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import type * as events from '../../../../runtime/core/actions/events.js';
+import * as execution from '../../../../runtime/core/actions/execution.js';
 import * as invocation from '../../../../runtime/core/actions/invocation.js';
 import { makeWorld } from './helpers.js';
 
@@ -25,17 +26,17 @@ describe('async contexts', () => {
 
   it('R-API-6 the handler context is visible inside and throws outside', async () => {
     const world = makeWorld();
-    expect(() => invocation.currentHandler('subhandler()')).toThrow('subhandler() was called outside of a handler');
-    const context: invocation.HandlerContext = {
+    expect(() => execution.currentHandler('subhandler()')).toThrow('subhandler() was called outside of a handler');
+    const context: execution.HandlerContext = {
       handler: { id: 'h', fn: () => undefined },
       scope: { settings: world.settings, clock: world.clock, logger: world.logger, kwargs: () => ({}) },
       subhandlers: [],
       subrefs: [],
       subexecuted: false,
     };
-    const seen = await invocation.runInHandler(context, async () => {
+    const seen = await execution.runInHandler(context, async () => {
       await Promise.resolve();
-      return invocation.currentHandler().handler.id;
+      return execution.currentHandler().handler.id;
     });
     expect(seen).toBe('h');
   });

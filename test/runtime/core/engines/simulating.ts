@@ -18,7 +18,7 @@ import { type Clock, realClock, VirtualClock } from '../../../../runtime/cogs/ai
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
 import type { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import type * as context from '../../../../runtime/core/reactor/context.js';
+import type * as inventory from '../../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../reliability/operating.js';
@@ -64,7 +64,7 @@ export class Simulation {
   private doneFlag = false;
   private failure: unknown;
   private runningDone: Promise<void> = Promise.resolve();
-  context!: context.OperatorContext;
+  context!: inventory.OperatorContext;
 
   private constructor(
     readonly cluster: DevCluster,

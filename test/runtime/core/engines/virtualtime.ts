@@ -14,7 +14,7 @@ import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 import type * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import type * as settings from '../../../../runtime/cogs/configs/settings.js';
 import type { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import type * as context from '../../../../runtime/core/reactor/context.js';
+import type * as inventory from '../../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../reliability/operating.js';
@@ -34,7 +34,7 @@ export function virtualSettings(configure?: (s: settings.OperatorSettings) => vo
 /** An operator running on a virtual clock. */
 export interface VirtualOperator {
   readonly clock: clocks.VirtualClock;
-  readonly context: context.OperatorContext;
+  readonly context: inventory.OperatorContext;
   readonly stopped: boolean;
   readonly error: unknown;
   /** Raises the stop flag and keeps virtual time going until the operator has stopped. */
@@ -117,7 +117,7 @@ export function versionOf(
 }
 
 /** The operator's memory of an object (by name), if it has one. */
-export function memoryOf(op: VirtualOperator, name: string): import('../../../../runtime/core/reactor/memories.js').ObjectMemory | undefined {
+export function memoryOf(op: VirtualOperator, name: string): import('../../../../runtime/core/reactor/inventory.js').ObjectMemory | undefined {
   for (const memory of op.context.memories.values()) {
     const body = memory.daemons?.body as Json | undefined;
     if ((body?.['metadata'] as Json | undefined)?.['name'] === name) return memory;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { EVERYTHING } from '../../../../runtime/core/intents/selectors.js';
-import * as insights from '../../../../runtime/core/reactor/insights.js';
+import * as observation from '../../../../runtime/core/reactor/observation.js';
 import { on } from '../../../../runtime/on.js';
 import { RecordingLogger } from './observing.js';
 
@@ -42,11 +42,11 @@ const DISCOVERY: readonly references.Resource[] = [
 
 const names = (list: readonly references.Resource[]): string[] => list.map(references.resourceName);
 
-function setup(register: (registry: OperatorRegistry) => void): { picture: insights.Insights; logger: RecordingLogger; warnings: string[] } {
+function setup(register: (registry: OperatorRegistry) => void): { picture: observation.Insights; logger: RecordingLogger; warnings: string[] } {
   const registry = new OperatorRegistry();
   register(registry);
   const logger = new RecordingLogger();
-  const picture = new insights.Insights({ registry, logger });
+  const picture = new observation.Insights({ registry, logger });
   const warnings = picture.reviseResources(DISCOVERY, null);
   return { picture, logger, warnings };
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import * as cli from '../../../../runtime/cli.js';
+import * as cli from '../../../../runtime/cli/commands.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';

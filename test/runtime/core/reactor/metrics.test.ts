@@ -10,8 +10,8 @@ import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
 import type { WebhookInstruments } from '../../../../runtime/cogs/structs/instruments.js';
 import { silentLogger } from '../../../../runtime/cogs/structs/loggers.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
-import * as census from '../../../../runtime/core/reactor/census.js';
-import { OperatorMetrics, metricsEndpoint } from '../../../../runtime/core/reactor/metrics.js';
+import * as queueing from '../../../../runtime/core/reactor/queueing.js';
+import { OperatorMetrics, metricsEndpoint } from '../../../../runtime/core/reactor/reporting.js';
 import { Queue } from '../../../../runtime/core/reactor/queueing.js';
 import { parseExposition, metricValue } from './exposition.js';
 
@@ -152,7 +152,7 @@ describe('operator metrics', () => {
   });
 
   it('reads queue depth, busy and live workers, objects and the worker limit off the queues when scraped', async () => {
-    const queues = new census.Queues();
+    const queues = new queueing.Queues();
     const metrics = new OperatorMetrics({ queues, processMetrics: false });
     const gates: (() => void)[] = [];
     const queue = new Queue(
@@ -199,7 +199,7 @@ describe('operator metrics', () => {
   });
 
   it('reports no worker limit for unlimited queues', async () => {
-    const queues = new census.Queues();
+    const queues = new queueing.Queues();
     const metrics = new OperatorMetrics({ queues, processMetrics: false });
     const queue = new Queue(async () => undefined, {
       clock: realClock,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import * as namespaces from '../../../../runtime/core/reactor/namespaces.js';
+import * as observation from '../../../../runtime/core/reactor/observation.js';
 
 describe('namespace patterns', () => {
-  const table: Array<[pattern: namespaces.NamespacePattern, name: string, expected: boolean]> = [
+  const table: Array<[pattern: observation.NamespacePattern, name: string, expected: boolean]> = [
     // R-SCOPE-2's own example.
     ['myapp-*,!*-pr-*,*-pr-123', 'myapp-live', true],
     ['myapp-*,!*-pr-*,*-pr-123', 'myapp-pr-123', true],
@@ -42,26 +42,26 @@ describe('namespace patterns', () => {
 
   for (const [pattern, name, expected] of table) {
     it(`R-SCOPE-2 ${String(pattern)} ${expected ? 'matches' : 'does not match'} ${name}`, () => {
-      expect(namespaces.matchNamespace(name, pattern)).toBe(expected);
+      expect(observation.matchNamespace(name, pattern)).toBe(expected);
     });
   }
 
   it('R-SCOPE-2 a global regexp gives the same answer when asked twice (no lastIndex state)', () => {
     const pattern = /ns-\d+/g;
-    expect([namespaces.matchNamespace('ns-1', pattern), namespaces.matchNamespace('ns-1', pattern)]).toEqual([true, true]);
+    expect([observation.matchNamespace('ns-1', pattern), observation.matchNamespace('ns-1', pattern)]).toEqual([true, true]);
   });
 
   it('R-SCOPE-2 several patterns are OR-ed', () => {
     const patterns = ['myapp-*,!*-pr-*', 'other-1', /x-\d/];
-    expect(['myapp-live', 'myapp-pr-1', 'other-1', 'other-2', 'x-1', 'x-12'].filter((n) => namespaces.matchNamespaces(n, patterns))).toEqual([
+    expect(['myapp-live', 'myapp-pr-1', 'other-1', 'other-2', 'x-1', 'x-12'].filter((n) => observation.matchNamespaces(n, patterns))).toEqual([
       'myapp-live',
       'other-1',
       'x-1',
     ]);
-    expect(namespaces.matchNamespaces('anything', [])).toBe(false);
+    expect(observation.matchNamespaces('anything', [])).toBe(false);
   });
 
   it('R-SCOPE-4 only patterns without !, *, ?, or commas count as exact names', () => {
-    expect(namespaces.exactNamespaces(['myapp-live', 'myapp-*', 'a,b', '!x', 'n?', /plain/, 'other', 'myapp-live'])).toEqual(['myapp-live', 'other']);
+    expect(observation.exactNamespaces(['myapp-live', 'myapp-*', 'a,b', '!x', 'n?', /plain/, 'other', 'myapp-live'])).toEqual(['myapp-live', 'other']);
   });
 });

@@ -5,8 +5,6 @@ import { DevCluster } from '../../../../devcluster/testing.js';
 import * as watching from '../../../../runtime/cogs/client/watching.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import * as insights from '../../../../runtime/core/reactor/insights.js';
-import type * as namespaces from '../../../../runtime/core/reactor/namespaces.js';
 import * as observation from '../../../../runtime/core/reactor/observation.js';
 import * as orchestration from '../../../../runtime/core/reactor/orchestration.js';
 import { on } from '../../../../runtime/on.js';
@@ -53,7 +51,7 @@ describe('isNamespaceDeleted', () => {
 
 /** An operator's observation and orchestration, with watchers recorded by `spawn`. */
 interface Running {
-  readonly picture: insights.Insights;
+  readonly picture: observation.Insights;
   readonly client: Client;
   /** `+plural@ns` when a watcher starts, `-plural@ns` when it is aborted. */
   readonly log: string[];
@@ -95,7 +93,7 @@ describe('observation against a devcluster', () => {
     options: {
       registry: OperatorRegistry;
       clusterwide?: boolean;
-      namespaces?: namespaces.NamespacePattern[];
+      namespaces?: observation.NamespacePattern[];
       token?: string;
       scanningDisabled?: boolean;
       watch?: boolean;
@@ -107,7 +105,7 @@ describe('observation against a devcluster', () => {
         s.scanning.disabled = options.scanningDisabled ?? false;
       },
     });
-    const picture = new insights.Insights({ registry: options.registry, logger: client.logger });
+    const picture = new observation.Insights({ registry: options.registry, logger: client.logger });
     const log: string[] = [];
     const live = new Set<string>();
     const handled = new Set<string>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
-import * as insights from '../../../../runtime/core/reactor/insights.js';
+import * as observation from '../../../../runtime/core/reactor/observation.js';
 import * as orchestration from '../../../../runtime/core/reactor/orchestration.js';
 import { on } from '../../../../runtime/on.js';
 import { background, eventually } from './observing.js';
@@ -11,12 +11,12 @@ const NODES = references.makeResource({ group: '', version: 'v1', plural: 'nodes
 const WIDGETS = references.makeResource({ group: 'example.com', version: 'v1', plural: 'widgets', kind: 'Widget' });
 
 /** Insights over a registry watching pods, nodes and widgets. */
-function picture(): insights.Insights {
+function picture(): observation.Insights {
   const registry = new OperatorRegistry();
   on.event(['v1', 'pods'], { registry }, function pods() {});
   on.event(['v1', 'nodes'], { registry }, function nodes() {});
   on.event(['example.com', 'widgets'], { registry }, function widgets() {});
-  return new insights.Insights({ registry });
+  return new observation.Insights({ registry });
 }
 
 /** A fake watcher: records its life, runs until aborted, then takes `stopDelayMs` to settle. */
@@ -47,7 +47,7 @@ class Watchers {
   }
 }
 
-function makeReady(p: insights.Insights): void {
+function makeReady(p: observation.Insights): void {
   p.readyResources.turnOn();
   p.readyNamespaces.turnOn();
 }

@@ -7,7 +7,6 @@ import * as errors from '../../../../runtime/core/actions/errors.js';
 import * as activities from '../../../../runtime/core/engines/activities.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
-import * as stopping from '../../../../runtime/core/reactor/stopping.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured, Flag, eventually, startCluster } from './lifecycle.js';
 
@@ -476,7 +475,7 @@ describe('signals (R-LIFE-3/4)', () => {
 
   it('R-LIFE-4 no forced exit when the stop comes from the stop flag, or when the timeout is disabled', async () => {
     const exits: number[] = [];
-    stopping.scheduleUltimateExit(null, (code) => exits.push(code));
+    running.scheduleUltimateExit(null, (code) => exits.push(code));
     const settings = fastSettings();
     settings.process.ultimateExitingTimeout = 0.05;
     await running.run({

@@ -13,20 +13,19 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as clocks from '../../cogs/aio/clocks.js';
-import * as api from '../../cogs/client/api.js';
-import * as credentials from '../../cogs/client/credentials.js';
-import * as settingsModule from '../../cogs/configs/settings.js';
-import type * as loggers from '../../cogs/structs/loggers.js';
-import type * as references from '../../cogs/structs/references.js';
-import * as logging from '../actions/logging.js';
-import * as activities from '../engines/activities.js';
-import * as identities from '../engines/identities.js';
-import * as peering from '../engines/peering.js';
-import * as memos from '../intents/memos.js';
-import * as insights from './insights.js';
+import * as clocks from '../cogs/aio/clocks.js';
+import * as api from '../cogs/client/api.js';
+import * as credentials from '../cogs/client/credentials.js';
+import * as settingsModule from '../cogs/configs/settings.js';
+import type * as loggers from '../cogs/structs/loggers.js';
+import type * as references from '../cogs/structs/references.js';
+import * as logging from '../core/actions/logging.js';
+import * as activities from '../core/engines/activities.js';
+import * as identities from '../core/engines/identities.js';
+import * as peering from '../core/engines/peering.js';
+import * as memos from '../core/intents/memos.js';
+import * as observation from '../core/reactor/observation.js';
 import * as launching from './launching.js';
-import * as peerings from './peerings.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
@@ -97,11 +96,11 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
   try {
     const discovered = await client.scanResources(['kopf.dev', 'zalando.org'], { signal });
-    const names = peerings.peeringBackbone(options.clusterwide);
-    const resources = names.map((name) => insights.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
+    const names = observation.peeringBackbone(options.clusterwide);
+    const resources = names.map((name) => observation.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
     if (resources.length === 0) {
       throw new PeeringResourceMissingError(
-        `The cluster has no peering resource (${insights.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
+        `The cluster has no peering resource (${observation.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
       );
     }
     const namespaces = options.clusterwide ? [null] : options.namespaces;

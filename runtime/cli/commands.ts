@@ -4,7 +4,7 @@
  * It parses the options, loads the operator's files and modules and runs the operator as the
  * owner of the process: SIGINT/SIGTERM stop it gracefully, and it is terminated forcibly if still
  * alive `settings.process.ultimateExitingTimeout` seconds after a signal (R-LIFE-3/4). The actual
- * work is shared with the test runner (`core/reactor/launching`); the package's `kopf-gen` binary
+ * work is shared with the test runner (`cli/launching`); the package's `kopf-gen` binary
  * (the generator's CLI) dispatches `run` here, after providing a development cluster when no
  * cluster is configured.
  *
@@ -14,15 +14,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import * as errors from './core/actions/errors.js';
-import * as identities from './core/engines/identities.js';
-import * as freezing from './core/reactor/freezing.js';
-import * as importing from './core/reactor/importing.js';
-import * as launching from './core/reactor/launching.js';
-import type * as running from './core/reactor/running.js';
+import * as errors from '../core/actions/errors.js';
+import * as identities from '../core/engines/identities.js';
+import * as freezing from './freezing.js';
+import * as importing from './importing.js';
+import * as launching from './launching.js';
+import type * as running from '../core/reactor/running.js';
 
-export type { CommandOutput, RunArgs } from './core/reactor/launching.js';
-export { UsageError, parseRunArgs } from './core/reactor/launching.js';
+export type { CommandOutput, RunArgs } from './launching.js';
+export { UsageError, parseRunArgs } from './launching.js';
 
 /** Options of `runCommand()` beyond the command line. */
 export interface RunCommandOptions {

@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../devcluster/testing.js';
-import * as cli from '../../runtime/cli.js';
-import * as settingsModule from '../../runtime/cogs/configs/settings.js';
-import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../runtime/core/intents/registry.js';
-import { Captured, Flag, eventually, startCluster, tempDir } from './core/reactor/lifecycle.js';
+import type { DevCluster } from '../../../devcluster/testing.js';
+import * as cli from '../../../runtime/cli/commands.js';
+import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
+import { Captured, Flag, eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
 
-const ON_MODULE = path.resolve(import.meta.dirname, '../../runtime/on.ts');
-const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../runtime/core/actions/errors.ts');
+const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
+const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
 
 /** Collects what the command prints. */
 function capture(): cli.CommandOutput & { text(): string } {

@@ -26,7 +26,7 @@ import type * as settings from '../cogs/configs/settings.js';
 import * as errors from '../core/actions/errors.js';
 import * as logging from '../core/actions/logging.js';
 import type * as registry from '../core/intents/registry.js';
-import * as launching from '../core/reactor/launching.js';
+import * as launching from './launching.js';
 
 /**
  * Options of the runner (R-TEST-1). The connection options say which cluster the operator logs in

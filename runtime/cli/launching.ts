@@ -3,9 +3,10 @@
  * `run`, loading the operator's files and modules (which register handlers as a side effect),
  * configuring the log output (R-POST-5), and running the operator until it stops.
  *
- * Both the CLI (`runtime/cli.ts`, which adds OS signals and the exit code) and the test runner
- * (`kits/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
- * they parse and behave identically; the layering puts this below both of them.
+ * Both the CLI (`cli/commands.ts`, which adds OS signals and the exit code) and the test runner
+ * (`cli/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
+ * they parse and behave identically; the command-line layer sits on top of the reactor, which
+ * only runs the operator it is given.
  *
  * Peering (docs/peering.md): `--peering NAME` (or `KOPF_RUN_PEERING`) makes it mandatory with that
  * object, `--priority N` ranks the operator, `--dev` is priority 666, `--standalone` turns peering
@@ -18,12 +19,12 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as logging from '../actions/logging.js';
-import * as endpoints from '../engines/endpoints.js';
-import * as registries from '../intents/registry.js';
+import * as logging from '../core/actions/logging.js';
+import * as endpoints from '../core/engines/endpoints.js';
+import * as registries from '../core/intents/registry.js';
 import * as footprint from './footprint.js';
 import * as importing from './importing.js';
-import * as running from './running.js';
+import * as running from '../core/reactor/running.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
 

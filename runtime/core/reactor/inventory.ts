@@ -1,0 +1,192 @@
+/**
+ * Per-object in-memory records (Kopf's `ResourceMemory`): what the operator must remember about an
+ * object between processing cycles but must never write to it — either because it belongs to this
+ * process only (running daemons and timers, error throttling, index errors) or because it would be
+ * meaningless after a restart (the patch the operator waits to see come back).
+ *
+ * One `ObjectMemory` holds the object's memo (R-MEMO-2); whether it was first seen in the initial
+ * listing and has been fully handled once since, which is how resuming is told from changing
+ * (R-CAUSE-2); the resource version it waits for to be consistent again (R-QUEUE-4); JSON-patch
+ * functions carried over after a conflict (R-PATCH-3); its error-throttling state (R-QUEUE-8); and,
+ * only for objects that have them, its daemons and timers and its indexing errors. The record is
+ * created on first sight and dropped on the object's DELETED event (daemons still exiting keep their
+ * own reference to it).
+ *
+ * The module is the operator's inventory, as Kopf's is: next to the per-object records, the
+ * operator context that bundles them with everything else a processing cycle needs, and the census
+ * that counts what all of it holds.
+ */
+
+import * as aborts from '../../cogs/aio/aborts.js';
+import type * as clocks from '../../cogs/aio/clocks.js';
+import type * as toggles from '../../cogs/aio/toggles.js';
+import type * as api from '../../cogs/client/api.js';
+import type * as clients from '../../cogs/client/clients.js';
+import type * as settings from '../../cogs/configs/settings.js';
+import type * as instruments from '../../cogs/structs/instruments.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as events from '../actions/events.js';
+import type * as lifecycles from '../actions/lifecycles.js';
+import * as throttling from '../actions/throttling.js';
+import type * as health from '../engines/health.js';
+import type * as indexing from '../engines/indexing.js';
+import type * as spawning from '../engines/spawning.js';
+import * as memos from '../intents/memos.js';
+import type * as registry from '../intents/registry.js';
+import type * as queueing from './queueing.js';
+
+export class ObjectMemory {
+  /** The per-object memo: a shallow copy of the operator memo (R-MEMO-2). */
+  readonly memo: object;
+  /** First seen through the initial listing (`type: null`), not through ADDED/MODIFIED. */
+  readonly noticedByListing: boolean;
+  /** All selected change handlers finished at least once in this process (R-CAUSE-2). */
+  fullyHandledOnce = false;
+  /** The resource version of our last PATCH response, and until when to wait for it (ms). */
+  expectedVersion: string | null = null;
+  expectedUntil: number | null = null;
+  /** JSON-patch transformation functions left over after a 422 conflict (R-PATCH-3). */
+  leftoverFns: ((body: object) => void)[] = [];
+  readonly throttler = new throttling.Throttler();
+  /** Daemons and timers of this object (created by the spawning engine on first use). */
+  daemons: spawning.DaemonsMemory | undefined;
+  /** Indexing errors of this object (created by the indexing engine on first failure). */
+  indexing: indexing.IndexingMemory | undefined;
+
+  constructor(memo: object, noticedByListing: boolean) {
+    this.memo = memo;
+    this.noticedByListing = noticedByListing;
+  }
+
+  /** The object is "initial" while it came from the listing and is not yet fully handled once. */
+  get initial(): boolean {
+    return this.noticedByListing && !this.fullyHandledOnce;
+  }
+}
+
+/** All object memories of one operator, by object key. */
+export class Memories {
+  private readonly records = new Map<string, ObjectMemory>();
+
+  constructor(private readonly operatorMemo: object) {}
+
+  /** The memory of an object, created on first sight. */
+  recall(key: string, options: { readonly listing: boolean }): ObjectMemory {
+    let memory = this.records.get(key);
+    if (!memory) {
+      memory = new ObjectMemory(memos.copyMemo(this.operatorMemo), options.listing);
+      this.records.set(key, memory);
+    }
+    return memory;
+  }
+
+  /** Drops the memory of a deleted object (its memo goes with it). */
+  forget(key: string): void {
+    this.records.delete(key);
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** All remembered objects' memories. */
+  values(): IterableIterator<ObjectMemory> {
+    return this.records.values();
+  }
+}
+
+/*
+ * The operator context (Kopf's per-operator state bundle): everything one processing cycle needs
+ * from the operator it runs in. Built once by `running.ts`; several operators in one process each
+ * have their own (R-LIFE-5), so nothing here is global.
+ */
+
+export interface OperatorContext {
+  readonly settings: settings.OperatorSettings;
+  readonly registry: registry.OperatorRegistry;
+  readonly api: api.KubeApi;
+  /** The typed client handlers get as `client`, over `api` (absent in tests that build contexts by hand). */
+  readonly client?: clients.KubeClient;
+  readonly clock: clocks.Clock;
+  /** The operator memo (activity handlers get it; objects get shallow copies, R-MEMO-2/3). */
+  readonly memo: object;
+  readonly memories: Memories;
+  /** The lifecycle for change handlers; default: `lifecycles.getDefaultLifecycle()`. */
+  readonly lifecycle?: lifecycles.Lifecycle;
+  /** Where k8s-events go (the poster's queue). */
+  readonly events: events.EventSink;
+  /** The operator-level logger (not per object). */
+  readonly logger: loggers.Logger;
+  /** Aborts when the operator stops: handlers are cancelled, sleeps end. */
+  readonly signal: AbortSignal;
+  /**
+   * While on, watchers do not list or watch (R-WATCH-6) and daemons and timers are stopped
+   * (R-DAEMON-10). On when any member is on: each coordinating engine (peering, Lease election)
+   * adds its own toggles.
+   */
+  readonly paused?: toggles.ToggleSet;
+  /** This operator's identity among peers (R-PEER-3): its peering entry's key, a Lease's holder. */
+  readonly identity?: string;
+  /** The in-memory indices (R-INDEX); injected into kwargs by name (R-INDEX-8). */
+  readonly indices?: indexing.OperatorIndexers;
+  /** Holds all handlers back until the initial listings are indexed (R-INDEX-7). */
+  readonly barrier?: indexing.IndexingBarrier;
+  /** All running daemons and timers (R-DAEMON); required to spawn any. */
+  readonly daemons?: spawning.Daemons;
+  /** The queues of the running watchers, for counting per-object state (`takeCensus`). */
+  readonly queues?: queueing.Queues;
+  /** Where the operator's work is reported for its metrics; absent when metrics are off. */
+  readonly instruments?: instruments.Instruments;
+  /** The watch-streams' health, fed by the watchers, read by the liveness and readiness endpoints. */
+  readonly streams?: health.StreamHealth;
+}
+
+/*
+ * A count of what an operator holds per object, read off its own structures.
+ *
+ * Memory that grows with the objects an operator has *seen*, rather than with those that exist, is
+ * the leak that kills long-running operators; RSS is too coarse to see it early (V8 keeps freed
+ * pages for a while). So the runtime counts its per-object structures directly: object memories,
+ * queue streams with their workers, running daemons and timers, index entries, objects the
+ * readiness barrier still tracks, and followers of the operator's stop signal (each in-flight
+ * processing cycle and each running daemon has one). Once every object is deleted and idle workers
+ * have expired, every count is back to zero — the tests of per-object state assert exactly that.
+ * The same counts, per resource, are the queue gauges of the operator's metrics.
+ */
+
+/** The per-object structures an operator holds right now. */
+export interface Census {
+  /** Object memories (memos, throttling, consistency expectations): one per object seen and not deleted. */
+  readonly memories: number;
+  /** Objects with a queue stream: a worker processing or idling, or events waiting for one. */
+  readonly streams: number;
+  /** Events received and not yet processed, over all streams. */
+  readonly queuedEvents: number;
+  /** Running daemons and timers (including those still exiting). */
+  readonly daemons: number;
+  /** Object entries of all in-memory indices. */
+  readonly indexed: number;
+  /** Listed objects the readiness barrier still tracks. */
+  readonly barrier: number;
+  /** Waiters on the operator's stop signal: in-flight processing cycles, running daemons and timers. */
+  readonly followers: number;
+}
+
+/**
+ * Counts what `op` holds per object now.
+ *
+ * @example
+ * const { memories, streams } = takeCensus(tasks.context);
+ */
+export function takeCensus(op: OperatorContext): Census {
+  const queued = op.queues?.count() ?? { streams: 0, queuedEvents: 0 };
+  return {
+    memories: op.memories.size,
+    streams: queued.streams,
+    queuedEvents: queued.queuedEvents,
+    daemons: op.daemons?.size ?? 0,
+    indexed: op.indices?.objects ?? 0,
+    barrier: op.barrier?.tracked ?? 0,
+    followers: aborts.followers(op.signal),
+  };
+}
