@@ -37,23 +37,42 @@ export function tempDir(prefix = 'kopf-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** The kubeconfig of a cluster exported as `KUBECONFIG`, and how to put the previous value back. */
+export interface ExportedKubeconfig {
+  readonly kubeconfig: string;
+  restore(): void;
+}
+
+/**
+ * Writes the cluster's kubeconfig into `dir` and points `process.env.KUBECONFIG` at it, for
+ * suites that start their cluster with a helper of their own; `restore()` undoes it.
+ */
+export function exportKubeconfig(cluster: DevCluster, dir: string = tempDir()): ExportedKubeconfig {
+  const saved = process.env['KUBECONFIG'];
+  const kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  process.env['KUBECONFIG'] = kubeconfig;
+  return {
+    kubeconfig,
+    restore() {
+      if (saved === undefined) delete process.env['KUBECONFIG'];
+      else process.env['KUBECONFIG'] = saved;
+    },
+  };
+}
+
 /** Starts a devcluster with `options` (HTTPS unless `tls: false`, as `DevCluster.start`) and writes its kubeconfig. */
 export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
-  const { exportKubeconfig = false, prefix, ...rest } = options;
+  const { exportKubeconfig: exporting = false, prefix, ...rest } = options;
   const cluster = await DevCluster.start(rest);
   const dir = tempDir(prefix);
-  const kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  const saved = process.env['KUBECONFIG'];
-  if (exportKubeconfig) process.env['KUBECONFIG'] = kubeconfig;
+  const exported = exporting ? exportKubeconfig(cluster, dir) : undefined;
+  const kubeconfig = exported?.kubeconfig ?? cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
   return {
     cluster,
     kubeconfig,
     dir,
     async stop() {
-      if (exportKubeconfig) {
-        if (saved === undefined) delete process.env['KUBECONFIG'];
-        else process.env['KUBECONFIG'] = saved;
-      }
+      exported?.restore();
       await cluster.stop();
     },
   };

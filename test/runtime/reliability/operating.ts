@@ -18,6 +18,8 @@ import type { OperatorRegistry } from '../../../runtime/core/intents/registry.js
 import type * as context from '../../../runtime/core/reactor/context.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
+import { eventually } from '../../support/waiting.js';
+export { eventually } from '../../support/waiting.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
@@ -209,15 +211,6 @@ export function watchRequests(cluster: DevCluster, plural = 'kopfexamples'): Req
 /** The list requests of `kopfexamples` so far. */
 export function listRequests(cluster: DevCluster): RequestRecord[] {
   return cluster.requests.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && r.name === undefined && !/(^|&)watch=(true|1)/.test(r.query));
-}
-
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** Waits for a fixed time (to prove that something does NOT happen). */

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DevCluster } from '../../../../devcluster/testing.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
+export { eventually } from '../../../support/waiting.js';
 
 /** The Kopf example CRD (`kopfexamples.kopf.dev`). */
 export const KOPF_EXAMPLES_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
@@ -33,15 +34,6 @@ export class Captured {
   restore(): void {
     this.undo();
     logging.configure({});
-  }
-}
-
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
