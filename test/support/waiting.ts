@@ -31,3 +31,13 @@ export async function until<T>(read: () => T | undefined | Promise<T | undefined
 export async function eventually(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   await until(async () => ((await predicate()) ? true : undefined), what, timeoutMs);
 }
+
+/**
+ * Resolves once every promise callback queued so far has run (one turn of the event loop). For
+ * code that is purely in memory, this is the explicit signal that it has done all it can do on
+ * its own: a test asserts right after it that something did not happen (still waiting for a
+ * toggle, a populate, readiness) instead of sleeping "long enough". Not for real I/O.
+ */
+export function flushed(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
