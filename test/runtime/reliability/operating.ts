@@ -20,6 +20,8 @@ import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { eventually } from '../../support/waiting.js';
 export { eventually } from '../../support/waiting.js';
+import { AT_REST } from '../../support/signals.js';
+export { AT_REST } from '../../support/signals.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
@@ -213,7 +215,17 @@ export function listRequests(cluster: DevCluster): RequestRecord[] {
   return cluster.requests.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && r.name === undefined && !/(^|&)watch=(true|1)/.test(r.query));
 }
 
-/** Waits for a fixed time (to prove that something does NOT happen). */
+/**
+ * Waits until the newest captured line about an object is the end of a processing cycle that
+ * changed nothing (`AT_REST`): the explicit signal that the operator is done with it, after which
+ * a test asserts that nothing else happened to it.
+ */
+export async function atRest(logs: LogCapture, name: string, namespace = 'default'): Promise<void> {
+  const prefix = `[${namespace}/${name}] `;
+  await eventually(() => logs.records.filter((r) => r.line.startsWith(prefix)).at(-1)?.message === AT_REST, `${namespace}/${name} at rest`);
+}
+
+/** Waits for a fixed real time. To prove that something does NOT happen, prefer `atRest()` or a virtual clock. */
 export function pause(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -57,14 +57,8 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Json = Record<string, unknown>;
 
-/**
- * The last line of a processing cycle that patched nothing and waits for nothing (logged with
- * `--verbose`): the object is at rest until something else changes it. Its own patches came back
- * before it (the cycle waits for them), so after this line the operator does nothing more to the
- * object on its own — the explicit signal that a test asserting "nothing else happens" waits for,
- * instead of a quiet period of real time.
- */
-export const AT_REST = 'Handling cycle is finished, waiting for new changes.';
+/** The explicit signal that an object's processing is over (see `test/support/signals.ts`). */
+export { AT_REST } from '../../support/signals.js';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
