@@ -11,3 +11,9 @@
  * line about an object, the operator does nothing more to that object on its own.
  */
 export const AT_REST = 'Handling cycle is finished, waiting for new changes.';
+
+/**
+ * The last line about an object once its deletion has been seen (the `DELETED` event): nothing
+ * follows it for that object.
+ */
+export const GONE = 'Deleted, really deleted, and we are notified.';

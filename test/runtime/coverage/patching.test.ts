@@ -87,7 +87,7 @@ describe('patching', () => {
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Patching was skipped: the object does not exist anymore.').length > 0, 'the skip');
-    await fx.pause(500);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -20,8 +20,8 @@ import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { eventually } from '../../support/waiting.js';
 export { eventually } from '../../support/waiting.js';
-import { AT_REST } from '../../support/signals.js';
-export { AT_REST } from '../../support/signals.js';
+import { AT_REST, GONE } from '../../support/signals.js';
+export { AT_REST, GONE } from '../../support/signals.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
@@ -217,12 +217,13 @@ export function listRequests(cluster: DevCluster): RequestRecord[] {
 
 /**
  * Waits until the newest captured line about an object is the end of a processing cycle that
- * changed nothing (`AT_REST`): the explicit signal that the operator is done with it, after which
- * a test asserts that nothing else happened to it.
+ * changed nothing (`AT_REST`), or with `gone` the notice of its deletion (`GONE`): the explicit
+ * signal that the operator is done with it, after which a test asserts that nothing else happened.
  */
-export async function atRest(logs: LogCapture, name: string, namespace = 'default'): Promise<void> {
-  const prefix = `[${namespace}/${name}] `;
-  await eventually(() => logs.records.filter((r) => r.line.startsWith(prefix)).at(-1)?.message === AT_REST, `${namespace}/${name} at rest`);
+export async function atRest(logs: LogCapture, name: string, options: { namespace?: string; gone?: boolean } = {}): Promise<void> {
+  const prefix = `[${options.namespace ?? 'default'}/${name}] `;
+  const last = options.gone ? GONE : AT_REST;
+  await eventually(() => logs.records.filter((r) => r.line.startsWith(prefix)).at(-1)?.message === last, `${prefix}${last}`);
 }
 
 /** Waits for a fixed real time. To prove that something does NOT happen, prefer `atRest()` or a virtual clock. */
