@@ -55,7 +55,7 @@ describe('change handlers', () => {
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the end of the creation');
     await fx.eventually(() => logs.grep('Something has changed, but we are not interested').length > 0, 'the noop');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -90,7 +90,7 @@ describe('change handlers', () => {
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => logs.grep('Updating is processed:').length > 0, 'the update');
-    await fx.pause(200);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
