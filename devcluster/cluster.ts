@@ -74,6 +74,10 @@ export interface DevClusterOptions {
   /** Delay before the pod-termination controller completes graceful deletions (ms). */
   podTerminationDelayMs?: number;
   cel?: 'on' | 'off';
+  /**
+   * The cluster's time: timestamps and every timer (default: the real clock). The virtual clock of
+   * `kopf-gen/testing` fits, and the same instance can drive the operator under test.
+   */
   clock?: clock.Clock;
   seed?: number;
   /** Fixed delay applied to every non-watch request (D-FAULT-2). */
@@ -132,7 +136,7 @@ export class DevCluster {
   private boundPort = 0;
   private pausedGate: { promise: Promise<void>; resolve: () => void } | undefined;
   private unavailableFlag = false;
-  private compactionTimer: clock.Timer | undefined;
+  private cancelCompaction: (() => void) | undefined;
   private readonly adminUser: users.UserInfo;
 
   private constructor(private readonly options: DevClusterOptions) {
@@ -168,11 +172,18 @@ export class DevCluster {
             resolve(true);
             return;
           }
-          const w = { rev, resolve };
+          // The timer is cancelled when the revision comes, so it never lingers on a virtual clock.
+          const w = {
+            rev,
+            resolve: (ok: boolean) => {
+              cancel();
+              resolve(ok);
+            },
+          };
           waiters.add(w);
-          this.clock.setTimer(() => {
+          const cancel = this.clock.schedule(timeoutMs, () => {
             if (waiters.delete(w)) resolve(false);
-          }, timeoutMs);
+          });
         }),
     };
     this.core.admission = new chain.WebhookAdmission(this.core, {
@@ -245,7 +256,7 @@ export class DevCluster {
       marks.push({ at: now, rev: this.core.store.revision });
       while (marks.length > 1 && marks[1]!.at <= now - intervalMs) marks.shift();
       if (marks[0] && marks[0].at <= now - intervalMs) this.compact(marks[0].rev);
-      this.compactionTimer = this.clock.setTimer(tick, Math.max(100, intervalMs / 4));
+      this.cancelCompaction = this.clock.schedule(Math.max(100, intervalMs / 4), tick);
     };
     tick();
   }
@@ -459,7 +470,7 @@ export class DevCluster {
 
   /** Stops the server, ends every watch and releases all timers. */
   async stop(): Promise<void> {
-    this.compactionTimer?.cancel();
+    this.cancelCompaction?.();
     this.loop.stop();
     this.hub.closeAll('end');
     this.resume();

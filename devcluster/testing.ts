@@ -10,8 +10,8 @@
  */
 export { DevCluster, OutOfBand } from './cluster.js';
 export type { DevClusterOptions, RestartOptions, TypeRef, WriteOptions } from './cluster.js';
-export { ManualClock, realClock } from './clock.js';
-export type { Clock, Timer } from './clock.js';
+export { realClock } from './clock.js';
+export type { Clock } from './clock.js';
 export type { FaultRule, FaultAction, FaultMatch, FaultHandle } from './faults/rules.js';
 export type { RequestRecord } from './server/requestlog.js';
 export type { KubeconfigObject } from './kubeconfig.js';

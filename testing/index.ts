@@ -13,6 +13,9 @@
  * await using runner = await new KopfRunner(['run', '-A', '--standalone', 'src/main.ts'], { clock }).start();
  * // … create an object, then ten virtual minutes pass in a blink:
  * await clock.advance(10 * 60_000);
+ *
+ * The devcluster accepts the same clock (`DevCluster.start({ clock })`): its timestamps, watch
+ * timeouts and bookmarks then move with the operator's time.
  */
 export * from '../devcluster/testing.js';
 export { KopfRunner, RunnerTimeoutError } from '../runtime/cli/runner.js';

@@ -7,7 +7,7 @@
  * does not read is ended rather than allowed to grow without bound (D-WATCH-14).
  */
 import type * as http from 'node:http';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type * as revisions from '../store/revisions.js';
 import type * as filters from './filters.js';
 import * as objects from './objects.js';
@@ -53,7 +53,8 @@ interface Stream {
   closed: boolean;
   stalled: boolean;
   eventsLeft: number | undefined;
-  timers: Timer[];
+  /** Cancels the stream's pending timers. */
+  timers: (() => void)[];
   onEnd: (() => void) | undefined;
 }
 
@@ -141,15 +142,15 @@ export class WatchHub {
 
   private scheduleTimers(stream: Stream): void {
     const { timeoutMs, bookmarks } = stream.params;
-    stream.timers.push(this.clock.setTimer(() => this.close(stream, 'end'), timeoutMs));
+    stream.timers.push(this.clock.schedule(timeoutMs, () => this.close(stream, 'end')));
     if (!bookmarks) return;
-    if (timeoutMs > 2000) stream.timers.push(this.clock.setTimer(() => this.sendBookmark(stream), timeoutMs - 2000));
+    if (timeoutMs > 2000) stream.timers.push(this.clock.schedule(timeoutMs - 2000, () => this.sendBookmark(stream)));
     const tick = (): void => {
       if (stream.closed) return;
       this.sendBookmark(stream);
-      stream.timers.push(this.clock.setTimer(tick, this.options.bookmarkIntervalMs));
+      stream.timers.push(this.clock.schedule(this.options.bookmarkIntervalMs, tick));
     };
-    stream.timers.push(this.clock.setTimer(tick, this.options.bookmarkIntervalMs));
+    stream.timers.push(this.clock.schedule(this.options.bookmarkIntervalMs, tick));
   }
 
   private onChange(change: revisions.Change): void {
@@ -281,7 +282,7 @@ export class WatchHub {
   private close(stream: Stream, how: 'end' | 'abort' | 'gone' | 'fault'): void {
     if (stream.closed) return;
     stream.closed = true;
-    for (const t of stream.timers) t.cancel();
+    for (const cancel of stream.timers) cancel();
     this.streams.delete(stream.id);
     if (this.paused && (how === 'end' || how === 'fault')) {
       this.draining.set(stream, how);

@@ -24,14 +24,14 @@ export class ControllerLoop {
   }
 
   /** Queues a task after `ms` (counted as pending work for `settle()`). */
-  enqueueLater(key: string, ms: number, task: Task, setTimer: (fn: () => void, ms: number) => unknown): void {
+  enqueueLater(key: string, ms: number, task: Task, schedule: (ms: number, callback: () => void) => unknown): void {
     if (this.stopped) return;
     this.delayed++;
-    setTimer(() => {
+    schedule(ms, () => {
       this.delayed--;
       this.enqueue(key, task);
       this.notifyIfIdle();
-    }, ms);
+    });
   }
 
   private async drain(): Promise<void> {

@@ -22,7 +22,7 @@ export function startPodTermination(c: core.Core, queue: loop.ControllerLoop, de
         const type = c.registry.find('', 'v1', 'pods');
         if (type) await internal.remove(c, type, namespace, name, 'kubelet', undefined, 0);
       },
-      (fn, ms) => c.clock.setTimer(fn, ms),
+      (ms, callback) => c.clock.schedule(ms, callback),
     );
   });
 }

@@ -18,6 +18,7 @@ import * as settingsModule from '../../runtime/cogs/configs/settings.js';
 import * as references from '../../runtime/cogs/structs/references.js';
 import * as logging from '../../runtime/core/actions/logging.js';
 import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../runtime/core/intents/registry.js';
+import { eventually } from '../support/waiting.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ON_MODULE = path.join(ROOT, 'runtime/on.ts');
@@ -37,14 +38,6 @@ function output() {
     stdin: async () => '',
     text: () => text,
   };
-}
-
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /**
@@ -159,7 +152,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
         operator: { stopFlag: stop.signal, handleSignals: false },
       });
       const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
-      await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
+      await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in', 15_000);
       expect(out.text()).toMatch(
         /^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\) and --dev-cluster=auto is given: started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/,
       );
@@ -172,7 +165,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
       vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [kubeconfig] }) });
       const client = new api.HttpKubeApi({ vault, settings: new settingsModule.OperatorSettings(), logger: logging.getLogger('test') });
       await client.create(KOPFEXAMPLES, 'default', { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex-1' }, spec: {} });
-      await eventually(() => lines.some((line) => line.includes('[default/kex-1] Hello, kex-1!')), 'the create handler');
+      await eventually(() => lines.some((line) => line.includes('[default/kex-1] Hello, kex-1!')), 'the create handler', 15_000);
       client.close();
 
       stop.abort();
@@ -241,7 +234,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
       cwd: dir,
       operator: { stopFlag: stop.signal, handleSignals: false },
     });
-    await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in');
+    await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in', 15_000);
     expect(out.text()).toMatch(/^As requested \(--dev-cluster\): started the devcluster at \S+ with 1 CRD file\(s\)/);
     expect(fs.existsSync(path.join(dir, '.kopf-gen', 'kubeconfig'))).toBe(true);
     stop.abort();

@@ -5,16 +5,15 @@
  * creates it with the typed client (R-HIER-5); the pod's uid lands in the parent's status; deleting
  * the parent lets the devcluster's garbage collector delete the pod.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner } from 'kopf-gen/testing';
 
 import { CRD, eventually, KEX, ROOT } from './support.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 
@@ -24,14 +23,14 @@ type Meta = { name?: string; uid?: string; namespace?: string; generateName?: st
 describe('examples/02-children', () => {
   let cluster: DevCluster;
   let kubeconfig: string;
+  let test: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-02-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    test = await startTestCluster({ tls: false, crds: [CRD], prefix: 'kopf-example-02-' });
+    ({ cluster, kubeconfig } = test);
   });
   afterAll(async () => {
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it('R-HIER-5 02-children: the handler creates an adopted pod with the typed client; the pod goes with its parent', async () => {

@@ -5,40 +5,29 @@
  * priority 666 (`--dev`) in the same process; then `kopf-gen freeze` and `kopf-gen resume`.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry, on, operator, touchCommand } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner } from 'kopf-gen/testing';
+import { eventually } from '../support/waiting.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PEERING = { group: 'kopf.dev', version: 'v1', resource: 'clusterkopfpeerings' } as const;
 
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('examples/06-peering', () => {
   let cluster: DevCluster;
-  let saved: string | undefined;
+  let test: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [path.join(ROOT, 'fixtures/crds/kopfexamples.yaml')] });
+    test = await startTestCluster({ tls: false, crds: [path.join(ROOT, 'fixtures/crds/kopfexamples.yaml')], exportKubeconfig: true, prefix: 'kopf-peering-' });
+    cluster = test.cluster;
     await cluster.load(fs.readFileSync(path.join(ROOT, 'fixtures/crds/peering.yaml'), 'utf8'));
-    saved = process.env['KUBECONFIG'];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-peering-'));
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it('A-25 06-peering: the operator pauses for a --dev operator, resumes when it exits, and follows freeze/resume', async () => {

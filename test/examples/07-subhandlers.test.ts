@@ -5,33 +5,28 @@
  * first cycle's records are Kopf's, byte for byte in what they say (`"message":"None"` for the
  * waiting parent); at the end all three records are removed.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner } from 'kopf-gen/testing';
 
 import { CRD, eventually, KEX, ROOT } from './support.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 type Json = Record<string, unknown>;
 
 describe('examples/07-subhandlers', () => {
   let cluster: DevCluster;
-  let saved: string | undefined;
+  let test: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    saved = process.env['KUBECONFIG'];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-07-'));
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    test = await startTestCluster({ tls: false, crds: [CRD], exportKubeconfig: true, prefix: 'kopf-example-07-' });
+    cluster = test.cluster;
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it("A-13 07-subhandlers: create_fn twice, create_fn/item1 and create_fn/item2 once each; Kopf's records; all purged at the end", async () => {

@@ -9,16 +9,15 @@
  * A-20 (indices read by a timer), A-21 (admission webhooks served by the built-in auto-detecting server
  * over HTTPS, configured by the operator, and called by the devcluster as an API server calls them).
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
 
 import { CRD, eventually, KEX, ROOT } from './support.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
@@ -37,7 +36,7 @@ function kopfExample(spec: Json = {}): Json {
 
 describe('examples', () => {
   let cluster: DevCluster;
-  let saved: string | undefined;
+  let test: TestCluster | undefined;
   let runner: KopfRunner | undefined;
 
   const stored = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default');
@@ -66,10 +65,8 @@ describe('examples', () => {
   const grep = (text: string): string[] => (runner?.output ?? '').split('\n').filter((line) => line.includes(text));
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    saved = process.env['KUBECONFIG'];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-examples-'));
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    test = await startTestCluster({ tls: false, crds: [CRD], exportKubeconfig: true, prefix: 'kopf-examples-' });
+    cluster = test.cluster;
   });
   afterEach(async () => {
     if (runner?.exitCode === null) await runner.stop();
@@ -81,9 +78,7 @@ describe('examples', () => {
     }
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it('A-23 13-hooks: startup retried before any API call, logins and re-logins, probes via the liveness endpoint, cleanup once', async () => {

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import * as demo from '../../scripts/demo.js';
+import * as waiting from './waiting.js';
 
 /** How a child process ended, with its stdout and stderr interleaved. */
 export interface Finished {
@@ -49,13 +50,7 @@ export function run(command: string, args: readonly string[], options: { cwd: st
   });
 }
 
-/** Polls `read` every 100 ms until it returns a value; throws `what` after `timeoutMs`. */
-export async function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Polls `read` every 100 ms until it returns a value; throws naming `what` after `timeoutMs`. */
+export function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
+  return waiting.until(read, what, timeoutMs, 100);
 }

@@ -8,42 +8,30 @@
  * the sources through the `kopf-gen-source` condition); the operator is a module file, loaded as
  * `kopf-gen run` would load it.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+import { eventually } from '../support/waiting.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 const OPERATOR = path.join(import.meta.dirname, 'ticking-operator.ts');
 const STUBBORN = path.join(import.meta.dirname, 'stubborn-operator.ts');
 const CRD = path.join(import.meta.dirname, '../../fixtures/crds/kopfexamples.yaml');
 const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
 
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('virtual time for operators under test (kopf-gen/testing)', () => {
   let cluster: DevCluster;
-  let saved: string | undefined;
+  let test: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ crds: [CRD] });
-    saved = process.env['KUBECONFIG'];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-virtualtime-'));
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    test = await startTestCluster({ crds: [CRD], exportKubeconfig: true, prefix: 'kopf-virtualtime-' });
+    cluster = test.cluster;
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it('R-TEST-2 R-TIMER-2 a 10-second timer fires once at creation and 60 times more in 10 virtual minutes', async () => {

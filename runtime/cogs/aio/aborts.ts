@@ -33,25 +33,6 @@ export async function sleepOrAbort(clock: clocks.Clock, ms: number, signal?: Abo
 }
 
 /**
- * Calls `callback` once after `ms` on `clock` unless the returned function is called first: a
- * timeout that costs a timer, not a promise and a signal (clocks without `schedule` get a sleep).
- *
- * @example
- * const cancel = schedule(clock, 30_000, () => request.destroy(new TimeoutError()));
- * response.once('end', cancel);
- */
-export function schedule(clock: clocks.Clock, ms: number, callback: () => void): () => void {
-  if (clock.schedule) return clock.schedule(ms, callback);
-  const controller = new AbortController();
-  void sleepOrAbort(clock, ms, controller.signal).then((elapsed) => {
-    if (elapsed) callback();
-  });
-  return () => controller.abort(CANCELLED);
-}
-
-const CANCELLED = new DOMException('The scheduled call is cancelled.', 'AbortError');
-
-/**
  * A signal that aborts when any of `signals` aborts, with that signal's reason. An input that is
  * already aborted gives an already aborted result. Listeners are removed once it aborts.
  */

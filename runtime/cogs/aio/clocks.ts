@@ -3,10 +3,14 @@
  * run the runtime on virtual time.
  *
  * Daemons, timers, back-offs, retries and progress timestamps never read wall time directly: they
- * take a `Clock` and call `clock.now()` and `clock.sleep()`. Production uses `realClock`; tests use
- * a `VirtualClock`, where time moves only when the test moves it, so a test can assert exact virtual
- * durations ("two timer ticks took exactly 1.3 s") without waiting for them. Kopf gets the same
- * effect with `looptime`; kube-rs with tokio's paused clock.
+ * take a `Clock` and call `clock.now()`, `clock.sleep()` and `clock.schedule()`. Production uses
+ * `realClock`; tests use a `VirtualClock`, where time moves only when the test moves it, so a test
+ * can assert exact virtual durations ("two timer ticks took exactly 1.3 s") without waiting for
+ * them. Kopf gets the same effect with `looptime`; kube-rs with tokio's paused clock.
+ *
+ * The devcluster takes a clock of the same shape without sleeping (`now()` and `schedule()`,
+ * declared on its side, since neither imports the other). Every clock here is therefore also a
+ * devcluster clock, and a test can pass one `VirtualClock` to both its cluster and its operator.
  *
  * Units: the `Clock` interface works in **milliseconds** (it is an internal seam). Public settings
  * and handler options stay in seconds; converting is the caller's job.
@@ -24,11 +28,10 @@ export interface Clock {
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
-   * Optional: calls `callback` once after `ms` milliseconds unless the returned function is called
-   * first — a timeout without a promise and a signal (see `aborts.schedule`, which falls back to
-   * `sleep` for clocks without it).
+   * Calls `callback` once after `ms` milliseconds unless the returned function is called first: a
+   * timeout without a promise and a signal. (This and `now()` are all the devcluster needs.)
    */
-  schedule?(ms: number, callback: () => void): () => void;
+  schedule(ms: number, callback: () => void): () => void;
   /**
    * Optional: marks real work in flight (an API request and its response) that virtual time waits
    * for before it moves on, so that code racing real I/O against virtual sleeps stays on schedule.
@@ -52,8 +55,8 @@ export const realClock: Clock = Object.freeze({
   schedule(ms: number, callback: () => void): () => void {
     // Longer than a Node timer can wait: chained, like `sleep`.
     if (ms > MAX_TIMER_MS) {
-      let cancel = realClock.schedule!(MAX_TIMER_MS, () => {
-        cancel = realClock.schedule!(ms - MAX_TIMER_MS, callback);
+      let cancel = realClock.schedule(MAX_TIMER_MS, () => {
+        cancel = realClock.schedule(ms - MAX_TIMER_MS, callback);
       });
       return () => cancel();
     }

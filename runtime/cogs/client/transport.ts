@@ -17,7 +17,6 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as versions from '../configs/versions.js';
-import * as aborts from '../aio/aborts.js';
 import type * as clocks from '../aio/clocks.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
@@ -200,14 +199,14 @@ export class Transport {
       request.signal?.addEventListener('abort', onAbort, { once: true });
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
-        timers.push(aborts.schedule(this.clock, limit, () => timeOut(`timed out after ${limit} ms`)));
+        timers.push(this.clock.schedule(limit, () => timeOut(`timed out after ${limit} ms`)));
       }
 
       if (request.connectTimeoutMs != null) {
         const limit = request.connectTimeoutMs;
         req.once('socket', (socket) => {
           if (!socket.connecting || over) return;
-          const cancel = aborts.schedule(this.clock, limit, () => timeOut(`could not connect within ${limit} ms`));
+          const cancel = this.clock.schedule(limit, () => timeOut(`could not connect within ${limit} ms`));
           timers.push(cancel);
           socket.once(this.secure ? 'secureConnect' : 'connect', cancel);
           socket.once('close', cancel);

@@ -8,6 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevCluster } from '../../../devcluster/testing.js';
+import { eventually } from '../../support/waiting.js';
 
 const WIDGETS_CRD = path.resolve(import.meta.dirname, '../../../fixtures/crds/widgets.yaml');
 const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
@@ -30,15 +31,6 @@ async function apiError(fn: () => Promise<unknown>): Promise<{ code: number; sta
     return { code: e.code, status };
   }
   throw new Error('expected an ApiException');
-}
-
-/** Polls `predicate` every 20 ms until it holds or `timeoutMs` passes. */
-async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('@kubernetes/client-node against a TLS devcluster', () => {

@@ -4,7 +4,8 @@
  */
 import * as https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DevCluster, ManualClock } from '../../../devcluster/testing.js';
+import { DevCluster } from '../../../devcluster/testing.js';
+import { VirtualClock } from '../../../testing/index.js';
 import { WIDGETS_CRD } from './harness.js';
 
 interface Reply {
@@ -38,7 +39,7 @@ function call(cluster: DevCluster, path: string, opts: { token?: string; cert?: 
 
 describe('authentication and authorization', () => {
   let cluster: DevCluster;
-  const clock = new ManualClock(new Date());
+  const clock = new VirtualClock({ start: Date.now() });
 
   beforeAll(async () => {
     cluster = await DevCluster.start({ auth: 'enforced', clock });
@@ -64,7 +65,7 @@ describe('authentication and authorization', () => {
 
     cluster.auth.addToken({ token: 'bob-token', username: 'bob', expiresAt: new Date(clock.now() + 60_000) });
     expect((await call(cluster, '/api/v1/namespaces', { token: 'bob-token' })).status).toBe(200);
-    clock.advance(61_000);
+    await clock.advance(61_000);
     expect((await call(cluster, '/api/v1/namespaces', { token: 'bob-token' })).status).toBe(401);
 
     const alice = await cluster.auth.issueClientCert({ username: 'alice', groups: ['devs'] });

@@ -5,7 +5,7 @@
  * logs, the injectable clock and seeded determinism, over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../devcluster/testing.js';
+import { VirtualClock } from '../../../testing/index.js';
 import { startHarness, WIDGETS, CONFIGMAPS, type Harness, type Json } from './harness.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -537,14 +537,14 @@ describe('conformance: history limits, latency, clock and seeds', () => {
   });
 
   it('D-FAULT-7 compactionIntervalMs compacts to the revision of one interval ago', async () => {
-    const clock = new ManualClock();
+    const clock = new VirtualClock({ start: Date.UTC(2024, 4, 1, 10, 0, 0) });
     const h = await startHarness({ clock, compactionIntervalMs: 1000, widgets: false });
     try {
       const before = h.cluster.revision;
       await h.post(CONFIGMAPS, configMapBody('i1'));
       const exact = `${CONFIGMAPS}?resourceVersion=${before}&resourceVersionMatch=Exact`;
       expect((await h.get(exact)).status).toBe(200);
-      for (let i = 0; i < 12; i++) clock.advance(250);
+      await clock.advance(3000);
       const r = await h.get(exact);
       expect(r.status).toBe(410);
       expect(r.json['message']).toBe('The resourceVersion for the provided list is too old.');
@@ -569,8 +569,8 @@ describe('conformance: history limits, latency, clock and seeds', () => {
     }
   });
 
-  it('D-FAULT-13 a manual clock drives timestamps, bookmark and watch-timeout timers', async () => {
-    const clock = new ManualClock(Date.UTC(2024, 0, 2, 3, 4, 5));
+  it('D-FAULT-13 a virtual clock drives timestamps, bookmark and watch-timeout timers', async () => {
+    const clock = new VirtualClock({ start: Date.UTC(2024, 0, 2, 3, 4, 5) });
     const h = await startHarness({ clock });
     try {
       const created = await h.widget('timed');
@@ -578,21 +578,24 @@ describe('conformance: history limits, latency, clock and seeds', () => {
       const w = await WatchReader.open(
         `${h.cluster.url}${WIDGETS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=100&resourceVersion=${h.cluster.revision}`,
       );
-      // Real time alone moves nothing.
-      await sleep(200);
-      expect(w.events).toEqual([]);
-      clock.advance(60_000);
+      // Up to a millisecond before the first bookmark nothing is due: the marker written then is the
+      // stream's first event, so nothing came before it.
+      await clock.advance(59_999);
+      await h.widget('marker');
       expect(await w.count(1)).toBe(true);
-      expect(w.types()).toEqual(['BOOKMARK']);
-      // About 2 s before the deadline a last bookmark, then the clean end at the deadline.
-      clock.advance(38_000);
+      expect(w.types()).toEqual(['ADDED marker']);
+      await clock.advance(1);
       expect(await w.count(2)).toBe(true);
-      expect(w.types()).toEqual(['BOOKMARK', 'BOOKMARK']);
+      expect(w.types()).toEqual(['ADDED marker', 'BOOKMARK']);
+      // About 2 s before the deadline a last bookmark, then the clean end at the deadline.
+      await clock.advance(38_000);
+      expect(await w.count(3)).toBe(true);
+      expect(w.types()).toEqual(['ADDED marker', 'BOOKMARK', 'BOOKMARK']);
       expect(w.outcome).toBe('open');
-      clock.advance(2_000);
+      await clock.advance(2_000);
       expect(await w.finished()).toBe(true);
       expect(w.outcome).toBe('end');
-      expect(w.events).toHaveLength(2);
+      expect(w.events).toHaveLength(3);
     } finally {
       await h.stop();
     }

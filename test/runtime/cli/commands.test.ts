@@ -6,6 +6,7 @@ import * as cli from '../../../runtime/cli/commands.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
 import { Captured, Flag, eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
+import { exportKubeconfig, type ExportedKubeconfig } from '../../support/cluster.js';
 
 const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
 const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
@@ -147,7 +148,7 @@ describe('parsing (R-CLI-1)', () => {
 describe('running (R-CLI-1/3, R-LIFE-3)', () => {
   let cluster: DevCluster;
   let dir: string;
-  let savedKubeconfig: string | undefined;
+  let exported: ExportedKubeconfig | undefined;
   let savedRegistry: OperatorRegistry;
   let log: Captured;
 
@@ -155,12 +156,10 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
     cluster = await startCluster();
     dir = tempDir('kopf-cli-');
     fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-    savedKubeconfig = process.env['KUBECONFIG'];
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    exported = exportKubeconfig(cluster, dir);
   });
   afterAll(async () => {
-    if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = savedKubeconfig;
+    exported?.restore();
     await cluster.stop();
   });
   beforeEach(() => {

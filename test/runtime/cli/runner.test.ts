@@ -7,24 +7,23 @@ import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry, getDefaultRegistry } from '../../../runtime/core/intents/registry.js';
 import { KopfRunner, RunnerTimeoutError } from '../../../runtime/index.js';
 import { eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
+import { exportKubeconfig, type ExportedKubeconfig } from '../../support/cluster.js';
 
 const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
 const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
 
 let cluster: DevCluster;
 let dir: string;
-let savedKubeconfig: string | undefined;
+let exported: ExportedKubeconfig | undefined;
 
 beforeAll(async () => {
   cluster = await startCluster();
   dir = tempDir('kopf-runner-');
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-  savedKubeconfig = process.env['KUBECONFIG'];
-  process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  exported = exportKubeconfig(cluster, dir);
 });
 afterAll(async () => {
-  if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
-  else process.env['KUBECONFIG'] = savedKubeconfig;
+  exported?.restore();
   await cluster.stop();
 });
 

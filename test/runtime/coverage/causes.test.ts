@@ -116,7 +116,7 @@ describe('causes over time', () => {
     const first = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await fx.pause(200);
+    await fx.atRest(logs, 'kopf-example-1');
     await first.stop();
 
     // While down: three changes of two fields.
@@ -126,7 +126,7 @@ describe('causes over time', () => {
 
     const second = await fx.startOperator({ cluster, registry });
     await fx.eventually(() => updates.length > 0, 'the update');
-    await fx.pause(400);
+    await fx.atRest(logs, 'kopf-example-1');
     await second.stop();
 
     expect([first.error, second.error]).toEqual([undefined, undefined]);

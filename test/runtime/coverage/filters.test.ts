@@ -130,7 +130,7 @@ describe('filters', () => {
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => handlerKwargs['create_fn'] !== undefined && handlerKwargs['ev_fn'] !== undefined, 'the handlers');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -83,7 +83,7 @@ describe('finalizers', () => {
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { protected: null } } }, { namespace: 'default', type: 'merge-patch' });
     await fx.eventually(() => updates.length === 1, 'the update');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     // Without the finalizer, a deletion is immediate and the filtered-out delete handler never runs.
     await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Deleted, really deleted, and we are notified.').length > 0, 'the deletion');

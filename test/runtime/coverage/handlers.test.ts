@@ -56,7 +56,7 @@ describe('change handlers', () => {
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the end of the creation');
     await fx.eventually(() => logs.grep('Something has changed, but we are not interested').length > 0, 'the noop');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -91,7 +91,7 @@ describe('change handlers', () => {
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => logs.grep('Updating is processed:').length > 0, 'the update');
-    await fx.pause(200);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -152,12 +152,15 @@ describe('change handlers', () => {
       await fx.eventually(() => logs.grep('Updating is processed:').length >= processed, `update #${processed}`);
     };
     await change({ spec: { field: 'first' } }, 1);
+    await fx.atRest(logs, 'kopf-example-1');
     // Non-essential changes (status, the operator's own annotations) select nobody.
+    const rests = logs.grep(fx.AT_REST).length;
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { other: 'x' } }, { namespace: 'default', subresource: 'status' });
-    await fx.pause(400);
+    await fx.eventually(() => logs.grep(fx.AT_REST).length > rests, 'the cycle of the status change');
+    await fx.atRest(logs, 'kopf-example-1');
     expect(calls).toEqual(['ok_fn:first', 'fail_fn:first']);
     await change({ spec: { field: 'second' } }, 2);
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -136,7 +136,7 @@ describe('kwargs views', () => {
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => seen.length === 2, 'the update handler');
-    await fx.pause(200);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -61,7 +61,7 @@ describe('patching', () => {
     // The operator goes on: another object is handled in full.
     await cluster.store.create(fx.kopfExample('kopf-example-2'));
     await fx.eventually(() => fx.annotationsOf(cluster!, 'kopf-example-2')[LHC] !== undefined, 'the other object');
-    await fx.pause(200);
+    await fx.atRest(logs, 'kopf-example-2');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -87,7 +87,7 @@ describe('patching', () => {
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Patching was skipped: the object does not exist anymore.').length > 0, 'the skip');
-    await fx.pause(500);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -111,7 +111,7 @@ describe('patching', () => {
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the creation');
     await fx.eventually(() => logs.grep('Merge-patching finished with inconsistencies').length > 0, 'the warning');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -156,13 +156,13 @@ describe('patching', () => {
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Something has changed, but we are not interested').length > 0, 'the noop');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     const creation = patchRequests(cluster);
     const patchesBefore = cluster.requests.filter((r) => r.method === 'PATCH').length;
     await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => eventTypes.includes('DELETED'), 'the DELETED event');
     await fx.eventually(() => logs.grep('Deleted, really deleted, and we are notified.').length > 0, 'the gone cause');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1', { gone: true });
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -62,7 +62,7 @@ describe('consistency and patching order', () => {
       'the finalizer',
     );
     await fx.eventually(() => calls.includes('update_fn'), 'the update handler');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -99,7 +99,7 @@ describe('consistency and patching order', () => {
         true,
       'the finalizer',
     );
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Removing the finalizer, thus allowing the actual deletion.').length > 0, 'the release');
     const releasedAt = Date.now();

@@ -10,9 +10,6 @@
  * The daemon, timer and index engines land with their own issue: until then, their scenarios fail
  * here on purpose (the handlers are never invoked).
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
@@ -20,6 +17,7 @@ import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as kopf from '../../../runtime/index.js';
 import * as fx from '../reliability/operating.js';
 import { localServer } from '../scenarios/webhooks.js';
+import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../support/cluster.js';
 
 type Json = Record<string, unknown>;
 /** A registration function under test, called loosely (its overloads are proven by the type tests). */
@@ -391,18 +389,15 @@ describe('every registration either runs or throws', () => {
 
 describe('engine-backed registrations run in a real operator', () => {
   let cluster: DevCluster;
-  let savedKubeconfig: string | undefined;
+  let exported: ExportedKubeconfig | undefined;
   const names: string[] = [];
 
   beforeAll(async () => {
     cluster = await fx.startCluster();
-    savedKubeconfig = process.env['KUBECONFIG'];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-registrations-'));
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+    exported = exportKubeconfig(cluster, tempDir('kopf-registrations-'));
   });
   afterAll(async () => {
-    if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = savedKubeconfig;
+    exported?.restore();
     await cluster.stop();
   });
   afterEach(async () => {

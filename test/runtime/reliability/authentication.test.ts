@@ -52,7 +52,7 @@ describe('re-authentication while handling', () => {
     current = 'token-2';
     gate.resolve();
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

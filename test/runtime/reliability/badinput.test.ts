@@ -87,7 +87,7 @@ describe('odd input', () => {
     const stored = (name: string): Record<string, unknown> => cluster.store.get(ODD, name, 'default') as Record<string, unknown>;
     const handled = (name: string): boolean => annotationsIn(stored(name))[LHC] !== undefined;
     await fx.eventually(() => handled('no-spec') && handled('text-status') && handled('list-spec'), 'all three handled');
-    await fx.pause(300);
+    for (const name of ['no-spec', 'text-status', 'list-spec']) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -151,7 +151,7 @@ describe('odd input', () => {
     const op = await fx.startOperator({ cluster, registry });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the end of the creation');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -197,7 +197,7 @@ describe('odd input', () => {
     const op = await fx.startOperator({ cluster, registry, settings });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[`${prefix}/last-handled-configuration`] !== undefined, 'the end of the creation');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -238,7 +238,7 @@ describe('odd input', () => {
     const op = await fx.startOperator({ cluster, registry });
     for (const name of Object.keys(thrown)) await cluster.store.create(fx.kopfExample(name));
     await fx.eventually(() => logs.grep("Handler 'create_fn' succeeded.").length === 5, 'all five succeeded');
-    await fx.pause(300);
+    for (const name of Object.keys(thrown)) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();

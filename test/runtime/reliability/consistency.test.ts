@@ -46,7 +46,7 @@ describe('consistency of the operator’s own patches', () => {
     const released = Date.now();
     gate.resolve();
     await fx.eventually(() => calls.length === 2, 'B');
-    await fx.pause(500);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -36,13 +36,13 @@ describe('long-running operators', () => {
     // One warm-up object: the first events attach the runtime's shared fan-out listener (once).
     await cluster.store.create(fx.kopfExample('kex-0'));
     await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === 1, 'the warm-up processed', 20_000);
-    await fx.pause(300);
+    await fx.atRest(logs, 'kex-0');
     const baseline = getEventListeners(op.context.signal, 'abort').length;
     const baselineFollowers = aborts.followers(op.context.signal);
     const names = ['kex-1', 'kex-2', 'kex-3', 'kex-4', 'kex-5'];
     for (const name of names) await cluster.store.create(fx.kopfExample(name));
     await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === names.length + 1, 'all processed', 20_000);
-    await fx.pause(300);
+    for (const name of names) await fx.atRest(logs, name);
     const after = getEventListeners(op.context.signal, 'abort').length;
     const afterFollowers = aborts.followers(op.context.signal);
     await op.stop();

@@ -149,7 +149,7 @@ describe('metrics of an operator against the devcluster', () => {
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', times: 1, respond: { code: 503 } });
     await cluster.store.create(fx.kopfExample('kex-a'));
     await fx.eventually(() => logs.grep('Creation is processed').length === 1, 'the creation to be processed');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kex-a');
     await op.stop();
 
     const families = parseExposition((await metricsOf(op).scrape()).body);

@@ -18,6 +18,10 @@ import type { OperatorRegistry } from '../../../runtime/core/intents/registry.js
 import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
+import { eventually } from '../../support/waiting.js';
+export { eventually } from '../../support/waiting.js';
+import { AT_REST, GONE } from '../../support/signals.js';
+export { AT_REST, GONE } from '../../support/signals.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
@@ -211,16 +215,18 @@ export function listRequests(cluster: DevCluster): RequestRecord[] {
   return cluster.requests.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && r.name === undefined && !/(^|&)watch=(true|1)/.test(r.query));
 }
 
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/**
+ * Waits until the newest captured line about an object is the end of a processing cycle that
+ * changed nothing (`AT_REST`), or with `gone` the notice of its deletion (`GONE`): the explicit
+ * signal that the operator is done with it, after which a test asserts that nothing else happened.
+ */
+export async function atRest(logs: LogCapture, name: string, options: { namespace?: string; gone?: boolean } = {}): Promise<void> {
+  const prefix = `[${options.namespace ?? 'default'}/${name}] `;
+  const last = options.gone ? GONE : AT_REST;
+  await eventually(() => logs.records.filter((r) => r.line.startsWith(prefix)).at(-1)?.message === last, `${prefix}${last}`);
 }
 
-/** Waits for a fixed time (to prove that something does NOT happen). */
+/** Waits for a fixed real time. To prove that something does NOT happen, prefer `atRest()` or a virtual clock. */
 export function pause(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -59,7 +59,7 @@ describe('PATCH requests failing', () => {
     const changed = await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { other: 'label' } } }, { namespace: 'default' });
     const rv2 = (changed['metadata'] as { resourceVersion: string }).resourceVersion;
     await fx.eventually(() => created.length === 1, 'the create handler');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -107,7 +107,7 @@ describe('PATCH requests failing', () => {
 
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { other: 'label' } } }, { namespace: 'default' });
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -131,7 +131,7 @@ describe('PATCH requests failing', () => {
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', skip: 1, times: 2, action: { respond: { code: 503 } } });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -166,12 +166,12 @@ describe('PATCH requests failing', () => {
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', skip: 1, times: 1, action: { reset: 'after' } });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined && created.length > 0, 'the diff-base');
-    await fx.pause(500);
+    await fx.atRest(logs, 'kopf-example-1');
     expect(finalizersOf(cluster, 'kopf-example-1')).toEqual([FINALIZER]);
 
     await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => cluster.store.get(fx.KEX, 'kopf-example-1', 'default') === undefined, 'the object to go');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1', { gone: true });
     await op.stop();
 
     expect(op.error).toBeUndefined();

@@ -78,7 +78,7 @@ describe('operator stopped mid-handler and restarted', () => {
     logs.clear();
     const second = await fx.startOperator({ cluster, registry });
     await fx.eventually(() => logs.grep('Creation is processed: 2 succeeded; 0 failed.').length === COUNT, 'all objects processed', 20_000);
-    await fx.pause(300);
+    for (const name of names) await fx.atRest(logs, name);
     await second.stop();
 
     expect(second.error).toBeUndefined();

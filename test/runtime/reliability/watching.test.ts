@@ -61,7 +61,12 @@ describe('watch-streams break while the operator works', () => {
     gate.resolve();
 
     await fx.eventually(() => updated.length === 1 && created.length === 2, 'both creations and the update');
-    await fx.pause(500);
+    // The faults are used up and the stream that follows them is open; both objects are at rest.
+    await fx.eventually(() => {
+      const watches = fx.watchRequests(cluster);
+      return watches.filter((r) => r.fault).length === 3 && !watches.at(-1)!.fault;
+    }, 'a watch after the three broken ones');
+    for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -103,7 +108,7 @@ describe('watch-streams break while the operator works', () => {
     expect(cluster.dropWatches({ resource: 'kopfexamples' }, 'expire')).toBe(1);
     await cluster.store.patch(fx.KEX, 'kex-b', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => updated.length === 1, 'the update after the re-listing');
-    await fx.pause(500);
+    for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();
@@ -157,7 +162,7 @@ describe('watch-streams break while the operator works', () => {
     await fx.eventually(() => fx.watchRequests(cluster).length === watchesBefore + 1, 'the stalled watch');
     await cluster.store.create(fx.kopfExample('kex-b'));
     await fx.eventually(() => created.length === 2, 'the object created while the stream was silent', 5000);
-    await fx.pause(300);
+    for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();

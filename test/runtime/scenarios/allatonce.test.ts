@@ -125,7 +125,8 @@ describe('built-in resources', () => {
     const alive = cluster.store.get(h.PODS, name, 'default');
     expect(h.finalizersOf(alive)).toContain(h.FINALIZER);
 
-    await h.sleep(500);
+    // The creation's cycle is over (its patches came back) before the pod is deleted.
+    await h.eventually(() => op.output.matching(h.AT_REST).some((e) => e.object === `default/${name}`), 'the pod at rest');
     await cluster.store.delete(h.PODS, name, { namespace: 'default' });
     await op.output.waitFor('=== Pod killing is cancelled!');
     await h.eventually(() => cluster.store.get(h.PODS, name, 'default') === undefined, 'the pod to be gone', 15_000);

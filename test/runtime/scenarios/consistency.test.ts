@@ -47,7 +47,8 @@ describe('consistency', () => {
         rv = Number((changed['metadata'] as Record<string, unknown>)['resourceVersion']);
         if (options.cut) {
           cluster.faults.add({ resource: 'kopfexamples', watch: true, action: { hang: true } });
-          await h.sleep(50); // let the foreign change's event go out
+          // The foreign change's event goes out before the stream ends.
+          await h.eventually(() => cluster.watchEvents.some((e) => Number(e.rv) === rv), 'the foreign change sent to the watch');
           cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
         }
       },

@@ -17,6 +17,27 @@ import * as h from './harness.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * Waits until every watcher the operator started has sent its watch request. The first watchers
+ * start together (each logs it), so once the request log holds a watch of every started watcher,
+ * the set of watched resources is complete: the explicit signal instead of a quiet period.
+ */
+async function allWatching(cluster: DevCluster, op: h.RunningOperator, since: number): Promise<void> {
+  const wanted = (): string[] =>
+    op.output.matching(/^Starting the watcher for /).map((e) => {
+      const [plural, version, ...group] = /^Starting the watcher for ([^@]+)@/.exec(e.message)![1]!.split('.');
+      return group.length ? `/apis/${group.join('.')}/${version}/${plural}` : `/api/${version}/${plural}`;
+    });
+  const watched = (): Set<string> =>
+    new Set(
+      cluster.requests.all
+        .slice(since)
+        .filter((r) => r.verb === 'watch')
+        .map((r) => r.path.split('?')[0]!),
+    );
+  await h.eventually(() => wanted().length > 0 && wanted().every((path) => watched().has(path)), 'a watch request of every started watcher');
+}
+
 function crd(options: { group: string; plural: string; kind: string; versions?: string[]; categories?: string[] }): Json {
   const versions = options.versions ?? ['v1'];
   return {
@@ -141,7 +162,7 @@ describe('resource references', () => {
     }
     const since = cluster.requests.all.length;
     const op = await h.startOperator(cluster, { registry });
-    await h.sleep(300);
+    await allWatching(cluster, op, since);
     const watched = (r: RequestRecord): boolean => r.verb === 'watch' && r.resource !== 'customresourcedefinitions';
     const targets = cluster.requests.all
       .slice(since)
@@ -160,7 +181,7 @@ describe('resource references', () => {
     });
     const since = cluster.requests.all.length;
     const op = await h.startOperator(cluster, { registry });
-    await h.sleep(300);
+    await allWatching(cluster, op, since);
     const resources = new Set(
       cluster.requests.all
         .slice(since)

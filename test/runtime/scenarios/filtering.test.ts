@@ -93,7 +93,7 @@ describe('filters', () => {
     (probe['metadata'] as { labels: Record<string, string> }).labels = { track: 'yes' };
     await h.apply(cluster, probe);
     await h.eventually(() => calls.count('create_fn') === 1, 'the probe object to be handled');
-    await h.sleep(300);
+    await h.eventually(() => op.output.matching(h.AT_REST).some((e) => e.object === 'default/kopf-example-probe'), 'the probe at rest');
     expect(op.output.linesWith('[default/kopf-example-1]')).toEqual([]);
     expect(h.patchesOf(cluster, { since })).toEqual([]);
 

@@ -71,7 +71,7 @@ describe('the handlers example', () => {
     calls.all.length = 0;
     const again = await h.startOperator(cluster, { registry });
     await again.output.waitFor('Resuming is processed:');
-    await h.sleep(500);
+    await again.output.waitFor(h.AT_REST);
     await again.stop();
     expect(calls.ids).toEqual(['resume_fn_1', 'resume_fn_2']);
     expect(again.output.count('Resuming is processed: 2 succeeded; 0 failed.')).toBe(1);

@@ -11,7 +11,6 @@
  * in their own worker processes, and the operators of one file run one after another.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { expect } from 'vitest';
@@ -23,6 +22,9 @@ import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../runtime/cogs/structs/references.js';
 import type * as registries from '../../../runtime/core/intents/registry.js';
 import { KopfRunner } from '../../../runtime/cli/runner.js';
+import { exportKubeconfig, tempDir } from '../../support/cluster.js';
+import { eventually } from '../../support/waiting.js';
+export { eventually } from '../../support/waiting.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const CRD_FILE = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
@@ -55,14 +57,8 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Json = Record<string, unknown>;
 
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await sleep(20);
-  }
-}
+/** The explicit signal that an object's processing is over (see `test/support/signals.ts`). */
+export { AT_REST } from '../../support/signals.js';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -75,8 +71,7 @@ export function sleep(ms: number): Promise<void> {
 export async function startCluster(options: DevClusterOptions & { readonly extraCrds?: readonly (Json | string)[] } = {}): Promise<DevCluster> {
   const { extraCrds, ...rest } = options;
   const cluster = await DevCluster.start({ tls: false, ...rest, crds: [CRD_FILE, ...((extraCrds ?? []) as (Json | string)[]), ...(rest.crds ?? [])] });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-scenario-'));
-  process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
+  exportKubeconfig(cluster, tempDir('kopf-scenario-'));
   return cluster;
 }
 

@@ -68,7 +68,7 @@ describe('the minimal operator', () => {
 
     const second = await h.startOperator(cluster, { registry });
     await second.output.waitFor('Resuming is in progress:');
-    await h.sleep(2000); // a quiet period: nothing may follow the resuming
+    await second.output.waitFor(h.AT_REST); // the resuming cycle is over: nothing may follow it
     expect(second.output.linesWith('[default/kopf-example-1] Resuming is in progress:')).toHaveLength(1);
     expect(calls.count('create_fn')).toBe(invoked);
     expect(h.patchesOf(cluster, { since })).toEqual([]);

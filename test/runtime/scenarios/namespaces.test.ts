@@ -26,6 +26,25 @@ function handledIn(op: h.RunningOperator, name: string): string[] {
     .sort();
 }
 
+/**
+ * The namespaces whose kopfexamples watchers were started. The first watchers start together once
+ * the served namespaces are known, so when the expected ones have started, a wrongly served
+ * namespace would be in this list too: the explicit signal that replaces a quiet period.
+ */
+function watchersIn(op: h.RunningOperator): string[] {
+  return op.output
+    .matching(/^Starting the watcher for kopfexamples\.v1\.kopf\.dev@/)
+    .map((e) => /@(\S+)\.$/.exec(e.message)![1]!)
+    .sort();
+}
+
+/** Waits until the object of that name is at rest (its cycle over) in each of the namespaces. */
+async function atRest(op: h.RunningOperator, name: string, namespaces: readonly string[]): Promise<void> {
+  for (const namespace of namespaces) {
+    await h.eventually(() => op.output.matching(h.AT_REST).some((e) => e.object === `${namespace}/${name}`), `${namespace}/${name} at rest`);
+  }
+}
+
 describe('namespace patterns', () => {
   let cluster: DevCluster;
   const registry = minimal.register(new OperatorRegistry(), new Calls());
@@ -44,7 +63,8 @@ describe('namespace patterns', () => {
   it('A-36 globs with exclusions serve the matching namespaces, also ones created at run time', async () => {
     const op = await h.startOperator(cluster, { registry, namespaces: ['myapp-*,!*-pr-*,*-pr-123'] });
     await h.eventually(() => handledIn(op, 'kopf-example-1').length >= 2, 'two objects handled');
-    await h.sleep(500);
+    await atRest(op, 'kopf-example-1', ['myapp-live', 'myapp-pr-123']);
+    expect(watchersIn(op)).toEqual(['myapp-live', 'myapp-pr-123']);
     expect(handledIn(op, 'kopf-example-1')).toEqual(['myapp-live', 'myapp-pr-123']);
 
     await createNamespace(cluster, 'myapp-dev');
@@ -66,7 +86,13 @@ describe('namespace patterns', () => {
           settings.networking.errorBackoffs = [0.1];
         }, // 403s are retried before escalating
       });
-      await h.sleep(500);
+      // After the fallback the namespaces are not observed any more; the watcher of the served one is the last thing to start.
+      await op.output.waitFor('Not enough permissions to list namespaces.');
+      await cluster.requests.waitFor(
+        (r) => r.resource === 'kopfexamples' && r.verb === 'watch' && r.namespace === 'myapp-live' && cluster.requests.all.indexOf(r) >= since,
+        10_000,
+      );
+      expect(watchersIn(op)).toEqual(['myapp-live']);
       await op.stop();
       expect(
         op.output
@@ -86,7 +112,9 @@ describe('namespace patterns', () => {
     const op = await h.startOperator(cluster, { registry, namespaces: ['!*-pr-*,*pr-123'] });
     for (const namespace of [...NAMESPACES, 'myapp-dev']) await h.apply(cluster, h.referenceObject({ name: 'kopf-example-2', namespace }));
     await h.eventually(() => handledIn(op, 'kopf-example-2').length >= 4, 'four objects handled', 10_000);
-    await h.sleep(500);
+    await atRest(op, 'kopf-example-2', ['myapp-dev', 'myapp-live', 'myapp-pr-123', 'otherapp-pr-123']);
+    expect(watchersIn(op)).toEqual(expect.arrayContaining(['myapp-dev', 'myapp-live', 'myapp-pr-123', 'otherapp-pr-123']));
+    expect(watchersIn(op)).not.toContain('myapp-pr-456');
     expect(handledIn(op, 'kopf-example-2')).toEqual(['myapp-dev', 'myapp-live', 'myapp-pr-123', 'otherapp-pr-123']);
 
     await cluster.store.delete(h.NAMESPACES, 'myapp-live');

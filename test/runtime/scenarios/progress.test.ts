@@ -42,7 +42,7 @@ describe('progress records', () => {
     await h.apply(cluster, h.referenceObject());
     await op.output.waitFor('Creation is processed:');
     await op.output.waitFor('Something has changed, but we are not interested');
-    await h.sleep(300);
+    await op.output.waitFor(h.AT_REST);
 
     const patches = h.patchesOf(cluster, { since });
     expect(patches.map((p) => [p.contentType, p.subresource ?? null])).toEqual([

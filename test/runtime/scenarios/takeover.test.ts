@@ -92,7 +92,7 @@ describe('takeover from Python Kopf', () => {
     for (const name of ['kopf-example-b', 'kopf-example-c']) {
       await h.eventually(() => h.annotationsOf(h.getObject(cluster, name))[h.LHC] !== undefined, `the diff-base of ${name}`, 10_000);
     }
-    await h.sleep(300);
+    await h.eventually(() => op.output.matching(h.AT_REST).some((e) => e.object === 'default/kopf-example-a'), 'kopf-example-a at rest');
 
     // (a) fully handled: nothing runs, nothing is patched.
     expect(calls.all.filter((call) => call.args['name'] === 'kopf-example-a')).toEqual([]);

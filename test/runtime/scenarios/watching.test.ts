@@ -72,13 +72,14 @@ describe('the watch-stream', () => {
     mark = cluster.requests.all.length;
     cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
     await op.output.waitFor('Restarting the watch-stream for kopfexamples');
-    await cluster.requests.waitFor((r) => isList(r) && cluster.requests.all.indexOf(r) >= mark);
+    const relisted = await cluster.requests.waitFor((r) => isList(r) && cluster.requests.all.indexOf(r) >= mark);
     await op.output.waitFor('Something has changed, but we are not interested', { times: noops + 1 });
     expect(calls.count('create_fn')).toBe(1);
     expect(calls.of('event_fn').map((call) => call.args['type'])).toEqual(['ADDED', 'MODIFIED', null]);
 
     // Silence: the stream is dropped after the inactivity timeout and re-established from the last version.
-    await h.sleep(300);
+    // (The watch that follows the re-listing is open before it is dropped.)
+    await cluster.requests.waitFor((r) => isWatch(r) && cluster.requests.all.indexOf(r) > cluster.requests.all.indexOf(relisted));
     cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 1, action: { watch: { stall: true } } });
     mark = cluster.requests.all.length;
     cluster.dropWatches({ resource: 'kopfexamples' }, 'end');

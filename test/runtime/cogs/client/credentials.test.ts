@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
+import { flushed } from '../../../support/waiting.js';
 
 const SERVER = 'https://127.0.0.1:6443';
 
@@ -116,7 +117,7 @@ describe('R-AUTH-3 Vault', () => {
     const waiting = vault.select().then((item) => {
       selected = item;
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await flushed(); // the vault is in memory: only populate() can wake the waiting request now
     expect(selected).toBeUndefined();
     vault.populate({ a: { server: SERVER, token: 'fresh' } });
     await waiting;

@@ -12,6 +12,7 @@ import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as logins from '../../../../runtime/cogs/client/logins.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
+export { eventually } from '../../../support/waiting.js';
 
 export interface LogRecord {
   readonly level: loggers.LogLevel;
@@ -65,15 +66,6 @@ export function clientFor(cluster: DevCluster, options: { clock?: clocks.Clock; 
   options.configure?.(s);
   const logger = new RecordingLogger();
   return { api: new api.HttpKubeApi({ vault, settings: s, logger, clock: options.clock }), vault, settings: s, logger };
-}
-
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /**

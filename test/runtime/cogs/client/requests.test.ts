@@ -13,6 +13,7 @@ import * as transport from '../../../../runtime/cogs/client/transport.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import { type Client, RecordingLogger, clientFor, drive, tempDir } from './helpers.js';
+import { flushed } from '../../../support/waiting.js';
 
 const NAMESPACES = references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false });
 const CONFIGMAPS = references.makeResource({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' });
@@ -352,7 +353,7 @@ describe('R-AUTH-3 re-authentication on HTTP 401 with enforced auth', () => {
     });
     await vault.depleted.waitFor(true);
     expect(vault.readiness.isOn()).toBe(false);
-    await new Promise((r) => setTimeout(r, 50));
+    await flushed(); // the request waits in the vault, which only populate() refills
     expect(done).toBe(false);
     cluster.auth.addToken({ token: 'token-u', username: 'user-u', groups: ['system:masters'] });
     vault.populate({ login: { server: cluster.url, token: 'token-u' } });

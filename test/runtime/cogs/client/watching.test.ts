@@ -255,7 +255,8 @@ for (const tls of [false, true]) {
       await setup(undefined, ['a']);
       const paused = new Toggle(true);
       const watcher = start({ paused });
-      await new Promise((r) => setTimeout(r, 100));
+      // The watcher logs that it pauses before it would list anything: it now waits for the toggle.
+      await eventually(() => client.logger.messages('debug').includes(`Pausing the watch-stream for configmaps.v1 in '${namespace}'.`), 'the pause');
       expect(lists()).toBe(0);
       paused.turnOff();
       await eventually(() => watcher.events.length === 2, 'the listing');

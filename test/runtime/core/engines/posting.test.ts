@@ -14,6 +14,7 @@ import * as invocation from '../../../../runtime/core/actions/invocation.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
 import * as posting from '../../../../runtime/core/engines/posting.js';
 import { RecordingLogger, T0, referenceBody } from '../actions/helpers.js';
+import { eventually } from '../../../support/waiting.js';
 
 const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
 
@@ -224,7 +225,7 @@ describe('the poster', () => {
     queue.push({ ref, type: 'Normal', reason: 'A', message: 'first' });
     queue.push({ ref: { apiVersion: 'v1', kind: 'Event', name: 'x', namespace: 'ns' }, type: 'Normal', reason: 'B', message: 'dropped' });
     queue.push({ ref, type: 'Warning', reason: 'C', message: 'third' });
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => calls.some((c) => c.body['message'] === 'third'), 'the last queued event posted');
     controller.abort();
     await task;
     expect(calls.map((c) => [c.resource, c.namespace, c.body['reason'], c.body['message']])).toEqual([
@@ -244,7 +245,7 @@ describe('the poster', () => {
     const ref = { name: 'n', namespace: 'ns' };
     queue.push({ ref, type: 'Normal', reason: 'A', message: 'lost' });
     queue.push({ ref, type: 'Normal', reason: 'B', message: 'posted' });
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => calls.some((c) => c.body['message'] === 'posted'), 'the last queued event posted');
     controller.abort();
     await task;
     expect(calls).toHaveLength(2);

@@ -6,41 +6,30 @@
  *
  * The operator runs through KopfRunner against the devcluster on a virtual clock.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+import { type DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
+import { eventually } from '../../../support/waiting.js';
+import { startTestCluster, type TestCluster } from '../../../support/cluster.js';
 
 const OPERATOR = path.join(import.meta.dirname, 'retrycycles-operator.ts');
 const CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
 
-async function eventually(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('retry cycles of daemons and timers', () => {
   let cluster: DevCluster;
-  let saved: string | undefined;
+  let test: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    saved = process.env['KUBECONFIG'];
-    process.env['KUBECONFIG'] = cluster.writeKubeconfig(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-retrycycles-')), 'kubeconfig'));
+    test = await startTestCluster({ tls: false, crds: [CRD], exportKubeconfig: true, prefix: 'kopf-retrycycles-' });
+    cluster = test.cluster;
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env['KUBECONFIG'];
-    else process.env['KUBECONFIG'] = saved;
-    await cluster?.stop();
+    await test?.stop();
   });
 
   it('R-KWARGS-2 R-TIMER-4 started and runtime count from the first attempt, not from the initial delay or the idle wait', async () => {

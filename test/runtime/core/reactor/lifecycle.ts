@@ -3,10 +3,11 @@
  * the logging sink, polling, and a devcluster with the Kopf example CRD.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { DevCluster } from '../../../../devcluster/testing.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
+export { tempDir } from '../../../support/cluster.js';
+export { eventually } from '../../../support/waiting.js';
 
 /** The Kopf example CRD (`kopfexamples.kopf.dev`). */
 export const KOPF_EXAMPLES_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
@@ -36,25 +37,11 @@ export class Captured {
   }
 }
 
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A devcluster over plain HTTP with the Kopf example CRD loaded. */
 export async function startCluster(options: { readonly auth?: 'none' | 'enforced' } = {}): Promise<DevCluster> {
   const cluster = await DevCluster.start({ tls: false, auth: options.auth ?? 'none' });
   await cluster.load(fs.readFileSync(KOPF_EXAMPLES_CRD, 'utf8'));
   return cluster;
-}
-
-/** A fresh temporary folder. */
-export function tempDir(prefix = 'kopf-life-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
 /** A deferred flag (Kopf's `threading.Event` shape): `set()`, `wait()`, `isSet`. */

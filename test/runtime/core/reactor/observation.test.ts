@@ -214,8 +214,8 @@ describe('observation against a devcluster', () => {
     on.event('widgets', { registry }, function widgets() {});
     const r = run(c, { registry, namespaces: ['myapp-live', 'myapp-*'], scanningDisabled: true });
     await eventually(() => r.live.size === 1, 'the watcher');
+    // Watchers are spawned only once the resources and namespaces are known: any listing of them would have come first.
     expect([...r.live]).toEqual(['widgets@myapp-live']);
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(c.requests.filter((req) => req.resource === 'customresourcedefinitions' || req.resource === 'namespaces')).toEqual([]);
     expect(r.client.logger.messages('warning')).toEqual([]);
   });

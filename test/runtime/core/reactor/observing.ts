@@ -10,6 +10,7 @@ import * as settings from '../../../../runtime/cogs/configs/settings.js';
 
 // The recording logger is shared with the client's tests.
 import { RecordingLogger } from '../../cogs/client/helpers.js';
+export { eventually } from '../../../support/waiting.js';
 export { RecordingLogger };
 export type { LogRecord } from '../../cogs/client/helpers.js';
 
@@ -33,15 +34,6 @@ export function clientFor(cluster: DevCluster, options: { token?: string; config
   options.configure?.(s);
   const logger = new RecordingLogger();
   return { api: new api.HttpKubeApi({ vault, settings: s, logger }), settings: s, logger };
-}
-
-/** Polls until `predicate` holds (real time). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** A background task with its own abort controller. */

@@ -5,6 +5,7 @@ import * as observation from '../../../../runtime/core/reactor/observation.js';
 import * as orchestration from '../../../../runtime/core/reactor/orchestration.js';
 import { on } from '../../../../runtime/on.js';
 import { background, eventually } from './observing.js';
+import { flushed } from '../../../support/waiting.js';
 
 const PODS = references.makeResource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod' });
 const NODES = references.makeResource({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false });
@@ -66,7 +67,7 @@ describe('orchestration', () => {
     const run = background((signal) => orchestration.orchestrate({ insights: p, spawn: watchers.spawn, signal }));
     p.reviseResources([PODS, NODES], null);
     p.setNamespaces(['a']);
-    await new Promise((r) => setTimeout(r, 20));
+    await flushed(); // the orchestrator now waits for readiness only
     expect(watchers.log).toEqual([]); // not ready yet
 
     makeReady(p);
