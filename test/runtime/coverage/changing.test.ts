@@ -65,12 +65,14 @@ describe('change handling through a running operator', () => {
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await logged('Updating is processed: 1 succeeded; 0 failed.');
     // Row 6: the operator's own patch of the new diff-base comes back as an event with the same
-    // essence; once that is seen, a change outside the essence (the status) is one more.
+    // essence; once that cycle is over (the object at rest), a change outside the essence (the
+    // status) is one more.
     const noop = 'Something has changed, but we are not interested (the essence is the same).';
+    await fx.atRest(logs, 'kopf-example-1');
     const before = logs.grep(noop).length;
-    await logged(noop, before + 1);
+    expect(before).toBeGreaterThan(0);
     await cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { note: 'x' } }, { namespace: 'default', subresource: 'status' });
-    await logged(noop, before + 2);
+    await logged(noop, before + 1);
     await first.stop();
 
     // Row 5: found at startup without changes.
