@@ -6,66 +6,35 @@
  * diff-base annotation but never a finalizer or a progress record, deletion is not delayed, and a
  * restarted operator resumes the handled object without running the handler again.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KopfRunner } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { eventually, KEX, objectMessages, startExample, useExampleCluster, referenceObject } from './support.js';
 
 type Json = Record<string, unknown>;
 
-const FILE = path.join(ROOT, 'examples', '01-minimal', 'example.ts');
 const EVENTS = { group: '', version: 'v1', resource: 'events' } as const;
 const ESSENCE =
   '{"spec":{"duration":"1m","field":"value","items":["item1","item2"]},' +
   '"metadata":{"labels":{"somelabel":"somevalue"},"annotations":{"someannotation":"somevalue"}}}\n';
 
 describe('examples/01-minimal', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
+  const example = useExampleCluster();
 
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-01-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
-  async function start(): Promise<KopfRunner> {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', FILE], { registry: new OperatorRegistry(), clock, timeout: 10, kubeconfig });
-    await runner.start();
-    return runner;
-  }
-
+  const start = (): Promise<KopfRunner> => startExample('01-minimal', example.kubeconfig);
   /** The lines the runner logged about the object, without the `[default/kopf-example-1] ` prefix. */
-  const messages = (runner: KopfRunner): string[] =>
-    runner.output
-      .split('\n')
-      .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1])
-      .filter((m): m is string => m !== undefined);
+  const messages = (runner: KopfRunner): string[] => objectMessages(runner, 'default/kopf-example-1');
   const count = (runner: KopfRunner, text: string): number => messages(runner).filter((m) => m.includes(text)).length;
-  const stored = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default');
+  const stored = (): Json | undefined => example.cluster.store.get(KEX, 'kopf-example-1', 'default');
   const patches = (): string[] =>
-    cluster.requests.filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.name === 'kopf-example-1').map((r) => r.body ?? '');
+    example.cluster.requests.filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.name === 'kopf-example-1').map((r) => r.body ?? '');
 
   it('A-1 A-2 01-minimal: the result goes to the status, no finalizer, no progress records; a restart resumes without the handler', async () => {
     const runner = await start();
     let uid = '';
     try {
-      const created = await cluster.store.create({
-        apiVersion: 'kopf.dev/v1',
-        kind: 'KopfExample',
-        metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-        spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      });
+      const created = await example.cluster.store.create(referenceObject());
       uid = String((created['metadata'] as Json)['uid']);
       // The operator's own patches come back as one more event, which changes nothing essential.
       await eventually(() => count(runner, 'Something has changed, but we are not interested') === 1, 'the patched object to come back');
@@ -89,7 +58,7 @@ describe('examples/01-minimal', () => {
     expect(runner.exception).toBeNull();
 
     // A second start: the object is resumed (nothing has changed), the handler does not run again.
-    cluster.requests.clear();
+    example.cluster.requests.clear();
     const again = await start();
     try {
       await eventually(() => count(again, 'Handling cycle is finished, waiting for new changes.') === 1, 'the resuming cycle to finish');
@@ -99,7 +68,7 @@ describe('examples/01-minimal', () => {
       expect(patches()).toEqual([]);
 
       // Deletion: no handler and no finalizer, so the object goes at once.
-      await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+      await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
       await eventually(() => count(again, 'Deleted, really deleted, and we are notified.') === 1, 'the deletion to be noticed');
       expect(stored()).toBeUndefined();
       expect(count(again, "Handler 'create_fn'")).toBe(0);
@@ -109,7 +78,7 @@ describe('examples/01-minimal', () => {
     expect(again.exitCode).toBe(0);
     expect(again.exception).toBeNull();
     // Log lines are not posted as k8s-events unless the settings ask for it: no events at all.
-    expect(cluster.store.list(EVENTS, 'default').filter((e) => (e['involvedObject'] as Json)['uid'] === uid)).toEqual([]);
-    expect(cluster.requests.filter((r) => r.resource === 'events')).toEqual([]);
+    expect(example.cluster.store.list(EVENTS, 'default').filter((e) => (e['involvedObject'] as Json)['uid'] === uid)).toEqual([]);
+    expect(example.cluster.requests.filter((r) => r.resource === 'events')).toEqual([]);
   });
 });

@@ -6,20 +6,14 @@
  * what the example's README promises: how often each handler runs, which failures are logged with
  * a stack trace, and that the creation ends as processed with one success and three failures.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VirtualClock } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { eventually, KEX, START, startExample, useExampleCluster, referenceObject } from './support.js';
 
 type Json = Record<string, unknown>;
 
-const FILE = path.join(ROOT, 'examples', '03-exceptions', 'example.ts');
 const HANDLERS = [
   'instant_failure_with_only_a_message',
   'eventual_success_with_a_few_messages',
@@ -28,31 +22,15 @@ const HANDLERS = [
 ] as const;
 
 describe('examples/03-exceptions', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-03-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const example = useExampleCluster();
 
   it('A-9 03-exceptions: permanent, temporary and unexpected errors, retried as told; 1 succeeded, 3 failed; records purged', async () => {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', FILE], { registry: new OperatorRegistry(), clock, timeout: 10, kubeconfig });
-    await runner.start();
+    const clock = new VirtualClock({ start: START });
+    const runner = await startExample('03-exceptions', example.kubeconfig, { clock });
     const lines = (): string[] => runner.output.split('\n');
     const count = (text: string): number => lines().filter((line) => line.includes(`[default/kopf-example-1] ${text}`)).length;
     try {
-      await cluster.store.create({
-        apiVersion: 'kopf.dev/v1',
-        kind: 'KopfExample',
-        metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-        spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      });
+      await example.cluster.store.create(referenceObject());
 
       // Each round ends with the operator sleeping for the delayed handlers; a virtual second wakes it.
       for (const round of [1, 2, 3]) {
@@ -97,20 +75,20 @@ describe('examples/03-exceptions', () => {
       }
 
       // The last patch purges all four progress records and stores the diff-base.
-      const patches = cluster.requests
+      const patches = example.cluster.requests
         .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.subresource === undefined && r.name === 'kopf-example-1')
         .map((r) => (JSON.parse(r.body!) as { metadata?: { annotations?: Record<string, string | null> } }).metadata?.annotations ?? {});
       const last = patches.at(-1)!;
       for (const id of HANDLERS) expect(last[`kopf.zalando.org/${id}`]).toBeNull();
       expect(last['kopf.zalando.org/touch-dummy']).toBeNull();
       expect(typeof last['kopf.zalando.org/last-handled-configuration']).toBe('string');
-      const annotations = (cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations: Json }).annotations;
+      const annotations = (example.cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations: Json }).annotations;
       expect(Object.keys(annotations).filter((key) => key.startsWith('kopf.zalando.org/'))).toEqual(['kopf.zalando.org/last-handled-configuration']);
     } finally {
       await runner.stop();
     }
     expect(runner.exitCode).toBe(0);
     expect(runner.exception).toBeNull();
-    await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
   });
 });

@@ -5,71 +5,40 @@
  * promises: the four events the handler posts, with Kopf's payload, stamped with the operator's
  * clock; and that a higher posting level leaves out the `Normal` one.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-
-import { OperatorRegistry, OperatorSettings } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { OperatorSettings } from 'kopf-gen/runtime';
+import { eventually, KEX, START, startExample, useExampleCluster, referenceObject } from './support.js';
 
 type Json = Record<string, unknown>;
 
-const FILE = path.join(ROOT, 'examples', '04-events', 'example.ts');
 const EVENTS = { group: '', version: 'v1', resource: 'events' } as const;
-const START = Date.parse('2030-01-01T00:00:00Z');
 
 describe('examples/04-events', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-04-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
+  const example = useExampleCluster();
   afterEach(async () => {
-    if (cluster.store.get(KEX, 'kopf-example-1', 'default')) await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
-    cluster.requests.clear();
-    for (const event of cluster.store.list(EVENTS, 'default')) {
-      await cluster.store.delete(EVENTS, String((event['metadata'] as Json)['name']), { namespace: 'default' });
+    if (example.cluster.store.get(KEX, 'kopf-example-1', 'default')) await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    example.cluster.requests.clear();
+    for (const event of example.cluster.store.list(EVENTS, 'default')) {
+      await example.cluster.store.delete(EVENTS, String((event['metadata'] as Json)['name']), { namespace: 'default' });
     }
-  });
-  afterAll(async () => {
-    await cluster?.stop();
   });
 
   /** Runs the example, creates the object, waits for `expected` events about it, then deletes it. */
   async function run(settings: OperatorSettings | undefined, expected: number): Promise<{ uid: string; events: Json[]; posted: Json[] }> {
-    const clock = new VirtualClock({ start: START });
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', FILE], {
-      registry: new OperatorRegistry(),
-      clock,
-      timeout: 10,
-      kubeconfig,
-      ...(settings ? { settings } : {}),
-    });
-    await runner.start();
+    const runner = await startExample('04-events', example.kubeconfig, settings ? { settings } : {});
     try {
-      const created = await cluster.store.create({
-        apiVersion: 'kopf.dev/v1',
-        kind: 'KopfExample',
-        metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-        spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      });
+      const created = await example.cluster.store.create(referenceObject());
       const uid = String((created['metadata'] as Json)['uid']);
-      const about = (): Json[] => cluster.store.list(EVENTS, 'default').filter((e) => (e['involvedObject'] as Json)['uid'] === uid);
+      const about = (): Json[] => example.cluster.store.list(EVENTS, 'default').filter((e) => (e['involvedObject'] as Json)['uid'] === uid);
       // The events are posted one by one in the order they were queued: the `Error` one is the last.
       await eventually(() => about().some((e) => e['type'] === 'Error'), 'the last event to be posted');
       expect(runner.output).toContain("[default/kopf-example-1] Handler 'create_fn' succeeded.");
-      await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+      await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
       await eventually(() => runner.output.includes('[default/kopf-example-1] Deleted, really deleted, and we are notified.'), 'the deletion');
       expect(about()).toHaveLength(expected);
       // The stored events come sorted by name; the requests show the order they were posted in.
-      const posted = cluster.requests.filter((r) => r.verb === 'create' && r.resource === 'events').map((r) => JSON.parse(r.body!) as Json);
+      const posted = example.cluster.requests.filter((r) => r.verb === 'create' && r.resource === 'events').map((r) => JSON.parse(r.body!) as Json);
       return { uid, events: about(), posted };
     } finally {
       await runner.stop();

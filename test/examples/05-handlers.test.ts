@@ -6,43 +6,25 @@
  * promises: which handlers run, in which order, with which values and diffs, and the finalizer.
  * The stages run in order on the same object.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { KopfRunner } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { eventually, KEX, startExample, useExampleCluster, referenceObject } from './support.js';
 
 type Json = Record<string, unknown>;
 
-const FILE = path.join(ROOT, 'examples', '05-handlers', 'example.ts');
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 
 describe('examples/05-handlers', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
+  const example = useExampleCluster();
   let runner: KopfRunner | undefined;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-05-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
   afterEach(async () => {
     await stop();
   });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
 
   async function start(): Promise<void> {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', FILE], { registry: new OperatorRegistry(), clock, timeout: 10, kubeconfig });
-    await runner.start();
+    runner = await startExample('05-handlers', example.kubeconfig);
   }
   async function stop(): Promise<void> {
     if (runner === undefined) return;
@@ -61,19 +43,14 @@ describe('examples/05-handlers', () => {
       .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1])
       .filter((m): m is string => m !== undefined);
   const has = (text: string): boolean => messages().includes(text);
-  const stored = (): Json | undefined => cluster.store.get(KEX, 'kopf-example-1', 'default');
+  const stored = (): Json | undefined => example.cluster.store.get(KEX, 'kopf-example-1', 'default');
   const finalizers = (): unknown => (stored()?.['metadata'] as { finalizers?: unknown } | undefined)?.finalizers;
   const lastHandled = (): string =>
     (stored()!['metadata'] as { annotations: Record<string, string> }).annotations['kopf.zalando.org/last-handled-configuration']!;
 
   it('R-CAUSE-4 R-FINAL-3 05-handlers creation: the finalizer first, then both create handlers and the field handler, one per cycle', async () => {
     await start();
-    await cluster.store.create({
-      apiVersion: 'kopf.dev/v1',
-      kind: 'KopfExample',
-      metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-      spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-    });
+    await example.cluster.store.create(referenceObject());
     await eventually(() => has('Creation is processed: 3 succeeded; 0 failed.'), 'the creation to be processed');
     expect(messages()).toEqual([
       'CREATED 1st',
@@ -89,7 +66,7 @@ describe('examples/05-handlers', () => {
     const at = (text: string): number => lines.findIndex((line) => line.includes(`[default/kopf-example-1] ${text}`));
     expect(at('Adding the finalizer, thus preventing the actual deletion.')).toBeGreaterThan(-1);
     expect(at('Adding the finalizer, thus preventing the actual deletion.')).toBeLessThan(at("Handler 'create_fn_1' is invoked."));
-    const first = cluster.requests.filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.name === 'kopf-example-1')[0]!;
+    const first = example.cluster.requests.filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.name === 'kopf-example-1')[0]!;
     expect(JSON.parse(first.body!)).toEqual([
       { op: 'test', path: '/metadata/resourceVersion', value: expect.any(String) },
       { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] },
@@ -97,7 +74,7 @@ describe('examples/05-handlers', () => {
     expect(finalizers()).toEqual([FINALIZER]);
     // One handler per cycle: each cycle's progress is stored in between, then purged at the end.
     await eventually(() => lastHandled() !== undefined, 'the diff-base');
-    const records = cluster.requests
+    const records = example.cluster.requests
       .filter((r) => r.verb === 'patch' && r.resource === 'kopfexamples' && r.name === 'kopf-example-1')
       .map((r) => r.body ?? '')
       .filter((body) => body.includes('"kopf.zalando.org/create_fn_1"'));
@@ -109,7 +86,7 @@ describe('examples/05-handlers', () => {
     await start();
     await eventually(() => runner!.output.includes('[default/kopf-example-1] Resuming is in progress:'), 'the object to be resumed');
     await eventually(() => has('Resuming is processed: 2 succeeded; 0 failed.'), 'the resuming to be processed');
-    await cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'newvalue', newfield: 100 } }, { namespace: 'default', type: 'merge-patch' });
+    await example.cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'newvalue', newfield: 100 } }, { namespace: 'default', type: 'merge-patch' });
     await eventually(() => has('Updating is processed: 2 succeeded; 0 failed.'), 'the update to be processed');
     const since = messages().indexOf('Resuming is processed: 2 succeeded; 0 failed.') + 1;
     expect(messages().slice(since)).toEqual([
@@ -129,7 +106,7 @@ describe('examples/05-handlers', () => {
   });
 
   it('A-4 R-CAUSE-3 05-handlers restarts: a change during downtime is an update with the resume handlers mixed in; without changes, only resuming', async () => {
-    await cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default', type: 'merge-patch' });
+    await example.cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default', type: 'merge-patch' });
     await start();
     await eventually(() => has('Updating is processed: 4 succeeded; 0 failed.'), 'the update to be processed');
     expect(messages()).toEqual([
@@ -162,7 +139,7 @@ describe('examples/05-handlers', () => {
     await start();
     await eventually(() => has('Resuming is processed: 2 succeeded; 0 failed.'), 'the resuming to be processed');
     const since = messages().length;
-    await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
     await eventually(() => runner!.output.includes('[default/kopf-example-1] Deleted, really deleted, and we are notified.'), 'the deletion');
     expect(messages().slice(since)).toEqual([
       'DELETED 1st',

@@ -6,41 +6,20 @@
  * type is `null`), the failing one's errors are logged with their stack traces and ignored, and the
  * operator writes nothing to the object.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KopfRunner } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { eventually, KEX, startExample, useExampleCluster, referenceObject } from './support.js';
 
 type Json = Record<string, unknown>;
 
-const FILE = path.join(ROOT, 'examples', '08-events', 'example.ts');
 const FAILURE = "[default/kopf-example-1] Handler 'event_fn_with_error' failed with an exception and will ignore it: Oops!";
 
 describe('examples/08-events', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
+  const example = useExampleCluster();
 
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-08-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-
-  async function start(): Promise<KopfRunner> {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', FILE], { registry: new OperatorRegistry(), clock, timeout: 10, kubeconfig });
-    await runner.start();
-    return runner;
-  }
+  const start = (): Promise<KopfRunner> => startExample('08-events', example.kubeconfig);
   async function stop(runner: KopfRunner): Promise<void> {
     await runner.stop();
     expect(runner.exitCode).toBe(0);
@@ -48,15 +27,10 @@ describe('examples/08-events', () => {
   }
 
   const create = async (): Promise<void> => {
-    await cluster.store.create({
-      apiVersion: 'kopf.dev/v1',
-      kind: 'KopfExample',
-      metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-      spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-    });
+    await example.cluster.store.create(referenceObject());
   };
   const remove = async (): Promise<void> => {
-    await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+    await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
   };
   /** The event types `normal_event_fn` logged, in order. */
   const received = (runner: KopfRunner): string[] =>
@@ -66,13 +40,14 @@ describe('examples/08-events', () => {
       .filter((type): type is string => type !== undefined);
   const count = (runner: KopfRunner, text: string): number => runner.output.split('\n').filter((line) => line.includes(text)).length;
   /** What the operator wrote to the objects (the test writes to the store directly, not over HTTP). */
-  const writes = (): unknown[] => cluster.requests.filter((r) => r.resource === 'kopfexamples' && r.verb !== 'list' && r.verb !== 'watch' && r.verb !== 'get');
+  const writes = (): unknown[] =>
+    example.cluster.requests.filter((r) => r.resource === 'kopfexamples' && r.verb !== 'list' && r.verb !== 'watch' && r.verb !== 'get');
 
   it('A-12 08-events: every event seen by both handlers, the errors ignored with their traces, nothing written to the object', async () => {
     const runner = await start();
     try {
       // Once the operator watches (after listing), a new object comes as an ADDED event.
-      await eventually(() => cluster.requests.filter((r) => r.resource === 'kopfexamples' && r.verb === 'watch').length > 0, 'the watch-stream');
+      await eventually(() => example.cluster.requests.filter((r) => r.resource === 'kopfexamples' && r.verb === 'watch').length > 0, 'the watch-stream');
       await create();
       await eventually(() => received(runner).length === 1, 'the ADDED event');
       await remove();
@@ -91,20 +66,20 @@ describe('examples/08-events', () => {
       expect(count(runner, "Handler 'event_fn_with_error' is invoked.")).toBe(2);
       // The operator patched nothing and posted no k8s-events.
       expect(writes()).toEqual([]);
-      expect(cluster.requests.filter((r) => r.resource === 'events')).toEqual([]);
+      expect(example.cluster.requests.filter((r) => r.resource === 'events')).toEqual([]);
     } finally {
       await stop(runner);
     }
   });
 
   it('A-12 08-events after a restart: the existing object is seen once more, as listed (type null), and left untouched', async () => {
-    cluster.requests.clear();
+    example.cluster.requests.clear();
     await create();
     const runner = await start();
     try {
       await eventually(() => received(runner).length === 1, 'the listed object');
       expect(received(runner)).toEqual(['null']);
-      const metadata = cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations: Json; finalizers?: unknown };
+      const metadata = example.cluster.store.get(KEX, 'kopf-example-1', 'default')!['metadata'] as { annotations: Json; finalizers?: unknown };
       expect(metadata.annotations).toEqual({ someannotation: 'somevalue' });
       expect(metadata.finalizers).toBeUndefined();
       await remove();

@@ -6,16 +6,11 @@
  * are deleted before — then their killer is cancelled; pods in `kube-*` are left alone; services
  * get an annotation with their ports.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VirtualClock } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { eventually, ROOT } from './support.js';
+import { eventually, START, startExample, useExampleCluster } from './support.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 const SERVICES = { group: '', version: 'v1', resource: 'services' } as const;
@@ -25,28 +20,16 @@ const DIFF_BASE = 'kopf.zalando.org/last-handled-configuration';
 type Meta = { name: string; finalizers?: string[]; annotations?: Record<string, string> };
 
 describe('examples/10-builtins', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-10-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const example = useExampleCluster({ crds: [] });
 
   it('A-29 10-builtins: pods are killed after 30 s unless deleted before; kube-* pods are left alone; services are annotated', async () => {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    const file = path.join(ROOT, 'examples', '10-builtins', 'example.ts');
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), kubeconfig, clock, timeout: 10 });
-    await runner.start();
+    const clock = new VirtualClock({ start: START });
+    const runner = await startExample('10-builtins', example.kubeconfig, { clock });
     const lines = (object: string): string[] => runner.output.split('\n').filter((line) => line.includes(`[${object}] `));
     const count = (object: string, text: string): number => lines(object).filter((line) => line.includes(`[${object}] ${text}`)).length;
-    const meta = (namespace: string, name: string): Meta | undefined => cluster.store.get(PODS, name, namespace)?.['metadata'] as Meta | undefined;
+    const meta = (namespace: string, name: string): Meta | undefined => example.cluster.store.get(PODS, name, namespace)?.['metadata'] as Meta | undefined;
     const pod = async (namespace: string): Promise<string> => {
-      const created = await cluster.store.create({
+      const created = await example.cluster.store.create({
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { generateName: 'kopf-pod-', namespace },
@@ -71,7 +54,7 @@ describe('examples/10-builtins', () => {
 
       // 5 seconds later, the survivor is deleted: its killer is cancelled.
       await clock.advance(5_000);
-      await cluster.store.delete(PODS, survivor, { namespace: 'default' });
+      await example.cluster.store.delete(PODS, survivor, { namespace: 'default' });
       await eventually(() => count(`default/${survivor}`, '=== Pod killing is cancelled!') === 1, 'the cancelled killer');
       await eventually(() => meta('default', survivor) === undefined, 'the survivor to be deleted');
       expect(meta('default', victim)).toBeDefined();
@@ -82,7 +65,7 @@ describe('examples/10-builtins', () => {
       await clock.advance(1);
       await eventually(() => count(`default/${victim}`, '=== Pod killing happens NOW!') === 1, 'the killing');
       await eventually(() => meta('default', victim) === undefined, 'the victim to be deleted');
-      const deletions = cluster.requests.filter((r) => r.verb === 'delete' && r.resource === 'pods');
+      const deletions = example.cluster.requests.filter((r) => r.verb === 'delete' && r.resource === 'pods');
       expect(deletions.map((r) => [r.name, (r.headers.userAgent ?? '').startsWith('kopf-ts/')])).toEqual([[victim, true]]);
       expect(count(`default/${victim}`, '=== Pod killing is cancelled!')).toBe(0);
 
@@ -93,21 +76,21 @@ describe('examples/10-builtins', () => {
       expect(meta('kube-system', system)?.annotations).toBeUndefined();
 
       // The operator never wrote to the pods' status.
-      expect(cluster.requests.filter((r) => r.resource === 'pods' && r.subresource === 'status' && r.verb === 'patch')).toEqual([]);
+      expect(example.cluster.requests.filter((r) => r.resource === 'pods' && r.subresource === 'status' && r.verb === 'patch')).toEqual([]);
 
       // Services get their ports in an annotation.
-      await cluster.store.create({
+      await example.cluster.store.create({
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name: 'web', namespace: 'default' },
         spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
       });
-      const annotations = (): Record<string, string> | undefined => (cluster.store.get(SERVICES, 'web', 'default')?.['metadata'] as Meta).annotations;
+      const annotations = (): Record<string, string> | undefined => (example.cluster.store.get(SERVICES, 'web', 'default')?.['metadata'] as Meta).annotations;
       await eventually(() => annotations()?.['example.kopf.dev/ports'] !== undefined, 'the annotation of the service');
       expect(annotations()?.['example.kopf.dev/ports']).toBe('80/TCP');
       expect(count('default/web', '=== Service of type ClusterIP exposes 80/TCP.')).toBe(1);
-      await cluster.store.delete(SERVICES, 'web', { namespace: 'default' });
-      await cluster.store.delete(PODS, system, { namespace: 'kube-system' });
+      await example.cluster.store.delete(SERVICES, 'web', { namespace: 'default' });
+      await example.cluster.store.delete(PODS, system, { namespace: 'kube-system' });
     } finally {
       await runner.stop();
     }

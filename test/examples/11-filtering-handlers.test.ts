@@ -6,50 +6,24 @@
  * handler runs for its exact field change; the field-filtered daemon logs once a virtual second
  * until the field changes, and then is stopped.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VirtualClock } from 'kopf-gen/testing';
 
-import { OperatorRegistry } from 'kopf-gen/runtime';
-import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';
-
-import { CRD, eventually, KEX, ROOT } from './support.js';
+import { eventually, KEX, objectMessages, START, startExample, useExampleCluster, referenceObject } from './support.js';
 
 describe('examples/11-filtering-handlers', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-11-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const example = useExampleCluster();
 
   it('A-27 11-filtering-handlers: only matching handlers run; the field change runs the update handler; the field daemon stops when its field changes', async () => {
-    const clock = new VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
-    const file = path.join(ROOT, 'examples', '11-filtering-handlers', 'example.ts');
-    const runner = new KopfRunner(['run', '-A', '--standalone', '--verbose', file], { registry: new OperatorRegistry(), kubeconfig, clock, timeout: 10 });
-    await runner.start();
+    const clock = new VirtualClock({ start: START });
+    const runner = await startExample('11-filtering-handlers', example.kubeconfig, { clock });
     /** Log messages about the object, without the `[default/kopf-example-1] ` prefix. */
-    const messages = (): string[] =>
-      runner.output
-        .split('\n')
-        .map((line) => /\[default\/kopf-example-1\] (.*)$/.exec(line)?.[1])
-        .filter((m): m is string => m !== undefined);
+    const messages = (): string[] => objectMessages(runner, 'default/kopf-example-1');
     const count = (text: string): number => messages().filter((m) => m === text).length;
     try {
       // The reference object: fixtures/objects/kopf-example-1.yaml.
-      await cluster.store.create({
-        apiVersion: 'kopf.dev/v1',
-        kind: 'KopfExample',
-        metadata: { name: 'kopf-example-1', namespace: 'default', labels: { somelabel: 'somevalue' }, annotations: { someannotation: 'somevalue' } },
-        spec: { duration: '1m', field: 'value', items: ['item1', 'item2'] },
-      });
+      await example.cluster.store.create(referenceObject());
       await eventually(() => count('Creation is processed: 10 succeeded; 0 failed.') === 1, 'the creation to be processed');
       for (const line of [
         'Label is matching.',
@@ -74,7 +48,7 @@ describe('examples/11-filtering-handlers', () => {
 
       // The field changes from `value` to `changed`: the update handler's filter matches, the
       // daemon's no longer does, and the daemon is stopped.
-      await cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default', type: 'merge-patch' });
+      await example.cluster.store.patch(KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default', type: 'merge-patch' });
       await eventually(() => count('Updating is processed: 1 succeeded; 0 failed.') === 1, 'the update to be processed');
       expect(count('Field change is satisfied: value → changed.')).toBe(1);
       await eventually(
@@ -84,8 +58,8 @@ describe('examples/11-filtering-handlers', () => {
       await clock.advance(5_000);
       expect(count('Field daemon is satisfied.')).toBe(4);
 
-      await cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
-      await eventually(() => cluster.store.get(KEX, 'kopf-example-1', 'default') === undefined, 'the object to be deleted');
+      await example.cluster.store.delete(KEX, 'kopf-example-1', { namespace: 'default' });
+      await eventually(() => example.cluster.store.get(KEX, 'kopf-example-1', 'default') === undefined, 'the object to be deleted');
     } finally {
       await runner.stop();
     }

@@ -9,30 +9,14 @@
  * The program waits for what the handlers tell it and for the deletions, never for time; the
  * operator runs on the real clock, as nothing in it depends on time here.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-
-import { DevCluster } from 'kopf-gen/testing';
+import { describe, expect, it, vi } from 'vitest';
 
 import { main } from '../../examples/12-embedded/example.js';
 import { setLogSink } from '../../runtime/core/actions/logging.js';
-import { CRD, KEX } from './support.js';
+import { KEX, useExampleCluster } from './support.js';
 
 describe('examples/12-embedded', () => {
-  let cluster: DevCluster;
-  let kubeconfig: string;
-
-  beforeAll(async () => {
-    cluster = await DevCluster.start({ tls: false, crds: [CRD] });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-example-12-'));
-    kubeconfig = cluster.writeKubeconfig(path.join(dir, 'kubeconfig'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const example = useExampleCluster();
 
   it('A-24 12-embedded: the program greets and bids farewell to its three objects between the ready and stop flags, and goes on', async () => {
     const signalListeners = (): number[] => ['SIGINT', 'SIGTERM'].map((signal) => process.listenerCount(signal));
@@ -56,7 +40,7 @@ describe('examples/12-embedded', () => {
     })();
     let ticksAtStop = 0;
     try {
-      await main({ kubeconfig, print: (line) => printed.push(line) });
+      await main({ kubeconfig: example.kubeconfig, print: (line) => printed.push(line) });
       ticksAtStop = ticks;
       await vi.waitFor(() => expect(ticks).toBeGreaterThan(ticksAtStop + 10));
     } finally {
@@ -88,7 +72,7 @@ describe('examples/12-embedded', () => {
     expect(count('Stop-flag is raised. Operator is stopping.')).toBe(1);
     expect(failures).toEqual([]);
     // The program waited for the deletions: its objects are gone, none kept by a finalizer.
-    expect(cluster.store.list(KEX, 'default')).toEqual([]);
+    expect(example.cluster.store.list(KEX, 'default')).toEqual([]);
     // The operator left the program's signal handling alone.
     expect(signalListeners()).toEqual(before);
   });

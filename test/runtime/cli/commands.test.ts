@@ -1,29 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as cli from '../../../runtime/cli/commands.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
-import { Captured, Flag, eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
-import { exportKubeconfig, type ExportedKubeconfig } from '../../support/cluster.js';
-
-const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
-const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
-
-/** Collects what the command prints. */
-function capture(): cli.CommandOutput & { text(): string } {
-  let text = '';
-  return {
-    out: (t) => {
-      text += t;
-    },
-    err: (t) => {
-      text += t;
-    },
-    text: () => text,
-  };
-}
+import { Captured, Flag, eventually, tempDir } from '../core/reactor/lifecycle.js';
+import { captureOutput, operatorFile, useOperatorFolder } from './support.js';
 
 describe('parsing (R-CLI-1)', () => {
   const cases: Array<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]> = [
@@ -59,7 +41,7 @@ describe('parsing (R-CLI-1)', () => {
     ],
   ];
   it.each(cases)('R-CLI-1 %s', (_title, argv, env, expected) => {
-    const output = capture();
+    const output = captureOutput();
     expect(cli.parseRunArgs(argv, { env, output })).toMatchObject(expected);
     expect(output.text()).toBe('');
   });
@@ -77,8 +59,8 @@ describe('parsing (R-CLI-1)', () => {
     ['R-ACTIVITY-4 a liveness URL without a scheme', ['-L', '0.0.0.0:8080'], 'option \'-L, --liveness <url>\': "0.0.0.0:8080" is not a valid endpoint URL'],
   ];
   it.each(usage)('R-CLI-1 usage error: %s (exit code 2)', async (_title, argv, message) => {
-    expect(() => cli.parseRunArgs(argv, { env: {}, output: capture() })).toThrow(cli.UsageError);
-    const output = capture();
+    expect(() => cli.parseRunArgs(argv, { env: {}, output: captureOutput() })).toThrow(cli.UsageError);
+    const output = captureOutput();
     expect(await cli.runCommand(argv, { env: {}, output })).toBe(2);
     expect(output.text()).toContain(message);
   });
@@ -93,7 +75,7 @@ describe('parsing (R-CLI-1)', () => {
     ['--peering wins over KOPF_RUN_PEERING', ['-P', 'flag'], { KOPF_RUN_PEERING: 'env' }, { peeringName: 'flag' }],
   ];
   it.each(peeringCases)('R-PEER-2 R-PEER-8 %s', (_title, argv, env, expected) => {
-    const output = capture();
+    const output = captureOutput();
     expect(cli.parseRunArgs(argv, { env, output })).toMatchObject(expected);
     expect(output.text()).toBe('');
   });
@@ -111,14 +93,14 @@ describe('parsing (R-CLI-1)', () => {
     ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with '-p, --priority <priority>'"],
   ];
   it.each(conflicts)('R-PEER-2 %s is a usage error in one line (exit code 2)', async (_title, argv, env, message) => {
-    expect(() => cli.parseRunArgs(argv, { env, output: capture() })).toThrow(cli.UsageError);
-    const output = capture();
+    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(cli.UsageError);
+    const output = captureOutput();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);
   });
 
   it('R-CLI-1 --help prints the options and exits with 0', async () => {
-    const output = capture();
+    const output = captureOutput();
     expect(await cli.runCommand(['--help'], { output })).toBe(0);
     for (const flag of [
       '--all-namespaces',
@@ -146,39 +128,20 @@ describe('parsing (R-CLI-1)', () => {
 });
 
 describe('running (R-CLI-1/3, R-LIFE-3)', () => {
-  let cluster: DevCluster;
-  let dir: string;
-  let exported: ExportedKubeconfig | undefined;
+  const folder = useOperatorFolder('kopf-cli-');
   let savedRegistry: OperatorRegistry;
   let log: Captured;
 
-  beforeAll(async () => {
-    cluster = await startCluster();
-    dir = tempDir('kopf-cli-');
-    fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-    exported = exportKubeconfig(cluster, dir);
-  });
-  afterAll(async () => {
-    exported?.restore();
-    await cluster.stop();
-  });
   beforeEach(() => {
     savedRegistry = getDefaultRegistry();
     setDefaultRegistry(new OperatorRegistry());
     log = new Captured();
-    cluster.requests.clear();
+    folder.cluster.requests.clear();
   });
   afterEach(() => {
     log.restore();
     setDefaultRegistry(savedRegistry);
   });
-
-  /** Writes an operator file into the temporary folder. */
-  function operatorFile(name: string, body: string): string {
-    const file = path.join(dir, name);
-    fs.writeFileSync(file, `import { on } from ${JSON.stringify(ON_MODULE)};\nimport * as errors from ${JSON.stringify(ERRORS_MODULE)};\n${body}\n`);
-    return file;
-  }
 
   function fastSettings(): settingsModule.OperatorSettings {
     const settings = new settingsModule.OperatorSettings();
@@ -189,6 +152,7 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
 
   it('R-CLI-3 loads TypeScript files (relative to the working directory) and exits with 0 after a graceful stop', async () => {
     operatorFile(
+      folder.dir,
       'hello.ts',
       [
         "on.startup(function startup_fn({ logger }) { logger.info('Loaded and started.'); });",
@@ -196,40 +160,40 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
       ].join('\n'),
     );
     const stop = new Flag();
-    const output = capture();
+    const output = captureOutput();
     const before = process.listenerCount('SIGINT');
     const running = cli.runCommand(['--standalone', '-A', '--log-format', 'plain', 'hello.ts'], {
       output,
-      cwd: dir,
+      cwd: folder.dir,
       operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
     });
     await eventually(() => log.matching('Loaded and started.').length === 1, 'the startup handler');
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex', namespace: 'default' }, spec: {} });
+    await folder.cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kex', namespace: 'default' }, spec: {} });
     await eventually(() => log.matching('[default/kex] Hello, kex!').length === 1, 'the create handler');
     expect(process.listenerCount('SIGINT')).toBe(before);
     stop.set();
     expect(await running).toBe(0);
     expect(output.text()).toBe('');
-    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kex', { namespace: 'default' });
+    await folder.cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kex', { namespace: 'default' });
   });
 
   it('R-CLI-1 a startup failure exits with a non-zero code and says why', async () => {
-    operatorFile('broken.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Cannot start.'); });");
-    const output = capture();
-    expect(await cli.runCommand(['-A', 'broken.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(1);
+    operatorFile(folder.dir, 'broken.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Cannot start.'); });");
+    const output = captureOutput();
+    expect(await cli.runCommand(['-A', 'broken.ts'], { output, cwd: folder.dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(1);
     expect(output.text()).toContain('kopf-gen run: One or more handlers failed.');
     expect(log.matching("Activity 'startup_fn' failed permanently: Cannot start.")).toHaveLength(1);
-    expect(cluster.requests.all).toHaveLength(0);
+    expect(folder.cluster.requests.all).toHaveLength(0);
   });
 
   it('R-LIFE-3 a failing watcher stops the operator with a non-zero exit code', async () => {
-    operatorFile('pods.ts', "on.event(['v1', 'pods'], function pod_fn() {});");
-    const fault = cluster.faults.add({ resource: 'pods', verb: 'list', action: { respond: { code: 404, message: 'No pods here.' } } });
+    operatorFile(folder.dir, 'pods.ts', "on.event(['v1', 'pods'], function pod_fn() {});");
+    const fault = folder.cluster.faults.add({ resource: 'pods', verb: 'list', action: { respond: { code: 404, message: 'No pods here.' } } });
     try {
-      const output = capture();
-      expect(await cli.runCommand(['-A', '--standalone', 'pods.ts'], { output, cwd: dir, operator: { settings: fastSettings(), handleSignals: false } })).toBe(
-        1,
-      );
+      const output = captureOutput();
+      expect(
+        await cli.runCommand(['-A', '--standalone', 'pods.ts'], { output, cwd: folder.dir, operator: { settings: fastSettings(), handleSignals: false } }),
+      ).toBe(1);
       expect(output.text()).toContain('kopf-gen run: No pods here.');
       expect(log.matching('Watcher for pods.v1@cluster-wide has failed: No pods here.')).toHaveLength(1);
     } finally {
@@ -238,28 +202,29 @@ describe('running (R-CLI-1/3, R-LIFE-3)', () => {
   });
 
   it('R-CLI-1 a missing file is an error before anything runs', async () => {
-    const output = capture();
-    expect(await cli.runCommand(['-A', 'missing.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(2);
+    const output = captureOutput();
+    expect(await cli.runCommand(['-A', 'missing.ts'], { output, cwd: folder.dir, operator: { handleSignals: false } })).toBe(2);
     expect(output.text()).toContain('No such file: missing.ts');
-    expect(cluster.requests.all).toHaveLength(0);
+    expect(folder.cluster.requests.all).toHaveLength(0);
   });
 
   it('R-CLI-1 -m imports modules resolved from the working directory; -n serves only the matching namespaces', async () => {
     operatorFile(
+      folder.dir,
       'module.ts',
       "on.startup(function startup_fn({ logger }) { logger.info('Module loaded.'); });\non.event(['v1', 'configmaps'], function cm_fn() {});",
     );
     const stop = new Flag();
     const running = cli.runCommand(['-m', './module.ts', '-n', 'def*'], {
-      output: capture(),
-      cwd: dir,
+      output: captureOutput(),
+      cwd: folder.dir,
       operator: { stopFlag: stop, settings: fastSettings(), handleSignals: false },
     });
-    await cluster.requests.waitFor((r) => r.resource === 'configmaps' && r.verb === 'watch', 10_000);
+    await folder.cluster.requests.waitFor((r) => r.resource === 'configmaps' && r.verb === 'watch', 10_000);
     stop.set();
     expect(await running).toBe(0);
     expect(log.matching('Module loaded.')).toHaveLength(1);
-    const watched = new Set(cluster.requests.filter((r) => r.resource === 'configmaps').map((r) => r.namespace));
+    const watched = new Set(folder.cluster.requests.filter((r) => r.resource === 'configmaps').map((r) => r.namespace));
     expect([...watched]).toEqual(['default']);
   });
 });
@@ -274,7 +239,7 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
   beforeEach(() => {
     dir = tempDir('kopf-cli-');
     fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-    fs.writeFileSync(path.join(dir, 'op.ts'), `import { on } from ${JSON.stringify(ON_MODULE)};\non.event(['v1', 'pods'], function pod_fn() {});\n`);
+    operatorFile(dir, 'op.ts', "on.event(['v1', 'pods'], function pod_fn() {});");
     saved = { kubeconfig: process.env['KUBECONFIG'], home: process.env['HOME'] };
     savedRegistry = getDefaultRegistry();
     setDefaultRegistry(new OperatorRegistry());
@@ -302,7 +267,7 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
   it.skipIf(fs.existsSync(SERVICE_ACCOUNT_TOKEN))('R-AUTH-3 no credentials anywhere: the WARNING, then one line naming what was looked for', async () => {
     delete process.env['KUBECONFIG'];
     process.env['HOME'] = dir;
-    const output = capture();
+    const output = captureOutput();
     expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(1);
     const message =
       `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, ` +
@@ -329,7 +294,7 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
     process.env['KUBECONFIG'] = file;
     const settings = new settingsModule.OperatorSettings();
     settings.networking.errorBackoffs = [];
-    const output = capture();
+    const output = captureOutput();
     expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { settings, handleSignals: false } })).toBe(1);
     expect(output.text()).toBe('kopf-gen run: GET https://127.0.0.1:1/api failed: connect ECONNREFUSED 127.0.0.1:1\n');
     expect(

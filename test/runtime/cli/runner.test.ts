@@ -1,37 +1,13 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import * as logging from '../../../runtime/core/actions/logging.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry, getDefaultRegistry } from '../../../runtime/core/intents/registry.js';
 import { KopfRunner, RunnerTimeoutError } from '../../../runtime/index.js';
-import { eventually, startCluster, tempDir } from '../core/reactor/lifecycle.js';
-import { exportKubeconfig, type ExportedKubeconfig } from '../../support/cluster.js';
+import { eventually } from '../core/reactor/lifecycle.js';
+import { operatorFile, useOperatorFolder } from './support.js';
 
-const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
-const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
-
-let cluster: DevCluster;
-let dir: string;
-let exported: ExportedKubeconfig | undefined;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  dir = tempDir('kopf-runner-');
-  fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-  exported = exportKubeconfig(cluster, dir);
-});
-afterAll(async () => {
-  exported?.restore();
-  await cluster.stop();
-});
-
-function operatorFile(name: string, body: string): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, `import { on } from ${JSON.stringify(ON_MODULE)};\nimport * as errors from ${JSON.stringify(ERRORS_MODULE)};\n${body}\n`);
-  return file;
-}
+const folder = useOperatorFolder('kopf-runner-');
 
 function fastSettings(): settingsModule.OperatorSettings {
   const settings = new settingsModule.OperatorSettings();
@@ -44,6 +20,7 @@ function fastSettings(): settingsModule.OperatorSettings {
 describe('KopfRunner (R-TEST-1)', () => {
   it('R-TEST-1 runs the run command in-process, captures the output, and stops gracefully via the stop flag', async () => {
     const file = operatorFile(
+      folder.dir,
       'example.ts',
       [
         "on.startup(function startup_fn({ logger }) { logger.info('Started for the runner.'); });",
@@ -62,7 +39,7 @@ describe('KopfRunner (R-TEST-1)', () => {
     expect(runner.output).toContain('Started for the runner.');
     expect(registry.activityHandlers('startup').map((h) => h.id)).toEqual(['startup_fn']);
     expect(getDefaultRegistry().activityHandlers('startup')).toEqual([]);
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kopf-example-1', namespace: 'default' }, spec: {} });
+    await folder.cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kopf-example-1', namespace: 'default' }, spec: {} });
     await eventually(() => runner.output.includes("Handler 'create_fn' succeeded."), 'the create handler');
     await runner.stop();
     expect(runner.exitCode).toBe(0);
@@ -74,11 +51,11 @@ describe('KopfRunner (R-TEST-1)', () => {
     expect(elsewhere).toEqual(['Logged after the stop.']);
     expect(runner.output).not.toContain('Logged after the stop.');
     restore();
-    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kopf-example-1', { namespace: 'default' });
+    await folder.cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, 'kopf-example-1', { namespace: 'default' });
   });
 
   it('R-TEST-1 `await using` stops the operator at the end of the block', async () => {
-    const file = operatorFile('disposable.ts', "on.startup(function startup_fn({ logger }) { logger.info('Disposable runner.'); });");
+    const file = operatorFile(folder.dir, 'disposable.ts', "on.startup(function startup_fn({ logger }) { logger.info('Disposable runner.'); });");
     let kept: KopfRunner | undefined;
     {
       await using runner = await new KopfRunner(['-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings() }).start();
@@ -90,7 +67,7 @@ describe('KopfRunner (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 with reraise, the operator failure is re-thrown at stop; without, it is only recorded', async () => {
-    const file = operatorFile('failing.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Broken on purpose.'); });");
+    const file = operatorFile(folder.dir, 'failing.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Broken on purpose.'); });");
     const raising = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings() });
     await raising.start();
     await expect(raising.stop()).rejects.toMatchObject({ code: 'ActivityError' });
@@ -113,7 +90,7 @@ describe('KopfRunner (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 the runner waits at most `timeout` seconds for the operator to stop', async () => {
-    const file = operatorFile('slow.ts', 'on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });');
+    const file = operatorFile(folder.dir, 'slow.ts', 'on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });');
     const runner = new KopfRunner(['run', '-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 0.2 });
     await runner.start();
     await expect(runner.stop()).rejects.toBeInstanceOf(RunnerTimeoutError);
@@ -137,24 +114,24 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
   }
 
   async function handled(runner: KopfRunner, name: string): Promise<void> {
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name, namespace: 'default' }, spec: {} });
+    await folder.cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name, namespace: 'default' }, spec: {} });
     await eventually(() => runner.output.includes(`[default/${name}] Created ${name}.`), `the create handler of ${name}`);
     await runner.stop();
     expect(runner.exitCode).toBe(0);
-    await cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, name, { namespace: 'default' });
+    await folder.cluster.store.delete({ apiVersion: 'kopf.dev/v1', kind: 'KopfExample' }, name, { namespace: 'default' });
   }
 
   const OPERATOR = "on.create(['kopf.dev', 'v1', 'kopfexamples'], function create_fn({ name, logger }) { logger.info(`Created ${name}.`); });";
 
   it('R-TEST-1 `env: { KUBECONFIG }` is given to the login, not only to the argument parser', async () => {
-    const file = operatorFile('env.ts', OPERATOR);
+    const file = operatorFile(folder.dir, 'env.ts', OPERATOR);
     const kubeconfig = process.env['KUBECONFIG']!;
     await withoutProcessKubeconfig(async () => {
       const runner = new KopfRunner(['run', '-A', '--standalone', file], {
         registry: new OperatorRegistry(),
         settings: fastSettings(),
         timeout: 10,
-        env: { KUBECONFIG: kubeconfig, HOME: dir },
+        env: { KUBECONFIG: kubeconfig, HOME: folder.dir },
       });
       await runner.start();
       expect(runner.exitCode).toBeNull();
@@ -163,7 +140,7 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 an explicit `kubeconfig` or `connection` is used instead of the environment', async () => {
-    const file = operatorFile('explicit.ts', OPERATOR);
+    const file = operatorFile(folder.dir, 'explicit.ts', OPERATOR);
     const kubeconfig = process.env['KUBECONFIG']!;
     await withoutProcessKubeconfig(async () => {
       const byFile = new KopfRunner(['-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 10, kubeconfig });
@@ -173,7 +150,7 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
         registry: new OperatorRegistry(),
         settings: fastSettings(),
         timeout: 10,
-        connection: { server: cluster.url, caData: cluster.caPem, token: cluster.token },
+        connection: { server: folder.cluster.url, caData: folder.cluster.caPem, token: folder.cluster.token },
       });
       await byInfo.start();
       expect(byInfo.output).toContain("Activity 'login_with_connection' succeeded.");
@@ -182,13 +159,13 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 a login that finds no credentials ends start() promptly with the LoginError, before stop()', async () => {
-    const file = operatorFile('nowhere.ts', OPERATOR);
+    const file = operatorFile(folder.dir, 'nowhere.ts', OPERATOR);
     await withoutProcessKubeconfig(async () => {
       const runner = new KopfRunner(['-A', '--standalone', file], {
         registry: new OperatorRegistry(),
         settings: fastSettings(),
         timeout: 10,
-        env: { KUBECONFIG: path.join(dir, 'absent'), HOME: dir },
+        env: { KUBECONFIG: path.join(folder.dir, 'absent'), HOME: folder.dir },
       });
       const started = Date.now();
       await runner.start();
@@ -196,7 +173,7 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
       expect(runner.exitCode).toBe(1);
       expect(runner.exception).toMatchObject({
         code: 'LoginError',
-        message: expect.stringContaining(`KUBECONFIG=${path.join(dir, 'absent')} lists no existing file`) as unknown,
+        message: expect.stringContaining(`KUBECONFIG=${path.join(folder.dir, 'absent')} lists no existing file`) as unknown,
       });
       await expect(runner.stop()).rejects.toMatchObject({ code: 'LoginError' });
     });

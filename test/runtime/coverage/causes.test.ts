@@ -3,7 +3,7 @@
  * the current cause, with handlers of both purposes re-purposed (R-CAUSE-6); level-triggered
  * continuity across operator restarts (R-CAUSE-8).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { PermanentError, TemporaryError } from '../../../runtime/core/actions/errors.js';
@@ -27,16 +27,8 @@ function recordOf(cluster: DevCluster, id: string): Json | undefined {
 }
 
 describe('causes over time', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-CAUSE-6 a deletion supersedes an unfinished update: counts logged, records purged, handlers of both purposes re-purposed', async () => {
     const registry = new OperatorRegistry();
@@ -66,14 +58,14 @@ describe('causes over time', () => {
       track('del_fn', kw);
     });
 
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
-    await fx.eventually(() => recordOf(cluster, 'both')?.['retries'] === 1, 'the first failure of `both`');
-    const before = recordOf(cluster, 'both')!;
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => recordOf(suite.cluster, 'both')?.['retries'] === 1, 'the first failure of `both`');
+    const before = recordOf(suite.cluster, 'both')!;
     expect(before).toMatchObject({ purpose: 'update', retries: 1, success: false, failure: false });
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Deleted, really deleted, and we are notified.').length > 0, 'the deletion', 10_000);
     await op.stop();
 
@@ -83,7 +75,7 @@ describe('causes over time', () => {
     ]);
     // Update-only handlers: never again. Their records were nulled in one patch.
     expect(calls.filter((c) => c.id.startsWith('upd_')).map((c) => c.id)).toEqual(['upd_ok', 'upd_fail', 'upd_retry']);
-    const purges = fx.patchBodies(cluster, 'kopf-example-1').filter((p) => {
+    const purges = fx.patchBodies(suite.cluster, 'kopf-example-1').filter((p) => {
       const annotations = (p as { metadata?: { annotations?: Json } }).metadata?.annotations ?? {};
       return annotations['kopf.zalando.org/upd_retry'] === null;
     });
@@ -113,18 +105,18 @@ describe('causes over time', () => {
     on.update('kopfexamples', { registry }, function update_fn({ reason, diff, old, new: now }: { reason: string; diff: unknown; old?: Json; new?: Json }) {
       updates.push({ reason, diff: JSON.parse(JSON.stringify(diff)), old: old?.['spec'], new: now?.['spec'] });
     });
-    const first = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    const first = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     await fx.atRest(logs, 'kopf-example-1');
     await first.stop();
 
     // While down: three changes of two fields.
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'a' } }, { namespace: 'default' });
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'b', extra: 1 } }, { namespace: 'default' });
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'c' } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'a' } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'b', extra: 1 } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'c' } }, { namespace: 'default' });
 
-    const second = await fx.startOperator({ cluster, registry });
+    const second = await fx.startOperator({ cluster: suite.cluster, registry });
     await fx.eventually(() => updates.length > 0, 'the update');
     await fx.atRest(logs, 'kopf-example-1');
     await second.stop();
@@ -154,14 +146,14 @@ describe('causes over time', () => {
       calls.push({ id: 'retry_fn', reason: kw.reason, retry: kw.retry, started: kw.started.getTime() });
       if (kw.retry === 0) throw new TemporaryError('not yet', { delay: 2 });
     });
-    const first = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => recordOf(cluster, 'retry_fn')?.['retries'] === 1, 'the persisted failure');
+    const first = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => recordOf(suite.cluster, 'retry_fn')?.['retries'] === 1, 'the persisted failure');
     const failedAt = Date.now();
     await first.stop();
-    const record = recordOf(cluster, 'retry_fn')!;
+    const record = recordOf(suite.cluster, 'retry_fn')!;
 
-    const second = await fx.startOperator({ cluster, registry });
+    const second = await fx.startOperator({ cluster: suite.cluster, registry });
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the end of the creation', 10_000);
     const retriedAt = Date.now();
     await second.stop();

@@ -7,7 +7,7 @@
  * (R-ERRORS-2). The decision functions have unit tests of their own (test/runtime/core/intents);
  * these prove that the running operator behaves as they say.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { PermanentError } from '../../../runtime/core/actions/errors.js';
@@ -27,20 +27,8 @@ function finalizersOf(cluster: DevCluster, name = 'kopf-example-1'): string[] | 
 }
 
 describe('change handling through a running operator', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    for (const body of cluster.store.list(fx.KEX, 'default')) {
-      const name = (body['metadata'] as { name: string }).name;
-      await cluster.store.patch(fx.KEX, name, { metadata: { finalizers: null } }, { namespace: 'default' });
-    }
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   /** Waits until a log line has been captured `times` times in all. */
   const logged = (text: string, times = 1): Promise<void> => fx.eventually(() => logs.grep(text).length >= times, `${times}× "${text}"`);
@@ -57,12 +45,12 @@ describe('change handling through a running operator', () => {
     on.delete('kopfexamples', { registry, id: 'deleted' }, record('deleted'));
     on.resume('kopfexamples', { registry, id: 'resumed' }, record('resumed'));
 
-    const first = await fx.startOperator({ cluster, registry });
+    const first = await fx.startOperator({ cluster: suite.cluster, registry });
     // Row 4: no diff-base yet. A foreign finalizer keeps the object after ours is gone (row 2).
-    await cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { finalizers: [FOREIGN] } }));
+    await suite.cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { finalizers: [FOREIGN] } }));
     await logged('Creation is processed: 1 succeeded; 0 failed.');
     // Row 7: an essential change.
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await logged('Updating is processed: 1 succeeded; 0 failed.');
     // Row 6: the operator's own patch of the new diff-base comes back as an event with the same
     // essence; once that cycle is over (the object at rest), a change outside the essence (the
@@ -71,21 +59,21 @@ describe('change handling through a running operator', () => {
     await fx.atRest(logs, 'kopf-example-1');
     const before = logs.grep(noop).length;
     expect(before).toBeGreaterThan(0);
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { note: 'x' } }, { namespace: 'default', subresource: 'status' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { note: 'x' } }, { namespace: 'default', subresource: 'status' });
     await logged(noop, before + 1);
     await first.stop();
 
     // Row 5: found at startup without changes.
-    const second = await fx.startOperator({ cluster, registry });
+    const second = await fx.startOperator({ cluster: suite.cluster, registry });
     await logged('Resuming is processed: 1 succeeded; 0 failed.');
     // Row 3: deletion requested, our finalizer present.
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await logged('Deletion is processed: 1 succeeded; 0 failed.');
     // Row 2: still there (the foreign finalizer), but our finalizer is gone.
     await logged('Deletion, but we are done with it, and we do not care.');
-    expect(finalizersOf(cluster)).toEqual([FOREIGN]);
+    expect(finalizersOf(suite.cluster)).toEqual([FOREIGN]);
     // Row 1: really deleted.
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { finalizers: null } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { finalizers: null } }, { namespace: 'default' });
     await logged('Deleted, really deleted, and we are notified.');
     await second.stop();
 
@@ -102,7 +90,7 @@ describe('change handling through a running operator', () => {
     const seen: string[][] = [];
     for (const [done, action] of steps) {
       calls.length = 0;
-      const op = await fx.startOperator({ cluster, registry });
+      const op = await fx.startOperator({ cluster: suite.cluster, registry });
       await action();
       await logged(done, 1);
       await op.stop();
@@ -113,7 +101,7 @@ describe('change handling through a running operator', () => {
     return seen;
   }
   const nothing = async (): Promise<void> => undefined;
-  const patchSpec = (spec: Json) => cluster.store.patch(fx.KEX, 'kopf-example-1', { spec }, { namespace: 'default' });
+  const patchSpec = (spec: Json) => suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec }, { namespace: 'default' });
 
   it('R-CAUSE-3 objects found at startup: a change made while down runs the update and the resume handlers in registration order (resume sees reason update); a deletion only the resume handlers registered with deleted: true; never on creation', async () => {
     const registry = new OperatorRegistry();
@@ -129,12 +117,12 @@ describe('change handling through a running operator', () => {
     on.delete('kopfexamples', { registry, id: 'deleted' }, record('deleted'));
 
     const seen = await phases(registry, calls, [
-      ['Creation is processed:', () => cluster.store.create(fx.kopfExample())],
+      ['Creation is processed:', () => suite.cluster.store.create(fx.kopfExample())],
       ['Resuming is processed:', nothing],
     ]);
     await patchSpec({ field: 'changed while down' });
     seen.push(...(await phases(registry, calls, [['Updating is processed:', nothing]])));
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     seen.push(...(await phases(registry, calls, [['Deletion is processed:', nothing]])));
 
     expect(seen).toEqual([
@@ -165,11 +153,11 @@ describe('change handling through a running operator', () => {
     on.update('kopfexamples', { registry, id: 'updated' }, function updated() {});
 
     const seen = await phases(registry, calls, [
-      ['Creation is processed:', () => cluster.store.create(fx.kopfExample())],
+      ['Creation is processed:', () => suite.cluster.store.create(fx.kopfExample())],
       ['Resuming is processed:', nothing],
     ]);
     // While running: another field, then the field.
-    const op = await fx.startOperator({ cluster, registry });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
     calls.length = 0;
     await patchSpec({ other: 1 });
     await logged('Updating is processed:', 1);
@@ -185,7 +173,7 @@ describe('change handling through a running operator', () => {
     await patchSpec({ field: 'three' });
     seen.push(...(await phases(registry, calls, [['Updating is processed:', nothing]])));
     await patchSpec({ field: 'four' });
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     seen.push(...(await phases(registry, calls, [['Deletion is processed:', nothing]])));
 
     expect(seen).toEqual([
@@ -200,9 +188,9 @@ describe('change handling through a running operator', () => {
 
   /** Creates the object with `spec.field: one`, then applies each change; returns the handlers each change ran. */
   async function updates(registry: OperatorRegistry, calls: string[], changes: [string, Json][]): Promise<[string, string[]][]> {
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('kopf-example-1', { spec: { field: 'one' } }));
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('kopf-example-1', { spec: { field: 'one' } }));
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     const steps: [string, string[]][] = [];
     for (const [what, patch] of changes) {
       calls.length = 0;
@@ -276,19 +264,19 @@ describe('change handling through a running operator', () => {
     on.delete('kopfexamples', { registry, optional: true }, function optionalCleanup() {});
     on.timer('kopfexamples', { registry, labels: { timed: 'yes' }, interval: 3600 }, function timed() {});
     on.event('kopfexamples', { registry }, function observed() {});
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('plain'));
-    await cluster.store.create(fx.kopfExample('cleaned', { metadata: { labels: { cleanup: 'yes' } } }));
-    await cluster.store.create(fx.kopfExample('timed', { metadata: { labels: { timed: 'yes' } } }));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('plain'));
+    await suite.cluster.store.create(fx.kopfExample('cleaned', { metadata: { labels: { cleanup: 'yes' } } }));
+    await suite.cluster.store.create(fx.kopfExample('timed', { metadata: { labels: { timed: 'yes' } } }));
     // The finalizer is added before the first handler runs: once creation is processed, it is there or it is not.
     await logged('Creation is processed:', 3);
     expect(logs.grep('[default/plain] Creation is processed:')).toHaveLength(1);
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    expect(finalizersOf(cluster, 'plain')).toBeUndefined();
-    expect(finalizersOf(cluster, 'cleaned')).toEqual([FINALIZER]);
-    expect(finalizersOf(cluster, 'timed')).toEqual([FINALIZER]);
+    expect(finalizersOf(suite.cluster, 'plain')).toBeUndefined();
+    expect(finalizersOf(suite.cluster, 'cleaned')).toEqual([FINALIZER]);
+    expect(finalizersOf(suite.cluster, 'timed')).toEqual([FINALIZER]);
     expect(logs.grep('Adding the finalizer').map((line) => line.split(']')[0])).toEqual(expect.arrayContaining(['[default/cleaned', '[default/timed']));
     expect(logs.grep('[default/plain] Adding the finalizer')).toEqual([]);
   });
@@ -301,8 +289,8 @@ describe('change handling through a running operator', () => {
       throw new PermanentError('Fail once and for all.');
     });
     on.create('kopfexamples', { registry }, function fine() {});
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
     await logged('Creation is processed: 1 succeeded; 1 failed.');
     await op.stop();
 
@@ -314,7 +302,7 @@ describe('change handling through a running operator', () => {
     ]);
     // The outcome was stored (then purged with the other records at the end of the change).
     const stored = fx
-      .patchBodies(cluster, 'kopf-example-1')
+      .patchBodies(suite.cluster, 'kopf-example-1')
       .map((patch) => (patch as { metadata?: { annotations?: Json } }).metadata?.annotations?.['kopf.zalando.org/doomed'])
       .filter((value): value is string => typeof value === 'string')
       .map((value) => JSON.parse(value) as Json);

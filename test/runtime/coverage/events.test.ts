@@ -3,7 +3,7 @@
  * handlers in registration order once per event, no progress records, errors ignored, results
  * written to status, and their log messages never posted as k8s-events.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
@@ -19,16 +19,8 @@ function statusOf(cluster: DevCluster, name = 'kopf-example-1'): Json {
 }
 
 describe('on-event handlers', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-EVENT-2 all matching handlers run in registration order once per event; no records, no retries, errors ignored', async () => {
     const registry = new OperatorRegistry();
@@ -52,10 +44,10 @@ describe('on-event handlers', () => {
     }
 
     // On virtual time, so that "no retries" is proven by moving the clock past any back-off.
-    const op = await vt.startVirtual({ cluster, registry });
-    const created = await cluster.store.create(fx.kopfExample());
+    const op = await vt.startVirtual({ cluster: suite.cluster, registry });
+    const created = await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => calls.length >= 3, 'the ADDED event');
-    const modified = await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    const modified = await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => calls.length >= 6, 'the MODIFIED event');
     await op.clock.advance(10 * 60_000); // far beyond the back-offs: a retry would have run by now
     await op.stop();
@@ -70,8 +62,8 @@ describe('on-event handlers', () => {
       [fx.ERROR, "[default/kopf-example-1] Handler 'ev_b' failed with an exception and will ignore it: boom"],
     ]);
     // No progress records: nothing was patched at all (the handlers returned nothing).
-    expect(cluster.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
-    expect(Object.keys(fx.annotationsOf(cluster, 'kopf-example-1')).filter((k) => k.startsWith('kopf.zalando.org/'))).toEqual([]);
+    expect(suite.cluster.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(Object.keys(fx.annotationsOf(suite.cluster, 'kopf-example-1')).filter((k) => k.startsWith('kopf.zalando.org/'))).toEqual([]);
   });
 
   it('R-EVENT-3 non-null results of on-event handlers are written to status.<id>; null ones are not', async () => {
@@ -82,23 +74,23 @@ describe('on-event handlers', () => {
     on.event('kopfexamples', { registry }, function ev_nothing() {
       return null;
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => statusOf(cluster)['ev_result'] !== undefined, 'the result in status');
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
-    await fx.eventually(() => (statusOf(cluster)['ev_result'] as Json | undefined)?.['field'] === 'changed', 'the new result');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => statusOf(suite.cluster)['ev_result'] !== undefined, 'the result in status');
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => (statusOf(suite.cluster)['ev_result'] as Json | undefined)?.['field'] === 'changed', 'the new result');
     await fx.pause(500);
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    expect(statusOf(cluster)).toEqual({ ev_result: { field: 'changed' } });
-    const statusPatches = fx.patchBodies(cluster, 'kopf-example-1', 'status');
+    expect(statusOf(suite.cluster)).toEqual({ ev_result: { field: 'changed' } });
+    const statusPatches = fx.patchBodies(suite.cluster, 'kopf-example-1', 'status');
     // Each new result is written (the cycle of its own event may write the unchanged value again: a
     // no-op for the server, which produces no further event — so no endless loop).
     const values = statusPatches.map((p) => (p as { status: { ev_result: Json } }).status.ev_result['field']);
     expect(values.filter((v, i) => i === 0 || v !== values[i - 1])).toEqual(['value', 'changed']);
     expect(values.length).toBeLessThanOrEqual(4);
-    expect(cluster.requests.filter((r) => r.method === 'PATCH' && r.subresource !== 'status')).toEqual([]);
+    expect(suite.cluster.requests.filter((r) => r.method === 'PATCH' && r.subresource !== 'status')).toEqual([]);
   });
 
   it('R-EVENT-4 messages about on-event handlers and of their loggers are never posted as k8s-events, even with posting.loggers', async () => {
@@ -115,9 +107,9 @@ describe('on-event handlers', () => {
       s.posting.enabled = true;
       s.posting.loggers = true;
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
-    await cluster.store.create(fx.kopfExample());
-    const posted = (): string[] => cluster.store.list(EVENTS, 'default').map((e) => String(e['message']));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample());
+    const posted = (): string[] => suite.cluster.store.list(EVENTS, 'default').map((e) => String(e['message']));
     await fx.eventually(() => posted().includes("Handler 'create_fn' succeeded."), 'the posted success of create_fn');
     await fx.pause(500);
     await op.stop();

@@ -3,9 +3,8 @@
  * current body (R-FILTERS-3), and `when` callbacks getting the handler's own kwargs and running
  * after all other filters (R-FILTERS-6).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
 import { ABSENT, PRESENT } from '../../../runtime/core/intents/filters.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
@@ -23,16 +22,8 @@ function facts(kw: Json): Json {
 }
 
 describe('filters', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-FILTERS-3 on-event field/value filters: presence, literal (deep equality), PRESENT, ABSENT, callbacks — on the current body', async () => {
     const registry = new OperatorRegistry();
@@ -62,10 +53,10 @@ describe('filters', () => {
       record('callback'),
     );
 
-    const op = await fx.startOperator({ cluster, registry });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
     const step = async (flag: unknown, count: number): Promise<void> => {
-      if (flag === undefined) await cluster.store.create(fx.kopfExample());
-      else await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { flag } }, { namespace: 'default', type: 'merge-patch' });
+      if (flag === undefined) await suite.cluster.store.create(fx.kopfExample());
+      else await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { flag } }, { namespace: 'default', type: 'merge-patch' });
       await fx.eventually(() => seen.length >= count, `${count} invocations`);
     };
     await step(undefined, 1);
@@ -127,8 +118,8 @@ describe('filters', () => {
     on.create('kopfexamples', { registry, id: 'by_value', field: 'spec.field', value: 'other', when: when('by_value') }, handler('by_value'));
     on.event('kopfexamples', { registry, id: 'ev_by_field', field: 'spec.missing', when: when('ev_by_field') }, handler('ev_by_field'));
 
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => handlerKwargs['create_fn'] !== undefined && handlerKwargs['ev_fn'] !== undefined, 'the handlers');
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
@@ -28,16 +28,8 @@ function jsonPatches(cluster: DevCluster): unknown[] {
 }
 
 describe('finalizers', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-FINAL-1 the finalizer is settings.persistence.finalizer: a custom one is added and released, the default never appears', async () => {
     const registry = new OperatorRegistry();
@@ -48,23 +40,23 @@ describe('finalizers', () => {
     const settings = fx.fastSettings((s) => {
       s.persistence.finalizer = CUSTOM_FINALIZER;
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
     // A foreign finalizer is kept, and ours is appended after it.
-    await cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { finalizers: ['example.com/foreign'] } }));
-    await fx.eventually(() => (finalizersOf(cluster) ?? []).includes(CUSTOM_FINALIZER), 'the custom finalizer');
-    expect(finalizersOf(cluster)).toEqual(['example.com/foreign', CUSTOM_FINALIZER]);
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
-    await fx.eventually(() => deleted.length === 1 && !(finalizersOf(cluster) ?? []).includes(CUSTOM_FINALIZER), 'the release');
+    await suite.cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { finalizers: ['example.com/foreign'] } }));
+    await fx.eventually(() => (finalizersOf(suite.cluster) ?? []).includes(CUSTOM_FINALIZER), 'the custom finalizer');
+    expect(finalizersOf(suite.cluster)).toEqual(['example.com/foreign', CUSTOM_FINALIZER]);
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await fx.eventually(() => deleted.length === 1 && !(finalizersOf(suite.cluster) ?? []).includes(CUSTOM_FINALIZER), 'the release');
     await fx.pause(300);
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    expect(finalizersOf(cluster)).toEqual(['example.com/foreign']); // still there, held by the foreign one
-    expect(jsonPatches(cluster)).toEqual([
+    expect(finalizersOf(suite.cluster)).toEqual(['example.com/foreign']); // still there, held by the foreign one
+    expect(jsonPatches(suite.cluster)).toEqual([
       [{ op: 'add', path: '/metadata/finalizers/1', value: CUSTOM_FINALIZER }],
       [{ op: 'remove', path: '/metadata/finalizers/1' }],
     ]);
-    expect(cluster.requests.filter((r) => r.method === 'PATCH' && (r.body ?? '').includes(DEFAULT_FINALIZER))).toEqual([]);
+    expect(suite.cluster.requests.filter((r) => r.method === 'PATCH' && (r.body ?? '').includes(DEFAULT_FINALIZER))).toEqual([]);
   });
 
   it('R-FINAL-4 the finalizer is removed when no handler requires it any more, in a cycle without change handlers', async () => {
@@ -77,15 +69,15 @@ describe('finalizers', () => {
     on.update('kopfexamples', { registry }, function update_fn({ meta }: { meta: Json }) {
       updates.push({ finalizers: meta['finalizers'], labels: meta['labels'] });
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { labels: { somelabel: 'somevalue', protected: 'yes' } } }));
-    await fx.eventually(() => finalizersOf(cluster)?.includes(DEFAULT_FINALIZER) === true, 'the finalizer');
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { protected: null } } }, { namespace: 'default', type: 'merge-patch' });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('kopf-example-1', { metadata: { labels: { somelabel: 'somevalue', protected: 'yes' } } }));
+    await fx.eventually(() => finalizersOf(suite.cluster)?.includes(DEFAULT_FINALIZER) === true, 'the finalizer');
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { protected: null } } }, { namespace: 'default', type: 'merge-patch' });
     await fx.eventually(() => updates.length === 1, 'the update');
     await fx.atRest(logs, 'kopf-example-1');
     // Without the finalizer, a deletion is immediate and the filtered-out delete handler never runs.
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Deleted, really deleted, and we are notified.').length > 0, 'the deletion');
     await op.stop();
 
@@ -93,14 +85,14 @@ describe('finalizers', () => {
     expect(logs.records.filter((r) => r.message.startsWith('Removing the finalizer')).map((r) => [r.level, r.line])).toEqual([
       [fx.DEBUG, '[default/kopf-example-1] Removing the finalizer, as there are no handlers requiring it.'],
     ]);
-    expect(jsonPatches(cluster)).toEqual([
+    expect(jsonPatches(suite.cluster)).toEqual([
       [{ op: 'add', path: '/metadata/finalizers', value: [DEFAULT_FINALIZER] }],
       [{ op: 'remove', path: '/metadata/finalizers' }],
     ]);
     // The update handler ran only in the next cycle, on the body without the finalizer.
     expect(updates).toEqual([{ finalizers: undefined, labels: { somelabel: 'somevalue' } }]);
     expect(deleted).toEqual([]);
-    expect(cluster.store.get(fx.KEX, 'kopf-example-1', 'default')).toBeUndefined();
+    expect(suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default')).toBeUndefined();
   });
 
   it('R-FINAL-6 the user guide documents patching metadata.finalizers to [] for deletions while the operator is down', () => {

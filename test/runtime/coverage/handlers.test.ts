@@ -5,9 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
 import { PermanentError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
@@ -31,16 +30,8 @@ function annotationsIn(patch: unknown): Record<string, unknown> {
 }
 
 describe('change handlers', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-HANDLERS-7 when all handlers are finished (one failed permanently), one cycle logs the totals, purges the records and stores the diff-base', async () => {
     const registry = new OperatorRegistry();
@@ -52,8 +43,8 @@ describe('change handlers', () => {
       calls.push('b_fn');
       throw new PermanentError('no way');
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the end of the creation');
     await fx.eventually(() => logs.grep('Something has changed, but we are not interested').length > 0, 'the noop');
     await fx.atRest(logs, 'kopf-example-1');
@@ -65,13 +56,13 @@ describe('change handlers', () => {
       [fx.INFO, '[default/kopf-example-1] Creation is processed: 1 succeeded; 1 failed.'],
     ]);
     // The records were written while in progress, and purged in the very patch that stores the diff-base.
-    const patches = fx.patchBodies(cluster, 'kopf-example-1');
+    const patches = fx.patchBodies(suite.cluster, 'kopf-example-1');
     const final = patches.filter((p) => LHC in annotationsIn(p));
     expect(final).toHaveLength(1);
     expect(annotationsIn(final[0])['kopf.zalando.org/a_fn']).toBeNull();
     expect(annotationsIn(final[0])['kopf.zalando.org/b_fn']).toBeNull();
     expect(patches.indexOf(final[0])).toBe(patches.length - 1);
-    const stored = fx.annotationsOf(cluster, 'kopf-example-1');
+    const stored = fx.annotationsOf(suite.cluster, 'kopf-example-1');
     expect(
       Object.keys(stored)
         .filter((k) => k.startsWith('kopf.zalando.org/'))
@@ -86,10 +77,10 @@ describe('change handlers', () => {
     on.update('kopfexamples', { registry }, function update_fn({ diff }: { diff: unknown }) {
       updates.push(diff);
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => logs.grep('Updating is processed:').length > 0, 'the update');
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
@@ -101,7 +92,7 @@ describe('change handlers', () => {
     // The first cycle stored the diff-base, so the change arrived as an update with a diff.
     expect(updates).toHaveLength(1);
     expect(JSON.parse(JSON.stringify(updates[0]))).toEqual([['change', ['spec', 'field'], 'value', 'changed']]);
-    const first = fx.patchBodies(cluster, 'kopf-example-1')[0];
+    const first = fx.patchBodies(suite.cluster, 'kopf-example-1')[0];
     expect(Object.keys(annotationsIn(first))).toEqual([LHC]);
   });
 
@@ -119,8 +110,8 @@ describe('change handlers', () => {
     on.event('kopfexamples', { registry, param: 'for events' }, function ev_fn({ param }: { param: unknown }) {
       events.push(param);
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Creation is processed:').length > 0, 'the creation');
     await op.stop();
 
@@ -144,18 +135,18 @@ describe('change handlers', () => {
       calls.push(`fail_fn:${String(spec['field'])}`);
       throw new PermanentError('never for this change');
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     const change = async (patch: Json, processed: number): Promise<void> => {
-      await cluster.store.patch(fx.KEX, 'kopf-example-1', patch, { namespace: 'default' });
+      await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', patch, { namespace: 'default' });
       await fx.eventually(() => logs.grep('Updating is processed:').length >= processed, `update #${processed}`);
     };
     await change({ spec: { field: 'first' } }, 1);
     await fx.atRest(logs, 'kopf-example-1');
     // Non-essential changes (status, the operator's own annotations) select nobody.
     const rests = logs.grep(fx.AT_REST).length;
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { other: 'x' } }, { namespace: 'default', subresource: 'status' });
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { status: { other: 'x' } }, { namespace: 'default', subresource: 'status' });
     await fx.eventually(() => logs.grep(fx.AT_REST).length > rests, 'the cycle of the status change');
     await fx.atRest(logs, 'kopf-example-1');
     expect(calls).toEqual(['ok_fn:first', 'fail_fn:first']);

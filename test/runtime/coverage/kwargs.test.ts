@@ -3,9 +3,8 @@
  * operator and at the builder; index names overriding built-in kwargs (R-KWARGS-9), at the
  * builder (no indexing engine runs in this issue, but the builder takes an `indices` record).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
 import * as patches from '../../../runtime/cogs/structs/patches.js';
 import * as loggers from '../../../runtime/cogs/structs/loggers.js';
 import * as diffs from '../../../runtime/cogs/structs/diffs.js';
@@ -106,16 +105,8 @@ function causeOf(body: bodies.RawBody): causes.ChangingCause {
 }
 
 describe('kwargs views', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-KWARGS-8 the body views handlers get are frozen: every mutation throws; the handler sees the processed body', async () => {
     const registry = new OperatorRegistry();
@@ -130,11 +121,11 @@ describe('kwargs views', () => {
     on.event('kopfexamples', { registry }, function ev_fn(views: object) {
       if (eventSeen.length === 0) eventSeen.push(tryMutations(views as Json));
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => seen.length === 1, 'the create handler');
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
-    await cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')['kopf.zalando.org/last-handled-configuration'] !== undefined, 'the diff-base');
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => seen.length === 2, 'the update handler');
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
@@ -146,7 +137,7 @@ describe('kwargs views', () => {
     ]);
     expect(eventSeen).toEqual([ALL_THROW]);
     // Nothing leaked into the stored object.
-    const stored = cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json;
+    const stored = suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json;
     expect(stored['spec']).toEqual({ duration: '1m', field: 'changed', items: ['item1', 'item2'] });
     expect((stored['metadata'] as Json)['labels']).toEqual({ somelabel: 'somevalue' });
   });

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import * as YAML from 'yaml';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
@@ -34,16 +34,7 @@ function signalListeners(): { SIGINT: number; SIGTERM: number } {
 }
 
 describe('operators', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
 
   it('R-MEMO-3 activity handlers get the operator memo itself — any object an embedded operator passes; objects get copies', async () => {
     class OwnMemo {
@@ -55,7 +46,7 @@ describe('operators', () => {
     const calls: string[] = [];
     const loginMemos: unknown[] = [];
     const seen: Record<string, unknown> = {};
-    login(registry, cluster, calls, loginMemos);
+    login(registry, suite.cluster, calls, loginMemos);
     on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) {
       const m = memo as OwnMemo;
       seen['startup'] = m;
@@ -72,8 +63,8 @@ describe('operators', () => {
     });
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), memo, clusterwide: true, standalone: true, stopFlag: stop.signal });
-    await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
-    await cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => seen['create'] !== undefined, 'the create handler');
     stop.abort();
     await done;
@@ -91,7 +82,7 @@ describe('operators', () => {
   it('R-MEMO-3 without a memo option, activity handlers get a fresh Memo, the same one in startup and cleanup', async () => {
     const registry = new OperatorRegistry();
     const seen: unknown[] = [];
-    login(registry, cluster, []);
+    login(registry, suite.cluster, []);
     on.startup({ registry }, function startup_fn({ memo }: { memo: unknown }) {
       seen.push(memo);
     });
@@ -103,7 +94,7 @@ describe('operators', () => {
     });
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal });
-    await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
     stop.abort();
     await done;
     expect(seen).toHaveLength(2);
@@ -114,35 +105,35 @@ describe('operators', () => {
   it('R-LIFE-2 no API call happens before the startup activity completes; then login, discovery and watching follow', async () => {
     const registry = new OperatorRegistry();
     const order: string[] = [];
-    login(registry, cluster, order);
+    login(registry, suite.cluster, order);
     const requestsAtStart: number[] = [];
     on.startup({ registry }, async function startup_fn() {
       order.push('startup begins');
-      requestsAtStart.push(cluster.requests.all.length);
+      requestsAtStart.push(suite.cluster.requests.all.length);
       await fx.pause(400); // long enough for any concurrent API call to be made and logged
-      requestsAtStart.push(cluster.requests.all.length);
+      requestsAtStart.push(suite.cluster.requests.all.length);
       order.push('startup ends');
     });
     on.create('kopfexamples', { registry }, function create_fn() {
       return undefined;
     });
-    const before = cluster.requests.all.length;
+    const before = suite.cluster.requests.all.length;
     const stop = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: stop.signal });
-    await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
     stop.abort();
     await done;
 
     expect(requestsAtStart).toEqual([before, before]);
     expect(order.slice(0, 3)).toEqual(['startup begins', 'startup ends', 'login']);
-    const after = cluster.requests.all.slice(before);
+    const after = suite.cluster.requests.all.slice(before);
     expect(after.length).toBeGreaterThan(0);
     expect(after.some((r) => r.resource === 'kopfexamples' && r.verb === 'list')).toBe(true);
   });
 
   it('R-LIFE-6 an embedded operator installs no signal handlers; run() (owning the process) does', async () => {
     const registry = new OperatorRegistry();
-    login(registry, cluster, []);
+    login(registry, suite.cluster, []);
     const duringStartup: { SIGINT: number; SIGTERM: number }[] = [];
     on.startup({ registry }, function startup_fn() {
       duringStartup.push(signalListeners());
@@ -154,7 +145,7 @@ describe('operators', () => {
 
     const embedded = new AbortController();
     const done = running.operator({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: embedded.signal });
-    await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
     const whileEmbedded = signalListeners();
     embedded.abort();
     await done;
@@ -162,9 +153,9 @@ describe('operators', () => {
 
     // The control: run() installs one handler per signal, and removes them when it stops.
     const owning = new AbortController();
-    const watches = fx.watchRequests(cluster).length;
+    const watches = fx.watchRequests(suite.cluster).length;
     const ran = running.run({ registry, settings: fx.fastSettings(), clusterwide: true, standalone: true, stopFlag: owning.signal, exit: () => undefined });
-    await fx.eventually(() => fx.watchRequests(cluster).length > watches, 'the watch of run()');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > watches, 'the watch of run()');
     const whileOwning = signalListeners();
     owning.abort();
     await ran;

@@ -3,9 +3,8 @@
  * applies it at once instead of waiting for consistency or running change handlers (R-QUEUE-5); an
  * object about to vanish is not waited for (R-QUEUE-6).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
@@ -18,23 +17,15 @@ function rvOf(body: Json): string {
 }
 
 describe('consistency and patching order', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-QUEUE-5 an inconsistent cycle with a finalizer to add patches at once: no wait for consistency, no change handlers', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
     let labelledRv = '';
     let labelledAt = 0;
-    const c = cluster;
+    const c = suite.cluster;
     on.create('kopfexamples', { registry }, async function create_fn() {
       calls.push('create_fn');
       // While this cycle runs, the object changes: its event arrives before our own patch's event,
@@ -53,12 +44,13 @@ describe('consistency and patching order', () => {
     const settings = fx.fastSettings((s) => {
       s.persistence.consistencyTimeout = 10;
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(
       () =>
-        (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) ===
-        true,
+        (((suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(
+          FINALIZER,
+        ) === true,
       'the finalizer',
     );
     await fx.eventually(() => calls.includes('update_fn'), 'the update handler');
@@ -66,7 +58,7 @@ describe('consistency and patching order', () => {
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    const jsonPatches = cluster.requests.filter((r) => r.method === 'PATCH' && r.headers.contentType === 'application/json-patch+json');
+    const jsonPatches = suite.cluster.requests.filter((r) => r.method === 'PATCH' && r.headers.contentType === 'application/json-patch+json');
     // The first finalizer patch was made for the event of the out-of-band change (its version in the
     // test op), i.e. in the inconsistent cycle, and well before the 10-second consistency deadline.
     const first = jsonPatches[0]!;
@@ -91,16 +83,17 @@ describe('consistency and patching order', () => {
       s.persistence.consistencyTimeout = 10;
       s.queueing.idleTimeout = 30;
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(
       () =>
-        (((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(FINALIZER) ===
-        true,
+        (((suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(
+          FINALIZER,
+        ) === true,
       'the finalizer',
     );
     await fx.atRest(logs, 'kopf-example-1');
-    await cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => logs.grep('Removing the finalizer, thus allowing the actual deletion.').length > 0, 'the release');
     const releasedAt = Date.now();
     await fx.eventually(() => logs.grep('Deleted, really deleted, and we are notified.').length > 0, 'the DELETED event', 15_000);
@@ -112,7 +105,7 @@ describe('consistency and patching order', () => {
 
     expect(op.error).toBeUndefined();
     expect(deleted).toEqual(['kopf-example-1']);
-    expect(cluster.store.get(fx.KEX, 'kopf-example-1', 'default')).toBeUndefined();
+    expect(suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default')).toBeUndefined();
     expect(goneAt - releasedAt).toBeLessThan(5000); // the consistency timeout is 10 s
     expect(stoppedIn).toBeLessThan(5000);
     expect(logs.grep('Unprocessed streams left')).toEqual([]);

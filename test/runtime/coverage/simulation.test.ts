@@ -5,9 +5,8 @@
  * controls. Events are fed by writing objects; the processing of one object is asserted through the
  * request log. Here: trace 4.4 (a temporary error with `delay: 60`) runs in well under a second.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import { TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
@@ -19,23 +18,15 @@ type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 
 describe('the simulation harness', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-TEST-2 one object processed by a real operator over loopback HTTP, with a virtual clock and an injected fault', async () => {
     const clock = new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z') });
     const registry = new OperatorRegistry();
     const calls: { retry: number; at: number }[] = [];
     on.login({ registry }, function login_fn() {
-      return { server: cluster.url, token: cluster.token };
+      return { server: suite.cluster.url, token: suite.cluster.token };
     });
     on.create('kopfexamples', { registry }, function create_fn({ retry }: { retry: number }) {
       calls.push({ retry, at: clock.now() });
@@ -48,17 +39,17 @@ describe('the simulation harness', () => {
     const stop = new AbortController();
     const realStart = Date.now();
     const done = running.operator({ registry, settings, clock, clusterwide: true, standalone: true, stopFlag: stop.signal });
-    await fx.eventually(() => fx.watchRequests(cluster).length > 0, 'the watch');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
 
     // A fault of the devcluster: the status write (of the final cycle) gets a 404, so the runtime
     // takes the object for gone and skips the rest of that patch (R-PATCH-4).
-    cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
-    const since = cluster.requests.all.length;
-    await cluster.store.create(fx.kopfExample());
+    suite.cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
+    const since = suite.cluster.requests.all.length;
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Sleeping for 60 seconds for the delayed handlers.').length > 0, 'the sleep');
     expect(calls).toEqual([{ retry: 0, at: Date.parse('2030-01-01T00:00:00Z') }]);
     await clock.advance(60_000);
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
     await fx.pause(100);
     stop.abort();
     // The graceful stop sleeps on the operator's clock as well: keep virtual time going until it is over.
@@ -76,7 +67,7 @@ describe('the simulation harness', () => {
     expect(calls.map((c) => c.retry)).toEqual([0, 1]);
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(60_000);
     // The wire sequence of trace 4.4, from the request log.
-    const patches = cluster.requests.all
+    const patches = suite.cluster.requests.all
       .slice(since)
       .filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1')
       .map((r) => ({ sub: r.subresource, code: r.code, body: JSON.parse(r.body!) as { metadata?: { annotations?: Json } } }));
@@ -91,6 +82,6 @@ describe('the simulation harness', () => {
     expect(annotations[2]).toEqual(['kopf.zalando.org/create_fn', 'kopf.zalando.org/touch-dummy', LHC].sort());
     expect(patches.slice(3).map((p) => [p.sub, p.code])).toEqual([['status', 404]]);
     expect(logs.grep('Patching was skipped: the object does not exist anymore.')).toHaveLength(1);
-    expect((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['status']).toBeUndefined();
+    expect((suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['status']).toBeUndefined();
   });
 });

@@ -5,8 +5,7 @@
  * All are handled as the runtime reference says, with the documented log lines, and no other object suffers.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import * as diffbase from '../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../runtime/cogs/configs/progress.js';
 import { TemporaryError } from '../../../runtime/core/actions/errors.js';
@@ -49,42 +48,34 @@ type Annotations = Record<string, string | null>;
 const annotationsIn = (body: unknown): Annotations => (body as { metadata?: { annotations?: Annotations } }).metadata?.annotations ?? {};
 
 describe('odd input', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-KWARGS-1 objects without spec and with a non-object status are handled: spec/status are empty, results replace the status', async () => {
-    await cluster.load(ODDITIES_CRD);
+    await suite.cluster.load(ODDITIES_CRD);
     const registry = new OperatorRegistry();
     const seen: Record<string, unknown> = {};
     on.create('oddities', { registry }, function create_fn({ name, spec, status, body }) {
       seen[name] = { spec, status, bodySpec: body['spec'], bodyStatus: body['status'] };
       return { message: 'ok' };
     });
-    const op = await fx.startOperator({ cluster, registry, waitForWatch: 'oddities' });
-    await cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'Oddity', metadata: { name: 'no-spec', namespace: 'default' } });
-    await cluster.store.create({
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, waitForWatch: 'oddities' });
+    await suite.cluster.store.create({ apiVersion: 'kopf.dev/v1', kind: 'Oddity', metadata: { name: 'no-spec', namespace: 'default' } });
+    await suite.cluster.store.create({
       apiVersion: 'kopf.dev/v1',
       kind: 'Oddity',
       metadata: { name: 'text-status', namespace: 'default' },
       spec: { a: 1 },
       status: 'text',
     });
-    await cluster.store.create({
+    await suite.cluster.store.create({
       apiVersion: 'kopf.dev/v1',
       kind: 'Oddity',
       metadata: { name: 'list-spec', namespace: 'default' },
       spec: ['x'],
       status: [1, 2],
     });
-    const stored = (name: string): Record<string, unknown> => cluster.store.get(ODD, name, 'default') as Record<string, unknown>;
+    const stored = (name: string): Record<string, unknown> => suite.cluster.store.get(ODD, name, 'default') as Record<string, unknown>;
     const handled = (name: string): boolean => annotationsIn(stored(name))[LHC] !== undefined;
     await fx.eventually(() => handled('no-spec') && handled('text-status') && handled('list-spec'), 'all three handled');
     for (const name of ['no-spec', 'text-status', 'list-spec']) await fx.atRest(logs, name);
@@ -111,14 +102,14 @@ describe('odd input', () => {
     on.create('kopfexamples', { registry }, function create_fn({ name }: { name: string }) {
       created.push(name);
     });
-    const op = await fx.startOperator({ cluster, registry });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
     const big = 'b'.repeat(100 * 1024);
     const huge = 'h'.repeat(200 * 1024); // fits alone; twice (with the diff-base) exceeds 256 KiB
-    await cluster.store.create(fx.kopfExample('kex-big', { metadata: { annotations: { big } } }));
-    await cluster.store.create(fx.kopfExample('kex-huge', { metadata: { annotations: { huge } } }));
-    await cluster.store.create(fx.kopfExample('kex-small'));
+    await suite.cluster.store.create(fx.kopfExample('kex-big', { metadata: { annotations: { big } } }));
+    await suite.cluster.store.create(fx.kopfExample('kex-huge', { metadata: { annotations: { huge } } }));
+    await suite.cluster.store.create(fx.kopfExample('kex-small'));
     await fx.eventually(
-      () => fx.annotationsOf(cluster, 'kex-big')[LHC] !== undefined && fx.annotationsOf(cluster, 'kex-small')[LHC] !== undefined,
+      () => fx.annotationsOf(suite.cluster, 'kex-big')[LHC] !== undefined && fx.annotationsOf(suite.cluster, 'kex-small')[LHC] !== undefined,
       'the big and small objects',
     );
     await fx.eventually(() => logs.grep('[default/kex-huge] Throttling is over.').length === 1, 'the throttling of the huge one');
@@ -126,14 +117,14 @@ describe('odd input', () => {
 
     expect(op.error).toBeUndefined();
     expect(fx.tally(created)).toEqual({ 'kex-big': 1, 'kex-huge': 1, 'kex-small': 1 });
-    expect(JSON.parse(fx.annotationsOf(cluster, 'kex-big')[LHC]!).metadata.annotations.big).toBe(big);
+    expect(JSON.parse(fx.annotationsOf(suite.cluster, 'kex-big')[LHC]!).metadata.annotations.big).toBe(big);
     const throttled = logs.records.filter((r) => r.message.startsWith('Throttling for '));
     expect(throttled.map((r) => r.line)).toHaveLength(1);
     expect(throttled[0]!.level).toBe(fx.ERROR);
     expect(throttled[0]!.line).toMatch(
       /^\[default\/kex-huge\] Throttling for 0\.1 seconds due to an unexpected error: ApiUnprocessableError\('.*metadata\.annotations: Too long/,
     );
-    expect(fx.annotationsOf(cluster, 'kex-huge')[LHC]).toBeUndefined();
+    expect(fx.annotationsOf(suite.cluster, 'kex-huge')[LHC]).toBeUndefined();
   });
 
   it('R-STORAGE-6 R-STORAGE-7 A-37 long handler ids: records go to both V2 and V1 (hashed) keys while retrying, both are purged at the end', async () => {
@@ -148,9 +139,9 @@ describe('odd input', () => {
         if (retry === 0) throw new TemporaryError('Not yet.', { delay: 0 });
       });
     }
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[LHC] !== undefined, 'the end of the creation');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the end of the creation');
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
@@ -163,7 +154,7 @@ describe('odd input', () => {
       v1: 'kopf.zalando.org/create_fn.spec.items.very-long-sub-hand-zlF-7g',
       v2: 'kopf.zalando.org/create_fn.spec.items.very-long-sub-handler-identifier-fo-1Zgo2w',
     });
-    const bodies = fx.patchBodies(cluster, 'kopf-example-1').map(annotationsIn);
+    const bodies = fx.patchBodies(suite.cluster, 'kopf-example-1').map(annotationsIn);
     for (const id of ids) {
       const { v1, v2 } = keysOf('kopf.zalando.org', id);
       expect(v1).not.toBe(v2);
@@ -176,8 +167,8 @@ describe('odd input', () => {
       expect(failed).toMatchObject({ purpose: 'create', retries: 1, success: false, failure: false, message: 'Not yet.' });
       const last = bodies.filter((a) => v2 in a).at(-1)!;
       expect([last[v1], last[v2]]).toEqual([null, null]);
-      expect(fx.annotationsOf(cluster, 'kopf-example-1')).not.toHaveProperty(v1);
-      expect(fx.annotationsOf(cluster, 'kopf-example-1')).not.toHaveProperty(v2);
+      expect(fx.annotationsOf(suite.cluster, 'kopf-example-1')).not.toHaveProperty(v1);
+      expect(fx.annotationsOf(suite.cluster, 'kopf-example-1')).not.toHaveProperty(v2);
     }
   });
 
@@ -194,9 +185,12 @@ describe('odd input', () => {
       s.persistence.progressStorage = new progress.SmartProgressStorage({ prefix });
       s.persistence.diffbaseStorage = new diffbase.AnnotationsDiffBaseStorage({ prefix });
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
-    await cluster.store.create(fx.kopfExample());
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kopf-example-1')[`${prefix}/last-handled-configuration`] !== undefined, 'the end of the creation');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(
+      () => fx.annotationsOf(suite.cluster, 'kopf-example-1')[`${prefix}/last-handled-configuration`] !== undefined,
+      'the end of the creation',
+    );
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
@@ -205,12 +199,12 @@ describe('odd input', () => {
     const { v1, v2 } = keysOf(prefix, id);
     expect(v2).toBe(`${prefix}/${id}`);
     expect(v1).toMatch(new RegExp(`^${prefix.replace(/\./g, '\\.')}/a{38,44}-[\\w.-]+$`));
-    const bodies = fx.patchBodies(cluster, 'kopf-example-1').map(annotationsIn);
+    const bodies = fx.patchBodies(suite.cluster, 'kopf-example-1').map(annotationsIn);
     const writes = bodies.filter((a) => typeof a[v2] === 'string');
     expect(writes.length).toBeGreaterThan(0);
     for (const a of writes) expect(a[v1]).toBe(a[v2]);
     expect(bodies.filter((a) => a[`${prefix}/kopf-managed`] === 'yes')).toHaveLength(1);
-    const annotations = fx.annotationsOf(cluster, 'kopf-example-1');
+    const annotations = fx.annotationsOf(suite.cluster, 'kopf-example-1');
     expect(annotations[`${prefix}/kopf-managed`]).toBe('yes');
     expect(annotations).not.toHaveProperty(v1);
     expect(annotations).not.toHaveProperty(v2);
@@ -235,8 +229,8 @@ describe('odd input', () => {
       if (retry === 0) throw thrown[name];
       return { ok: retry };
     });
-    const op = await fx.startOperator({ cluster, registry });
-    for (const name of Object.keys(thrown)) await cluster.store.create(fx.kopfExample(name));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    for (const name of Object.keys(thrown)) await suite.cluster.store.create(fx.kopfExample(name));
     await fx.eventually(() => logs.grep("Handler 'create_fn' succeeded.").length === 5, 'all five succeeded');
     for (const name of Object.keys(thrown)) await fx.atRest(logs, name);
     await op.stop();
@@ -258,7 +252,7 @@ describe('odd input', () => {
       expect(failure.error).toBeInstanceOf(Error); // a stack trace follows the line
     }
     for (const name of Object.keys(thrown)) {
-      expect((cluster.store.get(fx.KEX, name, 'default') as { status: unknown }).status).toEqual({ create_fn: { ok: 1 } });
+      expect((suite.cluster.store.get(fx.KEX, name, 'default') as { status: unknown }).status).toEqual({ create_fn: { ok: 1 } });
     }
     expect(logs.grep('Throttling')).toEqual([]);
     expect(logs.grep('unrecoverable')).toEqual([]);
@@ -275,23 +269,23 @@ describe('odd input', () => {
       hanging.push(signal);
       return new Promise<never>(() => undefined);
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('kex-hang', { metadata: { labels: { hang: 'yes' } } }));
-    await cluster.store.create(fx.kopfExample('kex-1'));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('kex-hang', { metadata: { labels: { hang: 'yes' } } }));
+    await suite.cluster.store.create(fx.kopfExample('kex-1'));
     await fx.eventually(() => hanging.length === 1 && created.length === 2, 'the hanging handler');
     // Newer events of the stuck object queue up behind the running handler.
-    await cluster.store.patch(fx.KEX, 'kex-hang', { metadata: { labels: { more: 'one' } } }, { namespace: 'default' });
-    await cluster.store.patch(fx.KEX, 'kex-hang', { spec: { field: 'two' } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kex-hang', { metadata: { labels: { more: 'one' } } }, { namespace: 'default' });
+    await suite.cluster.store.patch(fx.KEX, 'kex-hang', { spec: { field: 'two' } }, { namespace: 'default' });
     await fx.pause(1500); // beyond the timeout of 1 s
-    await cluster.store.create(fx.kopfExample('kex-2'));
-    await fx.eventually(() => fx.annotationsOf(cluster, 'kex-2')[LHC] !== undefined, 'another object meanwhile');
+    await suite.cluster.store.create(fx.kopfExample('kex-2'));
+    await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kex-2')[LHC] !== undefined, 'another object meanwhile');
 
     expect(hanging).toHaveLength(1);
     expect(hanging[0]!.aborted).toBe(false);
     expect(logs.grep('timed out')).toEqual([]);
     expect(fx.tally(created)).toEqual({ 'kex-hang': 1, 'kex-1': 1, 'kex-2': 1 });
 
-    const uid = (cluster.store.get(fx.KEX, 'kex-hang', 'default') as { metadata: { uid: string } }).metadata.uid;
+    const uid = (suite.cluster.store.get(fx.KEX, 'kex-hang', 'default') as { metadata: { uid: string } }).metadata.uid;
     await op.stop();
     expect(op.error).toBeUndefined();
     expect(hanging[0]!.aborted).toBe(true);
@@ -307,7 +301,7 @@ describe('odd input', () => {
 
     // The timeout counts from the persisted start: after a restart, the handler fails without a call.
     logs.clear();
-    const second = await fx.startOperator({ cluster, registry });
+    const second = await fx.startOperator({ cluster: suite.cluster, registry });
     await fx.eventually(() => logs.grep('[default/kex-hang] Creation is processed:').length === 1, 'the timed-out handler to fail');
     await second.stop();
     expect(hanging).toHaveLength(1);

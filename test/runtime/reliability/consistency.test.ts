@@ -3,23 +3,14 @@
  * while a handler ran arrives after our PATCH but without our progress records; the operator must
  * not run the finished handler again on it, and must go on as soon as its own version arrives.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
 
 describe('consistency of the operator’s own patches', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-QUEUE-4 A-31 a foreign change made during a handler does not re-run it; the next handler runs when our own version arrives', async () => {
     const registry = new OperatorRegistry();
@@ -37,12 +28,12 @@ describe('consistency of the operator’s own patches', () => {
     const settings = fx.fastSettings((s) => {
       s.persistence.consistencyTimeout = 3;
     });
-    const op = await fx.startOperator({ cluster, registry, settings });
-    await cluster.store.create(fx.kopfExample());
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => calls.length === 1, 'A running');
     // A foreign change while A runs: its event (rv 2) comes after our patch (rv 3) is sent, and
     // it lacks A's record.
-    const foreign = await cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { foreign: 'change' } } }, { namespace: 'default' });
+    const foreign = await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { metadata: { labels: { foreign: 'change' } } }, { namespace: 'default' });
     const released = Date.now();
     gate.resolve();
     await fx.eventually(() => calls.length === 2, 'B');
@@ -52,11 +43,11 @@ describe('consistency of the operator’s own patches', () => {
     expect(op.error).toBeUndefined();
     expect(calls).toEqual(['A', 'B']);
     expect(times['B']! - released).toBeLessThan(2000); // not after the 3 s consistency timeout
-    const patches = cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1' && r.subresource === undefined);
+    const patches = suite.cluster.requests.filter((r) => r.method === 'PATCH' && r.name === 'kopf-example-1' && r.subresource === undefined);
     const first = JSON.parse(patches[0]!.body!) as { metadata: { annotations: Record<string, string> } };
     expect(JSON.parse(first.metadata.annotations['kopf.zalando.org/create_a']!)).toMatchObject({ success: true });
     // Our patch went on top of the foreign change (so the foreign event is older than ours).
-    const rvs = cluster.watchEvents.filter((e) => e.type === 'MODIFIED').map((e) => Number(e.rv));
+    const rvs = suite.cluster.watchEvents.filter((e) => e.type === 'MODIFIED').map((e) => Number(e.rv));
     expect(rvs).toContain(Number((foreign['metadata'] as { resourceVersion: string }).resourceVersion));
     expect(logs.grep("Handler 'create_a' succeeded.")).toHaveLength(1);
     expect(logs.grep("Handler 'create_b' succeeded.")).toHaveLength(1);

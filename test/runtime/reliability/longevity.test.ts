@@ -6,24 +6,15 @@
  */
 import { getEventListeners } from 'node:events';
 import * as aborts from '../../../runtime/cogs/aio/aborts.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import { TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
 
 describe('long-running operators', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-PATCH-7 R-ERRORS-8 processed events and sleeps leave no listeners behind on the operator signal', async () => {
     const registry = new OperatorRegistry();
@@ -32,15 +23,15 @@ describe('long-running operators', () => {
       attempts.push(name);
       if (retry < 3) throw new TemporaryError('Not yet.', { delay: 0.3 });
     });
-    const op = await fx.startOperator({ cluster, registry });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
     // One warm-up object: the first events attach the runtime's shared fan-out listener (once).
-    await cluster.store.create(fx.kopfExample('kex-0'));
+    await suite.cluster.store.create(fx.kopfExample('kex-0'));
     await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === 1, 'the warm-up processed', 20_000);
     await fx.atRest(logs, 'kex-0');
     const baseline = getEventListeners(op.context.signal, 'abort').length;
     const baselineFollowers = aborts.followers(op.context.signal);
     const names = ['kex-1', 'kex-2', 'kex-3', 'kex-4', 'kex-5'];
-    for (const name of names) await cluster.store.create(fx.kopfExample(name));
+    for (const name of names) await suite.cluster.store.create(fx.kopfExample(name));
     await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === names.length + 1, 'all processed', 20_000);
     for (const name of names) await fx.atRest(logs, name);
     const after = getEventListeners(op.context.signal, 'abort').length;

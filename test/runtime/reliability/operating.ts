@@ -9,6 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import * as YAML from 'yaml';
 import { DevCluster, type RequestRecord } from '../../../devcluster/testing.js';
 import type * as credentials from '../../../runtime/cogs/client/credentials.js';
@@ -103,6 +104,58 @@ export class LogCapture {
   clear(): void {
     this.records.length = 0;
   }
+}
+
+/** What a suite started with `clusterPerTest()` reads in its tests. */
+export interface ClusterPerTest {
+  /** The current test's devcluster (a fresh one for every test). */
+  readonly cluster: DevCluster;
+  /** The log capture, installed anew (and emptied) for every test. */
+  readonly logs: LogCapture;
+  /** Stops the current test's devcluster and starts another one with `options` (`startCluster()`'s) in its place. */
+  restartCluster(options: Parameters<typeof startCluster>[0]): Promise<DevCluster>;
+}
+
+/**
+ * Registers the `beforeEach`/`afterEach` hooks of a suite whose every test runs operators against
+ * a devcluster of its own: before each test, a cluster with the reference CRD starts and the log
+ * capture is installed; after it, the capture is removed, the finalizers of all `kopfexamples`
+ * left in `default` are stripped (no object waits for an operator that is gone) and the cluster
+ * stops. Call it in the `describe` body; read `cluster` and `logs` inside the tests.
+ */
+export function clusterPerTest(): ClusterPerTest {
+  let current: DevCluster | undefined;
+  const logs = new LogCapture();
+  beforeEach(async () => {
+    current = await startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    const cluster = current;
+    current = undefined;
+    if (cluster === undefined) return;
+    for (const body of cluster.store.list(KEX, 'default')) {
+      const name = (body['metadata'] as { name: string }).name;
+      await cluster.store.patch(KEX, name, { metadata: { finalizers: null } }, { namespace: 'default' });
+    }
+    await cluster.stop();
+  });
+  const currentCluster = (): DevCluster => {
+    if (current === undefined) throw new Error('The devcluster exists only while a test runs.');
+    return current;
+  };
+  return {
+    get cluster() {
+      return currentCluster();
+    },
+    logs,
+    async restartCluster(options) {
+      await currentCluster().stop();
+      current = await startCluster(options);
+      return current;
+    },
+  };
 }
 
 export const DEBUG = 10;

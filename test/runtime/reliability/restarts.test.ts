@@ -4,8 +4,7 @@
  * for them; a restarted operator resumes from the stored progress, so that every create handler
  * succeeds exactly once per object.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
@@ -14,16 +13,8 @@ const COUNT = 20;
 const names = Array.from({ length: COUNT }, (_, i) => `kex-${String(i).padStart(2, '0')}`);
 
 describe('operator stopped mid-handler and restarted', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-ERRORS-8 R-QUEUE-7 R-STORAGE-4 every create handler succeeds exactly once per object across a stop mid-handler and a restart', async () => {
     const registry = new OperatorRegistry();
@@ -46,8 +37,8 @@ describe('operator stopped mid-handler and restarted', () => {
       return { b: 'done' };
     });
 
-    const first = await fx.startOperator({ cluster, registry });
-    for (const name of names) await cluster.store.create(fx.kopfExample(name));
+    const first = await fx.startOperator({ cluster: suite.cluster, registry });
+    for (const name of names) await suite.cluster.store.create(fx.kopfExample(name));
     await fx.eventually(() => invokedB.length === COUNT, 'create_b awaiting for every object');
     const stopping = Date.now();
     await first.stop();
@@ -66,7 +57,7 @@ describe('operator stopped mid-handler and restarted', () => {
     expect(logs.grep('Throttling')).toEqual([]);
     // Nothing was recorded for the cancelled invocation: create_b's record is as stored before it.
     for (const name of names) {
-      const annotations = fx.annotationsOf(cluster, name);
+      const annotations = fx.annotationsOf(suite.cluster, name);
       expect(JSON.parse(annotations['kopf.zalando.org/create_a']!)).toMatchObject({ success: true, retries: 1 });
       expect(JSON.parse(annotations['kopf.zalando.org/create_b']!)).toMatchObject({ success: false, failure: false, retries: 0, purpose: 'create' });
       expect(annotations['kopf.zalando.org/last-handled-configuration']).toBeUndefined();
@@ -76,7 +67,7 @@ describe('operator stopped mid-handler and restarted', () => {
     gate = fx.deferred();
     gate.resolve();
     logs.clear();
-    const second = await fx.startOperator({ cluster, registry });
+    const second = await fx.startOperator({ cluster: suite.cluster, registry });
     await fx.eventually(() => logs.grep('Creation is processed: 2 succeeded; 0 failed.').length === COUNT, 'all objects processed', 20_000);
     for (const name of names) await fx.atRest(logs, name);
     await second.stop();
@@ -88,7 +79,7 @@ describe('operator stopped mid-handler and restarted', () => {
     // The cancelled attempt did not count as a retry (nothing was recorded for it).
     expect(retriesB).toEqual(new Array(2 * COUNT).fill(0));
     for (const name of names) {
-      const body = cluster.store.get(fx.KEX, name, 'default') as { metadata: { annotations: Record<string, string> }; status: Record<string, unknown> };
+      const body = suite.cluster.store.get(fx.KEX, name, 'default') as { metadata: { annotations: Record<string, string> }; status: Record<string, unknown> };
       expect(body.metadata.annotations['kopf.zalando.org/create_a']).toBeUndefined();
       expect(body.metadata.annotations['kopf.zalando.org/create_b']).toBeUndefined();
       expect(body.metadata.annotations['kopf.zalando.org/last-handled-configuration']).toBeDefined();

@@ -3,8 +3,7 @@
  * middle of handling, expired resource versions with compaction, bookmarks and fatal watch errors —
  * no event is lost, no handler runs twice after it succeeded, and the wire requests are as specified.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../devcluster/testing.js';
+import { describe, expect, it } from 'vitest';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
@@ -33,37 +32,29 @@ function recordingRegistry(gate?: Promise<void>): { registry: OperatorRegistry; 
 const query = (q: string): URLSearchParams => new URLSearchParams(q);
 
 describe('watch-streams break while the operator works', () => {
-  let cluster: DevCluster;
-  const logs = new fx.LogCapture();
-  beforeEach(async () => {
-    cluster = await fx.startCluster();
-    logs.install();
-  });
-  afterEach(async () => {
-    logs.uninstall();
-    await cluster.stop();
-  });
+  const suite = fx.clusterPerTest();
+  const { logs } = suite;
 
   it('R-WATCH-4 A-33 a watch-stream aborted mid-handling loses no event and runs no handler twice after success', async () => {
     const gate = fx.deferred();
     const { registry, created, updated } = recordingRegistry(gate.promise);
-    const op = await fx.startOperator({ cluster, registry });
-    const listsBefore = fx.listRequests(cluster).length;
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    const listsBefore = fx.listRequests(suite.cluster).length;
     // Every watch connection breaks (connection reset) after one event, three times in a row.
-    cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 3, action: { watch: { endAfterEvents: 1, mode: 'abort' } } });
-    cluster.dropWatches({ resource: 'kopfexamples' }, 'end'); // the open stream predates the fault
+    suite.cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 3, action: { watch: { endAfterEvents: 1, mode: 'abort' } } });
+    suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'end'); // the open stream predates the fault
 
-    await cluster.store.create(fx.kopfExample('kex-a'));
+    await suite.cluster.store.create(fx.kopfExample('kex-a'));
     await fx.eventually(() => logs.grep("Handler 'create_fn' is invoked.").length === 1, 'create_fn awaiting');
     // While the handler awaits and the stream is broken: another object, and a change of the first.
-    await cluster.store.create(fx.kopfExample('kex-b'));
-    await cluster.store.patch(fx.KEX, 'kex-a', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await suite.cluster.store.create(fx.kopfExample('kex-b'));
+    await suite.cluster.store.patch(fx.KEX, 'kex-a', { spec: { field: 'changed' } }, { namespace: 'default' });
     gate.resolve();
 
     await fx.eventually(() => updated.length === 1 && created.length === 2, 'both creations and the update');
     // The faults are used up and the stream that follows them is open; both objects are at rest.
     await fx.eventually(() => {
-      const watches = fx.watchRequests(cluster);
+      const watches = fx.watchRequests(suite.cluster);
       return watches.filter((r) => r.fault).length === 3 && !watches.at(-1)!.fault;
     }, 'a watch after the three broken ones');
     for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
@@ -78,8 +69,8 @@ describe('watch-streams break while the operator works', () => {
     ]);
     expect(logs.grep("Handler 'update_fn/spec.field' succeeded.")).toEqual(["[default/kex-a] Handler 'update_fn/spec.field' succeeded."]);
     // Reconnects resume from the last seen version: no re-listing (R-WATCH-4).
-    expect(fx.listRequests(cluster).length).toBe(listsBefore);
-    const watches = fx.watchRequests(cluster);
+    expect(fx.listRequests(suite.cluster).length).toBe(listsBefore);
+    const watches = fx.watchRequests(suite.cluster);
     expect(watches.length).toBeGreaterThanOrEqual(5); // the first, after the drop, after 3 broken streams
     for (const watch of watches) {
       const params = query(watch.query);
@@ -96,24 +87,24 @@ describe('watch-streams break while the operator works', () => {
 
   it('R-WATCH-3 R-WATCH-4 A-33 an expired watch (410, compacted history) re-lists; changes made meanwhile are handled once, the rest is a no-op', async () => {
     const { registry, created, updated } = recordingRegistry();
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('kex-a'));
-    await cluster.store.create(fx.kopfExample('kex-b'));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('kex-a'));
+    await suite.cluster.store.create(fx.kopfExample('kex-b'));
     await fx.eventually(() => logs.grep('Creation is processed: 1 succeeded; 0 failed.').length === 2, 'creations');
     await fx.eventually(() => logs.grep('Something has changed, but we are not interested').length >= 2, 'consistency');
-    const listsBefore = fx.listRequests(cluster).length;
+    const listsBefore = fx.listRequests(suite.cluster).length;
     logs.clear();
 
-    cluster.compact();
-    expect(cluster.dropWatches({ resource: 'kopfexamples' }, 'expire')).toBe(1);
-    await cluster.store.patch(fx.KEX, 'kex-b', { spec: { field: 'changed' } }, { namespace: 'default' });
+    suite.cluster.compact();
+    expect(suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'expire')).toBe(1);
+    await suite.cluster.store.patch(fx.KEX, 'kex-b', { spec: { field: 'changed' } }, { namespace: 'default' });
     await fx.eventually(() => updated.length === 1, 'the update after the re-listing');
     for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
     await op.stop();
 
     expect(op.error).toBeUndefined();
     expect(logs.grep('Restarting the watch-stream for kopfexamples.v1.kopf.dev cluster-wide.', fx.DEBUG)).toHaveLength(1);
-    expect(fx.listRequests(cluster).length).toBe(listsBefore + 1);
+    expect(fx.listRequests(suite.cluster).length).toBe(listsBefore + 1);
     expect(fx.tally(created)).toEqual({ 'kex-a': 1, 'kex-b': 1 });
     expect(updated).toEqual(['kex-b:value->changed']);
     // The unchanged object, seen again in the listing, is a no-op.
@@ -122,28 +113,27 @@ describe('watch-streams break while the operator works', () => {
   });
 
   it('R-WATCH-3 A-33 bookmarks reach no handler and move the resource version of the next watch request', async () => {
-    await cluster.stop();
-    cluster = await fx.startCluster({ bookmarkIntervalMs: 100 });
+    await suite.restartCluster({ bookmarkIntervalMs: 100 });
     const registry = new OperatorRegistry();
     const seen: string[] = [];
     on.event('kopfexamples', { registry }, function event_fn({ type, name }: { type: string | null; name: string }) {
       seen.push(`${String(type)} ${name}`);
     });
-    const op = await fx.startOperator({ cluster, registry });
-    await cluster.store.create(fx.kopfExample('kex-a'));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    await suite.cluster.store.create(fx.kopfExample('kex-a'));
     await fx.eventually(() => seen.length === 1, 'the ADDED event');
     // Changes elsewhere move the global revision; only a bookmark can tell the watcher.
-    await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: 'default' } });
-    const revision = cluster.revision;
+    await suite.cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: 'default' } });
+    const revision = suite.cluster.revision;
     // Every open stream gets a bookmark with the current revision every 100 ms.
-    await fx.eventually(() => cluster.watchEvents.filter((e) => e.type === 'BOOKMARK' && Number(e.rv) >= revision).length >= 4, 'bookmarks');
-    const watchesBefore = fx.watchRequests(cluster).length;
-    cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
-    await fx.eventually(() => fx.watchRequests(cluster).length > watchesBefore, 'a reconnect');
+    await fx.eventually(() => suite.cluster.watchEvents.filter((e) => e.type === 'BOOKMARK' && Number(e.rv) >= revision).length >= 4, 'bookmarks');
+    const watchesBefore = fx.watchRequests(suite.cluster).length;
+    suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length > watchesBefore, 'a reconnect');
     await op.stop();
 
     expect(seen).toEqual(['ADDED kex-a']);
-    const next = fx.watchRequests(cluster)[watchesBefore]!;
+    const next = fx.watchRequests(suite.cluster)[watchesBefore]!;
     expect(Number(query(next.query).get('resourceVersion'))).toBeGreaterThanOrEqual(revision);
   });
 
@@ -152,15 +142,15 @@ describe('watch-streams break while the operator works', () => {
     const settings = fx.fastSettings((s) => {
       s.watching.inactivityTimeout = 0.5;
     });
-    await cluster.store.create(fx.kopfExample('kex-a'));
-    const op = await fx.startOperator({ cluster, registry, settings });
+    await suite.cluster.store.create(fx.kopfExample('kex-a'));
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, settings });
     await fx.eventually(() => created.length === 1, 'the first object');
-    const watchesBefore = fx.watchRequests(cluster).length;
+    const watchesBefore = fx.watchRequests(suite.cluster).length;
     // The next watch connection is accepted but stays silent (no events, no bookmarks).
-    cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 1, action: { watch: { stall: true } } });
-    cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
-    await fx.eventually(() => fx.watchRequests(cluster).length === watchesBefore + 1, 'the stalled watch');
-    await cluster.store.create(fx.kopfExample('kex-b'));
+    suite.cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 1, action: { watch: { stall: true } } });
+    suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
+    await fx.eventually(() => fx.watchRequests(suite.cluster).length === watchesBefore + 1, 'the stalled watch');
+    await suite.cluster.store.create(fx.kopfExample('kex-b'));
     await fx.eventually(() => created.length === 2, 'the object created while the stream was silent', 5000);
     for (const name of ['kex-a', 'kex-b']) await fx.atRest(logs, name);
     await op.stop();
@@ -168,16 +158,16 @@ describe('watch-streams break while the operator works', () => {
     expect(op.error).toBeUndefined();
     expect(fx.tally(created)).toEqual({ 'kex-a': 1, 'kex-b': 1 });
     expect(logs.grep('Watch-stream for kopfexamples.v1.kopf.dev cluster-wide is inactive, reconnecting.', fx.DEBUG)).toHaveLength(1);
-    const [stalled, resumed] = fx.watchRequests(cluster).slice(watchesBefore);
+    const [stalled, resumed] = fx.watchRequests(suite.cluster).slice(watchesBefore);
     expect(query(resumed!.query).get('resourceVersion')).toBe(query(stalled!.query).get('resourceVersion'));
     expect(resumed!.time - stalled!.time).toBeGreaterThanOrEqual(450);
   });
 
   it('R-WATCH-3 A-33 an ERROR event other than 410 fails the watcher and stops the operator', async () => {
     const { registry } = recordingRegistry();
-    const op = await fx.startOperator({ cluster, registry });
-    cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 1, action: { watch: { errorAfterEvents: 0, error: 500 } } });
-    cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    suite.cluster.faults.add({ resource: 'kopfexamples', watch: true, times: 1, action: { watch: { errorAfterEvents: 0, error: 500 } } });
+    suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
     await fx.eventually(() => op.stopped, 'the operator to stop on its own', 15_000);
 
     expect(op.error).toBeDefined();

@@ -7,9 +7,8 @@
  * re-checking its filters, so a filter that depends on something other than the object (the time
  * of day, a global flag) only takes effect with the next event.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../../devcluster/testing.js';
 import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
@@ -18,21 +17,8 @@ import * as s from './simulating.js';
 type Json = Record<string, unknown>;
 
 describe('daemons and timers', () => {
-  let cluster: DevCluster;
+  const suite = s.simulationPerTest();
   let sim: s.Simulation | undefined;
-
-  beforeEach(async () => {
-    cluster = await s.startCluster();
-    sim = undefined;
-  });
-  afterEach(async () => {
-    await sim?.close();
-    for (const body of cluster.store.list(s.KEX, 'default')) {
-      const name = (body['metadata'] as { name: string }).name;
-      await cluster.store.patch(s.KEX, name, { metadata: { finalizers: null } }, { namespace: 'default', type: 'merge-patch' });
-    }
-    await cluster.stop();
-  });
 
   it('R-KWARGS-5 a daemon gets its stop flag, the resource arguments and the retry arguments; a retry keeps the first start', async () => {
     const registry = new OperatorRegistry();
@@ -83,7 +69,7 @@ describe('daemons and timers', () => {
         await stopped.wait();
       },
     );
-    sim = await s.Simulation.start({ cluster, registry });
+    sim = await suite.start({ registry });
     await sim.create();
     await sim.waitFor("Daemon 'worker' failed temporarily: not yet");
     await sim.advance(2000);
@@ -127,7 +113,7 @@ describe('daemons and timers', () => {
     on.event('kopfexamples', { registry, id: 'observer' }, function observer({ spec, logger }) {
       logger.info(`Seen run=${String(spec['run'] ?? 'none')}`);
     });
-    sim = await s.Simulation.start({ cluster, registry });
+    sim = await suite.start({ registry });
 
     // Creation: the ADDED event, then the event of the operator's own finalizer patch.
     await sim.create('kopf-example-1', { spec: { run: 'yes' } });

@@ -14,9 +14,8 @@
  * Everything runs on a virtual clock, except the thousand objects, which run in real time with
  * waits for what must happen.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../../devcluster/testing.js';
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
@@ -26,17 +25,8 @@ import * as s from './simulating.js';
 type Json = Record<string, unknown>;
 
 describe('daemons: bad input and faults', () => {
-  let cluster: DevCluster;
+  const suite = s.simulationPerTest();
   let sim: s.Simulation | undefined;
-
-  beforeEach(async () => {
-    cluster = await s.startCluster();
-    sim = undefined;
-  });
-  afterEach(async () => {
-    await sim?.close();
-    await cluster.stop();
-  });
 
   async function start(
     registry: OperatorRegistry,
@@ -45,7 +35,7 @@ describe('daemons: bad input and faults', () => {
       clock?: 'real';
     } = {},
   ): Promise<s.Simulation> {
-    sim = await s.Simulation.start({ cluster, registry, settings: s.settings(options.configure), clock: options.clock });
+    sim = await suite.start({ registry, settings: s.settings(options.configure), clock: options.clock });
     return sim;
   }
 
@@ -232,13 +222,14 @@ describe('daemons: bad input and faults', () => {
       },
     });
     const names = Array.from({ length: count }, (_, i) => `kopf-example-${i}`);
-    await Promise.all(names.map((name) => cluster.store.create(s.kopfExample(name))));
+    await Promise.all(names.map((name) => suite.cluster.store.create(s.kopfExample(name))));
     const withFinalizer = (): number =>
-      cluster.store.list(s.KEX, 'default').filter((body) => ((body['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(s.FINALIZER)).length;
+      suite.cluster.store.list(s.KEX, 'default').filter((body) => ((body['metadata'] as Json)['finalizers'] as string[] | undefined)?.includes(s.FINALIZER))
+        .length;
     await sim!.until(() => started === count && withFinalizer() === count, `${count} daemons and finalizers`, 30_000);
 
-    await Promise.all(names.map((name) => cluster.store.delete(s.KEX, name, { namespace: 'default' })));
-    await sim!.until(() => cluster.store.list(s.KEX, 'default').length === 0, `all ${count} objects to vanish`, 30_000);
+    await Promise.all(names.map((name) => suite.cluster.store.delete(s.KEX, name, { namespace: 'default' })));
+    await sim!.until(() => suite.cluster.store.list(s.KEX, 'default').length === 0, `all ${count} objects to vanish`, 30_000);
 
     expect(exited).toBe(count);
     expect(running).toBe(0);

@@ -18,9 +18,8 @@
  * after the line that shows the operator waiting (`Sleeping for …`, a stage line logged right
  * before a wait), so each stage lands on its exact virtual millisecond.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../../devcluster/testing.js';
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
@@ -34,24 +33,11 @@ type Json = Record<string, unknown>;
 const forever = (): Promise<never> => new Promise<never>(() => undefined);
 
 describe('stopping daemons', () => {
-  let cluster: DevCluster;
+  const suite = s.simulationPerTest();
   let sim: s.Simulation | undefined;
 
-  beforeEach(async () => {
-    cluster = await s.startCluster();
-    sim = undefined;
-  });
-  afterEach(async () => {
-    await sim?.close();
-    for (const body of cluster.store.list(s.KEX, 'default')) {
-      const name = (body['metadata'] as { name: string }).name;
-      await cluster.store.patch(s.KEX, name, { metadata: { finalizers: null } }, { namespace: 'default', type: 'merge-patch' });
-    }
-    await cluster.stop();
-  });
-
   async function start(registry: OperatorRegistry, configure?: (settings: settingsModule.OperatorSettings) => void): Promise<s.Simulation> {
-    sim = await s.Simulation.start({ cluster, registry, settings: s.settings(configure) });
+    sim = await suite.start({ registry, settings: s.settings(configure) });
     return sim;
   }
 
@@ -293,14 +279,14 @@ describe('stopping daemons', () => {
       await sim!.create('kopf-example-2');
       await sim!.until(() => sim!.finalizers('kopf-example-1').length > 0 && sim!.finalizers('kopf-example-2').length > 0, 'the finalizers');
       await sim!.waitFor('JSON-patching the resource with:', { times: 2 });
-      const requests = cluster.requests.all.length;
+      const requests = suite.cluster.requests.all.length;
       await sim!.stop();
 
       expect(sim!.times("Daemon 'polite' has exited on request")).toEqual([0, 0]);
       expect(reasons.sort()).toEqual(['kopf-example-1: OPERATOR_EXITING', 'kopf-example-2: OPERATOR_EXITING']);
       expect(sim!.grep("Daemon 'polite' has exited on request and will not be retried or restarted.")).toHaveLength(2);
       expect(sim!.grep(/signalled|orphaned|cancelled/)).toEqual([]);
-      expect(cluster.requests.all.slice(requests).filter((r) => r.method !== 'GET')).toEqual([]);
+      expect(suite.cluster.requests.all.slice(requests).filter((r) => r.method !== 'GET')).toEqual([]);
       expect(sim!.finalizers('kopf-example-1')).toEqual([s.FINALIZER]);
       expect(sim!.finalizers('kopf-example-2')).toEqual([s.FINALIZER]);
       expect(sim!.context.daemons!.size).toBe(0);
@@ -490,11 +476,13 @@ describe('stopping daemons', () => {
     });
     await start(registry);
     await createAndWait(['single']);
-    const lists = cluster.requests.all.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && !/watch=/.test(r.query)).length;
-    expect(cluster.dropWatches({ resource: 'kopfexamples' }, 'expire')).toBeGreaterThan(0);
+    const lists = suite.cluster.requests.all.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && !/watch=/.test(r.query)).length;
+    expect(suite.cluster.dropWatches({ resource: 'kopfexamples' }, 'expire')).toBeGreaterThan(0);
     // The watcher re-lists after its reconnection backoff (on the operator's clock).
     await sim!.advanceUntil(() => sim!.grep('Seen type=null').length > 0, 'the re-listing');
-    expect(cluster.requests.all.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && !/watch=/.test(r.query)).length).toBeGreaterThan(lists);
+    expect(suite.cluster.requests.all.filter((r) => r.method === 'GET' && r.resource === 'kopfexamples' && !/watch=/.test(r.query)).length).toBeGreaterThan(
+      lists,
+    );
     await sim!.patch({ spec: { field: 'after the re-listing' } });
     await sim!.waitFor('Seen type=MODIFIED', { times: 2 });
     expect(starts).toEqual([0]);

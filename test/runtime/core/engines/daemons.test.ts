@@ -11,9 +11,8 @@
  * (in real time) for the line that shows the operator is waiting on the clock — a daemon's
  * invocation, `Sleeping for …` — so that every step lands on its exact virtual time.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { DevCluster } from '../../../../devcluster/testing.js';
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import { PermanentError, TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
@@ -26,20 +25,11 @@ type Json = Record<string, unknown>;
 const R = DaemonStoppingReason;
 
 describe('daemons', () => {
-  let cluster: DevCluster;
+  const suite = s.simulationPerTest();
   let sim: s.Simulation | undefined;
 
-  beforeEach(async () => {
-    cluster = await s.startCluster();
-    sim = undefined;
-  });
-  afterEach(async () => {
-    await sim?.close();
-    await cluster.stop();
-  });
-
   async function start(registry: OperatorRegistry, configure?: (settings: settingsModule.OperatorSettings) => void): Promise<s.Simulation> {
-    sim = await s.Simulation.start({ cluster, registry, settings: s.settings(configure) });
+    sim = await suite.start({ registry, settings: s.settings(configure) });
     return sim;
   }
 
@@ -175,8 +165,8 @@ describe('daemons', () => {
 
   it('R-DAEMON-2 nothing is spawned for an object that is being deleted', async () => {
     const blocked = s.kopfExample('kopf-example-1', { metadata: { finalizers: ['example.com/blocker'] } });
-    await cluster.store.create(blocked);
-    await cluster.store.delete(s.KEX, 'kopf-example-1', { namespace: 'default' });
+    await suite.cluster.store.create(blocked);
+    await suite.cluster.store.delete(s.KEX, 'kopf-example-1', { namespace: 'default' });
     const registry = new OperatorRegistry();
     observe(registry);
     const starts: string[] = [];
@@ -527,7 +517,7 @@ describe('daemons', () => {
     await sim!.waitFor("Daemon 'reader' is invoked.");
     await sim!.advance(1000);
     await sim!.patch({ spec: { field: 'changed' }, metadata: { labels: { somelabel: 'other' }, annotations: { someannotation: 'other' } } });
-    await cluster.store.patch(s.KEX, 'kopf-example-1', { status: { phase: 'Ready' } }, { namespace: 'default', subresource: 'status' });
+    await suite.cluster.store.patch(s.KEX, 'kopf-example-1', { status: { phase: 'Ready' } }, { namespace: 'default', subresource: 'status' });
     await sim!.waitFor('Seen kopf-example-1: field=changed', { times: 2 });
     await sim!.advance(1000);
     await sim!.delete();
@@ -599,7 +589,13 @@ describe('daemons', () => {
     await start(registry);
     await sim!.create();
     await sim!.until(() => sim!.finalizers().includes(s.FINALIZER), 'the finalizer');
-    cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', name: 'kopf-example-1', times: 1, action: { respond: { code: 422, reason: 'Invalid' } } });
+    suite.cluster.faults.add({
+      method: 'PATCH',
+      resource: 'kopfexamples',
+      name: 'kopf-example-1',
+      times: 1,
+      action: { respond: { code: 422, reason: 'Invalid' } },
+    });
     await sim!.advance(5000);
     await sim!.waitFor('Could not apply the patch in full due to conflicts with newer changes.');
     expect(sim!.object()!['metadata']).not.toHaveProperty('labels.labelled');

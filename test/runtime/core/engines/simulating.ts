@@ -13,6 +13,8 @@
  * hung-task limit), so `stop()` keeps moving time until the operator is done, and reports the
  * virtual time it took.
  */
+import { afterEach, beforeEach } from 'vitest';
+
 import type { DevCluster } from '../../../../devcluster/testing.js';
 import { type Clock, realClock, VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import type * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
@@ -282,4 +284,51 @@ export class Simulation {
       logging.configure({});
     }
   }
+}
+
+/** What a suite started with `simulationPerTest()` reads and calls in its tests. */
+export interface SimulationPerTest {
+  /** The current test's devcluster (a fresh one for every test). */
+  readonly cluster: DevCluster;
+  /** Starts a simulation against the current test's devcluster; it is closed after the test. */
+  start(options: Omit<Parameters<typeof Simulation.start>[0], 'cluster'>): Promise<Simulation>;
+}
+
+/**
+ * Registers the `beforeEach`/`afterEach` hooks of a suite whose every test runs a simulation: before
+ * each test a devcluster with the reference CRD starts; after it, the simulations the test started
+ * are closed, the finalizers of all `kopfexamples` left in `default` are stripped (no object waits
+ * for an operator that is gone) and the cluster stops. Call it in the `describe` body.
+ */
+export function simulationPerTest(): SimulationPerTest {
+  let current: DevCluster | undefined;
+  const started: Simulation[] = [];
+  beforeEach(async () => {
+    current = await startCluster();
+  });
+  afterEach(async () => {
+    for (const sim of started.splice(0)) await sim.close();
+    const cluster = current;
+    current = undefined;
+    if (cluster === undefined) return;
+    for (const body of cluster.store.list(KEX, 'default')) {
+      const name = (body['metadata'] as { name: string }).name;
+      await cluster.store.patch(KEX, name, { metadata: { finalizers: null } }, { namespace: 'default', type: 'merge-patch' });
+    }
+    await cluster.stop();
+  });
+  const currentCluster = (): DevCluster => {
+    if (current === undefined) throw new Error('The devcluster exists only while a test runs.');
+    return current;
+  };
+  return {
+    get cluster() {
+      return currentCluster();
+    },
+    async start(options) {
+      const sim = await Simulation.start({ cluster: currentCluster(), ...options });
+      started.push(sim);
+      return sim;
+    },
+  };
 }

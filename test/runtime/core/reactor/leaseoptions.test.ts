@@ -9,19 +9,7 @@ import * as cli from '../../../../runtime/cli/commands.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
-
-function capture(): cli.CommandOutput & { text(): string } {
-  let text = '';
-  return {
-    out: (t) => {
-      text += t;
-    },
-    err: (t) => {
-      text += t;
-    },
-    text: () => text,
-  };
-}
+import { captureOutput } from '../../cli/support.js';
 
 describe('Lease election: the command line', () => {
   it.each<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]>([
@@ -32,7 +20,7 @@ describe('Lease election: the command line', () => {
     ['an empty KOPF_RUN_LEASE', [], { KOPF_RUN_LEASE: '' }, { leaseName: undefined }],
     ['no lease', [], {}, { leaseName: undefined, leaseNamespace: undefined }],
   ])('Lease election: %s', (_title, argv, env, expected) => {
-    const output = capture();
+    const output = captureOutput();
     expect(cli.parseRunArgs(argv, { env, output })).toMatchObject(expected);
     expect(output.text()).toBe('');
   });
@@ -50,14 +38,14 @@ describe('Lease election: the command line', () => {
     ],
     ['--lease-namespace without --lease', ['--lease-namespace', 'ops'], {}, "option '--lease-namespace <namespace>' needs option '--lease <name>'"],
   ])('Lease election: usage error: %s (exit code 2)', async (_title, argv, env, message) => {
-    expect(() => cli.parseRunArgs(argv, { env, output: capture() })).toThrow(cli.UsageError);
-    const output = capture();
+    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(cli.UsageError);
+    const output = captureOutput();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);
   });
 
   it('Lease election: --help lists --lease and --lease-namespace', async () => {
-    const output = capture();
+    const output = captureOutput();
     expect(await cli.runCommand(['--help'], { env: {}, output })).toBe(0);
     expect(output.text()).toContain('--lease <name>');
     expect(output.text()).toContain('KOPF_RUN_LEASE');
