@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as YAML from 'yaml';
 import { DevCluster, type RequestRecord } from '../../../devcluster/testing.js';
+import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
@@ -143,6 +144,11 @@ export interface OperatorOptions {
   readonly livenessEndpoint?: string;
   /** Hears the served endpoints' URLs (`running.OperatorOptions.onServing`). */
   readonly onServing?: running.OperatorOptions['onServing'];
+  /**
+   * The operator's clock (default: the real one). With a `VirtualClock` the test moves time
+   * itself, and `stop()` keeps it moving until the operator has stopped (its stop sleeps on it).
+   */
+  readonly clock?: clocks.Clock;
 }
 
 /**
@@ -174,6 +180,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metricsEndpoint: options.metricsEndpoint,
     livenessEndpoint: options.livenessEndpoint,
     onServing: options.onServing,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const done = running.runTasks(spawned).then(
     () => {
@@ -200,6 +207,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
     async stop() {
       stopper.abort();
+      const clock = options.clock;
+      if (clock instanceof clocks.VirtualClock) while (!stopped) await clock.advance(100);
       await done;
     },
   };
