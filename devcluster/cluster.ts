@@ -135,6 +135,7 @@ export class DevCluster {
   private adminToken = '';
   private boundPort = 0;
   private pausedGate: { promise: Promise<void>; resolve: () => void } | undefined;
+  private heldRequests = 0;
   private unavailableFlag = false;
   private cancelCompaction: (() => void) | undefined;
   private readonly adminUser: users.UserInfo;
@@ -274,7 +275,14 @@ export class DevCluster {
       latencyMs: this.options.latencyMs ?? 0,
       watchDefaultTimeoutMs: () => this.options.watchDefaultTimeoutMs ?? (1800 + Math.floor(this.core.ids.random() * 1800)) * 1000,
       serverAddress: () => `127.0.0.1:${this.boundPort}`,
-      gate: () => this.pausedGate?.promise ?? Promise.resolve(),
+      gate: () => {
+        const gate = this.pausedGate;
+        if (!gate) return Promise.resolve();
+        this.heldRequests++;
+        return gate.promise.finally(() => {
+          this.heldRequests--;
+        });
+      },
       unavailable: () => this.unavailableFlag,
       authenticate(req) {
         // Without enforcement every request runs as the admin user (a fresh copy, as authentication
@@ -440,19 +448,34 @@ export class DevCluster {
     gate?.resolve();
   }
 
+  /**
+   * What a pause holds right now (D-FAULT-9): requests waiting to be served and watch events queued
+   * for delivery. A test reads it to know that the pause took effect, instead of waiting a while.
+   */
+  held(): { requests: number; events: number } {
+    return { requests: this.heldRequests, events: this.hub.queued };
+  }
+
   /** Simulates an API server restart (D-FAULT-8). */
   async restart(opts: RestartOptions = {}): Promise<void> {
     const { downtimeMs = 0, refuse = true, resetHistory = true } = opts;
+    // The downtime runs on the cluster's clock from the moment of the restart, so a test on virtual
+    // time ends it by advancing the clock.
+    const downtime = downtimeMs
+      ? new Promise<void>((resolve) => {
+          this.clock.schedule(downtimeMs, resolve);
+        })
+      : undefined;
     this.hub.closeAll('abort');
     if (resetHistory) this.core.store.compact();
     if (refuse) {
       await this.closeListener();
-      if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
+      await downtime;
       await this.listen(this.boundPort);
     } else {
       for (const s of this.sockets) s.destroy();
       this.unavailableFlag = true;
-      if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
+      await downtime;
       this.unavailableFlag = false;
     }
   }

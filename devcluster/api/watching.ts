@@ -87,6 +87,14 @@ export class WatchHub {
     return this.streams.size;
   }
 
+  /** Events queued by a pause (D-FAULT-9), including those of streams that end on `resume()`. */
+  get queued(): number {
+    let n = 0;
+    for (const stream of this.streams.values()) n += stream.pending?.length ?? 0;
+    for (const stream of this.draining.keys()) n += stream.pending?.length ?? 0;
+    return n;
+  }
+
   /**
    * Starts a stream on a response whose headers were already flushed. Returns the stream id.
    * `faults` lets fault injection end or break the stream after some events (D-FAULT-5).

@@ -187,7 +187,7 @@ class Exchange {
   }
 
   async finish(r: Reply, afterMs: number, resetAfter: boolean): Promise<void> {
-    if (afterMs) await sleep(afterMs);
+    if (afterMs) await sleep(this.ctx, afterMs);
     if (resetAfter) {
       this.req.socket.destroy();
       this.record(0);
@@ -262,12 +262,12 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
         return;
       }
       if ('delay' in action) {
-        if (action.delay.beforeMs) await sleep(action.delay.beforeMs);
+        if (action.delay.beforeMs) await sleep(ctx, action.delay.beforeMs);
         afterMs = action.delay.afterMs ?? 0;
       }
       if ('watch' in action) watchFault = action.watch;
     }
-    if (ctx.latencyMs && !watch) await sleep(ctx.latencyMs);
+    if (ctx.latencyMs && !watch) await sleep(ctx, ctx.latencyMs);
     await ctx.gate();
 
     if (info.kind === 'nonResource') {
@@ -329,7 +329,11 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits on the cluster's clock, so that a test on virtual time decides when a delay is over. */
+const sleep = (ctx: ServerContext, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    ctx.core.clock.schedule(ms, resolve);
+  });
 
 function replyFault(
   ctx: ServerContext,
@@ -718,7 +722,10 @@ async function serveWatch(
         onEnd: fault ? endByFault : undefined,
       },
     );
-    if (fault?.endAfterMs !== undefined) setTimeout(() => ctx.hub.closeById(id, 'fault'), fault.endAfterMs).unref();
+    if (fault?.endAfterMs !== undefined) {
+      const cancel = ctx.core.clock.schedule(fault.endAfterMs, () => ctx.hub.closeById(id, 'fault'));
+      res.on('close', cancel);
+    }
   };
   start();
 }

@@ -95,6 +95,23 @@ export const realClock: Clock = Object.freeze({
   },
 });
 
+/**
+ * Like `clock.schedule()`, but a timer of the real clock does not keep the process alive: for a
+ * deadline that matters only while something else keeps the process running (the forced exit after
+ * a termination signal). On any other clock it is an ordinary scheduled callback.
+ */
+export function scheduleUnreferenced(clock: Clock, ms: number, callback: () => void): () => void {
+  if (clock !== realClock) return clock.schedule(ms, callback);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (left: number): void => {
+    // Longer than a Node timer can wait: chained.
+    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(callback, Math.max(0, left));
+    timer.unref();
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
+}
+
 interface Sleeper {
   readonly due: number;
   readonly seq: number;

@@ -483,7 +483,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     let ultimate = false;
     uninstall = installSignalHandlers((name) => {
       logger.info(`Signal ${name} is received. Operator is stopping.`);
-      if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)));
+      if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)), clock);
       ultimate = true;
       received();
     });
@@ -941,12 +941,13 @@ export function installSignalHandlers(onSignal: (name: NodeJS.Signals) => void):
 }
 
 /**
- * Schedules the forced exit of R-LIFE-4: `exit(1)` after `timeout` seconds (`null`: never). The
- * timer does not keep the process alive: it only fires if something else does.
+ * Schedules the forced exit of R-LIFE-4: `exit(1)` after `timeout` seconds (`null`: never) on the
+ * operator's clock. A real timer does not keep the process alive: it only fires if something else
+ * does.
  */
-export function scheduleUltimateExit(timeout: number | null, exit: (code: number) => void): void {
+export function scheduleUltimateExit(timeout: number | null, exit: (code: number) => void, clock: clocks.Clock = clocks.realClock): void {
   if (timeout === null || timeout === undefined) return;
-  setTimeout(() => exit(1), Math.max(0, timeout * 1000)).unref();
+  clocks.scheduleUnreferenced(clock, Math.max(0, timeout * 1000), () => exit(1));
 }
 
 /** A task as the stop sequence sees it. */

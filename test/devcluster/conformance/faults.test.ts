@@ -4,8 +4,10 @@
  * faults, dropping open watches, compaction, restart, pause/resume, the request and watch-event
  * logs, the injectable clock and seeded determinism, over HTTP.
  */
+import * as http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../testing/index.js';
+import { eventually } from '../../support/waiting.js';
 import { startHarness, WIDGETS, CONFIGMAPS, type Harness, type Json } from './harness.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -84,6 +86,22 @@ class WatchReader {
   close(): void {
     this.controller.abort();
   }
+}
+
+/** A GET on a connection of its own, never one kept by the client from before a restart. */
+function getOnNewConnection(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
 }
 
 const widgetsIn = (ns: string): string => `/apis/example.com/v1/namespaces/${ns}/widgets`;
@@ -238,37 +256,6 @@ describe('conformance: fault injection and test controls', () => {
     expect(exists(ns, 'never')).toBe(false);
   });
 
-  it('D-FAULT-2 delay.beforeMs holds the request before it takes effect', async () => {
-    const ns = await namespace();
-    h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { delay: { beforeMs: 300 } } });
-    const started = Date.now();
-    const pending = h.post(widgetsIn(ns), widgetBody('slow', ns));
-    await sleep(120);
-    expect(exists(ns, 'slow')).toBe(false);
-    const r = await pending;
-    expect(r.status).toBe(201);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    expect(exists(ns, 'slow')).toBe(true);
-  });
-
-  it('D-FAULT-2 delay.afterMs applies the write (and emits its event) before the delayed response', async () => {
-    const ns = await namespace();
-    const w = await watch(`${widgetsIn(ns)}?watch=true&resourceVersion=${h.cluster.revision}`);
-    h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { delay: { afterMs: 400 } } });
-    let answered = false;
-    const pending = h.post(widgetsIn(ns), widgetBody('applied', ns)).then((r) => {
-      answered = true;
-      return r;
-    });
-    expect(await w.count(1)).toBe(true);
-    expect(w.types()).toEqual(['ADDED applied']);
-    expect(exists(ns, 'applied')).toBe(true);
-    expect(answered).toBe(false);
-    const r = await pending;
-    expect(r.status).toBe(201);
-    expect(r.json['metadata']['resourceVersion']).toBe(w.events[0]!['object']['metadata']['resourceVersion']);
-  });
-
   it('D-FAULT-4 reset "before" breaks the connection without processing, "after" once the write is applied', async () => {
     const ns = await namespace();
     h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { reset: 'before' } });
@@ -323,18 +310,6 @@ describe('conformance: fault injection and test controls', () => {
     expect(await none.finished()).toBe(true);
     expect(none.outcome).toBe('end');
     expect(none.events).toEqual([]);
-  });
-
-  it('D-FAULT-5 endAfterMs ends or aborts the stream after a time', async () => {
-    const ns = await namespace();
-    h.cluster.faults.add({ namespace: ns, watch: true, times: 1, action: { watch: { endAfterMs: 150, mode: 'end' } } });
-    const ended = await watch(`${widgetsIn(ns)}?watch=true`);
-    expect(await ended.finished()).toBe(true);
-    expect(ended.outcome).toBe('end');
-    h.cluster.faults.add({ namespace: ns, watch: true, times: 1, action: { watch: { endAfterMs: 150, mode: 'abort' } } });
-    const aborted = await watch(`${widgetsIn(ns)}?watch=true`);
-    expect(await aborted.finished()).toBe(true);
-    expect(aborted.outcome).toBe('error');
   });
 
   it('D-FAULT-5 errorAfterEvents sends an ERROR event (410 Expired or 500 InternalError) then ends', async () => {
@@ -396,7 +371,10 @@ describe('conformance: fault injection and test controls', () => {
         answered = true;
         return r;
       });
-      await sleep(250);
+      // The pause's own account: the request waits at the gate and both events are queued, so
+      // none of them was answered or written.
+      await eventually(() => h.cluster.held().requests === 1, 'the get to be held by the pause');
+      expect(h.cluster.held()).toEqual({ requests: 1, events: 2 });
       expect(answered).toBe(false);
       expect(w.events).toEqual([]);
     } finally {
@@ -415,7 +393,8 @@ describe('conformance: fault injection and test controls', () => {
     try {
       await h.cluster.store.create(widgetBody('q1', ns));
       expect(h.cluster.dropWatches({ resource: 'widgets', namespace: ns }, 'expire')).toBe(1);
-      await sleep(100);
+      // The event and the ERROR are queued by the pause, not written; the stream stays open.
+      expect(h.cluster.held()).toEqual({ requests: 0, events: 2 });
       expect(w.events).toEqual([]);
       expect(w.outcome).toBe('open');
     } finally {
@@ -461,11 +440,93 @@ describe('conformance: fault injection and test controls', () => {
   });
 });
 
-describe('conformance: restart', () => {
+describe('conformance: fault delays on the cluster clock', () => {
+  // Delays and timed watch ends run on the cluster's clock: each step below is exact, and "not
+  // yet" means the clock has not reached the deadline, not that a real wait was too short.
+  const clock = new VirtualClock({ start: Date.UTC(2024, 2, 1, 8, 0, 0) });
   let h: Harness;
+  const readers: WatchReader[] = [];
+  const ns = 'delays';
 
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ clock });
+    expect((await h.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status).toBe(201);
+  });
+  afterAll(async () => {
+    for (const r of readers) r.close();
+    await h.stop();
+  });
+
+  async function watch(path: string): Promise<WatchReader> {
+    const reader = await WatchReader.open(`${h.cluster.url}${path}`);
+    readers.push(reader);
+    return reader;
+  }
+
+  const exists = (name: string): boolean => h.cluster.store.get({ group: 'example.com', version: 'v1', resource: 'widgets' }, name, ns) !== undefined;
+
+  it('D-FAULT-2 delay.beforeMs holds the request before it takes effect', async () => {
+    h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { delay: { beforeMs: 300 } } });
+    const due = clock.now() + 300;
+    let answered = false;
+    const pending = h.post(widgetsIn(ns), widgetBody('slow', ns)).then((r) => {
+      answered = true;
+      return r;
+    });
+    await eventually(() => clock.nextDue() === due, 'the delay to be scheduled on the cluster clock');
+    await clock.advance(299);
+    expect(exists('slow')).toBe(false);
+    expect(answered).toBe(false);
+    await clock.advance(1);
+    const r = await pending;
+    expect(r.status).toBe(201);
+    expect(exists('slow')).toBe(true);
+  });
+
+  it('D-FAULT-2 delay.afterMs applies the write (and emits its event) before the delayed response', async () => {
+    const w = await watch(`${widgetsIn(ns)}?watch=true&resourceVersion=${h.cluster.revision}`);
+    h.cluster.faults.add({ namespace: ns, verb: 'create', times: 1, action: { delay: { afterMs: 400 } } });
+    let answered = false;
+    const pending = h.post(widgetsIn(ns), widgetBody('applied', ns)).then((r) => {
+      answered = true;
+      return r;
+    });
+    expect(await w.count(1)).toBe(true);
+    expect(w.types()).toEqual(['ADDED applied']);
+    expect(exists('applied')).toBe(true);
+    await clock.advance(399);
+    expect(answered).toBe(false);
+    await clock.advance(1);
+    const r = await pending;
+    expect(r.status).toBe(201);
+    expect(r.json['metadata']['resourceVersion']).toBe(w.events[0]!['object']['metadata']['resourceVersion']);
+  });
+
+  it('D-FAULT-5 endAfterMs ends or aborts the stream after a time', async () => {
+    h.cluster.faults.add({ namespace: ns, watch: true, times: 1, action: { watch: { endAfterMs: 150, mode: 'end' } } });
+    const ended = await watch(`${widgetsIn(ns)}?watch=true&timeoutSeconds=60`);
+    await clock.advance(149);
+    expect(ended.outcome).toBe('open');
+    await clock.advance(1);
+    expect(await ended.finished()).toBe(true);
+    expect(ended.outcome).toBe('end');
+    h.cluster.faults.add({ namespace: ns, watch: true, times: 1, action: { watch: { endAfterMs: 150, mode: 'abort' } } });
+    const aborted = await watch(`${widgetsIn(ns)}?watch=true&timeoutSeconds=60`);
+    await clock.advance(149);
+    expect(aborted.outcome).toBe('open');
+    await clock.advance(1);
+    expect(await aborted.finished()).toBe(true);
+    expect(aborted.outcome).toBe('error');
+  });
+});
+
+describe('conformance: restart', () => {
+  let h: Harness;
+  // The downtime runs on the cluster's clock: the test decides when it is over.
+  const clock = new VirtualClock({ start: Date.UTC(2024, 5, 1, 12, 0, 0) });
+
+  beforeAll(async () => {
+    h = await startHarness({ clock });
   });
   afterAll(async () => {
     await h.stop();
@@ -482,8 +543,10 @@ describe('conformance: restart', () => {
     const restarting = h.cluster.restart({ downtimeMs: 300 });
     expect(await w.finished()).toBe(true);
     expect(w.outcome).toBe('error');
-    await sleep(50);
     await expect(fetch(`${h.cluster.url}/version`)).rejects.toThrow();
+    await clock.advance(299);
+    await expect(fetch(`${h.cluster.url}/version`)).rejects.toThrow();
+    await clock.advance(1);
     await restarting;
 
     expect(h.cluster.port).toBe(port);
@@ -506,11 +569,15 @@ describe('conformance: restart', () => {
 
   it('D-FAULT-8 restart with refuse: false answers 503 and /readyz 500 while down', async () => {
     const restarting = h.cluster.restart({ downtimeMs: 400, refuse: false });
-    await sleep(50);
-    const down = await h.get(WIDGETS);
+    // The restart broke every open connection, also the ones the client keeps for reuse, and the
+    // client may learn that only when it sends on one: ask on new connections instead.
+    const down = await getOnNewConnection(`${h.cluster.url}${WIDGETS}`);
     expect(down.status).toBe(503);
-    expect(down.json['reason']).toBe('ServiceUnavailable');
-    expect((await h.get('/readyz')).status).toBe(500);
+    expect(JSON.parse(down.body)['reason']).toBe('ServiceUnavailable');
+    expect((await getOnNewConnection(`${h.cluster.url}/readyz`)).status).toBe(500);
+    await clock.advance(399);
+    expect((await getOnNewConnection(`${h.cluster.url}/readyz`)).status).toBe(500);
+    await clock.advance(1);
     await restarting;
     expect((await h.get(WIDGETS)).status).toBe(200);
     expect((await h.get('/readyz')).status).toBe(200);

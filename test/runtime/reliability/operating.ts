@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import * as YAML from 'yaml';
 import { DevCluster, type RequestRecord } from '../../../devcluster/testing.js';
+import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import * as settings from '../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
@@ -196,6 +197,11 @@ export interface OperatorOptions {
   readonly livenessEndpoint?: string;
   /** Hears the served endpoints' URLs (`running.OperatorOptions.onServing`). */
   readonly onServing?: running.OperatorOptions['onServing'];
+  /**
+   * The operator's clock (default: the real one). With a `VirtualClock` the test moves time
+   * itself, and `stop()` keeps it moving until the operator has stopped (its stop sleeps on it).
+   */
+  readonly clock?: clocks.Clock;
 }
 
 /**
@@ -227,6 +233,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metricsEndpoint: options.metricsEndpoint,
     livenessEndpoint: options.livenessEndpoint,
     onServing: options.onServing,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const done = running.runTasks(spawned).then(
     () => {
@@ -253,6 +260,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
     async stop() {
       stopper.abort();
+      const clock = options.clock;
+      if (clock instanceof clocks.VirtualClock) while (!stopped) await clock.advance(100);
       await done;
     },
   };

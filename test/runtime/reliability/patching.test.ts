@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
+import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
@@ -38,12 +39,15 @@ describe('PATCH requests failing', () => {
 
   it('R-PATCH-3 A-39 a 422 on the finalizer JSON-patch is carried over and re-sent with the newer version on the next event', async () => {
     const { registry, created } = registryWithFinalizer();
-    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    // On virtual time, "only on the next event" is checked by moving the operator's clock well past
+    // every delay after which it could retry on its own (back-offs and throttling of 0.2 s or less).
+    const clock = new clocks.VirtualClock({ start: Date.now() });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, clock });
     suite.cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', times: 1, action: { respond: { code: 422 } } });
     const body = await suite.cluster.store.create(fx.kopfExample());
     const rv1 = (body['metadata'] as { resourceVersion: string }).resourceVersion;
     await fx.eventually(() => logs.grep('Could not apply the patch in full due to conflicts with newer changes.').length === 1, 'the conflict');
-    await fx.pause(300);
+    await clock.advance(5_000);
     expect(created).toEqual([]);
     expect(finalizersOf(suite.cluster, 'kopf-example-1')).toBeUndefined();
 
@@ -88,7 +92,9 @@ describe('PATCH requests failing', () => {
       created.push(name);
       return { done: true };
     });
-    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    // The throttling runs on the operator's clock: the test ends it, then moves time well past it.
+    const clock = new clocks.VirtualClock({ start: Date.now() });
+    const op = await fx.startOperator({ cluster: suite.cluster, registry, clock });
     suite.cluster.faults.add({
       method: 'PATCH',
       resource: 'kopfexamples',
@@ -96,8 +102,12 @@ describe('PATCH requests failing', () => {
       action: { respond: { code: 409, message: 'the object has been modified' } },
     });
     await suite.cluster.store.create(fx.kopfExample());
+    await fx.eventually(() => logs.grep('Throttling for 0.1 seconds').length === 1, 'throttling to start');
+    await clock.advance(99);
+    expect(logs.grep('Throttling is over. Switching back to normal operations.')).toEqual([]);
+    await clock.advance(1);
     await fx.eventually(() => logs.grep('Throttling is over. Switching back to normal operations.').length === 1, 'throttling to end');
-    await fx.pause(400);
+    await clock.advance(5_000);
     // Without further events, nothing is retried.
     expect(created).toEqual(['kopf-example-1']);
     expect(fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC]).toBeUndefined();

@@ -18,6 +18,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import * as twohandlers from '../../../fixtures/operators/a05-two-handlers.js';
 import * as single from '../../../fixtures/operators/a32-throttling.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
+import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as h from './harness.js';
 
@@ -105,12 +106,15 @@ describe('JSON-patch conflicts', () => {
 
   it('A-39 the finalizer JSON-patch rejected with 422 is re-sent on the next event with the newer version', async () => {
     const calls = new Calls();
-    const op = await h.startOperator(cluster, { registry: single.register(new OperatorRegistry(), calls, { withDeletion: true }) });
+    // On virtual time, "not before the next event" is checked by moving the operator's clock well
+    // past the delays after which it could retry on its own (its back-off is 1 s).
+    const clock = new VirtualClock({ start: Date.now() });
+    const op = await h.startOperator(cluster, { registry: single.register(new OperatorRegistry(), calls, { withDeletion: true }), clock });
     cluster.faults.add({ resource: 'kopfexamples', method: 'PATCH', times: 1, action: { respond: { code: 422, message: 'the test operation failed' } } });
     const since = cluster.requests.all.length;
     await h.apply(cluster, h.referenceObject());
     await op.output.waitFor('Could not apply the patch in full due to conflicts with newer changes.');
-    await h.sleep(300);
+    await clock.advance(5_000);
     expect(calls.count('create_fn')).toBe(0);
     expect(h.finalizersOf(h.getObject(cluster))).toEqual([]);
 

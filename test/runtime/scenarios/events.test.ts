@@ -11,6 +11,7 @@ import * as testing from '../../../fixtures/operators/a11-testing.js';
 import * as watching from '../../../fixtures/operators/a12-events.js';
 import type * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
+import { event, on } from '../../../runtime/index.js';
 import * as h from './harness.js';
 
 type Json = Record<string, unknown>;
@@ -134,9 +135,20 @@ describe('k8s-events', () => {
 
   it('A-11 without the setting, log lines are not posted', async () => {
     const registry = testing.register(new OperatorRegistry(), new Calls(), { postLoggers: false });
-    const { op, uid } = await handleOnce(cluster, { registry, settle: 800 });
+    // Posting itself stays on: an event posted explicitly about a marker object, queued after
+    // every line of the object's cycle, is the signal that anything queued before it is posted.
+    on.create('kopfexamples', { registry }, function marker_fn({ body, name }) {
+      if (name === 'kopf-example-marker') event(body, { type: 'Normal', reason: 'Marker', message: 'Posted last.' });
+    });
+    const { op, uid } = await handleOnce(cluster, { registry });
+    const marker = await h.apply(cluster, h.referenceObject({ name: 'kopf-example-marker' }));
+    const markerUid = String((marker['metadata'] as Json)['uid']);
+    await h.eventually(() => eventsOf(cluster, markerUid).some((e) => e['reason'] === 'Marker'), 'the event about the marker');
     expect(op.output.linesWith('[default/kopf-example-1] Something was logged here.')).toHaveLength(1);
     expect(eventsOf(cluster, uid)).toEqual([]);
+    expect(eventsOf(cluster, markerUid).map((e) => e['reason'])).toEqual(['Marker']);
+    await h.remove(cluster, 'kopf-example-marker');
+    await h.eventually(() => op.output.matching('Deleted, really deleted').some((e) => e.object === 'default/kopf-example-marker'), 'the marker gone');
     await finish(cluster, op);
     h.genericChecks(op, { created: true, deleted: true });
   });
@@ -150,7 +162,8 @@ describe('k8s-events', () => {
     await op.output.waitFor("Handler 'normal_event_fn' succeeded.");
     await h.remove(cluster);
     await op.output.waitFor("Handler 'normal_event_fn' succeeded.", { times: 2 });
-    await h.sleep(300);
+    // The DELETED event is the last one about the object, and its cycle ends with this handler
+    // (handlers run in the order of registration): nothing can follow it.
     expect(calls.of('normal_event_fn').map((call) => call.args['type'])).toEqual(['ADDED', 'DELETED']);
     expect(op.output.count("Handler 'normal_event_fn' succeeded.")).toBe(2);
     const failures = op.output.matching("Handler 'event_fn_with_error' failed with an exception and will ignore it: Oops!");

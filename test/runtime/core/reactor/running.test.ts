@@ -445,48 +445,77 @@ describe('signals (R-LIFE-3/4)', () => {
   });
 
   it('R-LIFE-4 a termination signal stops the operator and forces the exit if it is still alive after the timeout', async () => {
+    const clock = new clocks.VirtualClock({ start: Date.now() });
     const registry = baseRegistry();
+    const cleaning = new Flag();
+    let cleaned = (): void => undefined;
     on.cleanup({ registry }, async function cleanup_fn() {
-      await new Promise((r) => setTimeout(r, 600));
+      cleaning.set();
+      // Still cleaning when the forced exit is due.
+      await new Promise<void>((resolve) => {
+        cleaned = resolve;
+      });
     });
     const settings = fastSettings();
     settings.process.ultimateExitingTimeout = 0.2;
     const exits: Array<{ code: number; at: number }> = [];
     const ready = new Flag();
-    const operator = running.run({
-      registry,
-      settings,
-      clusterwide: true,
-      standalone: true,
-      readyFlag: ready,
-      exit: (code) => exits.push({ code, at: Date.now() }),
-    });
+    let stopped = false;
+    const operator = running
+      .run({
+        registry,
+        settings,
+        clusterwide: true,
+        standalone: true,
+        readyFlag: ready,
+        clock,
+        exit: (code) => exits.push({ code, at: clock.now() }),
+      })
+      .finally(() => {
+        stopped = true;
+      });
     await ready.wait();
     expect(process.listenerCount('SIGTERM')).toBe(1);
-    const signalled = Date.now();
+    const signalled = clock.now();
     process.emit('SIGTERM', 'SIGTERM');
+    await cleaning.wait();
+    await clock.advance(199);
+    expect(exits).toEqual([]);
+    await clock.advance(1);
+    expect(exits).toEqual([{ code: 1, at: signalled + 200 }]);
+    cleaned();
+    while (!stopped) await clock.advance(100);
     await operator;
     expect(log.matching('Signal SIGTERM is received. Operator is stopping.')).toHaveLength(1);
     expect(exits).toHaveLength(1);
-    expect(exits[0]!.code).toBe(1);
-    expect(exits[0]!.at - signalled).toBeGreaterThanOrEqual(190);
     expect(process.listenerCount('SIGTERM')).toBe(0);
   });
 
   it('R-LIFE-4 no forced exit when the stop comes from the stop flag, or when the timeout is disabled', async () => {
+    const clock = new clocks.VirtualClock({ start: Date.now() });
     const exits: number[] = [];
-    running.scheduleUltimateExit(null, (code) => exits.push(code));
+    running.scheduleUltimateExit(null, (code) => exits.push(code), clock);
+    expect(clock.pending).toBe(0);
     const settings = fastSettings();
     settings.process.ultimateExitingTimeout = 0.05;
-    await running.run({
-      registry: baseRegistry(),
-      settings,
-      clusterwide: true,
-      standalone: true,
-      stopFlag: Promise.resolve(),
-      exit: (code) => exits.push(code),
-    });
-    await new Promise((r) => setTimeout(r, 150));
+    let stopped = false;
+    const operator = running
+      .run({
+        registry: baseRegistry(),
+        settings,
+        clusterwide: true,
+        standalone: true,
+        stopFlag: Promise.resolve(),
+        clock,
+        exit: (code) => exits.push(code),
+      })
+      .finally(() => {
+        stopped = true;
+      });
+    while (!stopped) await clock.advance(100);
+    await operator;
+    // Far past the forced exit's deadline on the operator's clock: nothing was scheduled to fire.
+    await clock.advance(10_000);
     expect(exits).toEqual([]);
   });
 });
