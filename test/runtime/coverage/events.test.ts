@@ -103,6 +103,9 @@ describe('on-event handlers', () => {
     on.create('kopfexamples', { registry }, function create_fn({ logger }: { logger: { info(m: string): void } }) {
       logger.info('A message from the create handler.');
     });
+    on.update('kopfexamples', { registry }, function update_fn({ logger }: { logger: { info(m: string): void } }) {
+      logger.info('A message from the update handler.');
+    });
     const settings = fx.fastSettings((s) => {
       s.posting.enabled = true;
       s.posting.loggers = true;
@@ -111,7 +114,11 @@ describe('on-event handlers', () => {
     await suite.cluster.store.create(fx.kopfExample());
     const posted = (): string[] => suite.cluster.store.list(EVENTS, 'default').map((e) => String(e['message']));
     await fx.eventually(() => posted().includes("Handler 'create_fn' succeeded."), 'the posted success of create_fn');
-    await fx.pause(500);
+    // The explicit end: a change runs the on-event handler and then, in the same cycle, the update
+    // handler; events are posted in the order they were queued, so once the update handler's message
+    // is posted, anything the on-event handler's logger queued before it would have been posted too.
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { field: 'changed' } }, { namespace: 'default' });
+    await fx.eventually(() => posted().includes('A message from the update handler.'), 'the posted message of update_fn');
     await op.stop();
 
     expect(op.error).toBeUndefined();

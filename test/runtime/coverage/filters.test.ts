@@ -31,8 +31,8 @@ describe('filters', () => {
     const callbackKwargs: Json[] = [];
     const record =
       (id: string) =>
-      ({ spec, type }: { spec: { flag?: unknown }; type: string | null }): void => {
-        seen.push(`${String(type)} flag=${JSON.stringify(spec.flag ?? null)}: ${id}`);
+      ({ spec, type }: { spec: { flag?: unknown; mark?: string }; type: string | null }): void => {
+        seen.push(`${String(type)} flag=${JSON.stringify(spec.flag ?? null)}: ${id}${spec.mark ? ` (${spec.mark})` : ''}`);
       };
     on.event('kopfexamples', { registry, id: 'present', field: 'spec.flag' }, record('present'));
     on.event('kopfexamples', { registry, id: 'literal', field: 'spec.flag', value: 'on' }, record('literal'));
@@ -65,10 +65,15 @@ describe('filters', () => {
     await step({ nested: [1, 2] }, 10);
     await step({ nested: [1, 2, 3] }, 12);
     await step(null, 13);
-    await fx.pause(300);
+    // The explicit end: one more change outside the filtered field, handled after every earlier event
+    // of the object (one object's events are handled in order); only the handler for an absent flag
+    // matches it. Anything else invoked meanwhile stands before it.
+    await suite.cluster.store.patch(fx.KEX, 'kopf-example-1', { spec: { mark: 'last' } }, { namespace: 'default', type: 'merge-patch' });
+    await fx.eventually(() => seen.at(-1)?.endsWith('(last)') === true, 'the last change');
     await op.stop();
 
     expect(op.error).toBeUndefined();
+    expect(seen.pop()).toBe('MODIFIED flag=null: marker_absent (last)');
     expect(seen).toEqual([
       'ADDED flag=null: marker_absent',
       'MODIFIED flag="on": present',
