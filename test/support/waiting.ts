@@ -41,3 +41,31 @@ export async function eventually(predicate: () => boolean | Promise<boolean>, wh
 export function flushed(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Keeps a virtual clock moving until `work` settles, and returns (or throws) what it settled with:
+ * for work that sleeps on the virtual clock while doing real I/O, such as an operator's graceful
+ * stop. Each step moves the clock by `stepMs` virtual milliseconds, then lets `pauseMs` real
+ * milliseconds pass so that real I/O can progress (none with `pauseMs: 0`).
+ */
+export async function advanceUntilSettled<T>(
+  clock: { advance(ms: number): Promise<void> },
+  work: Promise<T>,
+  options: { readonly stepMs?: number; readonly pauseMs?: number } = {},
+): Promise<T> {
+  const { stepMs = 1000, pauseMs = 10 } = options;
+  let settled = false;
+  const observed = work.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  while (!settled) {
+    if (pauseMs > 0) await Promise.race([observed, new Promise((resolve) => setTimeout(resolve, pauseMs))]);
+    if (!settled) await clock.advance(stepMs);
+  }
+  return work;
+}

@@ -47,21 +47,27 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
+/**
+ * A real timer of any length (longer than a Node timer can wait: chained). An unreferenced one does
+ * not keep the process alive.
+ */
+function realTimer(ms: number, callback: () => void, referenced: boolean): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (left: number): void => {
+    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(callback, Math.max(0, left));
+    if (!referenced) timer.unref();
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
+}
+
 /** Wall-clock time and real timers. */
 export const realClock: Clock = Object.freeze({
   now(): number {
     return Date.now();
   },
   schedule(ms: number, callback: () => void): () => void {
-    // Longer than a Node timer can wait: chained, like `sleep`.
-    if (ms > MAX_TIMER_MS) {
-      let cancel = realClock.schedule(MAX_TIMER_MS, () => {
-        cancel = realClock.schedule(ms - MAX_TIMER_MS, callback);
-      });
-      return () => cancel();
-    }
-    const timer = setTimeout(callback, Math.max(0, ms));
-    return () => clearTimeout(timer);
+    return realTimer(ms, callback, true);
   },
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -101,15 +107,7 @@ export const realClock: Clock = Object.freeze({
  * a termination signal). On any other clock it is an ordinary scheduled callback.
  */
 export function scheduleUnreferenced(clock: Clock, ms: number, callback: () => void): () => void {
-  if (clock !== realClock) return clock.schedule(ms, callback);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (left: number): void => {
-    // Longer than a Node timer can wait: chained.
-    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(callback, Math.max(0, left));
-    timer.unref();
-  };
-  arm(ms);
-  return () => clearTimeout(timer);
+  return clock === realClock ? realTimer(ms, callback, false) : clock.schedule(ms, callback);
 }
 
 interface Sleeper {

@@ -18,6 +18,7 @@ import * as kopf from '../../../runtime/index.js';
 import * as fx from '../reliability/operating.js';
 import { localServer } from '../scenarios/webhooks.js';
 import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../support/cluster.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 
 type Json = Record<string, unknown>;
 /** A registration function under test, called loosely (its overloads are proven by the type tests). */
@@ -467,10 +468,7 @@ describe('engine-backed registrations run in a real operator', () => {
     }
     stop.abort();
     // The graceful stop sleeps on the operator's clock: keep virtual time going until it is over.
-    while (!stopped) {
-      await fx.pause(20);
-      await clock?.advance(1000);
-    }
+    if (clock) await advanceUntilSettled(clock, done, { pauseMs: 20 });
     await done;
     if (scenario.expected) scenario.expected(stage);
     expect(details.length).toBeGreaterThan(0);

@@ -13,6 +13,7 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 
 type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';
@@ -53,15 +54,7 @@ describe('the simulation harness', () => {
     await fx.pause(100);
     stop.abort();
     // The graceful stop sleeps on the operator's clock as well: keep virtual time going until it is over.
-    let stopped = false;
-    void done.finally(() => {
-      stopped = true;
-    });
-    while (!stopped) {
-      await fx.pause(20);
-      await clock.advance(1000);
-    }
-    await done;
+    await advanceUntilSettled(clock, done, { pauseMs: 20 });
 
     expect(Date.now() - realStart).toBeLessThan(5_000);
     expect(calls.map((c) => c.retry)).toEqual([0, 1]);

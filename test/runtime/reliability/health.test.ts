@@ -14,6 +14,7 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from './operating.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 const STREAM = 'kopfexamples.v1.kopf.dev cluster-wide';
@@ -98,11 +99,7 @@ async function startOperator(
     },
     async stop() {
       stopper.abort();
-      while (!stopped) {
-        await fx.pause(10);
-        await clock.advance(1000);
-      }
-      await done;
+      await advanceUntilSettled(clock, done);
     },
   };
 }

@@ -16,6 +16,7 @@ import * as stoppers from '../../../runtime/core/intents/stoppers.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { KEX, LogCapture, fastSettings, kopfExample, startCluster } from './operating.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
@@ -53,14 +54,7 @@ describe('Lease election: two operators', () => {
 
   /** Moves virtual time on while real I/O happens, until `promise` settles. */
   async function untilSettled(promise: Promise<unknown>): Promise<void> {
-    let settled = false;
-    void promise.finally(() => {
-      settled = true;
-    });
-    while (!settled) {
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await advanceUntilSettled(clock, promise, { stepMs: 100, pauseMs: 5 });
   }
 
   /** Moves virtual time on (100 ms steps, a little real time each) until `predicate` holds; returns the virtual ms taken. */

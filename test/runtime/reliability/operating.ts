@@ -23,6 +23,7 @@ import { on } from '../../../runtime/on.js';
 import { eventually } from '../../support/waiting.js';
 export { eventually } from '../../support/waiting.js';
 import { AT_REST, GONE } from '../../support/signals.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 export { AT_REST, GONE } from '../../support/signals.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -261,7 +262,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     async stop() {
       stopper.abort();
       const clock = options.clock;
-      if (clock instanceof clocks.VirtualClock) while (!stopped) await clock.advance(100);
+      if (clock instanceof clocks.VirtualClock) await advanceUntilSettled(clock, done, { stepMs: 100, pauseMs: 0 });
       await done;
     },
   };

@@ -21,6 +21,7 @@ import * as cli from '../../../runtime/cli/commands.js';
 import { reasonNames } from '../../../runtime/core/intents/stoppers.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';
+import { advanceUntilSettled } from '../../support/waiting.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const PEERING = fs.readFileSync(path.join(ROOT, 'fixtures/crds/peering.yaml'), 'utf8');
@@ -433,10 +434,6 @@ describe('request count on virtual time (R-PEER-5)', () => {
     expect(patches.b).toBeLessThanOrEqual(12);
     expect(patches.a).toBeGreaterThanOrEqual(10); // every 55 s at the latest
     expect(b.context.paused!.isOn()).toBe(true);
-    await Promise.all(
-      [a.stop(), b.stop()].map(async (stopping) => {
-        while (!(await Promise.race([stopping.then(() => true), fx.pause(10).then(() => false)]))) await clock.advance(1000);
-      }),
-    );
+    await Promise.all([a.stop(), b.stop()].map((stopping) => advanceUntilSettled(clock, stopping)));
   });
 });

@@ -18,6 +18,7 @@ import type * as inventory from '../../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../reliability/operating.js';
+import { advanceUntilSettled } from '../../../support/waiting.js';
 
 export const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
@@ -94,11 +95,7 @@ export async function startVirtual(options: {
     async stop() {
       stopper.abort();
       // The graceful stop sleeps on the operator's clock: keep virtual time going until it is over.
-      while (!stopped) {
-        await fx.pause(10);
-        await clock.advance(1000);
-      }
-      await done;
+      await advanceUntilSettled(clock, done);
     },
   };
 }
