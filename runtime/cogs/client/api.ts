@@ -70,6 +70,12 @@ export interface PatchOptions extends CallOptions {
   readonly subresource?: string;
   /** `merge` (RFC 7386, default) or `json` (RFC 6902). */
   readonly type?: 'merge' | 'json';
+  /**
+   * After an attempt that failed when the server may have stored it (a reset or timeout after
+   * sending, a 5xx), called before it is sent again: the body to take as the response when what
+   * the patch writes is found stored, `undefined` to send it again (`requests.ApiRequest.verify`).
+   */
+  readonly verify?: () => Promise<bodies.RawBody | undefined>;
 }
 
 /** Writing: creating and patching. */
@@ -325,6 +331,7 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
       body,
       contentType: options?.type === 'json' ? 'application/json-patch+json' : 'application/merge-patch+json',
       signal: options?.signal,
+      verify: options?.verify,
     })) as bodies.RawBody;
   }
 

@@ -227,10 +227,17 @@ export class ConnectionError extends Error {
    * the request already (R-AUTH-5's retry lines). Defaults to the message.
    */
   readonly detail: string;
+  /**
+   * The failure came before any connection to the server existed (refused, unresolvable, the
+   * connect timeout): the request cannot have been acted on. Otherwise the server may have stored
+   * a write whose response was lost (see `requests.isAmbiguous`).
+   */
+  readonly unsent: boolean;
 
-  constructor(message: string, options?: ErrorOptions & { readonly detail?: string }) {
+  constructor(message: string, options?: ErrorOptions & { readonly detail?: string; readonly unsent?: boolean }) {
     super(message, options);
     this.detail = options?.detail ?? message;
+    this.unsent = options?.unsent ?? false;
   }
 }
 

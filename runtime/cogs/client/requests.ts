@@ -52,6 +52,14 @@ export interface ApiRequest {
   readonly contentType?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
+  /**
+   * For writes: after an attempt failed ambiguously (see `isAmbiguous`), called before the write is
+   * sent again or the failure escalated. Resolves with the body to take as the response when what
+   * the write was to store is found stored, or `undefined` when it is not (the request is then
+   * retried or fails as usual). Errors it throws (e.g. `ApiNotFoundError`: the object is gone) end
+   * the request.
+   */
+  readonly verify?: () => Promise<unknown>;
 }
 
 /** Appends the query to a path. */
@@ -78,6 +86,16 @@ export function isRetriable(error: unknown): boolean {
   if (error instanceof errors.ConnectionError) return true;
   if (error instanceof errors.ApiServerError) return true;
   return error instanceof errors.ApiError && (error.status === 403 || error.status === 429 || (error.status >= 500 && error.status < 600));
+}
+
+/**
+ * Whether the server may have acted on a request that failed: the connection broke or timed out
+ * after it existed, or the server answered 5xx (an error after the write, or a proxy's). Refused
+ * connections and 4xx answers (429 included) are not: the request was not acted on.
+ */
+export function isAmbiguous(error: unknown): boolean {
+  if (error instanceof errors.ConnectionError) return !error.unsent;
+  return error instanceof errors.ApiError && error.status >= 500;
 }
 
 /** The `<error>` of the retry lines: the class and a short text (the request is named already). */
@@ -152,7 +170,7 @@ export async function request(ctx: RequestContext, request: ApiRequest): Promise
       // Each attempt is real I/O that a virtual clock waits for before moving time on (not the
       // sleeps between attempts, which run on that clock).
       const once = (): Promise<unknown> => (ctx.clock.busy ? ctx.clock.busy(attempt(ctx, item, request)) : attempt(ctx, item, request));
-      return await withRetries(ctx, what, request.signal, () => limited(ctx, request.signal, once));
+      return await withRetries(ctx, what, request, () => limited(ctx, request.signal, once));
     } catch (error) {
       if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
       ctx.vault.invalidate(item);
@@ -256,7 +274,8 @@ export function unsaturated(ctx: RequestContext, signal?: AbortSignal): Promise<
   return limiterOf(ctx).unsaturated(signal);
 }
 
-async function withRetries<T>(ctx: RequestContext, what: () => string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+async function withRetries(ctx: RequestContext, what: () => string, request: ApiRequest, fn: () => Promise<unknown>): Promise<unknown> {
+  const { signal, verify } = request;
   const networking = ctx.settings.networking;
   // The back-off schedule is read when the first attempt fails (most never do).
   let schedule: { readonly iterator: Iterator<number>; readonly count: number | undefined } | undefined;
@@ -272,6 +291,15 @@ async function withRetries<T>(ctx: RequestContext, what: () => string, signal: A
       if (schedule === undefined) {
         const { delays, count } = backoffsOf(networking.errorBackoffs);
         schedule = { iterator: delays[Symbol.iterator](), count };
+      }
+      // A write that may have been stored is not sent again blindly: what is stored decides.
+      if (verify !== undefined && isAmbiguous(error)) {
+        ctx.logger.debug(`Request attempt ${idx()} may have been acted on; checking what is stored: ${what()} -> ${describe(error)}`);
+        const stored = await verify();
+        if (stored !== undefined) {
+          ctx.logger.warning(`Request attempt ${idx()} failed, but what it writes is stored; not sending it again: ${what()} -> ${describe(error)}`);
+          return stored;
+        }
       }
       const next = schedule.iterator.next();
       if (next.done) {

@@ -174,11 +174,13 @@ export class Transport {
     const timers: (() => void)[] = [];
     let over = false;
     let timedOut: errors.RequestTimeoutError | undefined;
+    // Whether a connection to the server existed when the request failed: before one, nothing was sent.
+    let connected = false;
     const reasonOf = (error: unknown): unknown => {
       if (request.signal?.aborted) return request.signal.reason;
       if (timedOut !== undefined) return timedOut;
       const detail = failureOf(error);
-      return new errors.ConnectionError(`${request.method} ${url} failed: ${detail}`, { cause: error, detail });
+      return new errors.ConnectionError(`${request.method} ${url} failed: ${detail}`, { cause: error, detail, unsent: !connected });
     };
 
     return new Promise<TransportResponse>((resolve, reject) => {
@@ -193,10 +195,18 @@ export class Transport {
         req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted'));
       };
       const timeOut = (detail: string): void => {
-        timedOut ??= new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail });
+        timedOut ??= new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail, unsent: !connected });
         req.destroy(timedOut);
       };
       request.signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('socket', (socket) => {
+        if (!socket.connecting)
+          connected = true; // a kept-alive connection
+        else
+          socket.once(this.secure ? 'secureConnect' : 'connect', () => {
+            connected = true;
+          });
+      });
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
         timers.push(this.clock.schedule(limit, () => timeOut(`timed out after ${limit} ms`)));

@@ -1,10 +1,18 @@
 /**
  * Applying a cycle's accumulated patch to the object (R-PATCH-2..5, R-QUEUE-6): up to four
- * requests — merge-patch of the object, merge-patch of `/status`, JSON-patch of the object and of
+ * requests — merge-patch of `/status`, merge-patch of the object, JSON-patch of the object and of
  * `/status` (transformation functions, prefixed with a `test` of the resourceVersion) — with the
  * exact debug logs, 404 meaning "the object is gone", 422 on a JSON-patch carrying the functions
  * over to the next cycle, and the inconsistency warning when the server did not store what was
  * merge-patched (the visible symptom of status pruning by structural schemas, P-1).
+ *
+ * Two things make the application safe against lost responses and crashes, beyond Kopf:
+ * - a request that failed when the server may have stored it (the connection reset after sending,
+ *   a timeout, a 5xx) is not resent blindly: the object is re-read, and if it already holds what
+ *   the request writes, the re-read body is taken as the response (its resourceVersion is what
+ *   consistency then waits for); a vanished object is "gone", as a 404 is (R-PATCH-9);
+ * - the status (handlers' results) is written before the object's merge-patch (progress and
+ *   diff-base), so no crash can leave a handler marked done without its result (R-PATCH-10).
  */
 import * as errors from '../../cogs/client/errors.js';
 import type * as api from '../../cogs/client/api.js';
@@ -24,6 +32,8 @@ export interface Applied {
   readonly sent: boolean;
   /** The object no longer exists (404). */
   readonly gone: boolean;
+  /** A read found it gone, not only a PATCH's 404 (re-reading it tells nothing new). */
+  readonly readGone: boolean;
   /** Transformation functions to retry on the next cycle (after a 422). */
   readonly leftoverFns: ((body: object) => void)[];
 }
@@ -31,7 +41,7 @@ export interface Applied {
 type Fn = (body: object) => void;
 
 export async function applyPatch(options: {
-  readonly api: api.KubeWriter;
+  readonly api: Pick<api.KubeReader, 'get'> & api.KubeWriter;
   readonly resource: references.Resource;
   readonly body: bodies.RawBody;
   readonly patch: patches.PatchBase<object>;
@@ -45,14 +55,31 @@ export async function applyPatch(options: {
   let fresh = options.body;
   let resourceVersion: string | undefined;
   let sent = false;
+  let readGone = false;
   const gone = (): Applied => {
     logger.debug('Patching was skipped: the object does not exist anymore.');
-    return { body: fresh, resourceVersion, sent, gone: true, leftoverFns: [] };
+    return { body: fresh, resourceVersion, sent, gone: true, readGone, leftoverFns: [] };
   };
-  const send = async (body: unknown, opts: { subresource?: string; type: 'merge' | 'json' }): Promise<bodies.RawBody | undefined> => {
+  // After a failure that may have come after the write (its response lost), what is stored decides:
+  // the object as re-read, if it already holds what the request writes; else the request is resent.
+  // A vanished object ends the application like a 404 does.
+  const verifier = (stored: (current: bodies.RawBody) => boolean) => async (): Promise<bodies.RawBody | undefined> => {
+    try {
+      const current = await client.get(resource, namespace, name, { signal: options.signal });
+      return stored(current) ? current : undefined;
+    } catch (error) {
+      if (error instanceof errors.ApiNotFoundError) readGone = true;
+      throw error;
+    }
+  };
+  const send = async (
+    body: unknown,
+    opts: { subresource?: string; type: 'merge' | 'json'; stored: (current: bodies.RawBody) => boolean },
+  ): Promise<bodies.RawBody | undefined> => {
     sent = true;
     try {
-      const response = await client.patch(resource, namespace, name, body, { ...opts, signal: options.signal });
+      const { stored, ...rest } = opts;
+      const response = await client.patch(resource, namespace, name, body, { ...rest, signal: options.signal, verify: verifier(stored) });
       resourceVersion = response.metadata?.resourceVersion ?? resourceVersion;
       return response;
     } catch (error) {
@@ -63,36 +90,54 @@ export async function applyPatch(options: {
 
   const debug = loggers.isEnabledFor(logger, 'debug');
   const { main, status } = patch.split({ statusSubresource });
-  if (Object.keys(main).length) {
-    if (debug) logger.debug(`Merge-patching the resource with: ${JSON.stringify(main)}`);
-    const response = await send(main, { type: 'merge' });
-    if (!response) return gone();
-    warnInconsistencies(main, response, logger);
-    fresh = response;
-  }
+  // The status goes first: it carries the handlers' results, and the object's merge-patch their
+  // progress and the diff-base. Stored in this order, a crash between the two requests can leave a
+  // result whose handler then runs again, never a handler marked done whose result is lost.
   if (Object.keys(status).length) {
     if (debug) logger.debug(`Merge-patching the status with: ${JSON.stringify(status)}`);
-    const response = await send(status, { subresource: 'status', type: 'merge' });
+    try {
+      const response = await send(status, {
+        subresource: 'status',
+        type: 'merge',
+        stored: (current) => inconsistencies(status, current).length === 0,
+      });
+      if (!response) return gone();
+      warnInconsistencies(status, response, logger);
+      fresh = response;
+    } catch (error) {
+      // A status the server refuses for good must not hold back the rest: the progress and the
+      // finalizer still go out; what the status carried is lost, and said so.
+      if (!isRefusal(error)) throw error;
+      logger.error(`The server refused the status; its fields are not stored: ${error.message} Status: ${JSON.stringify(status)}`);
+    }
+  }
+  if (Object.keys(main).length) {
+    if (debug) logger.debug(`Merge-patching the resource with: ${JSON.stringify(main)}`);
+    const response = await send(main, { type: 'merge', stored: (current) => inconsistencies(main, current).length === 0 });
     if (!response) return gone();
-    warnInconsistencies(status, response, logger);
+    warnInconsistencies(main, response, logger);
     fresh = response;
   }
 
   const fns = patch.fns as unknown as Fn[];
   if (fns.length) {
     // The merge-patch is already in `fresh` if it was sent; apply only the functions then.
-    const ops = patch.toJsonPatch(fresh, { merge: !sent });
-    const split = jsonpatches.splitJsonPatch(ops, { statusSubresource });
-    const parts: [jsonpatches.JsonPatchOperation[], string | undefined][] = [
-      [split.main, undefined],
-      [split.status, 'status'],
+    const merge = !sent;
+    const split = jsonpatches.splitJsonPatch(patch.toJsonPatch(fresh, { merge }), { statusSubresource });
+    const parts: ['main' | 'status', string | undefined][] = [
+      ['main', undefined],
+      ['status', 'status'],
     ];
-    for (const [part, subresource] of parts) {
+    for (const [which, subresource] of parts) {
+      const part = split[which];
       if (!part.length) continue;
       const request = [jsonpatches.resourceVersionTest(fresh), ...part];
       if (debug) logger.debug(`JSON-patching the resource with: ${JSON.stringify(request)}`);
+      // Stored when the functions have nothing left to change in this part of the object as re-read.
+      const stored = (current: bodies.RawBody): boolean =>
+        jsonpatches.splitJsonPatch(patch.toJsonPatch(current, { merge }), { statusSubresource })[which].length === 0;
       try {
-        const response = await send(request, { subresource, type: 'json' });
+        const response = await send(request, { subresource, type: 'json', stored });
         if (!response) return gone();
         fresh = response;
       } catch (error) {
@@ -100,13 +145,18 @@ export async function applyPatch(options: {
           logger.debug(
             `Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(part)}`,
           );
-          return { body: fresh, resourceVersion, sent, gone: false, leftoverFns: [...fns] };
+          return { body: fresh, resourceVersion, sent, gone: false, readGone, leftoverFns: [...fns] };
         }
         throw error;
       }
     }
   }
-  return { body: fresh, resourceVersion, sent, gone: false, leftoverFns: [] };
+  return { body: fresh, resourceVersion, sent, gone: false, readGone, leftoverFns: [] };
+}
+
+/** A definitive refusal of the request's content (400, 422), as opposed to a transient failure. */
+function isRefusal(error: unknown): error is errors.ApiClientError {
+  return error instanceof errors.ApiClientError && (error.status === 400 || error.status === 422);
 }
 
 /**

@@ -35,7 +35,7 @@ import * as spawning from './spawning.js';
 export interface BackgroundScope {
   readonly settings: settings.OperatorSettings;
   readonly clock: clocks.Clock;
-  readonly api: api.KubeWriter;
+  readonly api: Pick<api.KubeReader, 'get'> & api.KubeWriter;
   readonly resource: references.Resource;
   /** The object's daemons memory: the newest body, the idle clock. */
   readonly memory: spawning.DaemonsMemory;

@@ -64,9 +64,18 @@ export class ObjectMemory {
   }
 }
 
+/**
+ * How many uids of vanished objects are remembered. Stale events of an object arrive shortly after
+ * it vanished (the events of the operator's own last requests, a relisting in flight); a few
+ * thousand recent uids cover any burst of deletions while bounding what is kept.
+ */
+export const VANISHED_REMEMBERED = 4096;
+
 /** All object memories of one operator, by object key. */
 export class Memories {
   private readonly records = new Map<string, ObjectMemory>();
+  /** Uids of objects known to be gone, oldest first (insertion order). */
+  private readonly vanished = new Set<string>();
 
   constructor(private readonly operatorMemo: object) {}
 
@@ -83,6 +92,18 @@ export class Memories {
   /** Drops the memory of a deleted object (its memo goes with it). */
   forget(key: string): void {
     this.records.delete(key);
+  }
+
+  /** Remembers that the object with this uid is gone: a uid never comes back. */
+  markVanished(uid: string): void {
+    this.vanished.delete(uid);
+    this.vanished.add(uid);
+    if (this.vanished.size > VANISHED_REMEMBERED) this.vanished.delete(this.vanished.values().next().value!);
+  }
+
+  /** Whether the object with this uid is known to be gone. */
+  hasVanished(uid: string): boolean {
+    return this.vanished.has(uid);
   }
 
   get size(): number {

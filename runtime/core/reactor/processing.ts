@@ -35,6 +35,7 @@
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
+import * as apiErrors from '../../cogs/client/errors.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
@@ -77,6 +78,14 @@ export async function processResourceEvent(
   instruments?: instruments.ResourceInstruments,
 ): Promise<void> {
   const body = raw.object;
+  // An object known to be gone (a patch or a re-read found it missing) has only stale events left
+  // until its DELETED: none of them may run a handler again (R-PATCH-9).
+  const uid = body.metadata?.uid;
+  if (raw.type !== 'DELETED' && uid !== undefined && op.memories.hasVanished(uid)) {
+    logging.objectLogger({ body, settings: op.settings }).debug('The event is skipped: the object is known to be gone.');
+    op.barrier?.release(stream.key);
+    return;
+  }
   const memory = op.memories.recall(stream.key, { listing: raw.type === null });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
   // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7):
@@ -109,7 +118,10 @@ export async function processResourceEvent(
     throw error;
   } finally {
     op.barrier?.release(stream.key); // whatever happened, this object no longer blocks (R-INDEX-7)
-    if (raw.type === 'DELETED') op.memories.forget(stream.key);
+    if (raw.type === 'DELETED') {
+      op.memories.forget(stream.key);
+      if (uid !== undefined) op.memories.markVanished(uid);
+    }
   }
 }
 
@@ -150,6 +162,7 @@ async function processCycle(
   signal: AbortSignal,
   instruments: instruments.ResourceInstruments | undefined,
   report: CycleReport | undefined,
+  reread = false,
 ): Promise<void> {
   const body = raw.object;
   // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
@@ -180,7 +193,8 @@ async function processCycle(
     if (stream.pressure.raised) return;
   }
 
-  if (op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
+  // A body re-read from the server is no watch event: on-event handlers get that version from the watch.
+  if (!reread && op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
 
   const spawners = op.registry.spawningHandlersOf(resource);
   const changers = op.registry.hasChangingHandlers(resource);
@@ -237,6 +251,10 @@ async function processCycle(
   if (cause !== null && !stealth && !blocked) {
     const result = await processChangingCause(cycle, cause, essence, old, consistent);
     if (result === 'interrupted') return;
+    if ('reread' in result) {
+      // The event was stale: the cycle starts over with the object as the server has it now.
+      return await processCycle(op, resource, { type: 'MODIFIED', object: result.reread }, memory, stream, logger, signal, instruments, report, true);
+    }
     ({ delays, changing, consistent } = result);
   }
   if (raw.type === 'DELETED') return; // nothing to patch: the object is gone (R-PATCH-6)
@@ -382,7 +400,7 @@ async function processChangingCause(
   essence: dicts.JsonObject,
   old: dicts.JsonObject | null,
   consistent: boolean,
-): Promise<'interrupted' | { delays: number[]; changing: boolean; consistent: boolean }> {
+): Promise<'interrupted' | { reread: bodies.RawBody } | { delays: number[]; changing: boolean; consistent: boolean }> {
   const { op, raw, memory, logger, patch } = cycle;
 
   // Patch first: framework state pending from before (carried-over functions) goes out first (R-QUEUE-5).
@@ -396,6 +414,16 @@ async function processChangingCause(
     if (!completed) return 'interrupted';
     memory.expectedVersion = null;
     memory.expectedUntil = null;
+    // Our version never came back (a watch gap, a lost event): rather than handling a body that may
+    // lack what we stored, the object is re-read (R-QUEUE-4).
+    const current = await reread(cycle);
+    if (current === null) return 'interrupted';
+    if (current.metadata?.resourceVersion !== raw.object.metadata?.resourceVersion) {
+      logger.debug('The event is older than the object on the server: handling the object as re-read.');
+      if (patch.isEmpty()) return { reread: current };
+      // Something is pending for this stale body: it goes out first; the handlers wait for its event.
+      return { delays: [], changing: false, consistent: false };
+    }
     consistent = true;
   }
 
@@ -407,6 +435,20 @@ async function processChangingCause(
 
   const delays = await handleChange(cycle, cause, essence, old);
   return { delays, changing: true, consistent };
+}
+
+/** The object as the server has it now, or `null` if it is gone (then remembered as vanished). */
+async function reread(cycle: Cycle): Promise<bodies.RawBody | null> {
+  const { op, resource, raw } = cycle;
+  const meta = raw.object.metadata;
+  try {
+    return await op.api.get(resource, resource.namespaced ? (meta?.namespace ?? null) : null, meta?.name ?? '', { signal: cycle.signal });
+  } catch (error) {
+    if (!(error instanceof apiErrors.ApiNotFoundError)) throw error;
+    cycle.logger.debug('The object is gone: nothing to handle.');
+    if (meta?.uid !== undefined) op.memories.markVanished(meta.uid);
+    return null;
+  }
 }
 
 /** Runs the handlers of a change cause once and persists the progress (R-HANDLERS-4..8, R-CAUSE-6). */
@@ -551,7 +593,15 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   const { op, resource, memory, logger } = cycle;
   const applied = await application.applyPatch({ api: op.api, resource, body: cycle.raw.object, patch, logger, signal: cycle.signal });
   memory.leftoverFns = applied.leftoverFns;
-  if (!applied.sent || applied.gone || applied.resourceVersion === undefined) return;
+  if (applied.gone) {
+    // Its stale events (e.g. of this cycle's earlier requests) must run nothing again (R-PATCH-9):
+    // once a read confirms it is gone (a 404 of a PATCH alone is trusted with nothing forever).
+    const uid = cycle.raw.object.metadata?.uid;
+    if (applied.readGone && uid !== undefined) op.memories.markVanished(uid);
+    else await reread(cycle);
+    return;
+  }
+  if (!applied.sent || applied.resourceVersion === undefined) return;
   // An object about to vanish (marked, no finalizers left) never shows that version (R-QUEUE-6):
   // expect one that never arrives, so that the events of this cycle's earlier requests (e.g. the
   // merge-patch purging the records before the finalizer's JSON-patch) run no handlers again,

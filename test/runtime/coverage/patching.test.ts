@@ -66,14 +66,14 @@ describe('patching', () => {
 
     expect(op.error).toBeUndefined();
     const requests = patchRequests(cluster);
-    expect(requests.map((r) => [r.subresource, r.type, r.code])).toEqual([[undefined, 'application/merge-patch+json', 404]]);
+    expect(requests.map((r) => [r.subresource, r.type, r.code])).toEqual([['status', 'application/merge-patch+json', 404]]);
     const lines = logs.records.filter((r) => r.line.startsWith('[default/kopf-example-1] '));
     expect(lines.filter((r) => r.message === 'Patching was skipped: the object does not exist anymore.').map((r) => r.level)).toEqual([fx.DEBUG]);
     expect(lines.filter((r) => r.level >= fx.WARNING).map((r) => r.line)).toEqual([]);
     expect(logs.grep('Throttling')).toEqual([]);
   });
 
-  it('R-PATCH-4 a 404 on a later request (the status) skips the rest of the patch: no JSON-patch follows', async () => {
+  it('R-PATCH-4 a 404 on a later request (the object) skips the rest of the patch: no JSON-patch follows', async () => {
     cluster = await fx.startCluster();
     logs.install();
     const registry = new OperatorRegistry();
@@ -84,18 +84,29 @@ describe('patching', () => {
       return { message: 'hello' };
     });
     const op = await fx.startOperator({ cluster, registry });
-    cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
+    // The object's merge-patch, after the status's (R-PATCH-10).
+    cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', skip: 1, times: 1, action: { respond: { code: 404 } } });
     await cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Patching was skipped: the object does not exist anymore.').length > 0, 'the skip');
     await fx.atRest(logs, 'kopf-example-1');
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    expect(patchRequests(cluster).map((r) => [r.subresource, r.type, r.code])).toEqual([
-      [undefined, 'application/merge-patch+json', 200],
-      ['status', 'application/merge-patch+json', 404],
+    // No JSON-patch follows the 404: the next request is of the next cycle.
+    expect(
+      patchRequests(cluster)
+        .map((r) => [r.subresource, r.type, r.code])
+        .slice(0, 3),
+    ).toEqual([
+      ['status', 'application/merge-patch+json', 200],
+      [undefined, 'application/merge-patch+json', 404],
+      ['status', 'application/merge-patch+json', 200],
     ]);
-    expect(logs.grep('JSON-patching the resource with')).toEqual([]);
+    // The object is read to confirm it is gone; it is not, so it is not taken for vanished: its
+    // next event (the stored status's) is handled, and the handler is redone (R-PATCH-9).
+    const reads = cluster.requests.filter((r) => r.method === 'GET' && r.verb === 'get' && r.name === 'kopf-example-1');
+    expect(reads.map((r) => r.code)).toEqual([200]);
+    expect(logs.grep('The event is skipped: the object is known to be gone.')).toEqual([]);
     expect(logs.records.filter((r) => r.level >= fx.WARNING).map((r) => r.line)).toEqual([]);
   });
 
@@ -166,8 +177,8 @@ describe('patching', () => {
     await op.stop();
 
     expect(op.error).toBeUndefined();
-    // One patch per cycle: the creation cycle sends the object's merge-patch (the handler's labels and
-    // annotations with the framework's diff-base) and the status merge-patch; the handler's labels
+    // One patch per cycle: the creation cycle sends the status merge-patch, then the object's
+    // merge-patch (the handler's labels and annotations with the framework's diff-base); the handler's labels
     // changed the essence, so the next cycle (an update without handlers) stores the diff-base again.
     const cycles = logs.records
       .map(
@@ -179,21 +190,21 @@ describe('patching', () => {
       .filter((m) => m !== undefined);
     expect(cycles).toEqual([
       'Creation is in progress',
-      'Merge-patching the resource',
       'Merge-patching the status',
+      'Merge-patching the resource',
       'Updating is in progress',
       'Merge-patching the resource',
     ]);
     expect(creation.map((r) => [r.subresource, r.type])).toEqual([
-      [undefined, 'application/merge-patch+json'],
       ['status', 'application/merge-patch+json'],
+      [undefined, 'application/merge-patch+json'],
       [undefined, 'application/merge-patch+json'],
     ]);
     expect(Object.keys((creation[2]!.body as { metadata: { annotations: Json } }).metadata.annotations)).toEqual([LHC]);
-    const main = creation[0]!.body as { metadata: { labels: Json; annotations: Json } };
+    const main = creation[1]!.body as { metadata: { labels: Json; annotations: Json } };
     expect(main.metadata.labels).toEqual({ handled: 'yes' });
     expect(Object.keys(main.metadata.annotations).sort()).toEqual(['example.com/note', LHC].sort());
-    expect(creation[1]!.body).toEqual({ status: { create_fn: { message: 'hello world' } } });
+    expect(creation[0]!.body).toEqual({ status: { create_fn: { message: 'hello world' } } });
     // Nothing for the DELETED event.
     expect(cluster.requests.filter((r) => r.method === 'PATCH').length).toBe(patchesBefore);
     expect(logs.grep('Patching was skipped')).toEqual([]);

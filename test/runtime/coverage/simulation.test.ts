@@ -42,9 +42,10 @@ describe('the simulation harness', () => {
     const done = running.operator({ registry, settings, clock, clusterwide: true, standalone: true, stopFlag: stop.signal });
     await fx.eventually(() => fx.watchRequests(suite.cluster).length > 0, 'the watch');
 
-    // A fault of the devcluster: the status write (of the final cycle) gets a 404, so the runtime
-    // takes the object for gone and skips the rest of that patch (R-PATCH-4).
-    suite.cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { respond: { code: 404 } } });
+    // A fault of the devcluster: the status write (of the final cycle) is stored, but its
+    // connection breaks before the response; the runtime re-reads the object, finds the result
+    // stored, and goes on without resending it (R-PATCH-9).
+    suite.cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', subresource: 'status', times: 1, action: { reset: 'after' } });
     const since = suite.cluster.requests.all.length;
     await suite.cluster.store.create(fx.kopfExample());
     await fx.eventually(() => logs.grep('Sleeping for 60 seconds for the delayed handlers.').length > 0, 'the sleep');
@@ -72,9 +73,13 @@ describe('the simulation harness', () => {
     });
     expect(annotations[1]).toEqual(['kopf.zalando.org/touch-dummy']);
     expect(patches[1]!.body.metadata!.annotations!['kopf.zalando.org/touch-dummy']).toBe('2030-01-01T00:01:00.000000+00:00');
-    expect(annotations[2]).toEqual(['kopf.zalando.org/create_fn', 'kopf.zalando.org/touch-dummy', LHC].sort());
-    expect(patches.slice(3).map((p) => [p.sub, p.code])).toEqual([['status', 404]]);
-    expect(logs.grep('Patching was skipped: the object does not exist anymore.')).toHaveLength(1);
-    expect((suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['status']).toBeUndefined();
+    // The final cycle: the status (the result) first, then the object (progress purged, diff-base).
+    expect(patches.slice(2, 4).map((p) => [p.sub, p.code])).toEqual([
+      ['status', 0],
+      [undefined, 200],
+    ]);
+    expect(annotations[3]).toEqual(['kopf.zalando.org/create_fn', 'kopf.zalando.org/touch-dummy', LHC].sort());
+    expect(logs.grep('failed, but what it writes is stored; not sending it again')).toHaveLength(1);
+    expect((suite.cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['status']).toEqual({ create_fn: { message: 'done' } });
   });
 });

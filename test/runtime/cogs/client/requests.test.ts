@@ -78,6 +78,34 @@ describe('R-AUTH-5 back-off schedules', () => {
   });
 });
 
+describe('R-PATCH-9 ambiguous failures', () => {
+  it.each([
+    [new errors.ConnectionError('reset'), true],
+    [new errors.RequestTimeoutError('slow'), true],
+    [new errors.ConnectionError('refused', { unsent: true }), false],
+    [new errors.RequestTimeoutError('could not connect', { unsent: true }), false],
+    [errors.apiErrorFor(500, ''), true],
+    [errors.apiErrorFor(503, ''), true],
+    [errors.apiErrorFor(429, ''), false],
+    [errors.apiErrorFor(403, ''), false],
+    [errors.apiErrorFor(422, ''), false],
+  ])('R-PATCH-9 %s may have been acted on: %s', (error, expected) => {
+    expect(requests.isAmbiguous(error)).toBe(expected);
+  });
+
+  it('R-PATCH-9 a refused connection is known unsent', async () => {
+    const vault = new credentials.Vault();
+    vault.populate({ main: { server: 'http://127.0.0.1:1' } });
+    const s = new settings.OperatorSettings();
+    s.networking.errorBackoffs = [];
+    const refused = new api.HttpKubeApi({ vault, settings: s, logger: new RecordingLogger() });
+    const error = await refused.list(NAMESPACES, null).catch((e: unknown) => e);
+    refused.close();
+    expect(error).toBeInstanceOf(errors.ConnectionError);
+    expect((error as errors.ConnectionError).unsent).toBe(true);
+  });
+});
+
 for (const tls of [true, false]) {
   describe(`requests against an ${tls ? 'HTTPS' : 'HTTP'} devcluster`, () => {
     let cluster: DevCluster;
@@ -277,6 +305,46 @@ for (const tls of [true, false]) {
       const logs = client.logger.messages('error');
       expect(logs).toHaveLength(2);
       expect(logs[0]).toMatch(/^Request attempt #1\/9 failed; will retry: GET \S+ -> ConnectionError: /);
+    });
+
+    it('R-PATCH-9 a write reset after the server stored it is verified, not resent; one not stored is resent', async () => {
+      fresh();
+      const name = `verified-${tls}`;
+      await client.api.create(CONFIGMAPS, 'default', { metadata: { name }, data: { a: '1' } });
+      const patchOf = (value: string, found: string[]): Promise<unknown> =>
+        client.api.patch(
+          CONFIGMAPS,
+          'default',
+          name,
+          { data: { a: value } },
+          {
+            verify: async () => {
+              const current = await client.api.get(CONFIGMAPS, 'default', name);
+              found.push(String((current['data'] as Record<string, string>)['a']));
+              return (current['data'] as Record<string, string>)['a'] === value ? current : undefined;
+            },
+          },
+        );
+      const patches = (): number => cluster.requests.filter((r) => r.method === 'PATCH' && r.name === name).length;
+
+      cluster.faults.add({ resource: 'configmaps', verb: 'patch', times: 1, action: { reset: 'after' } });
+      const stored: string[] = [];
+      const outcome = await drive(clock, patchOf('2', stored));
+      expect(outcome.error).toBeUndefined();
+      expect(stored).toEqual(['2']);
+      expect(patches()).toBe(1);
+      expect(outcome.slept).toEqual([]);
+      expect(client.logger.messages('warning')[0]).toMatch(
+        /^Request attempt #1\/9 failed, but what it writes is stored; not sending it again: PATCH \S+ -> ConnectionError: /,
+      );
+
+      cluster.faults.add({ resource: 'configmaps', verb: 'patch', times: 1, action: { reset: 'before' } });
+      const absent: string[] = [];
+      const retried = await drive(clock, patchOf('3', absent));
+      expect(retried.error).toBeUndefined();
+      expect(absent).toEqual(['2']);
+      expect(patches()).toBe(3);
+      expect(retried.slept).toEqual([1000]);
     });
 
     it('R-AUTH-6 a request exceeding requestTimeout fails with a timeout and is retried', async () => {
