@@ -47,7 +47,7 @@ const RANKS = [
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': ['dicts', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
-  'runtime/cogs/configs': ['conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
+  'runtime/cogs/configs': ['bounds', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
     'proxies',

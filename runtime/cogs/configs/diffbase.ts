@@ -12,6 +12,10 @@
  * - `StatusDiffBaseStorage` — the same JSON as a string at `status.kopf.last-handled-configuration`;
  * - `MultiDiffBaseStorage` — writes to all, reads from the first that has a value.
  *
+ * An essence that would push the object over the API server's limits is stored bounded: its
+ * largest values as digests (`bounds`, R-STORAGE-16); if even that does not fit, the diff-base is
+ * not written, and the patch carries a note saying so.
+ *
  * The progress storage (`progress`, which this module must not import) removes its own traces from
  * both the built essence and the fetched diff-base before they are compared; the reactor chains the
  * two: `progress.clear(diffbase.build(…))` and `progress.clear(diffbase.fetch(…))`.
@@ -19,6 +23,7 @@
 
 import * as dicts from '../structs/dicts.js';
 import type * as patches from '../structs/patches.js';
+import * as bounds from './bounds.js';
 import * as conventions from './conventions.js';
 
 /** Where the last handled essence is kept (R-STORAGE-13). */
@@ -83,6 +88,28 @@ export function decodeEssence(encoded: unknown): dicts.JsonObject | null {
   }
 }
 
+/**
+ * The encoding of an essence as it fits the object (R-STORAGE-16): as it is when it fits (the
+ * usual case, byte-identical to Kopf's), else with its largest values as digests, else `null`
+ * (not to be written). Anything but the first is noted on the patch.
+ */
+function boundedEncoding(essence: dicts.JsonObject, patch: patches.PatchBase<object>, exceeds: (encoded: string) => bounds.Limit | null): string | null {
+  const encoded = encodeEssence(essence);
+  const limit = exceeds(encoded);
+  if (limit === null) return encoded;
+  const bounded = bounds.boundEssence(essence, (candidate) => exceeds(encodeEssence(candidate)) === null);
+  if (bounded === null) {
+    bounds.note(patch, `the diff-base would exceed ${bounds.LIMITS[limit]} even with its values as digests, so it is not stored.`);
+    return null;
+  }
+  const count = bounded.digested.length;
+  bounds.note(
+    patch,
+    `the diff-base would exceed ${bounds.LIMITS[limit]}, so it is stored with ${count === 1 ? '1 value' : `${count} values`} as sha-256 digests (${bounded.digested.join(', ')}).`,
+  );
+  return encodeEssence(bounded.essence);
+}
+
 /** The default diff-base storage: one annotation, `<prefix>/last-handled-configuration` (R-STORAGE-2). */
 export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   readonly prefix: string;
@@ -130,8 +157,11 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   }
 
   store({ body, patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
-    const encoded = `${encodeEssence(essence)}\n`;
-    for (const fullKey of this.keys(body)) patch.setAt(['metadata', 'annotations', fullKey], encoded);
+    const keys = this.keys(body);
+    const exceeds = bounds.annotationsRoom(body, patch, keys);
+    const encoded = boundedEncoding(essence, patch, (text) => exceeds(`${text}\n`));
+    if (encoded === null) return;
+    for (const fullKey of keys) patch.setAt(['metadata', 'annotations', fullKey], `${encoded}\n`);
     conventions.storeMarker(this.prefix, patch, body);
   }
 }
@@ -165,8 +195,10 @@ export class StatusDiffBaseStorage implements DiffBaseStorage {
     return decodeEssence(dicts.resolve(body, this.field));
   }
 
-  store({ patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
-    patch.setAt(this.field, encodeEssence(essence));
+  store({ body, patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
+    const exceeds = bounds.fieldRoom(body, patch, this.field);
+    const encoded = boundedEncoding(essence, patch, exceeds);
+    if (encoded !== null) patch.setAt(this.field, encoded);
   }
 }
 

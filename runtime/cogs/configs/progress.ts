@@ -14,12 +14,17 @@
  * - `SmartProgressStorage` — the default: annotations, plus the legacy status storage read and
  *   purged but never written (R-STORAGE-1).
  *
+ * A record that would push the object over the API server's limits (a long error message next to
+ * a large annotation, say) is written with its message truncated to fit, and the patch carries a
+ * note saying so (`bounds`, R-STORAGE-16); records that fit are written as they are.
+ *
  * Storages only write into the cycle's `Patch`; the reactor sends it. They never do I/O themselves.
  * Record timestamps are formatted and parsed by the neighbouring `timestamps` module (R-STORAGE-5).
  */
 
 import * as dicts from '../structs/dicts.js';
 import type * as patches from '../structs/patches.js';
+import * as bounds from './bounds.js';
 import * as conventions from './conventions.js';
 
 /** The persisted state of one handler for the change being handled (R-STORAGE-4). */
@@ -91,6 +96,46 @@ export function encodeRecord(record: ProgressRecord): string {
   return conventions.dumpJson(cleanRecord(record));
 }
 
+/**
+ * A record as it fits the object (R-STORAGE-16): as it is when it fits, else with its message
+ * truncated (a marker says by how much), else without a message; noted on the patch unless it fits.
+ * A record without a message that does not fit is returned as it is: the server will refuse it.
+ */
+export function boundRecord(
+  key: string,
+  record: ProgressRecord,
+  patch: patches.PatchBase<object>,
+  exceeds: (record: ProgressRecord) => bounds.Limit | null,
+): ProgressRecord {
+  const limit = exceeds(record);
+  if (limit === null) return record;
+  const message = record.message;
+  const what = `the progress record of '${key}' would exceed ${bounds.LIMITS[limit]}`;
+  if (typeof message !== 'string' || message === '') {
+    bounds.note(patch, `${what}, and has no message to shorten.`);
+    return record;
+  }
+  const chars = [...message];
+  const truncated = (length: number): ProgressRecord => ({
+    ...record,
+    message: `${chars.slice(0, length).join('')}… [truncated from ${bounds.byteLength(message)} bytes]`,
+  });
+  // The longest prefix of the message that fits (a binary search over its length).
+  let low = 0;
+  let high = chars.length - 1;
+  if (exceeds(truncated(0)) !== null) {
+    bounds.note(patch, `${what}, so it is stored without its message.`);
+    return cleanRecord({ ...record, message: null });
+  }
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (exceeds(truncated(middle)) === null) low = middle;
+    else high = middle - 1;
+  }
+  bounds.note(patch, `${what}, so its message is truncated to ${low} characters.`);
+  return cleanRecord(truncated(low));
+}
+
 /** Parses an annotation value into a record; `null` for absent or malformed values. */
 export function decodeRecord(encoded: unknown): ProgressRecord | null {
   if (typeof encoded !== 'string') return null;
@@ -142,18 +187,17 @@ export class AnnotationsProgressStorage implements ProgressStorage {
 
   store({ key, record, body, patch }: { key: string; record: ProgressRecord; body: unknown; patch: patches.PatchBase<object> }): void {
     const clean = cleanRecord(record);
-    const encoded = conventions.dumpJson(clean);
-    let wrote = false;
+    const changed: string[] = [];
     for (const fullKey of this.keys(key, body)) {
       const path = ['metadata', 'annotations', fullKey];
-      if (dicts.deepEqual(decodeRecord(dicts.resolve(body, path)), clean)) {
-        patch.removeAt(path);
-      } else {
-        patch.setAt(path, encoded);
-        wrote = true;
-      }
+      if (dicts.deepEqual(decodeRecord(dicts.resolve(body, path)), clean)) patch.removeAt(path);
+      else changed.push(fullKey);
     }
-    if (wrote) conventions.storeMarker(this.prefix, patch, body);
+    if (changed.length === 0) return;
+    const exceeds = bounds.annotationsRoom(body, patch, changed);
+    const encoded = conventions.dumpJson(boundRecord(key, clean, patch, (candidate) => exceeds(conventions.dumpJson(candidate))));
+    for (const fullKey of changed) patch.setAt(['metadata', 'annotations', fullKey], encoded);
+    conventions.storeMarker(this.prefix, patch, body);
   }
 
   purge({ key, body, patch }: { key: string; body: unknown; patch: patches.PatchBase<object> }): void {
@@ -218,8 +262,10 @@ export class StatusProgressStorage implements ProgressStorage {
       return;
     }
     // Merge-patches merge nested maps: send every field, nulls included, so stale ones are dropped.
+    const exceeds = bounds.fieldRoom(body, patch, path);
+    const bounded = boundRecord(key, clean, patch, exceeds);
     const full: Record<string, unknown> = {};
-    for (const name of RECORD_KEYS) full[name] = clean[name] ?? null;
+    for (const name of RECORD_KEYS) full[name] = bounded[name] ?? null;
     patch.setAt(path, full);
   }
 

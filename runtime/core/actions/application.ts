@@ -141,7 +141,7 @@ export async function applyPatch(options: {
         if (!response) return gone();
         fresh = response;
       } catch (error) {
-        if (error instanceof errors.ApiUnprocessableError) {
+        if (error instanceof errors.ApiUnprocessableError && isConflict(error)) {
           logger.debug(
             `Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(part)}`,
           );
@@ -157,6 +157,17 @@ export async function applyPatch(options: {
 /** A definitive refusal of the request's content (400, 422), as opposed to a transient failure. */
 function isRefusal(error: unknown): error is errors.ApiClientError {
   return error instanceof errors.ApiClientError && (error.status === 400 || error.status === 422);
+}
+
+/**
+ * Whether a 422 to a JSON-patch means that the patch did not apply to a newer object (a conflict:
+ * its `test` of the resourceVersion failed; retried on the next cycle), rather than that the server
+ * refuses the patched object: a validation error names the fields at fault in its causes (a
+ * limit, a schema or a rule the object breaks, which no retry fixes; the caller reports it, R-PATCH-11).
+ */
+function isConflict(error: errors.ApiUnprocessableError): boolean {
+  const causes = typeof error.payload === 'object' ? (error.payload.details?.causes ?? []) : [];
+  return !causes.some((cause) => typeof cause.field === 'string' && cause.field !== '');
 }
 
 /**

@@ -35,7 +35,8 @@
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
-import * as apiErrors from '../../cogs/client/errors.js';
+import * as clientErrors from '../../cogs/client/errors.js';
+import * as bounds from '../../cogs/configs/bounds.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
@@ -208,7 +209,8 @@ async function processCycle(
   const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
   const stored = diffbaseStorage.fetch({ body });
   const old = stored === null ? null : progressStorage.clear(stored);
-  const now = progressStorage.clear(essence);
+  // Values the stored diff-base keeps as digests are compared as digests (R-STORAGE-16).
+  const now = bounds.alignDigests(progressStorage.clear(essence), old);
   const cause = changers ? causes.detectChangingCause({ resource, event: raw, finalizer, old, new: now, initial: memory.initial }) : null;
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6), minus what exists only
   // during an invocation (retry fields, a daemon's stop flag).
@@ -444,7 +446,7 @@ async function reread(cycle: Cycle): Promise<bodies.RawBody | null> {
   try {
     return await op.api.get(resource, resource.namespaced ? (meta?.namespace ?? null) : null, meta?.name ?? '', { signal: cycle.signal });
   } catch (error) {
-    if (!(error instanceof apiErrors.ApiNotFoundError)) throw error;
+    if (!(error instanceof clientErrors.ApiNotFoundError)) throw error;
     cycle.logger.debug('The object is gone: nothing to handle.');
     if (meta?.uid !== undefined) op.memories.markVanished(meta.uid);
     return null;
@@ -559,7 +561,8 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
   if (delay !== undefined) cycle.report?.requeue(delay);
   if (!patch.isEmpty()) {
     storage.touch({ body, patch, value: null });
-    await apply(cycle, patch);
+    warnOfBounds(cycle, bounds.takeNotes(patch));
+    await applyRefusable(cycle, patch);
     if (delay !== undefined && delay > 0) logger.debug(`Sleeping was skipped because of the patch, ${delay} seconds left.`);
     return;
   }
@@ -585,7 +588,7 @@ async function applyAndSleep(cycle: Cycle, delays: number[], changing: boolean):
   // The sleep is over: touch the object to provoke the next cycle (R-STORAGE-10).
   const touch = new patches.Patch<object>();
   storage.touch({ body, patch: touch, value: timestamps.formatTimestamp(op.clock.now()) });
-  if (!touch.isEmpty()) await apply(cycle, touch);
+  if (!touch.isEmpty()) await applyRefusable(cycle, touch);
 }
 
 /** Sends a patch and records what consistency must wait for (R-QUEUE-4/6, R-PATCH-3). */
@@ -612,6 +615,43 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   if (!timeout) return;
   memory.expectedVersion = vanishing ? `${applied.resourceVersion}~which~never~arrives` : applied.resourceVersion;
   memory.expectedUntil = op.clock.now() + timeout * 1000;
+}
+
+/** The objects already warned about their bounded storage: once per object, not per cycle (R-STORAGE-16). */
+const warnedOfBounds = new WeakSet<inventory.ObjectMemory>();
+
+/** Logs, once per object, that its storage had to be bounded to fit the API server's limits. */
+function warnOfBounds(cycle: Cycle, notes: readonly string[]): void {
+  if (notes.length === 0 || warnedOfBounds.has(cycle.memory)) return;
+  warnedOfBounds.add(cycle.memory);
+  const text = notes.map((note) => note.charAt(0).toUpperCase() + note.slice(1)).join(' ');
+  cycle.logger.warning(`The operator's state does not fit this object as it is. ${text} (Logged once per object.)`);
+}
+
+/**
+ * Applies a patch; when the server refuses it as unprocessable (422: the object would break a
+ * limit or a validation rule), logs the server's reason instead of failing the cycle (R-PATCH-11).
+ * A deletion is never held by state that cannot be stored: the finalizer's release is retried
+ * alone (R-STORAGE-16).
+ */
+async function applyRefusable(cycle: Cycle, patch: patches.PatchBase<object>): Promise<void> {
+  try {
+    await apply(cycle, patch);
+  } catch (error) {
+    if (!(error instanceof clientErrors.ApiUnprocessableError)) throw error;
+    const releasing = causes.isDeletionOngoing(cycle.raw.object) && patch.fns.length > 0 && Object.keys(patch.toMergePatch()).length > 0;
+    if (releasing) {
+      cycle.logger.warning(`The server refused to store the operator's state: ${sentence(error.message)} Releasing the finalizer without it.`);
+      await applyRefusable(cycle, new patches.Patch<object>(undefined, patch.fns));
+      return;
+    }
+    cycle.logger.error(`The server refused to patch the object: ${sentence(error.message)} Nothing is stored until the object changes.`);
+  }
+}
+
+/** A server's message as a sentence of a log line: with a full stop. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
 /*
