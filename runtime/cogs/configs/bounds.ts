@@ -248,6 +248,23 @@ export function note(patch: patches.PatchBase<object>, text: string): void {
   else if (!list.includes(text)) list.push(text);
 }
 
+/** Patches into which a diff-base could not be stored at all (not even with digests). */
+const unstored = new WeakSet<patches.PatchBase<object>>();
+
+/** Marks that the diff-base of this patch's cycle could not be stored at all. */
+export function markUnstored(patch: patches.PatchBase<object>): void {
+  unstored.add(patch);
+}
+
+/**
+ * Whether the diff-base of this patch's cycle could not be stored at all: the runtime then keeps
+ * it in memory, so that the object's next events (its own writes' among them) do not look like
+ * an unhandled creation again and again.
+ */
+export function isUnstored(patch: patches.PatchBase<object>): boolean {
+  return unstored.has(patch);
+}
+
 /** The notes of a patch, forgotten once taken. */
 export function takeNotes(patch: patches.PatchBase<object>): readonly string[] {
   const list = notes.get(patch) ?? [];

@@ -99,7 +99,8 @@ function boundedEncoding(essence: dicts.JsonObject, patch: patches.PatchBase<obj
   if (limit === null) return encoded;
   const bounded = bounds.boundEssence(essence, (candidate) => exceeds(encodeEssence(candidate)) === null);
   if (bounded === null) {
-    bounds.note(patch, `the diff-base would exceed ${bounds.LIMITS[limit]} even with its values as digests, so it is not stored.`);
+    bounds.note(patch, `the diff-base would exceed ${bounds.LIMITS[limit]} even with its values as digests, so it is not stored (kept in memory).`);
+    bounds.markUnstored(patch);
     return null;
   }
   const count = bounded.digested.length;

@@ -23,6 +23,7 @@ import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as api from '../../cogs/client/api.js';
 import type * as clients from '../../cogs/client/clients.js';
 import type * as settings from '../../cogs/configs/settings.js';
+import type * as dicts from '../../cogs/structs/dicts.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
@@ -45,6 +46,11 @@ export class ObjectMemory {
   /** The resource version of our last PATCH response, and until when to wait for it (ms). */
   expectedVersion: string | null = null;
   expectedUntil: number | null = null;
+  /**
+   * The essence last handled, when it was too large to be stored on the object even with digests
+   * (R-STORAGE-16): used as the diff-base while the object has none, in this process only.
+   */
+  unstoredEssence: dicts.JsonObject | null = null;
   /** JSON-patch transformation functions left over after a 422 conflict (R-PATCH-3). */
   leftoverFns: ((body: object) => void)[] = [];
   readonly throttler = new throttling.Throttler();

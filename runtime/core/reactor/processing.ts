@@ -207,7 +207,8 @@ async function processCycle(
 
   const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
   const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
-  const stored = diffbaseStorage.fetch({ body });
+  // A diff-base too large to be stored at all is kept in memory instead (R-STORAGE-16).
+  const stored = diffbaseStorage.fetch({ body }) ?? memory.unstoredEssence;
   const old = stored === null ? null : progressStorage.clear(stored);
   // Values the stored diff-base keeps as digests are compared as digests (R-STORAGE-16).
   const now = bounds.alignDigests(progressStorage.clear(essence), old);
@@ -529,7 +530,10 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
   const counts = state.counts;
   if (selected.length) logger.info(`${title} is processed: ${counts.success} succeeded; ${counts.failure} failed.`);
   await state.purge({ body, patch, storage, handlerIds: allIds });
-  if (old === null || !dicts.deepEqual(old, cause.new)) op.settings.persistence.diffbaseStorage.store({ body, patch, essence });
+  if (old === null || !dicts.deepEqual(old, cause.new)) {
+    op.settings.persistence.diffbaseStorage.store({ body, patch, essence });
+    memory.unstoredEssence = bounds.isUnstored(patch) ? essence : null;
+  }
   memory.fullyHandledOnce = true;
   return [];
 }

@@ -103,6 +103,30 @@ describe('hostile objects', () => {
     expect(suite.cluster.requests.filter((r) => r.method === 'PATCH' && r.code !== 200)).toEqual([]);
   });
 
+  it('R-STORAGE-16 annotations so close to the limit that no diff-base fits: kept in memory, the handlers run once, not on every event', async () => {
+    const { registry, calls } = recordingRegistry('kopfexamples');
+    const op = await fx.startOperator({ cluster: suite.cluster, registry });
+    // The object's own annotations leave less room than even a digest-only diff-base needs.
+    const full = 'f'.repeat(bounds.ANNOTATIONS_LIMIT - 120);
+    await suite.cluster.store.create(fx.kopfExample('kex-full', { metadata: { annotations: { full } } }));
+    const canary = await canaryHandled(suite.cluster, 'kex-canary', () => suite.cluster.store.create(fx.kopfExample('kex-canary')));
+    await fx.eventually(() => calls.created.includes('kex-full'), 'the full object handled');
+    await fx.atRest(logs, 'kex-full');
+    // A foreign change that is no change of the essence: nothing runs again.
+    await suite.cluster.store.patch(fx.KEX, 'kex-full', { status: { seen: 'yes' } }, { namespace: 'default' });
+    await fx.atRest(logs, 'kex-full');
+    await op.stop();
+
+    expect(op.error).toBeUndefined();
+    expect(canary).toBeLessThan(5_000);
+    expect(fx.annotationsOf(suite.cluster, 'kex-full')[LHC]).toBeUndefined();
+    expect(calls.created.sort()).toEqual(['kex-canary', 'kex-full']);
+    expect(calls.updated).toEqual([]);
+    expect(logs.lines(fx.WARNING)).toEqual([
+      "[default/kex-full] The operator's state does not fit this object as it is. The diff-base would exceed the API server's limit of 262144 bytes for all annotations of an object even with its values as digests, so it is not stored (kept in memory). (Logged once per object.)",
+    ]);
+  });
+
   it('R-STORAGE-16 a deletion whose patch the server refuses as too long still releases the finalizer, with a warning', async () => {
     const registry = new OperatorRegistry();
     const deleted: string[] = [];

@@ -102,8 +102,9 @@ describe('size-bounded diff-bases', () => {
     storage.store({ body, patch, essence: storage.build({ body }) });
     expect(patch.toMergePatch()).toEqual({});
     expect(bounds.takeNotes(patch)).toEqual([
-      "the diff-base would exceed the API server's limit of 262144 bytes for all annotations of an object even with its values as digests, so it is not stored.",
+      "the diff-base would exceed the API server's limit of 262144 bytes for all annotations of an object even with its values as digests, so it is not stored (kept in memory).",
     ]);
+    expect(bounds.isUnstored(patch)).toBe(true);
   });
 
   it('R-STORAGE-16 annotations already in the patch count, and keys the patch removes do not', () => {
