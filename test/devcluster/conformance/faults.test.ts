@@ -203,7 +203,7 @@ describe('conformance: fault injection and test controls', () => {
     expect(observer.outcome).toBe('open');
   });
 
-  it('D-FAULT-1 matchers, skip, times, probability, remove and clear select which requests a rule hits', async () => {
+  it('D-FAULT-1 matchers, skip, times, probability, remove and clear select which requests a rule hits, and a handle counts what it applied to', async () => {
     const ns = await namespace();
     const base = widgetsIn(ns);
     await h.post(base, widgetBody('m1', ns));
@@ -220,6 +220,7 @@ describe('conformance: fault injection and test controls', () => {
     const codes: number[] = [];
     for (let i = 0; i < 4; i++) codes.push((await h.get(`${base}/m2`)).status);
     expect(codes).toEqual([200, 503, 503, 200]);
+    expect(counted.applied()).toBe(2); // expired after its two, and still counted
     counted.remove();
 
     h.cluster.faults.add({ path: new RegExp(`/namespaces/${ns}/widgets/m2$`), userAgent: /^special-agent/, action: unavailable });
