@@ -47,8 +47,9 @@
  *     fraction per kill, spread over 5 %–90 %, sorted) and the operator running then has appended
  *     at least one line, so that kills land in every phase whatever the operator's speed.
  * After the schedule (faults cleared, no more kills) the load generator waits at most `--grace`
- * seconds (default 30) for objects not yet gone, then lets the operator run `--linger` seconds
- * more (default 2, so that late re-runs reach the ledger), stops it and reads the ledger.
+ * seconds (default 30) for objects not yet gone, then until the operator has sent no request
+ * other than watches for `--linger` seconds (default 5; at most 60 s of waiting), so that its
+ * pending retries play out and late re-runs reach the ledger, then stops it and reads the ledger.
  *
  * Figures (per operator and N), with (object, handler) pairs over the N objects and 4 handlers:
  *   - expected runs: 4 N;
@@ -73,12 +74,12 @@
  *   - unexpected exits: operator exits not caused by a kill (restarted after 1 s; target 0);
  *   - faults injected: watch drops, compactions, 429 bursts, and the requests answered by a fault
  *     (500, reset before, reset after, 429) as counted by the devcluster;
- *   - seconds per phase and in all.
+ *   - seconds per phase (its first request to the end of its waits, the results wait included) and in all.
  * Examples of each kind of flaw (object, handler, times, pids) are printed with the notes.
  *
  * `--versus <shell>` runs a second operator on the same seeded schedule, after the first, each on
  * a fresh devcluster; one table per N then compares them side by side (targets and `met` are for
- * the first column). `--duration-limit <s>` (default 1800) bounds the whole invocation: each
+ * the first column, titled `kopf-gen` for the default operator and `command` for `--command`). `--duration-limit <s>` (default 1800) bounds the whole invocation: each
  * session gets an equal share of the time left, and every wait ends at its session's share
  * (objects then unfinished count as stuck). Other options: `--seed` (default 13), `--concurrency`
  * (default 8), `--keep` (keep the folders with ledgers and operator logs; always kept on error).
@@ -108,6 +109,8 @@ export const SOURCE_COMMAND =
 const NAMESPACE = 'default';
 const COLLECTION = `/apis/kopf.dev/v1/namespaces/${NAMESPACE}/kopfexamples`;
 const PREFIX = 'kopf.zalando.org/';
+/** The longest wait for the operator to fall quiet after the schedule. */
+const LINGER_MAX_MS = 60_000;
 
 /** The handlers of the operator under test, in the order they run for an object. */
 export const HANDLERS = ['create_a', 'create_b', 'update_fn', 'delete_fn'] as const;
@@ -198,7 +201,7 @@ export function parseOptions(args: readonly string[]): Options {
     phaseTimeoutS: wholeNumber('phase-timeout', str(values['phase-timeout']) ?? '300', 1),
     resultsTimeoutS: wholeNumber('results-timeout', str(values['results-timeout']) ?? '15', 0),
     graceS: wholeNumber('grace', str(values['grace']) ?? '30', 0),
-    lingerS: wholeNumber('linger', str(values['linger']) ?? '2', 0),
+    lingerS: wholeNumber('linger', str(values['linger']) ?? '5', 0),
     keep: values['keep'] === true,
   };
 }
@@ -725,6 +728,17 @@ export async function session(o: SessionOptions): Promise<SessionOutcome> {
     );
     return subset.filter((n) => !ok(n));
   };
+  /** Waits until the operator sent no request but watches for `quietMs` (at most `maxMs`): its pending retries have played out. */
+  const quiet = async (quietMs: number, maxMs: number): Promise<boolean> => {
+    const end = Date.now() + left(maxMs);
+    for (;;) {
+      const since = Date.now() - quietMs;
+      const r = await servers.ask<{ counts: Record<string, number> }>(server.child, { type: 'counts', since, excludeUserAgent: clients.USER_AGENT }, 'counts');
+      if (!Object.keys(r.counts).some((k) => !k.startsWith('watch '))) return true;
+      if (Date.now() >= end) return false;
+      await sleep(250);
+    }
+  };
   const restingAt = (field: string) => (n: string) => atRest(states.get(n)!.object, field);
   const gone = (n: string): boolean => states.get(n)!.removedAt !== undefined;
   const withResults = (field: string, handlers: readonly string[]) => (n: string) => {
@@ -793,7 +807,7 @@ export async function session(o: SessionOptions): Promise<SessionOutcome> {
   if (scheduleRunning) await faults.stop();
   const remaining = names.filter((n) => !gone(n));
   if (remaining.length) await waitUntil(remaining, gone, o.graceMs);
-  if (o.lingerMs) await sleep(left(o.lingerMs));
+  if (o.lingerMs) notes['quiet'] = (await quiet(o.lingerMs, LINGER_MAX_MS)) ? 'yes' : `no request-free ${o.lingerMs / 1000} s within ${LINGER_MAX_MS / 1000} s`;
   const total = (Date.now() - t0) / 1000;
   const applied = scheduleRunning ? await faults.applied() : { answered500: 0, resetBefore: 0, resetAfter: 0, answered429: 0 };
   await supervisor.operator.stop(5000);
@@ -862,7 +876,6 @@ function body(name: string): Record<string, unknown> {
 // The benchmark: sessions per N and operator, and the table.
 
 type Key = 'kopfgen' | 'versus';
-const TITLES: Record<Key, string> = { kopfgen: 'kopf-gen', versus: 'versus' };
 
 interface RowSpec {
   label: string;
@@ -905,6 +918,7 @@ const ROWS: RowSpec[] = [
 export function comparisons(
   sizes: readonly number[],
   keys: readonly Key[],
+  titles: Record<Key, string>,
   kills: number,
   seed: number,
   results: ReadonlyMap<string, SessionFigures>,
@@ -923,7 +937,7 @@ export function comparisons(
       }
       return { label: spec.label, values, digits: spec.digits, target: target?.text ?? '', met };
     });
-    return { title: `chaos, N = ${n} (seed ${seed}, ${kills} kills)`, columns: keys.map((k) => TITLES[k]), rows };
+    return { title: `chaos, N = ${n} (seed ${seed}, ${kills} kills)`, columns: keys.map((k) => titles[k]), rows };
   });
 }
 
@@ -996,6 +1010,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   const tables = comparisons(
     opts.objects,
     contenders.map((c) => c.key),
+    { kopfgen: opts.custom ? 'command' : 'kopf-gen', versus: 'versus' },
     opts.kills,
     opts.seed,
     results,

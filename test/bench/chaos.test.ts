@@ -108,7 +108,7 @@ describe('chaos: a real operator process under the fault schedule, killed twice'
       phaseTimeoutMs: 40_000,
       resultsTimeoutMs: 10_000,
       graceMs: 10_000,
-      lingerMs: 1000,
+      lingerMs: 5000,
       deadline: Date.now() + 100_000,
       keep: false,
     });
