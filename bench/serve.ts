@@ -4,7 +4,8 @@
  * request, writes its kubeconfig where asked, counts logged requests per verb and resource (all
  * of them, or those in a time window, optionally leaving out one user agent), tells when the first
  * request about given objects arrived, announces the first watch of a resource as soon as it
- * arrives (`await-watch`: the startup benchmark's ready signal), and stops on `stop`.
+ * arrives (`await-watch`: the startup benchmark's ready signal), and stops on `stop` (or when its
+ * parent goes away).
  * It serves plain HTTP with the Kopf example and widget CRDs, and keeps no request bodies.
  *
  * For the admission benchmark it also seeds Kopf example objects (`seed-kopfexamples`) and, when
@@ -165,6 +166,8 @@ function chaos(m: ChaosMessage): Omit<ChaosReply, 'type'> {
 
 const CHAOS_TYPES: ReadonlySet<string> = new Set(['add-faults', 'remove-faults', 'clear-faults', 'drop-watches', 'compact', 'rule-counts']);
 send({ type: 'ready', url: cluster.url });
+// A devcluster whose parent is gone (it crashed, or a test runner gave up on it) has nobody to serve.
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m: Message) => {
   void (async () => {
     if (CHAOS_TYPES.has(m.type)) {
