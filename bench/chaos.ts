@@ -45,7 +45,7 @@
  *   - the operator is SIGKILLed (its whole process group) and restarted at once `--kills` times
  *     (default 5): kill i happens when the ledger holds a seeded fraction of the expected runs (one
  *     fraction per kill, spread over 5 %–90 %, sorted) and the operator running then has appended
- *     at least one line, so that kills land in every phase whatever the operator's speed.
+ *     at least one line, so that kills spread over the phases whatever the operator's speed.
  * After the schedule (faults cleared, no more kills) the load generator waits at most `--grace`
  * seconds (default 30) for objects not yet gone, then until the operator has sent no request
  * other than watches for `--linger` seconds (default 5; at most 60 s of waiting), so that its
