@@ -4,7 +4,8 @@
  * reads its own options (e.g. `npm run bench -- operator --sizes 1000 --command "…"`,
  * `npm run bench -- startup --runs 10 --skip install`,
  * `npm run bench -- engines --sizes 1000 --variants none,both`,
- * `npm run bench -- admission --objects 2000 --skip overhead`).
+ * `npm run bench -- admission --objects 2000 --skip overhead`,
+ * `npm run bench -- chaos --objects 500 --versus "…"`).
  */
 import * as report from './report.js';
 
@@ -15,6 +16,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   startup: async (args) => (await import('./startup.js')).run(args),
   engines: async (args) => (await import('./engines.js')).run(args),
   admission: async (args) => (await import('./admission.js')).run(args),
+  chaos: async (args) => (await import('./chaos.js')).run(args),
 };
 
 const args = process.argv.slice(2);

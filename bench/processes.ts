@@ -169,6 +169,22 @@ export class OperatorProcess {
     return { cpuSeconds: this.lastCpu, rssBytes: now.rssBytes, peakRssBytes: peak, processes: now.processes };
   }
 
+  /**
+   * Sends SIGKILL to the process group at once (no chance to store anything or release anything)
+   * and resolves when the process has exited; the sampler stops. For crash tests.
+   */
+  async kill(): Promise<void> {
+    clearInterval(this.sampler);
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await exited;
+  }
+
   /** Sends SIGTERM to the process group, then SIGKILL after `graceMs`; resolves on exit. */
   async stop(graceMs = 10_000): Promise<void> {
     clearInterval(this.sampler);

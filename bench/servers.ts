@@ -40,6 +40,17 @@ export function ask<T>(child: ChildProcess, message: object, reply: string): Pro
   });
 }
 
+let calls = 0;
+
+/**
+ * Sends `message` with a `reply` type of its own and resolves with the answer, so that questions
+ * asked at the same time cannot take each other's answers (the chaos messages of `serve.ts`).
+ */
+export function call<T>(child: ChildProcess, message: object): Promise<T> {
+  const reply = `reply-${process.pid}-${++calls}`;
+  return ask<T>(child, { ...message, reply }, reply);
+}
+
 /** Asks the child to stop and waits for it to exit. */
 export function stopServer(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {

@@ -425,8 +425,8 @@ export class DevCluster {
     this.core.store.compact(revision);
   }
 
-  /** Acts on open watch streams (D-FAULT-6). */
-  dropWatches(match: { group?: string; resource?: string; namespace?: string; user?: string }, mode: watching.DropMode): number {
+  /** Acts on open watch streams (D-FAULT-6); `userAgent` matches the stream's `User-Agent` header. */
+  dropWatches(match: { group?: string; resource?: string; namespace?: string; user?: string; userAgent?: RegExp }, mode: watching.DropMode): number {
     return this.hub.drop(match, mode);
   }
 

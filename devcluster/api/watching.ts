@@ -28,6 +28,8 @@ export interface WatchParams {
   table: boolean;
   includeObject: 'None' | 'Metadata' | 'Object';
   user: string;
+  /** The request's `User-Agent` header ('' without one), for dropping one client's streams (D-FAULT-6). */
+  userAgent: string;
 }
 
 export interface WatchLogEntry {
@@ -309,7 +311,7 @@ export class WatchHub {
   }
 
   /** Acts on open streams (D-FAULT-6); returns how many were affected. */
-  drop(match: { group?: string; resource?: string; namespace?: string; user?: string; storage?: string }, mode: DropMode): number {
+  drop(match: { group?: string; resource?: string; namespace?: string; user?: string; userAgent?: RegExp; storage?: string }, mode: DropMode): number {
     let n = 0;
     for (const stream of [...this.streams.values()]) {
       const t = stream.params.type;
@@ -318,6 +320,7 @@ export class WatchHub {
       if (match.storage !== undefined && t.storage !== match.storage) continue;
       if (match.namespace !== undefined && stream.params.filter.namespace !== match.namespace) continue;
       if (match.user !== undefined && stream.params.user !== match.user) continue;
+      if (match.userAgent !== undefined && !match.userAgent.test(stream.params.userAgent)) continue;
       n++;
       if (mode === 'expire') this.sendError(stream, 410, 'Expired', `too old resource version: ${stream.lastRev} (${this.store.revision})`);
       else this.close(stream, mode);

@@ -72,6 +72,8 @@ export interface RequestAttributes {
 
 export interface FaultHandle {
   remove(): void;
+  /** How many requests the rule has acted on so far (removed or expired rules keep their count). */
+  applied(): number;
 }
 
 interface Installed {
@@ -93,6 +95,7 @@ export class Faults {
       remove: () => {
         this.rules = this.rules.filter((r) => r !== installed);
       },
+      applied: () => installed.applied,
     };
   }
 

@@ -715,6 +715,7 @@ async function serveWatch(
         table: form === 'table',
         includeObject: o.includeObject,
         user: user.username,
+        userAgent: req.headers['user-agent'] ?? '',
       },
       {
         stall: fault?.stall,

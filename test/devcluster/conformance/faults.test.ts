@@ -22,9 +22,9 @@ class WatchReader {
   private readonly controller = new AbortController();
   private wake: (() => void)[] = [];
 
-  static async open(url: string): Promise<WatchReader> {
+  static async open(url: string, headers: Record<string, string> = {}): Promise<WatchReader> {
     const reader = new WatchReader();
-    const res = await fetch(url, { signal: reader.controller.signal });
+    const res = await fetch(url, { signal: reader.controller.signal, headers });
     reader.status = res.status;
     reader.headers = res.headers;
     void reader.pump(res);
@@ -124,8 +124,8 @@ describe('conformance: fault injection and test controls', () => {
     return name;
   }
 
-  async function watch(path: string): Promise<WatchReader> {
-    const reader = await WatchReader.open(`${h.cluster.url}${path}`);
+  async function watch(path: string, headers: Record<string, string> = {}): Promise<WatchReader> {
+    const reader = await WatchReader.open(`${h.cluster.url}${path}`, headers);
     readers.push(reader);
     return reader;
   }
@@ -190,7 +190,20 @@ describe('conformance: fault injection and test controls', () => {
     expect(a.events).toEqual([]);
   });
 
-  it('D-FAULT-1 matchers, skip, times, probability, remove and clear select which requests a rule hits', async () => {
+  it("D-FAULT-6 dropWatches by user agent ends one client's streams and leaves another's open", async () => {
+    const ns = await namespace();
+    const operator = await watch(`${widgetsIn(ns)}?watch=true`, { 'user-agent': 'some-operator/1.0' });
+    const observer = await watch(`${widgetsIn(ns)}?watch=true`, { 'user-agent': 'load-generator/1' });
+    expect(h.cluster.dropWatches({ resource: 'widgets', namespace: ns, userAgent: /^(?!load-generator\/)/ }, 'expire')).toBe(1);
+    expect(await operator.finished()).toBe(true);
+    expect(operator.events.map((e) => e['object']['code'])).toEqual([410]);
+    await h.post(widgetsIn(ns), widgetBody('after-drop', ns));
+    expect(await observer.count(1)).toBe(true);
+    expect(observer.types()).toEqual(['ADDED after-drop']);
+    expect(observer.outcome).toBe('open');
+  });
+
+  it('D-FAULT-1 matchers, skip, times, probability, remove and clear select which requests a rule hits, and a handle counts what it applied to', async () => {
     const ns = await namespace();
     const base = widgetsIn(ns);
     await h.post(base, widgetBody('m1', ns));
@@ -207,6 +220,7 @@ describe('conformance: fault injection and test controls', () => {
     const codes: number[] = [];
     for (let i = 0; i < 4; i++) codes.push((await h.get(`${base}/m2`)).status);
     expect(codes).toEqual([200, 503, 503, 200]);
+    expect(counted.applied()).toBe(2); // expired after its two, and still counted
     counted.remove();
 
     h.cluster.faults.add({ path: new RegExp(`/namespaces/${ns}/widgets/m2$`), userAgent: /^special-agent/, action: unavailable });
