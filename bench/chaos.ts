@@ -43,9 +43,11 @@
  *   - every 10 s (±3 s) the devcluster compacts its history to the current revision, so a watch
  *     resumed from an older resource version gets 410;
  *   - the operator is SIGKILLed (its whole process group) and restarted at once `--kills` times
- *     (default 5): kill i happens when the ledger holds a seeded fraction of the expected runs (one
- *     fraction per kill, spread over 5 %–90 %, sorted) and the operator running then has appended
- *     at least one line, so that kills spread over the phases whatever the operator's speed.
+ *     (default 5): kill i happens when the ledger holds a seeded fraction of the expected
+ *     (object, handler) pairs — repeats not counted — (one fraction per kill, spread over
+ *     5 %–90 %, sorted) and the operator running then has appended at least one line, so that
+ *     kills spread over the phases (creations, then updates, then deletions) whatever the
+ *     operator's speed and however many runs it repeats.
  * After the schedule (faults cleared, no more kills) the load generator waits at most `--grace`
  * seconds (default 30) for objects not yet gone, then until the operator has sent no request
  * other than watches for `--linger` seconds (default 5; at most 60 s of waiting), so that its
@@ -383,8 +385,15 @@ class LedgerReader {
   private rest = '';
   readonly entries: LedgerEntry[] = [];
   unreadable = 0;
+  /** The (object, handler) pairs seen so far: the progress of the workload, repeats not counted. */
+  private readonly pairs = new Set<string>();
 
   constructor(readonly file: string) {}
+
+  /** How many distinct (object, handler) pairs have run so far. */
+  get progress(): number {
+    return this.pairs.size;
+  }
 
   /** Reads what was appended since the last call. */
   poll(): void {
@@ -403,9 +412,7 @@ class LedgerReader {
       const text = this.rest + buffer.toString('utf8');
       const cut = text.lastIndexOf('\n') + 1;
       this.rest = text.slice(cut);
-      const parsed = parseLedger(text.slice(0, cut));
-      this.entries.push(...parsed.entries);
-      this.unreadable += parsed.unreadable;
+      this.add(parseLedger(text.slice(0, cut)));
     } finally {
       fs.closeSync(fd);
     }
@@ -414,12 +421,14 @@ class LedgerReader {
   /** Reads the rest, including a last line without its newline. */
   finish(): void {
     this.poll();
-    if (this.rest.trim()) {
-      const parsed = parseLedger(this.rest);
-      this.entries.push(...parsed.entries);
-      this.unreadable += parsed.unreadable;
-    }
+    if (this.rest.trim()) this.add(parseLedger(this.rest));
     this.rest = '';
+  }
+
+  private add(parsed: ReturnType<typeof parseLedger>): void {
+    this.entries.push(...parsed.entries);
+    this.unreadable += parsed.unreadable;
+    for (const entry of parsed.entries) this.pairs.add(`${entry.name}\u0000${entry.handler}`);
   }
 }
 
@@ -441,7 +450,7 @@ class Supervisor {
     private readonly env: Record<string, string>,
     readonly logFile: string,
     private readonly ledger: LedgerReader,
-    /** Ledger sizes (runs) at which to kill, ascending. */
+    /** Progress (distinct object-handler pairs run) at which to kill, ascending. */
     private readonly killAt: readonly number[],
   ) {
     this.operator = new processes.OperatorProcess(command, env, logFile);
@@ -478,7 +487,7 @@ class Supervisor {
         return;
       }
       const due = this.killAt[this.nextKill];
-      if (due === undefined || this.ledger.entries.length < due) return;
+      if (due === undefined || this.ledger.progress < due) return;
       // Only a process that did some work is killed: every restart gets its chance to show it recovers.
       if (!this.ledger.entries.some((e) => e.at >= this.startedAt)) return;
       this.nextKill++;
@@ -623,7 +632,12 @@ class FaultSchedule {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-/** The seeded kill points: `kills` ledger sizes spread over 5 %–90 % of `expected`, ascending. */
+/**
+ * The seeded kill points: `kills` amounts of progress (distinct object-handler pairs run) spread
+ * over 5 %–90 % of `expected`, ascending. Counting pairs rather than ledger lines keeps the points
+ * in step with the workload's phases (creations are the first half, updates the third quarter,
+ * deletions the last), however many runs an operator repeats.
+ */
 export function killPoints(random: () => number, kills: number, expected: number): number[] {
   const points: number[] = [];
   for (let i = 0; i < kills; i++) points.push(Math.max(1, Math.round(expected * (0.05 + (0.85 * (i + random())) / kills))));
@@ -856,7 +870,7 @@ export async function session(o: SessionOptions): Promise<SessionOutcome> {
   if (examples.afterRemoval.length) notes['examples_runs_after_removal'] = describe(examples.afterRemoval);
   if (examples.resultsLost.length) notes['examples_results_lost'] = describe(examples.resultsLost);
   if (supervisor.killEnds.length)
-    notes['kills_at'] = supervisor.killEnds.map((k, i) => `${new Date(k).toISOString().slice(11, 23)} (at ${killAt[i]} runs)`).join(', ');
+    notes['kills_at'] = supervisor.killEnds.map((k, i) => `${new Date(k).toISOString().slice(11, 23)} (at ${killAt[i]} object-handler pairs)`).join(', ');
   if (stuck.size) notes['stuck_objects'] = [...stuck].slice(0, 10).join(', ');
   if (supervisor.unexpectedExits.length) notes['unexpected_exit'] = supervisor.unexpectedExits[0]!.log;
   const flawed =
@@ -969,7 +983,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
   notes['schedule'] =
     `seed ${opts.seed}; watches of the operator dropped every ${SCHEDULE.dropEveryMs / 1000} s ±20 % (410 / end alternating); PATCH: ${SCHEDULE.patch500 * 100} % 500, ` +
     `${SCHEDULE.patchReset * 50} % reset before, ${SCHEDULE.patchReset * 50} % reset after the write; 429 bursts (${SCHEDULE.burstMinMs / 1000}-${SCHEDULE.burstMaxMs / 1000} s of every request, Retry-After ${SCHEDULE.retryAfterSeconds} s) every ${SCHEDULE.burstEveryMs / 1000} s ±50 %; ` +
-    `compaction every ${SCHEDULE.compactEveryMs / 1000} s ±30 %; ${opts.kills} SIGKILLs at seeded fractions of the expected runs`;
+    `compaction every ${SCHEDULE.compactEveryMs / 1000} s ±30 %; ${opts.kills} SIGKILLs at seeded fractions of the expected object-handler pairs`;
   const figures: Record<string, number> = {};
   const results = new Map<string, SessionFigures>();
   const deadline = Date.now() + opts.durationLimitS * 1000;

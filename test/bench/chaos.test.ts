@@ -97,6 +97,25 @@ describe("the chaos benchmark's options", () => {
   });
 });
 
+describe("the chaos benchmark's kill points", () => {
+  it('spread over 5 %–90 % of the expected object-handler pairs, one per equal slice, ascending', () => {
+    let state = 1;
+    const random = (): number => {
+      state = (state * 16807) % 2147483647;
+      return state / 2147483647;
+    };
+    const points = chaos.killPoints(random, 5, 4000);
+    expect(points).toHaveLength(5);
+    expect([...points].sort((a, b) => a - b)).toEqual(points);
+    // One kill per slice of 17 % of the workload: creations (the first half), updates and deletions all get one.
+    points.forEach((p, i) => {
+      expect(p).toBeGreaterThanOrEqual(4000 * (0.05 + 0.17 * i));
+      expect(p).toBeLessThanOrEqual(4000 * (0.05 + 0.17 * (i + 1)));
+    });
+    expect(points.some((p) => p > 3000)).toBe(true); // a kill among the deletions
+  });
+});
+
 describe('chaos: a real operator process under the fault schedule, killed twice', () => {
   it('chaos: no handler success missing, none stuck, every deletion completed, no duplicate without a kill, no run after removal, no result lost (100 objects, 2 kills, seeded)', async () => {
     const outcome = await chaos.session({
