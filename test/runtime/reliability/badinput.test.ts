@@ -15,20 +15,6 @@ import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as fx from './operating.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
-const ODD = { group: 'kopf.dev', version: 'v1', resource: 'oddities' } as const;
-
-/** A CRD without a schema for spec/status (anything goes) and without a status subresource. */
-const ODDITIES_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'oddities.kopf.dev' },
-  spec: {
-    group: 'kopf.dev',
-    scope: 'Namespaced',
-    names: { kind: 'Oddity', plural: 'oddities', singular: 'oddity' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
 
 /** H(x) of R-STORAGE-6, computed independently: BLAKE2b-32, Base64 with `-`/`.`, stripped. */
 function hashSuffix(text: string): string {
@@ -53,7 +39,7 @@ describe('odd input', () => {
   const { logs } = suite;
 
   it('R-KWARGS-1 objects without spec and with a non-object status are handled: spec/status are empty, results replace the status', async () => {
-    await suite.cluster.load(ODDITIES_CRD);
+    await suite.cluster.load(fx.ODDITIES_CRD);
     const registry = new OperatorRegistry();
     const seen: Record<string, unknown> = {};
     on.create('oddities', { registry }, function create_fn({ name, spec, status, body }) {
@@ -76,7 +62,7 @@ describe('odd input', () => {
       spec: ['x'],
       status: [1, 2],
     });
-    const stored = (name: string): Record<string, unknown> => suite.cluster.store.get(ODD, name, 'default') as Record<string, unknown>;
+    const stored = (name: string): Record<string, unknown> => suite.cluster.store.get(fx.ODD, name, 'default') as Record<string, unknown>;
     const handled = (name: string): boolean => annotationsIn(stored(name))[LHC] !== undefined;
     await fx.eventually(() => handled('no-spec') && handled('text-status') && handled('list-spec'), 'all three handled');
     for (const name of ['no-spec', 'text-status', 'list-spec']) await fx.atRest(logs, name);

@@ -13,21 +13,7 @@ import * as fx from './operating.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
-const ODD = { group: 'kopf.dev', version: 'v1', resource: 'oddities' } as const;
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' } as const;
-
-/** A CRD without a schema for spec/status (anything goes) and without a status subresource. */
-const ODDITIES_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'oddities.kopf.dev' },
-  spec: {
-    group: 'kopf.dev',
-    scope: 'Namespaced',
-    names: { kind: 'Oddity', plural: 'oddities', singular: 'oddity' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
 
 type Json = Record<string, unknown>;
 type Calls = { created: string[]; updated: { name: string; diff: unknown }[]; deleted: string[] };
@@ -159,7 +145,7 @@ describe('hostile objects', () => {
   });
 
   it('R-KWARGS-1 a status that is a string or a list: handled, the result replaces it, deletion completes', async () => {
-    await suite.cluster.load(ODDITIES_CRD);
+    await suite.cluster.load(fx.ODDITIES_CRD);
     const { registry, calls } = recordingRegistry('oddities');
     const op = await fx.startOperator({ cluster: suite.cluster, registry, waitForWatch: 'oddities' });
     const oddity = (name: string, status: unknown): Json => ({
@@ -169,7 +155,7 @@ describe('hostile objects', () => {
       spec: { a: 1 },
       status,
     });
-    const stored = (name: string): Json | undefined => suite.cluster.store.get(ODD, name, 'default') as Json | undefined;
+    const stored = (name: string): Json | undefined => suite.cluster.store.get(fx.ODD, name, 'default') as Json | undefined;
     const handled = (name: string): boolean => (stored(name)?.['metadata'] as { annotations?: Json } | undefined)?.annotations?.[LHC] !== undefined;
     await suite.cluster.store.create(oddity('text-status', 'text'));
     await suite.cluster.store.create(oddity('list-status', [1, 2]));
@@ -180,7 +166,7 @@ describe('hostile objects', () => {
     await fx.eventually(() => handled('text-status') && handled('list-status'), 'the odd ones');
     for (const name of ['text-status', 'list-status']) {
       expect(stored(name)!['status']).toEqual({ create_fn: { created: true } });
-      await suite.cluster.store.delete(ODD, name, { namespace: 'default' });
+      await suite.cluster.store.delete(fx.ODD, name, { namespace: 'default' });
     }
     await fx.eventually(() => stored('text-status') === undefined && stored('list-status') === undefined, 'both deleted');
     await op.stop();

@@ -33,6 +33,20 @@ export const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' 
 
 type JsonObject = Record<string, unknown>;
 
+/** A resource that takes anything: no schema for spec or status, and no status subresource. */
+export const ODD = { group: 'kopf.dev', version: 'v1', resource: 'oddities' } as const;
+export const ODDITIES_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'oddities.kopf.dev' },
+  spec: {
+    group: 'kopf.dev',
+    scope: 'Namespaced',
+    names: { kind: 'Oddity', plural: 'oddities', singular: 'oddity' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+
 /** A devcluster (plain HTTP, fast) with the reference CRD loaded. */
 export async function startCluster(options: Parameters<typeof DevCluster.start>[0] = {}): Promise<DevCluster> {
   const cluster = await DevCluster.start({ tls: false, ...options });
