@@ -10,8 +10,8 @@
  * `<Kind>Status`), and every other object node that declares properties. Arrays and maps are not
  * named; their items take the name of the property that holds them. Names are claimed breadth-first
  * in document order, so shallower types keep the unsuffixed name when two paths collide, and a
- * nested name never takes a reserved one (`<Kind>`, `<Kind>Spec`, `<Kind>Status`, `<Kind>Patch`,
- * `<Kind>List`, the descriptor constant, and the runtime types a module imports).
+ * nested name never takes a reserved one (`<Kind>`, `<Kind>Input`, `<Kind>Spec`, `<Kind>Status`,
+ * `<Kind>Patch`, `<Kind>PatchView`, `<Kind>List`, the descriptor constant, and the runtime types a module imports).
  *
  * Input must have passed validating.ts; this stage does not re-check shapes.
  */
@@ -29,11 +29,16 @@ export interface NamedType {
 
 /** The reserved names of one version's module. */
 export interface ModuleNames {
-  /** `<Kind>`: the object body. */
+  /** `<Kind>`: the object body as the API server returns it (defaults applied). */
   readonly body: string;
+  /** `<Kind>Input`: the object as a user writes it (defaulted fields optional). */
+  readonly input: string;
   readonly spec: string;
   readonly status: string;
+  /** `<Kind>Patch`: a JSON merge patch of the object, as plain data. */
   readonly patch: string;
+  /** `<Kind>PatchView`: the writable view handlers receive as `patch`. */
+  readonly view: string;
   readonly list: string;
   /** The descriptor constant, e.g. `Widgets`. */
   readonly descriptor: string;
@@ -159,9 +164,11 @@ export function reservedNames(kind: string, plural: string): ModuleNames {
   const body = naming.identifier(kind);
   return {
     body,
+    input: `${body}Input`,
     spec: `${body}Spec`,
     status: `${body}Status`,
     patch: `${body}Patch`,
+    view: `${body}PatchView`,
     list: `${body}List`,
     descriptor: naming.descriptorName(body, plural),
   };
@@ -207,7 +214,17 @@ function pathOf(pending: Pending): string {
 
 /** Names the schema's types breadth-first, in document order. */
 function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel, 'nestedTypes' | 'typeNames'> {
-  const registry = new naming.NameRegistry([names.body, names.spec, names.status, names.patch, names.list, names.descriptor, ...IMPORTED_NAMES]);
+  const registry = new naming.NameRegistry([
+    names.body,
+    names.input,
+    names.spec,
+    names.status,
+    names.patch,
+    names.view,
+    names.list,
+    names.descriptor,
+    ...IMPORTED_NAMES,
+  ]);
   const typeNames = new Map<schemas.Schema, string>();
   const nestedTypes: NamedType[] = [];
   const queue: Pending[] = [];

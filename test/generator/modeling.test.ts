@@ -26,7 +26,16 @@ describe('buildModel', () => {
       statusSubresource: true,
       storage: true,
       deprecated: false,
-      names: { body: 'Gadget', spec: 'GadgetSpec', status: 'GadgetStatus', patch: 'GadgetPatch', list: 'GadgetList', descriptor: 'Gadgets' },
+      names: {
+        body: 'Gadget',
+        input: 'GadgetInput',
+        spec: 'GadgetSpec',
+        status: 'GadgetStatus',
+        patch: 'GadgetPatch',
+        view: 'GadgetPatchView',
+        list: 'GadgetList',
+        descriptor: 'Gadgets',
+      },
     });
     expect(v1beta1).toMatchObject({ statusSubresource: false, storage: false, deprecated: true });
     expect(notes).toEqual(['fixtures/gadgets.yaml, document 0: skipped version v1alpha1 of Gadget (not served)']);
@@ -80,9 +89,11 @@ describe('buildModel', () => {
   it('sanitises kinds into identifiers for the reserved names', () => {
     expect(modeling.reservedNames('Widget', 'widgets')).toEqual({
       body: 'Widget',
+      input: 'WidgetInput',
       spec: 'WidgetSpec',
       status: 'WidgetStatus',
       patch: 'WidgetPatch',
+      view: 'WidgetPatchView',
       list: 'WidgetList',
       descriptor: 'Widgets',
     });
