@@ -2,8 +2,9 @@
  * The one error the generator raises, and where in its input a problem is.
  *
  * Every stage that can refuse the input (loading finds no YAML or no Kubernetes object, validation
- * finds a CRD the generator cannot map faithfully) throws a `GeneratorError` whose message names
- * the file, the document index and the JSON path, so a user can go straight to the offending line.
+ * finds a CRD the API server would refuse or the generator cannot map faithfully) throws a
+ * `GeneratorError` whose message names the file, the document index and the JSON path, so a user
+ * can go straight to the offending line.
  * The error lives apart from the stages so that each of them can raise it without importing the
  * others.
  */
@@ -11,13 +12,17 @@
 /** Why the generator refused its input. */
 export type GeneratorErrorCode =
   | 'not-yaml'
+  | 'cyclic-alias'
   | 'not-a-crd'
   | 'unsupported-version'
   | 'invalid-crd'
+  | 'names-conflict'
   | 'no-schema'
   | 'non-structural'
   | 'ref-not-allowed'
-  | 'unknown-type';
+  | 'unknown-type'
+  | 'invalid-enum'
+  | 'invalid-default';
 
 /** Where in the input a problem is. */
 export interface SourceLocation {

@@ -6,8 +6,9 @@
  * document, keeps the CustomResourceDefinitions with their source path and document index (so
  * every later error can point back at them), and skips everything else with a note.
  *
- * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML" and "is
- * this a Kubernetes object": validating.ts decides whether a CRD is usable. Parsing takes
+ * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML (with a JSON
+ * form: no alias inside the node it names)" and "is this a Kubernetes object": validating.ts
+ * decides whether a CRD is usable. Parsing takes
  * parsing.ts's fast path for the block YAML CRD files are written in, and the `yaml` package for
  * everything else (including every text with an error, so messages are always the package's).
  */
@@ -45,8 +46,9 @@ const CRD_GROUP = 'apiextensions.k8s.io/';
  *
  * Empty documents and Kubernetes objects of other kinds are skipped with a note.
  *
- * @throws errors.GeneratorError `not-yaml` when a document does not parse, and `not-a-crd`
- *   when a document is not a Kubernetes object at all or a file holds no CRD.
+ * @throws errors.GeneratorError `not-yaml` when a document does not parse, `cyclic-alias` when a
+ *   YAML alias sits inside the node it refers to, and `not-a-crd` when a document is not a
+ *   Kubernetes object at all or a file holds no CRD.
  */
 export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
   const crds: LoadedCrd[] = [];
@@ -114,12 +116,44 @@ function* documentsOf(input: SourceText): Generator<unknown> {
       const at = ` (${linePosition(input.text, problem.pos[0])})`;
       throw new errors.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
     }
+    let data: unknown;
     try {
-      yield document.toJS({ maxAliasCount: 1000 });
+      data = document.toJS({ maxAliasCount: 1000 });
     } catch (error) {
       throw new errors.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
     }
+    const cycle = cyclePath(data);
+    if (cycle !== undefined) {
+      throw new errors.GeneratorError(
+        'cyclic-alias',
+        { ...where, jsonPath: cycle },
+        'a YAML alias refers to a node that contains it, so the document has no JSON form (the API server refuses it too); replace the alias with a copy of the part it should repeat',
+      );
+    }
+    yield data;
   }
+}
+
+/**
+ * The JSON path of the first node that contains itself (through a YAML alias that refers to one
+ * of its own ancestors), or `undefined` when the data is a tree. Aliases that repeat a node
+ * elsewhere (real CRDs use them for shared schemas) are fine: only an ancestor counts.
+ */
+function cyclePath(data: unknown): string | undefined {
+  const ancestors = new Set<object>();
+  const walk = (node: unknown, path: string): string | undefined => {
+    if (typeof node !== 'object' || node === null) return undefined;
+    if (ancestors.has(node)) return path;
+    ancestors.add(node);
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, index) => [index, item]) : Object.entries(node);
+    for (const [key, child] of entries) {
+      const found = walk(child, schemas.childPath(path, key));
+      if (found !== undefined) return found;
+    }
+    ancestors.delete(node);
+    return undefined;
+  };
+  return walk(data, '');
 }
 
 /** `line L, column C` (1-based) of a character offset. */

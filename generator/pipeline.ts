@@ -4,6 +4,7 @@
  * warnings. Input is texts, output is values; nothing here reads or writes files, so a failing
  * input stops the run before anything is written.
  */
+import * as crdnames from './crdnames.js';
 import * as loading from './loading.js';
 import * as modeling from './modeling.js';
 import * as projects from './projects.js';
@@ -33,13 +34,15 @@ export interface Checked {
 /**
  * Loads and validates CRD sources (the stages that can reject input).
  *
- * @throws GeneratorError on the first unusable document (file, document index, JSON path).
+ * @throws GeneratorError on the first unusable document (file, document index, JSON path), and
+ *   `names-conflict` when two CRDs of one group claim the same kind or resource name.
  * @throws projects.ProjectError `duplicate-crd` when two documents define the same CRD.
  */
 export function check(sources: readonly loading.SourceText[]): Checked {
   const loaded = loading.loadCrdSources(sources);
   for (const crd of loaded.crds) validating.validateCrd(crd);
   checkDuplicates(loaded.crds);
+  crdnames.checkNameConflicts(loaded.crds);
   return { loaded: loaded.crds, notes: loaded.notes };
 }
 

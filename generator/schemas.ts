@@ -78,10 +78,16 @@ export const INT_OR_STRING = 'x-kubernetes-int-or-string';
 export const PRESERVE_UNKNOWN_FIELDS = 'x-kubernetes-preserve-unknown-fields';
 export const EMBEDDED_RESOURCE = 'x-kubernetes-embedded-resource';
 export const VALIDATIONS = 'x-kubernetes-validations';
+export const LIST_TYPE = 'x-kubernetes-list-type';
+export const LIST_MAP_KEYS = 'x-kubernetes-list-map-keys';
+export const MAP_TYPE = 'x-kubernetes-map-type';
 
-/** Whether the node has a `default` value. */
+/**
+ * Whether the node has a `default` value. `default: null` is no default: the API server drops it
+ * when it reads the CRD, so such a field is never filled in.
+ */
 export function hasDefault(node: Schema): boolean {
-  return Object.hasOwn(node, 'default') && node['default'] !== undefined;
+  return Object.hasOwn(node, 'default') && node['default'] !== undefined && node['default'] !== null;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
