@@ -44,7 +44,7 @@ const UNSUPPORTED = ['id', '$schema', 'patternProperties', 'dependencies', 'addi
 /** The fields of a resource's type and object metadata, at the root and in embedded resources. */
 const META_FIELDS = ['apiVersion', 'kind', 'metadata'];
 /** What a top-level `metadata` schema may hold besides `type: object` and its name and generateName. */
-const ROOT_METADATA_ALLOWED = new Set(['type', 'properties', 'description', 'title', 'example', 'externalDocs']);
+const ROOT_METADATA_ALLOWED = new Set(['type', 'properties', 'example', 'externalDocs']);
 
 /**
  * Checks one loaded CRD document and throws a `GeneratorError` on the first problem.
@@ -252,7 +252,7 @@ function checkNode(node: schemas.Schema, at: At, walk: Walk, fail: Fail): void {
 function checkMetaField(name: string, node: schemas.Schema, at: At, root: boolean, fail: Fail): void {
   const type = schemas.own(node, 'type');
   const expected = name === 'metadata' ? 'object' : 'string';
-  if (type !== undefined && type !== expected) fail('non-structural', `${at()}.type`, `${name} must have type "${expected}", not ${JSON.stringify(type)}`);
+  if (type !== expected) fail('non-structural', `${at()}.type`, `${name} must have type "${expected}", not ${JSON.stringify(type ?? null)}`);
   if (!root || name !== 'metadata') return;
   for (const key of Object.keys(node)) {
     if (key === 'properties') {

@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
 import * as errors from '../../generator/errors.js';
+import * as generator from '../../generator/index.js';
 import * as support from './support.js';
+import * as ps from './projects-support.js';
 
 function loadError(text: string, file = 'crds/bad.yaml'): errors.GeneratorError {
   try {
@@ -81,5 +83,69 @@ describe('loadCrdSources', () => {
     expect(error.code).toBe('not-a-crd');
     expect(error.file).toBe('crds/configmap.yaml');
     expect(error.message).toBe('crds/configmap.yaml, document 0: the file contains no CustomResourceDefinition');
+  });
+});
+
+describe('YAML aliases', () => {
+  const root = ps.tempDir('kopf-gen-aliases-');
+  afterAll(() => ps.cleanup(root));
+
+  /** A Widget CRD whose spec schema is anchored as `&spec`; `inside` goes under its properties. */
+  const aliased = (inside: string, after = ''): string =>
+    [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      'metadata: {name: widgets.example.com}',
+      'spec:',
+      '  group: example.com',
+      '  scope: Namespaced',
+      '  names: {kind: Widget, plural: widgets, singular: widget}',
+      '  versions:',
+      '  - name: v1',
+      '    served: true',
+      '    storage: true',
+      '    schema:',
+      '      openAPIV3Schema:',
+      '        type: object',
+      '        properties:',
+      '          spec: &spec',
+      '            type: object',
+      '            properties:',
+      `              ${inside}`,
+      after,
+    ].join('\n');
+
+  it('cyclic-alias: an alias inside the node it names is refused with file, document and path, and nothing written', async () => {
+    const good = support.source([support.crd({ type: 'object' }, { kind: 'Gadget' })]).text;
+    const text = `${good}---\n${aliased('child: *spec')}\n`;
+    const error = loadError(text, 'crds/cyclic.yaml');
+    expect(error.code).toBe('cyclic-alias');
+    expect(error.documentIndex).toBe(1);
+    expect(error.jsonPath).toBe('spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.child');
+    expect(error.message).toMatch(
+      /^crds\/cyclic\.yaml, document 1, spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\.child: a YAML alias refers to a node that contains it.*replace the alias with a copy/,
+    );
+    const file = ps.write(path.join(root, 'inputs/cyclic.yaml'), text);
+    const out = path.join(root, 'cyclic', 'project');
+    await expect(generator.init({ crds: [file], out })).rejects.toMatchObject({ code: 'cyclic-alias', file, documentIndex: 1 });
+    expect(fs.existsSync(path.dirname(out))).toBe(false);
+  });
+
+  it('cyclic-alias: through a list too', () => {
+    const error = loadError('a: &x [1, *x]\n');
+    expect(error).toMatchObject({ code: 'cyclic-alias', documentIndex: 0, jsonPath: 'a[1]' });
+  });
+
+  it('an alias that repeats a node elsewhere (as real CRDs do) loads and generates', async () => {
+    const text = aliased('size: {type: integer}', '          status: *spec\n');
+    const { crds } = loading.loadCrdSources([{ path: 'crds/shared.yaml', text }]);
+    const properties = (crds[0]!.document['spec'] as { versions: { schema: { openAPIV3Schema: { properties: Record<string, unknown> } } }[] }).versions[0]!
+      .schema.openAPIV3Schema.properties;
+    expect(properties['status']).toEqual(properties['spec']);
+    const file = ps.write(path.join(root, 'inputs/shared.yaml'), text);
+    const out = path.join(root, 'shared');
+    await generator.init({ crds: [file], out });
+    const module = fs.readFileSync(path.join(out, 'src/generated/widgets.example.com.v1.ts'), 'utf8');
+    expect(module).toMatch(/size\?: number;[\s\S]*size\?: number;/); // once in spec, once in status
   });
 });

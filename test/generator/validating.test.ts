@@ -1,8 +1,20 @@
-import { describe, expect, it } from 'vitest';
+/**
+ * Validation refuses every CRD the API server would refuse (names, structural-schema rules, enum
+ * values and defaults that do not fit, names claimed twice in a group) with the file, the document
+ * index and the JSON path, before anything is written; and it keeps accepting what the server
+ * accepts.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import * as crdnames from '../../generator/crdnames.js';
 import * as loading from '../../generator/loading.js';
 import * as errors from '../../generator/errors.js';
+import * as generator from '../../generator/index.js';
+import * as pipeline from '../../generator/pipeline.js';
 import * as validating from '../../generator/validating.js';
 import * as support from './support.js';
+import * as ps from './projects-support.js';
 
 const SPEC = 'spec.versions[0].schema.openAPIV3Schema.properties.spec';
 
@@ -127,3 +139,445 @@ describe('validateCrd', () => {
 function escaped(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+const ROOT = 'spec.versions[0].schema.openAPIV3Schema';
+
+/** A CRD document whose spec.names (and the object name, kept `<plural>.<group>`) are changed. */
+function renamed(names: Record<string, unknown>, options: { group?: string; name?: string } = {}): Record<string, unknown> {
+  const document = support.crd({ type: 'object' });
+  const spec = document['spec'] as { group: string; names: Record<string, unknown> };
+  spec.names = { ...spec.names, ...names };
+  if (options.group !== undefined) spec.group = options.group;
+  document['metadata'] = { name: options.name ?? `${String(spec.names['plural'])}.${spec.group}` };
+  return document;
+}
+
+/** A CRD whose only version has the given root schema. */
+function withRoot(root: Record<string, unknown>): Record<string, unknown> {
+  return support.crd(undefined, { root });
+}
+
+/** A CRD whose spec holds one list `ports` with the given list extensions and item schema. */
+function withList(list: Record<string, unknown>): Record<string, unknown> {
+  return support.crd({ type: 'object', properties: { ports: { type: 'array', ...list } } });
+}
+
+const portItems = { type: 'object', required: ['port'], properties: { name: { type: 'string' }, port: { type: 'integer' } } };
+
+interface BadCase {
+  readonly name: string;
+  /** The documents of each input file (the first file holds a valid Gadget first, so indices are reported, not assumed). */
+  readonly files: readonly (readonly unknown[])[];
+  readonly code: string;
+  readonly file?: number;
+  readonly jsonPath: string;
+  /** A part of the detail: what is wrong or how to fix it. */
+  readonly says: string;
+}
+
+const gadget = support.crd({ type: 'object' }, { kind: 'Gadget' });
+const single = (document: unknown): (readonly unknown[])[] => [[gadget, document]];
+
+const BAD: readonly BadCase[] = [
+  {
+    name: 'additionalProperties: false',
+    files: single(support.crd({ type: 'object', properties: { labels: { type: 'object', additionalProperties: false } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.labels.additionalProperties`,
+    says: 'additionalProperties: false is not allowed in CRD schemas',
+  },
+  {
+    name: 'additionalProperties: false beside properties',
+    files: single(support.crd({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.additionalProperties`,
+    says: 'remove it',
+  },
+  {
+    name: 'additionalProperties at the root',
+    files: single(withRoot({ type: 'object', additionalProperties: { type: 'string' } })),
+    code: 'non-structural',
+    jsonPath: `${ROOT}.additionalProperties`,
+    says: 'must not be used at the root',
+  },
+  {
+    name: 'an enum value of another type',
+    files: single(support.crd({ type: 'object', properties: { size: { type: 'string', enum: ['small', 1] } } })),
+    code: 'invalid-enum',
+    jsonPath: `${SPEC}.properties.size.enum[1]`,
+    says: 'enum value 1 must be of type string, not the integer 1; quote it',
+  },
+  {
+    name: 'a default of the wrong type',
+    files: single(support.crd({ type: 'object', properties: { replicas: { type: 'integer', default: 'three' } } })),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.replicas.default`,
+    says: 'the default must be of type integer, not the string "three"',
+  },
+  {
+    name: 'a default outside the enum',
+    files: single(support.crd({ type: 'object', properties: { mode: { type: 'string', enum: ['a', 'b'], default: 'c' } } })),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.mode.default`,
+    says: '"c" is not one of the enum values "a", "b"',
+  },
+  {
+    name: 'a default object whose property has the wrong type',
+    files: single(
+      support.crd({ type: 'object', properties: { limits: { type: 'object', properties: { cpu: { type: 'integer' } }, default: { cpu: 'lots' } } } }),
+    ),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.limits.default.cpu`,
+    says: 'must be of type integer',
+  },
+  {
+    name: 'a default object without a required field',
+    files: single(
+      support.crd({
+        type: 'object',
+        properties: {
+          tls: { type: 'object', required: ['secret'], properties: { secret: { type: 'string' }, port: { type: 'integer' } }, default: { port: 443 } },
+        },
+      }),
+    ),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.tls.default`,
+    says: 'misses the required field "secret"',
+  },
+  {
+    name: 'a default with an unknown field',
+    files: single(
+      support.crd({ type: 'object', properties: { limits: { type: 'object', properties: { cpu: { type: 'integer' } }, default: { cpu: 1, gpu: 2 } } } }),
+    ),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.limits.default.gpu`,
+    says: 'defaults must not hold unknown fields',
+  },
+  {
+    name: 'a null default item of a non-nullable list',
+    files: single(support.crd({ type: 'object', properties: { names: { type: 'array', items: { type: 'string' }, default: ['a', null] } } })),
+    code: 'invalid-default',
+    jsonPath: `${SPEC}.properties.names.default[1]`,
+    says: 'is null, but the field is not nullable',
+  },
+  {
+    name: 'a default in the top-level metadata',
+    files: single(
+      withRoot({
+        type: 'object',
+        properties: { metadata: { type: 'object', properties: { name: { type: 'string', default: 'fixed' } } }, spec: { type: 'object' } },
+      }),
+    ),
+    code: 'invalid-default',
+    jsonPath: `${ROOT}.properties.metadata.properties.name.default`,
+    says: 'defaults are not allowed in the top-level metadata',
+  },
+  {
+    name: 'a top-level metadata restricting labels',
+    files: single(withRoot({ type: 'object', properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } } })),
+    code: 'non-structural',
+    jsonPath: `${ROOT}.properties.metadata.properties.labels`,
+    says: 'the top-level metadata may restrict only name and generateName',
+  },
+  {
+    name: 'a top-level metadata with other keywords',
+    files: single(withRoot({ type: 'object', properties: { metadata: { type: 'object', description: 'Object metadata.' } } })),
+    code: 'non-structural',
+    jsonPath: `${ROOT}.properties.metadata.description`,
+    says: 'only type "object" and schemas for name and generateName are allowed there',
+  },
+  {
+    name: 'a top-level kind that is not a string',
+    files: single(withRoot({ type: 'object', properties: { kind: { type: 'integer' } } })),
+    code: 'non-structural',
+    jsonPath: `${ROOT}.properties.kind.type`,
+    says: 'kind must have type "string"',
+  },
+  {
+    name: 'a nullable root',
+    files: single(withRoot({ type: 'object', nullable: true })),
+    code: 'non-structural',
+    jsonPath: `${ROOT}.nullable`,
+    says: 'must not be nullable',
+  },
+  {
+    name: 'a kind that is not a DNS label',
+    files: single(renamed({ kind: 'Wid-gét', plural: 'widgets', singular: 'widget' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.names.kind',
+    says: 'kind "Wid-gét" may mix cases but must otherwise be lower-case letters, digits and "-"',
+  },
+  {
+    name: 'an upper-case plural',
+    files: single(renamed({ plural: 'Widgets' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.names.plural',
+    says: 'plural "Widgets" must be lower-case letters',
+  },
+  {
+    name: 'a singular with an underscore',
+    files: single(renamed({ singular: 'my_widget' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.names.singular',
+    says: 'singular "my_widget" must be',
+  },
+  {
+    name: 'a listKind equal to the kind',
+    files: single(renamed({ listKind: 'Widget' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.names.listKind',
+    says: 'listKind must differ from kind "Widget"',
+  },
+  {
+    name: 'a short name that is not a DNS label',
+    files: single(renamed({ shortNames: ['wd', 'W'] })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.names.shortNames[1]',
+    says: '"W" must be lower-case letters',
+  },
+  {
+    name: 'an object name other than <plural>.<group>',
+    files: single(renamed({}, { name: 'widget.example.com' })),
+    code: 'invalid-crd',
+    jsonPath: 'metadata.name',
+    says: 'the CRD must be named "widgets.example.com" (<plural>.<group>), not "widget.example.com"',
+  },
+  {
+    name: 'a group without a dot',
+    files: single(renamed({}, { group: 'example' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.group',
+    says: 'must be a domain with at least one dot',
+  },
+  {
+    name: 'a group that is not a DNS subdomain',
+    files: single(renamed({}, { group: 'Example.com' })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.group',
+    says: 'is not a DNS subdomain',
+  },
+  {
+    name: 'a version name that is not a DNS label',
+    files: single(support.crd(undefined, { versions: [{ name: 'V1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] })),
+    code: 'invalid-crd',
+    jsonPath: 'spec.versions[0].name',
+    says: 'version name "V1" must be lower-case letters',
+  },
+  {
+    name: 'two storage versions',
+    files: single(
+      support.crd(undefined, {
+        versions: [
+          { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } },
+          { name: 'v2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } },
+        ],
+      }),
+    ),
+    code: 'invalid-crd',
+    jsonPath: 'spec.versions',
+    says: 'exactly one version must have storage: true (found 2)',
+  },
+  {
+    name: 'uniqueItems: true',
+    files: single(support.crd({ type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, uniqueItems: true } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.tags.uniqueItems`,
+    says: 'use x-kubernetes-list-type: set',
+  },
+  {
+    name: 'x-kubernetes-int-or-string with a type',
+    files: single(support.crd({ type: 'object', properties: { port: { type: 'string', 'x-kubernetes-int-or-string': true } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.port.type`,
+    says: 'type must be empty when x-kubernetes-int-or-string is true',
+  },
+  {
+    name: 'x-kubernetes-int-or-string with preserve-unknown-fields',
+    files: single(support.crd({ type: 'object', properties: { port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-preserve-unknown-fields': true } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.port["x-kubernetes-preserve-unknown-fields"]`,
+    says: 'must not be set on an x-kubernetes-int-or-string node',
+  },
+  {
+    name: 'x-kubernetes-preserve-unknown-fields: false',
+    files: single(support.crd({ type: 'object', properties: { extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': false } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.extra["x-kubernetes-preserve-unknown-fields"]`,
+    says: 'must be true or left out',
+  },
+  {
+    name: 'x-kubernetes-embedded-resource without type object',
+    files: single(support.crd({ type: 'object', properties: { template: { type: 'string', 'x-kubernetes-embedded-resource': true } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.template`,
+    says: 'x-kubernetes-embedded-resource requires type "object"',
+  },
+  {
+    name: 'x-kubernetes-embedded-resource without properties',
+    files: single(support.crd({ type: 'object', properties: { template: { type: 'object', 'x-kubernetes-embedded-resource': true } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.template.properties`,
+    says: 'or x-kubernetes-preserve-unknown-fields: true',
+  },
+  {
+    name: 'an array without items',
+    files: single(support.crd({ type: 'object', properties: { list: { type: 'array' } } })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.list.items`,
+    says: 'an array must declare its items schema',
+  },
+  {
+    name: 'x-kubernetes-list-type: map without keys',
+    files: single(withList({ 'x-kubernetes-list-type': 'map', items: portItems })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.ports["x-kubernetes-list-map-keys"]`,
+    says: 'needs x-kubernetes-list-map-keys',
+  },
+  {
+    name: 'a list map key that is not a property',
+    files: single(withList({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['protocol'], items: portItems })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.ports["x-kubernetes-list-map-keys"][0]`,
+    says: 'list map key "protocol" is not a property of the items',
+  },
+  {
+    name: 'a list map key that is neither required nor defaulted',
+    files: single(withList({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: portItems })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.ports.items.properties.name`,
+    says: 'must be required by the items or have a default',
+  },
+  {
+    name: 'a list map key that is nullable',
+    files: single(
+      withList({
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['port'],
+        items: { ...portItems, properties: { port: { type: 'integer', nullable: true } } },
+      }),
+    ),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.ports.items.properties.port.nullable`,
+    says: 'must not be nullable',
+  },
+  {
+    name: 'x-kubernetes-list-map-keys without list type map',
+    files: single(withList({ 'x-kubernetes-list-map-keys': ['port'], items: portItems })),
+    code: 'non-structural',
+    jsonPath: `${SPEC}.properties.ports["x-kubernetes-list-type"]`,
+    says: 'must be "map" when x-kubernetes-list-map-keys is set',
+  },
+  {
+    name: 'one kind under two plurals of a group, in two files',
+    files: [[gadget], [support.crd({ type: 'object' }), support.crd({ type: 'object' }, { kind: 'Gadget', plural: 'gizmos' })]],
+    file: 1,
+    code: 'names-conflict',
+    jsonPath: 'spec.names.kind',
+    says: 'kind "Gadget" is already taken by gadgets.example.com (crds/file-0.yaml, document 0) in group example.com',
+  },
+];
+
+/** The inputs of a case as sources named `crds/file-<i>.yaml`. */
+function sourcesOf(files: readonly (readonly unknown[])[]): loading.SourceText[] {
+  return files.map((documents, index) => support.source(documents, `crds/file-${index}.yaml`));
+}
+
+describe('validation like the API server', () => {
+  const root = ps.tempDir('kopf-gen-validating-');
+  afterAll(() => ps.cleanup(root));
+
+  it.each(BAD)('$name: $code with file, document and JSON path, and nothing written', async (bad) => {
+    const fileIndex = bad.file ?? 0;
+    const documentIndex = bad.files[fileIndex]!.length - 1;
+    const sources = sourcesOf(bad.files);
+    let error: unknown;
+    try {
+      pipeline.check(sources);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(errors.GeneratorError);
+    const problem = error as errors.GeneratorError;
+    expect(problem.code).toBe(bad.code);
+    expect(problem).toMatchObject({ file: `crds/file-${fileIndex}.yaml`, documentIndex, jsonPath: bad.jsonPath });
+    expect(problem.message.startsWith(`crds/file-${fileIndex}.yaml, document ${documentIndex}, ${bad.jsonPath}: `)).toBe(true);
+    expect(problem.detail).toContain(bad.says);
+
+    const dir = path.join(root, bad.name.replace(/\W+/g, '-'));
+    const files = sources.map((source) => ps.write(path.join(dir, 'inputs', path.basename(source.path)), source.text));
+    const out = path.join(dir, 'out', 'project');
+    await expect(generator.init({ crds: files, out })).rejects.toMatchObject({ code: bad.code, file: files[fileIndex], documentIndex, jsonPath: bad.jsonPath });
+    expect(fs.existsSync(path.dirname(out))).toBe(false);
+  });
+
+  it('a kind the project already has, under another plural, is refused for the new CRD', () => {
+    const present = loading.loadCrdSources([support.source([gadget], 'crds/gadgets.yaml')]).crds;
+    const given = loading.loadCrdSources([support.source([support.crd({ type: 'object' }, { kind: 'Gadget', plural: 'gizmos' })], 'new/gizmos.yaml')]).crds;
+    expect(() => crdnames.checkNameConflicts(given, present)).toThrow(
+      expect.objectContaining({ code: 'names-conflict', file: 'new/gizmos.yaml', documentIndex: 0, jsonPath: 'spec.names.kind' }),
+    );
+    expect(() => crdnames.checkNameConflicts(given)).not.toThrow();
+  });
+
+  it('names of one group conflict by plural, singular, short names and list kind, as the naming check decides', () => {
+    const claim = (kind: string, plural: string, names: Record<string, unknown> = {}): loading.LoadedCrd => ({
+      file: `crds/${plural}.yaml`,
+      documentIndex: 0,
+      document: renamed({ kind, plural, singular: kind.toLowerCase(), ...names }),
+    });
+    const pathOf = (first: loading.LoadedCrd, second: loading.LoadedCrd): string | undefined => {
+      try {
+        crdnames.checkNameConflicts([first, second]);
+        return undefined;
+      } catch (error) {
+        return (error as errors.GeneratorError).jsonPath;
+      }
+    };
+    const widget = claim('Widget', 'widgets', { shortNames: ['wd'] });
+    expect(pathOf(widget, claim('Gizmo', 'gizmos', { shortNames: ['wd'] }))).toBe('spec.names.shortNames[0]');
+    expect(pathOf(widget, claim('Gizmo', 'gizmos', { singular: 'widgets' }))).toBe('spec.names.singular');
+    expect(pathOf(widget, claim('Gizmo', 'wd'))).toBe('spec.names.plural');
+    expect(pathOf(widget, claim('Gizmo', 'gizmos', { listKind: 'WidgetList' }))).toBe('spec.names.listKind');
+    expect(pathOf(widget, claim('Gizmo', 'gizmos'))).toBeUndefined();
+    const otherGroup = { ...claim('Widget', 'widgets'), document: renamed({}, { group: 'other.example.com' }) };
+    expect(pathOf(widget, otherGroup)).toBeUndefined(); // another group may reuse every name
+  });
+
+  it('accepts what the API server accepts: nested defaults that fit, open objects, list maps with defaulted keys, default: null', () => {
+    const spec = {
+      type: 'object',
+      properties: {
+        limits: {
+          type: 'object',
+          required: ['cpu'],
+          properties: {
+            cpu: { type: 'integer' },
+            mode: { type: 'string', enum: ['fast', 'slow'] },
+            extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+          },
+          default: { cpu: 1, mode: 'fast', extra: { anything: [1, 'two'] } },
+        },
+        labels: { type: 'object', additionalProperties: { type: 'string' }, default: { team: 'a' } },
+        port: { 'x-kubernetes-int-or-string': true, default: 'http' },
+        size: { type: 'integer', enum: [1, 2, null], nullable: true, default: 2 },
+        note: { type: 'string', default: null },
+        ports: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: { ...portItems, properties: { ...portItems.properties, name: { type: 'string', default: 'main' } } },
+        },
+        template: {
+          type: 'object',
+          'x-kubernetes-embedded-resource': true,
+          'x-kubernetes-preserve-unknown-fields': true,
+          default: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } },
+        },
+      },
+    };
+    const root = { type: 'object', properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 20 } } }, spec } };
+    expect(() => pipeline.check([support.source([support.crd(undefined, { root })])])).not.toThrow();
+    const { modules } = support.generate([support.source([support.crd(undefined, { root })])]);
+    expect(modules[0]!.text).toMatch(/\bnote\?: string;/); // default: null is no default: the field stays optional
+  });
+});
