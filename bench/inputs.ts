@@ -318,12 +318,16 @@ export function pathAt(literal: ts.Expression, position: number, source: ts.Sour
   }
 }
 
-/** A diagnostic's message in one line: its first line and, for a chain, its last (the innermost reason). */
+/**
+ * A diagnostic's message in one line: its first line and, for a chain, its last (the innermost
+ * reason); a long type quoted in it (the literal's own type, as TypeScript prints it) becomes `'…'`,
+ * so what follows it (which properties are missing) stays readable.
+ */
 export function shortMessage(diagnostic: ts.Diagnostic): string {
   const lines = ts
     .flattenDiagnosticMessageText(diagnostic.messageText, '\n')
     .split('\n')
-    .map((line) => line.trim())
+    .map((line) => line.trim().replace(/'[^']{60,}'/g, "'…'"))
     .filter(Boolean);
   const cut = (line: string): string => (line.length > 200 ? `${line.slice(0, 197)}...` : line);
   const first = cut(lines[0] ?? '');

@@ -136,7 +136,7 @@ describe('where a type error points', () => {
     expect(inputs.pathAt(literal, text.indexOf('{\n  "spec"'), source)).toBe('(the object)');
   });
 
-  it('is told in one line: the first line of a message chain and its innermost reason', () => {
+  it('is told in one line: the first line of a message chain and its innermost reason, long types elided', () => {
     const chain: ts.DiagnosticMessageChain = {
       messageText: "Type '{ a: string; }' is not assignable to type 'T'.",
       category: ts.DiagnosticCategory.Error,
@@ -146,5 +146,7 @@ describe('where a type error points', () => {
     const diagnostic = { messageText: chain, category: ts.DiagnosticCategory.Error, code: 2322, file: undefined, start: 0, length: 1 };
     expect(inputs.shortMessage(diagnostic)).toBe("Type '{ a: string; }' is not assignable to type 'T'. … Property 'b' is missing.");
     expect(inputs.shortMessage({ ...diagnostic, messageText: 'One line.' })).toBe('One line.');
+    const long = `Type '{ ${'field: string; '.repeat(8)}}' is missing the following properties from type 'Spec': a, b`;
+    expect(inputs.shortMessage({ ...diagnostic, messageText: long })).toBe("Type '…' is missing the following properties from type 'Spec': a, b");
   });
 });
