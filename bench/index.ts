@@ -5,7 +5,8 @@
  * `npm run bench -- startup --runs 10 --skip install`,
  * `npm run bench -- engines --sizes 1000 --variants none,both`,
  * `npm run bench -- admission --objects 2000 --skip overhead`,
- * `npm run bench -- chaos --objects 500 --versus "…"`).
+ * `npm run bench -- chaos --objects 500 --versus "…"`,
+ * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`).
  */
 import * as report from './report.js';
 
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   engines: async (args) => (await import('./engines.js')).run(args),
   admission: async (args) => (await import('./admission.js')).run(args),
   chaos: async (args) => (await import('./chaos.js')).run(args),
+  inputs: async (args) => (await import('./inputs.js')).run(args),
 };
 
 const args = process.argv.slice(2);
