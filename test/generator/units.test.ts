@@ -31,7 +31,7 @@ describe('fields', () => {
     expect(fields.typeSummary(schema)).toBe(summary);
   });
 
-  it('lists nested fields with optionality (required or defaulted fields are not optional)', () => {
+  it('lists nested fields with their presence: required, optional (`?`) or defaulted (`=`)', () => {
     const root = {
       type: 'object',
       properties: {
@@ -49,7 +49,7 @@ describe('fields', () => {
     expect(fields.fieldsOf(root)).toEqual({
       spec: 'object?',
       'spec.a': 'string',
-      'spec.b': 'integer',
+      'spec.b': 'integer=',
       'spec.c': 'array?',
       'spec.c[]': 'object',
       'spec.c[].d': 'boolean?',
@@ -84,6 +84,23 @@ describe('fields', () => {
     ]);
     expect(fields.isEmpty(fields.compare(next, next))).toBe(true);
     expect([...fields.compare(undefined, next).kindsAdded].sort()).toEqual(['new.x', 'ws.x']);
+  });
+
+  it('says "defaulted" where a field has a default, and reads an older manifest (no marks) without reporting its defaulted fields', () => {
+    const entry = (map: Record<string, string>): fields.VersionFields => ({ crdName: 'ws.x', kind: 'W', version: 'v1', fields: map });
+    const next: fields.Manifest = {
+      generatorVersion: '2',
+      format: 2,
+      versions: { 'ws.x/v1': entry({ 'spec.a': 'integer=', 'spec.b': 'string=', 'spec.c': 'string=' }) },
+    };
+    const previous: fields.Manifest = { generatorVersion: '2', format: 2, versions: { 'ws.x/v1': entry({ 'spec.b': 'string', 'spec.c': 'integer?' }) } };
+    expect(fields.renderSummary(fields.compare(previous, next))).toEqual([
+      '+ W v1: spec.a (integer, defaulted)',
+      '~ W v1: spec.b: required → defaulted',
+      '~ W v1: spec.c: type integer, optional → string, defaulted',
+    ]);
+    const older: fields.Manifest = { generatorVersion: '1', versions: { 'ws.x/v1': entry({ 'spec.a': 'integer', 'spec.b': 'string', 'spec.c': 'string?' }) } };
+    expect(fields.renderSummary(fields.compare(older, next))).toEqual(['~ W v1: spec.c: optional → defaulted']);
   });
 
   it('reads back the manifest it renders, and ignores garbage', () => {
