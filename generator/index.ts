@@ -389,6 +389,8 @@ interface Snapshot {
   /** Project-relative paths of existing files in src/handlers/ and test/. */
   readonly existing: ReadonlySet<string>;
   readonly manifestText: string | undefined;
+  /** The last generation's src/generated/index.ts (read when the manifest does not record the index's exports). */
+  readonly indexText: string | undefined;
   /** The user's deploy/deployment.yaml, if there is one. */
   readonly deploymentText: string | undefined;
   /** Whether deploy/webhooks.yaml exists. */
@@ -400,6 +402,7 @@ const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
   testModules: [],
   existing: new Set(),
   manifestText: undefined,
+  indexText: undefined,
   deploymentText: undefined,
   webhooksFile: false,
 };
@@ -436,10 +439,12 @@ function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): 
     .map(read);
   const manifestPath = path.join(root, projects.MANIFEST_FILE);
   const manifestText = fs.existsSync(manifestPath) ? fs.readFileSync(manifestPath, 'utf8') : undefined;
+  const indexPath = path.join(root, projects.GENERATED_DIR, 'index.ts');
+  const indexText = fs.existsSync(indexPath) ? fs.readFileSync(indexPath, 'utf8') : undefined;
   const deploymentPath = path.join(root, scaffolding.DEPLOYMENT_FILE);
   const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
   const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
-  return { root, crdSources, userModules, testModules, existing, manifestText, deploymentText, webhooksFile };
+  return { root, crdSources, userModules, testModules, existing, manifestText, indexText, deploymentText, webhooksFile };
 }
 
 /** Project-relative paths of the files under a directory (recursively). */
@@ -481,7 +486,8 @@ interface Planned {
  * warning names (file and line). A second stub would register the same handler ids again.
  */
 function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding.ProjectInfo): Planned {
-  const previous = fields.parseManifest(snapshot.manifestText);
+  const manifest = fields.parseManifest(snapshot.manifestText);
+  const previous = manifest && { ...manifest, index: manifest.index ?? recordedIndex(snapshot.indexText, manifest, analysis.model) };
   const entries = scaffolding.indexEntries(analysis.model, analysis.modules, previous?.index ?? {});
   const indexNames = new Set(
     entries.flatMap((entry, index) => [entry.namespace, ...(entry.flat ? detecting.exportedNames(analysis.modules[index]!.text) : [])]),
@@ -525,8 +531,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   const stubs = files.filter((file) => stubsAdded.includes(file.path));
   const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
   files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission, entries));
-  const manifest = fields.buildManifest(analysis.model, info.generatorVersion, entries);
-  const summary = fields.compare(previous, manifest);
+  const summary = fields.compare(previous, fields.buildManifest(analysis.model, info.generatorVersion, entries));
   const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
   const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];
   if (admission.length > 0 && snapshot.deploymentText !== undefined) {
@@ -539,6 +544,24 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
     }
   }
   return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept };
+}
+
+/**
+ * What an index written before the manifest recorded it exported, read from its text (the
+ * generated `export * from "./<module>.js";` and `export * as <Namespace> from …` lines) and the
+ * manifest's versions (which name the modules: `<crd name>.<version>.ts`).
+ */
+function recordedIndex(indexText: string | undefined, manifest: fields.Manifest, model: modeling.GeneratorModel): Record<string, fields.IndexRecord> {
+  const records: Record<string, fields.IndexRecord> = {};
+  if (indexText === undefined) return records;
+  const flat = new Set([...indexText.matchAll(/^export \* from "\.\/(.+)\.js";$/gm)].map((match) => match[1]!));
+  for (const [, namespace, stem] of indexText.matchAll(/^export \* as ([A-Za-z_$][\w$]*) from "\.\/(.+)\.js";$/gm)) {
+    const version = Object.values(manifest.versions).find((entry) => `${entry.crdName}.${entry.version}` === stem);
+    if (version === undefined) continue;
+    const descriptor = model.crds.find((crd) => crd.crdName === version.crdName)?.versions[0]?.names.descriptor ?? '';
+    records[`${stem}.ts`] = { crdName: version.crdName, version: version.version, descriptor, namespace: namespace!, flat: flat.has(stem!) };
+  }
+  return records;
 }
 
 /**

@@ -502,4 +502,20 @@ describe('regeneration never hides or destroys user code', () => {
     expect(again.summary.exports).toEqual([]);
     expect(fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8')).toBe(index);
   }, 300_000);
+
+  it('keeps the exports of a project whose manifest predates the record of the index, reading its index.ts', async () => {
+    const project = path.join(root, 'older-namesakes');
+    await generator.init({ crds: [ps.write(path.join(root, 'inputs/older-namesakes/widgets.yaml'), v1)], out: project });
+    const manifestFile = path.join(project, 'src/generated/manifest.json');
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+    delete manifest['index'];
+    delete manifest['format'];
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest));
+    const indexBefore = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    const acme = ps.write(path.join(root, 'inputs/older-namesakes/a-widgets.yaml'), v1.replace(/example\.com/g, 'acme.io'));
+    await generator.add({ project, crds: [acme] });
+    const index = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    for (const line of indexBefore.split('\n').filter((each) => each.startsWith('export'))) expect(index).toContain(line);
+    expect(index).toContain('export * as WidgetV1AcmeIo from "./widgets.acme.io.v1.js";');
+  });
 });
