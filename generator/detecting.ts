@@ -9,7 +9,13 @@
  * - `import { Widgets } from '../generated/widgets.example.com.v1.js'` (any alias);
  * - `import { Widgets } from '../generated/index.js'` (a top-level export) or
  *   `import { WidgetV1 } …` (a namespace export of the index);
- * - `import * as g from '../generated/…'` followed by `g.Widgets` or `g.WidgetV1`.
+ * - `import * as g from '../generated/…'` followed by `g.Widgets` or `g.WidgetV1`;
+ * - `export { Widgets } from '../generated/…'` (a re-export, registered wherever it is imported).
+ * A module that refers to a kind's descriptor counts as that kind's handlers, wherever it lives in
+ * src/: kopf-gen cannot tell a registration through a helper of the user's from any other use, and
+ * a second stub would register the same handler ids again. The same scan finds imports that name
+ * generated modules or index exports that no longer exist (after a version was renamed), so that
+ * the report can say which file and line to edit.
  *
  * The generated RBAC must also cover the built-in kinds handlers watch, so `builtinReferences`
  * collects the built-in resources (builtins.ts) the code names, through `kopf-gen/runtime` (or
@@ -50,31 +56,113 @@ export interface UserModule {
 
 /** The file names of the generated modules whose descriptors the given modules refer to. */
 export function referencedModules(modules: readonly UserModule[], exports: readonly DescriptorExport[]): Set<string> {
-  const found = new Set<string>();
+  return new Set(scanReferences(modules, exports).referenced.keys());
+}
+
+/** Where a user module refers to something in src/generated/: a module path and its line (from 1). */
+export interface Place {
+  readonly path: string;
+  readonly line: number;
+}
+
+/** An import (or re-export) of the user's code that names something src/generated/ no longer has. */
+export interface StaleImport extends Place {
+  /** The module specifier as written, e.g. `../generated/widgets.example.com.v1.js`. */
+  readonly specifier: string;
+  /** The generated module's stem (`widgets.example.com.v1`), or `index`. */
+  readonly target: string;
+  /** The name the index no longer exports (imports from the index only). */
+  readonly name?: string;
+}
+
+/** What the user's modules refer to in src/generated/. */
+export interface References {
+  /** Generated module file names whose descriptor is referenced, with where. */
+  readonly referenced: ReadonlyMap<string, readonly Place[]>;
+  /** References to generated modules that no longer exist, and to names the index no longer exports. */
+  readonly stale: readonly StaleImport[];
+}
+
+/** The modules of src/generated/ that are not a kind's (the handler imports, the webhook set-up). */
+const OTHER_GENERATED = new Set(['handlers', 'admission']);
+
+/**
+ * Finds the generated descriptors the given modules refer to (see the module's header) and, when
+ * `indexNames` (every name the index now exports) is given, the imports that name generated
+ * modules or index exports that no longer exist. Re-exports (`export { Widgets } from …`) count
+ * like imports: the descriptor may be registered in the module that imports it from there.
+ */
+export function scanReferences(modules: readonly UserModule[], exports: readonly DescriptorExport[], indexNames?: ReadonlySet<string>): References {
+  const referenced = new Map<string, Place[]>();
+  const stale: StaleImport[] = [];
+  const stems = new Set(exports.map((entry) => stem(entry.fileName)));
   for (const source of parse(modules)) {
-    for (const declaration of source.getImportDeclarations()) {
-      const target = generatedTarget(declaration.getModuleSpecifierValue());
-      if (target === undefined) continue;
-      const candidates = target === 'index' ? exports : exports.filter((entry) => stem(entry.fileName) === target);
-      const names = declaration.getNamedImports().map((specifier) => specifier.getName());
-      for (const entry of candidates) {
-        const visible = target === 'index' ? [entry.namespace, ...(entry.flat ? [entry.descriptor] : [])] : [entry.descriptor];
-        if (names.some((name) => visible.includes(name))) found.add(entry.fileName);
+    const path = source.getFilePath().slice(1);
+    const declarations = [...source.getImportDeclarations(), ...source.getExportDeclarations()];
+    for (const declaration of declarations) {
+      const specifier = declaration.getModuleSpecifierValue();
+      if (specifier === undefined) continue;
+      const target = generatedTarget(specifier);
+      if (target === undefined || OTHER_GENERATED.has(target)) continue;
+      const line = declaration.getStartLineNumber();
+      if (target !== 'index' && !stems.has(target)) {
+        if (indexNames !== undefined) stale.push({ path, line, specifier, target });
+        continue;
       }
-      const namespace = declaration.getNamespaceImport()?.getText();
+      const candidates = target === 'index' ? exports : exports.filter((entry) => stem(entry.fileName) === target);
+      const visibleOf = (entry: DescriptorExport): string[] =>
+        target === 'index' ? [entry.namespace, ...(entry.flat ? [entry.descriptor] : [])] : [entry.descriptor];
+      const note = (fileName: string, at: number): void => {
+        const places = referenced.get(fileName) ?? [];
+        places.push({ path, line: at });
+        referenced.set(fileName, places);
+      };
+      const names = Node.isImportDeclaration(declaration)
+        ? declaration.getNamedImports().map((specifier) => specifier.getName())
+        : declaration.getNamedExports().map((specifier) => specifier.getName());
+      for (const entry of candidates) if (names.some((name) => visibleOf(entry).includes(name))) note(entry.fileName, line);
+      if (target === 'index' && indexNames !== undefined) {
+        for (const name of names) if (!indexNames.has(name)) stale.push({ path, line, specifier, target, name });
+      }
+      const namespace = Node.isImportDeclaration(declaration) ? declaration.getNamespaceImport()?.getText() : undefined;
       if (namespace === undefined) continue;
-      const accessed = new Set<string>();
       for (const access of source.getDescendantsOfKind(SyntaxKind.PropertyAccessExpression)) {
         const object = access.getExpression();
-        if (Node.isIdentifier(object) && object.getText() === namespace) accessed.add(access.getName());
-      }
-      for (const entry of candidates) {
-        const visible = target === 'index' ? [entry.namespace, ...(entry.flat ? [entry.descriptor] : [])] : [entry.descriptor];
-        if (visible.some((name) => accessed.has(name))) found.add(entry.fileName);
+        if (!Node.isIdentifier(object) || object.getText() !== namespace) continue;
+        const name = access.getName();
+        const at = access.getStartLineNumber();
+        for (const entry of candidates) if (visibleOf(entry).includes(name)) note(entry.fileName, at);
+        if (target === 'index' && indexNames !== undefined && !indexNames.has(name)) stale.push({ path, line: at, specifier, target, name });
       }
     }
   }
-  return found;
+  return { referenced, stale };
+}
+
+/**
+ * The names a generated module exports, read from its text: its `export interface|type|const …`
+ * declarations and `export { … }` lists (generated modules declare every export at the start of a
+ * line, so no parsing is needed).
+ */
+export function exportedNames(moduleText: string): string[] {
+  const names = new Set<string>();
+  for (const match of moduleText.matchAll(
+    /^export (?:declare )?(?:const|let|var|function|class|interface|type|enum|namespace|abstract class) ([A-Za-z_$][\w$]*)/gm,
+  )) {
+    names.add(match[1]!);
+  }
+  for (const match of moduleText.matchAll(/^export (?:type )?\{([^}]*)\}/gm)) {
+    for (const part of match[1]!.split(',')) {
+      const name = part
+        .trim()
+        .split(/\s+as\s+/)
+        .pop()
+        ?.replace(/^type\s+/, '')
+        .trim();
+      if (name) names.add(name);
+    }
+  }
+  return [...names];
 }
 
 /** `'index'`, a generated module's stem, or undefined when the specifier is not into src/generated/. */

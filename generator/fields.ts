@@ -6,8 +6,15 @@
  * it emits change accordingly, and the TypeScript compiler then points at every handler that no
  * longer fits; what the user needs from the generator itself is a short summary of what changed.
  * For that, each generation stores a manifest (`src/generated/manifest.json`) mapping every version
- * to its fields — `spec.replicas` → `integer?` (type, `?` when optional) — and the next generation
- * compares its own manifest with the stored one. Pure functions; the caller reads and writes files.
+ * to its fields — `spec.replicas` → `integer?` (the type, then `?` when optional, `=` when the
+ * API server fills in a default, nothing when required) — and the next generation compares its own
+ * manifest with the stored one.
+ *
+ * The manifest also records what `src/generated/index.ts` exported (each module's namespace name,
+ * and whether its own names are at the top level), because user code imports those names: the
+ * next generation hands the same names to the same modules (scaffolding.ts `indexEntries`), and
+ * the change summary reports a module that could not get its natural names because an existing
+ * export keeps them. Pure functions; the caller reads and writes files.
  */
 import type * as modeling from './modeling.js';
 import * as schemas from './schemas.js';
@@ -20,22 +27,65 @@ export interface VersionFields {
   readonly fields: Readonly<Record<string, string>>;
 }
 
+/**
+ * How a generated module is exported by `src/generated/index.ts`, and which of its natural names
+ * it did not get because another module's exports keep them.
+ */
+export interface IndexRecord {
+  readonly crdName: string;
+  readonly version: string;
+  /** The descriptor constant the module exports. */
+  readonly descriptor: string;
+  /** The namespace the index exports the module as (`WidgetV1`). */
+  readonly namespace: string;
+  /** Whether the index also exports the module's names at the top level. */
+  readonly flat: boolean;
+  /** Present when the module did not get its natural names. */
+  readonly withheld?: IndexWithheld;
+}
+
+/** The natural index names a module did not get, and who keeps them. */
+export interface IndexWithheld {
+  /** The namespace name it would have had (when it got another one). */
+  readonly namespace?: string;
+  /** Its own names that another module exports at the top level (when it is not flat), sorted. */
+  readonly flat?: readonly string[];
+  /** The CRDs (by name) whose exports keep those names. */
+  readonly holders: readonly string[];
+}
+
+/** The format of field summaries: 2 marks defaulted fields with `=` (older manifests have no `format`). */
+const MANIFEST_FORMAT = 2;
+
 /** What `src/generated/manifest.json` holds. */
 export interface Manifest {
   readonly generatorVersion: string;
+  /** The format of the field summaries; absent in manifests written before defaulted fields were marked. */
+  readonly format?: number;
   /** Keyed by `<crd name>/<version>`. */
   readonly versions: Readonly<Record<string, VersionFields>>;
+  /** The index's exports, keyed by generated module file name; absent in older manifests. */
+  readonly index?: Readonly<Record<string, IndexRecord>>;
 }
 
-/** Builds the manifest of a model. */
-export function buildManifest(model: modeling.GeneratorModel, generatorVersion: string): Manifest {
+/** Builds the manifest of a model, with the index's exports (`fileName` and the record of each module). */
+export function buildManifest(
+  model: modeling.GeneratorModel,
+  generatorVersion: string,
+  index: readonly (IndexRecord & { readonly fileName: string })[] = [],
+): Manifest {
   const versions: Record<string, VersionFields> = {};
   for (const crd of model.crds) {
     for (const version of crd.versions) {
       versions[`${crd.crdName}/${version.version}`] = { crdName: crd.crdName, kind: crd.kind, version: version.version, fields: fieldsOf(version.schema) };
     }
   }
-  return { generatorVersion, versions };
+  const records: Record<string, IndexRecord> = {};
+  for (const entry of index) {
+    const { crdName, version, descriptor, namespace, flat, withheld } = entry;
+    records[entry.fileName] = { crdName, version, descriptor, namespace, flat, ...(withheld ? { withheld } : {}) };
+  }
+  return { generatorVersion, format: MANIFEST_FORMAT, versions, index: records };
 }
 
 /** Renders a manifest as JSON (with a do-not-edit note). */
@@ -49,10 +99,30 @@ export function parseManifest(text: string | undefined): Manifest | undefined {
   try {
     const data: unknown = JSON.parse(text);
     if (!schemas.isRecord(data) || !schemas.isRecord(data['versions'])) return undefined;
-    return data as unknown as Manifest;
+    const index = data['index'];
+    const records = schemas.isRecord(index) ? Object.fromEntries(Object.entries(index).filter(([, record]) => isIndexRecord(record))) : undefined;
+    return { ...(data as unknown as Manifest), ...(records ? { index: records as Record<string, IndexRecord> } : {}) };
   } catch {
     return undefined;
   }
+}
+
+function isIndexRecord(value: unknown): boolean {
+  if (!schemas.isRecord(value)) return false;
+  const text = (key: string): boolean => typeof value[key] === 'string' && value[key] !== '';
+  return text('crdName') && text('version') && text('descriptor') && text('namespace') && typeof value['flat'] === 'boolean';
+}
+
+/** Whether a field must be given, may be left out, or is filled in by the API server when left out. */
+export type Presence = 'required' | 'optional' | 'defaulted';
+
+const PRESENCE_MARK: Readonly<Record<Presence, string>> = { required: '', optional: '?', defaulted: '=' };
+
+/** Splits a field summary (`integer?`) into its type and its presence. */
+export function splitSummary(summary: string): { readonly type: string; readonly presence: Presence } {
+  if (summary.endsWith('?')) return { type: summary.slice(0, -1), presence: 'optional' };
+  if (summary.endsWith('=')) return { type: summary.slice(0, -1), presence: 'defaulted' };
+  return { type: summary, presence: 'required' };
 }
 
 /** The flat fields of a version's schema (apiVersion, kind and metadata excluded). */
@@ -61,22 +131,27 @@ export function fieldsOf(root: schemas.Schema): Record<string, string> {
   const required = new Set(schemas.requiredOf(root));
   for (const [name, child] of schemas.propertiesOf(root)) {
     if (name === 'apiVersion' || name === 'kind' || name === 'metadata') continue;
-    walk(child, schemas.childPath('', name), !required.has(name) && !schemas.hasDefault(child), fields);
+    walk(child, schemas.childPath('', name), presenceOf(child, required.has(name)), fields);
   }
   return fields;
 }
 
-function walk(node: schemas.Schema, path: string, optional: boolean, fields: Record<string, string>): void {
-  fields[path] = `${typeSummary(node)}${optional ? '?' : ''}`;
+/** A defaulted field is `defaulted` even when required: the API server fills it in before it validates. */
+function presenceOf(node: schemas.Schema, required: boolean): Presence {
+  return schemas.hasDefault(node) ? 'defaulted' : required ? 'required' : 'optional';
+}
+
+function walk(node: schemas.Schema, path: string, presence: Presence, fields: Record<string, string>): void {
+  fields[path] = `${typeSummary(node)}${PRESENCE_MARK[presence]}`;
   const properties = schemas.propertiesOf(node);
   const required = new Set(properties.length ? schemas.requiredOf(node) : []);
   for (const [name, child] of properties) {
-    walk(child, schemas.childPath(path, name), !required.has(name) && !schemas.hasDefault(child), fields);
+    walk(child, schemas.childPath(path, name), presenceOf(child, required.has(name)), fields);
   }
   const items = schemas.itemsOf(node);
-  if (items) walk(items, `${path}[]`, false, fields);
+  if (items) walk(items, `${path}[]`, 'required', fields);
   const additional = schemas.additionalSchemaOf(node);
-  if (additional) walk(additional, `${path}{}`, false, fields);
+  if (additional) walk(additional, `${path}{}`, 'required', fields);
 }
 
 /** A short description of a node's TypeScript-relevant type. */
@@ -109,6 +184,20 @@ export interface FieldChange {
   readonly after?: string;
 }
 
+/**
+ * A generated module whose index exports are not its natural ones because existing exports keep
+ * those names — reported when the module is new to the index or its exports changed.
+ */
+export interface ExportChange {
+  readonly crdName: string;
+  readonly version: string;
+  /** The namespace the index exports the module as now. */
+  readonly namespace: string;
+  /** Whether the module's own names are at the top level of the index. */
+  readonly flat: boolean;
+  readonly withheld: IndexWithheld;
+}
+
 /** What changed between two generations. */
 export interface ChangeSummary {
   /** CRDs (by name) that were added / removed. */
@@ -118,6 +207,8 @@ export interface ChangeSummary {
   readonly versionsAdded: readonly string[];
   readonly versionsRemoved: readonly string[];
   readonly fields: readonly FieldChange[];
+  /** Modules of the index that did not get their natural names (see `ExportChange`). */
+  readonly exports: readonly ExportChange[];
 }
 
 /** Compares the previous manifest (if any) with the new one. */
@@ -131,6 +222,9 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
   const kindsRemoved = [...crdsBefore].filter((name) => !crdsAfter.has(name));
   const versionsAdded = Object.keys(after).filter((key) => !(key in before) && crdsBefore.has(after[key]!.crdName));
   const versionsRemoved = Object.keys(before).filter((key) => !(key in after) && crdsAfter.has(before[key]!.crdName));
+  // Manifests older than format 2 wrote defaulted fields as required: reading them so avoids
+  // reporting every defaulted field as changed once, after an upgrade of the generator.
+  const legacy = previous !== undefined && (previous.format ?? 1) < MANIFEST_FORMAT;
   const fields: FieldChange[] = [];
   for (const [key, now] of Object.entries(after)) {
     const was = before[key];
@@ -138,9 +232,10 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
     const where = { crdName: now.crdName, kind: now.kind, version: now.version };
     for (const [path, summary] of Object.entries(now.fields)) {
       const old = was.fields[path];
+      const compared = legacy && summary.endsWith('=') ? summary.slice(0, -1) : summary;
       if (old === undefined) fields.push({ ...where, path, change: 'added', after: summary });
-      else if (old !== summary) {
-        const sameType = old.replace(/\?$/, '') === summary.replace(/\?$/, '');
+      else if (old !== compared) {
+        const sameType = splitSummary(old).type === splitSummary(summary).type;
         fields.push({ ...where, path, change: sameType ? 'optionality' : 'type', before: old, after: summary });
       }
     }
@@ -148,12 +243,32 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
       if (!(path in now.fields)) fields.push({ ...where, path, change: 'removed', before: summary });
     }
   }
-  return { kindsAdded, kindsRemoved, versionsAdded, versionsRemoved, fields };
+  return { kindsAdded, kindsRemoved, versionsAdded, versionsRemoved, fields, exports: exportChanges(previous?.index ?? {}, next.index ?? {}) };
+}
+
+/** The modules with withheld names that are new to the index, or whose exports changed. */
+function exportChanges(before: Readonly<Record<string, IndexRecord>>, after: Readonly<Record<string, IndexRecord>>): ExportChange[] {
+  const changes: ExportChange[] = [];
+  for (const record of Object.values(after)) {
+    if (record.withheld === undefined) continue;
+    const was = Object.values(before).find((each) => each.crdName === record.crdName && each.version === record.version);
+    if (was !== undefined && was.namespace === record.namespace && was.flat === record.flat) continue;
+    changes.push({ crdName: record.crdName, version: record.version, namespace: record.namespace, flat: record.flat, withheld: record.withheld });
+  }
+  return changes;
 }
 
 /** Whether a summary reports any change. */
 export function isEmpty(summary: ChangeSummary): boolean {
-  return summary.kindsAdded.length + summary.kindsRemoved.length + summary.versionsAdded.length + summary.versionsRemoved.length + summary.fields.length === 0;
+  return (
+    summary.kindsAdded.length +
+      summary.kindsRemoved.length +
+      summary.versionsAdded.length +
+      summary.versionsRemoved.length +
+      summary.fields.length +
+      summary.exports.length ===
+    0
+  );
 }
 
 /** Renders a summary as lines for people (`+` added, `-` removed, `~` changed). */
@@ -165,7 +280,8 @@ export function renderSummary(summary: ChangeSummary, maxFieldLines = 200): stri
   for (const key of summary.versionsRemoved) lines.push(`- ${key}: version removed`);
   const describe = (value: string | undefined): string => {
     if (value === undefined) return '';
-    return value.endsWith('?') ? `${value.slice(0, -1)}, optional` : `${value}, required`;
+    const { type, presence } = splitSummary(value);
+    return `${type}, ${presence}`;
   };
   const fieldLines = summary.fields.map((change) => {
     const where = `${change.kind} ${change.version}: ${change.path}`;
@@ -177,10 +293,25 @@ export function renderSummary(summary: ChangeSummary, maxFieldLines = 200): stri
       case 'type':
         return `~ ${where}: type ${describe(change.before)} → ${describe(change.after)}`;
       case 'optionality':
-        return `~ ${where}: ${change.before?.endsWith('?') ? 'optional → required' : 'required → optional'}`;
+        return `~ ${where}: ${splitSummary(change.before ?? '').presence} → ${splitSummary(change.after ?? '').presence}`;
     }
   });
+  for (const change of summary.exports) lines.push(renderExportChange(change));
   lines.push(...fieldLines.slice(0, maxFieldLines));
   if (fieldLines.length > maxFieldLines) lines.push(`… and ${fieldLines.length - maxFieldLines} more field changes`);
   return lines;
+}
+
+/** `~ index: widgets.acme.io v1 is exported as WidgetV1AcmeIo (WidgetV1 stays widgets.example.com's); …` */
+function renderExportChange(change: ExportChange): string {
+  const holders = change.withheld.holders.join(', ');
+  const parts: string[] = [];
+  if (change.withheld.namespace !== undefined) parts.push(`exported as ${change.namespace} (${change.withheld.namespace} stays ${holders}'s)`);
+  else parts.push(`exported as ${change.namespace}`);
+  const withheld = change.withheld.flat ?? [];
+  if (!change.flat && withheld.length > 0) {
+    const shown = withheld.length > 4 ? `${withheld.slice(0, 4).join(', ')}, …` : withheld.join(', ');
+    parts.push(`not at the top level (${shown} stay${withheld.length === 1 ? 's' : ''} ${holders}'s)`);
+  }
+  return `~ index: ${change.crdName} ${change.version} is ${parts.join(', ')}`;
 }

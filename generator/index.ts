@@ -14,6 +14,7 @@ import * as fields from './fields.js';
 import * as inputs from './inputs.js';
 import * as origins from './origins.js';
 import type * as loading from './loading.js';
+import type * as modeling from './modeling.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
 import * as scaffolding from './scaffolding.js';
@@ -105,6 +106,14 @@ export interface GenerationReport {
   readonly admission: readonly string[];
   /** Generated files that no longer apply and were deleted (deploy/webhooks.yaml without admission handlers). */
   readonly removed: readonly string[];
+  /**
+   * Files the run would have written but left alone because they exist and are not the
+   * generator's (relative paths): the user's handlers, tests, src/main.ts, README.md, … — for
+   * `init --force` over an existing project, everything but the generated files. A package.json
+   * that lacked scripts or dependencies the project needs is listed in `written` instead, with a
+   * note naming what was added.
+   */
+  readonly kept: readonly string[];
 }
 
 /**
@@ -143,57 +152,155 @@ function projectInfo(
 /**
  * Creates a project from CRDs.
  *
+ * With `force`, into a non-empty directory, never overwriting a file the generator does not own:
+ * - over a kopf-gen project (with kopf-gen.json), it regenerates what is generated (src/generated/,
+ *   deploy/rbac.yaml, deploy/webhooks.yaml, kopf-gen.json) from the given CRDs together with those
+ *   already in crds/, adds stubs only for kinds no module registers, writes the project files that
+ *   are missing, adds to package.json only the scripts and dependencies it lacks, and leaves every
+ *   other existing file as it is (listed in the report's `kept`). Unset options (name,
+ *   namespaces) keep the project's values from kopf-gen.json;
+ * - in any other directory, the same, except that the generator owns nothing there yet: when
+ *   src/generated/, deploy/rbac.yaml or deploy/webhooks.yaml exist, it refuses.
+ * In both cases a file of crds/ that exists with another content than the given CRD's is refused.
+ *
  * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `output-not-empty`
- *   (without `force`), `missing-input`, `no-input`, `duplicate-crd`. Nothing is written when it throws.
+ *   (without `force`), `would-overwrite` (see above), `missing-input`, `no-input`, `duplicate-crd`,
+ *   `invalid-project` (an unreadable kopf-gen.json). Nothing is written when it throws.
  */
 export async function init(options: InitOptions): Promise<GenerationReport> {
-  const namespaces = projects.checkNamespaces(options.namespaces ?? []);
   const root = path.resolve(options.out);
   if (projects.isNonDirectory(root)) throw new projects.ProjectError('output-not-empty', `${options.out} exists and is not a directory`);
-  if (!options.force && projects.isNonEmptyDirectory(root)) {
+  const occupied = projects.isNonEmptyDirectory(root);
+  if (!options.force && occupied) {
     throw new projects.ProjectError('output-not-empty', `${options.out} is not empty; choose another --out or pass --force to write into it`);
   }
+  const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
+  if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
+  const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
   const sources = inputs.readSources(options.crds, options.cwd);
   const given = pipeline.check(sources);
   const copies = inputs
     .crdFiles(sources, given.loaded, given.notes)
     .map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
-  const crdSources = copies.map((entry) => entry.copy);
-  const analysis = pipeline.analyseChecked(crdSources, pipeline.recheck(copies, given));
+  const notes = [...given.notes];
+  const fresh = copies.filter((entry) => !sameFile(root, entry.copy, options.out));
+  const existingCrds = config !== undefined ? readCrdFiles(root).filter((source) => !fresh.some((entry) => entry.copy.path === source.path)) : [];
+  if (config === undefined && occupied) {
+    const others = readCrdFiles(root).filter((source) => !copies.some((entry) => entry.copy.path === source.path));
+    if (others.length > 0) {
+      notes.push(
+        `${others.map((source) => source.path).join(', ')}: not among the given CRDs, left alone; \`kopf-gen generate\` reads every CRD file in crds/`,
+      );
+    }
+  }
+  // In a project, the CRDs already in crds/ are inputs too (as for `add`); the given ones whose
+  // copy is there already are among them.
+  const generatedFrom = config !== undefined ? fresh : copies;
+  const present = pipeline.check(existingCrds);
+  const rechecked = pipeline.recheck(generatedFrom, given);
+  pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  const crdSources = [...existingCrds, ...generatedFrom.map((entry) => entry.copy)].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  const analysis = pipeline.analyseChecked(crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [] });
   const info = projectInfo(
-    projects.packageName(options.name ?? path.basename(root)),
+    projects.packageName(options.name ?? config?.name ?? path.basename(root)),
     namespaces,
     { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
     options.webhooks === true,
   );
-  const snapshot: Snapshot = {
-    root,
-    crdSources,
-    userModules: [],
-    existing: new Set(),
-    manifestText: undefined,
-    deploymentText: undefined,
-    webhooksFile: false,
-  };
+  const snapshot: Snapshot = occupied ? readSnapshot(root, crdSources) : { ...EMPTY_SNAPSHOT, root, crdSources };
   const planned = plan(snapshot, analysis, info);
   const files = [
-    ...crdSources.map((source) => ({ path: source.path, text: source.text })),
+    ...fresh.map((entry) => ({ path: entry.copy.path, text: entry.copy.text })),
     ...planned.files,
     ...scaffolding.projectFiles(analysis, info, planned.kinds, planned.admission),
   ];
-  const written = writing.applyPlan({ root, files, replaceDirs: [projects.GENERATED_DIR] });
+  const safe = leaveUserFiles(root, files);
+  const written = writing.applyPlan({ root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
     project: root,
     written,
-    stubsAdded: planned.stubsAdded,
-    crdsAdded: crdSources.map((source) => source.path),
+    stubsAdded: planned.stubsAdded.filter((file) => written.includes(file)),
+    crdsAdded: fresh.map((entry) => entry.copy.path),
     summary: planned.summary,
-    notes: [...given.notes, ...planned.notes],
-    warnings: [...analysis.warnings, ...planned.warnings],
+    notes: [...notes, ...present.notes, ...planned.notes, ...safe.notes],
+    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
-    removed: [],
+    removed: planned.removed,
+    // Besides what it would have written, the user's code where a new project has its stubs and tests.
+    kept: [
+      ...new Set([...copies.filter((entry) => !fresh.includes(entry)).map((entry) => entry.copy.path), ...snapshot.existing, ...planned.kept, ...safe.kept]),
+    ].sort(),
   };
+}
+
+/**
+ * Whether a copy of a given CRD is already in crds/ with the same content (then it is not written).
+ *
+ * @throws ProjectError `would-overwrite` when the file exists with another content.
+ */
+function sameFile(root: string, copy: loading.SourceText, out: string): boolean {
+  const target = path.join(root, ...copy.path.split('/'));
+  if (!fs.existsSync(target)) return false;
+  if (fs.readFileSync(target, 'utf8') === copy.text) return true;
+  throw new projects.ProjectError(
+    'would-overwrite',
+    `${path.join(out, copy.path)} exists with another content than the given CRD; kopf-gen never overwrites the CRD files of crds/: ` +
+      'replace it yourself and run `kopf-gen generate`, or give the CRD under another file name',
+  );
+}
+
+/**
+ * In a directory that is not a kopf-gen project, the files every generation rewrites must not
+ * exist yet: they would be someone else's.
+ *
+ * @throws ProjectError `would-overwrite`, naming them.
+ */
+function refuseForeignGeneratedFiles(root: string, out: string): void {
+  const found = [
+    ...listFiles(root, projects.GENERATED_DIR),
+    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE].filter((file) => fs.existsSync(path.join(root, file))),
+  ];
+  if (found.length === 0) return;
+  const shown = found.length > 5 ? `${found.slice(0, 5).join(', ')}, …` : found.join(', ');
+  throw new projects.ProjectError(
+    'would-overwrite',
+    `${out} is not a kopf-gen project (it has no ${projects.CONFIG_FILE}) and init would overwrite ${shown}; kopf-gen never overwrites files it did not generate`,
+  );
+}
+
+/**
+ * Takes out of a plan every existing file the generator does not own (see
+ * `projects.isGeneratedFile`): those are the user's, and stay as they are. The user's package.json
+ * gets the scripts and dependencies it lacks (`projects.mergePackageJson`), nothing else.
+ */
+function leaveUserFiles(
+  root: string,
+  files: readonly scaffolding.PlannedFile[],
+): { files: scaffolding.PlannedFile[]; kept: string[]; notes: string[]; warnings: string[] } {
+  const result = { files: [] as scaffolding.PlannedFile[], kept: [] as string[], notes: [] as string[], warnings: [] as string[] };
+  for (const file of files) {
+    const target = path.join(root, ...file.path.split('/'));
+    if (projects.isGeneratedFile(file.path) || !fs.existsSync(target)) {
+      result.files.push(file);
+      continue;
+    }
+    if (file.path !== 'package.json') {
+      result.kept.push(file.path);
+      continue;
+    }
+    const merge = projects.mergePackageJson(fs.readFileSync(target, 'utf8'), file.text);
+    if (!merge.ok) {
+      result.kept.push(file.path);
+      result.warnings.push(`package.json left alone: ${merge.reason}; the project needs the scripts and dependencies of a generated package.json`);
+    } else if (merge.text === undefined) {
+      result.kept.push(file.path);
+    } else {
+      result.files.push({ path: file.path, text: merge.text });
+      result.notes.push(`package.json: added what the project needs and it lacked (${merge.added.join(', ')}); nothing of yours was changed`);
+    }
+  }
+  return result;
 }
 
 /**
@@ -211,18 +318,20 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
   const analysis = pipeline.analyse(snapshot.crdSources);
   const info = projectInfo(config.name, config.namespaces);
   const planned = plan(snapshot, analysis, info);
-  const written = writing.applyPlan({ root: snapshot.root, files: planned.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
+  const safe = leaveUserFiles(snapshot.root, planned.files);
+  const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
     project: snapshot.root,
     written,
-    stubsAdded: planned.stubsAdded,
+    stubsAdded: planned.stubsAdded.filter((file) => written.includes(file)),
     crdsAdded: [],
     summary: planned.summary,
-    notes: [...analysis.notes, ...planned.notes],
-    warnings: [...analysis.warnings, ...planned.warnings],
+    notes: [...analysis.notes, ...planned.notes, ...safe.notes],
+    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
     removed: planned.removed,
+    kept: [...new Set([...planned.kept, ...safe.kept])].sort(),
   };
 }
 
@@ -251,18 +360,20 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   });
   const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
-  const written = writing.applyPlan({ root: snapshot.root, files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
+  const safe = leaveUserFiles(snapshot.root, files);
+  const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
   return {
     project: snapshot.root,
     written,
-    stubsAdded: planned.stubsAdded,
+    stubsAdded: planned.stubsAdded.filter((file) => written.includes(file)),
     crdsAdded: added.map((source) => source.path),
     summary: planned.summary,
-    notes: [...given.notes, ...planned.notes],
-    warnings: [...analysis.warnings, ...planned.warnings],
+    notes: [...given.notes, ...planned.notes, ...safe.notes],
+    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
     removed: planned.removed,
+    kept: [...new Set([...planned.kept, ...safe.kept])].sort(),
   };
 }
 
@@ -273,35 +384,67 @@ interface Snapshot {
   readonly crdSources: readonly loading.SourceText[];
   /** The modules of src/ outside src/generated/ (handlers, main.ts, the user's own): where registrations live. */
   readonly userModules: readonly detecting.UserModule[];
+  /** The TypeScript files of test/: they register nothing, but may import what is no longer generated. */
+  readonly testModules: readonly detecting.UserModule[];
   /** Project-relative paths of existing files in src/handlers/ and test/. */
   readonly existing: ReadonlySet<string>;
   readonly manifestText: string | undefined;
+  /** The last generation's src/generated/index.ts (read when the manifest does not record the index's exports). */
+  readonly indexText: string | undefined;
   /** The user's deploy/deployment.yaml, if there is one. */
   readonly deploymentText: string | undefined;
   /** Whether deploy/webhooks.yaml exists. */
   readonly webhooksFile: boolean;
 }
 
+const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
+  userModules: [],
+  testModules: [],
+  existing: new Set(),
+  manifestText: undefined,
+  indexText: undefined,
+  deploymentText: undefined,
+  webhooksFile: false,
+};
+
 function readProject(root: string): { snapshot: Snapshot; config: projects.ProjectConfig } {
   const config = projects.readConfig(root);
+  const crdSources = readCrdFiles(root);
+  if (crdSources.length === 0)
+    throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
+  return { snapshot: readSnapshot(root, crdSources), config };
+}
+
+/** The CRD files of crds/, sorted by name, with project-relative paths. */
+function readCrdFiles(root: string): loading.SourceText[] {
   const crdsDir = path.join(root, projects.CRDS_DIR);
   const crdNames = fs.existsSync(crdsDir)
     ? fs
         .readdirSync(crdsDir)
-        .filter((name) => inputs.CRD_FILE_PATTERN.test(name))
+        .filter((name) => inputs.CRD_FILE_PATTERN.test(name) && fs.statSync(path.join(crdsDir, name)).isFile())
         .sort()
     : [];
-  if (crdNames.length === 0) throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
-  const crdSources = crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
+  return crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
+}
+
+/** Reads what the planner needs from a directory (a project, or any directory `init --force` writes into). */
+function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): Snapshot {
   const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR)]);
-  const userPaths = listFiles(root, 'src').filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file));
-  const userModules = userPaths.map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
+  const read = (file: string): detecting.UserModule => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') });
+  const userModules = listFiles(root, 'src')
+    .filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file))
+    .map(read);
+  const testModules = listFiles(root, projects.TESTS_DIR)
+    .filter((file) => /\.(ts|mts)$/.test(file) && !/\.d\.(ts|mts)$/.test(file))
+    .map(read);
   const manifestPath = path.join(root, projects.MANIFEST_FILE);
   const manifestText = fs.existsSync(manifestPath) ? fs.readFileSync(manifestPath, 'utf8') : undefined;
+  const indexPath = path.join(root, projects.GENERATED_DIR, 'index.ts');
+  const indexText = fs.existsSync(indexPath) ? fs.readFileSync(indexPath, 'utf8') : undefined;
   const deploymentPath = path.join(root, scaffolding.DEPLOYMENT_FILE);
   const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
   const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
-  return { snapshot: { root, crdSources, userModules, existing, manifestText, deploymentText, webhooksFile }, config };
+  return { root, crdSources, userModules, testModules, existing, manifestText, indexText, deploymentText, webhooksFile };
 }
 
 /** Project-relative paths of the files under a directory (recursively). */
@@ -330,26 +473,55 @@ interface Planned {
   /** Generated files to delete. */
   readonly removed: string[];
   readonly warnings: string[];
+  /** Per-kind files of added stubs that exist already (left alone). */
+  readonly kept: string[];
 }
 
-/** Plans the generated files and the stubs of kinds without handlers (pure apart from templates). */
+/**
+ * Plans the generated files and the stubs of kinds without handlers (pure apart from templates).
+ *
+ * A kind gets a stub only when no module of src/ refers to any of its versions' descriptors (see
+ * detecting.ts) — nor to a generated module or index name of it that no longer exists, as after a
+ * version rename: that module has the kind's handlers, and only its import needs editing, which a
+ * warning names (file and line). A second stub would register the same handler ids again.
+ */
 function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding.ProjectInfo): Planned {
-  const entries = scaffolding.indexEntries(analysis.model, analysis.modules);
-  const referenced = detecting.referencedModules(snapshot.userModules, entries);
+  const manifest = fields.parseManifest(snapshot.manifestText);
+  const previous = manifest && { ...manifest, index: manifest.index ?? recordedIndex(snapshot.indexText, manifest, analysis.model) };
+  const entries = scaffolding.indexEntries(analysis.model, analysis.modules, previous?.index ?? {});
+  const indexNames = new Set(
+    entries.flatMap((entry, index) => [entry.namespace, ...(entry.flat ? detecting.exportedNames(analysis.modules[index]!.text) : [])]),
+  );
+  const references = detecting.scanReferences(snapshot.userModules, entries, indexNames);
+  const testStale = detecting.scanReferences(snapshot.testModules, entries, indexNames).stale;
   const handlerPaths = [...snapshot.existing].filter((file) => file.startsWith(`${projects.HANDLERS_DIR}/`));
   const kinds = scaffolding.kindPlans(analysis.model, analysis.modules, handlerPaths);
   const crdFiles = snapshot.crdSources.map((source) => source.path).sort();
   const files: scaffolding.PlannedFile[] = [];
   const stubsAdded: string[] = [];
   const notes: string[] = [];
+  const kept: string[] = [];
+  const formerOwner = (stale: detecting.StaleImport): string | undefined => formerCrd(stale, previous?.index ?? {}, analysis.model);
+  const warnings = [...references.stale, ...testStale].map((stale) => describeStale(stale, formerOwner(stale), entries));
   for (const kind of kinds) {
-    const covered = kind.fileNames.filter((fileName) => referenced.has(fileName));
+    const covered = kind.fileNames.filter((fileName) => references.referenced.has(fileName));
     if (covered.length > 0) {
       if (!covered.includes(kind.fileName)) notes.push(`${kind.crdName}: handlers use ${covered.join(', ')}, not the preferred version ${kind.version}`);
       continue;
     }
+    const formerly = references.stale.filter((stale) => formerOwner(stale) === kind.crdName);
+    if (formerly.length > 0) {
+      const places = [...new Set(formerly.map((stale) => `${stale.path}:${stale.line}`))].join(', ');
+      notes.push(
+        `${kind.crdName}: no handler stub added, ${places} refer${formerly.length === 1 ? 's' : ''} to it through what is no longer generated (see the warnings)`,
+      );
+      continue;
+    }
     for (const file of scaffolding.kindFiles(kind, info, crdFiles)) {
-      if (snapshot.existing.has(file.path)) continue;
+      if (snapshot.existing.has(file.path)) {
+        kept.push(file.path);
+        continue;
+      }
       files.push(file);
       if (file.path === kind.handlerPath) stubsAdded.push(file.path);
     }
@@ -358,12 +530,10 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
   const stubs = files.filter((file) => stubsAdded.includes(file.path));
   const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
-  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission));
-  const manifest = fields.buildManifest(analysis.model, info.generatorVersion);
-  const summary = fields.compare(fields.parseManifest(snapshot.manifestText), manifest);
+  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission, entries));
+  const summary = fields.compare(previous, fields.buildManifest(analysis.model, info.generatorVersion, entries));
   const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
   const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];
-  const warnings: string[] = [];
   if (admission.length > 0 && snapshot.deploymentText !== undefined) {
     const missing = servers.checkDeployment(snapshot.deploymentText, servers.webhookNames(scaffolding.kubeName(info.name)));
     if (missing.length > 0) {
@@ -373,5 +543,55 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       );
     }
   }
-  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings };
+  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept };
+}
+
+/**
+ * What an index written before the manifest recorded it exported, read from its text (the
+ * generated `export * from "./<module>.js";` and `export * as <Namespace> from …` lines) and the
+ * manifest's versions (which name the modules: `<crd name>.<version>.ts`).
+ */
+function recordedIndex(indexText: string | undefined, manifest: fields.Manifest, model: modeling.GeneratorModel): Record<string, fields.IndexRecord> {
+  const records: Record<string, fields.IndexRecord> = {};
+  if (indexText === undefined) return records;
+  const flat = new Set([...indexText.matchAll(/^export \* from "\.\/(.+)\.js";$/gm)].map((match) => match[1]!));
+  for (const [, namespace, stem] of indexText.matchAll(/^export \* as ([A-Za-z_$][\w$]*) from "\.\/(.+)\.js";$/gm)) {
+    const version = Object.values(manifest.versions).find((entry) => `${entry.crdName}.${entry.version}` === stem);
+    if (version === undefined) continue;
+    const descriptor = model.crds.find((crd) => crd.crdName === version.crdName)?.versions[0]?.names.descriptor ?? '';
+    records[`${stem}.ts`] = { crdName: version.crdName, version: version.version, descriptor, namespace: namespace!, flat: flat.has(stem!) };
+  }
+  return records;
+}
+
+/**
+ * The CRD a stale import belonged to: for a generated module, by the last generation's record or
+ * by its name (`<plural>.<group>.<version>`); for an index name, the module that had it as its
+ * namespace or its descriptor.
+ */
+function formerCrd(stale: detecting.StaleImport, previous: Readonly<Record<string, fields.IndexRecord>>, model: modeling.GeneratorModel): string | undefined {
+  if (stale.name === undefined) {
+    const recorded = previous[`${stale.target}.ts`]?.crdName;
+    if (recorded !== undefined) return recorded;
+    const matching = model.crds.filter((crd) => stale.target.startsWith(`${crd.crdName}.`)).map((crd) => crd.crdName);
+    return matching.sort((a, b) => b.length - a.length)[0];
+  }
+  return Object.values(previous).find((record) => record.namespace === stale.name || (record.flat && record.descriptor === stale.name))?.crdName;
+}
+
+/** A warning about an import of what is no longer generated, naming the file, the line and what to import instead. */
+function describeStale(stale: detecting.StaleImport, crdName: string | undefined, entries: readonly scaffolding.IndexEntry[]): string {
+  const what =
+    stale.name === undefined
+      ? `imports ${JSON.stringify(stale.specifier)}, which is no longer generated`
+      : `imports ${stale.name} from ${JSON.stringify(stale.specifier)}, which src/generated/index.ts no longer exports`;
+  const now = entries.filter((entry) => entry.crdName === crdName);
+  let hint = '';
+  if (crdName !== undefined && now.length === 0) hint = `: ${crdName} is no longer among the CRDs in crds/`;
+  else if (now.length > 0) {
+    const modules = now.map((entry) => `src/generated/${entry.fileName}`).join(', ');
+    const names = now.map((entry) => (entry.flat ? `${entry.descriptor} or ${entry.namespace}` : entry.namespace)).join(', ');
+    hint = `: ${crdName} is now generated as ${modules} (index: ${names}); edit the import`;
+  }
+  return `${stale.path}:${stale.line}: ${what}${hint}`;
 }

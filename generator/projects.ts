@@ -21,11 +21,32 @@ export const GENERATED_DIR = 'src/generated';
 export const HANDLERS_DIR = 'src/handlers';
 /** User-owned tests. */
 export const TESTS_DIR = 'test';
-/** The record of the last generation (fields per version), for change summaries. */
+/** The record of the last generation (fields per version, the index's exports), for change summaries. */
 export const MANIFEST_FILE = `${GENERATED_DIR}/manifest.json`;
+/** The generated RBAC manifest. */
+export const RBAC_FILE = 'deploy/rbac.yaml';
+/** The generated webhook manifests (while the user's code registers admission handlers). */
+export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
+
+/**
+ * Whether the generator owns a file: every generation may rewrite (or delete) it. Everything else
+ * in a project — handlers, tests, src/main.ts, package.json, the Deployment, the README, crds/,
+ * any file of the user's — is written at most once, when it does not exist.
+ */
+export function isGeneratedFile(file: string): boolean {
+  return file.startsWith(`${GENERATED_DIR}/`) || file === CONFIG_FILE || file === RBAC_FILE || file === WEBHOOKS_FILE;
+}
 
 /** Why the generator refused to work on a project or an output directory. */
-export type ProjectErrorCode = 'output-not-empty' | 'missing-input' | 'not-a-project' | 'invalid-project' | 'duplicate-crd' | 'no-input' | 'invalid-namespace';
+export type ProjectErrorCode =
+  | 'output-not-empty'
+  | 'missing-input'
+  | 'not-a-project'
+  | 'invalid-project'
+  | 'duplicate-crd'
+  | 'no-input'
+  | 'invalid-namespace'
+  | 'would-overwrite';
 
 /** A problem with the project or the command's inputs (not with a CRD's content). */
 export class ProjectError extends Error {
@@ -112,6 +133,54 @@ export function checkNamespaces(names: readonly string[]): string[] {
     throw new ProjectError('invalid-namespace', `invalid namespace ${JSON.stringify(name)}: ${why}`);
   }
   return [...new Set(names)];
+}
+
+/** The sections of package.json whose missing entries a regeneration may add. */
+const PACKAGE_SECTIONS = ['scripts', 'dependencies', 'devDependencies'] as const;
+
+/** What merging the generated package.json into the user's gave. */
+export type PackageMerge =
+  /** `text`: the user's package.json with the missing entries added, or undefined when none is missing. */
+  { readonly ok: true; readonly text: string | undefined; readonly added: readonly string[] } | { readonly ok: false; readonly reason: string };
+
+/**
+ * Adds to the user's package.json the scripts and dependencies the generated project needs and
+ * it lacks, changing and dropping nothing (a dependency counts as present in either dependency
+ * section, whatever its version). The user's key order and indentation are kept; added entries
+ * go at the end of their section. `added` names them (`scripts.generate`, `devDependencies.tsx`).
+ */
+export function mergePackageJson(userText: string, generatedText: string): PackageMerge {
+  let user: unknown;
+  try {
+    user = JSON.parse(userText);
+  } catch (error) {
+    return { ok: false, reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (!schemas.isRecord(user)) return { ok: false, reason: 'not a JSON object' };
+  const generated = JSON.parse(generatedText) as Record<string, unknown>;
+  const merged: Record<string, unknown> = { ...user };
+  const added: string[] = [];
+  const has = (section: string, key: string): boolean => {
+    const entries = merged[section];
+    return schemas.isRecord(entries) && Object.hasOwn(entries, key);
+  };
+  for (const section of PACKAGE_SECTIONS) {
+    const wanted = generated[section];
+    if (!schemas.isRecord(wanted)) continue;
+    const current = merged[section];
+    if (current !== undefined && !schemas.isRecord(current)) return { ok: false, reason: `"${section}" is not an object` };
+    const entries: Record<string, unknown> = { ...(current ?? {}) };
+    for (const [key, value] of Object.entries(wanted)) {
+      const present = section === 'scripts' ? has(section, key) : has('dependencies', key) || has('devDependencies', key);
+      if (present) continue;
+      entries[key] = value;
+      added.push(`${section}.${key}`);
+    }
+    if (added.some((entry) => entry.startsWith(`${section}.`))) merged[section] = entries;
+  }
+  if (added.length === 0) return { ok: true, text: undefined, added };
+  const indent = /^([ \t]+)"/m.exec(userText)?.[1] ?? '  ';
+  return { ok: true, text: `${JSON.stringify(merged, null, indent)}\n`, added };
 }
 
 /** Turns any text into a valid npm package name (lower case, `-` separated). */

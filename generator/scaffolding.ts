@@ -17,7 +17,7 @@
  * reading the templates.
  */
 import type * as builtins from './builtins.js';
-import type * as detecting from './detecting.js';
+import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import type * as modeling from './modeling.js';
 import * as naming from './naming.js';
@@ -112,6 +112,8 @@ export interface PlannedFile {
 export interface IndexEntry extends detecting.DescriptorExport {
   readonly crdName: string;
   readonly version: string;
+  /** The natural names the module did not get because existing exports keep them. */
+  readonly withheld?: fields.IndexWithheld;
 }
 
 /** The decisions about one CRD's user files. */
@@ -144,27 +146,103 @@ export interface KindPlan {
   readonly sample: Readonly<Record<string, unknown>>;
 }
 
-/** Decides, for every generated module, its namespace name and whether the index exports it flat. */
-export function indexEntries(model: modeling.GeneratorModel, modules: readonly types.EmittedModule[]): IndexEntry[] {
+/**
+ * Decides, for every generated module, its namespace name and whether the index exports it flat,
+ * so that no generation renames an export user code may import. `previous` is what the last
+ * generation's index exported (from the manifest, keyed by module file name):
+ * - flat (top-level) names: the preferred version of each kind is exported flat unless one of its
+ *   names is another module's. Kinds that were flat before are decided first, in model order, so
+ *   a kind added later never takes a name away from them (nor does a version rename: the kind
+ *   stays flat with its new preferred version); the others are flat only when their names clash
+ *   with no one's.
+ * - namespaces (`WidgetV1`): a module keeps the namespace it had; the others claim
+ *   `<Kind><Version>`, and when that is taken, `<Kind><Version><Group>` (`WidgetV1AcmeIo`), then
+ *   a number.
+ * A module that did not get its natural names says so in `withheld` (for the change summary).
+ */
+export function indexEntries(
+  model: modeling.GeneratorModel,
+  modules: readonly types.EmittedModule[],
+  previous: Readonly<Record<string, fields.IndexRecord>> = {},
+): IndexEntry[] {
   const versions = model.crds.flatMap((crd) => crd.versions);
-  const exportedNames = (version: modeling.VersionModel): string[] => {
-    const { names } = version;
-    return [names.body, names.spec, names.status, names.patch, names.descriptor, ...version.nestedTypes.map((type) => type.name)];
+  const names = new Map(versions.map((version, index) => [version, detecting.exportedNames(modules[index]!.text)]));
+  const records = Object.values(previous);
+  const wasFlat = new Set(records.filter((record) => record.flat).map((record) => record.crdName));
+  const preferred = model.crds.map((crd) => preferredVersion(crd)).filter((version) => version !== undefined);
+  /** Top-level name → the CRD whose module exports it. */
+  const holders = new Map<string, string>();
+  const flat = new Set<modeling.VersionModel>();
+  const withheldFlat = new Map<modeling.VersionModel, { names: string[]; holders: Set<string> }>();
+  const keep = (version: modeling.VersionModel): void => {
+    flat.add(version);
+    for (const name of names.get(version)!) holders.set(name, version.crdName);
   };
-  const preferred = new Set(model.crds.map((crd) => preferredVersion(crd)).filter((version) => version !== undefined));
-  const counts = new Map<string, number>();
-  for (const version of preferred) for (const name of exportedNames(version)) counts.set(name, (counts.get(name) ?? 0) + 1);
-  const flat = new Set([...preferred].filter((version) => exportedNames(version).every((name) => counts.get(name) === 1)));
-  const registry = new naming.NameRegistry([...flat].flatMap(exportedNames));
+  for (const version of preferred.filter((each) => wasFlat.has(each.crdName))) {
+    const clashes = names.get(version)!.filter((name) => holders.has(name));
+    if (clashes.length === 0) keep(version);
+    else withheldFlat.set(version, { names: clashes, holders: new Set(clashes.map((name) => holders.get(name)!)) });
+  }
+  const newcomers = preferred.filter((each) => !wasFlat.has(each.crdName));
+  const owners = new Map<string, modeling.VersionModel[]>();
+  for (const version of newcomers) for (const name of names.get(version)!) owners.set(name, [...(owners.get(name) ?? []), version]);
+  const decided = new Map(holders);
+  for (const version of newcomers) {
+    const clashes = names.get(version)!.filter((name) => decided.has(name) || owners.get(name)!.length > 1);
+    if (clashes.length === 0) {
+      keep(version);
+      continue;
+    }
+    const others = clashes.flatMap((name) => [
+      ...(decided.has(name) ? [decided.get(name)!] : []),
+      ...owners
+        .get(name)!
+        .filter((other) => other !== version)
+        .map((other) => other.crdName),
+    ]);
+    withheldFlat.set(version, { names: clashes, holders: new Set(others) });
+  }
+  const registry = new naming.NameRegistry(holders.keys());
+  /** Namespace → the CRD whose module has it. */
+  const namespaceHolders = new Map<string, string>();
+  const namespaces = new Map<modeling.VersionModel, string>();
+  for (const version of versions) {
+    const record = records.find((each) => each.crdName === version.crdName && each.version === version.version);
+    if (record === undefined || registry.has(record.namespace) || !/^[A-Za-z_$][\w$]*$/.test(record.namespace)) continue;
+    namespaces.set(version, registry.claim(record.namespace));
+    namespaceHolders.set(record.namespace, version.crdName);
+  }
+  const withheldNamespace = new Map<modeling.VersionModel, { name: string; holder: string }>();
+  for (const version of versions) {
+    if (namespaces.has(version)) continue;
+    const natural = naming.identifier(`${version.names.body}${naming.pascal(version.version)}`);
+    if (!registry.has(natural)) {
+      namespaces.set(version, registry.claim(natural));
+    } else {
+      withheldNamespace.set(version, { name: natural, holder: namespaceHolders.get(natural) ?? holders.get(natural) ?? version.crdName });
+      namespaces.set(version, registry.claim(naming.identifier(`${natural}${naming.pascal(version.group)}`)));
+    }
+    namespaceHolders.set(namespaces.get(version)!, version.crdName);
+  }
   return versions.map((version, index) => {
-    const module = modules[index]!;
+    const namespace = withheldNamespace.get(version);
+    const flatNames = withheldFlat.get(version);
+    const withheld: fields.IndexWithheld | undefined =
+      namespace === undefined && flatNames === undefined
+        ? undefined
+        : {
+            ...(namespace ? { namespace: namespace.name } : {}),
+            ...(flatNames ? { flat: [...flatNames.names].sort() } : {}),
+            holders: [...new Set([...(namespace ? [namespace.holder] : []), ...(flatNames?.holders ?? [])])].sort(),
+          };
     return {
-      fileName: module.fileName,
+      fileName: modules[index]!.fileName,
       descriptor: version.names.descriptor,
       flat: flat.has(version),
-      namespace: registry.claim(naming.identifier(`${version.names.body}${naming.pascal(version.version)}`)),
+      namespace: namespaces.get(version)!,
       crdName: version.crdName,
       version: version.version,
+      ...(withheld ? { withheld } : {}),
     };
   });
 }
@@ -236,7 +314,8 @@ function scalarField(node: schemas.Schema | undefined, prefix: string): string |
  * The files every generation rewrites. `handlerModules` are the project's handler module paths;
  * `watchedBuiltins` the built-in resources its code watches (their rules go into the RBAC);
  * `admission` the admission handlers it registers (when there are any: the webhook manifests, the
- * module that serves them, and the RBAC to manage their configurations).
+ * module that serves them, and the RBAC to manage their configurations); `entries` how the index
+ * exports each module (see `indexEntries`; the manifest records them for the next generation).
  */
 export function generatedFiles(
   analysis: pipeline.Analysis,
@@ -245,8 +324,8 @@ export function generatedFiles(
   handlerModules: readonly string[],
   watchedBuiltins: readonly builtins.BuiltinResource[] = [],
   admission: readonly detecting.AdmissionRegistration[] = [],
+  entries: readonly IndexEntry[] = indexEntries(analysis.model, analysis.modules),
 ): PlannedFile[] {
-  const entries = indexEntries(analysis.model, analysis.modules);
   const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
   const importPath = (fileName: string): string => `./${fileName.replace(/\.ts$/, '.js')}`;
   files.push({
@@ -263,7 +342,7 @@ export function generatedFiles(
     path: `${projects.GENERATED_DIR}/handlers.ts`,
     text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports, admission: hasAdmission }),
   });
-  files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion)) });
+  files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion, entries)) });
   const names = servers.webhookNames(kubeName(info.name));
   const rules = permissions.permissionsOf(analysis.model, watchedBuiltins, hasAdmission ? names.managed : undefined);
   const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || watchedBuiltins.some((resource) => !resource.namespaced);

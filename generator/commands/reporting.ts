@@ -1,7 +1,7 @@
 /**
  * What the project commands (`init`, `generate`, `add`) share: turning `--crd` values into CRD
- * sources (`-` reads standard input) and printing a generation report — changes, stubs, notes and
- * warnings — the same way for all three.
+ * sources (`-` reads standard input) and printing a generation report — changes, stubs, the files
+ * it left alone, notes and warnings — the same way for all three.
  */
 import * as path from 'node:path';
 import * as generator from '../index.js';
@@ -40,6 +40,9 @@ export function printReport(report: generator.GenerationReport, output: Output, 
     lines.push(`  deploy/webhooks.yaml and src/generated/admission.ts serve the admission handlers: ${report.admission.join(', ')}`);
   }
   for (const file of report.removed) lines.push(`  removed ${file}: no admission handler is left`);
+  if (report.kept.length > 0) {
+    lines.push(`  left alone (yours, not generated): ${report.kept.join(', ')}`);
+  }
   const changes = generator.renderSummary(report.summary);
   if (changes.length > 0) {
     lines.push('Changes since the last generation:');

@@ -10,7 +10,9 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as yaml from 'yaml';
 import * as cli from '../../generator/cli.js';
+import * as detecting from '../../generator/detecting.js';
 import * as generator from '../../generator/index.js';
+import * as projects from '../../generator/projects.js';
 import * as ps from './projects-support.js';
 
 const root = ps.tempDir();
@@ -254,5 +256,266 @@ describe('a project for chosen namespaces, regenerated', () => {
         .map((binding) => binding.metadata.name),
     ).toEqual(['older-cluster', 'older-namespaced']);
     expect((JSON.parse(fs.readFileSync(path.join(project, 'kopf-gen.json'), 'utf8')) as { namespaces: string[] }).namespaces).toEqual([]);
+  });
+});
+
+/** The modules of a project's src/ (outside src/generated/) that refer to each generated module's descriptor. */
+function registrations(project: string): Record<string, string[]> {
+  const files = ps.snapshot(path.join(project, 'src'));
+  const modules = Object.entries(files)
+    .filter(([file]) => !file.startsWith('generated/') && file.endsWith('.ts'))
+    .map(([file, text]) => ({ path: `src/${file}`, text }));
+  const manifest = JSON.parse(files['generated/manifest.json']!) as { index: Record<string, { descriptor: string; namespace: string; flat: boolean }> };
+  const exports = Object.entries(manifest.index).map(([fileName, record]) => ({ fileName, ...record }));
+  const found = detecting.scanReferences(modules, exports).referenced;
+  return Object.fromEntries(exports.map((entry) => [entry.fileName, [...new Set((found.get(entry.fileName) ?? []).map((place) => place.path))]]));
+}
+
+/** The project's files outside what the generator owns. */
+function userFiles(project: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(ps.snapshot(project)).filter(([file]) => !projects.isGeneratedFile(file)));
+}
+
+/** The line (from 1) of the first line of a file's text that contains `needle`. */
+function lineOf(text: string, needle: string): number {
+  return text.split('\n').findIndex((line) => line.includes(needle)) + 1;
+}
+
+describe('regeneration never hides or destroys user code', () => {
+  const v1 = ps.widgetCrd({ size: { type: 'integer' } });
+
+  it('a version rename adds no stub, keeps the index names user code imports, and names each import to edit', async () => {
+    const project = path.join(root, 'renamed');
+    await generator.init({ crds: [ps.write(path.join(root, 'inputs/renamed/widgets.yaml'), v1)], out: project });
+    ps.write(
+      path.join(project, 'src/lib/listing.ts'),
+      [
+        "import { Widgets, type Widget } from '../generated/index.js';",
+        "import { WidgetV1 } from '../generated/index.js';",
+        '',
+        'export const descriptors = [Widgets, WidgetV1.Widgets];',
+        'export function sizeOf(widget: Widget): number | undefined {',
+        '  return widget.spec?.size;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    fs.writeFileSync(path.join(project, 'crds/widgets.yaml'), v1.replace(/name: v1\b/, 'name: v2'));
+    const before = userFiles(project);
+    const io = ps.capture();
+    expect(await cli.main(['generate', '--project', project], io)).toBe(0);
+    expect(userFiles(project)).toEqual(before);
+    expect(fs.readdirSync(path.join(project, 'src/handlers'))).toEqual(['widget.ts']);
+    expect(io.stdout()).not.toContain('added handler stub');
+    expect(io.stdout()).toContain('- widgets.example.com/v1: version removed');
+    const warnings = io
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('warning: '));
+    const module = '"../generated/widgets.example.com.v1.js"';
+    // Every import of the old module (the stub's, and the generated test's if it has one) is named.
+    const importers = Object.entries(before).filter(([file, text]) => /^(src|test)\//.test(file) && text.includes('widgets.example.com.v1.js'));
+    expect(importers.map(([file]) => file)).toContain('src/handlers/widget.ts');
+    for (const [file, text] of importers) {
+      expect(warnings).toContainEqual(
+        expect.stringContaining(`${file}:${lineOf(text, 'widgets.example.com.v1.js')}: imports ${module}, which is no longer generated`),
+      );
+    }
+    expect(warnings).toContainEqual(
+      expect.stringContaining('src/lib/listing.ts:2: imports WidgetV1 from "../generated/index.js", which src/generated/index.ts no longer exports'),
+    );
+    expect(warnings.join('\n')).toContain('widgets.example.com is now generated as src/generated/widgets.example.com.v2.ts (index: Widgets or WidgetV2)');
+    expect(warnings.some((line) => line.includes('listing.ts:1'))).toBe(false);
+    const diagnostics = ps.typecheckProject(project);
+    expect(diagnostics.length).toBeGreaterThan(0);
+    const warned = warnings.map((line) => /^warning: ([^:]+:\d+):/.exec(line)?.[1]);
+    for (const diagnostic of diagnostics) expect(warned, diagnostic).toContain(/^([^:]+:\d+):/.exec(diagnostic)?.[1]);
+  }, 300_000);
+
+  it('a handler moved out of src/handlers/ (imported by main.ts, or re-exported) gets no second stub', async () => {
+    const project = path.join(root, 'relocated');
+    await generator.init({ crds: [ps.write(path.join(root, 'inputs/relocated/widgets.yaml'), v1)], out: project });
+    const handler = fs.readFileSync(path.join(project, 'src/handlers/widget.ts'), 'utf8');
+    fs.rmSync(path.join(project, 'src/handlers'), { recursive: true });
+    ps.write(path.join(project, 'src/operator/widget.ts'), handler);
+    fs.appendFileSync(path.join(project, 'src/main.ts'), "import './operator/widget.js';\n");
+    const before = userFiles(project);
+    const report = await generator.generate({ project });
+    expect(report.stubsAdded).toEqual([]);
+    expect(userFiles(project)).toEqual(before);
+    expect(registrations(project)).toEqual({ 'widgets.example.com.v1.ts': ['src/operator/widget.ts'] });
+    expect(ps.typecheckProject(project)).toEqual([]);
+
+    // Through a module of the user's that re-exports the descriptor.
+    ps.write(path.join(project, 'src/kinds.ts'), "export { Widgets } from './generated/index.js';\n");
+    fs.writeFileSync(
+      path.join(project, 'src/operator/widget.ts'),
+      handler.replace(/from "\.\.\/generated\/widgets\.example\.com\.v1\.js"/, 'from "../kinds.js"'),
+    );
+    expect(fs.readFileSync(path.join(project, 'src/operator/widget.ts'), 'utf8')).toContain('"../kinds.js"');
+    expect((await generator.generate({ project })).stubsAdded).toEqual([]);
+    expect(fs.existsSync(path.join(project, 'src/handlers'))).toBe(false);
+    expect(ps.typecheckProject(project)).toEqual([]);
+  }, 300_000);
+
+  describe('init --force over an edited project', () => {
+    const project = path.join(root, 'forced');
+    const crdFile = path.join(root, 'inputs/forced/widgets.yaml');
+
+    it('regenerates the generated files and leaves every file of the user byte-identical, listing them', async () => {
+      await generator.init({ crds: [ps.write(crdFile, v1)], out: project, namespaces: ['team-a'] });
+      fs.appendFileSync(path.join(project, 'src/handlers/widget.ts'), '// my handler\n');
+      fs.appendFileSync(path.join(project, 'test/widget.test.ts'), '// my test\n');
+      fs.appendFileSync(path.join(project, 'README.md'), '\nMy notes.\n');
+      fs.appendFileSync(path.join(project, 'src/main.ts'), '// my main\n');
+      const pkg = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+        dependencies: Record<string, string>;
+      };
+      pkg.scripts['lint'] = 'biome check .';
+      pkg.dependencies['left-pad'] = '^1.3.0';
+      fs.writeFileSync(path.join(project, 'package.json'), `${JSON.stringify(pkg, null, 4)}\n`);
+      ps.write(path.join(project, 'src/lib/util.ts'), 'export const answer = 42;\n');
+      ps.write(path.join(project, 'docs/notes.md'), '# notes\n');
+      const rbac = fs.readFileSync(path.join(project, 'deploy/rbac.yaml'), 'utf8');
+      fs.writeFileSync(path.join(project, 'deploy/rbac.yaml'), '# stale\n');
+      ps.write(path.join(project, 'src/generated/leftover.ts'), 'export const leftover = 1;\n');
+      const before = userFiles(project);
+
+      const io = ps.capture();
+      expect(await cli.main(['init', '--force', '--crd', crdFile, '--out', project], io)).toBe(0);
+      expect(userFiles(project)).toEqual(before);
+      expect(fs.readFileSync(path.join(project, 'deploy/rbac.yaml'), 'utf8')).toBe(rbac);
+      expect(fs.existsSync(path.join(project, 'src/generated/leftover.ts'))).toBe(false);
+      expect(fs.existsSync(path.join(project, 'src/generated/widgets.example.com.v1.ts'))).toBe(true);
+      expect((JSON.parse(fs.readFileSync(path.join(project, 'kopf-gen.json'), 'utf8')) as { namespaces: string[] }).namespaces).toEqual(['team-a']);
+      const printed = io.stdout();
+      expect(printed).not.toContain('added handler stub');
+      const kept = /left alone \(yours, not generated\): (.*)/.exec(printed)?.[1]?.split(', ') ?? [];
+      for (const file of [
+        'src/handlers/widget.ts',
+        'test/widget.test.ts',
+        'src/main.ts',
+        'README.md',
+        'package.json',
+        'Dockerfile',
+        'deploy/deployment.yaml',
+        'crds/widgets.yaml',
+      ]) {
+        expect(kept, file).toContain(file);
+      }
+      expect(registrations(project)).toEqual({ 'widgets.example.com.v1.ts': ['src/handlers/widget.ts'] });
+      expect(ps.typecheckProject(project)).toEqual([]);
+    }, 300_000);
+
+    it("adds to package.json only the scripts and dependencies it lacks, keeping the user's", async () => {
+      const pkg = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+        devDependencies: Record<string, string>;
+      };
+      delete pkg.scripts['generate'];
+      pkg.scripts['test'] = 'vitest run --reporter=dot';
+      delete pkg.devDependencies['tsx'];
+      fs.writeFileSync(path.join(project, 'package.json'), `${JSON.stringify(pkg, null, 4)}\n`);
+      const report = await generator.init({ crds: [crdFile], out: project, force: true });
+      const merged = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as typeof pkg & { dependencies: Record<string, string> };
+      expect(merged.scripts['generate']).toBe('kopf-gen generate');
+      expect(merged.scripts['test']).toBe('vitest run --reporter=dot');
+      expect(merged.scripts['lint']).toBe('biome check .');
+      expect(merged.dependencies['left-pad']).toBe('^1.3.0');
+      expect(merged.devDependencies['tsx']).toBeDefined();
+      expect(fs.readFileSync(path.join(project, 'package.json'), 'utf8')).toMatch(/^ {4}"name"/m);
+      expect(report.written).toContain('package.json');
+      expect(report.notes).toContainEqual(
+        expect.stringContaining('package.json: added what the project needs and it lacked (scripts.generate, devDependencies.tsx)'),
+      );
+    });
+
+    it('refuses a CRD whose copy in crds/ the user changed, writing nothing', async () => {
+      fs.appendFileSync(path.join(project, 'crds/widgets.yaml'), '# edited\n');
+      const snapshot = ps.snapshot(project);
+      await expect(generator.init({ crds: [crdFile], out: project, force: true })).rejects.toMatchObject({
+        code: 'would-overwrite',
+        message: expect.stringContaining('crds/widgets.yaml exists with another content'),
+      });
+      expect(ps.snapshot(project)).toEqual(snapshot);
+    });
+
+    it('refuses a directory that is not a kopf-gen project but has files the generator would rewrite, writing nothing', async () => {
+      const foreign = path.join(root, 'foreign');
+      ps.write(path.join(foreign, 'deploy/rbac.yaml'), '# theirs\n');
+      ps.write(path.join(foreign, 'package.json'), '{ "name": "theirs" }\n');
+      const snapshot = ps.snapshot(foreign);
+      await expect(generator.init({ crds: [crdFile], out: foreign, force: true })).rejects.toMatchObject({
+        code: 'would-overwrite',
+        message: expect.stringContaining('deploy/rbac.yaml'),
+      });
+      expect(ps.snapshot(foreign)).toEqual(snapshot);
+      fs.rmSync(path.join(foreign, 'deploy/rbac.yaml'));
+      const report = await generator.init({ crds: [crdFile], out: foreign, force: true });
+      expect(report.written).toContain('deploy/rbac.yaml');
+      expect(report.written).toContain('package.json');
+      const merged = JSON.parse(fs.readFileSync(path.join(foreign, 'package.json'), 'utf8')) as { name: string; scripts: Record<string, string> };
+      expect(merged.name).toBe('theirs');
+      expect(merged.scripts['generate']).toBe('kopf-gen generate');
+    });
+  });
+
+  it('add of a kind with the same name in another group renames no existing export, names the new one deterministically, and reports it', async () => {
+    const project = path.join(root, 'namesakes');
+    await generator.init({ crds: [ps.write(path.join(root, 'inputs/namesakes/widgets.yaml'), v1)], out: project });
+    ps.write(
+      path.join(project, 'src/lib/listing.ts'),
+      [
+        "import { Widgets, WidgetV1, type Widget, type WidgetSpec } from '../generated/index.js';",
+        '',
+        'export const descriptors = [Widgets, WidgetV1.Widgets];',
+        "export const apiVersion: Widget['apiVersion'] = 'example.com/v1';",
+        'export const spec: WidgetSpec = { size: 1 };',
+        '',
+      ].join('\n'),
+    );
+    const indexBefore = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    const before = userFiles(project);
+    // A file name that sorts first, so that the new CRD comes first in the model too.
+    const acme = ps.write(path.join(root, 'inputs/namesakes/a-widgets.yaml'), v1.replace(/example\.com/g, 'acme.io'));
+    const io = ps.capture();
+    expect(await cli.main(['add', '--crd', acme, '--project', project], io)).toBe(0);
+    const after = userFiles(project);
+    for (const [file, text] of Object.entries(before)) expect(after[file], file).toBe(text);
+    const index = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    for (const line of indexBefore.split('\n').filter((each) => each.startsWith('export'))) expect(index).toContain(line);
+    expect(index).toContain('export * as WidgetV1AcmeIo from "./widgets.acme.io.v1.js";');
+    expect(index).not.toContain('export * from "./widgets.acme.io.v1.js";');
+    expect(io.stdout()).toMatch(
+      /~ index: widgets\.acme\.io v1 is exported as WidgetV1AcmeIo \(WidgetV1 stays widgets\.example\.com's\), not at the top level \(Widget, [^)]+ stay widgets\.example\.com's\)/,
+    );
+    expect(io.stdout()).toContain('added handler stub src/handlers/widget.acme.io.ts');
+    expect(registrations(project)).toEqual({
+      'widgets.acme.io.v1.ts': ['src/handlers/widget.acme.io.ts'],
+      'widgets.example.com.v1.ts': ['src/handlers/widget.ts', 'src/lib/listing.ts'],
+    });
+    expect(ps.typecheckProject(project, { tests: true })).toEqual([]);
+
+    // The same names on the next generation: nothing to report.
+    const again = await generator.generate({ project });
+    expect(again.summary.exports).toEqual([]);
+    expect(fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8')).toBe(index);
+  }, 300_000);
+
+  it('keeps the exports of a project whose manifest predates the record of the index, reading its index.ts', async () => {
+    const project = path.join(root, 'older-namesakes');
+    await generator.init({ crds: [ps.write(path.join(root, 'inputs/older-namesakes/widgets.yaml'), v1)], out: project });
+    const manifestFile = path.join(project, 'src/generated/manifest.json');
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+    delete manifest['index'];
+    delete manifest['format'];
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest));
+    const indexBefore = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    const acme = ps.write(path.join(root, 'inputs/older-namesakes/a-widgets.yaml'), v1.replace(/example\.com/g, 'acme.io'));
+    await generator.add({ project, crds: [acme] });
+    const index = fs.readFileSync(path.join(project, 'src/generated/index.ts'), 'utf8');
+    for (const line of indexBefore.split('\n').filter((each) => each.startsWith('export'))) expect(index).toContain(line);
+    expect(index).toContain('export * as WidgetV1AcmeIo from "./widgets.acme.io.v1.js";');
   });
 });

@@ -31,7 +31,7 @@ describe('fields', () => {
     expect(fields.typeSummary(schema)).toBe(summary);
   });
 
-  it('lists nested fields with optionality (required or defaulted fields are not optional)', () => {
+  it('lists nested fields with their presence: required, optional (`?`) or defaulted (`=`)', () => {
     const root = {
       type: 'object',
       properties: {
@@ -49,7 +49,7 @@ describe('fields', () => {
     expect(fields.fieldsOf(root)).toEqual({
       spec: 'object?',
       'spec.a': 'string',
-      'spec.b': 'integer',
+      'spec.b': 'integer=',
       'spec.c': 'array?',
       'spec.c[]': 'object',
       'spec.c[].d': 'boolean?',
@@ -84,6 +84,23 @@ describe('fields', () => {
     ]);
     expect(fields.isEmpty(fields.compare(next, next))).toBe(true);
     expect([...fields.compare(undefined, next).kindsAdded].sort()).toEqual(['new.x', 'ws.x']);
+  });
+
+  it('says "defaulted" where a field has a default, and reads an older manifest (no marks) without reporting its defaulted fields', () => {
+    const entry = (map: Record<string, string>): fields.VersionFields => ({ crdName: 'ws.x', kind: 'W', version: 'v1', fields: map });
+    const next: fields.Manifest = {
+      generatorVersion: '2',
+      format: 2,
+      versions: { 'ws.x/v1': entry({ 'spec.a': 'integer=', 'spec.b': 'string=', 'spec.c': 'string=' }) },
+    };
+    const previous: fields.Manifest = { generatorVersion: '2', format: 2, versions: { 'ws.x/v1': entry({ 'spec.b': 'string', 'spec.c': 'integer?' }) } };
+    expect(fields.renderSummary(fields.compare(previous, next))).toEqual([
+      '+ W v1: spec.a (integer, defaulted)',
+      '~ W v1: spec.b: required → defaulted',
+      '~ W v1: spec.c: type integer, optional → string, defaulted',
+    ]);
+    const older: fields.Manifest = { generatorVersion: '1', versions: { 'ws.x/v1': entry({ 'spec.a': 'integer', 'spec.b': 'string', 'spec.c': 'string?' }) } };
+    expect(fields.renderSummary(fields.compare(older, next))).toEqual(['~ W v1: spec.c: optional → defaulted']);
   });
 
   it('reads back the manifest it renders, and ignores garbage', () => {
@@ -125,8 +142,69 @@ describe('handler detection', () => {
     ["import * as g from '../generated/widgets.x.v1.js'; on.create(g.Widgets, f);", ['widgets.x.v1.ts']],
     ["import { Widgets } from './elsewhere.js';", []],
     ['// import { Widgets } from "../generated/index.js"', []],
+    ["export { Widgets } from '../generated/index.js';", ['widgets.x.v1.ts']],
+    ["export { Widgets as W } from '../generated/widgets.x.v2.js';", ['widgets.x.v2.ts']],
   ])('%s → %j', (text, expected) => {
     expect([...detecting.referencedModules([{ path: 'src/handlers/a.ts', text }], exports)].sort()).toEqual(expected);
+  });
+});
+
+describe('imports of what is no longer generated', () => {
+  const exports: detecting.DescriptorExport[] = [{ fileName: 'widgets.x.v2.ts', descriptor: 'Widgets', flat: true, namespace: 'WidgetV2' }];
+  const indexNames = new Set(['Widgets', 'Widget', 'WidgetV2']);
+  it('names the file, line and specifier of a vanished module, and each name the index no longer exports', () => {
+    const text = [
+      "import { on } from 'kopf-gen/runtime';",
+      "import { Widgets } from '../generated/widgets.x.v1.js';",
+      "import { Widget, WidgetV1 } from '../generated/index.js';",
+      "import * as g from '../generated/index.js';",
+      'on.create(g.WidgetV1beta1.Widgets, f);',
+      "import '../generated/handlers.js';",
+    ].join('\n');
+    const { stale, referenced } = detecting.scanReferences([{ path: 'src/a.ts', text }], exports, indexNames);
+    expect(stale).toEqual([
+      { path: 'src/a.ts', line: 2, specifier: '../generated/widgets.x.v1.js', target: 'widgets.x.v1' },
+      { path: 'src/a.ts', line: 3, specifier: '../generated/index.js', target: 'index', name: 'WidgetV1' },
+      { path: 'src/a.ts', line: 5, specifier: '../generated/index.js', target: 'index', name: 'WidgetV1beta1' },
+    ]);
+    expect([...referenced.keys()]).toEqual([]);
+  });
+
+  it('reads the names a generated module exports from its text', () => {
+    const text =
+      'import { resource } from "kopf-gen/runtime";\nexport interface Widget {\n}\nexport type WidgetPatch = X;\nexport const Widgets = 1;\nexport { A as B, type C };\n';
+    expect(detecting.exportedNames(text).sort()).toEqual(['B', 'C', 'Widget', 'WidgetPatch', 'Widgets']);
+  });
+});
+
+describe('index names', () => {
+  const widgets = (group: string): Record<string, unknown> => {
+    const document = support.crd({ type: 'object', properties: { a: { type: 'string' } } });
+    const spec = document['spec'] as Record<string, unknown>;
+    return { ...document, metadata: { name: `widgets.${group}` }, spec: { ...spec, group } };
+  };
+  const both = support.generate([support.source([widgets('acme.io')], 'crds/a.yaml'), support.source([widgets('example.com')], 'crds/b.yaml')]);
+
+  it('exports neither of two new kinds with the same names at the top level, and names the second namespace after its group', () => {
+    const entries = scaffolding.indexEntries(both.model, both.modules);
+    expect(entries.map(({ crdName, flat, namespace }) => ({ crdName, flat, namespace }))).toEqual([
+      { crdName: 'widgets.acme.io', flat: false, namespace: 'WidgetV1' },
+      { crdName: 'widgets.example.com', flat: false, namespace: 'WidgetV1ExampleCom' },
+    ]);
+  });
+
+  it('keeps the names the previous index gave, and reports what the newcomer did not get', () => {
+    const previous: Record<string, fields.IndexRecord> = {
+      'widgets.example.com.v1.ts': { crdName: 'widgets.example.com', version: 'v1', descriptor: 'Widgets', namespace: 'WidgetV1', flat: true },
+    };
+    const entries = scaffolding.indexEntries(both.model, both.modules, previous);
+    expect(entries.map(({ crdName, flat, namespace }) => ({ crdName, flat, namespace }))).toEqual([
+      { crdName: 'widgets.acme.io', flat: false, namespace: 'WidgetV1AcmeIo' },
+      { crdName: 'widgets.example.com', flat: true, namespace: 'WidgetV1' },
+    ]);
+    expect(entries[0]!.withheld).toMatchObject({ namespace: 'WidgetV1', holders: ['widgets.example.com'] });
+    expect(entries[0]!.withheld?.flat).toContain('Widgets');
+    expect(entries[1]!.withheld).toBeUndefined();
   });
 });
 
