@@ -9,6 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as crdnames from './crdnames.js';
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
@@ -199,6 +200,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const present = pipeline.check(existingCrds);
   const rechecked = pipeline.recheck(generatedFrom, given);
   pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  crdnames.checkNameConflicts(rechecked.loaded, present.loaded);
   const crdSources = [...existingCrds, ...generatedFrom.map((entry) => entry.copy)].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   const analysis = pipeline.analyseChecked(crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [] });
   const info = projectInfo(
@@ -347,6 +349,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const given = pipeline.check(sources);
   const present = pipeline.check(snapshot.crdSources);
   pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  crdnames.checkNameConflicts(given.loaded, present.loaded);
   const taken = snapshot.crdSources.map((source) => path.posix.basename(source.path));
   const copies = inputs
     .crdFiles(sources, given.loaded, given.notes, taken)

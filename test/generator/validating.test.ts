@@ -519,6 +519,20 @@ describe('validation like the API server', () => {
     expect(() => crdnames.checkNameConflicts(given)).not.toThrow();
   });
 
+  it('`add` of a CRD whose kind the project already has under another plural writes nothing', async () => {
+    const dir = ps.tempDir('kopf-gen-add-conflict-');
+    try {
+      const project = path.join(dir, 'project');
+      await generator.init({ crds: [{ path: 'gadgets.yaml', text: support.source([gadget]).text }], out: project });
+      const before = ps.snapshot(project);
+      const gizmos = ps.write(path.join(dir, 'gizmos.yaml'), support.source([support.crd({ type: 'object' }, { kind: 'Gadget', plural: 'gizmos' })]).text);
+      await expect(generator.add({ project, crds: [gizmos] })).rejects.toMatchObject({ code: 'names-conflict', jsonPath: 'spec.names.kind' });
+      expect(ps.snapshot(project)).toEqual(before);
+    } finally {
+      ps.cleanup(dir);
+    }
+  });
+
   it('names of one group conflict by plural, singular, short names and list kind, as the naming check decides', () => {
     const claim = (kind: string, plural: string, names: Record<string, unknown> = {}): loading.LoadedCrd => ({
       file: `crds/${plural}.yaml`,
