@@ -11,6 +11,7 @@
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as views from '../../../generator/emitting/views.js';
+import * as modeling from '../../../generator/modeling.js';
 import * as patches from '../../../runtime/cogs/structs/patches.js';
 import * as support from '../support.js';
 
@@ -251,6 +252,10 @@ describe('emitting patch views', () => {
   it('keeps the generated copy the runtime tests write through current (update with vitest -u)', async () => {
     const [module] = support.generate([support.fixture('bundles.yaml')]).modules;
     await expect(module!.text).toMatchFileSnapshot(path.join(support.REPO_ROOT, 'fixtures/generated', module!.fileName));
+  });
+
+  it('reserves the runtime types views use in every module', () => {
+    expect(modeling.IMPORTED_NAMES).toEqual(expect.arrayContaining([...views.VIEW_RUNTIME_TYPES, 'MergePatch', 'ObjectMeta']));
   });
 
   it('the descriptor carries the view as its third type argument', () => {
