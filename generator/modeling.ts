@@ -93,7 +93,7 @@ export interface GeneratorModel {
 }
 
 /** Names every runtime import or local helper a module may declare. */
-export const IMPORTED_NAMES = ['ObjectMeta', 'KubernetesObject', 'MergePatch', 'resource'] as const;
+export const IMPORTED_NAMES = ['ObjectMeta', 'KubernetesObject', 'MergePatch', 'resource', 'InputOf', 'ReadonlyDeep', 'ObjectMetaPatchView'] as const;
 
 /** Builds the model of validated CRDs; non-served versions are skipped with a note. */
 export function buildModel(loaded: readonly loading.LoadedCrd[]): GeneratorModel {

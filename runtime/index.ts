@@ -17,6 +17,7 @@ export type {
   ResourceInfo,
   ResourceDescriptor,
   BodyOf,
+  ViewOf,
   ObjectMetaInput,
   InputOf,
   InputTypeOf,
@@ -67,7 +68,15 @@ export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause } from './
 
 // Structs handlers see.
 export { Patch } from './cogs/structs/patches.js';
-export type { PatchOf, PatchInput } from './cogs/structs/patches.js';
+export type {
+  PatchOf,
+  PatchInput,
+  PatchViewOf,
+  PatchWithView,
+  SectionsOf,
+  ObjectMetaPatchView,
+  ReadonlyDeep,
+} from './cogs/structs/patches.js';
 export type { Diff, DiffItem, DiffOperation } from './cogs/structs/diffs.js';
 export type { RawBody, RawEvent, RawEventType } from './cogs/structs/bodies.js';
 export type { Resource } from './cogs/structs/references.js';
@@ -84,6 +93,7 @@ export type {
   IndexRegistrar,
   ActivityRegistrar,
   BodyOfRef,
+  ViewOfRef,
   ValueOf,
   CommonOptions,
   RetryOptions,

@@ -10,7 +10,8 @@
  * Types come from the reference: a descriptor (`resource<Widget>(…)`, `builtins.Pods`) types every
  * handler argument (`spec: WidgetSpec`, `patch: Patch<Widget>`, `old`/`new` as essences, or as the
  * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
- * and predicates give untyped `Record<string, unknown>` bodies.
+ * and predicates give untyped `Record<string, unknown>` bodies. A generated descriptor also carries
+ * its kind's patch view, which types `patch` instead of `Patch<Widget>` (`ViewOfRef`).
  *
  * Admission handlers (`on.validate`, `on.mutate`) run when an admission server is configured in
  * `settings.admission.server` (R-ADMISSION; the operator refuses to start without one). Probes
@@ -30,6 +31,9 @@ import * as selectors from './core/intents/selectors.js';
 
 /** The body type of a resource reference: the descriptor's body, or an untyped record. */
 export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extends resources.KubernetesObject, unknown> ? B : callbacks.UntypedBody;
+
+/** The patch view of a resource reference: the descriptor's, or `unknown` (the generic `Patch<Body>`). */
+export type ViewOfRef<R> = resources.ViewOf<R>;
 
 /** What `old`/`new` are for a change handler: the essence, or the field's value when `P` is a field. */
 export type ValueOf<Body, P> = [P] extends [never] ? callbacks.EssenceOf<Body> : callbacks.PathValue<Body, P>;
@@ -81,38 +85,38 @@ export interface ChangeFilterOptions<V, Args> {
   readonly new?: filters.ValueFilter<V, FilterArgs<Args>>;
 }
 
-type ChangeBase<Body extends object, P> = CommonOptions &
+type ChangeBase<Body extends object, P, View> = CommonOptions &
   RetryOptions &
-  FilterOptions<callbacks.ChangingArgs<Body, ValueOf<Body, P>>> &
-  FieldValueOptions<Body, P, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
+  FilterOptions<callbacks.ChangingArgs<Body, ValueOf<Body, P>, View>> &
+  FieldValueOptions<Body, P, callbacks.ChangingArgs<Body, ValueOf<Body, P>, View>>;
 
-export type CreateOptions<Body extends object, P = never> = ChangeBase<Body, P>;
-export type UpdateOptions<Body extends object, P = never> = ChangeBase<Body, P> &
-  ChangeFilterOptions<callbacks.PathValue<Body, P>, callbacks.ChangingArgs<Body, ValueOf<Body, P>>>;
-export type DeleteOptions<Body extends object, P = never> = ChangeBase<Body, P> & {
+export type CreateOptions<Body extends object, P = never, View = unknown> = ChangeBase<Body, P, View>;
+export type UpdateOptions<Body extends object, P = never, View = unknown> = ChangeBase<Body, P, View> &
+  ChangeFilterOptions<callbacks.PathValue<Body, P>, callbacks.ChangingArgs<Body, ValueOf<Body, P>, View>>;
+export type DeleteOptions<Body extends object, P = never, View = unknown> = ChangeBase<Body, P, View> & {
   /** Optional delete handlers do not require the finalizer (R-HANDLERS-9). */
   readonly optional?: boolean;
 };
-export type ResumeOptions<Body extends object, P = never> = ChangeBase<Body, P> & {
+export type ResumeOptions<Body extends object, P = never, View = unknown> = ChangeBase<Body, P, View> & {
   /** Also resume objects that are being deleted. */
   readonly deleted?: boolean;
 };
 /** Options of `on.field(ref, field, options, fn)` (the field is positional). */
-export type FieldOptions<Body extends object, V> = CommonOptions &
+export type FieldOptions<Body extends object, V, View = unknown> = CommonOptions &
   RetryOptions &
-  FilterOptions<callbacks.ChangingArgs<Body, V>> & {
-    readonly value?: filters.ValueFilter<V, FilterArgs<callbacks.ChangingArgs<Body, V>>>;
-  } & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V>>;
+  FilterOptions<callbacks.ChangingArgs<Body, V, View>> & {
+    readonly value?: filters.ValueFilter<V, FilterArgs<callbacks.ChangingArgs<Body, V, View>>>;
+  } & ChangeFilterOptions<V, callbacks.ChangingArgs<Body, V, View>>;
 
-export type WatchingOptions<Body extends object, P = never> = CommonOptions &
-  FilterOptions<callbacks.WatchingArgs<Body>> &
-  FieldValueOptions<Body, P, callbacks.WatchingArgs<Body>>;
-export type DaemonOptions<Body extends object, P = never> = CommonOptions &
+export type WatchingOptions<Body extends object, P = never, View = unknown> = CommonOptions &
+  FilterOptions<callbacks.WatchingArgs<Body, View>> &
+  FieldValueOptions<Body, P, callbacks.WatchingArgs<Body, View>>;
+export type DaemonOptions<Body extends object, P = never, View = unknown> = CommonOptions &
   RetryOptions &
-  FilterOptions<callbacks.DaemonArgs<Body>> &
-  FieldValueOptions<Body, P, callbacks.DaemonArgs<Body>> & {
+  FilterOptions<callbacks.DaemonArgs<Body, View>> &
+  FieldValueOptions<Body, P, callbacks.DaemonArgs<Body, View>> & {
     /** Seconds before the first invocation, or a callback computing them. */
-    readonly initialDelay?: number | ((args: callbacks.DaemonArgs<Body>) => number);
+    readonly initialDelay?: number | ((args: callbacks.DaemonArgs<Body, View>) => number);
     /** Seconds of graceful stopping before the forced stage (R-DAEMON-6). */
     readonly cancellationBackoff?: number;
     /** Seconds of the forced stage before the daemon is abandoned. */
@@ -120,26 +124,26 @@ export type DaemonOptions<Body extends object, P = never> = CommonOptions &
     /** Seconds between checks while waiting for a daemon to exit. */
     readonly cancellationPolling?: number;
   };
-export type TimerOptions<Body extends object, P = never> = CommonOptions &
+export type TimerOptions<Body extends object, P = never, View = unknown> = CommonOptions &
   RetryOptions &
-  FilterOptions<callbacks.TimerArgs<Body>> &
-  FieldValueOptions<Body, P, callbacks.TimerArgs<Body>> & {
+  FilterOptions<callbacks.TimerArgs<Body, View>> &
+  FieldValueOptions<Body, P, callbacks.TimerArgs<Body, View>> & {
     /** Seconds between invocations. */
     readonly interval?: number;
     /** Seconds before the first invocation, or a callback computing them. */
-    readonly initialDelay?: number | ((args: callbacks.TimerArgs<Body>) => number);
+    readonly initialDelay?: number | ((args: callbacks.TimerArgs<Body, View>) => number);
     /** Keep a fixed grid of invocations regardless of their duration. */
     readonly sharp?: boolean;
     /** Seconds without essential changes before invoking. */
     readonly idle?: number;
   };
-export type IndexingOptions<Body extends object, P = never> = CommonOptions &
+export type IndexingOptions<Body extends object, P = never, View = unknown> = CommonOptions &
   RetryOptions &
-  FilterOptions<callbacks.IndexingArgs<Body>> &
-  FieldValueOptions<Body, P, callbacks.IndexingArgs<Body>>;
-export type WebhookOptions<Body extends object, P = never> = CommonOptions &
-  FilterOptions<callbacks.WebhookArgs<Body>> &
-  FieldValueOptions<Body, P, callbacks.WebhookArgs<Body>> & {
+  FilterOptions<callbacks.IndexingArgs<Body, View>> &
+  FieldValueOptions<Body, P, callbacks.IndexingArgs<Body, View>>;
+export type WebhookOptions<Body extends object, P = never, View = unknown> = CommonOptions &
+  FilterOptions<callbacks.WebhookArgs<Body, View>> &
+  FieldValueOptions<Body, P, callbacks.WebhookArgs<Body, View>> & {
     /** Default: all operations. */
     readonly operations?: readonly callbacks.WebhookOperation[];
     /** @deprecated Use `operations`. */
@@ -153,28 +157,30 @@ export type WebhookOptions<Body extends object, P = never> = CommonOptions &
   };
 export type ActivityOptions = CommonOptions & RetryOptions;
 
-interface ChangingKinds<Body extends object, P> {
-  create: CreateOptions<Body, P>;
-  update: UpdateOptions<Body, P>;
-  delete: DeleteOptions<Body, P>;
-  resume: ResumeOptions<Body, P>;
+interface ChangingKinds<Body extends object, P, View> {
+  create: CreateOptions<Body, P, View>;
+  update: UpdateOptions<Body, P, View>;
+  delete: DeleteOptions<Body, P, View>;
+  resume: ResumeOptions<Body, P, View>;
 }
 
-interface ResourceKinds<Body extends object, P> {
-  event: { options: WatchingOptions<Body, P>; fn: callbacks.WatchingFn<Body> };
-  daemon: { options: DaemonOptions<Body, P>; fn: callbacks.DaemonFn<Body> };
-  timer: { options: TimerOptions<Body, P>; fn: callbacks.TimerFn<Body> };
-  webhook: { options: WebhookOptions<Body, P>; fn: callbacks.WebhookFn<Body> };
+interface ResourceKinds<Body extends object, P, View> {
+  event: { options: WatchingOptions<Body, P, View>; fn: callbacks.WatchingFn<Body, View> };
+  daemon: { options: DaemonOptions<Body, P, View>; fn: callbacks.DaemonFn<Body, View> };
+  timer: { options: TimerOptions<Body, P, View>; fn: callbacks.TimerFn<Body, View> };
+  webhook: { options: WebhookOptions<Body, P, View>; fn: callbacks.WebhookFn<Body, View> };
 }
+
+type ChangingFnOf<R, Value = callbacks.EssenceOf<BodyOfRef<R>>> = callbacks.ChangingFn<BodyOfRef<R>, Value, ViewOfRef<R>>;
 
 /** The shape of `on.create`, `on.update`, `on.delete`, `on.resume`. */
-export interface ChangingRegistrar<K extends keyof ChangingKinds<object, never>> {
-  <const R extends selectors.ResourceRef>(ref: R, fn: callbacks.ChangingFn<BodyOfRef<R>>): callbacks.ChangingFn<BodyOfRef<R>>;
+export interface ChangingRegistrar<K extends keyof ChangingKinds<object, never, unknown>> {
+  <const R extends selectors.ResourceRef>(ref: R, fn: ChangingFnOf<R>): ChangingFnOf<R>;
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
     ref: R,
-    options: ChangingKinds<BodyOfRef<R>, P>[K],
-    fn: callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>,
-  ): callbacks.ChangingFn<BodyOfRef<R>, ValueOf<BodyOfRef<R>, P>>;
+    options: ChangingKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K],
+    fn: ChangingFnOf<R, ValueOf<BodyOfRef<R>, P>>,
+  ): ChangingFnOf<R, ValueOf<BodyOfRef<R>, P>>;
 }
 
 /** The shape of `on.field`: the field positionally (type-checked dotted path) or as an option. */
@@ -182,29 +188,32 @@ export interface FieldRegistrar {
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
     ref: R,
     field: P,
-    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
-  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+    fn: ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>;
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
     ref: R,
     field: P,
-    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
-    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
-  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>, ViewOfRef<R>>,
+    fn: ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>;
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>>>(
     ref: R,
-    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>> & { readonly field: P },
-    fn: callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>,
-  ): callbacks.ChangingFn<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>>;
+    options: FieldOptions<BodyOfRef<R>, callbacks.PathValue<BodyOfRef<R>, P>, ViewOfRef<R>> & { readonly field: P },
+    fn: ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>,
+  ): ChangingFnOf<R, callbacks.PathValue<BodyOfRef<R>, P>>;
 }
 
 /** The shape of `on.event`, `on.daemon`, `on.timer`, `on.index`, `on.validate`, `on.mutate`. */
-export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>> {
-  <const R extends selectors.ResourceRef>(ref: R, fn: ResourceKinds<BodyOfRef<R>, never>[K]['fn']): ResourceKinds<BodyOfRef<R>, never>[K]['fn'];
+export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never, unknown>> {
+  <const R extends selectors.ResourceRef>(
+    ref: R,
+    fn: ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>>[K]['fn'],
+  ): ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>>[K]['fn'];
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
     ref: R,
-    options: ResourceKinds<BodyOfRef<R>, P>[K]['options'],
-    fn: ResourceKinds<BodyOfRef<R>, P>[K]['fn'],
-  ): ResourceKinds<BodyOfRef<R>, P>[K]['fn'];
+    options: ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['options'],
+    fn: ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['fn'],
+  ): ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['fn'];
 }
 
 /**
@@ -213,10 +222,10 @@ export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never>>
  * types from what the function returns.
  */
 export interface IndexRegistrar {
-  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>>(ref: R, fn: F): F;
-  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>>, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
+  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>, ViewOfRef<R>>>(ref: R, fn: F): F;
+  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>, ViewOfRef<R>>, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
     ref: R,
-    options: IndexingOptions<BodyOfRef<R>, P>,
+    options: IndexingOptions<BodyOfRef<R>, P, ViewOfRef<R>>,
     fn: F,
   ): F;
 }

@@ -7,7 +7,8 @@
  *   says so), and any other top-level field the schema declares;
  * - `<Kind>Spec`, `<Kind>Status` and every nested named type the model lists, in that order;
  * - `<Kind>Patch`: a JSON merge patch of the body (deep partial, `null` removes, lists replaced);
- * - the typed resource descriptor `<Plural> = resource<Kind>({...})`.
+ * - `<Kind>PatchView` and a view per named type: what handlers write through (views.ts);
+ * - the typed resource descriptor `<Plural> = resource<Kind, Input, <Kind>PatchView>({...})`.
  *
  * Engine: openapi-typescript's `transformSchemaObject` turns each named type's schema into a type
  * node, with its `transform` hook producing the Kubernetes-specific types that normalising.ts marks,
@@ -42,6 +43,7 @@ import type * as modeling from '../modeling.js';
 import * as schemas from '../schemas.js';
 import * as comments from './comments.js';
 import * as normalising from './normalising.js';
+import * as views from './views.js';
 
 /** One generated module. */
 export interface EmittedModule {
@@ -262,6 +264,8 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
   const body = print(emission, [declareBody(emission, version)]);
   const { names } = version;
   const usesKubernetesObject = declarations.usesKubernetesObject || emission.normalise.usesKubernetesObject;
+  const view = views.emitView(version);
+  const viewTypes = ['InputOf', ...view.runtimeTypes];
   const source = version.file.split(/[\\/]/).pop() ?? version.file;
   const header = [
     '/**',
@@ -271,6 +275,7 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
     ' */',
     `import { resource } from "${RUNTIME_MODULE}";`,
     `import type { ${usesKubernetesObject ? 'KubernetesObject, ObjectMeta' : 'ObjectMeta'} } from "${RUNTIME_MODULE}";`,
+    `import type { ${viewTypes.join(', ')} } from "${RUNTIME_MODULE}";`,
   ].join('\n');
   const patch = [
     `/** A JSON merge patch of ${version.kind}: every field optional, \`null\` removes a field, lists are replaced whole. */`,
@@ -286,7 +291,7 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
     kind: version.kind,
     fileName: `${version.plural}.${version.group}.${version.version}.ts`,
     names,
-    text: `${header}\n\n${body}\n\n${declarations.text}\n\n${patch}\n\n${descriptor(version)}\n`,
+    text: `${header}\n\n${body}\n\n${declarations.text}\n\n${patch}\n\n${view.text}\n\n${descriptor(version)}\n`,
   };
 }
 
@@ -307,7 +312,7 @@ function descriptor(version: modeling.VersionModel): string {
   const summary = `The typed resource descriptor of ${version.kind} ${version.version}: pass it to the registration functions.`;
   const warning = version.deprecationWarning ?? `${version.group}/${version.version} ${version.kind} is deprecated.`;
   const opening = version.deprecated ? `/**\n * ${summary}\n *\n * @deprecated ${escapeComment(warning)}\n */` : `/** ${summary} */`;
-  return `${opening}\nexport const ${version.names.descriptor} = resource<${version.names.body}>({\n${fields.map((field) => `  ${field},`).join('\n')}\n});`;
+  return `${opening}\nexport const ${version.names.descriptor} = resource<${version.names.body}, InputOf<${version.names.body}>, ${version.names.view}>({\n${fields.map((field) => `  ${field},`).join('\n')}\n});`;
 }
 
 function print(emission: Emission, statements: readonly ts.Statement[]): string {

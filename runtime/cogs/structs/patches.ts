@@ -10,16 +10,22 @@
  * - `fns`: transformation functions `(body) => void` that mutate a deep copy of the freshest body;
  *   they become JSON-Patch operations (used for finalizers, where merge-patches cannot append).
  *
- * The merge-patch part is typed from the body with `PatchOf<Body>`: every property is writable
- * with its own type or `null`, and nested objects are always there to be written into.
+ * How the merge-patch part is typed depends on what the resource's descriptor knows:
+ * - a generated descriptor carries a *patch view* (`<Kind>PatchView`), emitted from the schema with
+ *   accessors whose read and write types differ: reading an object property gives its view (always
+ *   there to write into), writing accepts a partial merge-patch value, `null` only where merge patch
+ *   can remove the property, lists only as whole values (their reading type is deeply read-only, so
+ *   `patch.spec.items[0].name = 'x'` does not compile);
+ * - any other body type gets the generic view `PatchViewOf<Body>`, a mapped type: every property
+ *   writable with its own type or `null`, nested objects always there to be written into. A mapped
+ *   type cannot give one property different read and write types, so there a nested *object* field
+ *   cannot be assigned `null` or partially (use `patch.setAt('spec.struct', null)`); the top-level
+ *   sections (`patch.spec = null`, `patch.status = {…}`) do accept whole values and `null`.
  *
- * Caveats:
- * - because nested objects vivify on access, *reading* a field that was never written gives an
- *   empty view object, not `undefined`; use `getAt()`/`hasAt()` (or `toMergePatch()`) to inspect;
- * - TypeScript cannot give one property different read and write types in a mapped type, so a
- *   nested *object* field cannot be assigned `null` through `PatchOf` (scalars and arrays can);
- *   delete nested objects with `patch.setAt('spec.struct', null)`. The top-level sections
- *   (`patch.spec = null`, `patch.status = {…}`) do accept whole values and `null`.
+ * Caveat: because nested objects vivify on access, *reading* a field that was never written gives
+ * an empty view object, not `undefined`; use `getAt()`/`hasAt()` (or `toMergePatch()`) to inspect.
+ * Reading back what was written (a scalar, a whole list) gives that value.
+ *
  * The neighbours: `dicts` (paths and copies), `configs/*` storages (which write here), and the
  * client's patching module (which sends `split()` and `toJsonPatch()` to the API).
  */
@@ -57,6 +63,41 @@ export type PatchInput<T> = unknown extends T
     : T extends object
       ? { [K in keyof T]?: PatchInput<NonNullable<T[K]>> | null }
       : T;
+
+/**
+ * A value as reading it from a patch view gives it back: deeply read-only, so that nothing can be
+ * written into a list through the view (merge patches replace lists whole; an index write would be
+ * sent as a map with the key `"0"`).
+ */
+export type ReadonlyDeep<T> = T extends (...args: never[]) => unknown ? T : T extends object ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> } : T;
+
+/**
+ * The writable view of an object's metadata in a patch, with merge-patch semantics: `null` removes
+ * a field or a label/annotation, lists (finalizers, owner references) are written whole.
+ * Server-populated fields other than the `resourceVersion` and `uid` preconditions are left out.
+ */
+export interface ObjectMetaPatchView {
+  get name(): string | null | undefined;
+  set name(value: string | null);
+  get generateName(): string | null | undefined;
+  set generateName(value: string | null);
+  get namespace(): string | null | undefined;
+  set namespace(value: string | null);
+  /** A precondition: the patch fails with a conflict unless the object has this version. */
+  get resourceVersion(): string | null | undefined;
+  set resourceVersion(value: string | null);
+  /** A precondition: the patch fails unless the object has this uid. */
+  get uid(): string | null | undefined;
+  set uid(value: string | null);
+  get labels(): { [key: string]: string | null };
+  set labels(value: { [key: string]: string | null } | null);
+  get annotations(): { [key: string]: string | null };
+  set annotations(value: { [key: string]: string | null } | null);
+  get finalizers(): readonly string[] | null | undefined;
+  set finalizers(value: string[] | null);
+  get ownerReferences(): ReadonlyDeep<resources.OwnerReference[]> | null | undefined;
+  set ownerReferences(value: resources.OwnerReference[] | null);
+}
 
 /** The type of a top-level section of a body; untyped bodies get open records. */
 export type SectionOf<Body, K extends string> = K extends keyof Body
@@ -173,31 +214,34 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
   }
 
   /** The metadata section (Kopf: `patch.metadata`, alias `patch.meta`), with `labels`/`annotations`. */
-  get metadata(): PatchOf<resources.ObjectMeta> {
-    return this.section('metadata') as PatchOf<resources.ObjectMeta>;
+  get metadata(): ObjectMetaPatchView {
+    return this.section('metadata') as ObjectMetaPatchView;
   }
   set metadata(value: PatchInput<resources.ObjectMeta> | null) {
     this[DATA]['metadata'] = unwrap(value);
   }
   /** Alias of `metadata`. */
-  get meta(): PatchOf<resources.ObjectMeta> {
+  get meta(): ObjectMetaPatchView {
     return this.metadata;
   }
   set meta(value: PatchInput<resources.ObjectMeta> | null) {
     this.metadata = value;
   }
-  /** The spec section. */
-  get spec(): PatchOf<SectionOf<Body, 'spec'>> {
-    return this.section('spec') as PatchOf<SectionOf<Body, 'spec'>>;
+  /**
+   * The spec section, typed by the view the patch is used with (`Patch<Body>` or a descriptor's
+   * patch view); the accumulator alone does not know its shape.
+   */
+  get spec(): unknown {
+    return this.section('spec');
   }
-  set spec(value: PatchInput<SectionOf<Body, 'spec'>> | null) {
+  set spec(value: unknown) {
     this[DATA]['spec'] = unwrap(value);
   }
-  /** The status section. */
-  get status(): PatchOf<SectionOf<Body, 'status'>> {
-    return this.section('status') as PatchOf<SectionOf<Body, 'status'>>;
+  /** The status section, typed by the view the patch is used with (as `spec`). */
+  get status(): unknown {
+    return this.section('status');
   }
-  set status(value: PatchInput<SectionOf<Body, 'status'>> | null) {
+  set status(value: unknown) {
     this[DATA]['status'] = unwrap(value);
   }
 
@@ -274,9 +318,29 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
   }
 }
 
+/** The writable `spec` and `status` sections of the generic view. */
+export interface SectionsOf<Body> {
+  get spec(): PatchOf<SectionOf<Body, 'spec'>>;
+  set spec(value: PatchInput<SectionOf<Body, 'spec'>> | null);
+  get status(): PatchOf<SectionOf<Body, 'status'>>;
+  set status(value: PatchInput<SectionOf<Body, 'status'>> | null);
+}
+
+/**
+ * The generic patch view of a body type, derived by mapped types: the sections plus every other
+ * top-level property of the body (`data`, `rules`, …). What handlers of builtin resources, of
+ * hand-written descriptors and of untyped references write through.
+ */
+export type PatchViewOf<Body> = SectionsOf<Body> & PatchOf<Omit<Body, 'metadata' | 'spec' | 'status' | keyof PatchBase>>;
+
 /** A patch: the accumulator methods plus typed writable sections of `Body`. */
-export type Patch<Body extends object = Record<string, unknown>> = PatchBase<Body> &
-  PatchOf<Omit<Body, 'metadata' | 'spec' | 'status' | keyof PatchBase<Body>>>;
+export type Patch<Body extends object = Record<string, unknown>> = PatchBase<Body> & PatchViewOf<Body>;
+
+/**
+ * The patch a handler receives: the accumulator with the descriptor's patch view, or `Patch<Body>`
+ * when the descriptor carries none (`View` is `unknown`).
+ */
+export type PatchWithView<Body extends object, View> = unknown extends View ? Patch<Body> : PatchBase<Body> & View;
 
 /**
  * Creates a patch (optionally from an existing merge-patch and functions).

@@ -2,7 +2,8 @@
  * Typed resource descriptors and the wire shapes of Kubernetes objects.
  *
  * A descriptor is a plain value (group, version, plural, kind, scope) that carries the object's
- * body type as a phantom type parameter. The generator emits one per served CRD version; the
+ * body type, the type users write, and the patch view handlers write through as phantom type
+ * parameters. The generator emits one per served CRD version; the
  * registration functions accept it wherever Kopf accepts a resource reference and infer every
  * handler argument's type from it, so call sites never spell generics.
  *
@@ -73,6 +74,7 @@ export interface ResourceInfo {
 
 declare const bodyType: unique symbol;
 declare const inputType: unique symbol;
+declare const viewType: unique symbol;
 
 /**
  * The metadata a user writes when creating an object: everything the server populates itself
@@ -111,22 +113,28 @@ export type DeepPartial<T> = T extends readonly (infer E)[] ? DeepPartial<E>[] :
 export type ApplyOf<Input> = DeepPartial<Omit<Input, 'metadata'>> & { metadata: ObjectMetaInput & { name: string } };
 
 /**
- * A resource descriptor: `ResourceInfo` plus the phantom body type `Body` and the phantom type of
- * what users write to create one, `Input` (default: `InputOf<Body>`).
+ * A resource descriptor: `ResourceInfo` plus the phantom body type `Body`, the phantom type of
+ * what users write to create one, `Input` (default: `InputOf<Body>`), and the phantom type of the
+ * patch view handlers receive, `View` (generated `<Kind>PatchView`s; default `unknown`: no view of
+ * its own, handlers get the generic `Patch<Body>`).
  * The phantom members exist only at the type level; they are never set at run time.
  */
-export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject, Input = InputOf<Body>> extends ResourceInfo {
+export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject, Input = InputOf<Body>, View = unknown> extends ResourceInfo {
   readonly [bodyType]?: Body;
   readonly [inputType]?: Input;
+  readonly [viewType]?: View;
   /** `group/version` (or just `version` for the core group), as in `apiVersion`. */
   readonly apiVersion: string;
 }
 
 /** The body type carried by a descriptor. */
-export type BodyOf<D> = D extends ResourceDescriptor<infer B, unknown> ? B : never;
+export type BodyOf<D> = D extends ResourceDescriptor<infer B, unknown, unknown> ? B : never;
 
 /** The input type carried by a descriptor (what `client.create()` accepts). */
-export type InputTypeOf<D> = D extends ResourceDescriptor<KubernetesObject, infer I> ? I : never;
+export type InputTypeOf<D> = D extends ResourceDescriptor<KubernetesObject, infer I, unknown> ? I : never;
+
+/** The patch view carried by a descriptor; `unknown` when it has none (and for other references). */
+export type ViewOf<D> = D extends ResourceDescriptor<KubernetesObject, unknown, infer V> ? V : unknown;
 
 /**
  * Creates a typed resource descriptor.
@@ -135,7 +143,7 @@ export type InputTypeOf<D> = D extends ResourceDescriptor<KubernetesObject, infe
  * export const Widgets = resource<Widget>({ group: 'example.com', version: 'v1', plural: 'widgets',
  *                                            kind: 'Widget', namespaced: true });
  */
-export function resource<Body extends KubernetesObject, Input = InputOf<Body>>(info: ResourceInfo): ResourceDescriptor<Body, Input> {
+export function resource<Body extends KubernetesObject, Input = InputOf<Body>, View = unknown>(info: ResourceInfo): ResourceDescriptor<Body, Input, View> {
   if (!info.plural) throw new TypeError('A resource descriptor needs a non-empty plural name.');
   if (!info.version) throw new TypeError('A resource descriptor needs a non-empty version.');
   const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;

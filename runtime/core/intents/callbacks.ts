@@ -6,7 +6,9 @@
  * Kopf passes keyword arguments; kopf-gen passes one object that handlers destructure
  * (`({ spec, patch, logger }) => …`). `Body` comes from the resource descriptor the handler is
  * registered for, so `spec`, `status`, `patch`, `old`/`new` are typed without generics at call sites;
- * string and tuple references give untyped `Record<string, unknown>` bodies.
+ * string and tuple references give untyped `Record<string, unknown>` bodies. A generated descriptor
+ * also carries its kind's patch view (`<Kind>PatchView`), threaded here as `View` next to `Body`
+ * (default `unknown`: the generic `Patch<Body>`), so that `patch` follows merge-patch rules.
  *
  * Conventions of the typed layer:
  * - `body` is read-only; `patch` is the only thing handlers write to;
@@ -135,7 +137,7 @@ export interface RetryArgs {
 }
 
 /** What every resource handler receives (R-KWARGS-1). */
-export interface ResourceArgs<Body extends object> extends OperatorIndices {
+export interface ResourceArgs<Body extends object, View = unknown> extends OperatorIndices {
   /** The discovered resource of the object. */
   readonly resource: references.Resource;
   /** The whole object (read-only; write through `patch`). */
@@ -150,7 +152,7 @@ export interface ResourceArgs<Body extends object> extends OperatorIndices {
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
   /** The only way to change the object: a typed, auto-vivifying merge-patch (R-PATCH-1). */
-  readonly patch: patches.Patch<Body>;
+  readonly patch: patches.PatchWithView<Body, View>;
   readonly logger: loggers.Logger;
   readonly memo: HandlerMemo;
   /** The `param` option of the registration (R-HANDLERS-12). */
@@ -165,7 +167,7 @@ export interface ResourceArgs<Body extends object> extends OperatorIndices {
  * Change handlers (create/update/delete/resume/field, R-KWARGS-3). `Value` is the type of `old` and
  * `new`: the essence for whole-object handlers, the field's type for field handlers.
  */
-export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>> extends ResourceArgs<Body>, RetryArgs {
+export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>, View = unknown> extends ResourceArgs<Body, View>, RetryArgs {
   readonly reason: ChangeReason;
   /** `undefined` on creation (no diff-base) or when the field is absent. */
   readonly old: Value | undefined;
@@ -179,35 +181,35 @@ export interface ChangingArgs<Body extends object, Value = EssenceOf<Body>> exte
    * Registers a sub-handler of this handler, typed for this body (R-HANDLERS-13): the same as the
    * exported `subhandler()`, typed.
    */
-  readonly subhandler: Subhandler<Body>;
+  readonly subhandler: Subhandler<Body, View>;
   /** Registers a function as a sub-handler of this handler (the function-first form), typed for this body. */
-  readonly register: Register<Body>;
+  readonly register: Register<Body, View>;
   /** Executes sub-handlers now (the exported `execute()`, typed for this body). */
-  readonly execute: Execute<Body>;
+  readonly execute: Execute<Body, View>;
 }
 
 /** On-event handlers (R-KWARGS-4). */
-export interface WatchingArgs<Body extends object> extends ResourceArgs<Body> {
+export interface WatchingArgs<Body extends object, View = unknown> extends ResourceArgs<Body, View> {
   readonly event: bodies.RawEvent<Body>;
   /** `null` for events of the initial listing. */
   readonly type: bodies.RawEventType;
 }
 
 /** Daemons (R-KWARGS-5); `body`, `spec`… are live views of the newest body (R-KWARGS-8). */
-export interface DaemonArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {
+export interface DaemonArgs<Body extends object, View = unknown> extends ResourceArgs<Body, View>, RetryArgs {
   readonly stopped: stoppers.DaemonStopped;
 }
 
 /** Timers: as daemons; `stopped` is set when the timer is asked to stop (R-TIMER-1). */
-export interface TimerArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {
+export interface TimerArgs<Body extends object, View = unknown> extends ResourceArgs<Body, View>, RetryArgs {
   readonly stopped: stoppers.DaemonStopped;
 }
 
 /** Index handlers. */
-export interface IndexingArgs<Body extends object> extends ResourceArgs<Body>, RetryArgs {}
+export interface IndexingArgs<Body extends object, View = unknown> extends ResourceArgs<Body, View>, RetryArgs {}
 
 /** Admission handlers (R-KWARGS-6): `patch` collects mutations; `warnings` is appendable. */
-export interface WebhookArgs<Body extends object> extends ResourceArgs<Body> {
+export interface WebhookArgs<Body extends object, View = unknown> extends ResourceArgs<Body, View> {
   readonly dryRun: boolean;
   readonly warnings: string[];
   readonly userInfo: UserInfo;
@@ -245,12 +247,12 @@ export interface ActivityArgs extends OperatorIndices, RetryArgs {
 export type Awaitable<T> = T | Promise<T>;
 
 /** A change handler; its (awaited) result goes to `status.<id>` unless null/undefined. */
-export type ChangingFn<Body extends object, Value = EssenceOf<Body>> = (args: ChangingArgs<Body, Value>) => unknown;
-export type WatchingFn<Body extends object> = (args: WatchingArgs<Body>) => unknown;
-export type DaemonFn<Body extends object> = (args: DaemonArgs<Body>) => unknown;
-export type TimerFn<Body extends object> = (args: TimerArgs<Body>) => unknown;
+export type ChangingFn<Body extends object, Value = EssenceOf<Body>, View = unknown> = (args: ChangingArgs<Body, Value, View>) => unknown;
+export type WatchingFn<Body extends object, View = unknown> = (args: WatchingArgs<Body, View>) => unknown;
+export type DaemonFn<Body extends object, View = unknown> = (args: DaemonArgs<Body, View>) => unknown;
+export type TimerFn<Body extends object, View = unknown> = (args: TimerArgs<Body, View>) => unknown;
 /** An indexer: returns `{key: value}`, a `Map`, a single value (key `null`), or null to keep (R-INDEX-3). */
-export type IndexingFn<Body extends object> = (args: IndexingArgs<Body>) => unknown;
+export type IndexingFn<Body extends object, View = unknown> = (args: IndexingArgs<Body, View>) => unknown;
 
 // biome-ignore lint/suspicious/noConfusingVoidType: indexers that return nothing are typed `void`, and contribute nothing
 type Contributed<R> = Exclude<Awaited<R>, null | undefined | void>;
@@ -284,7 +286,7 @@ export type IndexOfResult<R> = [Contributed<R>] extends [never]
  */
 export type IndexOf<F> = F extends (...args: never[]) => infer R ? IndexOfResult<R> : never;
 /** An admission handler: throw `AdmissionError` to deny; write to `patch` to mutate. */
-export type WebhookFn<Body extends object> = (args: WebhookArgs<Body>) => unknown;
+export type WebhookFn<Body extends object, View = unknown> = (args: WebhookArgs<Body, View>) => unknown;
 export type ActivityFn = (args: ActivityArgs) => unknown;
 
 /*
@@ -305,10 +307,10 @@ export type ActivityFn = (args: ActivityArgs) => unknown;
 type FilterArgsOf<Args> = Omit<Args, keyof RetryArgs>;
 
 /** A sub-handler of a parent of body `Body`; `Value` is the type of `old`/`new` (essence or field). */
-export type SubhandlerFn<Body extends object = UntypedBody, Value = EssenceOf<Body>> = (args: ChangingArgs<Body, Value>) => unknown;
+export type SubhandlerFn<Body extends object = UntypedBody, Value = EssenceOf<Body>, View = unknown> = (args: ChangingArgs<Body, Value, View>) => unknown;
 
 /** Options of `subhandler()` (Kopf: `@kopf.subhandler(...)`) without a field. */
-export interface SubhandlerOptions<Body extends object = UntypedBody, Value = EssenceOf<Body>> {
+export interface SubhandlerOptions<Body extends object = UntypedBody, Value = EssenceOf<Body>, View = unknown> {
   /** The id under the parent: the full id is `<parent id>/<id>`; default: the function's name. */
   readonly id?: string;
   readonly param?: unknown;
@@ -316,24 +318,24 @@ export interface SubhandlerOptions<Body extends object = UntypedBody, Value = Es
   readonly timeout?: number;
   readonly retries?: number;
   readonly backoff?: number;
-  readonly labels?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value>>>;
-  readonly annotations?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value>>>;
-  readonly when?: filters.WhenFilter<FilterArgsOf<ChangingArgs<Body, Value>>>;
+  readonly labels?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value, View>>>;
+  readonly annotations?: filters.MetaFilters<FilterArgsOf<ChangingArgs<Body, Value, View>>>;
+  readonly when?: filters.WhenFilter<FilterArgsOf<ChangingArgs<Body, Value, View>>>;
   /** Only for parents that are update or field handlers. */
-  readonly old?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value>>>;
+  readonly old?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value, View>>>;
   /** Only for parents that are update or field handlers. */
-  readonly new?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value>>>;
+  readonly new?: filters.ValueFilter<Value, FilterArgsOf<ChangingArgs<Body, Value, View>>>;
 }
 
 /** Options of `subhandler()` with a field: `old`/`new` of the sub-handler are the field's values. */
-export interface FieldSubhandlerOptions<Body extends object, P> extends SubhandlerOptions<Body, PathValue<Body, P>> {
+export interface FieldSubhandlerOptions<Body extends object, P, View = unknown> extends SubhandlerOptions<Body, PathValue<Body, P>, View> {
   readonly field: P;
-  readonly value?: filters.ValueFilter<PathValue<Body, P>, FilterArgsOf<ChangingArgs<Body, PathValue<Body, P>>>>;
+  readonly value?: filters.ValueFilter<PathValue<Body, P>, FilterArgsOf<ChangingArgs<Body, PathValue<Body, P>, View>>>;
 }
 
 /** Options of `register()` (Kopf: `kopf.register(fn, ...)`). */
-export type RegisterOptions<Body extends object = UntypedBody> = Pick<
-  SubhandlerOptions<Body>,
+export type RegisterOptions<Body extends object = UntypedBody, View = unknown> = Pick<
+  SubhandlerOptions<Body, EssenceOf<Body>, View>,
   'id' | 'param' | 'errors' | 'timeout' | 'retries' | 'backoff' | 'labels' | 'annotations' | 'when'
 >;
 
@@ -347,9 +349,9 @@ export interface SubhandlerRegistry {
 }
 
 /** Options of `execute()`. At most one of `fns`, `handlers`, `registry`. */
-export interface ExecuteOptions<Body extends object = UntypedBody> {
+export interface ExecuteOptions<Body extends object = UntypedBody, View = unknown> {
   /** Functions to run as sub-handlers: by id, or an array (ids from function names). */
-  readonly fns?: Readonly<Record<string, SubhandlerFn<Body>>> | readonly SubhandlerFn<Body>[];
+  readonly fns?: Readonly<Record<string, SubhandlerFn<Body, EssenceOf<Body>, View>>> | readonly SubhandlerFn<Body, EssenceOf<Body>, View>[];
   /** Ready handlers (change handler descriptors or `Invocable`s), used with their own ids. */
   readonly handlers?: ReadonlyArray<execution.Invocable>;
   /** A registry whose change handlers are run (with their own ids, selected by the cause). */
@@ -361,13 +363,16 @@ export interface ExecuteOptions<Body extends object = UntypedBody> {
 }
 
 /** `subhandler(options, fn)` for a parent of body `Body`; returns `fn` unchanged. */
-export interface Subhandler<Body extends object> {
-  <const P extends FieldRef<Body>, F extends SubhandlerFn<Body, PathValue<Body, P>>>(options: FieldSubhandlerOptions<Body, P>, fn: F): F;
-  <F extends SubhandlerFn<Body>>(options: SubhandlerOptions<Body>, fn: F): F;
+export interface Subhandler<Body extends object, View = unknown> {
+  <const P extends FieldRef<Body>, F extends SubhandlerFn<Body, PathValue<Body, P>, View>>(options: FieldSubhandlerOptions<Body, P, View>, fn: F): F;
+  <F extends SubhandlerFn<Body, EssenceOf<Body>, View>>(options: SubhandlerOptions<Body, EssenceOf<Body>, View>, fn: F): F;
 }
 
 /** `register(fn, options)` for a parent of body `Body`; returns `fn` unchanged. */
-export type Register<Body extends object> = <F extends SubhandlerFn<Body>>(fn: F, options?: RegisterOptions<Body>) => F;
+export type Register<Body extends object, View = unknown> = <F extends SubhandlerFn<Body, EssenceOf<Body>, View>>(
+  fn: F,
+  options?: RegisterOptions<Body, View>,
+) => F;
 
 /** `execute(options)` for a parent of body `Body`. */
-export type Execute<Body extends object> = (options?: ExecuteOptions<Body>) => Promise<void>;
+export type Execute<Body extends object, View = unknown> = (options?: ExecuteOptions<Body, View>) => Promise<void>;

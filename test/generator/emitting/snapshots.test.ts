@@ -20,6 +20,7 @@ describe('emitted modules', () => {
        */
       import { resource } from "kopf-gen/runtime";
       import type { ObjectMeta } from "kopf-gen/runtime";
+      import type { InputOf } from "kopf-gen/runtime";
 
       /** KopfExample (kopf.dev/v1): a namespaced custom resource, \`kopfexamples.kopf.dev\`. */
       export interface KopfExample {
@@ -44,8 +45,34 @@ describe('emitted modules', () => {
       /** Deep partial with \`null\` for removal, as in JSON merge patches (RFC 7386). */
       type MergePatch<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: MergePatch<T[K]> | null } : T;
 
+      /**
+       * What handlers of KopfExample write through as \`patch\` (with the accumulator's \`metadata\`, \`setAt()\`, …):
+       * \`null\` removes what merge patch can remove, nested objects are written into or assigned partially,
+       * lists are assigned whole.
+       */
+      export interface KopfExamplePatchView {
+        get apiVersion(): "kopf.dev/v1" | undefined;
+        set apiVersion(value: "kopf.dev/v1");
+        get kind(): "KopfExample" | undefined;
+        set kind(value: "KopfExample");
+        get spec(): KopfExampleSpecPatchView;
+        set spec(value: MergePatch<KopfExampleSpec> | null);
+        get status(): KopfExampleStatusPatchView;
+        set status(value: MergePatch<KopfExampleStatus> | null);
+      }
+
+      /** The patch view of \`spec\` (KopfExampleSpec): read to write into it, assign merge-patch values. */
+      export interface KopfExampleSpecPatchView {
+        [key: string]: unknown;
+      }
+
+      /** The patch view of \`status\` (KopfExampleStatus): read to write into it, assign merge-patch values. */
+      export interface KopfExampleStatusPatchView {
+        [key: string]: unknown;
+      }
+
       /** The typed resource descriptor of KopfExample v1: pass it to the registration functions. */
-      export const KopfExamples = resource<KopfExample>({
+      export const KopfExamples = resource<KopfExample, InputOf<KopfExample>, KopfExamplePatchView>({
         group: "kopf.dev",
         version: "v1",
         plural: "kopfexamples",
@@ -70,6 +97,7 @@ describe('emitted modules', () => {
        */
       import { resource } from "kopf-gen/runtime";
       import type { ObjectMeta } from "kopf-gen/runtime";
+      import type { InputOf, ReadonlyDeep } from "kopf-gen/runtime";
 
       /**
        * Gadget (example.com/v1): a cluster-scoped custom resource, \`gadgets.example.com\`.
@@ -123,8 +151,45 @@ describe('emitted modules', () => {
       /** Deep partial with \`null\` for removal, as in JSON merge patches (RFC 7386). */
       type MergePatch<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: MergePatch<T[K]> | null } : T;
 
+      /**
+       * What handlers of Gadget write through as \`patch\` (with the accumulator's \`metadata\`, \`setAt()\`, …):
+       * \`null\` removes what merge patch can remove, nested objects are written into or assigned partially,
+       * lists are assigned whole.
+       */
+      export interface GadgetPatchView {
+        get apiVersion(): "example.com/v1" | undefined;
+        set apiVersion(value: "example.com/v1");
+        get kind(): "Gadget" | undefined;
+        set kind(value: "Gadget");
+        get spec(): GadgetSpecPatchView;
+        set spec(value: MergePatch<GadgetSpec>);
+        get status(): GadgetStatusPatchView;
+        set status(value: MergePatch<GadgetStatus> | null);
+      }
+
+      /** The patch view of \`spec\` (GadgetSpec): read to write into it, assign merge-patch values. */
+      export interface GadgetSpecPatchView {
+        get size(): number | undefined;
+        set size(value: number);
+        get port(): number | string | null | undefined;
+        set port(value: number | string | null);
+        get mode(): "fast" | "slow" | null | undefined;
+        set mode(value: "fast" | "slow" | null);
+        get labels(): { [key: string]: string | null };
+        set labels(value: MergePatch<{ [key: string]: string }> | null);
+        get parts(): ReadonlyDeep<GadgetSpecParts[]> | null | undefined;
+        set parts(value: GadgetSpecParts[] | null);
+      }
+
+      /** The patch view of \`status\` (GadgetStatus): read to write into it, assign merge-patch values. */
+      export interface GadgetStatusPatchView {
+        get phase(): string | null | undefined;
+        set phase(value: string | null);
+        [key: string]: unknown;
+      }
+
       /** The typed resource descriptor of Gadget v1: pass it to the registration functions. */
-      export const Gadgets = resource<Gadget>({
+      export const Gadgets = resource<Gadget, InputOf<Gadget>, GadgetPatchView>({
         group: "example.com",
         version: "v1",
         plural: "gadgets",
