@@ -273,7 +273,7 @@ interface Snapshot {
   readonly crdSources: readonly loading.SourceText[];
   /** The modules of src/ outside src/generated/ (handlers, main.ts, the user's own): where registrations live. */
   readonly userModules: readonly detecting.UserModule[];
-  /** Project-relative paths of existing files in src/handlers/ and test/. */
+  /** Project-relative paths of existing files in src/handlers/, test/ and samples/. */
   readonly existing: ReadonlySet<string>;
   readonly manifestText: string | undefined;
   /** The user's deploy/deployment.yaml, if there is one. */
@@ -293,7 +293,7 @@ function readProject(root: string): { snapshot: Snapshot; config: projects.Proje
     : [];
   if (crdNames.length === 0) throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
   const crdSources = crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
-  const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR)]);
+  const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR), ...listFiles(root, projects.SAMPLES_DIR)]);
   const userPaths = listFiles(root, 'src').filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file));
   const userModules = userPaths.map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
   const manifestPath = path.join(root, projects.MANIFEST_FILE);
@@ -352,6 +352,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       if (snapshot.existing.has(file.path)) continue;
       files.push(file);
       if (file.path === kind.handlerPath) stubsAdded.push(file.path);
+      if (file.path === kind.samplePath) notes.push(...kind.sampleNotes.map((note) => `${kind.samplePath}: ${note}`));
     }
   }
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
