@@ -4,11 +4,11 @@
  *
  * A new project should hold, per kind, one object that `kubectl apply -f samples/` gets past the
  * API server's validation, and the generated test creates that same object, so both are built
- * here from the schema: every required field that has no default (defaults are the server's job),
- * with values that respect enums, bounds, `multipleOf`, lengths, `format`s, simple patterns
- * (patterns.ts), `minItems`, `minProperties`, list keys that must differ, the required fields of
- * `allOf` branches and of the first `anyOf`/`oneOf` branch, and the `apiVersion` and `kind` that an
- * embedded resource needs. What cannot be solved this way — CEL rules, patterns beyond the simple
+ * here from the schema: every required field (with its default, if it has one; optional fields
+ * are left out, defaulted or not), with values that respect enums, bounds, `multipleOf`, lengths,
+ * `format`s, simple patterns (patterns.ts), `minItems`, `minProperties`, list keys that must
+ * differ, the required fields of `allOf` branches and of the first `anyOf`/`oneOf` branch, and the
+ * `apiVersion` and `kind` that an embedded resource needs. What cannot be solved this way — CEL rules, patterns beyond the simple
  * subset — is reported as notes with the field's path; the notes go into the sample file and the
  * generation report, so that the user knows where to look if the server refuses the sample.
  */
@@ -92,7 +92,7 @@ export function sampleValue(node: schemas.Schema): unknown {
   return sample(node).value;
 }
 
-/** A sample object for an object node: its required properties, sampled (defaults left out). */
+/** A sample object for an object node: its required properties, sampled. */
 export function sampleObject(node: schemas.Schema): Record<string, unknown> {
   return new Sampler().object(node, '', 0);
 }
@@ -156,8 +156,11 @@ class Sampler {
     for (const [name, child] of properties) {
       if (Object.hasOwn(result, name) || options.skip?.has(name)) continue;
       const included = options.include?.has(name) === true;
-      if (!included && (!required.has(name) || schemas.hasDefault(child))) continue;
-      set(name, this.value(child, schemas.childPath(path, name), depth + 1, included ? (options.variant ?? 0) : 0));
+      if (!included && !required.has(name)) continue;
+      // A required field with a default may be left out (the server defaults before it validates),
+      // but an input type may still require it: its default is the one value sure to fit.
+      if (!included && schemas.hasDefault(child)) set(name, structuredClone(child['default']));
+      else set(name, this.value(child, schemas.childPath(path, name), depth + 1, included ? (options.variant ?? 0) : 0));
     }
     for (const name of required) {
       if (properties.has(name) || Object.hasOwn(result, name) || options.skip?.has(name)) continue;

@@ -330,6 +330,7 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
     projectName: info.name,
     annotationKey: `${plan.group}/created-by`,
     moduleImport: `../generated/${plan.fileName.replace(/\.ts$/, '.js')}`,
+    testModuleImport: `../${projects.GENERATED_DIR}/${plan.fileName.replace(/\.ts$/, '.js')}`,
     crdFiles,
     tempPrefix: `${info.name}-test-`,
     sampleName: SAMPLE_NAME,

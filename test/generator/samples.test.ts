@@ -50,10 +50,11 @@ describe('sample values', () => {
     });
   });
 
-  it('leaves defaulted required fields to the API server, and fills required fields of list items and nested objects', () => {
+  it('gives required fields with a default their default, leaves optional ones out, and fills required fields of list items and nested objects', () => {
     const spec = specOf(
       {
         mode: { type: 'string', default: 'auto' },
+        level: { type: 'integer', default: 3 },
         rules: {
           type: 'array',
           minItems: 1,
@@ -66,7 +67,7 @@ describe('sample values', () => {
       },
       ['mode', 'rules'],
     );
-    expect(spec).toEqual({ rules: [{ match: { path: 'example' } }] });
+    expect(spec).toEqual({ mode: 'auto', rules: [{ match: { path: 'example' } }] });
   });
 
   it('meets bounds, exclusive bounds and multipleOf, for integers and numbers', () => {
@@ -313,7 +314,7 @@ describe('samples/ in a project', () => {
     const fromYaml = yaml.parse(text) as unknown;
     expect(fromYaml).toEqual({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'example' }, spec: { size: 3, color: 'red', name: 'example' } });
     const testText = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
-    expect(testText).toContain('import type { WidgetInput } from "../generated/widgets.example.com.v1.js";');
+    expect(testText).toContain('import type { WidgetInput } from "../src/generated/widgets.example.com.v1.js";');
     const literal = /^const sample: WidgetInput = (\{[\s\S]*?\n\});$/m.exec(testText)?.[1];
     expect(literal, testText).toBeDefined();
     expect(new Function(`return (${literal});`)()).toEqual(fromYaml);
