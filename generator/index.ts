@@ -389,7 +389,7 @@ interface Snapshot {
   readonly userModules: readonly detecting.UserModule[];
   /** The TypeScript files of test/: they register nothing, but may import what is no longer generated. */
   readonly testModules: readonly detecting.UserModule[];
-  /** Project-relative paths of existing files in src/handlers/ and test/. */
+  /** Project-relative paths of existing files in src/handlers/, test/ and samples/. */
   readonly existing: ReadonlySet<string>;
   readonly manifestText: string | undefined;
   /** The last generation's src/generated/index.ts (read when the manifest does not record the index's exports). */
@@ -432,7 +432,7 @@ function readCrdFiles(root: string): loading.SourceText[] {
 
 /** Reads what the planner needs from a directory (a project, or any directory `init --force` writes into). */
 function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): Snapshot {
-  const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR)]);
+  const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR), ...listFiles(root, projects.SAMPLES_DIR)]);
   const read = (file: string): detecting.UserModule => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') });
   const userModules = listFiles(root, 'src')
     .filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file))
@@ -527,6 +527,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       }
       files.push(file);
       if (file.path === kind.handlerPath) stubsAdded.push(file.path);
+      if (file.path === kind.samplePath) notes.push(...kind.sampleNotes.map((note) => `${kind.samplePath}: ${note}`));
     }
   }
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];

@@ -21,6 +21,8 @@ export const GENERATED_DIR = 'src/generated';
 export const HANDLERS_DIR = 'src/handlers';
 /** User-owned tests. */
 export const TESTS_DIR = 'test';
+/** User-owned sample objects, one per kind: written once, never modified. */
+export const SAMPLES_DIR = 'samples';
 /** The record of the last generation (fields per version, the index's exports), for change summaries. */
 export const MANIFEST_FILE = `${GENERATED_DIR}/manifest.json`;
 /** The generated RBAC manifest. */

@@ -31,6 +31,7 @@ export const TEMPLATE_NAMES = [
   'src/generated/admission.ts',
   'src/handlers/kind.ts',
   'test/kind.test.ts',
+  'samples/kind.yaml',
   'deploy/rbac.yaml',
   'deploy/deployment.yaml',
   'deploy/webhooks.yaml',

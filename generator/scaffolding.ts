@@ -5,8 +5,9 @@
  * - generated files (`src/generated/*`, `deploy/rbac.yaml`, `kopf-gen.json`, and — while the
  *   user's code registers admission handlers — `deploy/webhooks.yaml`): rewritten by every
  *   generation — `generatedFiles`;
- * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`): written once, when a
- *   kind has no handlers yet — `kindFiles`;
+ * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`, `samples/<kind>.yaml`):
+ *   written once, when a kind has no handlers yet — `kindFiles`; the sample file and the test hold
+ *   the same sample object (samples.ts), rendered once as YAML and once as a typed literal;
  * - project files (`package.json`, `tsconfig.json`, `tsconfig.build.json`, `src/main.ts`,
  *   `deploy/deployment.yaml`, `Dockerfile`, `.dockerignore`, `README.md`, `.gitignore`): written
  *   by `init` only — `projectFiles`.
@@ -28,6 +29,7 @@ import * as pruning from './pruning.js';
 import * as rendering from './rendering.js';
 import * as samples from './samples.js';
 import * as schemas from './schemas.js';
+import * as yaml from 'yaml';
 import * as servers from './servers.js';
 import type * as types from './emitting/types.js';
 
@@ -142,9 +144,18 @@ export interface KindPlan {
   readonly fieldExample: string | null;
   /** A scalar `status` field for the commented `patch.status` example, or null. */
   readonly statusField: string | null;
-  /** Top-level fields (other than apiVersion, kind, metadata) of a sample object. */
-  readonly sample: Readonly<Record<string, unknown>>;
+  /** `<Kind>Input`: the type of an object as a user writes it (the generated test's sample has it). */
+  readonly inputType: string;
+  /** Where the kind's sample object goes (`samples/<kind>.yaml`). */
+  readonly samplePath: string;
+  /** The sample object, without a namespace (`kindFiles` adds the project's, if it names any). */
+  readonly sampleObject: Readonly<Record<string, unknown>>;
+  /** What the sample may not satisfy in the schema, one line per field (see samples.ts). */
+  readonly sampleNotes: readonly string[];
 }
+
+/** The name of every sample object (one per kind, so one name suffices). */
+export const SAMPLE_NAME = 'example';
 
 /**
  * Decides, for every generated module, its namespace name and whether the index exports it flat,
@@ -266,20 +277,15 @@ export function kindPlans(model: modeling.GeneratorModel, modules: readonly type
     if (used.has(`${projects.HANDLERS_DIR}/${stem}.ts`)) stem = `${base}.${crd.group}`;
     for (let counter = 2; used.has(`${projects.HANDLERS_DIR}/${stem}.ts`); counter += 1) stem = `${base}.${crd.group}-${counter}`;
     used.add(`${projects.HANDLERS_DIR}/${stem}.ts`);
-    const properties = new Map(schemas.propertiesOf(version.schema));
-    const sample: Record<string, unknown> = {};
-    const root = samples.sampleObject(version.schema);
-    for (const [key, value] of Object.entries(root)) {
-      if (key !== 'apiVersion' && key !== 'kind' && key !== 'metadata') sample[key] = value;
-    }
-    if (!('spec' in sample) && properties.has('spec')) sample['spec'] = samples.sampleObject(properties.get('spec')!);
+    const apiVersion = `${crd.group}/${version.version}`;
+    const sample = samples.sampleResource(version.schema, { apiVersion, kind: crd.kind, name: SAMPLE_NAME });
     plans.push({
       crdName: crd.crdName,
       kind: crd.kind,
       group: crd.group,
       plural: crd.plural,
       version: version.version,
-      apiVersion: `${crd.group}/${version.version}`,
+      apiVersion,
       namespaced: version.namespaced,
       fileName: fileOf.get(version)!,
       fileNames: crd.versions.map((each) => fileOf.get(each)!),
@@ -289,11 +295,14 @@ export function kindPlans(model: modeling.GeneratorModel, modules: readonly type
       statusType: version.names.status,
       handlerPath: `${projects.HANDLERS_DIR}/${stem}.ts`,
       testPath: `${projects.TESTS_DIR}/${stem}.test.ts`,
+      samplePath: `${projects.SAMPLES_DIR}/${stem}.yaml`,
       functionSuffix: version.names.body,
       statusPruned: !pruning.keepsStatusResults(version),
       fieldExample: scalarField(version.specSchema, 'spec'),
       statusField: scalarField(version.statusSchema, ''),
-      sample,
+      inputType: version.names.input,
+      sampleObject: sample.value,
+      sampleNotes: sample.notes,
     });
   }
   return plans;
@@ -376,9 +385,22 @@ export function generatedFiles(
   return files;
 }
 
-/** The handler stub and the test of one kind. */
+/**
+ * The sample object of a kind as the project writes it: in the first namespace the operator serves
+ * when the project names namespaces (so that `kubectl apply -f samples/` puts it where the operator
+ * looks); without one otherwise, so that kubectl puts it in the current namespace (`-n` to choose).
+ */
+export function projectSample(plan: KindPlan, info: ProjectInfo): Record<string, unknown> {
+  const namespace = info.namespaces[0];
+  if (!plan.namespaced || namespace === undefined) return { ...plan.sampleObject };
+  const metadata = plan.sampleObject['metadata'];
+  return { ...plan.sampleObject, metadata: { ...(schemas.isRecord(metadata) ? metadata : {}), namespace } };
+}
+
+/** The handler stub, the test and the sample of one kind. */
 export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly string[]): PlannedFile[] {
   const testNamespace = info.namespaces[0] ?? 'default';
+  const sample = projectSample(plan, info);
   const context = {
     ...plan,
     ...scopeContext(info),
@@ -387,9 +409,15 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
     projectName: info.name,
     annotationKey: `${plan.group}/created-by`,
     moduleImport: `../generated/${plan.fileName.replace(/\.ts$/, '.js')}`,
+    testModuleImport: `../${projects.GENERATED_DIR}/${plan.fileName.replace(/\.ts$/, '.js')}`,
     crdFiles,
     tempPrefix: `${info.name}-test-`,
-    sampleFields: Object.entries(plan.sample).map(([key, value]) => ({ key, value })),
+    sampleName: SAMPLE_NAME,
+    sampleLiteral: typescriptLiteral(sample, 0),
+    sampleYaml: yaml.stringify(sample, { version: '1.1', lineWidth: 0 }).trimEnd(),
+    testFile: plan.testPath.slice(projects.TESTS_DIR.length + 1),
+    sampleFile: plan.samplePath,
+    currentNamespace: plan.namespaced && info.namespaces.length === 0,
     webhooks: info.webhookStubs === true,
     // Handler ids name the webhook entries (`<id>.<managed name>`), which must be lower-case DNS names.
     validateId: `validate-${naming.words(plan.kind).join('-').toLowerCase() || 'kind'}`,
@@ -397,7 +425,31 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
   return [
     { path: plan.handlerPath, text: rendering.render('src/handlers/kind.ts', context) },
     { path: plan.testPath, text: rendering.render('test/kind.test.ts', context) },
+    { path: plan.samplePath, text: rendering.render('samples/kind.yaml', context) },
   ];
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * A JSON value as a TypeScript expression, indented for a module: keys unquoted where they are
+ * identifiers, `__proto__` computed (so that it stays an own property), strings as JSON.
+ */
+export function typescriptLiteral(value: unknown, depth: number): string {
+  const indent = '  '.repeat(depth + 1);
+  const closing = '  '.repeat(depth);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    if (value.every((item) => item === null || typeof item !== 'object')) return `[${value.map((item) => JSON.stringify(item)).join(', ')}]`;
+    return `[\n${value.map((item) => `${indent}${typescriptLiteral(item, depth + 1)},`).join('\n')}\n${closing}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return '{}';
+    const key = (name: string): string => (name === '__proto__' ? `[${JSON.stringify(name)}]` : IDENTIFIER.test(name) ? name : JSON.stringify(name));
+    return `{\n${entries.map(([name, item]) => `${indent}${key(name)}: ${typescriptLiteral(item, depth + 1)},`).join('\n')}\n${closing}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /**

@@ -153,7 +153,7 @@ export type { ResourceRef, ResourceSelectorObject, ResourcePredicate } from './c
 export { COPY, Memo } from './core/intents/memos.js';
 
 // Registries, causes, handlers.
-export { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from './core/intents/registry.js';
+export { OperatorRegistry, getDefaultRegistry, setDefaultRegistry, DuplicateHandlerIdError } from './core/intents/registry.js';
 export { Reason } from './core/intents/causes.js';
 export { DaemonStoppingReason } from './core/intents/stoppers.js';
 export type { DaemonStopped } from './core/intents/stoppers.js';

@@ -247,32 +247,42 @@ function split(a: unknown, b: unknown): [handlers.RawOptions, unknown] {
   return b === undefined ? [{}, a] : [(a ?? {}) as handlers.RawOptions, b];
 }
 
+// Every registration function records where it was called from (the frame above itself), so that
+// a duplicate handler id can be reported with both places (R-HANDLERS-15).
+
 function changing(registration: 'create' | 'update' | 'delete' | 'resume'): (ref: selectors.ResourceRef, a: unknown, b?: unknown) => unknown {
-  return (ref, a, b) => {
+  const registrar = (ref: selectors.ResourceRef, a: unknown, b?: unknown): unknown => {
+    const site = new registries.RegistrationSite(registrar);
     const [options, fn] = split(a, b);
     const handler = handlers.changingHandler(fn, options, { registration, selector: selectors.parseSelector(ref) });
-    registryOf(options).register(handler);
+    registryOf(options).register(handler, { site });
     return fn;
   };
+  return registrar;
 }
 
 function resourceRegistrar(build: (fn: unknown, options: handlers.RawOptions, selector: selectors.Selector) => handlers.ResourceHandler) {
-  return (ref: selectors.ResourceRef, a: unknown, b?: unknown): unknown => {
+  const registrar = (ref: selectors.ResourceRef, a: unknown, b?: unknown): unknown => {
+    const site = new registries.RegistrationSite(registrar);
     const [options, fn] = split(a, b);
-    registryOf(options).register(build(fn, options, selectors.parseSelector(ref)));
+    registryOf(options).register(build(fn, options, selectors.parseSelector(ref)), { site });
     return fn;
   };
+  return registrar;
 }
 
 function activity(registration: 'startup' | 'cleanup' | 'login' | 'probe') {
-  return (a: unknown, b?: unknown): unknown => {
+  const registrar = (a: unknown, b?: unknown): unknown => {
+    const site = new registries.RegistrationSite(registrar);
     const [options, fn] = split(a, b);
-    registryOf(options).register(handlers.activityHandler(fn, options, registration));
+    registryOf(options).register(handlers.activityHandler(fn, options, registration), { site });
     return fn;
   };
+  return registrar;
 }
 
 function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, c?: unknown): unknown {
+  const site = new registries.RegistrationSite(fieldRegistration);
   const positional = typeof a === 'string' || Array.isArray(a);
   const [options, fn] = positional ? split(b, c) : split(a, b);
   const handler = handlers.changingHandler(fn, options, {
@@ -280,7 +290,7 @@ function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, 
     selector: selectors.parseSelector(ref),
     ...(positional ? { field: a as string | string[] } : {}),
   });
-  registryOf(options).register(handler);
+  registryOf(options).register(handler, { site });
   return fn;
 }
 

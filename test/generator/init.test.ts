@@ -128,7 +128,7 @@ function initEach(directory: string, label: string): void {
   const crdFiles = support.yamlFiles(directory);
   const projects = new Map<string, string>();
 
-  it.each(crdFiles)('%s becomes a project with a stub and a test per CRD', async (name) => {
+  it.each(crdFiles)('%s becomes a project with a stub, a test and a sample per CRD', async (name) => {
     const out = path.join(root, label, name.replace(/\.yaml$/, ''));
     const report = await generator.init({ crds: [path.join(directory, name)], out });
     projects.set(name, out);
@@ -137,6 +137,7 @@ function initEach(directory: string, label: string): void {
     const served = model.crds.filter((crd) => crd.versions.length > 0);
     expect(report.stubsAdded).toHaveLength(served.length);
     expect(Object.keys(files).filter((file) => /^test\/.*\.test\.ts$/.test(file))).toHaveLength(served.length);
+    expect(Object.keys(files).filter((file) => /^samples\/.*\.yaml$/.test(file))).toHaveLength(served.length);
     const modules = Object.keys(files).filter((file) => file.startsWith('src/generated/') && /\.v[^/]*\.ts$/.test(file));
     expect(modules).toHaveLength(served.reduce((count, crd) => count + crd.versions.length, 0));
     for (const file of [
@@ -371,7 +372,9 @@ describe('a new project', () => {
     expect(handler).toMatch(/\/\/ +throw new PermanentError\(/);
     const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
     expect(test).toContain("from 'kopf-gen/testing'");
-    expect(test).toContain('"spec": {"size":3,"color":"red"}');
+    expect(test).toContain('const sample: WidgetInput = {');
+    expect(test).toContain('  spec: {\n    size: 3,\n    color: "red",\n  },');
+    expect(fs.readFileSync(path.join(out, 'samples/widget.yaml'), 'utf8')).toContain('spec:\n  size: 3\n  color: red\n');
     expect(ps.typecheckProject(out, { tests: true })).toEqual([]);
   }, 300_000);
 

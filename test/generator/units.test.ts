@@ -209,7 +209,7 @@ describe('index names', () => {
 });
 
 describe('samples', () => {
-  it('fills required fields within bounds, enums and lengths, and leaves defaulted ones out', () => {
+  it('fills required fields within bounds, enums and lengths, with their defaults where they have one', () => {
     const schema = {
       type: 'object',
       required: ['n', 'e', 's', 'l', 'd', 'o'],
@@ -223,7 +223,7 @@ describe('samples', () => {
         skipped: { type: 'string' },
       },
     };
-    expect(samples.sampleObject(schema)).toEqual({ n: 5, e: 'x', s: 'examplexxx', l: ['example', 'example1'], o: { t: false } });
+    expect(samples.sampleObject(schema)).toEqual({ n: 5, e: 'x', s: 'examplexxx', l: ['example', 'example1'], d: 7, o: { t: false } });
   });
 });
 

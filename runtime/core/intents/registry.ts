@@ -13,8 +13,16 @@
  * Filter callbacks receive a kwargs object built lazily by a caller-given `kwargs` builder (the
  * reactor passes the builder of the real handler arguments); without one, a basic object with the
  * resource fields is used. Kopf splits this into per-family registries; one class suffices here.
+ *
+ * Registration also refuses what Kopf lets collide silently: two different functions under one
+ * handler id for the same resource and reason (R-HANDLERS-15). Their progress records and results
+ * share keys, so one of them would quietly stand in for the other — e.g. when a handler module is
+ * copied, or a generated stub registers what the user already handles elsewhere. The error names
+ * both registrations' places (`file:line`), captured when each is made.
  */
 
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as dicts from '../../cogs/structs/dicts.js';
 import * as diffs from '../../cogs/structs/diffs.js';
 import type * as references from '../../cogs/structs/references.js';
@@ -97,8 +105,98 @@ function deduplicated<H extends handlers.Handler>(list: Iterable<H>): H[] {
   return result;
 }
 
-function fieldKey(path: dicts.FieldPath): string {
-  return JSON.stringify(path);
+function fieldKey(field: dicts.FieldPath): string {
+  return JSON.stringify(field);
+}
+
+/**
+ * Where a registration was made: the stack frame of the registering call, captured when it is made
+ * and formatted only if an error needs it (as `file:line`, relative to the working directory when
+ * inside it).
+ */
+export class RegistrationSite {
+  private readonly holder: { stack?: string } = {};
+
+  /** Captures the frame that called `boundary` (the registration function the user called). */
+  constructor(boundary: (...args: never[]) => unknown) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 1;
+    try {
+      Error.captureStackTrace(this.holder, boundary);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+
+  /** `file:line`, or `an unknown place` when the stack has no frame for it. */
+  toString(): string {
+    const frame = (this.holder.stack ?? '').split('\n').find((line) => /^\s*at /.test(line));
+    const match = frame === undefined ? null : /\(?((?:file:\/\/)?[^()\s]+?):(\d+):\d+\)?\s*$/.exec(frame);
+    if (!match) return 'an unknown place';
+    let file = match[1]!;
+    if (file.startsWith('file://')) file = fileURLToPath(file);
+    const relative = path.relative(process.cwd(), file);
+    return `${relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative.split(path.sep).join('/') : file}:${match[2]}`;
+  }
+}
+
+/** Options of `OperatorRegistry.register`. */
+export interface RegistrationOptions {
+  /** Where the registration was made; by default, the caller of `register()`. */
+  readonly site?: RegistrationSite;
+}
+
+/**
+ * Two different functions registered under one handler id for the same resource and reason
+ * (R-HANDLERS-15): thrown by the second registration, naming both places.
+ */
+export class DuplicateHandlerIdError extends Error {
+  readonly code = 'DuplicateHandlerId' as const;
+  override readonly name = 'DuplicateHandlerIdError';
+
+  constructor(
+    /** The handler id both registrations use. */
+    readonly id: string,
+    /** The registration function, e.g. `on.create`. */
+    readonly registration: string,
+    /** The places of the first and the second registration (`file:line`). */
+    readonly places: readonly [string, string],
+    /** ` for <resource>`, or empty for activity handlers. */
+    resource: string,
+  ) {
+    super(
+      `Two different functions are registered as the handler '${id}' of ${registration}${resource}: the first at ${places[0]}, ` +
+        `the second at ${places[1]}. They would share one progress record and one result per object, so one would silently ` +
+        `stand in for the other. Give one of them a distinct \`id\` option (e.g. ${registration}(…, { id: '${id}-2' }, …)), or remove one.`,
+    );
+  }
+}
+
+/** The registration function a handler came from, which, with its resource and id, must be unique. */
+function registrationOf(handler: handlers.Handler): string {
+  switch (handler.kind) {
+    case 'change':
+      return `on.${handler.reason ?? (handler.initial ? 'resume' : 'field')}`;
+    case 'webhook':
+      return handler.type === 'validating' ? 'on.validate' : 'on.mutate';
+    case 'activity':
+      return handler.activity === 'authentication' ? 'on.login' : `on.${handler.activity}`;
+    default:
+      return `on.${handler.kind}`;
+  }
+}
+
+/** A selector as an error message names it: `widgets.example.com/v1`, `pods`, or its readable form. */
+function describe(selector: selectors.Selector): string {
+  const name = selector.plural ?? selector.kind ?? selector.singular ?? selector.shortcut ?? (typeof selector.anyName === 'string' ? selector.anyName : null);
+  if (name === null || selector.category !== null || selector.predicate !== null) return selector.toString();
+  return `${name}${selector.group ? `.${selector.group}` : ''}${selector.version ? `/${selector.version}` : ''}`;
+}
+
+/** What the first registration of an id left for the check of later ones. */
+interface Claim {
+  readonly fn: handlers.HandlerFn;
+  readonly site: RegistrationSite;
 }
 
 /**
@@ -117,8 +215,40 @@ export class OperatorRegistry {
    */
   private perResource = new WeakMap<references.Resource, Map<string, readonly unknown[]>>();
 
-  /** Appends a handler (registration order is selection order). Returns it. */
-  register<H extends handlers.Handler>(handler: H): H {
+  /**
+   * The function and place of every id per registration function and resource selector (the
+   * selector's fields, or its predicate), for R-HANDLERS-15. Sub-handlers (no selector) are not
+   * kept: they are registered afresh, with new closures, on every invocation of their parent.
+   */
+  private readonly claims = new Map<string, Map<unknown, Claim>>();
+
+  /**
+   * Appends a handler (registration order is selection order). Returns it.
+   *
+   * @throws DuplicateHandlerIdError when a different function is registered already under the same
+   *   id, for the same resource and by the same registration function (R-HANDLERS-15); the same
+   *   function again is accepted (and runs once per cycle, R-HANDLERS-3).
+   */
+  register<H extends handlers.Handler>(handler: H, options: RegistrationOptions = {}): H {
+    const site = options.site ?? new RegistrationSite(OperatorRegistry.prototype.register);
+    const selector = handler.kind === 'activity' ? undefined : handler.selector;
+    if (selector !== null) {
+      const registration = registrationOf(handler);
+      const key = `${registration}\u0000${handler.id}`;
+      const resource = selector === undefined ? '' : (selector.predicate ?? selector.toString());
+      let claims = this.claims.get(key);
+      if (claims === undefined) this.claims.set(key, (claims = new Map()));
+      const claim = claims.get(resource);
+      if (claim !== undefined && claim.fn !== handler.fn) {
+        throw new DuplicateHandlerIdError(
+          handler.id,
+          registration,
+          [String(claim.site), String(site)],
+          selector === undefined ? '' : ` for ${describe(selector)}`,
+        );
+      }
+      if (claim === undefined) claims.set(resource, { fn: handler.fn, site });
+    }
     this.list.push(handler);
     this.perResource = new WeakMap();
     return handler;

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RawBody, RawEventType } from '../../../../runtime/cogs/structs/bodies.js';
 import type { JsonObject } from '../../../../runtime/cogs/structs/dicts.js';
@@ -320,6 +323,90 @@ describe('registration into registries', () => {
   it('R-RES-2 rejects malformed references at registration', () => {
     expect(() => on.create({ kind: 'A', plural: 'b' }, { id: 'x' }, () => undefined)).toThrow(TypeError);
     expect(registries.getDefaultRegistry().handlers).toHaveLength(0);
+  });
+});
+
+describe('one function per handler id (R-HANDLERS-15)', () => {
+  const widgets = { group: 'example.com', version: 'v1', plural: 'widgets' } as const;
+
+  /** The line of this file where `marker` occurs (the registrations below are found by their markers). */
+  function lineOf(marker: string): number {
+    const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+    const index = lines.findIndex((line) => line.includes(marker) && !line.includes('lineOf('));
+    if (index < 0) throw new Error(`no line with ${marker}`);
+    return index + 1;
+  }
+
+  it('R-HANDLERS-15 throws for a different function under one id, resource and reason, naming both places and the fix', () => {
+    const registry = new OperatorRegistry();
+    on.create(widgets, { registry }, async function createWidget() {}); // first-registration
+    let error: unknown;
+    try {
+      on.create(widgets, { registry }, async function createWidget() {}); // second-registration
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(registries.DuplicateHandlerIdError);
+    const duplicate = error as registries.DuplicateHandlerIdError;
+    expect(duplicate.code).toBe('DuplicateHandlerId');
+    expect(duplicate.id).toBe('createWidget');
+    const file = path
+      .relative(process.cwd(), fileURLToPath(import.meta.url))
+      .split(path.sep)
+      .join('/');
+    expect(duplicate.places).toEqual([`${file}:${lineOf('// first-registration')}`, `${file}:${lineOf('// second-registration')}`]);
+    expect(duplicate.message).toContain("the handler 'createWidget' of on.create for widgets.example.com/v1");
+    expect(duplicate.message).toContain(`the first at ${duplicate.places[0]}, the second at ${duplicate.places[1]}`);
+    expect(duplicate.message).toMatch(/distinct `id` option/);
+    expect(registry.handlers).toHaveLength(1);
+  });
+
+  it('R-HANDLERS-15 applies to every registration function, with explicit ids and predicates alike', () => {
+    const registry = new OperatorRegistry();
+    const isWidget = (resource: { plural: string }): boolean => resource.plural === 'widgets';
+    const pairs: [string, (fn: () => void) => unknown][] = [
+      ['on.update', (fn) => on.update(widgets, { registry, id: 'same' }, fn)],
+      ['on.delete', (fn) => on.delete(widgets, { registry, id: 'same' }, fn)],
+      ['on.resume', (fn) => on.resume(widgets, { registry, id: 'same' }, fn)],
+      ['on.field', (fn) => on.field(widgets, 'spec', { registry, id: 'same' }, fn)],
+      ['on.event', (fn) => on.event(widgets, { registry, id: 'same' }, fn)],
+      ['on.daemon', (fn) => on.daemon(widgets, { registry, id: 'same' }, fn)],
+      ['on.timer', (fn) => on.timer(widgets, { registry, id: 'same', interval: 1 }, fn)],
+      ['on.index', (fn) => on.index(widgets, { registry, id: 'same' }, fn)],
+      ['on.validate', (fn) => on.validate(widgets, { registry, id: 'same' }, fn)],
+      ['on.mutate', (fn) => on.mutate(widgets, { registry, id: 'same' }, fn)],
+      ['on.startup', (fn) => on.startup({ registry, id: 'same' }, fn)],
+      ['on.probe', (fn) => on.probe({ registry, id: 'same' }, fn)],
+      ['on.create', (fn) => on.create(isWidget, { registry, id: 'same' }, fn)],
+    ];
+    for (const [registration, register] of pairs) {
+      register(() => undefined);
+      expect(() => register(() => undefined), registration).toThrow(registries.DuplicateHandlerIdError);
+      expect(() => register(() => undefined), registration).toThrow(`of ${registration}`);
+    }
+  });
+
+  it('R-HANDLERS-15 accepts one id for different reasons or resources, and the same function twice', () => {
+    const registry = new OperatorRegistry();
+    const sync = async function sync(): Promise<void> {};
+    on.create(widgets, { registry }, sync);
+    on.create(widgets, { registry }, sync); // the same function again: e.g. a module imported twice
+    on.update(widgets, { registry, id: 'sync' }, async () => {});
+    on.resume(widgets, { registry, id: 'sync' }, async () => {});
+    on.create({ ...widgets, version: 'v2' }, { registry, id: 'sync' }, async () => {});
+    on.create('gadgets', { registry, id: 'sync' }, async () => {});
+    on.field(widgets, 'spec.size', { registry, id: 'sync' }, async () => {});
+    on.field(widgets, 'spec.color', { registry, id: 'sync' }, async () => {});
+    on.startup({ registry, id: 'sync' }, async () => {});
+    expect(registry.handlers).toHaveLength(9);
+  });
+
+  it('R-HANDLERS-15 names the caller of register() when a handler is registered directly', () => {
+    const registry = new OperatorRegistry();
+    const selector = parseSelector(widgets);
+    const build = (fn: () => void) => handlers.changingHandler(fn, { id: 'direct' }, { registration: 'create', selector });
+    registry.register(build(() => undefined));
+    expect(() => registry.register(build(() => undefined))).toThrow(/the second at test\/runtime\/core\/intents\/registry\.test\.ts:\d+/);
   });
 });
 
