@@ -235,10 +235,9 @@ describe('names', () => {
   });
 
   it('kinds named like runtime imports, global types or TypeScript words give modules that compile and can be used', { timeout: 120_000 }, () => {
-    const { modules } = support.generate([support.fixture('shadows.yaml')]);
+    const { modules } = support.generate([support.fixture('shadows.yaml'), support.fixture('shadows-input.yaml')]);
     expect(modules.map((module) => module.names.body)).toEqual([
       'ObjectMeta',
-      'ObjectMetaInput',
       'NameOrGenerateName',
       'MergePatch',
       'KubernetesObject',
@@ -250,6 +249,7 @@ describe('names', () => {
       'resource',
       'string_',
       'class_',
+      'ObjectMetaInput',
     ]);
     const lines = modules.flatMap((module, index) => {
       const from = `./${module.fileName.replace(/\.ts$/, '.js')}`;
