@@ -11,7 +11,14 @@
  * named; their items take the name of the property that holds them. Names are claimed breadth-first
  * in document order, so shallower types keep the unsuffixed name when two paths collide, and a
  * nested name never takes a reserved one (`<Kind>`, `<Kind>Input`, `<Kind>Spec`, `<Kind>Status`,
- * `<Kind>Patch`, `<Kind>PatchView`, `<Kind>List`, the descriptor constant, and the runtime types a module imports).
+ * `<Kind>Patch`, `<Kind>PatchView`, `<Kind>List`, the descriptor constant). Runtime names need no
+ * reservation: generated modules import the runtime under an alias no generated name can take.
+ *
+ * Reading and writing differ where the API server fills something in: a named type whose subtree
+ * holds a property with a `default`, or an embedded resource (whose metadata a user writes as
+ * `ObjectMetaInput`), gets an *input twin*, `<Name>Input`, claimed after every nested name (spec,
+ * status, then nested types in claim order) through the same registry. Types whose subtree has
+ * nothing of the kind are used as they are in input types too.
  *
  * Input must have passed validating.ts; this stage does not re-check shapes.
  */
@@ -75,6 +82,13 @@ export interface VersionModel {
   readonly nestedTypes: readonly NamedType[];
   /** The TypeScript name of every named schema node (spec, status and nested types). */
   readonly typeNames: ReadonlyMap<schemas.Schema, string>;
+  /**
+   * The input twins: one per named type that reads differently from how it is written (a default
+   * or an embedded resource somewhere in its subtree), named `<Name>Input`, in claim order.
+   */
+  readonly inputTypes: readonly NamedType[];
+  /** The name to use for a named schema node in input types: its twin's if it has one, else its own. */
+  readonly inputTypeNames: ReadonlyMap<schemas.Schema, string>;
 }
 
 /** One CRD with its served versions (in the CRD's order). */
@@ -91,9 +105,6 @@ export interface GeneratorModel {
   /** Skipped versions and similar remarks, one line each. */
   readonly notes: readonly string[];
 }
-
-/** Names every runtime import or local helper a module may declare. */
-export const IMPORTED_NAMES = ['ObjectMeta', 'KubernetesObject', 'MergePatch', 'resource', 'InputOf', 'ReadonlyDeep', 'ObjectMetaPatchView'] as const;
 
 /** Builds the model of validated CRDs; non-served versions are skipped with a note. */
 export function buildModel(loaded: readonly loading.LoadedCrd[]): GeneratorModel {
@@ -127,7 +138,7 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
     const properties = record(schema, 'properties');
     const specSchema = schemas.isRecord(properties['spec']) ? properties['spec'] : undefined;
     const statusSchema = schemas.isRecord(properties['status']) ? properties['status'] : undefined;
-    const { nestedTypes, typeNames } = nameTypes(schema, moduleNames);
+    const { nestedTypes, typeNames, inputTypes, inputTypeNames } = nameTypes(schema, moduleNames);
     versions.push({
       file: loaded.file,
       documentIndex: loaded.documentIndex,
@@ -153,6 +164,8 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
       statusSchema,
       nestedTypes,
       typeNames,
+      inputTypes,
+      inputTypeNames,
     });
   }
   if (versions.length === 0) notes.push(`${loaded.file}, document ${loaded.documentIndex}: ${kind} has no served version; nothing is generated for it`);
@@ -161,16 +174,16 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
 
 /** The reserved names of a kind's module. */
 export function reservedNames(kind: string, plural: string): ModuleNames {
-  const body = naming.identifier(kind);
+  const base = naming.identifier(kind);
   return {
-    body,
-    input: `${body}Input`,
-    spec: `${body}Spec`,
-    status: `${body}Status`,
-    patch: `${body}Patch`,
-    view: `${body}PatchView`,
-    list: `${body}List`,
-    descriptor: naming.descriptorName(body, plural),
+    body: naming.declarable(base),
+    input: `${base}Input`,
+    spec: `${base}Spec`,
+    status: `${base}Status`,
+    patch: `${base}Patch`,
+    view: `${base}PatchView`,
+    list: `${base}List`,
+    descriptor: naming.declarable(naming.descriptorName(base, plural)),
   };
 }
 
@@ -212,19 +225,9 @@ function pathOf(pending: Pending): string {
   return pending.path;
 }
 
-/** Names the schema's types breadth-first, in document order. */
-function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel, 'nestedTypes' | 'typeNames'> {
-  const registry = new naming.NameRegistry([
-    names.body,
-    names.input,
-    names.spec,
-    names.status,
-    names.patch,
-    names.view,
-    names.list,
-    names.descriptor,
-    ...IMPORTED_NAMES,
-  ]);
+/** Names the schema's types breadth-first, in document order, then their input twins. */
+function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel, 'nestedTypes' | 'typeNames' | 'inputTypes' | 'inputTypeNames'> {
+  const registry = new naming.NameRegistry([names.body, names.input, names.spec, names.status, names.patch, names.view, names.list, names.descriptor]);
   const typeNames = new Map<schemas.Schema, string>();
   const nestedTypes: NamedType[] = [];
   const queue: Pending[] = [];
@@ -254,7 +257,44 @@ function nameTypes(root: schemas.Schema, names: ModuleNames): Pick<VersionModel,
     const additional = schemas.additionalSchemaOf(node);
     if (additional) queue.push({ node: additional, parent: pending, step: '{}', viaProperty: false });
   }
-  return { nestedTypes, typeNames };
+  const inputTypes: NamedType[] = [];
+  const inputTypeNames = new Map(typeNames);
+  const differs = differences();
+  const fixedTypes = queue
+    .filter((pending) => pending.fixed !== undefined)
+    .map((pending) => ({ name: pending.fixed!, path: pathOf(pending), schema: pending.node }));
+  const seen = new Set<schemas.Schema>();
+  for (const type of [...fixedTypes, ...nestedTypes]) {
+    if (seen.has(type.schema) || !differs(type.schema)) continue;
+    seen.add(type.schema);
+    const name = registry.claim(`${typeNames.get(type.schema) ?? type.name}Input`);
+    inputTypeNames.set(type.schema, name);
+    inputTypes.push({ name, path: type.path, schema: type.schema });
+  }
+  return { nestedTypes, typeNames, inputTypes, inputTypeNames };
+}
+
+/**
+ * Whether a node reads differently from how it is written: it or a node below it (through
+ * properties, list items and map values) has a default, or is an embedded resource. Memoised per
+ * node; a node met again while it is being decided counts as no difference.
+ */
+function differences(): (node: schemas.Schema) => boolean {
+  const known = new Map<schemas.Schema, boolean>();
+  const differs = (node: schemas.Schema): boolean => {
+    const found = known.get(node);
+    if (found !== undefined) return found;
+    known.set(node, false);
+    let result = schemas.flag(node, schemas.EMBEDDED_RESOURCE);
+    for (const [, child] of schemas.propertiesOf(node)) if (!result && (schemas.hasDefault(child) || differs(child))) result = true;
+    const items = schemas.itemsOf(node);
+    if (!result && items) result = differs(items);
+    const additional = schemas.additionalSchemaOf(node);
+    if (!result && additional) result = differs(additional);
+    known.set(node, result);
+    return result;
+  };
+  return differs;
 }
 
 function record(node: schemas.Schema, key: string): schemas.Schema {

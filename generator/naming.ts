@@ -11,6 +11,11 @@
  * Uniqueness is the caller's job with a `NameRegistry`: the first claimant of a name gets it, later
  * ones get `Name2`, `Name3`, … in claim order, and reserved names are never handed out.
  * modeling.ts claims names in a stable order (breadth-first, document order).
+ *
+ * A kind may be any DNS label in any case, so a kind's own name can be a word TypeScript does not
+ * allow as a declaration's name (`string`, `class`, `any`, `arguments`): `declarable` appends `_`
+ * to those. Names taken from TypeScript's global scope (`Object`, `Record`, `Array`) are fine as
+ * they are: generated modules never refer to a global type by name, so shadowing one is harmless.
  */
 
 /** Splits a property name into words: on separators, lower→upper steps and acronym ends. */
@@ -48,6 +53,28 @@ export function identifier(text: string): string {
   const cleaned = text.replace(/[^A-Za-z0-9_]/g, '');
   if (cleaned === '') return '_';
   return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned;
+}
+
+/**
+ * Words that cannot name an exported interface, type alias or constant in an ES module: reserved
+ * words (also in strict mode and modules), TypeScript's predefined type names, and the two names
+ * strict mode forbids to bind.
+ */
+const UNDECLARABLE = new Set(
+  [
+    'break case catch class const continue debugger default delete do else enum export extends false finally for function if import in',
+    'instanceof new null return super switch this throw true try typeof var void while with',
+    'implements interface let package private protected public static yield await',
+    'any unknown never number bigint boolean string symbol object undefined intrinsic',
+    'arguments eval',
+  ]
+    .join(' ')
+    .split(' '),
+);
+
+/** A name that can be declared: `name`, or `name_` when `name` is a word that cannot be (`string` → `string_`). */
+export function declarable(name: string): string {
+  return UNDECLARABLE.has(name) ? `${name}_` : name;
 }
 
 /**

@@ -23,6 +23,8 @@ export type {
   InputTypeOf,
   ApplyOf,
   DeepPartial,
+  MergePatch,
+  NameOrGenerateName,
 } from './cogs/structs/resources.js';
 
 // The typed client: handlers get the operator's as `client`; scripts `connect()` for their own.

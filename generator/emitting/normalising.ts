@@ -9,17 +9,26 @@
  *
  * - nested named types become references (`WidgetSpecTemplate`), so each is declared once;
  * - `x-kubernetes-int-or-string` becomes a marker for `number | string`;
- * - `x-kubernetes-embedded-resource` becomes a marker for a Kubernetes object type;
+ * - `x-kubernetes-embedded-resource` objects get `apiVersion` and `kind` (required strings, as the
+ *   API server requires them) and `metadata` (a reference to the runtime's `ObjectMeta`, or
+ *   `ObjectMetaInput` in input types) before their own properties;
  * - `x-kubernetes-preserve-unknown-fields` on an object becomes `additionalProperties: true`
  *   (an open record, intersected with the declared properties); on an untyped node, `{}` (unknown);
+ * - a closed object without properties becomes a marker for `{ [key: string]: never }` (not
+ *   `Record<…>`: a generated declaration may be named `Record`, and would shadow the global);
  * - `allOf`/`anyOf`/`oneOf`/`not` are dropped: in a structural schema they only validate values;
- * - properties with a `default` join `required`: the API server fills them in whenever their parent
- *   exists, so they are always present in objects read back;
+ * - in body types, properties with a `default` join `required`: the API server fills them in
+ *   whenever their parent exists, so they are always present in objects read back; in input
+ *   types (what users write) they stay optional, and references go to the input twins;
  * - documentation keys are dropped (types.ts writes TSDoc from the original node, found through
  *   `originals`).
  *
  * Markers never carry `nullable` for openapi-typescript to see (it would lose it on properties and
  * double it elsewhere); they carry their own `NULLABLE` flag, and the hook adds `| null` itself.
+ *
+ * Runtime types are referred to through `RUNTIME_ALIAS`, the name under which generated modules
+ * import the runtime: it starts with `$`, which no generated identifier does (they are made of
+ * `[A-Za-z0-9_]`), so no kind or property name can shadow it.
  */
 import type { SchemaObject } from 'openapi-typescript';
 import * as schemas from '../schemas.js';
@@ -27,8 +36,17 @@ import * as schemas from '../schemas.js';
 /** What the transform hook must produce for a marked node. */
 export type Marker =
   | { readonly kind: 'ref'; readonly name: string }
+  | { readonly kind: 'intersection'; readonly names: readonly string[] }
   | { readonly kind: 'int-or-string' }
-  | { readonly kind: 'embedded'; readonly open: boolean };
+  | { readonly kind: 'empty' };
+
+/** The namespace alias under which generated modules import the runtime (`import * as $kopf …`). */
+export const RUNTIME_ALIAS = '$kopf';
+
+/** A runtime type as generated code names it: `$kopf.ObjectMeta`. */
+export function runtimeType(name: string): string {
+  return `${RUNTIME_ALIAS}.${name}`;
+}
 
 /** Keys of the private extensions on normalised nodes. */
 export const MARKER = 'x-kopf-gen-marker';
@@ -36,12 +54,17 @@ export const NULLABLE = 'x-kopf-gen-nullable';
 
 /** Shared state of one module's normalisation. */
 export interface NormaliseContext {
-  /** Named schema nodes (from the model) and their TypeScript names. */
+  /** Named schema nodes (from the model) and their TypeScript names (input twins' in input types). */
   readonly typeNames: ReadonlyMap<schemas.Schema, string>;
+  /** Body types (as the API server returns objects) or input types (as users write them). */
+  readonly mode: 'body' | 'input';
   /** The original node of every normalised one: TSDoc is written from it. */
   readonly originals: WeakMap<object, schemas.Schema>;
-  /** Set when a marker needs the runtime's `KubernetesObject` type. */
-  usesKubernetesObject: boolean;
+}
+
+/** The runtime's metadata type for a mode: `ObjectMeta` as read, `ObjectMetaInput` as written. */
+export function metadataType(mode: NormaliseContext['mode']): string {
+  return runtimeType(mode === 'input' ? 'ObjectMetaInput' : 'ObjectMeta');
 }
 
 /** A marker node for a reference to a named type (or an imported one such as `ObjectMeta`). */
@@ -66,20 +89,20 @@ export function normalise(node: schemas.Schema, context: NormaliseContext, decla
   const preserve = schemas.flag(node, schemas.PRESERVE_UNKNOWN_FIELDS);
   if (type === undefined) return remember({} as SchemaObject, node, context);
   if (type === 'object') {
-    if (schemas.flag(node, schemas.EMBEDDED_RESOURCE) && !declaring) {
-      context.usesKubernetesObject = true;
-      return marker({ kind: 'embedded', open: preserve }, node, context, nullable);
-    }
     const required = new Set(schemas.requiredOf(node));
     const properties: Record<string, SchemaObject> = {};
+    if (schemas.flag(node, schemas.EMBEDDED_RESOURCE)) embed(node, properties, required, context);
     for (const [property, child] of schemas.propertiesOf(node)) {
+      if (Object.hasOwn(properties, property)) continue;
       define(properties, property, normalise(child, context));
-      if (schemas.hasDefault(child)) required.add(property);
+      if (schemas.hasDefault(child) && context.mode === 'body') required.add(property);
     }
     const additional = schemas.own(node, 'additionalProperties');
+    const open = schemas.isRecord(additional) || additional === true || preserve;
+    if (Object.keys(properties).length === 0 && !open) return marker({ kind: 'empty' }, node, context, nullable);
     const result: Record<string, unknown> = { type: 'object', properties, required: [...required], nullable };
     if (schemas.isRecord(additional)) result['additionalProperties'] = normalise(additional, context);
-    else if (additional === true || preserve) result['additionalProperties'] = true;
+    else if (open) result['additionalProperties'] = true;
     return remember(result as SchemaObject, node, context);
   }
   if (type === 'array') {
@@ -102,7 +125,27 @@ export function define<T>(target: Record<string, T>, key: string, value: T): voi
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function marker(value: Marker, original: schemas.Schema, context: NormaliseContext, nullable: boolean): SchemaObject {
+/**
+ * The envelope of an embedded resource: `apiVersion` and `kind` required (their own schemas when
+ * declared, else strings), `metadata` the runtime's type for the mode (the CRD's own metadata
+ * schema is not used, as for the object itself).
+ */
+function embed(node: schemas.Schema, properties: Record<string, SchemaObject>, required: Set<string>, context: NormaliseContext): void {
+  const declared = new Map(schemas.propertiesOf(node));
+  for (const key of ['apiVersion', 'kind']) {
+    const own = declared.get(key);
+    define(properties, key, own ? normalise(own, context) : ({ type: 'string' } as SchemaObject));
+    required.add(key);
+  }
+  define(properties, 'metadata', refNode(metadataType(context.mode), declared.get('metadata'), context));
+}
+
+/** A marker node for an intersection of named types (the input metadata: `ObjectMetaInput & NameOrGenerateName`). */
+export function intersectionNode(names: readonly string[], original: schemas.Schema | undefined, context: NormaliseContext): SchemaObject {
+  return marker({ kind: 'intersection', names }, original, context, false);
+}
+
+function marker(value: Marker, original: schemas.Schema | undefined, context: NormaliseContext, nullable: boolean): SchemaObject {
   return remember({ type: 'object', [MARKER]: value, [NULLABLE]: nullable } as SchemaObject, original, context);
 }
 

@@ -11,11 +11,11 @@
  *
  * | property                    | reading gives                      | writing accepts                               |
  * |-----------------------------|------------------------------------|-----------------------------------------------|
- * | object (named type)         | its view, always there             | `MergePatch<write type>` (partial)            |
- * | map (`additionalProperties`)| index signature: scalar `T \| null`, objects their view, lists read-only | `MergePatch<{ [key: string]: … }>` |
+ * | object (named type)         | its view, always there             | `${MERGE_PATCH}<write type>` (partial)            |
+ * | map (`additionalProperties`)| index signature: scalar `T \| null`, objects their view, lists read-only | `${MERGE_PATCH}<{ [key: string]: … }>` |
  * | open object                 | `{ [key: string]: unknown }`       | the same                                      |
- * | embedded resource           | a view with `apiVersion`, `kind`, `metadata` | `MergePatch<…>`                     |
- * | list                        | `ReadonlyDeep<list> \| undefined`  | the whole list of write-typed items           |
+ * | embedded resource           | a view with `apiVersion`, `kind`, `metadata` | `${MERGE_PATCH}<…>`                     |
+ * | list                        | `${READONLY_DEEP}<list> \| undefined`  | the whole list of write-typed items           |
  * | scalar                      | `T \| undefined`                   | `T`                                           |
  *
  * Writing also accepts `null` where merge patch may remove the property: it is optional or
@@ -27,7 +27,8 @@
  * Write types are the types users write with (defaults optional); `writeTypeName()` is the one
  * place that maps a named schema node to that type's name. Scalars are printed directly; the types
  * of anything else without a named type inside are taken from the read types by indexed access
- * (`NonNullable<WidgetSpec["template"]>`), so the two emitters cannot disagree.
+ * (`(WidgetSpec["template"] & {})`, which is what `NonNullable` is, without naming a global
+ * type a generated declaration could shadow), so the two emitters cannot disagree.
  *
  * The runtime intersects a view with the accumulator (`PatchBase<Body> & <Kind>PatchView`): the
  * accumulator brings `metadata`, `fns`, `setAt()` and the other methods, so the view leaves out the
@@ -36,16 +37,15 @@
 import * as modeling from '../modeling.js';
 import * as naming from '../naming.js';
 import * as schemas from '../schemas.js';
+import * as normalising from './normalising.js';
 
-/** A module's patch views, and the runtime types they use (the module imports them). */
+/** A module's patch views. */
 export interface EmittedView {
   readonly text: string;
-  /** Runtime type names the text uses, besides `ObjectMeta` and `MergePatch` (always in scope). */
-  readonly runtimeTypes: readonly string[];
 }
 
-/** Runtime types a view may use; reserved in every module (modeling.IMPORTED_NAMES). */
-export const VIEW_RUNTIME_TYPES = ['ReadonlyDeep', 'ObjectMetaPatchView'] as const;
+const MERGE_PATCH = normalising.runtimeType('MergePatch');
+const READONLY_DEEP = normalising.runtimeType('ReadonlyDeep');
 
 /**
  * Top-level names the runtime's patch accumulator uses itself (its methods, `metadata`/`meta`):
@@ -70,11 +70,10 @@ export const ACCUMULATOR_MEMBERS: readonly string[] = [
 
 /**
  * The name of the type users write for a named schema node, e.g. inside lists a patch replaces
- * whole. Today that is the node's read type; this is the single place to map it to the node's
- * input type instead.
+ * whole: its input twin (defaulted fields optional) where it has one, else the read type.
  */
 export function writeTypeName(version: modeling.VersionModel, node: schemas.Schema): string {
-  const name = version.typeNames.get(node);
+  const name = version.inputTypeNames.get(node);
   if (name === undefined) throw new Error('writeTypeName() is only for named schema nodes');
   return name;
 }
@@ -97,16 +96,14 @@ export function emitView(version: modeling.VersionModel): EmittedView {
 
 class ViewEmitter {
   private readonly viewNames = new Map<schemas.Schema, string>();
-  private readonly used = new Set<string>();
   /** The named nodes whose views the members being built refer to. */
   private referenced = new Set<schemas.Schema>();
 
   constructor(private readonly version: modeling.VersionModel) {
     const registry = new naming.NameRegistry([
       ...Object.values(version.names),
-      ...modeling.IMPORTED_NAMES,
-      ...VIEW_RUNTIME_TYPES,
       ...version.typeNames.values(),
+      ...version.inputTypeNames.values(),
     ]);
     for (const [node, name] of this.namedNodes()) this.viewNames.set(node, registry.claim(`${name}PatchView`));
   }
@@ -130,7 +127,7 @@ class ViewEmitter {
       queue.push(...this.referenced);
     }
     const blocks = [root, ...[...named.keys()].filter((node) => reached.has(node)).map((node) => reached.get(node)!)];
-    return { text: blocks.join('\n\n'), runtimeTypes: VIEW_RUNTIME_TYPES.filter((name) => this.used.has(name)) };
+    return { text: blocks.join('\n\n') };
   }
 
   /** The view of a named node (and a note that it is needed). */
@@ -199,8 +196,7 @@ class ViewEmitter {
     const members: string[] = [];
     for (const name of ['apiVersion', 'kind']) if (!declared.has(name)) members.push(...accessor(name, 'string | undefined', 'string'));
     if (!declared.has('metadata')) {
-      this.used.add('ObjectMetaPatchView');
-      members.push(...accessor('metadata', 'ObjectMetaPatchView', 'MergePatch<ObjectMeta> | null'));
+      members.push(...accessor('metadata', normalising.runtimeType('ObjectMetaPatchView'), `${MERGE_PATCH}<${normalising.runtimeType('ObjectMetaInput')}> | null`));
     }
     return members;
   }
@@ -209,21 +205,20 @@ class ViewEmitter {
   private property(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
     const removable = !required || schemas.flag(child, 'nullable');
     const orNull = removable ? ' | null' : '';
-    const read = `NonNullable<${parent}[${JSON.stringify(name)}]>`;
+    const read = `(${parent}[${JSON.stringify(name)}] & {})`;
     const shape = this.shapeOf(child);
     switch (shape.kind) {
       case 'named':
-        return accessor(name, this.viewOf(child), `MergePatch<${writeTypeName(this.version, child)}>${orNull}`);
+        return accessor(name, this.viewOf(child), `${MERGE_PATCH}<${writeTypeName(this.version, child)}>${orNull}`);
       case 'map':
-        return accessor(name, this.mapView(shape.value, read), `MergePatch<${this.writeType(child, read)}>${orNull}`);
+        return accessor(name, this.mapView(shape.value, read), `${MERGE_PATCH}<${this.writeType(child, read)}>${orNull}`);
       case 'open':
         return accessor(name, OPEN, `${OPEN}${orNull}`);
       case 'embedded':
-        return accessor(name, this.embeddedView(shape.open), `MergePatch<${read}>${orNull}`);
+        return accessor(name, this.embeddedView(shape.open), `${MERGE_PATCH}<${read}>${orNull}`);
       case 'list': {
-        this.used.add('ReadonlyDeep');
         const whole = this.writeType(child, read);
-        return accessor(name, `ReadonlyDeep<${whole}>${orNull} | undefined`, `${whole}${orNull}`);
+        return accessor(name, `${READONLY_DEEP}<${whole}>${orNull} | undefined`, `${whole}${orNull}`);
       }
       case 'scalar': {
         const type = shape.text ?? read;
@@ -234,7 +229,7 @@ class ViewEmitter {
 
   /** What indexing a map gives: entries' views for objects, read-only lists, scalars; `null` removes. */
   private mapView(value: schemas.Schema, mapRead: string): string {
-    const read = `NonNullable<${mapRead}[string]>`;
+    const read = `(${mapRead}[string] & {})`;
     const shape = this.shapeOf(value);
     let entry: string;
     if (shape.kind === 'named') entry = this.viewOf(value);
@@ -242,8 +237,7 @@ class ViewEmitter {
     else if (shape.kind === 'open') entry = OPEN;
     else if (shape.kind === 'embedded') entry = this.embeddedView(shape.open);
     else if (shape.kind === 'list') {
-      this.used.add('ReadonlyDeep');
-      entry = `ReadonlyDeep<${this.writeType(value, read)}> | null`;
+      entry = `${READONLY_DEEP}<${this.writeType(value, read)}> | null`;
     } else entry = `${shape.text ?? read} | null`;
     return `{ [key: string]: ${entry} }`;
   }
@@ -263,14 +257,14 @@ class ViewEmitter {
       case 'named':
         return writeTypeName(this.version, node);
       case 'map':
-        return `{ [key: string]: ${this.writeType(shape.value, `NonNullable<${read}[string]>`)}${orNull(shape.value)} }`;
+        return `{ [key: string]: ${this.writeType(shape.value, `(${read}[string] & {})`)}${orNull(shape.value)} }`;
       case 'open':
         return OPEN;
       case 'embedded':
         return read;
       case 'list': {
         if (!shape.items) return 'unknown[]';
-        const item = `${this.writeType(shape.items, `NonNullable<${read}[number]>`)}${orNull(shape.items)}`;
+        const item = `${this.writeType(shape.items, `(${read}[number] & {})`)}${orNull(shape.items)}`;
         return topLevelOperator(item) ? `(${item})[]` : `${item}[]`;
       }
       case 'scalar':

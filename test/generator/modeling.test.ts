@@ -80,6 +80,42 @@ describe('buildModel', () => {
     ]);
   });
 
+  it('gives an input twin to each named type with a default or an embedded resource below it, and to no other', () => {
+    const [writable] = model(support.fixture('writables.yaml')).crds;
+    const version = writable!.versions[0]!;
+    expect(version.nestedTypes.map((type) => type.name)).toEqual([
+      'WritableSpecAffinity',
+      'WritableSpecOwner',
+      'WritableSpecService',
+      'WritableSpecDeep',
+      'WritableSpecPlain',
+      'WritableSpecListeners',
+      'WritableSpecRoutes',
+      'WritableSpecServiceSpec',
+      'WritableSpecDeepLevel1',
+      'WritableSpecListenersTls',
+      'WritableSpecDeepLevel1Level2',
+    ]);
+    expect(version.inputTypes.map((type) => [type.path, type.name])).toEqual([
+      ['spec', 'WritableSpecInput'],
+      ['status', 'WritableStatusInput'],
+      ['spec.service', 'WritableSpecServiceInput'],
+      ['spec.deep', 'WritableSpecDeepInput'],
+      ['spec.listeners[]', 'WritableSpecListenersInput'],
+      ['spec.routes{}', 'WritableSpecRoutesInput'],
+      ['spec.deep.level1', 'WritableSpecDeepLevel1Input'],
+      ['spec.listeners[].tls', 'WritableSpecListenersTlsInput'],
+      ['spec.deep.level1.level2', 'WritableSpecDeepLevel1Level2Input'],
+    ]);
+    const plain = version.nestedTypes.find((type) => type.name === 'WritableSpecPlain')!;
+    expect(version.inputTypeNames.get(plain.schema)).toBe('WritableSpecPlain');
+  });
+
+  it('makes kinds that TypeScript cannot declare into names it can', () => {
+    expect(modeling.reservedNames('string', 'strings')).toMatchObject({ body: 'string_', input: 'stringInput', spec: 'stringSpec', descriptor: 'strings' });
+    expect(modeling.reservedNames('typ', 'typeof')).toMatchObject({ body: 'typ', descriptor: 'typeof_' });
+  });
+
   it('is deterministic: the same input gives the same names', () => {
     const first = model(support.fixture('oddities.yaml')).crds[0]!.versions[0]!.nestedTypes.map((type) => type.name);
     const second = model(support.fixture('oddities.yaml')).crds[0]!.versions[0]!.nestedTypes.map((type) => type.name);

@@ -46,6 +46,19 @@ describe('naming', () => {
     expect(naming.identifier('Web-App')).toBe('WebApp');
   });
 
+  it.each([
+    ['string', 'string_'],
+    ['class', 'class_'],
+    ['any', 'any_'],
+    ['arguments', 'arguments_'],
+    ['await', 'await_'],
+    ['Object', 'Object'],
+    ['Record', 'Record'],
+    ['strings', 'strings'],
+  ])('declarable(%j) is %j', (input, expected) => {
+    expect(naming.declarable(input)).toBe(expected);
+  });
+
   it('hands out unique names in claim order and never a reserved one', () => {
     const registry = new naming.NameRegistry(['WidgetPatch']);
     expect(registry.claim('WidgetSpecFooBar')).toBe('WidgetSpecFooBar');

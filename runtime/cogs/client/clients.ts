@@ -141,8 +141,15 @@ export interface WatchEvent<Body> {
   readonly object: Body;
 }
 
-/** A merge-patch of a body: a `Patch` accumulator, or plain data in its shape (`null` deletes). */
-export type MergePatchOf<Body extends object> = patches.PatchBase<Body> | patches.PatchInput<Body>;
+/**
+ * A merge-patch of a body: a `Patch` accumulator, plain data in the body's shape (`null` deletes),
+ * or the merge-patch data of the input type (`MergePatch<Input>`, what generated `<Kind>Patch`
+ * types are: list items as written, `null` only where the server can remove).
+ */
+export type MergePatchOf<Body extends object, Input = resources.InputOf<Body>> =
+  | patches.PatchBase<Body>
+  | patches.PatchInput<Body>
+  | resources.MergePatch<Input>;
 
 type Descriptor<Body extends resources.KubernetesObject, Input> = resources.ResourceDescriptor<Body, Input>;
 
@@ -387,13 +394,13 @@ export class KubeClient {
   patch<Body extends resources.KubernetesObject, Input>(
     descriptor: Descriptor<Body, Input>,
     name: string,
-    patch: NoInfer<MergePatchOf<Body>>,
+    patch: NoInfer<MergePatchOf<Body, Input>>,
     options?: PatchOptions,
   ): Promise<Body>;
   async patch<Body extends resources.KubernetesObject, Input>(
     descriptor: Descriptor<Body, Input>,
     name: string,
-    patch: MergePatchOf<Body> | readonly JsonPatchOperation[],
+    patch: MergePatchOf<Body, Input> | readonly JsonPatchOperation[],
     options?: PatchOptions,
   ): Promise<Body> {
     const resource = resourceOf(descriptor);

@@ -103,6 +103,61 @@ export type InputOf<Body> = Omit<Body, 'apiVersion' | 'kind' | 'metadata' | 'sta
   metadata?: ObjectMetaInput;
 } & ('status' extends keyof Body ? { status?: Body['status' & keyof Body] } : unknown);
 
+/**
+ * What the API server needs to name an object being created: a `name`, or a `generateName` prefix
+ * that it completes with a random suffix. Generated input types require it of `metadata`.
+ */
+export type NameOrGenerateName = { name: string } | { generateName: string };
+
+/**
+ * The members of `Object.prototype`. An object literal without such a property still has it (read
+ * from the prototype), so an optional property of that name must accept the prototype member's
+ * type too, or no literal lacking it would be assignable.
+ */
+// biome-ignore lint/complexity/noBannedTypes: the prototype's members are exactly the members of `Object`
+type PrototypeMember = keyof Object;
+
+/** The types of the prototype's members (`Function`, `() => string`, …). */
+// biome-ignore lint/complexity/noBannedTypes: as above
+type PrototypeValue = Object[PrototypeMember];
+
+/** `null` when merge patch can remove `T[K]`: when the property is optional (the empty object lacks it). */
+// biome-ignore lint/complexity/noBannedTypes: `{}` is the empty object, whose assignability tells optional properties apart
+type RemovalOf<T, K extends keyof T> = {} extends Pick<T, K> ? null : never;
+
+/** The prototype member's type for a property named like one, else nothing. */
+// biome-ignore lint/complexity/noBannedTypes: as above
+type PrototypeValueOf<K> = K extends PrototypeMember ? Object[K] : never;
+
+/**
+ * A JSON merge patch (RFC 7386) of a type a user writes, as plain data: what `client.patch()`
+ * sends and what the generated `<Kind>Patch` types are.
+ *
+ * - every property is optional, at every depth: the server merges nested objects and maps, so
+ *   any part of them may be given;
+ * - `null` removes a property, and is allowed exactly where the server can remove it: on properties
+ *   that are optional (or defaulted: the server then fills the default in again) and on nullable
+ *   ones; never on required non-nullable ones, such as `apiVersion` and `kind`;
+ * - map entries are partial too and `null` removes an entry; open records accept anything;
+ * - lists are replaced whole, so a list is given whole, with its items as written (of `T`, an input
+ *   type: fields with defaults are optional there);
+ * - `undefined` is allowed everywhere and means "no change" (JSON leaves it out), so values read
+ *   from optional fields can be copied in under `exactOptionalPropertyTypes`;
+ * - a property named like a member of `Object.prototype` (`constructor`, `toString`, …) also
+ *   accepts that member's type, as in the generated types (see the generator's docs).
+ *
+ * @example
+ * type WidgetPatch = MergePatch<WidgetInput>;
+ * const patch: WidgetPatch = { spec: { replicas: 3, selector: null }, status: null };
+ */
+export type MergePatch<T> = T extends readonly unknown[]
+  ? T
+  : T extends PrototypeValue
+    ? T
+    : T extends object
+      ? { [K in keyof T]?: MergePatch<T[K]> | RemovalOf<T, K> | PrototypeValueOf<K> | undefined }
+      : T;
+
 /** Every field optional, at every depth (array items too). */
 export type DeepPartial<T> = T extends readonly (infer E)[] ? DeepPartial<E>[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
