@@ -19,7 +19,8 @@
  * - `allOf`/`anyOf`/`oneOf`/`not` are dropped: in a structural schema they only validate values;
  * - in body types, properties with a `default` join `required`: the API server fills them in
  *   whenever their parent exists, so they are always present in objects read back; in input
- *   types (what users write) they stay optional, and references go to the input twins;
+ *   types (what users write) they are optional — even when `required` names them, because the server
+ *   applies defaults before it validates — and references go to the input twins;
  * - documentation keys are dropped (types.ts writes TSDoc from the original node, found through
  *   `originals`).
  *
@@ -95,7 +96,11 @@ export function normalise(node: schemas.Schema, context: NormaliseContext, decla
     for (const [property, child] of schemas.propertiesOf(node)) {
       if (Object.hasOwn(properties, property)) continue;
       define(properties, property, normalise(child, context));
-      if (schemas.hasDefault(child) && context.mode === 'body') required.add(property);
+      // Defaults are applied before validation, so a required property with a default may be left out.
+      if (schemas.hasDefault(child)) {
+        if (context.mode === 'body') required.add(property);
+        else required.delete(property);
+      }
     }
     const additional = schemas.own(node, 'additionalProperties');
     const open = schemas.isRecord(additional) || additional === true || preserve;

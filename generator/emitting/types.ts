@@ -35,8 +35,9 @@
  * - `additionalProperties: <schema>` → `{ [key: string]: T }`; objects without it stay closed
  *   (no index signature; an object with no properties at all is `{ [key: string]: never }`);
  * - `required` → non-optional; a property with a `default` is non-optional in body types (the API
- *   server always fills it in) and optional in input types (a user may leave it out), and the
- *   default is documented with `@default`;
+ *   server always fills it in) and optional in input types (a user may leave it out, even when
+ *   `required` names it: the server applies defaults before it validates), and the default is
+ *   documented with `@default`;
  * - `description`, `format`, numeric/length/pattern constraints and `x-kubernetes-validations`
  *   (CEL) rules → TSDoc;
  * - `allOf`/`anyOf`/`oneOf`/`not` → nothing (in structural schemas they only validate);
@@ -301,7 +302,10 @@ function declareBody(emission: Emission, version: modeling.VersionModel): ts.Sta
   };
   const required = new Set(['apiVersion', 'kind']);
   if (input) required.add('metadata');
-  for (const name of schemas.requiredOf(root)) if (name !== 'metadata' && !(input && name === 'status')) required.add(name);
+  for (const name of schemas.requiredOf(root)) {
+    if (name === 'metadata' || (input && (name === 'status' || schemas.hasDefault(originals.get(name) ?? {})))) continue;
+    required.add(name);
+  }
   for (const [name, child] of originals) {
     if (schemas.hasDefault(child) && name !== 'metadata' && !input) required.add(name);
     if (!Object.hasOwn(properties, name)) normalising.define(properties, name, normalising.normalise(child, context));

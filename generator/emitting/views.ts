@@ -34,7 +34,7 @@
  * accumulator brings `metadata`, `fns`, `setAt()` and the other methods, so the view leaves out the
  * top-level properties named like them.
  */
-import * as modeling from '../modeling.js';
+import type * as modeling from '../modeling.js';
 import * as naming from '../naming.js';
 import * as schemas from '../schemas.js';
 import * as normalising from './normalising.js';
@@ -100,11 +100,7 @@ class ViewEmitter {
   private referenced = new Set<schemas.Schema>();
 
   constructor(private readonly version: modeling.VersionModel) {
-    const registry = new naming.NameRegistry([
-      ...Object.values(version.names),
-      ...version.typeNames.values(),
-      ...version.inputTypeNames.values(),
-    ]);
+    const registry = new naming.NameRegistry([...Object.values(version.names), ...version.typeNames.values(), ...version.inputTypeNames.values()]);
     for (const [node, name] of this.namedNodes()) this.viewNames.set(node, registry.claim(`${name}PatchView`));
   }
 
@@ -196,14 +192,17 @@ class ViewEmitter {
     const members: string[] = [];
     for (const name of ['apiVersion', 'kind']) if (!declared.has(name)) members.push(...accessor(name, 'string | undefined', 'string'));
     if (!declared.has('metadata')) {
-      members.push(...accessor('metadata', normalising.runtimeType('ObjectMetaPatchView'), `${MERGE_PATCH}<${normalising.runtimeType('ObjectMetaInput')}> | null`));
+      members.push(
+        ...accessor('metadata', normalising.runtimeType('ObjectMetaPatchView'), `${MERGE_PATCH}<${normalising.runtimeType('ObjectMetaInput')}> | null`),
+      );
     }
     return members;
   }
 
   /** The accessor pair of one property of a parent type (its read type is `parent`). */
   private property(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
-    const removable = !required || schemas.flag(child, 'nullable');
+    // A defaulted property is removable even when required: the server puts the default back.
+    const removable = !required || schemas.flag(child, 'nullable') || schemas.hasDefault(child);
     const orNull = removable ? ' | null' : '';
     const read = `(${parent}[${JSON.stringify(name)}] & {})`;
     const shape = this.shapeOf(child);

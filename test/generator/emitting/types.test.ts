@@ -433,7 +433,7 @@ describe('write types, type-checked', () => {
   const imports = `import type { Writable, WritableInput, WritablePatch, WritableSpec, WritableSpecInput } from '${from(writable)}';\nimport { Writables } from '${from(writable)}';\nexport type { Writable, WritableInput, WritablePatch, WritableSpec, WritableSpecInput };\nexport { Writables };\n`;
   const programs: Record<string, string> = {
     'input-defaults': `
-// A literal without any defaulted field (replicas, listeners[].protocol, routes{}.weight, deep...leaf, valueOf).
+// A literal without any defaulted field (replicas, the required tier, listeners[].protocol, routes{}.weight, deep...leaf, valueOf).
 export const input: WritableInput = { apiVersion: 'example.com/v1', kind: 'Writable', metadata: { name: 'w' }, spec: { size: 1, listeners: [{ name: 'http', port: 80, tls: { certificate: 'c' } }], routes: { a: { backend: 'b' } }, deep: { level1: { level2: { other: 'x' } } } } };
 // @ts-expect-error the body, as read back, has every defaulted field
 export const body: Writable = { apiVersion: 'example.com/v1', kind: 'Writable', metadata: { name: 'w' }, spec: { size: 1, listeners: [{ name: 'http', port: 80 }] } };
@@ -489,6 +489,8 @@ export const indexWrite: WritablePatch = { spec: { listeners: { 0: { name: 'x' }
     'patch-null-removes': `
 export const removals: WritablePatch = { spec: { affinity: null, owner: null, note: null, labels: null, routes: null, extra: null, template: null, service: null, replicas: null, deep: null, valueOf: null }, status: null };
 export const entries: WritablePatch = { metadata: { labels: { gone: null } }, spec: { labels: { a: null, b: 'c' }, routes: { a: null } } };
+// A required field with a default: removing it puts the default back.
+export const tier: WritablePatch = { spec: { tier: null } };
 `,
     'patch-null-only-where-removable': `
 // @ts-expect-error size is required and not nullable: merge patch cannot remove it

@@ -29,6 +29,7 @@ on.update(Bundles, async function removing({ patch }) {
   patch.spec.template = null; // an embedded resource
   patch.spec.job = null; // an embedded resource with declared properties
   patch.spec.selector = null; // required, but nullable
+  patch.spec.replicas = null; // required, but defaulted: the default comes back
   patch.status = null;
 });
 `,
