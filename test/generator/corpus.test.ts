@@ -32,7 +32,9 @@ function wholeFiles({ directory, minimumFiles, minimumModules }: Corpus): void {
     expect(modules).toHaveLength(served);
     for (const module of modules) {
       expect(module.text).toContain(`export interface ${module.names.body} {`);
-      expect(module.text).toContain(`export const ${module.names.descriptor} = $kopf.resource<${module.names.body}, ${module.names.input}, ${module.names.view}>(`);
+      expect(module.text).toContain(
+        `export const ${module.names.descriptor} = $kopf.resource<${module.names.body}, ${module.names.input}, ${module.names.view}>(`,
+      );
       expect(module.text).toContain(`export interface ${module.names.view} {`);
     }
   });

@@ -11,7 +11,6 @@
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as views from '../../../generator/emitting/views.js';
-import * as modeling from '../../../generator/modeling.js';
 import * as patches from '../../../runtime/cogs/structs/patches.js';
 import * as support from '../support.js';
 
