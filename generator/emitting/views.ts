@@ -69,6 +69,14 @@ export const ACCUMULATOR_MEMBERS: readonly string[] = [
 ];
 
 /**
+ * Property names the runtime's views answer themselves when read (`toJSON` and `toString` render
+ * the patch, `constructor` is `Object`, `then` is nothing, so a view is never taken for a promise):
+ * such a property is written like any other, but reading it never gives its view or value, so its
+ * reading type is `unknown`. Write it whole, or with `patch.setAt()`.
+ */
+export const VIEW_OWN_MEMBERS: readonly string[] = ['toJSON', 'toString', 'constructor', 'then'];
+
+/**
  * The name of the type users write for a named schema node, e.g. inside lists a patch replaces
  * whole: its input twin (defaulted fields optional) where it has one, else the read type.
  */
@@ -201,6 +209,11 @@ class ViewEmitter {
 
   /** The accessor pair of one property of a parent type (its read type is `parent`). */
   private property(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
+    const [getter, setter] = this.accessorsOf(name, child, parent, required);
+    return VIEW_OWN_MEMBERS.includes(name) ? [getter!.replace(/\): .*;$/, '): unknown;'), setter!] : [getter!, setter!];
+  }
+
+  private accessorsOf(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
     // A defaulted property is removable even when required: the server puts the default back.
     const removable = !required || schemas.flag(child, 'nullable') || schemas.hasDefault(child);
     const orNull = removable ? ' | null' : '';

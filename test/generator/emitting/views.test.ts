@@ -239,6 +239,38 @@ describe('emitting patch views', () => {
     expect(support.declarationOf(module.text, 'WidgetSpecPatchView')).toContain('  set parts(value: WidgetSpecParts[] | null);');
   });
 
+  it('properties the runtime view answers itself (toJSON, toString, constructor, then) are written, never read into', () => {
+    // What the runtime's views do with these names, whatever the patch holds.
+    const patch = new patches.Patch();
+    patch.setAt(['spec', 'then'], 'x');
+    const spec = (patch as unknown as { spec: Record<string, unknown> }).spec;
+    expect(views.VIEW_OWN_MEMBERS.map((name) => typeof spec[name])).toEqual(['function', 'function', 'function', 'undefined']);
+    expect(typeof spec['other']).toBe('object');
+
+    const module = support.emitSpec({
+      type: 'object',
+      properties: {
+        constructor: { type: 'object', properties: { a: { type: 'string' } } },
+        then: { type: 'string' },
+        toString: { type: 'integer' },
+        toJSON: { type: 'array', items: { type: 'string' } },
+      },
+    });
+    const use = [
+      "import type { WidgetSpecPatchView } from './widgets.example.com.v1.js';",
+      'export function write(spec: WidgetSpecPatchView): void {',
+      "  spec.constructor = { a: 'x' };",
+      '  spec.constructor = null;',
+      "  spec.then = 'later';",
+      '  spec.toString = 1;',
+      "  spec.toJSON = ['a'];",
+      "  // @ts-expect-error reading gives the runtime view's own member, not a view to write into",
+      "  spec.constructor.a = 'x';",
+      '}',
+    ].join('\n');
+    expect(support.typecheck([module, { fileName: 'use.ts', text: use }])).toEqual([]);
+  });
+
   it('names views through the module registry: a schema type of the same name keeps its name', () => {
     const module = support.emitSpec({ type: 'object', properties: { patchView: { type: 'object', properties: { a: { type: 'string' } } } } });
     expect(module.text).toContain('export interface WidgetSpecPatchView {');
