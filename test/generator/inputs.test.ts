@@ -116,6 +116,7 @@ describe('bad commands', () => {
     const ok = ps.capture();
     expect(await cli.main(['init', '--crd', good, '--out', path.join(root, 'cli-ok')], ok)).toBe(0);
     expect(ok.stdout()).toContain('added handler stub src/handlers/widget.ts');
+    expect(ok.stdout()).toContain('added sample object samples/widget.yaml');
     expect(ok.stdout()).toContain('npm run typecheck');
     expect(ok.stderr()).toContain('warning: '); // P-1: the widget's status schema prunes handler results
     expect(ok.stderr()).toContain('x-kubernetes-preserve-unknown-fields');

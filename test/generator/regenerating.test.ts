@@ -126,6 +126,7 @@ describe('add', () => {
     expect(await cli.main(['add', '--crd', gadgets, '--project', project], io)).toBe(0);
     expect(io.stdout()).toContain('+ gadgets.example.com: new CRD');
     expect(io.stdout()).toContain('added handler stub src/handlers/gadget.ts');
+    expect(io.stdout()).toContain('added sample object samples/gadget.yaml');
     expect(fs.readFileSync(handler, 'utf8')).toBe(edited);
     expect(fs.readdirSync(path.join(project, 'crds')).sort()).toEqual(['gadgets.yaml', 'widgets.yaml']);
     expect(fs.existsSync(path.join(project, 'src/generated/gadgets.example.com.v1.ts'))).toBe(true);
