@@ -251,6 +251,7 @@ describe('emitting patch views', () => {
       type: 'object',
       properties: {
         constructor: { type: 'object', properties: { a: { type: 'string' } } },
+        // biome-ignore lint/suspicious/noThenProperty: a schema property named `then` is what this test is about
         then: { type: 'string' },
         toString: { type: 'integer' },
         toJSON: { type: 'array', items: { type: 'string' } },
