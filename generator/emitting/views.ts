@@ -209,32 +209,37 @@ class ViewEmitter {
 
   /** The accessor pair of one property of a parent type (its read type is `parent`). */
   private property(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
-    const [getter, setter] = this.accessorsOf(name, child, parent, required);
-    return VIEW_OWN_MEMBERS.includes(name) ? [getter!.replace(/\): .*;$/, '): unknown;'), setter!] : [getter!, setter!];
-  }
-
-  private accessorsOf(name: string, child: schemas.Schema, parent: string, required: boolean): string[] {
     // A defaulted property is removable even when required: the server puts the default back.
     const removable = !required || schemas.flag(child, 'nullable') || schemas.hasDefault(child);
     const orNull = removable ? ' | null' : '';
     const read = `(${parent}[${JSON.stringify(name)}] & {})`;
+    const [get, set] = this.accessorTypes(child, read, orNull, VIEW_OWN_MEMBERS.includes(name));
+    return accessor(name, get, set);
+  }
+
+  /**
+   * The reading and writing types of a property (`read` is its read type). A property the runtime's
+   * view answers itself (`own`) reads as `unknown`, and no view is emitted for it.
+   */
+  private accessorTypes(child: schemas.Schema, read: string, orNull: string, own: boolean): [string, string] {
+    const reading = (type: () => string): string => (own ? 'unknown' : type());
     const shape = this.shapeOf(child);
     switch (shape.kind) {
       case 'named':
-        return accessor(name, this.viewOf(child), `${MERGE_PATCH}<${writeTypeName(this.version, child)}>${orNull}`);
+        return [reading(() => this.viewOf(child)), `${MERGE_PATCH}<${writeTypeName(this.version, child)}>${orNull}`];
       case 'map':
-        return accessor(name, this.mapView(shape.value, read), `${MERGE_PATCH}<${this.writeType(child, read)}>${orNull}`);
+        return [reading(() => this.mapView(shape.value, read)), `${MERGE_PATCH}<${this.writeType(child, read)}>${orNull}`];
       case 'open':
-        return accessor(name, OPEN, `${OPEN}${orNull}`);
+        return [reading(() => OPEN), `${OPEN}${orNull}`];
       case 'embedded':
-        return accessor(name, this.embeddedView(shape.open), `${MERGE_PATCH}<${read}>${orNull}`);
+        return [reading(() => this.embeddedView(shape.open)), `${MERGE_PATCH}<${read}>${orNull}`];
       case 'list': {
         const whole = this.writeType(child, read);
-        return accessor(name, `${READONLY_DEEP}<${whole}>${orNull} | undefined`, `${whole}${orNull}`);
+        return [reading(() => `${READONLY_DEEP}<${whole}>${orNull} | undefined`), `${whole}${orNull}`];
       }
       case 'scalar': {
         const type = shape.text ?? read;
-        return accessor(name, `${type}${orNull} | undefined`, `${type}${orNull}`);
+        return [reading(() => `${type}${orNull} | undefined`), `${type}${orNull}`];
       }
     }
   }

@@ -270,6 +270,7 @@ describe('emitting patch views', () => {
       '}',
     ].join('\n');
     expect(support.typecheck([module, { fileName: 'use.ts', text: use }])).toEqual([]);
+    expect(module.text).not.toContain('WidgetSpecConstructorPatchView');
   });
 
   it('names views through the module registry: a schema type of the same name keeps its name', () => {
