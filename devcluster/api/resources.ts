@@ -21,6 +21,16 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 
 export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
+/** Discovery facts of one subresource (D-WIRE-8). */
+export interface SubresourceInfo {
+  readonly verbs: readonly string[];
+  readonly kind: string;
+  readonly group?: string;
+  readonly version?: string;
+  /** A streaming (connect) subresource: `log`, `exec`, `attach`, `portforward`, `proxy`. */
+  readonly connect?: boolean;
+}
+
 export interface ScaleSpec {
   specReplicasPath: string;
   statusReplicasPath: string;
@@ -104,6 +114,13 @@ export interface ResourceType {
   readonly storage: string;
   /** Served subresources, e.g. `status`, `scale`, `finalize`. */
   readonly subresources: readonly string[];
+  /**
+   * What discovery says of each subresource (verbs, and the kind when it differs); built-ins take it
+   * from the upstream catalog. Absent entries get the defaults of D-WIRE-8.
+   */
+  readonly subresourceInfo?: Readonly<Record<string, SubresourceInfo>>;
+  /** The upstream OpenAPI definition of a built-in kind (`io.k8s.api.batch.v1.Job`). */
+  readonly definition?: string;
   readonly scale?: ScaleSpec;
   /** Built-in kinds omit `apiVersion`/`kind` on list items (D-WIRE-19). */
   readonly builtin: boolean;

@@ -1,15 +1,23 @@
 /**
- * The built-in resources served by the devcluster (D-BI-1): names, scope, short names,
- * subresources and storage of each, with the kind-specific strategy. Kind-specific behaviour
- * lives in one module per kind beside this one (pods.ts, services.ts, …); the shared building
- * blocks are in strategies.ts and re-exported here for older callers.
+ * The built-in resources served by the devcluster (D-BI-1): every resource a vanilla Kubernetes
+ * 1.32 cluster serves, as the upstream catalog (`devcluster/upstream/catalog.json`, derived from
+ * the published OpenAPI document) lists them — group, version, kind, scope, verbs, short names,
+ * categories and subresources.
+ *
+ * Each kind's behaviour is its strategy. Kinds with behaviour of their own have a module beside
+ * this one (pods.ts, services.ts, …, and the workload kinds); every other kind gets the generic
+ * strategy of `generic.ts`, driven by its OpenAPI schema (decoding, unknown fields, required fields,
+ * enums, strategic-merge keys). The shared building blocks are in strategies.ts and re-exported here
+ * for older callers.
  */
-import * as strategic from '../patching/strategic.js';
 import * as resources from '../api/resources.js';
+import * as strategic from '../patching/strategic.js';
+import * as upstream from '../upstream/catalog.js';
 import * as configmaps from './configmaps.js';
 import * as deployments from './deployments.js';
 import * as events from './events.js';
 import * as eventsv1 from './eventsv1.js';
+import * as generic from './generic.js';
 import * as leases from './leases.js';
 import * as namespaces from './namespaces.js';
 import * as pods from './pods.js';
@@ -17,20 +25,6 @@ import * as secrets from './secrets.js';
 import * as services from './services.js';
 import * as strategies from './strategies.js';
 import * as webhookconfigurations from './webhookconfigurations.js';
-
-interface BuiltinSpec {
-  group: string;
-  version: string;
-  resource: string;
-  kind: string;
-  namespaced: boolean;
-  shortNames?: string[];
-  categories?: string[];
-  subresources?: string[];
-  scale?: resources.ScaleSpec;
-  storage?: string;
-  strategy: resources.Strategy;
-}
 
 /** A plain strategy for stored-only kinds (see strategies.ts). */
 export const plainStrategy = strategies.plainStrategy;
@@ -41,128 +35,102 @@ export const statusSubresource = strategies.statusSubresource;
 /** Overridable per-kind strategies: an entry registered before the cluster starts replaces the built-in one. */
 export const kindStrategies = new Map<string, resources.Strategy>();
 
-function specs(): BuiltinSpec[] {
-  const k = (kind: string, fallback: resources.Strategy): resources.Strategy => kindStrategies.get(kind) ?? fallback;
-  return [
-    {
-      group: '',
-      version: 'v1',
-      resource: 'namespaces',
-      kind: 'Namespace',
-      namespaced: false,
-      shortNames: ['ns'],
-      subresources: ['status', 'finalize'],
-      strategy: k('Namespace', { ...namespaces.namespaceStrategy, smpSchema: strategic.builtinSmpSchema('Namespace') }),
-    },
-    {
-      group: '',
-      version: 'v1',
-      resource: 'configmaps',
-      kind: 'ConfigMap',
-      namespaced: true,
-      shortNames: ['cm'],
-      strategy: k('ConfigMap', configmaps.configMapStrategy),
-    },
-    { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true, strategy: k('Secret', secrets.secretStrategy) },
-    {
-      group: '',
-      version: 'v1',
-      resource: 'pods',
-      kind: 'Pod',
-      namespaced: true,
-      shortNames: ['po'],
-      categories: ['all'],
-      subresources: ['status'],
-      strategy: k('Pod', pods.podStrategy),
-    },
-    {
-      group: '',
-      version: 'v1',
-      resource: 'services',
-      kind: 'Service',
-      namespaced: true,
-      shortNames: ['svc'],
-      categories: ['all'],
-      subresources: ['status'],
-      strategy: k('Service', services.serviceStrategy),
-    },
-    {
-      group: '',
-      version: 'v1',
-      resource: 'serviceaccounts',
-      kind: 'ServiceAccount',
-      namespaced: true,
-      shortNames: ['sa'],
-      strategy: k('ServiceAccount', plainStrategy('ServiceAccount', { deleteReturnsObject: true })),
-    },
-    {
-      group: '',
-      version: 'v1',
-      resource: 'events',
-      kind: 'Event',
-      namespaced: true,
-      shortNames: ['ev'],
-      storage: 'events',
-      strategy: k('Event', events.eventStrategy),
-    },
-    {
-      group: 'events.k8s.io',
-      version: 'v1',
-      resource: 'events',
-      kind: 'Event',
-      namespaced: true,
-      shortNames: ['ev'],
-      storage: 'events',
-      strategy: k('events.k8s.io/Event', eventsv1.eventsV1Strategy),
-    },
-    {
-      group: 'apps',
-      version: 'v1',
-      resource: 'deployments',
-      kind: 'Deployment',
-      namespaced: true,
-      shortNames: ['deploy'],
-      categories: ['all'],
-      subresources: ['status', 'scale'],
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
-      strategy: k('Deployment', deployments.deploymentStrategy),
-    },
-    { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true, strategy: k('Lease', leases.leaseStrategy) },
-    {
-      group: 'admissionregistration.k8s.io',
-      version: 'v1',
-      resource: 'validatingwebhookconfigurations',
-      kind: 'ValidatingWebhookConfiguration',
-      namespaced: false,
-      strategy: k('ValidatingWebhookConfiguration', webhookconfigurations.webhookConfigurationStrategy('ValidatingWebhookConfiguration')),
-    },
-    {
-      group: 'admissionregistration.k8s.io',
-      version: 'v1',
-      resource: 'mutatingwebhookconfigurations',
-      kind: 'MutatingWebhookConfiguration',
-      namespaced: false,
-      strategy: k('MutatingWebhookConfiguration', webhookconfigurations.webhookConfigurationStrategy('MutatingWebhookConfiguration')),
-    },
-  ];
+/** What a kind's own module adds to the catalog entry. */
+interface Special {
+  /** The key of `kindStrategies` (the kind, or `group/Kind` where two groups share a kind). */
+  strategyKey: string;
+  strategy: () => resources.Strategy;
+  /** Storage shared with another served type (core and events.k8s.io Events). */
+  storage?: string;
+  scale?: resources.ScaleSpec;
 }
 
+const REPLICAS_SCALE: resources.ScaleSpec = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
+
+/** Kinds with a module of their own, by `group/resource` (core: `resource`). */
+const SPECIAL: Readonly<Record<string, Special>> = {
+  namespaces: {
+    strategyKey: 'Namespace',
+    strategy: () => ({ ...namespaces.namespaceStrategy, smpSchema: strategic.builtinSmpSchema('Namespace') }),
+  },
+  configmaps: { strategyKey: 'ConfigMap', strategy: () => configmaps.configMapStrategy },
+  secrets: { strategyKey: 'Secret', strategy: () => secrets.secretStrategy },
+  pods: { strategyKey: 'Pod', strategy: () => pods.podStrategy },
+  services: { strategyKey: 'Service', strategy: () => services.serviceStrategy },
+  serviceaccounts: { strategyKey: 'ServiceAccount', strategy: () => plainStrategy('ServiceAccount', { deleteReturnsObject: true }) },
+  events: { strategyKey: 'Event', strategy: () => events.eventStrategy, storage: 'events' },
+  'events.k8s.io/events': { strategyKey: 'events.k8s.io/Event', strategy: () => eventsv1.eventsV1Strategy, storage: 'events' },
+  'apps/deployments': { strategyKey: 'Deployment', strategy: () => deployments.deploymentStrategy, scale: REPLICAS_SCALE },
+  'coordination.k8s.io/leases': { strategyKey: 'Lease', strategy: () => leases.leaseStrategy },
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': {
+    strategyKey: 'ValidatingWebhookConfiguration',
+    strategy: () => webhookconfigurations.webhookConfigurationStrategy('ValidatingWebhookConfiguration'),
+  },
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': {
+    strategyKey: 'MutatingWebhookConfiguration',
+    strategy: () => webhookconfigurations.webhookConfigurationStrategy('MutatingWebhookConfiguration'),
+  },
+};
+
+/** Resources served elsewhere: CRDs have their own module and registration (`customresourcedefinitions.ts`). */
+const SERVED_ELSEWHERE = new Set(['apiextensions.k8s.io/customresourcedefinitions']);
+
+/** Scale subresources of the generic kinds, by `group/resource`. */
+const GENERIC_SCALE: Readonly<Record<string, resources.ScaleSpec>> = {
+  'apps/replicasets': REPLICAS_SCALE,
+  'apps/statefulsets': REPLICAS_SCALE,
+  replicationcontrollers: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+};
+
+const keyOf = (e: upstream.ResourceEntry): string => (e.group ? `${e.group}/${e.resource}` : e.resource);
+
+/**
+ * The storage of a catalog entry: shared by the versions of a resource only when they have one
+ * schema; autoscaling/v1 and v2 HorizontalPodAutoscalers differ and the devcluster does not convert
+ * between them, so the older version is stored on its own (a documented divergence).
+ */
+function storageOf(e: upstream.ResourceEntry, all: readonly upstream.ResourceEntry[], special: Special | undefined): string {
+  if (special?.storage) return special.storage;
+  const base = resources.storageOf(e.group, e.resource);
+  const preferred = all.filter((o) => o.group === e.group && o.resource === e.resource).sort((a, b) => (a.version < b.version ? 1 : -1))[0];
+  return preferred && preferred.version !== e.version ? `${base}@${e.version}` : base;
+}
+
+function subresourceInfo(e: upstream.ResourceEntry): Record<string, resources.SubresourceInfo> {
+  const out: Record<string, resources.SubresourceInfo> = {};
+  for (const s of e.subresources) {
+    out[s.name] = { verbs: s.verbs, kind: s.kind, group: s.group, version: s.version, connect: s.connect };
+  }
+  return out;
+}
+
+/** Every built-in resource type the devcluster serves. */
 export function builtinTypes(): resources.ResourceType[] {
-  return specs().map((s) => ({
-    group: s.group,
-    version: s.version,
-    resource: s.resource,
-    singular: s.kind.toLowerCase(),
-    kind: s.kind,
-    listKind: `${s.kind}List`,
-    namespaced: s.namespaced,
-    shortNames: s.shortNames ?? [],
-    categories: s.categories ?? [],
-    verbs: resources.ALL_VERBS,
-    storage: s.storage ?? resources.storageOf(s.group, s.resource),
-    subresources: s.subresources ?? [],
-    scale: s.scale,
-    builtin: true,
-    strategy: s.strategy,
-  }));
+  const all = upstream.entries();
+  return all
+    .filter((e) => !SERVED_ELSEWHERE.has(keyOf(e)))
+    .map((e): resources.ResourceType => {
+      const special = SPECIAL[keyOf(e)];
+      const own = special ? (kindStrategies.get(special.strategyKey) ?? special.strategy()) : (kindStrategies.get(e.kind) ?? generic.genericStrategy(e));
+      const strategy = generic.withSchema(own, e);
+      return {
+        group: e.group,
+        version: e.version,
+        resource: e.resource,
+        singular: e.singular,
+        kind: e.kind,
+        listKind: `${e.kind}List`,
+        namespaced: e.namespaced,
+        shortNames: e.shortNames,
+        categories: e.categories,
+        verbs: e.verbs as resources.Verb[],
+        storage: storageOf(e, all, special),
+        subresources: e.subresources.map((s) => s.name),
+        subresourceInfo: subresourceInfo(e),
+        scale: special?.scale ?? GENERIC_SCALE[keyOf(e)],
+        definition: e.definition,
+        builtin: true,
+        strategy,
+      };
+    });
 }

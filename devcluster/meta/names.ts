@@ -9,7 +9,18 @@
  */
 
 /** The name rule a resource uses for `metadata.name` (D-META-8). */
-export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'crd';
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'crd' | 'path';
+
+/**
+ * The path-segment rule of RBAC objects (`system:controller:job-controller` is a valid ClusterRole
+ * name): anything but `.`, `..`, and names containing `/` or `%`, with upstream's messages.
+ */
+export function pathSegmentErrors(value: string): string[] {
+  if (value === '.' || value === '..') return [`may not be '${value}'`];
+  const errors: string[] = [];
+  for (const c of ['/', '%']) if (value.includes(c)) errors.push(`may not contain '${c}'`);
+  return errors;
+}
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
@@ -163,6 +174,8 @@ export function nameErrors(value: string, rule: NameRule, prefix = false): strin
     case 'subdomain':
     case 'crd':
       return dns1123SubdomainErrors(checked);
+    case 'path':
+      return pathSegmentErrors(checked);
   }
 }
 

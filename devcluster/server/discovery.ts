@@ -50,11 +50,19 @@ function storageVersionHash(t: resources.ResourceType): string {
 
 const SUB_VERBS = ['get', 'patch', 'update'];
 
+/** What discovery says of one subresource: the catalog's facts, else the defaults of D-WIRE-8. */
+function subresourceFacts(t: resources.ResourceType, sub: string): { verbs: string[]; group: string; version: string; kind: string } {
+  const info = t.subresourceInfo?.[sub];
+  if (info) return { verbs: [...info.verbs], group: info.group ?? t.group, version: info.version ?? t.version, kind: info.kind };
+  if (sub === 'scale') return { verbs: SUB_VERBS, group: 'autoscaling', version: 'v1', kind: 'Scale' };
+  return { verbs: sub === 'finalize' ? ['update'] : SUB_VERBS, group: t.group, version: t.version, kind: t.kind };
+}
+
 function subresourceEntries(t: resources.ResourceType): JsonObject[] {
   return t.subresources.map((sub) => {
-    const entry: JsonObject = { name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUB_VERBS };
-    if (sub === 'scale') Object.assign(entry, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
-    if (sub === 'finalize') entry['verbs'] = ['update'];
+    const facts = subresourceFacts(t, sub);
+    const entry: JsonObject = { name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: facts.kind, verbs: facts.verbs };
+    if (facts.group !== t.group || facts.version !== t.version) Object.assign(entry, { group: facts.group, version: facts.version, kind: facts.kind });
     return entry;
   });
 }
@@ -94,11 +102,10 @@ export function aggregated(registry: resources.Registry, core: boolean, apiVersi
         if (t.shortNames.length) r['shortNames'] = [...t.shortNames];
         if (t.categories.length) r['categories'] = [...t.categories];
         if (t.subresources.length) {
-          r['subresources'] = t.subresources.map((sub) => ({
-            subresource: sub,
-            responseKind: sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { group: t.group, version: t.version, kind: t.kind },
-            verbs: sub === 'finalize' ? ['update'] : SUB_VERBS,
-          }));
+          r['subresources'] = t.subresources.map((sub) => {
+            const facts = subresourceFacts(t, sub);
+            return { subresource: sub, responseKind: { group: facts.group, version: facts.version, kind: facts.kind }, verbs: facts.verbs };
+          });
         }
         return r;
       }),
