@@ -257,10 +257,17 @@ const CASES: Case[] = [
     send: (h) => h.put(`${CONFIGMAPS}/base`, { ...cmBody('base'), metadata: { name: 42 } }),
   },
   {
-    title: 'D-META-11 a label value that is not a string is 422 Invalid',
+    title: 'D-META-11 a label value that is not a string is 422 Invalid on a custom resource',
     code: 422,
     reason: 'Invalid',
     cause: { field: 'metadata.labels[a]', reason: 'FieldValueTypeInvalid' },
+    send: (h) => h.post(WIDGETS, { ...widgetBody('label-number'), metadata: { name: 'label-number', labels: { a: 1 } } }),
+  },
+  {
+    title: 'D-BI-20 a label value that is not a string is 400 on a built-in kind, with the decoder message',
+    code: 400,
+    reason: 'BadRequest',
+    message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string',
     send: (h) => h.post(CONFIGMAPS, cmBody('label-number', { labels: { a: 1 } })),
   },
   {
