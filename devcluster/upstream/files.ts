@@ -13,5 +13,9 @@ export function readDataFile(name: string): string {
   for (const url of candidates(name)) {
     if (fs.existsSync(url)) return fs.readFileSync(url, 'utf8');
   }
-  throw new Error(`devcluster: upstream data file ${name} not found (looked in ${candidates(name).map((u) => u.pathname).join(', ')})`);
+  throw new Error(
+    `devcluster: upstream data file ${name} not found (looked in ${candidates(name)
+      .map((u) => u.pathname)
+      .join(', ')})`,
+  );
 }

@@ -3,8 +3,11 @@
  * which the devcluster derives its built-in kinds: their schemas for decoding and validation, their
  * strategic-merge and apply list semantics, and what `/openapi/v2` and `/openapi/v3` serve.
  *
- * The document is 3 MB: it is parsed on first use, not at start-up, and then shared by every
- * devcluster of the process (it never changes).
+ * Two ways in, both lazy and shared by every devcluster of the process (the data never changes):
+ * `definition(name)` reads one schema's shape (no descriptions) from `shapes.tsv`, parsing only the
+ * definitions asked for — what decoding and validation need, cheap enough for the writes a
+ * devcluster makes at start-up; `document()` parses the whole 3 MB document, with descriptions and
+ * paths, for what serves OpenAPI — never at start-up.
  */
 import * as files from './files.js';
 
@@ -41,16 +44,41 @@ export interface Document {
 
 let cached: Document | undefined;
 
-/** The whole document (parsed once per process). */
+/** The whole document, descriptions and paths included (parsed once per process). */
 export function document(): Document {
   cached ??= JSON.parse(files.readDataFile('swagger.json')) as Document;
   return cached;
 }
 
-/** The named definition (`io.k8s.api.batch.v1.Job`), or undefined. */
-export function definition(name: string): Schema | undefined {
-  return Object.hasOwn(document().definitions, name) ? document().definitions[name] : undefined;
+/** Unparsed shapes by definition name, and the ones parsed so far. */
+let shapeTexts: Map<string, string> | undefined;
+const shapes = new Map<string, Schema>();
+
+function shapeText(name: string): string | undefined {
+  if (!shapeTexts) {
+    shapeTexts = new Map();
+    for (const line of files.readDataFile('shapes.tsv').split('\n')) {
+      const tab = line.indexOf('\t');
+      if (tab > 0) shapeTexts.set(line.slice(0, tab), line.slice(tab + 1));
+    }
+  }
+  return shapeTexts.get(name);
 }
+
+/** The named definition's shape (`io.k8s.api.batch.v1.Job`; no descriptions), or undefined. */
+export function definition(name: string): Schema | undefined {
+  let schema = shapes.get(name);
+  if (schema === undefined) {
+    const text = shapeText(name);
+    if (text === undefined) return undefined;
+    schema = JSON.parse(text) as Schema;
+    shapes.set(name, schema);
+  }
+  return schema;
+}
+
+/** How many definitions' shapes have been parsed (start-up parses only those its own writes need). */
+export const parsedDefinitions = (): number => shapes.size;
 
 /** The definition a `$ref` names (`#/definitions/<name>`). */
 export function refName(schema: Schema): string | undefined {
@@ -66,5 +94,5 @@ export function resolve(schema: Schema): Schema {
   return target;
 }
 
-/** Whether the document has been parsed (start-up must not parse it). */
-export const isLoaded = (): boolean => cached !== undefined;
+/** Whether the whole document has been parsed (start-up never parses it). */
+export const isDocumentLoaded = (): boolean => cached !== undefined;

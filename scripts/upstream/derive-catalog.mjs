@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Derives the devcluster's catalog of built-in resources (devcluster/upstream/catalog.json) from
 // the Kubernetes OpenAPI document kept beside it (devcluster/upstream/swagger.json) and the few
-// discovery facts the document does not carry (devcluster/upstream/names.json).
+// discovery facts the document does not carry (devcluster/upstream/names.json); and the schemas'
+// shapes (devcluster/upstream/shapes.tsv: one definition per line, `name<TAB>schema` without
+// descriptions), which decoding and validation read one definition at a time.
 //
 // A vanilla 1.32 cluster serves exactly the stable group/versions (v1, v2, …) of the document: every
 // alpha and beta API of 1.32 is off by default. Each resource's scope, verbs, kind, schema and
 // subresources come from the document's paths and their `x-kubernetes-action` and
 // `x-kubernetes-group-version-kind` extensions. Run it after replacing swagger.json:
-//   node scripts/upstream/derive-catalog.mjs          (writes catalog.json)
-//   node scripts/upstream/derive-catalog.mjs --check  (exits 1 when catalog.json is out of date)
+//   node scripts/upstream/derive-catalog.mjs          (writes catalog.json and shapes.tsv)
+//   node scripts/upstream/derive-catalog.mjs --check  (exits 1 when either is out of date)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -17,7 +19,17 @@ const folder = path.resolve(import.meta.dirname, '..', '..', 'devcluster', 'upst
 /** Maps an operation to its discovery verb; connect operations map by HTTP method. */
 function verbOf(method, action) {
   if (action === 'connect') return { get: 'get', post: 'create', put: 'update', patch: 'patch', delete: 'delete' }[method];
-  return { get: 'get', list: 'list', watch: 'watch', watchlist: 'watch', post: 'create', put: 'update', patch: 'patch', delete: 'delete', deletecollection: 'deletecollection' }[action];
+  return {
+    get: 'get',
+    list: 'list',
+    watch: 'watch',
+    watchlist: 'watch',
+    post: 'create',
+    put: 'update',
+    patch: 'patch',
+    delete: 'delete',
+    deletecollection: 'deletecollection',
+  }[action];
 }
 
 /** Splits a path into group, version, namespaced flag, resource, name flag and subresource. */
@@ -103,16 +115,39 @@ export function derive(swagger, names) {
   return { about: 'Derived from swagger.json and names.json by scripts/upstream/derive-catalog.mjs; do not edit by hand.', kubernetes: '1.32', resources: out };
 }
 
+/** A schema without its descriptions (decoding and validation never read them). */
+function shape(value) {
+  if (Array.isArray(value)) return value.map(shape);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== 'description')
+      .map(([k, v]) => [k, shape(v)]),
+  );
+}
+
+export function deriveShapes(swagger) {
+  const lines = Object.keys(swagger.definitions)
+    .sort()
+    .map((name) => `${name}\t${JSON.stringify(shape(swagger.definitions[name]))}`);
+  return `${lines.join('\n')}\n`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const swagger = JSON.parse(fs.readFileSync(path.join(folder, 'swagger.json'), 'utf8'));
   const names = JSON.parse(fs.readFileSync(path.join(folder, 'names.json'), 'utf8'));
-  const text = `${JSON.stringify(derive(swagger, names), null, 1)}\n`;
-  const target = path.join(folder, 'catalog.json');
-  if (process.argv.includes('--check')) {
-    const current = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
-    if (current !== text) {
-      console.error('devcluster/upstream/catalog.json is out of date: run node scripts/upstream/derive-catalog.mjs');
-      process.exit(1);
-    }
-  } else fs.writeFileSync(target, text);
+  const outputs = {
+    'catalog.json': `${JSON.stringify(derive(swagger, names), null, 1)}\n`,
+    'shapes.tsv': deriveShapes(swagger),
+  };
+  for (const [file, text] of Object.entries(outputs)) {
+    const target = path.join(folder, file);
+    if (process.argv.includes('--check')) {
+      const current = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
+      if (current !== text) {
+        console.error(`devcluster/upstream/${file} is out of date: run node scripts/upstream/derive-catalog.mjs`);
+        process.exitCode = 1;
+      }
+    } else fs.writeFileSync(target, text);
+  }
 }
