@@ -56,7 +56,8 @@ function compileUncached(pattern: string): Compiled {
     return { ok: true, regex: wrap(RE2JS.compile(pattern)) };
   } catch (error) {
     if (!(error instanceof RE2JSSyntaxException)) return { ok: false, reason: error instanceof Error ? error.message : String(error) };
-    if (error.error === DUPLICATE_NAME) return compileUncached(withoutGroupNames(pattern));
+    const unnamed = error.error === DUPLICATE_NAME ? withoutGroupNames(pattern) : pattern;
+    if (unnamed !== pattern) return compileUncached(unnamed);
     return { ok: false, reason: `error parsing regexp: ${error.error}: \`${error.input ?? goExpr(error.error, pattern)}\`` };
   }
 }
