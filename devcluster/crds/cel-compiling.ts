@@ -4,14 +4,17 @@
  *
  * `cel.ts` calls `compileNode` once per schema (and caches the result) and evaluates the tree. Each
  * rule is parsed and checked against the environments of `cel-library.ts`; anything unusable (bad
- * syntax, unknown functions, a non-bool result, an unknown `reason`, a `fieldPath` that names no
- * field, a messageExpression that does not compile) is described in a warning line addressed like
- * upstream's CRD validation paths (`openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`)
- * and the rule, or only the broken part of it, is left out. Subtrees without rules are pruned.
+ * syntax, unknown functions, a non-bool result, a literal regular expression Go rejects, an unknown
+ * `reason`, a `fieldPath` that names no field, a messageExpression that does not compile) is
+ * described in a warning line addressed like upstream's CRD validation paths
+ * (`openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`) and the rule, or only the
+ * broken part of it, is left out. Subtrees without rules are pruned. `refusedRule` tells the CRD
+ * validation which rules upstream would refuse outright.
  */
 import type * as cel from '@marcbachmann/cel-js';
 import * as celfieldpaths from './cel-fieldpaths.js';
 import * as cellibrary from './cel-library.js';
+import * as celregex from './cel-regex.js';
 import * as celschemas from './cel-schemas.js';
 import * as json from '../json.js';
 
@@ -70,7 +73,25 @@ function compileExpression(source: string, resultType: 'bool' | 'string', env = 
   const checked = program.check();
   if (!checked.valid) return `compilation failed: ${summary(checked.error)}`;
   if (checked.type !== resultType && checked.type !== 'dyn') return `must evaluate to ${resultType}, not ${checked.type}`;
+  const pattern = celregex.literalPatternError(program.ast);
+  if (pattern !== undefined) return `program instantiation failed: ${pattern}`;
   return program;
+}
+
+/**
+ * Why upstream refuses a CRD because of this rule, when the emulator can be sure of it: the rule
+ * parses and a regex function in it has a literal pattern Go rejects (upstream compiles those when
+ * it builds the rule's program). Undefined otherwise, including for rules that do not parse here.
+ */
+export function refusedRule(source: string): string | undefined {
+  let program: cel.ParseResult;
+  try {
+    program = cellibrary.environment.parse(source);
+  } catch {
+    return undefined;
+  }
+  const pattern = celregex.literalPatternError(program.ast);
+  return pattern === undefined ? undefined : `program instantiation failed: ${pattern}`;
 }
 
 function compileRule(raw: unknown, schema: celschemas.CelSchemaNode, where: string, warnings: string[]): CompiledRule | undefined {

@@ -9,14 +9,16 @@
  *
  * Built into the evaluator and relied upon: comparisons, arithmetic, `size`, `has`, `in`, `all`,
  * `exists`, `exists_one`, `map`, `filter`, `cel.bind`, optional values (`.?field`, `orValue`,
- * `hasValue`), strings `startsWith`, `endsWith`, `contains`, `matches`, `lowerAscii`, `upperAscii`,
+ * `hasValue`), strings `startsWith`, `endsWith`, `contains`, `lowerAscii`, `upperAscii`,
  * `split`, `join`, `trim`, `substring`, `indexOf`, `lastIndexOf`.
  *
  * Added here (Kubernetes library): lists `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`;
- * strings `charAt`, `replace`, `reverse`; regex `find`, `findAll`; URLs `isURL`, `url` with
- * `getScheme`, `getHost`, `getHostname`, `getPort`, `getEscapedPath`, `getQuery`; IPs `isIP`, `isCIDR`.
+ * strings `charAt`, `replace`, `reverse`; URLs `isURL`, `url` with `getScheme`, `getHost`,
+ * `getHostname`, `getPort`, `getEscapedPath`, `getQuery`; IPs `isIP`, `isCIDR`. Regular expressions
+ * (`matches`, `find`, `findAll`) come from `cel-regex.ts`, with Go's RE2 semantics.
  */
 import * as cel from '@marcbachmann/cel-js';
+import * as celregex from './cel-regex.js';
 
 /** Error raised by a library function; the evaluator reports it like any evaluation error. */
 const fail = (message: string): Error => new cel.EvaluationError(message);
@@ -89,19 +91,6 @@ function replace(text: string, search: string, replacement: string, limit: bigin
     from = at + replacement.length + (search === '' ? 1 : 0);
   }
   return out;
-}
-
-function regex(pattern: string, flags = ''): RegExp {
-  try {
-    return new RegExp(pattern, flags);
-  } catch {
-    throw fail(`invalid regular expression: ${pattern}`);
-  }
-}
-
-function findAll(text: string, pattern: string, limit: bigint): string[] {
-  const matches = [...text.matchAll(regex(pattern, 'g'))].map((m) => m[0]);
-  return limit < 0n ? matches : matches.slice(0, Number(limit));
 }
 
 /** A parsed URL as the Kubernetes URL library exposes it (Go `net/url` semantics, simplified). */
@@ -186,9 +175,7 @@ function build(oldSelfType: 'dyn' | 'optional<dyn>'): cel.Environment {
   env.registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => replace(s, a, b, -1n));
   env.registerFunction('string.replace(string, string, int): string', replace);
   env.registerFunction('string.reverse(): string', (s: string) => Array.from(s).reverse().join(''));
-  env.registerFunction('string.find(string): string', (s: string, p: string) => regex(p).exec(s)?.[0] ?? '');
-  env.registerFunction('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1n));
-  env.registerFunction('string.findAll(string, int): list<string>', findAll);
+  celregex.register(env);
 
   env.registerType('URL', KubeUrl);
   env.registerFunction('isURL(string): bool', (s: string) => parseUrl(s) !== undefined);

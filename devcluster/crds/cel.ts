@@ -25,6 +25,7 @@ import * as fielderrors from '../meta/fielderrors.js';
 import * as celcompiling from './cel-compiling.js';
 import type * as celfieldpaths from './cel-fieldpaths.js';
 import * as cellibrary from './cel-library.js';
+import * as celregex from './cel-regex.js';
 import * as celschemas from './cel-schemas.js';
 import * as json from '../json.js';
 
@@ -108,6 +109,7 @@ function evaluationDetail(rule: CompiledRule, error: unknown): string {
   if (code === 'no_such_overload' || code === 'no_matching_overload') {
     return `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${which}`;
   }
+  if (code === celregex.INVALID_PATTERN) return `${text} evaluating rule: ${which}`;
   return `${text.charAt(0).toLowerCase()}${text.slice(1)} evaluating rule: ${which}`;
 }
 

@@ -13,10 +13,12 @@
  * Field paths are rendered the way upstream renders them: `properties[name]` for property steps,
  * e.g. `spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type`.
  * `x-kubernetes-validations` are accepted; only their shape is checked here (CEL compilation is
- * done elsewhere and never rejects a CRD).
+ * done elsewhere and never rejects a CRD), plus the one compile-time failure the emulator can be
+ * sure upstream has too: a literal regular expression Go rejects.
  */
 
 import * as fielderrors from '../meta/fielderrors.js';
+import * as celcompiling from './cel-compiling.js';
 import * as junctors from './junctors.js';
 import * as patterns from './patterns.js';
 import * as pruning from './pruning.js';
@@ -256,7 +258,11 @@ function checkMapKeys(items: schemas.JSONSchemaProps, keys: readonly unknown[], 
   }
 }
 
-/** `x-kubernetes-validations` are always accepted; only malformed entries are reported. */
+/**
+ * `x-kubernetes-validations` are accepted unless malformed, or unless upstream is sure to refuse a
+ * rule when it builds its program (a literal regular expression Go rejects; the value shown is the
+ * rule object, which upstream prints in Go syntax).
+ */
 function checkValidationRules(rules: unknown, path: string, errors: fielderrors.FieldError[]): void {
   if (rules === undefined) return;
   const rulesPath = sub(path, 'x-kubernetes-validations');
@@ -271,6 +277,10 @@ function checkValidationRules(rules: unknown, path: string, errors: fielderrors.
       return;
     }
     if (typeof rule.rule !== 'string' || rule.rule.trim() === '') errors.push(fielderrors.required(`${rulePath}.rule`));
+    else {
+      const refused = celcompiling.refusedRule(rule.rule);
+      if (refused !== undefined) errors.push(fielderrors.invalid(`${rulePath}.rule`, rule, refused));
+    }
     if (rule.reason !== undefined && !RULE_REASONS.includes(String(rule.reason))) {
       errors.push(fielderrors.notSupported(`${rulePath}.reason`, rule.reason, RULE_REASONS));
     }

@@ -91,6 +91,47 @@ describe('Kubernetes CEL library', () => {
     expect(() => run(expression)).toThrow(message);
   });
 
+  it.each<[string, unknown, unknown]>([
+    [String.raw`self.matches(r'(?i)^\pL+\z')`, 'Ünïcode', true],
+    [String.raw`self.matches(r'(?i)^\pL+\z')`, 'abc\n', false],
+    [String.raw`self.matches(r'^\d+$')`, '١٢', false],
+    ["self.matches('(?s)^a.b$')", 'a\nb', true],
+    ["self.matches('^a.b$')", 'a\nb', false],
+    ["self.matches('b')", 'abc', true],
+    ["self.matches('(?P<x>a)(?P<x>b)')", 'ab', true],
+    ["matches(self, '^[a-z]+$')", 'abc', true],
+    ["self.find('a|ab')", 'xab', 'a'],
+    ["self.find('[0-9]+')", 'abc', ''],
+    ["self.findAll('a*')", 'baaab', ['', 'aaa', '']],
+    ["self.findAll('')", 'a😀', ['', '', '']],
+    ["self.findAll('.', 2)", '😀é!', ['😀', 'é']],
+    ["self.findAll('.', 0)", 'abc', []],
+  ])('D-CRD-20 %s on %j', (expression, self, expected) => {
+    expect(run(expression, self)).toEqual(expected);
+  });
+
+  it.each([
+    ['self.matches(self)', '(', 'error parsing regexp: missing closing ): `(`'],
+    ['self.find(self)', 'a\\', 'Illegal regex: error parsing regexp: trailing backslash at end of expression: ``'],
+    ['self.findAll(self, 1)', '(?<=a)', 'Illegal regex: error parsing regexp: invalid named capture: `(?<=a)`'],
+    ["self.matches('a')", 1n, "found no matching overload for 'int.matches(string)'"],
+  ])('D-CRD-20 %s with self = %s is an evaluation error', (expression, self, message) => {
+    let error: unknown;
+    try {
+      run(expression, self);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(Error);
+    expect((error as { summary: string }).summary).toBe(message);
+  });
+
+  it('D-CRD-20 a matches() call on a non-string is a type error', () => {
+    const checked = cellibrary.environment.check("1.matches('a')");
+    expect(checked.valid).toBe(false);
+    expect(checked.error?.message).toContain("found no matching overload for 'int.matches(string)'");
+  });
+
   it('D-CRD-13 optionalOldSelf environment types oldSelf as an optional', () => {
     const env = cellibrary.optionalOldSelfEnvironment;
     expect(env.check('self >= oldSelf.value()').valid).toBe(true);

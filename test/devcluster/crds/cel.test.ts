@@ -49,6 +49,21 @@ describe('compileRules', () => {
     expect(bodies(evaluate(schema, { spec: { size: 9 } }))).toEqual(['spec: Invalid value: "object": too big']);
   });
 
+  it("D-CRD-20 a rule with a literal pattern Go rejects is skipped with upstream's reason", () => {
+    const schema = root({
+      type: 'object',
+      'x-kubernetes-validations': [{ rule: "self.all(k, k.matches('^(?<!x)a'))" }, { rule: String.raw`self.all(k, k.matches(r'^\pL+$'))` }],
+    });
+    const compiled = celrules.compileRules(schema);
+    expect(compiled.ruleCount).toBe(1);
+    expect(compiled.warnings).toEqual([
+      'openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: skipped "self.all(k, k.matches(\'^(?<!x)a\'))": ' +
+        'program instantiation failed: error parsing regexp: invalid named capture: `(?<!x)a`',
+    ]);
+    expect(evaluate(schema, { spec: { été: 1n } })).toEqual([]);
+    expect(evaluate(schema, { spec: { e1: 1n } })).toHaveLength(1);
+  });
+
   it('D-CRD-13 malformed rule entries are reported, never thrown', () => {
     const schema = {
       type: 'object',

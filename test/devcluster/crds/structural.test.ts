@@ -179,6 +179,30 @@ describe('validateStructuralSchema', () => {
       expected: [{ type: 'FieldValueInvalid', field: `${ROOT}.properties[s].pattern` }],
     },
     {
+      title: 'D-CRD-19 a back-reference in a pattern inside anyOf',
+      schema: obj({ s: { type: 'string', anyOf: [{ pattern: '(a)\\1' }] } }),
+      expected: [
+        {
+          type: 'FieldValueInvalid',
+          field: `${ROOT}.properties[s].anyOf[0].pattern`,
+          value: '(a)\\1',
+          detail: "must be a valid regular expression, but isn't: error parsing regexp: invalid escape sequence: `\\1`",
+        },
+      ],
+    },
+    {
+      title: 'D-CRD-20 a CEL rule whose literal pattern Go rejects',
+      schema: obj({ s: { type: 'string', 'x-kubernetes-validations': [{ rule: "self.find('a**') == 'a'" }] } }),
+      expected: [
+        {
+          type: 'FieldValueInvalid',
+          field: `${ROOT}.properties[s].x-kubernetes-validations[0].rule`,
+          value: { rule: "self.find('a**') == 'a'" },
+          detail: 'program instantiation failed: error parsing regexp: invalid nested repetition operator: `**`',
+        },
+      ],
+    },
+    {
       title: 'D-CRD-6 a default of the wrong type',
       schema: obj({ spec: obj({ size: { type: 'integer', default: 'big' } }) }),
       expected: [
