@@ -71,7 +71,7 @@ export class SchemaDecoder {
     }
     switch (schema.type) {
       case 'string':
-        if (typeof v === 'string') return schema.format === 'byte' ? this.base64(v, at) : v;
+        if (typeof v === 'string') return schema.format === 'byte' ? this.base64(v) : v;
         throw this.mismatch(v, at, 'string');
       case 'boolean':
         if (typeof v === 'boolean') return v;
@@ -140,10 +140,9 @@ export class SchemaDecoder {
     throw strategies.undecodable(this.kind, this.version, `quantities must match the regular expression '${QUANTITY_PATTERN.source}'`);
   }
 
-  private base64(v: string, at: Place): string {
+  private base64(v: string): string {
     if (/^[A-Za-z0-9+/]*={0,2}$/.test(v) && v.length % 4 === 0) return v;
     throw strategies.undecodable(this.kind, this.version, `illegal base64 data at input byte ${firstBadByte(v)}`);
-    void at;
   }
 
   private mismatch(v: unknown, at: Place, goType: string): Error {
