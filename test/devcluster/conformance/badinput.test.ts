@@ -267,7 +267,8 @@ const CASES: Case[] = [
     title: 'D-BI-20 a label value that is not a string is 400 on a built-in kind, with the decoder message',
     code: 400,
     reason: 'BadRequest',
-    message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string',
+    message:
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string',
     send: (h) => h.post(CONFIGMAPS, cmBody('label-number', { labels: { a: 1 } })),
   },
   {
