@@ -1,5 +1,6 @@
 /**
- * Devcluster benchmark: throughput of creates and merge patches over
+ * Devcluster benchmark: start-up time and memory of the compiled devcluster (and its first Job
+ * create, which reads the upstream schemas), throughput of creates and merge patches over
  * keep-alive HTTP with 1 and 8 clients, watch delivery latency with 10 watchers, the time to list
  * 10k objects, and RSS holding 100k small objects. The server runs in a child process.
  *
@@ -87,8 +88,49 @@ function runWriter(child: ChildProcess, job: writer.WriteJob): Promise<void> {
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
+/** One run of `devcluster-startup.mjs` in a fresh process (the compiled devcluster: `npm run build` first). */
+interface StartupRun {
+  startMs: number;
+  rssMb: number;
+  heapMb: number;
+  firstJobStatus: number;
+  firstJobMs: number;
+  rssAfterJobMb: number;
+}
+
+function startupOnce(): Promise<StartupRun> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(import.meta.dirname, 'devcluster-startup.mjs'), [], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`devcluster start-up run exited with ${code}`)),
+    );
+  });
+}
+
+/** Start-up of the compiled devcluster: the median of five fresh processes. */
+async function startup(figures: Record<string, number>): Promise<void> {
+  const runs: StartupRun[] = [];
+  for (let i = 0; i < 5; i++) runs.push(await startupOnce());
+  const median = (pick: (r: StartupRun) => number): number => report.percentile(runs.map(pick), 50);
+  figures['start_ms'] = median((r) => r.startMs);
+  figures['start_rss_mb'] = median((r) => r.rssMb);
+  figures['start_heap_mb'] = median((r) => r.heapMb);
+  figures['first_job_create_ms'] = median((r) => r.firstJobMs);
+  figures['rss_after_first_job_mb'] = median((r) => r.rssAfterJobMb);
+  if (runs.some((r) => r.firstJobStatus !== 201)) throw new Error('the first Job create of a start-up run was refused');
+}
+
 export async function run(): Promise<report.Result> {
   const figures: Record<string, number> = {};
+  await startup(figures);
   const { child, url } = await servers.startServer();
   try {
     for (const clients of [1, 8]) {
@@ -183,6 +225,7 @@ export async function run(): Promise<report.Result> {
     name: 'devcluster',
     figures,
     targets: {
+      start_ms: { max: 500 },
       merge_patches_per_s_8_clients: { min: 3000 },
       watch_delivery_p99_ms: { max: 5 },
       rss_100k_objects_mb: { max: 600 },
