@@ -53,7 +53,7 @@ export interface DevClusterOptions {
   host?: string;
   /** HTTPS with a generated CA (default true). */
   tls?: boolean;
-  /** Reported by `/version` (default `v1.31.0`). */
+  /** Reported by `/version` (default `v1.32.0`, the version whose API the devcluster serves). */
   version?: string;
   startRevision?: number;
   historyLimit?: number;
@@ -269,7 +269,7 @@ export class DevCluster {
       hub: this.hub,
       faults: this.faults,
       log: this.requests,
-      version: this.options.version ?? 'v1.31.0',
+      version: this.options.version ?? 'v1.32.0',
       aggregatedDiscovery: this.options.aggregatedDiscovery ?? true,
       openapiV3: this.options.openapiV3 ?? '404',
       latencyMs: this.options.latencyMs ?? 0,

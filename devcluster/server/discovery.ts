@@ -11,12 +11,12 @@ export function versionInfo(version: string): JsonObject {
   const m = /^v(\d+)\.(\d+)/.exec(version);
   return {
     major: m?.[1] ?? '1',
-    minor: m?.[2] ?? '31',
+    minor: m?.[2] ?? '32',
     gitVersion: version,
     gitCommit: '0000000000000000000000000000000000000000',
     gitTreeState: 'clean',
-    buildDate: '2024-05-01T00:00:00Z',
-    goVersion: 'go1.22.0',
+    buildDate: '2024-12-11T00:00:00Z',
+    goVersion: 'go1.23.3',
     compiler: 'gc',
     platform: 'linux/amd64',
   };

@@ -183,7 +183,7 @@ describe('@kubernetes/client-node against a TLS devcluster', () => {
 
   it('D-WIRE-5 VersionApi reads /version with every field a string', async () => {
     const version = await kc.makeApiClient(k8s.VersionApi).getCode();
-    expect(version).toMatchObject({ major: '1', minor: '31', gitVersion: 'v1.31.0', platform: 'linux/amd64' });
+    expect(version).toMatchObject({ major: '1', minor: '32', gitVersion: 'v1.32.0', platform: 'linux/amd64' });
     for (const value of Object.values(version)) expect(typeof value).toBe('string');
   });
 

@@ -37,7 +37,7 @@ describe('conformance: wire and discovery', () => {
     for (const field of ['major', 'minor', 'gitVersion', 'platform', 'gitCommit', 'gitTreeState', 'buildDate', 'goVersion', 'compiler']) {
       expect(typeof r.json[field], field).toBe('string');
     }
-    expect(r.json['gitVersion']).toBe('v1.31.0');
+    expect(r.json['gitVersion']).toBe('v1.32.0');
     expect(r.json['major']).toBe('1');
     expect(r.json['minor']).toBe('31');
   });
