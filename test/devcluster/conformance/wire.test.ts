@@ -39,7 +39,7 @@ describe('conformance: wire and discovery', () => {
     }
     expect(r.json['gitVersion']).toBe('v1.32.0');
     expect(r.json['major']).toBe('1');
-    expect(r.json['minor']).toBe('31');
+    expect(r.json['minor']).toBe('32');
   });
 
   it('C-2 GET /api answers APIVersions with v1', async () => {
