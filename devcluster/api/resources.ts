@@ -70,6 +70,11 @@ export interface Strategy {
   toExternal?(stored: JsonObject): JsonObject;
   /** Converts a request body of this type to the stored form. */
   toStorage?(external: JsonObject): JsonObject;
+  /**
+   * Converts an object of this kind, in any served version, to another served version (CRs: by
+   * the CRD's conversion strategy, D-CRD-19). Undefined means only `apiVersion` changes.
+   */
+  convertTo?(obj: JsonObject, apiVersion: string): JsonObject;
   /** Graceful deletion (Pods, D-VERB-28): returns the grace period in seconds, or 0 for immediate. */
   gracePeriod?(obj: JsonObject, requested: number | undefined): number;
   /** CRs: pruning, null removal and defaulting (D-CRD-8/10), with the unknown fields found. */
