@@ -7,7 +7,7 @@
  * writes of `cluster.store` (they only skip the network).
  *
  * Limits (documented divergences, in the spirit of controller-runtime's fake client doc): no
- * workloads run, no protobuf, no conversion webhooks, CEL best effort, no validation ratcheting,
+ * workloads run, no protobuf, conversion webhooks are not called, CEL best effort, no validation ratcheting,
  * built-in `/status` writes replace only `status`.
  */
 import * as fs from 'node:fs';
@@ -31,6 +31,7 @@ import * as watching from './api/watching.js';
 import * as authentication from './auth/authentication.js';
 import * as authorization from './auth/authorization.js';
 import * as certs from './auth/certs.js';
+import * as reviews from './auth/reviews.js';
 import * as tokens from './auth/tokens.js';
 import * as users from './auth/users.js';
 import * as catalog from './builtins/catalog.js';
@@ -145,9 +146,14 @@ export class DevCluster {
     const idSource = ids.createIds(options.seed);
     this.faults = new faultrules.Faults(idSource.random);
     const store = new revisions.Store({ startRevision: options.startRevision, historyLimit: options.historyLimit });
+    const tokenTable = new tokens.TokenTable();
+    const authorizer = new authorization.Authorizer();
     const registry = new resources.Registry();
     for (const t of catalog.builtinTypes()) registry.add(t);
     registry.add(crdkind.crdType());
+    // --- Review APIs (D-AUTH-11..15): answered from the authorizer and token table above, never stored.
+    // Registered after the catalog, so they replace any entry of the same resource it may have.
+    for (const t of reviews.reviewTypes({ authorizer, tokens: tokenTable, now: () => new Date(this.clock.now()) })) registry.add(t);
     const waiters = new Set<{ rev: number; resolve: (ok: boolean) => void }>();
     store.subscribe((change) => {
       for (const w of waiters)
@@ -206,8 +212,6 @@ export class DevCluster {
       podTerminationDelayMs: options.podTerminationDelayMs ?? 0,
       warn,
     });
-    const tokenTable = new tokens.TokenTable();
-    const authorizer = new authorization.Authorizer();
     this.adminUser = users.adminUser(idSource.uid());
     this.auth = {
       tokens: tokenTable,

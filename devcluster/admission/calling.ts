@@ -2,13 +2,19 @@
  * One call of one admission webhook (D-ADM-6..11): POST of an AdmissionReview to a URL or a
  * resolved service reference over HTTPS (verified against the webhook's caBundle, or Node's trust
  * store), with the webhook's timeout; the answer is validated (apiVersion, kind, uid, patch
- * fields). Anything that goes wrong is a call failure with a readable detail. The request carries
- * the headers a real API server sends, `User-Agent: kube-apiserver-admission` included, so that
- * webhook servers which log or check their caller see the same thing here as in a cluster.
+ * fields). Anything that goes wrong is a call failure with a readable detail.
+ *
+ * The request carries the headers a real API server (Go's HTTP client) sends, in its order and with
+ * its canonical names — `Host`, `User-Agent: kube-apiserver-admission`, `Content-Length`,
+ * `Accept` (JSON, then anything), `Content-Type: application/json`, `Accept-Encoding: gzip` — and
+ * no `Connection` header (D-ADM-13): webhook servers that log or check their caller, or read
+ * headers case-sensitively (a plain dict of aiohttp's headers, as in Kopf's examples), see the
+ * same thing here as in a cluster. A gzip-encoded answer is decoded, as Go's client does.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
+import * as zlib from 'node:zlib';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
 
@@ -28,7 +34,12 @@ export interface CallOptions {
 export type CallResult = { ok: true; response: JsonObject } | { ok: false; detail: string };
 
 interface Target {
+  /** Where the request goes (a service reference resolved to `host:port`). */
   url: URL;
+  /** The URL as the API server names it: for a service, `https://<name>.<namespace>.svc:<port><path>`. */
+  shown: string;
+  /** The `Host` header: the URL's host, or `<name>.<namespace>.svc:<port>` for a service. */
+  host: string;
   servername: string | undefined;
   ca: string | undefined;
 }
@@ -40,16 +51,37 @@ function targetOf(spec: JsonObject, opts: CallOptions): Target {
   if (typeof cc['url'] === 'string') {
     const url = new URL(cc['url']);
     url.searchParams.set('timeout', `${timeout}s`);
-    return { url, servername: undefined, ca };
+    return { url, shown: url.toString(), host: url.host, servername: undefined, ca };
   }
   const svc = json.isObject(cc['service']) ? cc['service'] : {};
   const ns = String(svc['namespace'] ?? '');
   const name = String(svc['name'] ?? '');
   const port = Number(svc['port'] ?? 443);
-  const hostPort = opts.resolver(ns, name, port);
-  const url = new URL(`https://${hostPort}${typeof svc['path'] === 'string' ? svc['path'] : '/'}`);
+  const path = typeof svc['path'] === 'string' ? svc['path'] : '/';
+  const url = new URL(`https://${opts.resolver(ns, name, port)}${path}`);
   url.searchParams.set('timeout', `${timeout}s`);
-  return { url, servername: `${name}.${ns}.svc`, ca };
+  const host = `${name}.${ns}.svc:${port}`;
+  return { url, shown: `https://${host}${url.pathname}${url.search}`, host, servername: `${name}.${ns}.svc`, ca };
+}
+
+/** The request headers of a webhook call, named, valued and ordered as Go's client sends them. */
+export function requestHeaders(host: string, body: string): Record<string, string> {
+  return {
+    Host: host,
+    'User-Agent': ADMISSION_USER_AGENT,
+    'Content-Length': String(Buffer.byteLength(body)),
+    Accept: 'application/json, */*',
+    'Content-Type': 'application/json',
+    'Accept-Encoding': 'gzip',
+  };
+}
+
+/** The response body as text, gunzipped when the server compressed it. */
+function bodyText(res: http.IncomingMessage, raw: Buffer): string {
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  return (encoding === 'gzip' ? zlib.gunzipSync(raw) : raw).toString('utf8');
 }
 
 export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOptions): Promise<CallResult> {
@@ -62,18 +94,10 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
   const timeoutMs = Number(spec['timeoutSeconds'] ?? 10) * 1000;
   const body = JSON.stringify(review);
   const isHttps = target.url.protocol === 'https:';
-  if (!isHttps && !opts.insecure) return Promise.resolve({ ok: false, detail: `Post "${target.url}": only https is allowed` });
+  const shown = target.shown;
+  if (!isHttps && !opts.insecure) return Promise.resolve({ ok: false, detail: `Post "${shown}": only https is allowed` });
   return new Promise((resolve) => {
-    const options: https.RequestOptions = {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json',
-        'user-agent': ADMISSION_USER_AGENT,
-        'content-length': Buffer.byteLength(body),
-      },
-      timeout: timeoutMs,
-    };
+    const options: https.RequestOptions = { method: 'POST', headers: requestHeaders(target.host, body), timeout: timeoutMs };
     if (isHttps) {
       options.ca = target.ca;
       options.servername = target.servername;
@@ -87,24 +111,25 @@ export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOpti
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
         if (res.statusCode !== 200) {
-          resolve({ ok: false, detail: `Post "${target.url}": unexpected status code ${res.statusCode}` });
+          resolve({ ok: false, detail: `Post "${shown}": unexpected status code ${res.statusCode}` });
           return;
         }
         try {
-          const parsed = JSON.parse(text) as unknown;
+          const parsed = JSON.parse(bodyText(res, Buffer.concat(chunks))) as unknown;
           resolve(json.isObject(parsed) ? { ok: true, response: parsed } : { ok: false, detail: 'received invalid webhook response: not an object' });
         } catch (err) {
           resolve({ ok: false, detail: `received invalid webhook response: ${err instanceof Error ? err.message : String(err)}` });
         }
       });
-      res.on('error', (err) => resolve({ ok: false, detail: `Post "${target.url}": ${err.message}` }));
+      res.on('error', (err) => resolve({ ok: false, detail: `Post "${shown}": ${err.message}` }));
     });
     req.on('timeout', () => {
       req.destroy(new Error('context deadline exceeded'));
     });
-    req.on('error', (err) => resolve({ ok: false, detail: `Post "${target.url}": ${err.message}` }));
+    req.on('error', (err) => resolve({ ok: false, detail: `Post "${shown}": ${err.message}` }));
+    // Go's client sends no Connection header; Node adds one unless told not to.
+    req.removeHeader('Connection');
     req.end(body);
   });
 }

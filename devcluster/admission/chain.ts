@@ -135,7 +135,9 @@ function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, ui
   const sendVersion = hook.sendAs.version;
   const convert = (o: JsonObject | undefined): JsonObject | null => {
     if (!o) return null;
-    return sendVersion === t.version ? o : { ...o, apiVersion: t.group ? `${t.group}/${sendVersion}` : sendVersion };
+    if (sendVersion === t.version) return o;
+    const apiVersion = t.group ? `${t.group}/${sendVersion}` : sendVersion;
+    return t.strategy.convertTo ? t.strategy.convertTo(o, apiVersion) : { ...o, apiVersion };
   };
   const request: JsonObject = {
     uid,

@@ -1,12 +1,14 @@
 /**
  * Custom resources: how the objects a CRD defines are served. An established CRD yields one served
  * `ResourceType` per served version, all sharing one storage (conversion `None` only rewrites
- * apiVersion, D-CRD-5). Their strategy applies the version's structural schema, which is where most
- * of what an operator author observes about custom objects comes from: pruning and defaulting on
- * writes and on reads (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource
- * rules (D-SUB-1/2) and the generation rule (D-META-7).
+ * apiVersion, D-CRD-5; `Webhook` serves objects only in their stored version, D-CRD-19). Their
+ * strategy applies the version's structural schema, which is where most of what an operator author
+ * observes about custom objects comes from: pruning and defaulting on writes and on reads
+ * (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource rules (D-SUB-1/2)
+ * and the generation rule (D-META-7).
  */
 import * as cel from '../crds/cel.js';
+import * as conversion from '../crds/conversion.js';
 import * as defaulting from '../crds/defaulting.js';
 import * as listsemantics from '../crds/listsemantics.js';
 import * as printercolumns from '../crds/printercolumns.js';
@@ -42,6 +44,7 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
   const storageVersion = spec.versions.find((v) => v.storage)?.name ?? spec.versions[0]!.name;
   const storageApiVersion = `${spec.group}/${storageVersion}`;
   const ident: statuses.ResourceIdent = { group: spec.group, resource: names.plural, kind: names.kind };
+  const convert = conversion.converterFor(crd);
   return spec.versions
     .filter((v) => v.served)
     .map((version) => {
@@ -90,11 +93,13 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
         },
         toExternal(stored) {
           // Reads apply the current schema's pruning and defaulting (D-CRD-8/10 c).
-          return { ...normalize(stored).value, apiVersion };
+          const converted = stored['apiVersion'] === apiVersion ? stored : convert(stored, apiVersion);
+          return { ...normalize(converted).value, apiVersion };
         },
         toStorage(external) {
-          return { ...external, apiVersion: storageApiVersion };
+          return convert(external, storageApiVersion);
         },
+        convertTo: convert,
         admitCreate(obj) {
           if (opts.terminating()) {
             const name = objects.nameOf(obj);

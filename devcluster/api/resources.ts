@@ -15,6 +15,7 @@ import type * as fielderrors from '../meta/fielderrors.js';
 import type * as names from '../meta/names.js';
 import type * as strategic from '../patching/strategic.js';
 import type * as apply from '../patching/apply.js';
+import type * as protobuf from '../server/protobuf.js';
 import type { JsonObject } from '../json.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -80,6 +81,11 @@ export interface Strategy {
   toExternal?(stored: JsonObject): JsonObject;
   /** Converts a request body of this type to the stored form. */
   toStorage?(external: JsonObject): JsonObject;
+  /**
+   * Converts an object of this kind, in any served version, to another served version (CRs: by
+   * the CRD's conversion strategy, D-CRD-19). Undefined means only `apiVersion` changes.
+   */
+  convertTo?(obj: JsonObject, apiVersion: string): JsonObject;
   /** Graceful deletion (Pods, D-VERB-28): returns the grace period in seconds, or 0 for immediate. */
   gracePeriod?(obj: JsonObject, requested: number | undefined): number;
   /** CRs: pruning, null removal and defaulting (D-CRD-8/10), with the unknown fields found. */
@@ -129,6 +135,33 @@ export interface ResourceType {
   readonly strategy: Strategy;
   /** Table columns (D-WIRE-18, D-CRD-14); default `Name`, `Age`. */
   readonly table?: TableColumns;
+  /**
+   * For create-only kinds that are answered and never stored (access and token reviews,
+   * D-AUTH-11): a POST runs this on the body (decoded, apiVersion/kind/namespace checked) instead
+   * of the create pipeline, and answers 201 with what it returns. Such kinds have no other verbs
+   * and no storage version in discovery.
+   */
+  readonly answer?: (req: AnswerRequest, body: JsonObject) => JsonObject;
+  /**
+   * The protobuf message of the kind's request body, for kinds that kubectl's typed clients post
+   * in protobuf only (the reviews): such bodies are decoded to JSON by it. Others are refused (415).
+   */
+  readonly protobuf?: protobuf.MessageSchema;
+}
+
+/** What a create of an answered kind (`ResourceType.answer`) knows besides its body. */
+export interface AnswerRequest {
+  /** The namespace of the URL (namespaced kinds). */
+  readonly namespace: string | undefined;
+  /** The requesting user (after authentication). */
+  readonly user: {
+    readonly username: string;
+    readonly uid: string;
+    readonly groups: readonly string[];
+    readonly extra?: Readonly<Record<string, readonly string[]>>;
+  };
+  /** The manager named in `managedFields`: `fieldManager`, else the User-Agent's product (D-META-15). */
+  readonly fieldManager: string;
 }
 
 export interface ColumnDefinition {

@@ -8,6 +8,7 @@
  */
 import type * as http from 'node:http';
 import type { Clock } from '../clock.js';
+import * as statuses from '../server/statuses.js';
 import type * as revisions from '../store/revisions.js';
 import type * as filters from './filters.js';
 import * as objects from './objects.js';
@@ -203,6 +204,19 @@ export class WatchHub {
    */
   private send(stream: Stream, type: WatchEventType, stored: JsonObject, cache?: EventLines, variant?: string): void {
     if (stream.closed || stream.stalled) return;
+    try {
+      this.sendObject(stream, type, stored, cache, variant);
+    } catch (err) {
+      // An object the stream's version cannot show (a conversion the devcluster cannot do, D-CRD-19)
+      // ends the stream with an ERROR event carrying the request error's Status.
+      if (!(err instanceof statuses.ApiError)) throw err;
+      this.sendError(stream, err.code, err.reason, err.message);
+      return;
+    }
+    if (stream.eventsLeft !== undefined && --stream.eventsLeft <= 0) this.close(stream, stream.onEnd ? 'fault' : 'end');
+  }
+
+  private sendObject(stream: Stream, type: WatchEventType, stored: JsonObject, cache: EventLines | undefined, variant: string | undefined): void {
     const params = stream.params;
     if (params.table) {
       const table = tables.tableOf(params.type, [stored], new Date(this.clock.now()), { resourceVersion: objects.rvOf(stored) }, params.includeObject);
@@ -223,7 +237,6 @@ export class WatchHub {
       }
       this.writeLine(stream, type, line, objects.rvOf(stored));
     }
-    if (stream.eventsLeft !== undefined && --stream.eventsLeft <= 0) this.close(stream, stream.onEnd ? 'fault' : 'end');
   }
 
   private sendBookmark(stream: Stream, annotations?: Record<string, string>): void {

@@ -1,10 +1,11 @@
 /**
  * Authorization (D-AUTH-5..8): decides whether a user may perform a request, words the 403 that
- * a refusal becomes, and answers SelfSubjectAccessReviews.
+ * a refusal becomes, and evaluates the spec of access reviews (answered in `reviews.ts`).
  *
  * The `Authorizer` holds an ordered rule list (`rules.ts`) that tests replace at run time: the
  * first matching rule decides; when none matches, the discovery defaults of D-AUTH-7 apply to
- * non-resource reads, and everything else gets `defaultDecision`. The request pipeline builds
+ * non-resource reads, authenticated users may ask about themselves (the self reviews, D-AUTH-11),
+ * and everything else gets `defaultDecision`. The request pipeline builds
  * the attributes, calls `authorize` after authentication (`authentication.ts`), and throws
  * `forbiddenError(…)` on a refusal; the admin of `auth: "none"` is subject to rules like anyone
  * else (nothing is forbidden unless rules say so).
@@ -24,8 +25,8 @@ export interface Decision {
   allowed: boolean;
   /** The deciding rule's `reason`, when it has one. */
   reason?: string;
-  /** What decided: a rule (with its index), the discovery defaults, or `defaultDecision`. */
-  source: 'rule' | 'discovery' | 'default';
+  /** What decided: a rule (with its index), the discovery defaults, the self-review grant, or `defaultDecision`. */
+  source: 'rule' | 'discovery' | 'self-review' | 'default';
   ruleIndex?: number;
 }
 
@@ -56,6 +57,15 @@ export const DISCOVERY_PATHS: readonly string[] = Object.freeze([
  * upstream's `system:public-info-viewer` role grants.
  */
 export const PUBLIC_INFO_PATHS: readonly string[] = Object.freeze(['/version', '/version/', '/healthz', '/livez', '/readyz']);
+
+/**
+ * The reviews about oneself that authenticated users may create unless a rule says otherwise
+ * (D-AUTH-11), as upstream's `system:basic-user` role grants: group → resources.
+ */
+export const SELF_REVIEWS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'authorization.k8s.io': Object.freeze(['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+  'authentication.k8s.io': Object.freeze(['selfsubjectreviews']),
+});
 
 /**
  * Decides requests from a replaceable rule list (D-AUTH-5).
@@ -104,6 +114,7 @@ export class Authorizer {
       return decision;
     }
     if (isDefaultDiscovery(attributes, user)) return { allowed: true, source: 'discovery' };
+    if (isSelfReview(attributes, user)) return { allowed: true, source: 'self-review' };
     return { allowed: this.#defaultDecision === 'allow', source: 'default' };
   }
 }
@@ -118,6 +129,12 @@ export function isDefaultDiscovery(attributes: rules.RequestAttributes, user: us
   if (attributes.kind !== 'nonResource' || attributes.verb !== 'get') return false;
   const paths = users.isAuthenticated(user) ? DISCOVERY_PATHS : PUBLIC_INFO_PATHS;
   return paths.some((p) => rules.pathMatches(p, attributes.path));
+}
+
+/** Whether the self-review grant of D-AUTH-11 allows the request (`create` of a self review, authenticated users). */
+export function isSelfReview(attributes: rules.RequestAttributes, user: users.UserInfo): boolean {
+  if (attributes.kind !== 'resource' || attributes.verb !== 'create' || attributes.subresource || !users.isAuthenticated(user)) return false;
+  return SELF_REVIEWS[attributes.apiGroup]?.includes(attributes.resource) ?? false;
 }
 
 /**
@@ -172,42 +189,58 @@ const ACCESS_REVIEWS: statuses.ResourceIdent = {
 };
 
 /**
+ * The field errors of an access review `spec` about its attributes: exactly one of
+ * `resourceAttributes` and `nonResourceAttributes` (upstream's messages).
+ */
+export function attributeErrors(spec: unknown): fielderrors.FieldError[] {
+  const record = json.isObject(spec) ? spec : {};
+  const hasResource = json.isObject(record['resourceAttributes']);
+  const hasNonResource = json.isObject(record['nonResourceAttributes']);
+  if (hasResource && hasNonResource) {
+    return [fielderrors.invalid('spec.nonResourceAttributes', record['nonResourceAttributes'], 'cannot be specified in combination with resourceAttributes')];
+  }
+  if (!hasResource && !hasNonResource) {
+    return [fielderrors.invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified')];
+  }
+  return [];
+}
+
+/** The request an access review `spec` asks about (check `attributeErrors` first). */
+export function reviewedAttributes(spec: unknown): rules.RequestAttributes {
+  const record = json.isObject(spec) ? spec : {};
+  const resourceAttributes = record['resourceAttributes'];
+  if (json.isObject(resourceAttributes)) {
+    return {
+      kind: 'resource',
+      verb: stringField(resourceAttributes, 'verb'),
+      apiGroup: stringField(resourceAttributes, 'group'),
+      resource: stringField(resourceAttributes, 'resource'),
+      subresource: stringField(resourceAttributes, 'subresource'),
+      namespace: stringField(resourceAttributes, 'namespace'),
+      name: stringField(resourceAttributes, 'name'),
+    };
+  }
+  const nonResourceAttributes = record['nonResourceAttributes'];
+  return { kind: 'nonResource', verb: stringField(nonResourceAttributes, 'verb'), path: stringField(nonResourceAttributes, 'path') };
+}
+
+/** The `status` of an access review from a decision: `denied` only when a deny rule decided. */
+export function reviewStatus(decision: Decision): AccessReviewStatus {
+  const status: AccessReviewStatus = { allowed: decision.allowed };
+  if (!decision.allowed && decision.source === 'rule') status.denied = true;
+  if (decision.reason) status.reason = decision.reason;
+  return status;
+}
+
+/**
  * Evaluates a SelfSubjectAccessReview `spec` for `user` (D-AUTH-8), as `kubectl auth can-i`
  * asks. Throws a 422 `Invalid` `ApiError` unless exactly one of `resourceAttributes` and
  * `nonResourceAttributes` is given.
  */
 export function accessReview(spec: unknown, authorizer: Authorizer, user: users.UserInfo): AccessReviewStatus {
-  const record = json.isObject(spec) ? spec : {};
-  const resourceAttributes = record['resourceAttributes'];
-  const nonResourceAttributes = record['nonResourceAttributes'];
-  const hasResource = json.isObject(resourceAttributes);
-  const hasNonResource = json.isObject(nonResourceAttributes);
-  if (hasResource && hasNonResource) {
-    throw statuses.invalid(ACCESS_REVIEWS, '', [
-      fielderrors.invalid('spec.nonResourceAttributes', nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'),
-    ]);
-  }
-  if (!hasResource && !hasNonResource) {
-    throw statuses.invalid(ACCESS_REVIEWS, '', [
-      fielderrors.invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
-    ]);
-  }
-  const attributes: rules.RequestAttributes = hasResource
-    ? {
-        kind: 'resource',
-        verb: stringField(resourceAttributes, 'verb'),
-        apiGroup: stringField(resourceAttributes, 'group'),
-        resource: stringField(resourceAttributes, 'resource'),
-        subresource: stringField(resourceAttributes, 'subresource'),
-        namespace: stringField(resourceAttributes, 'namespace'),
-        name: stringField(resourceAttributes, 'name'),
-      }
-    : { kind: 'nonResource', verb: stringField(nonResourceAttributes, 'verb'), path: stringField(nonResourceAttributes, 'path') };
-  const decision = authorizer.authorize(attributes, user);
-  const status: AccessReviewStatus = { allowed: decision.allowed };
-  if (!decision.allowed && decision.source === 'rule') status.denied = true;
-  if (decision.reason) status.reason = decision.reason;
-  return status;
+  const errors = attributeErrors(spec);
+  if (errors.length) throw statuses.invalid(ACCESS_REVIEWS, '', errors);
+  return reviewStatus(authorizer.authorize(reviewedAttributes(spec), user));
 }
 
 function stringField(record: unknown, key: string): string {

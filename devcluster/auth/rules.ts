@@ -107,10 +107,21 @@ function validateRule(raw: unknown, index: number): AuthorizationRule {
   return Object.freeze(rule);
 }
 
+/** Whether `rule` names `user` (by `users` and `groups`), whatever it allows or denies. */
+export function appliesToUser(rule: AuthorizationRule, user: users.UserInfo): boolean {
+  if (!listMatches(rule.users, user.username)) return false;
+  return !rule.groups || rule.groups.some((g) => g === '*' || user.groups.includes(g));
+}
+
+/** Whether a rule speaks about non-resource requests (`nonResourceURLs`), resource requests, or both. */
+export function ruleKinds(rule: AuthorizationRule): { resource: boolean; nonResource: boolean } {
+  if (rule.nonResourceURLs !== undefined) return { resource: false, nonResource: true };
+  return { resource: true, nonResource: !RESOURCE_FIELDS.some((f) => rule[f] !== undefined) };
+}
+
 /** Whether `rule` applies to `attributes` requested by `user`. */
 export function ruleMatches(rule: AuthorizationRule, attributes: RequestAttributes, user: users.UserInfo): boolean {
-  if (!listMatches(rule.users, user.username)) return false;
-  if (rule.groups && !rule.groups.some((g) => g === '*' || user.groups.includes(g))) return false;
+  if (!appliesToUser(rule, user)) return false;
   if (!listMatches(rule.verbs, attributes.verb)) return false;
   if (attributes.kind === 'nonResource') {
     if (RESOURCE_FIELDS.some((f) => rule[f] !== undefined)) return false;

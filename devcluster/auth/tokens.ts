@@ -22,6 +22,9 @@ export interface TokenEntry {
   expiresAt?: Date;
 }
 
+/** The outcome of `TokenTable.check`: the token's user, or why it does not authenticate now. */
+export type TokenCheck = { ok: true; user: users.UserInfo } | { ok: false; problem: 'unknown' | 'notYetValid' | 'expired' };
+
 /** A malformed entry passed to `TokenTable.add`. */
 export class InvalidTokenEntryError extends Error {
   readonly code = 'InvalidTokenEntry' as const;
@@ -89,12 +92,18 @@ export class TokenTable {
    * not-yet-valid (`now < notBefore`) or expired (`now >= expiresAt`) token.
    */
   lookup(token: string, now: Date): users.UserInfo | undefined {
+    const checked = this.check(token, now);
+    return checked.ok ? checked.user : undefined;
+  }
+
+  /** Like `lookup`, but says why a token is refused (TokenReview reports it, D-AUTH-14). */
+  check(token: string, now: Date): TokenCheck {
     const entry = this.#entries.get(token);
-    if (!entry) return undefined;
+    if (!entry) return { ok: false, problem: 'unknown' };
     const t = now.getTime();
-    if (entry.notBefore !== undefined && t < entry.notBefore) return undefined;
-    if (entry.expiresAt !== undefined && t >= entry.expiresAt) return undefined;
-    return structuredClone(entry.user);
+    if (entry.notBefore !== undefined && t < entry.notBefore) return { ok: false, problem: 'notYetValid' };
+    if (entry.expiresAt !== undefined && t >= entry.expiresAt) return { ok: false, problem: 'expired' };
+    return { ok: true, user: structuredClone(entry.user) };
   }
 }
 

@@ -10,6 +10,8 @@ import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as strategic from '../patching/strategic.js';
 import * as catalog from './catalog.js';
+import * as datamaps from './datamaps.js';
+import * as strategies from './strategies.js';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
 
@@ -17,6 +19,14 @@ export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
 const asCrd = (o: JsonObject): schemas.CustomResourceDefinition => o as unknown as schemas.CustomResourceDefinition;
 const fromCrd = (c: schemas.CustomResourceDefinition): JsonObject => c as unknown as JsonObject;
+
+/** A conversion webhook's `caBundle` that is not base64 is refused with 400 while decoding, as upstream (`[]byte` field). */
+function checkDecodable(obj: JsonObject): void {
+  const clientConfig = strategies.mapOf(strategies.mapOf(strategies.mapOf(obj['spec'], 'conversion'), 'webhook'), 'clientConfig');
+  const bundle = clientConfig['caBundle'];
+  const why = typeof bundle === 'string' ? datamaps.base64Error(bundle) : undefined;
+  if (why) throw strategies.undecodable('CustomResourceDefinition', 'apiextensions.k8s.io/v1', why);
+}
 
 export const crdStrategy: resources.Strategy = {
   nameRule: 'crd',
@@ -26,6 +36,7 @@ export const crdStrategy: resources.Strategy = {
   smpSchema: strategic.builtinSmpSchema('CustomResourceDefinition'),
   generation: (old, next) => !json.deepEqual(old['spec'], next['spec']),
   prepareForCreate(obj) {
+    checkDecodable(obj);
     const defaulted = fromCrd(definitions.defaultCrd(asCrd(obj)));
     const { status: _s, ...rest } = defaulted;
     return objects.withMeta({ ...rest, status: { conditions: [], acceptedNames: { plural: '', kind: '' }, storedVersions: [] } }, (m) => {
@@ -34,6 +45,7 @@ export const crdStrategy: resources.Strategy = {
     });
   },
   prepareForUpdate(obj, old) {
+    checkDecodable(obj);
     return { ...fromCrd(definitions.defaultCrd(asCrd(obj))), status: old['status'] };
   },
   prepareForSubresource: catalog.statusSubresource.prepareForSubresource,

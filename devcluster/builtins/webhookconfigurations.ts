@@ -2,6 +2,7 @@ import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as names from '../meta/names.js';
 import * as selectors from '../meta/selectors.js';
+import * as webhookclients from '../meta/webhookclients.js';
 import * as datamaps from './datamaps.js';
 import * as strategies from './strategies.js';
 import type { JsonObject } from '../json.js';
@@ -18,7 +19,6 @@ const SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 const REINVOCATION_POLICIES = ['IfNeeded', 'Never'];
 /** AdmissionReview versions the emulator speaks. */
 export const REVIEW_VERSIONS = ['v1'];
-const URL_FORM = '; desired format: https://host[/path]';
 
 function defaultWebhook(hook: unknown, mutating: boolean): unknown {
   if (!json.isObject(hook)) return hook;
@@ -46,58 +46,6 @@ export function defaultConfiguration(obj: JsonObject, kind: WebhookKind): JsonOb
     if (why) throw strategies.undecodable(kind, 'admissionregistration.k8s.io/v1', why);
   }
   return { ...obj, webhooks: obj['webhooks'].map((h) => defaultWebhook(h, kind === 'MutatingWebhookConfiguration')) };
-}
-
-function validateUrl(field: string, text: string): FieldError[] {
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch (err) {
-    return [fielderrors.required(field, `url must be a valid URL: ${err instanceof Error ? err.message : String(err)}${URL_FORM}`)];
-  }
-  const errors: FieldError[] = [];
-  const scheme = u.protocol.replace(/:$/, '');
-  if (scheme !== 'https') errors.push(fielderrors.invalid(field, scheme, `'https' is the only allowed URL scheme${URL_FORM}`));
-  if (!u.host) errors.push(fielderrors.invalid(field, u.host, `host must be specified${URL_FORM}`));
-  if (u.username || u.password)
-    errors.push(fielderrors.invalid(field, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
-  if (u.hash.length > 1) errors.push(fielderrors.invalid(field, u.hash.slice(1), 'fragments are not permitted in the URL'));
-  if (u.search.length > 1) errors.push(fielderrors.invalid(field, u.search.slice(1), 'query parameters are not permitted in the URL'));
-  return errors;
-}
-
-function validateService(field: string, service: JsonObject): FieldError[] {
-  const errors: FieldError[] = [];
-  if (!strategies.stringOf(service, 'name')) errors.push(fielderrors.required(`${field}.name`, 'service name is required'));
-  if (!strategies.stringOf(service, 'namespace')) errors.push(fielderrors.required(`${field}.namespace`, 'service namespace is required'));
-  const port = service['port'];
-  if (!strategies.isInteger(port) || port < 1 || port > 65535)
-    errors.push(fielderrors.invalid(`${field}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
-  const path = service['path'];
-  if (typeof path !== 'string' || path === '' || path === '/') return errors;
-  const at = `${field}.path`;
-  if (path === '//') return [...errors, fielderrors.invalid(at, path, 'segment[0] may not be empty')];
-  if (!path.startsWith('/')) return [...errors, fielderrors.invalid(at, path, "must start with a '/'")];
-  path
-    .slice(1)
-    .split('/')
-    .forEach((step, i) => {
-      if (step === '') {
-        errors.push(fielderrors.invalid(at, path, `segment[${i}] may not be empty`));
-        return;
-      }
-      for (const msg of names.dns1123SubdomainErrors(step)) errors.push(fielderrors.invalid(at, path, `segment[${i}]: ${msg}`));
-    });
-  return errors;
-}
-
-function validateClientConfig(field: string, config: JsonObject): FieldError[] {
-  const url = config['url'];
-  const service = config['service'];
-  if ((url === undefined || url === null) === (service === undefined || service === null)) {
-    return [fielderrors.required(field, 'exactly one of url or service is required')];
-  }
-  return typeof url === 'string' ? validateUrl(`${field}.url`, url) : validateService(`${field}.service`, strategies.mapOf(config, 'service'));
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
@@ -186,7 +134,7 @@ function validateWebhook(at: string, hook: JsonObject, mutating: boolean): Field
     else if (name.split('.').length < 3)
       errors.push(fielderrors.invalid(`${at}.name`, name, 'should be a domain with at least three segments separated by dots'));
   }
-  errors.push(...validateClientConfig(`${at}.clientConfig`, strategies.mapOf(hook, 'clientConfig')));
+  errors.push(...webhookclients.validateClientConfig(`${at}.clientConfig`, strategies.mapOf(hook, 'clientConfig')));
   strategies.listOf(hook, 'rules').forEach((r, j) => errors.push(...validateRule(`${at}.rules[${j}]`, json.isObject(r) ? r : {})));
   errors.push(...enumError(`${at}.failurePolicy`, hook['failurePolicy'], FAILURE_POLICIES));
   errors.push(...enumError(`${at}.matchPolicy`, hook['matchPolicy'], MATCH_POLICIES));

@@ -5,8 +5,13 @@
  * a non-empty error list becomes one 422 `Invalid` response. Validation covers the naming rules
  * (`metadata.name` = plural.group, DNS names, kind ≠ listKind), scope, versions (non-empty, unique
  * DNS-1035 names, exactly one storage version, a schema for each), subresources, printer columns,
- * conversion (only `None`, a documented divergence), stored versions that may not disappear, the
- * fields that are immutable on update, and the structural-schema rules delegated to `structural`.
+ * conversion (`None`, or `Webhook` with its client configuration and review versions, D-CRD-18),
+ * stored versions that may not disappear, the fields that are immutable on update, and the
+ * structural-schema rules delegated to `structural`.
+ *
+ * Upstream validates its internal form of the CRD, where `spec.conversion.webhook.clientConfig` is
+ * `spec.conversion.webhookClientConfig` and `spec.conversion.webhook.conversionReviewVersions` is
+ * `spec.conversion.conversionReviewVersions`; error paths use those names, as a real server's do.
  *
  * Input is decoded JSON: every accessor narrows at runtime, so a malformed CRD yields field errors
  * instead of exceptions. Neither function mutates its argument.
@@ -14,6 +19,7 @@
 
 import * as fielderrors from '../meta/fielderrors.js';
 import * as dnsnames from '../meta/names.js';
+import * as webhookclients from '../meta/webhookclients.js';
 import * as jsonvalues from './jsonvalues.js';
 import type * as schemas from './schemas.js';
 import * as structural from './structural.js';
@@ -29,8 +35,9 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
  * Returns a copy of `crd` with the create-time defaults of D-CRD-2 applied: `names.singular` =
- * lowercase kind, `names.listKind` = kind + `List`, `conversion.strategy` = `None`,
- * `preserveUnknownFields` = false. Values already present are kept.
+ * lowercase kind, `names.listKind` = kind + `List`, `conversion.strategy` = `None`, the port of a
+ * conversion webhook's service = 443 (D-CRD-18), `preserveUnknownFields` = false. Values already
+ * present are kept.
  */
 export function defaultCrd(crd: schemas.CustomResourceDefinition): schemas.CustomResourceDefinition {
   const copy = jsonvalues.deepCopy(crd);
@@ -43,6 +50,8 @@ export function defaultCrd(crd: schemas.CustomResourceDefinition): schemas.Custo
   }
   if (!json.isObject(spec.conversion)) spec.conversion = { strategy: 'None' };
   else if (!spec.conversion.strategy) spec.conversion.strategy = 'None';
+  const service = spec.conversion.webhook?.clientConfig?.service;
+  if (json.isObject(service) && (service.port === undefined || service.port === null)) service.port = 443;
   if (spec.preserveUnknownFields === undefined) spec.preserveUnknownFields = false;
   return copy;
 }
@@ -78,7 +87,10 @@ export function validateCrd(crd: schemas.CustomResourceDefinition, old?: schemas
 
   errors.push(...validateNames(names, 'spec.names'));
   errors.push(...validateVersions(spec.versions));
-  errors.push(...validateConversion(spec.conversion));
+  if (json.isObject(spec.conversion) && str(spec.conversion.strategy) !== 'None' && spec.preserveUnknownFields === true) {
+    errors.push(fielderrors.invalid('spec.conversion.strategy', spec.conversion.strategy, 'must be None if spec.preserveUnknownFields is true'));
+  }
+  errors.push(...validateConversion(spec.conversion, conversionOptions(old)));
 
   if (spec.preserveUnknownFields === true && obj(old?.spec).preserveUnknownFields !== true) {
     errors.push(
@@ -209,16 +221,83 @@ function validatePrinterColumn(column: json.JsonObject, path: string): fielderro
   return errors;
 }
 
-/** Only `None` is supported (a divergence: upstream also offers conversion webhooks). */
-function validateConversion(value: unknown): fielderrors.FieldError[] {
+/** What an update may keep that a create may not (upstream's ratcheting of conversion settings). */
+interface ConversionOptions {
+  /** Creates, and updates of CRDs whose review versions were recognised (or empty). */
+  requireRecognizedVersion: boolean;
+  /** Updates of CRDs not yet established, or whose CA bundle was already invalid. */
+  allowInvalidCABundle: boolean;
+}
+
+/** The ConversionReview versions upstream understands; one must be listed (sorted, as in messages). */
+const CONVERSION_REVIEW_VERSIONS = ['v1', 'v1beta1'];
+
+const webhookOf = (conversion: unknown): json.JsonObject => obj(obj(conversion).webhook);
+
+function conversionOptions(old: schemas.CustomResourceDefinition | undefined): ConversionOptions {
+  if (!old) return { requireRecognizedVersion: true, allowInvalidCABundle: false };
+  const oldWebhook = webhookOf(old.spec?.conversion);
+  const oldVersions = list(oldWebhook.conversionReviewVersions).map(str);
+  const oldBundle = str(obj(oldWebhook.clientConfig).caBundle);
+  return {
+    requireRecognizedVersion: oldVersions.length === 0 || oldVersions.some((v) => CONVERSION_REVIEW_VERSIONS.includes(v)),
+    allowInvalidCABundle: !isEstablished(old) || (oldBundle !== '' && caBundleErrorOf(oldBundle) !== undefined),
+  };
+}
+
+/** The CA bundle problem of a base64 `caBundle` (undecodable text is refused earlier, with 400). */
+function caBundleErrorOf(base64: string): string | undefined {
+  return webhookclients.caBundleError(Buffer.from(base64, 'base64').toString('latin1'));
+}
+
+/**
+ * `spec.conversion` (D-CRD-2, D-CRD-18): strategy `None` or `Webhook`; a webhook needs a client
+ * configuration and review versions, and `None` forbids both.
+ */
+function validateConversion(value: unknown, opts: ConversionOptions): fielderrors.FieldError[] {
   if (value === undefined || value === null) return [];
   const conversion = obj(value);
   const strategy = str(conversion.strategy);
   const errors: fielderrors.FieldError[] = [];
   if (!strategy) errors.push(fielderrors.required('spec.conversion.strategy'));
-  else if (strategy !== 'None') errors.push(fielderrors.notSupported('spec.conversion.strategy', strategy, ['None']));
-  if (strategy === 'None' && conversion.webhook !== undefined && conversion.webhook !== null) {
-    errors.push(fielderrors.forbidden('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook'));
+  else if (strategy !== 'None' && strategy !== 'Webhook') errors.push(fielderrors.notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  const webhook = webhookOf(conversion);
+  const clientConfig = webhook.clientConfig;
+  const versions = webhook.conversionReviewVersions;
+  const configPath = 'spec.conversion.webhookClientConfig';
+  const versionsPath = 'spec.conversion.conversionReviewVersions';
+  if (strategy === 'Webhook') {
+    if (!json.isObject(clientConfig)) errors.push(fielderrors.required(configPath, 'required when strategy is set to Webhook'));
+    else {
+      errors.push(...webhookclients.validateClientConfig(configPath, clientConfig));
+      const bundle = str(clientConfig.caBundle);
+      const why = bundle && !opts.allowInvalidCABundle ? caBundleErrorOf(bundle) : undefined;
+      if (why) errors.push(fielderrors.invalid(`${configPath}.caBundle`, bundle, why));
+    }
+    errors.push(...validateReviewVersions(list(versions).map(str), opts.requireRecognizedVersion, versionsPath));
+  } else {
+    if (clientConfig !== undefined && clientConfig !== null) {
+      errors.push(fielderrors.forbidden(configPath, 'should not be set when strategy is not set to Webhook'));
+    }
+    if (list(versions).length > 0) errors.push(fielderrors.forbidden(versionsPath, 'should not be set when strategy is not set to Webhook'));
+  }
+  return errors;
+}
+
+function validateReviewVersions(versions: string[], requireRecognized: boolean, path: string): fielderrors.FieldError[] {
+  if (versions.length === 0) return [fielderrors.required(path)];
+  const errors: fielderrors.FieldError[] = [];
+  const seen = new Set<string>();
+  versions.forEach((v, i) => {
+    if (seen.has(v)) {
+      errors.push(fielderrors.invalid(`${path}[${i}]`, v, 'duplicate version'));
+      return;
+    }
+    seen.add(v);
+    for (const msg of dnsnames.dns1035LabelErrors(v)) errors.push(fielderrors.invalid(`${path}[${i}]`, v, msg));
+  });
+  if (requireRecognized && !versions.some((v) => CONVERSION_REVIEW_VERSIONS.includes(v))) {
+    errors.push(fielderrors.invalid(path, versions, `must include at least one of ${CONVERSION_REVIEW_VERSIONS.join(', ')}`));
   }
   return errors;
 }

@@ -110,7 +110,7 @@ export interface CustomResourceDefinitionVersion {
   selectableFields?: { jsonPath: string }[];
 }
 
-/** `spec.conversion` (only `None` is supported by the devcluster). */
+/** `spec.conversion`: `None`, or `Webhook` with a client configuration (D-CRD-18; the webhook is not called, D-CRD-19). */
 export interface CustomResourceConversion {
   strategy: 'None' | 'Webhook';
   webhook?: {

@@ -75,7 +75,7 @@ export function apiResourceList(registry: resources.Registry, group: string, ver
     const entry: JsonObject = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: [...t.verbs] };
     if (t.shortNames.length) entry['shortNames'] = [...t.shortNames];
     if (t.categories.length) entry['categories'] = [...t.categories];
-    entry['storageVersionHash'] = storageVersionHash(t);
+    if (!t.answer) entry['storageVersionHash'] = storageVersionHash(t); // answered kinds are not stored
     list.push(entry, ...subresourceEntries(t));
   }
   const body: JsonObject = { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources: list };

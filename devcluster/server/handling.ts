@@ -22,6 +22,7 @@ import type * as faultrules from '../faults/rules.js';
 import * as discovery from './discovery.js';
 import * as duplicatekeys from './duplicatekeys.js';
 import * as negotiation from './negotiation.js';
+import * as protobuf from './protobuf.js';
 import type * as requestlog from './requestlog.js';
 import * as responses from './responses.js';
 import * as routing from './routing.js';
@@ -120,6 +121,7 @@ class Exchange {
   readonly watch: boolean;
   readonly verb: string;
   user: core.UserInfo = { username: '', uid: '', groups: [] };
+  body: Buffer | undefined;
   bodyText: string | undefined;
   fault = false;
 
@@ -215,6 +217,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
       if (err instanceof BodyTooLarge) throw statuses.tooLarge();
       throw err;
     }
+    ex.body = body;
     ex.bodyText = body.length ? body.toString('utf8') : undefined;
     // During a restart without refusing connections, health endpoints answer themselves (/readyz 500).
     if (ctx.unavailable() && !HEALTH_PATHS.has(url.pathname)) {
@@ -318,7 +321,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     }
     let r: Reply;
     try {
-      r = await resourceRequest(ctx, req, method, url, info, type, user, ex.bodyText, warnings);
+      r = await resourceRequest(ctx, req, method, url, info, type, user, ex.bodyText, warnings, ex.body);
     } catch (err) {
       ex.fail(err, warnings);
       return;
@@ -444,12 +447,15 @@ async function resourceRequest(
   user: core.UserInfo,
   bodyText: string | undefined,
   warnings: string[],
+  body: Buffer | undefined,
 ): Promise<Reply> {
   const c = ctx.core;
   const q = url.searchParams;
   const isRead = method === 'GET' || method === 'HEAD';
   const form = negotiation.negotiate(req.headers.accept, { allowTable: isRead && info.subresource === undefined });
   const out = form === 'yaml' ? 'yaml' : 'json';
+  // Answered kinds (reviews) have a collection to POST to and nothing else (D-AUTH-11).
+  if (type.answer && info.name !== undefined) throw statuses.pathNotFound();
   if (isRead) {
     options.checkResourceVersion(q.get('resourceVersion') ?? undefined);
     if (info.name !== undefined) {
@@ -481,9 +487,11 @@ async function resourceRequest(
     case 'POST': {
       if (info.name !== undefined || !type.verbs.includes('create')) throw statuses.methodNotAllowed();
       const wo = options.decodeWriteOptions(q, 'CreateOptions');
-      const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      const wr = writeRequestFor(req, info, type, user, warnings, wo, undefined);
+      if (type.answer) return { code: 201, body: answer(req, type, type.answer, wr, wo, bodyText, body), form: out, warnings };
+      const decoded = decodeBody(bodyText, req.headers['content-type'], 'object');
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
-      const result = await creating.create(c, writeRequestFor(req, info, type, user, warnings, wo, undefined), body);
+      const result = await creating.create(c, wr, decoded);
       return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'PUT': {
@@ -561,6 +569,26 @@ async function resourceRequest(
     default:
       throw statuses.methodNotAllowed();
   }
+}
+
+/**
+ * A create of an answered kind (the reviews, D-AUTH-11): the body — JSON, YAML, or protobuf when
+ * the kind has a message schema — with its identity checked, handed to the kind's answer.
+ */
+function answer(
+  req: http.IncomingMessage,
+  type: resources.ResourceType,
+  answerOf: NonNullable<resources.ResourceType['answer']>,
+  wr: core.WriteRequest,
+  wo: options.WriteOptions,
+  bodyText: string | undefined,
+  body: Buffer | undefined,
+): JsonObject {
+  const contentType = req.headers['content-type'];
+  const message = negotiation.bodyType(contentType) === 'protobuf' ? type.protobuf : undefined;
+  const decoded = message && body?.length ? protobuf.decodeObject(body, message) : decodeBody(bodyText, contentType, 'object');
+  if (!message) checkDuplicateKeys(bodyText, contentType, wo, wr.warnings);
+  return answerOf(wr, writes.checkIdentity(wr, writes.requireObject(decoded), {}));
 }
 
 /** The write request of a create/update/patch of the resource `info` addresses. */

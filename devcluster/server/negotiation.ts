@@ -84,7 +84,7 @@ export function negotiate(accept: string | undefined, opts: NegotiationOptions =
   throw statuses.notAcceptable();
 }
 
-export type BodyType = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch' | 'unknown';
+export type BodyType = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch' | 'protobuf' | 'unknown';
 
 /** Recent Content-Type classifications: clients send the same few values on every request. */
 const bodyTypes = new Map<string, BodyType>();
@@ -121,6 +121,8 @@ function classifyBody(contentType: string): BodyType {
     case 'application/apply-patch+yaml':
     case 'application/apply-patch+json':
       return 'apply-patch';
+    case 'application/vnd.kubernetes.protobuf':
+      return 'protobuf';
     default:
       return 'unknown';
   }

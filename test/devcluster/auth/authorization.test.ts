@@ -95,6 +95,20 @@ describe('Authorizer', () => {
     for (const p of ['/api', '/apis', '/apis/example.com', '/openapi/v2']) expect(authz.authorize(path(p), anonymous).allowed, p).toBe(false);
   });
 
+  it('D-AUTH-11 authenticated users may create the self reviews even when the default denies, unless a rule says otherwise', () => {
+    const authz = new authorization.Authorizer({ defaultDecision: 'deny' });
+    const create = (apiGroup: string, resource: string): authorization.ResourceAttributes => ({ kind: 'resource', verb: 'create', apiGroup, resource });
+    expect(authz.authorize(create('authorization.k8s.io', 'selfsubjectaccessreviews'), alice)).toEqual({ allowed: true, source: 'self-review' });
+    expect(authz.authorize(create('authorization.k8s.io', 'selfsubjectrulesreviews'), alice).allowed).toBe(true);
+    expect(authz.authorize(create('authentication.k8s.io', 'selfsubjectreviews'), alice).allowed).toBe(true);
+    expect(authz.authorize(create('authorization.k8s.io', 'subjectaccessreviews'), alice).allowed).toBe(false);
+    expect(authz.authorize(create('authentication.k8s.io', 'tokenreviews'), alice).allowed).toBe(false);
+    expect(authz.authorize({ ...create('authorization.k8s.io', 'selfsubjectaccessreviews'), verb: 'list' }, alice).allowed).toBe(false);
+    expect(authz.authorize(create('authorization.k8s.io', 'selfsubjectaccessreviews'), anonymous).allowed).toBe(false);
+    authz.setRules([{ effect: 'deny', users: ['alice'], resources: ['selfsubjectaccessreviews'] }]);
+    expect(authz.authorize(create('authorization.k8s.io', 'selfsubjectaccessreviews'), alice).allowed).toBe(false);
+  });
+
   it('D-AUTH-1 the admin of auth "none" is subject to rules like anyone', () => {
     const admin = users.adminUser('uid');
     const authz = new authorization.Authorizer({ rules: [{ effect: 'deny', groups: ['system:masters'], verbs: ['delete'] }] });

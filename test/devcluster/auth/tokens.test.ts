@@ -31,6 +31,17 @@ describe('TokenTable', () => {
     expect(table.lookup('t', at(3600))).toBeUndefined();
   });
 
+  it('D-AUTH-14 check says why a token does not authenticate: unknown, not yet valid, expired', () => {
+    const table = new tokens.TokenTable();
+    table.add({ token: 't', username: 'u', notBefore: at(10), expiresAt: at(60) });
+    expect(table.check('nope', at(20))).toEqual({ ok: false, problem: 'unknown' });
+    expect(table.check('t', at(9))).toEqual({ ok: false, problem: 'notYetValid' });
+    expect(table.check('t', at(60))).toEqual({ ok: false, problem: 'expired' });
+    expect(table.check('t', at(20))).toEqual({ ok: true, user: { username: 'u', uid: '', groups: ['system:authenticated'] } });
+    table.revoke('t');
+    expect(table.check('t', at(20))).toEqual({ ok: false, problem: 'unknown' });
+  });
+
   it('D-AUTH-2 a not-yet-valid token is rejected until notBefore', () => {
     const table = new tokens.TokenTable();
     table.add({ token: 't', username: 'u', notBefore: at(10) });

@@ -4,6 +4,7 @@
  */
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as certs from '../../../devcluster/auth/certs.js';
 import { startHarness, WIDGETS, type Harness, type Json } from './harness.js';
@@ -12,6 +13,8 @@ interface Received {
   url: string;
   review: Json;
   headers: Record<string, string | string[] | undefined>;
+  /** Header names and values as they came over the wire, in order. */
+  rawHeaders: string[];
 }
 
 type Reply = (review: Json) => Json | 'close';
@@ -21,6 +24,8 @@ class WebhookServer {
   received: Received[] = [];
   reply: Reply = (review) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review['request'].uid, allowed: true } });
   caBundle = '';
+  /** Answer gzip-compressed (with `Content-Encoding: gzip`). */
+  gzip = false;
 
   async start(): Promise<void> {
     const ca = await certs.createCertificateAuthority();
@@ -31,14 +36,17 @@ class WebhookServer {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
-        this.received.push({ url: req.url ?? '', review, headers: req.headers });
+        this.received.push({ url: req.url ?? '', review, headers: req.headers, rawHeaders: req.rawHeaders });
         const answer = this.reply(review);
         if (answer === 'close') {
           res.socket?.destroy();
           return;
         }
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(answer));
+        if (this.gzip) {
+          res.setHeader('content-encoding', 'gzip');
+          res.end(zlib.gzipSync(JSON.stringify(answer)));
+        } else res.end(JSON.stringify(answer));
       });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
@@ -123,16 +131,53 @@ describe('admission webhooks', () => {
     await unregister();
   });
 
-  it('D-ADM-6 admission calls send User-Agent kube-apiserver-admission and JSON content headers, as a real API server does', async () => {
+  it('D-ADM-13 admission calls carry the header names, values and order of a real API server, and no Connection header', async () => {
     hook.received = [];
     hook.reply = (review) => respond(review, { allowed: true });
     const unregister = await register('validating', 'headers', {});
     expect((await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'agent' }, spec: { size: 1 } })).status).toBe(201);
-    const { headers } = hook.received.at(-1)!;
-    expect(headers['user-agent']).toBe('kube-apiserver-admission');
-    expect(headers['content-type']).toBe('application/json');
-    expect(headers['accept']).toBe('application/json');
+    const { rawHeaders, review } = hook.received.at(-1)!;
+    expect(rawHeaders).toEqual([
+      'Host',
+      `127.0.0.1:${hook.port}`,
+      'User-Agent',
+      'kube-apiserver-admission',
+      'Content-Length',
+      String(Buffer.byteLength(JSON.stringify(review))),
+      'Accept',
+      'application/json, */*',
+      'Content-Type',
+      'application/json',
+      'Accept-Encoding',
+      'gzip',
+    ]);
     await unregister();
+  });
+
+  it('D-ADM-13 a service reference is called with Host <name>.<namespace>.svc:<port>', async () => {
+    hook.received = [];
+    hook.reply = (review) => respond(review, { allowed: true });
+    const unregister = await register('validating', 'service-host', {
+      clientConfig: { service: { name: 'hooks', namespace: 'default', path: '/validate' }, caBundle: hook.caBundle },
+    });
+    expect((await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'by-service' }, spec: { size: 1 } })).status).toBe(201);
+    const { rawHeaders, url } = hook.received.at(-1)!;
+    expect(rawHeaders.slice(0, 4)).toEqual(['Host', 'hooks.default.svc:443', 'User-Agent', 'kube-apiserver-admission']);
+    expect(url).toBe('/validate?timeout=10s');
+    await unregister();
+  });
+
+  it("D-ADM-13 a gzip-compressed answer is decoded, as Go's client does", async () => {
+    hook.reply = (review) => respond(review, { allowed: false, status: { message: 'zipped' } });
+    hook.gzip = true;
+    const unregister = await register('validating', 'gzipped', {});
+    try {
+      const r = await h.post(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'zipped' }, spec: { size: 1 } });
+      expect(r.json['message']).toBe('admission webhook "v.example.com" denied the request: zipped');
+    } finally {
+      hook.gzip = false;
+      await unregister();
+    }
   });
 
   it('C-111 a mutating webhook JSONPatch is applied; with generateName the webhook sees an empty name', async () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as certs from '../../../devcluster/auth/certs.js';
 import * as definitions from '../../../devcluster/crds/definitions.js';
 import type * as schemas from '../../../devcluster/crds/schemas.js';
 import * as fielderrors from '../../../devcluster/meta/fielderrors.js';
@@ -206,11 +207,11 @@ describe('validateCrd', () => {
       ],
     },
     {
-      title: 'D-CRD-2 webhook conversion (divergence)',
+      title: 'D-CRD-2 an unknown conversion strategy',
       change: (c) => {
-        c.spec.conversion = { strategy: 'Webhook' };
+        (c.spec.conversion as { strategy: string }).strategy = 'Magic';
       },
-      expected: [{ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: 'Webhook' }],
+      expected: [{ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: 'Magic', detail: 'supported values: "None", "Webhook"' }],
     },
     {
       title: 'D-CRD-2 preserveUnknownFields true on create',
@@ -277,5 +278,122 @@ describe('validateCrd', () => {
     definitions.validateCrd(crd, crd);
     definitions.defaultCrd(crd);
     expect(JSON.stringify(crd)).toBe(before);
+  });
+});
+
+describe('conversion webhooks (D-CRD-18)', () => {
+  let caBundle = '';
+
+  beforeAll(async () => {
+    caBundle = Buffer.from((await certs.createCertificateAuthority()).certPem).toString('base64');
+  });
+
+  const withConversion = (conversion: unknown, change?: (c: schemas.CustomResourceDefinition) => void): schemas.CustomResourceDefinition =>
+    definitions.defaultCrd(
+      modified((c) => {
+        c.spec.conversion = conversion as schemas.CustomResourceConversion;
+        change?.(c);
+      }),
+    );
+  const service = { namespace: 'tekton-pipelines', name: 'tekton-pipelines-webhook' };
+
+  it('D-CRD-18 accepts strategy Webhook with a service or a URL, and review versions v1 or v1beta1', () => {
+    const byService = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1beta1', 'v1'], clientConfig: { service } } });
+    expect(definitions.validateCrd(byService)).toEqual([]);
+    const byUrl = withConversion({
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://hooks.example.com:8443/convert', caBundle } },
+    });
+    expect(definitions.validateCrd(byUrl)).toEqual([]);
+  });
+
+  it('D-CRD-18 defaults the port of a conversion service to 443 and keeps a given one', () => {
+    const defaulted = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } });
+    expect(defaulted.spec.conversion?.webhook?.clientConfig?.service).toEqual({ ...service, port: 443 });
+    const kept = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...service, port: 9443 } } } });
+    expect(kept.spec.conversion?.webhook?.clientConfig?.service?.port).toBe(9443);
+  });
+
+  it('D-CRD-18 strategy Webhook needs a client configuration and review versions, named by the internal field paths', () => {
+    expect(rendered(definitions.validateCrd(withConversion({ strategy: 'Webhook' })))).toEqual([
+      'spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook',
+      'spec.conversion.conversionReviewVersions: Required value',
+    ]);
+  });
+
+  it('D-CRD-18 the client configuration has exactly one of url and service', () => {
+    const both = withConversion({
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://hooks.example.com/', service } },
+    });
+    expect(rendered(definitions.validateCrd(both))).toEqual(['spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required']);
+    const neither = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: {} } });
+    expect(rendered(definitions.validateCrd(neither))).toEqual([
+      'spec.conversion.webhookClientConfig: Required value: exactly one of url or service is required',
+    ]);
+  });
+
+  it('D-CRD-18 a URL must be https, without user information, fragment or query', () => {
+    const crd = withConversion({
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'http://user:pw@hooks.example.com/convert?x=1#here' } },
+    });
+    expect(definitions.validateCrd(crd).map((e) => [e.field, e.detail])).toEqual([
+      ['spec.conversion.webhookClientConfig.url', "'https' is the only allowed URL scheme; desired format: https://host[/path]"],
+      ['spec.conversion.webhookClientConfig.url', 'user information is not permitted in the URL'],
+      ['spec.conversion.webhookClientConfig.url', 'fragments are not permitted in the URL'],
+      ['spec.conversion.webhookClientConfig.url', 'query parameters are not permitted in the URL'],
+    ]);
+  });
+
+  it('D-CRD-18 a service needs a name, a namespace and a port between 1 and 65535', () => {
+    const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { port: 0 } } } });
+    expect(rendered(definitions.validateCrd(crd))).toEqual([
+      'spec.conversion.webhookClientConfig.service.name: Required value: service name is required',
+      'spec.conversion.webhookClientConfig.service.namespace: Required value: service namespace is required',
+      'spec.conversion.webhookClientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive',
+    ]);
+  });
+
+  it('D-CRD-18 the review versions must include v1 or v1beta1, without duplicates', () => {
+    const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2', 'v2'], clientConfig: { service } } });
+    expect(rendered(definitions.validateCrd(crd))).toEqual([
+      'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate version',
+      'spec.conversion.conversionReviewVersions: Invalid value: ["v2","v2"]: must include at least one of v1, v1beta1',
+    ]);
+  });
+
+  it('D-CRD-18 an established CRD whose review versions were already unrecognised may keep them', () => {
+    const old = established(withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2'], clientConfig: { service } } }));
+    const next = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v3'], clientConfig: { service } } });
+    expect(definitions.validateCrd(next, old)).toEqual([]);
+  });
+
+  it('D-CRD-18 a CA bundle without a certificate is rejected, unless the CRD is not established yet', () => {
+    const bad = Buffer.from('not a certificate').toString('base64');
+    const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service, caBundle: bad } } });
+    expect(definitions.validateCrd(crd).map((e) => [e.field, e.detail])).toEqual([
+      ['spec.conversion.webhookClientConfig.caBundle', 'unable to load root certificates: unable to parse bytes as PEM block'],
+    ]);
+    expect(definitions.validateCrd(crd, widgets.widgetCrd())).toEqual([]);
+    expect(definitions.validateCrd(crd, established(widgets.widgetCrd())).map((e) => e.field)).toEqual(['spec.conversion.webhookClientConfig.caBundle']);
+  });
+
+  it('D-CRD-18 strategy None forbids a client configuration and review versions', () => {
+    const crd = withConversion({ strategy: 'None', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } });
+    expect(rendered(definitions.validateCrd(crd))).toEqual([
+      'spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook',
+      'spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook',
+    ]);
+  });
+
+  it('D-CRD-18 strategy Webhook needs preserveUnknownFields false', () => {
+    const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } }, (c) => {
+      c.spec.preserveUnknownFields = true;
+    });
+    const old = { ...crd, status: {} };
+    expect(rendered(definitions.validateCrd(crd, old))).toEqual([
+      'spec.conversion.strategy: Invalid value: "Webhook": must be None if spec.preserveUnknownFields is true',
+    ]);
   });
 });

@@ -192,9 +192,9 @@ describe('A-21 admission webhooks', () => {
       // The reference object is created with the warnings shown and the injected field stored.
       const created = await create('kopf-example-1');
       expect(created.code).toBe(0);
-      // The headers are those of the API server's call (which names no user agent here).
-      expect(created.stderr).toMatch(/^Warning: Accessing as user-agent: .+$/m);
-      expect(created.stderr).toMatch(/^Warning: Accepting: application\/json$/m);
+      // The headers are those of the API server's call (D-ADM-13).
+      expect(created.stderr).toMatch(/^Warning: Accessing as user-agent: kube-apiserver-admission$/m);
+      expect(created.stderr).toMatch(/^Warning: Accepting: application\/json, \*\/\*$/m);
       expect(created.stderr).toMatch(/^Warning: SSL peer is not identified\.$/m);
       expect((cluster.store.get(fx.KEX, 'kopf-example-1', 'default') as Json)['spec']['injected']).toBe(123);
       expect(calls).toEqual(expect.arrayContaining(['mutate1', 'authhook', 'validate1']));
