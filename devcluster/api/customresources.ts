@@ -1,7 +1,7 @@
 /**
  * Custom resources: how the objects a CRD defines are served. An established CRD yields one served
  * `ResourceType` per served version, all sharing one storage (conversion `None` only rewrites
- * apiVersion, D-CRD-5; `Webhook` serves objects only in their stored version, D-CRD-19). Their
+ * apiVersion, D-CRD-5; `Webhook` serves objects only in their stored version, D-CRD-22). Their
  * strategy applies the version's structural schema, which is where most of what an operator author
  * observes about custom objects comes from: pruning and defaulting on writes and on reads
  * (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource rules (D-SUB-1/2)

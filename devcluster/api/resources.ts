@@ -83,7 +83,7 @@ export interface Strategy {
   toStorage?(external: JsonObject): JsonObject;
   /**
    * Converts an object of this kind, in any served version, to another served version (CRs: by
-   * the CRD's conversion strategy, D-CRD-19). Undefined means only `apiVersion` changes.
+   * the CRD's conversion strategy, D-CRD-22). Undefined means only `apiVersion` changes.
    */
   convertTo?(obj: JsonObject, apiVersion: string): JsonObject;
   /** Graceful deletion (Pods, D-VERB-28): returns the grace period in seconds, or 0 for immediate. */

@@ -207,7 +207,7 @@ export class WatchHub {
     try {
       this.sendObject(stream, type, stored, cache, variant);
     } catch (err) {
-      // An object the stream's version cannot show (a conversion the devcluster cannot do, D-CRD-19)
+      // An object the stream's version cannot show (a conversion the devcluster cannot do, D-CRD-22)
       // ends the stream with an ERROR event carrying the request error's Status.
       if (!(err instanceof statuses.ApiError)) throw err;
       this.sendError(stream, err.code, err.reason, err.message);

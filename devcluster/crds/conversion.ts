@@ -1,5 +1,5 @@
 /**
- * Conversion of custom objects between the versions of their CRD (D-CRD-5, D-CRD-19): what lets one
+ * Conversion of custom objects between the versions of their CRD (D-CRD-5, D-CRD-22): what lets one
  * stored object be served through every served version. With `conversion.strategy: None` only
  * `apiVersion` changes. With `Webhook`, upstream would POST a `ConversionReview` to the CRD's
  * webhook; the devcluster does not call conversion webhooks yet, so such a CRD serves each object

@@ -5,7 +5,7 @@
  * a non-empty error list becomes one 422 `Invalid` response. Validation covers the naming rules
  * (`metadata.name` = plural.group, DNS names, kind ≠ listKind), scope, versions (non-empty, unique
  * DNS-1035 names, exactly one storage version, a schema for each), subresources, printer columns,
- * conversion (`None`, or `Webhook` with its client configuration and review versions, D-CRD-18),
+ * conversion (`None`, or `Webhook` with its client configuration and review versions, D-CRD-21),
  * stored versions that may not disappear, the fields that are immutable on update, and the
  * structural-schema rules delegated to `structural`.
  *
@@ -36,7 +36,7 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 /**
  * Returns a copy of `crd` with the create-time defaults of D-CRD-2 applied: `names.singular` =
  * lowercase kind, `names.listKind` = kind + `List`, `conversion.strategy` = `None`, the port of a
- * conversion webhook's service = 443 (D-CRD-18), `preserveUnknownFields` = false. Values already
+ * conversion webhook's service = 443 (D-CRD-21), `preserveUnknownFields` = false. Values already
  * present are kept.
  */
 export function defaultCrd(crd: schemas.CustomResourceDefinition): schemas.CustomResourceDefinition {
@@ -251,7 +251,7 @@ function caBundleErrorOf(base64: string): string | undefined {
 }
 
 /**
- * `spec.conversion` (D-CRD-2, D-CRD-18): strategy `None` or `Webhook`; a webhook needs a client
+ * `spec.conversion` (D-CRD-2, D-CRD-21): strategy `None` or `Webhook`; a webhook needs a client
  * configuration and review versions, and `None` forbids both.
  */
 function validateConversion(value: unknown, opts: ConversionOptions): fielderrors.FieldError[] {

@@ -110,7 +110,7 @@ export interface CustomResourceDefinitionVersion {
   selectableFields?: { jsonPath: string }[];
 }
 
-/** `spec.conversion`: `None`, or `Webhook` with a client configuration (D-CRD-18; the webhook is not called, D-CRD-19). */
+/** `spec.conversion`: `None`, or `Webhook` with a client configuration (D-CRD-21; the webhook is not called, D-CRD-22). */
 export interface CustomResourceConversion {
   strategy: 'None' | 'Webhook';
   webhook?: {

@@ -1,7 +1,7 @@
 /**
  * Validation of a webhook's client configuration — how the API server reaches a webhook server —
  * shared by the two kinds that carry one: admission webhook configurations (D-BI-12) and CRDs with
- * conversion webhooks (D-CRD-18). Upstream validates both with the same helpers, so the rules and
+ * conversion webhooks (D-CRD-21). Upstream validates both with the same helpers, so the rules and
  * messages are one: exactly one of `url` and `service`; a URL must be `https` with a host and
  * without user information, fragment or query; a service needs a name and a namespace, a port in
  * 1–65535 and a path made of DNS subdomains; a CA bundle must hold at least one PEM certificate.

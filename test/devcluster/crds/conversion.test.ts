@@ -1,5 +1,5 @@
 /**
- * CRDs with `conversion.strategy: Webhook` over HTTP (D-CRD-18, D-CRD-19): such a CRD is accepted,
+ * CRDs with `conversion.strategy: Webhook` over HTTP (D-CRD-21, D-CRD-22): such a CRD is accepted,
  * defaulted and served; requests in the version an object is stored in work as usual, and a
  * request that needs a conversion fails with a 500 naming the missing conversion webhook call.
  * The CRD below has the shape of Tekton's PipelineRuns: v1beta1 and v1 served, v1 stored, a
@@ -60,7 +60,7 @@ describe('CRDs converted by a webhook', () => {
     await h.stop();
   });
 
-  it('D-CRD-18 a two-version CRD with strategy Webhook is stored with its defaults, established and served in both versions', async () => {
+  it('D-CRD-21 a two-version CRD with strategy Webhook is stored with its defaults, established and served in both versions', async () => {
     const crd = (await h.get(`${CRDS}/pipelineruns.tekton.example.dev`)).json;
     expect(crd['spec']['conversion']).toEqual({
       strategy: 'Webhook',
@@ -74,7 +74,7 @@ describe('CRDs converted by a webhook', () => {
     expect(group['versions'].map((v: Json) => v['version'])).toEqual(['v1', 'v1beta1']);
   });
 
-  it('D-CRD-19 requests in the storage version work as usual: create, get, list, patch, status and watch', async () => {
+  it('D-CRD-22 requests in the storage version work as usual: create, get, list, patch, status and watch', async () => {
     expect((await h.post(V1, run('same'))).status).toBe(201);
     expect((await h.get(`${V1}/same`)).json['spec']).toEqual({ pipelineRef: { name: 'build' } });
     expect((await h.get(V1)).json['items'].map((i: Json) => i['metadata']['name'])).toContain('same');
@@ -87,7 +87,7 @@ describe('CRDs converted by a webhook', () => {
     expect(watched.events.map((e) => [e['type'], e['object']['apiVersion']])).toEqual([['ADDED', 'tekton.example.dev/v1']]);
   });
 
-  it('D-CRD-19 reading an object through another version fails with a 500 naming the conversion webhook', async () => {
+  it('D-CRD-22 reading an object through another version fails with a 500 naming the conversion webhook', async () => {
     expect((await h.post(V1, run('other'))).status).toBe(201);
     for (const path of [`${V1BETA1}/other`, V1BETA1]) {
       const r = await h.get(path);
@@ -100,14 +100,14 @@ describe('CRDs converted by a webhook', () => {
     }
   });
 
-  it('D-CRD-19 writing through a version other than the storage version fails with a 500 and stores nothing', async () => {
+  it('D-CRD-22 writing through a version other than the storage version fails with a 500 and stores nothing', async () => {
     const r = await h.post(V1BETA1, run('beta', 'tekton.example.dev/v1beta1'));
     expect(r.status).toBe(500);
     expect(r.json['message']).toContain('conversion webhook for tekton.example.dev/v1beta1, Kind=PipelineRun failed');
     expect((await h.get(`${V1}/beta`)).status).toBe(404);
   });
 
-  it('D-CRD-19 a watch through another version ends with an ERROR event carrying the 500', async () => {
+  it('D-CRD-22 a watch through another version ends with an ERROR event carrying the 500', async () => {
     const watched = await readWatch(`${h.cluster.url}${V1BETA1}?watch=true`, { count: 5 });
     expect(watched.status).toBe(200);
     expect(watched.ended).toBe(true);
@@ -116,7 +116,7 @@ describe('CRDs converted by a webhook', () => {
     expect(watched.events[0]!['object']['message']).toContain('conversion webhook for tekton.example.dev/v1, Kind=PipelineRun failed');
   });
 
-  it('D-CRD-19 an admission webhook that must see the object in another version (matchPolicy Equivalent) fails the request loudly', async () => {
+  it('D-CRD-22 an admission webhook that must see the object in another version (matchPolicy Equivalent) fails the request loudly', async () => {
     const config = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
@@ -142,7 +142,7 @@ describe('CRDs converted by a webhook', () => {
     }
   });
 
-  it('D-CRD-18 a caBundle that is not base64 is refused with 400 while decoding', async () => {
+  it('D-CRD-21 a caBundle that is not base64 is refused with 400 while decoding', async () => {
     const crd = pipelineRunsCrd();
     crd['metadata']['name'] = 'tasks.tekton.example.dev';
     crd['spec']['names'] = { kind: 'Task', plural: 'tasks' };

@@ -281,7 +281,7 @@ describe('validateCrd', () => {
   });
 });
 
-describe('conversion webhooks (D-CRD-18)', () => {
+describe('conversion webhooks (D-CRD-21)', () => {
   let caBundle = '';
 
   beforeAll(async () => {
@@ -297,7 +297,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     );
   const service = { namespace: 'tekton-pipelines', name: 'tekton-pipelines-webhook' };
 
-  it('D-CRD-18 accepts strategy Webhook with a service or a URL, and review versions v1 or v1beta1', () => {
+  it('D-CRD-21 accepts strategy Webhook with a service or a URL, and review versions v1 or v1beta1', () => {
     const byService = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1beta1', 'v1'], clientConfig: { service } } });
     expect(definitions.validateCrd(byService)).toEqual([]);
     const byUrl = withConversion({
@@ -307,21 +307,21 @@ describe('conversion webhooks (D-CRD-18)', () => {
     expect(definitions.validateCrd(byUrl)).toEqual([]);
   });
 
-  it('D-CRD-18 defaults the port of a conversion service to 443 and keeps a given one', () => {
+  it('D-CRD-21 defaults the port of a conversion service to 443 and keeps a given one', () => {
     const defaulted = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } });
     expect(defaulted.spec.conversion?.webhook?.clientConfig?.service).toEqual({ ...service, port: 443 });
     const kept = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...service, port: 9443 } } } });
     expect(kept.spec.conversion?.webhook?.clientConfig?.service?.port).toBe(9443);
   });
 
-  it('D-CRD-18 strategy Webhook needs a client configuration and review versions, named by the internal field paths', () => {
+  it('D-CRD-21 strategy Webhook needs a client configuration and review versions, named by the internal field paths', () => {
     expect(rendered(definitions.validateCrd(withConversion({ strategy: 'Webhook' })))).toEqual([
       'spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook',
       'spec.conversion.conversionReviewVersions: Required value',
     ]);
   });
 
-  it('D-CRD-18 the client configuration has exactly one of url and service', () => {
+  it('D-CRD-21 the client configuration has exactly one of url and service', () => {
     const both = withConversion({
       strategy: 'Webhook',
       webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://hooks.example.com/', service } },
@@ -333,7 +333,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     ]);
   });
 
-  it('D-CRD-18 a URL must be https, without user information, fragment or query', () => {
+  it('D-CRD-21 a URL must be https, without user information, fragment or query', () => {
     const crd = withConversion({
       strategy: 'Webhook',
       webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'http://user:pw@hooks.example.com/convert?x=1#here' } },
@@ -346,7 +346,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     ]);
   });
 
-  it('D-CRD-18 a service needs a name, a namespace and a port between 1 and 65535', () => {
+  it('D-CRD-21 a service needs a name, a namespace and a port between 1 and 65535', () => {
     const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { port: 0 } } } });
     expect(rendered(definitions.validateCrd(crd))).toEqual([
       'spec.conversion.webhookClientConfig.service.name: Required value: service name is required',
@@ -355,7 +355,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     ]);
   });
 
-  it('D-CRD-18 the review versions must include v1 or v1beta1, without duplicates', () => {
+  it('D-CRD-21 the review versions must include v1 or v1beta1, without duplicates', () => {
     const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2', 'v2'], clientConfig: { service } } });
     expect(rendered(definitions.validateCrd(crd))).toEqual([
       'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate version',
@@ -363,13 +363,13 @@ describe('conversion webhooks (D-CRD-18)', () => {
     ]);
   });
 
-  it('D-CRD-18 an established CRD whose review versions were already unrecognised may keep them', () => {
+  it('D-CRD-21 an established CRD whose review versions were already unrecognised may keep them', () => {
     const old = established(withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2'], clientConfig: { service } } }));
     const next = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v3'], clientConfig: { service } } });
     expect(definitions.validateCrd(next, old)).toEqual([]);
   });
 
-  it('D-CRD-18 a CA bundle without a certificate is rejected, unless the CRD is not established yet', () => {
+  it('D-CRD-21 a CA bundle without a certificate is rejected, unless the CRD is not established yet', () => {
     const bad = Buffer.from('not a certificate').toString('base64');
     const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service, caBundle: bad } } });
     expect(definitions.validateCrd(crd).map((e) => [e.field, e.detail])).toEqual([
@@ -379,7 +379,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     expect(definitions.validateCrd(crd, established(widgets.widgetCrd())).map((e) => e.field)).toEqual(['spec.conversion.webhookClientConfig.caBundle']);
   });
 
-  it('D-CRD-18 strategy None forbids a client configuration and review versions', () => {
+  it('D-CRD-21 strategy None forbids a client configuration and review versions', () => {
     const crd = withConversion({ strategy: 'None', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } });
     expect(rendered(definitions.validateCrd(crd))).toEqual([
       'spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook',
@@ -387,7 +387,7 @@ describe('conversion webhooks (D-CRD-18)', () => {
     ]);
   });
 
-  it('D-CRD-18 strategy Webhook needs preserveUnknownFields false', () => {
+  it('D-CRD-21 strategy Webhook needs preserveUnknownFields false', () => {
     const crd = withConversion({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service } } }, (c) => {
       c.spec.preserveUnknownFields = true;
     });
