@@ -8,6 +8,7 @@
  */
 import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';
+import * as keyorder from '../meta/keyorder.js';
 import * as jsonpatch from '../patching/jsonpatch.js';
 import * as statuses from '../server/statuses.js';
 import * as calling from './calling.js';
@@ -130,35 +131,40 @@ export class WebhookAdmission implements core.Admission {
   }
 }
 
+/** The AdmissionReview sent to a webhook, members in Go's order and objects as the server writes them (D-BI-24). */
 function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, uid: string): JsonObject {
   const t = attrs.type;
   const sendVersion = hook.sendAs.version;
   const convert = (o: JsonObject | undefined): JsonObject | null => {
     if (!o) return null;
-    if (sendVersion === t.version) return o;
+    const ordered = keyorder.arrange(t, o);
+    if (sendVersion === t.version) return ordered;
     const apiVersion = t.group ? `${t.group}/${sendVersion}` : sendVersion;
-    return t.strategy.convertTo ? t.strategy.convertTo(o, apiVersion) : { ...o, apiVersion };
+    return t.strategy.convertTo ? t.strategy.convertTo(ordered, apiVersion) : { ...ordered, apiVersion };
   };
   const request: JsonObject = {
     uid,
     kind: { group: t.group, version: sendVersion, kind: t.kind },
     resource: { group: t.group, version: sendVersion, resource: t.resource },
-    requestKind: { group: t.group, version: t.version, kind: t.kind },
-    requestResource: { group: t.group, version: t.version, resource: t.resource },
   };
-  if (attrs.subresource) {
-    request['subResource'] = attrs.subresource;
-    request['requestSubResource'] = attrs.subresource;
-  }
+  if (attrs.subresource) request['subResource'] = attrs.subresource;
+  request['requestKind'] = { group: t.group, version: t.version, kind: t.kind };
+  request['requestResource'] = { group: t.group, version: t.version, resource: t.resource };
+  if (attrs.subresource) request['requestSubResource'] = attrs.subresource;
   if (attrs.name) request['name'] = attrs.name;
   if (t.namespaced && attrs.namespace) request['namespace'] = attrs.namespace;
   Object.assign(request, {
     operation: attrs.operation,
-    userInfo: { username: attrs.user.username, uid: attrs.user.uid, groups: attrs.user.groups, ...(attrs.user.extra ? { extra: attrs.user.extra } : {}) },
+    userInfo: {
+      username: attrs.user.username,
+      uid: attrs.user.uid,
+      groups: attrs.user.groups,
+      ...(attrs.user.extra ? { extra: keyorder.sortedDeep(attrs.user.extra) } : {}),
+    },
     object: attrs.operation === 'DELETE' ? null : convert(attrs.object),
     oldObject: convert(attrs.oldObject),
     dryRun: attrs.dryRun,
     options: attrs.options,
   });
-  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request };
+  return { kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request };
 }

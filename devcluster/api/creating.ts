@@ -91,7 +91,7 @@ export async function create(
     candidate = writes.applyGeneration(req.type, candidate, undefined);
     writes.validate(c, req, candidate, undefined);
     if (!opts.keepManagedFields) candidate = writes.recordManager(c, req, undefined, candidate, requestedManagedFields);
-    candidate = objects.withMeta(candidate, objects.compactMeta);
+    candidate = writes.arrange(c, req.type, objects.withMeta(candidate, objects.compactMeta));
 
     await c.admission.validate(
       {
@@ -123,7 +123,7 @@ export async function create(
         code: 201,
       };
     }
-    const change = c.store.write(req.type.storage, key, stored);
+    const change = writes.persist(c, req.type, key, stored);
     return { object: change.object, code: 201 };
   }
 }

@@ -55,8 +55,8 @@ export async function remove(c: core.Core, req: core.WriteRequest, opts: options
         oldObject: objects.toExternal(type, stored),
         dryRun: req.dryRun,
         options: {
-          apiVersion: 'meta.k8s.io/v1',
           kind: 'DeleteOptions',
+          apiVersion: 'meta.k8s.io/v1',
           ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
           ...(req.dryRun ? { dryRun: ['All'] } : {}),
         },
@@ -125,8 +125,9 @@ function withPolicyFinalizers(existing: string[], policy: options.PropagationPol
 const sameList = (a: string[], b: string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 function persistMark(c: core.Core, req: core.WriteRequest, key: string, marked: JsonObject): DeleteResult {
-  if (req.dryRun) return { object: marked, removed: false };
-  return { object: c.store.write(req.type.storage, key, marked).object, removed: false };
+  const arranged = writes.arrange(c, req.type, marked);
+  if (req.dryRun) return { object: arranged, removed: false };
+  return { object: writes.persist(c, req.type, key, arranged).object, removed: false };
 }
 
 function persistRemoval(c: core.Core, req: core.WriteRequest, key: string, stored: JsonObject): DeleteResult {

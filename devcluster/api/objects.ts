@@ -3,6 +3,7 @@
  * and the conversion between the stored form and the form served by one resource type.
  */
 import type { JsonObject } from '../json.js';
+import * as keyorder from '../meta/keyorder.js';
 import * as json from '../json.js';
 import * as resources from './resources.js';
 
@@ -59,29 +60,37 @@ export function compactMeta(meta: JsonObject): void {
   for (const k of Object.keys(meta)) if (meta[k] === null || meta[k] === undefined || meta[k] === '') delete meta[k];
 }
 
-/** The object as served by `type`: converted, with this version's apiVersion and kind first. */
+/**
+ * The object as served by `type`: converted, with this version's apiVersion and kind. Stored objects
+ * are kept in the order the server writes them (D-BI-24), `kind` and `apiVersion` included, so they
+ * are replaced in place; a conversion's result is put in order again.
+ */
 export function toExternal(type: resources.ResourceType, stored: JsonObject): JsonObject {
-  const converted = type.strategy.toExternal ? type.strategy.toExternal(stored) : stored;
-  const out: JsonObject = { apiVersion: resources.apiVersionOf(type), kind: type.kind };
-  copyExceptTypeMeta(out, converted);
-  return out;
+  const converted = type.strategy.toExternal ? keyorder.arrange(type, type.strategy.toExternal(stored)) : stored;
+  const out: JsonObject = {};
+  copyExceptTypeMeta(out, converted, true);
+  out['apiVersion'] = resources.apiVersionOf(type);
+  out['kind'] = type.kind;
+  // Objects stored before they had both members (none are written so) get them in their place.
+  return Object.hasOwn(converted, 'apiVersion') && Object.hasOwn(converted, 'kind') ? out : keyorder.arrange(type, out);
 }
 
 /** The object as a list item: built-ins omit apiVersion/kind (D-WIRE-19). */
 export function toListItem(type: resources.ResourceType, stored: JsonObject): JsonObject {
   if (!type.builtin) return toExternal(type, stored);
   const out: JsonObject = {};
-  copyExceptTypeMeta(out, type.strategy.toExternal ? type.strategy.toExternal(stored) : stored);
+  copyExceptTypeMeta(out, type.strategy.toExternal ? keyorder.arrange(type, type.strategy.toExternal(stored)) : stored, false);
   return out;
 }
 
 /**
- * Copies every member but `apiVersion` and `kind` (as own data properties, like a spread; a
- * loop, because rest destructuring with excluded keys is slow and this runs per served object).
+ * Copies every member (as own data properties, like a spread; a loop, because rest destructuring
+ * with excluded keys is slow and this runs per served object), `apiVersion` and `kind` only when
+ * `typeMeta` is set.
  */
-function copyExceptTypeMeta(out: JsonObject, from: JsonObject): void {
+function copyExceptTypeMeta(out: JsonObject, from: JsonObject, typeMeta: boolean): void {
   for (const k of Object.keys(from)) {
-    if (k === 'apiVersion' || k === 'kind') continue;
+    if (!typeMeta && (k === 'apiVersion' || k === 'kind')) continue;
     if (k === '__proto__') Object.defineProperty(out, k, { value: from[k], writable: true, enumerable: true, configurable: true });
     else out[k] = from[k];
   }

@@ -118,15 +118,23 @@ function encodeContinueRaw(rv: number, start: string): string {
   return encodeContinue(rv, start);
 }
 
-/** The list envelope of D-WIRE-19. */
+/**
+ * The list envelope of D-WIRE-19, in the order the server writes it (D-BI-24): built-in lists are Go
+ * structs (`kind`, `apiVersion`, `metadata`, `items`; ListMeta's `resourceVersion`, `continue`,
+ * `remainingItemCount`), custom resource lists unstructured maps with sorted keys.
+ */
 export function listBody(type: resources.ResourceType, result: ListResult): JsonObject {
+  const items = result.items.map((o) => objects.toListItem(type, o));
+  const apiVersion = resources.apiVersionOf(type);
+  if (!type.builtin) {
+    const metadata: JsonObject = {};
+    if (result.continueToken) metadata['continue'] = result.continueToken;
+    if (result.remainingItemCount !== undefined) metadata['remainingItemCount'] = result.remainingItemCount;
+    metadata['resourceVersion'] = result.resourceVersion;
+    return { apiVersion, items, kind: type.listKind, metadata };
+  }
   const metadata: JsonObject = { resourceVersion: result.resourceVersion };
   if (result.continueToken) metadata['continue'] = result.continueToken;
   if (result.remainingItemCount !== undefined) metadata['remainingItemCount'] = result.remainingItemCount;
-  return {
-    apiVersion: resources.apiVersionOf(type),
-    kind: type.listKind,
-    metadata,
-    items: result.items.map((o) => objects.toListItem(type, o)),
-  };
+  return { kind: type.listKind, apiVersion, metadata, items };
 }

@@ -25,8 +25,10 @@ export function scaleOf(type: resources.ResourceType, stored: JsonObject): JsonO
     else if (json.isObject(sel)) status['selector'] = selectors.labelSelectorToString(sel as never);
   }
   const m = objects.metaOf(stored);
-  const metadata: JsonObject = { name: m['name'], uid: m['uid'], resourceVersion: m['resourceVersion'], creationTimestamp: m['creationTimestamp'] };
+  // ObjectMeta in Go's order (D-BI-24): the Scale is a struct whatever the scaled kind.
+  const metadata: JsonObject = { name: m['name'] };
   if (m['namespace']) metadata['namespace'] = m['namespace'];
+  Object.assign(metadata, { uid: m['uid'], resourceVersion: m['resourceVersion'], creationTimestamp: m['creationTimestamp'] });
   return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: Number(replicas) }, status };
 }
 

@@ -193,7 +193,7 @@ async function attemptUpdate(
   candidate = writes.applyGeneration(type, candidate, storedBefore);
   writes.validate(c, req, candidate, storedBefore);
   if (mutation.kind !== 'apply') candidate = writes.recordManager(c, req, storedBefore, candidate, requestedManagedFields);
-  candidate = objects.withMeta(candidate, objects.compactMeta);
+  candidate = writes.arrange(c, type, objects.withMeta(candidate, objects.compactMeta));
 
   await c.admission.validate(
     {
@@ -233,7 +233,7 @@ async function attemptUpdate(
       code: 200,
     };
   }
-  const change = c.store.write(type.storage, key, candidate);
+  const change = writes.persist(c, type, key, candidate);
   return { object: change.object, code: 200 };
 }
 

@@ -8,6 +8,7 @@
  */
 import type * as http from 'node:http';
 import type { Clock } from '../clock.js';
+import * as keyorder from '../meta/keyorder.js';
 import * as statuses from '../server/statuses.js';
 import type * as revisions from '../store/revisions.js';
 import type * as filters from './filters.js';
@@ -243,12 +244,9 @@ export class WatchHub {
     if (stream.closed || stream.stalled || !stream.params.bookmarks) return;
     const metadata: JsonObject = { resourceVersion: String(this.store.revision) };
     if (annotations) metadata['annotations'] = annotations;
-    this.write(
-      stream,
-      'BOOKMARK',
-      { kind: stream.params.type.kind, apiVersion: resources.apiVersionOf(stream.params.type), metadata },
-      String(this.store.revision),
-    );
+    const type = stream.params.type;
+    const bookmark = keyorder.arrange(type, { kind: type.kind, apiVersion: resources.apiVersionOf(type), metadata });
+    this.write(stream, 'BOOKMARK', bookmark, String(this.store.revision));
   }
 
   /** Sends an ERROR event with a Status and ends the stream. */

@@ -5,6 +5,7 @@
  * these in creating.ts, updating.ts and deleting.ts.
  */
 import * as fielderrors from '../meta/fielderrors.js';
+import * as keyorder from '../meta/keyorder.js';
 import * as objectmeta from '../meta/objectmeta.js';
 import * as apply from '../patching/apply.js';
 import * as statuses from '../server/statuses.js';
@@ -160,11 +161,45 @@ export function applyGeneration(type: resources.ResourceType, obj: JsonObject, o
   });
 }
 
+/** The options of the request as admission reviews carry them (members in Go's order). */
 export function admissionOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'DeleteOptions', req: core.WriteRequest): JsonObject {
-  const options: JsonObject = { apiVersion: 'meta.k8s.io/v1', kind };
-  if (kind !== 'DeleteOptions' && req.fieldManager) options['fieldManager'] = req.fieldManager;
+  const options: JsonObject = { kind, apiVersion: 'meta.k8s.io/v1' };
   if (req.dryRun) options['dryRun'] = ['All'];
+  if (kind !== 'DeleteOptions' && req.fieldManager) options['fieldManager'] = req.fieldManager;
   return options;
+}
+
+const storedOrderings = new WeakMap<resources.ResourceType, keyorder.Ordering>();
+
+/**
+ * What orders the stored form of a type's objects: the type itself, or for a built-in version
+ * stored in another's form (events.k8s.io/v1 Events are stored as v1 Events) that other type.
+ */
+function storedOrdering(c: core.Core, type: resources.ResourceType): keyorder.Ordering {
+  if (!type.builtin || !type.strategy.toStorage) return type;
+  let ordering = storedOrderings.get(type);
+  if (!ordering) {
+    ordering = c.registry.all().find((t) => t.storage === type.storage && t.builtin && !t.strategy.toStorage) ?? { builtin: true };
+    storedOrderings.set(type, ordering);
+  }
+  return ordering;
+}
+
+/** The object in the order the server writes it (D-BI-24); done once per write, before admission and storage. */
+export function arrange(c: core.Core, type: resources.ResourceType, obj: JsonObject): JsonObject {
+  return keyorder.arrange(storedOrdering(c, type), obj);
+}
+
+/**
+ * Persists an object put in order by `arrange` (D-BI-24): the store stamps
+ * `metadata.resourceVersion` in place, so an object without one yet (a create) gets the member where
+ * the order puts it.
+ */
+export function persist(c: core.Core, type: resources.ResourceType, key: string, obj: JsonObject): revisions.Change {
+  const slotted = Object.hasOwn(objects.metaOf(obj), 'resourceVersion')
+    ? obj
+    : keyorder.withMetadataMember(storedOrdering(c, type), obj, 'resourceVersion', '');
+  return c.store.write(type.storage, key, slotted);
 }
 
 export function storageKey(type: resources.ResourceType, obj: JsonObject): string {

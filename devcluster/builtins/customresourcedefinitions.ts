@@ -68,6 +68,7 @@ export function crdType(): resources.ResourceType {
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
     storage: 'apiextensions.k8s.io/customresourcedefinitions',
     subresources: ['status'],
+    definition: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
     builtin: true,
     strategy: crdStrategy,
   };

@@ -2,7 +2,8 @@
  * Discovery documents and OpenAPI stubs: what clients read before anything else to learn which
  * groups, versions and resources the server has (D-WIRE-5..12, D-WIRE-14/15). They are rendered from
  * the live registry on every request rather than cached, so that a CRD becoming established or being
- * deleted shows up at once, as operators that watch for new resources expect.
+ * deleted shows up at once, as operators that watch for new resources expect. Members come in the
+ * order of upstream's Go structs (D-BI-24).
  */
 import type * as resources from '../api/resources.js';
 import type { JsonObject } from '../json.js';
@@ -61,9 +62,9 @@ function subresourceFacts(t: resources.ResourceType, sub: string): { verbs: stri
 function subresourceEntries(t: resources.ResourceType): JsonObject[] {
   return t.subresources.map((sub) => {
     const facts = subresourceFacts(t, sub);
-    const entry: JsonObject = { name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced, kind: facts.kind, verbs: facts.verbs };
-    if (facts.group !== t.group || facts.version !== t.version) Object.assign(entry, { group: facts.group, version: facts.version, kind: facts.kind });
-    return entry;
+    const entry: JsonObject = { name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced };
+    if (facts.group !== t.group || facts.version !== t.version) Object.assign(entry, { group: facts.group, version: facts.version });
+    return Object.assign(entry, { kind: facts.kind, verbs: facts.verbs });
   });
 }
 
@@ -78,9 +79,10 @@ export function apiResourceList(registry: resources.Registry, group: string, ver
     if (!t.answer) entry['storageVersionHash'] = storageVersionHash(t); // answered kinds are not stored
     list.push(entry, ...subresourceEntries(t));
   }
-  const body: JsonObject = { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources: list };
+  // The core group's list has no apiVersion (as served upstream); members in Go's order.
+  const body: JsonObject = { kind: 'APIResourceList' };
   if (group) body['apiVersion'] = 'v1';
-  return body;
+  return Object.assign(body, { groupVersion: group ? `${group}/${version}` : version, resources: list });
 }
 
 /** The aggregated discovery document (D-WIRE-12) for `/api` (core) or `/apis` (all other groups). */
@@ -90,7 +92,6 @@ export function aggregated(registry: resources.Registry, core: boolean, apiVersi
     metadata: { name: g },
     versions: versions.map((v) => ({
       version: v,
-      freshness: 'Current',
       resources: registry.inGroupVersion(g, v).map((t) => {
         const r: JsonObject = {
           resource: t.resource,
@@ -109,6 +110,7 @@ export function aggregated(registry: resources.Registry, core: boolean, apiVersi
         }
         return r;
       }),
+      freshness: 'Current',
     })),
   }));
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${apiVersion}`, metadata: {}, items };

@@ -8,20 +8,29 @@ const configMaps = catalog.builtinTypes().find((t) => t.resource === 'configmaps
 const widgets = { ...configMaps, group: 'example.com', version: 'v1', kind: 'Widget', resource: 'widgets', builtin: false } as resources.ResourceType;
 
 describe('served forms', () => {
-  const stored = { metadata: { name: 'x', namespace: 'default' }, kind: 'Old', data: { a: 'b' }, apiVersion: 'old/v0' };
+  // As the store holds them: in the order the server writes them (D-BI-24).
+  const stored = { kind: 'Old', apiVersion: 'old/v0', metadata: { name: 'x', namespace: 'default' }, data: { a: 'b' } };
+  const storedCustom = { apiVersion: 'old/v0', data: { a: 'b' }, kind: 'Old', metadata: { name: 'x', namespace: 'default' } };
 
-  it("D-WIRE-19 the served object has this version's apiVersion and kind first and leaves the stored one alone", () => {
+  it("D-WIRE-19 D-BI-24 the served object has this version's apiVersion and kind in their place and leaves the stored one alone", () => {
     const external = objects.toExternal(configMaps, stored);
-    expect(Object.keys(external)).toEqual(['apiVersion', 'kind', 'metadata', 'data']);
+    expect(Object.keys(external)).toEqual(['kind', 'apiVersion', 'metadata', 'data']);
     expect(external).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: stored.metadata, data: stored.data });
-    expect(stored).toEqual({ metadata: { name: 'x', namespace: 'default' }, kind: 'Old', data: { a: 'b' }, apiVersion: 'old/v0' });
+    expect(stored).toEqual({ kind: 'Old', apiVersion: 'old/v0', metadata: { name: 'x', namespace: 'default' }, data: { a: 'b' } });
+    expect(Object.keys(objects.toExternal(widgets, storedCustom))).toEqual(['apiVersion', 'data', 'kind', 'metadata']);
   });
 
   it('D-WIRE-19 list items of built-ins carry no apiVersion and kind, custom resources keep them', () => {
     expect(objects.toListItem(configMaps, stored)).toEqual({ metadata: stored.metadata, data: stored.data });
-    const item = objects.toListItem(widgets, stored);
-    expect(Object.keys(item)).toEqual(['apiVersion', 'kind', 'metadata', 'data']);
+    const item = objects.toListItem(widgets, storedCustom);
+    expect(Object.keys(item)).toEqual(['apiVersion', 'data', 'kind', 'metadata']);
     expect(item['apiVersion']).toBe('example.com/v1');
+  });
+
+  it('D-BI-24 an object stored without apiVersion and kind is served with them where its order puts them', () => {
+    const bare = { metadata: { name: 'x' }, data: { a: 'b' } };
+    expect(Object.keys(objects.toExternal(configMaps, bare))).toEqual(['kind', 'apiVersion', 'metadata', 'data']);
+    expect(Object.keys(objects.toExternal(widgets, bare))).toEqual(['apiVersion', 'data', 'kind', 'metadata']);
   });
 
   it('a member named __proto__ stays an ordinary member', () => {
