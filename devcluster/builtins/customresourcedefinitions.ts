@@ -9,8 +9,10 @@ import type * as schemas from '../crds/schemas.js';
 import * as objects from '../api/objects.js';
 import type * as resources from '../api/resources.js';
 import * as strategic from '../patching/strategic.js';
+import * as upstream from '../upstream/catalog.js';
 import * as catalog from './catalog.js';
 import * as datamaps from './datamaps.js';
+import * as generic from './generic.js';
 import * as strategies from './strategies.js';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
@@ -25,7 +27,7 @@ function checkDecodable(obj: JsonObject): void {
   const clientConfig = strategies.mapOf(strategies.mapOf(strategies.mapOf(obj['spec'], 'conversion'), 'webhook'), 'clientConfig');
   const bundle = clientConfig['caBundle'];
   const why = typeof bundle === 'string' ? datamaps.base64Error(bundle) : undefined;
-  if (why) throw strategies.undecodable('CustomResourceDefinition', 'apiextensions.k8s.io/v1', why);
+  if (why) throw strategies.undecodable('CustomResourceDefinition', 'v1', why);
 }
 
 export const crdStrategy: resources.Strategy = {
@@ -70,6 +72,13 @@ export function crdType(): resources.ResourceType {
     subresources: ['status'],
     definition: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
     builtin: true,
-    strategy: crdStrategy,
+    // Decoded and checked against the upstream schema like every built-in kind (D-BI-20/21).
+    strategy: generic.withSchema(crdStrategy, crdEntry()),
   };
+}
+
+function crdEntry(): upstream.ResourceEntry {
+  const entry = upstream.entries().find((e) => e.group === 'apiextensions.k8s.io' && e.resource === 'customresourcedefinitions');
+  if (!entry) throw new Error('devcluster: the upstream catalog has no CustomResourceDefinition entry');
+  return entry;
 }

@@ -11,6 +11,7 @@
  */
 import * as times from '../meta/times.js';
 import * as openapi from '../upstream/openapi.js';
+import * as datamaps from './datamaps.js';
 import * as strategies from './strategies.js';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
@@ -141,8 +142,9 @@ export class SchemaDecoder {
   }
 
   private base64(v: string): string {
-    if (/^[A-Za-z0-9+/]*={0,2}$/.test(v) && v.length % 4 === 0) return v;
-    throw strategies.undecodable(this.kind, this.version, `illegal base64 data at input byte ${firstBadByte(v)}`);
+    const why = datamaps.base64Error(v);
+    if (why === undefined) return v;
+    throw strategies.undecodable(this.kind, this.version, why);
   }
 
   private mismatch(v: unknown, at: Place, goType: string): Error {
@@ -187,9 +189,4 @@ function jsonKind(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? 'number' : `number ${v}`;
   if (Array.isArray(v)) return 'array';
   return 'object';
-}
-
-function firstBadByte(v: string): number {
-  const i = [...v].findIndex((c) => !/[A-Za-z0-9+/=]/.test(c));
-  return i < 0 ? v.length : i;
 }
