@@ -11,7 +11,8 @@
  * keeps an explicit zero (`replicas: 0`), other scalars drop a zero unless their tag lacks
  * `omitempty`; messages, lists and maps appear when set and non-empty; embedded structs with
  * `json:",inline"` merge into their parent; and the apimachinery types with a JSON form of their own
- * (Time, MicroTime, Quantity, IntOrString, RawExtension, FieldsV1) are converted by name.
+ * (Time, MicroTime, Quantity, IntOrString, RawExtension, FieldsV1) are converted by name — a zero
+ * Time that Go wrote (a pod template's `creationTimestamp`) is `null`, as in Go's JSON.
  */
 import type * as protobuf from 'protobufjs/light.js';
 import * as resources from '../api/resources.js';
@@ -24,13 +25,16 @@ export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from('k8s\0', 'latin1');
 const META = '.k8s.io.apimachinery.pkg.apis.meta.v1';
 
+/** What decoding needs to know of the resource a body is sent to. */
+export type Target = Pick<resources.ResourceType, 'builtin' | 'group' | 'version' | 'kind'>;
+
 /** Whether protobuf bodies of this resource's kind can be read: built-in kinds with a schema. */
-export function readable(type: resources.ResourceType): boolean {
+export function readable(type: Target): boolean {
   return type.builtin && schemas.hasApiVersion(resources.apiVersionOf(type));
 }
 
 /** The body media types a create or update of `type` accepts, for the 415 message (D-WIRE-16). */
-export function acceptedTypes(type: resources.ResourceType): string[] {
+export function acceptedTypes(type: Target): string[] {
   return readable(type) ? ['application/json', 'application/yaml', PROTOBUF] : ['application/json', 'application/yaml'];
 }
 
@@ -39,7 +43,7 @@ export function acceptedTypes(type: resources.ResourceType): string[] {
  * and `kind` from the envelope (those of `type` when the envelope leaves them empty, as upstream).
  * 415 for kinds without a protobuf form, 400 for a body that is not a well-formed message.
  */
-export async function decodeObject(body: Buffer, type: resources.ResourceType): Promise<JsonObject> {
+export async function decodeObject(body: Buffer, type: Target): Promise<JsonObject> {
   if (!readable(type)) throw statuses.unsupportedMediaType(acceptedTypes(type));
   return decode(body, resources.apiVersionOf(type), type.kind);
 }
@@ -95,13 +99,13 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
 
 type Fields = Record<string, unknown>;
 
-/** A message's value in JSON, or undefined when Go would write nothing (a zero Time, an empty raw). */
+/** A message's value in JSON; a zero Time and an empty raw object are `null`, as Go writes them. */
 function messageToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields): unknown {
   switch (type.fullName) {
     case `${META}.Time`:
-      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), undefined) : undefined;
+      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), undefined) : null;
     case `${META}.MicroTime`:
-      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), toNumber(message['nanos'])) : undefined;
+      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), toNumber(message['nanos'])) : null;
     case `${META}.FieldsV1`:
       return embedded(message['Raw']);
     case '.k8s.io.apimachinery.pkg.runtime.RawExtension':
@@ -128,7 +132,7 @@ function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields):
     if (name === '-') continue;
     const value = message[field.name];
     const nested = messageTypeOf(field);
-    const convert = (v: unknown): unknown => (nested ? (messageToJson(s, nested, v as Fields) ?? null) : scalarToJson(field.type, v));
+    const convert = (v: unknown): unknown => (nested ? messageToJson(s, nested, v as Fields) : scalarToJson(field.type, v));
     if (field.map) {
       const entries = Object.entries((value as Fields | undefined) ?? {});
       if (entries.length) out[name] = Object.fromEntries(entries.map(([k, v]) => [k, convert(v)]));
@@ -138,7 +142,6 @@ function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields):
     } else if (nested) {
       if (!isSet(message, field.name) || value == null) continue;
       const converted = messageToJson(s, nested, value as Fields);
-      if (converted === undefined) continue;
       if (options.includes('inline')) Object.assign(out, converted);
       else out[name] = converted;
     } else if (pointer) {
@@ -185,10 +188,10 @@ function formatTime(seconds: number, nanos: number | undefined): string {
   return `${whole}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`;
 }
 
-/** The JSON held as bytes by RawExtension, runtime.Unknown and FieldsV1; undefined when empty. */
+/** The JSON held as bytes by RawExtension, runtime.Unknown and FieldsV1; `null` when empty. */
 function embedded(raw: unknown): unknown {
   const bytes = raw as Uint8Array | undefined;
-  if (!bytes?.length) return undefined;
+  if (!bytes?.length) return null;
   try {
     return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
   } catch {

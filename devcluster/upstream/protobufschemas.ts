@@ -86,6 +86,8 @@ function readData(): Data {
  * `devcluster/` folder when it runs compiled from `dist/devcluster/upstream/`.
  */
 function dataFile(): string {
-  const candidates = ['./proto/kubernetes.json', '../../../devcluster/upstream/proto/kubernetes.json'].map((p) => url.fileURLToPath(new URL(p, import.meta.url)));
+  const candidates = ['./proto/kubernetes.json', '../../../devcluster/upstream/proto/kubernetes.json'].map((p) =>
+    url.fileURLToPath(new URL(p, import.meta.url)),
+  );
   return candidates.find((file) => fs.existsSync(file)) ?? candidates[0]!;
 }
