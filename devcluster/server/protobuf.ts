@@ -122,16 +122,45 @@ function messageToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields)
   return objectToJson(s, type, message);
 }
 
-/** A struct-like message as a JSON object, field by field in the order of their numbers. */
-function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields): JsonObject {
-  const out: JsonObject = {};
+/** How one field of a message is written in JSON, decided once per message type. */
+interface FieldPlan {
+  field: protobuf.Field;
+  /** The JSON member name. */
+  name: string;
+  /** Undefined for scalars (the Kubernetes schemas have no enums). */
+  nested: protobuf.Type | undefined;
+  /** A Go pointer: set means written, even when zero. */
+  pointer: boolean;
+  omitempty: boolean;
+  /** An embedded struct whose fields JSON merges into the parent. */
+  inline: boolean;
+}
+
+const plans = new WeakMap<protobuf.Type, FieldPlan[]>();
+
+/** The plans of a message's fields, in the order of their numbers, without fields JSON leaves out. */
+function planOf(s: schemas.Schemas, type: protobuf.Type): FieldPlan[] {
+  let plan = plans.get(type);
+  if (plan) return plan;
+  plan = [];
   for (const field of type.fieldsArray) {
     const tag = s.goTag(type, field.name) ?? `${field.name},omitempty`;
     const pointer = tag.startsWith('*');
     const [name = '', ...options] = (pointer ? tag.slice(1) : tag).split(',');
     if (name === '-') continue;
+    const resolved = field.resolve().resolvedType;
+    const nested = resolved && 'fieldsArray' in resolved ? resolved : undefined;
+    plan.push({ field, name, nested, pointer, omitempty: options.includes('omitempty'), inline: options.includes('inline') });
+  }
+  plans.set(type, plan);
+  return plan;
+}
+
+/** A struct-like message as a JSON object. */
+function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields): JsonObject {
+  const out: JsonObject = {};
+  for (const { field, name, nested, pointer, omitempty, inline } of planOf(s, type)) {
     const value = message[field.name];
-    const nested = messageTypeOf(field);
     const convert = (v: unknown): unknown => (nested ? messageToJson(s, nested, v as Fields) : scalarToJson(field.type, v));
     if (field.map) {
       const entries = Object.entries((value as Fields | undefined) ?? {});
@@ -142,22 +171,16 @@ function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields):
     } else if (nested) {
       if (!isSet(message, field.name) || value == null) continue;
       const converted = messageToJson(s, nested, value as Fields);
-      if (options.includes('inline')) Object.assign(out, converted);
+      if (inline) Object.assign(out, converted);
       else out[name] = converted;
     } else if (pointer) {
       if (isSet(message, field.name)) out[name] = scalarToJson(field.type, value);
     } else {
       const converted = scalarToJson(field.type, isSet(message, field.name) ? value : field.typeDefault);
-      if (!(options.includes('omitempty') && isZero(converted))) out[name] = converted;
+      if (!(omitempty && isZero(converted))) out[name] = converted;
     }
   }
   return out;
-}
-
-/** The message type of a field, or undefined for scalars (the Kubernetes schemas have no enums). */
-function messageTypeOf(field: protobuf.Field): protobuf.Type | undefined {
-  const resolved = field.resolve().resolvedType;
-  return resolved && 'fieldsArray' in resolved ? resolved : undefined;
 }
 
 /** A scalar as JSON: 64-bit integers as numbers, bytes as base64 (Go's `[]byte`). */

@@ -3,6 +3,9 @@
  * creates, updates and deletes of built-in kinds sent as Kubernetes protobuf, the way kubectl 1.32
  * and client-go send them, answered in JSON and processed exactly like JSON bodies.
  */
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAGIC, PROTOBUF, protobufBody } from '../../support/protobuf.js';
 import { CONFIGMAPS, startHarness, type Harness, type Json } from './harness.js';
@@ -11,6 +14,10 @@ import { CONFIGMAPS, startHarness, type Harness, type Json } from './harness.js'
 const KUBECTL_ACCEPT = 'application/vnd.kubernetes.protobuf,application/json';
 const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';
 const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap' };
+const FIXTURE = path.resolve(import.meta.dirname, '../../../fixtures/protobuf/core.v1.ConfigMap.pb');
+
+/** Whether the protobuf library has been loaded into this process (the devcluster runs in it). */
+const libraryLoaded = (): boolean => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes(`${path.sep}protobufjs${path.sep}`));
 const DEPLOYMENT = { apiVersion: 'apps/v1', kind: 'Deployment' };
 
 describe('conformance: protobuf request bodies', () => {
@@ -26,6 +33,18 @@ describe('conformance: protobuf request bodies', () => {
     const res = await fetch(h.cluster.url + urlPath, { method, headers: { 'content-type': PROTOBUF, accept: KUBECTL_ACCEPT }, body });
     return { status: res.status, headers: res.headers, contentType: res.headers.get('content-type'), json: (await res.json()) as Json };
   };
+
+  // First in this file: nothing here has loaded the library yet.
+  it('D-WIRE-25 the protobuf library and schemas are loaded by the first protobuf body, not at start', async () => {
+    expect(libraryLoaded()).toBe(false);
+    expect((await h.post(CONFIGMAPS, { ...CONFIGMAP, metadata: { name: 'json-first' } })).status).toBe(201);
+    expect(libraryLoaded()).toBe(false);
+    // The upstream fixture names the namespace `namespaceValue`: decoded, then refused as a mismatch.
+    const r = await send('POST', CONFIGMAPS, fs.readFileSync(FIXTURE));
+    expect([r.status, r.json['reason']]).toEqual([400, 'BadRequest']);
+    expect(r.json['message']).toMatch(/namespace/);
+    expect(libraryLoaded()).toBe(true);
+  });
 
   it('C-121 a protobuf ConfigMap is created, updated and deleted, with JSON answers', async () => {
     const created = await send(
