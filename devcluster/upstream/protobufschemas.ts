@@ -24,11 +24,11 @@ interface Data {
   schema: protobuf.INamespace;
 }
 
-/** The package of the kinds every API version also serves (`DeleteOptions`, …). */
+/** The package of the kinds every API version also serves (`DeleteOptions` of `apps/v1`, of `v1`, …). */
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
 export interface Schemas {
-  /** The message of `kind` in `apiVersion`, or undefined when there is none. */
+  /** The message of `kind` in `apiVersion` (or of apimachinery's kinds, in any), or undefined. */
   kindType(apiVersion: string, kind: string): protobuf.Type | undefined;
   /** `runtime.Unknown`, the envelope of every protobuf body. */
   readonly envelope: protobuf.Type;
@@ -67,9 +67,9 @@ async function build(): Promise<Schemas> {
   return {
     envelope: root.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown'),
     kindType(apiVersion, kind) {
+      if (!/^[A-Z]\w*$/.test(kind)) return undefined;
       const pkg = d.groups[apiVersion];
-      if (pkg === undefined || !/^[A-Z]\w*$/.test(kind)) return undefined;
-      return lookup(`${pkg}.${kind}`) ?? lookup(`${META}.${kind}`);
+      return (pkg === undefined ? undefined : lookup(`${pkg}.${kind}`)) ?? lookup(`${META}.${kind}`);
     },
     goTag: (type, field) => d.go[type.fullName.slice(1)]?.[field],
     isSlice: (type) => slices.has(type.fullName.slice(1)),

@@ -200,6 +200,9 @@ describe('D-WIRE-26 the JSON form of the Go types', () => {
       dryRun: ['All'],
       gracePeriodSeconds: 0,
     });
+    // client-go's typed clients name the group version of the resource they delete.
+    const apps = await encode('v1', 'DeleteOptions', { propagationPolicy: 'Foreground' }, { typeMeta: { apiVersion: 'apps/v1', kind: 'DeleteOptions' } });
+    expect(await protobuf.decodeDeleteOptions(apps)).toEqual({ apiVersion: 'apps/v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground' });
   });
 });
 
