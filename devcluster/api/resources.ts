@@ -15,7 +15,6 @@ import type * as fielderrors from '../meta/fielderrors.js';
 import type * as names from '../meta/names.js';
 import type * as strategic from '../patching/strategic.js';
 import type * as apply from '../patching/apply.js';
-import type * as protobuf from '../server/protobuf.js';
 import type { JsonObject } from '../json.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -142,11 +141,6 @@ export interface ResourceType {
    * and no storage version in discovery.
    */
   readonly answer?: (req: AnswerRequest, body: JsonObject) => JsonObject;
-  /**
-   * The protobuf message of the kind's request body, for kinds that kubectl's typed clients post
-   * in protobuf only (the reviews): such bodies are decoded to JSON by it. Others are refused (415).
-   */
-  readonly protobuf?: protobuf.MessageSchema;
 }
 
 /** What a create of an answered kind (`ResourceType.answer`) knows besides its body. */

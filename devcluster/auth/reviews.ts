@@ -17,12 +17,10 @@
 import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as managedfields from '../patching/managedfields.js';
-import type * as protobuf from '../server/protobuf.js';
 import * as statuses from '../server/statuses.js';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
 import * as authorization from './authorization.js';
-import * as messages from './reviewmessages.js';
 import * as rulesreview from './rulesreview.js';
 import type * as tokens from './tokens.js';
 import type * as users from './users.js';
@@ -51,8 +49,6 @@ interface ReviewKind {
   kind: string;
   namespaced: boolean;
   answer: Answer;
-  /** The request's protobuf message (kubectl posts some reviews in protobuf only). */
-  message: protobuf.MessageSchema;
 }
 
 const KINDS: readonly ReviewKind[] = [
@@ -62,7 +58,6 @@ const KINDS: readonly ReviewKind[] = [
     kind: 'SubjectAccessReview',
     namespaced: false,
     answer: subjectAccessReview(false),
-    message: messages.SUBJECT_ACCESS_REVIEW,
   },
   {
     group: AUTHORIZATION,
@@ -70,7 +65,6 @@ const KINDS: readonly ReviewKind[] = [
     kind: 'LocalSubjectAccessReview',
     namespaced: true,
     answer: subjectAccessReview(true),
-    message: messages.SUBJECT_ACCESS_REVIEW,
   },
   {
     group: AUTHORIZATION,
@@ -78,7 +72,6 @@ const KINDS: readonly ReviewKind[] = [
     kind: 'SelfSubjectAccessReview',
     namespaced: false,
     answer: selfSubjectAccessReview,
-    message: messages.SELF_SUBJECT_ACCESS_REVIEW,
   },
   {
     group: AUTHORIZATION,
@@ -86,16 +79,14 @@ const KINDS: readonly ReviewKind[] = [
     kind: 'SelfSubjectRulesReview',
     namespaced: false,
     answer: selfSubjectRulesReview,
-    message: messages.SELF_SUBJECT_RULES_REVIEW,
   },
-  { group: AUTHENTICATION, resource: 'tokenreviews', kind: 'TokenReview', namespaced: false, answer: tokenReview, message: messages.TOKEN_REVIEW },
+  { group: AUTHENTICATION, resource: 'tokenreviews', kind: 'TokenReview', namespaced: false, answer: tokenReview },
   {
     group: AUTHENTICATION,
     resource: 'selfsubjectreviews',
     kind: 'SelfSubjectReview',
     namespaced: false,
     answer: selfSubjectReview,
-    message: messages.SELF_SUBJECT_REVIEW,
   },
 ];
 
@@ -120,7 +111,6 @@ export function reviewTypes(ctx: ReviewContext): resources.ResourceType[] {
     builtin: true,
     strategy: UNSTORED,
     answer: (req, body) => k.answer(ctx, req, body),
-    protobuf: k.message,
   }));
 }
 

@@ -121,7 +121,6 @@ class Exchange {
   readonly watch: boolean;
   readonly verb: string;
   user: core.UserInfo = { username: '', uid: '', groups: [] };
-  body: Buffer | undefined;
   bodyText: string | undefined;
   fault = false;
 
@@ -217,7 +216,6 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
       if (err instanceof BodyTooLarge) throw statuses.tooLarge();
       throw err;
     }
-    ex.body = body;
     ex.bodyText = body.length ? body.toString('utf8') : undefined;
     // During a restart without refusing connections, health endpoints answer themselves (/readyz 500).
     if (ctx.unavailable() && !HEALTH_PATHS.has(url.pathname)) {
@@ -321,7 +319,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     }
     let r: Reply;
     try {
-      r = await resourceRequest(ctx, req, method, url, info, type, user, ex.bodyText, warnings, ex.body);
+      r = await resourceRequest(ctx, req, method, url, info, type, user, { raw: body, text: ex.bodyText }, warnings);
     } catch (err) {
       ex.fail(err, warnings);
       return;
@@ -419,18 +417,30 @@ function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string
   throw statuses.pathNotFound();
 }
 
-function decodeBody(bodyText: string | undefined, contentType: string | undefined, mode: 'object' | 'patch'): unknown {
+/** A request body: its bytes, and their text when there are any. */
+interface Body {
+  raw: Buffer;
+  text: string | undefined;
+}
+
+/** The object of a create or update body: JSON, YAML, or protobuf for built-in kinds (D-WIRE-16, D-WIRE-25). */
+async function decodeObjectBody(body: Body, contentType: string | undefined, type: resources.ResourceType): Promise<unknown> {
+  if (body.raw.length && negotiation.bodyType(contentType) === 'protobuf') return protobuf.decodeObject(body.raw, type);
+  return decodeBody(body.text, contentType, 'object', type);
+}
+
+function decodeBody(bodyText: string | undefined, contentType: string | undefined, mode: 'object' | 'patch', type?: resources.ResourceType): unknown {
   if (bodyText === undefined || bodyText.trim() === '') {
     throw statuses.badRequest('the body of the request was empty');
   }
   // A create/update body without Content-Type is decoded as JSON, the first supported type, as
   // upstream does (kubectl 1.20's `create configmap|namespace|secret` sends no Content-Type).
-  const type = mode === 'object' && !contentType?.trim() ? 'json' : negotiation.bodyType(contentType);
-  if (mode === 'object' && type !== 'json' && type !== 'yaml') {
-    throw statuses.unsupportedMediaType(['application/json', 'application/yaml']);
+  const bodyType = mode === 'object' && !contentType?.trim() ? 'json' : negotiation.bodyType(contentType);
+  if (mode === 'object' && bodyType !== 'json' && bodyType !== 'yaml') {
+    throw statuses.unsupportedMediaType(type ? protobuf.acceptedTypes(type) : ['application/json', 'application/yaml']);
   }
   try {
-    if (type === 'yaml' || type === 'apply-patch') return YAML.parse(bodyText);
+    if (bodyType === 'yaml' || bodyType === 'apply-patch') return YAML.parse(bodyText);
     return JSON.parse(bodyText);
   } catch (err) {
     throw statuses.badRequest(`couldn't get version/kind; json parse error: ${err instanceof Error ? err.message : String(err)}`);
@@ -445,11 +455,11 @@ async function resourceRequest(
   info: routing.ResourceRequestInfo,
   type: resources.ResourceType,
   user: core.UserInfo,
-  bodyText: string | undefined,
+  requestBody: Body,
   warnings: string[],
-  body: Buffer | undefined,
 ): Promise<Reply> {
   const c = ctx.core;
+  const bodyText = requestBody.text;
   const q = url.searchParams;
   const isRead = method === 'GET' || method === 'HEAD';
   const form = negotiation.negotiate(req.headers.accept, { allowTable: isRead && info.subresource === undefined });
@@ -488,16 +498,16 @@ async function resourceRequest(
       if (info.name !== undefined || !type.verbs.includes('create')) throw statuses.methodNotAllowed();
       const wo = options.decodeWriteOptions(q, 'CreateOptions');
       const wr = writeRequestFor(req, info, type, user, warnings, wo, undefined);
-      if (type.answer) return { code: 201, body: answer(req, type, type.answer, wr, wo, bodyText, body), form: out, warnings };
-      const decoded = decodeBody(bodyText, req.headers['content-type'], 'object');
+      const decoded = await decodeObjectBody(requestBody, req.headers['content-type'], type);
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
+      if (type.answer) return { code: 201, body: type.answer(wr, writes.checkIdentity(wr, writes.requireObject(decoded), {})), form: out, warnings };
       const result = await creating.create(c, wr, decoded);
       return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'PUT': {
       if (info.name === undefined || !type.verbs.includes('update')) throw statuses.methodNotAllowed();
       const wo = options.decodeWriteOptions(q, 'UpdateOptions');
-      const body = decodeBody(bodyText, req.headers['content-type'], 'object');
+      const body = await decodeObjectBody(requestBody, req.headers['content-type'], type);
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
       if (info.subresource === 'scale') return scaleWrite(ctx, writeRequestFor(req, info, type, user, warnings, wo, info.name), { kind: 'replace', body }, out);
       const result = await updating.update(c, writeRequestFor(req, info, type, user, warnings, wo, info.name), {
@@ -537,7 +547,12 @@ async function resourceRequest(
       return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
     }
     case 'DELETE': {
-      const body = bodyText?.trim() ? decodeBody(bodyText, 'application/json', 'patch') : undefined;
+      const body =
+        requestBody.raw.length && negotiation.bodyType(req.headers['content-type']) === 'protobuf'
+          ? await protobuf.decodeDeleteOptions(requestBody.raw)
+          : bodyText?.trim()
+            ? decodeBody(bodyText, 'application/json', 'patch')
+            : undefined;
       const dopts = options.decodeDeleteOptions(q, body);
       const wr: core.WriteRequest = {
         type,
@@ -569,26 +584,6 @@ async function resourceRequest(
     default:
       throw statuses.methodNotAllowed();
   }
-}
-
-/**
- * A create of an answered kind (the reviews, D-AUTH-11): the body — JSON, YAML, or protobuf when
- * the kind has a message schema — with its identity checked, handed to the kind's answer.
- */
-function answer(
-  req: http.IncomingMessage,
-  type: resources.ResourceType,
-  answerOf: NonNullable<resources.ResourceType['answer']>,
-  wr: core.WriteRequest,
-  wo: options.WriteOptions,
-  bodyText: string | undefined,
-  body: Buffer | undefined,
-): JsonObject {
-  const contentType = req.headers['content-type'];
-  const message = negotiation.bodyType(contentType) === 'protobuf' ? type.protobuf : undefined;
-  const decoded = message && body?.length ? protobuf.decodeObject(body, message) : decodeBody(bodyText, contentType, 'object');
-  if (!message) checkDuplicateKeys(bodyText, contentType, wo, wr.warnings);
-  return answerOf(wr, writes.checkIdentity(wr, writes.requireObject(decoded), {}));
 }
 
 /** The write request of a create/update/patch of the resource `info` addresses. */

@@ -3,7 +3,8 @@
  * (D-WIRE-12, D-WIRE-16..18). Clients differ a lot here — kubectl asks for Tables and aggregated
  * discovery, client libraries for JSON, some for protobuf first — so `Accept` is parsed into media
  * ranges and the output form (JSON, YAML, Table, aggregated discovery) is picked from them. Protobuf
- * is never produced; a request that accepts nothing the server can produce gets 406.
+ * is read in request bodies (server/protobuf.ts) but never produced; a request that accepts
+ * nothing the server can produce gets 406.
  */
 import * as statuses from './statuses.js';
 
@@ -84,7 +85,7 @@ export function negotiate(accept: string | undefined, opts: NegotiationOptions =
   throw statuses.notAcceptable();
 }
 
-export type BodyType = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch' | 'protobuf' | 'unknown';
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch' | 'unknown';
 
 /** Recent Content-Type classifications: clients send the same few values on every request. */
 const bodyTypes = new Map<string, BodyType>();
@@ -112,6 +113,8 @@ function classifyBody(contentType: string): BodyType {
     case 'application/x-yaml':
     case 'text/yaml':
       return 'yaml';
+    case 'application/vnd.kubernetes.protobuf':
+      return 'protobuf';
     case 'application/merge-patch+json':
       return 'merge-patch';
     case 'application/json-patch+json':
@@ -121,8 +124,6 @@ function classifyBody(contentType: string): BodyType {
     case 'application/apply-patch+yaml':
     case 'application/apply-patch+json':
       return 'apply-patch';
-    case 'application/vnd.kubernetes.protobuf':
-      return 'protobuf';
     default:
       return 'unknown';
   }

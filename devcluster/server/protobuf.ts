@@ -1,156 +1,223 @@
 /**
- * Decoding of Kubernetes protobuf request bodies, for the few kinds that need it. The devcluster
- * speaks JSON (D-WIRE-16/17), but the typed clients of kubectl send some requests in protobuf only —
- * `kubectl auth can-i` and `auth whoami` post their reviews as `application/vnd.kubernetes.protobuf`
- * — so a kind may carry the message schema of its body (`ResourceType.protobuf`) and such bodies
- * are decoded here into the JSON the rest of the pipeline reads. Answers stay JSON, which those
- * clients accept.
+ * Protobuf request bodies (D-WIRE-25, D-WIRE-26). kubectl 1.32 and later send the built-in kinds
+ * of its imperative commands (`create deployment`, `create secret`, `create token`, …) as
+ * Kubernetes protobuf: the magic `k8s\0`, then a `runtime.Unknown` envelope whose `typeMeta` names
+ * the kind and whose `raw` bytes are that kind's message. This module turns such a body into the
+ * JSON object the same client would have sent as JSON — the Go types' JSON form — so that it then
+ * goes through exactly the pipeline of a JSON body. Custom resources have no protobuf form (415, as
+ * upstream), and responses are never protobuf (D-WIRE-17).
  *
- * The format: the magic `k8s\0`, then a `runtime.Unknown` message (`typeMeta` {apiVersion, kind},
- * `raw` = the object's message). Messages are proto2 with the usual wire types; the schema names
- * each field number's JSON name and type. As Go's JSON encoding leaves out empty optional values,
- * empty strings, zeros and `false` are left out of the result; nested messages that are present are
- * kept, even when empty (they are pointers upstream, and their presence matters).
+ * The JSON form follows the Go struct tags recorded with the schemas: a scalar that is a Go pointer
+ * keeps an explicit zero (`replicas: 0`), other scalars drop a zero unless their tag lacks
+ * `omitempty`; messages, lists and maps appear when set and non-empty; embedded structs with
+ * `json:",inline"` merge into their parent; and the apimachinery types with a JSON form of their own
+ * (Time, MicroTime, Quantity, IntOrString, RawExtension, FieldsV1) are converted by name — a zero
+ * Time that Go wrote (a pod template's `creationTimestamp`) is `null`, as in Go's JSON.
  */
+import type * as protobuf from 'protobufjs/light.js';
+import * as resources from '../api/resources.js';
+import * as schemas from '../upstream/protobufschemas.js';
 import type { JsonObject } from '../json.js';
 import * as statuses from './statuses.js';
 
-/** The media type of Kubernetes protobuf bodies. */
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
-/** A field's type: a scalar, raw bytes (kept as a `Buffer`), a `metav1.Time`, or a nested message. */
-export type FieldType = 'string' | 'bytes' | 'bool' | 'int' | 'time' | MessageSchema;
-
-export interface FieldSpec {
-  /** The JSON member name. */
-  readonly name: string;
-  readonly type: FieldType;
-  /** A repeated field: a JSON array. */
-  readonly repeated?: boolean;
-  /** A `map<string, type>` field: a JSON object. */
-  readonly map?: boolean;
-}
-
-export interface MessageSchema {
-  readonly fields: Readonly<Record<number, FieldSpec>>;
-  /** The JSON form of the message is its field of this number alone (wrappers such as `ExtraValue`, a list of strings). */
-  readonly unwrap?: number;
-}
-
 const MAGIC = Buffer.from('k8s\0', 'latin1');
+const META = '.k8s.io.apimachinery.pkg.apis.meta.v1';
 
-/** The envelope's type and the object, decoded by `schema`; 400 when the bytes are not such a body. */
-export function decodeObject(body: Buffer, schema: MessageSchema): JsonObject {
+/** What decoding needs to know of the resource a body is sent to. */
+export type Target = Pick<resources.ResourceType, 'builtin' | 'group' | 'version' | 'kind'>;
+
+/** Whether protobuf bodies of this resource's kind can be read: built-in kinds with a schema. */
+export function readable(type: Target): boolean {
+  return type.builtin && schemas.hasApiVersion(resources.apiVersionOf(type));
+}
+
+/** The body media types a create or update of `type` accepts, for the 415 message (D-WIRE-16). */
+export function acceptedTypes(type: Target): string[] {
+  return readable(type) ? ['application/json', 'application/yaml', PROTOBUF] : ['application/json', 'application/yaml'];
+}
+
+/**
+ * Decodes the protobuf body of a create or update of `type` into its JSON object, with `apiVersion`
+ * and `kind` from the envelope (those of `type` when the envelope leaves them empty, as upstream).
+ * 415 for kinds without a protobuf form, 400 for a body that is not a well-formed message.
+ */
+export async function decodeObject(body: Buffer, type: Target): Promise<JsonObject> {
+  if (!readable(type)) throw statuses.unsupportedMediaType(acceptedTypes(type));
+  return decode(body, resources.apiVersionOf(type), type.kind);
+}
+
+/** Decodes a protobuf `DeleteOptions` body (any resource's DELETE may carry one, upstream). */
+export function decodeDeleteOptions(body: Buffer): Promise<JsonObject> {
+  return decode(body, 'v1', 'DeleteOptions');
+}
+
+async function decode(body: Buffer, defaultApiVersion: string, expected: string): Promise<JsonObject> {
+  const unrecognized = (why: string): statuses.ApiError =>
+    statuses.badRequest(`the object provided is unrecognized (must be of type ${expected}): ${why} (${summary(body)})`);
+  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw unrecognized(`provided data does not appear to be a protobuf message, expected prefix [${[...MAGIC].join(' ')}]`);
+  }
+  if (body.length === MAGIC.length) throw unrecognized('empty body');
+  const s = await schemas.load();
+  let envelope: { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Uint8Array };
   try {
-    if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('missing the k8s protobuf prefix');
-    const unknown = decodeMessage(body.subarray(MAGIC.length), UNKNOWN);
-    const typeMeta = (unknown['typeMeta'] ?? {}) as JsonObject;
-    const raw = unknown['raw'];
-    const object = raw instanceof Buffer ? decodeMessage(raw, schema) : {};
-    return { apiVersion: typeMeta['apiVersion'] ?? '', kind: typeMeta['kind'] ?? '', ...object };
+    envelope = s.envelope.decode(body.subarray(MAGIC.length)) as typeof envelope;
   } catch (err) {
-    throw statuses.badRequest(`the body of the request could not be decoded as protobuf: ${err instanceof Error ? err.message : String(err)}`);
+    throw unrecognized(messageOf(err));
   }
+  const apiVersion = envelope.typeMeta?.apiVersion || defaultApiVersion;
+  const kind = envelope.typeMeta?.kind || expected;
+  const cannot = (why: string): statuses.ApiError =>
+    statuses.badRequest(`${kind} in version "${apiVersion.split('/').pop()}" cannot be handled as a ${expected}: ${why}`);
+  const messageType = s.kindType(apiVersion, kind);
+  if (!messageType) throw cannot(`no kind "${kind}" is registered for version "${apiVersion}"`);
+  let message: Fields;
+  try {
+    message = messageType.decode(envelope.raw ?? new Uint8Array()) as unknown as Fields;
+  } catch (err) {
+    throw cannot(messageOf(err));
+  }
+  let json: JsonObject;
+  try {
+    json = objectToJson(s, messageType, message);
+  } catch (err) {
+    throw cannot(messageOf(err));
+  }
+  return { apiVersion, kind, ...json };
 }
 
-/** A reader over one message's bytes. */
-class Reader {
-  private at = 0;
-  constructor(private readonly bytes: Buffer) {}
-
-  get done(): boolean {
-    return this.at >= this.bytes.length;
-  }
-
-  varint(): bigint {
-    let value = 0n;
-    for (let shift = 0n; shift < 70n; shift += 7n) {
-      if (this.at >= this.bytes.length) throw new Error('truncated varint');
-      const byte = this.bytes[this.at++]!;
-      value |= BigInt(byte & 0x7f) << shift;
-      if (byte < 0x80) return value;
-    }
-    throw new Error('varint too long');
-  }
-
-  bytesField(): Buffer {
-    const length = Number(this.varint());
-    if (this.at + length > this.bytes.length) throw new Error('truncated field');
-    const out = this.bytes.subarray(this.at, this.at + length);
-    this.at += length;
-    return out;
-  }
-
-  skip(wireType: number): void {
-    if (wireType === 0) this.varint();
-    else if (wireType === 1) this.at += 8;
-    else if (wireType === 2) this.bytesField();
-    else if (wireType === 5) this.at += 4;
-    else throw new Error(`unsupported wire type ${wireType}`);
-    if (this.at > this.bytes.length) throw new Error('truncated field');
-  }
+/** Upstream's summary of an undecodable body: its first 30 bytes in hex. */
+function summary(body: Buffer): string {
+  return body.length > 30 ? `${body.subarray(0, 30).toString('hex')} ...` : body.toString('hex');
 }
 
-/** Decodes one message into JSON by its schema; fields the schema does not name are skipped. */
-export function decodeMessage(bytes: Buffer, schema: MessageSchema): JsonObject {
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+// --- Message → JSON ------------------------------------------------------------------------------
+
+type Fields = Record<string, unknown>;
+
+/** A message's value in JSON; a zero Time and an empty raw object are `null`, as Go writes them. */
+function messageToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields): unknown {
+  switch (type.fullName) {
+    case `${META}.Time`:
+      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), undefined) : null;
+    case `${META}.MicroTime`:
+      return isSet(message, 'seconds') || isSet(message, 'nanos') ? formatTime(toNumber(message['seconds']), toNumber(message['nanos'])) : null;
+    case `${META}.FieldsV1`:
+      return embedded(message['Raw']);
+    case '.k8s.io.apimachinery.pkg.runtime.RawExtension':
+    case '.k8s.io.apimachinery.pkg.runtime.Unknown':
+      return embedded(message['raw']);
+    case '.k8s.io.apimachinery.pkg.api.resource.Quantity':
+      return (message['string'] as string | undefined) || '0';
+    case '.k8s.io.apimachinery.pkg.util.intstr.IntOrString':
+      return toNumber(message['type']) === 1 ? (message['strVal'] ?? '') : toNumber(message['intVal']);
+    default:
+      break;
+  }
+  if (s.isSlice(type)) return ((message['items'] as unknown[] | undefined) ?? []).map((v) => scalarToJson(type.fields['items']!.type, v));
+  return objectToJson(s, type, message);
+}
+
+/** How one field of a message is written in JSON, decided once per message type. */
+interface FieldPlan {
+  field: protobuf.Field;
+  /** The JSON member name. */
+  name: string;
+  /** Undefined for scalars (the Kubernetes schemas have no enums). */
+  nested: protobuf.Type | undefined;
+  /** A Go pointer: set means written, even when zero. */
+  pointer: boolean;
+  omitempty: boolean;
+  /** An embedded struct whose fields JSON merges into the parent. */
+  inline: boolean;
+}
+
+const plans = new WeakMap<protobuf.Type, FieldPlan[]>();
+
+/** The plans of a message's fields, in the order of their numbers, without fields JSON leaves out. */
+function planOf(s: schemas.Schemas, type: protobuf.Type): FieldPlan[] {
+  let plan = plans.get(type);
+  if (plan) return plan;
+  plan = [];
+  for (const field of type.fieldsArray) {
+    const tag = s.goTag(type, field.name) ?? `${field.name},omitempty`;
+    const pointer = tag.startsWith('*');
+    const [name = '', ...options] = (pointer ? tag.slice(1) : tag).split(',');
+    if (name === '-') continue;
+    const resolved = field.resolve().resolvedType;
+    const nested = resolved && 'fieldsArray' in resolved ? resolved : undefined;
+    plan.push({ field, name, nested, pointer, omitempty: options.includes('omitempty'), inline: options.includes('inline') });
+  }
+  plans.set(type, plan);
+  return plan;
+}
+
+/** A struct-like message as a JSON object. */
+function objectToJson(s: schemas.Schemas, type: protobuf.Type, message: Fields): JsonObject {
   const out: JsonObject = {};
-  const reader = new Reader(bytes);
-  while (!reader.done) {
-    const key = reader.varint();
-    const number = Number(key >> 3n);
-    const wireType = Number(key & 7n);
-    const spec = schema.fields[number];
-    if (!spec) {
-      reader.skip(wireType);
-      continue;
+  for (const { field, name, nested, pointer, omitempty, inline } of planOf(s, type)) {
+    const value = message[field.name];
+    const convert = (v: unknown): unknown => (nested ? messageToJson(s, nested, v as Fields) : scalarToJson(field.type, v));
+    if (field.map) {
+      const entries = Object.entries((value as Fields | undefined) ?? {});
+      if (entries.length) out[name] = Object.fromEntries(entries.map(([k, v]) => [k, convert(v)]));
+    } else if (field.repeated) {
+      const items = (value as unknown[] | undefined) ?? [];
+      if (items.length) out[name] = items.map(convert);
+    } else if (nested) {
+      if (!isSet(message, field.name) || value == null) continue;
+      const converted = messageToJson(s, nested, value as Fields);
+      if (inline) Object.assign(out, converted);
+      else out[name] = converted;
+    } else if (pointer) {
+      if (isSet(message, field.name)) out[name] = scalarToJson(field.type, value);
+    } else {
+      const converted = scalarToJson(field.type, isSet(message, field.name) ? value : field.typeDefault);
+      if (!(omitempty && isZero(converted))) out[name] = converted;
     }
-    if (spec.map) {
-      const entry = decodeMessage(reader.bytesField(), { fields: { 1: { name: 'key', type: 'string' }, 2: { name: 'value', type: spec.type } } });
-      const map = (out[spec.name] ??= {}) as JsonObject;
-      map[String(entry['key'] ?? '')] = entry['value'] ?? emptyOf(spec.type);
-      continue;
-    }
-    const value = readValue(reader, wireType, spec.type);
-    if (spec.repeated) ((out[spec.name] ??= []) as unknown[]).push(value);
-    else if (value !== '' && value !== 0 && value !== false) out[spec.name] = value as JsonObject[string];
   }
   return out;
 }
 
-function readValue(reader: Reader, wireType: number, type: FieldType): unknown {
-  if (type === 'bool' || type === 'int') {
-    if (wireType !== 0) throw new Error(`expected a varint, got wire type ${wireType}`);
-    const value = reader.varint();
-    return type === 'bool' ? value !== 0n : Number(BigInt.asIntN(64, value));
+/** A scalar as JSON: 64-bit integers as numbers, bytes as base64 (Go's `[]byte`). */
+function scalarToJson(protoType: string, value: unknown): unknown {
+  if (protoType === 'bytes') return Buffer.from((value as Uint8Array | undefined) ?? []).toString('base64');
+  if (value !== null && typeof value === 'object' && 'low' in value) return toNumber(value);
+  return value;
+}
+
+function isZero(value: unknown): boolean {
+  return value === '' || value === 0 || value === false;
+}
+
+function isSet(message: Fields, field: string): boolean {
+  return Object.hasOwn(message, field);
+}
+
+function toNumber(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'object' && 'toNumber' in value && typeof value.toNumber === 'function') return value.toNumber() as number;
+  return Number(value);
+}
+
+/** RFC 3339 in UTC: whole seconds for Time (its protobuf form drops nanoseconds), microseconds for MicroTime. */
+function formatTime(seconds: number, nanos: number | undefined): string {
+  const whole = new Date(seconds * 1000).toISOString().slice(0, 19);
+  if (nanos === undefined) return `${whole}Z`;
+  return `${whole}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`;
+}
+
+/** The JSON held as bytes by RawExtension, runtime.Unknown and FieldsV1; `null` when empty. */
+function embedded(raw: unknown): unknown {
+  const bytes = raw as Uint8Array | undefined;
+  if (!bytes?.length) return null;
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
+  } catch {
+    throw new Error('an embedded object is not JSON');
   }
-  if (wireType !== 2) throw new Error(`expected a length-delimited field, got wire type ${wireType}`);
-  const bytes = reader.bytesField();
-  if (type === 'string') return bytes.toString('utf8');
-  if (type === 'bytes') return Buffer.from(bytes);
-  if (type === 'time') return timeOf(decodeMessage(bytes, TIME));
-  const message = decodeMessage(bytes, type);
-  return type.unwrap !== undefined ? (message[type.fields[type.unwrap]!.name] ?? []) : message;
 }
-
-/** The JSON of an absent map value: an empty list for wrappers, else an empty string or object. */
-function emptyOf(type: FieldType): unknown {
-  if (typeof type !== 'object') return type === 'string' ? '' : null;
-  return type.unwrap !== undefined ? [] : {};
-}
-
-/** A `metav1.Time`: RFC 3339 in UTC with second precision, `null` for the zero time. */
-function timeOf(time: JsonObject): string | null {
-  const seconds = Number(time['seconds'] ?? 0);
-  if (!seconds && !time['nanos']) return null;
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-const TIME: MessageSchema = { fields: { 1: { name: 'seconds', type: 'int' }, 2: { name: 'nanos', type: 'int' } } };
-
-/** `runtime.Unknown` with `raw` kept as bytes (decoded by the kind's schema afterwards). */
-const UNKNOWN: MessageSchema = {
-  fields: {
-    1: { name: 'typeMeta', type: { fields: { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } } } },
-    2: { name: 'raw', type: 'bytes' },
-  },
-};

@@ -98,7 +98,7 @@ describe('review APIs with authentication enforced', () => {
     expect(cluster.store.list({ group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews' })).toEqual([]);
   });
 
-  it('D-AUTH-11 a review posted in protobuf, as kubectl posts it, is answered in JSON; other kinds still refuse protobuf (415)', async () => {
+  it('D-AUTH-11 a review posted in protobuf, as kubectl posts it, is answered in JSON; a body of another kind is refused (400)', async () => {
     // `kubectl auth can-i create pods`, as kubectl 1.32.5 encodes it (every byte below 0x80).
     const body = Buffer.from(
       'k8s\u0000\n2\n\u0017authorization.k8s.io/v1\u0012\u0017SelfSubjectAccessReview\u0012?\n\u0010\n\u0000\u0012\u0000\u001a\u0000"\u0000*\u00002\u00008\u0000B\u0000' +
@@ -121,7 +121,8 @@ describe('review APIs with authentication enforced', () => {
       headers: { ...headers, authorization: 'Bearer checker-token' },
       body,
     });
-    expect(configmap.status).toBe(415);
+    // Built-in kinds read protobuf (D-WIRE-25); a SelfSubjectAccessReview is not a ConfigMap.
+    expect(configmap.status).toBe(400);
   });
 
   it('D-AUTH-11 authenticated users may ask about themselves unless a rule says otherwise, but not about others', async () => {

@@ -55,6 +55,19 @@ export function findKubectls(): KubectlBinary[] {
   return [describeBinary('1.20', legacyPath()), describeBinary('newest', newestPath())];
 }
 
+/**
+ * The kubectl builds from 1.`minMinor` on, beside the (symlink-resolved) `kubectl` on PATH as
+ * `kubectl.1.NN`, oldest first; when there are none, the newest build alone, whose version the
+ * caller then checks (so an older kubectl fails the suite rather than skipping it).
+ */
+export function findKubectlsFrom(minMinor: number): KubectlBinary[] {
+  const real = kubectlOnPath();
+  const dir = real ? path.dirname(real) : undefined;
+  const found = dir ? versionedIn(dir).filter((e) => Number(e.minor) >= minMinor) : [];
+  if (!dir || !found.length) return [describeBinary('newest', newestPath())];
+  return found.reverse().map((e) => describeBinary(`1.${e.minor}`, path.join(dir, e.name)));
+}
+
 /** Throws an error whose first line names the install script when the binary is missing; returns its path otherwise. */
 export function requireBinary(binary: KubectlBinary): string {
   if (!binary.path) throw kubectlMissing(`${binary.label}: ${binary.problem ?? 'not found'}`);
@@ -68,20 +81,29 @@ function legacyPath(): string | { problem: string } {
 
 /** The highest `kubectl.1.NN` next to the (symlink-resolved) `kubectl` on PATH, else that `kubectl`. */
 function newestPath(): string | { problem: string } {
+  const real = kubectlOnPath();
+  if (!real) return { problem: 'no kubectl on PATH' };
+  const versioned = versionedIn(path.dirname(real));
+  return versioned[0] ? path.join(path.dirname(real), versioned[0].name) : real;
+}
+
+/** The `kubectl` on PATH, symlinks resolved, or undefined without one. */
+function kubectlOnPath(): string | undefined {
   const onPath = (process.env['PATH'] ?? '')
     .split(path.delimiter)
     .filter(Boolean)
     .map((dir) => path.join(dir, 'kubectl'))
     .find(isExecutable);
-  if (!onPath) return { problem: 'no kubectl on PATH' };
-  const real = fs.realpathSync(onPath);
-  const dir = path.dirname(real);
-  const versioned = fs
+  return onPath ? fs.realpathSync(onPath) : undefined;
+}
+
+/** The `kubectl.1.NN` executables of a folder, newest first. */
+function versionedIn(dir: string): { name: string; minor: string }[] {
+  return fs
     .readdirSync(dir)
     .map((name) => ({ name, minor: /^kubectl\.1\.(\d+)$/.exec(name)?.[1] }))
     .filter((e): e is { name: string; minor: string } => e.minor !== undefined && isExecutable(path.join(dir, e.name)))
     .sort((a, b) => Number(b.minor) - Number(a.minor));
-  return versioned[0] ? path.join(dir, versioned[0].name) : real;
 }
 
 function describeBinary(which: string, found: string | { problem: string }): KubectlBinary {

@@ -168,17 +168,47 @@ const CASES: Case[] = [
 
   // Media types.
   {
-    title: 'D-WIRE-16 an unknown create Content-Type is 415 UnsupportedMediaType',
+    title: 'D-WIRE-16 an unknown create Content-Type of a built-in kind is 415 UnsupportedMediaType listing protobuf',
     code: 415,
     reason: 'UnsupportedMediaType',
-    message: /^the body of the request was in an unknown format - accepted media types include: /,
+    message:
+      'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
     send: (h) => raw(h, 'POST', CONFIGMAPS, JSON.stringify(cmBody('xml')), 'application/xml'),
   },
   {
-    title: 'D-WIRE-16 a protobuf create body is 415 UnsupportedMediaType',
+    title: 'D-WIRE-16 an unknown create Content-Type of a custom resource is 415 UnsupportedMediaType without protobuf',
     code: 415,
     reason: 'UnsupportedMediaType',
+    message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
+    send: (h) => raw(h, 'POST', WIDGETS, JSON.stringify(widgetBody('xml')), 'application/xml'),
+  },
+  {
+    title: 'D-WIRE-25 a protobuf create body of a custom resource is 415 UnsupportedMediaType',
+    code: 415,
+    reason: 'UnsupportedMediaType',
+    message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
+    send: (h) => raw(h, 'POST', WIDGETS, 'k8s\u0000\n\u0000', 'application/vnd.kubernetes.protobuf'),
+  },
+  {
+    title: 'D-WIRE-27 a protobuf create body of only the magic prefix is 400 BadRequest',
+    code: 400,
+    reason: 'BadRequest',
+    message: 'the object provided is unrecognized (must be of type ConfigMap): empty body (6b387300)',
     send: (h) => raw(h, 'POST', CONFIGMAPS, 'k8s\u0000', 'application/vnd.kubernetes.protobuf'),
+  },
+  {
+    title: 'D-WIRE-27 a protobuf update body without the magic prefix is 400 BadRequest',
+    code: 400,
+    reason: 'BadRequest',
+    message:
+      /^the object provided is unrecognized \(must be of type ConfigMap\): provided data does not appear to be a protobuf message, expected prefix \[107 56 115 0\] \(7b22/,
+    send: (h) => raw(h, 'PUT', `${CONFIGMAPS}/base`, JSON.stringify(cmBody('base')), 'application/vnd.kubernetes.protobuf'),
+  },
+  {
+    title: 'D-WIRE-25 a protobuf patch body is 415 UnsupportedMediaType',
+    code: 415,
+    reason: 'UnsupportedMediaType',
+    send: (h) => raw(h, 'PATCH', `${CONFIGMAPS}/base`, 'k8s\u0000', 'application/vnd.kubernetes.protobuf'),
   },
   {
     title: 'D-VERB-18 an unknown patch Content-Type is 415 UnsupportedMediaType',

@@ -136,7 +136,7 @@ describe('conformance: wire and discovery', () => {
     expect((await h.get(`${CONFIGMAPS}/x`)).status).toBe(404);
   });
 
-  it('C-11 protobuf-only Accept is 406; protobuf with */* falls back to JSON', async () => {
+  it('C-11 protobuf-only Accept is 406; protobuf with */* or with application/json falls back to JSON', async () => {
     const refused = await h.get(CONFIGMAPS, 'application/vnd.kubernetes.protobuf');
     expectStatus(refused, 406);
     expect(refused.json['reason']).toBe('NotAcceptable');
@@ -144,6 +144,9 @@ describe('conformance: wire and discovery', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toMatch(/^application\/json/);
     expect(ok.json['kind']).toBe('ConfigMapList');
+    const kubectl132 = await h.get(CONFIGMAPS, 'application/vnd.kubernetes.protobuf,application/json');
+    expect(kubectl132.status).toBe(200);
+    expect(kubectl132.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
   it('C-12 built-in list items omit apiVersion/kind, CR list items carry them, empty lists have items []', async () => {
