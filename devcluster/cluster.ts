@@ -141,6 +141,9 @@ export class DevCluster {
   private readonly adminUser: users.UserInfo;
 
   private constructor(private readonly options: DevClusterOptions) {
+    if (options.openapiV3 !== undefined && options.openapiV3 !== 'full' && options.openapiV3 !== '404') {
+      throw new Error(`devcluster: option openapiV3 must be "full" or "404", not ${JSON.stringify(options.openapiV3)}`);
+    }
     this.clock = options.clock ?? clock.realClock;
     const idSource = ids.createIds(options.seed);
     this.faults = new faultrules.Faults(idSource.random);
@@ -271,7 +274,7 @@ export class DevCluster {
       log: this.requests,
       version: this.options.version ?? 'v1.31.0',
       aggregatedDiscovery: this.options.aggregatedDiscovery ?? true,
-      openapiV3: this.options.openapiV3 ?? '404',
+      openapiV3: this.options.openapiV3 ?? 'full',
       latencyMs: this.options.latencyMs ?? 0,
       watchDefaultTimeoutMs: () => this.options.watchDefaultTimeoutMs ?? (1800 + Math.floor(this.core.ids.random() * 1800)) * 1000,
       serverAddress: () => `127.0.0.1:${this.boundPort}`,
