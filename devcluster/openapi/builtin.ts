@@ -56,6 +56,7 @@ export function builtinPart(registry: resources.Registry): BuiltinPart {
 }
 
 function cut(registry: resources.Registry): BuiltinPart {
+  parts.computed.builtinParts++;
   const doc = openapi.document() as unknown as JsonObject & { paths: Record<string, JsonObject>; parameters: Record<string, JsonObject> };
   const paths: Record<string, JsonObject> = {};
   for (const [path, item] of Object.entries(doc.paths)) if (isServed(registry, path)) paths[path] = withoutCbor(item);

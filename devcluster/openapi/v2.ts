@@ -58,6 +58,7 @@ export function customTypes(registry: resources.Registry): resources.ResourceTyp
 export function crdPart(t: resources.ResourceType): parts.V2Part {
   let part = crdParts.get(t);
   if (!part) {
+    parts.computed.crdParts++;
     part = { paths: crdpaths.v2Paths(t), definitions: crdschemas.v2Definitions(t) };
     crdParts.set(t, part);
   }
@@ -95,6 +96,7 @@ export function document(registry: resources.Registry, version: string): JsonObj
 export function json(registry: resources.Registry, version: string): Served {
   const s = state(registry, version);
   if (!s.json) {
+    parts.computed.v2Documents++;
     const bytes = Buffer.from(JSON.stringify(document(registry, version)));
     s.json = { bytes, etag: etagOf(bytes) };
   }
@@ -114,6 +116,7 @@ function encoded(key: object, part: parts.V2Part): protobuf.EncodedPart {
 export function protobufBytes(registry: resources.Registry, version: string): Served {
   const s = state(registry, version);
   if (!s.protobuf) {
+    parts.computed.v2Documents++;
     const b = builtin.builtinPart(registry);
     const pieces = [encoded(b, b), ...customTypes(registry).map((t) => encoded(t, crdPart(t)))];
     const bytes = protobuf.join(protobuf.encodeHead(head(version, b)), pieces);

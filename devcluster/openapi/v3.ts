@@ -84,6 +84,7 @@ export function document(registry: resources.Registry, version: string, key: str
 }
 
 function serialise(doc: JsonObject): v2.Served {
+  parts.computed.v3Documents++;
   const bytes = Buffer.from(JSON.stringify(parts.sortedKeys(doc)));
   return { bytes, etag: v2.etagOf(bytes) };
 }
