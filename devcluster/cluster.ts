@@ -67,6 +67,7 @@ export interface DevClusterOptions {
   /** Anonymous requests in enforced mode (default false). */
   anonymous?: boolean;
   aggregatedDiscovery?: boolean;
+  /** `/openapi/v3` served (`"full"`, the default) or answered 404 as by a server without it (D-WIRE-34). */
   openapiV3?: '404' | 'full';
   controllers?: Partial<controllers.ControllerSwitches>;
   /** Garbage collector options: `deleteOrphansOnCreate` (default true) collects dependents created with missing owners (D-VERB-35). */

@@ -61,7 +61,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     if (target) fs.rmSync(target.workDir, { recursive: true, force: true });
   });
 
-  it(`D-KCTL-10 ${label}: explain shows a built-in field's type and description`, async () => {
+  it(`C-123 D-KCTL-10 ${label}: explain shows a built-in field's type and description`, async () => {
     if (legacy) {
       const r = await ok(['explain', 'deployment.spec.replicas']);
       expect(r.stdout).toMatch(/KIND:\s+Deployment\nVERSION:\s+apps\/v1\n\nFIELD:\s+replicas <integer>/);
@@ -79,7 +79,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     }
   });
 
-  it(`D-KCTL-10 ${label}: explain shows a custom resource's fields from its CRD schema`, async () => {
+  it(`C-123 D-KCTL-10 ${label}: explain shows a custom resource's fields from its CRD schema`, async () => {
     if (legacy) {
       const r = await ok(['explain', 'widget.spec']);
       expect(r.stdout).toMatch(/KIND:\s+Widget\nVERSION:\s+example\.com\/v1\n\nRESOURCE: spec <Object>/);
@@ -93,7 +93,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     }
   });
 
-  it(`D-KCTL-11 ${label}: an unknown field in a built-in manifest fails where kubectl validates`, async () => {
+  it(`C-124 D-KCTL-11 ${label}: an unknown field in a built-in manifest fails where kubectl validates`, async () => {
     const r = await run(['create', '-f', '-'], DEPLOYMENT('\n  bogus: 1'));
     expect(r.code).toBe(1);
     if (legacy) {
@@ -111,7 +111,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     }
   });
 
-  it(`D-KCTL-11 ${label}: an unknown field in a custom resource fails where kubectl validates`, async () => {
+  it(`C-124 D-KCTL-11 ${label}: an unknown field in a custom resource fails where kubectl validates`, async () => {
     const r = await run(['apply', '-f', '-'], WIDGET('size: 2, bogus: 1'));
     expect(r.code).toBe(1);
     if (legacy) {
@@ -123,7 +123,7 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     }
   });
 
-  it(`D-KCTL-4 ${label}: apply of a changed custom resource sends a merge patch, of a changed built-in a strategic merge patch`, async () => {
+  it(`C-124 D-KCTL-4 ${label}: apply of a changed custom resource sends a merge patch, of a changed built-in a strategic merge patch`, async () => {
     await ok(['apply', '-f', '-'], WIDGET('size: 2, tags: [a]'));
     await ok(['apply', '-f', '-'], WIDGET('size: 3'));
     const [widgetPatch] = writes();

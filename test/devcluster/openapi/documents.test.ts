@@ -224,7 +224,7 @@ describe('OpenAPI documents of a devcluster with CRDs', () => {
     ]);
   });
 
-  it('D-WIRE-32 /openapi/v3 lists one document per group/version and discovery path, each with the hash of its bytes', async () => {
+  it('C-121 D-WIRE-32 /openapi/v3 lists one document per group/version and discovery path, each with the hash of its bytes', async () => {
     const index = await get('/openapi/v3');
     expect(index.status).toBe(200);
     const keys = Object.keys(index.json['paths']);
@@ -275,7 +275,7 @@ describe('OpenAPI documents of a devcluster with CRDs', () => {
     );
   });
 
-  it('D-WIRE-32 every PATCH of an object (all but the proxy connections) declares fieldValidation and its kind', async () => {
+  it('C-122 D-WIRE-32 every PATCH of an object (all but the proxy connections) declares fieldValidation and its kind', async () => {
     const index = (await get('/openapi/v3')).json;
     let patches = 0;
     for (const { serverRelativeURL } of Object.values(index['paths']) as Json[]) {
