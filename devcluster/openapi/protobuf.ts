@@ -51,12 +51,18 @@ export interface EncodedPart {
   readonly definitions: Uint8Array;
 }
 
-/** Encodes one part's paths and definitions. */
+/**
+ * Encodes one part's paths and definitions. Each entry is converted and encoded on its own (a
+ * `Paths` or `Definitions` message of one entry) and the results concatenated, which is the same
+ * encoding as the whole message, without ever holding the whole message tree in memory.
+ */
 export function encodePart(part: parts.V2Part): EncodedPart {
   const t = load();
-  const paths = { path: Object.entries(part.paths).map(([name, item]) => ({ name, value: pathItem(item) })) };
-  const definitions = { additional_properties: named(part.definitions, schema) };
-  return { paths: t.paths.encode(paths).finish(), definitions: t.definitions.encode(definitions).finish() };
+  const paths = Object.entries(part.paths).map(([name, item]) => t.paths.encode({ path: [{ name, value: pathItem(item) }] }).finish());
+  const definitions = Object.entries(part.definitions).map(([name, s]) =>
+    t.definitions.encode({ additional_properties: [{ name, value: schema(s) }] }).finish(),
+  );
+  return { paths: Buffer.concat(paths), definitions: Buffer.concat(definitions) };
 }
 
 /** Encodes the document-level members (swagger, info, parameters, security…), i.e. all but paths and definitions. */
