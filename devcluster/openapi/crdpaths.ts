@@ -3,9 +3,9 @@
  * apiextensions-apiserver builds them (D-WIRE-31): list (and, when namespaced, list across
  * namespaces), create, delete collection, read, replace, delete and patch, plus read/replace/patch
  * of `status` and `scale` when the version has them. Every operation carries the resource's
- * `x-kubernetes-group-version-kind`, produces JSON and YAML only, and — the point of it for kubectl
- * 1.20 (D-KCTL-4) — a PATCH `consumes` JSON patch, merge patch and apply patch but never strategic
- * merge patch, so kubectl keeps sending merge patches for custom resources.
+ * `x-kubernetes-group-version-kind`, produces JSON and YAML only, and a PATCH `consumes` JSON patch,
+ * merge patch and apply patch but never strategic merge patch: current kubectl picks the patch type
+ * of `apply` from that list (D-KCTL-4), so it keeps sending merge patches for custom resources.
  *
  * Upstream builds these from the same option structs as the built-in resources, so the query
  * parameters of each operation are those of the same operation on Deployments in upstream's

@@ -139,6 +139,16 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s and the OpenAPI do
     expect(cluster.store.get({ apiVersion: 'apps/v1', kind: 'Deployment' }, 'web')?.['spec']).toMatchObject({ replicas: 2 });
   });
 
+  it(`C-124 D-KCTL-4 ${label}: apply of a changed CRD sends what the kubectl version picks: merge patch from 1.20, strategic merge patch from current kubectl`, async () => {
+    const crd = fs.readFileSync(WIDGETS_CRD, 'utf8');
+    await ok(['apply', '-f', '-'], crd);
+    await ok(['apply', '-f', '-'], crd.replace('shortNames: [wd]', 'shortNames: [wd, wdg]'));
+    const [patch] = writes();
+    expect(patch?.path).toBe('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
+    expect(patch?.headers.contentType).toBe(legacy ? 'application/merge-patch+json' : 'application/strategic-merge-patch+json');
+    expect(patch?.code).toBe(200);
+  });
+
   it(`D-KCTL-4 ${label}: server-side apply of a built-in and a custom resource`, async () => {
     await ok(['apply', '--server-side', '-f', '-'], DEPLOYMENT('', 'web-ssa'));
     expect(writes().map((w) => w.headers.contentType)).toEqual(['application/apply-patch+yaml']);
