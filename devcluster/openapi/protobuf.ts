@@ -128,10 +128,9 @@ function extensions(obj: JsonObject): JsonObject[] {
   return out;
 }
 
-const SCALARS: Readonly<Record<string, string>> = {
+/** Validation members every schema-like message has (`Schema`, `PrimitivesItems`, parameter sub-schemas). */
+const VALIDATIONS: Readonly<Record<string, string>> = {
   format: 'format',
-  title: 'title',
-  description: 'description',
   multipleOf: 'multiple_of',
   maximum: 'maximum',
   exclusiveMaximum: 'exclusive_maximum',
@@ -143,14 +142,28 @@ const SCALARS: Readonly<Record<string, string>> = {
   maxItems: 'max_items',
   minItems: 'min_items',
   uniqueItems: 'unique_items',
+};
+
+/** Members only `Schema` has. */
+const SCHEMA_MEMBERS: Readonly<Record<string, string>> = {
+  title: 'title',
+  description: 'description',
   maxProperties: 'max_properties',
   minProperties: 'min_properties',
+  required: 'required',
   discriminator: 'discriminator',
   readOnly: 'read_only',
-  collectionFormat: 'collection_format',
+};
+
+/** Members of non-body parameters (and, for `type` and `collectionFormat`, of `PrimitivesItems`). */
+const PARAMETER_MEMBERS: Readonly<Record<string, string>> = {
   required: 'required',
   in: 'in',
+  description: 'description',
   name: 'name',
+  allowEmptyValue: 'allow_empty_value',
+  type: 'type',
+  collectionFormat: 'collection_format',
 };
 
 /** A JSON schema as gnostic's `Schema`; members OpenAPI v2 does not have are not carried. */
@@ -158,8 +171,9 @@ function schema(s: JsonObject): JsonObject {
   const m: JsonObject = {};
   for (const [k, v] of Object.entries(s)) {
     if (v === undefined) continue;
-    if (k === '$ref') m['_ref'] = v;
-    else if (k in SCALARS && k !== 'in' && k !== 'name' && k !== 'collectionFormat') m[SCALARS[k]!] = v;
+    const plain = VALIDATIONS[k] ?? SCHEMA_MEMBERS[k];
+    if (plain !== undefined) m[plain] = v;
+    else if (k === '$ref') m['_ref'] = v;
     else if (k === 'default' || k === 'example') m[k] = any(v);
     else if (k === 'enum' && Array.isArray(v)) m['enum'] = v.map(any);
     else if (k === 'type') m['type'] = { value: Array.isArray(v) ? v : [v] };
@@ -174,19 +188,18 @@ function schema(s: JsonObject): JsonObject {
   return m;
 }
 
-/** `items` of a non-body parameter (gnostic's `PrimitivesItems`). */
-function primitives(s: JsonObject): JsonObject {
+/** A non-body parameter, or (`itemsOnly`) the `items` of one (gnostic's `PrimitivesItems`). */
+function primitives(s: JsonObject, itemsOnly: boolean): JsonObject {
   const m: JsonObject = {};
   for (const [k, v] of Object.entries(s)) {
     if (v === undefined) continue;
-    if (k === 'items' && json.isObject(v)) m['items'] = primitives(v);
-    else if (k === 'type' || k === 'format' || k === 'collectionFormat' || (k in SCALARS && k !== 'description' && k !== 'title' && k !== 'required'))
-      m[SCALARS[k] ?? k] = v;
+    const plain = VALIDATIONS[k] ?? (itemsOnly && k !== 'type' && k !== 'collectionFormat' ? undefined : PARAMETER_MEMBERS[k]);
+    if (plain !== undefined) m[plain] = v;
+    else if (k === 'items' && json.isObject(v)) m['items'] = primitives(v, true);
     else if (k === 'default') m['default'] = any(v);
     else if (k === 'enum' && Array.isArray(v)) m['enum'] = v.map(any);
   }
-  const ext = extensions(s);
-  if (ext.length) m['vendor_extension'] = ext;
+  m['vendor_extension'] = extensions(s);
   return m;
 }
 
@@ -204,17 +217,7 @@ function parameter(p: JsonObject): JsonObject {
     body['vendor_extension'] = extensions(p);
     return { body_parameter: body };
   }
-  const sub: JsonObject = {};
-  for (const [k, v] of Object.entries(p)) {
-    if (v === undefined) continue;
-    if (k === 'items' && json.isObject(v)) sub['items'] = primitives(v);
-    else if (k === 'type' || k === 'allowEmptyValue') sub[k === 'type' ? 'type' : 'allow_empty_value'] = v;
-    else if (k in SCALARS && k !== 'title') sub[SCALARS[k]!] = v;
-    else if (k === 'default') sub['default'] = any(v);
-    else if (k === 'enum' && Array.isArray(v)) sub['enum'] = v.map(any);
-  }
-  sub['vendor_extension'] = extensions(p);
-  return { non_body_parameter: { [SUB_SCHEMAS[p['in'] as string] ?? 'query_parameter_sub_schema']: sub } };
+  return { non_body_parameter: { [SUB_SCHEMAS[p['in'] as string] ?? 'query_parameter_sub_schema']: primitives(p, false) } };
 }
 
 function parametersItem(p: JsonObject): JsonObject {
