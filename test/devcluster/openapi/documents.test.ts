@@ -77,6 +77,48 @@ function schemaFromGnostic(m: Json): Json {
   return out;
 }
 
+/** A gnostic `Parameter` message (or `PrimitivesItems`) back in JSON form. */
+function parameterFromGnostic(m: Json): Json {
+  if (m['body_parameter']) {
+    const { schema, vendor_extension: _e, ...rest } = m['body_parameter'] as Json;
+    return { ...rest, schema: schemaFromGnostic(schema) };
+  }
+  const sub = (m['non_body_parameter'] ? Object.values(m['non_body_parameter'] as Json)[0] : m) as Json;
+  const { type, items, allow_empty_value, collection_format, ...rest } = sub;
+  const out = schemaFromGnostic(rest);
+  if (type !== undefined) out['type'] = type;
+  if (items !== undefined) out['items'] = parameterFromGnostic(items);
+  if (allow_empty_value !== undefined) out['allowEmptyValue'] = allow_empty_value;
+  if (collection_format !== undefined) out['collectionFormat'] = collection_format;
+  return out;
+}
+
+const parametersFromGnostic = (items: Json[]): Json[] =>
+  items.map((i) => (i['json_reference'] ? { $ref: i['json_reference']['_ref'] } : parameterFromGnostic(i['parameter'])));
+
+/** A gnostic `PathItem` message back in JSON form. */
+function pathItemFromGnostic(m: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(m)) {
+    if (k === 'parameters') out[k] = parametersFromGnostic(v);
+    else if (k === 'vendor_extension') for (const e of v) out[e.name] = YAML.parse(e.value.yaml);
+    else {
+      const { operation_id, parameters, responses, vendor_extension, ...rest } = v as Json;
+      const op: Json = { ...rest, operationId: operation_id };
+      if (parameters) op['parameters'] = parametersFromGnostic(parameters);
+      op['responses'] = Object.fromEntries(
+        (responses['response_code'] as Json[]).map((r) => {
+          const { schema, vendor_extension: _e, ...response } = r['value']['response'] as Json;
+          return [r['name'], schema ? { ...response, schema: schemaFromGnostic(schema['schema']) } : response];
+        }),
+      );
+      for (const e of vendor_extension ?? []) op[e.name] = YAML.parse(e.value.yaml);
+      out[k] = op;
+    }
+  }
+  return out;
+}
+
 describe('OpenAPI documents of a devcluster with CRDs', () => {
   let cluster: DevCluster;
   let v2: Json;
@@ -136,6 +178,7 @@ describe('OpenAPI documents of a devcluster with CRDs', () => {
     expect(Object.keys(definitions).sort()).toEqual(Object.keys(v2['definitions']).sort());
     for (const [name, schema] of Object.entries(v2['definitions'])) expect(definitions[name], name).toEqual(schema);
     // Operations: PATCH media types and the kind extension kubectl 1.20 reads.
+    for (const p of decodedPaths) expect(pathItemFromGnostic(p['value']), p['name']).toEqual(v2['paths'][p['name']]);
     const byName = new Map(decodedPaths.map((p) => [p['name'], p['value']]));
     const deployment = byName.get('/apis/apps/v1/namespaces/{namespace}/deployments/{name}');
     expect(deployment['patch']['consumes']).toContain(SMP);
@@ -144,6 +187,9 @@ describe('OpenAPI documents of a devcluster with CRDs', () => {
     const widget = byName.get('/apis/example.com/v1/namespaces/{namespace}/widgets/{name}');
     expect(widget['patch']['consumes']).toEqual(['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
     const params = doc['parameters']['additional_properties'] as Json[];
+    // And every shared parameter too.
+    const decodedParams = Object.fromEntries(params.map((p) => [p['name'], parameterFromGnostic(p['value'])]));
+    expect(decodedParams).toEqual(v2['parameters']);
     expect(params.find((p) => p['name'] === 'pretty-tJGM1-ng')?.['value']['non_body_parameter']['query_parameter_sub_schema']).toMatchObject({
       in: 'query',
       name: 'pretty',
