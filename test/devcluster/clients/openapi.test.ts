@@ -2,8 +2,9 @@
  * kubectl against the devcluster's OpenAPI documents (D-KCTL-1, D-KCTL-4, D-KCTL-10, D-KCTL-11):
  * `kubectl explain` of built-in kinds and of a CRD, client-side validation where kubectl does it
  * (1.20 against `/openapi/v2`) and its absence where kubectl leaves it to the server (1.27+, which
- * finds `fieldValidation` in `/openapi/v3`), and the patch type `apply` chooses from what the
- * documents say. Both the legacy and the newest kubectl build run every test.
+ * finds `fieldValidation` in `/openapi/v3`), and the patch types `apply` picks (1.20 from its
+ * compiled-in types, current kubectl from the documents' PATCH media types). Both the legacy and the
+ * newest kubectl build run every test.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
