@@ -68,6 +68,7 @@ export interface DevClusterOptions {
   /** Anonymous requests in enforced mode (default false). */
   anonymous?: boolean;
   aggregatedDiscovery?: boolean;
+  /** `/openapi/v3` served (`"full"`, the default) or answered 404 as by a server without it (D-WIRE-34). */
   openapiV3?: '404' | 'full';
   controllers?: Partial<controllers.ControllerSwitches>;
   /** Garbage collector options: `deleteOrphansOnCreate` (default true) collects dependents created with missing owners (D-VERB-35). */
@@ -142,6 +143,9 @@ export class DevCluster {
   private readonly adminUser: users.UserInfo;
 
   private constructor(private readonly options: DevClusterOptions) {
+    if (options.openapiV3 !== undefined && options.openapiV3 !== 'full' && options.openapiV3 !== '404') {
+      throw new Error(`devcluster: option openapiV3 must be "full" or "404", not ${JSON.stringify(options.openapiV3)}`);
+    }
     this.clock = options.clock ?? clock.realClock;
     const idSource = ids.createIds(options.seed);
     this.faults = new faultrules.Faults(idSource.random);
@@ -275,7 +279,7 @@ export class DevCluster {
       log: this.requests,
       version: this.options.version ?? 'v1.32.0',
       aggregatedDiscovery: this.options.aggregatedDiscovery ?? true,
-      openapiV3: this.options.openapiV3 ?? '404',
+      openapiV3: this.options.openapiV3 ?? 'full',
       latencyMs: this.options.latencyMs ?? 0,
       watchDefaultTimeoutMs: () => this.options.watchDefaultTimeoutMs ?? (1800 + Math.floor(this.core.ids.random() * 1800)) * 1000,
       serverAddress: () => `127.0.0.1:${this.boundPort}`,

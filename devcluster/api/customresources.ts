@@ -131,6 +131,7 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
           ? { specReplicasPath: scale.specReplicasPath, statusReplicasPath: scale.statusReplicasPath, labelSelectorPath: scale.labelSelectorPath }
           : undefined,
         builtin: false,
+        customSchema: schema,
         deprecationWarning,
         strategy,
         table: {

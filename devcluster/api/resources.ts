@@ -11,6 +11,7 @@
  * The `Registry` is the live table of served types; discovery is rendered from it on every request,
  * so a CRD becoming Established (or deleted) is visible immediately (D-WIRE-9, D-WIRE-10).
  */
+import type * as schemas from '../crds/schemas.js';
 import type * as fielderrors from '../meta/fielderrors.js';
 import type * as names from '../meta/names.js';
 import type * as strategic from '../patching/strategic.js';
@@ -126,6 +127,11 @@ export interface ResourceType {
   readonly subresourceInfo?: Readonly<Record<string, SubresourceInfo>>;
   /** The upstream OpenAPI definition of a built-in kind (`io.k8s.api.batch.v1.Job`). */
   readonly definition?: string;
+  /**
+   * A custom resource version's schema (`openAPIV3Schema`), which `/openapi/v2` and `/openapi/v3`
+   * publish (D-WIRE-31). A CRD change replaces the type, so caches keyed by the type see it.
+   */
+  readonly customSchema?: schemas.JSONSchemaProps;
   readonly scale?: ScaleSpec;
   /** Built-in kinds omit `apiVersion`/`kind` on list items (D-WIRE-19). */
   readonly builtin: boolean;

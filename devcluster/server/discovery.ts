@@ -1,6 +1,6 @@
 /**
- * Discovery documents and OpenAPI stubs: what clients read before anything else to learn which
- * groups, versions and resources the server has (D-WIRE-5..12, D-WIRE-14/15). They are rendered from
+ * Discovery documents: what clients read before anything else to learn which groups, versions and
+ * resources the server has (D-WIRE-5..12; the OpenAPI documents live in `devcluster/openapi/`). They are rendered from
  * the live registry on every request rather than cached, so that a CRD becoming established or being
  * deleted shows up at once, as operators that watch for new resources expect. Members come in the
  * order of upstream's Go structs (D-BI-24).
@@ -114,15 +114,4 @@ export function aggregated(registry: resources.Registry, core: boolean, apiVersi
     })),
   }));
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${apiVersion}`, metadata: {}, items };
-}
-
-export const OPENAPI_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
-
-/** Whether an Accept header asks for the protobuf OpenAPI v2 document (either spelling). */
-export function wantsOpenApiProtobuf(accept: string | undefined): boolean {
-  return !!accept && /application\/com\.github\.proto-openapi\.spec\.v2[@.]v1\.0\+protobuf/.test(accept);
-}
-
-export function openapiV2Json(version: string): JsonObject {
-  return { swagger: '2.0', info: { title: 'Kubernetes', version }, paths: {}, definitions: {} };
 }

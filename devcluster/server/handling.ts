@@ -19,6 +19,7 @@ import * as updating from '../api/updating.js';
 import type * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
 import type * as faultrules from '../faults/rules.js';
+import * as openapiserving from '../openapi/serving.js';
 import * as discovery from './discovery.js';
 import * as duplicatekeys from './duplicatekeys.js';
 import * as negotiation from './negotiation.js';
@@ -49,6 +50,7 @@ export interface ServerContext {
   readonly log: requestlog.RequestLog;
   readonly version: string;
   readonly aggregatedDiscovery: boolean;
+  /** `/openapi/v3` served (`full`, the default) or answered 404 as by a server without it (D-WIRE-34). */
   readonly openapiV3: '404' | 'full';
   readonly latencyMs: number;
   /** Server-side watch lifetime when timeoutSeconds is absent (ms). */
@@ -66,6 +68,9 @@ interface Reply {
   code: number;
   body?: unknown;
   text?: string;
+  /** A body already encoded (OpenAPI documents), sent with `headers`; not kept by the request log. */
+  bytes?: Buffer;
+  headers?: Readonly<Record<string, string>>;
   form?: 'json' | 'yaml';
   contentType?: string;
   warnings?: string[];
@@ -167,8 +172,10 @@ class Exchange {
   }
 
   reply(r: Reply): void {
-    let text: string;
-    if (r.text !== undefined) {
+    let text: string | undefined;
+    if (r.bytes !== undefined) {
+      responses.sendBytes(this.res, r.code, r.bytes, r.contentType ?? 'application/octet-stream', r.headers);
+    } else if (r.text !== undefined) {
       responses.sendText(this.res, r.code, r.text, r.contentType);
       text = r.text;
     } else text = responses.sendBody(this.res, r.code, r.body, r.form ?? 'json', { warnings: r.warnings, contentType: r.contentType });
@@ -286,7 +293,7 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
         user,
       );
       if (denied) throw denied;
-      const r = nonResource(ctx, req, url.pathname);
+      const r = openapiserving.isOpenApiPath(url.pathname) ? openapi(ctx, req, url) : nonResource(ctx, req, url.pathname);
       await ex.finish(r, afterMs, resetAfter);
       return;
     }
@@ -370,6 +377,19 @@ function replyFault(
   void ctx;
 }
 
+/** `/openapi/v2` and `/openapi/v3[/…]`, answered by the OpenAPI modules (D-WIRE-30..34). */
+function openapi(ctx: ServerContext, req: http.IncomingMessage, url: routing.RequestTarget): Reply {
+  if (ctx.openapiV3 === '404' && url.pathname !== '/openapi/v2') throw statuses.pathNotFound();
+  const answer = openapiserving.answer(ctx.core.registry, ctx.version, {
+    path: url.pathname,
+    query: url.searchParams,
+    accept: req.headers.accept,
+    ifNoneMatch: req.headers['if-none-match'],
+  });
+  if (!answer) throw statuses.pathNotFound();
+  return { code: answer.code, bytes: answer.body, contentType: answer.contentType, headers: answer.headers };
+}
+
 function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string): Reply {
   const registry = ctx.core.registry;
   const accept = req.headers.accept;
@@ -395,9 +415,6 @@ function nonResource(ctx: ServerContext, req: http.IncomingMessage, path: string
       const body = path === '/api' ? discovery.apiVersions(ctx.serverAddress()) : discovery.apiGroupList(registry);
       return { code: 200, body, form: form === 'yaml' ? 'yaml' : 'json' };
     }
-    case '/openapi/v2':
-      if (discovery.wantsOpenApiProtobuf(accept)) return { code: 200, text: '', contentType: discovery.OPENAPI_PROTOBUF };
-      return { code: 200, body: discovery.openapiV2Json(ctx.version) };
     default:
       break;
   }

@@ -48,6 +48,18 @@ export function sendError(res: http.ServerResponse, err: statuses.ApiError, warn
   return sendBody(res, err.code, err.toStatus(), 'json', { warnings });
 }
 
+/**
+ * Writes an already encoded body (OpenAPI documents). `headers` may replace the default
+ * Cache-Control (a v3 document asked for by its current hash is `public, immutable`).
+ */
+export function sendBytes(res: http.ServerResponse, code: number, body: Buffer, contentType: string, headers: Readonly<Record<string, string>> = {}): void {
+  const list: http.OutgoingHttpHeader[] = ['Cache-Control', headers['Cache-Control'] ?? 'no-cache, private', 'Audit-Id', crypto.randomUUID()];
+  for (const [k, v] of Object.entries(headers)) if (k !== 'Cache-Control') list.push(k, v);
+  list.push('Content-Type', contentType, 'Content-Length', body.length);
+  res.writeHead(code, list);
+  res.end(body);
+}
+
 export function sendText(res: http.ServerResponse, code: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
   writeComplete(res, code, text, contentType);
 }

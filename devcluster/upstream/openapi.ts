@@ -77,6 +77,15 @@ export function definition(name: string): Schema | undefined {
   return schema;
 }
 
+/**
+ * The named definition as published, descriptions included (`document()`'s: parses the whole
+ * document), for what serves OpenAPI; decoding and validation use `definition`.
+ */
+export function publishedDefinition(name: string): Schema | undefined {
+  const definitions = document().definitions;
+  return Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+}
+
 /** How many definitions' shapes have been parsed (start-up parses only those its own writes need). */
 export const parsedDefinitions = (): number => shapes.size;
 

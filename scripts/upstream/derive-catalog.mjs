@@ -115,14 +115,18 @@ export function derive(swagger, names) {
   return { about: 'Derived from swagger.json and names.json by scripts/upstream/derive-catalog.mjs; do not edit by hand.', kubernetes: '1.32', resources: out };
 }
 
-/** A schema without its descriptions (decoding and validation never read them). */
-function shape(value) {
-  if (Array.isArray(value)) return value.map(shape);
+/**
+ * A schema without its descriptions (decoding and validation never read them). Members of a
+ * `properties` map are field names, kept whatever they are called (JSONSchemaProps has a field
+ * named `description`).
+ */
+function shape(value, isPropertyMap = false) {
+  if (Array.isArray(value)) return value.map((v) => shape(v));
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([k]) => k !== 'description')
-      .map(([k, v]) => [k, shape(v)]),
+      .filter(([k]) => isPropertyMap || k !== 'description')
+      .map(([k, v]) => [k, isPropertyMap ? shape(v) : shape(v, k === 'properties')]),
   );
 }
 

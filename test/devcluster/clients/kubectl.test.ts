@@ -115,10 +115,18 @@ describe.each(BINARIES.map((b) => [b.label, b] as const))('%s against a TLS devc
       kind: 'ConfigMap',
       data: { color: 'blue', size: '1' },
     });
-    // D-KCTL-1: validation downloaded the (empty, protobuf) OpenAPI v2 document.
-    const openapi = only(recorded(), (x) => x.path === '/openapi/v2');
-    expect(openapi.headers.accept).toBe(OPENAPI_PROTOBUF_ACCEPT);
-    expect(openapi.code).toBe(200);
+    if (minor >= 27) {
+      // D-KCTL-1: kubectl 1.27+ reads the v3 index and the core/v1 document, finds `fieldValidation`
+      // on ConfigMap's PATCH and leaves validation to the server, never asking for /openapi/v2.
+      expect(only(recorded(), (x) => x.path === '/openapi/v3').code).toBe(200);
+      expect(only(recorded(), (x) => x.path === '/openapi/v3/api/v1').query).toMatch(/^hash=[0-9A-F]{128}/);
+      expect(recorded().filter((x) => x.path === '/openapi/v2')).toEqual([]);
+    } else {
+      // D-KCTL-1: kubectl 1.20 validates against the protobuf OpenAPI v2 document.
+      const openapi = only(recorded(), (x) => x.path === '/openapi/v2');
+      expect(openapi.headers.accept).toBe(OPENAPI_PROTOBUF_ACCEPT);
+      expect(openapi.code).toBe(200);
+    }
     expect(stored(CONFIGMAP, 'demo')?.['data']).toEqual({ color: 'blue', size: '1' });
   });
 

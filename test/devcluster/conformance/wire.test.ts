@@ -1,9 +1,10 @@
 /**
  * Conformance checklist, "Wire and discovery" (devcluster reference section 13, C-1..C-13): version and
- * discovery documents, OpenAPI stubs, unknown paths and methods, Accept negotiation, list
+ * discovery documents, the OpenAPI v2 document, unknown paths and methods, Accept negotiation, list
  * serialisation and the Status shape of errors — all over plain HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as protobuf from '../../../devcluster/openapi/protobuf.js';
 import { CONFIGMAPS, WIDGETS, startHarness, type Harness, type HttpResult, type Json } from './harness.js';
 
 const AGGREGATED_ACCEPT =
@@ -100,17 +101,26 @@ describe('conformance: wire and discovery', () => {
     expect(legacy.json['kind']).toBe('APIGroupList');
   });
 
-  it('C-7 GET /openapi/v2 with the protobuf Accept answers with the dotted protobuf content type', async () => {
-    const r = await h.get('/openapi/v2', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
-    expect(r.status).toBe(200);
-    expect(r.headers.get('content-type')).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+  it('C-7 GET /openapi/v2 with the protobuf Accept answers a gnostic Document with built-in and custom kinds', async () => {
+    const res = await fetch(`${h.cluster.url}/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+    const type = protobuf.documentType();
+    const doc = type.toObject(type.decode(Buffer.from(await res.arrayBuffer()))) as Json;
+    const names = (doc['definitions']['additional_properties'] as Json[]).map((d) => d['name']);
+    expect(names).toContain('io.k8s.api.apps.v1.Deployment');
+    expect(names).toContain('com.example.v1.Widget');
   });
 
-  it('C-8 GET /openapi/v2 with JSON Accept answers a swagger 2.0 document', async () => {
+  it('C-8 GET /openapi/v2 with JSON Accept answers the swagger 2.0 document with the Widget paths', async () => {
     const r = await h.get('/openapi/v2', 'application/json');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(r.json['swagger']).toBe('2.0');
+    expect(r.json['info']['version']).toBe('v1.31.0');
+    const patch = r.json['paths']['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}']['patch'];
+    expect(patch['consumes']).not.toContain('application/strategic-merge-patch+json');
+    expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: 'example.com', kind: 'Widget', version: 'v1' });
   });
 
   it('C-9 an unserved group answers the exact 404 Status with empty details', async () => {
