@@ -14,10 +14,12 @@ import * as options from '../api/options.js';
 import * as reading from '../api/reading.js';
 import type * as resources from '../api/resources.js';
 import * as scale from '../api/scale.js';
+import * as subresources from '../api/subresources.js';
 import * as tables from '../api/tables.js';
 import * as updating from '../api/updating.js';
 import type * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
+import type * as tokens from '../auth/tokens.js';
 import type * as faultrules from '../faults/rules.js';
 import * as discovery from './discovery.js';
 import * as duplicatekeys from './duplicatekeys.js';
@@ -59,6 +61,8 @@ export interface ServerContext {
   unavailable(): boolean;
   authenticate(req: http.IncomingMessage): core.UserInfo | undefined;
   authorize(attrs: AuthorizationAttributes, user: core.UserInfo): statuses.ApiError | undefined;
+  /** Where service-account tokens issued through `serviceaccounts/token` are registered. */
+  readonly tokens?: tokens.TokenTable;
 }
 
 interface Reply {
@@ -450,6 +454,26 @@ async function resourceRequest(
   const isRead = method === 'GET' || method === 'HEAD';
   const form = negotiation.negotiate(req.headers.accept, { allowTable: isRead && info.subresource === undefined });
   const out = form === 'yaml' ? 'yaml' : 'json';
+  const special = subresources.handlerFor(type, info.subresource, method);
+  if (special) {
+    const reply = await special({
+      core: c,
+      type,
+      namespace: info.namespace,
+      name: info.name,
+      subpath: info.subpath,
+      query: q,
+      user,
+      fieldManager: q.get('fieldManager') ?? managerFromAgent(req.headers['user-agent']),
+      dryRun: q.getAll('dryRun').includes('All'),
+      warnings,
+      table: form === 'table',
+      tokens: ctx.tokens,
+      body: () => decodeBody(bodyText, req.headers['content-type'], 'object'),
+    });
+    if (reply.body === undefined) return { code: reply.code, text: reply.text ?? '', contentType: reply.contentType };
+    return { code: reply.code, body: reply.body, form: out, warnings };
+  }
   if (isRead) {
     options.checkResourceVersion(q.get('resourceVersion') ?? undefined);
     if (info.name !== undefined) {
