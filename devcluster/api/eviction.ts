@@ -18,6 +18,7 @@
 import * as selectors from '../meta/selectors.js';
 import * as times from '../meta/times.js';
 import * as statuses from '../server/statuses.js';
+import * as revisions from '../store/revisions.js';
 import * as actions from './actions.js';
 import * as deleting from './deleting.js';
 import * as objects from './objects.js';
@@ -61,7 +62,7 @@ const isReady = (pod: JsonObject): boolean =>
 function budgetsOf(r: actions.SubresourceRequest, pod: JsonObject): JsonObject[] {
   const type = actions.typeOf(r.core, 'policy', 'v1', 'poddisruptionbudgets');
   const labels = objects.labelsOf(pod);
-  return r.core.store.list(type.storage, `${objects.namespaceOf(pod)}/`).filter((pdb) => {
+  return r.core.store.list(type.storage, revisions.objectKey(objects.namespaceOf(pod), '')).filter((pdb) => {
     const selector = json.isObject(pdb['spec']) ? (pdb['spec'] as JsonObject)['selector'] : undefined;
     if (!json.isObject(selector)) return false;
     try {
