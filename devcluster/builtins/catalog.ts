@@ -26,6 +26,7 @@ import * as leases from './leases.js';
 import * as namespaces from './namespaces.js';
 import * as persistentvolumeclaims from './persistentvolumeclaims.js';
 import * as pods from './pods.js';
+import * as podtemplates from './podtemplates.js';
 import * as replicasets from './replicasets.js';
 import * as replicationcontrollers from './replicationcontrollers.js';
 import * as schemapatch from './schemapatch.js';
@@ -89,6 +90,7 @@ const SPECIAL: Readonly<Record<string, Special>> = {
   'apps/replicasets': { strategyKey: 'ReplicaSet', strategy: withSchemaMerging(replicasets.replicaSetStrategy) },
   replicationcontrollers: { strategyKey: 'ReplicationController', strategy: withSchemaMerging(replicationcontrollers.replicationControllerStrategy) },
   persistentvolumeclaims: { strategyKey: 'PersistentVolumeClaim', strategy: withSchemaMerging(persistentvolumeclaims.persistentVolumeClaimStrategy) },
+  podtemplates: { strategyKey: 'PodTemplate', strategy: withSchemaMerging(podtemplates.podTemplateStrategy) },
   'certificates.k8s.io/certificatesigningrequests': {
     strategyKey: 'CertificateSigningRequest',
     strategy: withSchemaMerging(certificatesigningrequests.certificateSigningRequestStrategy),

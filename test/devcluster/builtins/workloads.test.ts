@@ -140,6 +140,15 @@ describe('workload controllers (D-BI-15)', () => {
     );
   });
 
+  it('D-BI-15 a PodTemplate gets the pod template defaults and its validation', async () => {
+    const path = '/api/v1/namespaces/default/podtemplates';
+    const out = await created(path, { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'pt' }, template: TEMPLATE });
+    expect(out['template']['spec']).toMatchObject(podDefaults);
+    expect(await invalid(path, { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'pt-empty' }, template: { spec: { containers: [] } } })).toBe(
+      'PodTemplate "pt-empty" is invalid: template.spec.containers: Required value',
+    );
+  });
+
   it('D-BI-17 ReplicaSets, StatefulSets and ReplicationControllers serve the generic scale subresource', async () => {
     await created(`${APPS}/replicasets`, workload('ReplicaSet', 'rs-scale'));
     await created(`${APPS}/statefulsets`, workload('StatefulSet', 'sts-scale'));
