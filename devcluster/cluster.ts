@@ -292,6 +292,7 @@ export class DevCluster {
         });
       },
       unavailable: () => this.unavailableFlag,
+      tokens: this.auth.tokens,
       authenticate(req) {
         // Without enforcement every request runs as the admin user (a fresh copy, as authentication
         // returns): skip the TLS peer lookup and the clock on this per-request path.

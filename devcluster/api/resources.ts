@@ -36,6 +36,8 @@ export interface ScaleSpec {
   specReplicasPath: string;
   statusReplicasPath: string;
   labelSelectorPath?: string;
+  /** The selector at `labelSelectorPath` is a plain label map (ReplicationController), not a LabelSelector. */
+  selectorIsMap?: boolean;
 }
 
 /** Context handed to strategies: clock and identity sources of the cluster. */
@@ -73,8 +75,11 @@ export interface Strategy {
   prepareForUpdate?(obj: JsonObject, old: JsonObject, ctx: StrategyContext): JsonObject;
   /** Applies a write to a subresource (status, finalize) onto the stored object. */
   prepareForSubresource?(sub: string, obj: JsonObject, old: JsonObject, ctx: StrategyContext): JsonObject;
-  /** Kind-specific validation (metadata is validated generically). */
-  validate?(obj: JsonObject, old: JsonObject | undefined, ctx: StrategyContext): fielderrors.FieldError[];
+  /**
+   * Kind-specific validation (metadata is validated generically); `subresource` names the
+   * subresource a write went through (`status`, `ephemeralcontainers`, …), whose rules may differ.
+   */
+  validate?(obj: JsonObject, old: JsonObject | undefined, ctx: StrategyContext, subresource?: string): fielderrors.FieldError[];
   /** Non-fatal problems reported as Warning headers (unknown fields are handled elsewhere). */
   warnings?(obj: JsonObject, old: JsonObject | undefined): string[];
   /** Converts the stored form to the form served by this type (apiVersion rewrite, field renames). */

@@ -22,6 +22,7 @@ export function scaleOf(type: resources.ResourceType, stored: JsonObject): JsonO
   if (spec.labelSelectorPath) {
     const sel = objects.getPath(stored, spec.labelSelectorPath);
     if (typeof sel === 'string') status['selector'] = sel;
+    else if (json.isObject(sel) && spec.selectorIsMap) status['selector'] = selectors.labelSelectorToString({ matchLabels: sel as Record<string, string> });
     else if (json.isObject(sel)) status['selector'] = selectors.labelSelectorToString(sel as never);
   }
   const m = objects.metaOf(stored);

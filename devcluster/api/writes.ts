@@ -104,7 +104,7 @@ export function validate(c: core.Core, req: core.WriteRequest, obj: JsonObject, 
   const strategy = req.type.strategy;
   const errors: fielderrors.FieldError[] = [
     ...objectmeta.validateObjectMeta(obj['metadata'], { nameRule: strategy.nameRule, namespaced: req.type.namespaced, creating: old === undefined }),
-    ...(strategy.validate?.(obj, old, strategyContext(c)) ?? []),
+    ...(strategy.validate?.(obj, old, strategyContext(c), req.subresource) ?? []),
   ];
   if (old) {
     const deletingError = objects.metaOf(old)['deletionTimestamp']

@@ -181,8 +181,8 @@ function tokenReview(ctx: ReviewContext, req: resources.AnswerRequest, body: Jso
   if (!token) throw statuses.badRequest('token is required for TokenReview in authentication');
   const requested = stringsAt(spec, 'audiences');
   const wanted = requested.length ? requested : API_AUDIENCES;
-  const audiences = API_AUDIENCES.filter((a) => wanted.includes(a));
-  const checked = ctx.tokens.check(token, ctx.now());
+  const checked = ctx.tokens.check(token, ctx.now(), wanted);
+  const audiences = checked.ok ? checked.audiences.filter((a) => wanted.includes(a)) : [];
   let status: JsonObject;
   if (checked.ok && audiences.length) status = { authenticated: true, user: userInfoOf(checked.user), audiences };
   else status = { user: {}, error: checked.ok || checked.problem === 'unknown' ? INVALID_TOKEN : TOKEN_PROBLEMS[checked.problem] };
@@ -190,7 +190,11 @@ function tokenReview(ctx: ReviewContext, req: resources.AnswerRequest, body: Jso
 }
 
 /** Why a known token does not authenticate (informative; upstream's wording varies by authenticator). */
-const TOKEN_PROBLEMS = { expired: 'token has expired', notYetValid: 'token is not valid yet' } as const;
+const TOKEN_PROBLEMS = {
+  expired: 'token has expired',
+  notYetValid: 'token is not valid yet',
+  audience: 'token audiences do not match the requested audiences',
+} as const;
 
 function selfSubjectReview(ctx: ReviewContext, req: resources.AnswerRequest): JsonObject {
   return {

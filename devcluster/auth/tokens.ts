@@ -20,10 +20,20 @@ export interface TokenEntry {
   notBefore?: Date;
   /** The token is rejected from this instant on. */
   expiresAt?: Date;
+  /**
+   * Who the token is for (service-account tokens): it authenticates only where one of these is
+   * accepted — by default the API server's own audience, `API_AUDIENCE`.
+   */
+  audiences?: readonly string[];
 }
 
 /** The outcome of `TokenTable.check`: the token's user, or why it does not authenticate now. */
-export type TokenCheck = { ok: true; user: users.UserInfo } | { ok: false; problem: 'unknown' | 'notYetValid' | 'expired' };
+export type TokenCheck =
+  | { ok: true; user: users.UserInfo; audiences: readonly string[] }
+  | { ok: false; problem: 'unknown' | 'notYetValid' | 'expired' | 'audience' };
+
+/** The audience of the devcluster's API server (and the issuer of its service-account tokens), as a kind cluster's. */
+export const API_AUDIENCE = 'https://kubernetes.default.svc.cluster.local';
 
 /** A malformed entry passed to `TokenTable.add`. */
 export class InvalidTokenEntryError extends Error {
@@ -38,6 +48,7 @@ interface StoredEntry {
   readonly user: users.UserInfo;
   readonly notBefore: number | undefined;
   expiresAt: number | undefined;
+  readonly audiences: readonly string[] | undefined;
 }
 
 /**
@@ -62,7 +73,8 @@ export class TokenTable {
     const notBefore = timeOf(entry.notBefore, 'notBefore');
     const expiresAt = timeOf(entry.expiresAt, 'expiresAt');
     const user = users.authenticatedUser({ username: entry.username, uid: entry.uid, groups: entry.groups, extra: entry.extra });
-    this.#entries.set(entry.token, { user, notBefore, expiresAt });
+    const audiences = entry.audiences ? [...entry.audiences] : undefined;
+    this.#entries.set(entry.token, { user, notBefore, expiresAt, audiences });
   }
 
   /** Removes a token; later lookups fail. Returns whether it was present. */
@@ -89,21 +101,23 @@ export class TokenTable {
 
   /**
    * The user of a token valid at `now`, as a fresh copy; `undefined` for an unknown, revoked,
-   * not-yet-valid (`now < notBefore`) or expired (`now >= expiresAt`) token.
+   * not-yet-valid (`now < notBefore`) or expired (`now >= expiresAt`) token, and for a token issued
+   * for audiences of which none is among `audiences` (default: the API server's).
    */
-  lookup(token: string, now: Date): users.UserInfo | undefined {
-    const checked = this.check(token, now);
+  lookup(token: string, now: Date, audiences: readonly string[] = [API_AUDIENCE]): users.UserInfo | undefined {
+    const checked = this.check(token, now, audiences);
     return checked.ok ? checked.user : undefined;
   }
 
   /** Like `lookup`, but says why a token is refused (TokenReview reports it, D-AUTH-14). */
-  check(token: string, now: Date): TokenCheck {
+  check(token: string, now: Date, audiences: readonly string[] = [API_AUDIENCE]): TokenCheck {
     const entry = this.#entries.get(token);
     if (!entry) return { ok: false, problem: 'unknown' };
+    if (entry.audiences && !entry.audiences.some((a) => audiences.includes(a))) return { ok: false, problem: 'audience' };
     const t = now.getTime();
     if (entry.notBefore !== undefined && t < entry.notBefore) return { ok: false, problem: 'notYetValid' };
     if (entry.expiresAt !== undefined && t >= entry.expiresAt) return { ok: false, problem: 'expired' };
-    return { ok: true, user: structuredClone(entry.user) };
+    return { ok: true, user: structuredClone(entry.user), audiences: entry.audiences ?? [API_AUDIENCE] };
   }
 }
 

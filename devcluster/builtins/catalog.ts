@@ -13,15 +13,25 @@
 import * as resources from '../api/resources.js';
 import * as strategic from '../patching/strategic.js';
 import * as upstream from '../upstream/catalog.js';
+import * as certificatesigningrequests from './certificatesigningrequests.js';
 import * as configmaps from './configmaps.js';
+import * as cronjobs from './cronjobs.js';
+import * as daemonsets from './daemonsets.js';
 import * as deployments from './deployments.js';
 import * as events from './events.js';
 import * as eventsv1 from './eventsv1.js';
 import * as generic from './generic.js';
+import * as jobs from './jobs.js';
 import * as leases from './leases.js';
 import * as namespaces from './namespaces.js';
+import * as persistentvolumeclaims from './persistentvolumeclaims.js';
 import * as pods from './pods.js';
+import * as podtemplates from './podtemplates.js';
+import * as replicasets from './replicasets.js';
+import * as replicationcontrollers from './replicationcontrollers.js';
+import * as schemapatch from './schemapatch.js';
 import * as secrets from './secrets.js';
+import * as statefulsets from './statefulsets.js';
 import * as services from './services.js';
 import * as strategies from './strategies.js';
 import * as webhookconfigurations from './webhookconfigurations.js';
@@ -39,11 +49,22 @@ export const kindStrategies = new Map<string, resources.Strategy>();
 interface Special {
   /** The key of `kindStrategies` (the kind, or `group/Kind` where two groups share a kind). */
   strategyKey: string;
-  strategy: () => resources.Strategy;
+  strategy: (e: upstream.ResourceEntry) => resources.Strategy;
   /** Storage shared with another served type (core and events.k8s.io Events). */
   storage?: string;
   scale?: resources.ScaleSpec;
+  /** A Warning header for every request (deprecated resources). */
+  deprecationWarning?: string;
 }
+
+/** A kind's own strategy with the merge semantics of its upstream schema (D-BI-22). */
+const withSchemaMerging =
+  (strategy: resources.Strategy) =>
+  (e: upstream.ResourceEntry): resources.Strategy => ({
+    ...strategy,
+    smpSchema: schemapatch.smpSchemaOf(e.definition),
+    listSemantics: schemapatch.listSemanticsOf(e.definition),
+  });
 
 const REPLICAS_SCALE: resources.ScaleSpec = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
 
@@ -62,6 +83,19 @@ const SPECIAL: Readonly<Record<string, Special>> = {
   'events.k8s.io/events': { strategyKey: 'events.k8s.io/Event', strategy: () => eventsv1.eventsV1Strategy, storage: 'events' },
   'apps/deployments': { strategyKey: 'Deployment', strategy: () => deployments.deploymentStrategy, scale: REPLICAS_SCALE },
   'coordination.k8s.io/leases': { strategyKey: 'Lease', strategy: () => leases.leaseStrategy },
+  'batch/jobs': { strategyKey: 'Job', strategy: withSchemaMerging(jobs.jobStrategy) },
+  'batch/cronjobs': { strategyKey: 'CronJob', strategy: withSchemaMerging(cronjobs.cronJobStrategy) },
+  'apps/statefulsets': { strategyKey: 'StatefulSet', strategy: withSchemaMerging(statefulsets.statefulSetStrategy) },
+  'apps/daemonsets': { strategyKey: 'DaemonSet', strategy: withSchemaMerging(daemonsets.daemonSetStrategy) },
+  'apps/replicasets': { strategyKey: 'ReplicaSet', strategy: withSchemaMerging(replicasets.replicaSetStrategy) },
+  replicationcontrollers: { strategyKey: 'ReplicationController', strategy: withSchemaMerging(replicationcontrollers.replicationControllerStrategy) },
+  persistentvolumeclaims: { strategyKey: 'PersistentVolumeClaim', strategy: withSchemaMerging(persistentvolumeclaims.persistentVolumeClaimStrategy) },
+  podtemplates: { strategyKey: 'PodTemplate', strategy: withSchemaMerging(podtemplates.podTemplateStrategy) },
+  'certificates.k8s.io/certificatesigningrequests': {
+    strategyKey: 'CertificateSigningRequest',
+    strategy: withSchemaMerging(certificatesigningrequests.certificateSigningRequestStrategy),
+  },
+  componentstatuses: { strategyKey: 'ComponentStatus', strategy: generic.genericStrategy, deprecationWarning: 'v1 ComponentStatus is deprecated in v1.19+' },
   'admissionregistration.k8s.io/validatingwebhookconfigurations': {
     strategyKey: 'ValidatingWebhookConfiguration',
     strategy: () => webhookconfigurations.webhookConfigurationStrategy('ValidatingWebhookConfiguration'),
@@ -79,7 +113,12 @@ const SERVED_ELSEWHERE = new Set(['apiextensions.k8s.io/customresourcedefinition
 const GENERIC_SCALE: Readonly<Record<string, resources.ScaleSpec>> = {
   'apps/replicasets': REPLICAS_SCALE,
   'apps/statefulsets': REPLICAS_SCALE,
-  replicationcontrollers: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+  replicationcontrollers: {
+    specReplicasPath: '.spec.replicas',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.spec.selector',
+    selectorIsMap: true,
+  },
 };
 
 const keyOf = (e: upstream.ResourceEntry): string => (e.group ? `${e.group}/${e.resource}` : e.resource);
@@ -111,7 +150,7 @@ export function builtinTypes(): resources.ResourceType[] {
     .filter((e) => !SERVED_ELSEWHERE.has(keyOf(e)))
     .map((e): resources.ResourceType => {
       const special = SPECIAL[keyOf(e)];
-      const own = special ? (kindStrategies.get(special.strategyKey) ?? special.strategy()) : (kindStrategies.get(e.kind) ?? generic.genericStrategy(e));
+      const own = special ? (kindStrategies.get(special.strategyKey) ?? special.strategy(e)) : (kindStrategies.get(e.kind) ?? generic.genericStrategy(e));
       const strategy = generic.withSchema(own, e);
       return {
         group: e.group,
@@ -128,6 +167,7 @@ export function builtinTypes(): resources.ResourceType[] {
         subresources: e.subresources.map((s) => s.name),
         subresourceInfo: subresourceInfo(e),
         scale: special?.scale ?? GENERIC_SCALE[keyOf(e)],
+        ...(special?.deprecationWarning ? { deprecationWarning: special.deprecationWarning } : {}),
         definition: e.definition,
         builtin: true,
         strategy,

@@ -77,8 +77,8 @@ export function withSchema(strategy: resources.Strategy, e: upstream.ResourceEnt
   return {
     ...strategy,
     normalize: strategy.normalize ?? ((obj) => new decoding.SchemaDecoder(e.kind, e.version).decode(e.definition, obj)),
-    validate(obj, old, ctx) {
-      const errors: fielderrors.FieldError[] = own ? own(obj, old, ctx) : [];
+    validate(obj, old, ctx, subresource) {
+      const errors: fielderrors.FieldError[] = own ? own(obj, old, ctx, subresource) : [];
       const seen = new Set(errors.map((x) => x.field));
       for (const err of schemarules.schemaErrors(e.definition, obj)) if (!seen.has(err.field)) errors.push(err);
       return errors;

@@ -27,7 +27,8 @@ export function defaultPullPolicy(image: string): string {
   return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
-function defaultContainer(container: unknown, pod: boolean): unknown {
+/** The defaults of one container (init and ephemeral containers alike); `pod` adds requests from limits. */
+export function defaultContainer(container: unknown, pod: boolean): unknown {
   if (!json.isObject(container)) return container;
   const out: JsonObject = { ...container };
   out['terminationMessagePath'] ??= '/dev/termination-log';

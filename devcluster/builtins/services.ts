@@ -23,6 +23,8 @@ export const NODE_PORT_MIN = 30000;
 export const NODE_PORT_MAX = 32767;
 const TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const AFFINITIES = ['ClientIP', 'None'];
+/** The default `sessionAffinityConfig.clientIP.timeoutSeconds` (3 hours). */
+const CLIENT_IP_AFFINITY_SECONDS = 10800;
 
 /** Parses a dotted IPv4 address to a number; undefined when malformed. */
 export function parseIPv4(text: string): number | undefined {
@@ -88,16 +90,29 @@ export function defaultServiceSpec(spec: JsonObject): JsonObject {
   const out: JsonObject = { ...spec };
   out['type'] ??= 'ClusterIP';
   out['sessionAffinity'] ??= 'None';
+  if (out['sessionAffinity'] === 'None') delete out['sessionAffinityConfig'];
+  if (
+    out['sessionAffinity'] === 'ClientIP' &&
+    !strategies.isInteger(strategies.mapOf(strategies.mapOf(out, 'sessionAffinityConfig'), 'clientIP')['timeoutSeconds'])
+  ) {
+    out['sessionAffinityConfig'] = { clientIP: { timeoutSeconds: CLIENT_IP_AFFINITY_SECONDS } };
+  }
   const external = out['type'] === 'ExternalName';
   if (!external) {
+    // A headless Service without a selector asks for every family of the cluster (here: IPv4 only).
+    const headlessWithoutSelector = out['clusterIP'] === 'None' && Object.keys(strategies.mapOf(out, 'selector')).length === 0;
     out['ipFamilies'] ??= ['IPv4'];
-    out['ipFamilyPolicy'] ??= 'SingleStack';
+    out['ipFamilyPolicy'] ??= headlessWithoutSelector ? 'RequireDualStack' : 'SingleStack';
     out['internalTrafficPolicy'] ??= 'Cluster';
   }
-  if (needsNodePorts(out)) out['externalTrafficPolicy'] ??= 'Cluster';
+  if (needsNodePorts(out) || (out['type'] === 'ClusterIP' && strategies.listOf(out, 'externalIPs').length > 0)) out['externalTrafficPolicy'] ??= 'Cluster';
   if (out['type'] === 'LoadBalancer') out['allocateLoadBalancerNodePorts'] ??= true;
   if (Array.isArray(out['ports'])) {
-    out['ports'] = out['ports'].map((p) => (json.isObject(p) ? { ...p, protocol: p['protocol'] ?? 'TCP', targetPort: p['targetPort'] ?? p['port'] } : p));
+    out['ports'] = out['ports'].map((p) => {
+      if (!json.isObject(p)) return p;
+      const unsetTarget = p['targetPort'] === undefined || p['targetPort'] === 0 || p['targetPort'] === '';
+      return { ...p, protocol: p['protocol'] ?? 'TCP', targetPort: unsetTarget ? p['port'] : p['targetPort'] };
+    });
   }
   return out;
 }

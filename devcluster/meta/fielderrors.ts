@@ -28,6 +28,8 @@ export interface FieldError {
   readonly value?: unknown;
   /** Free text appended as `: <detail>`. */
   readonly detail?: string;
+  /** The value is left out of the message (upstream's `field.OmitValueType`). */
+  readonly omitValue?: boolean;
 }
 
 const TITLES: Record<FieldErrorType, string> = {
@@ -57,7 +59,7 @@ export function renderValue(value: unknown): string {
 /** The body of a field error: `Invalid value: "x": detail`, `Required value`, … */
 export function renderBody(error: FieldError): string {
   let text = TITLES[error.type];
-  if (!VALUELESS.has(error.type)) text += `: ${renderValue(error.value)}`;
+  if (!VALUELESS.has(error.type) && !error.omitValue) text += `: ${renderValue(error.value)}`;
   if (error.detail) text += `: ${error.detail}`;
   return text;
 }
@@ -76,6 +78,8 @@ export function renderList(errors: readonly FieldError[]): string {
 // Constructors, named after upstream's field.Required/Invalid/… helpers.
 export const required = (field: string, detail?: string): FieldError => ({ type: 'FieldValueRequired', field, detail });
 export const invalid = (field: string, value: unknown, detail?: string): FieldError => ({ type: 'FieldValueInvalid', field, value, detail });
+/** `Invalid value: <detail>`, without the value (upstream's `field.Invalid(path, field.OmitValueType{}, …)`). */
+export const invalidOmitted = (field: string, detail: string): FieldError => ({ type: 'FieldValueInvalid', field, detail, omitValue: true });
 export const typeInvalid = (field: string, value: unknown, detail?: string): FieldError => ({ type: 'FieldValueTypeInvalid', field, value, detail });
 export const forbidden = (field: string, detail?: string): FieldError => ({ type: 'FieldValueForbidden', field, detail });
 export const duplicate = (field: string, value: unknown): FieldError => ({ type: 'FieldValueDuplicate', field, value });

@@ -14,10 +14,12 @@ import * as options from '../api/options.js';
 import * as reading from '../api/reading.js';
 import type * as resources from '../api/resources.js';
 import * as scale from '../api/scale.js';
+import * as subresources from '../api/subresources.js';
 import * as tables from '../api/tables.js';
 import * as updating from '../api/updating.js';
 import type * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
+import type * as tokens from '../auth/tokens.js';
 import type * as faultrules from '../faults/rules.js';
 import * as openapiserving from '../openapi/serving.js';
 import * as discovery from './discovery.js';
@@ -62,6 +64,8 @@ export interface ServerContext {
   unavailable(): boolean;
   authenticate(req: http.IncomingMessage): core.UserInfo | undefined;
   authorize(attrs: AuthorizationAttributes, user: core.UserInfo): statuses.ApiError | undefined;
+  /** Where service-account tokens issued through `serviceaccounts/token` are registered. */
+  readonly tokens?: tokens.TokenTable;
 }
 
 interface Reply {
@@ -441,6 +445,13 @@ interface Body {
 }
 
 /** The object of a create or update body: JSON, YAML, or protobuf for built-in kinds (D-WIRE-16, D-WIRE-25). */
+/** The kind a subresource's body is (`serviceaccounts/token` takes an authentication.k8s.io/v1 TokenRequest). */
+function subresourceTarget(type: resources.ResourceType, sub: string | undefined): protobuf.Target {
+  const info = sub === undefined ? undefined : type.subresourceInfo?.[sub];
+  if (!info) return type;
+  return { builtin: type.builtin, group: info.group ?? type.group, version: info.version ?? type.version, kind: info.kind };
+}
+
 async function decodeObjectBody(body: Body, contentType: string | undefined, type: resources.ResourceType): Promise<unknown> {
   if (body.raw.length && negotiation.bodyType(contentType) === 'protobuf') return protobuf.decodeObject(body.raw, type);
   return decodeBody(body.text, contentType, 'object', type);
@@ -483,6 +494,31 @@ async function resourceRequest(
   const out = form === 'yaml' ? 'yaml' : 'json';
   // Answered kinds (reviews) have a collection to POST to and nothing else (D-AUTH-11).
   if (type.answer && info.name !== undefined) throw statuses.pathNotFound();
+  const special = subresources.handlerFor(type, info.subresource, method);
+  if (special) {
+    // kubectl >= 1.32 posts some actions (a TokenRequest of `kubectl create token`) in protobuf.
+    const protobufBody =
+      requestBody.raw.length && negotiation.bodyType(req.headers['content-type']) === 'protobuf'
+        ? await protobuf.decodeObject(requestBody.raw, subresourceTarget(type, info.subresource))
+        : undefined;
+    const reply = await special({
+      core: c,
+      type,
+      namespace: info.namespace,
+      name: info.name,
+      subpath: info.subpath,
+      query: q,
+      user,
+      fieldManager: q.get('fieldManager') ?? managerFromAgent(req.headers['user-agent']),
+      dryRun: q.getAll('dryRun').includes('All'),
+      warnings,
+      table: form === 'table',
+      tokens: ctx.tokens,
+      body: () => protobufBody ?? decodeBody(bodyText, req.headers['content-type'], 'object'),
+    });
+    if (reply.body === undefined) return { code: reply.code, text: reply.text ?? '', contentType: reply.contentType };
+    return { code: reply.code, body: reply.body, form: out, warnings };
+  }
   if (isRead) {
     options.checkResourceVersion(q.get('resourceVersion') ?? undefined);
     if (info.name !== undefined) {

@@ -13,6 +13,8 @@ export interface ResourceRequestInfo {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
   readonly subresource: string | undefined;
+  /** What follows a `proxy` subresource (`pods/p/proxy/a/b` → `a/b`), the only one with a path of its own. */
+  readonly subpath?: string;
   /** The path used the legacy `/watch/` prefix. */
   readonly legacyWatch: boolean;
 }
@@ -72,6 +74,19 @@ export function parsePath(rawPath: string): RequestInfo {
         legacyWatch,
       };
     }
+  }
+  if (rest.length > 3 && rest[2] === 'proxy' && rest.slice(0, 3).every((s) => s !== '')) {
+    return {
+      kind: 'resource',
+      group,
+      version,
+      resource: rest[0]!,
+      namespace,
+      name: rest[1],
+      subresource: 'proxy',
+      subpath: rest.slice(3).join('/'),
+      legacyWatch,
+    };
   }
   if (rest.length > 3 || rest.some((s) => s === '')) return { kind: 'nonResource', path };
   return {

@@ -109,6 +109,17 @@ describe('service-account tokens', () => {
     expect(tokens.serviceAccountTokenEntry({ namespace: 'n', name: 'x', now: T0 }).expiresAt).toEqual(at(3600));
   });
 
+  it('D-AUTH-9 a token issued for audiences is found only where one of them is accepted (the API server by default)', () => {
+    const table = new tokens.TokenTable();
+    table.add({ token: 'for-vault', username: 'system:serviceaccount:n:x', audiences: ['vault'] });
+    table.add({ token: 'for-api', username: 'system:serviceaccount:n:y', audiences: [tokens.API_AUDIENCE, 'vault'] });
+    table.add({ token: 'static', username: 'alice' });
+    expect(table.lookup('for-vault', T0)).toBeUndefined();
+    expect(table.lookup('for-vault', T0, ['vault'])?.username).toBe('system:serviceaccount:n:x');
+    expect(table.lookup('for-api', T0)?.username).toBe('system:serviceaccount:n:y');
+    expect(table.lookup('static', T0, ['anything'])?.username).toBe('alice');
+  });
+
   it('generated tokens are distinct', () => {
     expect(tokens.generateToken()).not.toBe(tokens.generateToken());
   });

@@ -1,14 +1,24 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type * as resources from '../../../devcluster/api/resources.js';
 import * as catalog from '../../../devcluster/builtins/catalog.js';
 import * as configmaps from '../../../devcluster/builtins/configmaps.js';
+import * as cronjobs from '../../../devcluster/builtins/cronjobs.js';
+import * as daemonsets from '../../../devcluster/builtins/daemonsets.js';
 import * as deployments from '../../../devcluster/builtins/deployments.js';
 import * as events from '../../../devcluster/builtins/events.js';
 import * as eventsv1 from '../../../devcluster/builtins/eventsv1.js';
+import * as jobs from '../../../devcluster/builtins/jobs.js';
 import * as leases from '../../../devcluster/builtins/leases.js';
+import * as persistentvolumeclaims from '../../../devcluster/builtins/persistentvolumeclaims.js';
 import * as pods from '../../../devcluster/builtins/pods.js';
+import * as replicasets from '../../../devcluster/builtins/replicasets.js';
+import * as replicationcontrollers from '../../../devcluster/builtins/replicationcontrollers.js';
 import * as secrets from '../../../devcluster/builtins/secrets.js';
 import * as services from '../../../devcluster/builtins/services.js';
+import * as statefulsets from '../../../devcluster/builtins/statefulsets.js';
+import * as upstream from '../../../devcluster/upstream/catalog.js';
 
 const byResource = (group: string, resource: string) => catalog.builtinTypes().find((t) => t.group === group && t.resource === resource)!;
 
@@ -26,6 +36,35 @@ describe('catalog', () => {
     expect(ownHooksOf(byResource('apps', 'deployments').strategy)).toEqual(ownHooksOf(deployments.deploymentStrategy));
     expect(ownHooksOf(byResource('coordination.k8s.io', 'leases').strategy)).toEqual(ownHooksOf(leases.leaseStrategy));
     expect(byResource('admissionregistration.k8s.io', 'mutatingwebhookconfigurations').strategy.validate).toBeDefined();
+  });
+
+  it('D-BI-13 D-BI-14 D-BI-15 D-BI-16 the workload and claim kinds are served with their own strategies and their schema merge keys', () => {
+    const own = (s: resources.Strategy) => ({ create: s.prepareForCreate, update: s.prepareForUpdate, generation: s.generation });
+    expect(own(byResource('batch', 'jobs').strategy)).toEqual(own(jobs.jobStrategy));
+    expect(own(byResource('batch', 'cronjobs').strategy)).toEqual(own(cronjobs.cronJobStrategy));
+    expect(own(byResource('apps', 'statefulsets').strategy)).toEqual(own(statefulsets.statefulSetStrategy));
+    expect(own(byResource('apps', 'daemonsets').strategy)).toEqual(own(daemonsets.daemonSetStrategy));
+    expect(own(byResource('apps', 'replicasets').strategy)).toEqual(own(replicasets.replicaSetStrategy));
+    expect(own(byResource('', 'replicationcontrollers').strategy)).toEqual(own(replicationcontrollers.replicationControllerStrategy));
+    expect(own(byResource('', 'persistentvolumeclaims').strategy)).toEqual(own(persistentvolumeclaims.persistentVolumeClaimStrategy));
+    // Merge keys come from the upstream schema: the containers of a Job's template merge by name.
+    expect(byResource('batch', 'jobs').strategy.smpSchema!(['spec', 'template', 'spec', 'containers'])).toEqual({ mergeKey: 'name' });
+    expect(byResource('', 'replicationcontrollers').scale).toMatchObject({ labelSelectorPath: '.spec.selector', selectorIsMap: true });
+    expect(byResource('', 'componentstatuses').deprecationWarning).toBe('v1 ComponentStatus is deprecated in v1.19+');
+  });
+
+  it('D-BI-19 the user guide lists every served built-in resource, in its group', () => {
+    const guide = fs.readFileSync(path.resolve(import.meta.dirname, '../../../docs/devcluster.md'), 'utf8');
+    const start = guide.indexOf('### Served resources');
+    const table = guide.slice(start, guide.indexOf('\n### ', start + 1));
+    const rows = table.split('\n').filter((line) => line.startsWith('| `'));
+    for (const e of upstream.entries()) {
+      const groupVersion = e.group ? `${e.group}/${e.version}` : 'v1';
+      const row = rows.find((r) => (r.split('|')[1] ?? '').includes(`\`${groupVersion}\``));
+      expect(row, `a row for ${groupVersion}`).toBeDefined();
+      expect(row, `${groupVersion} ${e.resource}`).toContain(`\`${e.resource}\``);
+    }
+    expect(upstream.entries()).toHaveLength(59);
   });
 
   it.each([

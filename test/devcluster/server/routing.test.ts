@@ -55,3 +55,30 @@ describe('request targets', () => {
     expect(routing.parseTarget('/api/v1/pods?x=<y>')).toBeInstanceOf(URL);
   });
 });
+
+describe('resource paths', () => {
+  it('D-BI-18 a proxy subresource keeps the rest of its path; other paths stay limited to name and subresource', () => {
+    expect(routing.parsePath('/api/v1/namespaces/default/pods/web:8080/proxy/metrics/a')).toEqual({
+      kind: 'resource',
+      group: '',
+      version: 'v1',
+      resource: 'pods',
+      namespace: 'default',
+      name: 'web:8080',
+      subresource: 'proxy',
+      subpath: 'metrics/a',
+      legacyWatch: false,
+    });
+    expect(routing.parsePath('/api/v1/nodes/node-1/proxy/stats/summary')).toMatchObject({
+      resource: 'nodes',
+      name: 'node-1',
+      subresource: 'proxy',
+      subpath: 'stats/summary',
+    });
+    expect(routing.parsePath('/api/v1/namespaces/default/pods/web/log/extra')).toEqual({
+      kind: 'nonResource',
+      path: '/api/v1/namespaces/default/pods/web/log/extra',
+    });
+    expect(routing.parsePath('/api/v1/namespaces/default/pods/web/proxy')).toMatchObject({ subresource: 'proxy' });
+  });
+});
