@@ -7,7 +7,8 @@ type FieldError = fielderrors.FieldError;
 
 export const CONTAINER_LISTS = ['containers', 'initContainers'] as const;
 export const PORT_PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
-const RESTART_POLICIES = ['Always', 'Never', 'OnFailure'];
+// In the order of upstream's validation, which its message keeps.
+const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'];
 
 /** The "pod updates may not change fields other than …" detail of upstream (without its diff). */

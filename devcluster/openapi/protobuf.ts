@@ -11,7 +11,8 @@
  * nothing but repeated fields: their encoded contents concatenate into a valid whole. So a CRD
  * change re-encodes only that CRD's part.
  */
-import * as protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type * as protobuf from 'protobufjs';
 import * as YAML from 'yaml';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
@@ -19,6 +20,7 @@ import * as files from '../upstream/files.js';
 import type * as parts from './parts.js';
 
 interface Types {
+  readonly writer: () => protobuf.Writer;
   readonly document: protobuf.Type;
   readonly paths: protobuf.Type;
   readonly definitions: protobuf.Type;
@@ -28,13 +30,16 @@ let types: Types | undefined;
 
 function load(): Types {
   if (types) return types;
-  const root = new protobuf.Root();
-  protobuf.parse(files.readDataFile('gnostic-openapiv2.proto'), root, { keepCase: true });
+  // The library is loaded by the first protobuf document asked for, never at start-up.
+  const pb = createRequire(import.meta.url)('protobufjs') as typeof protobuf;
+  const root = new pb.Root();
+  pb.parse(files.readDataFile('gnostic-openapiv2.proto'), root, { keepCase: true });
   // The file imports google/protobuf/any.proto, which protobufjs carries among its common types.
-  const any = protobuf.common.get('google/protobuf/any.proto');
+  const any = pb.common.get('google/protobuf/any.proto');
   if (any?.nested) root.addJSON(any.nested);
   root.resolveAll();
   types = {
+    writer: () => pb.Writer.create(),
     document: root.lookupType('openapi.v2.Document'),
     paths: root.lookupType('openapi.v2.Paths'),
     definitions: root.lookupType('openapi.v2.Definitions'),
@@ -92,7 +97,8 @@ export function join(head: Uint8Array, encoded: readonly EncodedPart[]): Buffer 
     const contents = encoded.map(pick);
     const length = contents.reduce((n, c) => n + c.length, 0);
     chunks.push(
-      protobuf.Writer.create()
+      load()
+        .writer()
         .uint32((field << 3) | 2)
         .uint32(length)
         .finish(),

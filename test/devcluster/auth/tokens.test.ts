@@ -37,9 +37,21 @@ describe('TokenTable', () => {
     expect(table.check('nope', at(20))).toEqual({ ok: false, problem: 'unknown' });
     expect(table.check('t', at(9))).toEqual({ ok: false, problem: 'notYetValid' });
     expect(table.check('t', at(60))).toEqual({ ok: false, problem: 'expired' });
-    expect(table.check('t', at(20))).toEqual({ ok: true, user: { username: 'u', uid: '', groups: ['system:authenticated'] } });
+    expect(table.check('t', at(20))).toEqual({
+      ok: true,
+      user: { username: 'u', uid: '', groups: ['system:authenticated'] },
+      audiences: ['https://kubernetes.default.svc.cluster.local'],
+    });
     table.revoke('t');
     expect(table.check('t', at(20))).toEqual({ ok: false, problem: 'unknown' });
+  });
+
+  it('D-AUTH-14 a token issued for other audiences does not authenticate to the API server, but does where its audience is asked for', () => {
+    const table = new tokens.TokenTable();
+    table.add({ token: 'v', username: 'system:serviceaccount:default:vault', audiences: ['vault'] });
+    expect(table.check('v', at(1))).toEqual({ ok: false, problem: 'audience' });
+    expect(table.lookup('v', at(1))).toBeUndefined();
+    expect(table.check('v', at(1), ['vault'])).toMatchObject({ ok: true, audiences: ['vault'] });
   });
 
   it('D-AUTH-2 a not-yet-valid token is rejected until notBefore', () => {

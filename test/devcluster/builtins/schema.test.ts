@@ -100,7 +100,7 @@ describe('the schema layer of built-in kinds', () => {
     expect(r.json.details.causes).toContainEqual({ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template.spec.containers[0].name' });
     expect(stored('no-name')).toBeUndefined();
     const noTemplate = await send('POST', JOBS, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'no-template' }, spec: {} });
-    expect(noTemplate.json.details.causes).toContainEqual({ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template' });
+    expect(noTemplate.json.details.causes).toContainEqual({ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template.spec.containers' });
   });
 
   it('D-META-11 a bad label on a built-in kind is 422 on metadata.labels, and nothing is stored', async () => {

@@ -117,7 +117,7 @@ describe('conformance: wire and discovery', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(r.json['swagger']).toBe('2.0');
-    expect(r.json['info']['version']).toBe('v1.31.0');
+    expect(r.json['info']['version']).toBe('v1.32.0');
     const patch = r.json['paths']['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}']['patch'];
     expect(patch['consumes']).not.toContain('application/strategic-merge-patch+json');
     expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: 'example.com', kind: 'Widget', version: 'v1' });
