@@ -76,6 +76,9 @@ export function withSchema(strategy: resources.Strategy, e: upstream.ResourceEnt
   const own = strategy.validate;
   return {
     ...strategy,
+    // Kinds with a module of their own get the schema's list semantics too (D-BI-22), so that
+    // managedFields track list items by key as upstream does, and apply does not conflict on them.
+    listSemantics: strategy.listSemantics ?? schemapatch.listSemanticsOf(e.definition),
     normalize: strategy.normalize ?? ((obj) => new decoding.SchemaDecoder(e.kind, e.version).decode(e.definition, obj)),
     validate(obj, old, ctx, subresource) {
       const errors: fielderrors.FieldError[] = own ? own(obj, old, ctx, subresource) : [];

@@ -95,6 +95,13 @@ describe('catalog', () => {
     });
   });
 
+  it('D-BI-22 kinds with a module of their own track list items by key for apply, as the generic kinds do', () => {
+    expect(byResource('', 'pods').strategy.listSemantics?.(['spec', 'containers'])).toEqual({ type: 'map', keys: ['name'] });
+    expect(byResource('apps', 'deployments').strategy.listSemantics?.(['spec', 'template', 'spec', 'containers'])).toEqual({ type: 'map', keys: ['name'] });
+    expect(byResource('', 'services').strategy.listSemantics?.(['spec', 'ports'])).toEqual({ type: 'map', keys: ['port', 'protocol'] });
+    expect(byResource('batch', 'jobs').strategy.listSemantics?.(['spec', 'template', 'spec', 'containers'])).toEqual({ type: 'map', keys: ['name'] });
+  });
+
   it('a strategy registered in kindStrategies replaces the built-in one', () => {
     const custom = catalog.plainStrategy('ConfigMap', { putCreates: true });
     catalog.kindStrategies.set('ConfigMap', custom);

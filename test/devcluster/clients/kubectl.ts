@@ -41,6 +41,11 @@ export interface KubectlResult {
 export interface KubectlTarget {
   kubeconfig: string;
   workDir: string;
+  /**
+   * One discovery cache shared by every run (one per test file, D-WIRE-10), for suites that run
+   * kubectl many times; by default each run gets a fresh one.
+   */
+  cacheDir?: string;
 }
 
 export interface RunOptions {
@@ -139,7 +144,7 @@ export function makeWorkDir(prefix = 'kubectl-'): string {
 }
 
 function prepare(target: KubectlTarget, args: string[]): { argv: string[]; env: NodeJS.ProcessEnv } {
-  const cacheDir = fs.mkdtempSync(path.join(target.workDir, 'cache-'));
+  const cacheDir = target.cacheDir ?? fs.mkdtempSync(path.join(target.workDir, 'cache-'));
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: target.workDir };
   delete env['KUBECONFIG'];
   return { argv: ['--kubeconfig', target.kubeconfig, '--cache-dir', cacheDir, ...args], env };
