@@ -157,7 +157,11 @@ export class DevCluster {
     registry.add(crdkind.crdType());
     // --- Review APIs (D-AUTH-11..15): answered from the authorizer and token table above, never stored.
     // Registered after the catalog, so they replace any entry of the same resource it may have.
-    for (const t of reviews.reviewTypes({ authorizer, tokens: tokenTable, now: () => new Date(this.clock.now()) })) registry.add(t);
+    // The review kinds are the catalog's, answered instead of stored (D-AUTH-11).
+    for (const t of reviews.reviewTypes({ authorizer, tokens: tokenTable, now: () => new Date(this.clock.now()) })) {
+      const served = registry.find(t.group, t.version, t.resource);
+      registry.add(served ? { ...served, answer: t.answer, strategy: { ...t.strategy, normalize: served.strategy.normalize } } : t);
+    }
     const waiters = new Set<{ rev: number; resolve: (ok: boolean) => void }>();
     store.subscribe((change) => {
       for (const w of waiters)

@@ -5,6 +5,7 @@
  * subresource accepts, and running the admission webhooks for the `CREATE` it stands for.
  */
 import type * as tokens from '../auth/tokens.js';
+import * as decoding from '../builtins/decoding.js';
 import * as statuses from '../server/statuses.js';
 import * as core from './core.js';
 import * as objects from './objects.js';
@@ -46,12 +47,29 @@ export type SubresourceHandler = (r: SubresourceRequest) => Promise<SubresourceR
 /** The `Status` a successful action answers with (`{"status":"Success","code":201}`). */
 export const success = (code = 201): JsonObject => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code });
 
+/** The upstream schema of each action's body. */
+const ACTION_DEFINITIONS: Readonly<Record<string, string>> = {
+  Binding: 'io.k8s.api.core.v1.Binding',
+  Eviction: 'io.k8s.api.policy.v1.Eviction',
+  TokenRequest: 'io.k8s.api.authentication.v1.TokenRequest',
+};
+
+function decodeAction(r: SubresourceRequest, raw: JsonObject, kind: string, apiVersion: string, definition: string): JsonObject {
+  const version = apiVersion.slice(apiVersion.lastIndexOf('/') + 1);
+  const { value, unknownFields } = new decoding.SchemaDecoder(kind, version).decode(definition, raw);
+  for (const f of unknownFields) r.warnings.push(`unknown field "${f}"`);
+  return value;
+}
+
 /**
  * The body of an action as the kind it must be: an object whose `apiVersion` (when given) is one
  * the subresource accepts, and whose namespace (when given) is the request's.
  */
 export function actionBody(r: SubresourceRequest, accepted: readonly string[], kind: string): JsonObject {
-  const body = writes.requireObject(r.body());
+  const raw = writes.requireObject(r.body());
+  // Decoded as the kind's Go type first, as upstream does before looking at anything (D-BI-20).
+  const definition = ACTION_DEFINITIONS[kind];
+  const body = definition ? decodeAction(r, raw, kind, accepted[0]!, definition) : raw;
   const apiVersion = body['apiVersion'];
   if (apiVersion !== undefined && apiVersion !== '' && !accepted.includes(String(apiVersion))) {
     throw statuses.badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${accepted[0]})`);

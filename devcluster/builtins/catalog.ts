@@ -26,6 +26,7 @@ import * as leases from './leases.js';
 import * as namespaces from './namespaces.js';
 import * as persistentvolumeclaims from './persistentvolumeclaims.js';
 import * as pods from './pods.js';
+import * as priorityclasses from './priorityclasses.js';
 import * as podtemplates from './podtemplates.js';
 import * as replicasets from './replicasets.js';
 import * as replicationcontrollers from './replicationcontrollers.js';
@@ -82,6 +83,7 @@ const SPECIAL: Readonly<Record<string, Special>> = {
   events: { strategyKey: 'Event', strategy: () => events.eventStrategy, storage: 'events' },
   'events.k8s.io/events': { strategyKey: 'events.k8s.io/Event', strategy: () => eventsv1.eventsV1Strategy, storage: 'events' },
   'apps/deployments': { strategyKey: 'Deployment', strategy: () => deployments.deploymentStrategy, scale: REPLICAS_SCALE },
+  'scheduling.k8s.io/priorityclasses': { strategyKey: 'PriorityClass', strategy: (e) => priorityclasses.priorityClassStrategy(e) },
   'coordination.k8s.io/leases': { strategyKey: 'Lease', strategy: () => leases.leaseStrategy },
   'batch/jobs': { strategyKey: 'Job', strategy: withSchemaMerging(jobs.jobStrategy) },
   'batch/cronjobs': { strategyKey: 'CronJob', strategy: withSchemaMerging(cronjobs.cronJobStrategy) },

@@ -46,7 +46,8 @@ export const namespaceStrategy: resources.Strategy = {
   },
   prepareForSubresource(sub, obj, old) {
     if (sub === 'status') return { ...old, metadata: objects.metaOf(obj), status: statusOf(obj) };
-    if (sub === 'finalize') return { ...old, metadata: objects.metaOf(obj), spec: { ...specOf(old), finalizers: specFinalizers(obj) } };
+    // D-SUB-6: a finalize write changes spec.finalizers and nothing else.
+    if (sub === 'finalize') return { ...old, spec: { ...specOf(old), finalizers: specFinalizers(obj) } };
     return old;
   },
   markForDeletion(obj, now) {

@@ -43,6 +43,9 @@ export function apiGroup(registry: resources.Registry, group: string): JsonObjec
   return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, versions) };
 }
 
+/** Create-only kinds (reviews, bindings) are not stored, and discovery gives them no storage version hash. */
+const isStored = (t: resources.ResourceType): boolean => !t.answer && !(t.verbs.length === 1 && t.verbs[0] === 'create');
+
 function storageVersionHash(t: resources.ResourceType): string {
   let h = 2166136261;
   for (const ch of `${t.group}/${t.version}/${t.resource}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
@@ -76,7 +79,7 @@ export function apiResourceList(registry: resources.Registry, group: string, ver
     const entry: JsonObject = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: [...t.verbs] };
     if (t.shortNames.length) entry['shortNames'] = [...t.shortNames];
     if (t.categories.length) entry['categories'] = [...t.categories];
-    if (!t.answer) entry['storageVersionHash'] = storageVersionHash(t); // answered kinds are not stored
+    if (isStored(t)) entry['storageVersionHash'] = storageVersionHash(t);
     list.push(entry, ...subresourceEntries(t));
   }
   // The core group's list has no apiVersion (as served upstream); members in Go's order.

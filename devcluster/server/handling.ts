@@ -553,7 +553,11 @@ async function resourceRequest(
       const wr = writeRequestFor(req, info, type, user, warnings, wo, undefined);
       const decoded = await decodeObjectBody(requestBody, req.headers['content-type'], type);
       checkDuplicateKeys(bodyText, req.headers['content-type'], wo, warnings);
-      if (type.answer) return { code: 201, body: type.answer(wr, writes.checkIdentity(wr, writes.requireObject(decoded), {})), form: out, warnings };
+      if (type.answer) {
+        // Decoded against the kind's schema (D-BI-20); the review's own validation is its answer's.
+        const review = writes.normalizeBody(wr, writes.checkIdentity(wr, writes.requireObject(decoded), {}));
+        return { code: 201, body: type.answer(wr, review), form: out, warnings };
+      }
       const result = await creating.create(c, wr, decoded);
       return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
     }

@@ -82,9 +82,15 @@ export function sampleObject(e: ResourceEntry, name: string, labels: Record<stri
   if (!schema) throw new Error(`no OpenAPI definition ${e.definition} for ${titleOf(e)}`);
   const own = OVERRIDES[titleOf(e)]?.(name) ?? {};
   const { metadata: ownMetadata, ...ownMembers } = own as { metadata?: JsonObject } & JsonObject;
-  const metadata: JsonObject = { name, ...(e.namespaced ? { namespace: NAMESPACE } : {}), labels: { ...labels }, ...(ownMetadata ?? {}) };
+  // A review's metadata must be empty (but for a local review's namespace): upstream refuses a named one.
+  const metadata: JsonObject = isReview(e)
+    ? { ...(e.namespaced ? { namespace: NAMESPACE } : {}) }
+    : { name, ...(e.namespaced ? { namespace: NAMESPACE } : {}), labels: { ...labels }, ...(ownMetadata ?? {}) };
   return { apiVersion: apiVersionOf(e), kind: e.kind, metadata, ...requiredMembers(schema, true), ...ownMembers };
 }
+
+/** The access, rules, token and self reviews: answered, never stored, with their own validation (D-AUTH-11). */
+export const isReview = (e: ResourceEntry): boolean => e.group === 'authorization.k8s.io' || e.group === 'authentication.k8s.io';
 
 /** Whether the catalog entry offers `verb`. */
 export const offers = (e: ResourceEntry, verb: string): boolean => e.verbs.includes(verb);

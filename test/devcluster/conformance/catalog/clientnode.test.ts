@@ -87,7 +87,14 @@ describe('C-147 @kubernetes/client-node typed APIs against every built-in kind',
 
     if (isCreateOnly(e)) {
       it(`D-BI-1 ${methodName(e, 'create')} answers the created ${e.kind}`, async () => {
-        const answer = await apiOf(e)![methodName(e, 'create')]!({ ...scope, body: sample });
+        // A Binding binds an existing Pod, the one it names.
+        let body = sample;
+        if (e.resource === 'bindings') {
+          const pods = CATALOG.find((x) => x.group === '' && x.resource === 'pods')!;
+          await apiOf(pods)![methodName(pods, 'create')]!({ ...scope, body: sampleObject(pods, `${name}-bound`) });
+          body = { ...sample, metadata: { ...sample['metadata'], name: `${name}-bound` } };
+        }
+        const answer = await apiOf(e)![methodName(e, 'create')]!({ ...scope, body });
         expect(answer).toBeDefined();
         // A review is answered with its decision in `status` (a Binding with a Success Status).
         if (e.kind.endsWith('Review')) expect(answer['status']).toBeDefined();
