@@ -86,7 +86,64 @@ const COMMANDS: Command[] = [
     path: `${NS}/services`,
     allocated: allocatedService,
   },
+  {
+    args: () => ['create', 'job', 'once', '--image=busybox'],
+    printed: 'job.batch/once created',
+    ref: { apiVersion: 'batch/v1', kind: 'Job' },
+    name: 'once',
+    path: '/apis/batch/v1/namespaces/default/jobs',
+    allocated: generatedJob,
+  },
+  {
+    args: () => ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *'],
+    printed: 'cronjob.batch/nightly created',
+    ref: { apiVersion: 'batch/v1', kind: 'CronJob' },
+    name: 'nightly',
+    path: '/apis/batch/v1/namespaces/default/cronjobs',
+  },
+  {
+    args: () => ['create', 'role', 'reader', '--verb=get,list', '--resource=pods,jobs.batch'],
+    printed: 'role.rbac.authorization.k8s.io/reader created',
+    ref: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role' },
+    name: 'reader',
+    path: '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles',
+  },
+  {
+    args: () => ['create', 'rolebinding', 'reader-binding', '--role=reader', '--serviceaccount=default:robot'],
+    printed: 'rolebinding.rbac.authorization.k8s.io/reader-binding created',
+    ref: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding' },
+    name: 'reader-binding',
+    path: '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings',
+  },
+  {
+    args: () => ['create', 'poddisruptionbudget', 'keep-one', '--selector=app=web', '--min-available=1'],
+    printed: 'poddisruptionbudget.policy/keep-one created',
+    ref: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
+    name: 'keep-one',
+    path: '/apis/policy/v1/namespaces/default/poddisruptionbudgets',
+  },
+  {
+    args: () => ['create', 'ingress', 'front', '--rule=example.com/*=frontend:80'],
+    printed: 'ingress.networking.k8s.io/front created',
+    ref: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
+    name: 'front',
+    path: '/apis/networking.k8s.io/v1/namespaces/default/ingresses',
+  },
+  {
+    args: () => ['create', 'quota', 'limits', '--hard=pods=10'],
+    printed: 'resourcequota/limits created',
+    ref: { apiVersion: 'v1', kind: 'ResourceQuota' },
+    name: 'limits',
+    path: `${NS}/resourcequotas`,
+  },
 ];
+
+/** A Job's generated selector and labels carry its uid, which differs between the two creates. */
+function generatedJob(obj: Json): void {
+  delete obj['spec']['selector'];
+  delete obj['spec']['template']['metadata']['labels'];
+  delete obj['metadata']['labels'];
+}
 
 function allocatedService(obj: Json): void {
   delete obj['spec']['clusterIP'];
