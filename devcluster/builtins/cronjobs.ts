@@ -101,16 +101,4 @@ function withDefaults(obj: JsonObject): JsonObject {
 }
 
 /** The CronJob strategy; see the module comment. */
-export const cronJobStrategy: resources.Strategy = strategies.plainStrategy('CronJob', {
-  generation: (old, next) => strategies.changed(old['spec'], next['spec']),
-  prepareForCreate(obj) {
-    const { status: _status, ...rest } = withDefaults(obj);
-    return rest;
-  },
-  prepareForUpdate: (obj, old) => strategies.keepStatus(withDefaults(obj), old),
-  prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
-  validate(obj, old, _ctx, subresource) {
-    if (subresource === 'status') return [];
-    return validateCronJob(obj, old);
-  },
-});
+export const cronJobStrategy: resources.Strategy = workloads.workloadStrategy('CronJob', { defaults: withDefaults, validate: validateCronJob });

@@ -113,16 +113,8 @@ function withDefaults(obj: JsonObject): JsonObject {
 }
 
 /** The DaemonSet strategy; see the module comment. */
-export const daemonSetStrategy: resources.Strategy = strategies.plainStrategy('DaemonSet', {
-  generation: (old, next) => strategies.changed(old['spec'], next['spec']),
-  prepareForCreate(obj) {
-    const { status: _status, ...rest } = withDefaults(obj);
-    return rest;
-  },
-  prepareForUpdate: (obj, old) => strategies.keepStatus(withDefaults(obj), old),
-  prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
-  validate(obj, old, _ctx, subresource) {
-    if (subresource === 'status') return statusErrors(obj, old);
-    return validateDaemonSet(obj, old);
-  },
+export const daemonSetStrategy: resources.Strategy = workloads.workloadStrategy('DaemonSet', {
+  defaults: withDefaults,
+  validate: validateDaemonSet,
+  statusErrors,
 });

@@ -38,17 +38,8 @@ function withDefaults(obj: JsonObject): JsonObject {
 }
 
 /** The ReplicaSet strategy; see the module comment. */
-export const replicaSetStrategy: resources.Strategy = strategies.plainStrategy('ReplicaSet', {
-  generation: (old, next) => strategies.changed(old['spec'], next['spec']),
-  prepareForCreate(obj) {
-    const { status: _status, ...rest } = withDefaults(obj);
-    return rest;
-  },
-  prepareForUpdate: (obj, old) => strategies.keepStatus(withDefaults(obj), old),
-  prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
-  validate(obj, old, _ctx, subresource) {
-    if (subresource === 'status')
-      return workloads.replicaStatusErrors(strategies.mapOf(obj, 'status'), REPLICA_COUNTERS, 'cannot be greater than readyReplicas');
-    return validateReplicaSet(obj, old);
-  },
+export const replicaSetStrategy: resources.Strategy = workloads.workloadStrategy('ReplicaSet', {
+  defaults: withDefaults,
+  validate: validateReplicaSet,
+  statusErrors: (obj) => workloads.replicaStatusErrors(strategies.mapOf(obj, 'status'), REPLICA_COUNTERS, 'cannot be greater than readyReplicas'),
 });

@@ -66,17 +66,8 @@ function objectmetaLabelErrors(selector: Record<string, string>): FieldError[] {
 }
 
 /** The ReplicationController strategy; see the module comment. */
-export const replicationControllerStrategy: resources.Strategy = strategies.plainStrategy('ReplicationController', {
-  generation: (old, next) => strategies.changed(old['spec'], next['spec']),
-  prepareForCreate(obj) {
-    const { status: _status, ...rest } = defaultReplicationController(obj);
-    return rest;
-  },
-  prepareForUpdate: (obj, old) => strategies.keepStatus(defaultReplicationController(obj), old),
-  prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
-  validate(obj, _old, _ctx, subresource) {
-    if (subresource === 'status')
-      return workloads.replicaStatusErrors(strategies.mapOf(obj, 'status'), replicasets.REPLICA_COUNTERS, 'cannot be greater than readyReplicas');
-    return validateReplicationController(obj);
-  },
+export const replicationControllerStrategy: resources.Strategy = workloads.workloadStrategy('ReplicationController', {
+  defaults: defaultReplicationController,
+  validate: (obj) => validateReplicationController(obj),
+  statusErrors: (obj) => workloads.replicaStatusErrors(strategies.mapOf(obj, 'status'), replicasets.REPLICA_COUNTERS, 'cannot be greater than readyReplicas'),
 });

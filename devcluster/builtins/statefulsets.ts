@@ -137,17 +137,8 @@ function withDefaults(obj: JsonObject): JsonObject {
 }
 
 /** The StatefulSet strategy; see the module comment. */
-export const statefulSetStrategy: resources.Strategy = strategies.plainStrategy('StatefulSet', {
-  nameRule: 'label',
-  generation: (old, next) => strategies.changed(old['spec'], next['spec']),
-  prepareForCreate(obj) {
-    const { status: _status, ...rest } = withDefaults(obj);
-    return rest;
-  },
-  prepareForUpdate: (obj, old) => strategies.keepStatus(withDefaults(obj), old),
-  prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
-  validate(obj, old, _ctx, subresource) {
-    if (subresource === 'status') return statusErrors(obj, old);
-    return validateStatefulSet(obj, old);
-  },
-});
+export const statefulSetStrategy: resources.Strategy = workloads.workloadStrategy(
+  'StatefulSet',
+  { defaults: withDefaults, validate: validateStatefulSet, statusErrors },
+  { nameRule: 'label' },
+);

@@ -8,6 +8,7 @@
  * The per-kind modules (jobs.ts, statefulsets.ts, …) compose these with their own defaults and
  * update rules, so the messages stay identical across kinds where upstream's are.
  */
+import type * as resources from '../api/resources.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as objectmeta from '../meta/objectmeta.js';
 import * as selectors from '../meta/selectors.js';
@@ -132,4 +133,36 @@ export function alwaysRestartErrors(spec: JsonObject, kind: string, deadline: 'i
 /** `<path>: Invalid value: …: field is immutable` when a value changed (upstream's ValidateImmutableField). */
 export function immutableErrors(next: unknown, old: unknown, path: string): FieldError[] {
   return strategies.changed(next, old) ? [fielderrors.invalid(path, next ?? null, 'field is immutable')] : [];
+}
+
+/** What a workload kind's strategy is made of (see `workloadStrategy`). */
+export interface WorkloadParts {
+  /** The kind's defaults (pod-template defaults included); returns a copy. */
+  defaults(obj: JsonObject): JsonObject;
+  /** Validation of a main-endpoint write (`old` on update). */
+  validate(obj: JsonObject, old: JsonObject | undefined): FieldError[];
+  /** Validation of a `/status` write; none when absent. */
+  statusErrors?(obj: JsonObject, old: JsonObject | undefined): FieldError[];
+}
+
+/**
+ * The strategy shape the workload kinds share (D-BI-13..15): generation bumped by spec changes,
+ * defaults on every write, status dropped on create and kept by main-endpoint writes, `/status`
+ * writes validated by the kind's status rules. `overrides` adds what a kind has beyond that.
+ */
+export function workloadStrategy(kind: string, parts: WorkloadParts, overrides: Partial<resources.Strategy> = {}): resources.Strategy {
+  return strategies.plainStrategy(kind, {
+    generation: (old, next) => strategies.changed(old['spec'], next['spec']),
+    prepareForCreate(obj) {
+      const { status: _status, ...rest } = parts.defaults(obj);
+      return rest;
+    },
+    prepareForUpdate: (obj, old) => strategies.keepStatus(parts.defaults(obj), old),
+    prepareForSubresource: strategies.statusSubresource.prepareForSubresource,
+    validate(obj, old, _ctx, subresource) {
+      if (subresource === 'status') return parts.statusErrors?.(obj, old) ?? [];
+      return parts.validate(obj, old);
+    },
+    ...overrides,
+  });
 }
