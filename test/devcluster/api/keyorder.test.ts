@@ -77,9 +77,9 @@ function membersAt(text: string, ...path: (string | number)[]): string[] {
 async function watchLines(url: string, count: number | string, act: () => Promise<void>): Promise<string[]> {
   const done = (lines: string[]): boolean => (typeof count === 'number' ? lines.length >= count : lines.some((l) => l.startsWith(count)));
   const controller = new AbortController();
-  const res = await fetch(url, { signal: controller.signal });
+  // A deadline, not a wait: a stream that never delivers fails the test's assertions instead of hanging.
+  const res = await fetch(url, { signal: AbortSignal.any([controller.signal, AbortSignal.timeout(5000)]) });
   const lines: string[] = [];
-  const timer = setTimeout(() => controller.abort(), 5000);
   const acting = act();
   try {
     const reader = res.body!.getReader();
@@ -96,9 +96,8 @@ async function watchLines(url: string, count: number | string, act: () => Promis
       }
     }
   } catch (err) {
-    if (!(err instanceof Error && err.name === 'AbortError')) throw err;
+    if (!(err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))) throw err;
   } finally {
-    clearTimeout(timer);
     controller.abort();
   }
   await acting;
