@@ -51,6 +51,3 @@ function load(): CatalogFile {
 
 /** Every built-in resource of the catalog. */
 export const entries = (): readonly ResourceEntry[] => load().resources;
-
-/** The Kubernetes minor version the catalog describes (`1.32`). */
-export const kubernetesVersion = (): string => load().kubernetes;

@@ -16,6 +16,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readRepository as readFiles, TAG } from './derive-field-order.mjs';
+import * as command from './command.mjs';
 
 const folder = path.resolve(import.meta.dirname, '..', '..', 'devcluster', 'upstream');
 
@@ -221,16 +222,9 @@ export function derive(swagger, sourceFiles, source) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = process.argv.slice(2);
-  const refAt = args.indexOf('--ref');
-  const ref = refAt >= 0 ? args[refAt + 1] : TAG;
-  const repo = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--ref');
-  if (!repo) {
-    console.error('usage: derive-enums.mjs <kubernetes/api checkout or git dir> [--ref v0.32.13] [--check]');
-    process.exit(2);
-  }
+  const { args, ref, repo } = command.repositoryArguments('derive-enums.mjs', TAG);
   const swagger = JSON.parse(fs.readFileSync(path.join(folder, 'swagger.json'), 'utf8'));
-  const { goFiles } = readFiles(path.resolve(repo), ref);
+  const { goFiles } = readFiles(repo, ref);
   const { data, report } = derive(swagger, goFiles, `kubernetes/api ${ref} (+enum types)`);
   console.error(`${report.enumTypes} enum types, ${report.fields} enum fields in ${report.definitions} definitions`);
   for (const u of report.unmapped) console.error(`  not in the OpenAPI document: ${u}`);
@@ -238,11 +232,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (report.missing.length) process.exit(1);
   const text = `${JSON.stringify(data, null, 1)}\n`;
   const target = path.join(folder, 'enums.json');
-  if (args.includes('--check')) {
-    const current = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
-    if (current !== text) {
-      console.error('devcluster/upstream/enums.json is out of date: run node scripts/upstream/derive-enums.mjs <kubernetes/api>');
-      process.exit(1);
-    }
-  } else fs.writeFileSync(target, text);
+  command.writeOrCheck(args, target, text, 'derive-enums.mjs');
 }

@@ -19,6 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as command from './command.mjs';
 
 const folder = path.resolve(import.meta.dirname, '..', '..', 'devcluster', 'upstream');
 export const TAG = 'v0.32.13';
@@ -250,16 +251,9 @@ export function readRepository(repo, ref) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = process.argv.slice(2);
-  const refAt = args.indexOf('--ref');
-  const ref = refAt >= 0 ? args[refAt + 1] : TAG;
-  const repo = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--ref');
-  if (!repo) {
-    console.error('usage: derive-field-order.mjs <kubernetes/api checkout or git dir> [--ref v0.32.13] [--check]');
-    process.exit(2);
-  }
+  const { args, ref, repo } = command.repositoryArguments('derive-field-order.mjs', TAG);
   const swagger = JSON.parse(fs.readFileSync(path.join(folder, 'swagger.json'), 'utf8'));
-  const { fixtures, typesFiles } = readRepository(path.resolve(repo), ref);
+  const { fixtures, typesFiles } = readRepository(repo, ref);
   const { data, report } = derive(swagger, fixtures, typesFiles, `kubernetes/api ${ref} testdata/HEAD`);
   const text = `${JSON.stringify(data)}\n`;
   const target = path.join(folder, 'fieldorder.json');
@@ -271,11 +265,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const p of report.problems) console.error(`  problem: ${p}`);
   if (args.includes('--verbose')) for (const d of report.fromSwagger) console.error(`  document order: ${d}`);
   if (report.problems.length) process.exit(1);
-  if (args.includes('--check')) {
-    const current = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '';
-    if (current !== text) {
-      console.error('devcluster/upstream/fieldorder.json is out of date: run node scripts/upstream/derive-field-order.mjs <kubernetes/api>');
-      process.exit(1);
-    }
-  } else fs.writeFileSync(target, text);
+  command.writeOrCheck(args, target, text, 'derive-field-order.mjs');
 }

@@ -53,14 +53,16 @@ export function openWatch(url: string, options: WatchOptions = {}): Promise<Watc
       res.on('error', finish);
       res.on('close', finish);
 
-      /** The next queued event, waiting for one until `deadline`. */
-      const take = async (deadline: number, what: string): Promise<WatchEvent> => {
+      /** The next queued event, waiting for one until `deadline` (a timeout signal: a deadline, not a wait) aborts. */
+      const take = async (deadline: AbortSignal, what: string): Promise<WatchEvent> => {
         while (queued.length === 0) {
           if (ended) throw new Error(`the watch ${url} ended before ${what}`);
+          if (deadline.aborted) throw new Error(`Timed out waiting for ${what} on ${url}`);
           const arrived = await new Promise<boolean>((done) => {
-            const timer = setTimeout(() => done(false), Math.max(0, deadline - Date.now()));
+            const expire = (): void => done(false);
+            deadline.addEventListener('abort', expire, { once: true });
             wake = () => {
-              clearTimeout(timer);
+              deadline.removeEventListener('abort', expire);
               done(true);
             };
           });
@@ -72,9 +74,9 @@ export function openWatch(url: string, options: WatchOptions = {}): Promise<Watc
 
       resolve({
         status: res.statusCode ?? 0,
-        next: (what, timeoutMs = 5000) => take(Date.now() + timeoutMs, what),
+        next: (what, timeoutMs = 5000) => take(AbortSignal.timeout(timeoutMs), what),
         async until(done, what, timeoutMs = 5000) {
-          const deadline = Date.now() + timeoutMs;
+          const deadline = AbortSignal.timeout(timeoutMs);
           const seen: WatchEvent[] = [];
           for (;;) {
             const event = await take(deadline, what);
