@@ -280,9 +280,10 @@ function gone(ctx: WatchContext): Step {
 /** Classifies one line (R-WATCH-3): events are handed out; bookmarks only move the version. */
 function accept(state: Extract<WatchState, { kind: 'watching' }>, line: api.WatchLine, ctx: WatchContext): Step {
   if (line.type === 'ERROR') {
+    const over: Step =
+      (line.object as { code?: unknown }).code === 410 ? gone(ctx) : { state: { kind: 'failed', error: new errors.WatchingError(line.object) } };
     state.connection.close();
-    if ((line.object as { code?: unknown }).code === 410) return gone(ctx);
-    return { state: { kind: 'failed', error: new errors.WatchingError(line.object) } };
+    return over;
   }
   if (!KNOWN_TYPES.has(line.type)) {
     ctx.logger.warning(`Ignoring an unsupported event type: ${JSON.stringify(line)}`);
