@@ -83,6 +83,19 @@ for (const tls of [false, true]) {
       return running;
     }
 
+    /** The client's API with every watch line passed through `onLine` first (which may add lines before it). */
+    const tapped = (onLine: (line: api.WatchLine) => api.WatchLine[]): api.KubeReader & api.KubeWatcher => ({
+      scanResources: (groups, options) => client.api.scanResources(groups, options),
+      list: (resource, ns, options) => client.api.list(resource, ns, options),
+      get: (resource, ns, name, options) => client.api.get(resource, ns, name, options),
+      async watch(resource, ns, options) {
+        const lines = await client.api.watch(resource, ns, options);
+        return (async function* () {
+          for await (const line of lines) yield* onLine(line);
+        })();
+      },
+    });
+
     const lists = (): number => cluster.requests.filter((r) => r.verb === 'list' && r.resource === 'configmaps' && r.namespace === namespace).length;
     const watches = (): URLSearchParams[] =>
       cluster.requests.filter((r) => r.verb === 'watch' && r.resource === 'configmaps' && r.namespace === namespace).map((r) => new URLSearchParams(r.query));
@@ -128,12 +141,16 @@ for (const tls of [false, true]) {
 
     it('R-WATCH-3 bookmarks are not emitted but move the resource version used by the next watch', async () => {
       await setup(undefined, ['a']);
-      const watcher = start();
+      const bookmarks: number[] = [];
+      const api = tapped((line) => {
+        if (line.type === 'BOOKMARK') bookmarks.push(Number((line.object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion));
+        return [line];
+      });
+      const watcher = start({ ctx: context({ api }) });
       await eventually(() => watches().length === 1, 'the watch request');
       await createMap('elsewhere', 'default');
       const target = cluster.revision;
-      await eventually(() => cluster.watchEvents.some((e) => e.type === 'BOOKMARK' && Number(e.rv) >= target), 'a bookmark', 3000);
-      await new Promise((r) => setTimeout(r, 50));
+      await eventually(() => bookmarks.some((rv) => rv >= target), 'a bookmark at the watcher', 3000);
       cluster.dropWatches({ resource: 'configmaps', namespace }, 'end');
       await eventually(() => watches().length === 2, 'the second watch request');
       expect(Number(watches()[1]!.get('resourceVersion'))).toBeGreaterThanOrEqual(target);
@@ -238,10 +255,10 @@ for (const tls of [false, true]) {
       const watcher = start({ paused });
       await eventually(() => watches().length === 1, 'the watch request');
       paused.turnOn();
-      await new Promise((r) => setTimeout(r, 200));
-      expect(cluster.dropWatches({ resource: 'configmaps', namespace }, 'end')).toBe(0);
+      // The watcher logs that it pauses once it has closed the stream: it now waits for the toggle.
+      // (That nothing is listed or watched while it waits is proven on virtual time in watchstates.test.ts.)
+      await eventually(() => client.logger.messages('debug').includes(`Pausing the watch-stream for configmaps.v1 in '${namespace}'.`), 'the pause');
       await createMap('b');
-      await new Promise((r) => setTimeout(r, 200));
       expect(lists()).toBe(1);
       expect(watches()).toHaveLength(1);
       expect(watcher.names()).toEqual(['null:a', 'LISTED']);
@@ -280,22 +297,12 @@ for (const tls of [false, true]) {
     it('R-WATCH-3 unknown event types are ignored with a warning', async () => {
       await setup(undefined, ['a']);
       let injected = false;
-      const wrapped: api.KubeReader & api.KubeWatcher = {
-        scanResources: (groups, options) => client.api.scanResources(groups, options),
-        list: (resource, ns, options) => client.api.list(resource, ns, options),
-        get: (resource, ns, name, options) => client.api.get(resource, ns, name, options),
-        async watch(resource, ns, options) {
-          const lines = await client.api.watch(resource, ns, options);
-          return (async function* () {
-            if (!injected) {
-              injected = true;
-              yield { type: 'SURPRISE', object: { metadata: { name: 'x' } } };
-            }
-            yield* lines;
-          })();
-        },
-      };
-      const watcher = start({ ctx: context({ api: wrapped }) });
+      const wrapped = tapped((line) => {
+        if (injected) return [line];
+        injected = true;
+        return [{ type: 'SURPRISE', object: { metadata: { name: 'x' } } }, line];
+      });
+      const watcher = start({ ctx: context({ api: wrapped }) }); // injected before the first line (a bookmark)
       await eventually(() => client.logger.messages('warning').length === 1, 'the warning');
       expect(client.logger.messages('warning')[0]).toMatch(/^Ignoring an unsupported event type: .*SURPRISE/);
       await createMap('b');
@@ -305,12 +312,12 @@ for (const tls of [false, true]) {
 
     it('the watcher ends when its signal aborts', async () => {
       await setup();
-      const watcher = start();
-      await eventually(() => watches().length === 1, 'the watch request');
+      const heard: string[] = [];
+      const watcher = start({ ctx: context({ observer: { opened: () => heard.push('opened'), closed: () => heard.push('closed') } }) });
+      await eventually(() => heard.length === 1, 'the watch connection');
       await watcher.stop();
       await expect(watcher.done).resolves.toBeUndefined();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(cluster.dropWatches({ resource: 'configmaps', namespace }, 'end')).toBe(0);
+      expect(heard).toEqual(['opened', 'closed']);
       expect(client.logger.messages('debug')).toContain(`Stopping the watch-stream for configmaps.v1 in '${namespace}'.`);
     });
 
