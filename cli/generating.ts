@@ -9,14 +9,14 @@
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import type * as outputs from './output.js';
+import type * as outputs from '@kopf-gen/generator/cli';
 
 /** The generator package's name. */
 export const GENERATOR_PACKAGE = '@kopf-gen/generator';
 
 /** What the generator's command-line module offers. */
 export interface GeneratorCli {
-  main(argv: readonly string[], output: outputs.Output): Promise<number>;
+  main(argv: readonly string[], output?: outputs.Output): Promise<number>;
 }
 
 /** The generator package is not installed where it was looked for. */

@@ -283,8 +283,8 @@ export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli/commands.js';
-export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli/commands.js';
+export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './kits/launching/commands.js';
+export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './kits/launching/commands.js';
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {
@@ -339,8 +339,8 @@ export type {
 } from './kits/hierarchies.js';
 
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
-export { KopfRunner, RunnerTimeoutError } from './cli/runner.js';
-export type { KopfRunnerOptions } from './cli/runner.js';
+export { KopfRunner, RunnerTimeoutError } from './kits/launching/runner.js';
+export type { KopfRunnerOptions } from './kits/launching/runner.js';
 
 /** Progress and diff-base storages (R-STORAGE-1/3/13): set them in `settings.persistence`. */
 export {

@@ -8,7 +8,7 @@
 //     command line loads it by package name, only for init/generate/add); runtime/ and
 //     devcluster/ never import cli/ (the command line sits on top of both), nor testing/ (the kit
 //     that combines them for users' tests);
-//   - runtime layers: index/on → cli → kits → core → cogs (lower layers never import higher ones);
+//   - runtime layers: index/on → kits → core → cogs (lower layers never import higher ones);
 //     inside core: reactor → engines → intents → actions; inside cogs: client → configs → structs → aio;
 //   - inside one folder of a runtime layer, modules are ordered too (ORDERS below, lowest first): a
 //     module imports only the modules listed before it in its folder, and every module of such a
@@ -36,7 +36,6 @@ const RANKS = [
   ['runtime/core/engines/', 12],
   ['runtime/core/reactor/', 13],
   ['runtime/kits/', 20],
-  ['runtime/cli/', 25],
   ['runtime/', 30],
 ];
 
@@ -103,7 +102,7 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/cli': ['footprint', 'importing', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': ['footprint', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
 };
 
 function rankOf(rel) {

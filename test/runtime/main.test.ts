@@ -9,10 +9,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as cli from '../../runtime/cli/commands.js';
-import * as importing from '../../runtime/cli/importing.js';
+import * as cli from '../../runtime/kits/launching/commands.js';
+import * as importing from '../../runtime/kits/launching/importing.js';
 
-const CLI_MODULE = path.resolve(import.meta.dirname, '../../runtime/cli/commands.ts');
+const CLI_MODULE = path.resolve(import.meta.dirname, '../../runtime/kits/launching/commands.ts');
 let dir: string;
 const href = (file: string): string => url.pathToFileURL(path.join(dir, file)).href;
 

@@ -15,7 +15,7 @@ import { PermanentError, TemporaryError } from '../../../runtime/core/actions/er
 import { EndpointBindError, EndpointUrlError } from '../../../runtime/core/engines/endpoints.js';
 import type { DaemonStopped } from '../../../runtime/core/intents/stoppers.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import { parseRunArgs, UsageError } from '../../../runtime/cli/launching.js';
+import { parseRunArgs, UsageError } from '../../../runtime/kits/launching/launching.js';
 import { OperatorMetrics } from '../../../runtime/core/reactor/reporting.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';

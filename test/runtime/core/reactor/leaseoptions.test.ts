@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import * as cli from '../../../../runtime/cli/commands.js';
+import * as cli from '../../../../runtime/kits/launching/commands.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
-import { captureOutput } from '../../cli/support.js';
+import { captureOutput } from '../../kits/launching/support.js';
 
 describe('Lease election: the command line', () => {
   it.each<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]>([

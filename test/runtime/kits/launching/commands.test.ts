@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import * as cli from '../../../runtime/cli/commands.js';
-import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
-import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
-import { Captured, Flag, eventually, tempDir } from '../core/reactor/lifecycle.js';
+import * as cli from '../../../../runtime/kits/launching/commands.js';
+import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../../runtime/core/intents/registry.js';
+import { Captured, Flag, eventually, tempDir } from '../../core/reactor/lifecycle.js';
 import { captureOutput, operatorFile, useOperatorFolder } from './support.js';
 
 describe('parsing (R-CLI-1)', () => {

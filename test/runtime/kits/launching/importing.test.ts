@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import * as importing from '../../../runtime/cli/importing.js';
+import * as importing from '../../../../runtime/kits/launching/importing.js';
 
 const CWD = '/srv/op';
 
@@ -41,7 +41,7 @@ describe('locating load errors', () => {
   });
 
   it("skips kopf-gen's own frames, also when kopf-gen is a linked checkout outside node_modules", () => {
-    const own = path.resolve(import.meta.dirname, '../../../dist/runtime/core/intents/handlers.js');
+    const own = path.resolve(import.meta.dirname, '../../../../dist/runtime/core/intents/handlers.js');
     const error = errorWithStack('Error', 'Handler functions need a name or an id', [`register (${own}:40:15)`, 'file:///srv/op/src/handlers/w.ts:9:3']);
     expect(importing.locate(error, CWD)).toEqual({ file: 'src/handlers/w.ts', line: 9, column: 3 });
   });

@@ -13,19 +13,20 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as clocks from '../cogs/aio/clocks.js';
-import * as api from '../cogs/client/api.js';
-import * as credentials from '../cogs/client/credentials.js';
-import * as settingsModule from '../cogs/configs/settings.js';
-import type * as loggers from '../cogs/structs/loggers.js';
-import type * as references from '../cogs/structs/references.js';
-import * as logging from '../core/actions/logging.js';
-import * as activities from '../core/engines/activities.js';
-import * as identities from '../core/engines/identities.js';
-import * as peering from '../core/engines/peering.js';
-import * as memos from '../core/intents/memos.js';
-import * as observation from '../core/reactor/observation.js';
+import * as clocks from '../../cogs/aio/clocks.js';
+import * as api from '../../cogs/client/api.js';
+import * as credentials from '../../cogs/client/credentials.js';
+import * as settingsModule from '../../cogs/configs/settings.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as references from '../../cogs/structs/references.js';
+import * as logging from '../../core/actions/logging.js';
+import * as activities from '../../core/engines/activities.js';
+import * as identities from '../../core/engines/identities.js';
+import * as peering from '../../core/engines/peering.js';
+import * as memos from '../../core/intents/memos.js';
+import * as observation from '../../core/reactor/observation.js';
 import * as launching from './launching.js';
+import * as outputs from './output.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
@@ -161,11 +162,11 @@ export function parseTouchArgs(
   argv: readonly string[],
   options: {
     readonly env?: NodeJS.ProcessEnv;
-    readonly output?: launching.CommandOutput;
+    readonly output?: outputs.CommandOutput;
     readonly name?: string;
   },
 ): TouchArgs | null {
-  const output = options.output ?? launching.processOutput;
+  const output = options.output ?? outputs.processOutput;
   const env = options.env ?? process.env;
   const envName = which === 'freeze' ? 'KOPF_FREEZE_PEERING' : 'KOPF_RESUME_PEERING';
   const command = new Command(options.name ?? which)

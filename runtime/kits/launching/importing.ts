@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import * as versions from '../cogs/configs/versions.js';
+import * as versions from '../../cogs/configs/versions.js';
 
 /** Where in a file something happened (1-based line and column). */
 export interface SourceLocation {
