@@ -45,8 +45,8 @@ const RANKS = [
 // before it in its folder. The kits are not here: they are independent of each other altogether.
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
-  'runtime/cogs/structs': ['dicts', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
-  'runtime/cogs/configs': ['bounds', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
+  'runtime/cogs/structs': ['dicts', 'errors', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
+  'runtime/cogs/configs': ['bounds', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
     'proxies',
@@ -64,8 +64,22 @@ const ORDERS = {
     'watching',
   ],
   'runtime/core/actions': ['application', 'errors', 'events', 'outcomes', 'invocation', 'progression', 'throttling', 'logging', 'lifecycles', 'execution'],
-  'runtime/core/intents': ['builtins', 'filters', 'indices', 'memos', 'selectors', 'stoppers', 'callbacks', 'causes', 'options', 'handlers', 'registry'],
+  'runtime/core/intents': [
+    'builtins',
+    'errors',
+    'filters',
+    'indices',
+    'memos',
+    'selectors',
+    'stoppers',
+    'callbacks',
+    'causes',
+    'options',
+    'handlers',
+    'registry',
+  ],
   'runtime/core/engines': [
+    'errors',
     'activities',
     'configurations',
     'endpoints',
@@ -86,7 +100,7 @@ const ORDERS = {
     'probing',
     'timers',
   ],
-  'runtime/core/reactor': ['observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
+  'runtime/core/reactor': ['errors', 'observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
   'runtime/kits/webhooks': [
     'errors',
     'metadata',
@@ -102,7 +116,7 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/kits/launching': ['footprint', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': ['errors', 'footprint', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
 };
 
 function rankOf(rel) {

@@ -23,10 +23,11 @@ import * as importing from './importing.js';
 import * as launching from './launching.js';
 import * as outputs from './output.js';
 import type * as running from '../../core/reactor/running.js';
+import * as launchErrors from './errors.js';
 
 export type { CommandOutput } from './output.js';
 export type { RunArgs } from './launching.js';
-export { UsageError, parseRunArgs } from './launching.js';
+export { parseRunArgs } from './launching.js';
 
 /** Options of `runCommand()` beyond the command line. */
 export interface RunCommandOptions {
@@ -61,7 +62,7 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
   try {
     args = launching.parseRunArgs(argv, { env: options.env, output, name });
   } catch (error) {
-    if (error instanceof launching.UsageError) return 2;
+    if (error instanceof launchErrors.UsageError) return 2;
     throw error;
   }
   if (args === null) return 0;
@@ -77,7 +78,7 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
     return 0;
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);
-    return error instanceof launching.UsageError ? 2 : 1;
+    return error instanceof launchErrors.UsageError ? 2 : 1;
   }
 }
 
@@ -108,7 +109,7 @@ export async function touchCommand(which: 'freeze' | 'resume', argv: readonly st
   try {
     args = freezing.parseTouchArgs(which, argv, { env: options.env, output, name });
   } catch (error) {
-    if (error instanceof launching.UsageError) return 2;
+    if (error instanceof launchErrors.UsageError) return 2;
     throw error;
   }
   if (args === null) return 0;
@@ -159,16 +160,6 @@ function packageMain(folder: string): string | undefined {
   }
 }
 
-/** `main(import.meta)` was called where nothing would run the operator. */
-export class EntryPointError extends Error {
-  readonly code = 'EntryPointError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'EntryPointError';
-  }
-}
-
 function realpath(file: string): string | undefined {
   try {
     return fs.realpathSync(file);
@@ -201,7 +192,7 @@ export async function main(meta: { readonly url: string }, options: RunCommandOp
   if (!isEntryPoint(meta.url, argv)) {
     if (importing.isLoadingOperatorModules()) return;
     const file = meta.url.startsWith('file:') ? path.relative(options.cwd ?? process.cwd(), url.fileURLToPath(meta.url)) : meta.url;
-    throw new EntryPointError(
+    throw new launchErrors.EntryPointError(
       `main(import.meta) in ${file} runs the operator only when that file is the process's entry point ` +
         `(node ${file}), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is ${argv[1] ?? 'unknown'}, ` +
         'so nothing would run the operator. Start it with node, or load it with kopf-gen run, or call operator()/run() yourself.',

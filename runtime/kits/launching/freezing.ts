@@ -25,8 +25,9 @@ import * as identities from '../../core/engines/identities.js';
 import * as peering from '../../core/engines/peering.js';
 import * as memos from '../../core/intents/memos.js';
 import * as observation from '../../core/reactor/observation.js';
-import * as launching from './launching.js';
 import * as outputs from './output.js';
+import { PeeringResourceMissingError } from './errors.js';
+import * as launchErrors from './errors.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
@@ -54,16 +55,6 @@ export interface TouchOutcome {
   readonly resource: string;
   readonly namespace: string | null;
   readonly result: peering.TouchResult;
-}
-
-/** The cluster serves no peering resource for the scope: there is nothing to freeze. */
-export class PeeringResourceMissingError extends Error {
-  readonly code = 'PeeringResourceMissingError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'PeeringResourceMissingError';
-  }
 }
 
 /**
@@ -155,7 +146,7 @@ interface ParsedOptions {
  * `--dev` (666).
  *
  * @returns the arguments, or `null` if help was requested (and printed).
- * @throws launching.UsageError (the message was printed to `output.err`).
+ * @throws launchErrors.UsageError (the message was printed to `output.err`).
  */
 export function parseTouchArgs(
   which: 'freeze' | 'resume',
@@ -218,7 +209,7 @@ export function parseTouchArgs(
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return null;
-      throw new launching.UsageError(error.message.replace(/^error: /, ''));
+      throw new launchErrors.UsageError(error.message.replace(/^error: /, ''));
     }
     throw error;
   }

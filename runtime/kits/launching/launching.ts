@@ -26,6 +26,9 @@ import * as footprint from './footprint.js';
 import * as importing from './importing.js';
 import { type CommandOutput, processOutput } from './output.js';
 import * as running from '../../core/reactor/running.js';
+import { UsageError } from './errors.js';
+import * as engineErrors from '../../core/engines/errors.js';
+import * as launchErrors from './errors.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
 
@@ -55,16 +58,6 @@ export interface RunArgs {
   readonly logging: logging.ConfigureOptions;
 }
 
-/** A malformed command line (the CLI exits with code 2). */
-export class UsageError extends Error {
-  readonly code = 'UsageError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -75,7 +68,7 @@ function endpointUrl(flag: string): (value: string) => string {
     try {
       endpoints.parseEndpointUrl(value, flag);
     } catch (error) {
-      if (error instanceof endpoints.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
+      if (error instanceof engineErrors.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
       throw error;
     }
     return value;
@@ -212,7 +205,7 @@ export function parseRunArgs(
       try {
         endpoints.parseEndpointUrl(liveness, "option '-L, --liveness <url>'");
       } catch (error) {
-        if (!(error instanceof endpoints.EndpointUrlError)) throw error;
+        if (!(error instanceof engineErrors.EndpointUrlError)) throw error;
         command.error(`error: ${error.message}`, { exitCode: 2, code: 'kopf-gen.invalidOption' });
       }
     }
@@ -273,7 +266,7 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
   try {
     await importing.loadOperatorModules({ paths: args.paths, modules: args.modules, cwd: options.cwd });
   } catch (error) {
-    throw error instanceof importing.MissingModuleError ? new UsageError(error.message) : error;
+    throw error instanceof launchErrors.MissingModuleError ? new UsageError(error.message) : error;
   } finally {
     registries.setDefaultRegistry(previous);
   }

@@ -28,6 +28,8 @@ import * as logging from '../../core/actions/logging.js';
 import type * as registry from '../../core/intents/registry.js';
 import * as launching from './launching.js';
 import type * as outputs from './output.js';
+import { RunnerTimeoutError } from './errors.js';
+import * as launchErrors from './errors.js';
 
 /**
  * Options of the runner (R-TEST-1). The connection options say which cluster the operator logs in
@@ -58,16 +60,6 @@ export interface KopfRunnerOptions extends Pick<connections.ConnectionOptions, '
    * hung tasks) are on the operator's clock, too.
    */
   readonly clock?: clocks.Clock;
-}
-
-/** The runner did not see the operator start or stop within its timeout. */
-export class RunnerTimeoutError extends Error {
-  readonly code = 'RunnerTimeoutError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'RunnerTimeoutError';
-  }
 }
 
 type Outcome = { readonly exitCode: number; readonly exception: unknown };
@@ -166,7 +158,7 @@ export class KopfRunner {
       return { exitCode: 0, exception: null };
     } catch (error) {
       this.output += `${errors.describeError(error)}\n`;
-      return { exitCode: error instanceof launching.UsageError ? 2 : 1, exception: error };
+      return { exitCode: error instanceof launchErrors.UsageError ? 2 : 1, exception: error };
     }
   }
 

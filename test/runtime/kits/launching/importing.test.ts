@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as importing from '../../../../runtime/kits/launching/importing.js';
+import * as launchErrors from '../../../../runtime/kits/launching/errors.js';
 
 const CWD = '/srv/op';
 
@@ -68,9 +69,9 @@ describe('loading operator modules', () => {
       });
       fs.writeFileSync(path.join(dir, 'fails.mjs'), "\nthrow new RangeError('out of range');\n");
       const failure = await importing.loadOperatorModules({ paths: ['fails.mjs'], cwd: dir }).catch((error: unknown) => error);
-      expect(failure).toBeInstanceOf(importing.ModuleLoadError);
-      expect((failure as importing.ModuleLoadError).message).toBe('cannot load fails.mjs:2:7: RangeError: out of range');
-      expect((failure as importing.ModuleLoadError).cause).toBeInstanceOf(RangeError);
+      expect(failure).toBeInstanceOf(launchErrors.ModuleLoadError);
+      expect((failure as launchErrors.ModuleLoadError).message).toBe('cannot load fails.mjs:2:7: RangeError: out of range');
+      expect((failure as launchErrors.ModuleLoadError).cause).toBeInstanceOf(RangeError);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
