@@ -9,27 +9,15 @@
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import type * as outputs from './output.js';
+import type * as outputs from '@kopf-gen/generator/cli';
+import { GeneratorMissingError } from './errors.js';
 
 /** The generator package's name. */
 export const GENERATOR_PACKAGE = '@kopf-gen/generator';
 
 /** What the generator's command-line module offers. */
 export interface GeneratorCli {
-  main(argv: readonly string[], output: outputs.Output): Promise<number>;
-}
-
-/** The generator package is not installed where it was looked for. */
-export class GeneratorMissingError extends Error {
-  readonly code = 'GeneratorMissingError' as const;
-
-  constructor(command: string) {
-    super(
-      `kopf-gen ${command} needs the generator, a separate package so that operators do not ship it. ` +
-        `Install it (npm install --save-dev ${GENERATOR_PACKAGE}) or run: npx -p kopf-gen -p ${GENERATOR_PACKAGE} kopf-gen ${command} …`,
-    );
-    this.name = 'GeneratorMissingError';
-  }
+  main(argv: readonly string[], output?: outputs.Output): Promise<number>;
 }
 
 /**
@@ -52,7 +40,7 @@ export async function loadGenerator(command: string, cwd: string = process.cwd()
   } catch (error) {
     if (!isMissing(error)) throw error;
   }
-  throw new GeneratorMissingError(command);
+  throw new GeneratorMissingError(command, GENERATOR_PACKAGE);
 }
 
 /**

@@ -8,11 +8,12 @@
  * so `kopf-gen run` never pays for the generator, and operators need not install it.
  */
 import * as path from 'node:path';
+import type { Output } from '@kopf-gen/generator/cli';
 import { Command, CommanderError } from 'commander';
 import * as versions from '../runtime/cogs/configs/versions.js';
+import * as commandOutputs from '../runtime/kits/launching/output.js';
 import type * as devclusterCommand from './devcluster.js';
 import * as generating from './generating.js';
-import * as outputs from './output.js';
 
 /** The generator's commands, with their one-line descriptions for `kopf-gen --help`. */
 const GENERATOR_COMMANDS = [
@@ -23,8 +24,12 @@ const GENERATOR_COMMANDS = [
 
 /**
  * Runs the command line; resolves to the exit code. `output` replaces the process's streams (tests).
+ * Its type is the generator's (`import type`: erased at run time, so nothing of the generator is
+ * loaded); without one, the commands print to the process's streams, and the generator's commands
+ * use the generator's own.
  */
-export async function main(argv: readonly string[], output: outputs.Output = outputs.processOutput): Promise<number> {
+export async function main(argv: readonly string[], given?: Output): Promise<number> {
+  const output = given ?? commandOutputs.processOutput;
   const program = new Command();
   program
     .name('kopf-gen')
@@ -45,7 +50,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
       .allowExcessArguments()
       .action(async (_args: string[], _opts: unknown, command: Command) => {
         const generator = await generating.loadGenerator(name);
-        exitCode = await generator.main([name, ...command.args], output);
+        exitCode = await generator.main([name, ...command.args], given);
       });
   }
 
@@ -87,7 +92,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
       .allowUnknownOption()
       .allowExcessArguments()
       .action(async (_args: string[], _opts: unknown, command: Command) => {
-        exitCode = await (await import('../runtime/cli/commands.js')).touchCommand(name, command.args, { output });
+        exitCode = await (await import('../runtime/kits/launching/commands.js')).touchCommand(name, command.args, { output });
       });
   }
 

@@ -19,8 +19,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
 import * as logins from '../runtime/cogs/client/logins.js';
-import * as runtimeCli from '../runtime/cli/commands.js';
-import type * as outputs from './output.js';
+import * as runtimeCli from '../runtime/kits/launching/commands.js';
+import type * as outputs from '../runtime/kits/launching/output.js';
 import * as typescript from './typescript.js';
 
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
@@ -139,7 +139,7 @@ export interface RunOptions {
  * Runs the operator (with a devcluster if needed) and resolves to the exit code: 0 after a
  * graceful stop, 1 on failures, 2 on usage errors.
  */
-export async function run(args: readonly string[], output: outputs.Output, options: RunOptions = {}): Promise<number> {
+export async function run(args: readonly string[], output: outputs.CommandOutput, options: RunOptions = {}): Promise<number> {
   const cwd = options.cwd ?? process.cwd();
   let launcher: LauncherArgs;
   let files: string[];

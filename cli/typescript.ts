@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
+import { TypeScriptLoaderError } from './errors.js';
 
 /** The file extensions that need a TypeScript loader. */
 const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
@@ -22,16 +23,6 @@ const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
 /** Whether any of the files needs a TypeScript loader. */
 export function needsLoader(files: readonly string[]): boolean {
   return files.some((file) => TYPESCRIPT.test(file));
-}
-
-/** A failure to find or register the TypeScript loader. */
-export class TypeScriptLoaderError extends Error {
-  readonly code = 'TypeScriptLoaderError' as const;
-
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'TypeScriptLoaderError';
-  }
 }
 
 /** The hook that makes `.ts` files (outside node_modules) ES modules; see the module's header. */

@@ -13,6 +13,9 @@ import type * as generateCommand from './commands/generate.js';
 import type * as initCommand from './commands/init.js';
 import * as outputs from './commands/output.js';
 
+/** Where the commands print; the `kopf-gen` binary hands its own to `main()` (tests), by type only. */
+export type { Output } from './commands/output.js';
+
 /**
  * Runs the command line; resolves to the exit code. `output` replaces the process's streams (tests).
  */

@@ -28,7 +28,7 @@ export type {
 } from './cogs/structs/resources.js';
 
 // The typed client: handlers get the operator's as `client`; scripts `connect()` for their own.
-export { KubeClient, ClientUsageError } from './cogs/client/clients.js';
+export { KubeClient } from './cogs/client/clients.js';
 export type {
   SelectorSpec,
   CallOptions,
@@ -47,7 +47,6 @@ export type {
 } from './cogs/client/clients.js';
 export { connect } from './kits/connecting.js';
 export type { ConnectOptions } from './kits/connecting.js';
-export { ConnectionOptionsError } from './cogs/client/connections.js';
 export type { ConnectionOptions } from './cogs/client/connections.js';
 // The API's errors, by HTTP status, with its `Status` payload.
 export {
@@ -65,6 +64,8 @@ export {
   RequestTimeoutError,
   WatchingError,
   InvalidConnectionInfoError,
+  ClientUsageError,
+  ConnectionOptionsError,
 } from './cogs/client/errors.js';
 export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause } from './cogs/client/errors.js';
 
@@ -83,7 +84,8 @@ export type { Diff, DiffItem, DiffOperation } from './cogs/structs/diffs.js';
 export type { RawBody, RawEvent, RawEventType } from './cogs/structs/bodies.js';
 export type { Resource } from './cogs/structs/references.js';
 export type { Logger, LogLevel } from './cogs/structs/loggers.js';
-export { OperatorSettings, LeaderElectionSettings, SettingsError } from './cogs/configs/settings.js';
+export { OperatorSettings, LeaderElectionSettings } from './cogs/configs/settings.js';
+export { SettingsError } from './cogs/configs/errors.js';
 
 // Registration.
 export { on, daemon, timer, index } from './on.js';
@@ -155,7 +157,8 @@ export type { ResourceRef, ResourceSelectorObject, ResourcePredicate } from './c
 export { COPY, Memo } from './core/intents/memos.js';
 
 // Registries, causes, handlers.
-export { OperatorRegistry, getDefaultRegistry, setDefaultRegistry, DuplicateHandlerIdError } from './core/intents/registry.js';
+export { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from './core/intents/registry.js';
+export { DuplicateHandlerIdError } from './core/intents/errors.js';
 export { Reason } from './core/intents/causes.js';
 export { DaemonStoppingReason } from './core/intents/stoppers.js';
 export type { DaemonStopped } from './core/intents/stoppers.js';
@@ -208,7 +211,7 @@ export type {
   IndexOfResult,
 } from './core/intents/callbacks.js';
 export type { Index, Store } from './core/intents/indices.js';
-export { IndexKeyError } from './core/engines/indexing.js';
+export { IndexKeyError } from './core/engines/errors.js';
 
 // Handler errors and their treatment.
 export {
@@ -247,22 +250,23 @@ export type {
 export type { Subhandler, Register, Execute, SubhandlerRegistry } from './core/intents/callbacks.js';
 
 // Running operators: embedded (`operator`), owning the process (`run`), or in two halves.
-export { operator, run, spawnTasks, runTasks, OperatorScopeError, OperatorModeError, PeeringOptionsError, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export { operator, run, spawnTasks, runTasks, HUNG_TASK_TIMEOUT } from './core/reactor/running.js';
+export { OperatorScopeError, OperatorModeError, PeeringOptionsError } from './core/reactor/errors.js';
 export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './core/reactor/running.js';
 export type { StopFlag, ReadyFlag } from './core/reactor/running.js';
-export { ActivityError } from './core/engines/activities.js';
+export { ActivityError } from './core/engines/errors.js';
 // The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
-export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/endpoints.js';
+export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/errors.js';
 export type { ServedEndpoint } from './core/engines/endpoints.js';
 
 // Admission webhooks: the server contract (for `settings.admission.server` and servers of your own),
 // and the error of an admission set-up that cannot work. The request function servers call is
 // `WebhookRequestFn` here (Kopf: `WebhookFn`; `WebhookFn` is the type of admission handlers).
-export { WebhookRequestError } from './cogs/structs/webhooks.js';
+export { WebhookRequestError } from './cogs/structs/errors.js';
+export type { WebhookRequestProblem } from './cogs/structs/errors.js';
 export type {
   WebhookFn as WebhookRequestFn,
   WebhookRequestContext,
-  WebhookRequestProblem,
   WebhookClientConfig,
   WebhookServiceReference,
   WebhookServerEnvironment,
@@ -275,16 +279,17 @@ export type {
   GroupVersionResource,
   GroupVersionKind,
 } from './cogs/structs/webhooks.js';
-export { AdmissionSetupError } from './core/engines/serving.js';
-export type { AdmissionSetupProblem } from './core/engines/serving.js';
+export { AdmissionSetupError } from './core/engines/errors.js';
+export type { AdmissionSetupProblem } from './core/engines/errors.js';
 export { Vault } from './cogs/client/credentials.js';
 export type { ConnectionInfo } from './cogs/client/credentials.js';
 export { LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).
-export { main, isEntryPoint, EntryPointError, runCommand, parseRunArgs, touchCommand, UsageError } from './cli/commands.js';
-export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './cli/commands.js';
+export { main, isEntryPoint, runCommand, parseRunArgs, touchCommand } from './kits/launching/commands.js';
+export { EntryPointError, UsageError } from './kits/launching/errors.js';
+export type { RunCommandOptions, RunArgs, CommandOutput, TouchCommandOptions } from './kits/launching/commands.js';
 
 // Admission webhook servers and tunnels, for `settings.admission.server`.
 export {
@@ -339,8 +344,9 @@ export type {
 } from './kits/hierarchies.js';
 
 // Testing: run an operator inside a test (the emulator comes from `kopf-gen/testing`).
-export { KopfRunner, RunnerTimeoutError } from './cli/runner.js';
-export type { KopfRunnerOptions } from './cli/runner.js';
+export { KopfRunner } from './kits/launching/runner.js';
+export { RunnerTimeoutError } from './kits/launching/errors.js';
+export type { KopfRunnerOptions } from './kits/launching/runner.js';
 
 /** Progress and diff-base storages (R-STORAGE-1/3/13): set them in `settings.persistence`. */
 export {

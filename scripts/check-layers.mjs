@@ -8,7 +8,7 @@
 //     command line loads it by package name, only for init/generate/add); runtime/ and
 //     devcluster/ never import cli/ (the command line sits on top of both), nor testing/ (the kit
 //     that combines them for users' tests);
-//   - runtime layers: index/on → cli → kits → core → cogs (lower layers never import higher ones);
+//   - runtime layers: index/on → kits → core → cogs (lower layers never import higher ones);
 //     inside core: reactor → engines → intents → actions; inside cogs: client → configs → structs → aio;
 //   - inside one folder of a runtime layer, modules are ordered too (ORDERS below, lowest first): a
 //     module imports only the modules listed before it in its folder, and every module of such a
@@ -36,7 +36,6 @@ const RANKS = [
   ['runtime/core/engines/', 12],
   ['runtime/core/reactor/', 13],
   ['runtime/kits/', 20],
-  ['runtime/cli/', 25],
   ['runtime/', 30],
 ];
 
@@ -46,8 +45,8 @@ const RANKS = [
 // before it in its folder. The kits are not here: they are independent of each other altogether.
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
-  'runtime/cogs/structs': ['dicts', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
-  'runtime/cogs/configs': ['bounds', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
+  'runtime/cogs/structs': ['dicts', 'errors', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
+  'runtime/cogs/configs': ['bounds', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
     'proxies',
@@ -67,8 +66,22 @@ const ORDERS = {
     'watching',
   ],
   'runtime/core/actions': ['application', 'errors', 'events', 'outcomes', 'invocation', 'progression', 'throttling', 'logging', 'lifecycles', 'execution'],
-  'runtime/core/intents': ['builtins', 'filters', 'indices', 'memos', 'selectors', 'stoppers', 'callbacks', 'causes', 'options', 'handlers', 'registry'],
+  'runtime/core/intents': [
+    'builtins',
+    'errors',
+    'filters',
+    'indices',
+    'memos',
+    'selectors',
+    'stoppers',
+    'callbacks',
+    'causes',
+    'options',
+    'handlers',
+    'registry',
+  ],
   'runtime/core/engines': [
+    'errors',
     'activities',
     'configurations',
     'endpoints',
@@ -89,7 +102,7 @@ const ORDERS = {
     'probing',
     'timers',
   ],
-  'runtime/core/reactor': ['observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
+  'runtime/core/reactor': ['errors', 'observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
   'runtime/kits/webhooks': [
     'errors',
     'metadata',
@@ -105,7 +118,7 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/cli': ['footprint', 'importing', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': ['errors', 'footprint', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
 };
 
 function rankOf(rel) {

@@ -18,6 +18,7 @@
  * timeouts and bookmarks then move with the operator's time.
  */
 export * from '../devcluster/testing.js';
-export { KopfRunner, RunnerTimeoutError } from '../runtime/cli/runner.js';
-export type { KopfRunnerOptions } from '../runtime/cli/runner.js';
+export { KopfRunner } from '../runtime/kits/launching/runner.js';
+export { RunnerTimeoutError } from '../runtime/kits/launching/errors.js';
+export type { KopfRunnerOptions } from '../runtime/kits/launching/runner.js';
 export { VirtualClock } from '../runtime/cogs/aio/clocks.js';

@@ -64,12 +64,12 @@ export type HierarchyProblem =
   | 'NOT_AN_OBJECT';
 
 /** A hierarchy helper refused its input. */
-export class HierarchyError extends Error {
+export class HierarchyError extends TypeError {
+  override readonly name = 'HierarchyError';
   readonly code: HierarchyProblem;
 
   constructor(code: HierarchyProblem, message: string) {
     super(message);
-    this.name = 'HierarchyError';
     this.code = code;
   }
 }

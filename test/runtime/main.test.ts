@@ -9,10 +9,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as cli from '../../runtime/cli/commands.js';
-import * as importing from '../../runtime/cli/importing.js';
+import * as cli from '../../runtime/kits/launching/commands.js';
+import * as importing from '../../runtime/kits/launching/importing.js';
+import * as launchErrors from '../../runtime/kits/launching/errors.js';
 
-const CLI_MODULE = path.resolve(import.meta.dirname, '../../runtime/cli/commands.ts');
+const CLI_MODULE = path.resolve(import.meta.dirname, '../../runtime/kits/launching/commands.ts');
 let dir: string;
 const href = (file: string): string => url.pathToFileURL(path.join(dir, file)).href;
 
@@ -71,7 +72,7 @@ describe('main(import.meta)', () => {
 
   it('fails loudly when the module is imported by anything but a launcher: nothing would run the operator', async () => {
     const failure = cli.main({ url: href('dist/main.js') }, { argv: ['node', '/opt/pm2/container.js'], cwd: dir });
-    await expect(failure).rejects.toBeInstanceOf(cli.EntryPointError);
+    await expect(failure).rejects.toBeInstanceOf(launchErrors.EntryPointError);
     await expect(failure).rejects.toThrow(
       "main(import.meta) in dist/main.js runs the operator only when that file is the process's entry point " +
         '(node dist/main.js), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is /opt/pm2/container.js, ' +

@@ -24,12 +24,6 @@ import * as api from './api.js';
 import * as errors from './errors.js';
 import type * as requests from './requests.js';
 
-/** A wrong use of the client, found before any request (a namespace problem, a missing name, …). */
-export class ClientUsageError extends TypeError {
-  readonly code = 'ClientUsageError' as const;
-  override readonly name = 'ClientUsageError';
-}
-
 /** What the client sends its requests through: the operator's (or a script's) HTTP API client. */
 export interface ClientTransport {
   request(request: requests.ApiRequest): Promise<unknown>;
@@ -156,7 +150,7 @@ type Descriptor<Body extends resources.KubernetesObject, Input> = resources.Reso
 /** A descriptor as the HTTP layer addresses it. */
 function resourceOf(descriptor: resources.ResourceInfo): references.Resource {
   if (typeof descriptor !== 'object' || descriptor === null || typeof descriptor.plural !== 'string') {
-    throw new ClientUsageError(`The client needs a resource descriptor (e.g. builtins.ConfigMaps), got ${describe(descriptor)}.`);
+    throw new errors.ClientUsageError(`The client needs a resource descriptor (e.g. builtins.ConfigMaps), got ${describe(descriptor)}.`);
   }
   return references.makeResource({
     group: descriptor.group,
@@ -183,17 +177,17 @@ function nameOf(resource: references.Resource): string {
 function namespaceOf(resource: references.Resource, given: string | undefined, inBody: string | undefined): string | null {
   if (!resource.namespaced) {
     const extra = given ?? inBody;
-    if (extra !== undefined) throw new ClientUsageError(`${nameOf(resource)} is cluster-scoped: it takes no namespace, got ${JSON.stringify(extra)}.`);
+    if (extra !== undefined) throw new errors.ClientUsageError(`${nameOf(resource)} is cluster-scoped: it takes no namespace, got ${JSON.stringify(extra)}.`);
     return null;
   }
   if (given !== undefined && inBody !== undefined && given !== inBody) {
-    throw new ClientUsageError(
+    throw new errors.ClientUsageError(
       `${nameOf(resource)}: the namespace option ${JSON.stringify(given)} differs from the body's metadata.namespace ${JSON.stringify(inBody)}.`,
     );
   }
   const namespace = given ?? inBody;
   if (namespace === undefined || namespace === '') {
-    throw new ClientUsageError(`${nameOf(resource)} is namespaced: give a namespace (the namespace option or metadata.namespace).`);
+    throw new errors.ClientUsageError(`${nameOf(resource)} is namespaced: give a namespace (the namespace option or metadata.namespace).`);
   }
   return namespace;
 }
@@ -201,14 +195,14 @@ function namespaceOf(resource: references.Resource, given: string | undefined, i
 /** The namespace of a collection (list, watch): none for all namespaces. */
 function collectionNamespaceOf(resource: references.Resource, given: string | undefined): string | null {
   if (!resource.namespaced && given !== undefined) {
-    throw new ClientUsageError(`${nameOf(resource)} is cluster-scoped: it takes no namespace, got ${JSON.stringify(given)}.`);
+    throw new errors.ClientUsageError(`${nameOf(resource)} is cluster-scoped: it takes no namespace, got ${JSON.stringify(given)}.`);
   }
   return given ?? null;
 }
 
 function requireName(resource: references.Resource, name: unknown, where: string): string {
   if (typeof name !== 'string' || name === '')
-    throw new ClientUsageError(`${nameOf(resource)}: ${where} needs a non-empty object name, got ${describe(name)}.`);
+    throw new errors.ClientUsageError(`${nameOf(resource)}: ${where} needs a non-empty object name, got ${describe(name)}.`);
   return name;
 }
 
@@ -227,7 +221,7 @@ function metadataOf(body: unknown): { name?: string; namespace?: string } {
 /** The body with `apiVersion`/`kind` of the descriptor where absent. */
 function enveloped(descriptor: Pick<resources.ResourceDescriptor, 'plural' | 'kind' | 'apiVersion'>, body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ClientUsageError(`${descriptor.plural}: the body must be an object, got ${describe(body)}.`);
+    throw new errors.ClientUsageError(`${descriptor.plural}: the body must be an object, got ${describe(body)}.`);
   }
   return { apiVersion: descriptor.apiVersion, kind: descriptor.kind, ...(body as Record<string, unknown>) };
 }
@@ -239,19 +233,21 @@ function writeQuery(options: { readonly fieldManager?: string; readonly dryRun?:
 /** The body of a patch and its content type. */
 function patchBody(resource: references.Resource, patch: unknown, type: PatchOptions['type']): { body: unknown; contentType: string } {
   if (Array.isArray(patch)) {
-    if (type === 'merge') throw new ClientUsageError(`${nameOf(resource)}: a merge-patch is an object, not an array (JSON-Patch operations need type 'json').`);
+    if (type === 'merge')
+      throw new errors.ClientUsageError(`${nameOf(resource)}: a merge-patch is an object, not an array (JSON-Patch operations need type 'json').`);
     return { body: patch, contentType: 'application/json-patch+json' };
   }
-  if (type === 'json') throw new ClientUsageError(`${nameOf(resource)}: a JSON-Patch (type 'json') is an array of operations, got ${describe(patch)}.`);
+  if (type === 'json') throw new errors.ClientUsageError(`${nameOf(resource)}: a JSON-Patch (type 'json') is an array of operations, got ${describe(patch)}.`);
   if (patch instanceof patches.PatchBase) {
     if (patch.fns.length > 0) {
-      throw new ClientUsageError(
+      throw new errors.ClientUsageError(
         `${nameOf(resource)}: a Patch with transformation functions cannot be sent as a merge-patch; send JSON-Patch operations instead.`,
       );
     }
     return { body: patch.toMergePatch(), contentType: 'application/merge-patch+json' };
   }
-  if (typeof patch !== 'object' || patch === null) throw new ClientUsageError(`${nameOf(resource)}: a merge-patch must be an object, got ${describe(patch)}.`);
+  if (typeof patch !== 'object' || patch === null)
+    throw new errors.ClientUsageError(`${nameOf(resource)}: a merge-patch must be an object, got ${describe(patch)}.`);
   return { body: patch, contentType: 'application/merge-patch+json' };
 }
 
@@ -279,7 +275,7 @@ export class KubeClient {
   }
 
   private send(request: requests.ApiRequest): Promise<unknown> {
-    if (this.#closed) return Promise.reject(new ClientUsageError('The client is closed.'));
+    if (this.#closed) return Promise.reject(new errors.ClientUsageError('The client is closed.'));
     return this.#transport.request(request);
   }
 
@@ -423,7 +419,7 @@ export class KubeClient {
   ): Promise<Body> {
     const resource = resourceOf(descriptor);
     if (typeof options?.fieldManager !== 'string' || options.fieldManager === '') {
-      throw new ClientUsageError(`${nameOf(resource)}: apply() needs a fieldManager (who owns the applied fields).`);
+      throw new errors.ClientUsageError(`${nameOf(resource)}: apply() needs a fieldManager (who owns the applied fields).`);
     }
     const payload = enveloped(descriptor, partial);
     const metadata = metadataOf(payload);
@@ -485,7 +481,7 @@ export class KubeClient {
     descriptor: Descriptor<Body, Input>,
     options?: WatchOptions,
   ): AsyncGenerator<WatchEvent<Body>, void, undefined> {
-    if (this.#closed) throw new ClientUsageError('The client is closed.');
+    if (this.#closed) throw new errors.ClientUsageError('The client is closed.');
     const resource = resourceOf(descriptor);
     const namespace = collectionNamespaceOf(resource, options?.namespace);
     const lines = await this.#transport.watch(resource, namespace, {
@@ -512,11 +508,11 @@ export class KubeClient {
   /**
    * Closes the connections of a client made with `connect()`.
    *
-   * @throws ClientUsageError for the operator's client (`client` of handlers): the operator closes it.
+   * @throws errors.ClientUsageError for the operator's client (`client` of handlers): the operator closes it.
    */
   async close(): Promise<void> {
     if (this.#close === undefined) {
-      throw new ClientUsageError("This client is the operator's: it is closed when the operator stops, not by close().");
+      throw new errors.ClientUsageError("This client is the operator's: it is closed when the operator stops, not by close().");
     }
     if (this.#closed) return;
     this.#closed = true;

@@ -38,12 +38,6 @@ export interface ConnectionOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-/** Connection options that contradict each other. */
-export class ConnectionOptionsError extends TypeError {
-  readonly code = 'ConnectionOptionsError' as const;
-  override readonly name = 'ConnectionOptionsError';
-}
-
 /** One built-in login: a Kopf-style id and what it returns (`null`: not applicable). */
 export interface BuiltinLogin {
   readonly id: string;
@@ -53,13 +47,13 @@ export interface BuiltinLogin {
 /**
  * Checks the options: `connection` goes alone; a malformed `connection` is named.
  *
- * @throws ConnectionOptionsError for `connection` with `kubeconfig` or `kubeconfigContext`.
+ * @throws errors.ConnectionOptionsError for `connection` with `kubeconfig` or `kubeconfigContext`.
  * @throws InvalidConnectionInfoError for an unusable `connection`.
  */
 export function checkConnectionOptions(options: ConnectionOptions): void {
   if (options.connection !== undefined) {
     const other = options.kubeconfig !== undefined ? 'kubeconfig' : options.kubeconfigContext !== undefined ? 'kubeconfigContext' : undefined;
-    if (other !== undefined) throw new ConnectionOptionsError(`The connection options "connection" and "${other}" exclude each other: give one.`);
+    if (other !== undefined) throw new errors.ConnectionOptionsError(`The connection options "connection" and "${other}" exclude each other: give one.`);
     credentials.connectionInfo(options.connection);
   }
 }
@@ -73,7 +67,7 @@ export function isExplicit(options: ConnectionOptions | undefined): boolean {
 function explicitPaths(kubeconfig: string | readonly string[]): string[] {
   const list = typeof kubeconfig === 'string' ? kubeconfig.split(path.delimiter) : [...kubeconfig];
   const files = list.filter(Boolean).map((file) => path.resolve(file));
-  if (files.length === 0) throw new ConnectionOptionsError('The connection option "kubeconfig" names no file.');
+  if (files.length === 0) throw new errors.ConnectionOptionsError('The connection option "kubeconfig" names no file.');
   return files;
 }
 

@@ -294,3 +294,15 @@ export function traceExtra(error: unknown): { readonly error: unknown } | undefi
 export function isConnectionError(error: unknown): error is ConnectionError {
   return error instanceof ConnectionError;
 }
+
+/** A wrong use of the client, found before any request (a namespace problem, a missing name, …). */
+export class ClientUsageError extends TypeError {
+  readonly code = 'ClientUsageError' as const;
+  override readonly name = 'ClientUsageError';
+}
+
+/** Connection options that contradict each other. */
+export class ConnectionOptionsError extends TypeError {
+  readonly code = 'ConnectionOptionsError' as const;
+  override readonly name = 'ConnectionOptionsError';
+}

@@ -18,6 +18,7 @@ import { blake2b } from '@noble/hashes/blake2.js';
 
 import * as dicts from '../structs/dicts.js';
 import type * as patches from '../structs/patches.js';
+import { StorageConfigError } from './errors.js';
 
 /** The maximum length of the name part of an annotation key. */
 const NAME_LIMIT = 63;
@@ -122,12 +123,6 @@ export function keysForBody(prefix: string, key: string, body: unknown, options:
 export function checkPrefix(prefix: string, warn?: (message: string) => void): void {
   if (!prefix) throw new StorageConfigError('Annotations storages must be prefixed.');
   if (prefix.length > MAX_PREFIX_LENGTH) warn?.('The annotations prefix is too long. It can cause errors when PATCHing.');
-}
-
-/** A storage was configured in a way that cannot work. */
-export class StorageConfigError extends Error {
-  readonly code = 'StorageConfig' as const;
-  override readonly name = 'StorageConfigError';
 }
 
 /**

@@ -13,12 +13,7 @@
 import * as diffbase from './diffbase.js';
 import * as progress from './progress.js';
 import type * as webhooks from '../structs/webhooks.js';
-
-/** A setting was given a value it cannot take. */
-export class SettingsError extends Error {
-  readonly code = 'InvalidSetting' as const;
-  override readonly name = 'SettingsError';
-}
+import { SettingsError } from './errors.js';
 
 /** Process-level behaviour. */
 export class ProcessSettings {

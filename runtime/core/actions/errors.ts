@@ -5,7 +5,7 @@
  * Handlers throw these to steer the framework: `TemporaryError` means "retry later",
  * `PermanentError` means "stop trying for this change". The framework throws the subclasses
  * `HandlerTimeoutError` and `HandlerRetriesError` itself when a handler's limits are exceeded, and
- * `HandlerChildrenRetry` when sub-handlers are unfinished (R-HANDLERS-13). `AdmissionError` is
+ * `HandlerChildrenRetryError` when sub-handlers are unfinished (R-HANDLERS-13). `AdmissionError` is
  * thrown by admission handlers to reject a request with an HTTP code.
  *
  * Every class has a literal `code`, so callers can `switch (error.code)`; the `execution` module
@@ -29,9 +29,23 @@ export const ErrorsMode = {
 /** One of `ErrorsMode.IGNORED`, `ErrorsMode.TEMPORARY`, `ErrorsMode.PERMANENT`. */
 export type ErrorsMode = (typeof ErrorsMode)[keyof typeof ErrorsMode];
 
-/** The base of the framework's own errors. */
+/** The literal codes of the framework's handler errors. */
+export type KopfErrorCode =
+  | 'KopfError'
+  | 'TemporaryError'
+  | 'HandlerChildrenRetry'
+  | 'PermanentError'
+  | 'HandlerTimeoutError'
+  | 'HandlerRetriesError'
+  | 'AdmissionError'
+  | 'ThrownValue';
+
+/**
+ * The base of the framework's own errors. Its `name` is the class's own (`new.target.name`), so
+ * that a user's subclass (`class NotReadyError extends TemporaryError {}`) is named as itself.
+ */
 export class KopfError extends Error {
-  readonly code: string = 'KopfError';
+  readonly code: KopfErrorCode = 'KopfError';
 
   constructor(message?: string, options?: ErrorOptions) {
     super(message, options);
@@ -103,9 +117,11 @@ export class AdmissionError extends PermanentError {
 
 /**
  * Internal: some sub-handlers are not finished yet, so their parent is not finished either and is
- * retried after `delay` (the minimal delay of the sub-handlers, R-HANDLERS-13).
+ * retried after `delay` (the minimal delay of the sub-handlers, R-HANDLERS-13). A pseudo-error, as
+ * every `TemporaryError` is: Kopf's `HandlerChildrenRetry`, named by the scheme; its `code` is
+ * Kopf's name.
  */
-export class HandlerChildrenRetry extends TemporaryError {
+export class HandlerChildrenRetryError extends TemporaryError {
   override readonly code = 'HandlerChildrenRetry' as const;
 
   constructor(options?: { readonly delay?: number | null }) {
@@ -115,7 +131,9 @@ export class HandlerChildrenRetry extends TemporaryError {
 
 /**
  * A thrown value that is not an `Error` (a string, a plain object, `undefined`, …), wrapped so that
- * outcomes always carry an `Error`. The original value is kept in `value`; `name` is its type name.
+ * outcomes always carry an `Error`. The original value is kept in `value`; `name` is its type name
+ * — the one exception to "`name` is the class name" (docs/architecture.md, "Errors"): the wrapper
+ * stands in for the value, and says what was thrown.
  */
 export class ThrownValueError extends KopfError {
   override readonly code = 'ThrownValue' as const;
@@ -164,7 +182,7 @@ export function toError(value: unknown): Error {
 
 /**
  * The message of a thrown value as persisted in progress records (Kopf: `str(e)`); may be empty.
- * A `TemporaryError` made without a message (and so `HandlerChildrenRetry`) gives `'None'`, as in Kopf.
+ * A `TemporaryError` made without a message (and so `HandlerChildrenRetryError`) gives `'None'`, as in Kopf.
  *
  * @example
  * errorMessage(new Error('Oops!')) // 'Oops!'

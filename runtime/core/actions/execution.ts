@@ -18,7 +18,7 @@
  * an `ExecutionScope`. The same machinery runs sub-handlers (`executeSubhandlers`, R-HANDLERS-13):
  * a handler registers them through the helpers of `reactor/subhandling` while it runs; they are
  * executed with the parent's lifecycle, their records stored like top-level ones, their ids added
- * to the `subrefs` of all ancestors, and `HandlerChildrenRetry` is thrown while some are unfinished.
+ * to the `subrefs` of all ancestors, and `HandlerChildrenRetryError` is thrown while some are unfinished.
  *
  * Every invocation that ends with an outcome is reported to the scope's instruments, if any: its
  * handler id, what it came to (`resultOf`), whether it will be retried, and how long it took.
@@ -249,7 +249,7 @@ export async function executeHandlerOnce(options: {
  * limit (`HandlerTimeoutError`, `HandlerRetriesError`) is a permanent failure.
  */
 export function resultOf(thrown: unknown, outcome?: outcomes.Outcome): instruments.HandlerResult {
-  if (thrown instanceof errors.HandlerChildrenRetry) return 'subhandlers';
+  if (thrown instanceof errors.HandlerChildrenRetryError) return 'subhandlers';
   if (thrown instanceof errors.PermanentError || outcome?.error instanceof errors.PermanentError) return 'permanent';
   if (thrown instanceof errors.TemporaryError) return 'temporary';
   return 'arbitrary';
@@ -277,7 +277,7 @@ function judge(options: {
   const escalated = (Class: typeof errors.HandlerTimeoutError | typeof errors.HandlerRetriesError, message: string): Error =>
     new Class(message, { cause: thrown });
 
-  if (thrown instanceof errors.HandlerChildrenRetry) {
+  if (thrown instanceof errors.HandlerChildrenRetryError) {
     logger.debug(`${title} has unfinished sub-handlers. Will retry soon.`);
     return { final: false, error, delay: thrown.delay, subrefs };
   }
@@ -368,7 +368,7 @@ async function invokeHandler(options: {
  * current handler and its ancestors.
  *
  * @throws Error outside of a handler; Error for handlers of causes without a change (on-event).
- * @throws HandlerChildrenRetry if some offered sub-handlers are not finished yet.
+ * @throws HandlerChildrenRetryError if some offered sub-handlers are not finished yet.
  */
 export async function executeSubhandlers(options?: {
   readonly handlers?: readonly Invocable[];
@@ -403,7 +403,7 @@ export async function executeSubhandlers(options?: {
   await final.store({ body: change.body, patch: change.patch, storage });
   outcomes.deliverResults(results, change.patch);
   for (const id of final.ids) for (const container of context.subrefs) container.add(id);
-  if (!final.done) throw new errors.HandlerChildrenRetry({ delay: final.delay(scope.clock.now()) });
+  if (!final.done) throw new errors.HandlerChildrenRetryError({ delay: final.delay(scope.clock.now()) });
 }
 
 /**

@@ -34,22 +34,10 @@ import type * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import type * as callbacks from '../intents/callbacks.js';
 import type * as handlers from '../intents/handlers.js';
+import { ActivityError } from './errors.js';
 
 /** The longest sleep between retries of an activity, seconds (Kopf: `WAITING_KEEPALIVE_INTERVAL`). */
 export const WAITING_KEEPALIVE_INTERVAL = 10 * 60;
-
-/** One or more handlers of an activity failed for good (permanently, or by retries/timeout). */
-export class ActivityError extends Error {
-  readonly code = 'ActivityError' as const;
-  /** The final outcome of every handler, by id. */
-  readonly outcomes: ReadonlyMap<string, outcomes.Outcome>;
-
-  constructor(message: string, options: { readonly outcomes: ReadonlyMap<string, outcomes.Outcome>; readonly cause?: unknown }) {
-    super(message, { cause: options.cause });
-    this.name = 'ActivityError';
-    this.outcomes = options.outcomes;
-  }
-}
 
 /** What an activity needs from the operator. */
 export interface ActivityOptions {

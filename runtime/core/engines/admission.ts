@@ -34,7 +34,7 @@ import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
-import * as webhooks from '../../cogs/structs/webhooks.js';
+import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
@@ -43,6 +43,7 @@ import * as progression from '../actions/progression.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as registries from '../intents/registry.js';
 import * as reviews from './reviews.js';
+import * as structErrors from '../../cogs/structs/errors.js';
 
 /** Where the served resources come from: the operator's insights (its `webhooks` list). */
 export interface ServedResources {
@@ -199,7 +200,7 @@ export async function measureRequest(
     recordRequest(options, { webhook, status: 200, allowed: reply.response.allowed, duration: (options.clock.now() - started) / 1000 });
     return reply;
   } catch (error) {
-    const status = error instanceof webhooks.WebhookRequestError ? error.status : 500;
+    const status = error instanceof structErrors.WebhookRequestError ? error.status : 500;
     recordRequest(options, { webhook, status, allowed: null, duration: (options.clock.now() - started) / 1000 });
     throw error;
   }
@@ -242,7 +243,7 @@ export async function serveAdmissionRequest(
     resource = reviews.findResource(review.request, options.resources.webhooks);
     data = reviews.requestData(review.request);
   } catch (error) {
-    if (error instanceof webhooks.WebhookRequestError) logger.warning(`Admission request is refused with HTTP ${error.status}: ${error.message}`);
+    if (error instanceof structErrors.WebhookRequestError) logger.warning(`Admission request is refused with HTTP ${error.status}: ${error.message}`);
     throw error;
   }
 

@@ -28,7 +28,8 @@ import * as errors from '../actions/errors.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as registries from '../intents/registry.js';
 import * as configurations from './configurations.js';
-import * as serving from './serving.js';
+import type * as serving from './serving.js';
+import * as engineErrors from './errors.js';
 
 /** The two kinds of webhook configurations. */
 export type WebhookType = handlers.WebhookHandler['type'];
@@ -92,7 +93,7 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
       const name = configurations.normalizeName(handler.id, managed);
       const problem = configurations.nameProblem(name);
       if (problem !== undefined) {
-        throw new serving.AdmissionSetupError(
+        throw new engineErrors.AdmissionSetupError(
           'invalid-name',
           `The webhook name '${name}' of the admission handler '${handler.id}' ` +
             `would be refused by Kubernetes: ${problem}. Give the handler an id of letters, digits, '-', '_', '.' and '/' ` +
@@ -101,7 +102,7 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
       }
       const other = seen.get(name);
       if (other !== undefined) {
-        throw new serving.AdmissionSetupError(
+        throw new engineErrors.AdmissionSetupError(
           'invalid-name',
           `The ${type} admission handlers '${other}' and '${handler.id}' ` +
             `have the same webhook name '${name}', which Kubernetes refuses: give one of them another id.`,
@@ -112,9 +113,9 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
   }
 }
 
-function forbidden(action: string, target: Target, name: string, error: unknown): serving.AdmissionSetupError {
+function forbidden(action: string, target: Target, name: string, error: unknown): engineErrors.AdmissionSetupError {
   const what = `${target.resource.plural}.${target.resource.group}`;
-  return new serving.AdmissionSetupError(
+  return new engineErrors.AdmissionSetupError(
     'forbidden',
     `Not enough RBAC permissions to ${action} the ${what} '${name}': ` +
       `${errors.describeError(error).replace(/\.?$/, '.')} Grant the operator's service account create and patch on ${what}.`,
@@ -220,7 +221,7 @@ export async function manageConfigurations(options: ConfiguringOptions): Promise
     if (!signal.aborted) failure = error;
   }
 
-  if (applied !== undefined && !(failure instanceof serving.AdmissionSetupError)) {
+  if (applied !== undefined && !(failure instanceof engineErrors.AdmissionSetupError)) {
     logger.info(`Cleaning up the admission webhook ${name}.`);
     for (const target of targets) {
       try {

@@ -21,6 +21,7 @@
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import type * as loggers from '../../cogs/structs/loggers.js';
+import { EndpointBindError, EndpointConflictError, EndpointUrlError } from './errors.js';
 
 /** Kopf's defaults for a URL without host or port. */
 export const DEFAULT_HOST = 'localhost';
@@ -34,36 +35,6 @@ export interface EndpointAddress {
   readonly port: number;
   /** The path, always starting with `/`. */
   readonly path: string;
-}
-
-/** A URL of an endpoint is malformed or not `http`. */
-export class EndpointUrlError extends TypeError {
-  readonly code = 'InvalidEndpointUrl' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'EndpointUrlError';
-  }
-}
-
-/** A server cannot listen on its address (in use, not permitted, no such interface, …). */
-export class EndpointBindError extends Error {
-  readonly code = 'EndpointBindFailed' as const;
-
-  constructor(message: string, options?: { readonly cause?: unknown }) {
-    super(message, options);
-    this.name = 'EndpointBindError';
-  }
-}
-
-/** Two endpoints claim the same path on the same server. */
-export class EndpointConflictError extends TypeError {
-  readonly code = 'EndpointConflict' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'EndpointConflictError';
-  }
 }
 
 /**

@@ -25,7 +25,8 @@
 
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as watching from '../../cogs/client/watching.js';
-import * as settings from '../../cogs/configs/settings.js';
+import type * as settings from '../../cogs/configs/settings.js';
+import * as configErrors from '../../cogs/configs/errors.js';
 
 /** What is known of one watch-stream at a moment. */
 export interface StreamSnapshot {
@@ -204,20 +205,20 @@ export function assessStreams(streams: readonly StreamSnapshot[], budgets: Budge
 /**
  * Checks the health budgets: each a non-negative number of seconds or `null`.
  *
- * @throws settings.SettingsError naming the setting.
+ * @throws configErrors.SettingsError naming the setting.
  */
 export function checkBudgets(budgets: settings.HealthSettings): void {
   for (const name of ['listingBudget', 'downtimeBudget', 'silenceBudget'] as const) {
     const value = budgets[name];
     if (value !== null && !(typeof value === 'number' && value >= 0 && Number.isFinite(value))) {
-      throw new settings.SettingsError(`settings.health.${name} must be a number of seconds (0 or more) or null, got ${String(value)}.`);
+      throw new configErrors.SettingsError(`settings.health.${name} must be a number of seconds (0 or more) or null, got ${String(value)}.`);
     }
   }
   if (!(typeof budgets.probeTimeout === 'number' && budgets.probeTimeout > 0 && Number.isFinite(budgets.probeTimeout))) {
-    throw new settings.SettingsError(`settings.health.probeTimeout must be a positive number of seconds, got ${String(budgets.probeTimeout)}.`);
+    throw new configErrors.SettingsError(`settings.health.probeTimeout must be a positive number of seconds, got ${String(budgets.probeTimeout)}.`);
   }
   const path = budgets.readinessPath;
   if (path !== null && !(typeof path === 'string' && path.startsWith('/') && !/[?#\s]/.test(path))) {
-    throw new settings.SettingsError(`settings.health.readinessPath must be a path starting with / (or null), got ${JSON.stringify(path)}.`);
+    throw new configErrors.SettingsError(`settings.health.readinessPath must be a path starting with / (or null), got ${JSON.stringify(path)}.`);
   }
 }

@@ -28,20 +28,11 @@ import * as logging from '../actions/logging.js';
 import * as progression from '../actions/progression.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as indices from '../intents/indices.js';
+import { IndexKeyError } from './errors.js';
 
 /** The public shapes of indices (R-INDEX-2). */
 export type Store<V> = indices.Store<V>;
 export type Index<K, V> = indices.Index<K, V>;
-
-/** An indexer returned a key that cannot be compared by value. */
-export class IndexKeyError extends TypeError {
-  readonly code = 'IndexKeyError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'IndexKeyError';
-  }
-}
 
 /**
  * A plain object (`{…}`, or one without a prototype) — not an array, `Map`, `Date` or other class

@@ -18,9 +18,10 @@ import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import type * as jsonpatches from '../../cogs/structs/jsonpatches.js';
 import type * as references from '../../cogs/structs/references.js';
-import * as webhooks from '../../cogs/structs/webhooks.js';
+import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from '../actions/errors.js';
 import type * as callbacks from '../intents/callbacks.js';
+import * as structErrors from '../../cogs/structs/errors.js';
 
 /** The review's defaults when the request names none (Kopf's). */
 export const DEFAULT_API_VERSION = 'admission.k8s.io/v1';
@@ -49,8 +50,8 @@ export interface RequestData {
   readonly dryRun: boolean;
 }
 
-function malformed(message: string): webhooks.WebhookRequestError {
-  return new webhooks.WebhookRequestError('malformed', message);
+function malformed(message: string): structErrors.WebhookRequestError {
+  return new structErrors.WebhookRequestError('malformed', message);
 }
 
 function decoded(payload: unknown): unknown {
@@ -120,10 +121,10 @@ export function findResource(request: webhooks.AdmissionRequest, served: readonl
   const { group, version, resource: plural } = request.resource;
   const found = served.filter((r) => r.group === group && r.version === version && r.plural === plural);
   if (found.length === 0) {
-    throw new webhooks.WebhookRequestError('unknown-resource', `The resource ${describe(request.resource)} has no admission handlers.`);
+    throw new structErrors.WebhookRequestError('unknown-resource', `The resource ${describe(request.resource)} has no admission handlers.`);
   }
   if (found.length > 1) {
-    throw new webhooks.WebhookRequestError(
+    throw new structErrors.WebhookRequestError(
       'ambiguous-resource',
       `The resource ${describe(request.resource)} is ambiguous: it is served ${found.length} times.`,
     );

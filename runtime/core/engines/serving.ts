@@ -28,30 +28,7 @@ import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from '../actions/errors.js';
 import type * as registries from '../intents/registry.js';
-
-/** What is wrong with the admission set-up. */
-export type AdmissionSetupProblem =
-  | 'no-server' // admission handlers are registered, but `settings.admission.server` is not set
-  | 'invalid-server' // `settings.admission.server` is neither a function nor an object with `serve()`
-  | 'invalid-managed' // `settings.admission.managed` is not a non-empty string
-  | 'invalid-client-config' // the server yielded a client configuration without `url` or `service`
-  | 'invalid-name' // a handler's webhook entry name would be refused by Kubernetes
-  | 'forbidden'; // the operator may not create or patch its managed webhook configurations
-
-/**
- * The admission webhooks cannot be served or configured as set up (R-ADMISSION-2/7): the operator
- * stops with this error. `problem` tells which part is wrong; the message says what to do.
- */
-export class AdmissionSetupError extends Error {
-  readonly code = 'AdmissionSetupError' as const;
-  readonly problem: AdmissionSetupProblem;
-
-  constructor(problem: AdmissionSetupProblem, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'AdmissionSetupError';
-    this.problem = problem;
-  }
-}
+import { AdmissionSetupError } from './errors.js';
 
 /** Whether a registry has admission handlers. */
 export function hasAdmissionHandlers(registry: registries.OperatorRegistry): boolean {

@@ -31,6 +31,7 @@ import type * as callbacks from './callbacks.js';
 import * as filters from './filters.js';
 import type * as handlers from './handlers.js';
 import * as selectors from './selectors.js';
+import { DuplicateHandlerIdError } from './errors.js';
 
 /** Builds the kwargs of a handler for its filter callbacks; called lazily, at most once per check. */
 export type KwargsBuilder = (handler: handlers.ResourceHandler, subject: filters.Subject) => object;
@@ -144,32 +145,6 @@ export class RegistrationSite {
 export interface RegistrationOptions {
   /** Where the registration was made; by default, the caller of `register()`. */
   readonly site?: RegistrationSite;
-}
-
-/**
- * Two different functions registered under one handler id for the same resource and reason
- * (R-HANDLERS-15): thrown by the second registration, naming both places.
- */
-export class DuplicateHandlerIdError extends Error {
-  readonly code = 'DuplicateHandlerId' as const;
-  override readonly name = 'DuplicateHandlerIdError';
-
-  constructor(
-    /** The handler id both registrations use. */
-    readonly id: string,
-    /** The registration function, e.g. `on.create`. */
-    readonly registration: string,
-    /** The places of the first and the second registration (`file:line`). */
-    readonly places: readonly [string, string],
-    /** ` for <resource>`, or empty for activity handlers. */
-    resource: string,
-  ) {
-    super(
-      `Two different functions are registered as the handler '${id}' of ${registration}${resource}: the first at ${places[0]}, ` +
-        `the second at ${places[1]}. They would share one progress record and one result per object, so one would silently ` +
-        `stand in for the other. Give one of them a distinct \`id\` option (e.g. ${registration}(…, { id: '${id}-2' }, …)), or remove one.`,
-    );
-  }
 }
 
 /** The registration function a handler came from, which, with its resource and id, must be unique. */

@@ -23,6 +23,7 @@ import type * as clocks from '../../cogs/aio/clocks.js';
 import * as bodies from '../../cogs/structs/bodies.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as references from '../../cogs/structs/references.js';
+import { PressureRaisedError } from './errors.js';
 
 /** The "a newer event is waiting" signal of one object. */
 export class Pressure {
@@ -46,17 +47,8 @@ export class Pressure {
   }
 }
 
-/** The abort reason of a raised pressure (distinguishable from cancellation). */
-export class PressureRaised extends Error {
-  readonly code = 'pressure-raised' as const;
-  constructor() {
-    super('A newer event arrived for the object.');
-    this.name = 'PressureRaised';
-  }
-}
-
 /** The one reason of every raised pressure: events can arrive in bursts, and an error per raise costs a stack trace. */
-const PRESSURE_RAISED = new PressureRaised();
+const PRESSURE_RAISED = new PressureRaisedError();
 
 /** Why an idle worker stops waiting: a new event (shared, as events come by the thousand). */
 const WOKEN = new DOMException('A new event arrived.', 'AbortError');

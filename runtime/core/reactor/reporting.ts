@@ -163,8 +163,8 @@ export interface ReportingOptions extends Omit<ReporterSources, 'since'> {
  * Serves the liveness endpoint and, on the same host and port, the readiness endpoint (and the
  * `alongside` endpoints), until `signal` aborts.
  *
- * @throws endpoints.EndpointUrlError for a malformed URL; endpoints.EndpointBindError if the address
- *   cannot be bound; settingsModule.SettingsError for malformed `settings.health` values.
+ * @throws engineErrors.EndpointUrlError for a malformed URL; engineErrors.EndpointBindError if the address
+ *   cannot be bound; configErrors.SettingsError for malformed `settings.health` values.
  */
 export async function reportHealth(options: ReportingOptions): Promise<void> {
   const { settings, url, logger, signal } = options;

@@ -97,6 +97,7 @@ import * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
 import * as reporting from './reporting.js';
+import { OperatorModeError, OperatorScopeError, PeeringOptionsError } from './errors.js';
 
 /** Seconds that remaining work gets to finish at each stage of a graceful stop (R-LIFE-3). */
 export const HUNG_TASK_TIMEOUT = 5;
@@ -168,36 +169,6 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly clock?: clocks.Clock;
   /** Default: `orchestration.runWatcher` (a seam for tests and embedders). */
   readonly watcher?: Watcher;
-}
-
-/** `clusterwide` together with `namespaces` (R-SCOPE-1). */
-export class OperatorScopeError extends TypeError {
-  readonly code = 'OperatorScopeError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'OperatorScopeError';
-  }
-}
-
-/** Options of two modes of coordination that exclude each other, e.g. `leaseName` with `standalone`. */
-export class OperatorModeError extends TypeError {
-  readonly code = 'OperatorModeError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'OperatorModeError';
-  }
-}
-
-/** Options of peering that contradict each other or are malformed (e.g. `standalone` with `peeringName`). */
-export class PeeringOptionsError extends TypeError {
-  readonly code = 'PeeringOptionsError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'PeeringOptionsError';
-  }
 }
 
 /**
@@ -290,7 +261,7 @@ export function resolveScope(options: Pick<OperatorOptions, 'clusterwide' | 'nam
  * Writes `leaseName`/`leaseNamespace` into `settings.leaderElection` and checks that Lease election
  * is not combined with options of Kopf peering or standalone mode; returns whether it is on.
  *
- * @throws OperatorModeError for a combination; settings.SettingsError for bad timings.
+ * @throws OperatorModeError for a combination; configErrors.SettingsError for bad timings.
  */
 function applyLeaseOptions(options: OperatorOptions, settings: settingsModule.OperatorSettings): boolean {
   const election = settings.leaderElection;
@@ -316,7 +287,7 @@ function applyLeaseOptions(options: OperatorOptions, settings: settingsModule.Op
  * With `settings.leaderElection.leaseName` set: valid timings, and no setting of another mode of
  * coordination (`peering.standalone`, `peering.mandatory`). Checked again after the startup activity.
  *
- * @throws OperatorModeError for a combination; settings.SettingsError for bad timings.
+ * @throws OperatorModeError for a combination; configErrors.SettingsError for bad timings.
  */
 function checkLeaseSettings(settings: settingsModule.OperatorSettings): void {
   if (settings.leaderElection.leaseName === null) return;

@@ -8,7 +8,7 @@
  * evaluated against the parent's cause with `intents/filters`), and hand them to
  * `actions/execution.executeSubhandlers()`, which runs them with the parent's lifecycle, persists
  * their progress like top-level handlers, collects their ids into the parent's `subrefs` and throws
- * `HandlerChildrenRetry` while some are unfinished. If the parent does not call `execute()`, the
+ * `HandlerChildrenRetryError` while some are unfinished. If the parent does not call `execute()`, the
  * registered sub-handlers are executed implicitly right after it returns.
  *
  * The same three functions come in every change handler's arguments, typed by the handler's body
@@ -138,7 +138,7 @@ export function register<Body extends object = callbacks.UntypedBody>(
  * registered so far (once per invocation; then there is no implicit execution after the handler
  * returns); or the given `fns`, `handlers` or `registry`.
  *
- * @throws HandlerChildrenRetry (let it propagate) while some sub-handlers are unfinished.
+ * @throws HandlerChildrenRetryError (let it propagate) while some sub-handlers are unfinished.
  * @throws Error outside of a handler; TypeError for conflicting options or other handler kinds.
  */
 export async function execute<Body extends object = callbacks.UntypedBody>(options: ExecuteOptions<Body> = {}): Promise<void> {

@@ -9,44 +9,40 @@
  */
 
 /** An option, or a combination of options, that cannot work (checked when the server is built). */
-export class WebhookOptionsError extends Error {
+export class WebhookOptionsError extends TypeError {
+  override readonly name = 'WebhookOptionsError';
   readonly code = 'WebhookOptionsError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'WebhookOptionsError';
-  }
 }
 
 /** The server's certificate, key or CA bundle cannot be read or used. */
 export class WebhookCertificateError extends Error {
+  override readonly name = 'WebhookCertificateError';
   readonly code = 'WebhookCertificateError' as const;
 
   constructor(message: string, options?: { readonly cause?: unknown }) {
     super(message, options);
-    this.name = 'WebhookCertificateError';
   }
 }
 
 /** The server cannot listen on the requested address and port. */
 export class WebhookListenError extends Error {
+  override readonly name = 'WebhookListenError';
   readonly code = 'WebhookListenError' as const;
 
   constructor(message: string, options?: { readonly cause?: unknown }) {
     super(message, options);
-    this.name = 'WebhookListenError';
   }
 }
 
 /** A server or tunnel needs an optional package that is not installed (Kopf: `MissingDependencyError`). */
 export class MissingDependencyError extends Error {
+  override readonly name = 'MissingDependencyError';
   readonly code = 'MissingDependencyError' as const;
   /** The npm package to install. */
   readonly dependency: string;
 
   constructor(dependency: string, message: string, options?: { readonly cause?: unknown }) {
     super(message, options);
-    this.name = 'MissingDependencyError';
     this.dependency = dependency;
   }
 }

@@ -17,6 +17,7 @@ import type * as tls from 'node:tls';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from './errors.js';
+import type * as structErrors from '../../cogs/structs/errors.js';
 
 /**
  * The default limit of request bodies: 8 MiB. An UPDATE review carries the object and its old
@@ -150,7 +151,7 @@ function describe(req: http.IncomingMessage): string {
 /** Whether the function refused the request with an HTTP status (by shape: any copy of the class). */
 function isRequestError(error: unknown): error is Error & { status: number } {
   if (!(error instanceof Error)) return false;
-  const candidate = error as Partial<webhooks.WebhookRequestError>;
+  const candidate = error as Partial<structErrors.WebhookRequestError>;
   return candidate.code === 'WebhookRequestError' && typeof candidate.status === 'number' && candidate.status >= 400 && candidate.status < 600;
 }
 

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
-import * as cli from '../../../runtime/cli/commands.js';
+import * as cli from '../../../runtime/kits/launching/commands.js';
 import * as credentials from '../../../runtime/cogs/client/credentials.js';
 import * as fx from '../reliability/operating.js';
 

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as certs from '../../../devcluster/auth/certs.js';
 import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
-import { WebhookRequestError } from '../../../runtime/cogs/structs/webhooks.js';
+
 import {
   WEBHOOK_BODY_LIMIT,
   WebhookCertificateError,
@@ -24,6 +24,7 @@ import {
 import * as addresses from '../../../runtime/kits/webhooks/addresses.js';
 import { RecordingLogger, tempDir } from '../cogs/client/helpers.js';
 import { call, FakeFn, refuses, review, sansOf, serve, type Served } from './webhooks-helpers.js';
+import { WebhookRequestError } from '../../../runtime/cogs/structs/errors.js';
 
 const running: Served[] = [];
 

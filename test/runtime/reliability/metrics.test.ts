@@ -12,15 +12,17 @@ import * as prom from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { PermanentError, TemporaryError } from '../../../runtime/core/actions/errors.js';
-import { EndpointBindError, EndpointUrlError } from '../../../runtime/core/engines/endpoints.js';
+
 import type { DaemonStopped } from '../../../runtime/core/intents/stoppers.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import { parseRunArgs, UsageError } from '../../../runtime/cli/launching.js';
+import { parseRunArgs } from '../../../runtime/kits/launching/launching.js';
 import { OperatorMetrics } from '../../../runtime/core/reactor/reporting.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { parseExposition, metricValue } from '../core/reactor/exposition.js';
 import * as fx from './operating.js';
+import { EndpointBindError, EndpointUrlError } from '../../../runtime/core/engines/errors.js';
+import { UsageError } from '../../../runtime/kits/launching/errors.js';
 
 const K = 'kopfexamples.v1.kopf.dev';
 type Families = ReturnType<typeof parseExposition>;

@@ -21,7 +21,7 @@ import type * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../runtime/cogs/structs/references.js';
 import type * as registries from '../../../runtime/core/intents/registry.js';
-import { KopfRunner } from '../../../runtime/cli/runner.js';
+import { KopfRunner } from '../../../runtime/kits/launching/runner.js';
 import { exportKubeconfig, tempDir } from '../../support/cluster.js';
 import { eventually } from '../../support/waiting.js';
 export { eventually } from '../../support/waiting.js';

@@ -17,7 +17,7 @@ import type * as settingsModule from '../../../runtime/cogs/configs/settings.js'
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
-import * as cli from '../../../runtime/cli/commands.js';
+import * as cli from '../../../runtime/kits/launching/commands.js';
 import { reasonNames } from '../../../runtime/core/intents/stoppers.js';
 import { on } from '../../../runtime/on.js';
 import * as fx from '../reliability/operating.js';

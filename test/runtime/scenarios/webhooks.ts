@@ -15,7 +15,8 @@ import type * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as certs from '../../../devcluster/auth/certs.js';
-import * as webhooks from '../../../runtime/cogs/structs/webhooks.js';
+import type * as webhooks from '../../../runtime/cogs/structs/webhooks.js';
+import * as structErrors from '../../../runtime/cogs/structs/errors.js';
 
 export interface LocalServer {
   /** The server for `settings.admission.server`. */
@@ -69,7 +70,7 @@ export function localServer(options: { readonly port?: number } = {}): LocalServ
         try {
           body = JSON.stringify(await fn(payload, { webhook: decodeURIComponent(path.replace(/^\/+/, '')), headers }));
         } catch (error) {
-          status = error instanceof webhooks.WebhookRequestError ? error.status : 500;
+          status = error instanceof structErrors.WebhookRequestError ? error.status : 500;
           body = error instanceof Error ? error.message : String(error);
         }
         received.push({ path, status });

@@ -15,7 +15,6 @@ import {
   ApiNotFoundError,
   ApiUnprocessableError,
   ApiClientError,
-  ClientUsageError,
   KubeClient,
   Patch,
   builtins,
@@ -24,6 +23,7 @@ import {
   type ConfigMap,
   type KubernetesObject,
 } from '../../../../runtime/index.js';
+import { ClientUsageError } from '../../../../runtime/cogs/client/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import * as conventions from '../../../../runtime/cogs/configs/conventions.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
+import * as configErrors from '../../../../runtime/cogs/configs/errors.js';
 
 const OP = 'my-operator.example.com';
 const KZ = 'kopf.zalando.org';
@@ -53,7 +54,7 @@ describe('annotation key forming', () => {
   });
 
   it('R-STORAGE-7 an empty prefix is rejected and a too-long one warned about', () => {
-    expect(() => conventions.checkPrefix('')).toThrow(conventions.StorageConfigError);
+    expect(() => conventions.checkPrefix('')).toThrow(configErrors.StorageConfigError);
     const warnings: string[] = [];
     conventions.checkPrefix('p'.repeat(190), (message) => warnings.push(message));
     conventions.checkPrefix('p'.repeat(189), (message) => warnings.push(message));

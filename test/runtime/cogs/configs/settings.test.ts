@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as diffbase from '../../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../../runtime/cogs/configs/progress.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import * as configErrors from '../../../../runtime/cogs/configs/errors.js';
 
 describe('OperatorSettings', () => {
   const s = new settings.OperatorSettings({ warn: () => undefined });
@@ -70,7 +71,7 @@ describe('OperatorSettings', () => {
     const own = new settings.OperatorSettings();
     expect(() => {
       own.execution.maxWorkers = 0;
-    }).toThrow(settings.SettingsError);
+    }).toThrow(configErrors.SettingsError);
     expect(() => {
       own.execution.maxWorkers = -5;
     }).toThrow(/at least 1/);

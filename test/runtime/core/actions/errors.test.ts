@@ -21,21 +21,21 @@ describe('handler errors', () => {
     expect(admission).toBeInstanceOf(errors.PermanentError);
     expect(admission.status).toBe(500);
     expect(new errors.AdmissionError('no', 403).status).toBe(403);
-    expect(new errors.HandlerChildrenRetry({ delay: 5 })).toBeInstanceOf(errors.TemporaryError);
-    expect(new errors.HandlerChildrenRetry({ delay: 5 }).delay).toBe(5);
+    expect(new errors.HandlerChildrenRetryError({ delay: 5 })).toBeInstanceOf(errors.TemporaryError);
+    expect(new errors.HandlerChildrenRetryError({ delay: 5 }).delay).toBe(5);
   });
 
   it('every error class has a literal code and its class name as name', () => {
-    const table: Array<[errors.KopfError, string]> = [
-      [new errors.TemporaryError('a'), 'TemporaryError'],
-      [new errors.PermanentError('a'), 'PermanentError'],
-      [new errors.HandlerTimeoutError('a'), 'HandlerTimeoutError'],
-      [new errors.HandlerRetriesError('a'), 'HandlerRetriesError'],
-      [new errors.AdmissionError('a'), 'AdmissionError'],
-      [new errors.HandlerChildrenRetry(), 'HandlerChildrenRetry'],
+    const table: Array<[errors.KopfError, string, string]> = [
+      [new errors.TemporaryError('a'), 'TemporaryError', 'TemporaryError'],
+      [new errors.PermanentError('a'), 'PermanentError', 'PermanentError'],
+      [new errors.HandlerTimeoutError('a'), 'HandlerTimeoutError', 'HandlerTimeoutError'],
+      [new errors.HandlerRetriesError('a'), 'HandlerRetriesError', 'HandlerRetriesError'],
+      [new errors.AdmissionError('a'), 'AdmissionError', 'AdmissionError'],
+      [new errors.HandlerChildrenRetryError(), 'HandlerChildrenRetry', 'HandlerChildrenRetryError'],
     ];
-    for (const [error, name] of table) {
-      expect(error.code).toBe(name);
+    for (const [error, code, name] of table) {
+      expect(error.code).toBe(code);
       expect(error.name).toBe(name);
       expect(String(error)).toContain(name);
     }
@@ -57,7 +57,7 @@ describe('describing thrown values', () => {
     // Kopf: `str(TemporaryError())` is 'None' (its message argument defaults to None); `TemporaryError('')` is ''.
     ['a TemporaryError without a message', new errors.TemporaryError(), 'None', 'None'],
     ['a TemporaryError with an empty message', new errors.TemporaryError(''), 'TemporaryError', ''],
-    ['a parent waiting on its sub-handlers', new errors.HandlerChildrenRetry(), 'None', 'None'],
+    ['a parent waiting on its sub-handlers', new errors.HandlerChildrenRetryError(), 'None', 'None'],
     ['a string', 'plain text', 'plain text', 'plain text'],
     ['an empty string', '', 'string', ''],
     ['a number', 42, '42', '42'],

@@ -10,6 +10,7 @@ import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured, eventually, tempDir } from '../reactor/lifecycle.js';
 import { drive } from '../../cogs/client/helpers.js';
+import * as engineErrors from '../../../../runtime/core/engines/errors.js';
 
 let log: Captured;
 beforeEach(() => {
@@ -102,10 +103,10 @@ describe('runActivity (R-ACTIVITY-1/2/5)', () => {
     const { error, slept } = await drive(w.clock, activities.runActivity({ ...w, activity: 'startup', handlers: w.registry.activityHandlers('startup') }));
     expect(calls).toEqual([0, 2000, 4000]);
     expect(slept).toEqual([2000, 2000]);
-    expect(error).toBeInstanceOf(activities.ActivityError);
-    expect((error as activities.ActivityError).code).toBe('ActivityError');
-    expect((error as activities.ActivityError).cause).toBeInstanceOf(errors.HandlerRetriesError);
-    expect([...(error as activities.ActivityError).outcomes.keys()]).toEqual(['flaky', 'fine']);
+    expect(error).toBeInstanceOf(engineErrors.ActivityError);
+    expect((error as engineErrors.ActivityError).code).toBe('ActivityError');
+    expect((error as engineErrors.ActivityError).cause).toBeInstanceOf(errors.HandlerRetriesError);
+    expect([...(error as engineErrors.ActivityError).outcomes.keys()]).toEqual(['flaky', 'fine']);
     expect(log.matching("Activity 'flaky' failed with an exception and will try again in 2 seconds: Whoops!")).toHaveLength(2);
     expect(log.matching("Activity 'flaky' failed with an exception and will stop now (it would exceed 3 retries on the next attempt): Whoops!")).toHaveLength(
       1,
@@ -263,7 +264,7 @@ describe('authentication (R-AUTH-1..3)', () => {
     });
     const vault = new credentials.Vault();
     await expect(activities.authenticator({ ...w, handlers: w.registry.activityHandlers('authentication'), vault })).rejects.toBeInstanceOf(
-      activities.ActivityError,
+      engineErrors.ActivityError,
     );
     expect(log.matching("Activity 'login_fn' failed with an exception and will stop now: No kubeconfig.")).toHaveLength(1);
   });

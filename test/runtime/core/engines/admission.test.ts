@@ -9,7 +9,7 @@ import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import * as bodies from '../../../../runtime/cogs/structs/bodies.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
-import * as webhooks from '../../../../runtime/cogs/structs/webhooks.js';
+import type * as webhooks from '../../../../runtime/cogs/structs/webhooks.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
 import * as admission from '../../../../runtime/core/engines/admission.js';
 import { ABSENT, PRESENT } from '../../../../runtime/core/intents/filters.js';
@@ -17,6 +17,7 @@ import * as memos from '../../../../runtime/core/intents/memos.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured } from '../reactor/lifecycle.js';
+import * as structErrors from '../../../../runtime/cogs/structs/errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -88,13 +89,13 @@ function engine(registry: OperatorRegistry, options: { resources?: references.Re
   });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<webhooks.WebhookRequestError> {
+async function refusal(promise: Promise<unknown>): Promise<structErrors.WebhookRequestError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(webhooks.WebhookRequestError);
-  return error as webhooks.WebhookRequestError;
+  expect(error).toBeInstanceOf(structErrors.WebhookRequestError);
+  return error as structErrors.WebhookRequestError;
 }
 
 function decodedPatch(response: webhooks.AdmissionResponse): unknown {

@@ -3,7 +3,8 @@
  * (every lookup encodes its key), which must give exactly what the general encoding gives.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeKey, IndexKeyError, IndexTable } from '../../../../runtime/core/engines/indexing.js';
+import { encodeKey, IndexTable } from '../../../../runtime/core/engines/indexing.js';
+import { IndexKeyError } from '../../../../runtime/core/engines/errors.js';
 
 describe('index keys', () => {
   it('R-INDEX-3 scalars and tuples encode as their JSON, equal to the general (sorted) encoding of the same values', () => {

@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 import * as endpoints from '../../../../runtime/core/engines/endpoints.js';
+import * as engineErrors from '../../../../runtime/core/engines/errors.js';
 
 interface Reply {
   readonly status: number;
@@ -89,7 +90,7 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
     ['http://h:port/x', 'it cannot be parsed as a URL'],
   ])('R-ACTIVITY-4 rejects %j with an error naming the option', (url, why) => {
     const attempt = (): unknown => endpoints.parseEndpointUrl(url, '--liveness');
-    expect(attempt).toThrow(endpoints.EndpointUrlError);
+    expect(attempt).toThrow(engineErrors.EndpointUrlError);
     expect(attempt).toThrow(`--liveness: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}`);
   });
 
@@ -231,7 +232,7 @@ describe('serving endpoints over loopback', () => {
       logger: capturingLogger(),
       signal: stop.signal,
     });
-    await expect(attempt).rejects.toThrow(endpoints.EndpointBindError);
+    await expect(attempt).rejects.toThrow(engineErrors.EndpointBindError);
     await expect(attempt).rejects.toThrow(
       `Cannot serve the metrics, readiness endpoints at http://127.0.0.1:${port}: EADDRINUSE (the address is already in use`,
     );

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import * as health from '../../../../runtime/core/engines/health.js';
+import * as configErrors from '../../../../runtime/cogs/configs/errors.js';
 
 const BUDGETS = { listingBudget: 60, downtimeBudget: 30, silenceBudget: 100 };
 
@@ -94,7 +95,7 @@ describe('watch health of streams', () => {
     expect(() => health.checkBudgets(settings.health)).toThrow('settings.health.silenceBudget must be a number of seconds (0 or more) or null, got -1.');
     settings.health.silenceBudget = null;
     settings.health.probeTimeout = 0;
-    expect(() => health.checkBudgets(settings.health)).toThrow(settingsModule.SettingsError);
+    expect(() => health.checkBudgets(settings.health)).toThrow(configErrors.SettingsError);
     settings.health.probeTimeout = 1;
     settings.health.readinessPath = 'readyz';
     expect(() => health.checkBudgets(settings.health)).toThrow('settings.health.readinessPath must be a path starting with / (or null), got "readyz".');

@@ -14,12 +14,13 @@ import type { DevCluster } from '../../../../devcluster/testing.js';
 import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 import { PermanentError, TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
-import { encodeKey, IndexKeyError, IndexTable, interpretResult } from '../../../../runtime/core/engines/indexing.js';
+import { encodeKey, IndexTable, interpretResult } from '../../../../runtime/core/engines/indexing.js';
 import type { Index } from '../../../../runtime/core/intents/indices.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../reliability/operating.js';
 import * as vt from './virtualtime.js';
+import { IndexKeyError } from '../../../../runtime/core/engines/errors.js';
 
 type Json = Record<string, unknown>;
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;

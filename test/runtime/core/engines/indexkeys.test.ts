@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { encodeKey, IndexKeyError, interpretResult } from '../../../../runtime/core/engines/indexing.js';
+import { encodeKey, interpretResult } from '../../../../runtime/core/engines/indexing.js';
+import { IndexKeyError } from '../../../../runtime/core/engines/errors.js';
 
 describe('index keys and results (R-INDEX-3)', () => {
   it('R-INDEX-3 composite keys are equal by value, plain objects with their keys sorted', () => {

@@ -29,6 +29,7 @@ import * as leadership from '../../../../runtime/core/engines/leadership.js';
 import * as leases from '../../../../runtime/core/engines/leases.js';
 import { requireKubectl } from '../../../support/kubectl.js';
 import { RecordingLogger, tempDir } from '../../cogs/client/helpers.js';
+import * as configErrors from '../../../../runtime/cogs/configs/errors.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 const LEASE = 'my-operator';
@@ -443,7 +444,7 @@ describe('Lease election: the elector', () => {
     expect(() => s.validate()).toThrow('leaderElection.retryPeriod must be a positive number of seconds, got -1.');
     s.retryPeriod = 2;
     s.leaseDuration = 15.5;
-    expect(() => s.validate()).toThrow(settings.SettingsError);
+    expect(() => s.validate()).toThrow(configErrors.SettingsError);
     s.leaseDuration = 15;
     expect(() => s.validate()).not.toThrow();
   });

@@ -10,12 +10,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { DevCluster } from '../../../../devcluster/testing.js';
 import type * as webhooks from '../../../../runtime/cogs/structs/webhooks.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
-import * as serving from '../../../../runtime/core/engines/serving.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../reliability/operating.js';
 import { inProcessServer } from '../../scenarios/webhooks.js';
+import * as engineErrors from '../../../../runtime/core/engines/errors.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -95,7 +95,7 @@ describe('R-ADMISSION-2 the server requirement', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(serving.AdmissionSetupError);
+    expect(error).toBeInstanceOf(engineErrors.AdmissionSetupError);
     expect(error).toMatchObject({ code: 'AdmissionSetupError', problem: 'no-server' });
     expect((error as Error).message).toMatch(
       /^Admission handlers are registered \(on.validate, on.mutate\), but no admission server or tunnel is configured: set settings.admission.server/,
@@ -130,7 +130,7 @@ describe('R-ADMISSION-2 the server requirement', () => {
     expect(operator.error).toBeUndefined();
   });
 
-  it.each<[string, (s: fx.RunningOperator['settings']) => void, serving.AdmissionSetupProblem, RegExp]>([
+  it.each<[string, (s: fx.RunningOperator['settings']) => void, engineErrors.AdmissionSetupProblem, RegExp]>([
     [
       'a server that is neither a function nor an object with serve()',
       (s) => {

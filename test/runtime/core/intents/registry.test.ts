@@ -12,6 +12,7 @@ import * as registries from '../../../../runtime/core/intents/registry.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { parseSelector } from '../../../../runtime/core/intents/selectors.js';
 import { on } from '../../../../runtime/on.js';
+import * as intentErrors from '../../../../runtime/core/intents/errors.js';
 
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 const kex = makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
@@ -346,8 +347,8 @@ describe('one function per handler id (R-HANDLERS-15)', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(registries.DuplicateHandlerIdError);
-    const duplicate = error as registries.DuplicateHandlerIdError;
+    expect(error).toBeInstanceOf(intentErrors.DuplicateHandlerIdError);
+    const duplicate = error as intentErrors.DuplicateHandlerIdError;
     expect(duplicate.code).toBe('DuplicateHandlerId');
     expect(duplicate.id).toBe('createWidget');
     const file = path
@@ -381,7 +382,7 @@ describe('one function per handler id (R-HANDLERS-15)', () => {
     ];
     for (const [registration, register] of pairs) {
       register(() => undefined);
-      expect(() => register(() => undefined), registration).toThrow(registries.DuplicateHandlerIdError);
+      expect(() => register(() => undefined), registration).toThrow(intentErrors.DuplicateHandlerIdError);
       expect(() => register(() => undefined), registration).toThrow(`of ${registration}`);
     }
   });

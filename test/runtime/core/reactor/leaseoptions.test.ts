@@ -5,11 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import * as cli from '../../../../runtime/cli/commands.js';
+import * as cli from '../../../../runtime/kits/launching/commands.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
-import { captureOutput } from '../../cli/support.js';
+import { captureOutput } from '../../kits/launching/support.js';
+import * as reactorErrors from '../../../../runtime/core/reactor/errors.js';
+import * as launchErrors from '../../../../runtime/kits/launching/errors.js';
 
 describe('Lease election: the command line', () => {
   it.each<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]>([
@@ -38,7 +40,7 @@ describe('Lease election: the command line', () => {
     ],
     ['--lease-namespace without --lease', ['--lease-namespace', 'ops'], {}, "option '--lease-namespace <namespace>' needs option '--lease <name>'"],
   ])('Lease election: usage error: %s (exit code 2)', async (_title, argv, env, message) => {
-    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(cli.UsageError);
+    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(launchErrors.UsageError);
     const output = captureOutput();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);
@@ -62,12 +64,12 @@ describe("Lease election: the operator's options", () => {
     ['priority', { leaseName: 'x', priority: 10 }],
   ])('Lease election: leaseName with %s is refused before anything starts', async (name, options) => {
     await expect(running.spawnTasks({ registry, clusterwide: true, ...options })).rejects.toThrow(
-      new running.OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`),
+      new reactorErrors.OperatorModeError(`leaseName (Lease election) and ${name} (Kopf peering) exclude each other: choose one mode of coordination.`),
     );
   });
 
   it('Lease election: leaseNamespace without leaseName is refused', async () => {
-    await expect(running.spawnTasks({ registry, clusterwide: true, leaseNamespace: 'ops' })).rejects.toThrow(running.OperatorModeError);
+    await expect(running.spawnTasks({ registry, clusterwide: true, leaseNamespace: 'ops' })).rejects.toThrow(reactorErrors.OperatorModeError);
   });
 
   it('Lease election: settings of another mode (peering.standalone, peering.mandatory) are refused with it', async () => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
+import * as reactorErrors from '../../../../runtime/core/reactor/errors.js';
 
 describe('peering options of operator()', () => {
   const registry = new OperatorRegistry();
@@ -22,7 +23,7 @@ describe('peering options of operator()', () => {
     ['R-PEER-3 standalone with identity', { standalone: true, identity: 'me' }, 'standalone and identity cannot be used together'],
   ])('%s is refused before anything starts', async (_title, options, message) => {
     const refused = running.spawnTasks({ clusterwide: true, registry, settings: new settings.OperatorSettings(), ...options });
-    await expect(refused).rejects.toBeInstanceOf(running.PeeringOptionsError);
+    await expect(refused).rejects.toBeInstanceOf(reactorErrors.PeeringOptionsError);
     await expect(refused).rejects.toThrow(message);
   });
 

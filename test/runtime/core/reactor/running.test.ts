@@ -4,11 +4,12 @@ import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
 import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
 import * as errors from '../../../../runtime/core/actions/errors.js';
-import * as activities from '../../../../runtime/core/engines/activities.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured, Flag, eventually, startCluster } from './lifecycle.js';
+import * as engineErrors from '../../../../runtime/core/engines/errors.js';
+import * as reactorErrors from '../../../../runtime/core/reactor/errors.js';
 
 let cluster: DevCluster;
 let log: Captured;
@@ -100,7 +101,7 @@ describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(failure).toBeInstanceOf(activities.ActivityError);
+    expect(failure).toBeInstanceOf(engineErrors.ActivityError);
     expect((failure as Error).cause).toBeInstanceOf(errors.PermanentError);
     expect(log.matching("Activity 'startup_fn_broken' failed permanently: No way.")).toHaveLength(1);
     expect(ready.isSet).toBe(false);
@@ -325,7 +326,7 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
   });
 
   it('R-SCOPE-1 clusterwide together with namespaces throws; neither warns and serves cluster-wide', async () => {
-    await expect(running.operator({ clusterwide: true, namespaces: ['default'] })).rejects.toBeInstanceOf(running.OperatorScopeError);
+    await expect(running.operator({ clusterwide: true, namespaces: ['default'] })).rejects.toBeInstanceOf(reactorErrors.OperatorScopeError);
     expect(running.resolveScope({})).toEqual({ clusterwide: true, namespaces: [] });
     expect(log.matching('Absence of either namespaces or cluster-wide flag will become an error soon.')).toHaveLength(1);
     expect(running.resolveScope({ namespaces: ['a*', /b.*/] })).toEqual({ clusterwide: false, namespaces: ['a*', /b.*/] });

@@ -35,7 +35,7 @@ describe('A-13 sub-handlers', () => {
     expect(calls).toEqual(['create_fn', 'item1']);
     expect(first.state.done).toBe(false);
     expect(first.outcomes.get('create_fn')).toMatchObject({ final: false, delay: 0, subrefs: ['create_fn/item1', 'create_fn/item2'] });
-    expect(first.outcomes.get('create_fn')!.error).toBeInstanceOf(errors.HandlerChildrenRetry);
+    expect(first.outcomes.get('create_fn')!.error).toBeInstanceOf(errors.HandlerChildrenRetryError);
     expect(world.logger.messages('debug')).toContain("Handler 'create_fn' has unfinished sub-handlers. Will retry soon.");
     expect(recordOf(world.body, 'create_fn')).toMatchObject({
       retries: 1,

@@ -3,10 +3,10 @@
  * `run`, loading the operator's files and modules (which register handlers as a side effect),
  * configuring the log output (R-POST-5), and running the operator until it stops.
  *
- * Both the CLI (`cli/commands.ts`, which adds OS signals and the exit code) and the test runner
- * (`cli/runner.ts`, which stops the operator with a stop flag) launch operators through here, so
- * they parse and behave identically; the command-line layer sits on top of the reactor, which
- * only runs the operator it is given.
+ * Both the process-owning commands (`commands.ts`: `runCommand()` and `main()`, which add OS
+ * signals and the exit code) and the test runner (`runner.ts`, which stops the operator with a stop
+ * flag) launch operators through here, so they parse and behave identically; this kit sits on top
+ * of the reactor, which only runs the operator it is given.
  *
  * Peering (docs/peering.md): `--peering NAME` (or `KOPF_RUN_PEERING`) makes it mandatory with that
  * object, `--priority N` ranks the operator, `--dev` is priority 666, `--standalone` turns peering
@@ -19,12 +19,16 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as logging from '../core/actions/logging.js';
-import * as endpoints from '../core/engines/endpoints.js';
-import * as registries from '../core/intents/registry.js';
+import * as logging from '../../core/actions/logging.js';
+import * as endpoints from '../../core/engines/endpoints.js';
+import * as registries from '../../core/intents/registry.js';
 import * as footprint from './footprint.js';
 import * as importing from './importing.js';
-import * as running from '../core/reactor/running.js';
+import { type CommandOutput, processOutput } from './output.js';
+import * as running from '../../core/reactor/running.js';
+import { UsageError } from './errors.js';
+import * as engineErrors from '../../core/engines/errors.js';
+import * as launchErrors from './errors.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
 
@@ -54,32 +58,6 @@ export interface RunArgs {
   readonly logging: logging.ConfigureOptions;
 }
 
-/** A malformed command line (the CLI exits with code 2). */
-export class UsageError extends Error {
-  readonly code = 'UsageError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
-/** Where help and usage errors are printed. */
-export interface CommandOutput {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-}
-
-/** The process's streams. */
-export const processOutput: CommandOutput = {
-  out: (text) => {
-    process.stdout.write(text);
-  },
-  err: (text) => {
-    process.stderr.write(text);
-  },
-};
-
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -90,7 +68,7 @@ function endpointUrl(flag: string): (value: string) => string {
     try {
       endpoints.parseEndpointUrl(value, flag);
     } catch (error) {
-      if (error instanceof endpoints.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
+      if (error instanceof engineErrors.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
       throw error;
     }
     return value;
@@ -227,7 +205,7 @@ export function parseRunArgs(
       try {
         endpoints.parseEndpointUrl(liveness, "option '-L, --liveness <url>'");
       } catch (error) {
-        if (!(error instanceof endpoints.EndpointUrlError)) throw error;
+        if (!(error instanceof engineErrors.EndpointUrlError)) throw error;
         command.error(`error: ${error.message}`, { exitCode: 2, code: 'kopf-gen.invalidOption' });
       }
     }
@@ -288,7 +266,7 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
   try {
     await importing.loadOperatorModules({ paths: args.paths, modules: args.modules, cwd: options.cwd });
   } catch (error) {
-    throw error instanceof importing.MissingModuleError ? new UsageError(error.message) : error;
+    throw error instanceof launchErrors.MissingModuleError ? new UsageError(error.message) : error;
   } finally {
     registries.setDefaultRegistry(previous);
   }

@@ -1,12 +1,14 @@
 /**
- * The `run` command of the command line (R-CLI-1..3): `kopf-gen run [FILES…] [-m MODULE…] [options]`.
+ * The operator's commands as functions that own the process (R-CLI-1..3): `runCommand()` (`run
+ * [FILES…] [-m MODULE…] [options]`), `touchCommand()` (`freeze`/`resume`) and `main(import.meta)`,
+ * with which a compiled operator (`node dist/main.js -A`) runs without the `kopf-gen` binary.
  *
- * It parses the options, loads the operator's files and modules and runs the operator as the
+ * `run` parses the options, loads the operator's files and modules and runs the operator as the
  * owner of the process: SIGINT/SIGTERM stop it gracefully, and it is terminated forcibly if still
  * alive `settings.process.ultimateExitingTimeout` seconds after a signal (R-LIFE-3/4). The actual
- * work is shared with the test runner (`cli/launching`); the package's `kopf-gen` binary
- * (the generator's CLI) dispatches `run` here, after providing a development cluster when no
- * cluster is configured.
+ * work is shared with the test runner (`launching.ts`); the `kopf-gen` binary (`cli/`) dispatches
+ * `run`, `freeze` and `resume` here, after providing a development cluster and a TypeScript loader
+ * for `run` when asked.
  *
  * Exit codes: 0 after a graceful stop, 1 on a startup failure or a fatal error, 2 on usage errors.
  */
@@ -14,20 +16,23 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import * as errors from '../core/actions/errors.js';
-import * as identities from '../core/engines/identities.js';
+import * as errors from '../../core/actions/errors.js';
+import * as identities from '../../core/engines/identities.js';
 import * as freezing from './freezing.js';
 import * as importing from './importing.js';
 import * as launching from './launching.js';
-import type * as running from '../core/reactor/running.js';
+import * as outputs from './output.js';
+import type * as running from '../../core/reactor/running.js';
+import * as launchErrors from './errors.js';
 
-export type { CommandOutput, RunArgs } from './launching.js';
-export { UsageError, parseRunArgs } from './launching.js';
+export type { CommandOutput } from './output.js';
+export type { RunArgs } from './launching.js';
+export { parseRunArgs } from './launching.js';
 
 /** Options of `runCommand()` beyond the command line. */
 export interface RunCommandOptions {
   /** Where help, usage errors and the final error line go; default: the process's streams. */
-  readonly output?: launching.CommandOutput;
+  readonly output?: outputs.CommandOutput;
   /** The environment (`KOPF_RUN_NAMESPACE`, `KOPF_RUN_PEERING`, and the login's `KUBECONFIG`, `HOME`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** Where relative paths and modules are resolved from; default `process.cwd()`. */
@@ -51,13 +56,13 @@ export interface RunCommandOptions {
  * process.exitCode = await runCommand(['--standalone', '-A', 'operator.ts']);
  */
 export async function runCommand(argv: readonly string[], options: RunCommandOptions = {}): Promise<number> {
-  const output = options.output ?? launching.processOutput;
+  const output = options.output ?? outputs.processOutput;
   const name = options.name ?? 'kopf-gen run';
   let args: launching.RunArgs | null;
   try {
     args = launching.parseRunArgs(argv, { env: options.env, output, name });
   } catch (error) {
-    if (error instanceof launching.UsageError) return 2;
+    if (error instanceof launchErrors.UsageError) return 2;
     throw error;
   }
   if (args === null) return 0;
@@ -73,14 +78,14 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
     return 0;
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);
-    return error instanceof launching.UsageError ? 2 : 1;
+    return error instanceof launchErrors.UsageError ? 2 : 1;
   }
 }
 
 /** Options of `touchCommand()` beyond the command line. */
 export interface TouchCommandOptions {
   /** Where help, usage errors, the results and the final error line go; default: the process's streams. */
-  readonly output?: launching.CommandOutput;
+  readonly output?: outputs.CommandOutput;
   /** The environment (`KOPF_FREEZE_PEERING`, `KOPF_RESUME_PEERING`, `POD_ID`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** The name in help texts; default `kopf-gen freeze` / `kopf-gen resume`. */
@@ -98,13 +103,13 @@ export interface TouchCommandOptions {
  * process.exitCode = await touchCommand('freeze', ['--peering', 'default', '--lifetime', '600', '-A']);
  */
 export async function touchCommand(which: 'freeze' | 'resume', argv: readonly string[], options: TouchCommandOptions = {}): Promise<number> {
-  const output = options.output ?? launching.processOutput;
+  const output = options.output ?? outputs.processOutput;
   const name = options.name ?? `kopf-gen ${which}`;
   let args: freezing.TouchArgs | null;
   try {
     args = freezing.parseTouchArgs(which, argv, { env: options.env, output, name });
   } catch (error) {
-    if (error instanceof launching.UsageError) return 2;
+    if (error instanceof launchErrors.UsageError) return 2;
     throw error;
   }
   if (args === null) return 0;
@@ -155,16 +160,6 @@ function packageMain(folder: string): string | undefined {
   }
 }
 
-/** `main(import.meta)` was called where nothing would run the operator. */
-export class EntryPointError extends Error {
-  readonly code = 'EntryPointError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'EntryPointError';
-  }
-}
-
 function realpath(file: string): string | undefined {
   try {
     return fs.realpathSync(file);
@@ -197,7 +192,7 @@ export async function main(meta: { readonly url: string }, options: RunCommandOp
   if (!isEntryPoint(meta.url, argv)) {
     if (importing.isLoadingOperatorModules()) return;
     const file = meta.url.startsWith('file:') ? path.relative(options.cwd ?? process.cwd(), url.fileURLToPath(meta.url)) : meta.url;
-    throw new EntryPointError(
+    throw new launchErrors.EntryPointError(
       `main(import.meta) in ${file} runs the operator only when that file is the process's entry point ` +
         `(node ${file}), or does nothing when kopf-gen run or KopfRunner loads it; here the entry point is ${argv[1] ?? 'unknown'}, ` +
         'so nothing would run the operator. Start it with node, or load it with kopf-gen run, or call operator()/run() yourself.',

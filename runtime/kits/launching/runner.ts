@@ -1,6 +1,6 @@
 /**
- * The operator runner for tests (R-TEST-1; Kopf: `kopf.testing.KopfRunner`): runs the CLI's `run`
- * command inside the test process, against the cluster given explicitly (`kubeconfig`,
+ * The operator runner for tests (R-TEST-1; Kopf: `kopf.testing.KopfRunner`): runs the `run` command
+ * (`launching.ts`) inside the test process, against the cluster given explicitly (`kubeconfig`,
  * `connection`, or `env: { KUBECONFIG }`) or else whatever is configured, captures the log output, and stops the operator through its
  * stop flag. No OS signal handlers are installed (R-LIFE-6).
  *
@@ -19,14 +19,17 @@
  * stdout/stderr (e.g. `console.log`) is not captured — use the handlers' `logger`.
  */
 
-import * as clocks from '../cogs/aio/clocks.js';
-import type * as connections from '../cogs/client/connections.js';
-import * as credentials from '../cogs/client/credentials.js';
-import type * as settings from '../cogs/configs/settings.js';
-import * as errors from '../core/actions/errors.js';
-import * as logging from '../core/actions/logging.js';
-import type * as registry from '../core/intents/registry.js';
+import * as clocks from '../../cogs/aio/clocks.js';
+import type * as connections from '../../cogs/client/connections.js';
+import * as credentials from '../../cogs/client/credentials.js';
+import type * as settings from '../../cogs/configs/settings.js';
+import * as errors from '../../core/actions/errors.js';
+import * as logging from '../../core/actions/logging.js';
+import type * as registry from '../../core/intents/registry.js';
 import * as launching from './launching.js';
+import type * as outputs from './output.js';
+import { RunnerTimeoutError } from './errors.js';
+import * as launchErrors from './errors.js';
 
 /**
  * Options of the runner (R-TEST-1). The connection options say which cluster the operator logs in
@@ -57,16 +60,6 @@ export interface KopfRunnerOptions extends Pick<connections.ConnectionOptions, '
    * hung tasks) are on the operator's clock, too.
    */
   readonly clock?: clocks.Clock;
-}
-
-/** The runner did not see the operator start or stop within its timeout. */
-export class RunnerTimeoutError extends Error {
-  readonly code = 'RunnerTimeoutError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'RunnerTimeoutError';
-  }
 }
 
 type Outcome = { readonly exitCode: number; readonly exception: unknown };
@@ -115,7 +108,7 @@ export class KopfRunner {
     this.restoreSink = logging.setLogSink((line) => {
       this.output += `${line}\n`;
     });
-    const output: launching.CommandOutput = {
+    const output: outputs.CommandOutput = {
       out: (text) => {
         this.output += text;
       },
@@ -142,7 +135,7 @@ export class KopfRunner {
     return this;
   }
 
-  private async launch(output: launching.CommandOutput, ready: () => void, vault: credentials.Vault): Promise<Outcome> {
+  private async launch(output: outputs.CommandOutput, ready: () => void, vault: credentials.Vault): Promise<Outcome> {
     try {
       const args = launching.parseRunArgs(this.args, { env: this.options.env, output, name: 'kopf run' });
       if (args !== null) {
@@ -165,7 +158,7 @@ export class KopfRunner {
       return { exitCode: 0, exception: null };
     } catch (error) {
       this.output += `${errors.describeError(error)}\n`;
-      return { exitCode: error instanceof launching.UsageError ? 2 : 1, exception: error };
+      return { exitCode: error instanceof launchErrors.UsageError ? 2 : 1, exception: error };
     }
   }
 

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import * as cli from '../../../runtime/cli/commands.js';
-import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
-import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../runtime/core/intents/registry.js';
-import { Captured, Flag, eventually, tempDir } from '../core/reactor/lifecycle.js';
+import * as cli from '../../../../runtime/kits/launching/commands.js';
+import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry, setDefaultRegistry } from '../../../../runtime/core/intents/registry.js';
+import { Captured, Flag, eventually, tempDir } from '../../core/reactor/lifecycle.js';
 import { captureOutput, operatorFile, useOperatorFolder } from './support.js';
+import * as launchErrors from '../../../../runtime/kits/launching/errors.js';
 
 describe('parsing (R-CLI-1)', () => {
   const cases: Array<[string, string[], NodeJS.ProcessEnv, Partial<cli.RunArgs>]> = [
@@ -59,7 +60,7 @@ describe('parsing (R-CLI-1)', () => {
     ['R-ACTIVITY-4 a liveness URL without a scheme', ['-L', '0.0.0.0:8080'], 'option \'-L, --liveness <url>\': "0.0.0.0:8080" is not a valid endpoint URL'],
   ];
   it.each(usage)('R-CLI-1 usage error: %s (exit code 2)', async (_title, argv, message) => {
-    expect(() => cli.parseRunArgs(argv, { env: {}, output: captureOutput() })).toThrow(cli.UsageError);
+    expect(() => cli.parseRunArgs(argv, { env: {}, output: captureOutput() })).toThrow(launchErrors.UsageError);
     const output = captureOutput();
     expect(await cli.runCommand(argv, { env: {}, output })).toBe(2);
     expect(output.text()).toContain(message);
@@ -93,7 +94,7 @@ describe('parsing (R-CLI-1)', () => {
     ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with '-p, --priority <priority>'"],
   ];
   it.each(conflicts)('R-PEER-2 %s is a usage error in one line (exit code 2)', async (_title, argv, env, message) => {
-    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(cli.UsageError);
+    expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(launchErrors.UsageError);
     const output = captureOutput();
     expect(await cli.runCommand([...argv, '-A', 'nothing-is-loaded.ts'], { env, output })).toBe(2);
     expect(output.text()).toContain(message);

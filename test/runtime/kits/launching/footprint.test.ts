@@ -3,7 +3,7 @@
  * its own. (What the policy buys is measured by `npm run bench -- operator`, not here.)
  */
 import { describe, expect, it } from 'vitest';
-import * as footprint from '../../../runtime/cli/footprint.js';
+import * as footprint from '../../../../runtime/kits/launching/footprint.js';
 
 describe('heap policy', () => {
   it('lowers the heap growing factor of an operator process', () => {

@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import * as importing from '../../../runtime/cli/importing.js';
+import * as importing from '../../../../runtime/kits/launching/importing.js';
+import * as launchErrors from '../../../../runtime/kits/launching/errors.js';
 
 const CWD = '/srv/op';
 
@@ -41,7 +42,7 @@ describe('locating load errors', () => {
   });
 
   it("skips kopf-gen's own frames, also when kopf-gen is a linked checkout outside node_modules", () => {
-    const own = path.resolve(import.meta.dirname, '../../../dist/runtime/core/intents/handlers.js');
+    const own = path.resolve(import.meta.dirname, '../../../../dist/runtime/core/intents/handlers.js');
     const error = errorWithStack('Error', 'Handler functions need a name or an id', [`register (${own}:40:15)`, 'file:///srv/op/src/handlers/w.ts:9:3']);
     expect(importing.locate(error, CWD)).toEqual({ file: 'src/handlers/w.ts', line: 9, column: 3 });
   });
@@ -68,9 +69,9 @@ describe('loading operator modules', () => {
       });
       fs.writeFileSync(path.join(dir, 'fails.mjs'), "\nthrow new RangeError('out of range');\n");
       const failure = await importing.loadOperatorModules({ paths: ['fails.mjs'], cwd: dir }).catch((error: unknown) => error);
-      expect(failure).toBeInstanceOf(importing.ModuleLoadError);
-      expect((failure as importing.ModuleLoadError).message).toBe('cannot load fails.mjs:2:7: RangeError: out of range');
-      expect((failure as importing.ModuleLoadError).cause).toBeInstanceOf(RangeError);
+      expect(failure).toBeInstanceOf(launchErrors.ModuleLoadError);
+      expect((failure as launchErrors.ModuleLoadError).message).toBe('cannot load fails.mjs:2:7: RangeError: out of range');
+      expect((failure as launchErrors.ModuleLoadError).cause).toBeInstanceOf(RangeError);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

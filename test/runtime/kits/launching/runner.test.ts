@@ -1,10 +1,10 @@
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import * as logging from '../../../runtime/core/actions/logging.js';
-import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
-import { OperatorRegistry, getDefaultRegistry } from '../../../runtime/core/intents/registry.js';
-import { KopfRunner, RunnerTimeoutError } from '../../../runtime/index.js';
-import { eventually } from '../core/reactor/lifecycle.js';
+import * as logging from '../../../../runtime/core/actions/logging.js';
+import * as settingsModule from '../../../../runtime/cogs/configs/settings.js';
+import { OperatorRegistry, getDefaultRegistry } from '../../../../runtime/core/intents/registry.js';
+import { KopfRunner, RunnerTimeoutError } from '../../../../runtime/index.js';
+import { eventually } from '../../core/reactor/lifecycle.js';
 import { operatorFile, useOperatorFolder } from './support.js';
 
 const folder = useOperatorFolder('kopf-runner-');

@@ -7,13 +7,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 
-import type { DevCluster } from '../../../devcluster/testing.js';
-import type * as cli from '../../../runtime/cli/commands.js';
-import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../support/cluster.js';
-import { startCluster } from '../core/reactor/lifecycle.js';
+import type { DevCluster } from '../../../../devcluster/testing.js';
+import type * as cli from '../../../../runtime/kits/launching/commands.js';
+import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../../support/cluster.js';
+import { startCluster } from '../../core/reactor/lifecycle.js';
 
-const ON_MODULE = path.resolve(import.meta.dirname, '../../../runtime/on.ts');
-const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../runtime/core/actions/errors.ts');
+const ON_MODULE = path.resolve(import.meta.dirname, '../../../../runtime/on.ts');
+const ERRORS_MODULE = path.resolve(import.meta.dirname, '../../../../runtime/core/actions/errors.ts');
 
 /** Collects what a command prints (both streams) as one text. */
 export function captureOutput(): cli.CommandOutput & { text(): string } {

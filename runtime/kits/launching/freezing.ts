@@ -13,19 +13,21 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as clocks from '../cogs/aio/clocks.js';
-import * as api from '../cogs/client/api.js';
-import * as credentials from '../cogs/client/credentials.js';
-import * as settingsModule from '../cogs/configs/settings.js';
-import type * as loggers from '../cogs/structs/loggers.js';
-import type * as references from '../cogs/structs/references.js';
-import * as logging from '../core/actions/logging.js';
-import * as activities from '../core/engines/activities.js';
-import * as identities from '../core/engines/identities.js';
-import * as peering from '../core/engines/peering.js';
-import * as memos from '../core/intents/memos.js';
-import * as observation from '../core/reactor/observation.js';
-import * as launching from './launching.js';
+import * as clocks from '../../cogs/aio/clocks.js';
+import * as api from '../../cogs/client/api.js';
+import * as credentials from '../../cogs/client/credentials.js';
+import * as settingsModule from '../../cogs/configs/settings.js';
+import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as references from '../../cogs/structs/references.js';
+import * as logging from '../../core/actions/logging.js';
+import * as activities from '../../core/engines/activities.js';
+import * as identities from '../../core/engines/identities.js';
+import * as peering from '../../core/engines/peering.js';
+import * as memos from '../../core/intents/memos.js';
+import * as observation from '../../core/reactor/observation.js';
+import * as outputs from './output.js';
+import { PeeringResourceMissingError } from './errors.js';
+import * as launchErrors from './errors.js';
 
 /** What `freeze`/`resume` write, and where. */
 export interface TouchOptions {
@@ -53,16 +55,6 @@ export interface TouchOutcome {
   readonly resource: string;
   readonly namespace: string | null;
   readonly result: peering.TouchResult;
-}
-
-/** The cluster serves no peering resource for the scope: there is nothing to freeze. */
-export class PeeringResourceMissingError extends Error {
-  readonly code = 'PeeringResourceMissingError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'PeeringResourceMissingError';
-  }
 }
 
 /**
@@ -154,18 +146,18 @@ interface ParsedOptions {
  * `--dev` (666).
  *
  * @returns the arguments, or `null` if help was requested (and printed).
- * @throws launching.UsageError (the message was printed to `output.err`).
+ * @throws launchErrors.UsageError (the message was printed to `output.err`).
  */
 export function parseTouchArgs(
   which: 'freeze' | 'resume',
   argv: readonly string[],
   options: {
     readonly env?: NodeJS.ProcessEnv;
-    readonly output?: launching.CommandOutput;
+    readonly output?: outputs.CommandOutput;
     readonly name?: string;
   },
 ): TouchArgs | null {
-  const output = options.output ?? launching.processOutput;
+  const output = options.output ?? outputs.processOutput;
   const env = options.env ?? process.env;
   const envName = which === 'freeze' ? 'KOPF_FREEZE_PEERING' : 'KOPF_RESUME_PEERING';
   const command = new Command(options.name ?? which)
@@ -217,7 +209,7 @@ export function parseTouchArgs(
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return null;
-      throw new launching.UsageError(error.message.replace(/^error: /, ''));
+      throw new launchErrors.UsageError(error.message.replace(/^error: /, ''));
     }
     throw error;
   }

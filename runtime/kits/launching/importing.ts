@@ -15,38 +15,8 @@ import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as path from 'node:path';
 import * as url from 'node:url';
-import * as versions from '../cogs/configs/versions.js';
-
-/** Where in a file something happened (1-based line and column). */
-export interface SourceLocation {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-}
-
-/** A file given to `run` does not exist. */
-export class MissingModuleError extends Error {
-  readonly code = 'MissingModuleError' as const;
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'MissingModuleError';
-  }
-}
-
-/** An operator module failed to load; the message names the file, line and column. */
-export class ModuleLoadError extends Error {
-  readonly code = 'ModuleLoadError' as const;
-  /** Where it failed, when that could be found. */
-  readonly location: SourceLocation | undefined;
-
-  constructor(specifier: string, location: SourceLocation | undefined, reason: string, options?: ErrorOptions) {
-    const where = location ? `${location.file}:${location.line}:${location.column}` : specifier;
-    super(`cannot load ${where}: ${reason}`, options);
-    this.name = 'ModuleLoadError';
-    this.location = location;
-  }
-}
+import * as versions from '../../cogs/configs/versions.js';
+import { MissingModuleError, ModuleLoadError, type SourceLocation } from './errors.js';
 
 let loads = 0;
 
