@@ -46,7 +46,7 @@ const RANKS = [
 // before it in its folder. The kits are not here: they are independent of each other altogether.
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
-  'runtime/cogs/structs': ['dicts', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
+  'runtime/cogs/structs': ['dicts', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches', 'views'],
   'runtime/cogs/configs': ['bounds', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
@@ -87,7 +87,18 @@ const ORDERS = {
     'probing',
     'timers',
   ],
-  'runtime/core/reactor': ['observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
+  'runtime/core/reactor': [
+    'observation',
+    'queueing',
+    'subhandling',
+    'verdicts',
+    'arguments',
+    'inventory',
+    'processing',
+    'orchestration',
+    'reporting',
+    'running',
+  ],
   'runtime/kits/webhooks': [
     'errors',
     'metadata',
