@@ -7,8 +7,8 @@
  * One indexer keyed by a composite key `[namespace, labels.app]` (100 namespaces × 10,000 apps: 100k
  * objects make 10,000 keys of 10 objects each) with the object's name as the value. Per event, the same
  * work as the indexing step of a processing cycle (`processIndexingCause` in
- * `runtime/core/reactor/processing.ts`): a terse object logger, the resource scope with a
- * read-only view, the indexers matching the object (filters), then
+ * `runtime/core/reactor/processing.ts`, with the kwargs of `arguments.ts`): a terse object
+ * logger, the resource scope with a read-only view, the indexers matching the object (filters), then
  * `OperatorIndexers.indexObject` (the invocation with its kwargs, result interpretation, key
  * encoding, the reverse-index update). Phases, each over all objects in turn, sequentially:
  *   - `add`: the first event of every object;
@@ -27,10 +27,11 @@ import type * as clocksModule from '../runtime/cogs/aio/clocks.js';
 import type * as settingsModule from '../runtime/cogs/configs/settings.js';
 import type * as patchesModule from '../runtime/cogs/structs/patches.js';
 import type * as referencesModule from '../runtime/cogs/structs/references.js';
+import type * as viewsModule from '../runtime/cogs/structs/views.js';
 import type * as loggingModule from '../runtime/core/actions/logging.js';
 import type * as indexingModule from '../runtime/core/engines/indexing.js';
 import type * as registryModule from '../runtime/core/intents/registry.js';
-import type * as processing from '../runtime/core/reactor/processing.js';
+import type * as argumentsModule from '../runtime/core/reactor/arguments.js';
 import type * as onModule from '../runtime/on.js';
 
 /** Apps per namespace: 100 namespaces × 10,000 apps, so 100k objects make 10,000 keys of 10 objects. */
@@ -68,15 +69,16 @@ function bodyOf(i: number, app: number, version: number): Body {
 
 /** Measures the index costs over `objects` objects; returns `index_…` figures (ns per operation). */
 export async function measure(objects: number, lookups = 1_000_000): Promise<Record<string, number>> {
-  const [clocks, settingsMod, patches, references, logging, indexing, registries, kwargs, on] = await Promise.all([
+  const [clocks, settingsMod, patches, references, views, logging, indexing, registries, kwargs, on] = await Promise.all([
     compiled<typeof clocksModule>('cogs/aio/clocks.js'),
     compiled<typeof settingsModule>('cogs/configs/settings.js'),
     compiled<typeof patchesModule>('cogs/structs/patches.js'),
     compiled<typeof referencesModule>('cogs/structs/references.js'),
+    compiled<typeof viewsModule>('cogs/structs/views.js'),
     compiled<typeof loggingModule>('core/actions/logging.js'),
     compiled<typeof indexingModule>('core/engines/indexing.js'),
     compiled<typeof registryModule>('core/intents/registry.js'),
-    compiled<typeof processing>('core/reactor/processing.js'),
+    compiled<typeof argumentsModule>('core/reactor/arguments.js'),
     compiled<typeof onModule>('on.js'),
   ]);
   const settings = new settingsMod.OperatorSettings();
@@ -96,10 +98,10 @@ export async function measure(objects: number, lookups = 1_000_000): Promise<Rec
   const event = async (i: number, body: Body | undefined): Promise<void> => {
     const raw = body ?? bodyOf(i, 0, 0);
     const logger = logging.objectLogger({ body: raw, settings, terse: true });
-    const scope: processing.ResourceScope = {
+    const scope: argumentsModule.ResourceScope = {
       resource,
       body: raw,
-      view: kwargs.viewOf(raw),
+      view: views.viewOf(raw),
       patch: new patches.Patch<object>(),
       logger,
       memo,

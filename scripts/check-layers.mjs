@@ -45,7 +45,7 @@ const RANKS = [
 // before it in its folder. The kits are not here: they are independent of each other altogether.
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
-  'runtime/cogs/structs': ['dicts', 'errors', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches'],
+  'runtime/cogs/structs': ['dicts', 'errors', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches', 'views'],
   'runtime/cogs/configs': ['bounds', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
@@ -102,7 +102,19 @@ const ORDERS = {
     'probing',
     'timers',
   ],
-  'runtime/core/reactor': ['errors', 'observation', 'queueing', 'subhandling', 'inventory', 'processing', 'orchestration', 'reporting', 'running'],
+  'runtime/core/reactor': [
+    'errors',
+    'observation',
+    'queueing',
+    'subhandling',
+    'verdicts',
+    'arguments',
+    'inventory',
+    'processing',
+    'orchestration',
+    'reporting',
+    'running',
+  ],
   'runtime/kits/webhooks': [
     'errors',
     'metadata',

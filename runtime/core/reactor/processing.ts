@@ -2,10 +2,10 @@
  * One processing cycle: everything the operator does for one watch-event of one object, in the
  * order Kopf does it (section 2 of the runtime reference; the wire traces of its section 4).
  *
- * The steps live in one routine because they depend on each other: the finalizer decision needs the
+ * The steps live in one module because they depend on each other: the finalizer decision needs the
  * change handlers and the daemons alike, every step contributes to the one patch written per cycle,
  * and the sleep at the end is what retries delayed handlers and advances the stop stages of daemons.
- * Reading this module top to bottom is reading the order of a cycle.
+ * `runPass` reads as the order of a cycle, one named step a line; the steps follow it.
  *
  * The cycle runs under per-object error throttling, so an unexpected error slows that object down
  * rather than spinning on it (R-QUEUE-8). In order, it:
@@ -24,12 +24,18 @@
  *   bring a new event by itself, sleeps for it and then touches the object, so that the next cycle
  *   comes with a fresh event (R-PATCH-7).
  *
- * With metrics on, the watcher passes the resource's instruments: every handler of the cycle, and
- * the cycle itself (as one reconcile, see the reports below), is reported; daemons and timers report their
- * invocations and their spawning and exit to the same instruments.
+ * A cycle is given a `CycleContext` (the event, the object's memory, its stream, its logger and
+ * cancellation). When the consistency wait ends with the object re-read and newer than the event
+ * (R-QUEUE-4), the event was stale: `processCycle` runs another pass over the body as re-read,
+ * with the same context otherwise.
  *
- * The arguments objects the handlers of a cycle receive, and the report of what a cycle came to,
- * are built here too: nothing else builds them.
+ * With metrics on, the watcher passes the resource's instruments: every handler of the cycle, and
+ * the cycle itself (as one reconcile, `verdicts.CycleReport`), is reported; daemons and timers report
+ * their invocations and their spawning and exit to the same instruments.
+ *
+ * The handlers' arguments are built by `arguments` (over the read-only views of
+ * `cogs/structs/views`), and the report of what a cycle came to by `verdicts`: the cycle only
+ * passes them on.
  *
  * Kopf: `kopf._core.reactor.processing`.
  */
@@ -40,15 +46,13 @@ import * as bounds from '../../cogs/configs/bounds.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
-import * as diffs from '../../cogs/structs/diffs.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
-import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
+import * as views from '../../cogs/structs/views.js';
 import * as application from '../actions/application.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
-import * as invocation from '../actions/invocation.js';
 import * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as outcomes from '../actions/outcomes.js';
@@ -59,10 +63,11 @@ import * as spawningEngine from '../engines/spawning.js';
 import * as timersEngine from '../engines/timers.js';
 import * as causes from '../intents/causes.js';
 import type * as handlers from '../intents/handlers.js';
-import type * as stoppers from '../intents/stoppers.js';
+import type * as registries from '../intents/registry.js';
+import * as args from './arguments.js';
 import type * as inventory from './inventory.js';
 import type * as queueing from './queueing.js';
-import * as subhandling from './subhandling.js';
+import * as verdicts from './verdicts.js';
 
 type Fn = (body: object) => void;
 
@@ -93,7 +98,7 @@ export async function processResourceEvent(
   // the worker's signal follows both.
   const cancellation = stream.signal;
   // A cycle skipped by throttling or cancelled is not reported.
-  let report: CycleReport | undefined;
+  let report: verdicts.CycleReport | undefined;
   try {
     const throttled = await throttling.throttled(
       {
@@ -106,8 +111,8 @@ export async function processResourceEvent(
         errors: () => !cancellation.aborted,
       },
       () => {
-        if (instruments !== undefined) report = new CycleReport(instruments);
-        return processCycle(op, resource, raw, memory, stream, logger, cancellation, instruments, report);
+        if (instruments !== undefined) report = new verdicts.CycleReport(instruments);
+        return processCycle({ op, resource, raw, memory, stream, logger, signal: cancellation, instruments, report });
       },
     );
     if (throttled.status === 'failed') report?.fail();
@@ -136,35 +141,47 @@ async function sleepInterruptibly(cycle: Cycle, ms: number): Promise<boolean> {
   }
 }
 
-interface Cycle {
+/** What a cycle is given: the event of one object, and everything around it. */
+interface CycleContext {
   readonly op: inventory.OperatorContext;
   readonly resource: references.Resource;
   readonly raw: bodies.RawEvent;
   readonly memory: inventory.ObjectMemory;
   readonly stream: queueing.StreamContext;
   readonly logger: logging.ObjectLogger;
-  readonly patch: patches.PatchBase<object>;
-  readonly scope: ResourceScope;
   /** Cancellation of the cycle: the operator stops or the queue gives up on the worker. */
   readonly signal: AbortSignal;
   /** The resource's instruments (metrics on): for daemons and timers, which outlive the cycle. */
   readonly instruments?: instruments.ResourceInstruments;
   /** The report of this cycle (metrics on): handlers of the cycle report through it. */
-  readonly report?: CycleReport;
+  readonly report?: verdicts.CycleReport;
+  /** The body was re-read from the server, not received from the watch (see `processCycle`). */
+  readonly reread?: boolean;
 }
 
-async function processCycle(
-  op: inventory.OperatorContext,
-  resource: references.Resource,
-  raw: bodies.RawEvent,
-  memory: inventory.ObjectMemory,
-  stream: queueing.StreamContext,
-  logger: logging.ObjectLogger,
-  signal: AbortSignal,
-  instruments: instruments.ResourceInstruments | undefined,
-  report: CycleReport | undefined,
-  reread = false,
-): Promise<void> {
+/** A pass of the cycle over one body: its context, its one patch, and its handlers' scope. */
+interface Cycle extends CycleContext {
+  readonly patch: patches.PatchBase<object>;
+  readonly scope: args.ResourceScope;
+}
+
+/**
+ * Runs the cycle for one event. When the event turns out stale — our last patch never came back
+ * through the watch, and the object as re-read is newer (R-QUEUE-4) — the cycle starts over with
+ * the object as the server has it now, as many times as that happens.
+ */
+async function processCycle(context: CycleContext): Promise<void> {
+  let current = context;
+  for (;;) {
+    const reread = await runPass(startPass(current));
+    if (reread === null) return;
+    current = { ...current, raw: { type: 'MODIFIED', object: reread }, reread: true };
+  }
+}
+
+/** A new pass over the context's body: its patch and the scope its handlers share. */
+function startPass(context: CycleContext): Cycle {
+  const { op, resource, raw, memory, logger, signal } = context;
   const body = raw.object;
   // Functions left over after a JSON-patch conflict (R-PATCH-3) go out with this cycle's patch —
   // unless this newer body already satisfies them (e.g. the refused request had been applied and
@@ -172,39 +189,94 @@ async function processCycle(
   const leftovers = memory.leftoverFns.length > 0 && new patches.Patch<object>(undefined, memory.leftoverFns).toJsonPatch(body, { merge: false }).length > 0;
   const patch = new patches.Patch<object>(undefined, leftovers ? memory.leftoverFns : []);
   memory.leftoverFns = [];
-  const scope: ResourceScope = {
-    resource,
-    body,
-    view: viewOf(body),
-    patch,
-    logger,
-    memo: memory.memo,
-    signal,
-    indices: op.indices?.byName,
-  };
-  const cycle: Cycle = { op, resource, raw, memory, stream, logger, patch, scope, signal, instruments, report };
+  const scope: args.ResourceScope = { resource, body, view: views.viewOf(body), patch, logger, memo: memory.memo, signal, indices: op.indices?.byName };
+  return { ...context, patch, scope };
+}
 
-  // Indices first, then the barrier: nothing else runs before the initial listings are indexed
-  // (R-INDEX-7). A newer event that arrived meanwhile is processed instead of this one.
+/**
+ * One pass of the cycle over one body, in the order of the module's comment.
+ *
+ * @returns the object as re-read when the event was stale (see `processCycle`), else `null`.
+ */
+async function runPass(cycle: Cycle): Promise<bodies.RawBody | null> {
+  const { op, resource, raw, memory, logger, patch } = cycle;
+  if (!(await indexFirst(cycle))) return null;
+  // A body re-read from the server is no watch event: on-event handlers get that version from the watch.
+  if (!cycle.reread && op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
+
+  const spawners = op.registry.spawningHandlersOf(resource);
+  const changers = op.registry.hasChangingHandlers(resource);
+  if (!spawners.length && !changers) {
+    if (raw.type !== 'DELETED') await applyAndSleep(cycle, [], false);
+    return null;
+  }
+  const change = detectChange(cycle, spawners.length > 0, changers);
+  const finalizing = decideFinalizer(cycle, change);
+  // Daemons and timers: spawned even before the finalizer is added, regardless of consistency.
+  const reset = (): boolean => change.old === null || !dicts.deepEqual(change.old, change.now);
+  const stopping = spawners.length || memory.daemons ? await processSpawningCause(cycle, change.spawning, { deleted: finalizing.deleted, reset: reset() }) : [];
+
+  let delays: number[] = [];
+  let changing = false;
+  let consistent = finalizing.consistent;
+  if (change.cause !== null && !change.stealth && !finalizing.blocked) {
+    const result = await processChangingCause(cycle, change.cause, change.essence, change.old, consistent);
+    if (result === 'interrupted') return null;
+    if ('reread' in result) return result.reread;
+    ({ delays, changing, consistent } = result);
+  }
+  if (raw.type === 'DELETED') return null; // nothing to patch: the object is gone (R-PATCH-6)
+
+  // Releasing the finalizer on deletion when nothing is pending: no deletion handler left, no
+  // daemon or timer still exiting (R-FINAL-5, R-DAEMON-7).
+  const all = [...delays, ...stopping];
+  if (finalizing.deleted && finalizing.present && consistent && all.length === 0 && (changing || change.stealth || change.cause === null)) {
+    logger.debug('Removing the finalizer, thus allowing the actual deletion.');
+    patch.fns.push(removeFinalizer(op.settings.persistence.finalizer));
+  }
+  await applyAndSleep(cycle, all, changing);
+  return null;
+}
+
+/**
+ * Indices first, then the barrier: nothing else runs before the initial listings are indexed
+ * (R-INDEX-7). A newer event that arrived meanwhile is processed instead of this one.
+ *
+ * @returns whether the pass goes on.
+ */
+async function indexFirst(cycle: Cycle): Promise<boolean> {
+  const { op, resource, stream, signal } = cycle;
   const indexers = op.registry.indexingHandlersOf(resource);
   if (indexers.length && op.indices) await processIndexingCause(cycle, indexers);
   if (op.barrier && !op.barrier.ready) {
     op.barrier.release(stream.key);
     await op.barrier.wait(signal);
-    if (stream.pressure.raised) return;
+    if (stream.pressure.raised) return false;
   }
+  return true;
+}
 
-  // A body re-read from the server is no watch event: on-event handlers get that version from the watch.
-  if (!reread && op.registry.watchingHandlersOf(resource).length) await processWatchingCause(cycle);
+/** What changed since the diff-base, and which handlers care (R-CAUSE, R-STORAGE-16). */
+interface Change {
+  /** The essence of the body now, as it would be stored. */
+  readonly essence: dicts.JsonObject;
+  /** The stored diff-base, and the essence now as comparable with it. */
+  readonly old: dicts.JsonObject | null;
+  readonly now: dicts.JsonObject;
+  /** The cause for change handlers; `null` without change handlers. */
+  readonly cause: causes.ChangingCause | null;
+  /** Stealth mode: no change handler pre-matches the object, so it is as if there were none (R-CAUSE-5). */
+  readonly stealth: boolean;
+  /** The daemons and timers that match the object. */
+  readonly spawning: readonly handlers.SpawningHandler[];
+  /** How filter callbacks get their kwargs: the same as the handler's (R-FILTERS-6). */
+  readonly matching: registries.MatchOptions;
+}
 
-  const spawners = op.registry.spawningHandlersOf(resource);
-  const changers = op.registry.hasChangingHandlers(resource);
-  if (!spawners.length && !changers) {
-    if (raw.type === 'DELETED') return;
-    await applyAndSleep(cycle, [], false);
-    return;
-  }
-
+/** Compares the body with its diff-base and selects what cares about it (filter callbacks run here). */
+function detectChange(cycle: Cycle, spawners: boolean, changers: boolean): Change {
+  const { op, resource, raw, memory } = cycle;
+  const body = raw.object;
   const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
   const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
   // A diff-base too large to be stored at all is kept in memory instead (R-STORAGE-16).
@@ -213,63 +285,55 @@ async function processCycle(
   // Values the stored diff-base keeps as digests are compared as digests (R-STORAGE-16).
   const now = bounds.alignDigests(progressStorage.clear(essence), old);
   const cause = changers ? causes.detectChangingCause({ resource, event: raw, finalizer, old, new: now, initial: memory.initial }) : null;
-  // Filter callbacks get the same kwargs as the handler (R-FILTERS-6), minus what exists only
-  // during an invocation (retry fields, a daemon's stop flag).
-  const matching = {
-    kwargs: (handler: FilterableHandler & { readonly kind?: string }) =>
-      handler.kind === 'change' && cause !== null ? changingKwargs(cycle.scope, cause, handler) : indexingKwargs(cycle.scope, handler),
+  // Filter callbacks get the same kwargs as the handler, minus what exists only during an
+  // invocation (retry fields, a daemon's stop flag).
+  const matching: registries.MatchOptions = {
+    kwargs: (handler: args.FilterableHandler & { readonly kind?: string }) =>
+      handler.kind === 'change' && cause !== null ? args.changingKwargs(cycle.scope, cause, handler) : args.indexingKwargs(cycle.scope, handler),
   };
-  // Stealth mode: no change handler pre-matches the object, so it is as if there were none (R-CAUSE-5).
   const stealth = cause === null || !op.registry.prematchChanging(cause, matching);
-  const spawning = spawners.length ? op.registry.spawningHandlers({ resource, body }, matching) : [];
+  const spawning = spawners ? op.registry.spawningHandlers({ resource, body }, matching) : [];
+  return { essence, old, now, cause, stealth, spawning, matching };
+}
 
-  // The finalizer: added when required, removed when no longer required (R-FINAL-2..4). Change
-  // handlers do not run in such a cycle; on-event handlers, daemons and timers do.
+/** The finalizer as a cycle finds it, and whether changing it holds the change handlers back. */
+interface Finalizing {
+  readonly present: boolean;
+  /** Deleted, or marked for deletion. */
+  readonly deleted: boolean;
+  /** Whether the object caught up with our last patch (R-QUEUE-4). */
+  readonly consistent: boolean;
+  /** The finalizer is added or removed in this cycle: change handlers do not run in it. */
+  readonly blocked: boolean;
+}
+
+/**
+ * The finalizer: added when required, removed when no longer required (R-FINAL-2..4). Change
+ * handlers do not run in such a cycle; on-event handlers, daemons and timers do.
+ */
+function decideFinalizer(cycle: Cycle, change: Change): Finalizing {
+  const { op, resource, raw, memory, logger, patch } = cycle;
+  const body = raw.object;
+  const { finalizer } = op.settings.persistence;
   const present = causes.hasFinalizer(body, finalizer);
   const deleted = raw.type === 'DELETED' || causes.isDeletionOngoing(body);
-  const required = op.registry.requiresFinalizer(stealth || cause === null ? { resource, body } : cause, {
-    ...matching,
+  const required = op.registry.requiresFinalizer(change.stealth || change.cause === null ? { resource, body } : change.cause, {
+    ...change.matching,
     stoppedForever: (handler) => memory.daemons?.isStoppedForever(handler.id) ?? false,
   });
-  let consistent = isConsistent(cycle);
-  let blocked = false;
-  if (!deleted) {
-    if (required && !present) {
-      logger.debug('Adding the finalizer, thus preventing the actual deletion.');
-      patch.fns.push(addFinalizer(finalizer));
-      blocked = true;
-    } else if (!required && present && consistent) {
-      logger.debug('Removing the finalizer, as there are no handlers requiring it.');
-      patch.fns.push(removeFinalizer(finalizer));
-      blocked = true;
-    }
+  const consistent = isConsistent(cycle);
+  if (deleted) return { present, deleted, consistent, blocked: false };
+  if (required && !present) {
+    logger.debug('Adding the finalizer, thus preventing the actual deletion.');
+    patch.fns.push(addFinalizer(finalizer));
+    return { present, deleted, consistent, blocked: true };
   }
-
-  // Daemons and timers: spawned even before the finalizer is added, regardless of consistency.
-  const stopping =
-    spawners.length || memory.daemons ? await processSpawningCause(cycle, spawning, { deleted, reset: old === null || !dicts.deepEqual(old, now) }) : [];
-
-  let delays: number[] = [];
-  let changing = false;
-  if (cause !== null && !stealth && !blocked) {
-    const result = await processChangingCause(cycle, cause, essence, old, consistent);
-    if (result === 'interrupted') return;
-    if ('reread' in result) {
-      // The event was stale: the cycle starts over with the object as the server has it now.
-      return await processCycle(op, resource, { type: 'MODIFIED', object: result.reread }, memory, stream, logger, signal, instruments, report, true);
-    }
-    ({ delays, changing, consistent } = result);
-  }
-  if (raw.type === 'DELETED') return; // nothing to patch: the object is gone (R-PATCH-6)
-
-  // Releasing the finalizer on deletion when nothing is pending: no deletion handler left, no
-  // daemon or timer still exiting (R-FINAL-5, R-DAEMON-7).
-  const all = [...delays, ...stopping];
-  if (deleted && present && consistent && all.length === 0 && (changing || stealth || cause === null)) {
-    logger.debug('Removing the finalizer, thus allowing the actual deletion.');
+  if (!required && present && consistent) {
+    logger.debug('Removing the finalizer, as there are no handlers requiring it.');
     patch.fns.push(removeFinalizer(finalizer));
+    return { present, deleted, consistent, blocked: true };
   }
-  await applyAndSleep(cycle, all, changing);
+  return { present, deleted, consistent, blocked: false };
 }
 
 /** Indexes the object in all indices of its resource; a `DELETED` event removes it (R-INDEX-3..6). */
@@ -277,9 +341,9 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
   const { op, resource, raw, memory, stream } = cycle;
   const indices = op.indices!;
   const logger = logging.objectLogger({ body: raw.object, settings: op.settings, terse: true });
-  const scope: ResourceScope = { ...cycle.scope, logger };
+  const scope: args.ResourceScope = { ...cycle.scope, logger };
   const matching =
-    raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object }, { kwargs: (handler) => indexingKwargs(scope, handler) });
+    raw.type === 'DELETED' ? [] : op.registry.indexingHandlers({ resource, body: raw.object }, { kwargs: (handler) => args.indexingKwargs(scope, handler) });
   memory.indexing = await indices.indexObject({
     object: stream.key,
     all,
@@ -291,7 +355,7 @@ async function processIndexingCause(cycle: Cycle, all: readonly handlers.Indexin
       clock: op.clock,
       logger,
       signal: cycle.signal,
-      kwargs: (handler, retry) => indexingKwargs(scope, handler, retry),
+      kwargs: (handler, retry) => args.indexingKwargs(scope, handler, retry),
       body: () => raw.object,
       instruments: cycle.report,
     },
@@ -339,7 +403,7 @@ function launcherOf(
   logger: logging.ObjectLogger,
   instruments: instruments.ResourceInstruments | undefined,
 ): spawningEngine.Launcher {
-  const source: SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
+  const source: args.SpawningScope = { resource, memory: daemonsMemory, logger, memo: memory.memo, indices: op.indices?.byName };
   const background: daemonsEngine.BackgroundScope = {
     settings: op.settings,
     clock: op.clock,
@@ -349,7 +413,7 @@ function launcherOf(
     logger,
     cancel: op.signal,
     titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
-    kwargs: (handler, stopper, patch, retry) => spawningKwargs(source, handler, stopper, patch, retry),
+    kwargs: (handler, stopper, patch, retry) => args.spawningKwargs(source, handler, stopper, patch, retry),
     instruments,
   };
   return (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background));
@@ -360,10 +424,10 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
   const { op, resource, raw } = cycle;
   // Messages of on-event handlers are never posted as k8s-events (R-EVENT-4, R-POST-2).
   const local = logging.objectLogger({ body: raw.object, settings: op.settings, sink: op.events, local: true });
-  const scope: ResourceScope = { ...cycle.scope, logger: local };
+  const scope: args.ResourceScope = { ...cycle.scope, logger: local };
   // Filter callbacks get the same kwargs as the handler (R-FILTERS-6).
   const handlers = op.registry.watchingHandlers(causes.detectWatchingCause({ resource, event: raw }), {
-    kwargs: (handler) => watchingKwargs(scope, raw, handler),
+    kwargs: (handler) => args.watchingKwargs(scope, raw, handler),
   });
   if (!handlers.length) return;
   const results = await execution.executeHandlersOnce({
@@ -376,7 +440,7 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
       signal: cycle.signal,
       lifecycle: lifecycles.allAtOnce,
       defaultErrors: errors.ErrorsMode.IGNORED,
-      kwargs: (handler) => watchingKwargs(scope, raw, handler),
+      kwargs: (handler) => args.watchingKwargs(scope, raw, handler),
       body: () => raw.object,
       instruments: cycle.report,
     },
@@ -467,38 +531,10 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
     if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
   }
 
-  const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => changingKwargs(cycle.scope, cause, handler) });
+  const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => args.changingKwargs(cycle.scope, cause, handler) });
   const allIds = op.registry.changingHandlersOf(resource).map((h) => h.id);
   let state = (await progression.State.fromStorage({ body, storage, handlerIds: allIds, now })).withPurpose(reason);
-
-  // Records of another purpose are superseded by this cause (R-CAUSE-6).
-  const extras = state.extras;
-  if (extras.size) {
-    const selectedIds = new Set(selected.map((h) => h.id));
-    for (const [purpose, counts] of extras) {
-      const other = causes.TITLES[purpose as keyof typeof causes.TITLES] ?? purpose;
-      logger.info(
-        `${other} is superseded by ${title.toLowerCase()}: ${counts.success} succeeded; ${counts.failure} failed; ${counts.running} left to the moment.`,
-      );
-    }
-    const others = state
-      .entries()
-      .filter(([, s]) => s.purpose !== reason)
-      .map(([id]) => id);
-    const stale = others.filter((id) => !selectedIds.has(id));
-    for (const id of stale) {
-      for (const sub of state.get(id).subrefs) await storage.purge({ key: sub, body, patch });
-      await storage.purge({ key: id, body, patch });
-    }
-    state = progression.State.of(
-      state.entries().filter(([id]) => !stale.includes(id)),
-      reason,
-    ).withPurpose(
-      reason,
-      others.filter((id) => selectedIds.has(id)),
-    );
-  }
-
+  state = await supersede(cycle, state, reason, selected);
   state = state.withHandlers(
     selected.map((h) => h.id),
     now,
@@ -512,7 +548,7 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
       logger,
       signal: cycle.signal,
       lifecycle: op.lifecycle,
-      kwargs: (handler, retry) => changingKwargs(cycle.scope, cause, handler, retry),
+      kwargs: (handler, retry) => args.changingKwargs(cycle.scope, cause, handler, retry),
       change: { body, patch, reason, storage },
       cause,
       body: () => body,
@@ -536,6 +572,47 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
   }
   memory.fullyHandledOnce = true;
   return [];
+}
+
+/**
+ * Records of another purpose are superseded by this cause (R-CAUSE-6): each purpose's counts are
+ * logged; the records of handlers this cause does not select are purged, the others take its purpose.
+ */
+async function supersede(
+  cycle: Cycle,
+  state: progression.State,
+  reason: 'create' | 'update' | 'delete' | 'resume',
+  selected: readonly handlers.ChangingHandler[],
+): Promise<progression.State> {
+  const extras = state.extras;
+  if (!extras.size) return state;
+  const { op, logger, patch } = cycle;
+  const body = cycle.raw.object;
+  const storage = op.settings.persistence.progressStorage;
+  const title = causes.TITLES[reason];
+  const selectedIds = new Set(selected.map((h) => h.id));
+  for (const [purpose, counts] of extras) {
+    const other = causes.TITLES[purpose as keyof typeof causes.TITLES] ?? purpose;
+    logger.info(
+      `${other} is superseded by ${title.toLowerCase()}: ${counts.success} succeeded; ${counts.failure} failed; ${counts.running} left to the moment.`,
+    );
+  }
+  const others = state
+    .entries()
+    .filter(([, s]) => s.purpose !== reason)
+    .map(([id]) => id);
+  const stale = others.filter((id) => !selectedIds.has(id));
+  for (const id of stale) {
+    for (const sub of state.get(id).subrefs) await storage.purge({ key: sub, body, patch });
+    await storage.purge({ key: id, body, patch });
+  }
+  return progression.State.of(
+    state.entries().filter(([id]) => !stale.includes(id)),
+    reason,
+  ).withPurpose(
+    reason,
+    others.filter((id) => selectedIds.has(id)),
+  );
 }
 
 function addFinalizer(finalizer: string): Fn {
@@ -656,357 +733,4 @@ async function applyRefusable(cycle: Cycle, patch: patches.PatchBase<object>): P
 /** A server's message as a sentence of a log line: with a full stop. */
 function sentence(text: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
-}
-
-/*
- * The arguments objects handlers receive (R-KWARGS-1..5): built lazily per invocation (a field is
- * computed only if the handler reads it), over read-only views of the body of the event being
- * processed. Change handlers also get the reason, old/new essences (or field values for field
- * handlers) with the `oldValue`/`newValue` aliases, the diff, and the retry information.
- *
- * Every handler also gets the operator's typed `client` (from the operator's async context).
- *
- * Daemons and timers run for long, so their `body`, `spec`, `meta`, `status`, `labels` and
- * `annotations` are *live* views (R-KWARGS-8): read-only proxies that resolve every property read
- * against the newest body the object's memory holds, so `spec.field` read in a loop sees the
- * latest value. Writing to them throws; changes go through `patch`.
- */
-
-/** What the kwargs builders read of a handler: its `param` and, for field handlers, its `field`. */
-export type FilterableHandler = Pick<execution.Invocable, 'param'> & { readonly field?: readonly string[] | null };
-
-/** What every resource handler of one cycle shares. */
-export interface ResourceScope {
-  readonly resource: references.Resource;
-  readonly body: bodies.RawBody;
-  /** The read-only view of the body, built once per cycle. */
-  readonly view: () => dicts.DeepReadonly<bodies.RawBody>;
-  readonly patch: patches.PatchBase<object>;
-  readonly logger: loggers.Logger;
-  readonly memo: object;
-  readonly signal: AbortSignal;
-  /** Index names → indices (injected last, overriding built-in names, R-INDEX-8). */
-  readonly indices?: Readonly<Record<string, unknown>>;
-}
-
-/** A read-only view factory for one body: deep-frozen copy made on first use. */
-export function viewOf(body: bodies.RawBody): () => dicts.DeepReadonly<bodies.RawBody> {
-  let view: dicts.DeepReadonly<bodies.RawBody> | undefined;
-  return () => (view ??= dicts.frozenCopy(body));
-}
-
-const EMPTY = Object.freeze({});
-
-/**
- * What the kwargs of one resource handler read. The getters are shared tables (one per kind of
- * handler, below), so building kwargs costs one small object, not a closure per field: kwargs are
- * built for every invocation and every filter check of every event.
- */
-interface ResourceSource {
-  readonly scope: ResourceScope;
-  readonly param: unknown;
-}
-
-interface ChangingSource extends ResourceSource {
-  readonly cause: causes.ChangingCause;
-  readonly field: readonly string[] | null;
-  readonly retry?: execution.RetryKwargs;
-  /** `old`/`oldValue` and `new`/`newValue` are one value each (computed once, same identity). */
-  old?: { readonly value: unknown };
-  new?: { readonly value: unknown };
-}
-
-interface WatchingSource extends ResourceSource {
-  readonly event: bodies.RawEvent;
-}
-
-interface IndexingSource extends ResourceSource {
-  readonly retry?: execution.RetryKwargs;
-}
-
-type Table<S> = Readonly<Record<string, (source: S) => unknown>>;
-
-function metaOf(s: ResourceSource): Readonly<Record<string, unknown>> {
-  return (s.scope.view()['metadata'] ?? EMPTY) as Readonly<Record<string, unknown>>;
-}
-
-function sectionOf(s: ResourceSource, key: string): unknown {
-  const value = s.scope.view()[key];
-  return dicts.isObject(value) ? value : EMPTY;
-}
-
-/** The resource fields of R-KWARGS-1, over the cycle's read-only view of the body. */
-const RESOURCE: Table<ResourceSource> = Object.freeze({
-  resource: (s) => s.scope.resource,
-  body: (s) => s.scope.view(),
-  spec: (s) => sectionOf(s, 'spec'),
-  meta: (s) => metaOf(s),
-  status: (s) => sectionOf(s, 'status'),
-  uid: (s) => s.scope.body.metadata?.uid ?? '',
-  name: (s) => s.scope.body.metadata?.name ?? '',
-  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.body.metadata?.namespace ?? null) : null),
-  labels: (s) => metaOf(s)['labels'] ?? EMPTY,
-  annotations: (s) => metaOf(s)['annotations'] ?? EMPTY,
-  patch: (s) => s.scope.patch,
-  logger: (s) => s.scope.logger,
-  memo: (s) => s.scope.memo,
-  param: (s) => s.param,
-  signal: (s) => s.scope.signal,
-  client: () => invocation.currentClient(),
-});
-
-const RETRY: Table<{ readonly retry?: execution.RetryKwargs }> = Object.freeze({
-  retry: (s) => s.retry!.retry,
-  started: (s) => s.retry!.started,
-  runtime: (s) => s.retry!.runtime,
-});
-
-/** A frozen copy of the essence's value at the handler's field (or the whole essence). */
-function valueAt(essence: dicts.JsonObject | null, field: readonly string[] | null): unknown {
-  if (essence === null) return undefined;
-  const resolved = field ? dicts.resolve(essence, field) : essence;
-  return resolved === undefined || resolved === null ? undefined : dicts.frozenCopy(resolved);
-}
-
-function oldOf(s: ChangingSource): unknown {
-  return (s.old ??= { value: valueAt(s.cause.old, s.field) }).value;
-}
-
-function newOf(s: ChangingSource): unknown {
-  return (s.new ??= { value: valueAt(s.cause.new, s.field) }).value;
-}
-
-const CHANGING_FIELDS: Table<ChangingSource> = {
-  reason: (s) => s.cause.reason,
-  old: oldOf,
-  new: newOf,
-  oldValue: oldOf,
-  newValue: newOf,
-  diff: (s) => (s.field ? diffs.diffAt(s.field, s.cause.old, s.cause.new) : s.cause.diff),
-  // The sub-handler helpers, typed by the handler's body in `ChangingArgs` (R-HANDLERS-13).
-  subhandler: () => subhandling.subhandler,
-  register: () => subhandling.register,
-  execute: () => subhandling.execute,
-};
-const CHANGING: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS });
-const CHANGING_RETRY: Table<ChangingSource> = Object.freeze({ ...RESOURCE, ...CHANGING_FIELDS, ...RETRY });
-
-const WATCHING: Table<WatchingSource> = Object.freeze({
-  ...RESOURCE,
-  event: (s) => s.event,
-  type: (s) => s.event.type,
-});
-
-const INDEXING_RETRY: Table<IndexingSource> = Object.freeze({ ...RESOURCE, ...RETRY });
-
-/**
- * Kwargs of a change handler (R-KWARGS-1/2/3). Without `retry` (for filter callbacks, which run
- * before an invocation exists) the retry fields are absent; everything else is the same (R-FILTERS-6).
- */
-export function changingKwargs(scope: ResourceScope, cause: causes.ChangingCause, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
-  const source: ChangingSource = { scope, param: handler.param, cause, field: handler.field ?? null, retry };
-  return invocation.tableKwargs(retry ? CHANGING_RETRY : CHANGING, source, scope.indices);
-}
-
-/** Kwargs of an on-event handler (R-KWARGS-1/4). */
-export function watchingKwargs(scope: ResourceScope, event: bodies.RawEvent, handler: FilterableHandler): object {
-  const source: WatchingSource = { scope, param: handler.param, event };
-  return invocation.tableKwargs(WATCHING, source, scope.indices);
-}
-
-/** Kwargs of an indexer (R-KWARGS-1/2): the resource fields of the event's body, retry fields. */
-export function indexingKwargs(scope: ResourceScope, handler: FilterableHandler, retry?: execution.RetryKwargs): object {
-  const source: IndexingSource = { scope, param: handler.param, retry };
-  return invocation.tableKwargs(retry ? INDEXING_RETRY : RESOURCE, source, scope.indices);
-}
-
-const frozenBodies = new WeakMap<bodies.RawBody, dicts.DeepReadonly<bodies.RawBody>>();
-
-function frozenBody(body: bodies.RawBody): dicts.DeepReadonly<bodies.RawBody> {
-  let view = frozenBodies.get(body);
-  if (view === undefined) {
-    view = dicts.frozenCopy(body);
-    frozenBodies.set(body, view);
-  }
-  return view;
-}
-
-function refuse(): never {
-  throw new TypeError('The body of a daemon or timer is read-only: write to `patch` instead.');
-}
-
-/**
- * A read-only object whose properties are read from `current()` at every access (R-KWARGS-8);
- * nested values are frozen snapshots of the newest body at the moment they are read.
- */
-export function liveView(current: () => object): object {
-  return new Proxy(
-    {},
-    {
-      get: (_, key) => Reflect.get(current(), key),
-      has: (_, key) => Reflect.has(current(), key),
-      ownKeys: () => Reflect.ownKeys(current()),
-      getOwnPropertyDescriptor: (_, key) => {
-        const source = current();
-        if (!Object.hasOwn(source, key)) return undefined;
-        return { value: Reflect.get(source, key), writable: false, enumerable: true, configurable: true };
-      },
-      set: refuse,
-      defineProperty: refuse,
-      deleteProperty: refuse,
-      setPrototypeOf: refuse,
-    },
-  );
-}
-
-/**
- * The read-only side of a stop flag: what a daemon may do with it (R-DAEMON-5). A daemon keeps it
- * for as long as it runs, so it is small: the methods are closures (they work detached, e.g.
- * `const { wait } = stopped`), the two accessors live on the prototype.
- */
-class StopperView implements stoppers.DaemonStopped {
-  readonly isSet: () => boolean;
-  readonly wait: (timeout?: number) => Promise<boolean>;
-  readonly #stopper: stoppers.DaemonStopper;
-
-  constructor(stopper: stoppers.DaemonStopper) {
-    this.#stopper = stopper;
-    this.isSet = () => stopper.isSet();
-    this.wait = (timeout?: number) => stopper.wait(timeout);
-    Object.freeze(this);
-  }
-
-  get reason(): stoppers.DaemonStoppingReason | null {
-    return this.#stopper.reason;
-  }
-
-  get signal(): AbortSignal {
-    return this.#stopper.signal;
-  }
-}
-
-/** What the kwargs of a daemon or timer read: the resource, the object's live memory, the rest. */
-export interface SpawningScope {
-  readonly resource: references.Resource;
-  readonly memory: spawningEngine.DaemonsMemory;
-  readonly logger: loggers.Logger;
-  readonly memo: object;
-  readonly indices?: Readonly<Record<string, unknown>>;
-}
-
-interface SpawningSource {
-  readonly scope: SpawningScope;
-  readonly handler: handlers.SpawningHandler;
-  readonly stopper: stoppers.DaemonStopper;
-  readonly patch: () => patches.PatchBase<object>;
-  readonly retry: execution.RetryKwargs;
-}
-
-function liveSection(source: SpawningSource, key: string): object {
-  return liveView(() => {
-    const value = frozenBody(source.scope.memory.body)[key];
-    return dicts.isObject(value) ? value : EMPTY;
-  });
-}
-
-function liveMeta(source: SpawningSource, key: string): object {
-  return liveView(() => {
-    const meta = frozenBody(source.scope.memory.body)['metadata'];
-    const value = dicts.isObject(meta) ? (meta as Readonly<Record<string, unknown>>)[key] : undefined;
-    return dicts.isObject(value) ? value : EMPTY;
-  });
-}
-
-/** The kwargs of daemons and timers, computed from their source on first access. */
-const SPAWNING: Readonly<Record<string, (source: SpawningSource) => unknown>> = Object.freeze({
-  resource: (s) => s.scope.resource,
-  body: (s) => liveView(() => frozenBody(s.scope.memory.body)),
-  spec: (s) => liveSection(s, 'spec'),
-  meta: (s) => liveSection(s, 'metadata'),
-  status: (s) => liveSection(s, 'status'),
-  labels: (s) => liveMeta(s, 'labels'),
-  annotations: (s) => liveMeta(s, 'annotations'),
-  uid: (s) => s.scope.memory.body.metadata?.uid ?? '',
-  name: (s) => s.scope.memory.body.metadata?.name ?? '',
-  namespace: (s) => (s.scope.resource.namespaced ? (s.scope.memory.body.metadata?.namespace ?? null) : null),
-  patch: (s) => s.patch(),
-  logger: (s) => s.scope.logger,
-  memo: (s) => s.scope.memo,
-  param: (s) => s.handler.param,
-  signal: (s) => s.stopper.signal,
-  client: () => invocation.currentClient(),
-  stopped: (s) => new StopperView(s.stopper),
-  retry: (s) => s.retry.retry,
-  started: (s) => s.retry.started,
-  runtime: (s) => s.retry.runtime,
-});
-
-/** Kwargs of a daemon or timer (R-KWARGS-1/2/5/8): live views, `stopped`, `signal`, retry fields. */
-export function spawningKwargs(
-  scope: SpawningScope,
-  handler: handlers.SpawningHandler,
-  stopper: stoppers.DaemonStopper,
-  patch: () => patches.PatchBase<object>,
-  retry: execution.RetryKwargs,
-): object {
-  return invocation.tableKwargs(SPAWNING, { scope, handler, stopper, patch, retry }, scope.indices);
-}
-
-/*
- * What one processing cycle came to, for the operator's metrics (controller-runtime's reconcile).
- *
- * A processing cycle runs several handlers — on-event, indexing, change handlers, each possibly
- * retried — and may end with a sleep until the earliest delayed handler is due. Dashboards built
- * for controller-runtime want one verdict per cycle instead (`controller_runtime_reconcile_total`
- * by result, `…_reconcile_time_seconds`): so a cycle of an instrumented operator carries a
- * `CycleReport`. It stands between execution and the resource's instruments, passing every
- * handler's report on while remembering whether any handler failed (and whether for good); the
- * cycle tells it the delay it ends with, and it reports the cycle once, before any sleep, so that
- * the time measured is the work and not the waiting for delayed handlers.
- *
- * Without metrics there is no report at all: the cycle's `report` is `undefined`.
- */
-
-/** The verdict of one processing cycle, reported once (see the module's comment). */
-export class CycleReport implements instruments.HandlerInstruments {
-  private readonly since: number;
-  private failed = false;
-  private terminal = false;
-  private delay: number | null = null;
-  private done = false;
-
-  constructor(private readonly target: instruments.ResourceInstruments) {
-    this.since = target.now();
-  }
-
-  now(): number {
-    return this.target.now();
-  }
-
-  /** Passes a handler's report on, and remembers failures other than temporary ones. */
-  handled(handlerId: string, result: instruments.HandlerResult, retrying: boolean, since: number): void {
-    this.target.handled(handlerId, result, retrying, since);
-    if (result === 'permanent' || result === 'arbitrary') {
-      this.failed = true;
-      if (!retrying) this.terminal = true;
-    }
-  }
-
-  /** The cycle itself has failed (an unexpected error, which throttles the object). */
-  fail(): void {
-    this.failed = true;
-  }
-
-  /** The object is to be processed again in `seconds` (the shortest delay of the cycle). */
-  requeue(seconds: number): void {
-    this.delay = seconds;
-  }
-
-  /** Reports the cycle, once: later calls do nothing. */
-  finish(): void {
-    if (this.done) return;
-    this.done = true;
-    const result: instruments.ReconcileResult = this.failed ? 'error' : this.delay === null ? 'success' : this.delay > 0 ? 'requeue_after' : 'requeue';
-    this.target.reconciled(result, { terminal: this.terminal, requeued: this.delay !== null }, this.since);
-  }
 }

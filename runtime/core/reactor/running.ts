@@ -11,6 +11,12 @@
  * keeps one `orchestration.runWatcher` per resource × namespace. The stop flag and (only when asked to,
  * R-LIFE-6) SIGINT/SIGTERM are root tasks too.
  *
+ * `spawnTasks` itself only composes: `configure` checks the options and writes them into the
+ * settings, `assemble` builds the parts the tasks share (`Parts`, the context among them), and one
+ * `spawn…` function per root task (or pair of tasks that belong together) starts it through
+ * `RootTasks`, which runs every task in the operator's async context, logs how it ended and gates
+ * it on the startup activity. Kopf: `kopf._core.reactor.running.spawn_tasks`.
+ *
  * `runTasks` waits for the first root task to end — a stop request, a failure, or an unexpected
  * finish — and then stops gracefully (R-LIFE-3): (1) stop the long-lived tasks and wait for them;
  * (2) stop the authenticator, run the cleanup activity (only if startup succeeded), close the HTTP
@@ -322,6 +328,11 @@ function capitalized(name: string): string {
  * Builds an operator and starts its root tasks (R-LIFE-2); `runTasks()` then runs them to the end.
  * Writes `standalone` and the scope into `settings.peering`.
  *
+ * The root tasks, in the order they are spawned (each by a function of its own, below): the stop
+ * flag and signal handler, the startup activity, the authenticator and the leader elector, the
+ * poster of events, the resource and namespace observers, the orchestrator with peering, the
+ * daemon killer, the operator's HTTP endpoints, and the admission webhook server and manager.
+ *
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws ConnectionOptionsError for `connection` together with `kubeconfig`/`kubeconfigContext`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
@@ -333,6 +344,30 @@ function capitalized(name: string): string {
  * await runTasks(tasks);
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
+  const { settings, scope } = configure(options);
+  const parts = assemble(options, settings, scope);
+  const roots = new RootTasks(parts);
+  const lease: LeaseSeat = {};
+  const uninstall = spawnStopTasks(parts, roots);
+  spawnStartup(parts, roots, lease);
+  spawnCredentialsRetriever(parts, roots);
+  spawnLeaderElector(parts, roots, lease);
+  spawnPoster(parts, roots);
+  spawnObservers(parts, roots);
+  spawnOrchestrator(parts, roots);
+  spawnDaemonKiller(parts, roots);
+  spawnEndpoints(parts, roots);
+  spawnAdmission(parts, roots);
+  const result: OperatorTasks = { context: parts.op, tasks: roots.tasks.map(({ name, done }) => ({ name, done })) };
+  machineries.set(result, machineryOf(parts, roots, uninstall));
+  return result;
+}
+
+/**
+ * Checks the options before anything starts, and writes those that are settings into the settings
+ * (peering, scope, Lease election).
+ */
+function configure(options: OperatorOptions): { settings: settingsModule.OperatorSettings; scope: Scope } {
   checkPeeringOptions(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
   applyLeaseOptions(options, settings);
@@ -347,14 +382,49 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   }
   if (options.priority !== undefined) settings.peering.priority = options.priority;
   settings.peering.clusterwide = scope.clusterwide;
+  return { settings, scope };
+}
 
+type Scope = ReturnType<typeof resolveScope>;
+
+/** What the root tasks of one operator share: built once by `assemble()`, before any task starts. */
+interface Parts {
+  readonly options: OperatorOptions;
+  readonly settings: settingsModule.OperatorSettings;
+  readonly scope: Scope;
+  readonly registry: registries.OperatorRegistry;
+  readonly memo: object;
+  readonly clock: clocks.Clock;
+  readonly vault: credentials.Vault;
+  readonly identity: string;
+  /** On while any coordinating engine asks the operator to pause (a peering object, the Lease elector). */
+  readonly paused: toggles.ToggleSet;
+  /** The operator's metrics; `undefined` when metrics are off (no instruments anywhere). */
+  readonly metrics: reporting.OperatorMetrics | undefined;
+  /** The framework's API client; `typed` is the handlers' `client` over the same connections. */
+  readonly client: api.HttpKubeApi;
+  readonly typed: clients.KubeClient;
+  /** The k8s-events that loggers and helpers queue for the poster. */
+  readonly queue: posting.EventQueue;
+  readonly daemons: spawning.Daemons;
+  /** Aborted at the first stage of the stop: the long-lived tasks. */
+  readonly main: AbortController;
+  /** Aborted at the second stage: the authenticator and the leader elector. */
+  readonly auth: AbortController;
+  /** Aborted last: whatever work is still running (the context's signal). */
+  readonly cancel: AbortController;
+  readonly op: Context;
+  /** What the observers discovered: resources, namespaces, the backbone. */
+  readonly picture: observation.Insights;
+}
+
+/** Builds the operator's shared parts, its context among them. */
+function assemble(options: OperatorOptions, settings: settingsModule.OperatorSettings, scope: Scope): Parts {
   const registry = options.registry ?? registries.getDefaultRegistry();
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
   const vault = options.vault ?? new credentials.Vault({ clock });
   const identity = options.identity ?? identities.detectOwnId({ manual: false, clock });
-  // On while any coordinating engine asks the operator to pause (peering: one toggle per object;
-  // the Lease elector: one, while not the leader).
   const paused = new toggles.ToggleSet('any');
   const queues = new queueing.Queues();
   // Metrics off: no registry, no instruments; nothing reports anywhere.
@@ -362,12 +432,6 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
   // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
   const typed = new clients.KubeClient(client);
-  const connection: connections.ConnectionOptions = {
-    kubeconfig: options.kubeconfig,
-    kubeconfigContext: options.kubeconfigContext,
-    connection: options.connection,
-    env: options.env,
-  };
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -375,45 +439,73 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
-  // The Lease elector's member of the pause set: on while not the leader (Lease election only).
-  let leaseToggle: toggles.Toggle | undefined;
-  const op = {
+  const shared = { options, settings, scope, registry, memo, clock, vault, identity, paused, metrics, client, typed, queue, daemons, main, auth, cancel };
+  const op = operatorContext(shared, queues);
+  const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
+  return { ...shared, op, picture };
+}
+
+/** The operator context (R-API-6) over the shared parts: what watchers, cycles and handlers see. */
+function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.Queues) {
+  const { settings, registry, clock, memo } = parts;
+  return {
     settings,
     registry,
-    api: client,
-    client: typed,
+    api: parts.client,
+    client: parts.typed,
     clock,
     memo,
     memories: new inventory.Memories(memo),
-    lifecycle: options.lifecycle,
-    events: queue.asSink(),
+    lifecycle: parts.options.lifecycle,
+    events: parts.queue.asSink(),
     logger: logging.getLogger('kopf.reactor'),
-    signal: cancel.signal,
+    signal: parts.cancel.signal,
     // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
     indices: new indexing.OperatorIndexers(registry.indexNames()),
     barrier: new indexing.IndexingBarrier(),
-    daemons,
+    daemons: parts.daemons,
     queues,
-    instruments: metrics,
+    instruments: parts.metrics,
     streams: new health.StreamHealth(clock),
-    paused,
-    identity,
+    paused: parts.paused,
+    identity: parts.identity,
   } satisfies inventory.OperatorContext;
-  const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
-  const watcher = options.watcher ?? orchestration.runWatcher;
-  const failures: unknown[] = [];
-  let markStarted: (started: boolean) => void = () => undefined;
-  const started = new Promise<boolean>((resolve) => {
-    markStarted = resolve;
-  });
-  let uninstall = (): void => undefined;
+}
 
-  const tasks: Task[] = [];
-  const enter = <T>(fn: () => T): T => invocation.runInOperator(op, fn);
-  const spawn = (name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void => {
+type Context = ReturnType<typeof operatorContext>;
+
+/**
+ * The root tasks of one operator as they are spawned. Each runs in the operator's async context
+ * (R-API-6); its end is logged — an unexpected finish as a warning, a failure as an error that
+ * `runTasks` rethrows, a stop as nothing. All but the startup activity are `gated` on it: if it
+ * never succeeds, they wait for the stop instead.
+ */
+class RootTasks {
+  readonly tasks: Task[] = [];
+  readonly failures: unknown[] = [];
+  /** Resolves once the startup activity has ended: `true` if it succeeded. */
+  readonly started: Promise<boolean>;
+  readonly markStarted: (started: boolean) => void;
+
+  constructor(private readonly parts: Parts) {
+    let markStarted: (started: boolean) => void = () => undefined;
+    this.started = new Promise<boolean>((resolve) => {
+      markStarted = resolve;
+    });
+    this.markStarted = markStarted;
+  }
+
+  /** Runs `fn` in the operator's async context. */
+  enter<T>(fn: () => T): T {
+    return invocation.runInOperator(this.parts.op, fn);
+  }
+
+  /** Starts a root task; `finishable` tasks may end on their own without a warning. */
+  spawn(name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void {
+    const { main, auth, cancel } = this.parts;
     const signal = group === 'main' ? main.signal : auth.signal;
     let isSettled = false;
-    const done = enter(body);
+    const done = this.enter(body);
     const settled = done
       .then(
         () => {
@@ -422,175 +514,174 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
         (error: unknown) => {
           if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
           logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
-          failures.push(error);
+          this.failures.push(error);
         },
       )
       .finally(() => {
         isSettled = true;
       });
-    tasks.push({ name, group, done, settled, isSettled: () => isSettled });
-  };
-  // Everything but the startup activity waits for it; if it never succeeds, they wait for the stop.
-  const gated =
-    (body: () => Promise<void>, signal = main.signal) =>
-    async (): Promise<void> => {
-      if (await started) await body();
+    this.tasks.push({ name, group, done, settled, isSettled: () => isSettled });
+  }
+
+  /** A body that runs once the startup activity succeeded, or waits for `signal` if it never does. */
+  gated(body: () => Promise<void>, signal = this.parts.main.signal): () => Promise<void> {
+    return async () => {
+      if (await this.started) await body();
       else await untilAborted(signal);
     };
+  }
+}
 
+/** The Lease elector's member of the pause set, made by the startup activity (Lease election only). */
+interface LeaseSeat {
+  toggle?: toggles.Toggle;
+}
+
+/**
+ * The stop-flag checker and, when the operator owns the process, the signal handler (R-LIFE-1/3/4/6).
+ *
+ * @returns a function that removes the signal handlers again (nothing to remove without them).
+ */
+function spawnStopTasks({ options, settings, clock, main }: Parts, roots: RootTasks): () => void {
   if (options.stopFlag !== undefined) {
     const flag = options.stopFlag;
-    spawn(
-      'stop-flag checker',
-      'main',
-      async () => {
-        if (await waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
-      },
-      true,
-    );
+    const body = async (): Promise<void> => {
+      if (await waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
+    };
+    roots.spawn('stop-flag checker', 'main', body, true);
   }
-  if (options.handleSignals) {
-    let received = (): void => undefined;
-    let ultimate = false;
-    uninstall = installSignalHandlers((name) => {
-      logger.info(`Signal ${name} is received. Operator is stopping.`);
-      if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)), clock);
-      ultimate = true;
-      received();
-    });
-    spawn(
-      'signal handler',
-      'main',
-      () =>
-        Promise.race([
-          new Promise<void>((resolve) => {
-            received = resolve;
-          }),
-          untilAborted(main.signal),
-        ]),
-      true,
-    );
-  }
+  if (!options.handleSignals) return () => undefined;
+  let received = (): void => undefined;
+  let ultimate = false;
+  const uninstall = installSignalHandlers((name) => {
+    logger.info(`Signal ${name} is received. Operator is stopping.`);
+    if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)), clock);
+    ultimate = true;
+    received();
+  });
+  const body = (): Promise<void> =>
+    Promise.race([
+      new Promise<void>((resolve) => {
+        received = resolve;
+      }),
+      untilAborted(main.signal),
+    ]);
+  roots.spawn('signal handler', 'main', body, true);
+  return uninstall;
+}
 
-  spawn(
-    'startup activity',
-    'main',
-    async () => {
-      try {
-        await activities.runActivity({
-          activity: 'startup',
-          handlers: registry.activityHandlers('startup'),
-          settings,
-          memo,
-          clock,
-          signal: main.signal,
-          indices: op.indices.byName,
-        });
-        serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
-        // Lease election (possibly turned on by a startup handler): paused before anything watches.
-        if (settings.leaderElection.leaseName !== null) {
-          checkLeaseSettings(settings);
-          leaseToggle = paused.makeToggle(true, 'lease election');
-        }
-      } catch (error) {
-        markStarted(false);
-        if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
-        throw error;
-      }
-      if (options.readyFlag !== undefined) raiseReadyFlag(options.readyFlag);
-      markStarted(true);
-      await untilAborted(main.signal);
-    },
-    false,
-  );
-
-  spawn(
-    'credentials retriever',
-    'auth',
-    gated(
-      () =>
-        activities.authenticator({
-          handlers: registry.activityHandlers('authentication'),
-          vault,
-          settings,
-          memo,
-          clock,
-          signal: auth.signal,
-          indices: op.indices.byName,
-          connection,
-        }),
-      auth.signal,
-    ),
-  );
-  // The Lease elector stops after the main tasks (as the authenticator does): the Lease is released
-  // only once the operator's work has stopped, and while the API client still works.
-  spawn(
-    'leader elector',
-    'auth',
-    gated(async () => {
-      const election = settings.leaderElection;
-      if (leaseToggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
-      await leadership.runElection({
-        api: client,
-        name: election.leaseName,
-        identity,
-        settings: election,
+/**
+ * The startup activity (R-ACTIVITY-1/3, R-LIFE-2): runs first, then checks what its handlers may
+ * have changed in the settings (an admission server for admission handlers, R-ADMISSION-2; Lease
+ * election, paused before anything watches), raises the ready flag and opens the gate of the others.
+ */
+function spawnStartup({ options, settings, registry, memo, clock, paused, main, op }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+  const body = async (): Promise<void> => {
+    try {
+      await activities.runActivity({
+        activity: 'startup',
+        handlers: registry.activityHandlers('startup'),
+        settings,
+        memo,
         clock,
-        paused: leaseToggle,
-        signal: auth.signal,
-        namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
-        logger: logging.getLogger('kopf.engines.leadership'),
+        signal: main.signal,
+        indices: op.indices.byName,
       });
-    }, auth.signal),
-  );
-  spawn(
-    'poster of events',
-    'main',
-    gated(() =>
-      posting.runPoster({
-        queue,
-        writer: client,
-        settings,
-        clock,
-        signal: main.signal,
-        logger: logging.getLogger('kopf.engines.posting'),
-      }),
-    ),
-  );
-  const observerLogger = logging.getLogger('kopf.reactor.observation');
-  spawn(
-    'resource observer',
-    'main',
-    gated(() =>
-      observation.observeResources({
-        api: client,
-        settings,
-        insights: picture,
-        logger: observerLogger,
-        clock,
-        signal: main.signal,
-        instruments: metrics,
-      }),
-    ),
-  );
-  spawn(
-    'namespace observer',
-    'main',
-    gated(() =>
-      observation.observeNamespaces({
-        api: client,
-        settings,
-        insights: picture,
-        logger: observerLogger,
-        clock,
-        signal: main.signal,
-        instruments: metrics,
-        ...scope,
-      }),
-    ),
-  );
-  // Peering rides along with the orchestrator; its toggles exist before any watcher starts, and
-  // mandatory peering holds everything back from the start (R-PEER-2).
+      serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
+      // Lease election (possibly turned on by a startup handler): paused before anything watches.
+      if (settings.leaderElection.leaseName !== null) {
+        checkLeaseSettings(settings);
+        lease.toggle = paused.makeToggle(true, 'lease election');
+      }
+    } catch (error) {
+      roots.markStarted(false);
+      if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
+      throw error;
+    }
+    if (options.readyFlag !== undefined) raiseReadyFlag(options.readyFlag);
+    roots.markStarted(true);
+    await untilAborted(main.signal);
+  };
+  roots.spawn('startup activity', 'main', body, false);
+}
+
+/** The authenticator (R-AUTH-3): the login activity, and re-logins whenever the credentials fail. */
+function spawnCredentialsRetriever({ options, registry, vault, settings, memo, clock, auth, op }: Parts, roots: RootTasks): void {
+  const connection: connections.ConnectionOptions = {
+    kubeconfig: options.kubeconfig,
+    kubeconfigContext: options.kubeconfigContext,
+    connection: options.connection,
+    env: options.env,
+  };
+  const body = (): Promise<void> =>
+    activities.authenticator({
+      handlers: registry.activityHandlers('authentication'),
+      vault,
+      settings,
+      memo,
+      clock,
+      signal: auth.signal,
+      indices: op.indices.byName,
+      connection,
+    });
+  roots.spawn('credentials retriever', 'auth', roots.gated(body, auth.signal));
+}
+
+/**
+ * The Lease elector (docs/leader-election.md): holds the operator paused while it is not the
+ * Lease's holder; without Lease election, it only waits for the stop. It stops after the main
+ * tasks (as the authenticator does): the Lease is released only once the operator's work has
+ * stopped, and while the API client still works.
+ */
+function spawnLeaderElector({ settings, client, identity, clock, auth }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+  const body = async (): Promise<void> => {
+    const election = settings.leaderElection;
+    if (lease.toggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
+    await leadership.runElection({
+      api: client,
+      name: election.leaseName,
+      identity,
+      settings: election,
+      clock,
+      paused: lease.toggle,
+      signal: auth.signal,
+      namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+      logger: logging.getLogger('kopf.engines.leadership'),
+    });
+  };
+  roots.spawn('leader elector', 'auth', roots.gated(body, auth.signal));
+}
+
+/** The poster of k8s-events (R-POST): creates the events that loggers and helpers queued. */
+function spawnPoster({ queue, client, settings, clock, main }: Parts, roots: RootTasks): void {
+  const body = (): Promise<void> =>
+    posting.runPoster({ queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting') });
+  roots.spawn('poster of events', 'main', roots.gated(body));
+}
+
+/** The observers of resources and namespaces (R-RES-7/8, R-SCOPE): what there is to watch. */
+function spawnObservers({ client, settings, picture, clock, main, metrics, scope }: Parts, roots: RootTasks): void {
+  const common = {
+    api: client,
+    settings,
+    insights: picture,
+    logger: logging.getLogger('kopf.reactor.observation'),
+    clock,
+    signal: main.signal,
+    instruments: metrics,
+  };
+  const resources = (): Promise<void> => observation.observeResources(common);
+  const namespaces = (): Promise<void> => observation.observeNamespaces({ ...common, ...scope });
+  roots.spawn('resource observer', 'main', roots.gated(resources));
+  roots.spawn('namespace observer', 'main', roots.gated(namespaces));
+}
+
+/**
+ * The orchestrator: one watcher per resource × namespace (default `orchestration.runWatcher`), with
+ * peering riding along. The peering toggles exist before any watcher starts, and mandatory peering
+ * holds everything back from the start (R-PEER-2).
+ */
+function spawnOrchestrator({ options, client, settings, picture, identity, paused, clock, main, cancel, op }: Parts, roots: RootTasks): void {
   const peeringTasks = new observation.PeeringTasks({
     api: client,
     settings,
@@ -601,25 +692,25 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     cancel: cancel.signal,
     logger: logging.getLogger('kopf.engines.peering'),
   });
-  spawn(
-    'multidimensional multitasker',
-    'main',
-    gated(
-      () =>
-        orchestration.orchestrate({
-          insights: picture,
-          signal: main.signal,
-          logger: logging.getLogger('kopf.reactor.orchestration'),
-          companion: peeringTasks,
-          spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
-        }),
-      main.signal,
-    ),
-  );
-  // The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
-  // at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
-  // their last patches.
-  spawn('daemon killer', 'main', async () => {
+  const watcher = options.watcher ?? orchestration.runWatcher;
+  const body = (): Promise<void> =>
+    orchestration.orchestrate({
+      insights: picture,
+      signal: main.signal,
+      logger: logging.getLogger('kopf.reactor.orchestration'),
+      companion: peeringTasks,
+      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+    });
+  roots.spawn('multidimensional multitasker', 'main', roots.gated(body, main.signal));
+}
+
+/**
+ * The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
+ * at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
+ * their last patches.
+ */
+function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Parts, roots: RootTasks): void {
+  const body = async (): Promise<void> => {
     try {
       for (;;) {
         await paused.waitFor(true, main.signal);
@@ -632,58 +723,88 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       if (!main.signal.aborted) throw error;
     }
     await daemons.killAll({ settings, clock });
-  });
-  // The operator's own HTTP endpoints, one server per host and port: the liveness and readiness
-  // endpoints of the health reporter and the metrics, which its servers serve too when it runs.
-  // Scrapes are answered until the stop begins; then the servers close, and later scrapes are refused.
+  };
+  roots.spawn('daemon killer', 'main', body);
+}
+
+/**
+ * The operator's own HTTP endpoints, one server per host and port: the health reporter serves the
+ * liveness and readiness endpoints (R-ACTIVITY-4), and the metrics too when there are any; without
+ * a liveness endpoint, the metrics get an endpoint server of their own. Scrapes are answered until
+ * the stop begins; then the servers close, and later scrapes are refused.
+ */
+function spawnEndpoints(parts: Parts, roots: RootTasks): void {
+  const { options, registry, metrics, main } = parts;
   const extra: endpoints.Endpoint[] = [];
   if (metrics !== undefined) extra.push(reporting.metricsEndpoint(metrics, options.metricsEndpoint!));
-  const liveness = options.livenessEndpoint;
-  if (liveness !== undefined) {
-    spawn(
-      'health reporter',
-      'main',
-      gated(() =>
-        reporting.reportHealth({
-          url: liveness,
-          settings,
-          clock,
-          insights: picture,
-          streams: op.streams,
-          barrier: op.barrier,
-          paused,
-          prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
-          logger: logging.getLogger('kopf.engines.probing'),
-          signal: main.signal,
-          onServing: options.onServing,
-          alongside: extra,
-        }),
-      ),
-    );
-  } else {
-    if (registry.activityHandlers('probe').length > 0) {
-      logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
-    }
-    if (extra.length > 0) {
-      spawn(
-        'endpoint server',
-        'main',
-        gated(() =>
-          endpoints.serveEndpoints({
-            endpoints: extra,
-            logger: logging.getLogger('kopf.reactor.endpoints'),
-            signal: main.signal,
-            onServing: options.onServing,
-          }),
-        ),
-      );
-    }
+  if (options.livenessEndpoint !== undefined) {
+    spawnHealthReporter(parts, roots, options.livenessEndpoint, extra);
+    return;
   }
-  // Admission webhooks (R-ADMISSION): the server gets the request function once resources are
-  // discovered; the manager keeps the webhook configurations pointing at it and cleans them up at
-  // exit, while the API client still works.
-  const clientConfigs = new serving.ClientConfigs();
-  const webhookFn = admission.webhookFn({
+  if (registry.activityHandlers('probe').length > 0) {
+    logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+  }
+  if (extra.length === 0) return;
+  const body = (): Promise<void> =>
+    endpoints.serveEndpoints({ endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing });
+  roots.spawn('endpoint server', 'main', roots.gated(body));
+}
+
+/** The health reporter: the probes' results and the watch health, and `alongside` on the same servers. */
+function spawnHealthReporter(parts: Parts, roots: RootTasks, url: string, alongside: endpoints.Endpoint[]): void {
+  const { options, settings, registry, memo, clock, picture, paused, main, op } = parts;
+  const body = (): Promise<void> =>
+    reporting.reportHealth({
+      url,
+      settings,
+      clock,
+      insights: picture,
+      streams: op.streams,
+      barrier: op.barrier,
+      paused,
+      prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
+      logger: logging.getLogger('kopf.engines.probing'),
+      signal: main.signal,
+      onServing: options.onServing,
+      alongside,
+    });
+  roots.spawn('health reporter', 'main', roots.gated(body));
+}
+
+/**
+ * Admission webhooks (R-ADMISSION): the server gets the request function once resources are
+ * discovered; the manager keeps the webhook configurations pointing at it and cleans them up at
+ * exit, while the API client still works.
+ */
+function spawnAdmission(parts: Parts, roots: RootTasks): void {
+  const { settings, registry, client, picture, vault, main, cancel } = parts;
+  const configs = new serving.ClientConfigs();
+  const fn = webhookFnOf(parts);
+  const admissionLogger = logging.getLogger('kopf.engines.admission');
+  const ready = picture.readyResources;
+  const server = (): Promise<void> =>
+    serving.serveWebhooks({ settings, registry, fn, configs, ready, vault, logger: admissionLogger, signal: main.signal, cancellation: cancel.signal });
+  // A server that stops serving stops the operator (R-ADMISSION-3), as it says itself: finishable.
+  roots.spawn('admission webhook server', 'main', roots.gated(server), true);
+  const manager = (): Promise<void> =>
+    configuring.manageConfigurations({
+      settings,
+      registry,
+      api: client,
+      resources: picture,
+      ready,
+      configs,
+      configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
+      logger: admissionLogger,
+      signal: main.signal,
+      cancellation: cancel.signal,
+    });
+  roots.spawn('admission webhook manager', 'main', roots.gated(manager));
+}
+
+/** The request function of the admission webhook server (`engines/admission`), over this operator's parts. */
+function webhookFnOf({ registry, settings, clock, picture, metrics, typed, memo, op }: Parts): ReturnType<typeof admission.webhookFn> {
+  return admission.webhookFn({
     registry,
     settings,
     clock,
@@ -696,72 +817,29 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
       recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
     },
   });
-  spawn(
-    'admission webhook server',
-    'main',
-    gated(() =>
-      serving.serveWebhooks({
-        settings,
-        registry,
-        fn: webhookFn,
-        configs: clientConfigs,
-        ready: picture.readyResources,
-        vault,
-        logger: logging.getLogger('kopf.engines.admission'),
-        signal: main.signal,
-        cancellation: cancel.signal,
-      }),
-    ),
-    true,
-  ); // a server that stops serving stops the operator (R-ADMISSION-3), as it says itself
-  spawn(
-    'admission webhook manager',
-    'main',
-    gated(() =>
-      configuring.manageConfigurations({
-        settings,
-        registry,
-        api: client,
-        resources: picture,
-        ready: picture.readyResources,
-        configs: clientConfigs,
-        configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
-        logger: logging.getLogger('kopf.engines.admission'),
-        signal: main.signal,
-        cancellation: cancel.signal,
-      }),
-    ),
-  );
+}
 
-  const result: OperatorTasks = { context: op, tasks: tasks.map(({ name, done }) => ({ name, done })) };
-  machineries.set(result, {
-    tasks,
-    main,
-    auth,
-    cancel,
-    started,
-    failures,
-    clock,
-    running: false,
-    cleanup: () =>
-      enter(async () => {
-        const forever = new AbortController();
-        await activities.runActivity({
-          activity: 'cleanup',
-          handlers: registry.activityHandlers('cleanup'),
-          settings,
-          memo,
-          clock,
-          signal: forever.signal,
-          indices: op.indices.byName,
-        });
-      }),
-    close: () => {
-      client.close();
-      uninstall();
-    },
-  });
-  return result;
+/** What `runTasks` needs of a spawned operator: its tasks, its stages, its cleanup and its close. */
+function machineryOf({ registry, settings, memo, clock, client, main, auth, cancel, op }: Parts, roots: RootTasks, uninstall: () => void): Machinery {
+  const cleanup = (): Promise<void> =>
+    roots.enter(async () => {
+      const forever = new AbortController();
+      await activities.runActivity({
+        activity: 'cleanup',
+        handlers: registry.activityHandlers('cleanup'),
+        settings,
+        memo,
+        clock,
+        signal: forever.signal,
+        indices: op.indices.byName,
+      });
+    });
+  const close = (): void => {
+    client.close();
+    uninstall();
+  };
+  const { tasks, started, failures } = roots;
+  return { tasks, main, auth, cancel, started, failures, clock, running: false, cleanup, close };
 }
 
 /**

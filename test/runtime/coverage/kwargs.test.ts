@@ -11,7 +11,8 @@ import * as diffs from '../../../runtime/cogs/structs/diffs.js';
 import type * as bodies from '../../../runtime/cogs/structs/bodies.js';
 import type * as causes from '../../../runtime/core/intents/causes.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as processing from '../../../runtime/core/reactor/processing.js';
+import * as kwargs from '../../../runtime/core/reactor/arguments.js';
+import { viewOf } from '../../../runtime/cogs/structs/views.js';
 import { on } from '../../../runtime/on.js';
 import * as h from '../scenarios/harness.js';
 import * as fx from '../reliability/operating.js';
@@ -76,11 +77,11 @@ const ALL_THROW = {
   'delete spec.field': 'TypeError',
 };
 
-function scopeOf(body: bodies.RawBody, indices?: Record<string, unknown>): processing.ResourceScope {
+function scopeOf(body: bodies.RawBody, indices?: Record<string, unknown>): kwargs.ResourceScope {
   return {
     resource: h.kexResource(),
     body,
-    view: processing.viewOf(body),
+    view: viewOf(body),
     patch: new patches.Patch<object>(),
     logger: loggers.silentLogger,
     memo: { the: 'memo' },
@@ -145,7 +146,7 @@ describe('kwargs views', () => {
   it('R-KWARGS-8 the builder gives frozen views over a copy: the raw body is neither frozen nor changed', () => {
     const body = fx.kopfExample() as bodies.RawBody;
     const before = JSON.stringify(body);
-    const built = processing.changingKwargs(scopeOf(body), causeOf(body), fnHandler, { retry: 0, started: new Date(0), runtime: 0 }) as Json;
+    const built = kwargs.changingKwargs(scopeOf(body), causeOf(body), fnHandler, { retry: 0, started: new Date(0), runtime: 0 }) as Json;
     expect(tryMutations({ ...built })).toEqual(ALL_THROW);
     expect(Object.isFrozen(body)).toBe(false);
     expect(JSON.stringify(body)).toBe(before);
@@ -160,8 +161,8 @@ describe('kwargs and indices', () => {
     const specIndex = ['an index named spec'];
     const indices = { byName, memo: memoIndex, spec: specIndex };
     const handler = { id: 'fn', fn: () => undefined, param: 'p' };
-    const changing = processing.changingKwargs(scopeOf(body, indices), causeOf(body), handler, { retry: 2, started: new Date(0), runtime: 1 }) as Json;
-    const watching = processing.watchingKwargs(scopeOf(body, indices), { type: 'ADDED', object: body }, handler) as Json;
+    const changing = kwargs.changingKwargs(scopeOf(body, indices), causeOf(body), handler, { retry: 2, started: new Date(0), runtime: 1 }) as Json;
+    const watching = kwargs.watchingKwargs(scopeOf(body, indices), { type: 'ADDED', object: body }, handler) as Json;
     for (const built of [changing, watching]) {
       expect(built['byName']).toBe(byName);
       expect(built['memo']).toBe(memoIndex);
@@ -173,7 +174,7 @@ describe('kwargs and indices', () => {
     expect(changing['retry']).toBe(2);
     expect(watching['type']).toBe('ADDED');
     // Without indices, the built-ins are what they are.
-    const plain = processing.changingKwargs(scopeOf(body), causeOf(body), handler, { retry: 0, started: new Date(0), runtime: 0 }) as Json;
+    const plain = kwargs.changingKwargs(scopeOf(body), causeOf(body), handler, { retry: 0, started: new Date(0), runtime: 0 }) as Json;
     expect(plain['memo']).toEqual({ the: 'memo' });
     expect(plain['spec']).toEqual({ duration: '1m', field: 'value', items: ['item1', 'item2'] });
     expect(plain['byName']).toBeUndefined();

@@ -8,7 +8,8 @@ import * as patches from '../../../runtime/cogs/structs/patches.js';
 import * as loggers from '../../../runtime/cogs/structs/loggers.js';
 import * as diffs from '../../../runtime/cogs/structs/diffs.js';
 import type * as causes from '../../../runtime/core/intents/causes.js';
-import * as processing from '../../../runtime/core/reactor/processing.js';
+import * as kwargs from '../../../runtime/core/reactor/arguments.js';
+import { viewOf } from '../../../runtime/cogs/structs/views.js';
 import type * as runtime from '../../../runtime/index.js';
 import { builtins, execute, on, OperatorRegistry, register, resource, subhandler } from '../../../runtime/index.js';
 import type { ChangingArgs, Logger, Patch } from '../../../runtime/index.js';
@@ -143,22 +144,22 @@ describe('typed sub-handlers', () => {
       new: { spec: {} },
       diff: diffs.EMPTY,
     };
-    const scope: processing.ResourceScope = {
+    const scope: kwargs.ResourceScope = {
       resource: h.kexResource(),
       body,
-      view: processing.viewOf(body),
+      view: viewOf(body),
       patch: new patches.Patch<object>(),
       logger: loggers.silentLogger,
       memo: {},
       signal: new AbortController().signal,
     };
-    const args = processing.changingKwargs(scope, cause, { param: undefined }) as ChangingArgs<runtime.RawBody>;
+    const args = kwargs.changingKwargs(scope, cause, { param: undefined }) as ChangingArgs<runtime.RawBody>;
     expect([args.subhandler, args.register, args.execute]).toEqual([subhandler, register, execute]);
 
     const world = makeWorld();
     const calls: string[] = [];
     const typedKwargs = (invocable: { readonly param?: unknown }, retry: { retry: number; started: Date; runtime: number }) => ({
-      ...processing.changingKwargs(scope, cause, invocable, retry),
+      ...kwargs.changingKwargs(scope, cause, invocable, retry),
     });
     await runCycle(
       world,

@@ -6,7 +6,7 @@ import { getLogger } from '../../../../runtime/core/actions/logging.js';
 import { DaemonsMemory } from '../../../../runtime/core/engines/spawning.js';
 import type { SpawningHandler } from '../../../../runtime/core/intents/handlers.js';
 import { DaemonStopper, DaemonStoppingReason, reasonNames, type DaemonStopped } from '../../../../runtime/core/intents/stoppers.js';
-import { spawningKwargs } from '../../../../runtime/core/reactor/processing.js';
+import { spawningKwargs } from '../../../../runtime/core/reactor/arguments.js';
 
 describe('DaemonStopper', () => {
   it('R-DAEMON-5 the bit flags of DaemonStoppingReason', () => {
