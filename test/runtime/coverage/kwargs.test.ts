@@ -13,8 +13,8 @@ import type * as causes from '../../../runtime/core/intents/causes.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as processing from '../../../runtime/core/reactor/processing.js';
 import { on } from '../../../runtime/on.js';
-import * as h from '../scenarios/harness.js';
-import * as fx from '../reliability/operating.js';
+import * as h from '../../support/scenarios.js';
+import * as fx from '../../support/operators.js';
 
 /** A handler as the kwargs builders see it (only `param` and `field` are read). */
 const fnHandler = { id: 'fn', fn: (): undefined => undefined, param: undefined };

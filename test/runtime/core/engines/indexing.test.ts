@@ -18,8 +18,8 @@ import { encodeKey, IndexKeyError, IndexTable, interpretResult } from '../../../
 import type { Index } from '../../../../runtime/core/intents/indices.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
-import * as vt from './virtualtime.js';
+import * as fx from '../../../support/operators.js';
+import * as vt from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 const PODS = { group: '', version: 'v1', resource: 'pods' } as const;

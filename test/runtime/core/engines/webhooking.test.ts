@@ -14,7 +14,7 @@ import * as serving from '../../../../runtime/core/engines/serving.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
+import * as fx from '../../../support/operators.js';
 import { inProcessServer } from '../../scenarios/webhooks.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
