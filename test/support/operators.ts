@@ -173,40 +173,59 @@ export interface ClusterPerTest {
   restartCluster(options: Parameters<typeof startCluster>[0]): Promise<DevCluster>;
 }
 
+/** The devcluster of the test that runs now, for the per-test fixtures below. */
+export interface CurrentCluster {
+  /** The current test's devcluster; throws outside a test. */
+  get(): DevCluster;
+  /** Stops the current test's devcluster and starts another one with `options` in its place. */
+  replace(options: Parameters<typeof startCluster>[0]): Promise<DevCluster>;
+}
+
 /**
- * Registers the `beforeEach`/`afterEach` hooks of a suite whose every test runs operators against
- * a devcluster of its own: before each test, a cluster with the reference CRD starts and the log
- * capture is installed; after it, the capture is removed, the finalizers of all `kopfexamples`
- * left in `default` are stripped (no object waits for an operator that is gone) and the cluster
- * stops. Call it in the `describe` body; read `cluster` and `logs` inside the tests.
+ * Registers the `beforeEach`/`afterEach` hooks that give every test of a suite a devcluster of
+ * its own: before each test, a cluster with the reference CRD starts (then `hooks.started` runs);
+ * after it, `hooks.ending` runs, then the cluster is released (`releaseAndStop()`).
  */
-export function clusterPerTest(): ClusterPerTest {
+export function freshClusterPerTest(hooks: { readonly started?: () => void; readonly ending?: () => Promise<void> | void } = {}): CurrentCluster {
   let current: DevCluster | undefined;
-  const logs = new LogCapture();
   beforeEach(async () => {
     current = await startCluster();
-    logs.install();
+    hooks.started?.();
   });
   afterEach(async () => {
-    logs.uninstall();
+    await hooks.ending?.();
     const cluster = current;
     current = undefined;
     if (cluster !== undefined) await releaseAndStop(cluster);
   });
-  const currentCluster = (): DevCluster => {
+  const get = (): DevCluster => {
     if (current === undefined) throw new Error('The devcluster exists only while a test runs.');
     return current;
   };
   return {
-    get cluster() {
-      return currentCluster();
-    },
-    logs,
-    async restartCluster(options) {
-      await currentCluster().stop();
+    get,
+    async replace(options) {
+      await get().stop();
       current = await startCluster(options);
       return current;
     },
+  };
+}
+
+/**
+ * Registers the hooks of a suite whose every test runs operators against a devcluster of its own
+ * (`freshClusterPerTest()`), with the log capture installed anew (and emptied) for every test.
+ * Call it in the `describe` body; read `cluster` and `logs` inside the tests.
+ */
+export function clusterPerTest(): ClusterPerTest {
+  const logs = new LogCapture();
+  const current = freshClusterPerTest({ started: () => logs.install(), ending: () => logs.uninstall() });
+  return {
+    get cluster() {
+      return current.get();
+    },
+    logs,
+    restartCluster: (options) => current.replace(options),
   };
 }
 

@@ -18,8 +18,6 @@
  * cluster). Stopping sleeps on the same clock (the daemon killer's stages, the hung-task limit),
  * so both keep moving time until the operator is done.
  */
-import { afterEach, beforeEach } from 'vitest';
-
 import type { DevCluster } from '../../devcluster/testing.js';
 import { type Clock, realClock, VirtualClock } from '../../runtime/cogs/aio/clocks.js';
 import type * as settingsModule from '../../runtime/cogs/configs/settings.js';
@@ -257,27 +255,18 @@ export interface SimulationPerTest {
  * `describe` body.
  */
 export function simulationPerTest(): SimulationPerTest {
-  let current: DevCluster | undefined;
   const started: Simulation[] = [];
-  beforeEach(async () => {
-    current = await fx.startCluster();
+  const current = fx.freshClusterPerTest({
+    ending: async () => {
+      for (const sim of started.splice(0)) await sim.close();
+    },
   });
-  afterEach(async () => {
-    for (const sim of started.splice(0)) await sim.close();
-    const cluster = current;
-    current = undefined;
-    if (cluster !== undefined) await fx.releaseAndStop(cluster);
-  });
-  const currentCluster = (): DevCluster => {
-    if (current === undefined) throw new Error('The devcluster exists only while a test runs.');
-    return current;
-  };
   return {
     get cluster() {
-      return currentCluster();
+      return current.get();
     },
     async start(options) {
-      const sim = await Simulation.start({ cluster: currentCluster(), ...options });
+      const sim = await Simulation.start({ cluster: current.get(), ...options });
       started.push(sim);
       return sim;
     },
