@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as processes from '../../bench/processes.js';
+import { eventually } from '../support/waiting.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-processes-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -14,8 +15,7 @@ describe('an operator process measured from outside', () => {
     const busy =
       'const a = []; while (process.cpuUsage().user + process.cpuUsage().system < 500000) { if (a.length < 1e6) a.push({ x: a.length }); } console.log(\\"spun\\"); setInterval(() => {}, 1000);';
     const op = new processes.OperatorProcess(`echo started; node -e "${busy}"; true`, {}, path.join(dir, 'busy.log'));
-    const deadline = Date.now() + 30_000;
-    while (!op.logTail().includes('spun') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => op.logTail().includes('spun'), 'the child to have spun', 30_000);
     const usage = op.usage();
     expect(usage.processes).toBe(2);
     expect(usage.cpuSeconds).toBeGreaterThanOrEqual(0.4); // /proc counts in 10 ms ticks
@@ -28,7 +28,7 @@ describe('an operator process measured from outside', () => {
 
   it('fails with the exit code and the output once the operator has exited', async () => {
     const op = new processes.OperatorProcess('echo "cannot log in" >&2; exit 3', {}, path.join(dir, 'exit.log'));
-    await new Promise((r) => setTimeout(r, 500));
+    await eventually(() => op.exited, 'the command to exit');
     expect(() => op.assertRunning()).toThrow(processes.OperatorExitedError);
     try {
       op.assertRunning();
@@ -41,7 +41,7 @@ describe('an operator process measured from outside', () => {
 
   it('passes the environment to the command', async () => {
     const op = new processes.OperatorProcess('echo "config=$KUBECONFIG"', { KUBECONFIG: '/some/where' }, path.join(dir, 'env.log'));
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually(() => op.logTail().includes('config='), 'the command output');
     expect(op.logTail()).toContain('config=/some/where');
     await op.stop();
   });

@@ -6,8 +6,12 @@
  *
  * Waiting is only for what must happen. A test that asserts that nothing happens does not wait
  * "long enough": it moves a virtual clock past the deadline, or waits for a signal from the
- * system under test that the work in question is over (see `test/support/cluster.ts` for the
- * devcluster's side).
+ * system under test that the work in question is over (`test/support/signals.ts` for the
+ * operator's log lines, `flushed()` here for code that is purely in memory).
+ *
+ * This module is the one place of the suite where test code lets real time pass between polls;
+ * the other `setTimeout`s of the suite are deadlines (a timeout that fails a test) or the
+ * deliberate delays of a fake, each commented where it stands.
  */
 
 /** How often the predicates are polled (real milliseconds). */
@@ -42,6 +46,35 @@ export function flushed(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** A virtual clock as these helpers move it (`VirtualClock` of the runtime). */
+export interface MovableClock {
+  now(): number;
+  advance(ms: number): Promise<void>;
+}
+
+/**
+ * Keeps a virtual clock moving until `predicate` holds, and returns the virtual milliseconds it
+ * took: for what waits on the clock at a moment the test cannot know (a watcher's reconnection, a
+ * Lease's expiry) while doing real I/O on the way. Each step checks the predicate, lets real I/O
+ * progress for `pauseMs` real milliseconds, checks again, then moves the clock by `stepMs`; fails
+ * naming `what` once `limitMs` virtual milliseconds have passed.
+ */
+export async function advanceUntil(
+  clock: MovableClock,
+  predicate: () => boolean,
+  what: string,
+  options: { readonly stepMs?: number; readonly limitMs?: number; readonly pauseMs?: number } = {},
+): Promise<number> {
+  const { stepMs = 100, limitMs = 60_000, pauseMs = 5 } = options;
+  const since = clock.now();
+  while (!predicate()) {
+    if (clock.now() - since >= limitMs) throw new Error(`Virtual time ran out (${limitMs} ms) waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    if (!predicate()) await clock.advance(stepMs);
+  }
+  return clock.now() - since;
+}
+
 /**
  * Keeps a virtual clock moving until `work` settles, and returns (or throws) what it settled with:
  * for work that sleeps on the virtual clock while doing real I/O, such as an operator's graceful
@@ -65,6 +98,7 @@ export async function advanceUntilSettled<T>(
   );
   while (!settled) {
     if (pauseMs > 0) await Promise.race([observed, new Promise((resolve) => setTimeout(resolve, pauseMs))]);
+    else await flushed();
     if (!settled) await clock.advance(stepMs);
   }
   return work;

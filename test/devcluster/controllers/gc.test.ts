@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevCluster } from '../../../devcluster/testing.js';
+import { openWatch } from '../../support/watchstream.js';
 import { WIDGETS_CRD } from '../conformance/harness.js';
 
 type Json = Record<string, any>;
@@ -14,28 +15,20 @@ function refTo(owner: Json, block = true): Json {
   return { apiVersion: owner['apiVersion'], kind: owner['kind'], name: owner['metadata'].name, uid: owner['metadata'].uid, blockOwnerDeletion: block };
 }
 
-/** Revisions of the DELETED events of `names` since `fromRv`, read back from a watch on the collection. */
-async function deletions(cluster: DevCluster, path: string, fromRv: number): Promise<Map<string, number>> {
-  const controller = new AbortController();
-  const res = await fetch(`${cluster.url}${path}?watch=true&resourceVersion=${fromRv}`, { signal: controller.signal });
-  const timer = setTimeout(() => controller.abort(), 300);
-  let text = '';
-  try {
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
-    }
-  } catch {
-    /* aborted after the replay */
-  } finally {
-    clearTimeout(timer);
-  }
+/** Revisions of the DELETED events of `names` since `fromRv`, read back from a watch on the collection (until all of them came). */
+async function deletions(cluster: DevCluster, path: string, fromRv: number, names: readonly string[]): Promise<Map<string, number>> {
+  const watch = await openWatch(`${cluster.url}${path}?watch=true&resourceVersion=${fromRv}`);
   const out = new Map<string, number>();
-  for (const line of text.split('\n').filter((l) => l.trim())) {
-    const e = JSON.parse(line) as Json;
-    if (e['type'] === 'DELETED') out.set(e['object'].metadata.name, Number(e['object'].metadata.resourceVersion));
+  try {
+    await watch.until(
+      (e) => {
+        if (e.type === 'DELETED') out.set(e.object['metadata'].name, Number(e.object['metadata'].resourceVersion));
+        return names.every((name) => out.has(name));
+      },
+      `the DELETED events of ${names.join(', ')}`,
+    );
+  } finally {
+    watch.close();
   }
   return out;
 }
@@ -66,8 +59,8 @@ describe('garbage collector', () => {
     expect(cluster.store.get(WIDGET, 'chain-top')).toBeUndefined();
     expect(cluster.store.get(WIDGET, 'chain-mid')).toBeUndefined();
     expect(cluster.store.get(CM, 'chain-leaf')).toBeUndefined();
-    const cms = await deletions(cluster, '/api/v1/namespaces/default/configmaps', from);
-    const ws = await deletions(cluster, '/apis/example.com/v1/namespaces/default/widgets', from);
+    const cms = await deletions(cluster, '/api/v1/namespaces/default/configmaps', from, ['chain-leaf']);
+    const ws = await deletions(cluster, '/apis/example.com/v1/namespaces/default/widgets', from, ['chain-mid', 'chain-top']);
     expect(cms.get('chain-leaf')!).toBeLessThan(ws.get('chain-mid')!);
     expect(ws.get('chain-mid')!).toBeLessThan(ws.get('chain-top')!);
   });

@@ -9,7 +9,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { PermanentError, TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';

@@ -14,7 +14,7 @@ import { PermanentError } from '../../../runtime/core/actions/errors.js';
 import { ABSENT, PRESENT } from '../../../runtime/core/intents/filters.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 type Json = Record<string, unknown>;
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';

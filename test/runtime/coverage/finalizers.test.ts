@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 type Json = Record<string, unknown>;
 const DEFAULT_FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
@@ -47,7 +47,7 @@ describe('finalizers', () => {
     expect(finalizersOf(suite.cluster)).toEqual(['example.com/foreign', CUSTOM_FINALIZER]);
     await suite.cluster.store.delete(fx.KEX, 'kopf-example-1', { namespace: 'default' });
     await fx.eventually(() => deleted.length === 1 && !(finalizersOf(suite.cluster) ?? []).includes(CUSTOM_FINALIZER), 'the release');
-    await fx.pause(300);
+    await fx.atRest(logs, 'kopf-example-1'); // the object stays (held by the foreign finalizer), at rest
     await op.stop();
 
     expect(op.error).toBeUndefined();

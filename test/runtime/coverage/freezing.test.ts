@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import * as cli from '../../../runtime/kits/launching/commands.js';
 import * as credentials from '../../../runtime/cogs/client/credentials.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const PEERING_CRDS = fs.readFileSync(path.join(ROOT, 'fixtures/crds/peering.yaml'), 'utf8');

@@ -14,8 +14,8 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as kwargs from '../../../runtime/core/reactor/arguments.js';
 import { viewOf } from '../../../runtime/cogs/structs/views.js';
 import { on } from '../../../runtime/on.js';
-import * as h from '../scenarios/harness.js';
-import * as fx from '../reliability/operating.js';
+import * as h from '../../support/scenarios.js';
+import * as fx from '../../support/operators.js';
 
 /** A handler as the kwargs builders see it (only `param` and `field` are read). */
 const fnHandler = { id: 'fn', fn: (): undefined => undefined, param: undefined };

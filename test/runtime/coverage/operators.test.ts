@@ -16,7 +16,8 @@ import { Memo } from '../../../runtime/core/intents/memos.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
+import { flushed } from '../../support/waiting.js';
 
 type Json = Record<string, unknown>;
 
@@ -110,7 +111,9 @@ describe('operators', () => {
     on.startup({ registry }, async function startup_fn() {
       order.push('startup begins');
       requestsAtStart.push(suite.cluster.requests.all.length);
-      await fx.pause(400); // long enough for any concurrent API call to be made and logged
+      // Every API call needs credentials first: a login running alongside the startup would be
+      // called by now (it is in memory up to the handler), and would stand before 'startup ends'.
+      await flushed();
       requestsAtStart.push(suite.cluster.requests.all.length);
       order.push('startup ends');
     });

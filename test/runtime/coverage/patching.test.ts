@@ -10,7 +10,7 @@ import { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as application from '../../../runtime/core/actions/application.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 type Json = Record<string, unknown>;
 const LHC = 'kopf.zalando.org/last-handled-configuration';

@@ -15,10 +15,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as kopf from '../../../runtime/index.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 import { localServer } from '../scenarios/webhooks.js';
 import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../support/cluster.js';
-import { advanceUntilSettled } from '../../support/waiting.js';
+import { advanceUntil, advanceUntilSettled } from '../../support/waiting.js';
 
 type Json = Record<string, unknown>;
 /** A registration function under test, called loosely (its overloads are proven by the type tests). */
@@ -161,11 +161,7 @@ const timerScenario: Scenario = {
   act: async (stage) => {
     await create(stage);
     const ticks = (): number => stage.details.filter((d) => (d as { name: string }).name === stage.name).length;
-    const deadline = Date.now() + 8_000;
-    while (ticks() < 3 && Date.now() < deadline) {
-      await fx.pause(20);
-      await stage.clock!.advance(1000);
-    }
+    await advanceUntil(stage.clock!, () => ticks() >= 3, 'three ticks', { stepMs: 1000, pauseMs: 20 });
   },
   expected: (stage) => {
     const at = stage.details.filter((d) => (d as { name: string }).name === stage.name).map((d) => (d as { at: number }).at);
@@ -463,8 +459,16 @@ describe('engine-backed registrations run in a real operator', () => {
     }
     await scenario.act?.(stage);
     if (!scenario.atStop) {
-      await fx.eventually(() => stopped || details.length > 0, `the handler of ${name}`, 8_000).catch(() => undefined);
-      await fx.pause(50);
+      // Until what the scenario expects has happened (it fails with its own message after the stop if not).
+      const happened = (): boolean => {
+        try {
+          scenario.expected?.(stage);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await fx.eventually(() => stopped || (details.length > 0 && happened()), `the handler of ${name}`, 8_000).catch(() => undefined);
     }
     stop.abort();
     // The graceful stop sleeps on the operator's clock: keep virtual time going until it is over.

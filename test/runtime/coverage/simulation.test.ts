@@ -12,7 +12,7 @@ import { TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 import { advanceUntilSettled } from '../../support/waiting.js';
 
 type Json = Record<string, unknown>;
@@ -52,7 +52,7 @@ describe('the simulation harness', () => {
     expect(calls).toEqual([{ retry: 0, at: Date.parse('2030-01-01T00:00:00Z') }]);
     await clock.advance(60_000);
     await fx.eventually(() => fx.annotationsOf(suite.cluster, 'kopf-example-1')[LHC] !== undefined, 'the diff-base');
-    await fx.pause(100);
+    await fx.atRest(logs, 'kopf-example-1');
     stop.abort();
     // The graceful stop sleeps on the operator's clock as well: keep virtual time going until it is over.
     await advanceUntilSettled(clock, done, { pauseMs: 20 });

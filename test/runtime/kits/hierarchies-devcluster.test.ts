@@ -10,7 +10,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { adopt, on } from '../../../runtime/index.js';
 import type { ConfigMap, Secret } from '../../../runtime/index.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' } as const;
 const SECRETS = { group: '', version: 'v1', resource: 'secrets' } as const;

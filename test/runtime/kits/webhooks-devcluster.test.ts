@@ -13,7 +13,7 @@ import type * as references from '../../../runtime/cogs/structs/references.js';
 import type * as webhooks from '../../../runtime/cogs/structs/webhooks.js';
 import { WebhookServer } from '../../../runtime/index.js';
 import { clientFor, type Client } from '../cogs/client/helpers.js';
-import { kopfExample, startCluster } from '../reliability/operating.js';
+import { kopfExample, startCluster } from '../../support/operators.js';
 import { FakeFn, serve, uidOf, type Served } from './webhooks-helpers.js';
 
 describe('R-ADMISSION-9 a devcluster calls the built-in server over verified TLS', () => {

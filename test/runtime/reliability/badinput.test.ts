@@ -12,7 +12,7 @@ import { TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 

@@ -8,13 +8,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../devcluster/testing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
-import type * as credentials from '../../../runtime/cogs/client/credentials.js';
 import type * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
-import { advanceUntilSettled } from '../../support/waiting.js';
+import * as fx from '../../support/operators.js';
+import { flushed, until } from '../../support/waiting.js';
+import { virtualSettings } from '../../support/virtualtime.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 const STREAM = 'kopfexamples.v1.kopf.dev cluster-wide';
@@ -40,15 +39,10 @@ interface HealthOperator {
   stop(): Promise<void>;
 }
 
-function virtualSettings(configure?: (s: settingsModule.OperatorSettings) => void): settingsModule.OperatorSettings {
-  return fx.fastSettings((s) => {
-    s.networking.errorBackoffs = [];
-    s.watching.serverTimeout = null;
-    s.watching.clientTimeout = null;
-    configure?.(s);
-  });
-}
-
+/**
+ * Starts an operator (`operators.startOperator`) on a virtual clock with the liveness and readiness
+ * endpoints on a free loopback port; resolves once they listen (unless `wait: false`).
+ */
 async function startOperator(
   cluster: DevCluster,
   registry: OperatorRegistry,
@@ -56,37 +50,19 @@ async function startOperator(
 ): Promise<HealthOperator> {
   // Hung requests (a hanging listing) must not hold virtual time for long.
   const clock = new clocks.VirtualClock({ start: EPOCH, quiescenceTimeout: 50 });
-  if (registry.activityHandlers('authentication').length === 0) {
-    on.login({ registry }, function login_fn(): credentials.ConnectionInfo {
-      return { server: cluster.url, token: cluster.token };
-    });
-  }
-  const stopper = new AbortController();
   const urls = new Map<string, string>();
-  let error: unknown;
-  let stopped = false;
-  const spawned = await running.spawnTasks({
+  const op = await fx.startOperator({
+    cluster,
     registry,
     settings: options.settings ?? virtualSettings(),
     clock,
-    clusterwide: true,
-    standalone: true,
-    stopFlag: stopper.signal,
+    waitForWatch: false,
     livenessEndpoint: 'http://127.0.0.1:0/healthz',
     onServing: (served) => {
       for (const { name, url } of served) urls.set(name, url);
     },
   });
-  const done = running.runTasks(spawned).then(
-    () => {
-      stopped = true;
-    },
-    (e: unknown) => {
-      error = e;
-      stopped = true;
-    },
-  );
-  if (options.wait !== false) await fx.eventually(() => stopped || urls.size > 0, 'the liveness endpoint');
+  if (options.wait !== false) await fx.eventually(() => op.stopped || urls.size > 0, 'the liveness endpoint');
   return {
     clock,
     liveness: () => urls.get('liveness')!,
@@ -95,31 +71,27 @@ async function startOperator(
       return urls.size > 0;
     },
     get error() {
-      return error;
+      return op.error;
     },
-    async stop() {
-      stopper.abort();
-      await advanceUntilSettled(clock, done);
-    },
+    stop: () => op.stop({ stepMs: 1000, pauseMs: 10 }),
   };
 }
 
-/** Moves virtual time in steps, letting real I/O (reconnects) happen in between. */
+/**
+ * Moves virtual time in steps; each step waits (in the clock) for the operator's API requests it
+ * started, and lets their callbacks run before the next one (reconnects happen on the way).
+ */
 async function advance(op: HealthOperator, ms: number, step = 10_000): Promise<void> {
   for (let left = ms; left > 0; left -= step) {
-    await fx.pause(5);
+    await flushed();
     await op.clock.advance(Math.min(step, left));
   }
-  await fx.pause(5);
+  await flushed();
 }
 
 /** Waits (real time, a few seconds at most) until the liveness endpoint answers 200. */
 async function healthy(op: HealthOperator): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while ((await get(op.liveness())).status !== 200) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the operator to be healthy');
-    await fx.pause(50);
-  }
+  await until(async () => ((await get(op.liveness())).status === 200 ? true : undefined), 'the operator to be healthy', 5_000, 50);
 }
 
 describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
@@ -140,7 +112,9 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
   it('R-ACTIVITY-4 R-ACTIVITY-1 the endpoint is served only after the startup activity, then answers { probe id: result }', async () => {
     const registry = new OperatorRegistry();
     const gate = fx.deferred();
+    let starting = false;
     on.startup({ registry }, async function slow_startup() {
+      starting = true;
       await gate.promise;
     });
     on.probe({ registry }, function pods_count() {
@@ -154,7 +128,10 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
     });
     on.event('kopfexamples', { registry }, function seen() {});
     op = await startOperator(cluster, registry, { wait: false });
-    await fx.pause(200);
+    // The signal: the startup handler is running (and waits); what would be served or requested
+    // alongside it starts in memory, so it would have started by the end of this turn.
+    await fx.eventually(() => starting, 'the startup handler');
+    await flushed();
     expect(op.served).toBe(false);
     expect(cluster.requests.all).toEqual([]);
     gate.resolve();
@@ -178,6 +155,8 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
     let calls = 0;
     on.probe({ registry }, async function counter() {
       calls += 1;
+      // A slow probe (a fake's deliberate delay, not a wait of the test): the three concurrent
+      // requests arrive while its one evaluation runs.
       await new Promise((r) => setTimeout(r, 50));
       return calls;
     });
@@ -334,8 +313,9 @@ describe('watch health in liveness, and readiness (R-WATCH-5, R-INDEX-7)', () =>
   });
 
   it('R-WATCH-1 a listing that hangs is unhealthy after the listing budget', async () => {
-    cluster.faults.add({ resource: 'kopfexamples', verb: 'list', hang: true });
+    const hang = cluster.faults.add({ resource: 'kopfexamples', verb: 'list', hang: true });
     op = await startOperator(cluster, watching());
+    await fx.eventually(() => hang.applied() > 0, 'the listing to hang'); // the listing budget counts from here
     await advance(op, 300_000, 50_000);
     expect((await get(op.liveness())).status).toBe(200);
     await advance(op, 2_000, 1_000);

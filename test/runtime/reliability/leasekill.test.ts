@@ -21,7 +21,7 @@ import * as settings from '../../../runtime/cogs/configs/settings.js';
 import * as leadership from '../../../runtime/core/engines/leadership.js';
 import { childEnv } from '../../support/processes.js';
 import { RecordingLogger } from '../cogs/client/helpers.js';
-import { eventually, startCluster } from './operating.js';
+import { eventually, startCluster } from '../../support/operators.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 

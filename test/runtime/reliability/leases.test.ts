@@ -15,8 +15,8 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as stoppers from '../../../runtime/core/intents/stoppers.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import { KEX, LogCapture, fastSettings, kopfExample, startCluster } from './operating.js';
-import { advanceUntilSettled } from '../../support/waiting.js';
+import { KEX, LogCapture, fastSettings, kopfExample, startCluster } from '../../support/operators.js';
+import { advanceUntil, advanceUntilSettled } from '../../support/waiting.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 
@@ -57,15 +57,9 @@ describe('Lease election: two operators', () => {
     await advanceUntilSettled(clock, promise, { stepMs: 100, pauseMs: 5 });
   }
 
-  /** Moves virtual time on (100 ms steps, a little real time each) until `predicate` holds; returns the virtual ms taken. */
-  async function runUntil(predicate: () => boolean, what: string, limit = 60_000): Promise<number> {
-    const since = clock.now();
-    while (!predicate()) {
-      if (clock.now() - since > limit) throw new Error(`${what}: not within ${limit} virtual ms`);
-      await clock.advance(100);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    return clock.now() - since;
+  /** Moves virtual time on (100 ms steps) until `predicate` holds; returns the virtual ms taken. */
+  function runUntil(predicate: () => boolean, what: string, limitMs = 60_000): Promise<number> {
+    return advanceUntil(clock, predicate, what, { stepMs: 100, limitMs });
   }
 
   /** Daemon runs: who ran it, for which object, from when to when (virtual ms), and why it stopped. */

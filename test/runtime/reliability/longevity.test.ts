@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { TemporaryError } from '../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 describe('long-running operators', () => {
   const suite = fx.clusterPerTest();

@@ -20,7 +20,8 @@ import { OperatorMetrics } from '../../../runtime/core/reactor/reporting.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
 import { parseExposition, metricValue } from '../core/reactor/exposition.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
+import { until } from '../../support/waiting.js';
 import { EndpointBindError, EndpointUrlError } from '../../../runtime/core/engines/errors.js';
 import { UsageError } from '../../../runtime/kits/launching/errors.js';
 
@@ -46,13 +47,15 @@ async function scrape(url: string): Promise<Families> {
 
 /** Scrapes until `predicate` holds (real time). */
 async function scrapeUntil(url: string, predicate: (families: Families) => boolean, what: string, timeoutMs = 10_000): Promise<Families> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const families = await scrape(url);
-    if (predicate(families)) return families;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await fx.pause(20);
-  }
+  return await until(
+    async () => {
+      const families = await scrape(url);
+      return predicate(families) ? families : undefined;
+    },
+    what,
+    timeoutMs,
+    20,
+  );
 }
 
 /** The operator's own metrics object (to read them after the endpoint has closed). */
@@ -361,10 +364,13 @@ describe('metrics of an operator against the devcluster', () => {
 
   it('answers scrapes while the operator stops or refuses them cleanly; once stopped, they are refused', async () => {
     const registry = new OperatorRegistry();
-    // A daemon that takes its time to exit keeps the operator stopping for a while.
+    // A daemon that exits only when the test lets it keeps the operator stopping meanwhile.
+    const exit = fx.deferred();
+    let exiting = false;
     on.daemon('kopfexamples', { registry }, async function slow({ stopped }: { stopped: DaemonStopped }) {
       await stopped.wait();
-      await fx.pause(700);
+      exiting = true;
+      await exit.promise;
     });
     const url = `http://127.0.0.1:${await freePort()}/metrics`;
     const op = await start({ registry, metricsEndpoint: url });
@@ -377,19 +383,32 @@ describe('metrics of an operator against the devcluster', () => {
     void stopping.then(() => {
       stopped = true;
     });
-    while (!stopped) {
+    /** One scrape: its status, or `refused` for a connection refused or reset (nothing half-written). */
+    const attempt = async (): Promise<string> => {
       try {
         const response = await fetch(url);
         const body = await response.text();
         parseExposition(body);
-        outcomes.push(String(response.status));
+        return String(response.status);
       } catch (error) {
         const code = (error as { cause?: { code?: string } }).cause?.code ?? 'unknown';
         expect(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']).toContain(code);
-        outcomes.push('refused');
+        return 'refused';
       }
-      await fx.pause(20);
-    }
+    };
+    // While the daemon holds the operator in its stop: scrapes until one is refused.
+    await fx.eventually(() => exiting, 'the daemon to be told to exit');
+    await until(
+      async () => {
+        outcomes.push(await attempt());
+        return outcomes.at(-1) === 'refused' ? true : undefined;
+      },
+      'a refused scrape while the operator stops',
+      10_000,
+      20,
+    );
+    expect(stopped).toBe(false);
+    exit.resolve();
     await stopping;
     expect(op.error).toBeUndefined();
     expect(outcomes.every((outcome) => outcome === '200' || outcome === 'refused')).toBe(true);

@@ -11,7 +11,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 const LHC = 'kopf.zalando.org/last-handled-configuration';

@@ -14,7 +14,7 @@ import * as logging from '../../../runtime/core/actions/logging.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as inventory from '../../../runtime/core/reactor/inventory.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 const COUNT = 2000;
 /** How many objects are written at once (the devcluster is in this process: keep the loop fair). */

@@ -23,7 +23,7 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { WebhookServer } from '../../../runtime/kits/webhooks/index.js';
 import { on } from '../../../runtime/on.js';
 import * as kubectl from '../../devcluster/clients/kubectl.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 import { localServer, type LocalServer } from './webhooks.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

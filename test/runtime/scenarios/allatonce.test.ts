@@ -15,7 +15,7 @@ import * as builtins from '../../../fixtures/operators/a29-builtins.js';
 import * as everything from '../../../fixtures/operators/a34-all-at-once.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 

@@ -21,7 +21,7 @@ import * as single from '../../../fixtures/operators/a32-throttling.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Op = { op: string; path: string; value?: unknown };
 

@@ -15,7 +15,7 @@ import * as a14 from '../../../fixtures/operators/a14-daemons.js';
 import * as a16 from '../../../fixtures/operators/a16-exiting-daemon.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { Calls } from '../../../fixtures/operators/calls.js';
 import * as optional from '../../../fixtures/operators/a08-optional-deletion.js';
 import * as superseded from '../../../fixtures/operators/a38-superseded.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 describe('deletion', () => {
   let cluster: DevCluster;

@@ -13,7 +13,7 @@ import { on } from '../../../runtime/on.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import * as selectors from '../../../runtime/core/intents/selectors.js';
 import { clientFor } from '../core/reactor/observing.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import * as embedded from '../../../fixtures/operators/a24-embedded.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 describe('an embedded operator', () => {
   let cluster: DevCluster;
@@ -32,12 +32,13 @@ describe('an embedded operator', () => {
     const signalListeners = (): number[] => ['SIGINT', 'SIGTERM'].map((name) => process.listenerCount(name));
     const listenersBefore = signalListeners();
 
-    // The host program's own work, which the operator must not cancel.
+    // The host program's own work, which the operator must not cancel: its timers are the host's
+    // (they run while the operator does), not waits of the test.
     let ticks = 0;
     const ticker = setInterval(() => {
       ticks += 1;
     }, 50);
-    const hostWork = new Promise<string>((resolve) => setTimeout(() => resolve('host work done'), 1500));
+    const hostWork = new Promise<string>((resolve) => setTimeout(() => resolve('host work done'), 200));
 
     const calls = new Calls();
     const settings = new settingsModule.OperatorSettings();

@@ -8,7 +8,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import * as exceptions from '../../../fixtures/operators/a09-exceptions.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 describe('handler errors', () => {
   let cluster: DevCluster;

@@ -12,18 +12,16 @@ import * as watching from '../../../fixtures/operators/a12-events.js';
 import type * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { event, on } from '../../../runtime/index.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 
 /** Creates the reference object under a running operator, waits for its creation to be handled. */
-async function handleOnce(cluster: DevCluster, options: h.OperatorStart & { settle?: number }): Promise<{ op: h.RunningOperator; uid: string }> {
+async function handleOnce(cluster: DevCluster, options: h.OperatorStart): Promise<{ op: h.RunningOperator; uid: string }> {
   const op = await h.startOperator(cluster, options);
   const created = await h.apply(cluster, h.referenceObject());
   await op.output.waitFor('Creation is processed:');
   await op.output.waitFor('Something has changed, but we are not interested');
-  // Only where nothing is posted at all is there no signal to wait for: a fixed settling time is left there.
-  if (options.settle !== undefined) await h.sleep(options.settle);
   return { op, uid: String((created['metadata'] as Json)['uid']) };
 }
 
@@ -102,7 +100,11 @@ describe('k8s-events', () => {
     const configure = (settings: settingsModule.OperatorSettings): void => {
       settings.posting.enabled = false;
     };
-    const { op, uid } = await handleOnce(cluster, { registry: explicit.register(new OperatorRegistry()), configure, settle: 800 });
+    const { op, uid } = await handleOnce(cluster, { registry: explicit.register(new OperatorRegistry()), configure });
+    // The signal that nothing is left to post: posting is turned on (the settings are live) and a
+    // marker's events are posted; anything queued for the first object would have been posted before.
+    op.settings.posting.enabled = true;
+    await allPosted(cluster, op);
     expect(eventsOf(cluster, uid)).toEqual([]);
     await finish(cluster, op);
     h.genericChecks(op, { created: true, deleted: true });

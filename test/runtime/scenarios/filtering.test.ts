@@ -10,7 +10,7 @@ import * as filtering from '../../../fixtures/operators/a27-filtering.js';
 import * as stealth from '../../../fixtures/operators/a28-stealth.js';
 import { on } from '../../../runtime/on.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 describe('filters', () => {
   let cluster: DevCluster;

@@ -10,7 +10,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import * as handlers from '../../../fixtures/operators/a03-handlers.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Args = Record<string, unknown>;
 

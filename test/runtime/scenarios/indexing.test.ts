@@ -21,8 +21,8 @@ import * as a20 from '../../../fixtures/operators/a20-indexing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as vt from '../core/engines/virtualtime.js';
-import * as h from './harness.js';
+import * as vt from '../../support/virtualtime.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');

@@ -10,7 +10,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { Calls, shared } from '../../../fixtures/operators/calls.js';
 import * as minimal from '../../../fixtures/operators/a01-minimal.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 const MODULE = path.join(h.ROOT, 'fixtures/operators/a01-minimal-main.ts');
 const ESSENCE =

@@ -9,7 +9,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import * as minimal from '../../../fixtures/operators/a01-minimal.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 const NAMESPACES = ['myapp-live', 'myapp-pr-123', 'myapp-pr-456', 'otherapp-pr-123'];
 

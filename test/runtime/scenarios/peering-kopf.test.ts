@@ -17,7 +17,7 @@ import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import type * as inventory from '../../../runtime/core/reactor/inventory.js';
 import * as running from '../../../runtime/core/reactor/running.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from '../reliability/operating.js';
+import * as fx from '../../support/operators.js';
 
 const PYTHON = process.env['KOPF_PYTHON'];
 const ROOT = path.resolve(import.meta.dirname, '../../..');

@@ -16,7 +16,7 @@ import { Calls } from '../../../fixtures/operators/calls.js';
 import * as diffbase from '../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../runtime/cogs/configs/progress.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Annotations = Record<string, string | null>;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;

@@ -14,7 +14,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import * as takeover from '../../../fixtures/operators/a30-takeover.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import { Calls } from '../../../fixtures/operators/calls.js';
 import * as single from '../../../fixtures/operators/a32-throttling.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 describe('error throttling', () => {
   let cluster: DevCluster;
@@ -39,7 +39,8 @@ describe('error throttling', () => {
 
     await h.apply(cluster, h.referenceObject());
     await op.output.waitFor('Throttling is over. Switching back to normal operations.');
-    await h.sleep(500); // nothing is retried without a new event
+    // Nothing is retried without a new event: proved below, where every invocation has a
+    // resource version of its own (a retry without an event would repeat one).
     expect(calls.count('create_fn')).toBe(1);
 
     const second = await ping(2);
@@ -50,9 +51,8 @@ describe('error throttling', () => {
     await ping(3);
     await op.output.waitFor('Throttling for 2 seconds due to an unexpected error');
     const throttled = Date.now();
-    await h.sleep(300);
+    // Two events while the object is suspended for 2 seconds (each patch is an event of its own).
     await ping(4);
-    await h.sleep(100);
     await ping(5);
     await h.eventually(() => h.annotationsOf(h.getObject(cluster))[h.LHC] !== undefined, 'the diff-base', 10_000);
 

@@ -18,7 +18,7 @@ import * as a17 from '../../../fixtures/operators/a17-timers.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 type Json = Record<string, unknown>;
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');

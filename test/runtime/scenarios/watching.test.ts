@@ -10,7 +10,7 @@ import { Calls } from '../../../fixtures/operators/calls.js';
 import * as watching from '../../../fixtures/operators/a33-watching.js';
 import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import * as h from './harness.js';
+import * as h from '../../support/scenarios.js';
 
 function params(request: RequestRecord): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(request.query));
@@ -49,8 +49,11 @@ describe('the watch-stream', () => {
     const first = cluster.requests.all.slice(since).find(isWatch)!;
     expect(params(first)).toMatchObject({ watch: 'true', allowWatchBookmarks: 'true', resourceVersion: listed.metadata.resourceVersion, timeoutSeconds: '10' });
 
-    await h.apply(cluster, h.referenceObject());
+    const created = await h.apply(cluster, h.referenceObject());
+    // The operator's stream of kopfexamples: the one that carried the object's ADDED event.
+    const createdRv = String((created['metadata'] as Record<string, unknown>)['resourceVersion']);
     await op.output.waitFor('Creation is processed:');
+    const stream = cluster.watchEvents.find((e) => e.type === 'ADDED' && e.rv === createdRv)!.stream;
     await op.output.waitFor('Something has changed, but we are not interested');
 
     // Bookmarks move the version the next watch starts from; handlers never see them.
@@ -58,8 +61,11 @@ describe('the watch-stream', () => {
       await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `filler-${i}`, namespace: 'default' }, data: {} });
     }
     const revision = cluster.revision;
-    await h.eventually(() => cluster.watchEvents.some((e) => e.type === 'BOOKMARK' && Number(e.rv) >= revision), 'a bookmark');
-    await h.sleep(300);
+    // A bookmark on that stream (or on a later one, should the operator have reconnected meanwhile).
+    const bookmarked = (): boolean => cluster.watchEvents.some((e) => e.stream >= stream && e.type === 'BOOKMARK' && Number(e.rv) >= revision);
+    await h.eventually(bookmarked, 'a bookmark on the watch of kopfexamples');
+    // No wait for the operator to read it: ending the stream ends it after the lines already
+    // written, so the bookmark arrives before the end of its stream.
     let mark = cluster.requests.all.length;
     cluster.dropWatches({ resource: 'kopfexamples' }, 'end');
     const afterBookmark = await cluster.requests.waitFor((r) => isWatch(r) && cluster.requests.all.indexOf(r) >= mark);

@@ -14,7 +14,7 @@ import type * as runtime from '../../../runtime/index.js';
 import { builtins, execute, on, OperatorRegistry, register, resource, subhandler } from '../../../runtime/index.js';
 import type { ChangingArgs, Logger, Patch } from '../../../runtime/index.js';
 import { handler, makeWorld, runCycle } from '../core/actions/helpers.js';
-import * as h from '../scenarios/harness.js';
+import * as h from '../../support/scenarios.js';
 
 interface Widget {
   apiVersion?: 'example.com/v1';

@@ -12,6 +12,7 @@ import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as logins from '../../../../runtime/cogs/client/logins.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import type * as loggers from '../../../../runtime/cogs/structs/loggers.js';
+import * as waiting from '../../../support/waiting.js';
 export { eventually } from '../../../support/waiting.js';
 
 export interface LogRecord {
@@ -90,7 +91,9 @@ export async function drive<T>(clock: clocks.VirtualClock, promise: Promise<T>):
     });
   const slept: number[] = [];
   while (!settled) {
-    await new Promise((r) => setTimeout(r, 5));
+    // The signal to act on: the promise settled, or no request is in flight (the client tracks them
+    // on the clock) and something sleeps on the clock (a retry's back-off).
+    await waiting.until(() => (settled || (clock.busyCount === 0 && clock.nextDue() !== undefined) ? true : undefined), 'the request to settle or to sleep');
     const due = clock.nextDue();
     if (due !== undefined && !settled) {
       // a wake-up after settling is none of this promise's sleeps

@@ -13,7 +13,7 @@ import * as transport from '../../../../runtime/cogs/client/transport.js';
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
 import { type Client, RecordingLogger, clientFor, drive, tempDir } from './helpers.js';
-import { flushed } from '../../../support/waiting.js';
+import { eventually, flushed } from '../../../support/waiting.js';
 
 const NAMESPACES = references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false });
 const CONFIGMAPS = references.makeResource({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' });
@@ -364,10 +364,13 @@ for (const tls of [true, false]) {
 
     it('aborting the signal stops a request without retries', async () => {
       client = clientFor(cluster);
-      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { delay: { beforeMs: 2000 } } });
+      const delayed = cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { delay: { beforeMs: 2000 } } });
       const controller = new AbortController();
       const pending = client.api.list(NAMESPACES, null, { signal: controller.signal });
-      setTimeout(() => controller.abort(new Error('stopped')), 50);
+      pending.catch(() => undefined);
+      // Aborted once the request is at the server (held there by the delay).
+      await eventually(() => delayed.applied() === 1, 'the request at the server');
+      controller.abort(new Error('stopped'));
       await expect(pending).rejects.toThrow('stopped');
       expect(client.logger.messages('error')).toEqual([]);
     });

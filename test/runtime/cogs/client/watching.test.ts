@@ -6,6 +6,7 @@ import * as errors from '../../../../runtime/cogs/client/errors.js';
 import * as watching from '../../../../runtime/cogs/client/watching.js';
 import type * as settings from '../../../../runtime/cogs/configs/settings.js';
 import * as references from '../../../../runtime/cogs/structs/references.js';
+import { flushed } from '../../../support/waiting.js';
 import { type Client, clientFor, eventually } from './helpers.js';
 
 const CONFIGMAPS = references.makeResource({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' });
@@ -150,7 +151,9 @@ for (const tls of [false, true]) {
       await eventually(() => watches().length === 1, 'the watch request');
       await createMap('elsewhere', 'default');
       const target = cluster.revision;
-      await eventually(() => bookmarks.some((rv) => rv >= target), 'a bookmark at the watcher', 3000);
+      await eventually(() => cluster.watchEvents.some((e) => e.type === 'BOOKMARK' && Number(e.rv) >= target), 'a bookmark', 3000);
+      // No wait for the watcher to read it: ending the stream ends it after the lines already
+      // written, so the bookmark arrives before the end of its stream.
       cluster.dropWatches({ resource: 'configmaps', namespace }, 'end');
       await eventually(() => watches().length === 2, 'the second watch request');
       expect(Number(watches()[1]!.get('resourceVersion'))).toBeGreaterThanOrEqual(target);
@@ -252,13 +255,16 @@ for (const tls of [false, true]) {
     it('R-WATCH-6 a pause closes the stream; nothing is listed or watched until resumed; then a full re-list', async () => {
       await setup(undefined, ['a']);
       const paused = new Toggle(false);
-      const watcher = start({ paused });
+      let closed = 0;
+      const watcher = start({ paused, ctx: context({ observer: { closed: () => void closed++ } }) });
       await eventually(() => watches().length === 1, 'the watch request');
       paused.turnOn();
-      // The watcher logs that it pauses once it has closed the stream: it now waits for the toggle.
-      // (That nothing is listed or watched while it waits is proven on virtual time in watchstates.test.ts.)
-      await eventually(() => client.logger.messages('debug').includes(`Pausing the watch-stream for configmaps.v1 in '${namespace}'.`), 'the pause');
+      // The signal: the watcher says it pauses, after it has let go of its connection; from then on
+      // it waits for the toggle alone, so nothing it does can follow from the change below.
+      await eventually(() => client.logger.messages('debug').some((m) => m.startsWith('Pausing the watch-stream')), 'the pause');
+      await eventually(() => closed === 1, 'the connection closed');
       await createMap('b');
+      await flushed();
       expect(lists()).toBe(1);
       expect(watches()).toHaveLength(1);
       expect(watcher.names()).toEqual(['null:a', 'LISTED']);
@@ -312,12 +318,13 @@ for (const tls of [false, true]) {
 
     it('the watcher ends when its signal aborts', async () => {
       await setup();
-      const heard: string[] = [];
-      const watcher = start({ ctx: context({ observer: { opened: () => heard.push('opened'), closed: () => heard.push('closed') } }) });
-      await eventually(() => heard.length === 1, 'the watch connection');
+      let closed = 0;
+      const watcher = start({ ctx: context({ observer: { closed: () => void closed++ } }) });
+      await eventually(() => watches().length === 1, 'the watch request');
       await watcher.stop();
       await expect(watcher.done).resolves.toBeUndefined();
-      expect(heard).toEqual(['opened', 'closed']);
+      // The watcher has let go of its connection: it says so before it ends.
+      expect(closed).toBe(1);
       expect(client.logger.messages('debug')).toContain(`Stopping the watch-stream for configmaps.v1 in '${namespace}'.`);
     });
 

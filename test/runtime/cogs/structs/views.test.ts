@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { Bundles } from '../../../../fixtures/generated/bundles.example.com.v1.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
+import * as fx from '../../../support/operators.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
 const BUNDLES_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/generator/bundles.yaml'), 'utf8');

@@ -17,7 +17,7 @@ describe('async contexts', () => {
     expect(invocation.findOperator()).toBeUndefined();
     expect(() => invocation.currentOperator('event()')).toThrow('event() was called outside of an operator');
     const deep = async (): Promise<invocation.OperatorScope> => {
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await new Promise((resolve) => setTimeout(resolve, 1)); // the context must cross a timer: the timer is the subject
       return Promise.resolve().then(() => invocation.currentOperator());
     };
     await expect(invocation.runInOperator(scope, deep)).resolves.toBe(scope);
@@ -45,7 +45,7 @@ describe('async contexts', () => {
     const one = operatorScope();
     const two = operatorScope();
     const probe = async (): Promise<invocation.OperatorScope> => {
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 5)); // both wait across a timer at once: the overlap is the subject
       return invocation.currentOperator();
     };
     const [a, b] = await Promise.all([invocation.runInOperator(one, probe), invocation.runInOperator(two, probe)]);

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
-import * as s from './simulating.js';
+import * as s from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 

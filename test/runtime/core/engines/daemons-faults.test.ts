@@ -20,7 +20,7 @@ import type * as settingsModule from '../../../../runtime/cogs/configs/settings.
 import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
-import * as s from './simulating.js';
+import * as s from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 

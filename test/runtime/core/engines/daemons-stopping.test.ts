@@ -25,7 +25,7 @@ import { TemporaryError } from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { DaemonStoppingReason, reasonNames, type DaemonStopped } from '../../../../runtime/core/intents/stoppers.js';
 import { on } from '../../../../runtime/on.js';
-import * as s from './simulating.js';
+import * as s from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 

@@ -19,7 +19,7 @@ import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { DaemonStoppingReason, reasonNames, type DaemonStopped } from '../../../../runtime/core/intents/stoppers.js';
 import { PRESENT } from '../../../../runtime/core/intents/filters.js';
 import { on } from '../../../../runtime/on.js';
-import * as s from './simulating.js';
+import * as s from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 const R = DaemonStoppingReason;

@@ -18,8 +18,8 @@ import { encodeKey, IndexTable, interpretResult } from '../../../../runtime/core
 import type { Index } from '../../../../runtime/core/intents/indices.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
-import * as vt from './virtualtime.js';
+import * as fx from '../../../support/operators.js';
+import * as vt from '../../../support/virtualtime.js';
 import { IndexKeyError } from '../../../../runtime/core/engines/errors.js';
 
 type Json = Record<string, unknown>;

@@ -14,7 +14,7 @@ import * as invocation from '../../../../runtime/core/actions/invocation.js';
 import * as logging from '../../../../runtime/core/actions/logging.js';
 import * as posting from '../../../../runtime/core/engines/posting.js';
 import { RecordingLogger, T0, referenceBody } from '../actions/helpers.js';
-import { eventually } from '../../../support/waiting.js';
+import { eventually, until } from '../../../support/waiting.js';
 
 const KOPF_CRD = path.resolve(import.meta.dirname, '../../../../fixtures/crds/kopfexamples.yaml');
 
@@ -309,14 +309,17 @@ describe('posting to a cluster through the real client', () => {
     } finally {
       restore();
     }
+    expect(queue.size).toBe(5); // queued as they were logged: the DEBUG line is not among them
     const task = posting.runPoster({ queue, writer: kubeApi, settings: config, logger, signal: controller.signal });
-    const deadline = Date.now() + 5000;
-    let items: Array<Record<string, unknown>> = [];
-    while (Date.now() < deadline) {
-      items = (await kubeApi.list(posting.EVENTS, 'default')).items as Array<Record<string, unknown>>;
-      if (items.length >= 5) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const items = await until(
+      async () => {
+        const listed = (await kubeApi.list(posting.EVENTS, 'default')).items as Array<Record<string, unknown>>;
+        return listed.length >= 5 ? listed : undefined;
+      },
+      'the five events posted',
+      5000,
+      20,
+    );
     controller.abort();
     await task;
     expect(logger.lines).toEqual([]);

@@ -14,8 +14,8 @@ import { PermanentError, TemporaryError } from '../../../../runtime/core/actions
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { reasonNames, type DaemonStopped } from '../../../../runtime/core/intents/stoppers.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
-import * as vt from './virtualtime.js';
+import * as fx from '../../../support/operators.js';
+import * as vt from '../../../support/virtualtime.js';
 
 type Json = Record<string, unknown>;
 const NAME = 'kopf-example-1';

@@ -13,7 +13,7 @@ import * as errors from '../../../../runtime/core/actions/errors.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import * as running from '../../../../runtime/core/reactor/running.js';
 import { on } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
+import * as fx from '../../../support/operators.js';
 import { inProcessServer } from '../../scenarios/webhooks.js';
 import * as engineErrors from '../../../../runtime/core/engines/errors.js';
 

@@ -15,20 +15,29 @@ import * as admission from '../../../../runtime/core/engines/admission.js';
 import { builtins } from '../../../../runtime/core/intents/builtins.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { daemon, on, timer } from '../../../../runtime/on.js';
-import * as fx from '../../reliability/operating.js';
+import * as fx from '../../../support/operators.js';
+import { until } from '../../../support/waiting.js';
 
 const KEX = ['kopf.dev', 'v1', 'kopfexamples'] as const;
 
-/** Calls `fn` until it resolves (real time; e.g. reading an object another handler creates). */
+/** Calls `fn` until it resolves (real time; e.g. reading an object another handler creates); the last error after 4 s. */
 async function retried<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (attempt > 200) throw error;
-      await fx.pause(20);
-    }
-  }
+  let last: unknown;
+  const outcome = await until(
+    async () => {
+      try {
+        return { value: await fn() };
+      } catch (error) {
+        last = error;
+        return undefined;
+      }
+    },
+    'a call to succeed',
+    4_000,
+    20,
+  ).catch(() => undefined);
+  if (outcome === undefined) throw last;
+  return outcome.value;
 }
 
 let cluster: DevCluster;

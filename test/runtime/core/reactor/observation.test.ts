@@ -9,6 +9,7 @@ import * as observation from '../../../../runtime/core/reactor/observation.js';
 import * as orchestration from '../../../../runtime/core/reactor/orchestration.js';
 import { on } from '../../../../runtime/on.js';
 import { type Background, type Client, RecordingLogger, background, clientFor, eventually } from './observing.js';
+import { flushed } from '../../../support/waiting.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../../..');
 const WIDGETS_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/widgets.yaml'), 'utf8');
@@ -299,7 +300,11 @@ describe('observation against a devcluster', () => {
         'the namespaces are only refreshed on operator restarts.',
     ]);
     await c.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'myapp-dev' } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Nothing can bring the new namespace in: the one watch of namespaces was refused, and after
+    // its warning the observer only waits for the stop.
+    const namespaceWatches = c.requests.filter((q) => q.resource === 'namespaces' && q.verb === 'watch');
+    expect(namespaceWatches.map((q) => q.code)).toEqual([403]);
+    await flushed();
     expect([...r.picture.namespaces]).toEqual(['myapp-live']);
   });
 

@@ -20,12 +20,24 @@ function picture(): observation.Insights {
   return new observation.Insights({ registry });
 }
 
-/** A fake watcher: records its life, runs until aborted, then takes `stopDelayMs` to settle. */
+/**
+ * A fake watcher: records its life, runs until aborted, then settles once `settling` resolves (at
+ * once by default: `holdStops()` makes the test decide when).
+ */
 class Watchers {
   readonly log: string[] = [];
   readonly live = new Set<string>();
-  stopDelayMs = 0;
+  private settling: Promise<void> = Promise.resolve();
   failWith: { readonly name: string; readonly error: unknown } | undefined;
+
+  /** Aborted watchers settle only when the returned function is called. */
+  holdStops(): () => void {
+    let release!: () => void;
+    this.settling = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return release;
+  }
 
   readonly spawn: orchestration.Spawn = async (resource, namespace, signal) => {
     const name = `${resource.plural}@${namespace ?? '-'}`;
@@ -33,10 +45,11 @@ class Watchers {
     this.live.add(name);
     try {
       await new Promise<void>((resolve, reject) => {
-        if (this.failWith?.name === name) setTimeout(() => reject(this.failWith!.error), 5);
+        // A failing watcher fails on the next turn, once its siblings have started.
+        if (this.failWith?.name === name) setImmediate(() => reject(this.failWith!.error));
         signal.addEventListener('abort', () => resolve(), { once: true });
       });
-      await new Promise((r) => setTimeout(r, this.stopDelayMs));
+      await this.settling;
     } finally {
       this.live.delete(name);
       this.log.push(`-${name}`);
@@ -98,10 +111,17 @@ describe('orchestration', () => {
     p.reviseResources([PODS], null);
     p.setNamespaces(['a', 'b']);
     const watchers = new Watchers();
-    watchers.stopDelayMs = 50;
+    const release = watchers.holdStops();
     const run = background((signal) => orchestration.orchestrate({ insights: p, spawn: watchers.spawn, signal }));
     await eventually(() => watchers.live.size === 2, 'watchers');
-    await run.stop();
+    let stopped = false;
+    const stopping = run.stop().then(() => {
+      stopped = true;
+    });
+    await flushed();
+    expect(stopped).toBe(false); // both watchers are aborted, neither has settled
+    release();
+    await stopping;
     expect(watchers.live.size).toBe(0);
     expect(watchers.log.slice(-2).sort()).toEqual(['-pods@a', '-pods@b']);
   });
@@ -112,12 +132,15 @@ describe('orchestration', () => {
     p.reviseResources([PODS], null);
     p.setNamespaces(['a']);
     const watchers = new Watchers();
-    watchers.stopDelayMs = 100;
+    const release = watchers.holdStops();
     const run = background((signal) => orchestration.orchestrate({ insights: p, spawn: watchers.spawn, signal }));
     await eventually(() => watchers.live.has('pods@a'), 'first watcher');
     p.removeNamespace('a');
-    await new Promise((r) => setTimeout(r, 10));
+    await flushed();
     p.addNamespace('a');
+    await flushed();
+    expect(watchers.log).toEqual(['+pods@a']); // aborted, not settled: the returning one waits
+    release();
     await eventually(() => watchers.log.length === 3, 'restart');
     expect(watchers.log).toEqual(['+pods@a', '-pods@a', '+pods@a']);
     await run.stop();

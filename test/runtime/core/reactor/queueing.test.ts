@@ -3,6 +3,7 @@ import { realClock, VirtualClock } from '../../../../runtime/cogs/aio/clocks.js'
 import { silentLogger, type Logger } from '../../../../runtime/cogs/structs/loggers.js';
 import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
 import { Queue, type StreamContext } from '../../../../runtime/core/reactor/queueing.js';
+import { eventually, flushed } from '../../../support/waiting.js';
 
 const ev = (uid: string, rv: string, type: RawEvent['type'] = 'MODIFIED'): RawEvent => ({
   type,
@@ -198,13 +199,18 @@ describe('per-object queueing', () => {
   it('R-QUEUE-2 the worker limit caps concurrent objects', async () => {
     let concurrent = 0;
     let peak = 0;
+    let handled = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const queue = new Queue(
       async () => {
         concurrent++;
         peak = Math.max(peak, concurrent);
-        await tick();
-        await tick();
+        await gate;
         concurrent--;
+        handled++;
       },
       {
         clock: realClock,
@@ -218,7 +224,12 @@ describe('per-object queueing', () => {
       },
     );
     for (const uid of ['a', 'b', 'c', 'd', 'e']) queue.push(ev(uid, '1'));
-    await new Promise((r) => setTimeout(r, 100));
+    // Two objects are held in their handlers; a third worker would start in memory, within this turn.
+    await eventually(() => concurrent === 2, 'two busy workers');
+    await flushed();
+    expect(peak).toBe(2);
+    release();
+    await eventually(() => handled === 5, 'all five objects handled');
     expect(peak).toBe(2);
     await queue.stop();
   });

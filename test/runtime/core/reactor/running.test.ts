@@ -267,7 +267,7 @@ describe('graceful stop (R-LIFE-3, R-ACTIVITY-2)', () => {
         standalone: true,
         watcher: async (_context, resource, _namespace, signal) => {
           signal.addEventListener('abort', () => stopped.push(resource.plural));
-          await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setImmediate(r)); // fails on the next turn, once all watchers have started
           throw boom;
         },
       })
@@ -356,6 +356,7 @@ describe('embedding (R-LIFE-5/6, A-24)', () => {
       logger.info((memo as unknown as typeof templates).deleteTpl.replace('{name}', name));
     });
     const hostWork = new AbortController();
+    // The host program's own timer (its work, which the operator must leave alone), not a wait of the test.
     const hostTimer = new Promise<string>((resolve) => setTimeout(() => resolve(hostWork.signal.aborted ? 'cancelled' : 'intact'), 50));
     const signalsBefore = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
     const ready = new Flag();

@@ -90,11 +90,22 @@ describe('KopfRunner (R-TEST-1)', () => {
   });
 
   it('R-TEST-1 the runner waits at most `timeout` seconds for the operator to stop', async () => {
-    const file = operatorFile(folder.dir, 'slow.ts', 'on.cleanup(async function cleanup_fn() { await new Promise((r) => setTimeout(r, 1000)); });');
+    // The cleanup handler ends when the test lets it (the operator file runs in this process).
+    const shared = globalThis as { slowCleanup?: Promise<void> };
+    let release!: () => void;
+    shared.slowCleanup = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const file = operatorFile(
+      folder.dir,
+      'slow.ts',
+      'on.cleanup(async function cleanup_fn() { await (globalThis as { slowCleanup?: Promise<void> }).slowCleanup; });',
+    );
     const runner = new KopfRunner(['run', '-A', '--standalone', file], { registry: new OperatorRegistry(), settings: fastSettings(), timeout: 0.2 });
     await runner.start();
     await expect(runner.stop()).rejects.toBeInstanceOf(RunnerTimeoutError);
     expect(runner.exitCode).toBeNull();
+    release();
     await eventually(() => runner.output.includes("Activity 'cleanup_fn' succeeded."), 'the slow cleanup');
     await runner.stop();
     expect(runner.exitCode).toBe(0);

@@ -1,35 +1,47 @@
 /**
- * Shared fixtures of the reliability tests: a devcluster with the reference CRD, fast operator
- * settings, an operator run in the background against it through the real HTTP client, log
- * capture through the logging sink, and small helpers for controlled promises and polling.
+ * The fixtures every operator test uses (the analogue of Kopf's `tests/conftest.py`): the
+ * reference CRD and object, a devcluster with them, fast operator settings, log capture through
+ * the logging sink, and the one way to run an operator in the background for a test.
  *
  * The operator is the embedded `operator()` (as `spawnTasks()` + `runTasks()`) with a stop flag
  * and a login handler, so the tests go through the whole runtime: login and re-login, discovery,
- * list-watch, per-object queueing, the processing cycle, patching and the client's retries.
+ * list-watch, per-object queueing, the processing cycle, patching and the client's retries. On a
+ * `VirtualClock` (`options.clock`) time moves only when the test moves it; `virtualtime.ts` builds
+ * its harness on this one. The section 8 scenarios run the operator as `kopf run` through the
+ * test runner instead (`scenarios.ts`), since that invocation is what they prove.
+ *
+ * Nothing here waits "long enough": `atRest()` waits for the operator's own signal that it is
+ * done with an object (`signals.ts`), `waiting.ts` for everything else that must happen.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import * as YAML from 'yaml';
-import { DevCluster, type RequestRecord } from '../../../devcluster/testing.js';
-import * as clocks from '../../../runtime/cogs/aio/clocks.js';
-import type * as credentials from '../../../runtime/cogs/client/credentials.js';
-import * as settings from '../../../runtime/cogs/configs/settings.js';
-import * as logging from '../../../runtime/core/actions/logging.js';
-import type { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
-import type * as inventory from '../../../runtime/core/reactor/inventory.js';
-import * as running from '../../../runtime/core/reactor/running.js';
-import { on } from '../../../runtime/on.js';
-import { eventually } from '../../support/waiting.js';
-export { eventually } from '../../support/waiting.js';
-import { AT_REST, GONE } from '../../support/signals.js';
-import { advanceUntilSettled } from '../../support/waiting.js';
-export { AT_REST, GONE } from '../../support/signals.js';
+import { DevCluster, type RequestRecord } from '../../devcluster/testing.js';
+import * as clocks from '../../runtime/cogs/aio/clocks.js';
+import type * as credentials from '../../runtime/cogs/client/credentials.js';
+import * as settings from '../../runtime/cogs/configs/settings.js';
+import * as logging from '../../runtime/core/actions/logging.js';
+import type { OperatorRegistry } from '../../runtime/core/intents/registry.js';
+import type * as inventory from '../../runtime/core/reactor/inventory.js';
+import * as running from '../../runtime/core/reactor/running.js';
+import { on } from '../../runtime/on.js';
+import { AT_REST, GONE } from './signals.js';
+import { advanceUntilSettled, eventually } from './waiting.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-export const KOPF_CRD = fs.readFileSync(path.join(ROOT, 'fixtures/crds/kopfexamples.yaml'), 'utf8');
-export const KOPF_EXAMPLE = fs.readFileSync(path.join(ROOT, 'fixtures/objects/kopf-example-1.yaml'), 'utf8');
+export { AT_REST, GONE } from './signals.js';
+export { eventually } from './waiting.js';
+
+/** The repository's root folder. */
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CRD_FILE = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
+export const OBJECT_FILE = path.join(ROOT, 'fixtures/objects/kopf-example-1.yaml');
+export const KOPF_CRD = fs.readFileSync(CRD_FILE, 'utf8');
+export const KOPF_EXAMPLE = fs.readFileSync(OBJECT_FILE, 'utf8');
 export const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
+/** Kopf's default finalizer and diff-base annotation. */
+export const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
+export const LHC = 'kopf.zalando.org/last-handled-configuration';
 
 type JsonObject = Record<string, unknown>;
 
@@ -83,20 +95,37 @@ export interface Captured {
   readonly message: string;
   /** The message as printed in the `plain` format without traces: `[ns/name] message`. */
   readonly line: string;
+  /** The object the message is about (`ns/name`, or `name` if cluster-scoped), if any. */
+  readonly object: string | undefined;
+  /** When it was logged: milliseconds since the capture's `origin` on its clock (real time by default). */
+  readonly at: number;
   readonly error?: unknown;
 }
 
-/** Captures all log output (DEBUG and up) while installed. */
+/** Captures all log output (DEBUG and up) while installed, each message with the time it was logged. */
 export class LogCapture {
   readonly records: Captured[] = [];
   private restore: (() => void) | undefined;
+
+  /** @param timing the clock whose `now()` stamps the messages, and the origin subtracted from it. */
+  constructor(private readonly timing: { readonly clock: clocks.Clock; readonly origin: number } = { clock: clocks.realClock, origin: 0 }) {}
 
   install(): this {
     this.clear();
     logging.configure({ verbose: true });
     this.restore = logging.setLogSink((_line, record) => {
       const prefix = record.ref !== undefined ? logging.prefixOf(record.ref) : '';
-      this.records.push({ level: record.level, name: record.name, message: record.message, line: `${prefix}${record.message}`, error: record.error });
+      const object = record.ref ? `${record.ref.namespace ?? ''}/${record.ref.name}`.replace(/^\//, '') : undefined;
+      const at = this.timing.clock.now() - this.timing.origin;
+      this.records.push({
+        level: record.level,
+        name: record.name,
+        message: record.message,
+        line: `${prefix}${record.message}`,
+        object,
+        at,
+        error: record.error,
+      });
     });
     return this;
   }
@@ -122,6 +151,18 @@ export class LogCapture {
   }
 }
 
+/**
+ * Strips the finalizers of all `kopfexamples` left in `default` (no object waits for an operator
+ * that is gone) and stops the cluster: the end of every test with a cluster of its own.
+ */
+export async function releaseAndStop(cluster: DevCluster): Promise<void> {
+  for (const body of cluster.store.list(KEX, 'default')) {
+    const name = (body['metadata'] as { name: string }).name;
+    await cluster.store.patch(KEX, name, { metadata: { finalizers: null } }, { namespace: 'default', type: 'merge-patch' });
+  }
+  await cluster.stop();
+}
+
 /** What a suite started with `clusterPerTest()` reads in its tests. */
 export interface ClusterPerTest {
   /** The current test's devcluster (a fresh one for every test). */
@@ -132,45 +173,59 @@ export interface ClusterPerTest {
   restartCluster(options: Parameters<typeof startCluster>[0]): Promise<DevCluster>;
 }
 
+/** The devcluster of the test that runs now, for the per-test fixtures below. */
+export interface CurrentCluster {
+  /** The current test's devcluster; throws outside a test. */
+  get(): DevCluster;
+  /** Stops the current test's devcluster and starts another one with `options` in its place. */
+  replace(options: Parameters<typeof startCluster>[0]): Promise<DevCluster>;
+}
+
 /**
- * Registers the `beforeEach`/`afterEach` hooks of a suite whose every test runs operators against
- * a devcluster of its own: before each test, a cluster with the reference CRD starts and the log
- * capture is installed; after it, the capture is removed, the finalizers of all `kopfexamples`
- * left in `default` are stripped (no object waits for an operator that is gone) and the cluster
- * stops. Call it in the `describe` body; read `cluster` and `logs` inside the tests.
+ * Registers the `beforeEach`/`afterEach` hooks that give every test of a suite a devcluster of
+ * its own: before each test, a cluster with the reference CRD starts (then `hooks.started` runs);
+ * after it, `hooks.ending` runs, then the cluster is released (`releaseAndStop()`).
  */
-export function clusterPerTest(): ClusterPerTest {
+export function freshClusterPerTest(hooks: { readonly started?: () => void; readonly ending?: () => Promise<void> | void } = {}): CurrentCluster {
   let current: DevCluster | undefined;
-  const logs = new LogCapture();
   beforeEach(async () => {
     current = await startCluster();
-    logs.install();
+    hooks.started?.();
   });
   afterEach(async () => {
-    logs.uninstall();
+    await hooks.ending?.();
     const cluster = current;
     current = undefined;
-    if (cluster === undefined) return;
-    for (const body of cluster.store.list(KEX, 'default')) {
-      const name = (body['metadata'] as { name: string }).name;
-      await cluster.store.patch(KEX, name, { metadata: { finalizers: null } }, { namespace: 'default' });
-    }
-    await cluster.stop();
+    if (cluster !== undefined) await releaseAndStop(cluster);
   });
-  const currentCluster = (): DevCluster => {
+  const get = (): DevCluster => {
     if (current === undefined) throw new Error('The devcluster exists only while a test runs.');
     return current;
   };
   return {
-    get cluster() {
-      return currentCluster();
-    },
-    logs,
-    async restartCluster(options) {
-      await currentCluster().stop();
+    get,
+    async replace(options) {
+      await get().stop();
       current = await startCluster(options);
       return current;
     },
+  };
+}
+
+/**
+ * Registers the hooks of a suite whose every test runs operators against a devcluster of its own
+ * (`freshClusterPerTest()`), with the log capture installed anew (and emptied) for every test.
+ * Call it in the `describe` body; read `cluster` and `logs` inside the tests.
+ */
+export function clusterPerTest(): ClusterPerTest {
+  const logs = new LogCapture();
+  const current = freshClusterPerTest({ started: () => logs.install(), ending: () => logs.uninstall() });
+  return {
+    get cluster() {
+      return current.get();
+    },
+    logs,
+    restartCluster: (options) => current.replace(options),
   };
 }
 
@@ -191,8 +246,14 @@ export interface RunningOperator {
   /** The error the operator failed with, if any (set once `done` settles). */
   readonly error: unknown;
   readonly stopped: boolean;
-  /** Raises the stop flag and waits until the operator has stopped. */
-  stop(): Promise<void>;
+  /** Raises the stop flag only (the operator begins its graceful stop). */
+  requestStop(): void;
+  /**
+   * Raises the stop flag and waits until the operator has stopped; on a `VirtualClock`, moves
+   * virtual time on meanwhile (in `stepMs` steps, default 100), since the graceful stop sleeps on
+   * that clock.
+   */
+  stop(options?: { readonly stepMs?: number; readonly pauseMs?: number }): Promise<void>;
 }
 
 export interface OperatorOptions {
@@ -273,10 +334,13 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     get stopped() {
       return stopped;
     },
-    async stop() {
+    requestStop() {
+      stopper.abort();
+    },
+    async stop(steps = {}) {
       stopper.abort();
       const clock = options.clock;
-      if (clock instanceof clocks.VirtualClock) await advanceUntilSettled(clock, done, { stepMs: 100, pauseMs: 0 });
+      if (clock instanceof clocks.VirtualClock) await advanceUntilSettled(clock, done, { stepMs: 100, pauseMs: 0, ...steps });
       await done;
     },
   };
@@ -301,11 +365,6 @@ export async function atRest(logs: LogCapture, name: string, options: { namespac
   const prefix = `[${options.namespace ?? 'default'}/${name}] `;
   const last = options.gone ? GONE : AT_REST;
   await eventually(() => logs.records.filter((r) => r.line.startsWith(prefix)).at(-1)?.message === last, `${prefix}${last}`);
-}
-
-/** Waits for a fixed real time. To prove that something does NOT happen, prefer `atRest()` or a virtual clock. */
-export function pause(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** A promise with its resolver exposed (a handler awaits it; the test decides when it settles). */
@@ -343,4 +402,78 @@ export function patchBodies(cluster: DevCluster, name: string, subresource?: str
   return cluster.requests
     .filter((r) => r.method === 'PATCH' && r.resource === 'kopfexamples' && r.name === name && r.subresource === subresource)
     .map((r) => JSON.parse(r.body ?? 'null') as unknown);
+}
+
+type Ref = { readonly group: string; readonly version: string; readonly resource: string };
+
+/** The resource version of an object in the cluster, if it exists. */
+export function versionOf(cluster: DevCluster, ref: Ref, name: string, namespace = 'default'): string | undefined {
+  const body = cluster.store.get(ref, name, namespace) as { metadata?: { resourceVersion?: string } } | undefined;
+  return body?.metadata?.resourceVersion;
+}
+
+/**
+ * An observer of processing cycles, for resources without daemons: an on-event handler whose
+ * `when` filter notes the resource version of every processed event and never matches (so it is
+ * never invoked and logs nothing). On-event handlers run after indexing in a cycle, so a noted
+ * version means the object's indices are up to date with it.
+ */
+export class Observer {
+  private readonly versions = new Map<string, string | undefined>();
+  private readonly deleted = new Set<string>();
+
+  constructor(registry: OperatorRegistry, resource = 'kopfexamples') {
+    on.event(
+      resource,
+      {
+        registry,
+        id: `observer-of-${resource}`,
+        when: ({ body, type }) => {
+          const key = `${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
+          this.versions.set(key, body.metadata?.resourceVersion);
+          if (type === 'DELETED') this.deleted.add(key);
+          else this.deleted.delete(key);
+          return false;
+        },
+      },
+      () => {
+        throw new Error('The observer never matches.');
+      },
+    );
+  }
+
+  /** The resource version of the newest event of an object (`ns/name`) the operator has processed. */
+  seen(key: string): string | undefined {
+    return this.versions.get(key);
+  }
+
+  /**
+   * Waits until the newest version of an object has been processed — or, for an object that is
+   * gone, its `DELETED` event (if the operator has seen the object at all).
+   */
+  async caughtUp(cluster: DevCluster, name: string, ref: Ref = KEX, namespace = 'default'): Promise<void> {
+    const key = `${namespace}/${name}`;
+    await eventually(() => {
+      const stored = versionOf(cluster, ref, name, namespace);
+      if (stored === undefined) return !this.versions.has(key) || this.deleted.has(key);
+      return this.versions.get(key) === stored;
+    }, `the operator to process the newest version of ${key}`);
+  }
+}
+
+/** Whether the operator's queues hold no unprocessed event and no worker is processing one. */
+export function queuesIdle(op: { readonly context: inventory.OperatorContext }): boolean {
+  for (const counts of op.context.queues?.byResource().values() ?? []) if (counts.busyWorkers > 0 || counts.queuedEvents > 0) return false;
+  return true;
+}
+
+/**
+ * Waits until the operator is done with an object whose cycles do not end with `AT_REST` (on-event
+ * handlers alone, for instance): the `observer` has seen the object's newest stored version and the
+ * queues are idle. That cycle is then over, and what it patched changed nothing (a change would
+ * have made a newer version), so nothing more follows for the object on its own.
+ */
+export async function quiet(op: { readonly context: inventory.OperatorContext }, cluster: DevCluster, observer: Observer, name: string): Promise<void> {
+  const key = `default/${name}`;
+  await eventually(() => observer.seen(key) === versionOf(cluster, KEX, name) && queuesIdle(op), `the operator to be done with ${key}`);
 }

@@ -1,37 +1,36 @@
 /**
- * The harness of the acceptance scenarios (section 8 of the runtime reference): a devcluster per scenario file with the
- * reference CRD, the operator started the way section 8.0 says (`kopf run --all-namespaces
- * --standalone --verbose <module>` with `execution.defaultBackoff = 1` and
- * `watching.serverTimeout = 10`), the captured log output with waits on lines, the reference
- * object, and the generic checks G-1..G-6.
+ * The harness of the acceptance scenarios (section 8 of the runtime reference): a devcluster per
+ * scenario file with the reference CRD, the operator started the way section 8.0 says (`kopf run
+ * --all-namespaces --standalone --verbose <module>` with `execution.defaultBackoff = 1` and
+ * `watching.serverTimeout = 10`) through the test runner (R-TEST-1), the captured log output with
+ * waits on lines, the reference object, and the generic checks G-1..G-6.
  *
- * Operators run in the test process through the runtime's real HTTP client against the devcluster
- * over loopback (found through `KUBECONFIG`, as a user's operator would find its cluster). Log
- * lines are captured by the runner through the process-wide log sink: scenario files run
- * in their own worker processes, and the operators of one file run one after another.
+ * This is the one other way of running an operator in a test (the embedded one is in
+ * `operators.ts`, whose fixtures it shares): the scenarios prove that invocation, so they go
+ * through it. Operators run in the test process through the runtime's real HTTP client against
+ * the devcluster over loopback (found through `KUBECONFIG`, as a user's operator would find its
+ * cluster). Log lines are captured by the runner through the process-wide log sink: scenario
+ * files run in their own worker processes, and the operators of one file run one after another.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 import { expect } from 'vitest';
 import * as YAML from 'yaml';
 
-import { DevCluster, type DevClusterOptions, type RequestRecord } from '../../../devcluster/testing.js';
-import type * as clocks from '../../../runtime/cogs/aio/clocks.js';
-import * as settingsModule from '../../../runtime/cogs/configs/settings.js';
-import * as references from '../../../runtime/cogs/structs/references.js';
-import type * as registries from '../../../runtime/core/intents/registry.js';
-import { KopfRunner } from '../../../runtime/kits/launching/runner.js';
-import { exportKubeconfig, tempDir } from '../../support/cluster.js';
-import { eventually } from '../../support/waiting.js';
-export { eventually } from '../../support/waiting.js';
+import { DevCluster, type DevClusterOptions, type RequestRecord } from '../../devcluster/testing.js';
+import type * as clocks from '../../runtime/cogs/aio/clocks.js';
+import * as settingsModule from '../../runtime/cogs/configs/settings.js';
+import * as references from '../../runtime/cogs/structs/references.js';
+import type * as registries from '../../runtime/core/intents/registry.js';
+import { KopfRunner } from '../../runtime/kits/launching/runner.js';
+import { exportKubeconfig, tempDir } from './cluster.js';
+import { CRD_FILE, KEX, OBJECT_FILE } from './operators.js';
+import { eventually } from './waiting.js';
 
-export const ROOT = path.resolve(import.meta.dirname, '../../..');
-export const CRD_FILE = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
-export const OBJECT_FILE = path.join(ROOT, 'fixtures/objects/kopf-example-1.yaml');
+export { CRD_FILE, FINALIZER, KEX, LHC, OBJECT_FILE, ROOT } from './operators.js';
+export { eventually } from './waiting.js';
 
 /** The reference CRD's type, for the devcluster's out-of-band store. */
-export const KEX = { group: 'kopf.dev', version: 'v1', resource: 'kopfexamples' } as const;
 export const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 export const EVENTS = { group: '', version: 'v1', resource: 'events' } as const;
 export const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' } as const;
@@ -51,18 +50,12 @@ export function kexResource(): references.Resource {
   });
 }
 
-export const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
-export const LHC = 'kopf.zalando.org/last-handled-configuration';
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Json = Record<string, unknown>;
 
 /** The explicit signal that an object's processing is over (see `test/support/signals.ts`). */
-export { AT_REST } from '../../support/signals.js';
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { AT_REST } from './signals.js';
 
 /**
  * Starts a devcluster with the reference CRD (and more CRDs if given) and points `KUBECONFIG` to
