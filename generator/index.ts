@@ -165,16 +165,20 @@ function projectInfo(
  * In both cases a file of crds/ that exists with another content than the given CRD's is refused.
  *
  * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `output-not-empty`
- *   (without `force`), `would-overwrite` (see above), `missing-input`, `no-input`, `duplicate-crd`,
- *   `invalid-project` (an unreadable kopf-gen.json). Nothing is written when it throws.
+ *   (without `force`), `would-overwrite` (see above), `missing-input`, `not-a-file` (a `--crd`
+ *   that is a FIFO, a directory, …), `no-input`, `duplicate-crd`, `invalid-project` (an unreadable
+ *   kopf-gen.json), `no-output` (an empty `out`), `output-not-writable` (`out` cannot be created:
+ *   below a file, in a read-only or unwritable place). Nothing is written when it throws.
  */
 export async function init(options: InitOptions): Promise<GenerationReport> {
+  if (options.out === '') throw new projects.ProjectError('no-output', 'the output path is empty: give the directory to create the project in (--out DIR)');
   const root = path.resolve(options.out);
   if (projects.isNonDirectory(root)) throw new projects.ProjectError('output-not-empty', `${options.out} exists and is not a directory`);
   const occupied = projects.isNonEmptyDirectory(root);
   if (!options.force && occupied) {
     throw new projects.ProjectError('output-not-empty', `${options.out} is not empty; choose another --out or pass --force to write into it`);
   }
+  if (!occupied) projects.checkCreatable(root, options.out);
   const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
   if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
