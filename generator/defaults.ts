@@ -13,6 +13,7 @@
  * patterns, bounds, combinators and CEL rules are left to the server. A `default: null` is no
  * default at all (the server drops it when it reads the CRD), so it is not checked here either.
  */
+import * as json from './json.js';
 import * as schemas from './schemas.js';
 
 /** What is wrong with a default value, and where (the rendered JSON path inside the default). */
@@ -35,7 +36,7 @@ export function valueProblem(value: unknown, node: schemas.Schema, path: string)
   const typeProblem = typeMismatch(value, node);
   if (typeProblem !== undefined) return { path, detail: typeProblem };
   const enumeration = schemas.own(node, 'enum');
-  if (Array.isArray(enumeration) && !enumeration.some((allowed) => sameJson(allowed, value))) {
+  if (Array.isArray(enumeration) && !enumeration.some((allowed) => json.sameJson(allowed, value))) {
     return { path, detail: `${JSON.stringify(value)} is not one of the enum values ${enumeration.map((allowed) => JSON.stringify(allowed)).join(', ')}` };
   }
   if (Array.isArray(value)) {
@@ -107,15 +108,4 @@ export function describe(value: unknown): string {
   if (typeof value === 'number') return Number.isInteger(value) ? `the integer ${value}` : `the number ${value}`;
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
   return `${typeof value} ${JSON.stringify(value)}`;
-}
-
-/** Whether two JSON values are equal (key order does not matter). */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, index) => sameJson(item, b[index]));
-  if (schemas.isRecord(a) && schemas.isRecord(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
-  }
-  return false;
 }

@@ -32,6 +32,13 @@
  * A project whose code registers admission handlers gets its webhook manifests and the code that
  * serves them, so `admissionRegistrations` finds the calls of `on.validate` and `on.mutate` —
  * `on` imported from `kopf-gen/runtime` (any alias), or `kopf.on` through a namespace import.
+ *
+ * The status-pruning warning (pruning.ts) matters only when a handler's result is stored, so
+ * `resultHandlers` finds the registrations whose handler returns a value (R-STORAGE-14: change,
+ * event, daemon and timer handlers): a function (or arrow) with a `return <value>` of its own (not
+ * `return;`, `return undefined`, `return null` or `return void …`), an arrow whose body is an
+ * expression, and — since the syntax cannot tell — a handler given by a name that is not a function
+ * of the same module, or built by a call.
  */
 import { Node, Project, SyntaxKind, type SourceFile } from 'ts-morph';
 import * as builtins from './builtins.js';
@@ -329,4 +336,68 @@ function literalReference(node: Node | undefined): builtins.LiteralReference | u
     return object;
   }
   return undefined;
+}
+
+/** The registrations whose handler results the runtime stores in `status.<handler id>` (R-STORAGE-14). */
+const RESULT_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'daemon', 'timer']);
+
+/** The registrations of change, event, daemon and timer handlers that return a value (see the module's header), in source order per module. */
+export function resultHandlers(modules: readonly UserModule[]): Place[] {
+  const found: Place[] = [];
+  for (const source of parse(modules)) {
+    const names = runtimeNames(source);
+    if (names.on.size === 0 && names.registrars.size === 0 && names.namespaces.size === 0) continue;
+    for (const call of source.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+      const callee = call.getExpression();
+      if (!isWatchingRegistrar(callee, names)) continue;
+      const registrar = Node.isIdentifier(callee) ? callee.getText() : Node.isPropertyAccessExpression(callee) ? callee.getName() : '';
+      if (!RESULT_REGISTRARS.has(registrar)) continue;
+      const handler = call.getArguments().at(-1);
+      if (handler !== undefined && mayReturnValue(handler, source)) found.push({ path: source.getFilePath().slice(1), line: call.getStartLineNumber() });
+    }
+  }
+  return found;
+}
+
+/** Whether a handler argument may return a value (conservative where the syntax cannot tell). */
+function mayReturnValue(handler: Node, source: SourceFile): boolean {
+  let target: Node | undefined = handler;
+  if (Node.isIdentifier(handler)) {
+    const name = handler.getText();
+    target = source.getFunction(name) ?? source.getVariableDeclaration(name)?.getInitializer();
+    if (target === undefined) return true;
+  }
+  if (Node.isArrowFunction(target)) {
+    const body = target.getBody();
+    return Node.isBlock(body) ? returnsValue(body) : isValue(body);
+  }
+  if (Node.isFunctionExpression(target) || Node.isFunctionDeclaration(target)) {
+    const body = target.getBody();
+    return body !== undefined && returnsValue(body);
+  }
+  return true;
+}
+
+/** Whether a function body has a `return <value>` of its own (nested functions and classes aside). */
+function returnsValue(body: Node): boolean {
+  let found = false;
+  body.forEachDescendant((node, traversal) => {
+    if (Node.isFunctionLikeDeclaration(node) || Node.isClassDeclaration(node) || Node.isClassExpression(node)) {
+      traversal.skip();
+    } else if (Node.isReturnStatement(node)) {
+      const value = node.getExpression();
+      if (value !== undefined && isValue(value)) {
+        found = true;
+        traversal.stop();
+      }
+    }
+  });
+  return found;
+}
+
+/** Whether an expression is a value the runtime would store: anything but `undefined`, `null` and `void …`. */
+function isValue(expression: Node): boolean {
+  const inner = Node.isParenthesizedExpression(expression) ? expression.getExpression() : expression;
+  if (Node.isVoidExpression(inner) || Node.isNullLiteral(inner)) return false;
+  return !(Node.isIdentifier(inner) && inner.getText() === 'undefined');
 }

@@ -22,7 +22,8 @@ export type GeneratorErrorCode =
   | 'ref-not-allowed'
   | 'unknown-type'
   | 'invalid-enum'
-  | 'invalid-default';
+  | 'invalid-default'
+  | 'too-many-fields';
 
 /** Where in the input a problem is. */
 export interface SourceLocation {

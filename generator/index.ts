@@ -18,6 +18,7 @@ import type * as loading from './loading.js';
 import type * as modeling from './modeling.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
+import * as pruning from './pruning.js';
 import * as scaffolding from './scaffolding.js';
 import * as servers from './servers.js';
 import * as writing from './writing.js';
@@ -165,16 +166,20 @@ function projectInfo(
  * In both cases a file of crds/ that exists with another content than the given CRD's is refused.
  *
  * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `output-not-empty`
- *   (without `force`), `would-overwrite` (see above), `missing-input`, `no-input`, `duplicate-crd`,
- *   `invalid-project` (an unreadable kopf-gen.json). Nothing is written when it throws.
+ *   (without `force`), `would-overwrite` (see above), `missing-input`, `not-a-file` (a `--crd`
+ *   that is a FIFO, a directory, …), `no-input`, `duplicate-crd`, `invalid-project` (an unreadable
+ *   kopf-gen.json), `no-output` (an empty `out`), `output-not-writable` (`out` cannot be created:
+ *   below a file, in a read-only or unwritable place). Nothing is written when it throws.
  */
 export async function init(options: InitOptions): Promise<GenerationReport> {
+  if (options.out === '') throw new projects.ProjectError('no-output', 'the output path is empty: give the directory to create the project in (--out DIR)');
   const root = path.resolve(options.out);
   if (projects.isNonDirectory(root)) throw new projects.ProjectError('output-not-empty', `${options.out} exists and is not a directory`);
   const occupied = projects.isNonEmptyDirectory(root);
   if (!options.force && occupied) {
     throw new projects.ProjectError('output-not-empty', `${options.out} is not empty; choose another --out or pass --force to write into it`);
   }
+  if (!occupied) projects.checkCreatable(root, options.out);
   const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
   if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
@@ -214,7 +219,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const files = [
     ...fresh.map((entry) => ({ path: entry.copy.path, text: entry.copy.text })),
     ...planned.files,
-    ...scaffolding.projectFiles(analysis, info, planned.kinds, planned.admission),
+    ...scaffolding.projectFiles(info, planned.kinds, planned.admission, planned.pruning),
   ];
   const safe = leaveUserFiles(root, files);
   const written = writing.applyPlan({ root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -225,7 +230,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
     crdsAdded: fresh.map((entry) => entry.copy.path),
     summary: planned.summary,
     notes: [...notes, ...present.notes, ...planned.notes, ...safe.notes],
-    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
+    warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
     removed: planned.removed,
@@ -329,7 +334,7 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
     crdsAdded: [],
     summary: planned.summary,
     notes: [...analysis.notes, ...planned.notes, ...safe.notes],
-    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
+    warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
     removed: planned.removed,
@@ -372,7 +377,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     crdsAdded: added.map((source) => source.path),
     summary: planned.summary,
     notes: [...given.notes, ...planned.notes, ...safe.notes],
-    warnings: [...analysis.warnings, ...planned.warnings, ...safe.warnings],
+    warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
     removed: planned.removed,
@@ -478,6 +483,8 @@ interface Planned {
   readonly warnings: string[];
   /** Per-kind files of added stubs that exist already (left alone). */
   readonly kept: string[];
+  /** The status-pruning warnings (also among `warnings`), for the README of a new project. */
+  readonly pruning: string[];
 }
 
 /**
@@ -534,6 +541,8 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
   const stubs = files.filter((file) => stubsAdded.includes(file.path));
   const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
+  const pruning = pruningWarnings(analysis.model, entries, [...snapshot.userModules, ...stubs]);
+  warnings.push(...pruning);
   files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission, entries));
   const summary = fields.compare(previous, fields.buildManifest(analysis.model, info.generatorVersion, entries));
   const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
@@ -547,7 +556,26 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       );
     }
   }
-  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept };
+  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept, pruning };
+}
+
+/**
+ * The status-pruning warnings (pruning.ts) for the kinds one of whose handlers in `modules`
+ * returns a value: a module with such a handler counts for every kind whose descriptor it refers to.
+ */
+function pruningWarnings(model: modeling.GeneratorModel, entries: readonly scaffolding.IndexEntry[], modules: readonly detecting.UserModule[]): string[] {
+  const handlers = detecting.resultHandlers(modules);
+  if (handlers.length === 0) return [];
+  const { referenced } = detecting.scanReferences(modules, entries);
+  const returning = new Map<string, detecting.Place[]>();
+  for (const entry of entries) {
+    const paths = new Set((referenced.get(entry.fileName) ?? []).map((place) => place.path));
+    const found = handlers.filter((handler) => paths.has(handler.path));
+    if (found.length === 0) continue;
+    const known = returning.get(entry.crdName) ?? [];
+    returning.set(entry.crdName, [...known, ...found.filter((handler) => !known.some((each) => each.path === handler.path && each.line === handler.line))]);
+  }
+  return pruning.statusPruningWarnings(model, returning);
 }
 
 /**

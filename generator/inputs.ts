@@ -28,15 +28,29 @@ export const CRD_FILE_PATTERN = /\.(ya?ml|json)$/i;
 /**
  * Reads every source: paths are read from disk (relative to `baseDir`), texts pass through.
  *
- * @throws ProjectError `missing-input` when a path cannot be read, `no-input` when there is none.
+ * Paths that are not regular files (a FIFO, a socket, a device, a directory) are refused before
+ * anything is read: reading one could block forever. Standard input arrives as a text, never as a path.
+ *
+ * @throws ProjectError `missing-input` when a path cannot be read, `not-a-file` when it is not a
+ *   regular file, `no-input` when there is none.
  */
 export function readSources(sources: readonly CrdSource[], baseDir = process.cwd()): loading.SourceText[] {
   if (sources.length === 0) throw new projects.ProjectError('no-input', 'no CRD given: pass at least one --crd FILE (or --crd - for stdin)');
   return sources.map((source) => {
     if (typeof source !== 'string') return source;
+    const file = path.resolve(baseDir, source);
     try {
-      return { path: source, text: fs.readFileSync(path.resolve(baseDir, source), 'utf8') };
+      // Stat first: reading a FIFO, a socket or a device would block or never end.
+      const stats = fs.statSync(file);
+      if (!stats.isFile()) {
+        throw new projects.ProjectError(
+          'not-a-file',
+          `--crd ${source}: ${projects.fileKind(stats)}, not a regular file; give a CRD file, or --crd - to read standard input`,
+        );
+      }
+      return { path: source, text: fs.readFileSync(file, 'utf8') };
     } catch (error) {
+      if (error instanceof projects.ProjectError) throw error;
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
       throw new projects.ProjectError('missing-input', `--crd ${source}: ${reason}`, { cause: error });
     }

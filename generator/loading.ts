@@ -8,13 +8,11 @@
  *
  * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML (with a JSON
  * form: no alias inside the node it names)" and "is this a Kubernetes object": validating.ts
- * decides whether a CRD is usable. Parsing takes
- * parsing.ts's fast path for the block YAML CRD files are written in, and the `yaml` package for
- * everything else (including every text with an error, so messages are always the package's).
+ * decides whether a CRD is usable. Parsing is the `yaml` package's (YAML 1.2, core schema, unique
+ * keys); its errors are reported with the file, the document index and the line and column.
  */
 import * as yaml from 'yaml';
 import * as errors from './errors.js';
-import * as parsing from './parsing.js';
 import * as schemas from './schemas.js';
 
 /** One input file: its path (used only in messages) and its text. */
@@ -96,17 +94,11 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
 }
 
 /**
- * The data of each document of a source, in order. The usual block YAML of CRD files takes
- * parsing.ts's fast path; anything else (and every error) goes through the `yaml` package, whose
- * documents are converted one at a time, so a YAML error is reported only once the documents
- * before it have been looked at.
+ * The data of each document of a source, in order, parsed by the `yaml` package. Documents are
+ * converted one at a time, so a YAML error is reported only once the documents before it have
+ * been looked at.
  */
 function* documentsOf(input: SourceText): Generator<unknown> {
-  const fast = parsing.parseDocuments(input.text);
-  if (fast) {
-    yield* fast;
-    return;
-  }
   const documents = yaml.parseAllDocuments(input.text, { uniqueKeys: true, prettyErrors: false });
   const list = Array.isArray(documents) ? documents : [];
   for (const [documentIndex, document] of list.entries()) {

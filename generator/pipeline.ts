@@ -1,14 +1,12 @@
 /**
  * The pipeline: the generator's pure stages chained — load → validate → model → emit types —
- * plus the checks that look at all CRDs at once (one CRD given twice) and the status-pruning
- * warnings. Input is texts, output is values; nothing here reads or writes files, so a failing
+ * plus the checks that look at all CRDs at once (one CRD given twice). Input is texts, output is values; nothing here reads or writes files, so a failing
  * input stops the run before anything is written.
  */
 import * as crdnames from './crdnames.js';
 import * as loading from './loading.js';
 import * as modeling from './modeling.js';
 import * as projects from './projects.js';
-import * as pruning from './pruning.js';
 import * as validating from './validating.js';
 import * as types from './emitting/types.js';
 
@@ -21,8 +19,6 @@ export interface Analysis {
   readonly modules: readonly types.EmittedModule[];
   /** Skipped documents and versions. */
   readonly notes: readonly string[];
-  /** Problems worth the user's attention that do not stop generation (status pruning). */
-  readonly warnings: readonly string[];
 }
 
 /** Loaded and validated CRD documents, with the loader's notes. */
@@ -61,7 +57,6 @@ export function analyseChecked(sources: readonly loading.SourceText[], checked: 
     model,
     modules,
     notes: [...checked.notes, ...model.notes],
-    warnings: pruning.statusPruningWarnings(model),
   };
 }
 

@@ -48,7 +48,10 @@ export type ProjectErrorCode =
   | 'duplicate-crd'
   | 'no-input'
   | 'invalid-namespace'
-  | 'would-overwrite';
+  | 'would-overwrite'
+  | 'not-a-file'
+  | 'no-output'
+  | 'output-not-writable';
 
 /** A problem with the project or the command's inputs (not with a CRD's content). */
 export class ProjectError extends Error {
@@ -210,4 +213,85 @@ export function isNonDirectory(target: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a path that is not a regular file is, for messages: `a FIFO (named pipe)`, `a directory`, … */
+export function fileKind(stats: fs.Stats): string {
+  if (stats.isFile()) return 'a regular file';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/**
+ * Why a directory cannot be created or written to, from the error of the attempt: the path it
+ * names (`target`, or the nearest existing ancestor that is in the way) and the problem, e.g.
+ * `out/x is a file` or `/proc/op: the file system does not allow creating it (ENOENT)`.
+ */
+export function unwritableReason(target: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const blocker = firstNonDirectory(target);
+  if (blocker !== undefined) return `${blocker.path} is ${blocker.kind}`;
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${code}) at ${nearestExisting(target)}`;
+    case 'EROFS':
+      return `${nearestExisting(target)} is on a read-only file system (EROFS)`;
+    case 'ENOENT':
+      return `the file system of ${nearestExisting(target)} does not allow creating directories there (ENOENT)`;
+    case 'ENOSPC':
+      return `no space left on the device (ENOSPC)`;
+    default:
+      return code !== undefined ? `${code}: ${firstLine(error)}` : firstLine(error);
+  }
+}
+
+/**
+ * Refuses, before anything is generated, an output directory that cannot be created: one of its
+ * ancestors is a file (or another non-directory), or the nearest existing ancestor is not
+ * writable. (Places whose refusal only shows when trying, such as /proc, are refused when the
+ * write is attempted, by writing.ts, with the same code.)
+ *
+ * @throws ProjectError `output-not-writable`, naming the path and the problem in one line.
+ */
+export function checkCreatable(root: string, given: string): void {
+  const blocker = firstNonDirectory(root);
+  if (blocker !== undefined) {
+    throw new ProjectError('output-not-writable', `cannot create the project at ${given}: ${blocker.path} is ${blocker.kind}`);
+  }
+  const existing = nearestExisting(root);
+  try {
+    fs.accessSync(existing, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw new ProjectError('output-not-writable', `cannot create the project at ${given}: ${unwritableReason(root, error)}`, { cause: error });
+  }
+}
+
+/** The nearest ancestor of `target` (or `target` itself) that exists. */
+function nearestExisting(target: string): string {
+  let current = path.resolve(target);
+  while (!fs.existsSync(current) && path.dirname(current) !== current) current = path.dirname(current);
+  return current;
+}
+
+/** The nearest existing proper ancestor of `target`, when it is not a directory (it blocks creating `target`). */
+function firstNonDirectory(target: string): { path: string; kind: string } | undefined {
+  const resolved = path.resolve(target);
+  const existing = nearestExisting(path.dirname(resolved));
+  let stats: fs.Stats;
+  try {
+    stats = fs.statSync(existing);
+  } catch {
+    return undefined;
+  }
+  return stats.isDirectory() ? undefined : { path: existing, kind: fileKind(stats) };
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0] ?? text;
 }

@@ -12,6 +12,7 @@
  * subset — is reported as notes with the field's path; the notes go into the sample file and the
  * generation report, so that the user knows where to look if the server refuses the sample.
  */
+import * as json from './json.js';
 import * as patterns from './patterns.js';
 import * as schemas from './schemas.js';
 
@@ -159,7 +160,7 @@ class Sampler {
       if (!included && !required.has(name)) continue;
       // A required field with a default may be left out (the server defaults before it validates),
       // but an input type may still require it: its default is the one value sure to fit.
-      if (!included && schemas.hasDefault(child)) set(name, structuredClone(child['default']));
+      if (!included && schemas.hasDefault(child)) set(name, json.copyJson(child['default']));
       else set(name, this.value(child, schemas.childPath(path, name), depth + 1, included ? (options.variant ?? 0) : 0));
     }
     for (const name of required) {
@@ -216,7 +217,10 @@ class Sampler {
       }
       return this.value(items, itemPath, depth + 1, index);
     });
-    if ((listType === 'set' || mapKeys !== undefined) && new Set(values.map((value) => JSON.stringify(value))).size < values.length) {
+    if (
+      (listType === 'set' || mapKeys !== undefined) &&
+      values.some((value, index) => values.slice(0, index).some((earlier) => json.sameJson(earlier, value)))
+    ) {
       this.note(path, `needs ${count} distinct items; the sample repeats one`);
     }
     return values;

@@ -455,13 +455,13 @@ export function typescriptLiteral(value: unknown, depth: number): string {
 /**
  * The files `init` writes once besides the generated and per-kind ones; `admission` are the
  * admission handlers the project starts with (from `--webhooks` stubs): the Deployment then mounts
- * the webhooks' certificate and exposes their port.
+ * the webhooks' certificate and exposes their port; `warnings` (status pruning) go into the README.
  */
 export function projectFiles(
-  analysis: pipeline.Analysis,
   info: ProjectInfo,
   plans: readonly KindPlan[],
   admission: readonly detecting.AdmissionRegistration[] = [],
+  warnings: readonly string[] = [],
 ): PlannedFile[] {
   const context = {
     ...info,
@@ -469,7 +469,7 @@ export function projectFiles(
     ...serversContext(info, admission),
     kubeName: kubeName(info.name),
     kinds: plans,
-    warnings: analysis.warnings,
+    warnings,
     resources: OPERATOR_RESOURCES,
   };
   return [

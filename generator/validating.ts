@@ -10,7 +10,8 @@
  * validate and never declare types, defaults, descriptions or Kubernetes extensions, no
  * `additionalProperties: false`, no `uniqueItems: true`, a top-level `metadata` that restricts
  * only `name` and `generateName`, embedded resources and list/map extensions used the way the
- * server requires — plus enum values and defaults that fit their schema (defaults.ts).
+ * server requires — plus enum values and defaults that fit their schema (defaults.ts), and a size
+ * the generated types can carry (limits.ts).
  *
  * Only served versions are checked, because only served versions are emitted (modeling.ts skips
  * the rest). loading.ts raises the errors that happen before a document is a CRD (`not-yaml`,
@@ -20,6 +21,7 @@
 import * as crdnames from './crdnames.js';
 import * as defaults from './defaults.js';
 import * as errors from './errors.js';
+import * as limits from './limits.js';
 import type * as loading from './loading.js';
 import * as schemas from './schemas.js';
 
@@ -53,7 +55,8 @@ const ROOT_METADATA_ALLOWED = new Set(['type', 'properties', 'example', 'externa
  *   `invalid-crd` (names, group, scope or versions missing or malformed, or names the API server
  *   refuses), `no-schema` (a served version without `schema.openAPIV3Schema`), `non-structural`,
  *   `ref-not-allowed`, `unknown-type`, `invalid-enum` (an enum value of another type than its
- *   node's), `invalid-default` (a default the schema refuses, or one where defaults are forbidden).
+ *   node's), `invalid-default` (a default the schema refuses, or one where defaults are forbidden),
+ *   `too-many-fields` (a schema with more field paths than the types can carry, limits.ts).
  */
 export function validateCrd(loaded: loading.LoadedCrd): void {
   const fail = (code: errors.GeneratorErrorCode, jsonPath: string, detail: string): never => {
@@ -106,6 +109,16 @@ export function validateCrd(loaded: loading.LoadedCrd): void {
       );
     }
     checkNode(root, () => rootPath, ROOT_WALK, fail);
+    if (limits.countFieldPaths(root) > limits.MAX_FIELD_PATHS) {
+      const { jsonPath, count } = limits.largestObject(root, rootPath);
+      fail(
+        'too-many-fields',
+        jsonPath,
+        `${String(names['plural'])}.${String(spec['group'])} ${String(version['name'])}: ${count.toLocaleString('en-US')} field paths here, more than the ` +
+          `${limits.MAX_FIELD_PATHS.toLocaleString('en-US')} the generated types can carry (TypeScript cannot check the union of a body's field paths ` +
+          'past that: error TS2590); split the object, or drop the properties of a large part and mark it `x-kubernetes-preserve-unknown-fields: true`',
+      );
+    }
   });
 }
 

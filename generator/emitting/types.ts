@@ -95,6 +95,7 @@ export function emitAllTypes(model: modeling.GeneratorModel): EmittedModule[] {
 export function emitCrdTypes(crd: modeling.CrdModel): EmittedModule[] {
   const cache = new Map<string, Declarations>();
   return crd.versions.map((version) => {
+    // A memo key, not an equality of values: key order is the order of the emitted properties (json.ts).
     const key = JSON.stringify(version.schema);
     let declarations = cache.get(key);
     if (!declarations) {

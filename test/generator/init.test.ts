@@ -410,20 +410,39 @@ describe('a new project', () => {
     expect(after).toHaveProperty(['src/handlers/widget.ts']);
   });
 
-  it('P-1 warns when the status schema would prune handler results, naming the CRD and the fix', async () => {
-    const pruning = await generator.init({ crds: [crdFile], out: path.join(root, 'pruning') });
-    expect(pruning.warnings).toHaveLength(1);
-    expect(pruning.warnings[0]).toContain('widgets.example.com');
-    expect(pruning.warnings[0]).toContain('x-kubernetes-preserve-unknown-fields: true');
+  it('P-1 warns when a handler returns a value the status schema would prune, naming the CRD, the handler and the fix', async () => {
+    const out = path.join(root, 'pruning');
+    const created = await generator.init({ crds: [crdFile], out });
+    expect(created.warnings).toEqual([]); // the stubs return nothing
+    const handler = fs.readFileSync(path.join(out, 'src/handlers/widget.ts'), 'utf8');
+    expect(handler).toContain('prunes unknown fields');
+    expect((await generator.generate({ project: out })).warnings).toEqual([]);
+    // Handlers that return nothing, in every form the scan knows: still no warning.
+    const quiet = handler.replace(
+      'logger.info(`Widget ${name} resumed`);',
+      'logger.info(`Widget ${name} resumed`);\n  if (name === "x") return;\n  const inner = () => 1;\n  void inner;\n  return undefined;',
+    );
+    ps.write(path.join(out, 'src/handlers/widget.ts'), quiet);
+    expect((await generator.generate({ project: out })).warnings).toEqual([]);
+    // A handler that returns a value: warned about, naming its registration.
+    const returning = quiet.replace('return undefined;', 'return { ready: true };');
+    ps.write(path.join(out, 'src/handlers/widget.ts'), returning);
+    const line = returning.split('\n').findIndex((text) => text.startsWith('on.resume(')) + 1;
+    const warned = await generator.generate({ project: out });
+    expect(warned.warnings).toHaveLength(1);
+    expect(warned.warnings[0]).toContain('widgets.example.com');
+    expect(warned.warnings[0]).toContain(`the handler registered at src/handlers/widget.ts:${line} returns a value`);
+    expect(warned.warnings[0]).toContain('x-kubernetes-preserve-unknown-fields: true');
+    // A status that keeps unknown fields: no warning, whatever the handlers return.
     const open = ps.write(
       path.join(root, 'inputs/open.yaml'),
       ps.widgetCrd({ size: { type: 'integer' } }, { status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }),
     );
     const kept = await generator.init({ crds: [open], out: path.join(root, 'kept') });
     expect(kept.warnings).toEqual([]);
-    const handler = fs.readFileSync(path.join(root, 'pruning/src/handlers/widget.ts'), 'utf8');
-    expect(handler).toContain('prunes unknown fields');
     expect(fs.readFileSync(path.join(root, 'kept/src/handlers/widget.ts'), 'utf8')).not.toContain('prunes unknown fields');
+    ps.write(path.join(root, 'kept/src/handlers/widget.ts'), returning);
+    expect((await generator.generate({ project: path.join(root, 'kept') })).warnings).toEqual([]);
   });
 });
 
