@@ -58,7 +58,7 @@ export function buildEssence(body: unknown, extraFields?: Iterable<dicts.FieldSp
     for (const key in body) {
       if (!Object.hasOwn(body, key) || NOT_ESSENTIAL.has(key)) continue;
       const value = body[key];
-      if (value !== undefined) essence[key] = dicts.deepCopy(value);
+      if (value !== undefined) dicts.setOwn(essence, key, dicts.deepCopy(value));
     }
   }
   dicts.cherrypick(body, essence, ['metadata.labels', 'metadata.annotations']);

@@ -202,7 +202,7 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
       },
       set(target, prop, value, receiver) {
         if (typeof prop === 'symbol' || prop in target) return Reflect.set(target, prop, value, receiver);
-        target[DATA][prop] = unwrap(value);
+        dicts.setOwn(target[DATA], prop, unwrap(value));
         return true;
       },
       deleteProperty(target, prop) {
