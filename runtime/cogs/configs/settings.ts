@@ -236,6 +236,11 @@ export class NetworkingSettings {
   enforceRetryAfter = false;
   /** Use proxy settings from environment variables. Default `false`. */
   trustEnv = false;
+  /**
+   * Seconds a kubeconfig user's exec credential plugin may run before it is killed and the login
+   * fails (R-AUTH-7); `null` = no limit (as kubectl). Default 60 s.
+   */
+  execPluginTimeout: number | null = 60;
 }
 
 /** Where the operator keeps its state on objects (R-STORAGE, R-FINAL). */
