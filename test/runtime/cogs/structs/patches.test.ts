@@ -244,7 +244,9 @@ describe('a key named __proto__ in patches (R-ESSENCE-6)', () => {
     patch.setAt(['spec', '__proto__', 'polluted'], 'yes');
     Reflect.set(patch.status as object, '__proto__', { top: true });
     Reflect.set(patch, '__proto__', { root: true });
-    expect(JSON.stringify(patch.toMergePatch())).toBe('{"spec":{"__proto__":{"polluted":"yes"}},"status":{"__proto__":{"top":true}},"__proto__":{"root":true}}');
+    expect(JSON.stringify(patch.toMergePatch())).toBe(
+      '{"spec":{"__proto__":{"polluted":"yes"}},"status":{"__proto__":{"top":true}},"__proto__":{"root":true}}',
+    );
     expect(patch).toBeInstanceOf(patches.PatchBase);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
