@@ -302,7 +302,7 @@ export class DevCluster {
         // returns): skip the TLS peer lookup and the clock on this per-request path.
         if ((self.options.auth ?? 'none') === 'none') {
           const admin = self.adminUser;
-          return { username: admin.username, uid: admin.uid, groups: [...admin.groups], ...(admin.extra ? { extra: structuredClone(admin.extra) } : {}) };
+          return { username: admin.username, uid: admin.uid, groups: [...admin.groups], ...(admin.extra ? { extra: json.deepCopy(admin.extra) } : {}) };
         }
         const socket = req.socket as tls.TLSSocket;
         const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;

@@ -283,7 +283,7 @@ export { AdmissionSetupError } from './core/engines/errors.js';
 export type { AdmissionSetupProblem } from './core/engines/errors.js';
 export { Vault } from './cogs/client/credentials.js';
 export type { ConnectionInfo } from './cogs/client/credentials.js';
-export { LoginError } from './cogs/client/errors.js';
+export { ExecPluginTimeoutError, LoginError } from './cogs/client/errors.js';
 export { loginWithKubeconfig, loginWithServiceAccount } from './cogs/client/logins.js';
 
 // The command line's `run` (the `kopf-gen` binary dispatches to it).

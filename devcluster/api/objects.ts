@@ -1,6 +1,6 @@
 /**
- * Small helpers over stored objects (plain JSON): metadata access, deep copies and comparisons,
- * and the conversion between the stored form and the form served by one resource type.
+ * Small helpers over stored objects (plain JSON): metadata access, and the conversion between the
+ * stored form and the form served by one resource type.
  */
 import type { JsonObject } from '../json.js';
 import * as keyorder from '../meta/keyorder.js';
@@ -36,10 +36,6 @@ export function labelsOf(obj: JsonObject): Record<string, string> {
 export function finalizersOf(obj: JsonObject): string[] {
   const f = metaOf(obj)['finalizers'];
   return Array.isArray(f) ? (f as string[]) : [];
-}
-
-export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
 /** Returns a copy with `metadata` replaced by the result of `fn` on a copy of it. */
@@ -91,8 +87,7 @@ export function toListItem(type: resources.ResourceType, stored: JsonObject): Js
 function copyExceptTypeMeta(out: JsonObject, from: JsonObject, typeMeta: boolean): void {
   for (const k of Object.keys(from)) {
     if (!typeMeta && (k === 'apiVersion' || k === 'kind')) continue;
-    if (k === '__proto__') Object.defineProperty(out, k, { value: from[k], writable: true, enumerable: true, configurable: true });
-    else out[k] = from[k];
+    json.setMember(out, k, from[k]);
   }
 }
 

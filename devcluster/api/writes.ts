@@ -213,23 +213,10 @@ export function sameState(a: JsonObject, b: JsonObject): boolean {
   const am = objects.metaOf(a);
   const bm = objects.metaOf(b);
   return (
-    equalExcept(a, b, 'metadata', undefined) &&
-    equalExcept(am, bm, 'resourceVersion', 'managedFields') &&
+    json.deepEqual(a, b, ['metadata']) &&
+    json.deepEqual(am, bm, ['resourceVersion', 'managedFields']) &&
     sameManagedFields(am['managedFields'], bm['managedFields'])
   );
-}
-
-/** deepEqual of two objects ignoring up to two members (absent and `undefined` members are alike). */
-function equalExcept(a: JsonObject, b: JsonObject, skip1: string, skip2: string | undefined): boolean {
-  let defined = 0;
-  for (const k of Object.keys(a)) {
-    const v = a[k];
-    if (v === undefined || k === skip1 || k === skip2) continue;
-    defined++;
-    if (!Object.hasOwn(b, k) || !json.deepEqual(v, b[k])) return false;
-  }
-  for (const k of Object.keys(b)) if (b[k] !== undefined && k !== skip1 && k !== skip2) defined--;
-  return defined === 0;
 }
 
 /** managedFields lists compared entry by entry without their `time`. */
@@ -243,7 +230,7 @@ function sameManagedFields(a: unknown, b: unknown): boolean {
     const x: unknown = a[i];
     const y: unknown = b[i];
     if (json.isObject(x) && json.isObject(y)) {
-      if (!equalExcept(x, y, 'time', undefined)) return false;
+      if (!json.deepEqual(x, y, ['time'])) return false;
     } else if (!json.deepEqual(withoutTime(x), withoutTime(y))) return false;
   }
   return true;

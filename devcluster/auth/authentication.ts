@@ -14,6 +14,7 @@
  * access is on (a foreign or expired certificate, an unknown or expired token); without any
  * credentials the request is anonymous when allowed.
  */
+import * as json from '../json.js';
 import type * as tokens from './tokens.js';
 import * as users from './users.js';
 
@@ -59,7 +60,7 @@ export type AuthenticationResult = { ok: true; user: users.UserInfo; method: Aut
  * if (!result.ok) throw statuses.unauthorized();
  */
 export function authenticate(req: AuthenticationRequest, ctx: AuthenticationContext): AuthenticationResult {
-  if (ctx.mode === 'none') return { ok: true, user: structuredClone(ctx.adminUser), method: 'none' };
+  if (ctx.mode === 'none') return { ok: true, user: json.deepCopy(ctx.adminUser), method: 'none' };
 
   const certificate = presentedCertificate(req.peerCertificate);
   const bearer = parseBearerToken(req.authorization);

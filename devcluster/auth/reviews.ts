@@ -210,7 +210,7 @@ function userInfoOf(user: users.UserInfo): JsonObject {
   const out: JsonObject = { username: user.username };
   if (user.uid) out['uid'] = user.uid;
   if (user.groups.length) out['groups'] = [...user.groups];
-  if (user.extra && Object.keys(user.extra).length) out['extra'] = structuredClone(user.extra);
+  if (user.extra && Object.keys(user.extra).length) out['extra'] = json.deepCopy(user.extra);
   return out;
 }
 

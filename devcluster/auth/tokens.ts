@@ -5,6 +5,7 @@
  * Also builds the entries of service-account tokens (TokenRequest, D-AUTH-9).
  */
 import * as nodecrypto from 'node:crypto';
+import * as json from '../json.js';
 import * as users from './users.js';
 
 export type { UserInfo } from './users.js';
@@ -117,7 +118,7 @@ export class TokenTable {
     const t = now.getTime();
     if (entry.notBefore !== undefined && t < entry.notBefore) return { ok: false, problem: 'notYetValid' };
     if (entry.expiresAt !== undefined && t >= entry.expiresAt) return { ok: false, problem: 'expired' };
-    return { ok: true, user: structuredClone(entry.user), audiences: entry.audiences ?? [API_AUDIENCE] };
+    return { ok: true, user: json.deepCopy(entry.user), audiences: entry.audiences ?? [API_AUDIENCE] };
   }
 }
 

@@ -11,7 +11,6 @@
  * inserted inside nodes that are absent.
  */
 
-import * as jsonvalues from './jsonvalues.js';
 import * as schemas from './schemas.js';
 import * as json from '../json.js';
 
@@ -22,7 +21,7 @@ import * as json from '../json.js';
  * applyDefaults({ spec: { size: 1 } }, widgetSchema) // → { spec: { size: 1, color: 'blue' } }
  */
 export function applyDefaults(obj: unknown, schema: schemas.JSONSchemaProps | undefined): unknown {
-  const copy = jsonvalues.deepCopy(obj);
+  const copy = json.deepCopy(obj);
   defaultInPlace(copy, schema);
   return copy;
 }
@@ -36,7 +35,7 @@ function defaultInPlace(x: unknown, s: schemas.JSONSchemaProps | undefined): voi
   if (!s) return;
   if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) {
-      if (isNonNullableNull(x[i], s.items)) x[i] = jsonvalues.deepCopy(s.items.default);
+      if (isNonNullableNull(x[i], s.items)) x[i] = json.deepCopy(s.items.default);
       defaultInPlace(x[i], s.items);
     }
     return;
@@ -45,7 +44,7 @@ function defaultInPlace(x: unknown, s: schemas.JSONSchemaProps | undefined): voi
   for (const [key, prop] of Object.entries(s.properties ?? {})) {
     if (!schemas.hasDefault(prop)) continue;
     if (!Object.hasOwn(x, key) || isNonNullableNull(x[key], prop)) {
-      x[key] = jsonvalues.deepCopy(prop.default);
+      json.setMember(x, key, json.deepCopy(prop.default));
     }
   }
   const additional = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
@@ -54,7 +53,7 @@ function defaultInPlace(x: unknown, s: schemas.JSONSchemaProps | undefined): voi
     if (declared) {
       defaultInPlace(x[key], declared);
     } else if (additional) {
-      if (isNonNullableNull(x[key], additional)) x[key] = jsonvalues.deepCopy(additional.default);
+      if (isNonNullableNull(x[key], additional)) json.setMember(x, key, json.deepCopy(additional.default));
       defaultInPlace(x[key], additional);
     }
   }

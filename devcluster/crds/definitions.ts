@@ -20,7 +20,6 @@
 import * as fielderrors from '../meta/fielderrors.js';
 import * as dnsnames from '../meta/names.js';
 import * as webhookclients from '../meta/webhookclients.js';
-import * as jsonvalues from './jsonvalues.js';
 import type * as schemas from './schemas.js';
 import * as structural from './structural.js';
 import * as json from '../json.js';
@@ -40,7 +39,7 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
  * present are kept.
  */
 export function defaultCrd(crd: schemas.CustomResourceDefinition): schemas.CustomResourceDefinition {
-  const copy = jsonvalues.deepCopy(crd);
+  const copy = json.deepCopy(crd);
   if (!json.isObject(copy.spec)) return copy;
   const spec = copy.spec;
   if (json.isObject(spec.names)) {

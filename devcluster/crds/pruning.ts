@@ -64,7 +64,7 @@ export function pruneObject(obj: unknown, schema: schemas.JSONSchemaProps | unde
   const unknownFields: string[] = [];
   let effective = schema;
   if (root) effective = { ...(schema ?? {}), 'x-kubernetes-embedded-resource': true };
-  const pruned = prune(jsonvalues.deepCopy(obj), effective, '', unknownFields);
+  const pruned = prune(json.deepCopy(obj), effective, '', unknownFields);
   return { value: dropNonNullableNulls(pruned, schema), unknownFields };
 }
 

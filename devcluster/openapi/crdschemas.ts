@@ -139,7 +139,7 @@ function listSchema(t: resources.ResourceType, kindName: string, v2: boolean): J
 function structural(s: schemas.JSONSchemaProps): JsonObject {
   const src = s as unknown as JsonObject;
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(src)) if (KEPT.has(k) && v !== undefined) out[k] = structuredClone(v);
+  for (const [k, v] of Object.entries(src)) if (KEPT.has(k) && v !== undefined) out[k] = json.deepCopy(v);
   for (const flag of FLAGS) if (src[flag] === true) out[flag] = true;
   if (Array.isArray(out['x-kubernetes-validations']) && out['x-kubernetes-validations'].length === 0) delete out['x-kubernetes-validations'];
   if (s.properties) {

@@ -151,7 +151,7 @@ export function mergeValues(lhs: unknown, rhs: unknown, mapPath: readonly string
   if (rhs === undefined) return lhs;
   if (json.isObject(lhs) && json.isObject(rhs)) {
     const out: JsonObject = { ...lhs };
-    for (const [k, v] of Object.entries(rhs)) out[k] = mergeValues(lhs[k], v, [...mapPath, k], sem);
+    for (const [k, v] of Object.entries(rhs)) json.setMember(out, k, mergeValues(Object.hasOwn(lhs, k) ? lhs[k] : undefined, v, [...mapPath, k], sem));
     return out;
   }
   if (Array.isArray(lhs) && Array.isArray(rhs)) {
@@ -160,7 +160,7 @@ export function mergeValues(lhs: unknown, rhs: unknown, mapPath: readonly string
     const re = managedfields.itemElements(rhs, type);
     if (le && re) return mergeLists(lhs, le, rhs, re, (l, r) => mergeValues(l, r, mapPath, sem));
   }
-  return structuredClone(rhs);
+  return json.deepCopy(rhs);
 }
 
 function mergeLists(

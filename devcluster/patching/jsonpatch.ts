@@ -90,7 +90,7 @@ function parseOperation(element: unknown, index: number): JsonPatchOperation {
       if (!jsonvalues.hasMember(element, 'value') || element['value'] === undefined) {
         throw new JsonPatchError('malformed', `${where}: "${op}" requires a value`);
       }
-      return { op: op as JsonPatchValueOperation['op'], path, value: jsonvalues.cloneJson(element['value']) };
+      return { op: op as JsonPatchValueOperation['op'], path, value: json.deepCopy(element['value'] as json.JsonValue) };
     }
   }
 }
@@ -115,7 +115,7 @@ function requirePointer(element: json.JsonObject, key: 'path' | 'from', where: s
  * @throws JsonPatchError `failed` for the first operation that cannot be carried out.
  */
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
-  let current = jsonvalues.cloneJson(doc);
+  let current = json.deepCopy(doc as json.JsonValue);
   ops.forEach((operation, index) => {
     current = applyOperation(current, operation, index);
   });
@@ -129,20 +129,20 @@ function applyOperation(doc: json.JsonValue, operation: JsonPatchOperation, inde
   const path = tokensOf(operation.path, fail);
   switch (operation.op) {
     case 'add':
-      return add(doc, path, jsonvalues.cloneJson(operation.value), fail);
+      return add(doc, path, json.deepCopy(operation.value), fail);
     case 'remove':
       if (path.length === 0) fail('cannot remove the whole document');
       remove(doc, path, fail);
       return doc;
     case 'replace':
-      if (path.length === 0) return jsonvalues.cloneJson(operation.value);
+      if (path.length === 0) return json.deepCopy(operation.value);
       get(doc, path, fail);
-      return add(doc, path, jsonvalues.cloneJson(operation.value), fail, true);
+      return add(doc, path, json.deepCopy(operation.value), fail, true);
     case 'test':
       if (!json.deepEqual(get(doc, path, fail), operation.value)) fail('test failed: the value differs');
       return doc;
     case 'copy':
-      return add(doc, path, jsonvalues.cloneJson(get(doc, tokensOf(operation.from, fail), fail)), fail);
+      return add(doc, path, json.deepCopy(get(doc, tokensOf(operation.from, fail), fail)), fail);
     case 'move': {
       const from = tokensOf(operation.from, fail);
       if (pointers.isProperPrefix(from, path)) fail('cannot move a value into one of its own children');
@@ -191,7 +191,7 @@ function add(doc: json.JsonValue, path: readonly string[], value: json.JsonValue
     if (i === undefined || i > limit) fail(`array index ${JSON.stringify(last)} is out of range`);
     parent.splice(i as number, replacing ? 1 : 0, value);
   } else if (json.isObject(parent)) {
-    jsonvalues.setMember(parent, last, value);
+    json.setMember(parent, last, value);
   } else {
     fail('the parent is not an object or an array');
   }

@@ -30,7 +30,7 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
 }
 
 function mergeInto(target: unknown, patch: unknown): json.JsonValue {
-  if (!json.isObject(patch)) return jsonvalues.cloneJson(patch);
+  if (!json.isObject(patch)) return json.deepCopy(patch as json.JsonValue);
   const current: json.JsonObject = json.isObject(target) ? target : {};
   const result: json.JsonObject = {};
   // Members keep the target's order; members new to the target follow in the patch's order.
@@ -38,13 +38,13 @@ function mergeInto(target: unknown, patch: unknown): json.JsonValue {
     const value = current[key];
     const change = jsonvalues.hasMember(patch, key) ? patch[key] : undefined;
     if (change === undefined) {
-      if (value !== undefined) jsonvalues.setMember(result, key, jsonvalues.cloneJson(value));
-    } else if (change !== null) jsonvalues.setMember(result, key, mergeInto(value, change));
+      if (value !== undefined) json.setMember(result, key, json.deepCopy(value));
+    } else if (change !== null) json.setMember(result, key, mergeInto(value, change));
   }
   for (const key of Object.keys(patch)) {
     const change = patch[key];
     if (jsonvalues.hasMember(current, key) || change === null || change === undefined) continue;
-    jsonvalues.setMember(result, key, mergeInto(undefined, change));
+    json.setMember(result, key, mergeInto(undefined, change));
   }
   return result;
 }

@@ -66,7 +66,7 @@ export function applyStrategicMergePatch(original: unknown, patch: unknown, sche
   if (!json.isObject(patch)) {
     throw new StrategicMergeError('malformed', 'invalid JSON document: a strategic merge patch must be a JSON object');
   }
-  const base = json.isObject(original) ? (jsonvalues.cloneJson(original) as JsonObject) : {};
+  const base = json.isObject(original) ? (json.deepCopy(original) as JsonObject) : {};
   return new Merger(schema).mergeMap(base, patch, []);
 }
 
@@ -96,19 +96,19 @@ class Merger {
         continue;
       }
       const existing = jsonvalues.hasMember(current, key) ? (current[key] as JsonValue) : undefined;
-      jsonvalues.setMember(current, key, this.mergeValue(existing, value as JsonValue, [...path, key], orders.get(key)));
+      json.setMember(current, key, this.mergeValue(existing, value as JsonValue, [...path, key], orders.get(key)));
     }
     for (const [field, order] of orders) {
       const list = jsonvalues.hasMember(current, field) ? current[field] : undefined;
       const strategy = this.schema([...path, field]);
       if (Array.isArray(list) && !jsonvalues.hasMember(patch, field) && isMerging(strategy)) {
-        jsonvalues.setMember(current, field, applyOrder(list, order, [], strategy ?? {}, [...path, field]));
+        json.setMember(current, field, applyOrder(list, order, [], strategy ?? {}, [...path, field]));
       }
     }
     for (const [field, values] of deletions) {
       const list = jsonvalues.hasMember(current, field) ? current[field] : undefined;
       if (!Array.isArray(list)) continue;
-      jsonvalues.setMember(
+      json.setMember(
         current,
         field,
         list.filter((item) => !values.some((v) => json.deepEqual(v, item))),
@@ -284,7 +284,7 @@ function matches(item: JsonValue, key: string, value: JsonValue | undefined): bo
 
 function without(obj: JsonObject, key: string): JsonObject {
   const copy: JsonObject = {};
-  for (const [k, v] of Object.entries(obj)) if (k !== key) jsonvalues.setMember(copy, k, v as JsonValue);
+  for (const [k, v] of Object.entries(obj)) if (k !== key) json.setMember(copy, k, v as JsonValue);
   return copy;
 }
 

@@ -76,7 +76,7 @@ function explicitPaths(kubeconfig: string | readonly string[]): string[] {
  * explicit `kubeconfig` (or only a `kubeconfigContext`) alone; else the service account, then
  * the kubeconfig files of `env`.
  */
-export function builtinLogins(options: ConnectionOptions = {}): BuiltinLogin[] {
+export function builtinLogins(options: ConnectionOptions = {}, plugins?: logins.PluginOptions): BuiltinLogin[] {
   checkConnectionOptions(options);
   const connection = options.connection;
   if (connection !== undefined) return [{ id: 'login_with_connection', fn: () => connection }];
@@ -89,14 +89,14 @@ export function builtinLogins(options: ConnectionOptions = {}): BuiltinLogin[] {
         fn: () => {
           const missing = paths.filter((file) => !fs.existsSync(file));
           if (missing.length > 0) throw new errors.LoginError(`The kubeconfig ${missing.join(', ')} does not exist.`);
-          return logins.loginWithKubeconfig({ paths, context });
+          return logins.loginWithKubeconfig({ paths, context, plugins });
         },
       },
     ];
   }
   const fromEnv: BuiltinLogin = {
     id: 'login_with_kubeconfig',
-    fn: () => logins.loginWithKubeconfig({ paths: kubeconfigs.kubeconfigPaths(options.env), context }),
+    fn: () => logins.loginWithKubeconfig({ paths: kubeconfigs.kubeconfigPaths(options.env), context, plugins }),
   };
   if (context !== undefined) return [fromEnv];
   return [{ id: 'login_with_service_account', fn: () => logins.loginWithServiceAccount() }, fromEnv];

@@ -249,8 +249,23 @@ export class RequestTimeoutError extends ConnectionError {
 
 /** No usable credentials: a missing kubeconfig context, or none left after invalidations (R-AUTH-2/3). */
 export class LoginError extends Error {
-  readonly code = 'LoginError' as const;
-  override readonly name = 'LoginError';
+  readonly code: 'LoginError' | 'ExecPluginTimeout' = 'LoginError';
+  override readonly name: string = 'LoginError';
+}
+
+/** A kubeconfig user's exec plugin ran longer than its timeout and was killed (R-AUTH-7). */
+export class ExecPluginTimeoutError extends LoginError {
+  override readonly code = 'ExecPluginTimeout' as const;
+  override readonly name = 'ExecPluginTimeoutError';
+  constructor(
+    message: string,
+    /** The plugin's command, as in the kubeconfig. */
+    readonly command: string,
+    /** The timeout, in seconds. */
+    readonly timeout: number,
+  ) {
+    super(message);
+  }
 }
 
 /** A `ConnectionInfo` that cannot be used as given (e.g. both a path and data for one item: R-AUTH-1). */

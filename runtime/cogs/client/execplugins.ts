@@ -13,7 +13,9 @@
  * vault drop those credentials and log in again, which creates a new `ExecCredentials` and so runs
  * the plugin afresh. Concurrent requests share one run. A failing plugin is a `LoginError` naming
  * the command, its exit code and the first lines of its stderr, or its `installHint` when the
- * command does not exist.
+ * command does not exist. A plugin that runs longer than its timeout (60 s by default; kubectl and
+ * client-go have none, and a hanging plugin would stall every request of the operator) is killed
+ * with the processes it started, and the login fails with `ExecPluginTimeoutError` (R-AUTH-7).
  *
  * The process runner and the clock are injectable for tests.
  */
@@ -32,6 +34,9 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
 /** How many lines of a failed plugin's stderr go into the error. */
 const STDERR_LINES = 5;
 
+/** How long a plugin may run by default, in seconds (R-AUTH-7; `settings.networking.execPluginTimeout`). */
+export const DEFAULT_EXEC_TIMEOUT = 60;
+
 /** What a finished process gave. */
 export interface ProcessResult {
   /** The exit code, or null when it was killed by a signal. */
@@ -39,18 +44,30 @@ export interface ProcessResult {
   readonly signal?: string | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** Set when the runner killed it for running longer than `timeoutMs`. */
+  readonly timedOut?: boolean;
 }
 
 /**
- * Runs a command to completion. Rejects (with the `spawn` error, e.g. `code: 'ENOENT'`) when it
- * cannot be started.
+ * Runs a command to completion, or until `timeoutMs` (when given) has passed: then the runner
+ * kills it and resolves with `timedOut`. Rejects (with the `spawn` error, e.g. `code: 'ENOENT'`)
+ * when it cannot be started.
  */
-export type ProcessRunner = (command: string, args: readonly string[], options: { readonly env: NodeJS.ProcessEnv }) => Promise<ProcessResult>;
+export type ProcessRunner = (
+  command: string,
+  args: readonly string[],
+  options: { readonly env: NodeJS.ProcessEnv; readonly timeoutMs?: number },
+) => Promise<ProcessResult>;
 
-/** The real runner: `child_process.spawn` without stdin, collecting stdout and stderr. */
+/**
+ * The real runner: `child_process.spawn` without stdin, collecting stdout and stderr. The plugin
+ * runs in a process group of its own, so that a timeout kills it with everything it started (a
+ * shell script's `sleep` would otherwise keep the pipes open); the result comes at once, without
+ * waiting for the pipes to close.
+ */
 export const runProcess: ProcessRunner = (command, args, options) =>
   new Promise<ProcessResult>((resolve, reject) => {
-    const child = childProcess.spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = childProcess.spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -59,9 +76,34 @@ export const runProcess: ProcessRunner = (command, args, options) =>
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
-    child.once('error', reject);
-    child.once('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }));
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            killGroup(child);
+            child.stdout.destroy();
+            child.stderr.destroy();
+            resolve({ exitCode: null, signal: 'SIGKILL', stdout, stderr, timedOut: true });
+          }, options.timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode, signal, stdout, stderr });
+    });
   });
+
+/** Kills a process and its process group (the group exists when it was spawned detached). */
+function killGroup(child: childProcess.ChildProcess): void {
+  try {
+    if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // the group is gone already, or was never one
+  }
+}
 
 /** The credentials a plugin gave. */
 export interface ExecStatus {
@@ -80,6 +122,11 @@ export interface ExecOptions {
   readonly clock?: Pick<clocks.Clock, 'now'>;
   /** The environment the plugin's `env` is merged over; default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Seconds a plugin may run before it is killed and the login fails with `ExecPluginTimeoutError`
+   * (R-AUTH-7); `null` = no limit. Default `DEFAULT_EXEC_TIMEOUT` (60 s).
+   */
+  readonly timeout?: number | null;
 }
 
 /** `spec.cluster` of the ExecCredential request (kubectl's field names). */
@@ -104,6 +151,7 @@ export class ExecCredentials {
   private readonly clock: Pick<clocks.Clock, 'now'>;
   private readonly env: NodeJS.ProcessEnv;
   private readonly title: string;
+  private readonly timeout: number | null;
 
   /**
    * @throws errors.LoginError for an unsupported `apiVersion`, or a plugin that insists on being
@@ -118,6 +166,7 @@ export class ExecCredentials {
     this.run = options.run ?? runProcess;
     this.clock = options.clock ?? { now: () => Date.now() };
     this.env = options.env ?? process.env;
+    this.timeout = options.timeout === undefined ? DEFAULT_EXEC_TIMEOUT : options.timeout;
     this.title = `The exec plugin ${JSON.stringify(exec.command)} of user ${JSON.stringify(user.name)} (${user.source})`;
     if (exec.apiVersion === undefined || !EXEC_API_VERSIONS.includes(exec.apiVersion)) {
       throw new errors.LoginError(`${this.title} has apiVersion ${JSON.stringify(exec.apiVersion ?? null)}; supported: ${EXEC_API_VERSIONS.join(', ')}.`);
@@ -164,7 +213,7 @@ export class ExecCredentials {
 
     let result: ProcessResult;
     try {
-      result = await this.run(this.exec.command, this.exec.args, { env });
+      result = await this.run(this.exec.command, this.exec.args, { env, ...(this.timeout === null ? {} : { timeoutMs: this.timeout * 1000 }) });
     } catch (cause) {
       const code = (cause as NodeJS.ErrnoException | undefined)?.code;
       if (code === 'ENOENT') {
@@ -172,6 +221,14 @@ export class ExecCredentials {
         throw new errors.LoginError(`${this.title} failed: the command was not found.${hint}`, { cause });
       }
       throw new errors.LoginError(`${this.title} could not be started: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    }
+    if (result.timedOut) {
+      const timeout = this.timeout ?? 0;
+      throw new errors.ExecPluginTimeoutError(
+        `${this.title} did not finish within ${timeout} seconds and was killed (settings.networking.execPluginTimeout).`,
+        this.exec.command,
+        timeout,
+      );
     }
     if (result.exitCode !== 0) {
       const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;

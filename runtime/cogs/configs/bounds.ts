@@ -1,5 +1,5 @@
 /**
- * Size bounds of the state the operator keeps on objects (R-STORAGE-16).
+ * Size bounds of the state the operator keeps on objects (R-STORAGE-16, R-STORAGE-17).
  *
  * The API server refuses a write that leaves an object with more than 256 KiB of annotations (the
  * byte lengths of all keys and values added up), and etcd refuses objects over 1.5 MiB. The
@@ -93,19 +93,32 @@ function projectedAnnotationsSize(body: unknown, patch: patches.PatchBase<object
 /**
  * The room for one value written to some annotation keys of an object: `exceeds(value)` names the
  * limit the object would exceed with the value at every key, or returns `null` if it fits.
+ *
+ * Every key counts with its own copy of the value: a record key longer than Kopf's V1 form allows
+ * is written under two keys (V2 and V1, `conventions.keysFor`), and both are stored. `alongside`
+ * are the annotations a storage writes next to the value, in this patch or a later one while the
+ * value stays (its ownership marker, the touch-dummy that wakes a delayed handler): they count at
+ * their given values, whatever the object has at those keys now, so that writing them later never
+ * pushes the object over the limit the value was bounded by.
  */
-export function annotationsRoom(body: unknown, patch: patches.PatchBase<object>, keys: readonly string[]): (value: string) => Limit | null {
-  const own = new Set(keys);
-  const others = projectedAnnotationsSize(body, patch, own);
+export function annotationsRoom(
+  body: unknown,
+  patch: patches.PatchBase<object>,
+  keys: readonly string[],
+  alongside: Readonly<Record<string, string>> = {},
+): (value: string) => Limit | null {
+  const extra = Object.entries(alongside).filter(([key]) => !keys.includes(key));
+  const others = projectedAnnotationsSize(body, patch, new Set([...keys, ...extra.map(([key]) => key)]));
+  const extraBytes = extra.reduce((sum, [key, value]) => sum + byteLength(key) + byteLength(value), 0);
   let present = 0;
   for (const key of keys) {
     const value = dicts.resolve(body, ['metadata', 'annotations', key]);
     if (typeof value === 'string') present += key.length + JSON.stringify(value).length;
   }
-  const used = projectedSize(body, patch) - present;
+  const used = projectedSize(body, patch) - present + extra.reduce((sum, [key, value]) => sum + key.length + JSON.stringify(value).length + 4, 0);
   const keyBytes = keys.reduce((sum, key) => sum + byteLength(key), 0);
   return (value) => {
-    if (others + keyBytes + keys.length * byteLength(value) > ANNOTATIONS_LIMIT) return 'annotations';
+    if (others + extraBytes + keyBytes + keys.length * byteLength(value) > ANNOTATIONS_LIMIT) return 'annotations';
     if (used + keys.reduce((sum, key) => sum + key.length + 4, 0) + keys.length * JSON.stringify(value).length > OBJECT_LIMIT) return 'object';
     return null;
   };

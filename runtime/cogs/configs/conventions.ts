@@ -28,6 +28,8 @@ export const MAX_PREFIX_LENGTH = 253 - NAME_LIMIT - 1;
 export const DEFAULT_PREFIX = 'kopf.zalando.org';
 /** The ownership marker's name (R-STORAGE-11). */
 export const MARKER_NAME = 'kopf-managed';
+/** The ownership marker's value. */
+const MARKER_VALUE = 'yes';
 const KNOWN_PREFIXES: readonly string[] = [DEFAULT_PREFIX];
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -147,15 +149,21 @@ export function isKopfPrefix(prefix: string): boolean {
 }
 
 /**
- * Writes the `<prefix>/kopf-managed: "yes"` marker into the patch when the prefix does not start
- * with `kopf.` and neither the body nor the patch has it yet (R-STORAGE-11).
+ * The ownership marker a storage of this prefix must still write with its next record, as
+ * `{ key: 'yes' }`, or `{}`: only when the prefix does not start with `kopf.` and neither the body
+ * nor the patch has the marker yet (R-STORAGE-11).
  */
-export function storeMarker(prefix: string, patch: patches.PatchBase<object>, body: unknown): void {
-  if (!prefix || prefix.startsWith('kopf.')) return;
+export function pendingMarker(prefix: string, patch: patches.PatchBase<object>, body: unknown): Readonly<Record<string, string>> {
+  if (!prefix || prefix.startsWith('kopf.')) return {};
   const marker = `${prefix}/${MARKER_NAME}`;
   const path = ['metadata', 'annotations', marker];
-  if (dicts.has(body, path) || patch.hasAt(path)) return;
-  patch.setAt(path, 'yes');
+  if (dicts.has(body, path) || patch.hasAt(path)) return {};
+  return { [marker]: MARKER_VALUE };
+}
+
+/** Writes the ownership marker into the patch if it is still pending (`pendingMarker`, R-STORAGE-11). */
+export function storeMarker(prefix: string, patch: patches.PatchBase<object>, body: unknown): void {
+  for (const [key, value] of Object.entries(pendingMarker(prefix, patch, body))) patch.setAt(['metadata', 'annotations', key], value);
 }
 
 /**

@@ -58,7 +58,7 @@ export function buildEssence(body: unknown, extraFields?: Iterable<dicts.FieldSp
     for (const key in body) {
       if (!Object.hasOwn(body, key) || NOT_ESSENTIAL.has(key)) continue;
       const value = body[key];
-      if (value !== undefined) essence[key] = dicts.deepCopy(value);
+      if (value !== undefined) dicts.setOwn(essence, key, dicts.deepCopy(value));
     }
   }
   dicts.cherrypick(body, essence, ['metadata.labels', 'metadata.annotations']);
@@ -159,7 +159,7 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
 
   store({ body, patch, essence }: { body: unknown; patch: patches.PatchBase<object>; essence: dicts.JsonObject }): void {
     const keys = this.keys(body);
-    const exceeds = bounds.annotationsRoom(body, patch, keys);
+    const exceeds = bounds.annotationsRoom(body, patch, keys, conventions.pendingMarker(this.prefix, patch, body));
     const encoded = boundedEncoding(essence, patch, (text) => exceeds(`${text}\n`));
     if (encoded === null) return;
     for (const fullKey of keys) patch.setAt(['metadata', 'annotations', fullKey], `${encoded}\n`);

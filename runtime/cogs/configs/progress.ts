@@ -16,7 +16,9 @@
  *
  * A record that would push the object over the API server's limits (a long error message next to
  * a large annotation, say) is written with its message truncated to fit, and the patch carries a
- * note saying so (`bounds`, R-STORAGE-16); records that fit are written as they are.
+ * note saying so (`bounds`, R-STORAGE-16); records that fit are written as they are. The bound
+ * counts what is really written: the record at each of its keys (a long handler id has two), and
+ * the annotations written beside it (the ownership marker, the touch-dummy of a later patch).
  *
  * Storages only write into the cycle's `Patch`; the reactor sends it. They never do I/O themselves.
  * Record timestamps are formatted and parsed by the neighbouring `timestamps` module (R-STORAGE-5).
@@ -26,6 +28,7 @@ import * as dicts from '../structs/dicts.js';
 import type * as patches from '../structs/patches.js';
 import * as bounds from './bounds.js';
 import * as conventions from './conventions.js';
+import * as timestamps from './timestamps.js';
 
 /** The persisted state of one handler for the change being handled (R-STORAGE-4). */
 export interface ProgressRecord {
@@ -147,6 +150,9 @@ export function decodeRecord(encoded: unknown): ProgressRecord | null {
   }
 }
 
+/** A touch-dummy's value as the runtime writes it: a timestamp, always of this length. */
+const TOUCH_SAMPLE = timestamps.formatTimestamp(0);
+
 /**
  * Progress in annotations (the default): one compact-JSON annotation per handler id, at the V2 key
  * and (with `v1`) the V1 key (R-STORAGE-4/6/7).
@@ -177,6 +183,16 @@ export class AnnotationsProgressStorage implements ProgressStorage {
     return conventions.keysForBody(this.prefix, key, body, { v1: this.v1 });
   }
 
+  /**
+   * The annotations written beside a record, which its bound leaves room for (R-STORAGE-16): the
+   * ownership marker if still pending, and the touch-dummy at every key form, with a timestamp as
+   * long as those it gets when a delayed handler's sleep is over (R-STORAGE-10).
+   */
+  private alongside(body: unknown, patch: patches.PatchBase<object>): Record<string, string> {
+    const touched = this.keys(this.touchKey, body).map((fullKey) => [fullKey, TOUCH_SAMPLE] as const);
+    return { ...conventions.pendingMarker(this.prefix, patch, body), ...Object.fromEntries(touched) };
+  }
+
   fetch({ key, body }: { key: string; body: unknown }): ProgressRecord | null {
     for (const fullKey of this.keys(key, body)) {
       const record = decodeRecord(dicts.resolve(body, ['metadata', 'annotations', fullKey]));
@@ -194,7 +210,7 @@ export class AnnotationsProgressStorage implements ProgressStorage {
       else changed.push(fullKey);
     }
     if (changed.length === 0) return;
-    const exceeds = bounds.annotationsRoom(body, patch, changed);
+    const exceeds = bounds.annotationsRoom(body, patch, changed, this.alongside(body, patch));
     const encoded = conventions.dumpJson(boundRecord(key, clean, patch, (candidate) => exceeds(conventions.dumpJson(candidate))));
     for (const fullKey of changed) patch.setAt(['metadata', 'annotations', fullKey], encoded);
     conventions.storeMarker(this.prefix, patch, body);

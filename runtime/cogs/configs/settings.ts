@@ -8,6 +8,12 @@
  * means "not set / disabled" where the description says so.
  *
  * The persistence group holds the storage objects from `progress` and `diffbase`.
+ *
+ * A setting that does not exist cannot be set (R-CONFIG-3): the settings object and each of its
+ * groups throw a `SettingsError` naming the setting (and the one probably meant) instead of
+ * silently keeping a value nothing reads. Settings kept from Kopf that have no effect here warn
+ * once per settings object when they are set (R-CONFIG-4): `queueing.batchWindow`,
+ * `execution.maxWorkers`, and the `batching` alias.
  */
 
 import * as diffbase from './diffbase.js';
@@ -124,6 +130,12 @@ export class WatchingSettings {
   inactivityTimeout = 70;
 }
 
+/** Receives the warnings about settings that have no effect (once per setting and settings object). */
+type Warn = (message: string) => void;
+
+/** How deprecations are told when nobody asked otherwise: a Node `DeprecationWarning`. */
+const emitDeprecation: Warn = (message) => process.emitWarning(message, 'DeprecationWarning');
+
 /** Per-object queueing (R-QUEUE). Kopf also calls this group `batching` (deprecated). */
 export class QueueingSettings {
   /** Maximum concurrent per-object workers; `null` = unlimited. Default `null`. */
@@ -134,8 +146,30 @@ export class QueueingSettings {
   exitTimeout = 2;
   /** Throttling delays after unexpected errors, seconds, used in order (the last repeats). */
   errorDelays: readonly number[] = [1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610];
-  /** Deprecated; has no effect. Default 0.1 s. */
-  batchWindow = 0.1;
+  private window = 0.1;
+  private windowWarned = false;
+  private readonly warnOf: Warn;
+
+  /** @param options.warn receives the deprecation warning of `batchWindow` (default: a Node `DeprecationWarning`). */
+  constructor(options?: { readonly warn?: Warn }) {
+    this.warnOf = options?.warn ?? emitDeprecation;
+  }
+
+  /**
+   * Deprecated, no effect (Kopf's batching is gone: every event is processed). Setting it warns
+   * once (R-CONFIG-4). Default 0.1 s.
+   */
+  get batchWindow(): number {
+    return this.window;
+  }
+
+  set batchWindow(value: number) {
+    if (!this.windowWarned) {
+      this.windowWarned = true;
+      this.warnOf('settings.queueing.batchWindow is deprecated and has no effect: every event is processed as it comes.');
+    }
+    this.window = value;
+  }
 }
 
 /** Discovery of CRDs and namespaces (R-RES, R-SCOPE). */
@@ -194,10 +228,19 @@ export class ExecutionSettings {
   /** Back-off after arbitrary (unexpected) handler errors, seconds. Default 60 s. */
   defaultBackoff = 60;
   private workers: number | null = null;
+  private workersWarned = false;
+  private readonly warnOf: Warn;
+
+  /** @param options.warn receives the warning that `maxWorkers` has no effect (default: a Node `DeprecationWarning`). */
+  constructor(options?: { readonly warn?: Warn }) {
+    this.warnOf = options?.warn ?? emitDeprecation;
+  }
 
   /**
-   * Size of the pool for synchronous handlers; `null` = the runtime's choice. Default `null`.
-   * The port may not use a pool at all, but values below 1 throw a `SettingsError`.
+   * Kopf's size of the thread pool of synchronous handlers. Accepted and validated (values below 1
+   * throw a `SettingsError`), but without effect: handlers run on the event loop, there is no
+   * pool. Setting it warns once (R-CONFIG-4); `queueing.workerLimit` limits how many objects are
+   * handled at once. Default `null`.
    */
   get maxWorkers(): number | null {
     return this.workers;
@@ -205,6 +248,12 @@ export class ExecutionSettings {
 
   set maxWorkers(value: number | null) {
     if (value !== null && !(value >= 1)) throw new SettingsError(`execution.maxWorkers must be at least 1, got ${value}.`);
+    if (!this.workersWarned) {
+      this.workersWarned = true;
+      this.warnOf(
+        'settings.execution.maxWorkers has no effect: handlers run on the event loop, not in a thread pool; use settings.queueing.workerLimit to limit how many objects are handled at once.',
+      );
+    }
     this.workers = value;
   }
 }
@@ -231,6 +280,11 @@ export class NetworkingSettings {
   enforceRetryAfter = false;
   /** Use proxy settings from environment variables. Default `false`. */
   trustEnv = false;
+  /**
+   * Seconds a kubeconfig user's exec credential plugin may run before it is killed and the login
+   * fails (R-AUTH-7); `null` = no limit (as kubectl). Default 60 s.
+   */
+  execPluginTimeout: number | null = 60;
 }
 
 /** Where the operator keeps its state on objects (R-STORAGE, R-FINAL). */
@@ -254,24 +308,40 @@ export class PersistenceSettings {
  * settings.watching.serverTimeout = 10;
  */
 export class OperatorSettings {
-  readonly process = new ProcessSettings();
-  readonly posting = new PostingSettings();
-  readonly peering = new PeeringSettings();
-  readonly leaderElection = new LeaderElectionSettings();
-  readonly watching = new WatchingSettings();
-  readonly queueing = new QueueingSettings();
-  readonly scanning = new ScanningSettings();
-  readonly admission = new AdmissionSettings();
-  readonly health = new HealthSettings();
-  readonly execution = new ExecutionSettings();
-  readonly background = new BackgroundSettings();
-  readonly networking = new NetworkingSettings();
-  readonly persistence = new PersistenceSettings();
-  private readonly warn: (message: string) => void;
+  readonly process: ProcessSettings;
+  readonly posting: PostingSettings;
+  readonly peering: PeeringSettings;
+  readonly leaderElection: LeaderElectionSettings;
+  readonly watching: WatchingSettings;
+  readonly queueing: QueueingSettings;
+  readonly scanning: ScanningSettings;
+  readonly admission: AdmissionSettings;
+  readonly health: HealthSettings;
+  readonly execution: ExecutionSettings;
+  readonly background: BackgroundSettings;
+  readonly networking: NetworkingSettings;
+  readonly persistence: PersistenceSettings;
+  private readonly warn: Warn;
 
   /** @param options.warn receives deprecation warnings (default: a Node `DeprecationWarning`). */
-  constructor(options?: { readonly warn?: (message: string) => void }) {
-    this.warn = options?.warn ?? ((message) => process.emitWarning(message, 'DeprecationWarning'));
+  constructor(options?: { readonly warn?: Warn }) {
+    this.warn = options?.warn ?? emitDeprecation;
+    const warn = this.warn;
+    this.process = strict(new ProcessSettings(), 'settings.process');
+    this.posting = strict(new PostingSettings(), 'settings.posting');
+    this.peering = strict(new PeeringSettings(), 'settings.peering');
+    this.leaderElection = strict(new LeaderElectionSettings(), 'settings.leaderElection');
+    this.watching = strict(new WatchingSettings(), 'settings.watching');
+    this.queueing = strict(new QueueingSettings({ warn }), 'settings.queueing');
+    this.scanning = strict(new ScanningSettings(), 'settings.scanning');
+    this.admission = strict(new AdmissionSettings(), 'settings.admission');
+    this.health = strict(new HealthSettings(), 'settings.health');
+    this.execution = strict(new ExecutionSettings({ warn }), 'settings.execution');
+    this.background = strict(new BackgroundSettings(), 'settings.background');
+    this.networking = strict(new NetworkingSettings(), 'settings.networking');
+    this.persistence = strict(new PersistenceSettings(), 'settings.persistence');
+    // biome-ignore lint/correctness/noConstructorReturn: the settings object refuses unknown settings as its groups do (R-CONFIG-3)
+    return strict(this, 'settings');
   }
 
   /** @deprecated Use `queueing`; this legacy alias returns the same object and warns. */
@@ -279,4 +349,58 @@ export class OperatorSettings {
     this.warn('settings.batching is deprecated; use settings.queueing instead.');
     return this.queueing;
   }
+}
+
+/**
+ * Settings of Kopf whose name here is not just Kopf's in camelCase, or that mean something else:
+ * the setting meant by a name that does not exist in a group.
+ */
+const MEANT: Readonly<Record<string, string>> = {
+  namespaced: 'clusterwide (true for cluster-wide peering, false for namespaced)',
+  batching: 'queueing',
+};
+
+/** The setting probably meant by an unknown name of a group: Kopf's snake_case in camelCase, a known alias, or none. */
+function meant(target: object, name: string): string | undefined {
+  const camel = name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  if (camel !== name && camel in target) return camel;
+  return Object.hasOwn(MEANT, name) ? MEANT[name] : undefined;
+}
+
+/** The fields behind the accessors of the groups: not settings. */
+const INTERNAL: ReadonlySet<string> = new Set(['constructor', 'warn', 'warnOf', 'window', 'windowWarned', 'workers', 'workersWarned']);
+
+/** The settings of a group (its fields and settable accessors), for the error of an unknown one. */
+function known(target: object): string[] {
+  const names = new Set<string>();
+  for (let proto: object | null = target; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto))) {
+      if (INTERNAL.has(name) || typeof descriptor.value === 'function' || (descriptor.get !== undefined && descriptor.set === undefined)) continue;
+      names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
+/**
+ * A settings object that throws a `SettingsError` when a setting it does not have is assigned or
+ * defined (R-CONFIG-3): `settings.peering.namespaced = true` would otherwise be kept and never read.
+ */
+function strict<T extends object>(target: T, path: string): T {
+  const refuse = (name: string | symbol): never => {
+    const text = String(name);
+    const suggestion = meant(target, text);
+    const hint = suggestion !== undefined ? `did you mean ${path}.${suggestion}?` : `the settings there are: ${known(target).join(', ')}.`;
+    throw new SettingsError(`${path}.${text} is not a setting: ${hint}`);
+  };
+  return new Proxy(target, {
+    set(object, name, value, receiver) {
+      if (typeof name === 'string' && !(name in object)) refuse(name);
+      return Reflect.set(object, name, value, receiver);
+    },
+    defineProperty(object, name, descriptor) {
+      if (typeof name === 'string' && !(name in object)) refuse(name);
+      return Reflect.defineProperty(object, name, descriptor);
+    },
+  });
 }

@@ -9,6 +9,14 @@
  * Resolution is forgiving on purpose: a field under a non-object value (a corrupted status, a field
  * handler on `spec.a.b` when `spec.a` is a string) resolves to "absent", never to an error, so one
  * broken object cannot stop the operator.
+ *
+ * This module holds the runtime's one deep copy (`deepCopy`) and one deep equality (`deepEqual`),
+ * both with JSON's semantics (R-ESSENCE-6): a value is what `JSON.stringify` would write. Maps are
+ * their own enumerable string keys — any key, `__proto__` included, is a key like others (as
+ * `JSON.parse` makes it), read only if own and written as an own property, so no body can change
+ * a prototype or reach `Object.prototype`; a key whose value is `undefined` is absent; key order
+ * is kept by copies and ignored by comparisons; arrays are compared element by element, in order.
+ * Copies are plain objects and arrays, whatever the input's prototypes.
  */
 
 /** A JSON scalar. */
@@ -96,6 +104,20 @@ export function has(obj: unknown, path: FieldSpec): boolean {
 }
 
 /**
+ * Sets a key of a map as `JSON.parse` would: an own, enumerable, writable data property, also for
+ * `__proto__` (which plain assignment would take as the object's prototype). **Mutates `obj`.**
+ */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/** The value of a map's own key; `undefined` if it has none (inherited properties are not keys). */
+export function getOwn(obj: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/**
  * Sets a nested field, creating missing (or non-object) parents as empty objects.
  * **Mutates `obj`** — it is meant for patches and fresh copies the caller owns.
  */
@@ -104,16 +126,16 @@ export function ensure(obj: Record<string, unknown>, path: FieldSpec, value: unk
   if (keys.length === 0) throw new TypeError('Setting the root of an object is impossible; name a field.');
   let current: Record<string, unknown> = obj;
   for (const key of keys.slice(0, -1)) {
-    const next = current[key];
+    const next = getOwn(current, key);
     if (isObject(next)) {
       current = next;
     } else {
       const created: Record<string, unknown> = {};
-      current[key] = created;
+      setOwn(current, key, created);
       current = created;
     }
   }
-  current[keys[keys.length - 1]!] = value;
+  setOwn(current, keys[keys.length - 1]!, value);
 }
 
 /**
@@ -148,8 +170,10 @@ export function cherrypick(src: unknown, dst: Record<string, unknown>, fields: I
 }
 
 /**
- * Deep equality of JSON values. `null` and `undefined` are equal (both mean "absent"); object key
- * order does not matter; arrays compare element by element in order.
+ * Deep equality of JSON values (R-ESSENCE-6): `null` and `undefined` are equal (both mean
+ * "absent"), and a key whose value is `undefined` is no key; maps compare by their own keys
+ * (`__proto__` included), in any order, and not by prototype; arrays compare element by element in
+ * order; scalars with `===`. Consistent with `deepCopy`: a copy is always equal to its original.
  */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -168,15 +192,16 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Deep-copies a JSON tree (objects and arrays; scalars as they are). Keys whose value is
- * `undefined` are dropped, as JSON would drop them. Key order is preserved.
+ * Deep-copies a JSON tree (R-ESSENCE-6): maps become plain objects with the same own keys in the
+ * same order (`__proto__` as an own key, never as the prototype), arrays plain arrays, scalars stay
+ * as they are. Keys whose value is `undefined` are dropped, as JSON would drop them.
  */
 export function deepCopy<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item: unknown) => deepCopy(item)) as T;
   if (isObject(value)) {
     const copy: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      if (item !== undefined) copy[key] = deepCopy(item);
+      if (item !== undefined) setOwn(copy, key, deepCopy(item));
     }
     return copy as T;
   }

@@ -26,7 +26,7 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   const result: Record<string, unknown> = dicts.isObject(target) ? dicts.deepCopy(target) : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else if (value !== undefined) result[key] = applyMergePatch(result[key], value);
+    else if (value !== undefined) dicts.setOwn(result, key, applyMergePatch(dicts.getOwn(result, key), value));
   }
   return result;
 }

@@ -201,8 +201,9 @@ export class PatchBase<Body extends object = Record<string, unknown>> {
         return Reflect.get(makeView(target[DATA], []), prop);
       },
       set(target, prop, value, receiver) {
-        if (typeof prop === 'symbol' || prop in target) return Reflect.set(target, prop, value, receiver);
-        target[DATA][prop] = unwrap(value);
+        // `__proto__` is a key of the body like any other (R-ESSENCE-6), not the patch's prototype.
+        if (typeof prop === 'symbol' || (prop in target && prop !== '__proto__')) return Reflect.set(target, prop, value, receiver);
+        dicts.setOwn(target[DATA], prop, unwrap(value));
         return true;
       },
       deleteProperty(target, prop) {

@@ -23,6 +23,7 @@ import type * as clocks from '../../cogs/aio/clocks.js';
 import * as clients from '../../cogs/client/clients.js';
 import type * as credentials from '../../cogs/client/credentials.js';
 import * as connections from '../../cogs/client/connections.js';
+import type * as logins from '../../cogs/client/logins.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as errors from '../actions/errors.js';
@@ -173,8 +174,12 @@ function fallbackLogin(id: string, fn: () => credentials.ConnectionInfo | null, 
  *
  * @param failures collects `<id> failed: <message>` of the logins that throw.
  */
-export function fallbackLogins(failures?: string[], connection?: connections.ConnectionOptions): readonly execution.Invocable[] {
-  return connections.builtinLogins(connection).map((login) => fallbackLogin(login.id, login.fn, failures));
+export function fallbackLogins(
+  failures?: string[],
+  connection?: connections.ConnectionOptions,
+  plugins?: logins.PluginOptions,
+): readonly execution.Invocable[] {
+  return connections.builtinLogins(connection, plugins).map((login) => fallbackLogin(login.id, login.fn, failures));
 }
 
 /**
@@ -187,9 +192,10 @@ export function loginHandlers(
   registered: readonly handlers.ActivityHandler[],
   failures?: string[],
   connection?: connections.ConnectionOptions,
+  plugins?: logins.PluginOptions,
 ): readonly execution.Invocable[] {
-  if (connections.isExplicit(connection)) return [...registered, ...fallbackLogins(failures, connection)];
-  return registered.length > 0 ? registered : fallbackLogins(failures, connection);
+  if (connections.isExplicit(connection)) return [...registered, ...fallbackLogins(failures, connection, plugins)];
+  return registered.length > 0 ? registered : fallbackLogins(failures, connection, plugins);
 }
 
 /** What authentication needs: the activity's options without the activity and with the vault. */
@@ -223,7 +229,7 @@ export async function authenticate(options: AuthenticationOptions & { readonly t
   const results = await runActivity({
     ...options,
     activity: 'authentication',
-    handlers: loginHandlers(options.handlers, failures, options.connection),
+    handlers: loginHandlers(options.handlers, failures, options.connection, { timeout: options.settings.networking.execPluginTimeout }),
     logger,
   });
   const found = [...results].filter((entry): entry is [string, credentials.ConnectionInfo] => entry[1] !== null && entry[1] !== undefined);

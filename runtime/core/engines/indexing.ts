@@ -21,6 +21,7 @@ import * as toggles from '../../cogs/aio/toggles.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
+import * as dicts from '../../cogs/structs/dicts.js';
 import * as errors from '../actions/errors.js';
 import * as execution from '../actions/execution.js';
 import * as lifecycles from '../actions/lifecycles.js';
@@ -58,7 +59,7 @@ function canonical(value: unknown, seen: Set<object>): unknown {
     if (Array.isArray(value)) return value.map((item) => canonical(item, seen));
     if (!isPlainObject(value)) throw new IndexKeyError(`Index keys must be JSON-encodable, got a ${value.constructor?.name ?? 'non-plain object'}.`);
     const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) sorted[key] = canonical(value[key], seen);
+    for (const key of Object.keys(value).sort()) dicts.setOwn(sorted, key, canonical(value[key], seen));
     return sorted;
   } finally {
     seen.delete(value);

@@ -9,6 +9,8 @@ import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
 import * as execplugins from '../../../../runtime/cogs/client/execplugins.js';
 import type * as kubeconfigs from '../../../../runtime/cogs/client/kubeconfigs.js';
+import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import { eventually } from '../../../support/waiting.js';
 import { tempDir } from './helpers.js';
 
 const V1 = 'client.authentication.k8s.io/v1';
@@ -267,5 +269,51 @@ describe('a real executable', () => {
     const command = path.join(tempDir(), 'absent');
     const exec = new execplugins.ExecCredentials(execConfig({ command, installHint: 'See https://example.com/install.' }), USER, CLUSTER);
     await expect(exec.authorization()).rejects.toThrow(/failed: the command was not found\. See https:\/\/example\.com\/install\.$/);
+  });
+});
+
+describe('a hanging plugin (R-AUTH-7)', () => {
+  /** Whether a process exists (a zombie or a live one). */
+  function alive(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  it('R-AUTH-7 a plugin that never finishes is killed with its children after the timeout, and the login fails naming the command and the timeout', async () => {
+    const dir = tempDir();
+    const command = path.join(dir, 'hanging.sh');
+    // A shell script that starts a child and waits for it forever: both must die.
+    fs.writeFileSync(command, `#!/bin/sh\necho $$ > "${dir}/plugin.pid"\nsleep 1000 &\necho $! > "${dir}/child.pid"\nwait\n`, { mode: 0o755 });
+    const exec = new execplugins.ExecCredentials(execConfig({ command, args: [] }), USER, CLUSTER, { timeout: 1 });
+    // A deadline of the test's own, so that a plugin never ended fails here rather than at the suite's timeout.
+    const failure = await Promise.race([
+      exec.authorization().catch((error: unknown) => error),
+      new Promise((resolve) => setTimeout(() => resolve(new Error('the plugin still runs after 10 s')), 10_000).unref()),
+    ]);
+    expect(failure).toBeInstanceOf(errors.ExecPluginTimeoutError);
+    expect(failure).toBeInstanceOf(errors.LoginError); // a login failure like any other plugin failure
+    expect(failure).toMatchObject({ code: 'ExecPluginTimeout', command, timeout: 1 });
+    expect((failure as Error).message).toBe(
+      `The exec plugin ${JSON.stringify(command)} of user "me" (/home/me/.kube/config) did not finish within 1 seconds and was killed (settings.networking.execPluginTimeout).`,
+    );
+    const pids = ['plugin.pid', 'child.pid'].map((file) => Number(fs.readFileSync(path.join(dir, file), 'utf8')));
+    await eventually(() => pids.every((pid) => !alive(pid)), 'the plugin and its child to be gone');
+  });
+
+  it('R-AUTH-7 the runner is given the timeout in milliseconds (60 s by default), or none when it is null', async () => {
+    const seen: (number | undefined)[] = [];
+    const run: execplugins.ProcessRunner = async (_command, _args, options) => {
+      seen.push(options.timeoutMs);
+      return credential({ token: 't' });
+    };
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization();
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, timeout: 0.5 }).authorization();
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, timeout: null }).authorization();
+    expect(seen).toEqual([60_000, 500, undefined]);
+    expect(new settings.OperatorSettings().networking.execPluginTimeout).toBe(execplugins.DEFAULT_EXEC_TIMEOUT);
   });
 });

@@ -2,12 +2,16 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 
 import * as bounds from '../../../../runtime/cogs/configs/bounds.js';
+import * as conventions from '../../../../runtime/cogs/configs/conventions.js';
 import * as diffbase from '../../../../runtime/cogs/configs/diffbase.js';
 import * as progress from '../../../../runtime/cogs/configs/progress.js';
 import * as patches from '../../../../runtime/cogs/structs/patches.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 const KIB = 1024;
+/** The touch-dummy a delayed handler's next patch writes: its key and a timestamp. */
+const TOUCH_VALUE_BYTES = '2024-05-01T10:00:00.000000+00:00'.length;
+const TOUCH_BYTES = 'kopf.zalando.org/touch-dummy'.length + TOUCH_VALUE_BYTES;
 
 function objectWith(annotations: Record<string, string>, spec: Record<string, unknown> = { field: 'value' }): Record<string, unknown> {
   return {
@@ -153,12 +157,57 @@ describe('size-bounded progress records', () => {
     const written = progress.decodeRecord(patch.getAt(['metadata', 'annotations', 'kopf.zalando.org/create_fn']))!;
     expect(written).toMatchObject(record);
     expect(written.message).toMatch(/^m+… \[truncated from 102400 bytes\]$/);
-    expect(annotationBytes(body, patch)).toBeLessThanOrEqual(bounds.ANNOTATIONS_LIMIT);
-    // The longest that fits: one more character would not.
-    expect(annotationBytes(body, patch)).toBeGreaterThan(bounds.ANNOTATIONS_LIMIT - 2);
+    // The longest that fits with the touch-dummy that a delayed handler's next patch writes: one more character would not.
+    expect(annotationBytes(body, patch) + TOUCH_BYTES).toBeLessThanOrEqual(bounds.ANNOTATIONS_LIMIT);
+    expect(annotationBytes(body, patch) + TOUCH_BYTES).toBeGreaterThan(bounds.ANNOTATIONS_LIMIT - 2);
     expect(bounds.takeNotes(patch)).toEqual([
       `the progress record of 'create_fn' would exceed the API server's limit of 262144 bytes for all annotations of an object, so its message is truncated to ${written.message!.indexOf('…')} characters.`,
     ]);
+  });
+
+  it('R-STORAGE-17 R-STORAGE-7 a handler id longer than 46 characters: the record counts at both its V2 and V1 keys', () => {
+    const storage = new progress.AnnotationsProgressStorage();
+    const body = objectWith({ huge: 'h'.repeat(150 * KIB) });
+    const patch = new patches.Patch();
+    const key = 'x'.repeat(47);
+    storage.store({ key, record: { ...record, message: 'm'.repeat(300 * KIB) }, body, patch });
+    const written = patch.getAt(['metadata', 'annotations']) as Record<string, string>;
+    const [v2, v1] = conventions.keysFor(conventions.DEFAULT_PREFIX, key, { v1: true });
+    expect(v1).toMatch(/^kopf\.zalando\.org\/x+-[\w.-]+$/); // cut to 63 characters, with a hash
+    expect(Object.keys(written)).toEqual([v2, v1]);
+    expect(new Set(Object.values(written)).size).toBe(1); // the same bytes at both keys, as Kopf writes them
+    expect(annotationBytes(body, patch) + TOUCH_BYTES).toBeLessThanOrEqual(bounds.ANNOTATIONS_LIMIT);
+    expect(annotationBytes(body, patch) + TOUCH_BYTES).toBeGreaterThan(bounds.ANNOTATIONS_LIMIT - 3);
+  });
+
+  it('R-STORAGE-17 R-STORAGE-11 the ownership marker of a custom prefix and the touch-dummy at its key are counted, whatever they hold now', () => {
+    const storage = new progress.AnnotationsProgressStorage({ prefix: 'my-operator.example.com' });
+    const touch = 'my-operator.example.com/touch-dummy';
+    // A touch-dummy shorter than a timestamp counts as the timestamp the next touch writes.
+    const body = objectWith({ huge: 'h'.repeat(200 * KIB), [touch]: '' });
+    const patch = new patches.Patch();
+    storage.store({ key: 'create_fn', record: { ...record, message: 'm'.repeat(100 * KIB) }, body, patch });
+    const marker = patch.getAt(['metadata', 'annotations', 'my-operator.example.com/kopf-managed']);
+    expect(marker).toBe('yes');
+    const after = annotationBytes(body, patch) + TOUCH_VALUE_BYTES; // the touch-dummy, once it holds a timestamp
+    expect(after).toBeLessThanOrEqual(bounds.ANNOTATIONS_LIMIT);
+    expect(after).toBeGreaterThan(bounds.ANNOTATIONS_LIMIT - 2);
+  });
+
+  it('R-STORAGE-17 R-STORAGE-11 a diff-base of a custom prefix leaves room for its ownership marker', () => {
+    const storage = new diffbase.AnnotationsDiffBaseStorage({ prefix: 'my-operator.example.com' });
+    const body = objectWith({ huge: 'h'.repeat(200 * KIB) });
+    const patch = new patches.Patch();
+    storage.store({ body, patch, essence: storage.build({ body }) });
+    expect(patch.getAt(['metadata', 'annotations', 'my-operator.example.com/kopf-managed'])).toBe('yes');
+    expect(annotationBytes(body, patch)).toBeLessThanOrEqual(bounds.ANNOTATIONS_LIMIT);
+    // The room left for a diff-base exactly as large as the room, marker included.
+    const room = bounds.annotationsRoom(body, new patches.Patch(), ['my-operator.example.com/last-handled-configuration'], {
+      'my-operator.example.com/kopf-managed': 'yes',
+    });
+    const left = bounds.ANNOTATIONS_LIMIT - annotationBytes(body, new patches.Patch()) - 'my-operator.example.com/last-handled-configuration'.length;
+    expect(room('v'.repeat(left))).toBe('annotations');
+    expect(room('v'.repeat(left - 'my-operator.example.com/kopf-managed'.length - 3))).toBeNull();
   });
 
   it('R-STORAGE-16 status records are bounded by the size of the whole object', () => {

@@ -68,7 +68,7 @@ describe('OperatorSettings', () => {
   });
 
   it('R-CONFIG-1 execution.maxWorkers below 1 throws; 1 and null are accepted', () => {
-    const own = new settings.OperatorSettings();
+    const own = new settings.OperatorSettings({ warn: () => undefined });
     expect(() => {
       own.execution.maxWorkers = 0;
     }).toThrow(configErrors.SettingsError);
@@ -91,5 +91,115 @@ describe('OperatorSettings', () => {
     expect(a.persistence.progressStorage).not.toBe(b.persistence.progressStorage);
     expect(a.persistence.diffbaseStorage).not.toBe(b.persistence.diffbaseStorage);
     expect(a.queueing.errorDelays).not.toBe(b.queueing.errorDelays);
+  });
+});
+
+describe('settings that do not exist (R-CONFIG-3)', () => {
+  const GROUPS = [
+    'process',
+    'posting',
+    'peering',
+    'leaderElection',
+    'watching',
+    'queueing',
+    'scanning',
+    'admission',
+    'health',
+    'execution',
+    'background',
+    'networking',
+    'persistence',
+  ] as const;
+
+  it('R-CONFIG-3 assigning settings.peering.namespaced throws a SettingsError naming it and the setting meant', () => {
+    const own = new settings.OperatorSettings({ warn: () => undefined });
+    const assign = (): void => {
+      (own.peering as unknown as Record<string, unknown>)['namespaced'] = true;
+    };
+    expect(assign).toThrow(settings.SettingsError);
+    expect(assign).toThrow(
+      'settings.peering.namespaced is not a setting: did you mean settings.peering.clusterwide (true for cluster-wide peering, false for namespaced)?',
+    );
+    expect(own.peering.clusterwide).toBeNull();
+  });
+
+  it.each(GROUPS)('R-CONFIG-3 every group refuses an unknown setting: settings.%s', (group) => {
+    const own = new settings.OperatorSettings({ warn: () => undefined });
+    const section = own[group] as unknown as Record<string, unknown>;
+    let error: unknown;
+    try {
+      section['noSuchSetting'] = 1;
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(settings.SettingsError);
+    expect(error).toMatchObject({ code: 'InvalidSetting' });
+    expect((error as Error).message).toMatch(new RegExp(`^settings\\.${group}\\.noSuchSetting is not a setting: the settings there are: \\w`));
+    expect(() => Object.defineProperty(section, 'noSuchSetting', { value: 1 })).toThrow(settings.SettingsError);
+    expect(Object.hasOwn(section, 'noSuchSetting')).toBe(false);
+  });
+
+  it("R-CONFIG-3 Kopf's snake_case names and the settings object itself: the camelCase setting is named", () => {
+    const own = new settings.OperatorSettings({ warn: () => undefined });
+    expect(() => {
+      (own.execution as unknown as Record<string, unknown>)['default_backoff'] = 1;
+    }).toThrow('settings.execution.default_backoff is not a setting: did you mean settings.execution.defaultBackoff?');
+    expect(() => {
+      (own as unknown as Record<string, unknown>)['peerings'] = {};
+    }).toThrow(/^settings\.peerings is not a setting: the settings there are: .*\bpeering\b/);
+    // Known settings are set as before, accessors included.
+    own.peering.clusterwide = true;
+    own.leaderElection.leaseName = 'lease';
+    Object.assign(own.watching, { serverTimeout: 10 });
+    expect([own.peering.clusterwide, own.leaderElection.leaseName, own.watching.serverTimeout]).toEqual([true, 'lease', 10]);
+    expect(own.leaderElection).toBeInstanceOf(settings.LeaderElectionSettings);
+    expect(() => own.leaderElection.validate()).not.toThrow();
+  });
+});
+
+describe('settings without effect (R-CONFIG-4)', () => {
+  it('R-CONFIG-4 setting queueing.batchWindow warns once that it has no effect; the value is kept', () => {
+    const warnings: string[] = [];
+    const own = new settings.OperatorSettings({ warn: (message) => warnings.push(message) });
+    expect(own.queueing.batchWindow).toBe(0.1);
+    expect(warnings).toEqual([]); // reading is fine
+    own.queueing.batchWindow = 0.5;
+    own.queueing.batchWindow = 1;
+    expect(own.queueing.batchWindow).toBe(1);
+    expect(warnings).toEqual(['settings.queueing.batchWindow is deprecated and has no effect: every event is processed as it comes.']);
+  });
+
+  it('R-CONFIG-4 setting execution.maxWorkers warns once that it has no effect, and is still validated', () => {
+    const warnings: string[] = [];
+    const own = new settings.OperatorSettings({ warn: (message) => warnings.push(message) });
+    expect(() => {
+      own.execution.maxWorkers = 0;
+    }).toThrow(settings.SettingsError);
+    expect(warnings).toEqual([]);
+    own.execution.maxWorkers = 4;
+    own.execution.maxWorkers = 8;
+    expect(own.execution.maxWorkers).toBe(8);
+    expect(warnings).toEqual([
+      'settings.execution.maxWorkers has no effect: handlers run on the event loop, not in a thread pool; use settings.queueing.workerLimit to limit how many objects are handled at once.',
+    ]);
+  });
+
+  it('R-CONFIG-4 without a warn option, the warning is a Node DeprecationWarning', () => {
+    const emitted: unknown[] = [];
+    const listener = (warning: Error): void => {
+      emitted.push([warning.name, warning.message]);
+    };
+    process.on('warning', listener);
+    new settings.OperatorSettings().queueing.batchWindow = 2;
+    // Node emits 'warning' events on the next tick: listen until then.
+    return new Promise<void>((resolve) => {
+      process.nextTick(() => {
+        process.off('warning', listener);
+        expect(emitted).toEqual([
+          ['DeprecationWarning', 'settings.queueing.batchWindow is deprecated and has no effect: every event is processed as it comes.'],
+        ]);
+        resolve();
+      });
+    });
   });
 });

@@ -120,3 +120,33 @@ describe('copies and frozen views', () => {
     expect(view.spec.items).toEqual(['a']);
   });
 });
+
+describe('a key named __proto__ (R-ESSENCE-6)', () => {
+  const parsed = (): Record<string, unknown> => JSON.parse('{"spec":{"__proto__":{"polluted":"yes"},"size":1}}') as Record<string, unknown>;
+
+  it('R-ESSENCE-6 deepCopy keeps it as an own key, and the copy keeps the plain prototype', () => {
+    const copy = dicts.deepCopy(parsed());
+    const spec = copy['spec'] as Record<string, unknown>;
+    expect(Object.getPrototypeOf(spec)).toBe(Object.prototype);
+    expect(Object.keys(spec)).toEqual(['__proto__', 'size']);
+    expect(spec['polluted']).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe('{"spec":{"__proto__":{"polluted":"yes"},"size":1}}');
+    expect(JSON.stringify(dicts.frozenCopy(parsed()))).toBe(JSON.stringify(parsed()));
+  });
+
+  it('R-ESSENCE-6 deepEqual compares it as a key: a copy equals its original, a change or an absence does not', () => {
+    expect(dicts.deepEqual(dicts.deepCopy(parsed()), parsed())).toBe(true);
+    expect(dicts.deepEqual(parsed(), { spec: { size: 1 } })).toBe(false);
+    expect(dicts.deepEqual(parsed(), JSON.parse('{"spec":{"__proto__":{"polluted":"no"},"size":1}}'))).toBe(false);
+  });
+
+  it('R-ESSENCE-6 ensure writes it as an own key, and never into Object.prototype', () => {
+    const target: Record<string, unknown> = {};
+    dicts.ensure(target, ['spec', '__proto__', 'polluted'], 'yes');
+    expect(JSON.stringify(target)).toBe('{"spec":{"__proto__":{"polluted":"yes"}}}');
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(dicts.resolve(target, ['spec', '__proto__', 'polluted'])).toBe('yes');
+    dicts.remove(target, ['spec', '__proto__', 'polluted']);
+    expect(target).toEqual({});
+  });
+});

@@ -70,3 +70,11 @@ describe('request helpers', () => {
     expect(jsonpatches.splitJsonPatch(ops, { statusSubresource: false })).toEqual({ main: ops, status: [] });
   });
 });
+
+describe('a key named __proto__ in merge-patches (R-ESSENCE-6)', () => {
+  it('R-ESSENCE-6 is merged as an own key', () => {
+    const merged = jsonpatches.applyMergePatch(JSON.parse('{"spec":{"__proto__":{"a":1}}}'), JSON.parse('{"spec":{"__proto__":{"b":2}}}'));
+    expect(JSON.stringify(merged)).toBe('{"spec":{"__proto__":{"a":1,"b":2}}}');
+    expect(({} as Record<string, unknown>)['b']).toBeUndefined();
+  });
+});

@@ -237,3 +237,17 @@ describe('PatchOf types', () => {
     expect(patch.toMergePatch()).toEqual({ spec: { anything: { nested: true } }, status: { gone: null } });
   });
 });
+
+describe('a key named __proto__ in patches (R-ESSENCE-6)', () => {
+  it('R-ESSENCE-6 is written as an own key, by path or as a property of a section', () => {
+    const patch = new patches.Patch();
+    patch.setAt(['spec', '__proto__', 'polluted'], 'yes');
+    Reflect.set(patch.status as object, '__proto__', { top: true });
+    Reflect.set(patch, '__proto__', { root: true });
+    expect(JSON.stringify(patch.toMergePatch())).toBe(
+      '{"spec":{"__proto__":{"polluted":"yes"}},"status":{"__proto__":{"top":true}},"__proto__":{"root":true}}',
+    );
+    expect(patch).toBeInstanceOf(patches.PatchBase);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
