@@ -11,7 +11,7 @@ import * as bounds from '../../../runtime/cogs/configs/bounds.js';
 import * as conventions from '../../../runtime/cogs/configs/conventions.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 const TOUCH = 'kopf.zalando.org/touch-dummy';

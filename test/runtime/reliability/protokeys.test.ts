@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
-import * as fx from './operating.js';
+import * as fx from '../../support/operators.js';
 
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 

@@ -116,7 +116,7 @@ describe('settings that do not exist (R-CONFIG-3)', () => {
     const assign = (): void => {
       (own.peering as unknown as Record<string, unknown>)['namespaced'] = true;
     };
-    expect(assign).toThrow(settings.SettingsError);
+    expect(assign).toThrow(configErrors.SettingsError);
     expect(assign).toThrow(
       'settings.peering.namespaced is not a setting: did you mean settings.peering.clusterwide (true for cluster-wide peering, false for namespaced)?',
     );
@@ -132,10 +132,10 @@ describe('settings that do not exist (R-CONFIG-3)', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(settings.SettingsError);
+    expect(error).toBeInstanceOf(configErrors.SettingsError);
     expect(error).toMatchObject({ code: 'InvalidSetting' });
     expect((error as Error).message).toMatch(new RegExp(`^settings\\.${group}\\.noSuchSetting is not a setting: the settings there are: \\w`));
-    expect(() => Object.defineProperty(section, 'noSuchSetting', { value: 1 })).toThrow(settings.SettingsError);
+    expect(() => Object.defineProperty(section, 'noSuchSetting', { value: 1 })).toThrow(configErrors.SettingsError);
     expect(Object.hasOwn(section, 'noSuchSetting')).toBe(false);
   });
 
@@ -174,7 +174,7 @@ describe('settings without effect (R-CONFIG-4)', () => {
     const own = new settings.OperatorSettings({ warn: (message) => warnings.push(message) });
     expect(() => {
       own.execution.maxWorkers = 0;
-    }).toThrow(settings.SettingsError);
+    }).toThrow(configErrors.SettingsError);
     expect(warnings).toEqual([]);
     own.execution.maxWorkers = 4;
     own.execution.maxWorkers = 8;
