@@ -45,7 +45,20 @@ const RANKS = [
 // before it in its folder. The kits are not here: they are independent of each other altogether.
 const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
-  'runtime/cogs/structs': ['dicts', 'errors', 'loggers', 'references', 'resources', 'webhooks', 'bodies', 'diffs', 'instruments', 'jsonpatches', 'patches', 'views'],
+  'runtime/cogs/structs': [
+    'dicts',
+    'errors',
+    'loggers',
+    'references',
+    'resources',
+    'webhooks',
+    'bodies',
+    'diffs',
+    'instruments',
+    'jsonpatches',
+    'patches',
+    'views',
+  ],
   'runtime/cogs/configs': ['bounds', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
