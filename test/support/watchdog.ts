@@ -67,8 +67,12 @@ async function start(): Promise<Watchdog> {
   return {
     running: (what) => thread.postMessage(what),
     takeLongestBlock: () => {
-      const value = Math.max(longest, Date.now() - last - BEAT_MS);
+      const now = Date.now();
+      const value = Math.max(longest, now - last - BEAT_MS);
+      // This call is itself a sign of life: the next interval measures from here.
       longest = 0;
+      last = now;
+      beat[0] = now;
       return value;
     },
     takeReports: () => {
