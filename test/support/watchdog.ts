@@ -8,7 +8,7 @@
  * stuck; the test then fails with that report (its own timeout ends it, and the `afterEach` hook
  * here throws the report). When terminating does not free the worker, the thread kills it.
  *
- * The limit (`KOPF_GEN_TEST_WATCHDOG_S`, default 30 s) stays below vitest's 60-second RPC timeout
+ * The limit (`KOPF_GEN_TEST_WATCHDOG_S`, default 45 s) stays below vitest's 60-second RPC timeout
  * between a worker and the main process: an event loop blocked that long also makes the worker
  * miss the main process's answers. With `KOPF_GEN_TEST_BLOCKS=<file>`, every test (or hook) that
  * held the event loop for more than a second appends a JSON line to that file, to find them.
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
-const DEFAULT_LIMIT_S = 30;
+const DEFAULT_LIMIT_S = 45;
 const BEAT_MS = 100;
 /** How long a test file may take to finish after a termination: past its test and hook timeouts. */
 const GRACE_MS = 120_000;
