@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests run in forked workers: several suites start their own devcluster on a loopback port,
@@ -12,8 +13,14 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // vitest's default is one fork less than the cores: a single fork on a 2-core machine, where most
+    // files wait on loopback HTTP and child processes rather than compute. Two forks at least.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
+    // The watchdog (test/support/watchdog.ts) fails a test whose loop never yields; it terminates the
+    // loop's JavaScript, which Node allows inside a callback only without its async-hooks checks.
+    poolOptions: { forks: { execArgv: ['--no-force-async-hooks-checks'] } },
+    setupFiles: ['test/support/watchdog.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
   },
 });

@@ -62,9 +62,9 @@ describe('the code blocks of the user guide', () => {
     ]);
   });
 
-  it('reports a block that does not compile, at its line in the page', () => {
+  it('reports a block that does not compile, at its line in the page', async () => {
     const text = ['# A page', '', '```ts', "import { on } from 'kopf-gen/runtime';", '', 'on.timer(42);', '```'].join('\n');
-    const errors = checkBlocks('docs/broken.md', extractBlocks('docs/broken.md', text));
+    const errors = await checkBlocks('docs/broken.md', extractBlocks('docs/broken.md', text));
     expect(errors.map((e) => e.where)).toEqual(['docs/broken.md:6']);
   }, 60_000);
 
@@ -85,7 +85,7 @@ describe('the code blocks of the user guide', () => {
     const scratch = scratchFolder();
     try {
       const generated = await generateModules(generatedCrds(text), scratch);
-      const errors = checkBlocks('page.md', extractBlocks('page.md', text), generated);
+      const errors = await checkBlocks('page.md', extractBlocks('page.md', text), generated);
       expect(errors.map((e) => e.message)).toEqual([expect.stringContaining("Type 'string' is not assignable to type 'number'")]);
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
@@ -100,7 +100,7 @@ describe('the code blocks of the user guide', () => {
       const scratch = scratchFolder();
       try {
         const generated = crds.length > 0 ? await generateModules(crds, scratch) : undefined;
-        const errors = checkBlocks(page, blocks, generated);
+        const errors = await checkBlocks(page, blocks, generated);
         expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
       } finally {
         fs.rmSync(scratch, { recursive: true, force: true });

@@ -23,9 +23,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 
 import * as generator from '../../generator/index.js';
+import * as threads from '../support/threads.js';
+import type * as blockcheck from './blockcheck.js';
+import type { BlockError } from './blockcheck.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -104,38 +106,19 @@ export async function generateModules(crds: readonly string[], scratch: string):
   return path.join(out, 'src/generated');
 }
 
-function compilerOptions(): ts.CompilerOptions {
-  const configFile = path.join(ROOT, 'tsconfig.json');
-  const config = ts.readConfigFile(configFile, (file) => ts.sys.readFile(file));
-  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
-  const parsed = ts.parseJsonConfigFileContent({ compilerOptions: config.config.compilerOptions }, ts.sys, ROOT);
-  return { ...parsed.options, noEmit: true, noUnusedLocals: false };
-}
+export type { BlockError } from './blockcheck.js';
 
-/** A compiler host that parses every file once, whatever the number of programs. */
-function cachingHost(options: ts.CompilerOptions): ts.CompilerHost {
-  const host = ts.createCompilerHost(options, true);
-  const cache = new Map<string, ts.SourceFile | undefined>();
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
-    if (!cache.has(fileName)) cache.set(fileName, getSourceFile(fileName, languageVersion, onError, shouldCreate));
-    return cache.get(fileName);
-  };
-  return host;
-}
-
-/** A type error of a block, located in its page. */
-export interface BlockError {
-  readonly where: string;
-  readonly message: string;
-}
+/** The thread that type-checks blocks (blockcheck.ts), started on first use. */
+let checker: threads.Thread<blockcheck.Request, BlockError[]> | undefined;
 
 /**
  * Writes the blocks of one page into a fresh scratch folder (with the generated modules, if given)
- * and type-checks each one on its own.
- * Returns the errors, located as `docs/page.md:<line>` (the page line of the offending code).
+ * and type-checks each one on its own, in a worker thread (blockcheck.ts): the compiler is
+ * synchronous, and a page of many blocks would otherwise hold the test worker's event loop for a
+ * minute on a busy machine. Returns the errors, located as `docs/page.md:<line>` (the page line of
+ * the offending code).
  */
-export function checkBlocks(page: string, blocks: readonly CodeBlock[], generated?: string): BlockError[] {
+export async function checkBlocks(page: string, blocks: readonly CodeBlock[], generated?: string): Promise<BlockError[]> {
   const scratch = path.join(ROOT, '.tmp');
   fs.mkdirSync(scratch, { recursive: true });
   const dir = fs.mkdtempSync(path.join(scratch, `docs-${path.basename(page, '.md')}-`));
@@ -147,27 +130,8 @@ export function checkBlocks(page: string, blocks: readonly CodeBlock[], generate
       fs.mkdirSync(path.dirname(target), { recursive: true });
       fs.writeFileSync(target, block.preamble ? `${block.preamble}\n${block.code}\n` : `${block.code}\n`);
     }
-    const options = compilerOptions();
-    const host = cachingHost(options);
-    const errors: BlockError[] = [];
-    for (const block of blocks) {
-      const target = path.join(dir, block.file);
-      const program = ts.createProgram({ rootNames: [target], options, host });
-      const source = program.getSourceFile(target)!;
-      const hidden = block.preamble ? block.preamble.split('\n').length : 0;
-      for (const diagnostic of ts.getPreEmitDiagnostics(program, source)) {
-        const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-        let where = `${page}:${block.line} (${block.file})`;
-        if (diagnostic.file === source && diagnostic.start !== undefined) {
-          const { line } = source.getLineAndCharacterOfPosition(diagnostic.start);
-          where = line < hidden ? `${page}:${block.line} (${block.file}, preamble line ${line + 1})` : `${page}:${block.line + line - hidden}`;
-        } else if (diagnostic.file) {
-          where = `${page}:${block.line} (${block.file}, in ${path.relative(dir, diagnostic.file.fileName)})`;
-        }
-        errors.push({ where, message: `TS${diagnostic.code}: ${message}` });
-      }
-    }
-    return errors;
+    checker ??= threads.start(new URL('./blockcheck.ts', import.meta.url));
+    return await checker.call({ page, dir, blocks });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
