@@ -220,7 +220,7 @@ async function runPass(cycle: Cycle): Promise<bodies.RawBody | null> {
   let changing = false;
   let consistent = finalizing.consistent;
   if (change.cause !== null && !change.stealth && !finalizing.blocked) {
-    const result = await processChangingCause(cycle, change.cause, change.essence, change.old, consistent);
+    const result = await processChangingCause(cycle, change.cause, change.essence, change.old, consistent && !finalizing.overdue);
     if (result === 'interrupted') return null;
     if ('reread' in result) return result.reread;
     ({ delays, changing, consistent } = result);
@@ -297,12 +297,20 @@ function detectChange(cycle: Cycle, spawners: boolean, changers: boolean): Chang
 }
 
 /** The finalizer as a cycle finds it, and whether changing it holds the change handlers back. */
+/** Where the object stands with our last patch (R-QUEUE-4): seen back, awaited, or its deadline passed unseen. */
+type Consistency = 'consistent' | 'inconsistent' | 'overdue';
+
 interface Finalizing {
   readonly present: boolean;
   /** Deleted, or marked for deletion. */
   readonly deleted: boolean;
-  /** Whether the object caught up with our last patch (R-QUEUE-4). */
+  /** Whether the object caught up with our last patch, or the deadline for it passed (R-QUEUE-4). */
   readonly consistent: boolean;
+  /**
+   * The deadline passed before this (older) body came: it may lack what our last patch stored, so
+   * change handlers see the object as re-read, not this body (R-QUEUE-4).
+   */
+  readonly overdue: boolean;
   /** The finalizer is added or removed in this cycle: change handlers do not run in it. */
   readonly blocked: boolean;
 }
@@ -321,19 +329,21 @@ function decideFinalizer(cycle: Cycle, change: Change): Finalizing {
     ...change.matching,
     stoppedForever: (handler) => memory.daemons?.isStoppedForever(handler.id) ?? false,
   });
-  const consistent = isConsistent(cycle);
-  if (deleted) return { present, deleted, consistent, blocked: false };
+  const consistency = consistencyOf(cycle);
+  const consistent = consistency !== 'inconsistent';
+  const overdue = consistency === 'overdue';
+  if (deleted) return { present, deleted, consistent, overdue, blocked: false };
   if (required && !present) {
     logger.debug('Adding the finalizer, thus preventing the actual deletion.');
     patch.fns.push(addFinalizer(finalizer));
-    return { present, deleted, consistent, blocked: true };
+    return { present, deleted, consistent, overdue, blocked: true };
   }
   if (!required && present && consistent) {
     logger.debug('Removing the finalizer, as there are no handlers requiring it.');
     patch.fns.push(removeFinalizer(finalizer));
-    return { present, deleted, consistent, blocked: true };
+    return { present, deleted, consistent, overdue, blocked: true };
   }
-  return { present, deleted, consistent, blocked: false };
+  return { present, deleted, consistent, overdue, blocked: false };
 }
 
 /** Indexes the object in all indices of its resource; a `DELETED` event removes it (R-INDEX-3..6). */
@@ -449,16 +459,17 @@ async function processWatchingCause(cycle: Cycle): Promise<void> {
 }
 
 /** Whether the object caught up with our last patch (R-QUEUE-4); clears the expectation when so. */
-function isConsistent(cycle: Cycle): boolean {
+function consistencyOf(cycle: Cycle): Consistency {
   const { memory, op } = cycle;
-  if (memory.expectedVersion === null) return true;
+  if (memory.expectedVersion === null) return 'consistent';
   const rv = cycle.raw.object.metadata?.resourceVersion;
-  if (rv === memory.expectedVersion || (memory.expectedUntil !== null && op.clock.now() >= memory.expectedUntil)) {
+  const seen = rv === memory.expectedVersion;
+  if (seen || (memory.expectedUntil !== null && op.clock.now() >= memory.expectedUntil)) {
     memory.expectedVersion = null;
     memory.expectedUntil = null;
-    return true;
+    return seen ? 'consistent' : 'overdue';
   }
-  return false;
+  return 'inconsistent';
 }
 
 async function processChangingCause(

@@ -40,14 +40,19 @@ describe('consistency', () => {
    * PATCH). With `cut`, the watch stream then ends after delivering it, and reconnections hang:
    * the version of our PATCH never arrives.
    */
-  function foreignChange(name: string, options: { cut?: boolean } = {}): { hook: () => Promise<void>; version: () => number } {
+  function foreignChange(name: string, options: { cut?: boolean; held?: boolean } = {}): { hook: () => Promise<void>; version: () => number } {
     let rv = 0;
     return {
       hook: async () => {
         if (rv) return;
+        if (options.held) {
+          // Held: the stream is cut, and reconnections hang, before the foreign change is made.
+          cluster.faults.add({ resource: 'kopfexamples', watch: true, action: { hang: true } });
+          cluster.dropWatches({ resource: 'kopfexamples' }, 'abort');
+        }
         const changed = await cluster.store.patch(h.KEX, name, { metadata: { labels: { foreign: 'change' } } }, { namespace: 'default', type: 'merge-patch' });
         rv = Number((changed['metadata'] as Record<string, unknown>)['resourceVersion']);
-        if (options.cut) {
+        if (options.cut && !options.held) {
           cluster.faults.add({ resource: 'kopfexamples', watch: true, action: { hang: true } });
           // The foreign change's event goes out before the stream ends.
           await h.eventually(() => cluster.watchEvents.some((e) => Number(e.rv) === rv), 'the foreign change sent to the watch');
@@ -100,6 +105,27 @@ describe('consistency', () => {
     cluster.faults.clear();
     await op.stop();
     h.genericChecks(op, { object: 'default/kopf-example-2', created: true });
+  });
+  it('A-31 R-QUEUE-4 an event older than our patch that arrives after the deadline is not handled as it is: the object is re-read, A is not run again', async () => {
+    const calls = new Calls();
+    const foreign = foreignChange('kopf-example-3', { held: true });
+    const clock = new VirtualClock({ start: Date.now() });
+    const op = await h.startOperator(cluster, { registry: twohandlers.register(new OperatorRegistry(), calls, { a: foreign.hook }), clock });
+    await h.apply(cluster, h.referenceObject({ name: 'kopf-example-3' }));
+    await h.eventually(() => calls.count('A') >= 1, 'handler A');
+    await cluster.requests.waitFor((r) => r.method === 'PATCH' && r.name === 'kopf-example-3' && r.code === 200);
+    // The deadline of our patch passes while no event comes at all (the stream is cut, reconnections hang).
+    await clock.advance(6_000);
+    expect(calls.count('B')).toBe(0);
+    // Then the watch comes back: the foreign change's event (older than our patch) arrives late.
+    // (The hanging reconnection ends at the watcher's inactivity timeout, 70 s on the operator's clock.)
+    cluster.faults.clear();
+    await clock.advance(75_000);
+    await op.output.waitFor('Creation is processed: 2 succeeded; 0 failed.');
+    expect(calls.count('A')).toBe(1);
+    expect(calls.count('B')).toBe(1);
+    await op.stop();
+    h.genericChecks(op, { object: 'default/kopf-example-3', created: true });
   });
 });
 
