@@ -13,7 +13,7 @@
  * The authentication activity is the login: its handlers return `ConnectionInfo`s (or null), which
  * populate the `Vault`; without any login handler registered, the built-in logins of R-AUTH-2 are
  * used (service account, then kubeconfig). The `authenticator` task re-runs it whenever the vault
- * runs empty (R-AUTH-3), with Kopf's exact INFO/WARNING lines. The reactor's `running` schedules
+ * runs empty (R-AUTH-3), with Kopf's exact INFO/WARNING lines. The reactor's `roots` schedules
  * both. Probes are not retried activities: `probing` invokes them once per evaluation, with the
  * same kwargs (R-ACTIVITY-4).
  */

@@ -124,7 +124,7 @@ export class Memories {
 
 /*
  * The operator context (Kopf's per-operator state bundle): everything one processing cycle needs
- * from the operator it runs in. Built once by `running.ts`; several operators in one process each
+ * from the operator it runs in. Built once by `roots.ts`; several operators in one process each
  * have their own (R-LIFE-5), so nothing here is global.
  */
 

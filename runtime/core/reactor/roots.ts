@@ -1,0 +1,536 @@
+/**
+ * The root tasks of one operator and what they share (R-LIFE-2, R-API-6). `assemble` builds, once,
+ * the parts the tasks share (`Parts`: settings, registry, memo, vault, the HTTP client over it, the
+ * event queue, the object memories, the insights and the `OperatorContext` among them), and one
+ * `spawn…` function per root task (or pair of tasks that belong together) starts it through
+ * `RootTasks`, which runs every task in the operator's async context, logs how it ended and gates
+ * it on the startup activity: the startup activity runs first, and no other task makes an API
+ * call before it succeeds (R-ACTIVITY-1). `running.spawnTasks` calls them in their order.
+ *
+ * The engines that live per object — daemons and timers (R-DAEMON, R-TIMER), indices (R-INDEX) — are
+ * built here too: the operator-wide registry of running daemons, whose `daemon killer` root task
+ * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
+ * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
+ *
+ * With `livenessEndpoint`, the `health reporter` root task serves the liveness endpoint (probes
+ * and the watch health of `engines/health`, fed by every watcher through `context.streams`) and the
+ * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
+ * activity like every other task.
+ *
+ * With `metricsEndpoint`, the operator collects metrics (`metrics.OperatorMetrics`, its own
+ * registry, reported to by the client, the watchers, the processing cycles and the daemons through
+ * `context.instruments`) and serves them: by the health reporter's servers when there is a
+ * liveness endpoint (the same server if on the same host and port), else by an `endpoint server`
+ * root task of its own (`engines/endpoints`). Without it, there are no instruments at all.
+ *
+ * Admission webhooks (R-ADMISSION) have two root tasks: the webhook server from
+ * `settings.admission.server`, started after the first resource scan with the request function of
+ * `engines/admission` (`engines/serving`), and the manager of the webhook configurations named
+ * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
+ * Admission handlers without a server stop the operator right after the startup activity.
+ *
+ * Coordination with other operators: the operator's identity (R-PEER-3, `engines/identities`) and
+ * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, the peerings
+ * of `observation`) rides along with the orchestrator and adds a toggle per peering object; while
+ * the set is on, the watchers close their streams (R-WATCH-6) and the daemon killer stops all
+ * daemons and timers with `OPERATOR_PAUSING` (R-DAEMON-10); the re-listing after the pause brings
+ * them back.
+ *
+ * With Lease election instead (`leaseName`, `settings.leaderElection`), peering does not run: the
+ * `leader elector` root task (`engines/leadership`) holds one member of the pause set, on while this
+ * operator is not the Lease's holder; it stops after the main tasks (with the authenticator), so
+ * the Lease is released only once the work has stopped, while the client still works. Lease
+ * election excludes the options of Kopf peering and standalone mode (`OperatorModeError`).
+ */
+
+import { setMaxListeners } from 'node:events';
+import * as aborts from '../../cogs/aio/aborts.js';
+import * as clocks from '../../cogs/aio/clocks.js';
+import * as toggles from '../../cogs/aio/toggles.js';
+import * as api from '../../cogs/client/api.js';
+import * as clients from '../../cogs/client/clients.js';
+import type * as connections from '../../cogs/client/connections.js';
+import * as credentials from '../../cogs/client/credentials.js';
+import * as clientErrors from '../../cogs/client/errors.js';
+import type * as settingsModule from '../../cogs/configs/settings.js';
+import * as bodies from '../../cogs/structs/bodies.js';
+import * as errors from '../actions/errors.js';
+import * as invocation from '../actions/invocation.js';
+import * as logging from '../actions/logging.js';
+import * as activities from '../engines/activities.js';
+import * as admission from '../engines/admission.js';
+import * as configuring from '../engines/configuring.js';
+import * as endpoints from '../engines/endpoints.js';
+import * as health from '../engines/health.js';
+import * as identities from '../engines/identities.js';
+import * as indexing from '../engines/indexing.js';
+import * as leadership from '../engines/leadership.js';
+import * as posting from '../engines/posting.js';
+import * as probing from '../engines/probing.js';
+import * as serving from '../engines/serving.js';
+import * as spawning from '../engines/spawning.js';
+import * as memos from '../intents/memos.js';
+import * as registries from '../intents/registry.js';
+import * as inventory from './inventory.js';
+import * as observation from './observation.js';
+import { checkLeaseSettings, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
+import * as orchestration from './orchestration.js';
+import * as queueing from './queueing.js';
+import * as reporting from './reporting.js';
+import { type Awaited, installSignalHandlers, raiseReadyFlag, scheduleUltimateExit, waitForStopFlag } from './stopping.js';
+
+const logger = logging.getLogger('kopf.reactor.running');
+
+/** One root task of an operator. */
+export interface OperatorTask {
+  /** Kopf's task names, e.g. `poster of events`. */
+  readonly name: string;
+  /** Resolves when the task has ended; rejects with its error if it failed. */
+  readonly done: Promise<void>;
+}
+
+export interface Task extends OperatorTask, Awaited {
+  readonly group: 'main' | 'auth';
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function capitalized(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+/** What the root tasks of one operator share: built once by `assemble()`, before any task starts. */
+export interface Parts {
+  readonly options: OperatorOptions;
+  readonly settings: settingsModule.OperatorSettings;
+  readonly scope: Scope;
+  readonly registry: registries.OperatorRegistry;
+  readonly memo: object;
+  readonly clock: clocks.Clock;
+  readonly vault: credentials.Vault;
+  readonly identity: string;
+  /** On while any coordinating engine asks the operator to pause (a peering object, the Lease elector). */
+  readonly paused: toggles.ToggleSet;
+  /** The operator's metrics; `undefined` when metrics are off (no instruments anywhere). */
+  readonly metrics: reporting.OperatorMetrics | undefined;
+  /** The framework's API client; `typed` is the handlers' `client` over the same connections. */
+  readonly client: api.HttpKubeApi;
+  readonly typed: clients.KubeClient;
+  /** The k8s-events that loggers and helpers queue for the poster. */
+  readonly queue: posting.EventQueue;
+  readonly daemons: spawning.Daemons;
+  /** Aborted at the first stage of the stop: the long-lived tasks. */
+  readonly main: AbortController;
+  /** Aborted at the second stage: the authenticator and the leader elector. */
+  readonly auth: AbortController;
+  /** Aborted last: whatever work is still running (the context's signal). */
+  readonly cancel: AbortController;
+  readonly op: Context;
+  /** What the observers discovered: resources, namespaces, the backbone. */
+  readonly picture: observation.Insights;
+}
+
+/** Builds the operator's shared parts, its context among them. */
+export function assemble(options: OperatorOptions, settings: settingsModule.OperatorSettings, scope: Scope): Parts {
+  const registry = options.registry ?? registries.getDefaultRegistry();
+  const memo = options.memo ?? new memos.Memo();
+  const clock = options.clock ?? clocks.realClock;
+  const vault = options.vault ?? new credentials.Vault({ clock });
+  const identity = options.identity ?? identities.detectOwnId({ manual: false, clock });
+  const paused = new toggles.ToggleSet('any');
+  const queues = new queueing.Queues();
+  // Metrics off: no registry, no instruments; nothing reports anywhere.
+  const metrics = options.metricsEndpoint === undefined ? undefined : new reporting.OperatorMetrics({ queues });
+  const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
+  // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
+  const typed = new clients.KubeClient(client);
+  const queue = new posting.EventQueue();
+  const main = new AbortController();
+  const auth = new AbortController();
+  const cancel = new AbortController();
+  // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
+  setMaxListeners(0, main.signal, cancel.signal);
+  const daemons = new spawning.Daemons();
+  const shared = { options, settings, scope, registry, memo, clock, vault, identity, paused, metrics, client, typed, queue, daemons, main, auth, cancel };
+  const op = operatorContext(shared, queues);
+  const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
+  return { ...shared, op, picture };
+}
+
+/** The operator context (R-API-6) over the shared parts: what watchers, cycles and handlers see. */
+function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.Queues) {
+  const { settings, registry, clock, memo } = parts;
+  // Typed as the global `AbortSignal`, so that the context's type can be named outside this module.
+  const signal: AbortSignal = parts.cancel.signal;
+  return {
+    settings,
+    registry,
+    api: parts.client,
+    client: parts.typed,
+    clock,
+    memo,
+    memories: new inventory.Memories(memo),
+    lifecycle: parts.options.lifecycle,
+    events: parts.queue.asSink(),
+    logger: logging.getLogger('kopf.reactor'),
+    signal,
+    // Indices exist (empty) from the start, so that even startup handlers see them (R-INDEX-1).
+    indices: new indexing.OperatorIndexers(registry.indexNames()),
+    barrier: new indexing.IndexingBarrier(),
+    daemons: parts.daemons,
+    queues,
+    instruments: parts.metrics,
+    streams: new health.StreamHealth(clock),
+    paused: parts.paused,
+    identity: parts.identity,
+  } satisfies inventory.OperatorContext;
+}
+
+export type Context = ReturnType<typeof operatorContext>;
+
+/**
+ * The root tasks of one operator as they are spawned. Each runs in the operator's async context
+ * (R-API-6); its end is logged — an unexpected finish as a warning, a failure as an error that
+ * `runTasks` rethrows, a stop as nothing. All but the startup activity are `gated` on it: if it
+ * never succeeds, they wait for the stop instead.
+ */
+export class RootTasks {
+  readonly tasks: Task[] = [];
+  readonly failures: unknown[] = [];
+  /** Resolves once the startup activity has ended: `true` if it succeeded. */
+  readonly started: Promise<boolean>;
+  readonly markStarted: (started: boolean) => void;
+
+  constructor(private readonly parts: Parts) {
+    let markStarted: (started: boolean) => void = () => undefined;
+    this.started = new Promise<boolean>((resolve) => {
+      markStarted = resolve;
+    });
+    this.markStarted = markStarted;
+  }
+
+  /** Runs `fn` in the operator's async context. */
+  enter<T>(fn: () => T): T {
+    return invocation.runInOperator(this.parts.op, fn);
+  }
+
+  /** Starts a root task; `finishable` tasks may end on their own without a warning. */
+  spawn(name: string, group: Task['group'], body: () => Promise<void>, finishable = false): void {
+    const { main, auth, cancel } = this.parts;
+    const signal = group === 'main' ? main.signal : auth.signal;
+    let isSettled = false;
+    const done = this.enter(body);
+    const settled = done
+      .then(
+        () => {
+          if (!finishable && !signal.aborted) logger.warning(`${capitalized(name)} has finished unexpectedly.`);
+        },
+        (error: unknown) => {
+          if ((signal.aborted || cancel.signal.aborted) && (aborts.isAbortError(error) || error === signal.reason || error === cancel.signal.reason)) return;
+          logger.error(`${capitalized(name)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+          this.failures.push(error);
+        },
+      )
+      .finally(() => {
+        isSettled = true;
+      });
+    this.tasks.push({ name, group, done, settled, isSettled: () => isSettled });
+  }
+
+  /** A body that runs once the startup activity succeeded, or waits for `signal` if it never does. */
+  gated(body: () => Promise<void>, signal: AbortSignal = this.parts.main.signal): () => Promise<void> {
+    return async () => {
+      if (await this.started) await body();
+      else await untilAborted(signal);
+    };
+  }
+}
+
+/** The Lease elector's member of the pause set, made by the startup activity (Lease election only). */
+export interface LeaseSeat {
+  toggle?: toggles.Toggle;
+}
+
+/**
+ * The stop-flag checker and, when the operator owns the process, the signal handler (R-LIFE-1/3/4/6).
+ *
+ * @returns a function that removes the signal handlers again (nothing to remove without them).
+ */
+export function spawnStopTasks({ options, settings, clock, main }: Parts, roots: RootTasks): () => void {
+  if (options.stopFlag !== undefined) {
+    const flag = options.stopFlag;
+    const body = async (): Promise<void> => {
+      if (await waitForStopFlag(flag, main.signal)) logger.info('Stop-flag is raised. Operator is stopping.');
+    };
+    roots.spawn('stop-flag checker', 'main', body, true);
+  }
+  if (!options.handleSignals) return () => undefined;
+  let received = (): void => undefined;
+  let ultimate = false;
+  const uninstall = installSignalHandlers((name) => {
+    logger.info(`Signal ${name} is received. Operator is stopping.`);
+    if (!ultimate) scheduleUltimateExit(settings.process.ultimateExitingTimeout, options.exit ?? ((code) => process.exit(code)), clock);
+    ultimate = true;
+    received();
+  });
+  const body = (): Promise<void> =>
+    Promise.race([
+      new Promise<void>((resolve) => {
+        received = resolve;
+      }),
+      untilAborted(main.signal),
+    ]);
+  roots.spawn('signal handler', 'main', body, true);
+  return uninstall;
+}
+
+/**
+ * The startup activity (R-ACTIVITY-1/3, R-LIFE-2): runs first, then checks what its handlers may
+ * have changed in the settings (an admission server for admission handlers, R-ADMISSION-2; Lease
+ * election, paused before anything watches), raises the ready flag and opens the gate of the others.
+ */
+export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+  const body = async (): Promise<void> => {
+    try {
+      await activities.runActivity({
+        activity: 'startup',
+        handlers: registry.activityHandlers('startup'),
+        settings,
+        memo,
+        clock,
+        signal: main.signal,
+        indices: op.indices.byName,
+      });
+      serving.checkSettings(settings, registry); // an admission server for admission handlers (R-ADMISSION-2)
+      // Lease election (possibly turned on by a startup handler): paused before anything watches.
+      if (settings.leaderElection.leaseName !== null) {
+        checkLeaseSettings(settings);
+        lease.toggle = paused.makeToggle(true, 'lease election');
+      }
+    } catch (error) {
+      roots.markStarted(false);
+      if (main.signal.aborted) logger.warning('Startup activity is only partially executed due to cancellation.');
+      throw error;
+    }
+    if (options.readyFlag !== undefined) raiseReadyFlag(options.readyFlag);
+    roots.markStarted(true);
+    await untilAborted(main.signal);
+  };
+  roots.spawn('startup activity', 'main', body, false);
+}
+
+/** The authenticator (R-AUTH-3): the login activity, and re-logins whenever the credentials fail. */
+export function spawnCredentialsRetriever({ options, registry, vault, settings, memo, clock, auth, op }: Parts, roots: RootTasks): void {
+  const connection: connections.ConnectionOptions = {
+    kubeconfig: options.kubeconfig,
+    kubeconfigContext: options.kubeconfigContext,
+    connection: options.connection,
+    env: options.env,
+  };
+  const body = (): Promise<void> =>
+    activities.authenticator({
+      handlers: registry.activityHandlers('authentication'),
+      vault,
+      settings,
+      memo,
+      clock,
+      signal: auth.signal,
+      indices: op.indices.byName,
+      connection,
+    });
+  roots.spawn('credentials retriever', 'auth', roots.gated(body, auth.signal));
+}
+
+/**
+ * The Lease elector (docs/leader-election.md): holds the operator paused while it is not the
+ * Lease's holder; without Lease election, it only waits for the stop. It stops after the main
+ * tasks (as the authenticator does): the Lease is released only once the operator's work has
+ * stopped, and while the API client still works.
+ */
+export function spawnLeaderElector({ settings, client, identity, clock, auth }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+  const body = async (): Promise<void> => {
+    const election = settings.leaderElection;
+    if (lease.toggle === undefined || election.leaseName === null) return untilAborted(auth.signal);
+    await leadership.runElection({
+      api: client,
+      name: election.leaseName,
+      identity,
+      settings: election,
+      clock,
+      paused: lease.toggle,
+      signal: auth.signal,
+      namespace: election.leaseNamespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+      logger: logging.getLogger('kopf.engines.leadership'),
+    });
+  };
+  roots.spawn('leader elector', 'auth', roots.gated(body, auth.signal));
+}
+
+/** The poster of k8s-events (R-POST): creates the events that loggers and helpers queued. */
+export function spawnPoster({ queue, client, settings, clock, main }: Parts, roots: RootTasks): void {
+  const body = (): Promise<void> =>
+    posting.runPoster({ queue, writer: client, settings, clock, signal: main.signal, logger: logging.getLogger('kopf.engines.posting') });
+  roots.spawn('poster of events', 'main', roots.gated(body));
+}
+
+/** The observers of resources and namespaces (R-RES-7/8, R-SCOPE): what there is to watch. */
+export function spawnObservers({ client, settings, picture, clock, main, metrics, scope }: Parts, roots: RootTasks): void {
+  const common = {
+    api: client,
+    settings,
+    insights: picture,
+    logger: logging.getLogger('kopf.reactor.observation'),
+    clock,
+    signal: main.signal,
+    instruments: metrics,
+  };
+  const resources = (): Promise<void> => observation.observeResources(common);
+  const namespaces = (): Promise<void> => observation.observeNamespaces({ ...common, ...scope });
+  roots.spawn('resource observer', 'main', roots.gated(resources));
+  roots.spawn('namespace observer', 'main', roots.gated(namespaces));
+}
+
+/**
+ * The orchestrator: one watcher per resource × namespace (default `orchestration.runWatcher`), with
+ * peering riding along. The peering toggles exist before any watcher starts, and mandatory peering
+ * holds everything back from the start (R-PEER-2).
+ */
+export function spawnOrchestrator({ options, client, settings, picture, identity, paused, clock, main, cancel, op }: Parts, roots: RootTasks): void {
+  const peeringTasks = new observation.PeeringTasks({
+    api: client,
+    settings,
+    insights: picture,
+    identity,
+    paused,
+    clock,
+    cancel: cancel.signal,
+    logger: logging.getLogger('kopf.engines.peering'),
+  });
+  const watcher = options.watcher ?? orchestration.runWatcher;
+  const body = (): Promise<void> =>
+    orchestration.orchestrate({
+      insights: picture,
+      signal: main.signal,
+      logger: logging.getLogger('kopf.reactor.orchestration'),
+      companion: peeringTasks,
+      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+    });
+  roots.spawn('multidimensional multitasker', 'main', roots.gated(body, main.signal));
+}
+
+/**
+ * The daemon killer: while the operator is paused, every daemon and timer is stopped (R-DAEMON-10);
+ * at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
+ * their last patches.
+ */
+export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Parts, roots: RootTasks): void {
+  const body = async (): Promise<void> => {
+    try {
+      for (;;) {
+        await paused.waitFor(true, main.signal);
+        void daemons.pauseAll({ settings, clock }).catch((error: unknown) => {
+          logger.error(`Daemons and timers are not stopped for the pause: ${errors.errorMessage(error)}`);
+        });
+        await paused.waitFor(false, main.signal);
+      }
+    } catch (error) {
+      if (!main.signal.aborted) throw error;
+    }
+    await daemons.killAll({ settings, clock });
+  };
+  roots.spawn('daemon killer', 'main', body);
+}
+
+/**
+ * The operator's own HTTP endpoints, one server per host and port: the health reporter serves the
+ * liveness and readiness endpoints (R-ACTIVITY-4), and the metrics too when there are any; without
+ * a liveness endpoint, the metrics get an endpoint server of their own. Scrapes are answered until
+ * the stop begins; then the servers close, and later scrapes are refused.
+ */
+export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
+  const { options, registry, metrics, main } = parts;
+  const extra: endpoints.Endpoint[] = [];
+  if (metrics !== undefined) extra.push(reporting.metricsEndpoint(metrics, options.metricsEndpoint!));
+  if (options.livenessEndpoint !== undefined) {
+    spawnHealthReporter(parts, roots, options.livenessEndpoint, extra);
+    return;
+  }
+  if (registry.activityHandlers('probe').length > 0) {
+    logger.info('Probes are registered, but no liveness endpoint is served (livenessEndpoint, --liveness): they will not run.');
+  }
+  if (extra.length === 0) return;
+  const body = (): Promise<void> =>
+    endpoints.serveEndpoints({ endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing });
+  roots.spawn('endpoint server', 'main', roots.gated(body));
+}
+
+/** The health reporter: the probes' results and the watch health, and `alongside` on the same servers. */
+function spawnHealthReporter(parts: Parts, roots: RootTasks, url: string, alongside: endpoints.Endpoint[]): void {
+  const { options, settings, registry, memo, clock, picture, paused, main, op } = parts;
+  const body = (): Promise<void> =>
+    reporting.reportHealth({
+      url,
+      settings,
+      clock,
+      insights: picture,
+      streams: op.streams,
+      barrier: op.barrier,
+      paused,
+      prober: new probing.Prober({ handlers: registry.activityHandlers('probe'), settings, memo, clock, indices: op.indices.byName, signal: main.signal }),
+      logger: logging.getLogger('kopf.engines.probing'),
+      signal: main.signal,
+      onServing: options.onServing,
+      alongside,
+    });
+  roots.spawn('health reporter', 'main', roots.gated(body));
+}
+
+/**
+ * Admission webhooks (R-ADMISSION): the server gets the request function once resources are
+ * discovered; the manager keeps the webhook configurations pointing at it and cleans them up at
+ * exit, while the API client still works.
+ */
+export function spawnAdmission(parts: Parts, roots: RootTasks): void {
+  const { settings, registry, client, picture, vault, main, cancel } = parts;
+  const configs = new serving.ClientConfigs();
+  const fn = webhookFnOf(parts);
+  const admissionLogger = logging.getLogger('kopf.engines.admission');
+  const ready = picture.readyResources;
+  const server = (): Promise<void> =>
+    serving.serveWebhooks({ settings, registry, fn, configs, ready, vault, logger: admissionLogger, signal: main.signal, cancellation: cancel.signal });
+  // A server that stops serving stops the operator (R-ADMISSION-3), as it says itself: finishable.
+  roots.spawn('admission webhook server', 'main', roots.gated(server), true);
+  const manager = (): Promise<void> =>
+    configuring.manageConfigurations({
+      settings,
+      registry,
+      api: client,
+      resources: picture,
+      ready,
+      configs,
+      configurationResource: (type, signal) => picture.waitForBackbone([type === 'validating' ? 'validatingWebhooks' : 'mutatingWebhooks'], signal),
+      logger: admissionLogger,
+      signal: main.signal,
+      cancellation: cancel.signal,
+    });
+  roots.spawn('admission webhook manager', 'main', roots.gated(manager));
+}
+
+/** The request function of the admission webhook server (`engines/admission`), over this operator's parts. */
+function webhookFnOf({ registry, settings, clock, picture, metrics, typed, memo, op }: Parts): ReturnType<typeof admission.webhookFn> {
+  return admission.webhookFn({
+    registry,
+    settings,
+    clock,
+    resources: picture,
+    indices: op.indices.byName,
+    signal: op.signal,
+    instruments: metrics,
+    client: typed,
+    memos: {
+      recallMemo: (body, { ephemeral }) => (ephemeral ? memos.copyMemo(memo) : op.memories.recall(bodies.objectKey(body), { listing: false }).memo),
+    },
+  });
+}
