@@ -8,10 +8,10 @@
  *
  * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML (with a JSON
  * form: no alias inside the node it names)" and "is this a Kubernetes object": validating.ts
- * decides whether a CRD is usable. Parsing is the `yaml` package's (YAML 1.2, core schema, unique
- * keys); its errors are reported with the file, the document index and the line and column.
+ * decides whether a CRD is usable. Parsing is js-yaml's (YAML 1.2, core schema, unique keys); its
+ * errors are reported with the file, the document index and the line and column.
  */
-import * as yaml from 'yaml';
+import * as jsYaml from 'js-yaml';
 import * as errors from './errors.js';
 import * as schemas from './schemas.js';
 
@@ -94,66 +94,149 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
 }
 
 /**
- * The data of each document of a source, in order, parsed by the `yaml` package. Documents are
- * converted one at a time, so a YAML error is reported only once the documents before it have
- * been looked at.
+ * The data of each document of a source, in order, parsed by js-yaml with its core schema (YAML
+ * 1.2's JSON-compatible types: no timestamps or other YAML 1.1 types) and duplicate keys refused.
+ * When a document does not parse, the documents before it are still yielded first, so that their
+ * own errors come before it, as they would reading the file from the top.
  */
 function* documentsOf(input: SourceText): Generator<unknown> {
-  const documents = yaml.parseAllDocuments(input.text, { uniqueKeys: true, prettyErrors: false });
-  const list = Array.isArray(documents) ? documents : [];
-  for (const [documentIndex, document] of list.entries()) {
-    const where = { file: input.path, documentIndex, jsonPath: '' };
-    const problem = document.errors[0];
-    if (problem) {
-      const at = ` (${linePosition(input.text, problem.pos[0])})`;
-      throw new errors.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(problem.message)}`, { cause: problem });
-    }
-    let data: unknown;
-    try {
-      data = document.toJS({ maxAliasCount: 1000 });
-    } catch (error) {
-      throw new errors.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
-    }
-    const cycle = cyclePath(data);
-    if (cycle !== undefined) {
-      throw new errors.GeneratorError(
-        'cyclic-alias',
-        { ...where, jsonPath: cycle },
-        'a YAML alias refers to a node that contains it, so the document has no JSON form (the API server refuses it too); replace the alias with a copy of the part it should repeat',
-      );
-    }
+  const { documents, failure } = parseDocuments(input.text);
+  for (const [documentIndex, data] of documents.entries()) {
+    checkShape(data, { file: input.path, documentIndex, jsonPath: '' });
     yield data;
+  }
+  if (failure !== undefined) {
+    const where = { file: input.path, documentIndex: documents.length, jsonPath: '' };
+    const { error } = failure;
+    if (error instanceof jsYaml.YAMLException) {
+      const at = ` (line ${error.mark.line + 1}, column ${error.mark.column + 1})`;
+      throw new errors.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(error.reason)}`, { cause: error });
+    }
+    throw new errors.GeneratorError('not-yaml', where, `not usable YAML: ${firstLine(String(error))}`, { cause: error });
   }
 }
 
-/**
- * The JSON path of the first node that contains itself (through a YAML alias that refers to one
- * of its own ancestors), or `undefined` when the data is a tree. Aliases that repeat a node
- * elsewhere (real CRDs use them for shared schemas) are fine: only an ancestor counts.
- */
-function cyclePath(data: unknown): string | undefined {
-  const ancestors = new Set<object>();
-  const walk = (node: unknown, path: string): string | undefined => {
-    if (typeof node !== 'object' || node === null) return undefined;
-    if (ancestors.has(node)) return path;
-    ancestors.add(node);
-    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, index) => [index, item]) : Object.entries(node);
-    for (const [key, child] of entries) {
-      const found = walk(child, schemas.childPath(path, key));
-      if (found !== undefined) return found;
-    }
-    ancestors.delete(node);
-    return undefined;
-  };
-  return walk(data, '');
+const LOAD_OPTIONS = { schema: jsYaml.CORE_SCHEMA, json: false } as const;
+
+/** js-yaml's message for text after a document's node that starts no new document. */
+const TRAILING_CONTENT = 'end of the stream or a document separator is expected';
+
+/** The documents that parse, and, when one does not, its error (it is the next document). */
+interface Parsed {
+  readonly documents: unknown[];
+  readonly failure?: { readonly error: unknown };
 }
 
-/** `line L, column C` (1-based) of a character offset. */
-function linePosition(text: string, offset: number): string {
-  const before = text.slice(0, Math.max(0, offset));
-  const lineStart = before.lastIndexOf('\n') + 1;
-  const line = before.length - before.replaceAll('\n', '').length + 1;
-  return `line ${line}, column ${offset - lineStart + 1}`;
+/**
+ * Parses every document of a text. js-yaml parses a whole stream or throws, without telling which
+ * document failed; so, only when it throws, the text is parsed again with a listener that counts
+ * the documents as they open and keeps each one as it closes, which tells where the error is.
+ */
+function parseDocuments(text: string): Parsed {
+  try {
+    return { documents: withoutBlankStream(text, jsYaml.loadAll(text, undefined, LOAD_OPTIONS)) };
+  } catch {
+    // Parsed again below, to find the failing document.
+  }
+  const complete: unknown[] = [];
+  let opened = 0;
+  let depth = 0;
+  const listener = (event: jsYaml.EventType, state: jsYaml.State): void => {
+    if (event === 'open') {
+      if (depth === 0) opened += 1;
+      depth += 1;
+      return;
+    }
+    depth -= 1;
+    if (depth === 0) complete.push(state.result);
+  };
+  try {
+    jsYaml.loadAll(text, undefined, { ...LOAD_OPTIONS, listener });
+  } catch (error) {
+    // An error outside any node is either content after a document's node (in that document) or
+    // a bad directive before the next one.
+    const inLastDocument = depth > 0 || (error instanceof jsYaml.YAMLException && error.reason === TRAILING_CONTENT);
+    const failed = inLastDocument ? opened - 1 : opened;
+    return { documents: complete.slice(0, Math.max(0, failed)), failure: { error } };
+  }
+  throw new Error('js-yaml refused a text once and accepted it the second time');
+}
+
+/**
+ * js-yaml reads a text of nothing but blank lines and comments as one empty document; YAML has
+ * none there (the `yaml` package agrees), and neither has this loader.
+ */
+function withoutBlankStream(text: string, documents: unknown[]): unknown[] {
+  if (documents.length !== 1 || documents[0] !== null) return documents;
+  return text.split(/\r?\n/).every((line) => /^\s*(#.*)?$/.test(line)) ? [] : documents;
+}
+
+/** How many nodes the aliases of one document may repeat, in all (an alias repeats a whole node). */
+const REPEATED_NODES_LIMIT = 1_000_000;
+
+/**
+ * Refuses a document that has no JSON form or whose aliases would expand it without bound.
+ *
+ * js-yaml does not copy the node an alias refers to: it shares it, so a document can contain
+ * itself, and a few nested aliases can stand for billions of nodes to every later stage.
+ */
+function checkShape(data: unknown, where: errors.SourceLocation): void {
+  const found = walkShape(data);
+  if (found?.kind === 'cycle') {
+    throw new errors.GeneratorError(
+      'cyclic-alias',
+      { ...where, jsonPath: found.path },
+      'a YAML alias refers to a node that contains it, so the document has no JSON form (the API server refuses it too); replace the alias with a copy of the part it should repeat',
+    );
+  }
+  if (found?.kind === 'expansion') {
+    throw new errors.GeneratorError(
+      'not-yaml',
+      where,
+      `not usable YAML: its aliases repeat more than ${REPEATED_NODES_LIMIT} nodes, which only a resource exhaustion attack needs`,
+    );
+  }
+}
+
+/** What is wrong with the shape of a document's data, if anything. */
+type ShapeProblem = { readonly kind: 'cycle'; readonly path: string } | { readonly kind: 'expansion' };
+
+/**
+ * Finds the first node that contains itself (through a YAML alias that refers to one of its own
+ * ancestors), with its JSON path; or else whether the aliases repeat too many nodes. Aliases that
+ * repeat a node elsewhere (real CRDs use them for shared schemas) are fine: only an ancestor counts.
+ * Every node is walked once: the size of a repeated node is remembered, not walked again.
+ */
+function walkShape(data: unknown): ShapeProblem | undefined {
+  const ancestors = new Set<object>();
+  const sizes = new Map<object, number>();
+  let cycle: string | undefined;
+  let written = 1; // nodes as the text writes them: the root, and each child once in its first parent
+  /** The node's size as a tree (aliases expanded), or -1 once a cycle is found. */
+  const sizeOf = (node: unknown, path: string): number => {
+    if (typeof node !== 'object' || node === null) return 1;
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    if (ancestors.has(node)) {
+      cycle = path;
+      return -1;
+    }
+    ancestors.add(node);
+    let size = 1;
+    const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, index) => [index, item]) : Object.entries(node);
+    written += entries.length;
+    for (const [key, child] of entries) {
+      const childSize = sizeOf(child, schemas.childPath(path, key));
+      if (childSize < 0) return -1;
+      size += childSize;
+    }
+    ancestors.delete(node);
+    sizes.set(node, size);
+    return size;
+  };
+  const size = sizeOf(data, '');
+  if (cycle !== undefined) return { kind: 'cycle', path: cycle };
+  return size - written > REPEATED_NODES_LIMIT ? { kind: 'expansion' } : undefined;
 }
 
 function firstLine(text: string): string {

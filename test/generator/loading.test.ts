@@ -63,13 +63,49 @@ describe('loadCrdSources', () => {
     expect(error.code).toBe('not-yaml');
     expect(error.documentIndex).toBe(1);
     const line = good.split('\n').length - 1 + 3;
-    expect(error.message).toBe(`crds/bad.yaml, document 1: not valid YAML (line ${line}, column 7): Nested mappings are not allowed in compact mappings`);
+    expect(error.message).toBe(`crds/bad.yaml, document 1: not valid YAML (line ${line}, column 8): bad indentation of a mapping entry`);
   });
 
-  it('not-yaml: rejects duplicate keys', () => {
+  it('not-yaml: rejects duplicate keys, at the second one', () => {
     const error = loadError('apiVersion: v1\napiVersion: v2\n');
     expect(error.code).toBe('not-yaml');
-    expect(error.message).toContain('crds/bad.yaml, document 0');
+    expect(error.message).toBe('crds/bad.yaml, document 0: not valid YAML (line 2, column 1): duplicated mapping key');
+  });
+
+  it('not-yaml: content after a document without a separator is an error of that document', () => {
+    const good = support.source([support.crd({ type: 'object' })]).text;
+    const error = loadError(`${good}---\na: b\n- c\n---\nd: e\n`);
+    expect(error).toMatchObject({ code: 'not-yaml', documentIndex: 1 });
+  });
+
+  it('not-yaml: the documents before the one that does not parse are looked at first', () => {
+    const error = loadError('- a list\n---\nkind: [unclosed\n');
+    expect(error).toMatchObject({ code: 'not-a-crd', documentIndex: 0 });
+  });
+
+  it('not-yaml: aliases that repeat nodes without bound are refused, and quickly', () => {
+    const names = 'abcdefghi'; // nine levels of ten: a billion nodes once expanded
+    const levels = [...names].map(
+      (name, index) =>
+        `${name}: &${name} [${Array(10)
+          .fill(index === 0 ? '1' : `*${names[index - 1]}`)
+          .join(', ')}]`,
+    );
+    const error = loadError(`${levels.join('\n')}\n`);
+    expect(error.code).toBe('not-yaml');
+    expect(error.message).toMatch(/^crds\/bad\.yaml, document 0: not usable YAML: its aliases repeat more than 1000000 nodes/);
+  });
+
+  it('reads YAML 1.2 core types only: timestamps, yes/no and tagged binaries are not converted', () => {
+    const crd = support.source([support.crd({ type: 'object' })]).text;
+    const { crds } = loading.loadCrdSources([{ path: 'crds/types.yaml', text: `${crd}extra: {date: 2024-01-01, flag: yes, count: 0o17, big: 1e3}\n` }]);
+    expect(crds[0]!.document['extra']).toEqual({ date: '2024-01-01', flag: 'yes', count: 15, big: 1000 });
+    expect(loadError(`${crd}extra: !!binary aGk=\n`).code).toBe('not-yaml');
+  });
+
+  it('a file of nothing but comments holds no document', () => {
+    const error = loadError('# nothing here\n\n', 'crds/comments.yaml');
+    expect(error.message).toBe('crds/comments.yaml, document 0: the file contains no CustomResourceDefinition');
   });
 
   it('not-a-crd: rejects a document that is not a Kubernetes object', () => {
