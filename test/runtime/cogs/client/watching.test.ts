@@ -318,9 +318,12 @@ for (const tls of [false, true]) {
 
     it('the watcher ends when its signal aborts', async () => {
       await setup();
+      let opened = 0;
       let closed = 0;
-      const watcher = start({ ctx: context({ observer: { closed: () => void closed++ } }) });
-      await eventually(() => watches().length === 1, 'the watch request');
+      const watcher = start({ ctx: context({ observer: { opened: () => void opened++, closed: () => void closed++ } }) });
+      // The signal: the watcher holds its connection (the server having the request is not enough:
+      // the response may not have reached the client yet, and a watcher stopped then opened nothing).
+      await eventually(() => opened === 1, 'the watch connection');
       await watcher.stop();
       await expect(watcher.done).resolves.toBeUndefined();
       // The watcher has let go of its connection: it says so before it ends.
