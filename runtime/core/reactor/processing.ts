@@ -463,13 +463,14 @@ function consistencyOf(cycle: Cycle): Consistency {
   const { memory, op } = cycle;
   if (memory.expectedVersion === null) return 'consistent';
   const rv = cycle.raw.object.metadata?.resourceVersion;
-  const seen = rv === memory.expectedVersion;
-  if (seen || (memory.expectedUntil !== null && op.clock.now() >= memory.expectedUntil)) {
+  if (rv === memory.expectedVersion) {
     memory.expectedVersion = null;
     memory.expectedUntil = null;
-    return seen ? 'consistent' : 'overdue';
+    return 'consistent';
   }
-  return 'inconsistent';
+  // Past the deadline the expectation stays until a change handler's re-read settles it: an event
+  // that runs none (e.g. our own earlier request's) must not make the next stale one look consistent.
+  return memory.expectedUntil !== null && op.clock.now() >= memory.expectedUntil ? 'overdue' : 'inconsistent';
 }
 
 async function processChangingCause(
