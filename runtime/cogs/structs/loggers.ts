@@ -90,9 +90,8 @@ export function escapeForLog(text: string): string {
   });
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+/** Control characters: C0, DEL, C1, and the Unicode line and paragraph separators. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /** A logger that drops everything (for tests of pure code). */

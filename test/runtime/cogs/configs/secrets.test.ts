@@ -112,7 +112,7 @@ describe('secret-like fields', () => {
       '<redacted 8 bytes>',
     );
     // The body is untouched; a kind without secret fields is returned as it is.
-    expect(((body['data'] as Record<string, string>) ?? {})['password']).toBe(b64(PASSWORD));
+    expect((body['data'] as Record<string, string>)['password']).toBe(b64(PASSWORD));
     const configmap = { apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } };
     expect(secrets.redactSecrets(configmap, [])).toBe(configmap);
   });
