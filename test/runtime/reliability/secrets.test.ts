@@ -5,12 +5,19 @@
  * still names the key that changed, no captured log line and no posted event holds a value (as
  * base64 or plain), and a diff-base Kopf wrote with the values is taken over without a change.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+import * as YAML from 'yaml';
+
+import * as logins from '../../../runtime/cogs/client/logins.js';
 
 import * as diffbase from '../../../runtime/cogs/configs/diffbase.js';
 import * as logging from '../../../runtime/core/actions/logging.js';
 import { OperatorRegistry } from '../../../runtime/core/intents/registry.js';
 import { on } from '../../../runtime/on.js';
+import { tempDir } from '../../support/cluster.js';
 import * as fx from '../../support/operators.js';
 
 const SECRETS = { group: '', version: 'v1', resource: 'secrets' } as const;
@@ -70,7 +77,10 @@ describe('secret values on a live operator', () => {
       data: { password: b64(PASSWORD_1), user: b64(USER) },
     });
     await suite.cluster.store.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api', namespace: 'default' }, stringData: { key: API_KEY } });
-    await fx.eventually(() => stored('db').metadata?.annotations?.[LHC] !== undefined && stored('api').metadata?.annotations?.[LHC] !== undefined, 'both handled');
+    await fx.eventually(
+      () => stored('db').metadata?.annotations?.[LHC] !== undefined && stored('api').metadata?.annotations?.[LHC] !== undefined,
+      'both handled',
+    );
     await fx.atRest(logs, 'db');
     await fx.atRest(logs, 'api');
 
@@ -107,7 +117,11 @@ describe('secret values on a live operator', () => {
       const essence = JSON.parse(annotations[LHC] ?? '{}') as { data: Record<string, string> };
       for (const value of Object.values(essence.data)) expect(value).toMatch(/^kopf-gen\/secret:sha256:/);
     }
-    expect(Object.keys((JSON.parse(stored('db').metadata?.annotations?.[LHC] ?? '{}') as { data: object }).data).sort()).toEqual(['generated', 'password', 'user']);
+    expect(Object.keys((JSON.parse(stored('db').metadata?.annotations?.[LHC] ?? '{}') as { data: object }).data).sort()).toEqual([
+      'generated',
+      'password',
+      'user',
+    ]);
     // The logs were at DEBUG (bodies, patches, diffs logged), and hold no value.
     expect(logs.grep('is in progress: ').length).toBeGreaterThan(0);
     expect(logs.grep('Merge-patching the resource with: ').length).toBeGreaterThan(0);
@@ -158,5 +172,49 @@ describe('secret values on a live operator', () => {
     await op.stop();
     expect(op.error).toBeUndefined();
     expect(calls).toEqual(['update [["data","password"]]']);
+  });
+
+  it('R-SEC-D3 exec plugin tokens and client keys never appear in DEBUG logs or events', async () => {
+    const cluster = await suite.restartCluster({ tls: true, auth: 'enforced' });
+    const EXEC_TOKEN = 'exec-token-4c3b2a19f8e7';
+    cluster.auth.addToken({ token: EXEC_TOKEN, username: 'exec-user', groups: ['system:masters'] });
+    const pair = await cluster.auth.issueClientCert({ username: 'cert-user', groups: ['system:masters'] });
+    const dir = tempDir();
+    const plugin = path.join(dir, 'plugin.mjs');
+    const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: EXEC_TOKEN } };
+    fs.writeFileSync(plugin, `console.log(${JSON.stringify(JSON.stringify(credential))});\n`);
+    const users: Record<string, Record<string, unknown>> = {
+      exec: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } },
+      cert: { 'client-certificate-data': Buffer.from(pair.certPem).toString('base64'), 'client-key-data': Buffer.from(pair.keyPem).toString('base64') },
+    };
+    // Distinctive parts of the key as written (PEM lines) and as put in the kubeconfig (base64).
+    const keyLines = pair.keyPem.split('\n').filter((line) => line.length >= 40 && !line.startsWith('-----'));
+    const keyForms = [...keyLines, Buffer.from(pair.keyPem).toString('base64').slice(20, 80)];
+    for (const [user, entry] of Object.entries(users)) {
+      logs.clear();
+      logging.configure({ debug: true });
+      const config = YAML.parse(cluster.kubeconfig()) as { users: { user: Record<string, unknown> }[] };
+      for (const item of config.users) item.user = entry;
+      const file = path.join(dir, `config-${user}`);
+      fs.writeFileSync(file, YAML.stringify(config));
+      const registry = new OperatorRegistry();
+      on.login({ registry }, function login_fn() {
+        return logins.loginWithKubeconfig({ paths: [file] });
+      });
+      on.create('secrets', { registry }, function create_fn({ logger }) {
+        logger.info('Handled.');
+      });
+      const op = await fx.startOperator({ cluster, registry, settings: debugSettings(), waitForWatch: 'secrets' });
+      await cluster.store.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `by-${user}`, namespace: 'default' }, data: { a: b64(USER) } });
+      await fx.eventually(() => stored(`by-${user}`).metadata?.annotations?.[LHC] !== undefined, `by-${user} handled`);
+      await fx.atRest(logs, `by-${user}`);
+      await op.stop();
+      expect(op.error).toBeUndefined();
+      expect(cluster.requests.all.some((r) => r.user === `${user}-user`)).toBe(true);
+      const texts = [...logTexts(), ...eventTexts()];
+      expect(texts.length).toBeGreaterThan(10);
+      expect(texts.filter((text) => text.includes(EXEC_TOKEN) || keyForms.some((form) => text.includes(form)))).toEqual([]);
+      expect(found(texts)).toEqual([]);
+    }
   });
 });
