@@ -59,7 +59,7 @@ const ORDERS = {
     'patches',
     'views',
   ],
-  'runtime/cogs/configs': ['bounds', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
+  'runtime/cogs/configs': ['bounds', 'secrets', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
     'proxies',

@@ -147,7 +147,7 @@ export function isDigest(value: unknown): value is string {
 }
 
 /** JSON with the keys of every map sorted: the same value gives the same text whatever its key order. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (dicts.isObject(value)) {
     const keys = Object.keys(value)

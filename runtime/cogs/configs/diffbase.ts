@@ -16,6 +16,10 @@
  * largest values as digests (`bounds`, R-STORAGE-16); if even that does not fit, the diff-base is
  * not written, and the patch carries a note saying so.
  *
+ * Secret-like fields (a Secret's `data`, `settings.persistence.secretFields`) are digested by the
+ * reactor on both sides, in the built essence and in the fetched diff-base (`secrets`, R-SEC-D1):
+ * every storage, a custom one too, is given and compares only digests of their values.
+ *
  * The progress storage (`progress`, which this module must not import) removes its own traces from
  * both the built essence and the fetched diff-base before they are compared; the reactor chains the
  * two: `progress.clear(diffbase.build(…))` and `progress.clear(diffbase.fetch(…))`.

@@ -18,6 +18,7 @@
 
 import * as diffbase from './diffbase.js';
 import * as progress from './progress.js';
+import * as secrets from './secrets.js';
 import type * as webhooks from '../structs/webhooks.js';
 import { SettingsError } from './errors.js';
 
@@ -297,6 +298,12 @@ export class PersistenceSettings {
   diffbaseStorage: diffbase.DiffBaseStorage = new diffbase.AnnotationsDiffBaseStorage();
   /** Seconds to wait for the operator's own patch to come back before going on. Default 5 s. */
   consistencyTimeout = 5;
+  /**
+   * Secret-like fields by kind (`Kind` for the core group, else `Kind.group`): their values are
+   * stored in the diff-base as sha-256 digests and never logged (R-SEC-D1, R-SEC-D3). Default
+   * `{ Secret: ['data', 'stringData'] }`; add e.g. `settings.persistence.secretFields['Database.example.com'] = ['spec.password']`.
+   */
+  secretFields: Record<string, readonly (string | readonly string[])[]> = secrets.defaultSecretFields();
 }
 
 /**

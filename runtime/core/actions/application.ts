@@ -94,7 +94,7 @@ export async function applyPatch(options: {
   // progress and the diff-base. Stored in this order, a crash between the two requests can leave a
   // result whose handler then runs again, never a handler marked done whose result is lost.
   if (Object.keys(status).length) {
-    if (debug) logger.debug(`Merge-patching the status with: ${JSON.stringify(status)}`);
+    if (debug) logger.debug(`Merge-patching the status with: ${JSON.stringify(loggers.redacted(logger, status))}`);
     try {
       const response = await send(status, {
         subresource: 'status',
@@ -108,11 +108,11 @@ export async function applyPatch(options: {
       // A status the server refuses for good must not hold back the rest: the progress and the
       // finalizer still go out; what the status carried is lost, and said so.
       if (!isRefusal(error)) throw error;
-      logger.error(`The server refused the status; its fields are not stored: ${error.message} Status: ${JSON.stringify(status)}`);
+      logger.error(`The server refused the status; its fields are not stored: ${error.message} Status: ${JSON.stringify(loggers.redacted(logger, status))}`);
     }
   }
   if (Object.keys(main).length) {
-    if (debug) logger.debug(`Merge-patching the resource with: ${JSON.stringify(main)}`);
+    if (debug) logger.debug(`Merge-patching the resource with: ${JSON.stringify(loggers.redacted(logger, main))}`);
     const response = await send(main, { type: 'merge', stored: (current) => inconsistencies(main, current).length === 0 });
     if (!response) return gone();
     warnInconsistencies(main, response, logger);
@@ -132,7 +132,7 @@ export async function applyPatch(options: {
       const part = split[which];
       if (!part.length) continue;
       const request = [jsonpatches.resourceVersionTest(fresh), ...part];
-      if (debug) logger.debug(`JSON-patching the resource with: ${JSON.stringify(request)}`);
+      if (debug) logger.debug(`JSON-patching the resource with: ${JSON.stringify(loggers.redactedJsonPatch(logger, request))}`);
       // Stored when the functions have nothing left to change in this part of the object as re-read.
       const stored = (current: bodies.RawBody): boolean =>
         jsonpatches.splitJsonPatch(patch.toJsonPatch(current, { merge }), { statusSubresource })[which].length === 0;
@@ -143,7 +143,7 @@ export async function applyPatch(options: {
       } catch (error) {
         if (error instanceof errors.ApiUnprocessableError && isConflict(error)) {
           logger.debug(
-            `Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(part)}`,
+            `Could not apply the patch in full due to conflicts with newer changes. Will try on the next cycle soon. Remaining: ${JSON.stringify(loggers.redactedJsonPatch(logger, part))}`,
           );
           return { body: fresh, resourceVersion, sent, gone: false, readGone, leftoverFns: [...fns] };
         }
@@ -200,6 +200,6 @@ const isEmpty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) ||
 function warnInconsistencies(sentPatch: dicts.JsonObject, response: unknown, logger: loggers.Logger): void {
   const paths = inconsistencies(sentPatch, response);
   if (!paths.length) return;
-  const diff = paths.map((path) => ['change', path, dicts.resolve(sentPatch, path) ?? null, dicts.resolve(response, path) ?? null]);
-  logger.warning(`Merge-patching finished with inconsistencies: ${JSON.stringify(diff)}`);
+  const diff = paths.map((path) => ['change', path, dicts.resolve(sentPatch, path) ?? null, dicts.resolve(response, path) ?? null] as const);
+  logger.warning(`Merge-patching finished with inconsistencies: ${JSON.stringify(loggers.redactedDiff(logger, diff))}`);
 }

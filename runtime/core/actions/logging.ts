@@ -22,6 +22,7 @@
 
 import * as util from 'node:util';
 
+import * as secrets from '../../cogs/configs/secrets.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import * as loggers from '../../cogs/structs/loggers.js';
@@ -143,9 +144,13 @@ export function eventTypeOf(level: number): string {
   return level <= 10 ? 'Debug' : level <= 20 ? 'Normal' : level <= 30 ? 'Warning' : level <= 40 ? 'Error' : 'Fatal';
 }
 
-/** `[namespace/name] `, or `[name] ` for cluster-scoped objects. */
+/**
+ * `[namespace/name] `, or `[name] ` for cluster-scoped objects; control characters in either are
+ * escaped, so a name cannot forge a line (R-SEC-D4).
+ */
 export function prefixOf(ref: events.ObjectReference): string {
-  return ref.namespace ? `[${ref.namespace}/${ref.name ?? ''}] ` : `[${ref.name ?? ''}] `;
+  const name = loggers.escapeForLog(ref.name ?? '');
+  return ref.namespace ? `[${loggers.escapeForLog(ref.namespace)}/${name}] ` : `[${name}] `;
 }
 
 /** The text of an error for logs: its stack trace (or an inspection of a non-Error value). */
@@ -293,9 +298,12 @@ export class ObjectLogger extends BaseLogger {
   readonly terse: boolean;
   private readonly settings?: settings.OperatorSettings;
   private readonly sink?: events.EventSink;
+  private readonly body: unknown;
+  private secretPaths?: readonly (readonly string[])[];
 
   constructor(options: ObjectLoggerOptions) {
     super(options.name ?? 'kopf.objects');
+    this.body = options.body;
     this.ref = Object.freeze(events.buildObjectReference(options.body));
     this.terse = options.terse ?? false;
     this.local = (options.local ?? false) || this.terse;
@@ -307,6 +315,18 @@ export class ObjectLogger extends BaseLogger {
     const value = loggers.LEVELS[level];
     const terse = this.terse && value <= loggers.LEVELS.info;
     return shown(terse ? loggers.LEVELS.debug : value, terse && value < loggers.LEVELS.info);
+  }
+
+  /**
+   * `value` at path `at` of this logger's object with the values of its kind's secret-like fields
+   * (`settings.persistence.secretFields`) redacted; `value` itself for other kinds (R-SEC-D3).
+   */
+  redact(value: unknown, at: readonly string[] = []): unknown {
+    if (this.secretPaths === undefined) {
+      const configured = (this.settings ?? invocation.findOperator()?.settings)?.persistence.secretFields ?? secrets.defaultSecretFields();
+      this.secretPaths = secrets.secretPathsOf(configured, this.body);
+    }
+    return secrets.redactSecrets(value, this.secretPaths, at);
   }
 
   protected log(level: number, message: string, extra?: loggers.LogExtra): void {
@@ -339,6 +359,7 @@ export function titledLogger(base: loggers.Logger, title: string): loggers.Logge
   const rewrite = (message: string): string => (message.startsWith("Handler '") ? `${title} '${message.slice(9)}` : message);
   return {
     isEnabledFor: (level) => loggers.isEnabledFor(base, level),
+    redact: (value, at) => loggers.redacted(base, value, at),
     debug: (message, extra) => base.debug(rewrite(message), extra),
     info: (message, extra) => base.info(rewrite(message), extra),
     warning: (message, extra) => base.warning(rewrite(message), extra),

@@ -43,10 +43,12 @@
 import * as aborts from '../../cogs/aio/aborts.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as bounds from '../../cogs/configs/bounds.js';
+import * as secrets from '../../cogs/configs/secrets.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as dicts from '../../cogs/structs/dicts.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
+import * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
 import type * as references from '../../cogs/structs/references.js';
 import * as views from '../../cogs/structs/views.js';
@@ -278,9 +280,14 @@ function detectChange(cycle: Cycle, spawners: boolean, changers: boolean): Chang
   const { op, resource, raw, memory } = cycle;
   const body = raw.object;
   const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
-  const essence = diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) });
+  // Secret-like fields are digested on both sides: a diff-base written with their values (by Kopf)
+  // compares as if written with digests, and is rewritten below (R-SEC-D1, R-SEC-D2).
+  const secretPaths = secrets.secretPathsOf(op.settings.persistence.secretFields, body);
+  const essence = secrets.digestSecrets(diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) }), secretPaths).essence;
+  const fetched = diffbaseStorage.fetch({ body });
+  const migrated = fetched === null ? null : secrets.digestSecrets(fetched, secretPaths);
   // A diff-base too large to be stored at all is kept in memory instead (R-STORAGE-16).
-  const stored = diffbaseStorage.fetch({ body }) ?? memory.unstoredEssence;
+  const stored = migrated?.essence ?? memory.unstoredEssence;
   const old = stored === null ? null : progressStorage.clear(stored);
   // Values the stored diff-base keeps as digests are compared as digests (R-STORAGE-16).
   const now = bounds.alignDigests(progressStorage.clear(essence), old);
@@ -292,6 +299,9 @@ function detectChange(cycle: Cycle, spawners: boolean, changers: boolean): Chang
       handler.kind === 'change' && cause !== null ? args.changingKwargs(cycle.scope, cause, handler) : args.indexingKwargs(cycle.scope, handler),
   };
   const stealth = cause === null || !op.registry.prematchChanging(cause, matching);
+  if (migrated?.changed && !stealth && raw.type !== 'DELETED') {
+    diffbaseStorage.store({ body, patch: cycle.patch, essence: migrated.essence });
+  }
   const spawning = spawners ? op.registry.spawningHandlers({ resource, body }, matching) : [];
   return { essence, old, now, cause, stealth, spawning, matching };
 }
@@ -539,8 +549,8 @@ async function handleChange(cycle: Cycle, cause: causes.ChangingCause, essence: 
   const storage = op.settings.persistence.progressStorage;
   const now = op.clock.now();
   if (logger.isEnabledFor('debug')) {
-    logger.debug(`${title} is in progress: ${JSON.stringify(body)}`);
-    if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(cause.diff)}`);
+    logger.debug(`${title} is in progress: ${JSON.stringify(loggers.redacted(logger, body))}`);
+    if (old !== null && cause.diff.length) logger.debug(`${title} diff: ${JSON.stringify(loggers.redactedDiff(logger, cause.diff))}`);
   }
 
   const selected = op.registry.changingHandlers(cause, { kwargs: (handler) => args.changingKwargs(cycle.scope, cause, handler) });

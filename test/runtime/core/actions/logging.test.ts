@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import * as settings from '../../../../runtime/cogs/configs/settings.js';
+import * as loggers from '../../../../runtime/cogs/structs/loggers.js';
 import type * as events from '../../../../runtime/core/actions/events.js';
 import * as execution from '../../../../runtime/core/actions/execution.js';
 import * as invocation from '../../../../runtime/core/actions/invocation.js';
@@ -203,5 +204,54 @@ describe('posting per-object messages as k8s-events', () => {
     });
     expect(posted.map((e) => e.message)).toEqual(['Something was logged here.', "Handler 'create_fn' succeeded."]);
     expect(lines.some((line) => line.includes("[default/kopf-example-1] Handler 'create_fn' is invoked."))).toBe(true);
+  });
+});
+
+describe('untrusted names and secret values in log lines', () => {
+  const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'evil\n[default/other] Handler succeeded.\u2028', namespace: 'de\rfault', uid: 'u' } };
+
+  it('R-SEC-D4 control characters in names and namespaces are escaped in the plain and full formats: one record, one line', () => {
+    for (const logFormat of ['plain', 'full'] as const) {
+      lines = [];
+      logging.configure({ logFormat });
+      logging.objectLogger({ body: forged, settings: postingSettings(false) }).info('Processed.');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.split(/\r\n|[\n\r\u2028\u2029]/)).toHaveLength(1);
+      expect(lines[0]).toContain('[de\\rfault/evil\\n[default/other] Handler succeeded.\\u2028] Processed.');
+    }
+  });
+
+  it('R-SEC-D4 the JSON format keeps the name exact and the line whole', () => {
+    logging.configure({ logFormat: 'json', logPrefix: true });
+    logging.objectLogger({ body: forged, settings: postingSettings(false) }).info('Processed.');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.split('\n')).toHaveLength(1);
+    const parsed = JSON.parse(lines[0] ?? '') as { object: { name: string }; message: string };
+    expect(parsed.object.name).toBe(forged.metadata.name);
+    expect(parsed.message.split('\n')).toHaveLength(1);
+  });
+
+  it('R-SEC-D4 escapeForLog: control characters as escapes, other text as it is', () => {
+    expect(loggers.escapeForLog('plain-name')).toBe('plain-name');
+    expect(loggers.escapeForLog('a\nb\tc\x00d\x7fe\x9bf')).toBe('a\\nb\\tc\\x00d\\x7fe\\x9bf');
+  });
+
+  it('R-SEC-D3 a per-object logger of a Secret redacts its values; of other kinds, returns the value as it is', () => {
+    const secretLogger = logging.objectLogger({ body: forged, settings: postingSettings(false) });
+    expect(loggers.redacted(secretLogger, { data: { a: 'c2VjcmV0' }, type: 'Opaque' })).toEqual({ data: { a: '<redacted 8 bytes>' }, type: 'Opaque' });
+    expect(loggers.redactedDiff(secretLogger, [['change', ['data', 'a'], 'eA==', 'eQ==']])).toEqual([
+      ['change', ['data', 'a'], '<redacted 4 bytes>', '<redacted 4 bytes>'],
+    ]);
+    expect(loggers.redactedJsonPatch(secretLogger, [{ op: 'add', path: '/stringData/key', value: 'plain' }])).toEqual([
+      { op: 'add', path: '/stringData/key', value: '<redacted 5 bytes>' },
+    ]);
+    const value = { spec: { a: 1 } };
+    expect(loggers.redacted(logging.objectLogger({ body, settings: postingSettings(false) }), value)).toBe(value);
+    // Configured fields of another kind.
+    const config = postingSettings(false);
+    config.persistence.secretFields['KopfExample.kopf.dev'] = ['spec.field'];
+    expect(loggers.redacted(logging.objectLogger({ body, settings: config }), { spec: { field: 'value', duration: '1m' } })).toEqual({
+      spec: { field: '<redacted 5 bytes>', duration: '1m' },
+    });
   });
 });
