@@ -83,16 +83,19 @@ export function readProjectCrd(file: string, shown: string, maxBytes = limits.MA
  */
 export function checkSize(shown: string, size: number, maxBytes: number, exact = true): void {
   if (size <= maxBytes) return;
-  const what = exact ? `${size} bytes (${mebibytes(size)})` : 'larger';
+  const what = exact ? `${size} bytes${size >= MIB ? ` (${sizeText(size)})` : ''}` : 'larger';
   throw new projects.ProjectError(
     'input-too-large',
-    `${shown}: ${what}, more than the ${mebibytes(maxBytes)} a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib`,
+    `${shown}: ${what}, more than the ${sizeText(maxBytes)} a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib`,
   );
 }
 
-/** A size in MiB, for messages: `16 MiB`, `58.6 MiB`. */
-function mebibytes(bytes: number): string {
-  const value = bytes / (1024 * 1024);
+const MIB = 1024 * 1024;
+
+/** A size for messages: `16 MiB`, `56.3 MiB`, or bytes below 1 MiB. */
+function sizeText(bytes: number): string {
+  if (bytes < MIB) return `${bytes} bytes`;
+  const value = bytes / MIB;
   return `${Number.isInteger(value) ? value : value.toFixed(1)} MiB`;
 }
 
