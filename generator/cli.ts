@@ -5,7 +5,7 @@
  * calling the library. Exit codes: 0 success, 1 failure, 2 usage error.
  */
 import * as fs from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import * as origins from './origins.js';
 // Commands are imported when they run, so `--help` and usage errors stay fast.
 import type * as addCommand from './commands/add.js';
@@ -30,6 +30,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .showHelpAfterError();
 
   const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+  const maxInput = ['--max-input-mib <n>', 'refuse CRD files larger than this many MiB (default: 16)', mebibytes] as const;
   program
     .command('init')
     .description('Create an operator project from CRDs: typed code, handler stubs, tests, RBAC and deployment manifests.')
@@ -40,6 +41,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
     .option('--force', 'write into a non-empty directory, overwriting the generated files')
     .option('--webhooks', 'add a validating admission handler to each stub, with the webhook manifests that serve it')
+    .option(...maxInput)
     .action(async (opts: initCommand.InitCommandOptions) => {
       await (await import('./commands/init.js')).run(opts, output);
     });
@@ -49,6 +51,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .description('Regenerate src/generated/ from kopf-gen.json and crds/, add stubs for new kinds, and summarise what changed. Never modifies your code.')
     .version(origins.GENERATOR.version, '-V, --version')
     .option('--project <dir>', 'the project directory', '.')
+    .option(...maxInput)
     .action(async (opts: generateCommand.GenerateCommandOptions) => {
       await (await import('./commands/generate.js')).run(opts, output);
     });
@@ -59,6 +62,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .version(origins.GENERATOR.version, '-V, --version')
     .requiredOption('--crd <file>', 'a CRD manifest ("-" reads stdin); repeatable', collect)
     .option('--project <dir>', 'the project directory', '.')
+    .option(...maxInput)
     .action(async (opts: addCommand.AddCommandOptions) => {
       await (await import('./commands/add.js')).run(opts, output);
     });
@@ -73,6 +77,13 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     output.err(`kopf-gen: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
+}
+
+/** `--max-input-mib`: a positive number of MiB, as bytes. */
+function mebibytes(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError('expected a positive number of MiB');
+  return Math.floor(parsed * 1024 * 1024);
 }
 
 /** Whether a path names an existing file (used by commands to report missing inputs clearly). */

@@ -12,6 +12,7 @@
 /** Why the generator refused its input. */
 export type GeneratorErrorCode =
   | 'not-yaml'
+  | 'too-deep'
   | 'cyclic-alias'
   | 'not-a-crd'
   | 'unsupported-version'

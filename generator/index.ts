@@ -30,6 +30,7 @@ export type { ProjectErrorCode, ProjectConfig } from './projects.js';
 export type { CrdSource } from './inputs.js';
 export type { ChangeSummary, FieldChange } from './fields.js';
 export { renderSummary } from './fields.js';
+export { MAX_DEPTH, MAX_INPUT_BYTES } from './limits.js';
 
 /** The root of this generator package (the checkout's `generator/` folder, or the installed package). */
 export const PACKAGE_ROOT: string = origins.GENERATOR.root;
@@ -66,11 +67,21 @@ export interface InitOptions {
    * their certificate.
    */
   readonly webhooks?: boolean;
+  /**
+   * The largest CRD file read, in bytes (default `MAX_INPUT_BYTES`, 16 MiB): a larger one is
+   * refused, unread, with `input-too-large`.
+   */
+  readonly maxInputBytes?: number;
 }
 
 export interface GenerateOptions {
   /** The project directory (with kopf-gen.json). */
   readonly project: string;
+  /**
+   * The largest CRD file read, in bytes (default `MAX_INPUT_BYTES`, 16 MiB): a larger one is
+   * refused, unread, with `input-too-large`.
+   */
+  readonly maxInputBytes?: number;
 }
 
 export interface AddOptions {
@@ -78,6 +89,11 @@ export interface AddOptions {
   /** The CRDs to add (files or texts). */
   readonly crds: readonly inputs.CrdSource[];
   readonly cwd?: string;
+  /**
+   * The largest CRD file read, in bytes (default `MAX_INPUT_BYTES`, 16 MiB): a larger one is
+   * refused, unread, with `input-too-large`.
+   */
+  readonly maxInputBytes?: number;
 }
 
 /** What a run did. */
@@ -169,7 +185,10 @@ function projectInfo(
  *   (without `force`), `would-overwrite` (see above), `missing-input`, `not-a-file` (a `--crd`
  *   that is a FIFO, a directory, …), `no-input`, `duplicate-crd`, `invalid-project` (an unreadable
  *   kopf-gen.json), `no-output` (an empty `out`), `output-not-writable` (`out` cannot be created:
- *   below a file, in a read-only or unwritable place). Nothing is written when it throws.
+ *   below a file, in a read-only or unwritable place, or a symbolic link to nothing),
+ *   `input-too-large` (a CRD file larger than `maxInputBytes`), `symlink-escape` (a file of the
+ *   project would be written through a symbolic link that leads outside it). Nothing is written
+ *   when it throws.
  */
 export async function init(options: InitOptions): Promise<GenerationReport> {
   if (options.out === '') throw new projects.ProjectError('no-output', 'the output path is empty: give the directory to create the project in (--out DIR)');
@@ -183,16 +202,17 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
   if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
-  const sources = inputs.readSources(options.crds, options.cwd);
+  const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const copies = inputs
     .crdFiles(sources, given.loaded, given.notes)
     .map((file) => ({ copy: { path: `${projects.CRDS_DIR}/${file.fileName}`, text: file.text }, source: file.source, documentIndices: file.documentIndices }));
   const notes = [...given.notes];
   const fresh = copies.filter((entry) => !sameFile(root, entry.copy, options.out));
-  const existingCrds = config !== undefined ? readCrdFiles(root).filter((source) => !fresh.some((entry) => entry.copy.path === source.path)) : [];
+  const existingCrds =
+    config !== undefined ? readCrdFiles(root, options.maxInputBytes).filter((source) => !fresh.some((entry) => entry.copy.path === source.path)) : [];
   if (config === undefined && occupied) {
-    const others = readCrdFiles(root).filter((source) => !copies.some((entry) => entry.copy.path === source.path));
+    const others = readCrdFiles(root, options.maxInputBytes).filter((source) => !copies.some((entry) => entry.copy.path === source.path));
     if (others.length > 0) {
       notes.push(
         `${others.map((source) => source.path).join(', ')}: not among the given CRDs, left alone; \`kopf-gen generate\` reads every CRD file in crds/`,
@@ -318,10 +338,11 @@ function leaveUserFiles(
  * no handlers, never modifies user code, and reports what changed since the last generation —
  * with a warning when deploy/deployment.yaml lacks what serving webhooks needs.
  *
- * @throws ProjectError `not-a-project`, `invalid-project`; GeneratorError for unusable CRDs.
+ * @throws ProjectError `not-a-project`, `invalid-project`, `input-too-large`, `symlink-escape`
+ *   (see `init`); GeneratorError for unusable CRDs. Nothing is written when it throws.
  */
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
-  const { snapshot, config } = readProject(path.resolve(options.project));
+  const { snapshot, config } = readProject(path.resolve(options.project), options.maxInputBytes);
   const analysis = pipeline.analyse(snapshot.crdSources);
   const info = projectInfo(config.name, config.namespaces);
   const planned = plan(snapshot, analysis, info);
@@ -345,12 +366,13 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
 /**
  * Adds CRDs to a project (copies them into crds/), then generates.
  *
- * @throws ProjectError `not-a-project`, `missing-input`, `duplicate-crd` (a CRD the project has);
- *   GeneratorError for unusable CRDs. Nothing is written when it throws.
+ * @throws ProjectError `not-a-project`, `missing-input`, `duplicate-crd` (a CRD the project has),
+ *   `input-too-large`, `symlink-escape` (see `init`); GeneratorError for unusable CRDs. Nothing
+ *   is written when it throws.
  */
 export async function add(options: AddOptions): Promise<GenerationReport> {
-  const { snapshot, config } = readProject(path.resolve(options.project));
-  const sources = inputs.readSources(options.crds, options.cwd);
+  const { snapshot, config } = readProject(path.resolve(options.project), options.maxInputBytes);
+  const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const present = pipeline.check(snapshot.crdSources);
   pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
@@ -415,16 +437,16 @@ const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
   webhooksFile: false,
 };
 
-function readProject(root: string): { snapshot: Snapshot; config: projects.ProjectConfig } {
+function readProject(root: string, maxInputBytes?: number): { snapshot: Snapshot; config: projects.ProjectConfig } {
   const config = projects.readConfig(root);
-  const crdSources = readCrdFiles(root);
+  const crdSources = readCrdFiles(root, maxInputBytes);
   if (crdSources.length === 0)
     throw new projects.ProjectError('invalid-project', `${path.join(root, projects.CRDS_DIR)}: no CRD files (*.yaml, *.yml, *.json)`);
   return { snapshot: readSnapshot(root, crdSources), config };
 }
 
 /** The CRD files of crds/, sorted by name, with project-relative paths. */
-function readCrdFiles(root: string): loading.SourceText[] {
+function readCrdFiles(root: string, maxInputBytes?: number): loading.SourceText[] {
   const crdsDir = path.join(root, projects.CRDS_DIR);
   const crdNames = fs.existsSync(crdsDir)
     ? fs
@@ -432,7 +454,10 @@ function readCrdFiles(root: string): loading.SourceText[] {
         .filter((name) => inputs.CRD_FILE_PATTERN.test(name) && fs.statSync(path.join(crdsDir, name)).isFile())
         .sort()
     : [];
-  return crdNames.map((name) => ({ path: `${projects.CRDS_DIR}/${name}`, text: fs.readFileSync(path.join(crdsDir, name), 'utf8') }));
+  return crdNames.map((name) => {
+    const file = `${projects.CRDS_DIR}/${name}`;
+    return { path: file, text: inputs.readProjectCrd(path.join(crdsDir, name), file, maxInputBytes) };
+  });
 }
 
 /** Reads what the planner needs from a directory (a project, or any directory `init --force` writes into). */

@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as yaml from 'yaml';
 import type * as loading from './loading.js';
+import * as limits from './limits.js';
 import * as naming from './naming.js';
 import * as projects from './projects.js';
 
@@ -29,15 +30,22 @@ export const CRD_FILE_PATTERN = /\.(ya?ml|json)$/i;
  * Reads every source: paths are read from disk (relative to `baseDir`), texts pass through.
  *
  * Paths that are not regular files (a FIFO, a socket, a device, a directory) are refused before
- * anything is read: reading one could block forever. Standard input arrives as a text, never as a path.
+ * anything is read: reading one could block forever. So are files larger than `maxBytes`, before
+ * they are read (parsing a 59 MB file took 37 s and 2.8 GB), and texts larger than that.
+ * Standard input arrives as a text, never as a path.
  *
  * @throws ProjectError `missing-input` when a path cannot be read, `not-a-file` when it is not a
- *   regular file, `no-input` when there is none.
+ *   regular file, `input-too-large` when it is larger than `maxBytes`, `no-input` when there is none.
  */
-export function readSources(sources: readonly CrdSource[], baseDir = process.cwd()): loading.SourceText[] {
+export function readSources(sources: readonly CrdSource[], baseDir = process.cwd(), maxBytes = limits.MAX_INPUT_BYTES): loading.SourceText[] {
   if (sources.length === 0) throw new projects.ProjectError('no-input', 'no CRD given: pass at least one --crd FILE (or --crd - for stdin)');
   return sources.map((source) => {
-    if (typeof source !== 'string') return source;
+    if (typeof source !== 'string') {
+      // Standard input stops being read past the limit (so its whole size is not known).
+      const stdin = source.path === STDIN_NAME;
+      checkSize(stdin ? '--crd - (standard input)' : source.path, Buffer.byteLength(source.text), maxBytes, !stdin);
+      return source;
+    }
     const file = path.resolve(baseDir, source);
     try {
       // Stat first: reading a FIFO, a socket or a device would block or never end.
@@ -48,6 +56,7 @@ export function readSources(sources: readonly CrdSource[], baseDir = process.cwd
           `--crd ${source}: ${projects.fileKind(stats)}, not a regular file; give a CRD file, or --crd - to read standard input`,
         );
       }
+      checkSize(`--crd ${source}`, stats.size, maxBytes);
       return { path: source, text: fs.readFileSync(file, 'utf8') };
     } catch (error) {
       if (error instanceof projects.ProjectError) throw error;
@@ -55,6 +64,39 @@ export function readSources(sources: readonly CrdSource[], baseDir = process.cwd
       throw new projects.ProjectError('missing-input', `--crd ${source}: ${reason}`, { cause: error });
     }
   });
+}
+
+/**
+ * Reads a CRD file of a project (`crds/…`), refusing it unread when it is larger than `maxBytes`.
+ *
+ * @throws ProjectError `input-too-large`.
+ */
+export function readProjectCrd(file: string, shown: string, maxBytes = limits.MAX_INPUT_BYTES): string {
+  checkSize(shown, fs.statSync(file).size, maxBytes);
+  return fs.readFileSync(file, 'utf8');
+}
+
+/**
+ * Refuses an input larger than the limit, naming it, its size and the limit.
+ *
+ * @throws ProjectError `input-too-large`.
+ */
+export function checkSize(shown: string, size: number, maxBytes: number, exact = true): void {
+  if (size <= maxBytes) return;
+  const what = exact ? `${size} bytes${size >= MIB ? ` (${sizeText(size)})` : ''}` : 'larger';
+  throw new projects.ProjectError(
+    'input-too-large',
+    `${shown}: ${what}, more than the ${sizeText(maxBytes)} a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib`,
+  );
+}
+
+const MIB = 1024 * 1024;
+
+/** A size for messages: `16 MiB`, `56.3 MiB`, or bytes below 1 MiB. */
+function sizeText(bytes: number): string {
+  if (bytes < MIB) return `${bytes} bytes`;
+  const value = bytes / MIB;
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} MiB`;
 }
 
 /** A file to place in `crds/`. */

@@ -7,12 +7,16 @@
  * every later error can point back at them), and skips everything else with a note.
  *
  * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML (with a JSON
- * form: no alias inside the node it names)" and "is this a Kubernetes object": validating.ts
- * decides whether a CRD is usable. Parsing is js-yaml's (YAML 1.2, core schema, unique keys); its
- * errors are reported with the file, the document index and the line and column.
+ * form: no alias inside the node it names, and no deeper than the later stages read)" and "is this
+ * a Kubernetes object": validating.ts decides whether a CRD is usable. Parsing is js-yaml's (YAML
+ * 1.2, core schema, unique keys); its errors are reported with the file, the document index and
+ * the line and column. Nesting deeper than `limits.MAX_DEPTH` stops the parser itself (it
+ * recurses once per level) and is reported as `too-deep`, with the JSON path (nesting.ts).
  */
 import * as jsYaml from 'js-yaml';
 import * as errors from './errors.js';
+import * as limits from './limits.js';
+import * as nesting from './nesting.js';
 import * as schemas from './schemas.js';
 
 /** One input file: its path (used only in messages) and its text. */
@@ -44,9 +48,10 @@ const CRD_GROUP = 'apiextensions.k8s.io/';
  *
  * Empty documents and Kubernetes objects of other kinds are skipped with a note.
  *
- * @throws errors.GeneratorError `not-yaml` when a document does not parse, `cyclic-alias` when a
- *   YAML alias sits inside the node it refers to, and `not-a-crd` when a document is not a
- *   Kubernetes object at all or a file holds no CRD.
+ * @throws errors.GeneratorError `not-yaml` when a document does not parse, `too-deep` when it
+ *   nests deeper than `limits.MAX_DEPTH`, `cyclic-alias` when a YAML alias sits inside the node it
+ *   refers to, and `not-a-crd` when a document is not a Kubernetes object at all or a file holds
+ *   no CRD.
  */
 export function loadCrdSources(inputs: readonly SourceText[]): LoadResult {
   const crds: LoadedCrd[] = [];
@@ -108,6 +113,11 @@ function* documentsOf(input: SourceText): Generator<unknown> {
   if (failure !== undefined) {
     const where = { file: input.path, documentIndex: documents.length, jsonPath: '' };
     const { error } = failure;
+    if (error instanceof jsYaml.YAMLException && error.reason.startsWith(TOO_DEEP)) {
+      const crossing = nesting.firstTooDeepInText(input.text, where.documentIndex, limits.MAX_DEPTH);
+      const at = crossing === undefined ? ` (line ${error.mark.line + 1}, column ${error.mark.column + 1})` : '';
+      throw tooDeep({ ...where, jsonPath: crossing === undefined ? '' : nesting.renderCrossing(crossing) }, crossing, at, error);
+    }
     if (error instanceof jsYaml.YAMLException) {
       const at = ` (line ${error.mark.line + 1}, column ${error.mark.column + 1})`;
       throw new errors.GeneratorError('not-yaml', where, `not valid YAML${at}: ${firstLine(error.reason)}`, { cause: error });
@@ -116,7 +126,28 @@ function* documentsOf(input: SourceText): Generator<unknown> {
   }
 }
 
-const LOAD_OPTIONS = { schema: jsYaml.CORE_SCHEMA, json: false } as const;
+/**
+ * The parser's depth counts its own nested calls: scalars, and one more call in some styles, so
+ * it is the nesting of mappings and lists plus one or two (measured for block and flow styles,
+ * anchors, tags and explicit keys). With this bound a document nested `MAX_DEPTH` levels parses in
+ * every style; one nested deeper either stops the parser (then its text is walked for the place)
+ * or parses and is refused by the walk of its data.
+ */
+const LOAD_OPTIONS = { schema: jsYaml.CORE_SCHEMA, json: false, maxDepth: limits.MAX_DEPTH + 2 } as const;
+
+/** The start of js-yaml's message when a document nests deeper than `maxDepth`. */
+const TOO_DEEP = 'nesting exceeded maxDepth';
+
+/** The `too-deep` refusal: where the limit is crossed (`at`: a line and column when no JSON path is known). */
+function tooDeep(where: errors.SourceLocation, crossing: nesting.Crossing | undefined, at: string, cause?: unknown): errors.GeneratorError {
+  const names = [crossing?.crdName && `CRD ${crossing.crdName}`, crossing?.version && `version ${crossing.version}`].filter(Boolean).join(', ');
+  return new errors.GeneratorError(
+    'too-deep',
+    where,
+    `nested more than ${limits.MAX_DEPTH} levels deep${at}${names ? ` (${names})` : ''}: the generator reads documents nested up to ${limits.MAX_DEPTH} levels of mappings and lists (the deepest real CRDs nest under 40); make the schema flatter, or replace a deep part with \`x-kubernetes-preserve-unknown-fields: true\``,
+    cause === undefined ? undefined : { cause },
+  );
+}
 
 /** js-yaml's message for text after a document's node that starts no new document. */
 const TRAILING_CONTENT = 'end of the stream or a document separator is expected';
@@ -175,12 +206,16 @@ function withoutBlankStream(text: string, documents: unknown[]): unknown[] {
 const REPEATED_NODES_LIMIT = 1_000_000;
 
 /**
- * Refuses a document that has no JSON form or whose aliases would expand it without bound.
+ * Refuses a document that nests too deep (through aliases: the text's own nesting stops the
+ * parser), that has no JSON form, or whose aliases would expand it without bound.
  *
  * js-yaml does not copy the node an alias refers to: it shares it, so a document can contain
  * itself, and a few nested aliases can stand for billions of nodes to every later stage.
  */
 function checkShape(data: unknown, where: errors.SourceLocation): void {
+  // First the depth, without recursion: the walk below recurses once per level.
+  const crossing = nesting.firstTooDeep(data, limits.MAX_DEPTH);
+  if (crossing !== undefined) throw tooDeep({ ...where, jsonPath: nesting.renderCrossing(crossing) }, crossing, '');
   const found = walkShape(data);
   if (found?.kind === 'cycle') {
     throw new errors.GeneratorError(

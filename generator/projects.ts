@@ -51,7 +51,9 @@ export type ProjectErrorCode =
   | 'would-overwrite'
   | 'not-a-file'
   | 'no-output'
-  | 'output-not-writable';
+  | 'output-not-writable'
+  | 'symlink-escape'
+  | 'input-too-large';
 
 /** A problem with the project or the command's inputs (not with a CRD's content). */
 export class ProjectError extends Error {
@@ -259,6 +261,13 @@ export function unwritableReason(target: string, error: unknown): string {
  * @throws ProjectError `output-not-writable`, naming the path and the problem in one line.
  */
 export function checkCreatable(root: string, given: string): void {
+  const dangling = danglingLink(root);
+  if (dangling !== undefined) {
+    throw new ProjectError(
+      'output-not-writable',
+      `cannot create the project at ${given}: ${dangling.link} is a symbolic link to ${dangling.to}, which does not exist; create that directory or give another --out`,
+    );
+  }
   const blocker = firstNonDirectory(root);
   if (blocker !== undefined) {
     throw new ProjectError('output-not-writable', `cannot create the project at ${given}: ${blocker.path} is ${blocker.kind}`);
@@ -269,6 +278,29 @@ export function checkCreatable(root: string, given: string): void {
   } catch (error) {
     throw new ProjectError('output-not-writable', `cannot create the project at ${given}: ${unwritableReason(root, error)}`, { cause: error });
   }
+}
+
+/**
+ * The first symbolic link to nothing on the way to `target` (the path itself or one of its
+ * ancestors), with the link's text: creating a project there would fail with a raw `ENOENT` or
+ * `ENOTDIR`.
+ */
+export function danglingLink(target: string): { readonly link: string; readonly to: string } | undefined {
+  const chain: string[] = [];
+  for (let current = path.resolve(target); ; current = path.dirname(current)) {
+    chain.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const each of chain) {
+    let stats: fs.Stats | undefined;
+    try {
+      stats = fs.lstatSync(each);
+    } catch {
+      return undefined;
+    }
+    if (stats.isSymbolicLink() && !fs.existsSync(each)) return { link: each, to: fs.readlinkSync(each) };
+  }
+  return undefined;
 }
 
 /** The nearest ancestor of `target` (or `target` itself) that exists. */

@@ -468,6 +468,7 @@ export function projectFiles(
     ...scopeContext(info),
     ...serversContext(info, admission),
     kubeName: kubeName(info.name),
+    projectVersion: PROJECT_VERSION,
     kinds: plans,
     warnings,
     resources: OPERATOR_RESOURCES,
@@ -485,6 +486,12 @@ export function projectFiles(
     { path: PEERING_FILE, text: rendering.render('deploy/peering.yaml', context) },
   ];
 }
+
+/**
+ * The version of a new project's package.json, which its image is also tagged with (the
+ * Deployment's `image:` and the README's `docker build -t`), rather than a floating `latest`.
+ */
+export const PROJECT_VERSION = '0.1.0';
 
 /** A Kubernetes object name (DNS label) for the project: service account, roles, namespace. */
 export function kubeName(name: string): string {

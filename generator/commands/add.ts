@@ -5,11 +5,14 @@ import * as reporting from './reporting.js';
 export interface AddCommandOptions {
   crd: string[];
   project: string;
+  /** `--max-input-mib`, in bytes. */
+  maxInputMib?: number;
 }
 
 /** Runs `kopf-gen add`. */
 export async function run(opts: AddCommandOptions, output: reporting.Output = reporting.processOutput): Promise<void> {
-  const crds = await reporting.crdSources(opts.crd, output);
-  const report = await generator.add({ project: opts.project, crds });
+  const maxInputBytes = opts.maxInputMib ?? generator.MAX_INPUT_BYTES;
+  const crds = await reporting.crdSources(opts.crd, output, maxInputBytes);
+  const report = await generator.add({ project: opts.project, crds, maxInputBytes });
   reporting.printReport(report, output, { verb: 'updated' });
 }

@@ -11,13 +11,17 @@ export interface InitCommandOptions {
   force?: boolean;
   /** `--webhooks`: stubs with a validating admission handler. */
   webhooks?: boolean;
+  /** `--max-input-mib`, in bytes. */
+  maxInputMib?: number;
 }
 
 /** Runs `kopf-gen init`. */
 export async function run(opts: InitCommandOptions, output: reporting.Output = reporting.processOutput): Promise<void> {
-  const crds = await reporting.crdSources(opts.crd, output);
+  const maxInputBytes = opts.maxInputMib ?? generator.MAX_INPUT_BYTES;
+  const crds = await reporting.crdSources(opts.crd, output, maxInputBytes);
   const report = await generator.init({
     crds,
+    maxInputBytes,
     out: opts.out ?? defaultOut(crds),
     force: opts.force === true,
     webhooks: opts.webhooks === true,

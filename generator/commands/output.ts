@@ -7,8 +7,11 @@
 export interface Output {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
-  /** Reads all of standard input (for `--crd -`). */
-  readonly stdin: () => Promise<string>;
+  /**
+   * Reads standard input (for `--crd -`): all of it, or, when there is more than `maxBytes`, its
+   * first `maxBytes + 1` bytes (enough to tell it is too large, without holding it all).
+   */
+  readonly stdin: (maxBytes: number) => Promise<string>;
 }
 
 /** The process's streams. */
@@ -19,9 +22,17 @@ export const processOutput: Output = {
   err: (text) => {
     process.stderr.write(text);
   },
-  stdin: async () => {
+  stdin: async (maxBytes) => {
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-    return Buffer.concat(chunks).toString('utf8');
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      chunks.push(bytes);
+      size += bytes.length;
+      if (size > maxBytes) break;
+    }
+    return Buffer.concat(chunks)
+      .subarray(0, maxBytes + 1)
+      .toString('utf8');
   },
 };

@@ -11,8 +11,11 @@ export type { Output } from './output.js';
 export { processOutput } from './output.js';
 import type { Output } from './output.js';
 
-/** `--crd` values as sources: `-` is standard input (at most once), anything else a file path. */
-export async function crdSources(values: readonly string[], output: Output): Promise<inputs.CrdSource[]> {
+/**
+ * `--crd` values as sources: `-` is standard input (at most once, read up to just past
+ * `maxBytes`, which is enough for the library to refuse it), anything else a file path.
+ */
+export async function crdSources(values: readonly string[], output: Output, maxBytes: number): Promise<inputs.CrdSource[]> {
   let stdin: string | undefined;
   const sources: inputs.CrdSource[] = [];
   for (const value of values) {
@@ -21,7 +24,7 @@ export async function crdSources(values: readonly string[], output: Output): Pro
       continue;
     }
     if (stdin !== undefined) throw new Error('--crd - (standard input) may be given only once');
-    stdin = await output.stdin();
+    stdin = await output.stdin(maxBytes);
     sources.push({ path: inputs.STDIN_NAME, text: stdin });
   }
   return sources;

@@ -253,9 +253,9 @@ describe('a new project', () => {
     await generator.init({ crds: [crdFile], out });
     const [build, runtime, ...more] = stagesOf(out);
     expect(more).toEqual([]);
-    expect(build!.from).toBe('node:24-slim AS build');
+    expect(build!.from).toBe('${NODE_IMAGE} AS build');
     expect(build!.instructions).toEqual(expect.arrayContaining(['RUN npm ci --no-audit --no-fund', 'RUN npm run build']));
-    expect(runtime!.from).toBe('node:24-slim');
+    expect(runtime!.from).toBe('${NODE_IMAGE}');
     expect(runtime!.instructions).toContain('ENV NODE_ENV=production');
     expect(runtime!.instructions.some((line) => /^RUN npm ci --omit=dev\b/.test(line))).toBe(true);
     expect(runtime!.instructions).toContain('COPY --from=build /operator/dist ./dist');
@@ -265,6 +265,29 @@ describe('a new project', () => {
     expect(execForm(runtime!, 'ENTRYPOINT')).toEqual(['node', 'dist/main.js']);
     expect(execForm(runtime!, 'CMD')).toEqual(['-A']);
     expect(fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/"file:" dependency[\s\S]*does not resolve\s+(#\s*)?inside the image/);
+  });
+
+  it('pins the base image by the digest of its index, with the command to update it, and tags the image with the project version', async () => {
+    const out = path.join(root, 'pinned');
+    await generator.init({ crds: [crdFile], out, name: 'pinned-op' });
+    const dockerfile = fs.readFileSync(path.join(out, 'Dockerfile'), 'utf8');
+    const args = dockerfile.split('\n').filter((line) => line.startsWith('ARG '));
+    expect(args).toEqual([expect.stringMatching(/^ARG NODE_IMAGE=node:24-slim@sha256:[0-9a-f]{64}$/)]);
+    expect(
+      dockerfile
+        .split('\n')
+        .filter((line) => line.startsWith('FROM '))
+        .every((line) => line.startsWith('FROM ${NODE_IMAGE}')),
+    ).toBe(true);
+    expect(dockerfile).toContain('#   docker buildx imagetools inspect node:24-slim');
+    const version = (JSON.parse(fs.readFileSync(path.join(out, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(version).toBe('0.1.0');
+    expect(deploymentOf(out).spec.template.spec.containers[0]!.image).toBe(`pinned-op:${version}`);
+    const readme = fs.readFileSync(path.join(out, 'README.md'), 'utf8');
+    expect(readme).not.toMatch(/:latest\b/);
+    const builds = readme.split('\n').filter((line) => line.startsWith('docker build '));
+    expect(builds.length).toBe(2);
+    for (const line of builds) expect(line).toMatch(/^docker build -t pinned-op:\$\(node -p "require\('\.\/package\.json'\)\.version"\) \./);
   });
 
   it('runs one hardened replica, replaced with Recreate, with the resources of OPERATOR_RESOURCES', async () => {

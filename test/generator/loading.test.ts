@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
 import * as errors from '../../generator/errors.js';
 import * as generator from '../../generator/index.js';
+import * as pipeline from '../../generator/pipeline.js';
 import * as support from './support.js';
 import * as ps from './projects-support.js';
 
@@ -183,5 +184,101 @@ describe('YAML aliases', () => {
     await generator.init({ crds: [file], out });
     const module = fs.readFileSync(path.join(out, 'src/generated/widgets.example.com.v1.ts'), 'utf8');
     expect(module).toMatch(/size\?: number;[\s\S]*size\?: number;/); // once in spec, once in status
+  });
+});
+
+describe('too-deep: documents nested deeper than MAX_DEPTH', () => {
+  /** The head of a Widget CRD in block YAML, down to `openAPIV3Schema.properties.spec:` (level 8 is its value). */
+  const HEAD = [
+    'apiVersion: apiextensions.k8s.io/v1',
+    'kind: CustomResourceDefinition',
+    'metadata: {name: widgets.example.com}',
+    'spec:',
+    '  group: example.com',
+    '  scope: Namespaced',
+    '  names: {kind: Widget, plural: widgets, singular: widget}',
+    '  versions:',
+    '  - name: v1',
+    '    served: true',
+    '    storage: true',
+    '    schema:',
+    '      openAPIV3Schema:',
+    '        type: object',
+    '        properties:',
+    '          spec:',
+  ];
+
+  /** A Widget CRD whose spec holds `levels` nested objects `a`, written line by line (no recursive serialiser). */
+  const deepBlock = (levels: number): string => {
+    const lines = [...HEAD];
+    let indent = 12;
+    for (let level = 0; level < levels; level += 1) {
+      lines.push(`${' '.repeat(indent)}type: object`, `${' '.repeat(indent)}properties:`, `${' '.repeat(indent + 2)}a:`);
+      indent += 4;
+    }
+    lines.push(`${' '.repeat(indent)}type: string`);
+    return `${lines.join('\n')}\n`;
+  };
+
+  /** The same CRD as one line of JSON, built from the inside out. */
+  const deepJson = (levels: number): string => {
+    let schema = '{"type": "string"}';
+    for (let level = 0; level < levels; level += 1) schema = `{"type": "object", "properties": {"a": ${schema}}}`;
+    const root = `{"type": "object", "properties": {"spec": ${schema}}}`;
+    return `{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"}, "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": ${root}}}]}}\n`;
+  };
+
+  /** Level 101: the first `properties` below the 46th nested `a` (spec's schema is level 8, each object adds two). */
+  const CROSSING = `spec.versions[0].schema.openAPIV3Schema.properties.spec${'.properties.a'.repeat(46)}.properties`;
+
+  it('too-deep: a schema 600 levels deep is refused with the depth, the CRD, the version, the JSON path and the limit (block YAML)', () => {
+    expect(generator.MAX_DEPTH).toBe(100);
+    const error = loadError(deepBlock(600), 'crds/deep.yaml');
+    expect(error.code).toBe('too-deep');
+    expect(error.documentIndex).toBe(0);
+    expect(error.jsonPath).toBe(CROSSING);
+    expect(error.message).toBe(
+      `crds/deep.yaml, document 0, ${CROSSING}: nested more than 100 levels deep (CRD widgets.example.com, version v1): the generator reads documents nested up to 100 levels of mappings and lists (the deepest real CRDs nest under 40); make the schema flatter, or replace a deep part with \`x-kubernetes-preserve-unknown-fields: true\``,
+    );
+    expect(error.message).not.toMatch(/call stack|not valid YAML/);
+  });
+
+  it('too-deep: the same in JSON (flow style), and for depths from just past the limit to 20,000 levels', () => {
+    for (const levels of [47, 600, 20_000]) {
+      const error = loadError(deepJson(levels), 'crds/deep.json');
+      expect(error).toMatchObject({ code: 'too-deep', documentIndex: 0, jsonPath: CROSSING });
+      expect(error.detail).toMatch(/^nested more than 100 levels deep \(CRD widgets\.example\.com, version v1\)/);
+    }
+  });
+
+  it('too-deep: names the document of a multi-document file', () => {
+    const good = support.source([support.crd({ type: 'object' }, { kind: 'Gadget' })]).text;
+    const error = loadError(`${good}---\n${deepBlock(600)}`);
+    expect(error).toMatchObject({ code: 'too-deep', documentIndex: 1, jsonPath: CROSSING });
+  });
+
+  it('too-deep: aliases that nest the data deeper than its text are refused too, by the walk of the data', () => {
+    // Each level refers to the one before it: the text is 12 levels deep, the data 6 + 2 × 60.
+    const levels = Array.from({ length: 60 }, (_, index) =>
+      index === 0 ? '          l0: &l0 {type: string}' : `          l${index}: &l${index} {type: object, properties: {x: *l${index - 1}}}`,
+    );
+    const text = `${HEAD.slice(0, -1).join('\n')}\n${levels.join('\n')}\n`;
+    const error = loadError(text);
+    expect(error.code).toBe('too-deep');
+    expect(error.jsonPath).toMatch(/^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.l\d+(\.properties\.x)+\.properties$/);
+    expect(error.jsonPath.replace('[0]', '.[0]').split('.')).toHaveLength(100); // `spec` is level 2, the crossing level 101
+  });
+
+  it('too-deep: a cyclic alias is still named as such', () => {
+    const text = `${HEAD.slice(0, -1).join('\n')}\n          spec: &s {type: object, properties: {child: *s}}\n`;
+    expect(loadError(text).code).toBe('cyclic-alias');
+  });
+
+  it('a schema nested exactly to the limit loads, and every later stage (validating, modeling, emitting) handles it', () => {
+    // 46 objects below spec: the innermost is level 8 + 2 × 46 = 100.
+    for (const text of [deepBlock(46), deepJson(46)]) {
+      const analysis = pipeline.analyse([{ path: 'crds/deepest.yaml', text }]);
+      expect(analysis.modules).toHaveLength(1);
+    }
   });
 });

@@ -129,3 +129,237 @@ describe('--out', () => {
     expect(fs.existsSync(parents)).toBe(false);
   });
 });
+
+describe('--out that is a symbolic link to nothing', () => {
+  it('output-not-writable: a dangling link as --out, or on its way, is named with its target instead of a raw ENOTDIR', async () => {
+    const links = path.join(root, 'links');
+    fs.mkdirSync(links, { recursive: true });
+    const missing = path.join(root, 'links-target/absent');
+    const out = path.join(links, 'dangling');
+    fs.symlinkSync(missing, out);
+    let refusal = await refused(['init', '--crd', crdFile, '--out', out]);
+    expect(refusal.code).toBe(1);
+    expect(refusal.line).toBe(
+      `kopf-gen: cannot create the project at ${out}: ${out} is a symbolic link to ${missing}, which does not exist; create that directory or give another --out`,
+    );
+    refusal = await refused(['init', '--crd', crdFile, '--out', path.join(out, 'below')]);
+    expect(refusal.line).toMatch(
+      new RegExp(`^kopf-gen: cannot create the project at ${out}/below: ${out} is a symbolic link to ${missing}, which does not exist`),
+    );
+    await expect(generator.init({ crds: [crdFile], out })).rejects.toMatchObject({ code: 'output-not-writable' });
+    expect(fs.readlinkSync(out)).toBe(missing);
+    expect(fs.existsSync(path.join(root, 'links-target'))).toBe(false);
+    expect(fs.readdirSync(links)).toEqual(['dangling']);
+  });
+
+  it('a link to an existing empty directory is a place like any other: the project is created there', async () => {
+    const target = path.join(root, 'linked-target');
+    fs.mkdirSync(target);
+    const out = path.join(root, 'linked-out');
+    fs.symlinkSync(target, out);
+    await generator.init({ crds: [crdFile], out });
+    expect(fs.existsSync(path.join(target, 'kopf-gen.json'))).toBe(true);
+  });
+});
+
+describe('symlink-escape: symbolic links inside a project never lead a write outside it', () => {
+  const gadgetCrd = ps.write(path.join(root, 'inputs/gadgets.yaml'), ps.widgetCrd({ size: { type: 'integer' } }, { kind: 'Gadget' }));
+
+  /** A fresh project, and a directory outside it for links to point at. */
+  async function project(name: string): Promise<{ dir: string; outside: string }> {
+    const dir = path.join(root, 'escapes', name);
+    await generator.init({ crds: [crdFile], out: dir });
+    const outside = path.join(root, 'escapes', `${name}-outside`);
+    fs.mkdirSync(outside, { recursive: true });
+    return { dir, outside };
+  }
+
+  /** Moves a directory of the project outside it, leaving a symbolic link in its place. */
+  function linkOut(dir: string, relative: string, outside: string): string {
+    const target = path.join(outside, path.basename(relative));
+    fs.renameSync(path.join(dir, relative), target);
+    fs.symlinkSync(target, path.join(dir, relative));
+    return target;
+  }
+
+  /** Every entry of a tree, links included as links (`-> target`), files with their content. */
+  function tree(dir: string): Record<string, string> {
+    const result: Record<string, string> = {};
+    for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]) {
+      const full = path.join(entry.parentPath, entry.name);
+      const key = path.relative(dir, full);
+      if (entry.isSymbolicLink()) result[key] = `-> ${fs.readlinkSync(full)}`;
+      else if (entry.isFile()) result[key] = fs.readFileSync(full, 'utf8');
+      else result[key] = '<dir>';
+    }
+    return result;
+  }
+
+  it('symlink-escape: generate refuses a deploy/ linked outside the project, in one line, writing nothing anywhere', async () => {
+    const { dir, outside } = await project('deploy');
+    const target = linkOut(dir, 'deploy', outside);
+    fs.writeFileSync(path.join(target, 'rbac.yaml'), 'not yours\n');
+    const before = { inside: tree(dir), outside: tree(outside) };
+    const { code, line } = await refused(['generate', '--project', dir]);
+    expect(code).toBe(1);
+    expect(line).toBe(
+      `kopf-gen: refusing to write deploy/rbac.yaml at ${target}/rbac.yaml, outside the project ${fs.realpathSync(dir)}: deploy is a symbolic link to ${target}; kopf-gen writes only inside the project (replace the link with a directory or file of the project)`,
+    );
+    await expect(generator.generate({ project: dir })).rejects.toMatchObject({ code: 'symlink-escape' });
+    expect({ inside: tree(dir), outside: tree(outside) }).toEqual(before);
+  });
+
+  it('symlink-escape: add refuses a src/handlers/ linked outside (the new kind would get its stub there), writing nothing', async () => {
+    const { dir, outside } = await project('handlers');
+    linkOut(dir, 'src/handlers', outside);
+    const before = { inside: tree(dir), outside: tree(outside) };
+    const { code, line } = await refused(['add', '--crd', gadgetCrd, '--project', dir]);
+    expect(code).toBe(1);
+    expect(line).toMatch(/^kopf-gen: refusing to write src\/handlers\/gadget\.ts at .*, outside the project .*: src\/handlers is a symbolic link to /);
+    expect({ inside: tree(dir), outside: tree(outside) }).toEqual(before);
+  });
+
+  it('symlink-escape: any component (src/, which holds src/generated/) and the file itself count', async () => {
+    const { dir, outside } = await project('components');
+    linkOut(dir, 'src', outside);
+    let before = { inside: tree(dir), outside: tree(outside) };
+    await expect(generator.generate({ project: dir })).rejects.toMatchObject({
+      code: 'symlink-escape',
+      message: expect.stringMatching(/: src is a symbolic link to /),
+    });
+    expect({ inside: tree(dir), outside: tree(outside) }).toEqual(before);
+
+    const other = await project('file');
+    const file = path.join(other.outside, 'rbac.yaml');
+    fs.writeFileSync(file, 'shared\n');
+    fs.rmSync(path.join(other.dir, 'deploy/rbac.yaml'));
+    fs.symlinkSync(file, path.join(other.dir, 'deploy/rbac.yaml'));
+    before = { inside: tree(other.dir), outside: tree(other.outside) };
+    await expect(generator.generate({ project: other.dir })).rejects.toMatchObject({
+      code: 'symlink-escape',
+      message: expect.stringMatching(/^refusing to write deploy\/rbac\.yaml at .*: deploy\/rbac\.yaml is a symbolic link to /),
+    });
+    expect({ inside: tree(other.dir), outside: tree(other.outside) }).toEqual(before);
+  });
+
+  it('symlink-escape: init --force into a directory whose deploy/ leads outside writes nothing', async () => {
+    const dir = path.join(root, 'escapes/force');
+    const outside = path.join(root, 'escapes/force-outside');
+    fs.mkdirSync(path.join(outside, 'deploy'), { recursive: true });
+    fs.mkdirSync(dir, { recursive: true });
+    ps.write(path.join(dir, 'notes.txt'), 'mine\n');
+    fs.symlinkSync(path.join(outside, 'deploy'), path.join(dir, 'deploy'));
+    const before = { inside: tree(dir), outside: tree(outside) };
+    await expect(generator.init({ crds: [crdFile], out: dir, force: true })).rejects.toMatchObject({ code: 'symlink-escape' });
+    expect({ inside: tree(dir), outside: tree(outside) }).toEqual(before);
+  });
+
+  it('symlink-escape: a loop of links is refused, not followed forever', async () => {
+    const { dir } = await project('loop');
+    fs.rmSync(path.join(dir, 'deploy'), { recursive: true });
+    fs.symlinkSync('deploy', path.join(dir, 'deploy'));
+    await expect(generator.generate({ project: dir })).rejects.toMatchObject({
+      code: 'symlink-escape',
+      message: 'cannot write deploy/rbac.yaml: deploy starts a chain of more than 40 symbolic links',
+    });
+  });
+
+  it('a link that stays inside the project is followed: the file is written where it points, and the link stays', async () => {
+    const { dir } = await project('inside');
+    fs.mkdirSync(path.join(dir, 'ops'));
+    fs.renameSync(path.join(dir, 'deploy'), path.join(dir, 'ops/deploy'));
+    fs.symlinkSync('ops/deploy', path.join(dir, 'deploy'));
+    fs.writeFileSync(path.join(dir, 'ops/deploy/rbac.yaml'), 'stale\n');
+    await generator.generate({ project: dir });
+    expect(fs.lstatSync(path.join(dir, 'deploy')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'ops/deploy/rbac.yaml'), 'utf8')).toMatch(/kind: ClusterRole|kind: Role/);
+  });
+});
+
+describe('input-too-large: CRD files over the size limit', () => {
+  it('input-too-large: a file over 16 MiB is refused before it is read, naming it, its size and the limit', async () => {
+    expect(generator.MAX_INPUT_BYTES).toBe(16 * 1024 * 1024);
+    // Sparse: the size is there, the bytes are not (a generator that read it would see NULs, not YAML).
+    const big = path.join(root, 'inputs/big.yaml');
+    fs.writeFileSync(big, '');
+    fs.truncateSync(big, generator.MAX_INPUT_BYTES + 1);
+    const out = path.join(root, 'from-big');
+    const { code, line } = await refused(['init', '--crd', big, '--out', out]);
+    expect(code).toBe(1);
+    expect(line).toBe(
+      `kopf-gen: --crd ${big}: 16777217 bytes (16.0 MiB), more than the 16 MiB a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib`,
+    );
+    expect(fs.existsSync(out)).toBe(false);
+    fs.rmSync(big);
+  });
+
+  it('input-too-large: the limit is an option (--max-input-mib, maxInputBytes), for init, add and generate', async () => {
+    const size = fs.statSync(crdFile).size;
+    const out = path.join(root, 'small-limit');
+    await expect(generator.init({ crds: [crdFile], out, maxInputBytes: size - 1 })).rejects.toMatchObject({
+      code: 'input-too-large',
+      message: `--crd ${crdFile}: ${size} bytes, more than the ${size - 1} bytes a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib`,
+    });
+    expect(fs.existsSync(out)).toBe(false);
+    await generator.init({ crds: [crdFile], out, maxInputBytes: size });
+    const gadget = ps.write(path.join(root, 'inputs/gadgets-small.yaml'), ps.widgetCrd({}, { kind: 'Gadget' }));
+    await expect(generator.add({ project: out, crds: [gadget], maxInputBytes: 10 })).rejects.toMatchObject({ code: 'input-too-large' });
+    const before = ps.snapshot(out);
+    await expect(generator.generate({ project: out, maxInputBytes: 10 })).rejects.toMatchObject({
+      code: 'input-too-large',
+      message: expect.stringMatching(/^crds\/widgets\.yaml: \d+ bytes/),
+    });
+    expect(ps.snapshot(out)).toEqual(before);
+    const { code, line } = await refused(['generate', '--project', out, '--max-input-mib', '0.00001']);
+    expect(code).toBe(1);
+    expect(line).toMatch(/^kopf-gen: crds\/widgets\.yaml: \d+ bytes, more than the 10 bytes a CRD file may have/);
+  });
+
+  it('input-too-large: a file the project already has in crds/ is refused by generate, unread, and nothing changes', async () => {
+    const out = path.join(root, 'big-in-crds');
+    await generator.init({ crds: [crdFile], out });
+    const big = path.join(out, 'crds/huge.yaml');
+    fs.writeFileSync(big, '');
+    fs.truncateSync(big, 59 * 1000 * 1000);
+    const before = ps.snapshot(path.join(out, 'src'));
+    await expect(generator.generate({ project: out })).rejects.toMatchObject({
+      code: 'input-too-large',
+      message:
+        'crds/huge.yaml: 59000000 bytes (56.3 MiB), more than the 16 MiB a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib',
+    });
+    expect(ps.snapshot(path.join(out, 'src'))).toEqual(before);
+  });
+
+  it('input-too-large: standard input over the limit', async () => {
+    const io = ps.capture(`${fs.readFileSync(crdFile, 'utf8')}# ${'x'.repeat(2048)}\n`);
+    const out = path.join(root, 'from-big-stdin');
+    expect(await cli.main(['init', '--crd', '-', '--out', out, '--max-input-mib', '0.001'], io)).toBe(1);
+    expect(io.stderr()).toBe(
+      'kopf-gen: --crd - (standard input): larger, more than the 1048 bytes a CRD file may have (real CRD files are under 2 MiB); split the file, or raise the limit with --max-input-mib\n',
+    );
+    expect(fs.existsSync(out)).toBe(false);
+  });
+});
+
+describe('modes of a new project', () => {
+  it('creates directories 0777 and files 0666 less the umask (0750/0640 under umask 027), not 0700', () => {
+    const out = path.join(root, 'modes/project');
+    const script = `umask 027 && exec "$0" --import tsx --input-type=module -e "$1" "$2" init --crd "$3" --out "$4"`;
+    const child = spawnSync('sh', ['-c', script, process.execPath, RUN_CLI, CLI, crdFile, out], { encoding: 'utf8', timeout: 45_000 });
+    expect(child.error).toBeUndefined();
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    const modes = new Map<string, number>([['.', fs.statSync(out).mode & 0o777]]);
+    for (const entry of fs.readdirSync(out, { recursive: true, withFileTypes: true }) as fs.Dirent[]) {
+      const full = path.join(entry.parentPath, entry.name);
+      modes.set(path.relative(out, full), fs.statSync(full).mode & 0o777);
+    }
+    const dirs = [...modes].filter(([name]) => name === '.' || fs.statSync(path.join(out, name)).isDirectory());
+    const files = [...modes].filter(([name]) => name !== '.' && fs.statSync(path.join(out, name)).isFile());
+    expect(dirs.map(([name]) => name)).toEqual(expect.arrayContaining(['.', 'src', 'src/generated', 'deploy']));
+    expect(files.length).toBeGreaterThan(10);
+    expect(Object.fromEntries(dirs.filter(([, mode]) => mode !== 0o750))).toEqual({});
+    expect(Object.fromEntries(files.filter(([, mode]) => mode !== 0o640))).toEqual({});
+    expect(fs.statSync(path.join(root, 'modes')).mode & 0o777).toBe(0o750); // a parent created on the way
+  }, 60_000);
+});
