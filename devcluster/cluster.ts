@@ -43,6 +43,7 @@ import * as loop from './controllers/loop.js';
 import * as faultrules from './faults/rules.js';
 import * as kubeconfig from './kubeconfig.js';
 import * as handling from './server/handling.js';
+import * as hostcheck from './server/hostcheck.js';
 import * as requestlog from './server/requestlog.js';
 import * as statuses from './server/statuses.js';
 import * as revisions from './store/revisions.js';
@@ -56,6 +57,11 @@ export interface DevClusterOptions {
   host?: string;
   /** HTTPS with a generated CA (default true). */
   tls?: boolean;
+  /**
+   * Without TLS, requests are refused unless their `Host` (and `Origin`, if any) names loopback or
+   * the listening address (D-SEC-A1): these host names are accepted too.
+   */
+  allowedHosts?: readonly string[];
   /** Reported by `/version` (default `v1.32.0`, the version whose API the devcluster serves). */
   version?: string;
   startRevision?: number;
@@ -350,6 +356,7 @@ export class DevCluster {
       },
       unavailable: () => this.unavailableFlag,
       tokens: this.auth.tokens,
+      admit: this.hostCheck(),
       authenticate(req) {
         // Without enforcement every request runs as the admin user (a fresh copy, as authentication
         // returns): skip the TLS peer lookup and the clock on this per-request path.
@@ -392,6 +399,14 @@ export class DevCluster {
         return decision.allowed ? undefined : authorization.forbiddenError(a, user, decision.reason);
       },
     };
+  }
+
+  /** The Host/Origin check of a plain-HTTP server (D-SEC-A1); none with TLS. */
+  private hostCheck(): handling.ServerContext['admit'] {
+    if (this.options.tls ?? true) return undefined;
+    const allowedHosts = [...(this.options.allowedHosts ?? [])];
+    if (this.options.host) allowedHosts.push(this.options.host);
+    return (req) => hostcheck.check({ host: req.headers.host, origin: req.headers.origin }, { allowedHosts });
   }
 
   private listen(port: number): Promise<void> {

@@ -67,6 +67,8 @@ export interface ServerContext {
   authorize(attrs: AuthorizationAttributes, user: core.UserInfo): statuses.ApiError | undefined;
   /** Where service-account tokens issued through `serviceaccounts/token` are registered. */
   readonly tokens?: tokens.TokenTable;
+  /** The Host/Origin check of a plain-HTTP server (D-SEC-A1): the 403 to answer before anything else, if any. */
+  readonly admit?: (req: http.IncomingMessage) => statuses.ApiError | undefined;
 }
 
 interface Reply {
@@ -221,6 +223,11 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
   const { url, method, info, watch, verb } = ex;
 
   try {
+    const refused = ctx.admit?.(req);
+    if (refused) {
+      req.resume();
+      throw refused;
+    }
     let body: Buffer;
     try {
       body = await readBody(req);
