@@ -68,11 +68,15 @@ async function hostFigures(n: number): Promise<Record<string, number>> {
 function startsInPod(args: string[], started: RegExp): Promise<number> {
   const env = { ...process.env, KUBERNETES_SERVICE_HOST: '10.96.0.1' };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'probe-pod-'));
-  const proc = child.spawn(process.execPath, ['--conditions=kopf-gen-source', '--import', import.meta.resolve('tsx'), path.join(ROOT, 'scripts/kopf-gen.ts'), ...args], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = child.spawn(
+    process.execPath,
+    ['--conditions=kopf-gen-source', '--import', import.meta.resolve('tsx'), path.join(ROOT, 'scripts/kopf-gen.ts'), ...args],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let text = '';
   return new Promise((resolve) => {
     const settle = (value: number): void => {
