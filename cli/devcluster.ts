@@ -1,25 +1,45 @@
 /**
  * `kopf-gen devcluster`: runs the embedded API server in the foreground, prints where its
- * kubeconfig is and how to use it with kubectl, and stops cleanly on SIGINT/SIGTERM.
+ * kubeconfig is and how to use it with kubectl, and stops cleanly on SIGINT/SIGTERM. `--rbac`
+ * enforces authentication and RBAC (D-AUTH-16), `--allow-host` widens the Host check of
+ * `--no-tls` (D-SEC-A1), and it refuses to start inside a pod unless `--dev-cluster-in-pod`
+ * (D-SEC-A2, `pods.ts`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DevCluster } from '../devcluster/testing.js';
+import * as pods from './pods.js';
 
 export interface DevclusterCommandOptions {
   port: string;
   tls: boolean;
   kubeconfig: string;
   crd?: string[];
+  /** Enforce authentication and RBAC (`auth: "enforced"`, `authorization: "rbac"`). */
+  rbac?: boolean;
+  /** Host names accepted besides loopback ones without TLS. */
+  allowHost?: string[];
+  /** Start even inside a pod. */
+  devClusterInPod?: boolean;
 }
 
-export async function run(opts: DevclusterCommandOptions): Promise<void> {
+/**
+ * @throws Error with one line: a bad option, a missing CRD file, or a pod without `--dev-cluster-in-pod`.
+ */
+export async function run(opts: DevclusterCommandOptions, detection: pods.PodDetection = {}): Promise<void> {
+  const evidence = pods.podEvidence(detection);
+  if (evidence && !opts.devClusterInPod) throw new Error(pods.refusal(evidence));
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer between 0 and 65535, got "${opts.port}"`);
   for (const file of opts.crd ?? []) {
     if (!fs.existsSync(file)) throw new Error(`--crd ${file}: no such file`);
   }
-  const cluster = await DevCluster.start({ port, tls: opts.tls });
+  const cluster = await DevCluster.start({
+    port,
+    tls: opts.tls,
+    ...(opts.rbac ? { authorization: 'rbac' as const } : {}),
+    ...(opts.allowHost?.length ? { allowedHosts: opts.allowHost } : {}),
+  });
   try {
     if (opts.crd?.length) await cluster.load(opts.crd.map((f) => fs.readFileSync(f, 'utf8')));
   } catch (err) {
@@ -29,7 +49,7 @@ export async function run(opts: DevclusterCommandOptions): Promise<void> {
   const kubeconfig = path.resolve(cluster.writeKubeconfig(opts.kubeconfig));
   process.stdout.write(
     [
-      `devcluster is serving at ${cluster.url}`,
+      `devcluster is serving at ${cluster.url}${opts.rbac ? ' (RBAC enforced: the kubeconfig is the admin, in system:masters)' : ''}`,
       `kubeconfig: ${kubeconfig}`,
       `try: kubectl --kubeconfig ${kubeconfig} get namespaces`,
       'press Ctrl+C to stop',

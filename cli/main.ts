@@ -62,6 +62,12 @@ export async function main(argv: readonly string[], given?: Output): Promise<num
     .option('--no-tls', 'serve plain HTTP')
     .option('--kubeconfig <path>', 'where to write the kubeconfig', path.join('.kopf-gen', 'kubeconfig'))
     .option('--crd <file...>', 'CRD manifests to load at start (YAML, several documents allowed)')
+    .option('--rbac', 'enforce authentication and RBAC: stored Roles, ClusterRoles and bindings decide (the kubeconfig is the admin)')
+    .option('--allow-host <host...>', 'with --no-tls, also answer requests for these host names (default: loopback names only, against DNS rebinding)')
+    .option(
+      '--dev-cluster-in-pod',
+      'start even inside a Kubernetes pod (refused by default: a development server that trusts loopback must not run beside a real cluster)',
+    )
     .action(async (opts: devclusterCommand.DevclusterCommandOptions) => {
       await (await import('./devcluster.js')).run(opts);
     });

@@ -14,6 +14,8 @@
  *   says so in one line with a kubectl hint, and stops the devcluster after the operator has stopped.
  * Without the flag nothing development-only happens: with no cluster configured, the operator's
  * login fails with one line naming what was looked for, as it would in a deployed container.
+ * Inside a pod the devcluster never starts, even with `--dev-cluster`, unless
+ * `--dev-cluster-in-pod` forces it (D-SEC-A2, `pods.ts`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,6 +23,7 @@ import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
 import * as logins from '../runtime/cogs/client/logins.js';
 import * as runtimeCli from '../runtime/kits/launching/commands.js';
 import type * as outputs from '../runtime/kits/launching/output.js';
+import * as pods from './pods.js';
 import * as typescript from './typescript.js';
 
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
@@ -32,6 +35,9 @@ Development options (kopf-gen run only; \`node dist/main.js\` has none of them):
   --dev-cluster[=always|auto]  run against the embedded devcluster: always, or (auto) only when no
                                cluster is configured and not in a pod
   --crd <file>                 CRD manifests to load into the devcluster (repeatable; default: ./crds)
+  --dev-cluster-in-pod         start the devcluster even inside a Kubernetes pod (refused by default:
+                               a development server that trusts loopback must not run beside a real
+                               cluster)
 `;
 
 /** When to start the embedded devcluster: never (the default), always, or if no cluster is configured. */
@@ -41,6 +47,8 @@ export type DevClusterMode = 'never' | 'always' | 'auto';
 export interface LauncherArgs {
   readonly devCluster: DevClusterMode;
   readonly crds: readonly string[];
+  /** `--dev-cluster-in-pod`: start the devcluster even in a pod. */
+  readonly inPod: boolean;
   readonly rest: readonly string[];
 }
 
@@ -54,6 +62,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
   const rest: string[] = [];
   const crds: string[] = [];
   let devCluster: DevClusterMode = 'never';
+  let inPod = false;
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
     if (arg === '--') {
@@ -61,6 +70,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       break;
     }
     if (arg === '--dev-cluster') devCluster = 'always';
+    else if (arg === pods.IN_POD_FLAG) inPod = true;
     else if (arg.startsWith('--dev-cluster=')) {
       const mode = arg.slice('--dev-cluster='.length);
       if (mode !== 'always' && mode !== 'auto') throw new Error(`--dev-cluster=${mode}: the mode must be "always" or "auto"`);
@@ -73,7 +83,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       i += 1;
     } else rest.push(arg);
   }
-  return { devCluster, crds, rest };
+  return { devCluster, crds, inPod, rest };
 }
 
 /**
@@ -133,6 +143,8 @@ export interface RunOptions {
   readonly cwd?: string;
   /** Extra operator options passed to the runtime (e.g. `stopFlag` in tests). */
   readonly operator?: runtimeCli.RunCommandOptions['operator'];
+  /** How a pod is recognised (tests; default: the process's environment and the token's real path). */
+  readonly pod?: pods.PodDetection;
 }
 
 /**
@@ -169,6 +181,11 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
   }
   if (!wanted) return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
 
+  const evidence = launcher.inPod ? undefined : pods.podEvidence(options.pod);
+  if (evidence) {
+    output.err(`kopf-gen run: ${pods.refusal(evidence)}\n`);
+    return 1;
+  }
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
   const { DevCluster } = await import('../devcluster/testing.js');
   const cluster = await DevCluster.start();

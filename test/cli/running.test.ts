@@ -24,6 +24,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const ON_MODULE = path.join(ROOT, 'runtime/on.ts');
 const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
 const IN_A_POD = fs.existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+/** The pod detection of a machine that is not in a pod, wherever the tests run. */
+const NOT_A_POD = { env: {}, tokenPath: '/nonexistent/serviceaccount/token' };
 const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
 
 function output() {
@@ -70,11 +72,15 @@ function project(options: { readonly runtime: 'source' | 'package' } = { runtime
 
 describe('launcher arguments', () => {
   it.each([
-    [['-A', 'op.ts'], { devCluster: 'never', crds: [], rest: ['-A', 'op.ts'] }],
-    [['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'], { devCluster: 'always', crds: ['a.yaml', 'b.yaml'], rest: ['-A', 'op.ts'] }],
-    [['--dev-cluster=auto', 'op.ts'], { devCluster: 'auto', crds: [], rest: ['op.ts'] }],
-    [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], rest: ['op.ts'] }],
-    [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], rest: ['-A', '--', '--dev-cluster'] }],
+    [['-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, rest: ['-A', 'op.ts'] }],
+    [
+      ['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'],
+      { devCluster: 'always', crds: ['a.yaml', 'b.yaml'], inPod: false, rest: ['-A', 'op.ts'] },
+    ],
+    [['--dev-cluster=auto', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, rest: ['op.ts'] }],
+    [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], inPod: false, rest: ['op.ts'] }],
+    [['--dev-cluster', '--dev-cluster-in-pod', 'op.ts'], { devCluster: 'always', crds: [], inPod: true, rest: ['op.ts'] }],
+    [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], inPod: false, rest: ['-A', '--', '--dev-cluster'] }],
   ])('splits %j', (args, expected) => {
     expect(runCommand.splitLauncherArgs(args)).toEqual(expected);
   });
@@ -150,6 +156,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
       const running = runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, {
         cwd: dir,
         operator: { stopFlag: stop.signal, handleSignals: false },
+        pod: NOT_A_POD,
       });
       const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
       await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in', 15_000);
@@ -219,9 +226,31 @@ describe('kopf-gen run with the devcluster fallback', () => {
     const { dir } = project();
     fs.writeFileSync(path.join(dir, 'crds', 'broken.yaml'), 'kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nspec: [not, a, spec]\n');
     const out = output();
-    expect(await runCommand.run(['--dev-cluster', '-A', '--standalone', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false } })).toBe(1);
+    expect(
+      await runCommand.run(['--dev-cluster', '-A', '--standalone', 'operator.ts'], out, { cwd: dir, operator: { handleSignals: false }, pod: NOT_A_POD }),
+    ).toBe(1);
     expect(out.text()).toMatch(/^kopf-gen run: crds\/broken\.yaml: \S.*\n$/);
     expect(lines.some((line) => line.includes('Operator started.'))).toBe(false);
+  });
+
+  it('D-SEC-A2 --dev-cluster refuses to start the devcluster in a pod, with one line; --dev-cluster-in-pod forces it', async () => {
+    const { dir } = project();
+    fs.writeFileSync(path.join(dir, 'crds', 'broken.yaml'), 'kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nspec: [not, a, spec]\n');
+    const token = path.join(dir, 'token');
+    fs.writeFileSync(token, 'x');
+    const refused = output();
+    const args = ['--dev-cluster', '-A', '--standalone', 'operator.ts'];
+    expect(await runCommand.run(args, refused, { cwd: dir, operator: { handleSignals: false }, pod: { env: {}, tokenPath: token } })).toBe(1);
+    expect(refused.text()).toBe(
+      `kopf-gen run: refusing to start the devcluster inside a Kubernetes pod (a service-account token is mounted at ${token}): ` +
+        'it is a development server that trusts loopback and serves an API beside the real one; pass --dev-cluster-in-pod to start it anyway\n',
+    );
+    expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
+    // Forced: the devcluster starts (and then names the broken CRD it cannot load).
+    const forced = output();
+    const pod = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, tokenPath: token };
+    expect(await runCommand.run(['--dev-cluster-in-pod', ...args], forced, { cwd: dir, operator: { handleSignals: false }, pod })).toBe(1);
+    expect(forced.text()).toMatch(/^kopf-gen run: crds\/broken\.yaml: \S.*\n$/);
   });
 
   it('--dev-cluster forces the devcluster even when a cluster is configured; --crd picks the CRDs', async () => {
@@ -233,6 +262,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
     const running = runCommand.run(['--dev-cluster', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, {
       cwd: dir,
       operator: { stopFlag: stop.signal, handleSignals: false },
+      pod: NOT_A_POD,
     });
     await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in', 15_000);
     expect(out.text()).toMatch(/^As requested \(--dev-cluster\): started the devcluster at \S+ with 1 CRD file\(s\)/);
