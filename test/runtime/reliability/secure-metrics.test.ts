@@ -207,6 +207,45 @@ describe('secure metrics against the devcluster’s reviews', () => {
   });
 });
 
+describe('plain-HTTP metrics', () => {
+  let cluster: DevCluster;
+  const logs = new fx.LogCapture();
+  beforeEach(async () => {
+    cluster = await fx.startCluster();
+    logs.install();
+  });
+  afterEach(async () => {
+    logs.uninstall();
+    await cluster.stop();
+  });
+
+  it('R-SEC-E5 http:// metrics are served to anyone, as asked; on a host other than loopback, with a WARNING saying so', async () => {
+    for (const host of ['127.0.0.1', '0.0.0.0']) {
+      const registry = new OperatorRegistry();
+      on.event('kopfexamples', { registry }, function seen() {});
+      let served = '';
+      const op = await fx.startOperator({
+        cluster,
+        registry,
+        metricsEndpoint: `http://${host}:0/metrics`,
+        onServing: (list) => {
+          served = list.find((each) => each.name === 'metrics')!.url;
+        },
+      });
+      try {
+        await fx.eventually(() => served !== '', 'the metrics endpoint');
+        const response = await fetch(served.replace('0.0.0.0', '127.0.0.1'));
+        expect(response.status).toBe(200);
+      } finally {
+        await op.stop();
+      }
+    }
+    const warnings = logs.grep('are served in plain HTTP to anyone who can reach them', fx.WARNING);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('http://0.0.0.0:0/metrics');
+  });
+});
+
 describe('the options of secure metrics', () => {
   it('R-SEC-E1 --metrics takes https:// and http:// URLs; --metrics-tls-dir needs an https:// one', () => {
     expect(parseRunArgs(['--metrics=https://0.0.0.0:8443/metrics', 'op.ts'])?.metricsEndpoint).toBe('https://0.0.0.0:8443/metrics');
