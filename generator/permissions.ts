@@ -116,8 +116,24 @@ export function permissionsOf(
             why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
           },
         ];
-  return { cluster: [...cluster, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
+  return { cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
 }
+
+/**
+ * Secure metrics (runtime reference R-SEC-E2/E3): the generated Deployment serves `https://…/metrics`,
+ * where the runtime asks the API server who a scraper's token belongs to (TokenReview) and whether
+ * that user may `get` the metrics' path (SubjectAccessReview). Both reviews are create-only kinds
+ * that store nothing; this is all they need, and what controller-runtime's secure metrics need.
+ */
+export const METRICS_REVIEWS: readonly Rule[] = [
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'], why: "secure metrics: reviewing a scraper's token" },
+  {
+    apiGroups: ['authorization.k8s.io'],
+    resources: ['subjectaccessreviews'],
+    verbs: ['create'],
+    why: 'secure metrics: reviewing whether a scraper may get the metrics',
+  },
+];
 
 /** A watched resource, CRD or built-in. */
 interface Watched {

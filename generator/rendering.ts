@@ -36,6 +36,7 @@ export const TEMPLATE_NAMES = [
   'deploy/deployment.yaml',
   'deploy/webhooks.yaml',
   'deploy/peering.yaml',
+  'deploy/networkpolicy.yaml',
 ] as const;
 
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];

@@ -9,7 +9,8 @@
  *   written once, when a kind has no handlers yet — `kindFiles`; the sample file and the test hold
  *   the same sample object (samples.ts), rendered once as YAML and once as a typed literal;
  * - project files (`package.json`, `tsconfig.json`, `tsconfig.build.json`, `src/main.ts`,
- *   `deploy/deployment.yaml`, `Dockerfile`, `.dockerignore`, `README.md`, `.gitignore`): written
+ *   `deploy/deployment.yaml`, `deploy/peering.yaml`, `deploy/networkpolicy.yaml`, `Dockerfile`,
+ *   `.dockerignore`, `README.md`, `.gitignore`): written
  *   by `init` only — `projectFiles`.
  * The decisions that templates cannot make (names, the preferred version of a kind, which index
  * exports are flat, sample objects, the operator's scope flags, its resources) are made here, in
@@ -59,6 +60,9 @@ export const DEPLOYMENT_FILE = 'deploy/deployment.yaml';
 /** Kopf's peering CRDs and the operator's peering objects (written once; applied once per cluster). */
 export const PEERING_FILE = 'deploy/peering.yaml';
 
+/** Who may reach the operator's ports (written once). */
+export const NETWORK_POLICY_FILE = 'deploy/networkpolicy.yaml';
+
 /** An admission registration as the generated files list it: `src/handlers/widget.ts:12 on.validate`. */
 export function describeRegistration(registration: detecting.AdmissionRegistration): string {
   return `${registration.path}:${registration.line} on.${registration.registration}`;
@@ -69,6 +73,7 @@ function serversContext(info: ProjectInfo, admission: readonly detecting.Admissi
   return {
     args: servers.deploymentArgs(scopeArgs(info.namespaces)),
     health: servers.HEALTH,
+    metrics: servers.METRICS,
     webhooks: admission.length > 0,
     webhookServer: servers.WEBHOOKS,
     webhookNames: servers.webhookNames(kubeName(info.name)),
@@ -364,6 +369,7 @@ export function generatedFiles(
       rules,
       hasClusterScoped,
       admission: hasAdmission,
+      metrics: servers.METRICS,
     }),
   });
   if (hasAdmission) {
@@ -484,6 +490,7 @@ export function projectFiles(
     { path: 'src/main.ts', text: rendering.render('src/main.ts', context) },
     { path: DEPLOYMENT_FILE, text: rendering.render('deploy/deployment.yaml', context) },
     { path: PEERING_FILE, text: rendering.render('deploy/peering.yaml', context) },
+    { path: NETWORK_POLICY_FILE, text: rendering.render('deploy/networkpolicy.yaml', context) },
   ];
 }
 

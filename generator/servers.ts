@@ -3,8 +3,11 @@
  * and, when the user's code registers admission handlers, its webhooks — as the manifests and
  * the generated code must agree on them.
  *
- * The Deployment passes `--liveness` and `--metrics` on one port that its probes and Prometheus
- * use; the webhook Service forwards to the container's webhook port, where the operator serves with
+ * The Deployment passes `--liveness` on the plain-HTTP health port its probes use (the kubelet does
+ * not authenticate, so that port serves nothing but healthy/unhealthy), and `--metrics` as an
+ * `https://` URL on a port of its own, where only callers with a token allowed to get `/metrics`
+ * are answered; the NetworkPolicy admits each port from where its callers come (`METRICS`,
+ * `networkPolicy`). The webhook Service forwards to the container's webhook port, where the operator serves with
  * the certificate that cert-manager issues into a Secret the Deployment mounts; the generated
  * startup handler (src/generated/admission.ts) reads the same directory, names the same Service,
  * and manages the webhook configurations under the name the RBAC allows. Every one of these
@@ -13,14 +16,29 @@
  */
 import * as yaml from 'yaml';
 
-/** The operator's own HTTP endpoint: liveness, readiness and metrics, on one port. */
+/** The operator's health endpoint: liveness and readiness, in plain HTTP, on a port of their own. */
 export const HEALTH = {
   port: 8080,
-  /** The container port's name, which the probes and the scrape configuration refer to. */
-  portName: 'http',
+  /** The container port's name, which the probes refer to. */
+  portName: 'health',
   livenessPath: '/healthz',
   readinessPath: '/readyz',
-  metricsPath: '/metrics',
+} as const;
+
+/**
+ * The operator's metrics: HTTPS on a port of their own, for callers whose token may `get` the path
+ * (the runtime's TokenReview and SubjectAccessReview; the ClusterRole `<name>-metrics-reader`
+ * grants it), with the certificate the operator makes at start — as kubebuilder's scaffold does.
+ */
+export const METRICS = {
+  port: 8443,
+  /** The container port's name, which the scrape configuration and the NetworkPolicy refer to. */
+  portName: 'metrics',
+  path: '/metrics',
+  scheme: 'https',
+  /** The label of namespaces whose pods may scrape (the NetworkPolicy), as kubebuilder's `metrics: enabled`. */
+  namespaceLabel: 'metrics',
+  namespaceLabelValue: 'enabled',
 } as const;
 
 /** The operator's admission webhook server, in the cluster. */
@@ -40,11 +58,15 @@ export const WEBHOOKS = {
 
 /**
  * The operator's command-line arguments in the Deployment: its endpoints on all interfaces of the
- * pod (the kubelet and Prometheus reach it at the pod's IP), then its scope.
+ * pod (the kubelet and Prometheus reach it at the pod's IP) — health in plain HTTP, the metrics
+ * secure — then its scope.
  */
 export function deploymentArgs(scopeArgs: readonly string[]): string[] {
-  const base = `http://0.0.0.0:${HEALTH.port}`;
-  return [`--liveness=${base}${HEALTH.livenessPath}`, `--metrics=${base}${HEALTH.metricsPath}`, ...scopeArgs];
+  return [
+    `--liveness=http://0.0.0.0:${HEALTH.port}${HEALTH.livenessPath}`,
+    `--metrics=${METRICS.scheme}://0.0.0.0:${METRICS.port}${METRICS.path}`,
+    ...scopeArgs,
+  ];
 }
 
 /** The names of a project's webhook objects (all in the operator's namespace, except the configurations). */

@@ -256,7 +256,7 @@ export type { OperatorOptions, OperatorTask, OperatorTasks, Watcher } from './co
 export type { StopFlag, ReadyFlag } from './core/reactor/running.js';
 export { ActivityError } from './core/engines/errors.js';
 // The liveness and readiness endpoints (`livenessEndpoint`, `--liveness`): their errors and what `onServing` gets.
-export { EndpointUrlError, EndpointBindError, EndpointConflictError } from './core/engines/errors.js';
+export { EndpointUrlError, EndpointBindError, EndpointConflictError, EndpointOptionsError, EndpointCertificateError } from './core/engines/errors.js';
 export type { ServedEndpoint } from './core/engines/endpoints.js';
 
 // Admission webhooks: the server contract (for `settings.admission.server` and servers of your own),

@@ -5,10 +5,12 @@
  * on the embedded devcluster with the health and metrics options of the generated Deployment.
  * kubectl applies a valid and an invalid object (the webhook the operator serves and configures
  * itself admits one and denies the other), and the Deployment's startup, liveness and readiness
- * probes and its Prometheus annotations are followed to the endpoints they name.
+ * probes and its Prometheus annotations are followed to the endpoints they name (the metrics over
+ * HTTPS, with the devcluster's token).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -47,6 +49,23 @@ function freePort(): Promise<number> {
   });
 }
 
+/** GET over HTTPS without verifying the operator's self-signed certificate (as scrapers do). */
+function getInsecure(url: string, token?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    const req = https.request(url, { headers, rejectUnauthorized: false, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function get(url: string): Promise<{ status: number; text: string }> {
   const response = await fetch(url);
   return { status: response.status, text: await response.text() };
@@ -58,8 +77,10 @@ describe("a generated project with a validating handler, running on the devclust
   let operator: ChildProcess | undefined;
   let log = '';
   let deployment: Deployment;
-  /** The free port the Deployment's endpoints were moved to for this machine. */
-  let servedPort = 0;
+  /** The free ports the Deployment's endpoints were moved to for this machine, by the Deployment's port. */
+  const servedPorts = new Map<string, number>();
+  /** The devcluster's kubeconfig, whose token the metrics' scrape presents. */
+  let kubeconfigFile = '';
 
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-gen-e2e-servers-'));
@@ -101,14 +122,16 @@ describe("a generated project with a validating handler, running on the devclust
 
   it('R-ADMISSION-8 A-21 npm run operator serves and configures the webhook: kubectl apply of an invalid object is denied, a valid one admitted', async () => {
     requireKubectl();
-    // The Deployment's health and metrics options, on a free port of this machine.
+    // The Deployment's health and metrics options, each port moved to a free port of this machine.
     const container = deployment.spec.template.spec.containers[0]!;
-    const port = await freePort();
-    servedPort = port;
-    const served = container.args
-      .filter((arg) => arg.startsWith('--liveness=') || arg.startsWith('--metrics='))
-      .map((arg) => arg.replace(/\/\/0\.0\.0\.0:\d+\//, `//127.0.0.1:${port}/`));
+    const served: string[] = [];
+    for (const arg of container.args.filter((each) => each.startsWith('--liveness=') || each.startsWith('--metrics='))) {
+      const port = await freePort();
+      servedPorts.set(/\/\/0\.0\.0\.0:(\d+)\//.exec(arg)![1]!, port);
+      served.push(arg.replace(/\/\/0\.0\.0\.0:\d+\//, `//127.0.0.1:${port}/`));
+    }
     expect(served).toHaveLength(2);
+    expect(servedPorts.size).toBe(2);
     const home = fs.mkdtempSync(path.join(work, 'home-'));
     operator = spawn('npm', ['run', 'operator', '--', ...served], {
       cwd: project,
@@ -123,6 +146,7 @@ describe("a generated project with a validating handler, running on the devclust
     });
 
     const kubeconfig = await until(() => /kubeconfig: (\S+);/.exec(log)?.[1], `the devcluster's log line; the log so far:\n${log}`, 60_000);
+    kubeconfigFile = kubeconfig;
     const kubectl = (...args: string[]): Promise<{ stdout: string; stderr: string }> =>
       promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(work, 'kubectl-cache'), ...args], {
         encoding: 'utf8',
@@ -155,14 +179,14 @@ describe("a generated project with a validating handler, running on the devclust
     expect(log).toMatch(/Serving admission webhooks for development/);
   }, 120_000);
 
-  it("R-ACTIVITY-4 the Deployment's startup, liveness and readiness probes and its metrics annotations reach real endpoints", async () => {
+  it("R-ACTIVITY-4 R-SEC-E7 the Deployment's startup, liveness and readiness probes and its metrics annotations reach real endpoints; the metrics want a token", async () => {
     expect(operator?.exitCode ?? null, log).toBeNull();
     const template = deployment.spec.template;
     const container = template.spec.containers[0]!;
     const liveness = container.args.find((arg) => arg.startsWith('--liveness='));
     const port = /^--liveness=http:\/\/0\.0\.0\.0:(\d+)\//.exec(liveness ?? '')?.[1];
     expect(port, `the Deployment's liveness option: ${liveness}`).toBeDefined();
-    const served = servedPort;
+    const served = servedPorts.get(port!)!;
     expect(served).toBeGreaterThan(0);
     // The probes name the port by name: it must be the container port the endpoint listens on.
     for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe]) {
@@ -178,10 +202,19 @@ describe("a generated project with a validating handler, running on the devclust
       );
       expect(answer.status).toBe(200);
     }
+    // The health port serves nothing else.
+    expect((await get(`http://127.0.0.1:${served}/metrics`)).status).toBe(404);
     const annotations = template.metadata.annotations;
     expect(annotations['prometheus.io/scrape']).toBe('true');
-    expect(annotations['prometheus.io/port']).toBe(port);
-    const metrics = await get(`http://127.0.0.1:${served}${annotations['prometheus.io/path']}`);
+    expect(annotations['prometheus.io/scheme']).toBe('https');
+    const metricsPort = servedPorts.get(annotations['prometheus.io/port']!);
+    expect(metricsPort, `the metrics port ${annotations['prometheus.io/port']} among ${[...servedPorts.keys()].join(', ')}`).toBeDefined();
+    const metricsUrl = `https://127.0.0.1:${metricsPort}${annotations['prometheus.io/path']}`;
+    expect((await getInsecure(metricsUrl)).status).toBe(401);
+    // The devcluster's own token: its TokenReview knows it, and it may get /metrics (auth: none).
+    const token = /token: (\S+)/.exec(fs.readFileSync(kubeconfigFile, 'utf8'))?.[1];
+    expect(token).toBeDefined();
+    const metrics = await getInsecure(metricsUrl, token);
     expect(metrics.status).toBe(200);
     expect(metrics.text).toMatch(/^# TYPE \w+ (counter|gauge|histogram)/m);
     expect(metrics.text).toMatch(/controller_runtime_webhook_requests_total\{[^}]*\} [1-9]/);

@@ -152,6 +152,7 @@ function initEach(directory: string, label: string): void {
       'src/generated/handlers.ts',
       'deploy/rbac.yaml',
       'deploy/deployment.yaml',
+      'deploy/networkpolicy.yaml',
       `crds/${name}`,
     ]) {
       expect(files, file).toHaveProperty([file]);
@@ -335,16 +336,19 @@ describe('a new project', () => {
     expect(deployment.spec.template.spec.containers[0]!.args).not.toContain('--standalone');
   });
 
-  it("serves liveness, readiness and metrics on one named port, which the probes and Prometheus's annotations use", async () => {
+  it("R-SEC-E7 serves liveness and readiness on a plain health port the probes use, and the metrics over HTTPS on a port of their own that Prometheus's annotations name", async () => {
     const out = path.join(root, 'probed');
     await generator.init({ crds: [crdFile], out });
     const deployment = deploymentOf(out);
     const container = deployment.spec.template.spec.containers[0]!;
-    expect(container.args).toEqual(['--liveness=http://0.0.0.0:8080/healthz', '--metrics=http://0.0.0.0:8080/metrics', '-A']);
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
-    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
-    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.args).toEqual(['--liveness=http://0.0.0.0:8080/healthz', '--metrics=https://0.0.0.0:8443/metrics', '-A']);
+    expect(container.ports).toEqual([
+      { name: 'health', containerPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 8443, protocol: 'TCP' },
+    ]);
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
+    expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     // Liveness results are cached for 10 s: probing faster sees the same answer; a restart needs about a minute of failures.
     expect(container.livenessProbe.periodSeconds).toBeGreaterThanOrEqual(10);
     expect(container.livenessProbe.periodSeconds * container.livenessProbe.failureThreshold).toBeGreaterThanOrEqual(60);
@@ -354,7 +358,8 @@ describe('a new project', () => {
     }
     expect(deployment.spec.template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
-      'prometheus.io/port': '8080',
+      'prometheus.io/scheme': 'https',
+      'prometheus.io/port': '8443',
       'prometheus.io/path': '/metrics',
     });
     expect(container.env).toEqual([
@@ -369,20 +374,36 @@ describe('a new project', () => {
       yaml.parseAllDocuments(match[1]!).map((document) => document.toJS() as Record<string, unknown>),
     );
     const scrape = blocks.flat().find((document) => 'scrape_configs' in document) as {
-      scrape_configs: { job_name: string; metrics_path: string; relabel_configs: { regex: string }[] }[];
+      scrape_configs: Record<string, unknown>[];
     };
-    expect(scrape.scrape_configs[0]).toMatchObject({ job_name: 'probed', metrics_path: '/metrics', relabel_configs: [{ regex: 'probed;http' }] });
+    expect(scrape.scrape_configs[0]).toMatchObject({
+      job_name: 'probed',
+      scheme: 'https',
+      metrics_path: '/metrics',
+      authorization: { credentials_file: '/var/run/secrets/kubernetes.io/serviceaccount/token' },
+      tls_config: { insecure_skip_verify: true },
+      relabel_configs: [{ regex: 'probed;metrics' }],
+    });
     const monitor = blocks.flat().find((document) => document['kind'] === 'ServiceMonitor') as {
-      spec: { endpoints: { port: string; path: string }[]; selector: { matchLabels: Record<string, string> } };
+      spec: { endpoints: Record<string, unknown>[]; selector: { matchLabels: Record<string, string> } };
     };
-    expect(monitor.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '30s' }]);
+    expect(monitor.spec.endpoints).toEqual([
+      {
+        port: 'metrics',
+        scheme: 'https',
+        path: '/metrics',
+        interval: '30s',
+        bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+        tlsConfig: { insecureSkipVerify: true },
+      },
+    ]);
     const metrics = blocks.flat().find((document) => document['kind'] === 'Service') as {
       metadata: { labels: Record<string, string> };
-      spec: { selector: Record<string, string>; ports: { targetPort: string }[] };
+      spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
     };
     expect(metrics.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
     expect(metrics.spec.selector).toEqual(deployment.spec.template.metadata.labels);
-    expect(metrics.spec.ports[0]!.targetPort).toBe('http');
+    expect(metrics.spec.ports[0]).toMatchObject({ port: 8443, targetPort: 'metrics' });
   });
 
   it('writes typed handler stubs for create, update, delete and resume, and a test that creates a valid object', async () => {

@@ -21,6 +21,7 @@ const MISUSE = new Set([
   'IndexKeyError',
   'EndpointUrlError',
   'EndpointConflictError',
+  'EndpointOptionsError',
   'OperatorScopeError',
   'OperatorModeError',
   'PeeringOptionsError',

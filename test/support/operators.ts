@@ -269,6 +269,8 @@ export interface OperatorOptions {
   readonly waitForWatch?: string | false;
   /** Serve the operator's metrics there (`running.OperatorOptions.metricsEndpoint`). */
   readonly metricsEndpoint?: string;
+  /** The https metrics' certificate directory (`running.OperatorOptions.metricsTlsDir`). */
+  readonly metricsTlsDir?: string;
   /** Serve the liveness and readiness endpoints there (`running.OperatorOptions.livenessEndpoint`). */
   readonly livenessEndpoint?: string;
   /** Hears the served endpoints' URLs (`running.OperatorOptions.onServing`). */
@@ -307,6 +309,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     standalone: true,
     stopFlag: stopper.signal,
     metricsEndpoint: options.metricsEndpoint,
+    ...(options.metricsTlsDir !== undefined ? { metricsTlsDir: options.metricsTlsDir } : {}),
     livenessEndpoint: options.livenessEndpoint,
     onServing: options.onServing,
     ...(options.clock ? { clock: options.clock } : {}),

@@ -222,6 +222,13 @@ export class HealthSettings {
    * `null` serves none. Default `'/readyz'`.
    */
   readinessPath: string | null = '/readyz';
+  /**
+   * Whether the liveness endpoint says why a probe failed (its error message) — to callers on the
+   * loopback interface only (`kubectl port-forward`, a sidecar); everyone else, the kubelet
+   * included, gets only that it failed, and the message is in the operator's log. Default `false`
+   * (R-SEC-E6).
+   */
+  details = false;
 }
 
 /** Handler execution (R-ERRORS). */

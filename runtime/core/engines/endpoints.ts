@@ -3,14 +3,19 @@
  * scraper reads its metrics. These callers are not the API server and must never be able to hurt
  * the operator, so this module is deliberately plain: GET and HEAD on exact paths, nothing else.
  *
- * Each endpoint is named by a URL `http://HOST:PORT/PATH` (only `http`; the host defaults to
- * `localhost`, the port to 80) and answered by an async handler that returns a status, a content
- * type and a body. Endpoints whose URLs name the same host and port share one server, so the
- * liveness, readiness and metrics paths can all live on one container port. An unknown path gets
- * 404, any other method than GET/HEAD gets 405; HEAD is answered like GET, without the body.
+ * Each endpoint is named by a URL `http://HOST:PORT/PATH` (the host defaults to `localhost`, the
+ * port to 80) and answered by an async handler that returns a status, a content type and a body.
+ * An endpoint that may be served over TLS (the metrics) also accepts `https://HOST:PORT/PATH`
+ * (port default 443) and then brings its certificate (`tls`); what it lets through is its
+ * handler's business (`engines/guarding` checks the caller's token). Endpoints whose URLs name the
+ * same host and port share one server, so the liveness, readiness and (plain) metrics paths can
+ * live on one container port; a plain and a TLS endpoint on one port are a conflict. An unknown
+ * path gets 404, any other method than GET/HEAD gets 405; HEAD is answered like GET, without the
+ * body.
  *
- * *Guarantees:* a handler that throws or rejects becomes a 500 with one line of text (no stack
- * trace leaves the process) and one ERROR line in the log; a request never crashes the server.
+ * *Guarantees:* a handler that throws or rejects becomes a 500 with a fixed line of text that
+ * names the endpoint but not the error (an error's message may hold a URL with a password; it goes
+ * to the log, as one ERROR line, and never to the caller); a request never crashes the server.
  * Serving stops when the signal aborts: the listening sockets and all open connections are closed.
  * *Errors:* a malformed URL is an `EndpointUrlError` naming the option it came from; an address that
  * cannot be bound rejects `serveEndpoints` with an `EndpointBindError` naming the endpoints and the
@@ -19,6 +24,7 @@
  */
 
 import * as http from 'node:http';
+import * as https from 'node:https';
 import type * as net from 'node:net';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import { EndpointBindError, EndpointConflictError, EndpointUrlError } from './errors.js';
@@ -26,6 +32,11 @@ import { EndpointBindError, EndpointConflictError, EndpointUrlError } from './er
 /** Kopf's defaults for a URL without host or port. */
 export const DEFAULT_HOST = 'localhost';
 export const DEFAULT_PORT = 80;
+/** The port of an `https://` URL without one. */
+export const DEFAULT_TLS_PORT = 443;
+
+/** The schemes an endpoint may be served with: plain HTTP, or HTTPS (the metrics only). */
+export type EndpointScheme = 'http' | 'https';
 
 /** A parsed endpoint URL. */
 export interface EndpointAddress {
@@ -35,47 +46,63 @@ export interface EndpointAddress {
   readonly port: number;
   /** The path, always starting with `/`. */
   readonly path: string;
+  /** Served over TLS (an `https://` URL); absent for plain HTTP. */
+  readonly secure?: true;
 }
 
 /**
- * Parses `http://HOST:PORT/PATH` (R-ACTIVITY-4): only `http`, host default `localhost`, port
- * default 80, path default `/`; no credentials, query or fragment.
+ * Parses `http://HOST:PORT/PATH` (R-ACTIVITY-4): only `http` (and `https` where `schemes` allows
+ * it: R-SEC-E1), host default `localhost`, port default 80 (443 for https), path default `/`; no
+ * credentials, query or fragment.
  *
  * @param option how the user gave the URL, for the error message (e.g. `--liveness`).
+ * @param schemes the schemes allowed; default `['http']`.
  * @throws EndpointUrlError naming `option` and what is wrong.
  * @example
  * parseEndpointUrl('http://0.0.0.0:8080/healthz', '--liveness') // { host: '0.0.0.0', port: 8080, path: '/healthz' }
+ * parseEndpointUrl('https://0.0.0.0:8443/metrics', '--metrics', ['http', 'https']) // { …, secure: true }
  */
-export function parseEndpointUrl(url: string, option: string): EndpointAddress {
+export function parseEndpointUrl(url: string, option: string, schemes: readonly EndpointScheme[] = ['http']): EndpointAddress {
+  const allowed = schemes.join(' or ');
+  const example = schemes.includes('https') ? 'https://0.0.0.0:8443/metrics' : 'http://0.0.0.0:8080/healthz';
   const bad = (why: string): EndpointUrlError =>
     new EndpointUrlError(
-      `${option}: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}. Expected http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/healthz.`,
+      `${option}: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}. Expected ${schemes.includes('https') ? 'http(s)' : 'http'}://HOST:PORT/PATH, e.g. ${example}.`,
     );
   if (typeof url !== 'string' || url.trim() === '') throw bad('it is empty');
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())) throw bad('the scheme must be http, and it has none');
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())) throw bad(`the scheme must be ${allowed}, and it has none`);
   // Kopf accepts an empty host (`http://:8080/healthz`); WHATWG URLs do not, so fill it in.
-  const text = url.trim().replace(/^http:\/\/(?=[:/]|$)/i, `http://${DEFAULT_HOST}`);
-  const port = /^[a-z]+:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(text)?.[1];
-  if (port !== undefined && Number(port) > 65535) throw bad(`the port must be between 0 and 65535, not ${port}`);
+  const text = url.trim().replace(/^(https?):\/\/(?=[:/]|$)/i, `$1://${DEFAULT_HOST}`);
+  const given = /^[a-z]+:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(text)?.[1];
+  if (given !== undefined && Number(given) > 65535) throw bad(`the port must be between 0 and 65535, not ${given}`);
   let parsed: URL;
   try {
     parsed = new URL(text);
   } catch {
     throw bad('it cannot be parsed as a URL');
   }
-  if (parsed.protocol !== 'http:') throw bad(`the scheme must be http, not ${parsed.protocol.replace(/:$/, '')}`);
+  const scheme = parsed.protocol.replace(/:$/, '');
+  if (!(schemes as readonly string[]).includes(scheme)) throw bad(`the scheme must be ${allowed}, not ${scheme}`);
+  const secure = scheme === 'https';
   if (parsed.username !== '' || parsed.password !== '') throw bad('credentials are not supported');
   if (parsed.search !== '' || url.includes('?')) throw bad('a query is not supported');
   if (parsed.hash !== '' || url.includes('#')) throw bad('a fragment is not supported');
-  // `new URL` drops an explicit default port 80: it is the default anyway.
+  // `new URL` drops an explicit default port (80, 443): it is the default anyway.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1') || DEFAULT_HOST;
-  return { host, port: parsed.port === '' ? DEFAULT_PORT : Number(parsed.port), path: parsed.pathname || '/' };
+  const port = parsed.port === '' ? (secure ? DEFAULT_TLS_PORT : DEFAULT_PORT) : Number(parsed.port);
+  return { host, port, path: parsed.pathname || '/', ...(secure ? { secure: true as const } : {}) };
 }
 
 /** The URL of an address, normalised (host and port always given). */
 export function formatAddress(address: EndpointAddress): string {
   const host = address.host.includes(':') ? `[${address.host}]` : address.host;
-  return `http://${host}:${address.port}${address.path}`;
+  return `${address.secure ? 'https' : 'http'}://${host}:${address.port}${address.path}`;
+}
+
+/** Whether a host names the loopback interface only (`localhost`, 127.0.0.0/8, `::1`). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 /** A request as a handler sees it. */
@@ -86,6 +113,8 @@ export interface EndpointRequest {
   /** The query parameters (endpoints may ignore them). */
   readonly query: URLSearchParams;
   readonly headers: http.IncomingHttpHeaders;
+  /** The caller's address as the socket sees it (e.g. `127.0.0.1`, `::ffff:10.1.2.3`); absent if unknown. */
+  readonly remoteAddress?: string;
   /** Aborts when the caller disconnects or serving stops. */
   readonly signal: AbortSignal;
 }
@@ -103,14 +132,25 @@ export interface EndpointResponse {
 /** Answers the requests of one endpoint. */
 export type EndpointHandler = (request: EndpointRequest) => Promise<EndpointResponse> | EndpointResponse;
 
+/** The serving certificate of a TLS endpoint (PEM). */
+export interface EndpointTls {
+  readonly cert: string;
+  readonly key: string;
+}
+
 /** One endpoint to serve. */
 export interface Endpoint {
   /** A short name for logs and errors, e.g. `liveness`, `readiness`, `metrics`. */
   readonly name: string;
-  /** `http://HOST:PORT/PATH`. */
+  /** `http://HOST:PORT/PATH`, or `https://…` with `tls`. */
   readonly url: string;
   /** How the user gave the URL, for errors (e.g. `--liveness`); default: the name. */
   readonly option?: string;
+  /**
+   * The certificate to serve an `https://` URL with, or a function that makes or reads it when the
+   * server starts (its errors reject `serveEndpoints`); allows that scheme (R-SEC-E1).
+   */
+  readonly tls?: EndpointTls | (() => EndpointTls);
   readonly handle: EndpointHandler;
 }
 
@@ -139,6 +179,8 @@ interface Route {
 interface Group {
   readonly host: string;
   readonly port: number;
+  /** The certificate of a TLS server; undefined for plain HTTP. */
+  readonly tls: Endpoint['tls'];
   readonly routes: Map<string, Route>;
 }
 
@@ -158,14 +200,21 @@ export function planServers(endpoints: readonly Endpoint[]): { readonly host: st
 function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
   const groups = new Map<string, Group>();
   for (const endpoint of endpoints) {
-    const address = parseEndpointUrl(endpoint.url, endpoint.option ?? endpoint.name);
+    const address = parseEndpointUrl(endpoint.url, endpoint.option ?? endpoint.name, endpoint.tls === undefined ? ['http'] : ['http', 'https']);
+    const tls = address.secure ? endpoint.tls : undefined;
     // Port 0 means "any free port": such endpoints cannot meet on one server by chance, but the
-    // same host with port 0 is still one server, so that tests can put several paths on it.
-    const key = `${address.host}|${address.port}`;
+    // same host with port 0 is still one server, so that tests can put several paths on it; a
+    // plain and a TLS endpoint on port 0 get a server each.
+    const key = `${address.host}|${address.port}${address.port === 0 && tls !== undefined ? '|tls' : ''}`;
     let group = groups.get(key);
     if (group === undefined) {
-      group = { host: address.host, port: address.port, routes: new Map() };
+      group = { host: address.host, port: address.port, tls, routes: new Map() };
       groups.set(key, group);
+    } else if (group.tls !== tls) {
+      const other = [...group.routes.values()][0]!.endpoint.name;
+      throw new EndpointConflictError(
+        `The ${endpoint.name} endpoint and the ${other} endpoint both use port ${address.port} of ${address.host}, but ${tls !== undefined && group.tls !== undefined ? 'with different certificates' : 'one over TLS and the other not'}: give them different ports.`,
+      );
     }
     const taken = group.routes.get(address.path);
     if (taken !== undefined) {
@@ -180,6 +229,7 @@ function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
 
 const TEXT = 'text/plain; charset=utf-8';
 
+/** An error as one line of at most 500 characters, for the operator's own log. */
 function oneLine(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.split('\n')[0]!.slice(0, 500);
@@ -227,19 +277,27 @@ async function answer(group: Group, req: http.IncomingMessage, res: http.ServerR
   res.once('close', onClose);
   stopping.addEventListener('abort', onStop, { once: true });
   try {
-    const response = await route.endpoint.handle({ method, path, query, headers: req.headers, signal: gone.signal });
+    const remoteAddress = req.socket.remoteAddress;
+    const response = await route.endpoint.handle({
+      method,
+      path,
+      query,
+      headers: req.headers,
+      ...(remoteAddress !== undefined ? { remoteAddress } : {}),
+      signal: gone.signal,
+    });
     if (!res.headersSent && !res.destroyed) send(res, method, response);
   } catch (error) {
-    const line = oneLine(error);
-    logger.error(`The ${route.endpoint.name} endpoint has failed to answer ${method} ${path}: ${line}`);
+    logger.error(`The ${route.endpoint.name} endpoint has failed to answer ${method} ${path}: ${oneLine(error)}`);
+    // The error's text stays in the log (R-SEC-E6): it may name a URL with a password.
     if (!res.headersSent && !res.destroyed)
-      send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint: ${line}\n` });
+      send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint; the operator's log tells more.\n` });
   } finally {
     stopping.removeEventListener('abort', onStop);
   }
 }
 
-function listen(server: http.Server, host: string, port: number): Promise<net.AddressInfo> {
+function listen(server: http.Server | https.Server, host: string, port: number): Promise<net.AddressInfo> {
   return new Promise((resolve, reject) => {
     const failed = (error: Error): void => reject(error);
     server.once('error', failed);
@@ -250,7 +308,7 @@ function listen(server: http.Server, host: string, port: number): Promise<net.Ad
   });
 }
 
-function close(server: http.Server): Promise<void> {
+function close(server: http.Server | https.Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
@@ -258,8 +316,8 @@ function close(server: http.Server): Promise<void> {
 }
 
 /**
- * Serves the endpoints until `signal` aborts (see the module's comment): one HTTP server per
- * distinct host and port, GET/HEAD on the endpoints' paths.
+ * Serves the endpoints until `signal` aborts (see the module's comment): one HTTP (or HTTPS)
+ * server per distinct host and port, GET/HEAD on the endpoints' paths.
  *
  * @returns a promise that resolves once serving has stopped and all sockets are closed.
  * @throws EndpointUrlError, EndpointConflictError before anything is bound;
@@ -277,18 +335,27 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
     if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     return;
   }
-  const servers: http.Server[] = [];
+  const servers: (http.Server | https.Server)[] = [];
   const served: ServedEndpoint[] = [];
   try {
     for (const group of groups) {
-      const server = http.createServer((req, res) => {
+      const listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
         answer(group, req, res, logger, signal).catch((error: unknown) => {
           // Only writing the response itself can fail here (e.g. a socket destroyed mid-write).
           logger.error(`An endpoint server has failed to answer ${req.method ?? ''} ${req.url ?? ''}: ${oneLine(error)}`);
           res.destroy();
         });
-      });
+      };
+      const tls = typeof group.tls === 'function' ? group.tls() : group.tls;
+      const server =
+        tls === undefined
+          ? http.createServer(listener)
+          : https.createServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: 10_000 }, listener);
       server.on('clientError', (_error, socket) => {
+        socket.destroy();
+      });
+      // A failed handshake (plain HTTP to a TLS port, a scanner) is the caller's problem: close it.
+      server.on('tlsClientError', (_error: Error, socket: net.Socket) => {
         socket.destroy();
       });
       // The kubelet's and scrapers' connections are short; no request may hold a socket for long.
@@ -300,14 +367,14 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
         bound = await listen(server, group.host, group.port);
       } catch (error) {
         const names = [...group.routes.values()].map((route) => route.endpoint.name).join(', ');
-        const where = formatAddress({ host: group.host, port: group.port, path: '' });
+        const where = formatAddress({ host: group.host, port: group.port, path: '', ...(group.tls ? { secure: true as const } : {}) });
         const reason = (error as NodeJS.ErrnoException).code ?? oneLine(error);
         throw new EndpointBindError(`Cannot serve the ${names} endpoint${group.routes.size > 1 ? 's' : ''} at ${where}: ${reason}${explainBindError(reason)}`, {
           cause: error,
         });
       }
       for (const route of group.routes.values()) {
-        const url = formatAddress({ host: group.host, port: bound.port, path: route.address.path });
+        const url = formatAddress({ host: group.host, port: bound.port, path: route.address.path, ...(group.tls ? { secure: true as const } : {}) });
         served.push({ name: route.endpoint.name, url });
         logger.debug(`Serving the ${route.endpoint.name} endpoint at ${url}`);
       }

@@ -19,7 +19,7 @@ export class ActivityError extends Error {
   }
 }
 
-/** A URL of an endpoint is malformed or not `http`. */
+/** A URL of an endpoint is malformed or of a scheme it cannot be served with. */
 export class EndpointUrlError extends TypeError {
   override readonly name = 'EndpointUrlError';
   readonly code = 'InvalidEndpointUrl' as const;
@@ -39,6 +39,22 @@ export class EndpointBindError extends Error {
 export class EndpointConflictError extends TypeError {
   override readonly name = 'EndpointConflictError';
   readonly code = 'EndpointConflict' as const;
+}
+
+/** Options of the endpoints that contradict each other (e.g. a metrics certificate for plain-HTTP metrics). */
+export class EndpointOptionsError extends TypeError {
+  override readonly name = 'EndpointOptionsError';
+  readonly code = 'EndpointOptionsError' as const;
+}
+
+/** The serving certificate of an HTTPS endpoint cannot be read or used (R-SEC-E1). */
+export class EndpointCertificateError extends Error {
+  override readonly name = 'EndpointCertificateError';
+  readonly code = 'EndpointCertificateError' as const;
+
+  constructor(message: string, options?: { readonly cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /** An indexer returned a key that cannot be compared by value. */

@@ -17,12 +17,16 @@ import type * as lifecycles from '../actions/lifecycles.js';
 import * as logging from '../actions/logging.js';
 import * as endpoints from '../engines/endpoints.js';
 import type * as registries from '../intents/registry.js';
+import { EndpointOptionsError } from '../engines/errors.js';
 import { OperatorModeError, OperatorScopeError, PeeringOptionsError } from './errors.js';
 import type * as inventory from './inventory.js';
 import type * as observation from './observation.js';
 import type { ReadyFlag, StopFlag } from './stopping.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
+
+/** The schemes of `metricsEndpoint`: plain (development) or secure (R-SEC-E1). */
+export const METRICS_SCHEMES: readonly endpoints.EndpointScheme[] = ['http', 'https'];
 
 /** Runs one resource in one namespace until the signal aborts (default: `orchestration.runWatcher`). */
 export type Watcher = (context: inventory.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal) => Promise<void>;
@@ -64,10 +68,20 @@ export interface OperatorOptions extends connections.ConnectionOptions {
    */
   readonly livenessEndpoint?: string;
   /**
-   * `http://HOST:PORT/PATH` where the operator serves its Prometheus metrics (docs/metrics.md),
-   * e.g. `http://0.0.0.0:8080/metrics`. Default: no metrics are collected at all.
+   * Where the operator serves its Prometheus metrics (docs/metrics.md). Default: no metrics are
+   * collected at all. `https://HOST:PORT/PATH` (e.g. `https://0.0.0.0:8443/metrics`, what the
+   * generated Deployment passes) serves them securely (R-SEC-E1..E4): over TLS, to callers whose
+   * bearer token the API server authenticates (TokenReview) and allows `get` on the path
+   * (SubjectAccessReview). `http://HOST:PORT/PATH` serves them to anyone, in plain HTTP: meant for
+   * development on `localhost` (a WARNING says so on any other host).
    */
   readonly metricsEndpoint?: string;
+  /**
+   * A directory with the serving certificate of `https://` metrics as `tls.crt` and `tls.key` (the
+   * layout of a `kubernetes.io/tls` Secret, e.g. cert-manager's), read at start. Default: a
+   * self-signed certificate made in memory at every start (R-SEC-E1).
+   */
+  readonly metricsTlsDir?: string;
   /** Called once the operator's endpoints (liveness, readiness, metrics) listen, with their URLs (ports resolved). */
   readonly onServing?: (served: readonly endpoints.ServedEndpoint[]) => void;
   /** Raised → the operator stops gracefully (INFO `Stop-flag is raised. Operator is stopping.`). */
@@ -206,7 +220,14 @@ export function configure(options: OperatorOptions): { settings: settingsModule.
   applyLeaseOptions(options, settings);
   connections.checkConnectionOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');
-  if (options.metricsEndpoint !== undefined) endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint');
+  if (options.metricsEndpoint !== undefined) {
+    const address = endpoints.parseEndpointUrl(options.metricsEndpoint, 'metricsEndpoint', METRICS_SCHEMES);
+    if (options.metricsTlsDir !== undefined && !address.secure) {
+      throw new EndpointOptionsError('metricsTlsDir is given, but metricsEndpoint is not an https:// URL: the certificate would not be used.');
+    }
+  } else if (options.metricsTlsDir !== undefined) {
+    throw new EndpointOptionsError('metricsTlsDir is given without metricsEndpoint: there are no metrics to serve with it.');
+  }
   const scope = resolveScope(options);
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
   if (options.peeringName !== undefined) {

@@ -23,10 +23,20 @@
  * Problems are logged once when they appear (WARNING) and once when all are gone (INFO), as seen by
  * the liveness requests. Kopf: `kopf._core.engines.probing.health_reporter`.
  *
+ * The kubelet's probes do not authenticate, so anyone who reaches the health port may ask. The
+ * answers therefore say what is unhealthy, never why a probe failed (R-SEC-E6): a probe's error
+ * message may name a database URL with its password. It goes to the operator's log (the WARNING
+ * above) instead; `settings.health.details` adds it to the answers to callers on the loopback
+ * interface only (`kubectl port-forward`, a sidecar). Unlike Kopf, whose answer has the message.
+ *
  * The module holds everything the operator reports about itself to the outside: the health
  * endpoints first, then the Prometheus metrics.
  */
 
+import * as nodecrypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as prom from 'prom-client';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as toggles from '../../cogs/aio/toggles.js';
@@ -36,9 +46,12 @@ import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as references from '../../cogs/structs/references.js';
 import * as endpoints from '../engines/endpoints.js';
+import * as engineErrors from '../engines/errors.js';
+import type * as guarding from '../engines/guarding.js';
 import * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
 import * as probing from '../engines/probing.js';
+import * as selfsigning from '../engines/selfsigning.js';
 import type * as observation from './observation.js';
 import * as orchestration from './orchestration.js';
 import type * as queueing from './queueing.js';
@@ -105,6 +118,17 @@ function json(status: number, body: unknown): endpoints.EndpointResponse {
   return { status, contentType: JSON_TYPE, body: `${JSON.stringify(body)}\n` };
 }
 
+/** A probe's problem without its error message (R-SEC-E6); other problems are the framework's own words. */
+export function withoutDetails(problem: health.Problem): health.Problem {
+  if (problem.kind !== 'probe' || !problem.reason.startsWith('failed')) return problem;
+  return { ...problem, reason: "failed (the operator's log has the error)" };
+}
+
+/** Whether a caller gets the probes' error messages: with `settings.health.details`, on loopback only. */
+function detailed(sources: ReporterSources, request: endpoints.EndpointRequest): boolean {
+  return sources.settings.health.details === true && endpoints.isLoopbackHost(request.remoteAddress ?? '');
+}
+
 /**
  * The liveness handler (see the module's comment). Logs problems when they appear and when they
  * are gone.
@@ -119,7 +143,7 @@ export function livenessHandler(sources: ReporterSources, logger: loggers.Logger
     if (known.size > 0 && now.size === 0) logger.info('The operator is healthy again.');
     known = now;
   };
-  return async () => {
+  return async (request) => {
     const watch = watchProblems(sources);
     if (watch.length > 0) {
       remember(watch);
@@ -128,7 +152,8 @@ export function livenessHandler(sources: ReporterSources, logger: loggers.Logger
     const report = await sources.prober.probe();
     const failed = probing.probeProblems(report, sources.settings.health.probeTimeout);
     remember(failed);
-    if (failed.length > 0) return json(500, { status: 'unhealthy', problems: failed, probes: probing.probeResults(report) });
+    const shown = detailed(sources, request) ? failed : failed.map(withoutDetails);
+    if (failed.length > 0) return json(500, { status: 'unhealthy', problems: shown, probes: probing.probeResults(report) });
     return json(200, probing.probeResults(report));
   };
 }
@@ -699,14 +724,59 @@ function hostOf(server: string): string {
 }
 
 /**
- * The `/metrics` endpoint of an operator (served by `endpoints.serveEndpoints`): every GET or HEAD
- * answers a scrape. A scrape that fails (it should not) becomes the server's one-line 500.
+ * The serving certificate of `https://` metrics (R-SEC-E1): `tls.crt` and `tls.key` of `dir` (a
+ * mounted `kubernetes.io/tls` Secret), read once; without `dir`, a self-signed one made in memory
+ * for the names the endpoint is reached by (its host, the pod's host name, loopback).
  *
- * @param url `http://HOST:PORT/PATH`.
+ * @throws engineErrors.EndpointCertificateError naming the file that cannot be read or the pair that does not match.
+ */
+export function metricsCertificate(address: endpoints.EndpointAddress, dir?: string): endpoints.EndpointTls {
+  if (dir === undefined) {
+    const { certPem, keyPem } = selfsigning.selfSignedCertificate([address.host, os.hostname(), 'localhost', '127.0.0.1', '::1']);
+    return { cert: certPem, key: keyPem };
+  }
+  const read = (name: string): string => {
+    const file = path.join(dir, name);
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new engineErrors.EndpointCertificateError(
+        `Cannot read the metrics' serving certificate: ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`,
+        {
+          cause: error,
+        },
+      );
+    }
+  };
+  const tls = { cert: read('tls.crt'), key: read('tls.key') };
+  try {
+    const certificate = new nodecrypto.X509Certificate(tls.cert);
+    if (!certificate.checkPrivateKey(nodecrypto.createPrivateKey(tls.key))) throw new Error('the key does not belong to the certificate');
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new engineErrors.EndpointCertificateError(`The metrics' serving certificate in ${dir} (tls.crt, tls.key) cannot be used: ${why}.`, { cause: error });
+  }
+  return tls;
+}
+
+/** How an `https://` metrics endpoint is served (R-SEC-E1..E4). */
+export interface SecureMetrics {
+  /** The serving certificate, or how to make it when the server starts. */
+  readonly tls: NonNullable<endpoints.Endpoint['tls']>;
+  /** Who may scrape: the TokenReview and SubjectAccessReview of every caller. */
+  readonly guard: guarding.AccessGuard;
+}
+
+/**
+ * The `/metrics` endpoint of an operator (served by `endpoints.serveEndpoints`): every GET or HEAD
+ * answers a scrape. A scrape that fails (it should not) becomes the server's one-line 500. With
+ * `secure` (for an `https://` URL), served over TLS to callers the guard lets through only.
+ *
+ * @param url `http://HOST:PORT/PATH`, or `https://HOST:PORT/PATH` with `secure`.
  * @param option how the user gave the URL, for errors (e.g. `--metrics`).
  */
-export function metricsEndpoint(metrics: OperatorMetrics, url: string, option = 'metricsEndpoint'): endpoints.Endpoint {
-  return {
+export function metricsEndpoint(metrics: OperatorMetrics, url: string, option = 'metricsEndpoint', secure?: SecureMetrics): endpoints.Endpoint {
+  const endpoint: endpoints.Endpoint = {
     name: 'metrics',
     url,
     option,
@@ -715,4 +785,5 @@ export function metricsEndpoint(metrics: OperatorMetrics, url: string, option = 
       return { status: 200, contentType, body };
     },
   };
+  return secure === undefined ? endpoint : secure.guard.guard({ ...endpoint, tls: secure.tls });
 }

@@ -61,6 +61,7 @@ import * as activities from '../engines/activities.js';
 import * as admission from '../engines/admission.js';
 import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
+import * as guarding from '../engines/guarding.js';
 import * as health from '../engines/health.js';
 import * as identities from '../engines/identities.js';
 import * as indexing from '../engines/indexing.js';
@@ -73,7 +74,7 @@ import * as memos from '../intents/memos.js';
 import * as registries from '../intents/registry.js';
 import * as inventory from './inventory.js';
 import * as observation from './observation.js';
-import { checkLeaseSettings, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
+import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
 import * as reporting from './reporting.js';
@@ -452,7 +453,7 @@ export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Pa
 export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
   const { options, registry, metrics, main } = parts;
   const extra: endpoints.Endpoint[] = [];
-  if (metrics !== undefined) extra.push(reporting.metricsEndpoint(metrics, options.metricsEndpoint!));
+  if (metrics !== undefined) extra.push(metricsEndpointOf(parts, metrics, options.metricsEndpoint!));
   if (options.livenessEndpoint !== undefined) {
     spawnHealthReporter(parts, roots, options.livenessEndpoint, extra);
     return;
@@ -464,6 +465,33 @@ export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
   const body = (): Promise<void> =>
     endpoints.serveEndpoints({ endpoints: extra, logger: logging.getLogger('kopf.reactor.endpoints'), signal: main.signal, onServing: options.onServing });
   roots.spawn('endpoint server', 'main', roots.gated(body));
+}
+
+/**
+ * The metrics endpoint: for an `https://` URL, over TLS and guarded by the API server's
+ * TokenReview and SubjectAccessReview through the operator's own client (R-SEC-E1..E4); plain
+ * HTTP otherwise, with a WARNING when that is reachable from beyond the loopback interface.
+ */
+function metricsEndpointOf(parts: Parts, metrics: reporting.OperatorMetrics, url: string): endpoints.Endpoint {
+  const { options, client, clock, main } = parts;
+  const address = endpoints.parseEndpointUrl(url, 'metricsEndpoint', METRICS_SCHEMES);
+  if (!address.secure) {
+    if (!endpoints.isLoopbackHost(address.host)) {
+      logger.warning(
+        `The metrics at ${endpoints.formatAddress(address)} are served in plain HTTP to anyone who can reach them; serve them at https://… to require a token with the right to get ${address.path}.`,
+      );
+    }
+    return reporting.metricsEndpoint(metrics, url);
+  }
+  // Made or read when the server starts (after the startup activity); its errors stop the operator.
+  const certificate = (): endpoints.EndpointTls => reporting.metricsCertificate(address, options.metricsTlsDir);
+  const guard = new guarding.AccessGuard({
+    post: (path, body, signal) => client.request({ method: 'POST', path, body, signal }),
+    clock,
+    logger: logging.getLogger('kopf.reactor.metrics'),
+    signal: main.signal,
+  });
+  return reporting.metricsEndpoint(metrics, url, 'metricsEndpoint', { tls: certificate, guard });
 }
 
 /** The health reporter: the probes' results and the watch health, and `alongside` on the same servers. */

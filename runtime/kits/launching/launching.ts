@@ -13,7 +13,9 @@
  * off; combining `--standalone` with the others, or `--dev` with `--priority`, is a usage error
  * (one of them would do nothing). `--liveness` serves the
  * liveness and readiness endpoints (docs/health.md), `--metrics` the Prometheus metrics
- * (docs/metrics.md); a malformed URL is a usage error. `--lease NAME` (env `KOPF_RUN_LEASE`) and
+ * (docs/metrics.md): securely at an `https://` URL (TLS, TokenReview and SubjectAccessReview of
+ * every caller; `--metrics-tls-dir` for a certificate of one's own), in plain HTTP at an `http://`
+ * one; a malformed URL is a usage error. `--lease NAME` (env `KOPF_RUN_LEASE`) and
  * `--lease-namespace NS` turn on Lease election (docs/leader-election.md); together with an option
  * of Kopf peering or `--standalone`, it is a usage error naming both.
  */
@@ -25,6 +27,7 @@ import * as registries from '../../core/intents/registry.js';
 import * as footprint from './footprint.js';
 import * as importing from './importing.js';
 import { type CommandOutput, processOutput } from './output.js';
+import { METRICS_SCHEMES } from '../../core/reactor/options.js';
 import * as running from '../../core/reactor/running.js';
 import { UsageError } from './errors.js';
 import * as engineErrors from '../../core/engines/errors.js';
@@ -52,8 +55,10 @@ export interface RunArgs {
   readonly leaseNamespace?: string;
   /** `--liveness=http://HOST:PORT/PATH`: serve the liveness and readiness endpoints there. */
   readonly livenessEndpoint?: string;
-  /** `--metrics`: where the Prometheus metrics are served (`http://HOST:PORT/PATH`). */
+  /** `--metrics`: where the Prometheus metrics are served (`https://HOST:PORT/PATH` secure, `http://…` plain). */
   readonly metricsEndpoint?: string;
+  /** `--metrics-tls-dir`: the directory of the https metrics' `tls.crt` and `tls.key`. */
+  readonly metricsTlsDir?: string;
   /** For `logging.configure()`. */
   readonly logging: logging.ConfigureOptions;
 }
@@ -63,10 +68,10 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** Checks an endpoint URL as the command line is parsed (the same rules as the operator's). */
-function endpointUrl(flag: string): (value: string) => string {
+function endpointUrl(flag: string, schemes?: readonly endpoints.EndpointScheme[]): (value: string) => string {
   return (value) => {
     try {
-      endpoints.parseEndpointUrl(value, flag);
+      endpoints.parseEndpointUrl(value, flag, schemes);
     } catch (error) {
       if (error instanceof engineErrors.EndpointUrlError) throw new InvalidArgumentError(error.message.replace(`${flag}: `, ''));
       throw error;
@@ -99,8 +104,12 @@ function runCommand(name: string, output: CommandOutput): Command {
       'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port',
     )
     .addOption(
-      new Option('--metrics <url>', 'serve Prometheus metrics at http://HOST:PORT/PATH, e.g. http://0.0.0.0:8080/metrics').argParser(endpointUrl('--metrics')),
+      new Option(
+        '--metrics <url>',
+        'serve Prometheus metrics at https://HOST:PORT/PATH (TLS; callers need a token allowed to get PATH), e.g. https://0.0.0.0:8443/metrics, or in plain HTTP to anyone at http://HOST:PORT/PATH (development)',
+      ).argParser(endpointUrl('--metrics', METRICS_SCHEMES)),
     )
+    .option('--metrics-tls-dir <dir>', "the https metrics' certificate: tls.crt and tls.key in this directory (default: self-signed, made at start)")
     .option('-v, --verbose', 'log at DEBUG level')
     .option('-d, --debug', 'log at DEBUG level, including the client and network')
     .option('-q, --quiet', 'log only warnings and errors')
@@ -126,6 +135,7 @@ interface ParsedOptions {
   leaseNamespace?: string;
   liveness?: string;
   metrics?: string;
+  metricsTlsDir?: string;
   verbose?: boolean;
   debug?: boolean;
   quiet?: boolean;
@@ -200,6 +210,13 @@ export function parseRunArgs(
     if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
     const peering = peeringConflict(command, command.opts<ParsedOptions>(), env);
     if (peering !== undefined) command.error(`error: ${peering}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
+    const { metrics, metricsTlsDir } = command.opts<ParsedOptions>();
+    if (metricsTlsDir !== undefined && !(metrics !== undefined && endpoints.parseEndpointUrl(metrics, '--metrics', METRICS_SCHEMES).secure)) {
+      command.error("error: option '--metrics-tls-dir <dir>' needs option '--metrics <url>' with an https:// URL", {
+        exitCode: 2,
+        code: 'kopf-gen.conflictingOptions',
+      });
+    }
     const liveness = command.opts<ParsedOptions>().liveness;
     if (liveness !== undefined) {
       try {
@@ -232,6 +249,7 @@ export function parseRunArgs(
     leaseNamespace: opts.leaseNamespace,
     livenessEndpoint: opts.liveness,
     metricsEndpoint: opts.metrics,
+    metricsTlsDir: opts.metricsTlsDir,
     logging: {
       verbose: opts.verbose,
       debug: opts.debug,
@@ -283,5 +301,6 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     ...(args.leaseNamespace !== undefined ? { leaseNamespace: args.leaseNamespace } : {}),
     ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
     ...(args.metricsEndpoint !== undefined ? { metricsEndpoint: args.metricsEndpoint } : {}),
+    ...(args.metricsTlsDir !== undefined ? { metricsTlsDir: args.metricsTlsDir } : {}),
   });
 }

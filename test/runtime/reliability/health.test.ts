@@ -172,13 +172,14 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
     expect(calls).toBe(2);
   });
 
-  it('R-ACTIVITY-4 a failing probe makes the endpoint answer 500 with a JSON error naming it, without a stack trace', async () => {
+  it('R-ACTIVITY-4 R-SEC-E6 a failing probe makes the endpoint answer 500 naming it, without its error text (which goes to the log) or a stack trace', async () => {
     const registry = new OperatorRegistry();
+    const secret = 'postgres://app:s3cr3t-passw0rd@db.internal:5432/app';
     on.probe({ registry }, function fine() {
       return 'ok';
     });
     on.probe({ registry }, function database() {
-      throw new Error('connection refused by the database');
+      throw new Error(`cannot connect to ${secret}: connection refused`);
     });
     on.event('kopfexamples', { registry }, function seen() {});
     op = await startOperator(cluster, registry);
@@ -187,13 +188,30 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
       status: 500,
       body: {
         status: 'unhealthy',
-        problems: [{ kind: 'probe', name: 'database', reason: 'failed: connection refused by the database' }],
+        problems: [{ kind: 'probe', name: 'database', reason: "failed (the operator's log has the error)" }],
         probes: { fine: 'ok' },
       },
     });
+    expect(JSON.stringify(answer.body)).not.toContain('s3cr3t');
     expect(JSON.stringify(answer.body)).not.toMatch(/\bat .*\.ts:\d+/);
-    expect(logs.grep("Activity 'database' has failed: connection refused by the database", fx.ERROR)).toHaveLength(1);
-    expect(logs.grep('The operator is unhealthy: probe database: failed: connection refused by the database.', fx.WARNING)).toHaveLength(1);
+    // Asked again (the same cached evaluation): still nothing of the error, and no new log lines.
+    expect(JSON.stringify((await get(op.liveness())).body)).not.toContain('s3cr3t');
+    expect(logs.grep(`Activity 'database' has failed: cannot connect to ${secret}: connection refused`, fx.ERROR)).toHaveLength(1);
+    expect(logs.grep(`The operator is unhealthy: probe database: failed: cannot connect to ${secret}`, fx.WARNING)).toHaveLength(1);
+  });
+
+  it('R-SEC-E6 with settings.health.details, a caller on the loopback interface gets the error text of a failing probe', async () => {
+    const registry = new OperatorRegistry();
+    on.probe({ registry }, function database() {
+      throw new Error('connection refused by the database');
+    });
+    on.event('kopfexamples', { registry }, function seen() {});
+    const settings = virtualSettings();
+    settings.health.details = true;
+    op = await startOperator(cluster, registry, { settings });
+    const answer = await get(op.liveness());
+    expect(answer.status).toBe(500);
+    expect(answer.body['problems']).toEqual([{ kind: 'probe', name: 'database', reason: 'failed: connection refused by the database' }]);
   });
 
   it('R-ACTIVITY-4 a probe that never resolves: the endpoint still answers at the deadline, naming it, and keeps the cache rules', async () => {

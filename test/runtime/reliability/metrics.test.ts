@@ -422,7 +422,7 @@ describe('metrics of an operator against the devcluster', () => {
 
   it('rejects a malformed metrics URL before anything starts, and fails the operator when the port is taken', async () => {
     const registry = new OperatorRegistry();
-    await expect(running.spawnTasks({ registry, clusterwide: true, standalone: true, metricsEndpoint: 'https://0.0.0.0:8080/metrics' })).rejects.toThrow(
+    await expect(running.spawnTasks({ registry, clusterwide: true, standalone: true, metricsEndpoint: 'ftp://0.0.0.0:8080/metrics' })).rejects.toThrow(
       EndpointUrlError,
     );
     await expect(running.spawnTasks({ registry, clusterwide: true, standalone: true, metricsEndpoint: 'http://0.0.0.0:99999/metrics' })).rejects.toThrow(
@@ -454,6 +454,6 @@ describe('metrics of an operator against the devcluster', () => {
       },
     };
     expect(() => parseRunArgs(['-A', '--metrics', 'ftp://host/metrics', 'operator.ts'], { output })).toThrow(UsageError);
-    expect(errors.join('')).toMatch(/--metrics <url>.*"ftp:\/\/host\/metrics" is not a valid endpoint URL: the scheme must be http, not ftp/s);
+    expect(errors.join('')).toMatch(/--metrics <url>.*"ftp:\/\/host\/metrics" is not a valid endpoint URL: the scheme must be http or https, not ftp/s);
   });
 });

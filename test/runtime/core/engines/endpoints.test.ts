@@ -94,6 +94,50 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
     expect(attempt).toThrow(`--liveness: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}`);
   });
 
+  it('R-SEC-E1 parses https:// where allowed (port default 443), and refuses it elsewhere', () => {
+    expect(endpoints.parseEndpointUrl('https://0.0.0.0:8443/metrics', '--metrics', ['http', 'https'])).toEqual({
+      host: '0.0.0.0',
+      port: 8443,
+      path: '/metrics',
+      secure: true,
+    });
+    expect(endpoints.parseEndpointUrl('https://:/metrics', '--metrics', ['http', 'https'])).toEqual({
+      host: 'localhost',
+      port: 443,
+      path: '/metrics',
+      secure: true,
+    });
+    expect(endpoints.formatAddress({ host: '::1', port: 8443, path: '/metrics', secure: true })).toBe('https://[::1]:8443/metrics');
+    expect(() => endpoints.parseEndpointUrl('https://0.0.0.0:8443/healthz', '--liveness')).toThrow('the scheme must be http, not https');
+    expect(() => endpoints.parseEndpointUrl('ftp://h/m', '--metrics', ['http', 'https'])).toThrow('the scheme must be http or https, not ftp');
+  });
+
+  it('R-SEC-E1 a plain and a TLS endpoint on one port are a conflict, found before binding', () => {
+    const handle = (): endpoints.EndpointResponse => json({});
+    const tls = { cert: 'c', key: 'k' };
+    expect(() =>
+      endpoints.planServers([
+        { name: 'liveness', url: 'http://0.0.0.0:8080/healthz', handle },
+        { name: 'metrics', url: 'https://0.0.0.0:8080/metrics', tls, handle },
+      ]),
+    ).toThrow('The metrics endpoint and the liveness endpoint both use port 8080 of 0.0.0.0, but one over TLS and the other not: give them different ports.');
+    expect(() => endpoints.planServers([{ name: 'metrics', url: 'https://0.0.0.0:8443/metrics', handle }])).toThrow('the scheme must be http, not https');
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['localhost', true],
+    ['10.0.0.5', false],
+    ['::ffff:10.0.0.5', false],
+    ['0.0.0.0', false],
+    ['', false],
+  ])('R-SEC-E6 isLoopbackHost(%j) is %s', (host, loopback) => {
+    expect(endpoints.isLoopbackHost(host)).toBe(loopback);
+  });
+
   it('two endpoints with the same path on the same server are a conflict, found before binding', () => {
     const handle = (): endpoints.EndpointResponse => json({});
     expect(() =>
@@ -150,7 +194,7 @@ describe('serving endpoints over loopback', () => {
     expect([post.status, post.headers['allow']]).toEqual([405, 'GET, HEAD']);
   });
 
-  it('a handler that throws gets a 500 with one line and no stack; it is logged once; the server goes on', async () => {
+  it('R-SEC-E6 a handler that throws gets a 500 with a fixed line, without the error text or a stack; it is logged once; the server goes on', async () => {
     const logger = capturingLogger();
     let calls = 0;
     const { urls } = await serve(
@@ -170,10 +214,11 @@ describe('serving endpoints over loopback', () => {
     );
     const first = await request(urls['liveness']!);
     expect(first.status).toBe(500);
-    expect(first.body).toBe('Internal error of the liveness endpoint: Error: probe exploded\n');
+    expect(first.body).toBe("Internal error of the liveness endpoint; the operator's log tells more.\n");
+    expect(first.body).not.toContain('exploded');
     expect(first.body).not.toContain('at secret');
     const second = await request(urls['liveness']!);
-    expect([second.status, second.body]).toEqual([500, 'Internal error of the liveness endpoint: a plain string\n']);
+    expect([second.status, second.body]).toEqual([500, "Internal error of the liveness endpoint; the operator's log tells more.\n"]);
     expect(logger.lines.filter((line) => line.startsWith('ERROR'))).toEqual([
       'ERROR The liveness endpoint has failed to answer GET /healthz: Error: probe exploded',
       'ERROR The liveness endpoint has failed to answer GET /healthz: a plain string',
