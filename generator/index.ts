@@ -58,6 +58,11 @@ export interface InitOptions {
    * namespaces. Recorded in kopf-gen.json, so `generate` keeps binding the RBAC in them.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * The Lease the operator elects its leader on (`--lease` in the Deployment's args), with its
+   * RBAC in the operator's own namespace; absent: none, or the project's (`"lease"` in kopf-gen.json).
+   */
+  readonly lease?: string;
   /** Where relative CRD paths are read from (default: the working directory). */
   readonly cwd?: string;
   /**
@@ -137,6 +142,7 @@ export function generatorDependency(): string {
 function projectInfo(
   name: string,
   namespaces: readonly string[],
+  lease: string | undefined,
   dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {},
   webhookStubs = false,
 ): scaffolding.ProjectInfo {
@@ -144,6 +150,7 @@ function projectInfo(
     name,
     generatorVersion: GENERATOR_VERSION,
     namespaces,
+    ...(lease !== undefined ? { lease } : {}),
     webhookStubs,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
     generatorDependency: dependencies.generator ?? generatorDependency(),
@@ -183,6 +190,8 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
   if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
+  const leaseName = options.lease ?? config?.lease;
+  const lease = leaseName === undefined ? undefined : projects.checkLease(leaseName);
   const sources = inputs.readSources(options.crds, options.cwd);
   const given = pipeline.check(sources);
   const copies = inputs
@@ -211,6 +220,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const info = projectInfo(
     projects.packageName(options.name ?? config?.name ?? path.basename(root)),
     namespaces,
+    lease,
     { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
     options.webhooks === true,
   );
@@ -323,7 +333,7 @@ function leaveUserFiles(
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
   const { snapshot, config } = readProject(path.resolve(options.project));
   const analysis = pipeline.analyse(snapshot.crdSources);
-  const info = projectInfo(config.name, config.namespaces);
+  const info = projectInfo(config.name, config.namespaces, config.lease);
   const planned = plan(snapshot, analysis, info);
   const safe = leaveUserFiles(snapshot.root, planned.files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -366,7 +376,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     loaded: [...present.loaded, ...rechecked.loaded],
     notes: [...present.notes, ...rechecked.notes],
   });
-  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
+  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const safe = leaveUserFiles(snapshot.root, files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });

@@ -40,11 +40,17 @@ export const WEBHOOKS = {
 
 /**
  * The operator's command-line arguments in the Deployment: its endpoints on all interfaces of the
- * pod (the kubelet and Prometheus reach it at the pod's IP), then its scope.
+ * pod (the kubelet and Prometheus reach it at the pod's IP), then its scope, then the Lease of
+ * leader election if the project has one (in the pod's namespace, which deploy/rbac.yaml allows).
  */
-export function deploymentArgs(scopeArgs: readonly string[]): string[] {
+export function deploymentArgs(scopeArgs: readonly string[], lease?: string): string[] {
   const base = `http://0.0.0.0:${HEALTH.port}`;
-  return [`--liveness=${base}${HEALTH.livenessPath}`, `--metrics=${base}${HEALTH.metricsPath}`, ...scopeArgs];
+  return [
+    `--liveness=${base}${HEALTH.livenessPath}`,
+    `--metrics=${base}${HEALTH.metricsPath}`,
+    ...scopeArgs,
+    ...(lease !== undefined ? [`--lease=${lease}`] : []),
+  ];
 }
 
 /** The names of a project's webhook objects (all in the operator's namespace, except the configurations). */

@@ -11,6 +11,8 @@ export interface InitCommandOptions {
   force?: boolean;
   /** `--webhooks`: stubs with a validating admission handler. */
   webhooks?: boolean;
+  /** `--lease`: the Lease of leader election (in the Deployment's args, with its RBAC). */
+  lease?: string;
 }
 
 /** Runs `kopf-gen init`. */
@@ -23,6 +25,7 @@ export async function run(opts: InitCommandOptions, output: reporting.Output = r
     webhooks: opts.webhooks === true,
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
+    ...(opts.lease !== undefined ? { lease: opts.lease } : {}),
   });
   reporting.printReport(report, output, { verb: 'created' });
 }
