@@ -30,7 +30,9 @@ import * as updating from './api/updating.js';
 import * as watching from './api/watching.js';
 import * as authentication from './auth/authentication.js';
 import * as authorization from './auth/authorization.js';
+import * as bootstrap from './auth/bootstrap.js';
 import * as certs from './auth/certs.js';
+import * as rbac from './auth/rbac.js';
 import * as reviews from './auth/reviews.js';
 import * as tokens from './auth/tokens.js';
 import * as users from './auth/users.js';
@@ -64,7 +66,18 @@ export interface DevClusterOptions {
   /** Server-side watch lifetime in ms without timeoutSeconds (default random in [1800 s, 3600 s)). */
   watchDefaultTimeoutMs?: number;
   tooLargeRvWaitMs?: number;
+  /**
+   * `"none"`: every request is the admin (default, unless `authorization` is `"rbac"`);
+   * `"enforced"`: requests authenticate with a token or client certificate (D-AUTH-1).
+   */
   auth?: 'none' | 'enforced';
+  /**
+   * Who may do what (D-AUTH-16): `"rules"` (default) — the rule list of `cluster.auth.authorizer`
+   * with its default decision; `"rbac"` — the stored Roles, ClusterRoles and bindings decide, after
+   * the rule list and the `system:masters` group, as kube-apiserver's RBAC authorizer. `"rbac"`
+   * implies `auth: "enforced"` (with `auth: "none"` every request would be the admin).
+   */
+  authorization?: authorization.AuthorizationMode;
   /** Anonymous requests in enforced mode (default false). */
   anonymous?: boolean;
   aggregatedDiscovery?: boolean;
@@ -102,6 +115,12 @@ export interface DevClusterOptions {
   onWarning?: (message: string) => void;
 }
 
+/** Options of the cluster's kubeconfig: the context's namespace, and a token other than the admin's. */
+export interface KubeconfigOptions {
+  namespace?: string;
+  token?: string;
+}
+
 export interface RestartOptions {
   downtimeMs?: number;
   refuse?: boolean;
@@ -119,10 +138,18 @@ export class DevCluster {
   readonly auth: {
     readonly tokens: tokens.TokenTable;
     readonly authorizer: authorization.Authorizer;
+    /** The authentication mode in effect (D-AUTH-1). */
+    readonly mode: 'none' | 'enforced';
     addToken: tokens.TokenTable['add'];
     revokeToken: tokens.TokenTable['revoke'];
     setExpiry: tokens.TokenTable['setExpiry'];
     issueClientCert(opts: { username: string; groups?: string[]; notBefore?: Date; notAfter?: Date }): Promise<certs.KeyPairPem>;
+    /**
+     * A token of an existing ServiceAccount, as a TokenRequest returns it (D-AUTH-9): it
+     * authenticates as `system:serviceaccount:<namespace>:<name>` (groups `system:serviceaccounts`,
+     * `system:serviceaccounts:<namespace>`) for `expirationSeconds` (default 3600).
+     */
+    serviceAccountToken(opts: { namespace: string; name: string; expirationSeconds?: number }): string;
   };
   /** Out-of-band writes and reads as an internal actor (D-FAULT-10). */
   readonly store: OutOfBand;
@@ -141,6 +168,7 @@ export class DevCluster {
   private unavailableFlag = false;
   private cancelCompaction: (() => void) | undefined;
   private readonly adminUser: users.UserInfo;
+  private readonly authMode: 'none' | 'enforced';
 
   private constructor(private readonly options: DevClusterOptions) {
     if (options.openapiV3 !== undefined && options.openapiV3 !== 'full' && options.openapiV3 !== '404') {
@@ -151,7 +179,16 @@ export class DevCluster {
     this.faults = new faultrules.Faults(idSource.random);
     const store = new revisions.Store({ startRevision: options.startRevision, historyLimit: options.historyLimit });
     const tokenTable = new tokens.TokenTable();
-    const authorizer = new authorization.Authorizer();
+    const mode = options.authorization ?? 'rules';
+    if (mode !== 'rules' && mode !== 'rbac') throw new Error(`devcluster: option authorization must be "rules" or "rbac", not ${JSON.stringify(mode)}`);
+    if (options.auth !== undefined && options.auth !== 'none' && options.auth !== 'enforced') {
+      throw new Error(`devcluster: option auth must be "none" or "enforced", not ${JSON.stringify(options.auth)}`);
+    }
+    if (mode === 'rbac' && options.auth === 'none') {
+      throw new Error('devcluster: authorization "rbac" needs auth "enforced" (with auth "none" every request is the admin, whom RBAC always allows)');
+    }
+    this.authMode = options.auth ?? (mode === 'rbac' ? 'enforced' : 'none');
+    const authorizer = new authorization.Authorizer(mode === 'rbac' ? { mode, rbac: new rbac.RbacAuthorizer(store) } : {});
     const registry = new resources.Registry();
     for (const t of catalog.builtinTypes()) registry.add(t);
     registry.add(crdkind.crdType());
@@ -224,12 +261,27 @@ export class DevCluster {
     this.auth = {
       tokens: tokenTable,
       authorizer,
+      mode: this.authMode,
       addToken: (e) => tokenTable.add(e),
       revokeToken: (t) => tokenTable.revoke(t),
       setExpiry: (t, d) => tokenTable.setExpiry(t, d),
       issueClientCert: async (o) => {
         if (!this.ca) throw new Error('client certificates need a TLS devcluster (tls: true)');
         return certs.issueClientCertificate(this.ca, { ...o, now: new Date(this.clock.now()) });
+      },
+      serviceAccountToken: (o) => {
+        const account = this.store.get({ apiVersion: 'v1', kind: 'ServiceAccount' }, o.name, o.namespace);
+        if (!account) throw new Error(`serviceaccount ${o.namespace}/${o.name} does not exist: create it before asking for its token`);
+        const uid = (account['metadata'] as JsonObject)['uid'];
+        const entry = tokens.serviceAccountTokenEntry({
+          namespace: o.namespace,
+          name: o.name,
+          uid: typeof uid === 'string' ? uid : undefined,
+          now: new Date(this.clock.now()),
+          expirationSeconds: o.expirationSeconds,
+        });
+        tokenTable.add(entry);
+        return entry.token;
       },
     };
     this.store = new OutOfBand(this.core, this.loop, (ref) => this.resolveType(ref));
@@ -256,6 +308,7 @@ export class DevCluster {
     for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
       await this.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     }
+    if (this.auth.authorizer.mode === 'rbac') for (const object of bootstrap.bootstrapPolicy()) await this.store.create(object);
     await this.listen(this.options.port ?? 0);
     if (this.options.compactionIntervalMs) this.scheduleCompaction(this.options.compactionIntervalMs);
     if (this.options.crds?.length) await this.load(this.options.crds);
@@ -300,7 +353,7 @@ export class DevCluster {
       authenticate(req) {
         // Without enforcement every request runs as the admin user (a fresh copy, as authentication
         // returns): skip the TLS peer lookup and the clock on this per-request path.
-        if ((self.options.auth ?? 'none') === 'none') {
+        if (self.authMode === 'none') {
           const admin = self.adminUser;
           return { username: admin.username, uid: admin.uid, groups: [...admin.groups], ...(admin.extra ? { extra: json.deepCopy(admin.extra) } : {}) };
         }
@@ -313,7 +366,7 @@ export class DevCluster {
             peerAuthorized: socket.authorized,
           },
           {
-            mode: self.options.auth ?? 'none',
+            mode: self.authMode,
             anonymous: self.options.anonymous ?? false,
             tokens: self.auth.tokens,
             now: new Date(self.clock.now()),
@@ -397,17 +450,21 @@ export class DevCluster {
     return this.core.store.revision;
   }
 
-  kubeconfigObject(opts: { namespace?: string } = {}): kubeconfig.KubeconfigObject {
-    return kubeconfig.buildKubeconfig({ server: this.url, caPem: this.ca?.certPem, token: this.adminToken, namespace: opts.namespace });
+  /**
+   * The kubeconfig of the admin, or of whoever `token` authenticates (e.g. a service account's,
+   * `auth.serviceAccountToken(…)`).
+   */
+  kubeconfigObject(opts: KubeconfigOptions = {}): kubeconfig.KubeconfigObject {
+    return kubeconfig.buildKubeconfig({ server: this.url, caPem: this.ca?.certPem, token: opts.token ?? this.adminToken, namespace: opts.namespace });
   }
 
   /** The kubeconfig as YAML text. */
-  kubeconfig(opts: { namespace?: string } = {}): string {
+  kubeconfig(opts: KubeconfigOptions = {}): string {
     return kubeconfig.kubeconfigYaml(this.kubeconfigObject(opts));
   }
 
   /** Writes the kubeconfig (mode 0600), creating parent folders; returns the path. */
-  writeKubeconfig(file: string, opts: { namespace?: string } = {}): string {
+  writeKubeconfig(file: string, opts: KubeconfigOptions = {}): string {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, this.kubeconfig(opts), { mode: 0o600 });
     return file;

@@ -9,7 +9,7 @@
  * await cluster.stop();
  */
 export { DevCluster, OutOfBand } from './cluster.js';
-export type { DevClusterOptions, RestartOptions, TypeRef, WriteOptions } from './cluster.js';
+export type { DevClusterOptions, KubeconfigOptions, RestartOptions, TypeRef, WriteOptions } from './cluster.js';
 export { realClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { FaultRule, FaultAction, FaultMatch, FaultHandle } from './faults/rules.js';

@@ -1,17 +1,23 @@
 /**
- * Authorization (D-AUTH-5..8): decides whether a user may perform a request, words the 403 that
- * a refusal becomes, and evaluates the spec of access reviews (answered in `reviews.ts`).
+ * Authorization (D-AUTH-5..8, D-AUTH-16): decides whether a user may perform a request, words the
+ * 403 that a refusal becomes, and evaluates the spec of access reviews (answered in `reviews.ts`).
  *
- * The `Authorizer` holds an ordered rule list (`rules.ts`) that tests replace at run time: the
- * first matching rule decides; when none matches, the discovery defaults of D-AUTH-7 apply to
- * non-resource reads, authenticated users may ask about themselves (the self reviews, D-AUTH-11),
- * and everything else gets `defaultDecision`. The request pipeline builds
- * the attributes, calls `authorize` after authentication (`authentication.ts`), and throws
- * `forbiddenError(…)` on a refusal; the admin of `auth: "none"` is subject to rules like anyone
- * else (nothing is forbidden unless rules say so).
+ * The `Authorizer` has two modes. In `"rules"` mode (the default) it holds an ordered rule list
+ * (`rules.ts`) that tests replace at run time: the first matching rule decides; when none
+ * matches, the discovery defaults of D-AUTH-7 apply to non-resource reads, authenticated users may
+ * ask about themselves (the self reviews, D-AUTH-11), and everything else gets `defaultDecision`.
+ * In `"rbac"` mode it is a chain, as kube-apiserver chains its authorizers: the rule list first (a
+ * matching rule decides, so tests can still inject a denial or a grant), then the `system:masters`
+ * group (always allowed, as upstream's privileged-group authorizer), then the stored RBAC objects
+ * (`rbac.ts`); what none of them allows is denied, and `defaultDecision` is not consulted.
+ *
+ * The request pipeline builds the attributes, calls `authorize` after authentication
+ * (`authentication.ts`), and throws `forbiddenError(…)` on a refusal; the admin of `auth: "none"`
+ * is subject to rules like anyone else (nothing is forbidden unless rules say so).
  */
 import * as fielderrors from '../meta/fielderrors.js';
 import * as statuses from '../server/statuses.js';
+import type * as rbac from './rbac.js';
 import * as rules from './rules.js';
 import * as users from './users.js';
 import * as json from '../json.js';
@@ -20,21 +26,31 @@ export type { AuthorizationRule, RequestAttributes, ResourceAttributes, NonResou
 
 export type Effect = 'allow' | 'deny';
 
+/** What decides: the devcluster's rule list alone, or the rule list chained with RBAC (D-AUTH-16). */
+export type AuthorizationMode = 'rules' | 'rbac';
+
 /** The outcome of `Authorizer.authorize`. */
 export interface Decision {
   allowed: boolean;
   /** The deciding rule's `reason`, when it has one. */
   reason?: string;
-  /** What decided: a rule (with its index), the discovery defaults, the self-review grant, or `defaultDecision`. */
-  source: 'rule' | 'discovery' | 'self-review' | 'default';
+  /**
+   * What decided: a rule (with its index), the discovery defaults, the self-review grant, or
+   * `defaultDecision`; in RBAC mode also the `system:masters` group (`privileged`) or RBAC.
+   */
+  source: 'rule' | 'discovery' | 'self-review' | 'default' | 'privileged' | 'rbac';
   ruleIndex?: number;
 }
 
 export interface AuthorizerOptions {
   /** Ordered rules; validated and copied. Default: none. */
   rules?: readonly rules.AuthorizationRule[];
-  /** Decision when no rule matches. Default `"allow"`. */
+  /** Decision when no rule matches (rule mode only). Default `"allow"`. */
   defaultDecision?: Effect;
+  /** Default `"rules"`; `"rbac"` needs `rbac`. */
+  mode?: AuthorizationMode;
+  /** The RBAC authorizer of `"rbac"` mode. */
+  rbac?: rbac.RbacAuthorizer;
 }
 
 /** Non-resource paths that authenticated users may `get` unless a rule says otherwise (D-AUTH-7). */
@@ -79,10 +95,25 @@ export const SELF_REVIEWS: Readonly<Record<string, readonly string[]>> = Object.
 export class Authorizer {
   #rules: readonly rules.AuthorizationRule[];
   #defaultDecision: Effect;
+  readonly #mode: AuthorizationMode;
+  readonly #rbac: rbac.RbacAuthorizer | undefined;
 
   constructor(options: AuthorizerOptions = {}) {
     this.#rules = rules.validateRules(options.rules ?? []);
     this.#defaultDecision = checkEffect(options.defaultDecision ?? 'allow');
+    this.#mode = options.mode ?? 'rules';
+    if (this.#mode !== 'rules' && this.#mode !== 'rbac') throw new rules.InvalidAuthorizationRuleError(`mode must be "rules" or "rbac"`);
+    if (this.#mode === 'rbac' && !options.rbac) throw new rules.InvalidAuthorizationRuleError('mode "rbac" needs an RBAC authorizer');
+    this.#rbac = options.rbac;
+  }
+
+  get mode(): AuthorizationMode {
+    return this.#mode;
+  }
+
+  /** The RBAC authorizer of `"rbac"` mode (undefined in rule mode). */
+  get rbac(): rbac.RbacAuthorizer | undefined {
+    return this.#rbac;
   }
 
   /** The current rules (frozen). */
@@ -103,7 +134,10 @@ export class Authorizer {
     this.#defaultDecision = checkEffect(decision);
   }
 
-  /** Decides one request: first matching rule, else discovery defaults, else `defaultDecision`. */
+  /**
+   * Decides one request: first matching rule; then, in rule mode, the discovery defaults, else
+   * `defaultDecision`; in RBAC mode, `system:masters`, else RBAC (deny when it has no opinion).
+   */
   authorize(attributes: rules.RequestAttributes, user: users.UserInfo): Decision {
     const list = this.#rules;
     for (let i = 0; i < list.length; i++) {
@@ -111,6 +145,13 @@ export class Authorizer {
       if (!rules.ruleMatches(rule, attributes, user)) continue;
       const decision: Decision = { allowed: rule.effect === 'allow', source: 'rule', ruleIndex: i };
       if (rule.reason) decision.reason = rule.reason;
+      return decision;
+    }
+    if (this.#rbac && this.#mode === 'rbac') {
+      if (user.groups.includes(users.MASTERS_GROUP)) return { allowed: true, source: 'privileged' };
+      const answer = this.#rbac.authorize(attributes, user);
+      const decision: Decision = { allowed: answer.allowed, source: 'rbac' };
+      if (answer.reason) decision.reason = answer.reason;
       return decision;
     }
     if (isDefaultDiscovery(attributes, user)) return { allowed: true, source: 'discovery' };

@@ -7,9 +7,13 @@
  * decision of `allow` adds the wildcard rules of upstream's allow-all authorizer; a default of
  * `deny` adds the grants every authenticated user has (discovery paths, self reviews). Deny rules
  * cannot be written as such rules: when one applies to the user the list is still returned and
- * `evaluationError` says that denials are not shown.
+ * `evaluationError` says that denials are not shown. In RBAC mode (D-AUTH-18) the rule list's allow
+ * rules are followed by the RBAC rules bound to the user, as upstream lists them, and no default
+ * grants are added (the bootstrap roles grant them); a binding whose role is missing makes the
+ * answer `incomplete`, with upstream's error text.
  */
 import * as authorization from './authorization.js';
+import type * as rbac from './rbac.js';
 import * as rules from './rules.js';
 import * as users from './users.js';
 
@@ -63,6 +67,17 @@ export function rulesFor(authorizer: authorization.Authorizer, user: users.UserI
     if (kinds.resource) resourceRules.push(resourceRuleOf(rule));
     if (kinds.nonResource) nonResourceRules.push({ verbs: [...(rule.verbs ?? ALL)], nonResourceURLs: [...(rule.nonResourceURLs ?? ALL)] });
   }
+  if (authorizer.mode === 'rbac' && authorizer.rbac) {
+    const bound = authorizer.rbac.rulesFor(user, namespace);
+    for (const rule of bound.rules) {
+      if (rule.resources?.length) resourceRules.push(boundResourceRule(rule));
+      if (rule.nonResourceURLs?.length) nonResourceRules.push({ verbs: [...rule.verbs], nonResourceURLs: [...rule.nonResourceURLs] });
+    }
+    const status: RulesReviewStatus = { resourceRules, nonResourceRules, incomplete: bound.errors.length > 0 };
+    const errors = [...bound.errors, ...(denials ? [DENIALS_NOT_LISTED] : [])];
+    if (errors.length) status.evaluationError = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+    return status;
+  }
   if (authorizer.defaultDecision === 'allow') {
     resourceRules.push({ verbs: ALL, apiGroups: ALL, resources: ALL });
     nonResourceRules.push({ verbs: ALL, nonResourceURLs: ALL });
@@ -73,6 +88,15 @@ export function rulesFor(authorizer: authorization.Authorizer, user: users.UserI
   const status: RulesReviewStatus = { resourceRules, nonResourceRules, incomplete: false };
   if (denials) status.evaluationError = DENIALS_NOT_LISTED;
   return status;
+}
+
+/** An RBAC rule as a rules-review resource rule (upstream omits empty lists). */
+function boundResourceRule(rule: rbac.PolicyRule): ResourceRule {
+  const out: ResourceRule = { verbs: [...rule.verbs] };
+  if (rule.apiGroups?.length) out.apiGroups = [...rule.apiGroups];
+  if (rule.resources?.length) out.resources = [...rule.resources];
+  if (rule.resourceNames?.length) out.resourceNames = [...rule.resourceNames];
+  return out;
 }
 
 /** A rule without `namespaces` (or with `*`) applies everywhere; otherwise in the listed ones. */

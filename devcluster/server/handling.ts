@@ -19,6 +19,7 @@ import * as tables from '../api/tables.js';
 import * as updating from '../api/updating.js';
 import type * as watching from '../api/watching.js';
 import * as writes from '../api/writes.js';
+import * as impersonation from '../auth/impersonation.js';
 import type * as tokens from '../auth/tokens.js';
 import type * as faultrules from '../faults/rules.js';
 import * as openapiserving from '../openapi/serving.js';
@@ -235,7 +236,11 @@ export async function handle(ctx: ServerContext, req: http.IncomingMessage, res:
     const authenticated = ctx.authenticate(req);
     if (!authenticated) throw statuses.unauthorized();
     ex.user = authenticated;
-    const user = authenticated;
+    // Impersonation headers switch the user once the authenticated one may impersonate it (D-AUTH-10).
+    const user = impersonation.impersonate(req.headersDistinct, authenticated, (a) =>
+      ctx.authorize({ ...a, subresource: a.subresource, namespace: a.namespace, name: a.name, path: url.pathname }, authenticated),
+    );
+    ex.user = user;
 
     // Fault injection comes after authentication and routing (D-FAULT-1).
     const action = ctx.faults.match({
