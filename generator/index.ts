@@ -566,7 +566,28 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       );
     }
   }
+  warnings.push(...leaseWarnings(snapshot.deploymentText, info.lease));
   return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept, pruning };
+}
+
+/**
+ * When the user-owned Deployment and the project's `"lease"` disagree (R-SEC-B4): the RBAC grants
+ * the Lease of kopf-gen.json only, so a `--lease` it does not name would be refused (403), and a
+ * configured Lease without `--lease` is granted for nothing.
+ */
+function leaseWarnings(deploymentText: string | undefined, lease: string | undefined): string[] {
+  if (deploymentText === undefined) return [];
+  const used = servers.deploymentLease(deploymentText);
+  if (used === undefined || used === (lease ?? null)) return [];
+  if (used === null) {
+    return [
+      `kopf-gen.json names the Lease "${lease}", but ${scaffolding.DEPLOYMENT_FILE} does not pass --lease=${lease}: add it to the operator's args for leader election.`,
+    ];
+  }
+  return [
+    `${scaffolding.DEPLOYMENT_FILE} passes --lease=${used}, but deploy/rbac.yaml grants ${lease === undefined ? 'no Lease' : `only the Lease "${lease}"`}: ` +
+      `set "lease": "${used}" in kopf-gen.json and run \`npm run generate\`, or the operator's Lease requests are refused (HTTP 403).`,
+  ];
 }
 
 /**

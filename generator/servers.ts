@@ -134,6 +134,30 @@ export function checkDeployment(text: string, names: WebhookNames): string[] {
   return missing;
 }
 
+/**
+ * The Lease a user-owned Deployment's operator container elects its leader on (`--lease=NAME` or
+ * `--lease NAME` in its args), `null` without one, `undefined` when the file cannot be read: so
+ * that `generate` can say when it and the project's `"lease"` (which the RBAC follows) disagree.
+ */
+export function deploymentLease(text: string): string | null | undefined {
+  let documents: unknown[];
+  try {
+    documents = yaml.parseAllDocuments(text).map((document) => document.toJS() as unknown);
+  } catch {
+    return undefined;
+  }
+  const deployment = documents.find((document) => record(document)?.['kind'] === 'Deployment');
+  const containers = list(record(record(record(record(deployment)?.['spec'])?.['template'])?.['spec'])?.['containers']).map(record);
+  const container = containers.find((each) => each?.['name'] === 'operator') ?? containers[0];
+  if (container === undefined) return undefined;
+  const args = list(container['args']).map(String);
+  for (const [index, arg] of args.entries()) {
+    if (arg.startsWith('--lease=')) return arg.slice('--lease='.length);
+    if (arg === '--lease') return args[index + 1] ?? null;
+  }
+  return null;
+}
+
 function record(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }

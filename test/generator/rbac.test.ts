@@ -113,10 +113,25 @@ describe('R-SEC-B4 projects with a Lease', () => {
     // Setting it in kopf-gen.json later: the next generation grants it.
     const config = JSON.parse(fs.readFileSync(path.join(out, 'kopf-gen.json'), 'utf8')) as Record<string, unknown>;
     fs.writeFileSync(path.join(out, 'kopf-gen.json'), JSON.stringify({ ...config, lease: 'unleased' }));
-    await generator.generate({ project: out });
+    const report = await generator.generate({ project: out });
     const role = documentsOf(out, 'deploy/rbac.yaml').find((document) => document.kind === 'Role');
     expect(role?.metadata.namespace).toBe('unleased');
     expect(leaseRulesIn(role?.rules).flatMap((rule) => rule.resourceNames ?? [])).toEqual(['unleased']);
+    // The user-owned Deployment is not rewritten: generate says what it lacks.
+    expect(report.warnings).toEqual([
+      'kopf-gen.json names the Lease "unleased", but deploy/deployment.yaml does not pass --lease=unleased: add it to the operator\'s args for leader election.',
+    ]);
+  });
+
+  it('R-SEC-B4 generate warns when the Deployment passes a --lease that the RBAC does not grant', async () => {
+    const out = path.join(root, 'mismatch');
+    await generator.init({ crds: [crdFile], out });
+    const deployment = path.join(out, 'deploy/deployment.yaml');
+    fs.writeFileSync(deployment, fs.readFileSync(deployment, 'utf8').replace('"-A"]', '"-A","--lease","other"]'));
+    expect(argsOf(out)).toContain('other');
+    expect((await generator.generate({ project: out })).warnings).toEqual([
+      'deploy/deployment.yaml passes --lease=other, but deploy/rbac.yaml grants no Lease: set "lease": "other" in kopf-gen.json and run `npm run generate`, or the operator\'s Lease requests are refused (HTTP 403).',
+    ]);
   });
 
   it('R-SEC-B4 an invalid Lease name is refused, in init and in kopf-gen.json', async () => {
