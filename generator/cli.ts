@@ -42,6 +42,10 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .option('--force', 'write into a non-empty directory, overwriting the generated files')
     .option('--webhooks', 'add a validating admission handler to each stub, with the webhook manifests that serve it')
     .option(...maxInput)
+    .option(
+      '--lease <name>',
+      "leader election on this Lease for hot-standby replicas: --lease in the Deployment, and the RBAC for that Lease in the operator's namespace",
+    )
     .action(async (opts: initCommand.InitCommandOptions) => {
       await (await import('./commands/init.js')).run(opts, output);
     });

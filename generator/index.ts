@@ -59,6 +59,11 @@ export interface InitOptions {
    * namespaces. Recorded in kopf-gen.json, so `generate` keeps binding the RBAC in them.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * The Lease the operator elects its leader on (`--lease` in the Deployment's args), with its
+   * RBAC in the operator's own namespace; absent: none, or the project's (`"lease"` in kopf-gen.json).
+   */
+  readonly lease?: string;
   /** Where relative CRD paths are read from (default: the working directory). */
   readonly cwd?: string;
   /**
@@ -153,6 +158,7 @@ export function generatorDependency(): string {
 function projectInfo(
   name: string,
   namespaces: readonly string[],
+  lease: string | undefined,
   dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {},
   webhookStubs = false,
 ): scaffolding.ProjectInfo {
@@ -160,6 +166,7 @@ function projectInfo(
     name,
     generatorVersion: GENERATOR_VERSION,
     namespaces,
+    ...(lease !== undefined ? { lease } : {}),
     webhookStubs,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
     generatorDependency: dependencies.generator ?? generatorDependency(),
@@ -202,6 +209,8 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const config = occupied && fs.existsSync(path.join(root, projects.CONFIG_FILE)) ? projects.readConfig(root) : undefined;
   if (occupied && config === undefined) refuseForeignGeneratedFiles(root, options.out);
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
+  const leaseName = options.lease ?? config?.lease;
+  const lease = leaseName === undefined ? undefined : projects.checkLease(leaseName);
   const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const copies = inputs
@@ -231,6 +240,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const info = projectInfo(
     projects.packageName(options.name ?? config?.name ?? path.basename(root)),
     namespaces,
+    lease,
     { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
     options.webhooks === true,
   );
@@ -344,7 +354,7 @@ function leaveUserFiles(
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
   const { snapshot, config } = readProject(path.resolve(options.project), options.maxInputBytes);
   const analysis = pipeline.analyse(snapshot.crdSources);
-  const info = projectInfo(config.name, config.namespaces);
+  const info = projectInfo(config.name, config.namespaces, config.lease);
   const planned = plan(snapshot, analysis, info);
   const safe = leaveUserFiles(snapshot.root, planned.files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -388,7 +398,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     loaded: [...present.loaded, ...rechecked.loaded],
     notes: [...present.notes, ...rechecked.notes],
   });
-  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces));
+  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const safe = leaveUserFiles(snapshot.root, files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -581,7 +591,28 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       );
     }
   }
+  warnings.push(...leaseWarnings(snapshot.deploymentText, info.lease));
   return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept, pruning };
+}
+
+/**
+ * When the user-owned Deployment and the project's `"lease"` disagree (R-SEC-B4): the RBAC grants
+ * the Lease of kopf-gen.json only, so a `--lease` it does not name would be refused (403), and a
+ * configured Lease without `--lease` is granted for nothing.
+ */
+function leaseWarnings(deploymentText: string | undefined, lease: string | undefined): string[] {
+  if (deploymentText === undefined) return [];
+  const used = servers.deploymentLease(deploymentText);
+  if (used === undefined || used === (lease ?? null)) return [];
+  if (used === null) {
+    return [
+      `kopf-gen.json names the Lease "${lease}", but ${scaffolding.DEPLOYMENT_FILE} does not pass --lease=${lease}: add it to the operator's args for leader election.`,
+    ];
+  }
+  return [
+    `${scaffolding.DEPLOYMENT_FILE} passes --lease=${used}, but deploy/rbac.yaml grants ${lease === undefined ? 'no Lease' : `only the Lease "${lease}"`}: ` +
+      `set "lease": "${used}" in kopf-gen.json and run \`npm run generate\`, or the operator's Lease requests are refused (HTTP 403).`,
+  ];
 }
 
 /**

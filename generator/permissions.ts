@@ -3,17 +3,21 @@
  *
  * Derived from the CRDs (the served resources), the built-in resources the handlers watch
  * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime reference
- * R-LIFE-7): peering objects, the Lease of leader election (`--lease`: read, create, renew by
- * PUT — nothing else), CRD and namespace discovery, and posting events. Every watched
- * resource gets the same verbs, CRD or built-in: list and watch to observe it, patch to store
- * handler progress, diff-bases and finalizers on the objects, and patch on its status
- * subresource, if it has one, for status writes. Rules are split by where they apply —
- * cluster-level rules, and per-namespace rules that the generated manifests bind cluster-wide
- * (the operator serves all namespaces) or in each namespace the project was created for.
- * Rules on admission webhook configurations are added only for projects that register admission
- * handlers (detected in the user's code): the operator then manages its validating and mutating
- * configurations (runtime reference R-ADMISSION-7/8) — it creates them, and reads and patches them by
- * their one name only. Pure: model in, rules out.
+ * R-LIFE-7): peering objects, CRD and namespace discovery, and posting events. Every watched
+ * resource gets the same verbs, CRD or built-in — every verb the runtime uses on it, and no other:
+ * list and watch to observe it, get to re-read one object (after a write whose response was lost,
+ * R-PATCH-9, and after the consistency timeout, R-QUEUE-4 — the delivery guarantee rests on it),
+ * patch to store handler progress, diff-bases and finalizers on the objects, and patch on its
+ * status subresource, if it has one, for status writes. Rules are split by where they apply —
+ * cluster-level rules, per-namespace rules that the generated manifests bind cluster-wide (the
+ * operator serves all namespaces) or in each namespace the project was created for, and the
+ * rules of the operator's own namespace: the Lease of leader election, only for projects that
+ * configure one (`"lease"` in kopf-gen.json, `--lease` in the Deployment) — read and renewed (PUT)
+ * by its one name, created if absent (R-SEC-B3). Rules on admission webhook configurations are
+ * added only for projects that register admission handlers (detected in the user's code): the
+ * operator then manages its validating and mutating configurations (runtime reference
+ * R-ADMISSION-7/8) — it creates them (RBAC cannot restrict `create` by name), and reads and
+ * patches them by their one name only. Pure: model in, rules out.
  */
 import type * as builtins from './builtins.js';
 import type * as modeling from './modeling.js';
@@ -34,25 +38,29 @@ export interface Permissions {
   readonly cluster: readonly Rule[];
   /** Rules on namespaced resources (bound cluster-wide, or per namespace). */
   readonly namespaced: readonly Rule[];
+  /** Rules in the operator's own namespace (a Role there): the Lease, when one is configured; else none. */
+  readonly own: readonly Rule[];
 }
 
-/** The verbs the runtime uses on the resources it serves (list+watch to observe, patch to write). */
-export const SERVED_VERBS = ['list', 'watch', 'patch'] as const;
+/** The verbs the runtime uses on the resources it serves (list+watch to observe, get to re-read one object, patch to write). */
+export const SERVED_VERBS = ['get', 'list', 'watch', 'patch'] as const;
 
-/** The verbs of Lease election: read the Lease, create it if absent, acquire/renew/release it by PUT. */
-export const LEASE_VERBS = ['get', 'create', 'update'] as const;
+/** The verbs of Lease election on the Lease's name: read it, acquire/renew/release it by PUT (creating it is the other one). */
+export const LEASE_VERBS = ['get', 'update'] as const;
 
 /** The webhook configurations an operator with admission handlers manages. */
 export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
 
 /**
  * The permissions of an operator serving every CRD of the model and the given built-in resources;
- * with `managedWebhooks` (the name of its managed webhook configurations), also managing those.
+ * with `managedWebhooks` (the name of its managed webhook configurations), also managing those;
+ * with `lease` (the name of its Lease, `--lease`), also electing a leader on it.
  */
 export function permissionsOf(
   model: modeling.GeneratorModel,
   watchedBuiltins: readonly builtins.BuiltinResource[] = [],
   managedWebhooks?: string,
+  lease?: string,
 ): Permissions {
   const cluster: Rule[] = [
     {
@@ -72,12 +80,6 @@ export function permissionsOf(
       why: 'peering between operator replicas (per namespace)',
     },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
-    {
-      apiGroups: ['coordination.k8s.io'],
-      resources: ['leases'],
-      verbs: [...LEASE_VERBS],
-      why: 'leader election between operator replicas on a Lease (--lease)',
-    },
   ];
   const crds: Watched[] = model.crds.flatMap((crd) => {
     const first = crd.versions[0];
@@ -116,7 +118,27 @@ export function permissionsOf(
             why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
           },
         ];
-  return { cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')] };
+  return { cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')], own: leaseRules(lease) };
+}
+
+/** The rules of leader election on the Lease `name` (none without one): in the operator's namespace only. */
+function leaseRules(name: string | undefined): Rule[] {
+  if (name === undefined) return [];
+  return [
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['create'],
+      why: `creating the Lease of leader election when it is absent (--lease ${name}; RBAC cannot restrict create by name)`,
+    },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: [...LEASE_VERBS],
+      resourceNames: [name],
+      why: `reading, taking, renewing and releasing the Lease of leader election (--lease ${name} only)`,
+    },
+  ];
 }
 
 /**

@@ -48,6 +48,7 @@ export type ProjectErrorCode =
   | 'duplicate-crd'
   | 'no-input'
   | 'invalid-namespace'
+  | 'invalid-lease'
   | 'would-overwrite'
   | 'not-a-file'
   | 'no-output'
@@ -78,6 +79,11 @@ export interface ProjectConfig {
   readonly crds: readonly string[];
   /** The namespaces the operator serves; empty: all namespaces (`"namespaces"` absent or `[]`). */
   readonly namespaces: readonly string[];
+  /**
+   * The Lease of leader election (`--lease <name>` in the Deployment), which deploy/rbac.yaml lets
+   * the operator use in its own namespace; `undefined` (`"lease"` absent or null): none.
+   */
+  readonly lease?: string;
 }
 
 /**
@@ -115,8 +121,10 @@ export function readConfig(projectDir: string): ProjectConfig {
   if (!Array.isArray(namespaces) || !namespaces.every((entry) => typeof entry === 'string')) {
     throw new ProjectError('invalid-project', `${file}: "namespaces" must be a list of namespace names`);
   }
+  const lease = schemas.own(data, 'lease') ?? undefined;
+  if (lease !== undefined && typeof lease !== 'string') throw new ProjectError('invalid-project', `${file}: "lease" must be the name of a Lease, or null`);
   try {
-    return { name, generatorVersion, crds, namespaces: checkNamespaces(namespaces) };
+    return { name, generatorVersion, crds, namespaces: checkNamespaces(namespaces), ...(lease !== undefined ? { lease: checkLease(lease) } : {}) };
   } catch (error) {
     throw new ProjectError('invalid-project', `${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
@@ -140,6 +148,22 @@ export function checkNamespaces(names: readonly string[]): string[] {
     throw new ProjectError('invalid-namespace', `invalid namespace ${JSON.stringify(name)}: ${why}`);
   }
   return [...new Set(names)];
+}
+
+/** A Lease name: a DNS-1123 subdomain. */
+const LEASE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Checks the name of the Lease an operator elects its leader on (`--lease`).
+ *
+ * @throws ProjectError `invalid-lease`, naming the value.
+ */
+export function checkLease(name: string): string {
+  if (LEASE_NAME.test(name) && name.length <= 253) return name;
+  throw new ProjectError(
+    'invalid-lease',
+    `invalid Lease name ${JSON.stringify(name)}: a Lease name is a DNS-1123 subdomain: at most 253 characters, lower-case letters, digits, "-" and ".", starting and ending with a letter or digit`,
+  );
 }
 
 /** The sections of package.json whose missing entries a regeneration may add. */

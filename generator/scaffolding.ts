@@ -46,6 +46,8 @@ export interface ProjectInfo {
   readonly versions: { readonly typescript: string; readonly tsx: string; readonly vitest: string; readonly typesNode: string };
   /** The namespaces the operator serves (checked names); empty: all namespaces. */
   readonly namespaces: readonly string[];
+  /** The Lease of leader election (`--lease`, a checked name); absent: none. */
+  readonly lease?: string;
   /** Whether the handler stubs also register a validating handler (`kopf-gen init --webhooks`). */
   readonly webhookStubs?: boolean;
 }
@@ -71,7 +73,8 @@ export function describeRegistration(registration: detecting.AdmissionRegistrati
 /** What the Deployment and webhook templates use about the operator's servers. */
 function serversContext(info: ProjectInfo, admission: readonly detecting.AdmissionRegistration[]): object {
   return {
-    args: servers.deploymentArgs(scopeArgs(info.namespaces)),
+    args: servers.deploymentArgs(scopeArgs(info.namespaces), info.lease),
+    lease: info.lease,
     health: servers.HEALTH,
     metrics: servers.METRICS,
     webhooks: admission.length > 0,
@@ -358,7 +361,7 @@ export function generatedFiles(
   });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion, entries)) });
   const names = servers.webhookNames(kubeName(info.name));
-  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins, hasAdmission ? names.managed : undefined);
+  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins, hasAdmission ? names.managed : undefined, info.lease);
   const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || watchedBuiltins.some((resource) => !resource.namespaced);
   files.push({
     path: 'deploy/rbac.yaml',
@@ -370,6 +373,7 @@ export function generatedFiles(
       hasClusterScoped,
       admission: hasAdmission,
       metrics: servers.METRICS,
+      lease: info.lease,
     }),
   });
   if (hasAdmission) {
@@ -386,7 +390,13 @@ export function generatedFiles(
   }
   files.push({
     path: projects.CONFIG_FILE,
-    text: rendering.render('kopf-gen.json', { name: info.name, generatorVersion: info.generatorVersion, crdFiles, namespaces: info.namespaces }),
+    text: rendering.render('kopf-gen.json', {
+      name: info.name,
+      generatorVersion: info.generatorVersion,
+      crdFiles,
+      namespaces: info.namespaces,
+      lease: info.lease,
+    }),
   });
   return files;
 }

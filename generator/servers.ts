@@ -59,13 +59,15 @@ export const WEBHOOKS = {
 /**
  * The operator's command-line arguments in the Deployment: its endpoints on all interfaces of the
  * pod (the kubelet and Prometheus reach it at the pod's IP) — health in plain HTTP, the metrics
- * secure — then its scope.
+ * secure — then its scope, then the Lease of leader election if the project has one (in the pod's
+ * namespace, which deploy/rbac.yaml allows).
  */
-export function deploymentArgs(scopeArgs: readonly string[]): string[] {
+export function deploymentArgs(scopeArgs: readonly string[], lease?: string): string[] {
   return [
     `--liveness=http://0.0.0.0:${HEALTH.port}${HEALTH.livenessPath}`,
     `--metrics=${METRICS.scheme}://0.0.0.0:${METRICS.port}${METRICS.path}`,
     ...scopeArgs,
+    ...(lease !== undefined ? [`--lease=${lease}`] : []),
   ];
 }
 
@@ -148,6 +150,30 @@ export function checkDeployment(text: string, names: WebhookNames): string[] {
     .some((each) => each?.['containerPort'] === WEBHOOKS.port);
   if (!port) missing.push(`the container port ${WEBHOOKS.port} (named ${WEBHOOKS.portName})`);
   return missing;
+}
+
+/**
+ * The Lease a user-owned Deployment's operator container elects its leader on (`--lease=NAME` or
+ * `--lease NAME` in its args), `null` without one, `undefined` when the file cannot be read: so
+ * that `generate` can say when it and the project's `"lease"` (which the RBAC follows) disagree.
+ */
+export function deploymentLease(text: string): string | null | undefined {
+  let documents: unknown[];
+  try {
+    documents = yaml.parseAllDocuments(text).map((document) => document.toJS() as unknown);
+  } catch {
+    return undefined;
+  }
+  const deployment = documents.find((document) => record(document)?.['kind'] === 'Deployment');
+  const containers = list(record(record(record(record(deployment)?.['spec'])?.['template'])?.['spec'])?.['containers']).map(record);
+  const container = containers.find((each) => each?.['name'] === 'operator') ?? containers[0];
+  if (container === undefined) return undefined;
+  const args = list(container['args']).map(String);
+  for (const [index, arg] of args.entries()) {
+    if (arg.startsWith('--lease=')) return arg.slice('--lease='.length);
+    if (arg === '--lease') return args[index + 1] ?? null;
+  }
+  return null;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {

@@ -62,6 +62,7 @@ const ORDERS = {
   'runtime/cogs/configs': ['bounds', 'secrets', 'errors', 'conventions', 'timestamps', 'versions', 'diffbase', 'progress', 'settings'],
   'runtime/cogs/client': [
     'errors',
+    'denials',
     'proxies',
     'credentials',
     'kubeconfigs',

@@ -13,6 +13,8 @@ export interface InitCommandOptions {
   webhooks?: boolean;
   /** `--max-input-mib`, in bytes. */
   maxInputMib?: number;
+  /** `--lease`: the Lease of leader election (in the Deployment's args, with its RBAC). */
+  lease?: string;
 }
 
 /** Runs `kopf-gen init`. */
@@ -27,6 +29,7 @@ export async function run(opts: InitCommandOptions, output: reporting.Output = r
     webhooks: opts.webhooks === true,
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
+    ...(opts.lease !== undefined ? { lease: opts.lease } : {}),
   });
   reporting.printReport(report, output, { verb: 'created' });
 }

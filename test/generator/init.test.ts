@@ -161,7 +161,7 @@ function initEach(directory: string, label: string): void {
     const rules = rulesOf(out);
     for (const crd of served) {
       const scoped = crd.versions[0]!.namespaced ? rules.namespaced : rules.cluster;
-      expect(allows(scoped, crd.group, crd.plural, ['list', 'watch', 'patch']), crd.crdName).toBe(true);
+      expect(allows(scoped, crd.group, crd.plural, ['get', 'list', 'watch', 'patch']), crd.crdName).toBe(true);
     }
   });
 
@@ -428,9 +428,9 @@ describe('a new project', () => {
     await generator.init({ crds: [crdFile, cluster], out });
     const rules = rulesOf(out);
     expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-    expect(allows(rules.namespaced, 'example.com', 'widgets', ['list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.namespaced, 'example.com', 'widgets', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'example.com', 'widgets/status', ['patch'])).toBe(true);
-    expect(allows(rules.cluster, 'example.com', 'gizmos', ['list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.cluster, 'example.com', 'gizmos', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'example.com', 'widgets', ['delete'])).toBe(false);
     expect(allows(rules.namespaced, '', 'events', ['create'])).toBe(true);
     expect(allows(rules.cluster, '', 'namespaces', ['list', 'watch'])).toBe(true);
@@ -523,8 +523,8 @@ describe('a project for chosen namespaces', () => {
     }
     const clusterBindings = rules.documents.filter((document) => document.kind === 'ClusterRoleBinding');
     expect(clusterBindings.map((binding) => binding.roleRef?.name)).toEqual(['scoped-cluster']);
-    expect(allows(rules.namespaced, 'example.com', 'widgets', ['list', 'watch', 'patch'])).toBe(true);
-    expect(allows(rules.cluster, 'example.com', 'gizmos', ['list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.namespaced, 'example.com', 'widgets', ['get', 'list', 'watch', 'patch'])).toBe(true);
+    expect(allows(rules.cluster, 'example.com', 'gizmos', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.cluster, 'apiextensions.k8s.io', 'customresourcedefinitions', ['list', 'watch'])).toBe(true);
   });
 

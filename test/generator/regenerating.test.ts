@@ -196,10 +196,10 @@ describe('RBAC for the built-in kinds the handlers watch', () => {
     );
     const io = ps.capture();
     expect(await cli.main(['generate', '--project', project], io)).toBe(0);
-    expect(verbsOf(project, 'namespaced', '', 'configmaps')).toEqual(['list', 'patch', 'watch']);
-    expect(verbsOf(project, 'cluster', '', 'nodes')).toEqual(['list', 'patch', 'watch']);
+    expect(verbsOf(project, 'namespaced', '', 'configmaps')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbsOf(project, 'cluster', '', 'nodes')).toEqual(['get', 'list', 'patch', 'watch']);
     expect(verbsOf(project, 'cluster', '', 'nodes/status')).toEqual(['patch']);
-    expect(verbsOf(project, 'namespaced', 'example.com', 'widgets')).toEqual(['list', 'patch', 'watch']);
+    expect(verbsOf(project, 'namespaced', 'example.com', 'widgets')).toEqual(['get', 'list', 'patch', 'watch']);
     expect(io.stdout()).toContain('deploy/rbac.yaml covers the built-in resources the handlers watch: configmaps, nodes');
     const after = ps.snapshot(project);
     for (const [file, text] of userFiles) expect(after[file], file).toBe(text);

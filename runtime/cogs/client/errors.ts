@@ -147,10 +147,55 @@ export class ApiUnauthorizedError extends ApiClientError {
   override readonly name = 'ApiUnauthorizedError';
 }
 
-/** 403: not permitted (retried, then escalated: R-AUTH-5). */
+/**
+ * What a 403 says was denied, as the API server's `Status` message spells it (`User "<user>" cannot
+ * <verb> resource "<resource>" in API group "<group>" in the namespace "<ns>"`, or `… at the
+ * cluster scope`, or `cannot <verb> path "<path>"` for non-resource URLs).
+ */
+export interface Denial {
+  readonly user: string;
+  readonly verb: string;
+  /** The resource, with its subresource (`kopfexamples/status`); absent for a non-resource path. */
+  readonly resource?: string;
+  readonly group?: string;
+  /** The namespace; `null` at the cluster scope; absent for a non-resource path. */
+  readonly namespace?: string | null;
+  /** The non-resource path (`/metrics`). */
+  readonly path?: string;
+}
+
+const RESOURCE_DENIAL = /User "((?:[^"\\]|\\.)*)" cannot (\S+) resource "([^"]*)" in API group "([^"]*)" (?:in the namespace "([^"]*)"|at the cluster scope)/;
+const PATH_DENIAL = /User "((?:[^"\\]|\\.)*)" cannot (\S+) path "([^"]*)"/;
+
+/** The denial a 403's message describes, or `undefined` when it is not in the API server's words. */
+export function denialOf(message: string): Denial | undefined {
+  const resource = RESOURCE_DENIAL.exec(message);
+  if (resource !== null) {
+    const [, user, verb, plural, group, namespace] = resource;
+    return { user: user!, verb: verb!, resource: plural!, group: group!, namespace: namespace ?? null };
+  }
+  const path = PATH_DENIAL.exec(message);
+  if (path !== null) return { user: path[1]!, verb: path[2]!, path: path[3]! };
+  return undefined;
+}
+
+/**
+ * 403: the operator's user may not do this (its RBAC lacks a rule). Permanent: not retried, and
+ * reported once per verb, resource and namespace (R-SEC-B1).
+ */
 export class ApiForbiddenError extends ApiClientError {
   override readonly code = 'ApiForbidden' as const;
   override readonly name = 'ApiForbiddenError';
+
+  /** What was denied, from the `Status` message (R-SEC-B1); `undefined` if the message is not the API server's. */
+  get denial(): Denial | undefined {
+    return denialOf(this.message);
+  }
+}
+
+/** Whether an error is a 403 (R-SEC-B1). */
+export function isForbidden(error: unknown): error is ApiForbiddenError {
+  return error instanceof ApiForbiddenError;
 }
 
 /** 404. */

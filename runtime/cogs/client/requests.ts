@@ -3,13 +3,15 @@
  *
  * `request()` sends one non-streaming request and returns the parsed JSON body. Each attempt takes
  * credentials from the vault; an HTTP 401 invalidates them and the request starts over with the
- * next ones (waiting for a re-login if the vault ran empty). Connection errors, timeouts, HTTP 5xx,
- * 403 and 429 are retried after the back-offs of `settings.networking.errorBackoffs` (seconds);
+ * next ones (waiting for a re-login if the vault ran empty). Connection errors, timeouts, HTTP 5xx
+ * and 429 are retried after the back-offs of `settings.networking.errorBackoffs` (seconds);
  * for 429 a longer `Retry-After` wins (or any, with `enforceRetryAfter`). Every failed attempt
  * logs one line at ERROR, `Request attempt #<i>/<n> failed; will retry: <METHOD> <url> -> <error>`
  * or `... failed; escalating: ...` when giving up, where `<error>` is the error's class and a short
  * text (`ConnectionError: connect ECONNREFUSED 127.0.0.1:1`), without a stack trace: the failures
- * are the server's or the network's, not the code's. Other 4xx responses fail at once.
+ * are the server's or the network's, not the code's. Other 4xx responses fail at once; a 403
+ * (the operator's RBAC lacks a rule: no retry fixes it) is reported by `denials` — one ERROR line
+ * per verb, resource and namespace, for requests and streams alike (R-SEC-B1).
  *
  * `openStream()` is the streaming variant used by watches: the same credentials handling, no
  * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
@@ -25,6 +27,7 @@ import type * as settings from '../configs/settings.js';
 import type * as instruments from '../structs/instruments.js';
 import type * as loggers from '../structs/loggers.js';
 import type * as credentials from './credentials.js';
+import * as denials from './denials.js';
 import * as errors from './errors.js';
 import type * as transport from './transport.js';
 
@@ -81,11 +84,27 @@ export function backoffsOf(setting: number | Iterable<number>): { readonly delay
   return { delays: setting, count: undefined };
 }
 
-/** Whether an error is worth retrying (R-AUTH-5). */
+/** Whether an error is worth retrying (R-AUTH-5); never a 403, which is permanent (R-SEC-B1). */
 export function isRetriable(error: unknown): boolean {
   if (error instanceof errors.ConnectionError) return true;
   if (error instanceof errors.ApiServerError) return true;
-  return error instanceof errors.ApiError && (error.status === 403 || error.status === 429 || (error.status >= 500 && error.status < 600));
+  return error instanceof errors.ApiError && (error.status === 429 || (error.status >= 500 && error.status < 600));
+}
+
+/** Builds the error of an HTTP error response, reporting a 403 (R-SEC-B1). */
+function failureOf(
+  ctx: RequestContext,
+  item: credentials.VaultItem,
+  request: ApiRequest,
+  response: transport.TransportResponse,
+  text: string,
+): errors.ApiError {
+  const error = errors.apiErrorFor(response.status, text, { headers: response.headers });
+  if (errors.isForbidden(error)) {
+    const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
+    denials.reportDenial(ctx, ctx.logger, error, { method: request.method, url });
+  }
+  return error;
 }
 
 /**
@@ -143,7 +162,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
     throw error;
   }
   ctx.instruments?.requested(item.info.server, request.method, response.status, since);
-  if (response.status >= 400) throw errors.apiErrorFor(response.status, text, { headers: response.headers });
+  if (response.status >= 400) throw failureOf(ctx, item, request, response, text);
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -350,7 +369,7 @@ export async function openStream(ctx: RequestContext, request: ApiRequest, timeo
     // A stream is reported when its response arrives: its duration is the time to the headers.
     ctx.instruments?.requested(item.info.server, request.method, response.status, since);
     if (response.status < 400) return response;
-    const error = errors.apiErrorFor(response.status, await response.text().catch(() => ''), { headers: response.headers });
+    const error = failureOf(ctx, item, request, response, await response.text().catch(() => ''));
     if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
     ctx.vault.invalidate(item);
   }

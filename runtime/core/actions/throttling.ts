@@ -12,10 +12,14 @@
  * The suspension sleeps are interruptible by the object's *pressure* (a newer event queued,
  * R-QUEUE-3), given as an `AbortSignal`: an interrupted sleep keeps the throttling active and skips
  * the event, so only the newest one is processed when the delay is over.
+ *
+ * A cycle that failed on a 403 (the operator's RBAC lacks a rule) is throttled the same way, but
+ * logged at DEBUG: the client reported the denial once already (R-SEC-B1).
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
+import * as clientErrors from '../../cogs/client/errors.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as errors from './errors.js';
 
@@ -91,7 +95,9 @@ export async function throttled<T>(
     if (delay !== null) {
       throttler.lastUsedDelay = delay;
       throttler.activeUntil = clock.now() + delay * 1000;
-      logger.error(`Throttling for ${delay} seconds due to an unexpected error: ${reprError(error)}`, { error });
+      // A 403 is the RBAC's, reported once by the client (R-SEC-B1): not again for every object.
+      if (clientErrors.isForbidden(error)) logger.debug(`Throttling for ${delay} seconds due to a forbidden request: ${reprError(error)}`);
+      else logger.error(`Throttling for ${delay} seconds due to an unexpected error: ${reprError(error)}`, { error });
     }
     result = { status: 'failed', error };
   }

@@ -132,7 +132,10 @@ export async function keepAlive(scope: PeeringScope, options: KeepAliveOptions):
       } catch (error) {
         if (signal.aborted) break;
         failed = true;
-        scope.logger.error(`Keep-alive in ${what} has failed: ${errors.errorMessage(error)}`);
+        // A 403 was reported once by the client (R-SEC-B1): not again every keep-alive.
+        const line = `Keep-alive in ${what} has failed: ${errors.errorMessage(error)}`;
+        if (clientErrors.isForbidden(error)) scope.logger.debug(line);
+        else scope.logger.error(line);
       }
       const interval = keepAliveInterval(scope.settings.peering.lifetime, random);
       if (!(await aborts.sleepOrAbort(scope.clock, (failed ? Math.min(interval, 10) : interval) * 1000, signal))) break;
@@ -234,7 +237,10 @@ export async function observePeering(scope: PeeringScope, options: ObserverOptio
         await touch(scope, { signal });
       } catch (error) {
         if (signal.aborted) return;
-        logger.error(`Peering evaluation in ${what} has failed: ${errors.errorMessage(error)}`);
+        const line = `Peering evaluation in ${what} has failed: ${errors.errorMessage(error)}`;
+        if (clientErrors.isForbidden(error))
+          logger.debug(line); // reported once by the client (R-SEC-B1)
+        else logger.error(line);
         latest ??= body; // evaluate it again after the back-off
         await aborts.sleepOrAbort(scope.clock, retryDelayOf(options) * 1000, signal);
       } finally {
@@ -257,7 +263,10 @@ export async function observePeering(scope: PeeringScope, options: ObserverOptio
         }
       } catch (error) {
         if (signal.aborted) break;
-        logger.error(`Peering watch in ${what} has failed: ${errors.errorMessage(error)}`);
+        const line = `Peering watch in ${what} has failed: ${errors.errorMessage(error)}`;
+        if (clientErrors.isForbidden(error))
+          logger.debug(line); // reported once by the client (R-SEC-B1)
+        else logger.error(line);
         await aborts.sleepOrAbort(scope.clock, retryDelayOf(options) * 1000, signal);
       }
     }

@@ -15,6 +15,7 @@
  */
 
 import * as clocks from '../../cogs/aio/clocks.js';
+import * as clientErrors from '../../cogs/client/errors.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import * as timestamps from '../../cogs/configs/timestamps.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
@@ -218,9 +219,11 @@ export async function postEvent(options: {
   } catch (error) {
     const { type, reason } = options.event;
     const detail = describeApiError(error);
-    options.logger.warning(
-      `Failed to post an event. Ignoring and continuing. ${detail} ` + `Event: type='${type}', reason='${reason}', message='${String(built.body['message'])}'.`,
-    );
+    const line =
+      `Failed to post an event. Ignoring and continuing. ${detail} ` + `Event: type='${type}', reason='${reason}', message='${String(built.body['message'])}'.`;
+    // A 403 was reported once by the client (R-SEC-B1): not again for every event.
+    if (clientErrors.isForbidden(error)) options.logger.debug(line);
+    else options.logger.warning(line);
     return false;
   }
 }

@@ -507,7 +507,10 @@ async function processChangingCause(
     // lack what we stored, the object is re-read (R-QUEUE-4).
     const current = await reread(cycle);
     if (current === null) return 'interrupted';
-    if (current.metadata?.resourceVersion !== raw.object.metadata?.resourceVersion) {
+    // Not allowed to read it (403, reported once by the client): the event's body is handled as
+    // it is, as Kopf does (R-SEC-B2) — only this watch-gap case then loses its protection.
+    if (current === FORBIDDEN) logger.debug('The object could not be re-read (forbidden): handling the event as it is.');
+    else if (current.metadata?.resourceVersion !== raw.object.metadata?.resourceVersion) {
       logger.debug('The event is older than the object on the server: handling the object as re-read.');
       if (patch.isEmpty()) return { reread: current };
       // Something is pending for this stale body: it goes out first; the handlers wait for its event.
@@ -526,13 +529,21 @@ async function processChangingCause(
   return { delays, changing: true, consistent };
 }
 
-/** The object as the server has it now, or `null` if it is gone (then remembered as vanished). */
-async function reread(cycle: Cycle): Promise<bodies.RawBody | null> {
+/** What `reread` gives when the operator may not read the object (403: no `get` in its RBAC). */
+const FORBIDDEN = 'forbidden';
+
+/**
+ * The object as the server has it now, or `null` if it is gone (then remembered as vanished), or
+ * `FORBIDDEN` when the operator may not read it (R-SEC-B2: the client reported the 403 once; the
+ * callers go on without the re-read instead of failing the cycle over and over).
+ */
+async function reread(cycle: Cycle): Promise<bodies.RawBody | null | typeof FORBIDDEN> {
   const { op, resource, raw } = cycle;
   const meta = raw.object.metadata;
   try {
     return await op.api.get(resource, resource.namespaced ? (meta?.namespace ?? null) : null, meta?.name ?? '', { signal: cycle.signal });
   } catch (error) {
+    if (clientErrors.isForbidden(error)) return FORBIDDEN;
     if (!(error instanceof clientErrors.ApiNotFoundError)) throw error;
     cycle.logger.debug('The object is gone: nothing to handle.');
     if (meta?.uid !== undefined) op.memories.markVanished(meta.uid);
@@ -701,7 +712,8 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   memory.leftoverFns = applied.leftoverFns;
   if (applied.gone) {
     // Its stale events (e.g. of this cycle's earlier requests) must run nothing again (R-PATCH-9):
-    // once a read confirms it is gone (a 404 of a PATCH alone is trusted with nothing forever).
+    // once a read confirms it is gone (a 404 of a PATCH alone is trusted with nothing forever; a
+    // forbidden read confirms nothing, and its DELETED event ends it as usual: R-SEC-B2).
     const uid = cycle.raw.object.metadata?.uid;
     if (applied.readGone && uid !== undefined) op.memories.markVanished(uid);
     else await reread(cycle);

@@ -127,6 +127,37 @@ describe('consistency', () => {
     await op.stop();
     h.genericChecks(op, { object: 'default/kopf-example-3', created: true });
   });
+
+  it('R-SEC-B2 when the re-read after the timeout is forbidden, the event is handled as it is (as Kopf does): no failure, no throttling, one report', async () => {
+    const calls = new Calls();
+    const foreign = foreignChange('kopf-example-4', { cut: true });
+    cluster.auth.authorizer.setRules([{ effect: 'deny', verbs: ['get'], resources: ['kopfexamples'] }]);
+    try {
+      const clock = new VirtualClock({ start: Date.now() });
+      const op = await h.startOperator(cluster, { registry: twohandlers.register(new OperatorRegistry(), calls, { a: foreign.hook }), clock });
+      await h.apply(cluster, h.referenceObject({ name: 'kopf-example-4' }));
+      await h.eventually(() => calls.count('A') >= 1, 'handler A');
+      await cluster.requests.waitFor((r) => r.method === 'PATCH' && r.name === 'kopf-example-4' && r.code === 200);
+      const since = cluster.requests.all.length;
+      await clock.advance(5_500);
+      // The re-read is refused once and not retried; the foreign change's body (without A's record)
+      // is then handled as it is: A runs again — the watch-gap case that `get` protects against.
+      await h.eventually(() => calls.count('A') >= 2, 'handler A on the event as it is');
+      const reads = cluster.requests.all.slice(since).filter((r) => r.method === 'GET' && r.verb === 'get' && r.name === 'kopf-example-4');
+      expect(reads.map((r) => r.code)).toEqual([403]);
+      // Last in this suite: the object is left as it is (the watch is still cut).
+      cluster.faults.clear();
+      await op.stop();
+      expect(
+        op.output.matching(/^Forbidden \(HTTP 403\): user "[^"]+" may not get "kopfexamples\.kopf\.dev" in namespace "default"/).map((e) => e.level),
+      ).toEqual(['ERROR']);
+      expect(op.output.count('Throttling')).toBe(0);
+      expect(op.output.count('Request attempt')).toBe(0);
+    } finally {
+      cluster.auth.authorizer.setRules([]);
+      cluster.faults.clear();
+    }
+  });
 });
 
 describe('JSON-patch conflicts', () => {

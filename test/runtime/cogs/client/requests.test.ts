@@ -66,8 +66,8 @@ describe('R-AUTH-5 back-off schedules', () => {
     [new errors.RequestTimeoutError('slow'), true],
     [errors.apiErrorFor(500, ''), true],
     [errors.apiErrorFor(503, ''), true],
-    [errors.apiErrorFor(403, ''), true],
     [errors.apiErrorFor(429, ''), true],
+    [errors.apiErrorFor(403, ''), false],
     [errors.apiErrorFor(401, ''), false],
     [errors.apiErrorFor(404, ''), false],
     [errors.apiErrorFor(409, ''), false],
@@ -267,13 +267,49 @@ for (const tls of [true, false]) {
       expect(error.details?.retryAfterSeconds).toBe(2);
     });
 
-    it('R-AUTH-5 retries HTTP 403', async () => {
-      fresh();
-      cluster.faults.add({ resource: 'namespaces', verb: 'list', times: 1, action: { respond: { code: 403 } } });
-      const outcome = await drive(clock, listNamespaces());
-      expect(outcome.error).toBeUndefined();
-      expect(outcome.slept).toEqual([1000]);
-      expect(client.logger.messages('error')[0]).toMatch(/^Request attempt #1\/9 failed; will retry: .* -> ApiForbiddenError: /);
+    describe('R-SEC-B1 a 403 is permanent', () => {
+      afterEach(() => cluster.auth.authorizer.setRules([]));
+      const deny = (verbs: string[], resources: string[], namespaces?: string[]): void =>
+        cluster.auth.authorizer.setRules([{ effect: 'deny', apiGroups: [''], resources, verbs, ...(namespaces ? { namespaces } : {}) }]);
+      const reports = (): string[] => client.logger.messages('error').filter((line) => line.startsWith('Forbidden (HTTP 403)'));
+
+      it('R-SEC-B1 a 403 is not retried: one request, no back-off, the error names what was denied', async () => {
+        fresh();
+        deny(['list'], ['namespaces']);
+        const before = nsRequests();
+        const outcome = await drive(clock, listNamespaces());
+        expect(outcome.error).toBeInstanceOf(errors.ApiForbiddenError);
+        expect(outcome.slept).toEqual([]);
+        expect(nsRequests() - before).toBe(1);
+        const error = outcome.error as errors.ApiForbiddenError;
+        expect(error.code).toBe('ApiForbidden');
+        expect(error.denial).toEqual({ user: expect.any(String), verb: 'list', resource: 'namespaces', group: '', namespace: null });
+        expect(client.logger.messages('error').filter((line) => line.startsWith('Request attempt'))).toEqual([]);
+      });
+
+      it('R-SEC-B1 the 403 is reported in one line naming user, verb, resource and namespace, once per verb, resource and namespace', async () => {
+        fresh();
+        deny(['get', 'list'], ['configmaps'], ['default']);
+        for (let i = 0; i < 3; i += 1) await expect(client.api.get(CONFIGMAPS, 'default', `cm-${i}`)).rejects.toBeInstanceOf(errors.ApiForbiddenError);
+        const user = (await client.api.get(CONFIGMAPS, 'default', 'x').catch((e: errors.ApiForbiddenError) => e.denial?.user)) as string;
+        expect(user).toBeTruthy();
+        expect(reports()).toEqual([
+          `Forbidden (HTTP 403): user "${user}" may not get "configmaps" in namespace "default": GET ${urlOf('/api/v1/namespaces/default/configmaps/cm-0')} — the operator's RBAC lacks this permission; not retried. Grant it (deploy/rbac.yaml of a generated project). Reported once per verb, resource and namespace.`,
+        ]);
+        expect(client.logger.messages('debug').filter((line) => line.startsWith('Forbidden (HTTP 403)'))).toHaveLength(3);
+        // Another verb is another report; so is another client (operator).
+        await expect(client.api.list(CONFIGMAPS, 'default')).rejects.toBeInstanceOf(errors.ApiForbiddenError);
+        expect(reports()).toHaveLength(2);
+        expect(reports()[1]).toContain(`may not list "configmaps" in namespace "default"`);
+      });
+
+      it('R-SEC-B1 a 403 opening a watch-stream is reported the same way', async () => {
+        fresh();
+        deny(['watch'], ['namespaces']);
+        await expect(client.api.watch(NAMESPACES, null, { resourceVersion: '1' })).rejects.toBeInstanceOf(errors.ApiForbiddenError);
+        expect(reports()).toHaveLength(1);
+        expect(reports()[0]).toMatch(/^Forbidden \(HTTP 403\): user "[^"]+" may not watch "namespaces" at the cluster scope: GET /);
+      });
     });
 
     it.each([404, 409, 422])('R-AUTH-5 does not retry HTTP %i', async (code) => {
