@@ -155,10 +155,10 @@ describe('failures are LoginErrors naming the plugin', () => {
   const notFound = Object.assign(new Error('spawn get-token ENOENT'), { code: 'ENOENT' });
   const cases: Array<[string, Partial<kubeconfigs.ExecConfig>, execplugins.ProcessResult | Error, string]> = [
     [
-      'a non-zero exit code with the first lines of stderr',
+      'a non-zero exit code with the first line of stderr',
       {},
       { exitCode: 3, stdout: '', stderr: 'error: token expired\n\nrun `login` again\n3\n4\n5\n6\n' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired | run `login` again | 3 | 4 | 5',
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired (and 5 more lines of stderr)',
     ],
     [
       'a kill by a signal',
@@ -176,7 +176,7 @@ describe('failures are LoginErrors naming the plugin', () => {
       'output that is not JSON',
       {},
       { exitCode: 0, stdout: 'Please log in.', stderr: '' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed no ExecCredential JSON: "Please log in.".',
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed invalid ExecCredential JSON (14 bytes).',
     ],
     [
       'another apiVersion than requested',
@@ -315,5 +315,74 @@ describe('a hanging plugin (R-AUTH-7)', () => {
     await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, timeout: null }).authorization();
     expect(seen).toEqual([60_000, 500, undefined]);
     expect(new settings.OperatorSettings().networking.execPluginTimeout).toBe(execplugins.DEFAULT_EXEC_TIMEOUT);
+  });
+});
+
+describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () => {
+  const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.c2lnbmF0dXJl';
+
+  it('R-SEC-F2 trailing output after the ExecCredential is described by its position, never quoted', async () => {
+    const json = JSON.stringify({ apiVersion: V1, kind: 'ExecCredential', status: { token: TOKEN } });
+    const { run } = scripted({ exitCode: 0, stdout: `${json}\n${TOKEN}\n`, stderr: '' });
+    const error = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(errors.LoginError);
+    expect(error.message).toBe(
+      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed invalid ExecCredential JSON at byte ${json.length + 1} (${json.length + TOKEN.length + 2} bytes).`,
+    );
+    for (const part of [TOKEN, ...TOKEN.split('.')]) expect(`${error.message} ${String(error.cause ?? '')}`).not.toContain(part);
+  });
+
+  it('R-SEC-F2 of stderr, one line: the first, cut, with control characters escaped', async () => {
+    const long = `token=${TOKEN}`.padEnd(500, 'x');
+    const { run } = scripted({ exitCode: 1, stdout: '', stderr: `\x1b[31mfailed\x1b[0m\r\n${long}\n` });
+    const error = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe(
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: \\u001b[31mfailed\\u001b[0m (and 1 more line of stderr)',
+    );
+    const { run: runLong } = scripted({ exitCode: 1, stdout: '', stderr: `${long}\n` });
+    const cut = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run: runLong }).authorization().catch((e: unknown) => e)) as Error;
+    expect(cut.message).toBe(
+      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: ${long.slice(0, execplugins.STDERR_SUMMARY)}…`,
+    );
+  });
+
+  it('R-SEC-F2 a real plugin printing without end is killed at the output limit and the login fails', async () => {
+    const dir = tempDir();
+    const command = path.join(dir, 'chatty.sh');
+    // Prints forever (and its child with it): only the limit ends it.
+    fs.writeFileSync(command, `#!/bin/sh\necho $$ > "${dir}/plugin.pid"\nyes ${TOKEN}\n`, { mode: 0o755 });
+    const exec = new execplugins.ExecCredentials(execConfig({ command, args: [] }), USER, CLUSTER, { maxOutput: 64 * 1024, timeout: 30 });
+    const failure = await Promise.race([
+      exec.authorization().catch((error: unknown) => error),
+      new Promise((resolve) => setTimeout(() => resolve(new Error('the plugin still runs after 10 s')), 10_000).unref()),
+    ]);
+    expect(failure).toBeInstanceOf(errors.LoginError);
+    expect((failure as Error).message).toBe(
+      `The exec plugin ${JSON.stringify(command)} of user "me" (/home/me/.kube/config) printed more than 65536 bytes and was killed; an ExecCredential is far smaller.`,
+    );
+    const pid = Number(fs.readFileSync(path.join(dir, 'plugin.pid'), 'utf8'));
+    await eventually(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the plugin to be gone');
+  });
+
+  it('R-SEC-F2 the runner is given the output limit (1 MiB by default)', async () => {
+    const seen: (number | undefined)[] = [];
+    const run: execplugins.ProcessRunner = async (_command, _args, options) => {
+      seen.push(options.maxOutput);
+      return credential({ token: 't' });
+    };
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization();
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, maxOutput: 4096 }).authorization();
+    expect(seen).toEqual([1024 * 1024, 4096]);
+    // A runner that ignores the limit is held to it all the same.
+    await expect(new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, maxOutput: 10 }).authorization()).rejects.toThrow(
+      'printed more than 10 bytes and was killed',
+    );
   });
 });
