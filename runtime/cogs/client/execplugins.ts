@@ -140,7 +140,6 @@ export function stderrSummary(stderr: string): string | undefined {
   if (lines.length === 0) return undefined;
   const first = lines[0]!.trim();
   const cut = first.length > STDERR_SUMMARY ? `${first.slice(0, STDERR_SUMMARY)}…` : first;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
   const escaped = cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return lines.length > 1 ? `${escaped} (and ${lines.length - 1} more line${lines.length > 2 ? 's' : ''} of stderr)` : escaped;
 }
