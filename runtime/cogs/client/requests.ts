@@ -143,6 +143,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
     throw error;
   }
   ctx.instruments?.requested(item.info.server, request.method, response.status, since);
+  if (response.status !== 401) ctx.vault.accepted(item);
   if (response.status >= 400) throw errors.apiErrorFor(response.status, text, { headers: response.headers });
   if (text.trim() === '') return {};
   try {
@@ -349,6 +350,7 @@ export async function openStream(ctx: RequestContext, request: ApiRequest, timeo
     }
     // A stream is reported when its response arrives: its duration is the time to the headers.
     ctx.instruments?.requested(item.info.server, request.method, response.status, since);
+    if (response.status !== 401) ctx.vault.accepted(item);
     if (response.status < 400) return response;
     const error = errors.apiErrorFor(response.status, await response.text().catch(() => ''), { headers: response.headers });
     if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
