@@ -32,9 +32,11 @@ import * as childProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import type * as clocks from '../aio/clocks.js';
 import * as dicts from '../structs/dicts.js';
+import * as certificates from './certificates.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as kubeconfigs from './kubeconfigs.js';
+import * as transport from './transport.js';
 
 /** The ExecCredential API versions understood (v1alpha1 was removed from Kubernetes in 1.24). */
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
@@ -328,6 +330,11 @@ export class ExecCredentials {
     const key = text('clientKeyData');
     if ((certificate === undefined) !== (key === undefined)) return fail('an ExecCredential with only one of clientCertificateData and clientKeyData.');
     if (token === undefined && certificate === undefined) return fail('an ExecCredential with neither a token nor a client certificate.');
+    if (certificate !== undefined && key !== undefined) {
+      // Checked here, by wall time as the server does (R-SEC-F3): not as an OpenSSL error on every connection.
+      const problem = certificates.certificateProblem(transport.pemOf(certificate), transport.pemOf(key), Date.now());
+      if (problem !== undefined) return fail(`a client certificate that ${problem}.`);
+    }
     const timestamp = text('expirationTimestamp');
     const expiration = timestamp === undefined ? undefined : Date.parse(timestamp);
     if (expiration !== undefined && !Number.isFinite(expiration)) return fail(`an invalid expirationTimestamp ${JSON.stringify(timestamp!.slice(0, 40))}.`);

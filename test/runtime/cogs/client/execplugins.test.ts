@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as certs from '../../../../devcluster/auth/certs.js';
 import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
 import * as execplugins from '../../../../runtime/cogs/client/execplugins.js';
@@ -41,6 +42,18 @@ function scripted(...results: Array<execplugins.ProcessResult | Error>): { run: 
   };
   return { run, calls };
 }
+
+/** A real client certificate and key (the checks of R-SEC-F3 look into them), and another key. */
+let PAIR: certs.KeyPairPem;
+let OTHER: certs.KeyPairPem;
+let EXPIRED: certs.KeyPairPem;
+const EXPIRY = new Date(Date.UTC(2024, 5, 30, 12, 0, 0));
+beforeAll(async () => {
+  const ca = await certs.createCertificateAuthority();
+  PAIR = await certs.issueClientCertificate(ca, { username: 'me' });
+  OTHER = await certs.issueClientCertificate(ca, { username: 'other' });
+  EXPIRED = await certs.issueClientCertificate(ca, { username: 'me', notBefore: new Date(Date.UTC(2024, 0, 1)), notAfter: EXPIRY });
+});
 
 function credential(status: Record<string, unknown>, apiVersion = V1): execplugins.ProcessResult {
   return { exitCode: 0, stdout: JSON.stringify({ apiVersion, kind: 'ExecCredential', status }), stderr: '' };
@@ -138,16 +151,17 @@ describe('the credentials and their caching', () => {
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run });
     const both = Promise.all([exec.authorization(), exec.clientCertificate()]);
     await Promise.resolve();
-    release(credential({ token: 't', clientCertificateData: 'CERT', clientKeyData: 'KEY' }));
-    expect(await both).toEqual(['Bearer t', { certificateData: 'CERT', privateKeyData: 'KEY' }]);
+    release(credential({ token: 't', clientCertificateData: PAIR.certPem, clientKeyData: PAIR.keyPem }));
+    expect(await both).toEqual(['Bearer t', { certificateData: PAIR.certPem, privateKeyData: PAIR.keyPem }]);
     expect(runs).toBe(1);
   });
 
   it('a client certificate without a token gives no Authorization header', async () => {
-    const { run } = scripted(credential({ clientCertificateData: 'CERT', clientKeyData: 'KEY' }));
+    const data = { clientCertificateData: Buffer.from(PAIR.certPem).toString('base64'), clientKeyData: Buffer.from(PAIR.keyPem).toString('base64') };
+    const { run } = scripted(credential(data));
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run });
     expect(await exec.authorization()).toBeUndefined();
-    expect(await exec.clientCertificate()).toEqual({ certificateData: 'CERT', privateKeyData: 'KEY' });
+    expect(await exec.clientCertificate()).toEqual({ certificateData: data.clientCertificateData, privateKeyData: data.clientKeyData });
   });
 });
 
@@ -383,6 +397,34 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
     // A runner that ignores the limit is held to it all the same.
     await expect(new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, maxOutput: 10 }).authorization()).rejects.toThrow(
       'printed more than 10 bytes and was killed',
+    );
+  });
+});
+
+describe('a client certificate that cannot work fails the login in words (R-SEC-F3)', () => {
+  const TITLE = 'The exec plugin "get-token" of user "me" (/home/me/.kube/config)';
+  const failure = async (status: Record<string, unknown>): Promise<Error> => {
+    const { run } = scripted(credential(status));
+    return (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).clientCertificate().catch((e: unknown) => e)) as Error;
+  };
+
+  it('R-SEC-F3 a key of another certificate', async () => {
+    const error = await failure({ clientCertificateData: PAIR.certPem, clientKeyData: OTHER.keyPem });
+    expect(error).toBeInstanceOf(errors.LoginError);
+    expect(error.message).toBe(`${TITLE} printed a client certificate that does not match its private key (the key belongs to another certificate).`);
+  });
+
+  it('R-SEC-F3 an expired certificate names its expiry', async () => {
+    const error = await failure({ clientCertificateData: EXPIRED.certPem, clientKeyData: EXPIRED.keyPem });
+    expect(error.message).toBe(`${TITLE} printed a client certificate that expired on 2024-06-30T12:00:00.000Z.`);
+  });
+
+  it('R-SEC-F3 material that is no certificate or no key, without quoting it', async () => {
+    expect((await failure({ clientCertificateData: 'CERT-SECRET', clientKeyData: PAIR.keyPem })).message).toBe(
+      `${TITLE} printed a client certificate that is not a PEM certificate.`,
+    );
+    expect((await failure({ clientCertificateData: PAIR.certPem, clientKeyData: 'KEY-SECRET' })).message).toBe(
+      `${TITLE} printed a client certificate that comes with a key that is not a PEM private key.`,
     );
   });
 });

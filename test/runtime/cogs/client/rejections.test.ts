@@ -168,26 +168,66 @@ describe('R-SEC-F1 against an enforcing devcluster', () => {
     );
     expect((error as Error).message).not.toContain('soon-revoked');
   });
+});
 
-  it('R-SEC-F1 an expired client certificate is rejected with the 401 and the user', async () => {
-    const now = Date.now();
+describe('R-SEC-F3 client certificates that cannot work, against an enforcing devcluster', () => {
+  let cluster: DevCluster;
+  beforeAll(async () => {
+    cluster = await DevCluster.start({ auth: 'enforced' });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  function kubeconfigWith(dir: string, user: Record<string, unknown>): string {
+    const config = YAML.parse(cluster.kubeconfig()) as { users: { name: string; user: unknown }[] };
+    config.users[0]!.user = user;
+    const file = path.join(dir, 'config');
+    fs.writeFileSync(file, YAML.stringify(config));
+    return file;
+  }
+
+  async function failureWith(user: Record<string, unknown>): Promise<{ error: Error; file: string }> {
+    const file = kubeconfigWith(tempDir(), user);
+    const client = await connect({ kubeconfig: file });
+    try {
+      return { error: (await client.list(NAMESPACES).catch((e: unknown) => e)) as Error, file };
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('R-SEC-F3 an expired client certificate names its expiry and the user, not a bare 401', async () => {
+    const notAfter = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
     const pair = await cluster.auth.issueClientCert({
       username: 'cert-user',
       groups: ['system:masters'],
-      notBefore: new Date(now - 7_200_000),
-      notAfter: new Date(now - 3_600_000),
+      notBefore: new Date(notAfter.getTime() - 3_600_000),
+      notAfter,
     });
-    const file = kubeconfigWith(tempDir(), {
-      'client-certificate-data': Buffer.from(pair.certPem).toString('base64'),
-      'client-key-data': Buffer.from(pair.keyPem).toString('base64'),
-    });
-    const error = await connect({ kubeconfig: file })
-      .then(
-        (client) => client.list(NAMESPACES).finally(() => client.close()),
-        (e: unknown) => Promise.reject(e),
-      )
-      .catch((e: unknown) => e);
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'tls.crt'), pair.certPem);
+    fs.writeFileSync(path.join(dir, 'tls.key'), pair.keyPem);
+    const { error, file } = await failureWith({ 'client-certificate': path.join(dir, 'tls.crt'), 'client-key': path.join(dir, 'tls.key') });
     expect(error).toBeInstanceOf(errors.LoginError);
-    expect((error as Error).message).toContain(`as user "devcluster-admin" of ${file}`);
+    expect(error.message).toBe(
+      `The client certificate of user "devcluster-admin" of ${file} (certificatePath ${dir}/tls.crt, privateKeyPath ${dir}/tls.key) ` +
+        `expired on ${notAfter.toISOString()}.`,
+    );
+  });
+
+  it('R-SEC-F3 a certificate with the key of another is one line naming both fields, no OpenSSL error', async () => {
+    const pair = await cluster.auth.issueClientCert({ username: 'cert-user', groups: ['system:masters'] });
+    const other = await cluster.auth.issueClientCert({ username: 'other-user', groups: ['system:masters'] });
+    const { error, file } = await failureWith({
+      'client-certificate-data': Buffer.from(pair.certPem).toString('base64'),
+      'client-key-data': Buffer.from(other.keyPem).toString('base64'),
+    });
+    expect(error).toBeInstanceOf(errors.LoginError);
+    expect(error.message).toBe(
+      `The client certificate of user "devcluster-admin" of ${file} (certificateData, privateKeyData) ` +
+        'does not match its private key (the key belongs to another certificate).',
+    );
+    expect(cluster.requests.all.filter((r) => r.user === 'cert-user' || r.user === 'other-user')).toEqual([]);
   });
 });
