@@ -119,6 +119,15 @@ function reportFailure(ctx: RequestContext, item: credentials.VaultItem, request
   if (!request.signal?.aborted) ctx.instruments?.requested(item.info.server, request.method, null, since);
 }
 
+/**
+ * The TLS handshake limit of new connections, ms (R-SEC-F4). Only for non-streaming requests: the
+ * first of an operator's are these (discovery, the scan), and watches have `watching.connectTimeout`.
+ */
+function handshakeOf(ctx: RequestContext): number | null {
+  const limit = ctx.settings.networking.tlsHandshakeTimeout;
+  return limit == null ? null : limit * 1000;
+}
+
 /** One attempt with given credentials: the parsed JSON body, or an ApiError/ConnectionError. */
 async function attempt(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
   const { body, headers } = bodyOf(request);
@@ -136,6 +145,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
       signal: request.signal,
       totalTimeoutMs: timeout == null ? null : timeout * 1000,
       connectTimeoutMs: connect == null ? null : connect * 1000,
+      handshakeTimeoutMs: handshakeOf(ctx),
     });
     text = await response.text();
   } catch (error) {

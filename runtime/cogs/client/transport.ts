@@ -41,6 +41,11 @@ export interface TransportRequest {
   readonly connectTimeoutMs?: number | null;
   /** Limit of the whole request including reading the body, ms; `null`/absent = none. */
   readonly totalTimeoutMs?: number | null;
+  /**
+   * Limit of the TLS handshake of a new connection, from the TCP connection on, ms; `null`/absent =
+   * none (R-SEC-F4). A server that accepts connections but never answers is named after it.
+   */
+  readonly handshakeTimeoutMs?: number | null;
 }
 
 /** A response whose body is still to be read (once: `text()` or `chunks()`). */
@@ -217,6 +222,22 @@ export class Transport {
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
         timers.push(this.clock.schedule(limit, () => timeOut(`timed out after ${limit} ms`)));
+      }
+
+      if (request.handshakeTimeoutMs != null && this.secure) {
+        const limit = request.handshakeTimeoutMs;
+        const where = `${this.target.hostname}${this.target.port ? `:${this.target.port}` : ''}`;
+        req.once('socket', (socket) => {
+          if (!socket.connecting || over) return;
+          socket.once('connect', () => {
+            if (over) return;
+            const detail = `got no TLS handshake from ${where} within ${limit / 1000} s: the server accepts connections but does not answer (settings.networking.tlsHandshakeTimeout)`;
+            const cancel = this.clock.schedule(limit, () => timeOut(detail));
+            timers.push(cancel);
+            socket.once('secureConnect', cancel);
+            socket.once('close', cancel);
+          });
+        });
       }
 
       if (request.connectTimeoutMs != null) {
