@@ -44,6 +44,12 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
 /** The most bytes of stdout read from a plugin (R-SEC-F2); an ExecCredential is a few KiB. */
 export const MAX_EXEC_OUTPUT = 1024 * 1024;
 
+/**
+ * Words of stderr that may be credentials (R-SEC-F2): 24 or more characters of the Base64, Base64url
+ * and JWT alphabets; those with letters and digits are redacted (paths and prose are not).
+ */
+const CREDENTIAL_LIKE = /[A-Za-z0-9+/=_.~-]{24,}/g;
+
 /** The most bytes of stderr kept (for its first line); the rest is read and dropped. */
 const MAX_EXEC_STDERR = 16 * 1024;
 
@@ -141,7 +147,8 @@ export function stderrSummary(stderr: string): string | undefined {
   const lines = stderr.split('\n').filter((line) => line.trim() !== '');
   if (lines.length === 0) return undefined;
   const first = lines[0]!.trim();
-  const cut = first.length > STDERR_SUMMARY ? `${first.slice(0, STDERR_SUMMARY)}…` : first;
+  const masked = first.replace(CREDENTIAL_LIKE, (word) => (/\d/.test(word) && /[A-Za-z]/.test(word) ? `<${word.length} characters redacted>` : word));
+  const cut = masked.length > STDERR_SUMMARY ? `${masked.slice(0, STDERR_SUMMARY)}…` : masked;
   const escaped = cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return lines.length > 1 ? `${escaped} (and ${lines.length - 1} more line${lines.length > 2 ? 's' : ''} of stderr)` : escaped;
 }

@@ -346,18 +346,18 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
     for (const part of [TOKEN, ...TOKEN.split('.')]) expect(`${error.message} ${String(error.cause ?? '')}`).not.toContain(part);
   });
 
-  it('R-SEC-F2 of stderr, one line: the first, cut, with control characters escaped', async () => {
-    const long = `token=${TOKEN}`.padEnd(500, 'x');
-    const { run } = scripted({ exitCode: 1, stdout: '', stderr: `\x1b[31mfailed\x1b[0m\r\n${long}\n` });
-    const error = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error;
-    expect(error.message).toBe(
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: \\u001b[31mfailed\\u001b[0m (and 1 more line of stderr)',
+  it('R-SEC-F2 of stderr, one line: the first, cut, with control characters escaped and credential-like words redacted', async () => {
+    const failure = async (stderr: string): Promise<string> => {
+      const { run } = scripted({ exitCode: 1, stdout: '', stderr });
+      return ((await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error).message;
+    };
+    const title = 'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: ';
+    expect(await failure(`\x1b[31mfailed\x1b[0m\r\ntoken=${TOKEN}\n`)).toBe(`${title}\\u001b[31mfailed\\u001b[0m (and 1 more line of stderr)`);
+    expect(await failure(`error: the token ${TOKEN} was rejected; see /home/me/.config/get-token/settings.yaml\n`)).toBe(
+      `${title}error: the token <${TOKEN.length} characters redacted> was rejected; see /home/me/.config/get-token/settings.yaml`,
     );
-    const { run: runLong } = scripted({ exitCode: 1, stdout: '', stderr: `${long}\n` });
-    const cut = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run: runLong }).authorization().catch((e: unknown) => e)) as Error;
-    expect(cut.message).toBe(
-      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: ${long.slice(0, execplugins.STDERR_SUMMARY)}…`,
-    );
+    const prose = 'no session; please log in again. '.repeat(20);
+    expect(await failure(prose)).toBe(`${title}${prose.trim().slice(0, execplugins.STDERR_SUMMARY)}…`);
   });
 
   it('R-SEC-F2 a real plugin printing without end is killed at the output limit and the login fails', async () => {
