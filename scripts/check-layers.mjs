@@ -64,6 +64,7 @@ const ORDERS = {
     'errors',
     'proxies',
     'credentials',
+    'certificates',
     'kubeconfigs',
     'scanning',
     'authproviders',

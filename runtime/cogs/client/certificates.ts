@@ -13,6 +13,12 @@
 
 import * as crypto from 'node:crypto';
 
+/** Decodes PEM given as PEM text or as Base64 of PEM. */
+export function pemOf(data: string | Uint8Array): string {
+  const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+  return text.includes('-----BEGIN') ? text : Buffer.from(text, 'base64').toString('utf8');
+}
+
 /**
  * What is wrong with a client certificate and its key (PEM), as a predicate of "the client
  * certificate …", or `undefined` when nothing is.

@@ -36,7 +36,6 @@ import * as certificates from './certificates.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as kubeconfigs from './kubeconfigs.js';
-import * as transport from './transport.js';
 
 /** The ExecCredential API versions understood (v1alpha1 was removed from Kubernetes in 1.24). */
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
@@ -339,7 +338,7 @@ export class ExecCredentials {
     if (token === undefined && certificate === undefined) return fail('an ExecCredential with neither a token nor a client certificate.');
     if (certificate !== undefined && key !== undefined) {
       // Checked here, by wall time as the server does (R-SEC-F3): not as an OpenSSL error on every connection.
-      const problem = certificates.certificateProblem(transport.pemOf(certificate), transport.pemOf(key), Date.now());
+      const problem = certificates.certificateProblem(certificates.pemOf(certificate), certificates.pemOf(key), Date.now());
       if (problem !== undefined) return fail(`a client certificate that ${problem}.`);
     }
     const timestamp = text('expirationTimestamp');

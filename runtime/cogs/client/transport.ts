@@ -76,10 +76,7 @@ export interface BodyListener {
 }
 
 /** Decodes PEM given as PEM text or as Base64 of PEM. */
-export function pemOf(data: string | Uint8Array): string {
-  const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
-  return text.includes('-----BEGIN') ? text : Buffer.from(text, 'base64').toString('utf8');
-}
+export const pemOf = certificates.pemOf;
 
 function material(path: string | undefined, data: string | Uint8Array | undefined): string | undefined {
   if (path != null) return fs.readFileSync(path, 'utf8');
