@@ -65,6 +65,7 @@ const ORDERS = {
     'denials',
     'proxies',
     'credentials',
+    'certificates',
     'kubeconfigs',
     'scanning',
     'authproviders',

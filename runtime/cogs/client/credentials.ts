@@ -10,6 +10,17 @@
  * requests wait until `populate()` refills it; if a re-login brings nothing valid, waiting and
  * later requests fail with `LoginError`.
  *
+ * A login that hands out new credentials after every 401 — an exec plugin, a login handler minting
+ * tokens for an account the cluster no longer accepts — would make that a loop without end (Kopf
+ * only stops re-logins that return the very same credentials). So the vault counts the 401s of
+ * each login in a row (R-SEC-F1): the credentials it re-issues after the first are used at once
+ * (client-go re-runs a plugin whose token was rejected), after the second only once
+ * `REISSUE_BACKOFFS` has passed on the clock; when those are rejected too, the login's credentials
+ * are refused and requests fail with one `LoginError` saying `401 Unauthorized from <server> as
+ * <principal>` and what to do. Any answer other than 401 to a request with a login's credentials
+ * (`accepted()`) ends its streak: a token that worked for an hour and then expired is re-issued as
+ * before.
+ *
  * `logins` produces `ConnectionInfo`s from kubeconfigs and service accounts; `transport` turns
  * them into HTTP agents and headers; `requests` drives the vault.
  */
@@ -73,6 +84,11 @@ export interface ConnectionInfo {
   readonly authorization?: AuthorizationProvider;
   /** Port-specific: a dynamic client certificate (see `ClientCertificateProvider`). */
   readonly clientCertificate?: ClientCertificateProvider;
+  /**
+   * Port-specific: who these credentials authenticate as, for messages — e.g. `user "dev" of
+   * /home/dev/.kube/config` (R-SEC-F1). Default: the login that produced them.
+   */
+  readonly principal?: string;
 }
 
 const PAIRS: ReadonlyArray<readonly [keyof ConnectionInfo, keyof ConnectionInfo]> = [
@@ -148,6 +164,29 @@ function fingerprint(info: ConnectionInfo): string {
 export const OUT_OF_CREDENTIALS = 'Ran out of valid credentials. Consider adding a login handler or a kubeconfig.';
 
 /**
+ * Seconds to wait before using the credentials a login re-issued after its 1st, 2nd, … 401 in a
+ * row (R-SEC-F1); once they are used up, the next rejection is the login's last.
+ */
+export const REISSUE_BACKOFFS: readonly number[] = [0, 5];
+
+/** What a rejected login is told to do (the end of the `401 Unauthorized …` message). */
+const ADVICE =
+  'Renew or fix these credentials (a revoked or expired token, a client certificate the cluster does not trust, a plugin or login handler ' +
+  'that logs in to another account), then restart the operator.';
+
+/** The 401s in a row of one login (by its key), and the last credentials rejected. */
+interface Streak {
+  count: number;
+  at: number;
+  info: Readonly<ConnectionInfo>;
+}
+
+/** Who credentials authenticate as, for messages. */
+function principalOf(key: string, info: ConnectionInfo): string {
+  return info.principal ?? `the credentials of login ${JSON.stringify(key)}`;
+}
+
+/**
  * The credentials vault of R-AUTH-3 (Kopf: `credentials.Vault`).
  *
  * States: *waiting* (initially, and after the last credentials were invalidated or expired —
@@ -169,13 +208,28 @@ export class Vault {
   private exhausted = false;
   private exhaustion: string | undefined;
   private readonly waiters = new Set<() => void>();
-  private readonly clock: Pick<clocks.Clock, 'now'>;
+  private readonly clock: Pick<clocks.Clock, 'now'> & Partial<Pick<clocks.Clock, 'schedule'>>;
   private readonly random: () => number;
+  private readonly backoffs: readonly number[];
+  /** The 401s in a row, by login key (R-SEC-F1). */
+  private readonly streaks = new Map<string, Streak>();
+  /** Re-issued credentials not to be used before the time given (ms), by item. */
+  private readonly held = new Map<VaultItem, number>();
 
-  /** @param options.clock for expiry checks (default wall time); @param options.random for tie-breaking. */
-  constructor(options?: { readonly clock?: Pick<clocks.Clock, 'now'>; readonly random?: () => number }) {
-    this.clock = options?.clock ?? { now: () => Date.now() };
+  /**
+   * @param options.clock for expiry checks and the back-offs of re-issued credentials (default wall
+   *   time and real timers; without `schedule`, no back-off).
+   * @param options.random for tie-breaking.
+   * @param options.reissueBackoffs see `REISSUE_BACKOFFS` (seconds).
+   */
+  constructor(options?: {
+    readonly clock?: Pick<clocks.Clock, 'now'> & Partial<Pick<clocks.Clock, 'schedule'>>;
+    readonly random?: () => number;
+    readonly reissueBackoffs?: readonly number[];
+  }) {
+    this.clock = options?.clock ?? { now: () => Date.now(), schedule: (ms, callback) => clearer(setTimeout(callback, ms)) };
     this.random = options?.random ?? Math.random;
+    this.backoffs = options?.reissueBackoffs ?? REISSUE_BACKOFFS;
   }
 
   /** The valid, unexpired credentials currently held, highest priority first. */
@@ -190,7 +244,8 @@ export class Vault {
    * afterwards, it becomes exhausted: waiting and later `select()` calls fail with `LoginError`.
    *
    * @param options.reason the message of that `LoginError` if the vault stays empty (default
-   *   `OUT_OF_CREDENTIALS`), e.g. what the built-in logins looked for and did not find.
+   *   `OUT_OF_CREDENTIALS`), e.g. what the built-in logins looked for and did not find. When
+   *   credentials were refused for their 401s (R-SEC-F1), the message says that instead.
    */
   populate(
     entries: Readonly<Record<string, ConnectionInfo | null | undefined>> | Iterable<readonly [string, ConnectionInfo | null | undefined]>,
@@ -198,19 +253,50 @@ export class Vault {
   ): number {
     const pairs = Symbol.iterator in entries ? [...(entries as Iterable<readonly [string, ConnectionInfo | null | undefined]>)] : Object.entries(entries);
     let accepted = 0;
+    let refusal: string | undefined;
     for (const [key, raw] of pairs) {
       if (raw == null) continue;
       const info = connectionInfo(raw);
-      if (this.invalid.has(fingerprint(info)) || this.isExpired(info)) continue;
+      const streak = this.streaks.get(key);
+      if (this.invalid.has(fingerprint(info))) {
+        if (streak) refusal ??= this.refusal(key, streak, 'and the login gave the same ones again.');
+        continue;
+      }
+      if (this.isExpired(info)) continue;
+      if (streak && streak.count > this.backoffs.length) {
+        const times = `${streak.count} times in a row, also those the login re-issued after each 401.`;
+        refusal ??= this.refusal(key, streak, times);
+        continue;
+      }
       this.items = this.items.filter((item) => item.key !== key);
-      this.items.push(Object.freeze({ key, info }));
+      const item: VaultItem = Object.freeze({ key, info });
+      this.items.push(item);
+      if (streak) this.hold(item, streak.at + (this.backoffs[streak.count - 1] ?? 0) * 1000);
       accepted += 1;
     }
+    for (const item of this.held.keys()) if (!this.items.includes(item)) this.held.delete(item);
     this.expire();
     this.exhausted = this.items.length === 0;
-    this.exhaustion = options?.reason;
+    this.exhaustion = refusal ?? options?.reason;
     this.sync();
     return accepted;
+  }
+
+  /** The one line of a login refused for its 401s (R-SEC-F1). */
+  private refusal(key: string, streak: Streak, why: string): string {
+    const server = streak.info.server.replace(/\/+$/, '');
+    const rejected = streak.count === 1 ? `rejected these credentials, ${why}` : `rejected the credentials ${why}`;
+    return `401 Unauthorized from ${server} as ${principalOf(key, streak.info)}: the API server ${rejected} ${ADVICE}`;
+  }
+
+  /** Keeps re-issued credentials from use until `until` (ms on the clock), if the clock can wake us. */
+  private hold(item: VaultItem, until: number): void {
+    const delay = until - this.clock.now();
+    if (delay <= 0 || this.clock.schedule === undefined) return;
+    this.held.set(item, until);
+    this.clock.schedule(delay, () => {
+      if (this.held.delete(item)) this.sync();
+    });
   }
 
   /**
@@ -232,7 +318,7 @@ export class Vault {
   /** `select()` without waiting: credentials if the vault holds valid ones now, else `undefined`. */
   selectNow(): VaultItem | undefined {
     this.expire();
-    const items = this.items;
+    const items = this.held.size === 0 ? this.items : this.items.filter((item) => !this.held.has(item));
     if (items.length === 0) return undefined;
     if (items.length === 1) return items[0];
     const top = Math.max(...items.map((item) => item.info.priority ?? 0));
@@ -241,13 +327,29 @@ export class Vault {
   }
 
   /**
-   * Marks credentials as invalid (e.g. after HTTP 401): they are removed and never accepted again.
-   * If nothing is left, the vault becomes depleted and requests wait for a re-login.
+   * Marks credentials as invalid (e.g. after HTTP 401): they are removed and never accepted again,
+   * and their login's streak of 401s grows by one (R-SEC-F1). If nothing is left, the vault becomes
+   * depleted and requests wait for a re-login.
    */
   invalidate(item: VaultItem): void {
-    this.invalid.add(fingerprint(item.info));
-    this.items = this.items.filter((other) => fingerprint(other.info) !== fingerprint(item.info));
+    const print = fingerprint(item.info);
+    if (!this.invalid.has(print)) {
+      // Concurrent requests with the same credentials all get a 401: it counts once.
+      this.invalid.add(print);
+      const streak = this.streaks.get(item.key);
+      this.streaks.set(item.key, { count: (streak?.count ?? 0) + 1, at: this.clock.now(), info: item.info });
+    }
+    this.items = this.items.filter((other) => fingerprint(other.info) !== print);
+    this.held.delete(item);
     this.sync();
+  }
+
+  /**
+   * Reports an answer other than 401 to a request with these credentials: the API server accepts
+   * them, so their login's streak of 401s is over (R-SEC-F1). Cheap when there is no streak.
+   */
+  accepted(item: VaultItem): void {
+    if (this.streaks.size > 0 && this.streaks.has(item.key) && this.items.includes(item)) this.streaks.delete(item.key);
   }
 
   /** Whether these credentials were invalidated before. */
@@ -263,13 +365,15 @@ export class Vault {
     // Called for every request: allocate only when something did expire.
     if (!this.items.some((item) => this.isExpired(item.info))) return;
     this.items = this.items.filter((item) => !this.isExpired(item.info));
+    for (const item of this.held.keys()) if (!this.items.includes(item)) this.held.delete(item);
     this.sync();
   }
 
   private sync(): void {
     const empty = this.items.length === 0;
     if (!empty) this.exhausted = false;
-    this.readiness.turnTo(!empty);
+    // Held credentials keep a re-login away, but are no credentials to use yet.
+    this.readiness.turnTo(this.items.some((item) => !this.held.has(item)));
     this.depleted.turnTo(empty);
     for (const wake of [...this.waiters]) wake();
   }
@@ -289,4 +393,10 @@ export class Vault {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** A real timer's canceller (the default clock's `schedule`). */
+function clearer(timer: ReturnType<typeof setTimeout>): () => void {
+  timer.unref();
+  return () => clearTimeout(timer);
 }

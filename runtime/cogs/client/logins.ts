@@ -55,6 +55,7 @@ export function loginWithServiceAccount(options?: { readonly folder?: string; re
   const info: Mutable<credentials.ConnectionInfo> = {
     server: (options?.server ?? IN_CLUSTER_SERVER).replace(/\/$/, ''),
     priority: PRIORITY_OF_SERVICE_ACCOUNT,
+    principal: `the service account of ${tokenPath}`,
   };
   if (fs.existsSync(caPath)) info.caPath = caPath;
   const token = readTrimmed(tokenPath);
@@ -121,8 +122,20 @@ export function connectionFromKubeConfig(
   if (cluster.proxyUrl) info.proxyUrl = cluster.proxyUrl;
   if (cluster.tlsServerName) info.tlsServerName = cluster.tlsServerName;
   if (user) Object.assign(info, userFields(user, cluster, options.plugins));
+  info.principal = principalOf(user, context);
   if (context.namespace) info.defaultNamespace = context.namespace;
   return info;
+}
+
+/** Who a context's credentials authenticate as, for messages (R-SEC-F1). */
+function principalOf(user: kubeconfigs.KubeconfigUser | undefined, context: { readonly name: string; readonly source?: string }): string {
+  if (!user) return `no user (context ${JSON.stringify(context.name)})`;
+  const how = user.exec
+    ? ` (exec plugin ${JSON.stringify(user.exec.command)})`
+    : user.authProvider
+      ? ` (auth-provider ${JSON.stringify(user.authProvider.name)})`
+      : '';
+  return `user ${JSON.stringify(user.name)} of ${user.source}${how}`;
 }
 
 /** The ConnectionInfo fields of a user entry. */

@@ -138,6 +138,15 @@ function reportFailure(ctx: RequestContext, item: credentials.VaultItem, request
   if (!request.signal?.aborted) ctx.instruments?.requested(item.info.server, request.method, null, since);
 }
 
+/**
+ * The TLS handshake limit of new connections, ms (R-SEC-F4). Only for non-streaming requests: the
+ * first of an operator's are these (discovery, the scan), and watches have `watching.connectTimeout`.
+ */
+function handshakeOf(ctx: RequestContext): number | null {
+  const limit = ctx.settings.networking.tlsHandshakeTimeout;
+  return limit == null ? null : limit * 1000;
+}
+
 /** One attempt with given credentials: the parsed JSON body, or an ApiError/ConnectionError. */
 async function attempt(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
   const { body, headers } = bodyOf(request);
@@ -155,6 +164,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
       signal: request.signal,
       totalTimeoutMs: timeout == null ? null : timeout * 1000,
       connectTimeoutMs: connect == null ? null : connect * 1000,
+      handshakeTimeoutMs: handshakeOf(ctx),
     });
     text = await response.text();
   } catch (error) {
@@ -162,6 +172,7 @@ async function attempt(ctx: RequestContext, item: credentials.VaultItem, request
     throw error;
   }
   ctx.instruments?.requested(item.info.server, request.method, response.status, since);
+  if (response.status !== 401) ctx.vault.accepted(item);
   if (response.status >= 400) throw failureOf(ctx, item, request, response, text);
   if (text.trim() === '') return {};
   try {
@@ -368,6 +379,7 @@ export async function openStream(ctx: RequestContext, request: ApiRequest, timeo
     }
     // A stream is reported when its response arrives: its duration is the time to the headers.
     ctx.instruments?.requested(item.info.server, request.method, response.status, since);
+    if (response.status !== 401) ctx.vault.accepted(item);
     if (response.status < 400) return response;
     const error = failureOf(ctx, item, request, response, await response.text().catch(() => ''));
     if (!(error instanceof errors.ApiUnauthorizedError)) throw error;

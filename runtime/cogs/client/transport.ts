@@ -9,7 +9,9 @@
  * streamed bodies through `chunks()`.
  *
  * Network failures become `errors.ConnectionError`; timeouts `errors.RequestTimeoutError`; an
- * aborted caller signal rejects with the signal's reason. Proxies (the credentials' `proxyUrl`, or
+ * aborted caller signal rejects with the signal's reason. A client certificate that cannot work —
+ * without its key, not matching it, expired — is a `LoginError` naming the credentials' principal
+ * when the transport is made (R-SEC-F3), not an OpenSSL error on every connection. Proxies (the credentials' `proxyUrl`, or
  * the environment's when `trustEnv`) are chosen by `proxies`.
  */
 
@@ -18,6 +20,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as versions from '../configs/versions.js';
 import type * as clocks from '../aio/clocks.js';
+import * as certificates from './certificates.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import * as proxies from './proxies.js';
@@ -38,6 +41,11 @@ export interface TransportRequest {
   readonly connectTimeoutMs?: number | null;
   /** Limit of the whole request including reading the body, ms; `null`/absent = none. */
   readonly totalTimeoutMs?: number | null;
+  /**
+   * Limit of the TLS handshake of a new connection, from the TCP connection on, ms; `null`/absent =
+   * none (R-SEC-F4). A server that accepts connections but never answers is named after it.
+   */
+  readonly handshakeTimeoutMs?: number | null;
 }
 
 /** A response whose body is still to be read (once: `text()` or `chunks()`). */
@@ -68,10 +76,7 @@ export interface BodyListener {
 }
 
 /** Decodes PEM given as PEM text or as Base64 of PEM. */
-export function pemOf(data: string | Uint8Array): string {
-  const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
-  return text.includes('-----BEGIN') ? text : Buffer.from(text, 'base64').toString('utf8');
-}
+export const pemOf = certificates.pemOf;
 
 function material(path: string | undefined, data: string | Uint8Array | undefined): string | undefined {
   if (path != null) return fs.readFileSync(path, 'utf8');
@@ -125,6 +130,7 @@ export class Transport {
   /**
    * @param options.trustEnv use proxies from environment variables (also enabled by `info.trustEnv`).
    * @throws errors.InvalidConnectionInfoError for an unusable proxy URL.
+   * @throws errors.LoginError for a client certificate that cannot work (see `checkClientCertificate`).
    */
   constructor(
     readonly info: credentials.ConnectionInfo,
@@ -143,11 +149,14 @@ export class Transport {
     } catch (cause) {
       throw new errors.InvalidConnectionInfoError(`Unusable proxy for ${this.server}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }
+    const cert = material(info.certificatePath, info.certificateData);
+    const key = material(info.privateKeyPath, info.privateKeyData);
+    if (this.secure) checkClientCertificate(info, cert, key);
     const tlsOptions: https.AgentOptions = {
       keepAlive: true,
       ca: material(info.caPath, info.caData),
-      cert: material(info.certificatePath, info.certificateData),
-      key: material(info.privateKeyPath, info.privateKeyData),
+      cert,
+      key,
       rejectUnauthorized: !info.insecure,
       servername: info.tlsServerName,
     };
@@ -210,6 +219,22 @@ export class Transport {
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
         timers.push(this.clock.schedule(limit, () => timeOut(`timed out after ${limit} ms`)));
+      }
+
+      if (request.handshakeTimeoutMs != null && this.secure) {
+        const limit = request.handshakeTimeoutMs;
+        const where = `${this.target.hostname}${this.target.port ? `:${this.target.port}` : ''}`;
+        req.once('socket', (socket) => {
+          if (!socket.connecting || over) return;
+          socket.once('connect', () => {
+            if (over) return;
+            const detail = `got no TLS handshake from ${where} within ${limit / 1000} s: the server accepts connections but does not answer (settings.networking.tlsHandshakeTimeout)`;
+            const cancel = this.clock.schedule(limit, () => timeOut(detail));
+            timers.push(cancel);
+            socket.once('secureConnect', cancel);
+            socket.once('close', cancel);
+          });
+        });
       }
 
       if (request.connectTimeoutMs != null) {
@@ -336,6 +361,25 @@ export class Transport {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * Checks the static client certificate of credentials (R-SEC-F3): both parts or none, a key that is
+ * the certificate's, within its validity period (by wall time: the server judges it by its own
+ * clock, not by the operator's scheduling clock).
+ *
+ * @throws errors.LoginError naming the principal and the fields, e.g. `The client certificate of
+ *   user "dev" of /home/dev/.kube/config (certificatePath /certs/dev.crt) expired on 2030-01-01T00:00:00.000Z.`
+ */
+export function checkClientCertificate(info: credentials.ConnectionInfo, cert: string | undefined, key: string | undefined): void {
+  if (cert === undefined && key === undefined) return;
+  const who = info.principal ?? `the credentials for ${info.server}`;
+  const certFrom = info.certificatePath !== undefined ? `certificatePath ${info.certificatePath}` : 'certificateData';
+  const keyFrom = info.privateKeyPath !== undefined ? `privateKeyPath ${info.privateKeyPath}` : 'privateKeyData';
+  if (key === undefined) throw new errors.LoginError(`The client certificate of ${who} (${certFrom}) comes without its private key.`);
+  if (cert === undefined) throw new errors.LoginError(`The private key of ${who} (${keyFrom}) comes without its client certificate.`);
+  const problem = certificates.certificateProblem(cert, key, Date.now());
+  if (problem !== undefined) throw new errors.LoginError(`The client certificate of ${who} (${certFrom}, ${keyFrom}) ${problem}.`);
 }
 
 /**

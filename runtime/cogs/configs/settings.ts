@@ -293,6 +293,12 @@ export class NetworkingSettings {
    * fails (R-AUTH-7); `null` = no limit (as kubectl). Default 60 s.
    */
   execPluginTimeout: number | null = 60;
+  /**
+   * Seconds the TLS handshake of a new connection may take, from the TCP connection on (R-SEC-F4;
+   * client-go's default): a server that accepts connections but never answers fails the request
+   * then, naming its address, rather than at `requestTimeout`. `null` = no limit (as Kopf). Default 10 s.
+   */
+  tlsHandshakeTimeout: number | null = 10;
 }
 
 /** Where the operator keeps its state on objects (R-STORAGE, R-FINAL). */

@@ -133,6 +133,8 @@ describe('R-AUTH-3 Vault', () => {
     const waiting = vault.select();
     expect(vault.populate({ a: { server: SERVER, token: 'a' } })).toBe(0);
     await expect(waiting).rejects.toBeInstanceOf(errors.LoginError);
+    await expect(vault.select()).rejects.toThrow(/^401 Unauthorized from /);
+    vault.populate({ a: null });
     await expect(vault.select()).rejects.toThrow(credentials.OUT_OF_CREDENTIALS);
     vault.populate({ b: { server: SERVER, token: 'b' } });
     expect((await vault.select()).key).toBe('b');

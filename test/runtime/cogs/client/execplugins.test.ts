@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as certs from '../../../../devcluster/auth/certs.js';
 import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
 import * as execplugins from '../../../../runtime/cogs/client/execplugins.js';
@@ -41,6 +42,18 @@ function scripted(...results: Array<execplugins.ProcessResult | Error>): { run: 
   };
   return { run, calls };
 }
+
+/** A real client certificate and key (the checks of R-SEC-F3 look into them), and another key. */
+let PAIR: certs.KeyPairPem;
+let OTHER: certs.KeyPairPem;
+let EXPIRED: certs.KeyPairPem;
+const EXPIRY = new Date(Date.UTC(2024, 5, 30, 12, 0, 0));
+beforeAll(async () => {
+  const ca = await certs.createCertificateAuthority();
+  PAIR = await certs.issueClientCertificate(ca, { username: 'me' });
+  OTHER = await certs.issueClientCertificate(ca, { username: 'other' });
+  EXPIRED = await certs.issueClientCertificate(ca, { username: 'me', notBefore: new Date(Date.UTC(2024, 0, 1)), notAfter: EXPIRY });
+});
 
 function credential(status: Record<string, unknown>, apiVersion = V1): execplugins.ProcessResult {
   return { exitCode: 0, stdout: JSON.stringify({ apiVersion, kind: 'ExecCredential', status }), stderr: '' };
@@ -138,16 +151,17 @@ describe('the credentials and their caching', () => {
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run });
     const both = Promise.all([exec.authorization(), exec.clientCertificate()]);
     await Promise.resolve();
-    release(credential({ token: 't', clientCertificateData: 'CERT', clientKeyData: 'KEY' }));
-    expect(await both).toEqual(['Bearer t', { certificateData: 'CERT', privateKeyData: 'KEY' }]);
+    release(credential({ token: 't', clientCertificateData: PAIR.certPem, clientKeyData: PAIR.keyPem }));
+    expect(await both).toEqual(['Bearer t', { certificateData: PAIR.certPem, privateKeyData: PAIR.keyPem }]);
     expect(runs).toBe(1);
   });
 
   it('a client certificate without a token gives no Authorization header', async () => {
-    const { run } = scripted(credential({ clientCertificateData: 'CERT', clientKeyData: 'KEY' }));
+    const data = { clientCertificateData: Buffer.from(PAIR.certPem).toString('base64'), clientKeyData: Buffer.from(PAIR.keyPem).toString('base64') };
+    const { run } = scripted(credential(data));
     const exec = new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run });
     expect(await exec.authorization()).toBeUndefined();
-    expect(await exec.clientCertificate()).toEqual({ certificateData: 'CERT', privateKeyData: 'KEY' });
+    expect(await exec.clientCertificate()).toEqual({ certificateData: data.clientCertificateData, privateKeyData: data.clientKeyData });
   });
 });
 
@@ -155,10 +169,10 @@ describe('failures are LoginErrors naming the plugin', () => {
   const notFound = Object.assign(new Error('spawn get-token ENOENT'), { code: 'ENOENT' });
   const cases: Array<[string, Partial<kubeconfigs.ExecConfig>, execplugins.ProcessResult | Error, string]> = [
     [
-      'a non-zero exit code with the first lines of stderr',
+      'a non-zero exit code with the first line of stderr',
       {},
       { exitCode: 3, stdout: '', stderr: 'error: token expired\n\nrun `login` again\n3\n4\n5\n6\n' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired | run `login` again | 3 | 4 | 5',
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 3: error: token expired (and 5 more lines of stderr)',
     ],
     [
       'a kill by a signal',
@@ -176,7 +190,7 @@ describe('failures are LoginErrors naming the plugin', () => {
       'output that is not JSON',
       {},
       { exitCode: 0, stdout: 'Please log in.', stderr: '' },
-      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed no ExecCredential JSON: "Please log in.".',
+      'The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed invalid ExecCredential JSON (14 bytes).',
     ],
     [
       'another apiVersion than requested',
@@ -315,5 +329,102 @@ describe('a hanging plugin (R-AUTH-7)', () => {
     await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, timeout: null }).authorization();
     expect(seen).toEqual([60_000, 500, undefined]);
     expect(new settings.OperatorSettings().networking.execPluginTimeout).toBe(execplugins.DEFAULT_EXEC_TIMEOUT);
+  });
+});
+
+describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () => {
+  const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.c2lnbmF0dXJl';
+
+  it('R-SEC-F2 trailing output after the ExecCredential is described by its position, never quoted', async () => {
+    const json = JSON.stringify({ apiVersion: V1, kind: 'ExecCredential', status: { token: TOKEN } });
+    const { run } = scripted({ exitCode: 0, stdout: `${json}\n${TOKEN}\n`, stderr: '' });
+    const error = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(errors.LoginError);
+    expect(error.message).toBe(
+      `The exec plugin "get-token" of user "me" (/home/me/.kube/config) printed invalid ExecCredential JSON at byte ${json.length + 1} (${json.length + TOKEN.length + 2} bytes).`,
+    );
+    for (const part of [TOKEN, ...TOKEN.split('.')]) expect(`${error.message} ${String(error.cause ?? '')}`).not.toContain(part);
+  });
+
+  it('R-SEC-F2 of stderr, one line: the first, cut, with control characters escaped and credential-like words redacted', async () => {
+    const failure = async (stderr: string): Promise<string> => {
+      const { run } = scripted({ exitCode: 1, stdout: '', stderr });
+      return ((await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error).message;
+    };
+    const title = 'The exec plugin "get-token" of user "me" (/home/me/.kube/config) exited with code 1: ';
+    expect(await failure(`\x1b[31mfailed\x1b[0m\r\ntoken=${TOKEN}\n`)).toBe(`${title}\\u001b[31mfailed\\u001b[0m (and 1 more line of stderr)`);
+    expect(await failure(`error: the token ${TOKEN} was rejected; see /home/me/.config/get-token/settings.yaml\n`)).toBe(
+      `${title}error: the token <${TOKEN.length} characters redacted> was rejected; see /home/me/.config/get-token/settings.yaml`,
+    );
+    const prose = 'no session; please log in again. '.repeat(20);
+    expect(await failure(prose)).toBe(`${title}${prose.trim().slice(0, execplugins.STDERR_SUMMARY)}…`);
+  });
+
+  it('R-SEC-F2 a real plugin printing without end is killed at the output limit and the login fails', async () => {
+    const dir = tempDir();
+    const command = path.join(dir, 'chatty.sh');
+    // Prints forever (and its child with it): only the limit ends it.
+    fs.writeFileSync(command, `#!/bin/sh\necho $$ > "${dir}/plugin.pid"\nyes ${TOKEN}\n`, { mode: 0o755 });
+    const exec = new execplugins.ExecCredentials(execConfig({ command, args: [] }), USER, CLUSTER, { maxOutput: 64 * 1024, timeout: 30 });
+    const failure = await Promise.race([
+      exec.authorization().catch((error: unknown) => error),
+      new Promise((resolve) => setTimeout(() => resolve(new Error('the plugin still runs after 10 s')), 10_000).unref()),
+    ]);
+    expect(failure).toBeInstanceOf(errors.LoginError);
+    expect((failure as Error).message).toBe(
+      `The exec plugin ${JSON.stringify(command)} of user "me" (/home/me/.kube/config) printed more than 65536 bytes and was killed; an ExecCredential is far smaller.`,
+    );
+    const pid = Number(fs.readFileSync(path.join(dir, 'plugin.pid'), 'utf8'));
+    await eventually(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the plugin to be gone');
+  });
+
+  it('R-SEC-F2 the runner is given the output limit (1 MiB by default)', async () => {
+    const seen: (number | undefined)[] = [];
+    const run: execplugins.ProcessRunner = async (_command, _args, options) => {
+      seen.push(options.maxOutput);
+      return credential({ token: 't' });
+    };
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization();
+    await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, maxOutput: 4096 }).authorization();
+    expect(seen).toEqual([1024 * 1024, 4096]);
+    // A runner that ignores the limit is held to it all the same.
+    await expect(new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run, maxOutput: 10 }).authorization()).rejects.toThrow(
+      'printed more than 10 bytes and was killed',
+    );
+  });
+});
+
+describe('a client certificate that cannot work fails the login in words (R-SEC-F3)', () => {
+  const TITLE = 'The exec plugin "get-token" of user "me" (/home/me/.kube/config)';
+  const failure = async (status: Record<string, unknown>): Promise<Error> => {
+    const { run } = scripted(credential(status));
+    return (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).clientCertificate().catch((e: unknown) => e)) as Error;
+  };
+
+  it('R-SEC-F3 a key of another certificate', async () => {
+    const error = await failure({ clientCertificateData: PAIR.certPem, clientKeyData: OTHER.keyPem });
+    expect(error).toBeInstanceOf(errors.LoginError);
+    expect(error.message).toBe(`${TITLE} printed a client certificate that does not match its private key (the key belongs to another certificate).`);
+  });
+
+  it('R-SEC-F3 an expired certificate names its expiry', async () => {
+    const error = await failure({ clientCertificateData: EXPIRED.certPem, clientKeyData: EXPIRED.keyPem });
+    expect(error.message).toBe(`${TITLE} printed a client certificate that expired on 2024-06-30T12:00:00.000Z.`);
+  });
+
+  it('R-SEC-F3 material that is no certificate or no key, without quoting it', async () => {
+    expect((await failure({ clientCertificateData: 'CERT-SECRET', clientKeyData: PAIR.keyPem })).message).toBe(
+      `${TITLE} printed a client certificate that is not a PEM certificate.`,
+    );
+    expect((await failure({ clientCertificateData: PAIR.certPem, clientKeyData: 'KEY-SECRET' })).message).toBe(
+      `${TITLE} printed a client certificate that comes with a key that is not a PEM private key.`,
+    );
   });
 });

@@ -80,6 +80,7 @@ describe('merging and paths (kubectl rules)', () => {
       token: 'first',
       defaultNamespace: 'ns',
       priority: logins.PRIORITY_OF_KUBECONFIG,
+      principal: `user "u" of ${at('one')}`,
     });
   });
 
@@ -102,6 +103,7 @@ describe('merging and paths (kubectl rules)', () => {
       certificatePath: path.join(dir, 'b/tls.crt'),
       privateKeyPath: path.join(dir, 'keys/tls.key'),
       token: 'from-file',
+      principal: `user "u" of ${at('b/config')}`,
     });
   });
 
@@ -135,7 +137,12 @@ describe('merging and paths (kubectl rules)', () => {
         current: 'x',
       }),
     });
-    expect(logins.loginWithKubeconfig({ paths: [at('config')], context: 'y' })).toEqual({ server: 'https://d', defaultNamespace: 'why', priority: 10 });
+    expect(logins.loginWithKubeconfig({ paths: [at('config')], context: 'y' })).toEqual({
+      server: 'https://d',
+      defaultNamespace: 'why',
+      priority: 10,
+      principal: 'no user (context "y")',
+    });
   });
 
   it('tls-server-name is carried to the connection info', () => {
@@ -293,11 +300,12 @@ function oracle(paths: readonly string[]): credentials.ConnectionInfo | 'LoginEr
   return info as unknown as credentials.ConnectionInfo;
 }
 
-/** What our reader resolves, without the function-valued fields. */
+/** What our reader resolves, without the function-valued fields and the port-specific `principal`. */
 function ours(paths: readonly string[]): credentials.ConnectionInfo | 'LoginError' | null {
   try {
     const info = logins.loginWithKubeconfig({ paths });
-    return info && (Object.fromEntries(Object.entries(info).filter(([, value]) => typeof value !== 'function')) as unknown as credentials.ConnectionInfo);
+    const kept = (key: string, value: unknown): boolean => typeof value !== 'function' && key !== 'principal';
+    return info && (Object.fromEntries(Object.entries(info).filter(([key, value]) => kept(key, value))) as unknown as credentials.ConnectionInfo);
   } catch (error) {
     if (error instanceof errors.LoginError) return 'LoginError';
     throw error;
