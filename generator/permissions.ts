@@ -118,7 +118,11 @@ export function permissionsOf(
             why: `filling the managed webhook configurations, and emptying them on exit (${managedWebhooks} only)`,
           },
         ];
-  return { cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')], namespaced: [...namespaced, ...served('namespaced')], own: leaseRules(lease) };
+  return {
+    cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')],
+    namespaced: [...namespaced, ...served('namespaced')],
+    own: leaseRules(lease),
+  };
 }
 
 /** The rules of leader election on the Lease `name` (none without one): in the operator's namespace only. */
