@@ -427,7 +427,8 @@ describe('a new project', () => {
     const cluster = ps.write(path.join(root, 'inputs/gizmos.yaml'), yaml.stringify(support.crd(undefined, { kind: 'Gizmo', scope: 'Cluster' })));
     await generator.init({ crds: [crdFile, cluster], out });
     const rules = rulesOf(out);
-    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+    // The last ClusterRole is the metrics reader (R-SEC-E3), bound by the user to their Prometheus.
+    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole']);
     expect(allows(rules.namespaced, 'example.com', 'widgets', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'example.com', 'widgets/status', ['patch'])).toBe(true);
     expect(allows(rules.cluster, 'example.com', 'gizmos', ['get', 'list', 'watch', 'patch'])).toBe(true);
@@ -514,7 +515,7 @@ describe('a project for chosen namespaces', () => {
 
   it('binds the namespaced rules with a RoleBinding in each namespace, and keeps cluster-level needs cluster-wide', () => {
     const rules = rulesOf(out);
-    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'RoleBinding', 'RoleBinding']);
+    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'RoleBinding', 'RoleBinding', 'ClusterRole']);
     const bindings = rules.documents.filter((document) => document.kind === 'RoleBinding');
     expect(bindings.map((binding) => binding.metadata.namespace)).toEqual(['team-a', 'team-b']);
     for (const binding of bindings) {

@@ -38,7 +38,7 @@ function documentsOf(project: string, file: string): Document[] {
 }
 
 const leaseRulesIn = (rules: readonly permissions.Rule[] | undefined): permissions.Rule[] =>
-  (rules ?? []).filter((rule) => rule.apiGroups.includes('coordination.k8s.io'));
+  (rules ?? []).filter((rule) => rule.apiGroups?.includes('coordination.k8s.io'));
 
 describe('R-SEC-B3 the verbs of the served resources', () => {
   const { model } = support.generate([support.source([support.crd({ type: 'object' })])]);

@@ -29,7 +29,7 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 interface Document {
   kind: string;
   metadata: { name: string; namespace?: string };
-  rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  rules?: { apiGroups?: string[]; resources?: string[]; nonResourceURLs?: string[]; verbs: string[] }[];
 }
 
 /** Generates a project and returns its name (namespace and service account) and RBAC documents. */
@@ -45,7 +45,7 @@ function withoutGet(rbac: readonly Document[]): Document[] {
   return rbac.map((doc) => ({
     ...doc,
     ...(doc.rules
-      ? { rules: doc.rules.map((rule) => (rule.resources.includes('kopfexamples') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'get') } : rule)) }
+      ? { rules: doc.rules.map((rule) => (rule.resources?.includes('kopfexamples') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'get') } : rule)) }
       : {}),
   }));
 }
