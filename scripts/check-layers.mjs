@@ -47,6 +47,7 @@ const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': [
     'dicts',
+    'printables',
     'errors',
     'loggers',
     'references',
@@ -98,6 +99,7 @@ const ORDERS = {
     'activities',
     'configurations',
     'endpoints',
+    'hardening',
     'health',
     'identities',
     'indexing',
@@ -136,6 +138,7 @@ const ORDERS = {
     'metadata',
     'runs',
     'certificates',
+    'scanning',
     'serving',
     'addresses',
     'detection',
