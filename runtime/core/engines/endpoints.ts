@@ -22,6 +22,7 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import { EndpointBindError, EndpointConflictError, EndpointUrlError } from './errors.js';
+import * as hardening from './hardening.js';
 
 /** Kopf's defaults for a URL without host or port. */
 export const DEFAULT_HOST = 'localhost';
@@ -180,6 +181,15 @@ function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
 
 const TEXT = 'text/plain; charset=utf-8';
 
+/** The connection discipline of the operator's servers (R-SEC-C1), with this server's timeouts. */
+const LIMITS: hardening.ServerLimits = {
+  maxConnections: 256,
+  headersTimeout: 30_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  handshakeTimeout: 10_000,
+};
+
 function oneLine(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.split('\n')[0]!.slice(0, 500);
@@ -288,12 +298,8 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
           res.destroy();
         });
       });
-      server.on('clientError', (_error, socket) => {
-        socket.destroy();
-      });
       // The kubelet's and scrapers' connections are short; no request may hold a socket for long.
-      server.requestTimeout = 60_000;
-      server.headersTimeout = 30_000;
+      hardening.harden(server, { limits: LIMITS, logger, title: 'An endpoint server' });
       servers.push(server);
       let bound: net.AddressInfo;
       try {

@@ -71,8 +71,8 @@ export interface HardeningOptions {
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 /**
- * Applies the limits and the connection discipline (see the module's comment) to a server built
- * with `serverOptions(limits)`, before it listens.
+ * Applies the limits and the connection discipline (see the module's comment) to a server before
+ * it listens; build it with `serverOptions(limits)` for the handshake timeout and timely checks.
  *
  * @example
  * const server = https.createServer({ ...tlsOptions, ...serverOptions(limits) }, handler);
@@ -84,6 +84,10 @@ export function harden(server: http.Server, options: HardeningOptions): Hardened
   const { limits, logger, title } = options;
   const sockets = new Set<net.Socket>();
   server.maxConnections = limits.maxConnections;
+  // Also here, for servers built without `serverOptions()` (then checked every 30 s, Node's default).
+  server.headersTimeout = limits.headersTimeout;
+  server.requestTimeout = limits.requestTimeout;
+  server.keepAliveTimeout = limits.keepAliveTimeout;
   server.on('connection', (socket: net.Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
