@@ -100,6 +100,7 @@ export function harden(server: http.Server, options: HardeningOptions): Hardened
   });
   // For HTTPS, Node reports handshake failures both here and as `clientError`; either destroys.
   server.on('tlsClientError', (error: Error, socket: net.Socket) => {
+    if (socket.destroyed) return; // reported as a client error already
     logger.debug(`${title} has closed a connection that failed the TLS handshake: ${summary(error)}`);
     socket.destroy();
   });
