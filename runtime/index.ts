@@ -305,6 +305,8 @@ export {
   WebhookListenError,
   MissingDependencyError,
   WEBHOOK_BODY_LIMIT,
+  WEBHOOK_DEPTH_LIMIT,
+  WEBHOOK_ITEM_LIMIT,
 } from './kits/webhooks/index.js';
 export type {
   WebhookServerOptions,

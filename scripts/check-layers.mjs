@@ -47,6 +47,7 @@ const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': [
     'dicts',
+    'printables',
     'errors',
     'loggers',
     'references',
@@ -99,6 +100,7 @@ const ORDERS = {
     'errors',
     'activities',
     'configurations',
+    'hardening',
     'endpoints',
     'guarding',
     'health',
@@ -140,6 +142,7 @@ const ORDERS = {
     'metadata',
     'runs',
     'certificates',
+    'scanning',
     'serving',
     'addresses',
     'detection',

@@ -6,11 +6,13 @@
 /** Why a request gets an HTTP error instead of a review. */
 export type WebhookRequestProblem =
   | 'malformed' // not JSON, not an AdmissionReview, missing `request.userInfo` or both objects: HTTP 400
+  | 'unknown-webhook' // the webhook id in the path is no admission handler's: HTTP 404
   | 'unknown-resource' // no admission handler serves the resource: HTTP 404
   | 'ambiguous-resource'; // several served resources match the request: HTTP 409
 
 const STATUSES: Readonly<Record<WebhookRequestProblem, 400 | 404 | 409>> = {
   malformed: 400,
+  'unknown-webhook': 404,
   'unknown-resource': 404,
   'ambiguous-resource': 409,
 };

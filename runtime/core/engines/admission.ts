@@ -2,7 +2,13 @@
  * The admission engine's request path (R-ADMISSION-4..6, R-KWARGS-6): the one implementation of
  * the `WebhookFn` that every webhook server calls, built-in or user-written.
  *
- * Every request passes through `webhookFn`'s `measureRequest` (one place that sees each request's
+ * A request for a webhook id that is no admission handler's (a stale or mistyped URL, or anyone
+ * trying paths) is refused with HTTP 404 before anything else (R-SEC-C2): it runs no handler, and
+ * it is not measured, so that the webhook ids in the metrics are only the registered ones and
+ * their number stays what the operator registered. Kopf admits such requests (all handlers of the
+ * resource run); kopf-gen refuses them and lets the webhook configuration's `failurePolicy` decide.
+ *
+ * Every other request passes through `webhookFn`'s `measureRequest` (one place that sees each request's
  * webhook id, HTTP status, `allowed` and duration by the operator's clock, and reports it in
  * `recordRequest`: where request counters and latency histograms belong) into
  * `serveAdmissionRequest`, start to end: the review is checked and its resource
@@ -19,9 +25,11 @@
  * throwaway copy of the operator memo for creations, the object's own memo otherwise — the object
  * memories live in the reactor, which passes a `MemoSource` in.
  *
- * Requests that cannot be answered with a review (malformed, unknown or ambiguous resources) reject
- * with a `WebhookRequestError`, logged here as one WARNING line; the server turns it into the HTTP
- * status, never a stack trace.
+ * Requests that cannot be answered with a review (unknown webhook ids, malformed, unknown or
+ * ambiguous resources) reject with a `WebhookRequestError`, logged here as one WARNING line without
+ * a stack trace; the server turns it into the HTTP status, never a stack trace. What the request
+ * names — the webhook id, the object's name and namespace in the handlers' log prefix — is logged
+ * with control characters escaped (R-SEC-C4): a newline in a name cannot forge a log line.
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
@@ -33,6 +41,7 @@ import * as diffs from '../../cogs/structs/diffs.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
+import * as printables from '../../cogs/structs/printables.js';
 import type * as references from '../../cogs/structs/references.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from '../actions/errors.js';
@@ -168,7 +177,30 @@ function stringRecord(value: Readonly<Record<string, string>> | undefined): Read
  * const reply = await fn(review, { webhook: 'validate1', headers });
  */
 export function webhookFn(options: AdmissionOptions): webhooks.WebhookFn {
-  return (payload, context) => measureRequest(options, payload, context ?? {});
+  return async (payload, context) => {
+    checkWebhook(options, context?.webhook || null);
+    return measureRequest(options, payload, context ?? {});
+  };
+}
+
+/**
+ * Refuses a webhook id that no admission handler has (R-SEC-C2); no id (`null`) means all handlers.
+ *
+ * @throws WebhookRequestError `unknown-webhook` (HTTP 404), logged as one WARNING line.
+ */
+export function checkWebhook(options: AdmissionOptions, webhook: string | null): void {
+  if (webhook === null) return;
+  if (options.registry.handlers.some((h) => h.kind === 'webhook' && h.id === webhook)) return;
+  const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
+  const error = new structErrors.WebhookRequestError('unknown-webhook', `No admission handler has the webhook id ${quoted(webhook)}.`);
+  logger.warning(`Admission request is refused with HTTP ${error.status}: ${error.message}`);
+  throw error;
+}
+
+/** A text from the request, quoted and safe for a log line (control characters escaped). */
+function quoted(text: string, limit = 200): string {
+  const safe = printables.printable(text);
+  return `"${safe.length > limit ? `${safe.slice(0, limit)}…` : safe}"`;
 }
 
 /** What is known of one request once it is answered: the one record per request. */
@@ -218,7 +250,7 @@ export function recordRequest(options: AdmissionOptions, record: RequestRecord):
   const logger = options.logger ?? logging.getLogger('kopf.engines.admission');
   const outcome = record.allowed === null ? 'refused' : record.allowed ? 'allowed' : 'denied';
   logger.debug(
-    `Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${JSON.stringify(record.webhook)}`} ` +
+    `Admission request for ${record.webhook === null ? 'all webhooks' : `the webhook ${quoted(record.webhook)}`} ` +
       `is answered with HTTP ${record.status} (${outcome}) in ${record.duration.toFixed(3)}s.`,
   );
 }
@@ -243,24 +275,28 @@ export async function serveAdmissionRequest(
     resource = reviews.findResource(review.request, options.resources.webhooks);
     data = reviews.requestData(review.request);
   } catch (error) {
-    if (error instanceof structErrors.WebhookRequestError) logger.warning(`Admission request is refused with HTTP ${error.status}: ${error.message}`);
+    if (error instanceof structErrors.WebhookRequestError) {
+      logger.warning(`Admission request is refused with HTTP ${error.status}: ${printables.printable(error.message)}`);
+    }
     throw error;
   }
 
   const { body } = data;
+  const namespace = resource.namespaced ? body.metadata?.namespace || review.request.namespace || null : null;
+  const name = body.metadata?.name || review.request.name || '';
   const request: RequestScope = {
     resource,
     data,
     view: once(() => dicts.frozenCopy(body)),
     patch: new patches.Patch(),
     warnings: [],
-    logger: logging.objectLogger({ body, settings: options.settings, local: true }),
+    logger: logging.objectLogger({ body: loggedBody(body, name, namespace), settings: options.settings, local: true }),
     memo: options.memos.recallMemo(body, { ephemeral: data.operation === 'CREATE' }),
     signal: options.signal,
     headers: stringRecord(context.headers),
     sslPeer: Object.freeze({ ...(context.sslPeer ?? {}) }),
-    namespace: resource.namespaced ? body.metadata?.namespace || review.request.namespace || null : null,
-    name: body.metadata?.name || review.request.name || '',
+    namespace,
+    name,
     old: frozenOrUndefined(data.old),
     new: frozenOrUndefined(data.new),
   };
@@ -285,6 +321,22 @@ export async function serveAdmissionRequest(
     warnings: request.warnings,
     jsonPatch: request.patch.toJsonPatch(body),
   });
+}
+
+/**
+ * What the handlers' logger knows of the object: its reference, with the name and namespace (from
+ * the request, so whatever its sender chose) escaped for log lines (R-SEC-C4). Admission loggers
+ * post no events, so the reference serves only the log prefix and the JSON format's object key.
+ */
+function loggedBody(body: bodies.RawBody, name: string, namespace: string | null): bodies.RawBody {
+  const metadata: Record<string, unknown> = { name: printables.printable(name) };
+  if (namespace !== null) metadata['namespace'] = printables.printable(namespace);
+  if (typeof body.metadata?.uid === 'string') metadata['uid'] = printables.printable(body.metadata.uid);
+  return {
+    ...(typeof body.apiVersion === 'string' ? { apiVersion: printables.printable(body.apiVersion) } : {}),
+    ...(typeof body.kind === 'string' ? { kind: printables.printable(body.kind) } : {}),
+    metadata,
+  } as bodies.RawBody;
 }
 
 /**

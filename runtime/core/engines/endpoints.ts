@@ -28,6 +28,7 @@ import * as https from 'node:https';
 import type * as net from 'node:net';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import { EndpointBindError, EndpointConflictError, EndpointUrlError } from './errors.js';
+import * as hardening from './hardening.js';
 
 /** Kopf's defaults for a URL without host or port. */
 export const DEFAULT_HOST = 'localhost';
@@ -229,6 +230,15 @@ function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
 
 const TEXT = 'text/plain; charset=utf-8';
 
+/** The connection discipline of the operator's servers (R-SEC-C1), with this server's timeouts. */
+const LIMITS: hardening.ServerLimits = {
+  maxConnections: 256,
+  headersTimeout: 30_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  handshakeTimeout: 10_000,
+};
+
 /** An error as one line of at most 500 characters, for the operator's own log. */
 function oneLine(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -308,13 +318,6 @@ function listen(server: http.Server | https.Server, host: string, port: number):
   });
 }
 
-function close(server: http.Server | https.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
 /**
  * Serves the endpoints until `signal` aborts (see the module's comment): one HTTP (or HTTPS)
  * server per distinct host and port, GET/HEAD on the endpoints' paths.
@@ -335,7 +338,7 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
     if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     return;
   }
-  const servers: (http.Server | https.Server)[] = [];
+  const servers: hardening.Hardened[] = [];
   const served: ServedEndpoint[] = [];
   try {
     for (const group of groups) {
@@ -349,19 +352,10 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
       const tls = typeof group.tls === 'function' ? group.tls() : group.tls;
       const server =
         tls === undefined
-          ? http.createServer(listener)
-          : https.createServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: 10_000 }, listener);
-      server.on('clientError', (_error, socket) => {
-        socket.destroy();
-      });
-      // A failed handshake (plain HTTP to a TLS port, a scanner) is the caller's problem: close it.
-      server.on('tlsClientError', (_error: Error, socket: net.Socket) => {
-        socket.destroy();
-      });
+          ? http.createServer(hardening.serverOptions(LIMITS), listener)
+          : https.createServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...hardening.serverOptions(LIMITS) }, listener);
       // The kubelet's and scrapers' connections are short; no request may hold a socket for long.
-      server.requestTimeout = 60_000;
-      server.headersTimeout = 30_000;
-      servers.push(server);
+      servers.push(hardening.harden(server, { limits: LIMITS, logger, title: 'An endpoint server' }));
       let bound: net.AddressInfo;
       try {
         bound = await listen(server, group.host, group.port);
@@ -385,7 +379,8 @@ export async function serveEndpoints(options: ServingOptions): Promise<void> {
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     }
   } finally {
-    await Promise.all(servers.map((server) => (server.listening ? close(server) : undefined)));
+    // Also the connections still in (or never finishing) a TLS handshake, which Node's own close misses.
+    await Promise.all(servers.map((server) => server.close()));
   }
 }
 

@@ -525,6 +525,11 @@ export class OperatorMetrics implements instruments.Instruments {
     cells.duration.observe((this.now() - since) / 1000);
   }
 
+  /**
+   * A series per webhook id, kept for the operator's lifetime: the admission engine reports only
+   * registered handler ids (and `''`), refusing unknown ones before measuring (R-SEC-C2), so the
+   * number of series is bounded by the registry, whatever paths clients request.
+   */
   webhookRequest(webhookId: string, code: number, seconds: number): void {
     const cells = this.webhookCells(webhookId);
     cells.counts.set(code, (cells.counts.get(code) ?? 0) + 1);

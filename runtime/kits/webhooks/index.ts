@@ -15,7 +15,7 @@ export { WebhookServer, WebhookK3dServer, WebhookMinikubeServer, WebhookDockerDe
 export type { WebhookServerOptions } from './servers.js';
 export type { ServiceOptions as WebhookServiceOptions } from './addresses.js';
 export type { VerifyMode as WebhookVerifyMode } from './materials.js';
-export { DEFAULT_BODY_LIMIT as WEBHOOK_BODY_LIMIT } from './serving.js';
+export { DEFAULT_BODY_LIMIT as WEBHOOK_BODY_LIMIT, DEFAULT_DEPTH_LIMIT as WEBHOOK_DEPTH_LIMIT, DEFAULT_ITEM_LIMIT as WEBHOOK_ITEM_LIMIT } from './serving.js';
 export { WebhookAutoServer } from './autoservers.js';
 export type { ClusterFlavour } from './detection.js';
 export { WebhookNgrokTunnel, WebhookAutoTunnel, NGROK_PACKAGE } from './tunnels.js';

@@ -4,16 +4,20 @@
  *
  * Swapping the secure context instead of re-binding keeps the port and never refuses a connection
  * during a certificate rotation: new handshakes get the new certificate, connections already open
- * finish with the old one. Closing ends every open connection at once, so that an operator's exit
- * is never held up by a keep-alive connection of the API server. Handshake failures (clients that
- * do not trust the certificate, or whose own certificate is refused) and malformed HTTP are logged
- * as one line each and never reach the request handling.
+ * finish with the old one. Closing destroys every open connection at once (also those still in,
+ * or never starting, a TLS handshake), so that an operator's exit is never held up by a client.
+ * The connection discipline is the one of all the operator's servers (`core/engines/hardening`):
+ * a connection limit, header, request, keep-alive and handshake timeouts (`DEFAULT_LIMITS`), and
+ * every connection that fails — handshake failures (clients that do not trust the certificate, or
+ * whose own certificate is refused), malformed HTTP, any timeout — is destroyed, logged as one
+ * DEBUG line, and never reaches the request handling (R-SEC-C1).
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as net from 'node:net';
 
 import type * as loggers from '../../cogs/structs/loggers.js';
+import * as hardening from '../../core/engines/hardening.js';
 import * as errors from './errors.js';
 import type * as materials from './materials.js';
 
@@ -24,9 +28,27 @@ export interface Listener {
   readonly scheme: 'http' | 'https';
   /** Presents new TLS material from now on (HTTPS only). */
   update(material: materials.Material): void;
-  /** Stops listening and ends all connections; resolves when closed (idempotent). */
+  /** The connections open now (TCP, in or after the TLS handshake). */
+  readonly connections: number;
+  /** Stops listening and destroys all connections; resolves when closed (idempotent). */
   close(): Promise<void>;
 }
+
+/**
+ * The webhook server's default limits (R-SEC-C1). The API server gives a webhook at most 30 s
+ * (`timeoutSeconds`, default 10 s) and sends its request at once: a handshake or request headers
+ * taking 10 s, or a request body 30 s, come from no API server. 1,024 connections are far more than
+ * the API servers of a cluster keep open to one webhook, and far fewer than a container's file
+ * descriptors. Idle keep-alive connections close after 5 s (Node's default; the API server's
+ * client reconnects transparently).
+ */
+export const DEFAULT_LIMITS: hardening.ServerLimits = Object.freeze({
+  maxConnections: 1024,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  handshakeTimeout: 10_000,
+});
 
 /** Where and how to listen. */
 export interface ListenOptions {
@@ -37,6 +59,8 @@ export interface ListenOptions {
   readonly material: materials.Material;
   readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   readonly logger: loggers.Logger;
+  /** Default `DEFAULT_LIMITS`. */
+  readonly limits?: hardening.ServerLimits;
 }
 
 /**
@@ -46,18 +70,16 @@ export interface ListenOptions {
  */
 export async function listen(options: ListenOptions): Promise<Listener> {
   const { material, logger } = options;
+  const limits = options.limits ?? DEFAULT_LIMITS;
   const secure = material.secure;
+  const serverOptions = hardening.serverOptions(limits);
   const server: http.Server = secure
-    ? https.createServer({ ...secure.context, requestCert: secure.requestCert, rejectUnauthorized: secure.rejectUnauthorized }, options.handler)
-    : http.createServer(options.handler);
-  server.on('tlsClientError', (error: Error) => {
-    logger.debug(`Webhook client failed the TLS handshake: ${errors.oneLine(error)}`);
-  });
-  server.on('clientError', (error: Error, socket: net.Socket) => {
-    logger.debug(`Webhook client sent a malformed HTTP request: ${errors.oneLine(error)}`);
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    else socket.destroy();
-  });
+    ? https.createServer(
+        { ...serverOptions, ...secure.context, requestCert: secure.requestCert, rejectUnauthorized: secure.rejectUnauthorized },
+        options.handler,
+      )
+    : http.createServer(serverOptions, options.handler);
+  const hardened = hardening.harden(server, { limits, logger, title: 'The webhook server' });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {
@@ -73,19 +95,17 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   server.on('error', (error: Error) => logger.error(`The webhook server failed: ${errors.oneLine(error)}`));
 
   const address = server.address() as net.AddressInfo;
-  let closing: Promise<void> | undefined;
   return {
     port: address.port,
     scheme: secure ? 'https' : 'http',
+    get connections(): number {
+      return hardened.connections;
+    },
     update(next: materials.Material): void {
       if (next.secure && server instanceof https.Server) server.setSecureContext(next.secure.context);
     },
     close(): Promise<void> {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
+      return hardened.close();
     },
   };
 }

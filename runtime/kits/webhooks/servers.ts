@@ -20,6 +20,7 @@ import * as clocks from '../../cogs/aio/clocks.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as logging from '../../core/actions/logging.js';
+import type * as hardening from '../../core/engines/hardening.js';
 import * as addresses from './addresses.js';
 import * as errors from './errors.js';
 import * as listening from './listening.js';
@@ -78,6 +79,20 @@ export interface WebhookServerOptions {
   readonly fileCheckInterval?: number;
   /** The largest accepted request body, in bytes. Default 8 MiB (see `serving.DEFAULT_BODY_LIMIT`). */
   readonly bodyLimit?: number;
+  /** The deepest accepted nesting of a body's objects and arrays. Default 1,000 (`serving.DEFAULT_DEPTH_LIMIT`). */
+  readonly depthLimit?: number;
+  /** The most objects, arrays, members and items a body may have. Default 1,000,000 (`serving.DEFAULT_ITEM_LIMIT`). */
+  readonly itemLimit?: number;
+  /** Connections at once; more are dropped at once. Default 1,024 (see `listening.DEFAULT_LIMITS`). */
+  readonly maxConnections?: number;
+  /** Seconds for a client's TLS handshake. Default 10. */
+  readonly handshakeTimeout?: number;
+  /** Seconds from a connection's start (or the previous response) to the end of the request headers. Default 10. */
+  readonly headersTimeout?: number;
+  /** Seconds from the start of a request to the end of its body. Default 30. */
+  readonly requestTimeout?: number;
+  /** Seconds an idle keep-alive connection stays open. Default 5. */
+  readonly keepAliveTimeout?: number;
   /** The clock of the file checks. Default: the real clock. */
   readonly clock?: clocks.Clock;
   /** Where the server logs. Default: the `kopf.webhooks` logger. */
@@ -153,8 +168,15 @@ export class WebhookServer implements webhooks.WebhookServerObject {
       await this.dump(material);
 
       const root = addresses.rootPath(options.path);
-      const handler = serving.handleRequests(fn, { root, bodyLimit: options.bodyLimit ?? serving.DEFAULT_BODY_LIMIT, logger });
-      const listener = await listening.listen({ addr: options.addr || undefined, port: options.port ?? 0, material, handler, logger });
+      const handler = serving.handleRequests(fn, {
+        root,
+        bodyLimit: options.bodyLimit ?? serving.DEFAULT_BODY_LIMIT,
+        depthLimit: options.depthLimit ?? serving.DEFAULT_DEPTH_LIMIT,
+        itemLimit: options.itemLimit ?? serving.DEFAULT_ITEM_LIMIT,
+        logger,
+      });
+      const limits = this.limits();
+      const listener = await listening.listen({ addr: options.addr || undefined, port: options.port ?? 0, material, handler, logger, limits });
       run.listener = listener;
       // Stopping closes the socket at once, even while the consumer holds the iteration at a yield.
       unhook = aborts.onAbort(signal, () => {
@@ -195,6 +217,20 @@ export class WebhookServer implements webhooks.WebhookServerObject {
       this.runs.delete(run);
       await run.listener?.close();
     }
+  }
+
+  /** The connection limits: the defaults, with the options' seconds as milliseconds. */
+  private limits(): hardening.ServerLimits {
+    const o = this.options;
+    const d = listening.DEFAULT_LIMITS;
+    const ms = (seconds: number | undefined, fallback: number): number => (seconds === undefined ? fallback : Math.round(seconds * 1000));
+    return {
+      maxConnections: o.maxConnections ?? d.maxConnections,
+      handshakeTimeout: ms(o.handshakeTimeout, d.handshakeTimeout),
+      headersTimeout: ms(o.headersTimeout, d.headersTimeout),
+      requestTimeout: ms(o.requestTimeout, d.requestTimeout),
+      keepAliveTimeout: ms(o.keepAliveTimeout, d.keepAliveTimeout),
+    };
   }
 
   private materialOptions(): materials.MaterialOptions {
@@ -314,4 +350,12 @@ export function checkOptions(options: WebhookServerOptions, owner = 'WebhookServ
     fail(`fileCheckInterval must be a positive number of seconds, got ${String(o.fileCheckInterval)}`);
   if (o.bodyLimit !== undefined && !(Number.isInteger(o.bodyLimit) && o.bodyLimit > 0))
     fail(`bodyLimit must be a positive integer of bytes, got ${String(o.bodyLimit)}`);
+  for (const key of ['depthLimit', 'itemLimit', 'maxConnections'] as const) {
+    const value = o[key];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) fail(`${key} must be a positive integer, got ${String(value)}`);
+  }
+  for (const key of ['handshakeTimeout', 'headersTimeout', 'requestTimeout', 'keepAliveTimeout'] as const) {
+    const value = o[key];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) fail(`${key} must be a positive number of seconds, got ${String(value)}`);
+  }
 }

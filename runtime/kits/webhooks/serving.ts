@@ -4,19 +4,30 @@
  * The server routes `POST <root>/<webhook id…>` (the id may span several path segments and is
  * URL-decoded; the query, such as the API server's `?timeout=10s`, is ignored), reads the body up
  * to a limit, hands it with the headers and the verified client certificate to the function, and
- * replies with the review as JSON. Everything else is an HTTP error with a one-line text: 404 for
- * paths outside the root, 405 for other methods, 413 for bodies over the limit (refused from the
+ * replies with the review as JSON. Everything else is an HTTP error with a Kubernetes `Status` as
+ * JSON (`{"kind":"Status","status":"Failure","message":…,"reason":…,"code":…}`): 404 for paths
+ * outside the root, 405 for other methods, 413 for bodies over the limit (refused from the
  * `Content-Length` alone when present, else as soon as the stream passes the limit, without
- * buffering the rest), the `WebhookRequestError`'s status for requests the function refuses, and
- * 500 for anything else. Each failure is logged once, in one line (500s with their trace, which
- * never reaches the caller); a request handler never throws into the HTTP server.
+ * buffering the rest), 400 for bodies nested too deep or with too many items (R-SEC-C3: seen by a
+ * scan of each chunk as it arrives, before anything parses them), the `WebhookRequestError`'s
+ * status for requests the function refuses (an unknown webhook id among them: 404, R-SEC-C2), and
+ * 500 for anything else.
+ *
+ * Logging (R-SEC-C4): a request the server refuses is logged once, in one WARNING line without a
+ * stack trace; one the function refuses only at DEBUG (the operator has logged it already); the
+ * unexpected failures (500) once at ERROR with their trace, which never reaches the caller. Paths
+ * are logged with control characters escaped. A request handler never throws into the HTTP
+ * server. Bodies are parsed one per turn of the event loop, so that several large ones arriving
+ * together do not hold up the answers to everything else for the time of all their parses.
  */
 import type * as http from 'node:http';
 import type * as tls from 'node:tls';
 
 import type * as loggers from '../../cogs/structs/loggers.js';
+import * as printables from '../../cogs/structs/printables.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from './errors.js';
+import * as scanning from './scanning.js';
 import type * as structErrors from '../../cogs/structs/errors.js';
 
 /**
@@ -28,12 +39,33 @@ import type * as structErrors from '../../cogs/structs/errors.js';
  */
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 
+/**
+ * The default limit of the nesting of a body's objects and arrays: 1,000 levels (R-SEC-C3).
+ * Kubernetes objects nest a few dozen levels at most (a CRD's schema in a review, the deepest
+ * common case, stays under a hundred). The API server decodes JSON up to 10,000 levels, but what
+ * walks a body recursively afterwards — the operator's copies and diffs, and the handlers' own
+ * code — needs a stack for every level: 1,000 keeps all of it far from Node's stack limit.
+ */
+export const DEFAULT_DEPTH_LIMIT = 1000;
+
+/**
+ * The default limit of a body's items (objects, arrays, and each further member or item): one
+ * million (R-SEC-C3). Parsing costs far more per item than per byte; an API server's review of two
+ * 1.5 MiB objects has at most a few hundred thousand, while a hostile 6 MB body of empty arrays has
+ * three million and takes seconds to parse.
+ */
+export const DEFAULT_ITEM_LIMIT = 1_000_000;
+
 /** How requests are handled. */
 export interface HandlingOptions {
   /** The root path (`''` or `/a/b`), see `addresses.rootPath`. */
   readonly root: string;
   /** The largest accepted body, in bytes. */
   readonly bodyLimit: number;
+  /** The deepest accepted nesting of objects and arrays; default `DEFAULT_DEPTH_LIMIT`. */
+  readonly depthLimit?: number;
+  /** The most accepted items of a body; default `DEFAULT_ITEM_LIMIT`. */
+  readonly itemLimit?: number;
   readonly logger: loggers.Logger;
 }
 
@@ -50,8 +82,7 @@ export type Route =
  * route('/hooks', '/hooks/validate2%2Fspec.field?timeout=10s') // { kind: 'webhook', webhook: 'validate2/spec.field' }
  */
 export function route(root: string, target: string): Route {
-  const end = target.search(/[?#]/);
-  const pathname = end < 0 ? target : target.slice(0, end);
+  const pathname = pathOf(target);
   let rest: string;
   if (pathname === root) rest = '';
   else if (pathname.startsWith(`${root}/`)) rest = pathname.slice(root.length + 1);
@@ -64,6 +95,28 @@ export function route(root: string, target: string): Route {
   }
 }
 
+/** The parses of one server, one per turn of the event loop (see the module's comment). */
+class ParseTurns {
+  private last: Promise<unknown> = Promise.resolve();
+
+  /** Parses `data` once the parses before it are done and the event loop has turned since. */
+  parse(data: Buffer): Promise<unknown> {
+    const parsed = this.last.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => parseOrText(data));
+    this.last = parsed.catch(() => undefined);
+    return parsed;
+  }
+}
+
+/** The body as JSON, or as text when it is not JSON (the contract: the function decides). */
+function parseOrText(data: Buffer): unknown {
+  const text = data.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /**
  * A request listener for `http(s).createServer` that serves `fn`.
  *
@@ -71,8 +124,9 @@ export function route(root: string, target: string): Route {
  * https.createServer(tlsOptions, handleRequests(fn, { root: '', bodyLimit: DEFAULT_BODY_LIMIT, logger }));
  */
 export function handleRequests(fn: webhooks.WebhookFn, options: HandlingOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const turns = new ParseTurns();
   return (req, res) => {
-    serveOne(fn, options, req, res).catch((error: unknown) => {
+    serveOne(fn, options, turns, req, res).catch((error: unknown) => {
       // Only a bug gets here; still: log it, answer if possible, never crash the server.
       options.logger.error(`Webhook request failed unexpectedly: ${errors.oneLine(error)}`, { error });
       reply(res, 500, 'Internal Server Error');
@@ -80,7 +134,13 @@ export function handleRequests(fn: webhooks.WebhookFn, options: HandlingOptions)
   };
 }
 
-async function serveOne(fn: webhooks.WebhookFn, options: HandlingOptions, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function serveOne(
+  fn: webhooks.WebhookFn,
+  options: HandlingOptions,
+  turns: ParseTurns,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
   const { logger } = options;
   const target = req.url ?? '/';
   res.on('error', () => undefined); // a client gone mid-reply is not our failure
@@ -97,10 +157,17 @@ async function serveOne(fn: webhooks.WebhookFn, options: HandlingOptions, req: h
     return;
   }
 
-  const body = await readBody(req, options.bodyLimit);
-  if (body.kind === 'too-large') {
+  const limits = { depth: options.depthLimit ?? DEFAULT_DEPTH_LIMIT, items: options.itemLimit ?? DEFAULT_ITEM_LIMIT };
+  const body = await readBody(req, options.bodyLimit, limits);
+  if (body.kind === 'refused') {
     res.setHeader('Connection', 'close');
-    refuse(req, res, logger, 413, `The request body exceeds the limit of ${options.bodyLimit} bytes.`);
+    const [status, message] =
+      body.problem === 'too-large'
+        ? [413, `The request body exceeds the limit of ${options.bodyLimit} bytes.`]
+        : body.problem === 'too-deep'
+          ? [400, `The request body nests objects and arrays deeper than the limit of ${limits.depth} levels.`]
+          : [400, `The request body has more objects, arrays, members and items than the limit of ${limits.items}.`];
+    refuse(req, res, logger, status, message);
     return;
   }
   if (body.kind === 'broken') {
@@ -108,13 +175,7 @@ async function serveOne(fn: webhooks.WebhookFn, options: HandlingOptions, req: h
     return;
   }
 
-  const text = body.data.toString('utf8');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text; // the function decides (the contract: raw text when it is not JSON)
-  }
+  const parsed = await turns.parse(body.data);
   const context: webhooks.WebhookRequestContext = {
     webhook: where.webhook,
     headers: headersOf(req),
@@ -127,7 +188,9 @@ async function serveOne(fn: webhooks.WebhookFn, options: HandlingOptions, req: h
     json = JSON.stringify(review);
   } catch (error) {
     if (isRequestError(error)) {
-      refuse(req, res, logger, error.status, errors.oneLine(error));
+      // The operator has logged it (one WARNING line); the server only notes its reply.
+      logger.debug(`Webhook request ${describe(req)} is answered with HTTP ${error.status}.`);
+      reply(res, error.status, errors.oneLine(error));
     } else {
       logger.error(`Webhook request ${describe(req)} failed: ${errors.oneLine(error)}`, { error });
       reply(res, 500, 'Internal Server Error: the webhook failed to process the request; see the operator log.');
@@ -144,8 +207,9 @@ function pathOf(target: string): string {
   return end < 0 ? target : target.slice(0, end);
 }
 
+/** `POST /path`, safe for a log line (the path is the client's). */
 function describe(req: http.IncomingMessage): string {
-  return `${req.method ?? '?'} ${pathOf(req.url ?? '/')}`;
+  return `${printables.printable(req.method ?? '?')} ${printables.printable(pathOf(req.url ?? '/'))}`;
 }
 
 /** Whether the function refused the request with an HTTP status (by shape: any copy of the class). */
@@ -156,8 +220,22 @@ function isRequestError(error: unknown): error is Error & { status: number } {
 }
 
 function refuse(req: http.IncomingMessage, res: http.ServerResponse, logger: loggers.Logger, status: number, message: string): void {
-  logger.warning(`Webhook request ${describe(req)} refused with HTTP ${status}: ${message}`);
+  logger.warning(`Webhook request ${describe(req)} refused with HTTP ${status}: ${printables.printable(message)}`);
   reply(res, status, message);
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'RequestEntityTooLarge',
+  500: 'InternalError',
+};
+
+/** A Kubernetes `Status` of a failure, as the API server's own errors look. */
+export function failureStatus(status: number, message: string): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: REASONS[status] ?? 'Unknown', code: status };
 }
 
 function reply(res: http.ServerResponse, status: number, message: string): void {
@@ -165,17 +243,24 @@ function reply(res: http.ServerResponse, status: number, message: string): void 
     if (!res.writableEnded) res.end();
     return;
   }
-  const text = `${message}\n`;
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  const text = `${JSON.stringify(failureStatus(status, message))}\n`;
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
 
-type Body = { readonly kind: 'ok'; readonly data: Buffer } | { readonly kind: 'too-large' } | { readonly kind: 'broken'; readonly message: string };
+type Body =
+  | { readonly kind: 'ok'; readonly data: Buffer }
+  | { readonly kind: 'refused'; readonly problem: 'too-large' | scanning.ShapeProblem }
+  | { readonly kind: 'broken'; readonly message: string };
 
-/** Reads the body unless it is, or turns out to be, over `limit` bytes (then stops reading). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
+/**
+ * Reads the body unless it is, or turns out to be, over `limit` bytes or past the shape's limits
+ * (then stops reading).
+ */
+function readBody(req: http.IncomingMessage, limit: number, shape: scanning.ShapeLimits): Promise<Body> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ kind: 'too-large' });
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ kind: 'refused', problem: 'too-large' });
+  const scanner = new scanning.ShapeScanner(shape);
   return new Promise<Body>((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -186,15 +271,20 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
       req.off('close', onClose);
       resolve(body);
     };
+    const stop = (body: Body): void => {
+      chunks.length = 0;
+      req.pause();
+      finish(body);
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
-        chunks.length = 0;
-        req.pause();
-        finish({ kind: 'too-large' });
-      } else {
-        chunks.push(chunk);
+        stop({ kind: 'refused', problem: 'too-large' });
+        return;
       }
+      const problem = scanner.feed(chunk);
+      if (problem !== null) stop({ kind: 'refused', problem });
+      else chunks.push(chunk);
     };
     const onEnd = (): void => finish({ kind: 'ok', data: Buffer.concat(chunks) });
     const onError = (error: Error): void => finish({ kind: 'broken', message: errors.oneLine(error) });

@@ -71,6 +71,11 @@ async function certificateFiles(dir: string, options: { password?: string; hosts
   return { ca, serving, files };
 }
 
+/** A Kubernetes `Status` of a failure, as the server answers refused requests. */
+function status(code: number, reason: string, message: string): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
 const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 describe('R-ADMISSION-9 generated certificates', () => {
@@ -170,7 +175,7 @@ describe('R-ADMISSION-3 requests and replies', () => {
     const reply = await call(`${first.url}/v`, { caBundle: first.caBundle, body: '{not json' });
     expect(fn.calls[0]!.body).toBe('{not json');
     expect(reply.status).toBe(400);
-    expect(reply.text).toBe('The request body is not JSON.\n');
+    expect(JSON.parse(reply.text)).toEqual(status(400, 'BadRequest', 'The request body is not JSON.'));
   });
 
   it('R-ADMISSION-4 errors: 404 outside the root or for unknown resources, 405 for other methods, 409, 500 without a stack (logged once)', async () => {
@@ -182,7 +187,7 @@ describe('R-ADMISSION-3 requests and replies', () => {
 
     const outside = await call(`${origin}/elsewhere/v`, { caBundle });
     expect(outside.status).toBe(404);
-    expect(outside.text).toBe('No webhooks are served at /elsewhere/v.\n');
+    expect(JSON.parse(outside.text)).toEqual(status(404, 'NotFound', 'No webhooks are served at /elsewhere/v.'));
     const get = await call(`${first.url}/v`, { caBundle, method: 'GET' });
     expect(get.status).toBe(405);
     expect(get.headers['allow']).toBe('POST');
@@ -220,7 +225,7 @@ describe('R-ADMISSION-3 requests and replies', () => {
     const big = JSON.stringify({ ...review(), padding: 'x'.repeat(4096) });
     const declared = await call(`${first.url}/v`, { caBundle: first.caBundle, body: big });
     expect(declared.status).toBe(413);
-    expect(declared.text).toBe('The request body exceeds the limit of 1024 bytes.\n');
+    expect(JSON.parse(declared.text)).toEqual(status(413, 'RequestEntityTooLarge', 'The request body exceeds the limit of 1024 bytes.'));
     const huge = JSON.stringify({ ...review(), padding: 'x'.repeat(2 * 1024 * 1024) });
     const streamed = await call(`${first.url}/v`, { caBundle: first.caBundle, body: huge, chunked: true }).catch((error: Error) => error);
     // Either the 413 arrives, or the server cut the upload short after answering it.

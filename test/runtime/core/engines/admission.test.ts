@@ -15,6 +15,7 @@ import * as admission from '../../../../runtime/core/engines/admission.js';
 import { ABSENT, PRESENT } from '../../../../runtime/core/intents/filters.js';
 import * as memos from '../../../../runtime/core/intents/memos.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
+import { OperatorMetrics } from '../../../../runtime/core/reactor/reporting.js';
 import { on } from '../../../../runtime/on.js';
 import { Captured } from '../reactor/lifecycle.js';
 import * as structErrors from '../../../../runtime/cogs/structs/errors.js';
@@ -300,7 +301,6 @@ describe('R-ADMISSION-4 request handling', () => {
     const fn = engine(registry);
     await fn(review(), { webhook: 'validate1' });
     await fn(review({ object: example({ spec: { field: 'not-allowed' } }) }), { webhook: 'validate2/spec.field' });
-    await fn(review(), { webhook: 'nonexistent' });
     expect(calls).toEqual(['validate1', 'validate2']);
   });
 
@@ -688,5 +688,81 @@ describe('R-ADMISSION-4 one record per request', () => {
     await answered;
     await refusal(fn('{not json'));
     expect(reports).toEqual(['in-flight slow 1', 'in-flight slow -1', 'request slow 200 2s', 'in-flight  1', 'in-flight  -1', 'request  400 0s']);
+  });
+});
+
+describe('R-SEC-C2 unknown webhook ids', () => {
+  it('R-SEC-C2 a webhook id no handler has gets HTTP 404: no handler runs, nothing is measured, one WARNING line', async () => {
+    const registry = new OperatorRegistry();
+    const calls: string[] = [];
+    exampleHandlers(registry, calls);
+    const reports: string[] = [];
+    const fn = admission.webhookFn({
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock: clocks.realClock,
+      resources: { webhooks: [KEX] },
+      memos: new Memories(),
+      signal: new AbortController().signal,
+      instruments: {
+        webhookInFlight: (id, change) => reports.push(`in-flight ${id} ${change}`),
+        webhookRequest: (id, code) => reports.push(`request ${id} ${code}`),
+      },
+    });
+    const error = await refusal(fn(review(), { webhook: 'nonexistent' }));
+    expect(error).toMatchObject({ status: 404, problem: 'unknown-webhook', message: 'No admission handler has the webhook id "nonexistent".' });
+    expect(calls).toEqual([]);
+    expect(reports).toEqual([]);
+    expect(log.matching('nonexistent')).toEqual(['Admission request is refused with HTTP 404: No admission handler has the webhook id "nonexistent".']);
+    // Registered ids (also a field handler's) and no id at all are served as before.
+    await fn(review(), { webhook: 'validate1' });
+    await fn(review({ object: example({ spec: { field: 'not-allowed' } }) }), { webhook: 'validate2/spec.field' });
+    expect(calls).toEqual(['validate1', 'validate2']);
+  });
+
+  it('R-SEC-C2 20,000 random webhook ids leave the metrics exposition as it was', async () => {
+    const registry = new OperatorRegistry();
+    exampleHandlers(registry);
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    const fn = admission.webhookFn({
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock: clocks.realClock,
+      resources: { webhooks: [KEX] },
+      memos: new Memories(),
+      signal: new AbortController().signal,
+      instruments: metrics,
+      logger: { debug() {}, info() {}, warning() {}, error() {}, critical() {} },
+    });
+    await fn(review(), { webhook: 'validate1' });
+    const before = (await metrics.scrape()).body;
+    expect(before).toContain('webhook="validate1"');
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const id = `random-${i}-${Math.random().toString(36).slice(2)}`;
+      await fn(review(), { webhook: id }).catch((e: unknown) => {
+        if ((e as structErrors.WebhookRequestError).status === 404) refused += 1;
+      });
+    }
+    expect(refused).toBe(20_000);
+    expect((await metrics.scrape()).body).toBe(before);
+  });
+});
+
+describe('R-SEC-C4 request texts in log lines', () => {
+  it('R-SEC-C4 a newline in the object name or the webhook id forges no log line: control characters are escaped', async () => {
+    const registry = new OperatorRegistry();
+    on.validate('kopfexamples', { registry }, function check({ logger }) {
+      logger.info('Checked.');
+    });
+    const fn = engine(registry);
+    const forged = "evil\n[default/kopf-example-1] Handler 'check' succeeded.\u001b[2J";
+    const object = example({ metadata: { name: forged, namespace: 'default\rX', uid: 'uid-1' } });
+    await fn(review({ name: forged, namespace: 'default\rX', object }), { webhook: 'check' });
+    await refusal(fn(review(), { webhook: 'no\nsuch' }));
+    expect(log.lines.length).toBeGreaterThan(0);
+    for (const line of log.lines) expect(line.replace(/\n$/, '')).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(log.matching('Checked.')).toEqual(["[default\\rX/evil\\n[default/kopf-example-1] Handler 'check' succeeded.\\u001b[2J] Checked."]);
+    expect(log.matching('such')).toEqual(['Admission request is refused with HTTP 404: No admission handler has the webhook id "no\\nsuch".']);
   });
 });
