@@ -6,7 +6,8 @@
  * `npm run bench -- engines --sizes 1000 --variants none,both`,
  * `npm run bench -- admission --objects 2000 --skip overhead`,
  * `npm run bench -- chaos --objects 500 --versus "…"`,
- * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`).
+ * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`,
+ * `npm run bench -- security --parts webhooks,secrets`).
  */
 import * as report from './report.js';
 
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   admission: async (args) => (await import('./admission.js')).run(args),
   chaos: async (args) => (await import('./chaos.js')).run(args),
   inputs: async (args) => (await import('./inputs.js')).run(args),
+  security: async (args) => (await import('./security.js')).run(args),
 };
 
 const args = process.argv.slice(2);

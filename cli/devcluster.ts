@@ -2,8 +2,8 @@
  * `kopf-gen devcluster`: runs the embedded API server in the foreground, prints where its
  * kubeconfig is and how to use it with kubectl, and stops cleanly on SIGINT/SIGTERM. `--rbac`
  * enforces authentication and RBAC (D-AUTH-16), `--allow-host` widens the Host check of
- * `--no-tls` (D-SEC-A1), and it refuses to start inside a pod unless `--dev-cluster-in-pod`
- * (D-SEC-A2, `pods.ts`).
+ * `--no-tls` (D-SEC-1), and it refuses to start inside a pod unless `--dev-cluster-in-pod`
+ * (D-SEC-2, `pods.ts`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

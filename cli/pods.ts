@@ -1,6 +1,6 @@
 /**
  * Whether the command line runs inside a Kubernetes pod, for the devcluster's refusal to start
- * there (D-SEC-A2). The devcluster is a development server: it trusts loopback and, by default,
+ * there (D-SEC-2). The devcluster is a development server: it trusts loopback and, by default,
  * treats every request as its admin. Started by mistake in a deployed container (an explicit
  * `--dev-cluster` left in a manifest, `kopf-gen devcluster` in an image), it would serve an
  * unauthenticated API next to the real one. So `kopf-gen devcluster` and `kopf-gen run

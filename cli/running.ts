@@ -15,7 +15,7 @@
  * Without the flag nothing development-only happens: with no cluster configured, the operator's
  * login fails with one line naming what was looked for, as it would in a deployed container.
  * Inside a pod the devcluster never starts, even with `--dev-cluster`, unless
- * `--dev-cluster-in-pod` forces it (D-SEC-A2, `pods.ts`).
+ * `--dev-cluster-in-pod` forces it (D-SEC-2, `pods.ts`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

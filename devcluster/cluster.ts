@@ -59,7 +59,7 @@ export interface DevClusterOptions {
   tls?: boolean;
   /**
    * Without TLS, requests are refused unless their `Host` (and `Origin`, if any) names loopback or
-   * the listening address (D-SEC-A1): these host names are accepted too.
+   * the listening address (D-SEC-1): these host names are accepted too.
    */
   allowedHosts?: readonly string[];
   /** Reported by `/version` (default `v1.32.0`, the version whose API the devcluster serves). */
@@ -401,7 +401,7 @@ export class DevCluster {
     };
   }
 
-  /** The Host/Origin check of a plain-HTTP server (D-SEC-A1); none with TLS. */
+  /** The Host/Origin check of a plain-HTTP server (D-SEC-1); none with TLS. */
   private hostCheck(): handling.ServerContext['admit'] {
     if (this.options.tls ?? true) return undefined;
     const allowedHosts = [...(this.options.allowedHosts ?? [])];

@@ -596,7 +596,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
 }
 
 /**
- * When the user-owned Deployment and the project's `"lease"` disagree (R-SEC-B4): the RBAC grants
+ * When the user-owned Deployment and the project's `"lease"` disagree (R-SEC-4): the RBAC grants
  * the Lease of kopf-gen.json only, so a `--lease` it does not name would be refused (403), and a
  * configured Lease without `--lease` is granted for nothing.
  */

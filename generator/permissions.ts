@@ -13,7 +13,7 @@
  * operator serves all namespaces) or in each namespace the project was created for, and the
  * rules of the operator's own namespace: the Lease of leader election, only for projects that
  * configure one (`"lease"` in kopf-gen.json, `--lease` in the Deployment) — read and renewed (PUT)
- * by its one name, created if absent (R-SEC-B3). Rules on admission webhook configurations are
+ * by its one name, created if absent (R-SEC-3). Rules on admission webhook configurations are
  * added only for projects that register admission handlers (detected in the user's code): the
  * operator then manages its validating and mutating configurations (runtime reference
  * R-ADMISSION-7/8) — it creates them (RBAC cannot restrict `create` by name), and reads and
@@ -146,7 +146,7 @@ function leaseRules(name: string | undefined): Rule[] {
 }
 
 /**
- * Secure metrics (runtime reference R-SEC-E2/E3): the generated Deployment serves `https://…/metrics`,
+ * Secure metrics (runtime reference R-SEC-10/11): the generated Deployment serves `https://…/metrics`,
  * where the runtime asks the API server who a scraper's token belongs to (TokenReview) and whether
  * that user may `get` the metrics' path (SubjectAccessReview). Both reviews are create-only kinds
  * that store nothing; this is all they need, and what controller-runtime's secure metrics need.

@@ -67,7 +67,7 @@ export interface ServerContext {
   authorize(attrs: AuthorizationAttributes, user: core.UserInfo): statuses.ApiError | undefined;
   /** Where service-account tokens issued through `serviceaccounts/token` are registered. */
   readonly tokens?: tokens.TokenTable;
-  /** The Host/Origin check of a plain-HTTP server (D-SEC-A1): the 403 to answer before anything else, if any. */
+  /** The Host/Origin check of a plain-HTTP server (D-SEC-1): the 403 to answer before anything else, if any. */
   readonly admit?: (req: http.IncomingMessage) => statuses.ApiError | undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The Host and Origin check of a plain-HTTP devcluster (D-SEC-A1). Over plain
+ * The Host and Origin check of a plain-HTTP devcluster (D-SEC-1). Over plain
  * HTTP nothing proves who the server is, so a web page could reach the devcluster through DNS
  * rebinding (its own host name re-pointed at 127.0.0.1, on the devcluster's fixed port) or send it
  * requests from another origin. Such requests carry a `Host` that is not a loopback name, or an

@@ -1,7 +1,7 @@
 /**
- * The `kopf-gen devcluster` command: its refusal to start inside a pod (D-SEC-A2) and, run as a
+ * The `kopf-gen devcluster` command: its refusal to start inside a pod (D-SEC-2) and, run as a
  * child process from the sources, the `--rbac` and `--no-tls --allow-host` options (D-AUTH-16,
- * D-SEC-A1), stopped with SIGTERM.
+ * D-SEC-1), stopped with SIGTERM.
  */
 import * as child from 'node:child_process';
 import * as fs from 'node:fs';
@@ -26,7 +26,7 @@ function output() {
 }
 
 describe('pod detection', () => {
-  it('D-SEC-A2 KUBERNETES_SERVICE_HOST or a mounted service-account token mark a pod', () => {
+  it('D-SEC-2 KUBERNETES_SERVICE_HOST or a mounted service-account token mark a pod', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-pod-'));
     const token = path.join(dir, 'token');
     expect(pods.podEvidence({ env: {}, tokenPath: token })).toBeUndefined();
@@ -36,7 +36,7 @@ describe('pod detection', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('D-SEC-A2 `kopf-gen devcluster` refuses to start in a pod with one line naming the evidence and the flag', async () => {
+  it('D-SEC-2 `kopf-gen devcluster` refuses to start in a pod with one line naming the evidence and the flag', async () => {
     const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-pod-')), 'kubeconfig');
     await expect(
       devclusterCommand.run({ port: '0', tls: true, kubeconfig }, { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, tokenPath: '/nonexistent/token' }),
@@ -47,7 +47,7 @@ describe('pod detection', () => {
     expect(fs.existsSync(kubeconfig)).toBe(false);
   });
 
-  it('D-SEC-A2 `kopf-gen devcluster --help` lists --rbac, --allow-host and --dev-cluster-in-pod with why', async () => {
+  it('D-SEC-2 `kopf-gen devcluster --help` lists --rbac, --allow-host and --dev-cluster-in-pod with why', async () => {
     const out = output();
     expect(await cli.main(['devcluster', '--help'], out)).toBe(0);
     expect(out.text()).toContain('--rbac');
@@ -87,7 +87,7 @@ describe('kopf-gen devcluster as a process', () => {
     return env;
   };
 
-  it('D-SEC-A2 exits 1 with one line when started in a pod', async () => {
+  it('D-SEC-2 exits 1 with one line when started in a pod', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-devcluster-'));
     const run = spawnDevcluster(['--kubeconfig', path.join(dir, 'kubeconfig')], { ...cleanEnv(), KUBERNETES_SERVICE_HOST: '10.96.0.1' });
     const timer = setTimeout(() => run.proc.kill('SIGKILL'), 25_000);
@@ -101,7 +101,7 @@ describe('kopf-gen devcluster as a process', () => {
     );
   }, 30_000);
 
-  it('D-AUTH-16 D-SEC-A1 --rbac --no-tls --allow-host: tokens required, RBAC decides, foreign hosts refused but the allowed one', async () => {
+  it('D-AUTH-16 D-SEC-1 --rbac --no-tls --allow-host: tokens required, RBAC decides, foreign hosts refused but the allowed one', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-devcluster-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
     const args = ['--rbac', '--no-tls', '--allow-host', 'dev.example', '--kubeconfig', kubeconfig, ...(IN_A_POD ? ['--dev-cluster-in-pod'] : [])];

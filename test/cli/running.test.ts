@@ -233,7 +233,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
     expect(lines.some((line) => line.includes('Operator started.'))).toBe(false);
   });
 
-  it('D-SEC-A2 --dev-cluster refuses to start the devcluster in a pod, with one line; --dev-cluster-in-pod forces it', async () => {
+  it('D-SEC-2 --dev-cluster refuses to start the devcluster in a pod, with one line; --dev-cluster-in-pod forces it', async () => {
     const { dir } = project();
     fs.writeFileSync(path.join(dir, 'crds', 'broken.yaml'), 'kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nspec: [not, a, spec]\n');
     const token = path.join(dir, 'token');

@@ -179,7 +179,7 @@ describe("a generated project with a validating handler, running on the devclust
     expect(log).toMatch(/Serving admission webhooks for development/);
   }, 120_000);
 
-  it("R-ACTIVITY-4 R-SEC-E7 the Deployment's startup, liveness and readiness probes and its metrics annotations reach real endpoints; the metrics want a token", async () => {
+  it("R-ACTIVITY-4 R-SEC-15 the Deployment's startup, liveness and readiness probes and its metrics annotations reach real endpoints; the metrics want a token", async () => {
     expect(operator?.exitCode ?? null, log).toBeNull();
     const template = deployment.spec.template;
     const container = template.spec.containers[0]!;

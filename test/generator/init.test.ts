@@ -336,7 +336,7 @@ describe('a new project', () => {
     expect(deployment.spec.template.spec.containers[0]!.args).not.toContain('--standalone');
   });
 
-  it("R-SEC-E7 serves liveness and readiness on a plain health port the probes use, and the metrics over HTTPS on a port of their own that Prometheus's annotations name", async () => {
+  it("R-SEC-15 serves liveness and readiness on a plain health port the probes use, and the metrics over HTTPS on a port of their own that Prometheus's annotations name", async () => {
     const out = path.join(root, 'probed');
     await generator.init({ crds: [crdFile], out });
     const deployment = deploymentOf(out);
@@ -427,7 +427,7 @@ describe('a new project', () => {
     const cluster = ps.write(path.join(root, 'inputs/gizmos.yaml'), yaml.stringify(support.crd(undefined, { kind: 'Gizmo', scope: 'Cluster' })));
     await generator.init({ crds: [crdFile, cluster], out });
     const rules = rulesOf(out);
-    // The last ClusterRole is the metrics reader (R-SEC-E3), bound by the user to their Prometheus.
+    // The last ClusterRole is the metrics reader (R-SEC-11), bound by the user to their Prometheus.
     expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole']);
     expect(allows(rules.namespaced, 'example.com', 'widgets', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'example.com', 'widgets/status', ['patch'])).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * What a generated project's manifests say about who may reach the operator (R-SEC-E7..E9): the
+ * What a generated project's manifests say about who may reach the operator (R-SEC-15..17): the
  * NetworkPolicy admits the health port from anywhere, the metrics port from namespaces labelled
  * for monitoring and the webhook port from anywhere, and nothing else; the RBAC lets the operator
  * review its scrapers (TokenReview, SubjectAccessReview) and offers the `metrics-reader`
@@ -53,7 +53,7 @@ describe('the manifests of a generated project about its metrics and health', ()
     fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('R-SEC-E8 the NetworkPolicy selects the operator’s pods and admits only health (anywhere), metrics (labelled namespaces) and webhooks (anywhere)', () => {
+  it('R-SEC-16 the NetworkPolicy selects the operator’s pods and admits only health (anywhere), metrics (labelled namespaces) and webhooks (anywhere)', () => {
     const [policy, ...others] = documents(project, 'deploy/networkpolicy.yaml');
     expect(others).toEqual([]);
     const deployment = documents(project, 'deploy/deployment.yaml')[0] as {
@@ -74,7 +74,7 @@ describe('the manifests of a generated project about its metrics and health', ()
     expect(ports.find((port) => port.name === 'webhooks')?.containerPort).toBe(9443);
   });
 
-  it('R-SEC-E9 the RBAC lets the operator create TokenReviews and SubjectAccessReviews, and offers a metrics-reader ClusterRole', () => {
+  it('R-SEC-17 the RBAC lets the operator create TokenReviews and SubjectAccessReviews, and offers a metrics-reader ClusterRole', () => {
     const rbac = documents(project, 'deploy/rbac.yaml');
     const cluster = rbac.find((document) => document['kind'] === 'ClusterRole' && (document['metadata'] as Json)['name'] === 'guarded-cluster') as {
       rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
@@ -90,7 +90,7 @@ describe('the manifests of a generated project about its metrics and health', ()
     });
   });
 
-  it('R-SEC-E7 R-SEC-E8 R-SEC-E9 every document of deploy/ is accepted by the API server (dry run, strict field validation)', async () => {
+  it('R-SEC-15 R-SEC-16 R-SEC-17 every document of deploy/ is accepted by the API server (dry run, strict field validation)', async () => {
     const files = ['deploy/rbac.yaml', 'deploy/deployment.yaml', 'deploy/networkpolicy.yaml'];
     const objects = files.flatMap((file) => documents(project, file).map((object) => ({ file, object })));
     expect(objects.map(({ object }) => object['kind'])).toEqual(expect.arrayContaining(['NetworkPolicy', 'Deployment', 'ClusterRole']));

@@ -1,5 +1,5 @@
 /**
- * The generated RBAC grants every verb the runtime itself uses, and no more (R-SEC-B3, R-SEC-B4):
+ * The generated RBAC grants every verb the runtime itself uses, and no more (R-SEC-3, R-SEC-4):
  * `get` on every served resource (the re-reads after a lost write and after the consistency
  * timeout); Lease rules only for a project with a Lease (`init --lease`, `"lease"` in
  * kopf-gen.json), then only in a Role of the operator's own namespace — restricted to the Lease's
@@ -40,24 +40,24 @@ function documentsOf(project: string, file: string): Document[] {
 const leaseRulesIn = (rules: readonly permissions.Rule[] | undefined): permissions.Rule[] =>
   (rules ?? []).filter((rule) => rule.apiGroups?.includes('coordination.k8s.io'));
 
-describe('R-SEC-B3 the verbs of the served resources', () => {
+describe('R-SEC-3 the verbs of the served resources', () => {
   const { model } = support.generate([support.source([support.crd({ type: 'object' })])]);
 
-  it('R-SEC-B3 every served resource is granted get, list, watch and patch: the runtime re-reads single objects', () => {
+  it('R-SEC-3 every served resource is granted get, list, watch and patch: the runtime re-reads single objects', () => {
     const rules = permissions.permissionsOf(model);
     const served = rules.namespaced.find((rule) => rule.resources.includes('widgets'));
     expect(served?.verbs).toEqual(['get', 'list', 'watch', 'patch']);
     expect(served?.why).toContain('observing and patching the served resources');
   });
 
-  it('R-SEC-B4 no Lease rules at all without a Lease', () => {
+  it('R-SEC-4 no Lease rules at all without a Lease', () => {
     const rules = permissions.permissionsOf(model);
     expect(leaseRulesIn(rules.namespaced)).toEqual([]);
     expect(leaseRulesIn(rules.cluster)).toEqual([]);
     expect(rules.own).toEqual([]);
   });
 
-  it("R-SEC-B4 with a Lease: create, and get and update on that Lease's name, in the operator's own rules only", () => {
+  it("R-SEC-4 with a Lease: create, and get and update on that Lease's name, in the operator's own rules only", () => {
     const rules = permissions.permissionsOf(model, [], undefined, 'widgets-leader');
     expect(leaseRulesIn(rules.namespaced)).toEqual([]);
     expect(leaseRulesIn(rules.cluster)).toEqual([]);
@@ -69,14 +69,14 @@ describe('R-SEC-B3 the verbs of the served resources', () => {
   });
 });
 
-describe('R-SEC-B4 projects with a Lease', () => {
+describe('R-SEC-4 projects with a Lease', () => {
   const crdFile = ps.write(path.join(root, 'inputs/widgets.yaml'), ps.widgetCrd({ size: { type: 'integer' } }));
 
   it.each([
     ['cluster-wide', undefined],
     ['for one namespace', ['apps']],
   ])(
-    'R-SEC-B4 init --lease (%s): a Role and RoleBinding in the operator namespace, --lease in the Deployment, "lease" in kopf-gen.json',
+    'R-SEC-4 init --lease (%s): a Role and RoleBinding in the operator namespace, --lease in the Deployment, "lease" in kopf-gen.json',
     async (_scope, namespaces) => {
       const out = path.join(root, namespaces ? 'leased-apps' : 'leased-all');
       await generator.init({ crds: [crdFile], out, lease: 'op-leader', ...(namespaces ? { namespaces } : {}) });
@@ -101,7 +101,7 @@ describe('R-SEC-B4 projects with a Lease', () => {
     },
   );
 
-  it('R-SEC-B4 without a Lease: no Lease rules anywhere, no --lease, and the Deployment says how to add one', async () => {
+  it('R-SEC-4 without a Lease: no Lease rules anywhere, no --lease, and the Deployment says how to add one', async () => {
     const out = path.join(root, 'unleased');
     await generator.init({ crds: [crdFile], out, namespaces: ['apps'] });
     const documents = documentsOf(out, 'deploy/rbac.yaml');
@@ -123,7 +123,7 @@ describe('R-SEC-B4 projects with a Lease', () => {
     ]);
   });
 
-  it('R-SEC-B4 generate warns when the Deployment passes a --lease that the RBAC does not grant', async () => {
+  it('R-SEC-4 generate warns when the Deployment passes a --lease that the RBAC does not grant', async () => {
     const out = path.join(root, 'mismatch');
     await generator.init({ crds: [crdFile], out });
     const deployment = path.join(out, 'deploy/deployment.yaml');
@@ -134,7 +134,7 @@ describe('R-SEC-B4 projects with a Lease', () => {
     ]);
   });
 
-  it('R-SEC-B4 an invalid Lease name is refused, in init and in kopf-gen.json', async () => {
+  it('R-SEC-4 an invalid Lease name is refused, in init and in kopf-gen.json', async () => {
     await expect(generator.init({ crds: [crdFile], out: path.join(root, 'bad-lease'), lease: 'Not_A_Name' })).rejects.toMatchObject({
       code: 'invalid-lease',
       message: expect.stringContaining('"Not_A_Name"'),

@@ -1,5 +1,5 @@
 /**
- * The generated RBAC, enforced (R-SEC-B3, R-SEC-B4, R-SEC-B1, R-SEC-B2): a project generated
+ * The generated RBAC, enforced (R-SEC-3, R-SEC-4, R-SEC-1, R-SEC-2): a project generated
  * from the kopfexamples CRD has its deploy/rbac.yaml applied to a devcluster in RBAC mode
  * (D-AUTH-16); the operator then runs in this process, over real HTTP on loopback, with a token of
  * the project's service account. With the rules as generated it handles creations, updates and
@@ -125,7 +125,7 @@ async function exercise(cluster: DevCluster, namespace: string, count: number, h
 
 const forbiddenLines = (logs: fx.LogCapture): string[] => logs.records.filter((r) => /forbidden|403/i.test(r.line) && r.level >= fx.INFO).map((r) => r.line);
 
-describe('R-SEC-B3 the generated RBAC on an enforcing devcluster', () => {
+describe('R-SEC-3 the generated RBAC on an enforcing devcluster', () => {
   let cluster: DevCluster;
   const logs = new fx.LogCapture();
   beforeAll(async () => {
@@ -139,7 +139,7 @@ describe('R-SEC-B3 the generated RBAC on an enforcing devcluster', () => {
     cluster.faults.clear();
   });
 
-  it('R-SEC-B3 R-PATCH-9 creations, updates and deletions with lost PATCH responses: every handler once, the re-reads allowed, no 403', async () => {
+  it('R-SEC-3 R-PATCH-9 creations, updates and deletions with lost PATCH responses: every handler once, the re-reads allowed, no 403', async () => {
     const { kube, rbac } = await project('kex-operator');
     await cluster.load(rbac as never);
     logs.install();
@@ -161,7 +161,7 @@ describe('R-SEC-B3 the generated RBAC on an enforcing devcluster', () => {
     expect(forbiddenLines(logs)).toEqual([]);
   }, 120_000);
 
-  it('R-SEC-B1 R-SEC-B2 without get in the role: the 403 is reported once with verb, resource and user, never retried; the handlers still run once', async () => {
+  it('R-SEC-1 R-SEC-2 without get in the role: the 403 is reported once with verb, resource and user, never retried; the handlers still run once', async () => {
     const { kube, rbac } = await project('kex-noget');
     await cluster.load(withoutGet(rbac) as never);
     logs.install();
@@ -190,7 +190,7 @@ describe('R-SEC-B3 the generated RBAC on an enforcing devcluster', () => {
     ]);
   }, 120_000);
 
-  it('R-SEC-B4 a --namespace apps --lease project elects its leader on its Lease in its own namespace and serves apps, with no 403', async () => {
+  it('R-SEC-4 a --namespace apps --lease project elects its leader on its Lease in its own namespace and serves apps, with no 403', async () => {
     const { kube, rbac } = await project('kex-leased', { namespaces: ['apps'], lease: 'kex-leased' });
     await cluster.load([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }]);
     await cluster.load(rbac as never);

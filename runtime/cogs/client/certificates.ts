@@ -1,5 +1,5 @@
 /**
- * Client certificates checked before they are used (R-SEC-F3).
+ * Client certificates checked before they are used (R-SEC-24).
  *
  * Handed to TLS as they are, a key of another certificate fails every connection with OpenSSL's
  * `key values mismatch` and a stack trace, and an expired certificate with a bare 401 that names

@@ -13,7 +13,7 @@
  * A login that hands out new credentials after every 401 — an exec plugin, a login handler minting
  * tokens for an account the cluster no longer accepts — would make that a loop without end (Kopf
  * only stops re-logins that return the very same credentials). So the vault counts the 401s of
- * each login in a row (R-SEC-F1): the credentials it re-issues after the first are used at once
+ * each login in a row (R-SEC-22): the credentials it re-issues after the first are used at once
  * (client-go re-runs a plugin whose token was rejected), after the second only once
  * `REISSUE_BACKOFFS` has passed on the clock; when those are rejected too, the login's credentials
  * are refused and requests fail with one `LoginError` saying `401 Unauthorized from <server> as
@@ -86,7 +86,7 @@ export interface ConnectionInfo {
   readonly clientCertificate?: ClientCertificateProvider;
   /**
    * Port-specific: who these credentials authenticate as, for messages — e.g. `user "dev" of
-   * /home/dev/.kube/config` (R-SEC-F1). Default: the login that produced them.
+   * /home/dev/.kube/config` (R-SEC-22). Default: the login that produced them.
    */
   readonly principal?: string;
 }
@@ -165,7 +165,7 @@ export const OUT_OF_CREDENTIALS = 'Ran out of valid credentials. Consider adding
 
 /**
  * Seconds to wait before using the credentials a login re-issued after its 1st, 2nd, … 401 in a
- * row (R-SEC-F1); once they are used up, the next rejection is the login's last.
+ * row (R-SEC-22); once they are used up, the next rejection is the login's last.
  */
 export const REISSUE_BACKOFFS: readonly number[] = [0, 5];
 
@@ -211,7 +211,7 @@ export class Vault {
   private readonly clock: Pick<clocks.Clock, 'now'> & Partial<Pick<clocks.Clock, 'schedule'>>;
   private readonly random: () => number;
   private readonly backoffs: readonly number[];
-  /** The 401s in a row, by login key (R-SEC-F1). */
+  /** The 401s in a row, by login key (R-SEC-22). */
   private readonly streaks = new Map<string, Streak>();
   /** Re-issued credentials not to be used before the time given (ms), by item. */
   private readonly held = new Map<VaultItem, number>();
@@ -245,7 +245,7 @@ export class Vault {
    *
    * @param options.reason the message of that `LoginError` if the vault stays empty (default
    *   `OUT_OF_CREDENTIALS`), e.g. what the built-in logins looked for and did not find. When
-   *   credentials were refused for their 401s (R-SEC-F1), the message says that instead.
+   *   credentials were refused for their 401s (R-SEC-22), the message says that instead.
    */
   populate(
     entries: Readonly<Record<string, ConnectionInfo | null | undefined>> | Iterable<readonly [string, ConnectionInfo | null | undefined]>,
@@ -282,7 +282,7 @@ export class Vault {
     return accepted;
   }
 
-  /** The one line of a login refused for its 401s (R-SEC-F1). */
+  /** The one line of a login refused for its 401s (R-SEC-22). */
   private refusal(key: string, streak: Streak, why: string): string {
     const server = streak.info.server.replace(/\/+$/, '');
     const rejected = streak.count === 1 ? `rejected these credentials, ${why}` : `rejected the credentials ${why}`;
@@ -328,7 +328,7 @@ export class Vault {
 
   /**
    * Marks credentials as invalid (e.g. after HTTP 401): they are removed and never accepted again,
-   * and their login's streak of 401s grows by one (R-SEC-F1). If nothing is left, the vault becomes
+   * and their login's streak of 401s grows by one (R-SEC-22). If nothing is left, the vault becomes
    * depleted and requests wait for a re-login.
    */
   invalidate(item: VaultItem): void {
@@ -346,7 +346,7 @@ export class Vault {
 
   /**
    * Reports an answer other than 401 to a request with these credentials: the API server accepts
-   * them, so their login's streak of 401s is over (R-SEC-F1). Cheap when there is no streak.
+   * them, so their login's streak of 401s is over (R-SEC-22). Cheap when there is no streak.
    */
   accepted(item: VaultItem): void {
     if (this.streaks.size > 0 && this.streaks.has(item.key) && this.items.includes(item)) this.streaks.delete(item.key);

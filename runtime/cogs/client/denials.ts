@@ -1,5 +1,5 @@
 /**
- * Denials: how a 403 from the API server is reported (R-SEC-B1).
+ * Denials: how a 403 from the API server is reported (R-SEC-1).
  *
  * A 403 means the operator's RBAC lacks a rule, which no retry fixes: the request fails at once,
  * and the operator says so in one ERROR line naming the verb, the resource, the namespace and the

@@ -181,19 +181,19 @@ export function denialOf(message: string): Denial | undefined {
 
 /**
  * 403: the operator's user may not do this (its RBAC lacks a rule). Permanent: not retried, and
- * reported once per verb, resource and namespace (R-SEC-B1).
+ * reported once per verb, resource and namespace (R-SEC-1).
  */
 export class ApiForbiddenError extends ApiClientError {
   override readonly code = 'ApiForbidden' as const;
   override readonly name = 'ApiForbiddenError';
 
-  /** What was denied, from the `Status` message (R-SEC-B1); `undefined` if the message is not the API server's. */
+  /** What was denied, from the `Status` message (R-SEC-1); `undefined` if the message is not the API server's. */
   get denial(): Denial | undefined {
     return denialOf(this.message);
   }
 }
 
-/** Whether an error is a 403 (R-SEC-B1). */
+/** Whether an error is a 403 (R-SEC-1). */
 export function isForbidden(error: unknown): error is ApiForbiddenError {
   return error instanceof ApiForbiddenError;
 }

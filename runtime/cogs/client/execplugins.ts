@@ -11,14 +11,14 @@
  * One `ExecCredentials` belongs to one login: it runs the plugin on first use and keeps the result
  * until it expires (without an expiry, for as long as the login's credentials live). A 401 makes the
  * vault drop those credentials and log in again, which creates a new `ExecCredentials` and so runs
- * the plugin afresh (a bounded number of times in a row: the vault's, R-SEC-F1). Concurrent requests
+ * the plugin afresh (a bounded number of times in a row: the vault's, R-SEC-22). Concurrent requests
  * share one run. A failing plugin is a `LoginError` naming the command, its exit code and a summary of
- * its stderr (R-SEC-F2), or its `installHint` when the command does not exist. A plugin that runs
+ * its stderr (R-SEC-23), or its `installHint` when the command does not exist. A plugin that runs
  * longer than its timeout (60 s by default; kubectl and client-go have none, and a hanging plugin
  * would stall every request of the operator) is killed with the processes it started, and the login
  * fails with `ExecPluginTimeoutError` (R-AUTH-7).
  *
- * What a plugin prints is a secret until proven otherwise (R-SEC-F2): stdout holds the token, and
+ * What a plugin prints is a secret until proven otherwise (R-SEC-23): stdout holds the token, and
  * stderr of a cloud CLI may too. So stdout is read up to `MAX_EXEC_OUTPUT` (beyond, the plugin is
  * killed and the login fails, instead of the operator buffering whatever it prints), and no error
  * ever quotes it — a malformed ExecCredential is described by its position and size only. Of stderr,
@@ -40,11 +40,11 @@ import type * as kubeconfigs from './kubeconfigs.js';
 /** The ExecCredential API versions understood (v1alpha1 was removed from Kubernetes in 1.24). */
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
-/** The most bytes of stdout read from a plugin (R-SEC-F2); an ExecCredential is a few KiB. */
+/** The most bytes of stdout read from a plugin (R-SEC-23); an ExecCredential is a few KiB. */
 export const MAX_EXEC_OUTPUT = 1024 * 1024;
 
 /**
- * Words of stderr that may be credentials (R-SEC-F2): 24 or more characters of the Base64, Base64url
+ * Words of stderr that may be credentials (R-SEC-23): 24 or more characters of the Base64, Base64url
  * and JWT alphabets; those with letters and digits are redacted (paths and prose are not).
  */
 const CREDENTIAL_LIKE = /[A-Za-z0-9+/=_.~-]{24,}/g;
@@ -52,7 +52,7 @@ const CREDENTIAL_LIKE = /[A-Za-z0-9+/=_.~-]{24,}/g;
 /** The most bytes of stderr kept (for its first line); the rest is read and dropped. */
 const MAX_EXEC_STDERR = 16 * 1024;
 
-/** How many characters of a failed plugin's first stderr line go into the error (R-SEC-F2). */
+/** How many characters of a failed plugin's first stderr line go into the error (R-SEC-23). */
 export const STDERR_SUMMARY = 200;
 
 /** How long a plugin may run by default, in seconds (R-AUTH-7; `settings.networking.execPluginTimeout`). */
@@ -139,7 +139,7 @@ export const runProcess: ProcessRunner = (command, args, options) =>
   });
 
 /**
- * One line of a plugin's stderr for an error (R-SEC-F2): the first non-empty line, cut to
+ * One line of a plugin's stderr for an error (R-SEC-23): the first non-empty line, cut to
  * `STDERR_SUMMARY` characters, control characters escaped (`\u001b`), with how much was left out.
  */
 export function stderrSummary(stderr: string): string | undefined {
@@ -184,7 +184,7 @@ export interface ExecOptions {
    * (R-AUTH-7); `null` = no limit. Default `DEFAULT_EXEC_TIMEOUT` (60 s).
    */
   readonly timeout?: number | null;
-  /** The most bytes of stdout read (R-SEC-F2). Default `MAX_EXEC_OUTPUT` (1 MiB). */
+  /** The most bytes of stdout read (R-SEC-23). Default `MAX_EXEC_OUTPUT` (1 MiB). */
   readonly maxOutput?: number;
 }
 
@@ -337,7 +337,7 @@ export class ExecCredentials {
     if ((certificate === undefined) !== (key === undefined)) return fail('an ExecCredential with only one of clientCertificateData and clientKeyData.');
     if (token === undefined && certificate === undefined) return fail('an ExecCredential with neither a token nor a client certificate.');
     if (certificate !== undefined && key !== undefined) {
-      // Checked here, by wall time as the server does (R-SEC-F3): not as an OpenSSL error on every connection.
+      // Checked here, by wall time as the server does (R-SEC-24): not as an OpenSSL error on every connection.
       const problem = certificates.certificateProblem(certificates.pemOf(certificate), certificates.pemOf(key), Date.now());
       if (problem !== undefined) return fail(`a client certificate that ${problem}.`);
     }

@@ -127,7 +127,7 @@ export function connectionFromKubeConfig(
   return info;
 }
 
-/** Who a context's credentials authenticate as, for messages (R-SEC-F1). */
+/** Who a context's credentials authenticate as, for messages (R-SEC-22). */
 function principalOf(user: kubeconfigs.KubeconfigUser | undefined, context: { readonly name: string; readonly source?: string }): string {
   if (!user) return `no user (context ${JSON.stringify(context.name)})`;
   const how = user.exec

@@ -11,7 +11,7 @@
  * text (`ConnectionError: connect ECONNREFUSED 127.0.0.1:1`), without a stack trace: the failures
  * are the server's or the network's, not the code's. Other 4xx responses fail at once; a 403
  * (the operator's RBAC lacks a rule: no retry fixes it) is reported by `denials` — one ERROR line
- * per verb, resource and namespace, for requests and streams alike (R-SEC-B1).
+ * per verb, resource and namespace, for requests and streams alike (R-SEC-1).
  *
  * `openStream()` is the streaming variant used by watches: the same credentials handling, no
  * retries, the response body left to the caller. Both sit on `transport`; `api` builds on them.
@@ -84,14 +84,14 @@ export function backoffsOf(setting: number | Iterable<number>): { readonly delay
   return { delays: setting, count: undefined };
 }
 
-/** Whether an error is worth retrying (R-AUTH-5); never a 403, which is permanent (R-SEC-B1). */
+/** Whether an error is worth retrying (R-AUTH-5); never a 403, which is permanent (R-SEC-1). */
 export function isRetriable(error: unknown): boolean {
   if (error instanceof errors.ConnectionError) return true;
   if (error instanceof errors.ApiServerError) return true;
   return error instanceof errors.ApiError && (error.status === 429 || (error.status >= 500 && error.status < 600));
 }
 
-/** Builds the error of an HTTP error response, reporting a 403 (R-SEC-B1). */
+/** Builds the error of an HTTP error response, reporting a 403 (R-SEC-1). */
 function failureOf(
   ctx: RequestContext,
   item: credentials.VaultItem,
@@ -139,7 +139,7 @@ function reportFailure(ctx: RequestContext, item: credentials.VaultItem, request
 }
 
 /**
- * The TLS handshake limit of new connections, ms (R-SEC-F4). Only for non-streaming requests: the
+ * The TLS handshake limit of new connections, ms (R-SEC-25). Only for non-streaming requests: the
  * first of an operator's are these (discovery, the scan), and watches have `watching.connectTimeout`.
  */
 function handshakeOf(ctx: RequestContext): number | null {

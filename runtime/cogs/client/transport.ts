@@ -11,7 +11,7 @@
  * Network failures become `errors.ConnectionError`; timeouts `errors.RequestTimeoutError`; an
  * aborted caller signal rejects with the signal's reason. A client certificate that cannot work —
  * without its key, not matching it, expired — is a `LoginError` naming the credentials' principal
- * when the transport is made (R-SEC-F3), not an OpenSSL error on every connection. Proxies (the credentials' `proxyUrl`, or
+ * when the transport is made (R-SEC-24), not an OpenSSL error on every connection. Proxies (the credentials' `proxyUrl`, or
  * the environment's when `trustEnv`) are chosen by `proxies`.
  */
 
@@ -43,7 +43,7 @@ export interface TransportRequest {
   readonly totalTimeoutMs?: number | null;
   /**
    * Limit of the TLS handshake of a new connection, from the TCP connection on, ms; `null`/absent =
-   * none (R-SEC-F4). A server that accepts connections but never answers is named after it.
+   * none (R-SEC-25). A server that accepts connections but never answers is named after it.
    */
   readonly handshakeTimeoutMs?: number | null;
 }
@@ -364,7 +364,7 @@ export class Transport {
 }
 
 /**
- * Checks the static client certificate of credentials (R-SEC-F3): both parts or none, a key that is
+ * Checks the static client certificate of credentials (R-SEC-24): both parts or none, a key that is
  * the certificate's, within its validity period (by wall time: the server judges it by its own
  * clock, not by the operator's scheduling clock).
  *

@@ -17,7 +17,7 @@
  * not written, and the patch carries a note saying so.
  *
  * Secret-like fields (a Secret's `data`, `settings.persistence.secretFields`) are digested by the
- * reactor on both sides, in the built essence and in the fetched diff-base (`secrets`, R-SEC-D1):
+ * reactor on both sides, in the built essence and in the fetched diff-base (`secrets`, R-SEC-18):
  * every storage, a custom one too, is given and compares only digests of their values.
  *
  * The progress storage (`progress`, which this module must not import) removes its own traces from

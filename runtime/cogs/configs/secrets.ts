@@ -1,5 +1,5 @@
 /**
- * Secret-like fields: kept out of the diff-base and out of logs (R-SEC-D1..D4, beyond Kopf).
+ * Secret-like fields: kept out of the diff-base and out of logs (R-SEC-18..21, beyond Kopf).
  *
  * The diff-base is a copy of an object's essence, and Kopf stores it in an annotation: for a
  * Secret that copies every value of `data` into `metadata.annotations`, where `kubectl describe`

@@ -226,7 +226,7 @@ export class HealthSettings {
    * Whether the liveness endpoint says why a probe failed (its error message) — to callers on the
    * loopback interface only (`kubectl port-forward`, a sidecar); everyone else, the kubelet
    * included, gets only that it failed, and the message is in the operator's log. Default `false`
-   * (R-SEC-E6).
+   * (R-SEC-14).
    */
   details = false;
 }
@@ -294,7 +294,7 @@ export class NetworkingSettings {
    */
   execPluginTimeout: number | null = 60;
   /**
-   * Seconds the TLS handshake of a new connection may take, from the TCP connection on (R-SEC-F4;
+   * Seconds the TLS handshake of a new connection may take, from the TCP connection on (R-SEC-25;
    * client-go's default): a server that accepts connections but never answers fails the request
    * then, naming its address, rather than at `requestTimeout`. `null` = no limit (as Kopf). Default 10 s.
    */
@@ -313,7 +313,7 @@ export class PersistenceSettings {
   consistencyTimeout = 5;
   /**
    * Secret-like fields by kind (`Kind` for the core group, else `Kind.group`): their values are
-   * stored in the diff-base as sha-256 digests and never logged (R-SEC-D1, R-SEC-D3). Default
+   * stored in the diff-base as sha-256 digests and never logged (R-SEC-18, R-SEC-20). Default
    * `{ Secret: ['data', 'stringData'] }`; add e.g. `settings.persistence.secretFields['Database.example.com'] = ['spec.password']`.
    */
   secretFields: Record<string, readonly (string | readonly string[])[]> = secrets.defaultSecretFields();

@@ -116,7 +116,7 @@ export interface WebhookInstruments {
    * One admission request was answered.
    *
    * @param webhookId the webhook's id (the handler id, as in its URL path): only registered ids
-   *   (R-SEC-C2), so that the series stay as few as the handlers.
+   *   (R-SEC-6), so that the series stay as few as the handlers.
    * @param code the HTTP status of the response.
    * @param seconds from receiving the request to sending the response.
    */

@@ -5,8 +5,8 @@
  *
  * Two things every log line needs, whoever writes it, are here too: a per-object logger knows its
  * object's secret-like fields and redacts values of them before they are put in a message
- * (`redacted`, R-SEC-D3), and `escapeForLog` keeps control characters of untrusted text (an
- * object's name) from forging lines (R-SEC-D4).
+ * (`redacted`, R-SEC-20), and `escapeForLog` keeps control characters of untrusted text (an
+ * object's name) from forging lines (R-SEC-21).
  */
 
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error' | 'critical';
@@ -45,19 +45,19 @@ export function isEnabledFor(logger: Logger, level: LogLevel): boolean {
   return logger.isEnabledFor?.(level) ?? true;
 }
 
-/** `value` (at path `at` of the logger's object) as it may be logged (R-SEC-D3); see `Logger.redact`. */
+/** `value` (at path `at` of the logger's object) as it may be logged (R-SEC-20); see `Logger.redact`. */
 export function redacted(logger: Logger, value: unknown, at: readonly string[] = []): unknown {
   return logger.redact === undefined ? value : logger.redact(value, at);
 }
 
-/** A diff of the logger's object (items `[op, field, old, new]`) as it may be logged (R-SEC-D3). */
+/** A diff of the logger's object (items `[op, field, old, new]`) as it may be logged (R-SEC-20). */
 export function redactedDiff(logger: Logger, diff: Iterable<readonly [string, readonly string[], unknown, unknown]>): unknown[] {
   const items = [...diff];
   if (logger.redact === undefined) return items;
   return items.map(([op, field, old, now]) => [op, field, redacted(logger, old, field), redacted(logger, now, field)]);
 }
 
-/** A JSON patch of the logger's object (`{op, path, value}` operations) as it may be logged (R-SEC-D3). */
+/** A JSON patch of the logger's object (`{op, path, value}` operations) as it may be logged (R-SEC-20). */
 export function redactedJsonPatch(logger: Logger, ops: readonly unknown[]): unknown[] {
   if (logger.redact === undefined) return [...ops];
   return ops.map((op) => {
@@ -74,7 +74,7 @@ export function redactedJsonPatch(logger: Logger, ops: readonly unknown[]): unkn
  * Untrusted text (an object's name or namespace, a request's path) as it may stand in a plain-text
  * log line: control characters (C0, DEL, C1, and the Unicode line and paragraph separators) as
  * escapes — `\n`, `\r`, `\t`, else `\xNN` / `\uNNNN` — so no value can forge a line or move
- * the cursor. Text without them is returned as it is (R-SEC-D4).
+ * the cursor. Text without them is returned as it is (R-SEC-21).
  *
  * @example
  * escapeForLog('evil\n[default/other] Handler succeeded') // 'evil\\n[default/other] Handler succeeded'

@@ -11,7 +11,7 @@
  *   a timeout, a 5xx) is not resent blindly: the object is re-read, and if it already holds what
  *   the request writes, the re-read body is taken as the response (its resourceVersion is what
  *   consistency then waits for); a vanished object is "gone", as a 404 is (R-PATCH-9); a re-read
- *   that is forbidden (403) verifies nothing, and the write is resent (R-SEC-B2);
+ *   that is forbidden (403) verifies nothing, and the write is resent (R-SEC-2);
  * - the status (handlers' results) is written before the object's merge-patch (progress and
  *   diff-base), so no crash can leave a handler marked done without its result (R-PATCH-10).
  */
@@ -65,7 +65,7 @@ export async function applyPatch(options: {
   // the object as re-read, if it already holds what the request writes; else the request is resent.
   // A vanished object ends the application like a 404 does. A re-read the operator may not do (403,
   // no `get` in its RBAC: reported once by the client) verifies nothing, and the write is resent as
-  // if not stored (R-SEC-B2): a merge-patch stores the same values again, and a JSON-patch whose
+  // if not stored (R-SEC-2): a merge-patch stores the same values again, and a JSON-patch whose
   // resourceVersion test then fails is carried over to the next cycle — never a handler run again.
   const verifier = (stored: (current: bodies.RawBody) => boolean) => async (): Promise<bodies.RawBody | undefined> => {
     try {

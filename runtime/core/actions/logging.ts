@@ -146,7 +146,7 @@ export function eventTypeOf(level: number): string {
 
 /**
  * `[namespace/name] `, or `[name] ` for cluster-scoped objects; control characters in either are
- * escaped, so a name cannot forge a line (R-SEC-D4).
+ * escaped, so a name cannot forge a line (R-SEC-21).
  */
 export function prefixOf(ref: events.ObjectReference): string {
   const name = loggers.escapeForLog(ref.name ?? '');
@@ -319,7 +319,7 @@ export class ObjectLogger extends BaseLogger {
 
   /**
    * `value` at path `at` of this logger's object with the values of its kind's secret-like fields
-   * (`settings.persistence.secretFields`) redacted; `value` itself for other kinds (R-SEC-D3).
+   * (`settings.persistence.secretFields`) redacted; `value` itself for other kinds (R-SEC-20).
    */
   redact(value: unknown, at: readonly string[] = []): unknown {
     if (this.secretPaths === undefined) {

@@ -14,7 +14,7 @@
  * the event, so only the newest one is processed when the delay is over.
  *
  * A cycle that failed on a 403 (the operator's RBAC lacks a rule) is throttled the same way, but
- * logged at DEBUG: the client reported the denial once already (R-SEC-B1).
+ * logged at DEBUG: the client reported the denial once already (R-SEC-1).
  */
 
 import * as aborts from '../../cogs/aio/aborts.js';
@@ -95,7 +95,7 @@ export async function throttled<T>(
     if (delay !== null) {
       throttler.lastUsedDelay = delay;
       throttler.activeUntil = clock.now() + delay * 1000;
-      // A 403 is the RBAC's, reported once by the client (R-SEC-B1): not again for every object.
+      // A 403 is the RBAC's, reported once by the client (R-SEC-1): not again for every object.
       if (clientErrors.isForbidden(error)) logger.debug(`Throttling for ${delay} seconds due to a forbidden request: ${reprError(error)}`);
       else logger.error(`Throttling for ${delay} seconds due to an unexpected error: ${reprError(error)}`, { error });
     }

@@ -3,7 +3,7 @@
  * the `WebhookFn` that every webhook server calls, built-in or user-written.
  *
  * A request for a webhook id that is no admission handler's (a stale or mistyped URL, or anyone
- * trying paths) is refused with HTTP 404 before anything else (R-SEC-C2): it runs no handler, and
+ * trying paths) is refused with HTTP 404 before anything else (R-SEC-6): it runs no handler, and
  * it is not measured, so that the webhook ids in the metrics are only the registered ones and
  * their number stays what the operator registered. Kopf admits such requests (all handlers of the
  * resource run); kopf-gen refuses them and lets the webhook configuration's `failurePolicy` decide.
@@ -29,7 +29,7 @@
  * ambiguous resources) reject with a `WebhookRequestError`, logged here as one WARNING line without
  * a stack trace; the server turns it into the HTTP status, never a stack trace. What the request
  * names — the webhook id, the object's name and namespace in the handlers' log prefix — is logged
- * with control characters escaped (R-SEC-C4): a newline in a name cannot forge a log line.
+ * with control characters escaped (R-SEC-8): a newline in a name cannot forge a log line.
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
@@ -184,7 +184,7 @@ export function webhookFn(options: AdmissionOptions): webhooks.WebhookFn {
 }
 
 /**
- * Refuses a webhook id that no admission handler has (R-SEC-C2); no id (`null`) means all handlers.
+ * Refuses a webhook id that no admission handler has (R-SEC-6); no id (`null`) means all handlers.
  *
  * @throws WebhookRequestError `unknown-webhook` (HTTP 404), logged as one WARNING line.
  */
@@ -325,7 +325,7 @@ export async function serveAdmissionRequest(
 
 /**
  * What the handlers' logger knows of the object: its reference, with the name and namespace (from
- * the request, so whatever its sender chose) escaped for log lines (R-SEC-C4). Admission loggers
+ * the request, so whatever its sender chose) escaped for log lines (R-SEC-8). Admission loggers
  * post no events, so the reference serves only the log prefix and the JSON format's object key.
  */
 function loggedBody(body: bodies.RawBody, name: string, namespace: string | null): bodies.RawBody {

@@ -53,7 +53,7 @@ export interface EndpointAddress {
 
 /**
  * Parses `http://HOST:PORT/PATH` (R-ACTIVITY-4): only `http` (and `https` where `schemes` allows
- * it: R-SEC-E1), host default `localhost`, port default 80 (443 for https), path default `/`; no
+ * it: R-SEC-9), host default `localhost`, port default 80 (443 for https), path default `/`; no
  * credentials, query or fragment.
  *
  * @param option how the user gave the URL, for the error message (e.g. `--liveness`).
@@ -149,7 +149,7 @@ export interface Endpoint {
   readonly option?: string;
   /**
    * The certificate to serve an `https://` URL with, or a function that makes or reads it when the
-   * server starts (its errors reject `serveEndpoints`); allows that scheme (R-SEC-E1).
+   * server starts (its errors reject `serveEndpoints`); allows that scheme (R-SEC-9).
    */
   readonly tls?: EndpointTls | (() => EndpointTls);
   readonly handle: EndpointHandler;
@@ -230,7 +230,7 @@ function groupEndpoints(endpoints: readonly Endpoint[]): Map<string, Group> {
 
 const TEXT = 'text/plain; charset=utf-8';
 
-/** The connection discipline of the operator's servers (R-SEC-C1), with this server's timeouts. */
+/** The connection discipline of the operator's servers (R-SEC-5), with this server's timeouts. */
 const LIMITS: hardening.ServerLimits = {
   maxConnections: 256,
   headersTimeout: 30_000,
@@ -299,7 +299,7 @@ async function answer(group: Group, req: http.IncomingMessage, res: http.ServerR
     if (!res.headersSent && !res.destroyed) send(res, method, response);
   } catch (error) {
     logger.error(`The ${route.endpoint.name} endpoint has failed to answer ${method} ${path}: ${oneLine(error)}`);
-    // The error's text stays in the log (R-SEC-E6): it may name a URL with a password.
+    // The error's text stays in the log (R-SEC-14): it may name a URL with a password.
     if (!res.headersSent && !res.destroyed)
       send(res, method, { status: 500, contentType: TEXT, body: `Internal error of the ${route.endpoint.name} endpoint; the operator's log tells more.\n` });
   } finally {

@@ -47,7 +47,7 @@ export class EndpointOptionsError extends TypeError {
   readonly code = 'EndpointOptionsError' as const;
 }
 
-/** The serving certificate of an HTTPS endpoint cannot be read or used (R-SEC-E1). */
+/** The serving certificate of an HTTPS endpoint cannot be read or used (R-SEC-9). */
 export class EndpointCertificateError extends Error {
   override readonly name = 'EndpointCertificateError';
   readonly code = 'EndpointCertificateError' as const;

@@ -1,5 +1,5 @@
 /**
- * Who may read an endpoint: the authentication and authorization of secure metrics (R-SEC-E2..E4).
+ * Who may read an endpoint: the authentication and authorization of secure metrics (R-SEC-10..12).
  *
  * An operator's metrics name its resources, handlers, the API server's address and the Node
  * version; in a cluster, anyone who can reach the pod could read them. So, as controller-runtime's

@@ -171,7 +171,7 @@ class Elector {
     } catch (error) {
       if (signal.aborted) return 'failed';
       const what = window.signal.aborted ? `no answer before the deadline (${this.o.settings.renewDeadline} s)` : describe(error);
-      // A 403 was reported once by the client (R-SEC-B1): not again every retry period.
+      // A 403 was reported once by the client (R-SEC-1): not again every retry period.
       const line = `Failed to ${this.leading ? 'renew' : 'acquire'} ${this.where}: ${what}.`;
       if (clientErrors.isForbidden(error) && !window.signal.aborted) logger.debug(line);
       else logger.warning(line);

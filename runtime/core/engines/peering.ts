@@ -132,7 +132,7 @@ export async function keepAlive(scope: PeeringScope, options: KeepAliveOptions):
       } catch (error) {
         if (signal.aborted) break;
         failed = true;
-        // A 403 was reported once by the client (R-SEC-B1): not again every keep-alive.
+        // A 403 was reported once by the client (R-SEC-1): not again every keep-alive.
         const line = `Keep-alive in ${what} has failed: ${errors.errorMessage(error)}`;
         if (clientErrors.isForbidden(error)) scope.logger.debug(line);
         else scope.logger.error(line);
@@ -239,7 +239,7 @@ export async function observePeering(scope: PeeringScope, options: ObserverOptio
         if (signal.aborted) return;
         const line = `Peering evaluation in ${what} has failed: ${errors.errorMessage(error)}`;
         if (clientErrors.isForbidden(error))
-          logger.debug(line); // reported once by the client (R-SEC-B1)
+          logger.debug(line); // reported once by the client (R-SEC-1)
         else logger.error(line);
         latest ??= body; // evaluate it again after the back-off
         await aborts.sleepOrAbort(scope.clock, retryDelayOf(options) * 1000, signal);
@@ -265,7 +265,7 @@ export async function observePeering(scope: PeeringScope, options: ObserverOptio
         if (signal.aborted) break;
         const line = `Peering watch in ${what} has failed: ${errors.errorMessage(error)}`;
         if (clientErrors.isForbidden(error))
-          logger.debug(line); // reported once by the client (R-SEC-B1)
+          logger.debug(line); // reported once by the client (R-SEC-1)
         else logger.error(line);
         await aborts.sleepOrAbort(scope.clock, retryDelayOf(options) * 1000, signal);
       }

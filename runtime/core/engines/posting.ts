@@ -221,7 +221,7 @@ export async function postEvent(options: {
     const detail = describeApiError(error);
     const line =
       `Failed to post an event. Ignoring and continuing. ${detail} ` + `Event: type='${type}', reason='${reason}', message='${String(built.body['message'])}'.`;
-    // A 403 was reported once by the client (R-SEC-B1): not again for every event.
+    // A 403 was reported once by the client (R-SEC-1): not again for every event.
     if (clientErrors.isForbidden(error)) options.logger.debug(line);
     else options.logger.warning(line);
     return false;

@@ -1,5 +1,5 @@
 /**
- * The self-signed serving certificate of the operator's HTTPS metrics endpoint (R-SEC-E1).
+ * The self-signed serving certificate of the operator's HTTPS metrics endpoint (R-SEC-9).
  *
  * Secure metrics need TLS so that a scraper's bearer token never crosses the network in clear.
  * Scrapers of operators' metrics authenticate themselves with that token and, as with

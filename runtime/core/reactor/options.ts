@@ -25,7 +25,7 @@ import type { ReadyFlag, StopFlag } from './stopping.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
 
-/** The schemes of `metricsEndpoint`: plain (development) or secure (R-SEC-E1). */
+/** The schemes of `metricsEndpoint`: plain (development) or secure (R-SEC-9). */
 export const METRICS_SCHEMES: readonly endpoints.EndpointScheme[] = ['http', 'https'];
 
 /** Runs one resource in one namespace until the signal aborts (default: `orchestration.runWatcher`). */
@@ -70,7 +70,7 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /**
    * Where the operator serves its Prometheus metrics (docs/metrics.md). Default: no metrics are
    * collected at all. `https://HOST:PORT/PATH` (e.g. `https://0.0.0.0:8443/metrics`, what the
-   * generated Deployment passes) serves them securely (R-SEC-E1..E4): over TLS, to callers whose
+   * generated Deployment passes) serves them securely (R-SEC-9..12): over TLS, to callers whose
    * bearer token the API server authenticates (TokenReview) and allows `get` on the path
    * (SubjectAccessReview). `http://HOST:PORT/PATH` serves them to anyone, in plain HTTP: meant for
    * development on `localhost` (a WARNING says so on any other host).
@@ -79,7 +79,7 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /**
    * A directory with the serving certificate of `https://` metrics as `tls.crt` and `tls.key` (the
    * layout of a `kubernetes.io/tls` Secret, e.g. cert-manager's), read at start. Default: a
-   * self-signed certificate made in memory at every start (R-SEC-E1).
+   * self-signed certificate made in memory at every start (R-SEC-9).
    */
   readonly metricsTlsDir?: string;
   /** Called once the operator's endpoints (liveness, readiness, metrics) listen, with their URLs (ports resolved). */

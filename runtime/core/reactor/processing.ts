@@ -281,7 +281,7 @@ function detectChange(cycle: Cycle, spawners: boolean, changers: boolean): Chang
   const body = raw.object;
   const { progressStorage, diffbaseStorage, finalizer } = op.settings.persistence;
   // Secret-like fields are digested on both sides: a diff-base written with their values (by Kopf)
-  // compares as if written with digests, and is rewritten below (R-SEC-D1, R-SEC-D2).
+  // compares as if written with digests, and is rewritten below (R-SEC-18, R-SEC-19).
   const secretPaths = secrets.secretPathsOf(op.settings.persistence.secretFields, body);
   const essence = secrets.digestSecrets(diffbaseStorage.build({ body, extraFields: op.registry.extraFields(resource) }), secretPaths).essence;
   const fetched = diffbaseStorage.fetch({ body });
@@ -508,7 +508,7 @@ async function processChangingCause(
     const current = await reread(cycle);
     if (current === null) return 'interrupted';
     // Not allowed to read it (403, reported once by the client): the event's body is handled as
-    // it is, as Kopf does (R-SEC-B2) — only this watch-gap case then loses its protection.
+    // it is, as Kopf does (R-SEC-2) — only this watch-gap case then loses its protection.
     if (current === FORBIDDEN) logger.debug('The object could not be re-read (forbidden): handling the event as it is.');
     else if (current.metadata?.resourceVersion !== raw.object.metadata?.resourceVersion) {
       logger.debug('The event is older than the object on the server: handling the object as re-read.');
@@ -534,7 +534,7 @@ const FORBIDDEN = 'forbidden';
 
 /**
  * The object as the server has it now, or `null` if it is gone (then remembered as vanished), or
- * `FORBIDDEN` when the operator may not read it (R-SEC-B2: the client reported the 403 once; the
+ * `FORBIDDEN` when the operator may not read it (R-SEC-2: the client reported the 403 once; the
  * callers go on without the re-read instead of failing the cycle over and over).
  */
 async function reread(cycle: Cycle): Promise<bodies.RawBody | null | typeof FORBIDDEN> {
@@ -713,7 +713,7 @@ async function apply(cycle: Cycle, patch: patches.PatchBase<object>): Promise<vo
   if (applied.gone) {
     // Its stale events (e.g. of this cycle's earlier requests) must run nothing again (R-PATCH-9):
     // once a read confirms it is gone (a 404 of a PATCH alone is trusted with nothing forever; a
-    // forbidden read confirms nothing, and its DELETED event ends it as usual: R-SEC-B2).
+    // forbidden read confirms nothing, and its DELETED event ends it as usual: R-SEC-2).
     const uid = cycle.raw.object.metadata?.uid;
     if (applied.readGone && uid !== undefined) op.memories.markVanished(uid);
     else await reread(cycle);

@@ -24,7 +24,7 @@
  * the liveness requests. Kopf: `kopf._core.engines.probing.health_reporter`.
  *
  * The kubelet's probes do not authenticate, so anyone who reaches the health port may ask. The
- * answers therefore say what is unhealthy, never why a probe failed (R-SEC-E6): a probe's error
+ * answers therefore say what is unhealthy, never why a probe failed (R-SEC-14): a probe's error
  * message may name a database URL with its password. It goes to the operator's log (the WARNING
  * above) instead; `settings.health.details` adds it to the answers to callers on the loopback
  * interface only (`kubectl port-forward`, a sidecar). Unlike Kopf, whose answer has the message.
@@ -118,7 +118,7 @@ function json(status: number, body: unknown): endpoints.EndpointResponse {
   return { status, contentType: JSON_TYPE, body: `${JSON.stringify(body)}\n` };
 }
 
-/** A probe's problem without its error message (R-SEC-E6); other problems are the framework's own words. */
+/** A probe's problem without its error message (R-SEC-14); other problems are the framework's own words. */
 export function withoutDetails(problem: health.Problem): health.Problem {
   if (problem.kind !== 'probe' || !problem.reason.startsWith('failed')) return problem;
   return { ...problem, reason: "failed (the operator's log has the error)" };
@@ -527,7 +527,7 @@ export class OperatorMetrics implements instruments.Instruments {
 
   /**
    * A series per webhook id, kept for the operator's lifetime: the admission engine reports only
-   * registered handler ids (and `''`), refusing unknown ones before measuring (R-SEC-C2), so the
+   * registered handler ids (and `''`), refusing unknown ones before measuring (R-SEC-6), so the
    * number of series is bounded by the registry, whatever paths clients request.
    */
   webhookRequest(webhookId: string, code: number, seconds: number): void {
@@ -729,7 +729,7 @@ function hostOf(server: string): string {
 }
 
 /**
- * The serving certificate of `https://` metrics (R-SEC-E1): `tls.crt` and `tls.key` of `dir` (a
+ * The serving certificate of `https://` metrics (R-SEC-9): `tls.crt` and `tls.key` of `dir` (a
  * mounted `kubernetes.io/tls` Secret), read once; without `dir`, a self-signed one made in memory
  * for the names the endpoint is reached by (its host, the pod's host name, loopback).
  *
@@ -764,7 +764,7 @@ export function metricsCertificate(address: endpoints.EndpointAddress, dir?: str
   return tls;
 }
 
-/** How an `https://` metrics endpoint is served (R-SEC-E1..E4). */
+/** How an `https://` metrics endpoint is served (R-SEC-9..12). */
 export interface SecureMetrics {
   /** The serving certificate, or how to make it when the server starts. */
   readonly tls: NonNullable<endpoints.Endpoint['tls']>;

@@ -469,7 +469,7 @@ export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
 
 /**
  * The metrics endpoint: for an `https://` URL, over TLS and guarded by the API server's
- * TokenReview and SubjectAccessReview through the operator's own client (R-SEC-E1..E4); plain
+ * TokenReview and SubjectAccessReview through the operator's own client (R-SEC-9..12); plain
  * HTTP otherwise, with a WARNING when that is reachable from beyond the loopback interface.
  */
 function metricsEndpointOf(parts: Parts, metrics: reporting.OperatorMetrics, url: string): endpoints.Endpoint {

@@ -10,7 +10,7 @@
  * a connection limit, header, request, keep-alive and handshake timeouts (`DEFAULT_LIMITS`), and
  * every connection that fails — handshake failures (clients that do not trust the certificate, or
  * whose own certificate is refused), malformed HTTP, any timeout — is destroyed, logged as one
- * DEBUG line, and never reaches the request handling (R-SEC-C1).
+ * DEBUG line, and never reaches the request handling (R-SEC-5).
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -35,7 +35,7 @@ export interface Listener {
 }
 
 /**
- * The webhook server's default limits (R-SEC-C1). The API server gives a webhook at most 30 s
+ * The webhook server's default limits (R-SEC-5). The API server gives a webhook at most 30 s
  * (`timeoutSeconds`, default 10 s) and sends its request at once: a handshake or request headers
  * taking 10 s, or a request body 30 s, come from no API server. 1,024 connections are far more than
  * the API servers of a cluster keep open to one webhook, and far fewer than a container's file

@@ -1,5 +1,5 @@
 /**
- * A cheap look at a JSON body's shape while it arrives, before anything parses it (R-SEC-C3).
+ * A cheap look at a JSON body's shape while it arrives, before anything parses it (R-SEC-7).
  *
  * `JSON.parse` runs on the event loop and cannot be interrupted. Its time grows with the number of
  * objects and arrays far more than with the bytes: 6 MB of `[[[[…]]]]` or of `[],[],[],…` takes

@@ -8,12 +8,12 @@
  * JSON (`{"kind":"Status","status":"Failure","message":…,"reason":…,"code":…}`): 404 for paths
  * outside the root, 405 for other methods, 413 for bodies over the limit (refused from the
  * `Content-Length` alone when present, else as soon as the stream passes the limit, without
- * buffering the rest), 400 for bodies nested too deep or with too many items (R-SEC-C3: seen by a
+ * buffering the rest), 400 for bodies nested too deep or with too many items (R-SEC-7: seen by a
  * scan of each chunk as it arrives, before anything parses them), the `WebhookRequestError`'s
- * status for requests the function refuses (an unknown webhook id among them: 404, R-SEC-C2), and
+ * status for requests the function refuses (an unknown webhook id among them: 404, R-SEC-6), and
  * 500 for anything else.
  *
- * Logging (R-SEC-C4): a request the server refuses is logged once, in one WARNING line without a
+ * Logging (R-SEC-8): a request the server refuses is logged once, in one WARNING line without a
  * stack trace; one the function refuses only at DEBUG (the operator has logged it already); the
  * unexpected failures (500) once at ERROR with their trace, which never reaches the caller. Paths
  * are logged with control characters escaped. A request handler never throws into the HTTP
@@ -40,7 +40,7 @@ import type * as structErrors from '../../cogs/structs/errors.js';
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 
 /**
- * The default limit of the nesting of a body's objects and arrays: 1,000 levels (R-SEC-C3).
+ * The default limit of the nesting of a body's objects and arrays: 1,000 levels (R-SEC-7).
  * Kubernetes objects nest a few dozen levels at most (a CRD's schema in a review, the deepest
  * common case, stays under a hundred). The API server decodes JSON up to 10,000 levels, but what
  * walks a body recursively afterwards — the operator's copies and diffs, and the handlers' own
@@ -50,7 +50,7 @@ export const DEFAULT_DEPTH_LIMIT = 1000;
 
 /**
  * The default limit of a body's items (objects, arrays, and each further member or item): one
- * million (R-SEC-C3). Parsing costs far more per item than per byte; an API server's review of two
+ * million (R-SEC-7). Parsing costs far more per item than per byte; an API server's review of two
  * 1.5 MiB objects has at most a few hundred thousand, while a hostile 6 MB body of empty arrays has
  * three million and takes seconds to parse.
  */

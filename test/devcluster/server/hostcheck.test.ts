@@ -1,5 +1,5 @@
 /**
- * The Host/Origin check of a plain-HTTP devcluster (D-SEC-A1): requests a web page could send by
+ * The Host/Origin check of a plain-HTTP devcluster (D-SEC-1): requests a web page could send by
  * DNS rebinding or from another origin are refused with a 403 that says why and how to allow the
  * host, while kubectl and client-node (which send `Host: 127.0.0.1:<port>`) keep working. With TLS
  * nothing is checked.
@@ -39,7 +39,7 @@ function get(cluster: DevCluster, pathname: string, headers: Record<string, stri
 }
 
 describe('host names', () => {
-  it('D-SEC-A1 the name of a Host header: lower case, without port, brackets or final dot; loopback names are localhost, 127/8 and ::1', () => {
+  it('D-SEC-1 the name of a Host header: lower case, without port, brackets or final dot; loopback names are localhost, 127/8 and ::1', () => {
     expect(hostcheck.hostName('LocalHost:8080')).toBe('localhost');
     expect(hostcheck.hostName('[::1]:6443')).toBe('::1');
     expect(hostcheck.hostName('example.com.')).toBe('example.com');
@@ -59,7 +59,7 @@ describe('a plain-HTTP devcluster', () => {
     await cluster?.stop();
   });
 
-  it('D-SEC-A1 refuses a foreign Host (DNS rebinding) with a 403 saying why and how to allow it', async () => {
+  it('D-SEC-1 refuses a foreign Host (DNS rebinding) with a 403 saying why and how to allow it', async () => {
     const r = await get(cluster, '/api/v1/namespaces', { host: `evil.example:${cluster.port}` });
     expect(r.status).toBe(403);
     expect(r.json).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
@@ -71,14 +71,14 @@ describe('a plain-HTTP devcluster', () => {
     expect(cluster.store.list({ apiVersion: 'v1', kind: 'Namespace' }).length).toBe(4);
   });
 
-  it('D-SEC-A1 refuses a request from a web page of another origin, even with a loopback Host', async () => {
+  it('D-SEC-1 refuses a request from a web page of another origin, even with a loopback Host', async () => {
     const r = await get(cluster, '/api/v1/namespaces', { origin: 'http://evil.example' });
     expect(r.status).toBe(403);
     expect(r.json['message']).toMatch(/^refused Origin "http:\/\/evil\.example": the devcluster over plain HTTP does not answer web pages of other origins; /);
     expect((await get(cluster, '/api/v1/namespaces', { origin: 'null' })).status).toBe(403);
   });
 
-  it('D-SEC-A1 accepts loopback hosts and origins, and the allowed hosts', async () => {
+  it('D-SEC-1 accepts loopback hosts and origins, and the allowed hosts', async () => {
     for (const host of [`127.0.0.1:${cluster.port}`, `localhost:${cluster.port}`, 'localhost', `[::1]:${cluster.port}`, 'dev.example']) {
       expect((await get(cluster, '/api/v1/namespaces', { host })).status, host).toBe(200);
     }
@@ -86,7 +86,7 @@ describe('a plain-HTTP devcluster', () => {
     expect((await get(cluster, '/api/v1/namespaces', { origin: 'http://dev.example' })).status).toBe(200);
   });
 
-  it('D-SEC-A1 kubectl and client-node keep working over plain HTTP', async () => {
+  it('D-SEC-1 kubectl and client-node keep working over plain HTTP', async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromString(cluster.kubeconfig());
     const namespaces = await kc.makeApiClient(k8s.CoreV1Api).listNamespace();
@@ -103,7 +103,7 @@ describe('a plain-HTTP devcluster', () => {
 });
 
 describe('a TLS devcluster', () => {
-  it('D-SEC-A1 checks no Host (the certificate binds the names)', async () => {
+  it('D-SEC-1 checks no Host (the certificate binds the names)', async () => {
     const cluster = await DevCluster.start();
     try {
       expect((await get(cluster, '/api/v1/namespaces', { host: 'kubernetes.default.svc' })).status).toBe(200);

@@ -1,6 +1,6 @@
 /**
  * The webhook server against hostile or unlucky clients, over real sockets on loopback
- * (R-SEC-C1..C4): connections that never start TLS, slow headers, too many connections, a stop with
+ * (R-SEC-5..8): connections that never start TLS, slow headers, too many connections, a stop with
  * such connections still open, bodies nested too deep or with too many items, random webhook paths
  * through the real admission engine and its metrics, and what all of that writes to the log. The
  * server's timers are Node's own (not the operator's clock), so the tests configure small timeouts
@@ -90,8 +90,8 @@ async function slowHeaders(port: number): Promise<tls.TLSSocket> {
   return socket;
 }
 
-describe('R-SEC-C1 connections', () => {
-  it('R-SEC-C1 connections that never start TLS are released when the clients leave', async () => {
+describe('R-SEC-5 connections', () => {
+  it('R-SEC-5 connections that never start TLS are released when the clients leave', async () => {
     const listener = await listen({ ...SMALL, handshakeTimeout: 60_000 });
     const sockets = await Promise.all(Array.from({ length: 20 }, () => silent(listener.port)));
     await eventually(() => listener.connections === 20, 'the server to count 20 connections');
@@ -99,7 +99,7 @@ describe('R-SEC-C1 connections', () => {
     await eventually(() => listener.connections === 0, 'the server to release the connections the clients left');
   });
 
-  it('R-SEC-C1 connections that never start TLS are destroyed at the handshake timeout, not half-closed', async () => {
+  it('R-SEC-5 connections that never start TLS are destroyed at the handshake timeout, not half-closed', async () => {
     const logger = new RecordingLogger();
     const listener = await listen(SMALL, logger);
     const sockets = await Promise.all(Array.from({ length: 20 }, () => silent(listener.port)));
@@ -110,14 +110,14 @@ describe('R-SEC-C1 connections', () => {
     expect(logger.messages('debug').some((m) => m.includes('TLS handshake'))).toBe(true);
   });
 
-  it('R-SEC-C1 a client sending its headers slowly is cut at the header timeout', async () => {
+  it('R-SEC-5 a client sending its headers slowly is cut at the header timeout', async () => {
     const listener = await listen();
     const sockets = await Promise.all(Array.from({ length: 10 }, () => slowHeaders(listener.port)));
     await Promise.all(sockets.map((socket) => closed(socket)));
     await eventually(() => listener.connections === 0, 'the server to hold no connection');
   });
 
-  it('R-SEC-C1 connections over the limit are dropped at once; one WARNING says so', async () => {
+  it('R-SEC-5 connections over the limit are dropped at once; one WARNING says so', async () => {
     const logger = new RecordingLogger();
     const listener = await listen({ ...SMALL, maxConnections: 5, handshakeTimeout: 60_000 }, logger);
     const kept = await Promise.all(Array.from({ length: 5 }, () => silent(listener.port)));
@@ -129,7 +129,7 @@ describe('R-SEC-C1 connections', () => {
     expect(logger.messages('warning')).toEqual(['The webhook server has refused a connection: 5 connections are open (the limit).']);
   });
 
-  it('R-SEC-C1 stopping destroys every connection, also those in or before a TLS handshake or with slow headers', async () => {
+  it('R-SEC-5 stopping destroys every connection, also those in or before a TLS handshake or with slow headers', async () => {
     const fn = new FakeFn();
     const server = new WebhookServer({ addr: '127.0.0.1', handshakeTimeout: 60, headersTimeout: 60, requestTimeout: 120, logger: new RecordingLogger() });
     const served = await serve(server, fn.fn);
@@ -145,7 +145,7 @@ describe('R-SEC-C1 connections', () => {
     await Promise.all(sockets.map((socket) => closed(socket)));
   });
 
-  it('R-SEC-C1 the limits are options in seconds, checked at construction', () => {
+  it('R-SEC-5 the limits are options in seconds, checked at construction', () => {
     expect(() => new WebhookServer({ maxConnections: 0 })).toThrow(WebhookOptionsError);
     expect(() => new WebhookServer({ headersTimeout: -1 })).toThrow(/headersTimeout must be a positive number of seconds/);
     expect(() => new WebhookServer({ depthLimit: 1.5 })).toThrow(/depthLimit must be a positive integer/);
@@ -164,8 +164,8 @@ function nested(depth: number): string {
   return JSON.stringify(review()).replace(/}$/, `,"padding":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
 }
 
-describe('R-SEC-C3 body shapes', () => {
-  it('R-SEC-C3 a body nested deeper than the limit gets 400 with a Status, before anything parses it; at the limit it is served', async () => {
+describe('R-SEC-7 body shapes', () => {
+  it('R-SEC-7 a body nested deeper than the limit gets 400 with a Status, before anything parses it; at the limit it is served', async () => {
     const fn = new FakeFn();
     const logger = new RecordingLogger();
     const served = await serve(new WebhookServer({ addr: '127.0.0.1', logger }), fn.fn);
@@ -191,7 +191,7 @@ describe('R-SEC-C3 body shapes', () => {
     expect(fn.calls).toHaveLength(1);
   });
 
-  it('R-SEC-C3 a body with more items than the limit gets 400; brackets and commas inside strings do not count', async () => {
+  it('R-SEC-7 a body with more items than the limit gets 400; brackets and commas inside strings do not count', async () => {
     const fn = new FakeFn();
     const served = await serve(new WebhookServer({ addr: '127.0.0.1', itemLimit: 100, depthLimit: 10, logger: new RecordingLogger() }), fn.fn);
     running.push(served);
@@ -206,7 +206,7 @@ describe('R-SEC-C3 body shapes', () => {
     expect(fn.calls).toHaveLength(1);
   });
 
-  it('R-SEC-C3 the scan keeps its place across chunks (strings and escapes split anywhere)', () => {
+  it('R-SEC-7 the scan keeps its place across chunks (strings and escapes split anywhere)', () => {
     const text = `{"a":"x\\\\\\"[[[","b":[[1,2]]}`;
     for (let split = 0; split <= text.length; split++) {
       const scanner = new ShapeScanner({ depth: 2, items: 100 });
@@ -236,8 +236,8 @@ function engine(logger: RecordingLogger, metrics: OperatorMetrics) {
   });
 }
 
-describe('R-SEC-C2 and R-SEC-C4 through the server', () => {
-  it('R-SEC-C2 random webhook paths get 404 with a Status and leave the metrics as they were', async () => {
+describe('R-SEC-6 and R-SEC-8 through the server', () => {
+  it('R-SEC-6 random webhook paths get 404 with a Status and leave the metrics as they were', async () => {
     const logger = new RecordingLogger();
     const metrics = new OperatorMetrics({ processMetrics: false });
     const served = await serve(new WebhookServer({ addr: '127.0.0.1', insecure: true, logger }), engine(logger, metrics));
@@ -270,7 +270,7 @@ describe('R-SEC-C2 and R-SEC-C4 through the server', () => {
     expect(logger.messages('warning')).toHaveLength(500);
   });
 
-  it('R-SEC-C4 client errors are one WARNING line each, without a stack; names with newlines stay on one line', async () => {
+  it('R-SEC-8 client errors are one WARNING line each, without a stack; names with newlines stay on one line', async () => {
     const logger = new RecordingLogger();
     const metrics = new OperatorMetrics({ processMetrics: false });
     const served = await serve(new WebhookServer({ addr: '127.0.0.1', path: '/hooks', insecure: true, logger }), engine(logger, metrics));

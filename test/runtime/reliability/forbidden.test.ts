@@ -1,5 +1,5 @@
 /**
- * A 403 in the operator's own requests (R-SEC-B1, R-SEC-B2): with `get` denied on the served
+ * A 403 in the operator's own requests (R-SEC-1, R-SEC-2): with `get` denied on the served
  * resource, the re-reads that check a write whose response was lost cannot be made. The client
  * reports the 403 once and does not retry it; the write is resent instead (a merge-patch stores
  * the same values again, a JSON-patch whose resourceVersion test then fails is carried over), so
@@ -14,7 +14,7 @@ import * as fx from '../../support/operators.js';
 const FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker';
 const LHC = 'kopf.zalando.org/last-handled-configuration';
 
-describe('R-SEC-B2 re-reads the operator may not do', () => {
+describe('R-SEC-2 re-reads the operator may not do', () => {
   const suite = fx.clusterPerTest();
   const { logs } = suite;
   afterEach(() => suite.cluster.auth.authorizer.setRules([]));
@@ -23,7 +23,7 @@ describe('R-SEC-B2 re-reads the operator may not do', () => {
   const reads = (name: string): number[] =>
     suite.cluster.requests.filter((r) => r.method === 'GET' && r.verb === 'get' && r.resource === 'kopfexamples' && r.name === name).map((r) => r.code);
 
-  it('R-SEC-B2 R-SEC-B1 writes whose responses were lost are resent when they cannot be re-read: one run, one report, nothing retried as transient', async () => {
+  it('R-SEC-2 R-SEC-1 writes whose responses were lost are resent when they cannot be re-read: one run, one report, nothing retried as transient', async () => {
     denyGet();
     const registry = new OperatorRegistry();
     const created: string[] = [];

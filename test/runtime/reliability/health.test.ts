@@ -172,7 +172,7 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
     expect(calls).toBe(2);
   });
 
-  it('R-ACTIVITY-4 R-SEC-E6 a failing probe makes the endpoint answer 500 naming it, without its error text (which goes to the log) or a stack trace', async () => {
+  it('R-ACTIVITY-4 R-SEC-14 a failing probe makes the endpoint answer 500 naming it, without its error text (which goes to the log) or a stack trace', async () => {
     const registry = new OperatorRegistry();
     const secret = 'postgres://app:s3cr3t-passw0rd@db.internal:5432/app';
     on.probe({ registry }, function fine() {
@@ -200,7 +200,7 @@ describe('the liveness endpoint with probes (R-ACTIVITY-4)', () => {
     expect(logs.grep(`The operator is unhealthy: probe database: failed: cannot connect to ${secret}`, fx.WARNING)).toHaveLength(1);
   });
 
-  it('R-SEC-E6 with settings.health.details, a caller on the loopback interface gets the error text of a failing probe', async () => {
+  it('R-SEC-14 with settings.health.details, a caller on the loopback interface gets the error text of a failing probe', async () => {
     const registry = new OperatorRegistry();
     on.probe({ registry }, function database() {
       throw new Error('connection refused by the database');

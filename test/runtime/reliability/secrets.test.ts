@@ -1,5 +1,5 @@
 /**
- * Secret values kept out of the diff-base, logs and events (R-SEC-D1..D3), with a real operator
+ * Secret values kept out of the diff-base, logs and events (R-SEC-18..20), with a real operator
  * on the devcluster: change handlers on Secrets at DEBUG level (`--debug`: the client's low-level
  * logs too) with per-object log messages posted as events. The annotation holds digests, the diff
  * still names the key that changed, no captured log line and no posted event holds a value (as
@@ -57,7 +57,7 @@ describe('secret values on a live operator', () => {
     });
   }
 
-  it('R-SEC-D1 R-SEC-D3 the diff-base holds digests; the diff names the changed key; logs and events at DEBUG hold no value', async () => {
+  it('R-SEC-18 R-SEC-20 the diff-base holds digests; the diff names the changed key; logs and events at DEBUG hold no value', async () => {
     logging.configure({ debug: true });
     const registry = new OperatorRegistry();
     const diffs: unknown[] = [];
@@ -135,7 +135,7 @@ describe('secret values on a live operator', () => {
     expect(eventTexts().filter((text) => text.includes(suite.cluster.token))).toEqual([]);
   });
 
-  it('R-SEC-D2 a diff-base Kopf wrote with the values is rewritten with digests, without a change reported', async () => {
+  it('R-SEC-19 a diff-base Kopf wrote with the values is rewritten with digests, without a change reported', async () => {
     await suite.cluster.store.create({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -174,7 +174,7 @@ describe('secret values on a live operator', () => {
     expect(calls).toEqual(['update [["data","password"]]']);
   });
 
-  it('R-SEC-D3 exec plugin tokens and client keys never appear in DEBUG logs or events', async () => {
+  it('R-SEC-20 exec plugin tokens and client keys never appear in DEBUG logs or events', async () => {
     const cluster = await suite.restartCluster({ tls: true, auth: 'enforced' });
     const EXEC_TOKEN = 'exec-token-4c3b2a19f8e7';
     cluster.auth.addToken({ token: EXEC_TOKEN, username: 'exec-user', groups: ['system:masters'] });

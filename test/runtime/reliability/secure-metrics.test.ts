@@ -1,5 +1,5 @@
 /**
- * Secure metrics as a scraper and an intruder see them (R-SEC-E1..E5): an operator serving
+ * Secure metrics as a scraper and an intruder see them (R-SEC-9..13): an operator serving
  * `https://…/metrics` against an enforcing devcluster, whose TokenReview and SubjectAccessReview
  * (D-AUTH-11..14) answer from its token table and rules — the scraper's token is allowed `get` on
  * `/metrics`, another user's is denied. Requests go over real HTTPS (the operator's self-signed
@@ -100,7 +100,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     return op;
   }
 
-  it('R-SEC-E1 serves https:// metrics over TLS with a self-signed certificate made in memory; plain HTTP gets no answer', async () => {
+  it('R-SEC-9 serves https:// metrics over TLS with a self-signed certificate made in memory; plain HTTP gets no answer', async () => {
     await start();
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const { port } = new URL(url);
@@ -123,7 +123,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     expect(plain).not.toMatch(/^answered/);
   });
 
-  it('R-SEC-E1 with --metrics-tls-dir, serves the certificate of that directory (tls.crt, tls.key: a cert-manager Secret)', async () => {
+  it('R-SEC-9 with --metrics-tls-dir, serves the certificate of that directory (tls.crt, tls.key: a cert-manager Secret)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-metrics-tls-'));
     const own = selfSignedCertificate(['metrics.example.test']);
     fs.writeFileSync(path.join(dir, 'tls.crt'), own.certPem);
@@ -141,7 +141,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     expect((await scrape(url, SCRAPER_TOKEN)).status).toBe(200);
   });
 
-  it('R-SEC-E2 without a token: 401, and no review is sent; with a token the API server does not know: 401', async () => {
+  it('R-SEC-10 without a token: 401, and no review is sent; with a token the API server does not know: 401', async () => {
     await start();
     const before = reviews(cluster);
     const none = await scrape(url);
@@ -152,7 +152,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     expect(reviews(cluster)).toEqual({ tokenReviews: before.tokenReviews + 1, accessReviews: before.accessReviews });
   });
 
-  it('R-SEC-E3 a user without the right to get /metrics: 403; the scraper allowed to: 200 with the metrics', async () => {
+  it('R-SEC-11 a user without the right to get /metrics: 403; the scraper allowed to: 200 with the metrics', async () => {
     await start();
     const denied = await scrape(url, INTRUDER_TOKEN);
     expect(denied).toEqual({ status: 403, body: 'Forbidden\n' });
@@ -167,7 +167,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     );
   });
 
-  it('R-SEC-E4 decisions are cached for 10 s per token on the operator’s clock: 20 scrapes cost one pair of reviews, the next pair comes after 10 s', async () => {
+  it('R-SEC-12 decisions are cached for 10 s per token on the operator’s clock: 20 scrapes cost one pair of reviews, the next pair comes after 10 s', async () => {
     const clock = new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z'), quiescenceTimeout: 50 });
     await start(clock);
     const before = reviews(cluster);
@@ -185,7 +185,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     expect(reviews(cluster)).toEqual({ tokenReviews: before.tokenReviews + 3, accessReviews: before.accessReviews + 3 });
   });
 
-  it('R-SEC-E4 a revoked token is refused once its cached decision expires', async () => {
+  it('R-SEC-12 a revoked token is refused once its cached decision expires', async () => {
     const clock = new clocks.VirtualClock({ start: Date.parse('2030-01-01T00:00:00Z'), quiescenceTimeout: 50 });
     await start(clock);
     expect((await scrape(url, SCRAPER_TOKEN)).status).toBe(200);
@@ -194,7 +194,7 @@ describe('secure metrics against the devcluster’s reviews', () => {
     expect((await scrape(url, SCRAPER_TOKEN)).status).toBe(401);
   });
 
-  it('R-SEC-E3 reviews that fail (the operator may not create them) answer 500, never the metrics, with one WARNING', async () => {
+  it('R-SEC-11 reviews that fail (the operator may not create them) answer 500, never the metrics, with one WARNING', async () => {
     cluster.auth.authorizer.setRules([
       { effect: 'allow', users: [SCRAPER], verbs: ['get'], nonResourceURLs: ['/metrics'] },
       { effect: 'deny', resources: ['tokenreviews'] },
@@ -219,7 +219,7 @@ describe('plain-HTTP metrics', () => {
     await cluster.stop();
   });
 
-  it('R-SEC-E5 http:// metrics are served to anyone, as asked; on a host other than loopback, with a WARNING saying so', async () => {
+  it('R-SEC-13 http:// metrics are served to anyone, as asked; on a host other than loopback, with a WARNING saying so', async () => {
     for (const host of ['127.0.0.1', '0.0.0.0']) {
       const registry = new OperatorRegistry();
       on.event('kopfexamples', { registry }, function seen() {});
@@ -247,7 +247,7 @@ describe('plain-HTTP metrics', () => {
 });
 
 describe('the options of secure metrics', () => {
-  it('R-SEC-E1 --metrics takes https:// and http:// URLs; --metrics-tls-dir needs an https:// one', () => {
+  it('R-SEC-9 --metrics takes https:// and http:// URLs; --metrics-tls-dir needs an https:// one', () => {
     expect(parseRunArgs(['--metrics=https://0.0.0.0:8443/metrics', 'op.ts'])?.metricsEndpoint).toBe('https://0.0.0.0:8443/metrics');
     expect(parseRunArgs(['--metrics=http://localhost:8080/metrics', 'op.ts'])?.metricsEndpoint).toBe('http://localhost:8080/metrics');
     const output = { out: (): void => {}, err: (): void => {} };
@@ -256,7 +256,7 @@ describe('the options of secure metrics', () => {
     expect(() => parseRunArgs(['--metrics=http://0.0.0.0:8080/metrics', '--metrics-tls-dir=/etc/metrics/tls', 'op.ts'], { output })).toThrow(UsageError);
   });
 
-  it('R-SEC-E1 metricsTlsDir without https:// metrics is refused before anything starts; an unreadable one stops the operator naming the file', async () => {
+  it('R-SEC-9 metricsTlsDir without https:// metrics is refused before anything starts; an unreadable one stops the operator naming the file', async () => {
     const registry = new OperatorRegistry();
     await expect(running.operator({ registry, clusterwide: true, metricsEndpoint: 'http://127.0.0.1:0/metrics', metricsTlsDir: '/nowhere' })).rejects.toThrow(
       EndpointOptionsError,

@@ -128,7 +128,7 @@ describe('consistency', () => {
     h.genericChecks(op, { object: 'default/kopf-example-3', created: true });
   });
 
-  it('R-SEC-B2 when the re-read after the timeout is forbidden, the event is handled as it is (as Kopf does): no failure, no throttling, one report', async () => {
+  it('R-SEC-2 when the re-read after the timeout is forbidden, the event is handled as it is (as Kopf does): no failure, no throttling, one report', async () => {
     const calls = new Calls();
     const foreign = foreignChange('kopf-example-4', { cut: true });
     cluster.auth.authorizer.setRules([{ effect: 'deny', verbs: ['get'], resources: ['kopfexamples'] }]);

@@ -84,7 +84,7 @@ describe('namespace patterns', () => {
         namespaces: ['myapp-live', 'myapp-*'],
         configure: (settings) => {
           settings.networking.errorBackoffs = [0.1];
-        }, // short back-offs for the other requests (403s are not retried: R-SEC-B1)
+        }, // short back-offs for the other requests (403s are not retried: R-SEC-1)
       });
       // After the fallback the namespaces are not observed any more; the watcher of the served one is the last thing to start.
       await op.output.waitFor('Not enough permissions to list namespaces.');

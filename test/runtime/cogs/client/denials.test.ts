@@ -1,5 +1,5 @@
 /**
- * What a 403 says was denied, and how it is reported (R-SEC-B1): the API server's messages parsed
+ * What a 403 says was denied, and how it is reported (R-SEC-1): the API server's messages parsed
  * into user, verb, resource, group and namespace (or a non-resource path); one ERROR line per
  * client, verb, resource and namespace, DEBUG after that.
  */
@@ -14,7 +14,7 @@ const forbidden = (message: string): errors.ApiForbiddenError =>
     JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'Forbidden', code: 403 }),
   ) as errors.ApiForbiddenError;
 
-describe('R-SEC-B1 denials', () => {
+describe('R-SEC-1 denials', () => {
   it.each([
     [
       'kopfexamples.kopf.dev "kex-1" is forbidden: User "system:serviceaccount:op:op" cannot get resource "kopfexamples" in API group "kopf.dev" in the namespace "default"',
@@ -30,11 +30,11 @@ describe('R-SEC-B1 denials', () => {
     ],
     ['forbidden: User "carol" cannot get path "/metrics"', { user: 'carol', verb: 'get', path: '/metrics' }],
     ['forbidden: injected fault', undefined],
-  ])('R-SEC-B1 %s', (message, expected) => {
+  ])('R-SEC-1 %s', (message, expected) => {
     expect(forbidden(message).denial).toEqual(expected);
   });
 
-  it('R-SEC-B1 one ERROR line per client, verb, resource and namespace; DEBUG after', () => {
+  it('R-SEC-1 one ERROR line per client, verb, resource and namespace; DEBUG after', () => {
     const logger = new RecordingLogger();
     const client = {};
     const get = forbidden('x is forbidden: User "u" cannot get resource "widgets" in API group "example.com" in the namespace "a"');

@@ -43,7 +43,7 @@ function scripted(...results: Array<execplugins.ProcessResult | Error>): { run: 
   return { run, calls };
 }
 
-/** A real client certificate and key (the checks of R-SEC-F3 look into them), and another key. */
+/** A real client certificate and key (the checks of R-SEC-24 look into them), and another key. */
 let PAIR: certs.KeyPairPem;
 let OTHER: certs.KeyPairPem;
 let EXPIRED: certs.KeyPairPem;
@@ -332,10 +332,10 @@ describe('a hanging plugin (R-AUTH-7)', () => {
   });
 });
 
-describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () => {
+describe('what a plugin prints stays out of errors and memory (R-SEC-23)', () => {
   const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.c2lnbmF0dXJl';
 
-  it('R-SEC-F2 trailing output after the ExecCredential is described by its position, never quoted', async () => {
+  it('R-SEC-23 trailing output after the ExecCredential is described by its position, never quoted', async () => {
     const json = JSON.stringify({ apiVersion: V1, kind: 'ExecCredential', status: { token: TOKEN } });
     const { run } = scripted({ exitCode: 0, stdout: `${json}\n${TOKEN}\n`, stderr: '' });
     const error = (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error;
@@ -346,7 +346,7 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
     for (const part of [TOKEN, ...TOKEN.split('.')]) expect(`${error.message} ${String(error.cause ?? '')}`).not.toContain(part);
   });
 
-  it('R-SEC-F2 of stderr, one line: the first, cut, with control characters escaped and credential-like words redacted', async () => {
+  it('R-SEC-23 of stderr, one line: the first, cut, with control characters escaped and credential-like words redacted', async () => {
     const failure = async (stderr: string): Promise<string> => {
       const { run } = scripted({ exitCode: 1, stdout: '', stderr });
       return ((await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).authorization().catch((e: unknown) => e)) as Error).message;
@@ -360,7 +360,7 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
     expect(await failure(prose)).toBe(`${title}${prose.trim().slice(0, execplugins.STDERR_SUMMARY)}…`);
   });
 
-  it('R-SEC-F2 a real plugin printing without end is killed at the output limit and the login fails', async () => {
+  it('R-SEC-23 a real plugin printing without end is killed at the output limit and the login fails', async () => {
     const dir = tempDir();
     const command = path.join(dir, 'chatty.sh');
     // Prints forever (and its child with it): only the limit ends it.
@@ -385,7 +385,7 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
     }, 'the plugin to be gone');
   });
 
-  it('R-SEC-F2 the runner is given the output limit (1 MiB by default)', async () => {
+  it('R-SEC-23 the runner is given the output limit (1 MiB by default)', async () => {
     const seen: (number | undefined)[] = [];
     const run: execplugins.ProcessRunner = async (_command, _args, options) => {
       seen.push(options.maxOutput);
@@ -401,25 +401,25 @@ describe('what a plugin prints stays out of errors and memory (R-SEC-F2)', () =>
   });
 });
 
-describe('a client certificate that cannot work fails the login in words (R-SEC-F3)', () => {
+describe('a client certificate that cannot work fails the login in words (R-SEC-24)', () => {
   const TITLE = 'The exec plugin "get-token" of user "me" (/home/me/.kube/config)';
   const failure = async (status: Record<string, unknown>): Promise<Error> => {
     const { run } = scripted(credential(status));
     return (await new execplugins.ExecCredentials(execConfig(), USER, CLUSTER, { run }).clientCertificate().catch((e: unknown) => e)) as Error;
   };
 
-  it('R-SEC-F3 a key of another certificate', async () => {
+  it('R-SEC-24 a key of another certificate', async () => {
     const error = await failure({ clientCertificateData: PAIR.certPem, clientKeyData: OTHER.keyPem });
     expect(error).toBeInstanceOf(errors.LoginError);
     expect(error.message).toBe(`${TITLE} printed a client certificate that does not match its private key (the key belongs to another certificate).`);
   });
 
-  it('R-SEC-F3 an expired certificate names its expiry', async () => {
+  it('R-SEC-24 an expired certificate names its expiry', async () => {
     const error = await failure({ clientCertificateData: EXPIRED.certPem, clientKeyData: EXPIRED.keyPem });
     expect(error.message).toBe(`${TITLE} printed a client certificate that expired on 2024-06-30T12:00:00.000Z.`);
   });
 
-  it('R-SEC-F3 material that is no certificate or no key, without quoting it', async () => {
+  it('R-SEC-24 material that is no certificate or no key, without quoting it', async () => {
     expect((await failure({ clientCertificateData: 'CERT-SECRET', clientKeyData: PAIR.keyPem })).message).toBe(
       `${TITLE} printed a client certificate that is not a PEM certificate.`,
     );

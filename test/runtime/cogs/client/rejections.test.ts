@@ -1,5 +1,5 @@
 /**
- * Credentials the API server keeps rejecting (R-SEC-F1): a login that re-issues credentials after
+ * Credentials the API server keeps rejecting (R-SEC-22): a login that re-issues credentials after
  * every 401 — an exec plugin above all — is given a bounded number of tries with a back-off on the
  * clock, then fails with one line naming the 401, the server and the user. The vault alone on a
  * virtual clock, and real plugins and static credentials against an enforcing devcluster.
@@ -20,13 +20,13 @@ const SERVER = 'https://k8s.example:6443';
 const T0 = Date.UTC(2030, 0, 1);
 const NAMESPACES = builtins.Namespaces;
 
-describe('R-SEC-F1 the vault bounds the 401s of a login in a row', () => {
+describe('R-SEC-22 the vault bounds the 401s of a login in a row', () => {
   /** Logs in as `login` would, with a new token each time (as an exec plugin does). */
   function relogin(vault: credentials.Vault, n: number): number {
     return vault.populate({ login: { server: SERVER, token: `token-${n}`, principal: 'user "dev" of /home/dev/.kube/config' } });
   }
 
-  it('R-SEC-F1 re-issued credentials are used at once after the 1st 401, after 5 s after the 2nd, and refused after the 3rd', async () => {
+  it('R-SEC-22 re-issued credentials are used at once after the 1st 401, after 5 s after the 2nd, and refused after the 3rd', async () => {
     const clock = new VirtualClock({ start: T0 });
     const vault = new credentials.Vault({ clock });
     relogin(vault, 1);
@@ -54,7 +54,7 @@ describe('R-SEC-F1 the vault bounds the 401s of a login in a row', () => {
     );
   });
 
-  it('R-SEC-F1 an answer other than 401 ends the streak: a token that worked is re-issued after its 401 as before', async () => {
+  it('R-SEC-22 an answer other than 401 ends the streak: a token that worked is re-issued after its 401 as before', async () => {
     const clock = new VirtualClock({ start: T0 });
     const vault = new credentials.Vault({ clock });
     relogin(vault, 1);
@@ -67,7 +67,7 @@ describe('R-SEC-F1 the vault bounds the 401s of a login in a row', () => {
     }
   });
 
-  it('R-SEC-F1 concurrent 401s of the same credentials count once', async () => {
+  it('R-SEC-22 concurrent 401s of the same credentials count once', async () => {
     const vault = new credentials.Vault({ clock: new VirtualClock({ start: T0 }), reissueBackoffs: [0, 0] });
     relogin(vault, 1);
     const item = await vault.select();
@@ -80,7 +80,7 @@ describe('R-SEC-F1 the vault bounds the 401s of a login in a row', () => {
     expect(relogin(vault, 4)).toBe(0);
   });
 
-  it('R-SEC-F1 credentials given again as they were are refused at once, naming the login when there is no principal', async () => {
+  it('R-SEC-22 credentials given again as they were are refused at once, naming the login when there is no principal', async () => {
     const vault = new credentials.Vault();
     vault.populate({ login_fn: { server: `${SERVER}/`, token: 'static' } });
     vault.invalidate(await vault.select());
@@ -95,7 +95,7 @@ describe('R-SEC-F1 the vault bounds the 401s of a login in a row', () => {
   });
 });
 
-describe('R-SEC-F1 against an enforcing devcluster', () => {
+describe('R-SEC-22 against an enforcing devcluster', () => {
   let cluster: DevCluster;
   beforeAll(async () => {
     cluster = await DevCluster.start({ auth: 'enforced' });
@@ -132,7 +132,7 @@ describe('R-SEC-F1 against an enforcing devcluster', () => {
     return file;
   }
 
-  it('R-SEC-F1 an exec plugin whose tokens are rejected runs 3 times (5 s of back-off on the clock), then the request fails with one line', async () => {
+  it('R-SEC-22 an exec plugin whose tokens are rejected runs 3 times (5 s of back-off on the clock), then the request fails with one line', async () => {
     const dir = tempDir();
     const command = writePlugin(dir, 'revoked');
     const file = kubeconfigWith(dir, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command, interactiveMode: 'Never' } });
@@ -152,7 +152,7 @@ describe('R-SEC-F1 against an enforcing devcluster', () => {
     expect(logger.messages().filter((line) => line.includes('revoked-'))).toEqual([]);
   });
 
-  it('R-SEC-F1 a revoked static token fails with the 401, the server and the user, not "Ran out of valid credentials"', async () => {
+  it('R-SEC-22 a revoked static token fails with the 401, the server and the user, not "Ran out of valid credentials"', async () => {
     cluster.auth.addToken({ token: 'soon-revoked', username: 'static-user', groups: ['system:masters'] });
     const file = kubeconfigWith(tempDir(), { token: 'soon-revoked' });
     await using client = await connect({ kubeconfig: file });
@@ -170,7 +170,7 @@ describe('R-SEC-F1 against an enforcing devcluster', () => {
   });
 });
 
-describe('R-SEC-F3 client certificates that cannot work, against an enforcing devcluster', () => {
+describe('R-SEC-24 client certificates that cannot work, against an enforcing devcluster', () => {
   let cluster: DevCluster;
   beforeAll(async () => {
     cluster = await DevCluster.start({ auth: 'enforced' });
@@ -197,7 +197,7 @@ describe('R-SEC-F3 client certificates that cannot work, against an enforcing de
     }
   }
 
-  it('R-SEC-F3 an expired client certificate names its expiry and the user, not a bare 401', async () => {
+  it('R-SEC-24 an expired client certificate names its expiry and the user, not a bare 401', async () => {
     const notAfter = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
     const pair = await cluster.auth.issueClientCert({
       username: 'cert-user',
@@ -216,7 +216,7 @@ describe('R-SEC-F3 client certificates that cannot work, against an enforcing de
     );
   });
 
-  it('R-SEC-F3 a certificate with the key of another is one line naming both fields, no OpenSSL error', async () => {
+  it('R-SEC-24 a certificate with the key of another is one line naming both fields, no OpenSSL error', async () => {
     const pair = await cluster.auth.issueClientCert({ username: 'cert-user', groups: ['system:masters'] });
     const other = await cluster.auth.issueClientCert({ username: 'other-user', groups: ['system:masters'] });
     const { error, file } = await failureWith({

@@ -267,13 +267,13 @@ for (const tls of [true, false]) {
       expect(error.details?.retryAfterSeconds).toBe(2);
     });
 
-    describe('R-SEC-B1 a 403 is permanent', () => {
+    describe('R-SEC-1 a 403 is permanent', () => {
       afterEach(() => cluster.auth.authorizer.setRules([]));
       const deny = (verbs: string[], resources: string[], namespaces?: string[]): void =>
         cluster.auth.authorizer.setRules([{ effect: 'deny', apiGroups: [''], resources, verbs, ...(namespaces ? { namespaces } : {}) }]);
       const reports = (): string[] => client.logger.messages('error').filter((line) => line.startsWith('Forbidden (HTTP 403)'));
 
-      it('R-SEC-B1 a 403 is not retried: one request, no back-off, the error names what was denied', async () => {
+      it('R-SEC-1 a 403 is not retried: one request, no back-off, the error names what was denied', async () => {
         fresh();
         deny(['list'], ['namespaces']);
         const before = nsRequests();
@@ -287,7 +287,7 @@ for (const tls of [true, false]) {
         expect(client.logger.messages('error').filter((line) => line.startsWith('Request attempt'))).toEqual([]);
       });
 
-      it('R-SEC-B1 the 403 is reported in one line naming user, verb, resource and namespace, once per verb, resource and namespace', async () => {
+      it('R-SEC-1 the 403 is reported in one line naming user, verb, resource and namespace, once per verb, resource and namespace', async () => {
         fresh();
         deny(['get', 'list'], ['configmaps'], ['default']);
         for (let i = 0; i < 3; i += 1) await expect(client.api.get(CONFIGMAPS, 'default', `cm-${i}`)).rejects.toBeInstanceOf(errors.ApiForbiddenError);
@@ -303,7 +303,7 @@ for (const tls of [true, false]) {
         expect(reports()[1]).toContain(`may not list "configmaps" in namespace "default"`);
       });
 
-      it('R-SEC-B1 a 403 opening a watch-stream is reported the same way', async () => {
+      it('R-SEC-1 a 403 opening a watch-stream is reported the same way', async () => {
         fresh();
         deny(['watch'], ['namespaces']);
         await expect(client.api.watch(NAMESPACES, null, { resourceVersion: '1' })).rejects.toBeInstanceOf(errors.ApiForbiddenError);

@@ -1,5 +1,5 @@
 /**
- * A server that accepts connections and never answers (R-SEC-F4): the first request names it
+ * A server that accepts connections and never answers (R-SEC-25): the first request names it
  * within the TLS handshake timeout, on the virtual clock, instead of waiting out the request
  * timeout in silence.
  */
@@ -16,7 +16,7 @@ import { RecordingLogger } from './helpers.js';
 
 const NAMESPACES = references.makeResource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false });
 
-describe('R-SEC-F4 a server that accepts connections but never answers', () => {
+describe('R-SEC-25 a server that accepts connections but never answers', () => {
   let server: net.Server;
   let port: number;
   const sockets = new Set<net.Socket>();
@@ -33,7 +33,7 @@ describe('R-SEC-F4 a server that accepts connections but never answers', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('R-SEC-F4 is named within the TLS handshake timeout (10 s by default), long before the request timeout', async () => {
+  it('R-SEC-25 is named within the TLS handshake timeout (10 s by default), long before the request timeout', async () => {
     const clock = new VirtualClock({ start: Date.UTC(2030, 0, 1), quiescenceTimeout: 10 });
     const vault = new credentials.Vault({ clock });
     vault.populate({ login: { server: `https://127.0.0.1:${port}`, token: 't' } });

@@ -1,5 +1,5 @@
 /**
- * Secret-like fields (R-SEC-D1..D3): digests in essences instead of values, the migration of a
+ * Secret-like fields (R-SEC-18..20): digests in essences instead of values, the migration of a
  * diff-base written with values, and redaction of bodies, patches and diffs for logs.
  */
 import { createHash } from 'node:crypto';
@@ -29,7 +29,7 @@ function secret(data: Record<string, string>, extra: Record<string, unknown> = {
 const DEFAULT_PATHS = secrets.secretPathsOf(new settings.OperatorSettings().persistence.secretFields, secret({}));
 
 describe('secret-like fields', () => {
-  it('R-SEC-D1 the defaults: a Secret has data and stringData; other kinds none; configurable by Kind.group', () => {
+  it('R-SEC-18 the defaults: a Secret has data and stringData; other kinds none; configurable by Kind.group', () => {
     expect(DEFAULT_PATHS).toEqual([['data'], ['stringData']]);
     expect(secrets.secretPathsOf(secrets.defaultSecretFields(), { apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } })).toEqual([]);
     // A kind named Secret in another group is not the core Secret.
@@ -42,7 +42,7 @@ describe('secret-like fields', () => {
     ]);
   });
 
-  it('R-SEC-D1 the essence of a Secret holds per-key sha-256 digests, never the values', () => {
+  it('R-SEC-18 the essence of a Secret holds per-key sha-256 digests, never the values', () => {
     const essence = new diffbase.AnnotationsDiffBaseStorage().build({ body: secret({ password: b64(PASSWORD), user: b64(USER) }) });
     const { essence: digested, changed } = secrets.digestSecrets(essence, DEFAULT_PATHS);
     expect(changed).toBe(true);
@@ -62,7 +62,7 @@ describe('secret-like fields', () => {
     expect(secrets.digestSecrets(digested, DEFAULT_PATHS)).toEqual({ essence: digested, changed: false });
   });
 
-  it('R-SEC-D1 the diff of two digested essences names the key that changed, with digests as old and new', () => {
+  it('R-SEC-18 the diff of two digested essences names the key that changed, with digests as old and new', () => {
     const before = secrets.digestSecrets({ data: { password: b64('one'), user: b64(USER) } }, DEFAULT_PATHS).essence;
     const after = secrets.digestSecrets({ data: { password: b64('two'), user: b64(USER) } }, DEFAULT_PATHS).essence;
     expect([...diffs.diff(before, after)].map((item) => [...item])).toEqual([
@@ -70,7 +70,7 @@ describe('secret-like fields', () => {
     ]);
   });
 
-  it('R-SEC-D2 a diff-base stored with plain values (Kopf) digests to the same essence: no change is reported', () => {
+  it('R-SEC-19 a diff-base stored with plain values (Kopf) digests to the same essence: no change is reported', () => {
     const body = secret({ password: b64(PASSWORD) });
     const storage = new diffbase.AnnotationsDiffBaseStorage();
     const kopfWritten = storage.build({ body }); // what Kopf stores: the values themselves
@@ -80,13 +80,13 @@ describe('secret-like fields', () => {
     expect([...diffs.diff(migrated.essence, now)]).toEqual([]);
   });
 
-  it('R-SEC-D1 a field that is not a map is digested as a whole', () => {
+  it('R-SEC-18 a field that is not a map is digested as a whole', () => {
     const paths = [['spec', 'password']];
     const { essence } = secrets.digestSecrets({ spec: { password: 'p4ss', size: 1 } }, paths);
     expect(essence).toEqual({ spec: { password: secrets.secretDigestOf('p4ss'), size: 1 } });
   });
 
-  it('R-SEC-D3 redaction: values of secret fields as <redacted N bytes>, also inside configuration annotations; other kinds untouched', () => {
+  it('R-SEC-20 redaction: values of secret fields as <redacted N bytes>, also inside configuration annotations; other kinds untouched', () => {
     const lastApplied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', stringData: { token: 'plain-token' }, metadata: { name: 'db' } });
     const body = secret(
       { password: b64(PASSWORD) },
@@ -117,7 +117,7 @@ describe('secret-like fields', () => {
     expect(secrets.redactSecrets(configmap, [])).toBe(configmap);
   });
 
-  it('R-SEC-D3 redaction of a value found at a path: below, at and above a secret field', () => {
+  it('R-SEC-20 redaction of a value found at a path: below, at and above a secret field', () => {
     expect(secrets.redactSecrets('abc', DEFAULT_PATHS, ['data', 'password'])).toBe('<redacted 3 bytes>');
     expect(secrets.redactSecrets({ a: 'xy', b: null }, DEFAULT_PATHS, ['stringData'])).toEqual({ a: '<redacted 2 bytes>', b: null });
     expect(secrets.redactSecrets({ data: { a: 'xy' }, type: 'Opaque' }, DEFAULT_PATHS, [])).toEqual({ data: { a: '<redacted 2 bytes>' }, type: 'Opaque' });

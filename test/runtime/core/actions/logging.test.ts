@@ -210,7 +210,7 @@ describe('posting per-object messages as k8s-events', () => {
 describe('untrusted names and secret values in log lines', () => {
   const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'evil\n[default/other] Handler succeeded.\u2028', namespace: 'de\rfault', uid: 'u' } };
 
-  it('R-SEC-D4 control characters in names and namespaces are escaped in the plain and full formats: one record, one line', () => {
+  it('R-SEC-21 control characters in names and namespaces are escaped in the plain and full formats: one record, one line', () => {
     for (const logFormat of ['plain', 'full'] as const) {
       lines = [];
       logging.configure({ logFormat });
@@ -221,7 +221,7 @@ describe('untrusted names and secret values in log lines', () => {
     }
   });
 
-  it('R-SEC-D4 the JSON format keeps the name exact and the line whole', () => {
+  it('R-SEC-21 the JSON format keeps the name exact and the line whole', () => {
     logging.configure({ logFormat: 'json', logPrefix: true });
     logging.objectLogger({ body: forged, settings: postingSettings(false) }).info('Processed.');
     expect(lines).toHaveLength(1);
@@ -231,12 +231,12 @@ describe('untrusted names and secret values in log lines', () => {
     expect(parsed.message.split('\n')).toHaveLength(1);
   });
 
-  it('R-SEC-D4 escapeForLog: control characters as escapes, other text as it is', () => {
+  it('R-SEC-21 escapeForLog: control characters as escapes, other text as it is', () => {
     expect(loggers.escapeForLog('plain-name')).toBe('plain-name');
     expect(loggers.escapeForLog('a\nb\tc\x00d\x7fe\x9bf')).toBe('a\\nb\\tc\\x00d\\x7fe\\x9bf');
   });
 
-  it('R-SEC-D3 a per-object logger of a Secret redacts its values; of other kinds, returns the value as it is', () => {
+  it('R-SEC-20 a per-object logger of a Secret redacts its values; of other kinds, returns the value as it is', () => {
     const secretLogger = logging.objectLogger({ body: forged, settings: postingSettings(false) });
     expect(loggers.redacted(secretLogger, { data: { a: 'c2VjcmV0' }, type: 'Opaque' })).toEqual({ data: { a: '<redacted 8 bytes>' }, type: 'Opaque' });
     expect(loggers.redactedDiff(secretLogger, [['change', ['data', 'a'], 'eA==', 'eQ==']])).toEqual([

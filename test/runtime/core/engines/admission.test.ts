@@ -691,8 +691,8 @@ describe('R-ADMISSION-4 one record per request', () => {
   });
 });
 
-describe('R-SEC-C2 unknown webhook ids', () => {
-  it('R-SEC-C2 a webhook id no handler has gets HTTP 404: no handler runs, nothing is measured, one WARNING line', async () => {
+describe('R-SEC-6 unknown webhook ids', () => {
+  it('R-SEC-6 a webhook id no handler has gets HTTP 404: no handler runs, nothing is measured, one WARNING line', async () => {
     const registry = new OperatorRegistry();
     const calls: string[] = [];
     exampleHandlers(registry, calls);
@@ -720,7 +720,7 @@ describe('R-SEC-C2 unknown webhook ids', () => {
     expect(calls).toEqual(['validate1', 'validate2']);
   });
 
-  it('R-SEC-C2 20,000 random webhook ids leave the metrics exposition as it was', async () => {
+  it('R-SEC-6 20,000 random webhook ids leave the metrics exposition as it was', async () => {
     const registry = new OperatorRegistry();
     exampleHandlers(registry);
     const metrics = new OperatorMetrics({ processMetrics: false });
@@ -749,8 +749,8 @@ describe('R-SEC-C2 unknown webhook ids', () => {
   });
 });
 
-describe('R-SEC-C4 request texts in log lines', () => {
-  it('R-SEC-C4 a newline in the object name or the webhook id forges no log line: control characters are escaped', async () => {
+describe('R-SEC-8 request texts in log lines', () => {
+  it('R-SEC-8 a newline in the object name or the webhook id forges no log line: control characters are escaped', async () => {
     const registry = new OperatorRegistry();
     on.validate('kopfexamples', { registry }, function check({ logger }) {
       logger.info('Checked.');

@@ -94,7 +94,7 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
     expect(attempt).toThrow(`--liveness: ${JSON.stringify(url)} is not a valid endpoint URL: ${why}`);
   });
 
-  it('R-SEC-E1 parses https:// where allowed (port default 443), and refuses it elsewhere', () => {
+  it('R-SEC-9 parses https:// where allowed (port default 443), and refuses it elsewhere', () => {
     expect(endpoints.parseEndpointUrl('https://0.0.0.0:8443/metrics', '--metrics', ['http', 'https'])).toEqual({
       host: '0.0.0.0',
       port: 8443,
@@ -112,7 +112,7 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
     expect(() => endpoints.parseEndpointUrl('ftp://h/m', '--metrics', ['http', 'https'])).toThrow('the scheme must be http or https, not ftp');
   });
 
-  it('R-SEC-E1 a plain and a TLS endpoint on one port are a conflict, found before binding', () => {
+  it('R-SEC-9 a plain and a TLS endpoint on one port are a conflict, found before binding', () => {
     const handle = (): endpoints.EndpointResponse => json({});
     const tls = { cert: 'c', key: 'k' };
     expect(() =>
@@ -134,7 +134,7 @@ describe('endpoint URLs (R-ACTIVITY-4: http://HOST:PORT/PATH)', () => {
     ['::ffff:10.0.0.5', false],
     ['0.0.0.0', false],
     ['', false],
-  ])('R-SEC-E6 isLoopbackHost(%j) is %s', (host, loopback) => {
+  ])('R-SEC-14 isLoopbackHost(%j) is %s', (host, loopback) => {
     expect(endpoints.isLoopbackHost(host)).toBe(loopback);
   });
 
@@ -194,7 +194,7 @@ describe('serving endpoints over loopback', () => {
     expect([post.status, post.headers['allow']]).toEqual([405, 'GET, HEAD']);
   });
 
-  it('R-SEC-E6 a handler that throws gets a 500 with a fixed line, without the error text or a stack; it is logged once; the server goes on', async () => {
+  it('R-SEC-14 a handler that throws gets a 500 with a fixed line, without the error text or a stack; it is logged once; the server goes on', async () => {
     const logger = capturingLogger();
     let calls = 0;
     const { urls } = await serve(
