@@ -515,7 +515,16 @@ describe('a project for chosen namespaces', () => {
 
   it('binds the namespaced rules with a RoleBinding in each namespace, and keeps cluster-level needs cluster-wide', () => {
     const rules = rulesOf(out);
-    expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'RoleBinding', 'RoleBinding', 'ClusterRole']);
+    expect(rules.kinds).toEqual([
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRole',
+      'RoleBinding',
+      'RoleBinding',
+      'ClusterRole',
+    ]);
     const bindings = rules.documents.filter((document) => document.kind === 'RoleBinding');
     expect(bindings.map((binding) => binding.metadata.namespace)).toEqual(['team-a', 'team-b']);
     for (const binding of bindings) {
