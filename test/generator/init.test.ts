@@ -427,7 +427,7 @@ describe('a new project', () => {
     const cluster = ps.write(path.join(root, 'inputs/gizmos.yaml'), yaml.stringify(support.crd(undefined, { kind: 'Gizmo', scope: 'Cluster' })));
     await generator.init({ crds: [crdFile, cluster], out });
     const rules = rulesOf(out);
-    // The last ClusterRole is the metrics reader (R-SEC-11), bound by the user to their Prometheus.
+    // The last ClusterRole is the metrics reader (R-SEC-17), bound by the user to their Prometheus.
     expect(rules.kinds).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole']);
     expect(allows(rules.namespaced, 'example.com', 'widgets', ['get', 'list', 'watch', 'patch'])).toBe(true);
     expect(allows(rules.namespaced, 'example.com', 'widgets/status', ['patch'])).toBe(true);
@@ -508,9 +508,10 @@ describe('a project for chosen namespaces', () => {
     const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
     expect(test).toContain(`const SCOPE = ${JSON.stringify(scope)};`);
     expect(test).toContain('const NAMESPACE = "team-a";');
-    expect(test).toContain("kind: 'Namespace', metadata: { name: NAMESPACE }");
+    // The served namespaces exist before deploy/rbac.yaml binds the operator's rules in them (R-SEC-3).
+    expect(test).toContain('const SERVED_NAMESPACES: string[] = ["team-a","team-b"];');
     expect(test).toContain("[bin, 'run', ...SCOPE, 'src/main.ts']");
-    expect(fs.readFileSync(path.join(out, 'test/gizmo.test.ts'), 'utf8')).not.toContain("kind: 'Namespace'");
+    expect(fs.readFileSync(path.join(out, 'test/gizmo.test.ts'), 'utf8')).toContain('const SERVED_NAMESPACES: string[] = ["team-a","team-b"];');
   });
 
   it('binds the namespaced rules with a RoleBinding in each namespace, and keeps cluster-level needs cluster-wide', () => {
