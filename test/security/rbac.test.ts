@@ -78,7 +78,7 @@ async function startAs(
   cluster: DevCluster,
   sa: string,
   registry: OperatorRegistry,
-  scope: { namespaces?: string[]; lease?: string },
+  scope: { namespaces?: string[]; lease?: string; consistencyTimeout?: number },
 ): Promise<{ stop: () => Promise<void>; error: () => unknown }> {
   const token = cluster.auth.serviceAccountToken({ namespace: sa, name: sa });
   on.login({ registry }, function login_fn(): credentials.ConnectionInfo {
@@ -86,6 +86,7 @@ async function startAs(
   });
   const settings = fx.fastSettings((s) => {
     s.posting.enabled = true;
+    if (scope.consistencyTimeout !== undefined) s.persistence.consistencyTimeout = scope.consistencyTimeout;
   });
   const stop = new AbortController();
   const spawned = await running.spawnTasks({
@@ -166,7 +167,10 @@ describe('R-SEC-3 the generated RBAC on an enforcing devcluster', () => {
     await cluster.load(withoutGet(rbac) as never);
     logs.install();
     const { registry, handled } = handlers();
-    const op = await startAs(cluster, kube, registry, {});
+    // Without `get`, an event still stale at the consistency deadline cannot be re-read and is
+    // handled as it is (R-SEC-2, as Kopf): a handler could run twice. What this test proves is the
+    // lost-response path, so the deadline is set far beyond any late event on a busy machine.
+    const op = await startAs(cluster, kube, registry, { consistencyTimeout: 60 });
     const since = cluster.requests.all.length;
     cluster.faults.add({ method: 'PATCH', resource: 'kopfexamples', probability: 0.34, action: { reset: 'after' } });
     const names = await exercise(cluster, 'default', 6, handled, logs);

@@ -255,9 +255,12 @@ for (const tls of [false, true]) {
     it('R-WATCH-6 a pause closes the stream; nothing is listed or watched until resumed; then a full re-list', async () => {
       await setup(undefined, ['a']);
       const paused = new Toggle(false);
+      let opened = 0;
       let closed = 0;
-      const watcher = start({ paused, ctx: context({ observer: { closed: () => void closed++ } }) });
-      await eventually(() => watches().length === 1, 'the watch request');
+      const watcher = start({ paused, ctx: context({ observer: { opened: () => void opened++, closed: () => void closed++ } }) });
+      // The client's connection, not the server's request: paused before its response arrived (a
+      // busy machine), the watch request is abandoned with no open connection to close.
+      await eventually(() => opened === 1, 'the watch connection');
       paused.turnOn();
       // The signal: the watcher says it pauses, after it has let go of its connection; from then on
       // it waits for the toggle alone, so nothing it does can follow from the change below.
