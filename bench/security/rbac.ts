@@ -51,7 +51,7 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
 
 interface Rule {
   apiGroups: string[];
-  resources: string[];
+  resources?: string[];
   verbs: string[];
 }
 
@@ -65,7 +65,7 @@ async function generatedRbac(dir: string, withoutGet: boolean): Promise<Record<s
     if (!rules) return doc;
     return {
       ...doc,
-      rules: rules.map((rule) => (rule.resources.includes('kopfexamples') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'get') } : rule)),
+      rules: rules.map((rule) => (rule.resources?.includes('kopfexamples') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'get') } : rule)),
     };
   });
 }
