@@ -23,10 +23,8 @@ beforeAll(() => {
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'kopf-gen'));
   const files: Record<string, string> = {
-    'esm.ts':
-      "import { on } from 'kopf-gen/runtime';\nconst n: number = await Promise.resolve(42);\nconsole.log(`loaded with ${n}`, typeof on.startup);\n",
-    'common.cts':
-      "const { on } = require('kopf-gen/runtime') as typeof import('kopf-gen/runtime');\nconsole.log('loaded as CommonJS', typeof on.startup);\n",
+    'esm.ts': "import { on } from 'kopf-gen/runtime';\nconst n: number = await Promise.resolve(42);\nconsole.log(`loaded with ${n}`, typeof on.startup);\n",
+    'common.cts': "const { on } = require('kopf-gen/runtime') as typeof import('kopf-gen/runtime');\nconsole.log('loaded as CommonJS', typeof on.startup);\n",
     'syntax.ts': "import { on } from 'kopf-gen/runtime';\nconst b = ;\n",
     'throws.ts': "import { on } from 'kopf-gen/runtime';\n\nthrow new Error('boom at load');\n",
     'syntax.mjs': 'const a = 1;\nconst b = ;\n',
