@@ -12,7 +12,7 @@
  *
  * `builtinLogins()` turns the options into the logins to run (by the operator's login activity,
  * or by `connecting` for scripts); `noCredentialsMessage()` says what they looked for when they
- * found nothing.
+ * found nothing, and `missingCredentials()` says it before they run when there is nothing to read.
  */
 
 import * as fs from 'node:fs';
@@ -100,6 +100,20 @@ export function builtinLogins(options: ConnectionOptions = {}, plugins?: logins.
   };
   if (context !== undefined) return [fromEnv];
   return [{ id: 'login_with_service_account', fn: () => logins.loginWithServiceAccount() }, fromEnv];
+}
+
+/**
+ * Whether the built-in logins of these options have nothing at all to read: no explicit
+ * `connection` or `kubeconfig` (whose failures their logins report), no file that `KUBECONFIG`
+ * lists (or `~/.kube/config` when it is unset), and no service-account token. Then the one line
+ * that says what was looked for (`noCredentialsMessage`), for a command to stop with before the
+ * operator starts (R-CLI-701); otherwise `undefined`, and the logins run as usual.
+ */
+export function missingCredentials(options: ConnectionOptions = {}, exists: (file: string) => boolean = fs.existsSync): string | undefined {
+  if (options.connection !== undefined || options.kubeconfig !== undefined) return undefined;
+  if (kubeconfigs.kubeconfigPaths(options.env).some((file) => exists(path.resolve(file)))) return undefined;
+  if (exists(path.join(logins.SERVICE_ACCOUNT_FOLDER, 'token'))) return undefined;
+  return noCredentialsMessage(options);
 }
 
 /** Why the built-in logins of these options found nothing, in one line. */

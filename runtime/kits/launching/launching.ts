@@ -21,6 +21,8 @@
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import * as connections from '../../cogs/client/connections.js';
+import * as clientErrors from '../../cogs/client/errors.js';
 import * as logging from '../../core/actions/logging.js';
 import * as endpoints from '../../core/engines/endpoints.js';
 import * as registries from '../../core/intents/registry.js';
@@ -264,9 +266,11 @@ export function parseRunArgs(
 /**
  * Launches an operator as `run` would: configures logging, loads the modules (registering into
  * `options.registry` if given, else into the default registry), then runs `running.operator()`
- * with the command line's scope and peering options on top of `options`.
+ * with the command line's scope and peering options on top of `options`. With no login handler,
+ * no vault and nothing for the built-in logins to read, it stops before the operator starts.
  *
- * @throws UsageError, loading errors, and the operator's own errors (after a graceful stop).
+ * @throws UsageError, loading errors, LoginError naming what was looked for when there are no
+ *   credentials to find, and the operator's own errors (after a graceful stop).
  */
 export async function launch(args: RunArgs, options: running.OperatorOptions & { readonly cwd?: string; readonly tuneHeap?: boolean } = {}): Promise<void> {
   logging.configure(args.logging);
@@ -287,6 +291,11 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     throw error instanceof launchErrors.MissingModuleError ? new UsageError(error.message) : error;
   } finally {
     registries.setDefaultRegistry(previous);
+  }
+  // Nothing to log in with: one line before anything starts, not the login activity's log (R-CLI-701).
+  if (options.vault === undefined && registry.activityHandlers('authentication').length === 0) {
+    const missing = connections.missingCredentials(options);
+    if (missing !== undefined) throw new clientErrors.LoginError(missing);
   }
   const { tuneHeap: _, ...operatorOptions } = options;
   await running.operator({

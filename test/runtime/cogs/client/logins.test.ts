@@ -4,6 +4,7 @@ import * as YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevCluster } from '../../../../devcluster/testing.js';
 import * as api from '../../../../runtime/cogs/client/api.js';
+import * as connections from '../../../../runtime/cogs/client/connections.js';
 import * as credentials from '../../../../runtime/cogs/client/credentials.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
 import * as logins from '../../../../runtime/cogs/client/logins.js';
@@ -310,6 +311,26 @@ describe('R-AUTH-2 built-in logins against an HTTPS devcluster with enforced aut
     expect(logins.noCredentialsMessage({ env: { HOME: '/home/someone', KUBECONFIG: list }, folder })).toBe(
       `No credentials found: KUBECONFIG=${list} lists no existing file (the default /home/someone/.kube/config is not read when KUBECONFIG is set), ${tail}`,
     );
+  });
+
+  it('R-CLI-701 nothing to log in with: only when no kubeconfig file, service-account token or explicit source exists', () => {
+    const files = new Set<string>();
+    const exists = (file: string): boolean => files.has(file);
+    const env = { HOME: '/home/someone' };
+    expect(connections.missingCredentials({ env }, exists)).toMatch(
+      /^No credentials found: KUBECONFIG is not set, \/home\/someone\/\.kube\/config does not exist/,
+    );
+    expect(connections.missingCredentials({ env, kubeconfig: '/etc/missing' }, exists)).toBeUndefined();
+    expect(connections.missingCredentials({ env, connection: { server: 'https://127.0.0.1:1' } }, exists)).toBeUndefined();
+    files.add(path.join(logins.SERVICE_ACCOUNT_FOLDER, 'token'));
+    expect(connections.missingCredentials({ env }, exists)).toBeUndefined();
+    files.clear();
+    files.add('/home/someone/.kube/config');
+    expect(connections.missingCredentials({ env }, exists)).toBeUndefined();
+    // KUBECONFIG set: the default file is not read, so it does not count.
+    expect(connections.missingCredentials({ env: { ...env, KUBECONFIG: '/etc/a' } }, exists)).toMatch(/KUBECONFIG=\/etc\/a lists no existing file/);
+    files.add('/etc/a');
+    expect(connections.missingCredentials({ env: { ...env, KUBECONFIG: ['/etc/b', '/etc/a'].join(path.delimiter) } }, exists)).toBeUndefined();
   });
 
   it('R-AUTH-2 the service-account login defaults to the in-cluster server and is null without a token', () => {

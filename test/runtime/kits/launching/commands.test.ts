@@ -265,15 +265,29 @@ describe('fatal login and connection errors are one line (R-AUTH-2/3/5)', () => 
   }
 
   // On a machine that runs in a pod, the service-account login would find credentials.
-  it.skipIf(fs.existsSync(SERVICE_ACCOUNT_TOKEN))('R-AUTH-3 no credentials anywhere: the WARNING, then one line naming what was looked for', async () => {
+  it.skipIf(fs.existsSync(SERVICE_ACCOUNT_TOKEN))(
+    'R-CLI-701 no credentials anywhere: one line naming what was looked for, and the operator never starts',
+    async () => {
+      delete process.env['KUBECONFIG'];
+      process.env['HOME'] = dir;
+      const output = captureOutput();
+      expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(1);
+      const message =
+        `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, ` +
+        `and ${SERVICE_ACCOUNT_TOKEN} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
+      expect(output.text()).toBe(`kopf-gen run: ${message}\n`);
+      expect(log.records.filter((record) => record.level >= 20).map((record) => record.message)).toEqual([]);
+      expectNoStackTraces();
+    },
+  );
+
+  it.skipIf(fs.existsSync(SERVICE_ACCOUNT_TOKEN))('R-AUTH-3 a login handler that finds nothing: the WARNING, then one line', async () => {
     delete process.env['KUBECONFIG'];
     process.env['HOME'] = dir;
+    operatorFile(dir, 'op.ts', "on.event(['v1', 'pods'], function pod_fn() {});\non.login(function nothing() { return null; });");
     const output = captureOutput();
     expect(await cli.runCommand(['-A', '--standalone', 'op.ts'], { output, cwd: dir, operator: { handleSignals: false } })).toBe(1);
-    const message =
-      `No credentials found: KUBECONFIG is not set, ${path.join(dir, '.kube', 'config')} does not exist, ` +
-      `and ${SERVICE_ACCOUNT_TOKEN} does not exist (not running in a pod). Point KUBECONFIG at a kubeconfig file or register a login handler (on.login).`;
-    expect(output.text()).toBe(`kopf-gen run: ${message}\n`);
+    expect(output.text()).toMatch(/^kopf-gen run: .+\n$/);
     expect(log.matching('Initial authentication has failed: no credentials were retrieved from the login handlers.')).toHaveLength(1);
     expectNoStackTraces();
   });
