@@ -14,7 +14,7 @@ import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
 import * as origins from './origins.js';
-import type * as loading from './loading.js';
+import * as loading from './loading.js';
 import type * as modeling from './modeling.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
@@ -233,7 +233,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const generatedFrom = config !== undefined ? fresh : copies;
   const present = pipeline.check(existingCrds);
   const rechecked = pipeline.recheck(generatedFrom, given);
-  pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), loading.placeOf(crd)])));
   crdnames.checkNameConflicts(rechecked.loaded, present.loaded);
   const crdSources = [...existingCrds, ...generatedFrom.map((entry) => entry.copy)].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   const analysis = pipeline.analyseChecked(crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [] });
@@ -385,7 +385,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const present = pipeline.check(snapshot.crdSources);
-  pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), loading.placeOf(crd)])));
   crdnames.checkNameConflicts(given.loaded, present.loaded);
   const taken = snapshot.crdSources.map((source) => path.posix.basename(source.path));
   const copies = inputs
