@@ -48,7 +48,7 @@ type KubectlCommand = readonly string[];
  * The kubectl commands of the README's "Quick start" block that apply `crds/` or `samples/`, in
  * order, as written: each line split at `&&` and `;`, comments dropped.
  */
-export function readmeCommands(readme: string): KubectlCommand[] {
+function readmeCommands(readme: string): KubectlCommand[] {
   const section = readme.split(/^## /m).find((part) => part.startsWith('Quick start'));
   const block = section === undefined ? undefined : /```sh\n([\s\S]*?)```/.exec(section)?.[1];
   if (block === undefined) throw new Error('the README has no Quick start block');
