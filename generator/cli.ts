@@ -35,7 +35,11 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .command('init')
     .description('Create an operator project from CRDs: typed code, handler stubs, tests, RBAC and deployment manifests.')
     .version(origins.GENERATOR.version, '-V, --version')
-    .requiredOption('--crd <file>', 'a CRD manifest (YAML or JSON, several documents or a List allowed, as kubectl prints them), a folder of them, or "-" for stdin; repeatable', collect)
+    .requiredOption(
+      '--crd <file>',
+      'a CRD manifest (YAML or JSON, several documents or a List allowed, as kubectl prints them), a folder of them, or "-" for stdin; repeatable',
+      collect,
+    )
     .option('--out <dir>', 'the project directory to create (default: <crd file name>-operator)')
     .option('--name <name>', 'the npm package name (default: the directory name)')
     .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
