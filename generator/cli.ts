@@ -35,7 +35,11 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .command('init')
     .description('Create an operator project from CRDs: typed code, handler stubs, tests, RBAC and deployment manifests.')
     .version(origins.GENERATOR.version, '-V, --version')
-    .requiredOption('--crd <file>', 'a CRD manifest (YAML, several documents allowed; "-" reads stdin); repeatable', collect)
+    .requiredOption(
+      '--crd <file>',
+      'a CRD manifest (YAML or JSON, several documents or a List allowed, as kubectl prints them), a folder of them, or "-" for stdin; repeatable',
+      collect,
+    )
     .option('--out <dir>', 'the project directory to create (default: <crd file name>-operator)')
     .option('--name <name>', 'the npm package name (default: the directory name)')
     .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
@@ -64,7 +68,7 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .command('add')
     .description('Add CRDs to a project (copied into crds/), then regenerate.')
     .version(origins.GENERATOR.version, '-V, --version')
-    .requiredOption('--crd <file>', 'a CRD manifest ("-" reads stdin); repeatable', collect)
+    .requiredOption('--crd <file>', 'a CRD manifest (a List allowed), a folder of them, or "-" for stdin; repeatable', collect)
     .option('--project <dir>', 'the project directory', '.')
     .option(...maxInput)
     .action(async (opts: addCommand.AddCommandOptions) => {

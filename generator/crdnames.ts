@@ -15,7 +15,7 @@
  * collisions among the CRDs of one run, and between them and the CRDs a project already has.
  */
 import * as errors from './errors.js';
-import type * as loading from './loading.js';
+import * as loading from './loading.js';
 import * as schemas from './schemas.js';
 
 /** The names a CRD claims in its group, with the server's defaults for singular and listKind applied. */
@@ -149,10 +149,10 @@ export function checkNameConflicts(given: readonly loading.LoadedCrd[], existing
       if (other.names.group !== names.group || other.names.name === names.name) continue;
       const clash = firstClash(names, other.names);
       if (!clash) continue;
-      const where = `${other.crd.file}, document ${other.crd.documentIndex}`;
+      const where = loading.placeOf(other.crd);
       throw new errors.GeneratorError(
         'names-conflict',
-        { file: crd.file, documentIndex: crd.documentIndex, jsonPath: clash.path },
+        loading.locate(crd, clash.path),
         `${clash.what} ${JSON.stringify(clash.value)} is already taken by ${other.names.name} (${where}) in group ${names.group}; the API server would accept this CRD but never serve it (NamesAccepted false), so give it another ${clash.what} or drop one of the two CRDs`,
       );
     }

@@ -182,6 +182,18 @@ export interface FieldChange {
   readonly before?: string;
   /** The summary after (absent for removed fields). */
   readonly after?: string;
+  /** When `version` replaced another one (a renamed version): the version compared with. */
+  readonly against?: string;
+}
+
+/** A version that replaced another one of its CRD in one generation (`v1` renamed to `v2`). */
+export interface VersionReplacement {
+  readonly crdName: string;
+  readonly kind: string;
+  /** The version that is gone. */
+  readonly from: string;
+  /** The version that replaces it (its fields are compared with those of `from`). */
+  readonly to: string;
 }
 
 /**
@@ -206,6 +218,8 @@ export interface ChangeSummary {
   /** Versions (`<crd name>/<version>`) added / removed within CRDs present in both. */
   readonly versionsAdded: readonly string[];
   readonly versionsRemoved: readonly string[];
+  /** Added versions that replace a removed one, whose field changes are against it. */
+  readonly versionsReplaced: readonly VersionReplacement[];
   readonly fields: readonly FieldChange[];
   /** Modules of the index that did not get their natural names (see `ExportChange`). */
   readonly exports: readonly ExportChange[];
@@ -226,10 +240,15 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
   // reporting every defaulted field as changed once, after an upgrade of the generator.
   const legacy = previous !== undefined && (previous.format ?? 1) < MANIFEST_FORMAT;
   const fields: FieldChange[] = [];
+  const versionsReplaced = replacements(
+    versionsAdded.map((key) => after[key]!),
+    versionsRemoved.map((key) => before[key]!),
+  );
   for (const [key, now] of Object.entries(after)) {
-    const was = before[key];
+    const replaced = versionsReplaced.find((each) => each.crdName === now.crdName && each.to === now.version);
+    const was = replaced === undefined ? before[key] : before[`${now.crdName}/${replaced.from}`];
     if (!was) continue;
-    const where = { crdName: now.crdName, kind: now.kind, version: now.version };
+    const where = { crdName: now.crdName, kind: now.kind, version: now.version, ...(replaced === undefined ? {} : { against: replaced.from }) };
     for (const [path, summary] of Object.entries(now.fields)) {
       const old = was.fields[path];
       const compared = legacy && summary.endsWith('=') ? summary.slice(0, -1) : summary;
@@ -243,7 +262,35 @@ export function compare(previous: Manifest | undefined, next: Manifest): ChangeS
       if (!(path in now.fields)) fields.push({ ...where, path, change: 'removed', before: summary });
     }
   }
-  return { kindsAdded, kindsRemoved, versionsAdded, versionsRemoved, fields, exports: exportChanges(previous?.index ?? {}, next.index ?? {}) };
+  return {
+    kindsAdded,
+    kindsRemoved,
+    versionsAdded,
+    versionsRemoved,
+    versionsReplaced,
+    fields,
+    exports: exportChanges(previous?.index ?? {}, next.index ?? {}),
+  };
+}
+
+/**
+ * Which removed version each added one replaces, per CRD (a version renamed, `v1` to `v2`, with
+ * its fields changed or not): the removed version that shares the most field paths with it (on a
+ * tie, the later one of the previous generation). Several added versions may replace one removed
+ * version; an added version of a CRD that lost none replaces nothing (it is new).
+ */
+function replacements(added: readonly VersionFields[], removed: readonly VersionFields[]): VersionReplacement[] {
+  const found: VersionReplacement[] = [];
+  for (const now of added) {
+    let best: VersionFields | undefined;
+    let bestShared = -1;
+    for (const was of removed.filter((each) => each.crdName === now.crdName)) {
+      const shared = Object.keys(now.fields).filter((path) => Object.hasOwn(was.fields, path)).length;
+      if (shared >= bestShared) [best, bestShared] = [was, shared];
+    }
+    if (best !== undefined) found.push({ crdName: now.crdName, kind: now.kind, from: best.version, to: now.version });
+  }
+  return found;
 }
 
 /** The modules with withheld names that are new to the index, or whose exports changed. */
@@ -265,6 +312,7 @@ export function isEmpty(summary: ChangeSummary): boolean {
       summary.kindsRemoved.length +
       summary.versionsAdded.length +
       summary.versionsRemoved.length +
+      summary.versionsReplaced.length +
       summary.fields.length +
       summary.exports.length ===
     0
@@ -276,15 +324,25 @@ export function renderSummary(summary: ChangeSummary, maxFieldLines = 200): stri
   const lines: string[] = [];
   for (const name of summary.kindsAdded) lines.push(`+ ${name}: new CRD`);
   for (const name of summary.kindsRemoved) lines.push(`- ${name}: CRD removed`);
-  for (const key of summary.versionsAdded) lines.push(`+ ${key}: new version`);
-  for (const key of summary.versionsRemoved) lines.push(`- ${key}: version removed`);
+  const replacing = (key: string): VersionReplacement | undefined => summary.versionsReplaced.find((each) => `${each.crdName}/${each.to}` === key);
+  const replacedBy = (key: string): VersionReplacement[] => summary.versionsReplaced.filter((each) => `${each.crdName}/${each.from}` === key);
+  for (const key of summary.versionsAdded) {
+    const replaced = replacing(key);
+    lines.push(
+      replaced === undefined ? `+ ${key}: new version` : `+ ${key}: new version, replacing ${replaced.from} (field changes against ${replaced.from} below)`,
+    );
+  }
+  for (const key of summary.versionsRemoved) {
+    const by = replacedBy(key).map((each) => each.to);
+    lines.push(by.length === 0 ? `- ${key}: version removed` : `- ${key}: version removed, replaced by ${by.join(', ')}`);
+  }
   const describe = (value: string | undefined): string => {
     if (value === undefined) return '';
     const { type, presence } = splitSummary(value);
     return `${type}, ${presence}`;
   };
   const fieldLines = summary.fields.map((change) => {
-    const where = `${change.kind} ${change.version}: ${change.path}`;
+    const where = `${change.kind} ${change.against === undefined ? '' : `${change.against} → `}${change.version}: ${change.path}`;
     switch (change.change) {
       case 'added':
         return `+ ${where} (${describe(change.after)})`;

@@ -14,13 +14,14 @@ import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
 import * as origins from './origins.js';
-import type * as loading from './loading.js';
+import * as loading from './loading.js';
 import type * as modeling from './modeling.js';
 import * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
 import * as pruning from './pruning.js';
 import * as scaffolding from './scaffolding.js';
 import * as servers from './servers.js';
+import * as stalesamples from './stalesamples.js';
 import * as writing from './writing.js';
 
 export { GeneratorError } from './errors.js';
@@ -233,7 +234,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const generatedFrom = config !== undefined ? fresh : copies;
   const present = pipeline.check(existingCrds);
   const rechecked = pipeline.recheck(generatedFrom, given);
-  pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  pipeline.checkDuplicates(rechecked.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), loading.placeOf(crd)])));
   crdnames.checkNameConflicts(rechecked.loaded, present.loaded);
   const crdSources = [...existingCrds, ...generatedFrom.map((entry) => entry.copy)].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   const analysis = pipeline.analyseChecked(crdSources, { loaded: [...present.loaded, ...rechecked.loaded], notes: [] });
@@ -385,7 +386,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
   const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const present = pipeline.check(snapshot.crdSources);
-  pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), `${crd.file}, document ${crd.documentIndex}`])));
+  pipeline.checkDuplicates(given.loaded, new Map(present.loaded.map((crd) => [pipeline.crdNameOf(crd), loading.placeOf(crd)])));
   crdnames.checkNameConflicts(given.loaded, present.loaded);
   const taken = snapshot.crdSources.map((source) => path.posix.basename(source.path));
   const copies = inputs
@@ -428,6 +429,8 @@ interface Snapshot {
   readonly testModules: readonly detecting.UserModule[];
   /** Project-relative paths of existing files in src/handlers/, test/ and samples/. */
   readonly existing: ReadonlySet<string>;
+  /** The sample files (`samples/*.yaml`, `*.yml`, `*.json`, up to 1 MiB each: larger ones are no samples of kopf-gen's). */
+  readonly sampleFiles: readonly stalesamples.SampleFile[];
   readonly manifestText: string | undefined;
   /** The last generation's src/generated/index.ts (read when the manifest does not record the index's exports). */
   readonly indexText: string | undefined;
@@ -441,6 +444,7 @@ const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
   userModules: [],
   testModules: [],
   existing: new Set(),
+  sampleFiles: [],
   manifestText: undefined,
   indexText: undefined,
   deploymentText: undefined,
@@ -487,8 +491,15 @@ function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): 
   const deploymentPath = path.join(root, scaffolding.DEPLOYMENT_FILE);
   const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
   const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
-  return { root, crdSources, userModules, testModules, existing, manifestText, indexText, deploymentText, webhooksFile };
+  const sampleFiles = [...existing]
+    .filter((file) => file.startsWith(`${projects.SAMPLES_DIR}/`) && inputs.CRD_FILE_PATTERN.test(file))
+    .filter((file) => fs.statSync(path.join(root, file)).size <= SAMPLE_FILE_LIMIT)
+    .map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
+  return { root, crdSources, userModules, testModules, existing, sampleFiles, manifestText, indexText, deploymentText, webhooksFile };
 }
+
+/** The largest sample file read for stale versions (a sample kopf-gen wrote is a few KiB). */
+const SAMPLE_FILE_LIMIT = 1024 * 1024;
 
 /** Project-relative paths of the files under a directory (recursively). */
 function listFiles(root: string, dir: string): string[] {
@@ -572,6 +583,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
       if (file.path === kind.samplePath) notes.push(...kind.sampleNotes.map((note) => `${kind.samplePath}: ${note}`));
     }
   }
+  files.push(...staleSamples(snapshot, analysis.model, kinds, info, warnings));
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
   const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
   const stubs = files.filter((file) => stubsAdded.includes(file.path));
@@ -593,6 +605,35 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   }
   warnings.push(...leaseWarnings(snapshot.deploymentText, info.lease));
   return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept, pruning };
+}
+
+/**
+ * The samples of `samples/` that name a version that is gone: a warning for each (stalesamples.ts),
+ * and a fresh sample of the new version beside its file, unless there is one already. Returns the
+ * fresh samples to write; adds the warnings to `warnings`.
+ */
+function staleSamples(
+  snapshot: Snapshot,
+  model: modeling.GeneratorModel,
+  kinds: readonly scaffolding.KindPlan[],
+  info: scaffolding.ProjectInfo,
+  warnings: string[],
+): scaffolding.PlannedFile[] {
+  const stale = stalesamples.findStale(snapshot.sampleFiles, model);
+  const files: scaffolding.PlannedFile[] = [];
+  const planned = new Set<string>();
+  for (const each of stale) {
+    const severalKinds = new Set(stale.filter((other) => other.path === each.path).map((other) => other.crdName)).size > 1;
+    const target = stalesamples.replacementPath(each, severalKinds);
+    const kind = kinds.find((plan) => plan.crdName === each.crdName);
+    if (kind !== undefined && !snapshot.existing.has(target) && !planned.has(target)) {
+      files.push(scaffolding.replacementSample(kind, info, target, each.path));
+      planned.add(target);
+    }
+    const fresh = snapshot.existing.has(target) || planned.has(target) ? { path: target, written: !snapshot.existing.has(target) } : undefined;
+    warnings.push(stalesamples.describeStale(each, fresh));
+  }
+  return files;
 }
 
 /**

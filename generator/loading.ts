@@ -2,9 +2,12 @@
  * Loading: source texts in, CRD documents out — the first of the generator's pure stages.
  *
  * Input files are multi-document YAML as people keep them: several CRDs per file, CRDs mixed with
- * the custom resources that use them, comments, empty trailing documents. The loader parses every
- * document, keeps the CustomResourceDefinitions with their source path and document index (so
- * every later error can point back at them), and skips everything else with a note.
+ * the custom resources that use them, comments, empty trailing documents — and what kubectl prints:
+ * `kubectl get crd a b -o yaml` is one `kind: List` document whose `items` are the CRDs. The loader
+ * parses every document, opens Lists (`v1` `List`, or a `CustomResourceDefinitionList`) into their
+ * items, keeps the CustomResourceDefinitions with their source path, document index and, inside a
+ * List, their item (so every later error can point back at them), and skips everything else —
+ * documents or List items — with a note.
  *
  * It does no file I/O (the caller reads files) and checks nothing beyond "is this YAML (with a JSON
  * form: no alias inside the node it names, and no deeper than the later stages read)" and "is this
@@ -33,6 +36,26 @@ export interface LoadedCrd {
   readonly documentIndex: number;
   /** The document as JSON data (never mutated by later stages). */
   readonly document: schemas.Schema;
+  /** Inside a List document: the item's JSON path in it (`items[2]`); absent for a document of its own. */
+  readonly itemPath?: string | undefined;
+}
+
+/** Where a CRD was found: its file, its document and, inside a List, its item. */
+export interface CrdPlace {
+  readonly file: string;
+  readonly documentIndex: number;
+  readonly itemPath?: string | undefined;
+}
+
+/** A CRD's place for messages: `crds/a.yaml, document 0` or `crds/a.yaml, document 0, items[2]`. */
+export function placeOf(crd: CrdPlace): string {
+  return `${crd.file}, document ${crd.documentIndex}${crd.itemPath === undefined ? '' : `, ${crd.itemPath}`}`;
+}
+
+/** The location of a JSON path inside a CRD (inside a List: below its item). */
+export function locate(crd: CrdPlace, jsonPath: string): errors.SourceLocation {
+  const inItem = crd.itemPath === undefined ? jsonPath : jsonPath === '' ? crd.itemPath : `${crd.itemPath}${jsonPath.startsWith('[') ? '' : '.'}${jsonPath}`;
+  return { file: crd.file, documentIndex: crd.documentIndex, jsonPath: inItem };
 }
 
 /** What the loader found: the CRDs, and a note for every document it skipped. */
@@ -42,6 +65,14 @@ export interface LoadResult {
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io/';
+
+/**
+ * Whether a Kubernetes object is a list of objects as kubectl prints and reads them: `v1` `List`
+ * (`kubectl get … -o yaml` of several objects), or the API's own list of CRDs.
+ */
+function isList(apiVersion: string, kind: string): boolean {
+  return (apiVersion === 'v1' && kind === 'List') || (apiVersion.startsWith(CRD_GROUP) && kind === 'CustomResourceDefinitionList');
+}
 
 /**
  * Parses the sources and returns their CRD documents in input order.
@@ -70,30 +101,81 @@ function loadOne(input: SourceText, notes: string[]): LoadedCrd[] {
   const found: LoadedCrd[] = [];
   let documentIndex = 0;
   for (const data of documentsOf(input)) {
-    const where = { file: input.path, documentIndex, jsonPath: '' };
     const index = documentIndex;
     documentIndex += 1;
     if (data === null || data === undefined) {
       notes.push(`${input.path}, document ${index}: skipped (empty document)`);
       continue;
     }
-    if (!schemas.isRecord(data)) {
-      throw new errors.GeneratorError(
-        'not-a-crd',
-        where,
-        `not a Kubernetes object: the document is ${Array.isArray(data) ? 'a list' : `a ${typeof data}`}, not a mapping`,
-      );
+    const place = { file: input.path, documentIndex: index };
+    const object = kubernetesObject(data, place);
+    if (isList(object.apiVersion, object.kind)) found.push(...listItems(object.data, place, notes));
+    else if (isCrd(object, place, notes)) found.push({ ...place, document: object.data });
+  }
+  return found;
+}
+
+/** A document or List item that is a Kubernetes object, with its type. */
+interface TypedObject {
+  readonly data: schemas.Schema;
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/**
+ * The data as a Kubernetes object: a mapping with `apiVersion` and `kind`.
+ *
+ * @throws errors.GeneratorError `not-a-crd` when it is not one.
+ */
+function kubernetesObject(data: unknown, place: CrdPlace): TypedObject {
+  const where = locate(place, '');
+  const what = place.itemPath === undefined ? 'the document' : 'the item';
+  if (!schemas.isRecord(data)) {
+    throw new errors.GeneratorError(
+      'not-a-crd',
+      where,
+      `not a Kubernetes object: ${what} is ${Array.isArray(data) ? 'a list' : data === null ? 'null' : `a ${typeof data}`}, not a mapping`,
+    );
+  }
+  const apiVersion = schemas.own(data, 'apiVersion');
+  const kind = schemas.own(data, 'kind');
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
+    throw new errors.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
+  }
+  return { data, apiVersion, kind };
+}
+
+/** Whether an object is a CRD; when not, a note says it was skipped. */
+function isCrd(object: TypedObject, place: CrdPlace, notes: string[]): boolean {
+  if (object.kind === 'CustomResourceDefinition' && object.apiVersion.startsWith(CRD_GROUP)) return true;
+  notes.push(`${placeOf(place)}: skipped (${object.kind} ${object.apiVersion}, not a CustomResourceDefinition)`);
+  return false;
+}
+
+/**
+ * The CRDs among the items of a List document, each with its item's path; other objects are
+ * skipped with a note, as other documents are, and so is an empty List.
+ *
+ * @throws errors.GeneratorError `not-a-crd` when `items` is not a list, or an item is not a
+ *   Kubernetes object (a List inside a List included: kubectl prints none).
+ */
+function listItems(list: schemas.Schema, place: CrdPlace, notes: string[]): LoadedCrd[] {
+  const items = schemas.own(list, 'items');
+  if (items === null || items === undefined || (Array.isArray(items) && items.length === 0)) {
+    notes.push(`${placeOf(place)}: skipped (an empty List)`);
+    return [];
+  }
+  if (!Array.isArray(items)) {
+    throw new errors.GeneratorError('not-a-crd', locate(place, 'items'), 'a List whose items are not a list of Kubernetes objects');
+  }
+  const found: LoadedCrd[] = [];
+  for (const [index, item] of items.entries()) {
+    const itemPlace = { ...place, itemPath: `items[${index}]` };
+    const object = kubernetesObject(item, itemPlace);
+    if (isList(object.apiVersion, object.kind)) {
+      throw new errors.GeneratorError('not-a-crd', locate(itemPlace, ''), `a ${object.kind} inside a List: give its items in the outer List`);
     }
-    const apiVersion = schemas.own(data, 'apiVersion');
-    const kind = schemas.own(data, 'kind');
-    if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
-      throw new errors.GeneratorError('not-a-crd', where, 'not a Kubernetes object: apiVersion and kind are missing');
-    }
-    if (kind !== 'CustomResourceDefinition' || !apiVersion.startsWith(CRD_GROUP)) {
-      notes.push(`${input.path}, document ${index}: skipped (${kind} ${apiVersion}, not a CustomResourceDefinition)`);
-      continue;
-    }
-    found.push({ file: input.path, documentIndex: index, document: data });
+    if (isCrd(object, itemPlace, notes)) found.push({ ...itemPlace, document: object.data });
   }
   return found;
 }

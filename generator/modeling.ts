@@ -22,7 +22,7 @@
  *
  * Input must have passed validating.ts; this stage does not re-check shapes.
  */
-import type * as loading from './loading.js';
+import * as loading from './loading.js';
 import * as naming from './naming.js';
 import * as schemas from './schemas.js';
 
@@ -55,6 +55,8 @@ export interface ModuleNames {
 export interface VersionModel {
   readonly file: string;
   readonly documentIndex: number;
+  /** Inside a List document: the CRD's item (`items[2]`). */
+  readonly itemPath?: string | undefined;
   /** The CRD's `metadata.name` (`<plural>.<group>`). */
   readonly crdName: string;
   readonly group: string;
@@ -129,7 +131,7 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
     if (!schemas.isRecord(raw)) continue;
     const version = String(raw['name']);
     if (raw['served'] !== true) {
-      notes.push(`${loaded.file}, document ${loaded.documentIndex}: skipped version ${version} of ${kind} (not served)`);
+      notes.push(`${loading.placeOf(loaded)}: skipped version ${version} of ${kind} (not served)`);
       continue;
     }
     const schema = record(record(raw, 'schema'), 'openAPIV3Schema');
@@ -142,6 +144,7 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
     versions.push({
       file: loaded.file,
       documentIndex: loaded.documentIndex,
+      itemPath: loaded.itemPath,
       crdName,
       group,
       version,
@@ -168,7 +171,7 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
       inputTypeNames,
     });
   }
-  if (versions.length === 0) notes.push(`${loaded.file}, document ${loaded.documentIndex}: ${kind} has no served version; nothing is generated for it`);
+  if (versions.length === 0) notes.push(`${loading.placeOf(loaded)}: ${kind} has no served version; nothing is generated for it`);
   return { crdName, group, kind, plural, versions };
 }
 

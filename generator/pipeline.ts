@@ -79,15 +79,16 @@ export interface Copy {
 
 /**
  * The checked CRDs of copies of checked sources, without parsing again: a copy holds its source's
- * CRD documents (all of the source, or only the documents listed in `documentIndices`), so the
- * loaded documents are reused under the copy's path and document index.
+ * CRD documents (all of the source as it is, or, when `documentIndices` is given, its CRDs only,
+ * one document each, in order — the items of a List too), so the loaded documents are reused
+ * under the copy's path and document index.
  */
 export function recheck(copies: readonly Copy[], checked: Checked): Checked {
   const loaded: loading.LoadedCrd[] = [];
   for (const { copy, source, documentIndices } of copies) {
-    for (const crd of checked.loaded.filter((each) => each.file === source.path)) {
-      const documentIndex = documentIndices ? documentIndices.indexOf(crd.documentIndex) : crd.documentIndex;
-      loaded.push({ ...crd, file: copy.path, documentIndex });
+    for (const [ordinal, crd] of checked.loaded.filter((each) => each.file === source.path).entries()) {
+      const { itemPath: _, ...document } = crd;
+      loaded.push(documentIndices ? { ...document, file: copy.path, documentIndex: ordinal } : { ...crd, file: copy.path });
     }
   }
   return { loaded, notes: [] };
@@ -98,7 +99,7 @@ export function checkDuplicates(crds: readonly loading.LoadedCrd[], existing: Re
   const seen = new Map(existing);
   for (const crd of crds) {
     const name = crdNameOf(crd);
-    const where = `${crd.file}, document ${crd.documentIndex}`;
+    const where = loading.placeOf(crd);
     const before = seen.get(name);
     if (before !== undefined) throw new projects.ProjectError('duplicate-crd', `${where}: ${name} is already defined (${before})`);
     seen.set(name, where);

@@ -10,6 +10,7 @@
  * handler places in, text out.
  */
 import type * as detecting from './detecting.js';
+import * as loading from './loading.js';
 import type * as modeling from './modeling.js';
 import * as schemas from './schemas.js';
 
@@ -35,7 +36,7 @@ export function statusPruningWarnings(model: modeling.GeneratorModel, returning:
     const pruning = crd.versions.filter((version) => !keepsStatusResults(version));
     if (pruning.length === 0) continue;
     const first = pruning[0]!;
-    const where = `${first.file}, document ${first.documentIndex}`;
+    const where = loading.placeOf(first);
     const versions = pruning.map((version) => version.version).join(', ');
     const what = first.statusSchema ? 'its status schema declares fixed fields' : 'its schema declares no status';
     const handler = `${handlers[0]!.path}:${handlers[0]!.line}`;

@@ -446,6 +446,22 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
   ];
 }
 
+/**
+ * A fresh sample of a kind's preferred version at `samplePath`, beside a sample file of the user's
+ * (`replaces`) whose version is gone (stalesamples.ts).
+ */
+export function replacementSample(plan: KindPlan, info: ProjectInfo, samplePath: string, replaces: string): PlannedFile {
+  const sample = projectSample(plan, info);
+  const context = {
+    ...plan,
+    sampleYaml: yaml.stringify(sample, { version: '1.1', lineWidth: 0 }).trimEnd(),
+    sampleFile: samplePath,
+    replaces,
+    currentNamespace: plan.namespaced && info.namespaces.length === 0,
+  };
+  return { path: samplePath, text: rendering.render('samples/kind.yaml', context) };
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**

@@ -22,7 +22,7 @@ import * as crdnames from './crdnames.js';
 import * as defaults from './defaults.js';
 import * as errors from './errors.js';
 import * as limits from './limits.js';
-import type * as loading from './loading.js';
+import * as loading from './loading.js';
 import * as schemas from './schemas.js';
 
 const MAX_DEPTH = 128;
@@ -60,7 +60,7 @@ const ROOT_METADATA_ALLOWED = new Set(['type', 'properties', 'example', 'externa
  */
 export function validateCrd(loaded: loading.LoadedCrd): void {
   const fail = (code: errors.GeneratorErrorCode, jsonPath: string, detail: string): never => {
-    throw new errors.GeneratorError(code, { file: loaded.file, documentIndex: loaded.documentIndex, jsonPath }, detail);
+    throw new errors.GeneratorError(code, loading.locate(loaded, jsonPath), detail);
   };
   const doc = loaded.document;
   const apiVersion = schemas.own(doc, 'apiVersion');

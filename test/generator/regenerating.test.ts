@@ -305,7 +305,8 @@ describe('regeneration never hides or destroys user code', () => {
     const before = userFiles(project);
     const io = ps.capture();
     expect(await cli.main(['generate', '--project', project], io)).toBe(0);
-    expect(userFiles(project)).toEqual(before);
+    // Nothing of the user's changes; a sample of v2 is added beside the sample of v1 (which is gone).
+    expect(userFiles(project)).toEqual({ ...before, 'samples/widget.v2.yaml': expect.any(String) });
     expect(fs.readdirSync(path.join(project, 'src/handlers'))).toEqual(['widget.ts']);
     expect(io.stdout()).not.toContain('added handler stub');
     expect(io.stdout()).toContain('- widgets.example.com/v1: version removed');
