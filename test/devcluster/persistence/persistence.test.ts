@@ -126,11 +126,13 @@ describe('a cluster restarted on its state folder', () => {
     const before = await populated(dir); // its last write was a deletion
     const cluster = await start(dir);
     expect(cluster.revision).toBe(before.revision);
-    const created = await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'next', namespace: 'apps' } });
+    const created: Json = await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'next', namespace: 'apps' } });
     expect(Number(created['metadata']['resourceVersion'])).toBe(before.revision + 1);
     await stop(cluster);
     const again = await start(dir);
-    expect(again.store.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'next', 'apps')?.['metadata']['resourceVersion']).toBe(String(before.revision + 1));
+    expect((again.store.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'next', 'apps') as Json | undefined)?.['metadata']['resourceVersion']).toBe(
+      String(before.revision + 1),
+    );
   });
 
   it('D-PERSIST-302 a journal compacted into snapshots while the cluster serves restores the same objects', async () => {
@@ -193,11 +195,11 @@ describe('a cluster restarted on its state folder', () => {
     crd['metadata']['labels'] = { edited: 'yes' };
     crd['spec']['names']['shortNames'] = ['wdg'];
     const cluster = await start(dir, { crds: [crd] });
-    const kept = cluster.store.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, 'widgets.example.com')!;
+    const kept = cluster.store.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, 'widgets.example.com') as Json;
     expect(kept['metadata']['labels']).toEqual({ edited: 'yes' });
     expect(kept['spec']['names']['shortNames']).toEqual(['wdg']);
     expect(kept['metadata']['finalizers']).toContain('customresourcecleanup.apiextensions.k8s.io');
-    expect(cluster.store.get(WIDGET, 'kept', 'apps')?.['metadata']['uid']).toBe(before.widget['metadata']['uid']);
+    expect((cluster.store.get(WIDGET, 'kept', 'apps') as Json | undefined)?.['metadata']['uid']).toBe(before.widget['metadata']['uid']);
   });
 });
 
