@@ -6,7 +6,9 @@
  * holding the reference is enough); a timer a few milliseconds later serialises the queued changes,
  * appends them in one write and asks for an fdatasync, one at a time (group commit). A process
  * killed meanwhile loses those last milliseconds of writes, never the consistency of what is kept:
- * the journal is a prefix of the writes, and a line cut short is ignored at the next start.
+ * the journal is a prefix of the writes, and a line cut short is ignored at the next start. A
+ * process that exits without stopping the cluster (`process.exit()`) still writes the queue on its
+ * way out (without the fdatasync: the system writes it back).
  *
  * When the journal has grown by `snapshotEvery` records it is closed and a new one opened, and a
  * snapshot of the store at that moment is written in slices between requests; once it is on disk
@@ -49,6 +51,7 @@ export class JournalWriter {
   private closed = false;
   private readonly flushMs: number;
   private readonly snapshotEvery: number;
+  private readonly onExit = (): void => this.flush();
 
   /** Opens journal `seq` (a new file) in `dir`. */
   constructor(
@@ -61,6 +64,7 @@ export class JournalWriter {
     this.snapshotEvery = options.snapshotEvery ?? 10_000;
     this.seq = seq;
     this.fd = openJournal(dir, seq);
+    process.on('exit', this.onExit);
   }
 
   /** Queues a change of the store (a store listener: called on the request path). */
@@ -156,6 +160,7 @@ export class JournalWriter {
   /** Writes everything queued, finishes a snapshot in progress, and closes the journal (D-PERSIST-302). */
   async close(): Promise<void> {
     if (this.closed) return;
+    process.off('exit', this.onExit);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.flush();

@@ -35,6 +35,8 @@ export class StateFolder {
   private writer: journal.JournalWriter | undefined;
   private detach: (() => void) | undefined;
   private released = false;
+  /** A process that exits without `close()` frees the folder on its way out (after the journal's own flush). */
+  private readonly onExit = (): void => this.held.release();
 
   private constructor(
     readonly dir: string,
@@ -85,9 +87,11 @@ export class StateFolder {
     const writer = this.writer;
     const offChanges = store.subscribe((change) => writer.written(change));
     const offDrops = store.subscribeDrops((storage) => writer.dropped(storage));
+    process.on('exit', this.onExit);
     this.detach = () => {
       offChanges();
       offDrops();
+      process.off('exit', this.onExit);
     };
   }
 

@@ -152,6 +152,26 @@ describe('a cluster restarted on its state folder', () => {
     expect(again.revision).toBe(revision);
   });
 
+  it('D-PERSIST-302 D-PERSIST-305 a process that exits without stop() still keeps its last writes and frees the folder', async () => {
+    const dir = tempDir('kopf-state-');
+    const script = path.join(dir, 'exits.mts');
+    const testing = path.resolve(import.meta.dirname, '../../../devcluster/testing.ts');
+    fs.writeFileSync(
+      script,
+      [
+        `import { DevCluster } from ${JSON.stringify(testing)};`,
+        `const cluster = await DevCluster.start({ stateDir: ${JSON.stringify(path.join(dir, 'state'))}, tls: false });`,
+        "await cluster.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'last', namespace: 'default' } });",
+        'process.exit(0);',
+      ].join('\n'),
+    );
+    const run = child.spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(fs.existsSync(path.join(dir, 'state', format.LOCK))).toBe(false);
+    const cluster = await start(path.join(dir, 'state'));
+    expect(cluster.store.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'last', 'default')).toBeDefined();
+  });
+
   it('D-PERSIST-302 a watch from a revision older than the restored one is answered 410 Gone; from the restored one it sees new writes', async () => {
     const dir = tempDir('kopf-state-');
     const before = await populated(dir);
