@@ -3,7 +3,8 @@
  * kubeconfig is and how to use it with kubectl, and stops cleanly on SIGINT/SIGTERM. `--rbac`
  * enforces authentication and RBAC (D-AUTH-16), `--allow-host` widens the Host check of
  * `--no-tls` (D-SEC-1), and it refuses to start inside a pod unless `--dev-cluster-in-pod`
- * (D-SEC-2, `pods.ts`).
+ * (D-SEC-2, `pods.ts`). `--state-dir` keeps the cluster's objects in a folder across runs, and
+ * `--reset` empties that folder first (D-PERSIST-301, D-PERSIST-307).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,6 +22,10 @@ export interface DevclusterCommandOptions {
   allowHost?: string[];
   /** Start even inside a pod. */
   devClusterInPod?: boolean;
+  /** The folder the objects are kept in across runs. */
+  stateDir?: string;
+  /** Empty `stateDir` before starting. */
+  reset?: boolean;
 }
 
 /**
@@ -34,23 +39,25 @@ export async function run(opts: DevclusterCommandOptions, detection: pods.PodDet
   for (const file of opts.crd ?? []) {
     if (!fs.existsSync(file)) throw new Error(`--crd ${file}: no such file`);
   }
+  if (opts.reset && !opts.stateDir) throw new Error('--reset needs --state-dir: it empties that folder');
+  if (opts.stateDir && opts.reset) DevCluster.resetState(opts.stateDir);
+  const kept = opts.stateDir !== undefined && fs.existsSync(opts.stateDir) && fs.readdirSync(opts.stateDir).some((f) => f.endsWith('.jsonl'));
+  // The CRDs are given at start, so over a kept state a CRD of the same name is updated, as
+  // `kubectl apply` would (D-PERSIST-308), rather than refused as existing.
   const cluster = await DevCluster.start({
     port,
     tls: opts.tls,
     ...(opts.rbac ? { authorization: 'rbac' as const } : {}),
     ...(opts.allowHost?.length ? { allowedHosts: opts.allowHost } : {}),
+    ...(opts.stateDir ? { stateDir: opts.stateDir } : {}),
+    ...(opts.crd?.length ? { crds: opts.crd.map((f) => fs.readFileSync(f, 'utf8')) } : {}),
   });
-  try {
-    if (opts.crd?.length) await cluster.load(opts.crd.map((f) => fs.readFileSync(f, 'utf8')));
-  } catch (err) {
-    await cluster.stop();
-    throw err;
-  }
   const kubeconfig = path.resolve(cluster.writeKubeconfig(opts.kubeconfig));
   process.stdout.write(
     [
       `devcluster is serving at ${cluster.url}${opts.rbac ? ' (RBAC enforced: the kubeconfig is the admin, in system:masters)' : ''}`,
       `kubeconfig: ${kubeconfig}`,
+      ...(opts.stateDir ? [`state: ${path.resolve(opts.stateDir)} (${kept ? 'objects kept from the last run' : 'new'}; --reset empties it)`] : []),
       `try: kubectl --kubeconfig ${kubeconfig} get namespaces`,
       'press Ctrl+C to stop',
       '',

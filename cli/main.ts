@@ -64,6 +64,8 @@ export async function main(argv: readonly string[], given?: Output): Promise<num
     .option('--crd <file...>', 'CRD manifests to load at start (YAML, several documents allowed)')
     .option('--rbac', 'enforce authentication and RBAC: stored Roles, ClusterRoles and bindings decide (the kubeconfig is the admin)')
     .option('--allow-host <host...>', 'with --no-tls, also answer requests for these host names (default: loopback names only, against DNS rebinding)')
+    .option('--state-dir <dir>', "keep the cluster's objects in this folder: a later run on it serves them again")
+    .option('--reset', 'with --state-dir, empty that folder first (start with no kept objects)')
     .option(
       '--dev-cluster-in-pod',
       'start even inside a Kubernetes pod (refused by default: a development server that trusts loopback must not run beside a real cluster)',

@@ -47,6 +47,8 @@ import * as hostcheck from './server/hostcheck.js';
 import * as requestlog from './server/requestlog.js';
 import * as statuses from './server/statuses.js';
 import * as revisions from './store/revisions.js';
+import * as persistence from './persistence/state.js';
+import * as loading from './persistence/loading.js';
 import type { JsonObject } from './json.js';
 import * as json from './json.js';
 
@@ -119,6 +121,15 @@ export interface DevClusterOptions {
   onWebhookCall?: (call: chain.WebhookCallRecord) => void;
   /** Called with warnings of the emulator itself (CEL rules skipped, controller errors). */
   onWarning?: (message: string) => void;
+  /**
+   * The folder the cluster's objects are kept in (D-PERSIST-301): at start every object kept there
+   * is served again (with its uid, resourceVersion, timestamps and finalizers), every write is
+   * journaled there, and `stop()` writes what is pending. Created if missing; locked while the
+   * cluster runs (D-PERSIST-305); `DevCluster.resetState(dir)` empties it (D-PERSIST-307).
+   */
+  stateDir?: string;
+  /** Records after which the state folder's journal is compacted into a snapshot (default 10,000). */
+  stateSnapshotEvery?: number;
 }
 
 /** Options of the cluster's kubeconfig: the context's namespace, and a token other than the admin's. */
@@ -175,16 +186,13 @@ export class DevCluster {
   private cancelCompaction: (() => void) | undefined;
   private readonly adminUser: users.UserInfo;
   private readonly authMode: 'none' | 'enforced';
+  private readonly folder: persistence.StateFolder | undefined;
 
   private constructor(private readonly options: DevClusterOptions) {
     if (options.openapiV3 !== undefined && options.openapiV3 !== 'full' && options.openapiV3 !== '404') {
       throw new Error(`devcluster: option openapiV3 must be "full" or "404", not ${JSON.stringify(options.openapiV3)}`);
     }
     this.clock = options.clock ?? clock.realClock;
-    const idSource = ids.createIds(options.seed);
-    this.faults = new faultrules.Faults(idSource.random);
-    const store = new revisions.Store({ startRevision: options.startRevision, historyLimit: options.historyLimit });
-    const tokenTable = new tokens.TokenTable();
     const mode = options.authorization ?? 'rules';
     if (mode !== 'rules' && mode !== 'rbac') throw new Error(`devcluster: option authorization must be "rules" or "rbac", not ${JSON.stringify(mode)}`);
     if (options.auth !== undefined && options.auth !== 'none' && options.auth !== 'enforced') {
@@ -193,6 +201,19 @@ export class DevCluster {
     if (mode === 'rbac' && options.auth === 'none') {
       throw new Error('devcluster: authorization "rbac" needs auth "enforced" (with auth "none" every request is the admin, whom RBAC always allows)');
     }
+    const warn = options.onWarning ?? ((m: string) => process.emitWarning(`devcluster: ${m}`));
+    // The state folder is opened (locked and read) first: its revision seeds the identities, so a
+    // seeded cluster restarted on its folder does not hand out the uids of the objects it kept.
+    const folder = options.stateDir
+      ? persistence.StateFolder.open(options.stateDir, { warn, ...(options.stateSnapshotEvery ? { snapshotEvery: options.stateSnapshotEvery } : {}) })
+      : undefined;
+    this.folder = folder;
+    const restoring = folder?.restoring ?? false;
+    const idSource = ids.createIds(options.seed === undefined || !restoring ? options.seed : (options.seed ^ folder!.loaded.revision) >>> 0);
+    this.faults = new faultrules.Faults(idSource.random);
+    const store = new revisions.Store({ startRevision: options.startRevision, historyLimit: options.historyLimit });
+    if (restoring) store.restore(loading.entries(folder!.loaded), folder!.loaded.revision);
+    const tokenTable = new tokens.TokenTable();
     this.authMode = options.auth ?? (mode === 'rbac' ? 'enforced' : 'none');
     const authorizer = new authorization.Authorizer(mode === 'rbac' ? { mode, rbac: new rbac.RbacAuthorizer(store) } : {});
     const registry = new resources.Registry();
@@ -256,14 +277,13 @@ export class DevCluster {
         if (this.watchEvents.length < 100_000) this.watchEvents.push(e);
       },
     });
-    const warn = options.onWarning ?? ((m: string) => process.emitWarning(`devcluster: ${m}`));
     this.loop = new loop.ControllerLoop((key, err) => warn(`controller task ${key} failed: ${err instanceof Error ? err.stack : String(err)}`));
     controllers.startControllers(this.core, this.hub, this.loop, {
       switches: { ...controllers.DEFAULT_SWITCHES, ...options.controllers },
       podTerminationDelayMs: options.podTerminationDelayMs ?? 0,
       warn,
     });
-    this.adminUser = users.adminUser(idSource.uid());
+    this.adminUser = users.adminUser(folder?.credentials?.adminUid ?? idSource.uid());
     this.auth = {
       tokens: tokenTable,
       authorizer,
@@ -291,33 +311,99 @@ export class DevCluster {
       },
     };
     this.store = new OutOfBand(this.core, this.loop, (ref) => this.resolveType(ref));
+    if (folder) {
+      // The controllers (CRDs first, so their types are served before anything looks them up) and
+      // the RBAC index learn of the kept objects as of an initial list; then later writes are kept.
+      if (restoring) store.announce([crdkind.crdType().storage, 'namespaces']);
+      folder.attach(store);
+    }
   }
 
   /** Starts a devcluster and waits until it listens and its initial objects exist. */
   static async start(options: DevClusterOptions = {}): Promise<DevCluster> {
     const cluster = new DevCluster(options);
-    await cluster.init();
+    try {
+      await cluster.init();
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
     return cluster;
+  }
+
+  /**
+   * Deletes the state kept in `dir` (D-PERSIST-307): the next cluster started on it starts empty.
+   * Files in the folder that a devcluster did not write are left alone.
+   *
+   * @throws StateLockedError (code `StateLocked`) while a running devcluster uses the folder.
+   */
+  static resetState(dir: string): void {
+    persistence.reset(dir);
   }
 
   private async init(): Promise<void> {
     const useTls = this.options.tls ?? true;
-    this.adminToken = tokens.generateToken();
+    const kept = this.folder?.credentials;
+    this.adminToken = kept?.adminToken ?? tokens.generateToken();
     this.auth.addToken({ token: this.adminToken, username: users.ADMIN_USER, uid: this.adminUser.uid, groups: [users.MASTERS_GROUP] });
     if (useTls) {
-      this.ca = await certs.createCertificateAuthority({ now: new Date(this.clock.now()) });
+      this.ca = kept?.ca
+        ? await certs.loadCertificateAuthority(kept.ca.certPem, kept.ca.keyPem)
+        : await certs.createCertificateAuthority({ now: new Date(this.clock.now()) });
       this.serving = await certs.issueServingCertificate(this.ca, {
         hosts: ['localhost', '127.0.0.1', '::1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
         now: new Date(this.clock.now()),
       });
     }
-    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-      await this.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    if (this.folder) {
+      const ca = this.ca ? { certPem: this.ca.certPem, keyPem: this.ca.keyPem } : kept?.ca;
+      this.folder.saveCredentials({ adminToken: this.adminToken, adminUid: this.adminUser.uid, ...(ca ? { ca } : {}) });
     }
-    if (this.auth.authorizer.mode === 'rbac') for (const object of bootstrap.bootstrapPolicy()) await this.store.create(object);
+    const restored = this.folder?.restoring ?? false;
+    // Over kept state, the initial objects are created only where missing (D-PERSIST-301).
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+      await this.createUnlessKept({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, restored);
+    }
+    if (this.auth.authorizer.mode === 'rbac') for (const object of bootstrap.bootstrapPolicy()) await this.createUnlessKept(object, restored);
+    // Kept CRDs are served again before the first request is answered.
+    if (restored) await this.settle();
     await this.listen(this.options.port ?? 0);
     if (this.options.compactionIntervalMs) this.scheduleCompaction(this.options.compactionIntervalMs);
-    if (this.options.crds?.length) await this.load(this.options.crds);
+    if (this.options.crds?.length) {
+      if (restored) await this.applyCrds(this.options.crds);
+      else await this.load(this.options.crds);
+    }
+    await this.settle();
+  }
+
+  /** Creates an object; over kept state, one that exists already is left as it is. */
+  private async createUnlessKept(object: JsonObject, restored: boolean): Promise<void> {
+    try {
+      await this.store.create(object);
+    } catch (err) {
+      if (restored && err instanceof statuses.ApiError && err.code === 409) return;
+      throw err;
+    }
+  }
+
+  /**
+   * The `crds` option over kept state (D-PERSIST-308): a CRD kept under the same name is replaced
+   * by the given one, as `kubectl apply` would update it (its objects stay); new ones are created.
+   */
+  private async applyCrds(input: (JsonObject | string)[]): Promise<void> {
+    const docs = parseDocuments(input);
+    for (const doc of docs.filter((d) => d['kind'] === 'Namespace')) await this.createUnlessKept(doc, true);
+    for (const doc of docs.filter((d) => d['kind'] === 'CustomResourceDefinition')) {
+      const name = objects.nameOf(doc);
+      const current = this.store.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, name);
+      if (!current) await this.store.create(doc);
+      else {
+        const next = appliedOver(current, doc);
+        if (!json.deepEqual(next, current)) await this.store.update(next);
+      }
+    }
+    await this.settle();
+    for (const doc of docs.filter((d) => d['kind'] !== 'Namespace' && d['kind'] !== 'CustomResourceDefinition')) await this.createUnlessKept(doc, true);
     await this.settle();
   }
 
@@ -583,6 +669,8 @@ export class DevCluster {
     this.hub.closeAll('end');
     this.resume();
     await this.closeListener();
+    // Every write made so far is on disk, and the folder is free for the next run (D-PERSIST-302).
+    await this.folder?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -694,6 +782,27 @@ export interface WriteOptions {
   admission?: boolean;
   fieldManager?: string;
   subresource?: string;
+}
+
+/**
+ * What `kubectl apply` of `given` makes of `current` when the fields it set before are the same
+ * ones: the given spec, the given labels and annotations merged into the kept ones, and everything
+ * the server or other writers set (uid, finalizers, status) kept.
+ */
+function appliedOver(current: JsonObject, given: JsonObject): JsonObject {
+  const next = json.deepCopy(current);
+  const meta = json.deepCopy(objects.metaOf(current));
+  const givenMeta = objects.metaOf(given);
+  for (const field of ['labels', 'annotations']) {
+    const add = givenMeta[field];
+    if (!json.isObject(add)) continue;
+    const merged = json.isObject(meta[field]) ? (meta[field] as JsonObject) : {};
+    for (const [k, v] of Object.entries(add)) json.setMember(merged, k, json.deepCopy(v));
+    json.setMember(meta, field, merged);
+  }
+  json.setMember(next, 'metadata', meta);
+  json.setMember(next, 'spec', json.deepCopy(given['spec']));
+  return next;
 }
 
 function parseDocuments(inputs: (JsonObject | string)[]): JsonObject[] {

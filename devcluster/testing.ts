@@ -10,6 +10,7 @@
  */
 export { DevCluster, OutOfBand } from './cluster.js';
 export type { DevClusterOptions, KubeconfigOptions, RestartOptions, TypeRef, WriteOptions } from './cluster.js';
+export { StateError, StateCorruptError, StateLockedError, StateVersionError } from './persistence/format.js';
 export { realClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { FaultRule, FaultAction, FaultMatch, FaultHandle } from './faults/rules.js';

@@ -37,6 +37,16 @@ export interface StoreOptions {
 
 export type ChangeListener = (change: Change) => void;
 
+/** Told when a whole storage is dropped without history (a CRD's instances, D-CRD-17). */
+export type DropListener = (storage: string) => void;
+
+/** One stored object, as a state folder keeps it (D-PERSIST-301). */
+export interface StoredEntry {
+  readonly storage: string;
+  readonly key: string;
+  readonly object: JsonObject;
+}
+
 export class Store {
   private current: number;
   private compactedAt: number;
@@ -48,6 +58,7 @@ export class Store {
   private history: Change[] = [];
   private historyHead = 0;
   private readonly listeners = new Set<ChangeListener>();
+  private readonly dropListeners = new Set<DropListener>();
 
   constructor(options: StoreOptions = {}) {
     const start = options.startRevision ?? 1;
@@ -69,6 +80,53 @@ export class Store {
   subscribe(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  subscribeDrops(listener: DropListener): () => void {
+    this.dropListeners.add(listener);
+    return () => this.dropListeners.delete(listener);
+  }
+
+  /**
+   * Loads objects kept from an earlier run into an empty store (D-PERSIST-301): they keep their
+   * resourceVersions, the counter continues at `revision`, and the compaction point is `revision`,
+   * so a watch from an older revision is answered 410 as after an etcd compaction. Listeners are
+   * not told; `announce()` does that once they are all subscribed.
+   */
+  restore(entries: Iterable<StoredEntry>, revision: number): void {
+    if (this.tables.size > 0 || this.history.length > this.historyHead) throw new Error('Store.restore needs an empty store');
+    for (const e of entries) {
+      let table = this.tables.get(e.storage);
+      if (!table) {
+        table = new Map();
+        this.tables.set(e.storage, table);
+      }
+      table.set(e.key, e.object);
+    }
+    this.current = revision;
+    this.compactedAt = revision;
+  }
+
+  /**
+   * Tells the listeners about every stored object as if it had just been added, storages in the
+   * given order first (an informer's initial list): controllers pick up restored state this way.
+   */
+  announce(first: readonly string[] = []): void {
+    const order = [...first.filter((s) => this.tables.has(s)), ...[...this.tables.keys()].filter((s) => !first.includes(s))];
+    for (const storage of order) {
+      for (const [key, object] of this.tables.get(storage)!) {
+        const rev = Number((object.metadata as JsonObject | undefined)?.resourceVersion ?? this.current);
+        const change: Change = { rev, storage, key, type: 'ADDED', object, prev: undefined };
+        for (const listener of this.listeners) listener(change);
+      }
+    }
+  }
+
+  /** Every stored object, storage by storage (references: stored objects are never mutated). */
+  dump(): StoredEntry[] {
+    const out: StoredEntry[] = [];
+    for (const [storage, table] of this.tables) for (const [key, object] of table) out.push({ storage, key, object });
+    return out;
   }
 
   get(storage: string, key: string): JsonObject | undefined {
@@ -209,6 +267,7 @@ export class Store {
   dropStorage(storage: string): void {
     this.tables.delete(storage);
     this.orders.delete(storage);
+    for (const listener of this.dropListeners) listener(storage);
   }
 
   /** Moves the compaction point to `rev` (default: current), forgetting older history (D-FAULT-7). */

@@ -115,3 +115,32 @@ describe('history retention', () => {
     expect(store.changesSince('s', store.compaction)!).toHaveLength(20);
   });
 });
+
+describe('restoring kept objects', () => {
+  it('D-PERSIST-302 a restored store continues the revisions and answers older ones as compacted', () => {
+    const store = new revisions.Store();
+    store.restore([{ storage: 'cm', key: 'a', object: { metadata: { name: 'a', resourceVersion: '7' } } }], 9);
+    expect(store.revision).toBe(9);
+    expect(store.compaction).toBe(9);
+    expect(store.changesSince('cm', 8)).toBeUndefined();
+    expect(store.changesSince('cm', 9)).toEqual([]);
+    expect(store.write('cm', 'b', obj('b')).rev).toBe(10);
+    expect(() => store.restore([], 1)).toThrow('Store.restore needs an empty store');
+  });
+
+  it('D-PERSIST-301 announce tells listeners of every kept object as added, the given storages first', () => {
+    const store = new revisions.Store();
+    store.restore(
+      [
+        { storage: 'cm', key: 'a', object: { metadata: { name: 'a', resourceVersion: '3' } } },
+        { storage: 'crds', key: 'w', object: { metadata: { name: 'w', resourceVersion: '2' } } },
+      ],
+      3,
+    );
+    const seen: string[] = [];
+    store.subscribe((c) => seen.push(`${c.type} ${c.storage} ${c.key} ${c.rev}`));
+    store.announce(['crds']);
+    expect(seen).toEqual(['ADDED crds w 2', 'ADDED cm a 3']);
+    expect(store.revision).toBe(3);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * State-folder benchmark (D-PERSIST-302): what keeping the devcluster's objects in a folder costs.
+ * Creates and merge-patches ConfigMaps over keep-alive HTTP with 8 clients, against a devcluster
+ * without a state folder and one with, alternately (several rounds, best of each, so a busy
+ * machine hurts both alike); then the start-up time of a cluster restoring them, and the folder's
+ * size. Runs in-process on the sources:
+ *
+ *   npx tsx --conditions=kopf-gen-source bench/persistence.ts [--objects 10000] [--rounds 3]
+ *
+ * Prints one JSON line, then a table.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DevCluster } from '../devcluster/testing.js';
+
+const CLIENTS = 8;
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+function send(agent: http.Agent, url: string, method: string, body: unknown, contentType = 'application/json'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = http.request(url, { method, agent, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Writes per second of `total` requests made by `CLIENTS` concurrent clients. */
+async function rate(total: number, make: (i: number) => Promise<number>, expected: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const status = await make(i);
+        if (status !== expected) throw new Error(`request ${i} answered ${status}`);
+      }
+    }),
+  );
+  return total / ((performance.now() - started) / 1000);
+}
+
+async function phases(cluster: DevCluster, objects: number): Promise<{ create: number; patch: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const base = `${cluster.url}/api/v1/namespaces/default/configmaps`;
+  const create = await rate(
+    objects,
+    (i) => send(agent, base, 'POST', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { app: 'bench' } }, data: { i: String(i) } }),
+    201,
+  );
+  const patch = await rate(objects, (i) => send(agent, `${base}/cm-${i}`, 'PATCH', { data: { patched: 'yes' } }, 'application/merge-patch+json'), 200);
+  agent.destroy();
+  return { create, patch };
+}
+
+function folderBytes(dir: string): number {
+  return fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+}
+
+async function main(): Promise<void> {
+  const objects = option('objects', 10_000);
+  const rounds = option('rounds', 3);
+  const best = { plain: { create: 0, patch: 0 }, kept: { create: 0, patch: 0 } };
+  let stateDir = '';
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of ['plain', 'kept'] as const) {
+      if (mode === 'kept') stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-bench-state-'));
+      const cluster = await DevCluster.start({ tls: false, ...(mode === 'kept' ? { stateDir } : {}) });
+      const r = await phases(cluster, objects);
+      await cluster.stop();
+      best[mode].create = Math.max(best[mode].create, r.create);
+      best[mode].patch = Math.max(best[mode].patch, r.patch);
+      if (mode === 'kept' && round < rounds - 1) fs.rmSync(stateDir, { recursive: true, force: true });
+    }
+  }
+  const bytes = folderBytes(stateDir);
+  const started = performance.now();
+  const restored = await DevCluster.start({ tls: false, stateDir });
+  const restoreMs = performance.now() - started;
+  const count = restored.store.list({ apiVersion: 'v1', kind: 'ConfigMap' }, 'default').length;
+  await restored.stop();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  const figures = {
+    objects,
+    plain_create_per_s: Math.round(best.plain.create),
+    kept_create_per_s: Math.round(best.kept.create),
+    plain_patch_per_s: Math.round(best.plain.patch),
+    kept_patch_per_s: Math.round(best.kept.patch),
+    restore_ms: Math.round(restoreMs),
+    restored_objects: count,
+    folder_bytes: bytes,
+  };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  const ratio = (a: number, b: number): string => `${((a / b) * 100).toFixed(0)} %`;
+  process.stdout.write(
+    [
+      `| ${objects} ConfigMaps, ${CLIENTS} clients | no state folder | state folder | kept ÷ plain |`,
+      '|---|---|---|---|',
+      `| creates/s | ${figures.plain_create_per_s} | ${figures.kept_create_per_s} | ${ratio(best.kept.create, best.plain.create)} |`,
+      `| merge patches/s | ${figures.plain_patch_per_s} | ${figures.kept_patch_per_s} | ${ratio(best.kept.patch, best.plain.patch)} |`,
+      `| start-up restoring them | | ${figures.restore_ms} ms | |`,
+      `| folder size | | ${(bytes / 1024 / 1024).toFixed(1)} MiB | |`,
+      '',
+    ].join('\n'),
+  );
+}
+
+await main();
