@@ -7,7 +7,8 @@
  * `npm run bench -- admission --objects 2000 --skip overhead`,
  * `npm run bench -- chaos --objects 500 --versus "…"`,
  * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`,
- * `npm run bench -- security --parts webhooks,secrets`).
+ * `npm run bench -- security --parts webhooks,secrets`,
+ * `npm run bench -- persistence --objects 10000 --rounds 3`).
  */
 import * as report from './report.js';
 
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   chaos: async (args) => (await import('./chaos.js')).run(args),
   inputs: async (args) => (await import('./inputs.js')).run(args),
   security: async (args) => (await import('./security.js')).run(args),
+  persistence: async (args) => (await import('./persistence.js')).run(args),
 };
 
 const args = process.argv.slice(2);
