@@ -89,13 +89,13 @@ export function applyEnvironment(command: Command, options: readonly EnvOption[]
     if (source !== undefined && source !== 'default') continue;
     const envVar = option.envVars.find((name) => env[name]);
     if (envVar === undefined) continue;
-    command.setOptionValueWithSource(option.key, valueOf(option, envVar, env[envVar]!), 'env');
+    command.setOptionValueWithSource(option.key, convert(option, envVar, env[envVar]!), 'env');
     sources.set(option.key, envVar);
   }
   return sources;
 }
 
-function valueOf(option: EnvOption, envVar: string, raw: string): unknown {
+function convert(option: EnvOption, envVar: string, raw: string): unknown {
   try {
     switch (option.kind) {
       case 'flag': {
