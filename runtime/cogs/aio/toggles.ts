@@ -18,6 +18,8 @@ export interface Awaitable {
    * rejects with its reason.
    */
   waitFor(state: boolean, signal?: AbortSignal): Promise<void>;
+  /** Optional: the names of the members that are on (a set's), for log lines such as a pause's blockers. */
+  activeNames?(): string[];
 }
 
 abstract class Watchable implements Awaitable {
@@ -152,6 +154,11 @@ export class ToggleSet extends Watchable {
     unsubscribe();
     this.members.delete(toggle);
     this.recheck();
+  }
+
+  /** The names of the named members that are on, in the order they were added (Kopf's pause "blockers"). */
+  activeNames(): string[] {
+    return [...this.members.keys()].filter((toggle) => toggle.isOn() && toggle.name).map((toggle) => toggle.name!);
   }
 
   /** Whether a toggle belongs to the set. */

@@ -180,14 +180,17 @@ async function pause(ctx: WatchContext, controls: Controls): Promise<Step> {
   if (controls.stopped) return STOP;
   const paused = controls.paused;
   if (!paused?.isOn()) return { state: UNLISTED }; // a pause already over: re-list at once
-  ctx.logger.debug(`Pausing the watch-stream for ${watchconnections.streamName(ctx)}.`);
+  // Kopf's lines: the names of the toggles that hold the pause (peering objects, a missing CRD).
+  const blockers = paused.activeNames?.() ?? [];
+  ctx.logger.debug(`Pausing the watch-stream for ${watchconnections.streamName(ctx)}${blockers.length > 0 ? ` (blockers: ${blockers.join(', ')})` : ''}.`);
   ctx.observer?.paused?.();
   try {
     await paused.waitFor(false, controls.stop);
   } catch {
     return STOP;
   }
-  ctx.logger.debug(`Resuming the watch-stream for ${watchconnections.streamName(ctx)}.`);
+  const resolved = paused.activeNames?.() ?? [];
+  ctx.logger.debug(`Resuming the watch-stream for ${watchconnections.streamName(ctx)}${resolved.length > 0 ? ` (resolved: ${resolved.join(', ')})` : ''}.`);
   ctx.observer?.resumed?.();
   return { state: UNLISTED };
 }

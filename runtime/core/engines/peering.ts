@@ -144,7 +144,8 @@ export async function keepAlive(scope: PeeringScope, options: KeepAliveOptions):
     try {
       await touch(scope, { lifetime: 0, signal: options.cancel });
     } catch (error) {
-      if (!options.cancel?.aborted) scope.logger.error(`Couldn't remove self from the peering. Ignoring: ${errors.errorMessage(error)}`);
+      // Kopf's line verbatim; the error's stack follows it, as after Kopf's logger.exception().
+      if (!options.cancel?.aborted) scope.logger.error("Couldn't remove self from the peering. Ignoring.", { error });
     }
   }
 }

@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import * as errors from '../../core/actions/errors.js';
+import * as logging from '../../core/actions/logging.js';
 import * as identities from '../../core/engines/identities.js';
 import * as freezing from './freezing.js';
 import * as importing from './importing.js';
@@ -33,7 +34,7 @@ export { parseRunArgs } from './launching.js';
 export interface RunCommandOptions {
   /** Where help, usage errors and the final error line go; default: the process's streams. */
   readonly output?: outputs.CommandOutput;
-  /** The environment (`KOPF_RUN_NAMESPACE`, `KOPF_RUN_PEERING`, and the login's `KUBECONFIG`, `HOME`); default `process.env`. */
+  /** The environment (`KOPF_RUN_<OPTION>`, `KOPF_RUN_NAMESPACE`, and the login's `KUBECONFIG`, `HOME`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** Where relative paths and modules are resolved from; default `process.cwd()`. */
   readonly cwd?: string;
@@ -86,7 +87,7 @@ export async function runCommand(argv: readonly string[], options: RunCommandOpt
 export interface TouchCommandOptions {
   /** Where help, usage errors, the results and the final error line go; default: the process's streams. */
   readonly output?: outputs.CommandOutput;
-  /** The environment (`KOPF_FREEZE_PEERING`, `KOPF_RESUME_PEERING`, `POD_ID`); default `process.env`. */
+  /** The environment (`KOPF_FREEZE_<OPTION>`, `KOPF_RESUME_<OPTION>`, `POD_ID`, the login's); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** The name in help texts; default `kopf-gen freeze` / `kopf-gen resume`. */
   readonly name?: string;
@@ -95,9 +96,11 @@ export interface TouchCommandOptions {
 }
 
 /**
- * Runs `freeze` or `resume` (R-PEER-9, R-CLI-2) with the given arguments (without the command's
- * word) and resolves to the exit code: 0 when every peering object was written, 1 when one does
- * not exist or the cluster has no peering CRD, or on an API failure, 2 on usage errors.
+ * Runs `freeze` or `resume` (R-PEER-9, R-CLI-2, R-CLI-602) with the given arguments (without the
+ * command's word) and resolves to the exit code, as Kopf's: 0 when done — also when a peering
+ * object does not exist or no namespace matches (a line on stderr says so) —, 1 when the cluster
+ * has no peering CRD or on an API failure, 2 on usage errors. A line per peering object written goes
+ * to stdout (not with `-q`); `-v` shows Kopf's `Keep-alive in …` lines.
  *
  * @example
  * process.exitCode = await touchCommand('freeze', ['--peering', 'default', '--lifetime', '600', '-A']);
@@ -113,15 +116,17 @@ export async function touchCommand(which: 'freeze' | 'resume', argv: readonly st
     throw error;
   }
   if (args === null) return 0;
+  if (args.logging !== undefined) logging.configure(args.logging);
   const identity = args.identity ?? identities.detectOwnId({ manual: true, env: options.env });
   try {
     const outcomes = await freezing.touchPeerings({ ...args, identity, vault: options.vault });
+    if (outcomes.length === 0) output.err(`${name}: No existing namespace matches ${args.namespaces.join(', ')}: nothing to ${which}.\n`);
     for (const outcome of outcomes) {
       const line = freezing.describeOutcome(which, args, identity, outcome);
-      if (outcome.result === 'ok') output.out(`${line}\n`);
-      else output.err(`${name}: ${line}\n`);
+      if (outcome.result !== 'ok') output.err(`${name}: ${line}\n`);
+      else if (!args.logging?.quiet) output.out(`${line}\n`);
     }
-    return outcomes.every((outcome) => outcome.result === 'ok') ? 0 : 1;
+    return 0;
   } catch (error) {
     output.err(`${name}: ${errors.describeError(error)}\n`);
     return 1;

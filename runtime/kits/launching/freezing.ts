@@ -6,15 +6,21 @@
  *
  * `touchPeerings` logs in as an operator would (the service account or kubeconfig), discovers the
  * peering resources (`kopf.dev`, and the legacy `zalando.org` when served; both when both are),
- * and writes the entry into the named object cluster-wide (`-A`) or in each namespace given
- * (`-n`), without starting an operator. The identity defaults to `<user>@<host>` (R-PEER-3), the
- * same for both commands, so `resume` removes what `freeze` wrote. Unlike Kopf, a missing peering
- * resource or object is an error (exit code 1) rather than a silent success.
+ * and writes the entry into the named object cluster-wide (`-A`) or in each existing namespace that
+ * matches a `-n` pattern, without starting an operator. With neither `-A` nor `-n` it warns and
+ * falls back to the cluster-wide object, as Kopf does. The identity defaults to `<user>@<host>`
+ * (R-PEER-3), the same for both commands, so `resume` removes what `freeze` wrote.
+ *
+ * The command line is Kopf's (R-CLI-602): the same options, each also read from
+ * `KOPF_FREEZE_<NAME>` / `KOPF_RESUME_<NAME>`, the logging options of `run`, and Kopf's exit codes:
+ * a peering object that does not exist is not an error (exit code 0, with a line saying so); a
+ * cluster without the peering resource is (exit code 1).
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as clocks from '../../cogs/aio/clocks.js';
 import * as api from '../../cogs/client/api.js';
+import * as clientErrors from '../../cogs/client/errors.js';
 import * as credentials from '../../cogs/client/credentials.js';
 import * as settingsModule from '../../cogs/configs/settings.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
@@ -25,6 +31,9 @@ import * as identities from '../../core/engines/identities.js';
 import * as peering from '../../core/engines/peering.js';
 import * as memos from '../../core/intents/memos.js';
 import * as observation from '../../core/reactor/observation.js';
+import * as scopes from '../../core/reactor/options.js';
+import * as environment from './environment.js';
+import * as launching from './launching.js';
 import * as outputs from './output.js';
 import { PeeringResourceMissingError } from './errors.js';
 import * as launchErrors from './errors.js';
@@ -39,9 +48,9 @@ export interface TouchOptions {
   readonly priority?: number;
   /** Default `<user>@<host>`. */
   readonly identity?: string;
-  /** `KopfPeering` in these namespaces when not `clusterwide`. */
+  /** `KopfPeering` in the existing namespaces matching these patterns (R-SCOPE-2) when not `clusterwide`. */
   readonly namespaces: readonly string[];
-  /** `ClusterKopfPeering`. */
+  /** `ClusterKopfPeering`; also when no namespace is given (with Kopf's warning). */
   readonly clusterwide: boolean;
   /** Credentials to use; default: a vault filled by the built-in logins (service account, kubeconfig). */
   readonly vault?: credentials.Vault;
@@ -57,52 +66,55 @@ export interface TouchOutcome {
   readonly result: peering.TouchResult;
 }
 
+const logger = logging.getLogger('kopf.engines.peering');
+
 /**
  * Writes (or, with lifetime 0, removes) the entry in every matching peering object.
  *
- * @returns one outcome per peering object (`not found` when the object does not exist).
+ * @returns one outcome per peering object (`not found` when the object does not exist); none when
+ *   no existing namespace matches the patterns.
  * @throws PeeringResourceMissingError when the cluster has no peering CRD for the scope; the
  *   login's and the API's errors.
  */
 export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome[]> {
   const clock = options.clock ?? clocks.realClock;
   const signal = options.signal ?? new AbortController().signal;
+  const scope = scopes.resolveScope({ clusterwide: options.clusterwide, namespaces: options.namespaces });
   const settings = new settingsModule.OperatorSettings();
   settings.peering.name = options.peeringName;
   settings.peering.priority = options.priority ?? 100;
-  settings.peering.clusterwide = options.clusterwide;
+  settings.peering.clusterwide = scope.clusterwide;
   const identity = options.identity ?? identities.detectOwnId({ manual: true, clock });
   const vault = options.vault ?? new credentials.Vault({ clock });
   if (vault.current().length === 0) {
     // A command, not an operator: the login's progress lines are noise; its problems are not.
     const base = logging.getLogger('kopf.activities.authentication');
-    const logger: loggers.Logger = {
+    const quiet: loggers.Logger = {
       debug: () => undefined,
       info: () => undefined,
       warning: (m, e) => base.warning(m, e),
       error: (m, e) => base.error(m, e),
       critical: (m, e) => base.critical(m, e),
     };
-    await activities.authenticate({ handlers: [], vault, settings, memo: new memos.Memo(), clock, signal, title: 'Authentication', logger });
+    await activities.authenticate({ handlers: [], vault, settings, memo: new memos.Memo(), clock, signal, title: 'Authentication', logger: quiet });
   }
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }) });
   try {
     const discovered = await client.scanResources(['kopf.dev', 'zalando.org'], { signal });
-    const names = observation.peeringBackbone(options.clusterwide);
+    const names = observation.peeringBackbone(scope.clusterwide);
     const resources = names.map((name) => observation.BACKBONE[name].select(discovered)[0]).filter((r): r is references.Resource => r !== undefined);
     if (resources.length === 0) {
       throw new PeeringResourceMissingError(
         `The cluster has no peering resource (${observation.BACKBONE[names[0]!].plural}.kopf.dev): apply Kopf's peering CRDs first (docs/peering.md).`,
       );
     }
-    const namespaces = options.clusterwide ? [null] : options.namespaces;
-    const logger = logging.getLogger('kopf.engines.peering');
+    const namespaces = scope.clusterwide ? [null] : await servedNamespaces(client, scope.namespaces, signal);
     const outcomes: TouchOutcome[] = [];
     for (const resource of resources) {
       for (const namespace of namespaces) {
-        const scope: peering.PeeringScope = { api: client, settings, resource, namespace: resource.namespaced ? namespace : null, identity, logger, clock };
-        const result = await peering.touch(scope, { lifetime: options.lifetime, signal });
-        outcomes.push({ resource: `${resource.plural}.${resource.group}`, namespace: scope.namespace, result });
+        const where: peering.PeeringScope = { api: client, settings, resource, namespace: resource.namespaced ? namespace : null, identity, logger, clock };
+        const result = await peering.touch(where, { lifetime: options.lifetime, signal });
+        outcomes.push({ resource: `${resource.plural}.${resource.group}`, namespace: where.namespace, result });
       }
     }
     return outcomes;
@@ -111,13 +123,30 @@ export async function touchPeerings(options: TouchOptions): Promise<TouchOutcome
   }
 }
 
-function integer(value: string): number {
-  if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError('Not an integer.');
-  return Number(value);
+/**
+ * The existing namespaces that match the patterns, sorted (R-SCOPE-2), as an operator would serve
+ * them; when namespaces cannot be listed (403), the plain names among the patterns, with Kopf's
+ * warning (R-SCOPE-4).
+ */
+async function servedNamespaces(client: api.KubeApi, patterns: readonly observation.NamespacePattern[], signal: AbortSignal): Promise<string[]> {
+  try {
+    const listing = await client.list(observation.NAMESPACES, null, { signal });
+    const names = listing.items.map((item) => item.metadata?.name).filter((name): name is string => typeof name === 'string');
+    return names.filter((name) => observation.matchNamespaces(name, patterns)).sort();
+  } catch (error) {
+    if (!clientErrors.isForbidden(error)) throw error;
+    const exact = observation.exactNamespaces(patterns);
+    logging
+      .getLogger('kopf.reactor.observation')
+      .warning(
+        `Not enough permissions to list namespaces. Falling back to a list of namespaces which are assumed to exist: [${exact.map((n) => `'${n}'`).join(', ')}]`,
+      );
+    return exact;
+  }
 }
 
 function positive(value: string): number {
-  const number = integer(value);
+  const number = environment.parseInteger(value);
   if (number < 1) throw new InvalidArgumentError('Must be at least 1 second.');
   return number;
 }
@@ -127,23 +156,89 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** The parsed command line of `freeze` or `resume`. */
-export type TouchArgs = Omit<TouchOptions, 'vault' | 'clock' | 'signal'>;
+export interface TouchArgs extends Omit<TouchOptions, 'vault' | 'clock' | 'signal'> {
+  /** `freeze -m/--message`: said in the result lines (Kopf accepts it and writes it nowhere). */
+  readonly message?: string;
+  /**
+   * For `logging.configure()`, when a logging option was given (on the command line or in the
+   * environment); otherwise the process's log configuration is left as it is.
+   */
+  readonly logging?: logging.ConfigureOptions;
+}
 
-interface ParsedOptions {
+interface ParsedOptions extends launching.LoggingOptions {
   peering?: string;
   lifetime?: number;
   priority?: number;
   dev?: boolean;
   id?: string;
+  message?: string;
   namespace?: string[];
   allNamespaces?: boolean;
 }
 
+/** The options of `freeze` (or `resume`) from the environment: Kopf's `KOPF_FREEZE_<NAME>` (`KOPF_RESUME_<NAME>`). */
+function touchEnvironment(which: 'freeze' | 'resume'): environment.EnvOption[] {
+  const p = which === 'freeze' ? 'KOPF_FREEZE' : 'KOPF_RESUME';
+  const common: environment.EnvOption[] = [
+    { key: 'namespace', envVars: environment.envVarsOf(p, 'namespaces'), kind: 'multiple' },
+    { key: 'allNamespaces', envVars: environment.envVarsOf(p, 'clusterwide'), kind: 'flag' },
+    { key: 'id', envVars: environment.envVarsOf(p, 'id'), kind: 'string' },
+    { key: 'peering', envVars: environment.envVarsOf(p, 'peering_name', `${p}_PEERING`), kind: 'string' },
+  ];
+  const freezing: environment.EnvOption[] = [
+    { key: 'dev', envVars: environment.envVarsOf(p, 'dev'), kind: 'flag' },
+    { key: 'priority', envVars: environment.envVarsOf(p, 'priority'), kind: 'integer', parse: environment.parseInteger },
+    { key: 'lifetime', envVars: environment.envVarsOf(p, 'lifetime'), kind: 'integer', parse: positive },
+    { key: 'message', envVars: environment.envVarsOf(p, 'message'), kind: 'string' },
+  ];
+  return [...launching.loggingEnvironment(p), ...common, ...(which === 'freeze' ? freezing : [])];
+}
+
+/** The command of `freeze` or `resume`, for parsing and help. */
+function touchCommandLine(which: 'freeze' | 'resume', name: string, output: outputs.CommandOutput): Command {
+  const command = launching.addLoggingOptions(
+    new Command(name).description(
+      which === 'freeze'
+        ? 'Pause the operators that use a peering object: write an entry with a higher priority that lives for --lifetime seconds.'
+        : 'Resume the operators paused by freeze: remove the entry that freeze wrote.',
+    ),
+  );
+  command
+    .option('-n, --namespace <pattern>', 'the peering objects (KopfPeering) in the existing namespaces matching a pattern (repeatable)', collect)
+    .addOption(new Option('-A, --all-namespaces', 'the cluster-wide peering object (ClusterKopfPeering); the default').conflicts('namespace'))
+    .option('-i, --id <id>', 'the identity of the entry (default: <user>@<host>)');
+  if (which === 'freeze') command.addOption(new Option('--dev', 'priority 666'));
+  command.option('-P, --peering <name>', 'the peering object (required)');
+  if (which === 'freeze') {
+    command
+      .addOption(new Option('-p, --priority <priority>', 'the priority of the entry').argParser(environment.parseInteger).default(100))
+      .addOption(new Option('-t, --lifetime <seconds>', 'how long the freeze lasts, in seconds (required)').argParser(positive))
+      .option('-m, --message <text>', 'why (said in the result; not written into the peering object)');
+  }
+  return command
+    .helpOption('-h, --help', 'show this help')
+    .exitOverride()
+    .configureOutput({ writeOut: output.out, writeErr: output.err })
+    .showHelpAfterError('(add --help for additional information)');
+}
+
 /**
- * Parses `freeze`'s or `resume`'s arguments (without the command's own name): `-P/--peering NAME`
- * (or `KOPF_FREEZE_PEERING`/`KOPF_RESUME_PEERING`), `-n NS` (repeatable) or `-A`, `-i/--id`;
- * `freeze` also takes `-t/--lifetime SECONDS` (required), `-p/--priority N` (default 100) and
- * `--dev` (666).
+ * Every option of `freeze` or `resume` with the variables it is read from (R-CLI-601), in the
+ * order of `--help`: `[flags, variables]`.
+ */
+export function touchOptionVariables(which: 'freeze' | 'resume'): Array<[string, string[]]> {
+  const command = touchCommandLine(which, which, { out: () => undefined, err: () => undefined });
+  const specs = touchEnvironment(which);
+  return command.options.map((option) => [option.flags, [...(specs.find((s) => s.key === option.attributeName() && !option.negate)?.envVars ?? [])]]);
+}
+
+/**
+ * Parses `freeze`'s or `resume`'s arguments (without the command's own name), Kopf's options:
+ * `-P/--peering NAME` (required), `-n NS` (repeatable; patterns) or `-A`, `-i/--id`, the logging
+ * options; `freeze` also takes `-t/--lifetime SECONDS` (required), `-p/--priority N` (default 100),
+ * `--dev` (666) and `-m/--message`. Every option may come from `KOPF_FREEZE_<NAME>` /
+ * `KOPF_RESUME_<NAME>` (R-CLI-601).
  *
  * @returns the arguments, or `null` if help was requested (and printed).
  * @throws launchErrors.UsageError (the message was printed to `output.err`).
@@ -159,51 +254,35 @@ export function parseTouchArgs(
 ): TouchArgs | null {
   const output = options.output ?? outputs.processOutput;
   const env = options.env ?? process.env;
-  const envName = which === 'freeze' ? 'KOPF_FREEZE_PEERING' : 'KOPF_RESUME_PEERING';
-  const command = new Command(options.name ?? which)
-    .description(
-      which === 'freeze'
-        ? 'Pause the operators that use a peering object: write an entry with a higher priority that lives for --lifetime seconds.'
-        : 'Resume the operators paused by freeze: remove the entry that freeze wrote.',
-    )
-    .addOption(new Option('-P, --peering <name>', `the peering object (env: ${envName})`))
-    .addOption(new Option('-A, --all-namespaces', 'the cluster-wide peering object (ClusterKopfPeering)').conflicts('namespace'))
-    .option('-n, --namespace <namespace>', 'the peering object in this namespace (KopfPeering; repeatable)', collect)
-    .option('-i, --id <id>', 'the identity of the entry (default: <user>@<host>)');
-  if (which === 'freeze') {
-    command
-      .addOption(new Option('-t, --lifetime <seconds>', 'how long the freeze lasts, in seconds').argParser(positive).makeOptionMandatory())
-      .addOption(new Option('-p, --priority <priority>', 'the priority of the entry').argParser(integer).default(100))
-      .addOption(new Option('--dev', 'priority 666'));
-  }
-  command
-    .helpOption('-h, --help', 'show this help')
-    .exitOverride()
-    .configureOutput({ writeOut: output.out, writeErr: output.err })
-    .showHelpAfterError('(add --help for additional information)');
+  const command = touchCommandLine(which, options.name ?? which, output);
+  const specs = touchEnvironment(which);
+  const variables = (key: string): string => specs.find((s) => s.key === key)!.envVars.join(' or ');
   try {
-    command.parse([...argv], { from: 'user' });
+    const sources = launching.parseWithEnvironment(command, argv, specs, env);
     const opts = command.opts<ParsedOptions>();
-    if (opts.dev && command.getOptionValueSource('priority') === 'cli') {
-      command.error("error: options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666", {
+    const source = (key: string, flags: string): string => environment.describeSource(command, sources, key, flags);
+    if (opts.allNamespaces && (opts.namespace ?? []).length > 0) {
+      command.error(`error: ${source('allNamespaces', '-A, --all-namespaces')} cannot be used with ${source('namespace', '-n, --namespace <pattern>')}`, {
         exitCode: 2,
         code: 'kopf-gen.conflictingOptions',
       });
     }
-    if (opts.peering === undefined && !env[envName]) {
-      command.error(`error: required option '-P, --peering <name>' not specified (or the environment variable ${envName})`, {
+    if (opts.dev && command.getOptionValueSource('priority') !== 'default') {
+      command.error(`error: ${source('dev', '--dev')} and ${source('priority', '-p, --priority <priority>')} cannot be used together: --dev is priority 666`, {
+        exitCode: 2,
+        code: 'kopf-gen.conflictingOptions',
+      });
+    }
+    if (opts.peering === undefined) {
+      command.error(`error: required option '-P, --peering <name>' not specified (or the environment variable ${variables('peering')})`, {
         exitCode: 2,
         code: 'kopf-gen.missingMandatoryOptionValue',
       });
     }
-    if (!opts.allNamespaces && (opts.namespace ?? []).length === 0) {
-      command.error("error: either '-A, --all-namespaces' or '-n, --namespace <namespace>' is required", { exitCode: 2, code: 'kopf-gen.missingScope' });
-    }
-    const wildcard = (opts.namespace ?? []).find((ns) => /[*?[\]!,]/.test(ns));
-    if (wildcard !== undefined) {
-      command.error(`error: option '-n, --namespace <namespace>' takes namespace names, not patterns: ${JSON.stringify(wildcard)}`, {
+    if (which === 'freeze' && opts.lifetime === undefined) {
+      command.error(`error: required option '-t, --lifetime <seconds>' not specified (or the environment variable ${variables('lifetime')})`, {
         exitCode: 2,
-        code: 'kopf-gen.invalidOption',
+        code: 'kopf-gen.missingMandatoryOptionValue',
       });
     }
   } catch (error) {
@@ -214,21 +293,28 @@ export function parseTouchArgs(
     throw error;
   }
   const opts = command.opts<ParsedOptions>();
+  const configured = ['verbose', 'debug', 'quiet', 'logFormat', 'logPrefix', 'logRefkey'].some((key) => {
+    const source = command.getOptionValueSource(key);
+    return source === 'cli' || source === 'env';
+  });
   return {
-    peeringName: opts.peering ?? env[envName]!,
+    peeringName: opts.peering!,
     lifetime: which === 'freeze' ? opts.lifetime! : 0,
     priority: which === 'freeze' ? (opts.dev ? 666 : opts.priority) : undefined,
     identity: opts.id,
     clusterwide: opts.allNamespaces === true,
     namespaces: opts.namespace ?? [],
+    ...(opts.message !== undefined ? { message: opts.message } : {}),
+    ...(configured ? { logging: launching.loggingOf(opts) } : {}),
   };
 }
 
 /** One line per peering object for the person at the terminal. */
 export function describeOutcome(which: 'freeze' | 'resume', args: TouchArgs, identity: string, outcome: TouchOutcome): string {
   const where = `${peering.describeObject(args.peeringName, outcome.namespace)} (${outcome.resource})`;
-  if (outcome.result === 'not found') return `The peering object ${where} does not exist.`;
+  if (outcome.result === 'not found') return `The peering object ${where} does not exist: nothing to ${which}.`;
+  const why = args.message !== undefined ? ` (${args.message})` : '';
   return which === 'freeze'
-    ? `Frozen ${where} for ${args.lifetime} seconds: the entry of ${identity} has priority ${args.priority ?? 100}.`
+    ? `Frozen ${where} for ${args.lifetime} seconds: the entry of ${identity} has priority ${args.priority ?? 100}${why}.`
     : `Resumed ${where}: the entry of ${identity} is removed.`;
 }

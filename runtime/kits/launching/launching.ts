@@ -23,6 +23,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as connections from '../../cogs/client/connections.js';
 import * as clientErrors from '../../cogs/client/errors.js';
+import * as environment from './environment.js';
 import * as logging from '../../core/actions/logging.js';
 import * as endpoints from '../../core/engines/endpoints.js';
 import * as registries from '../../core/intents/registry.js';
@@ -82,14 +83,9 @@ function endpointUrl(flag: string, schemes?: readonly endpoints.EndpointScheme[]
   };
 }
 
-function integer(value: string): number {
-  if (!/^[+-]?\d+$/.test(value.trim())) throw new InvalidArgumentError('Not an integer.');
-  return Number(value);
-}
-
 /** The `run` command's options (R-CLI-1), for parsing and help. */
 function runCommand(name: string, output: CommandOutput): Command {
-  return new Command(name)
+  const command = new Command(name)
     .description('Run an operator: load the files and modules (they register handlers), then serve the cluster until stopped.')
     .argument('[paths...]', 'operator files (.ts or .js) to load')
     .option('-m, --module <module>', 'a module to import, resolved from the current directory (repeatable)', collect)
@@ -97,9 +93,9 @@ function runCommand(name: string, output: CommandOutput): Command {
     .option('-n, --namespace <pattern>', 'serve namespaces matching a pattern: globs, "!" excludes, comma-separated (repeatable)', collect)
     .option('--standalone', 'do not use peering with other operators at all')
     .addOption(new Option('--dev', 'development mode: priority 666 among peers, so deployed operators pause').implies({ priority: 666 }))
-    .addOption(new Option('-p, --priority <priority>', 'the priority among peers (default 0); lower ones pause').argParser(integer))
-    .option('-P, --peering <name>', 'the peering object to use; peering becomes mandatory (env: KOPF_RUN_PEERING)')
-    .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works (env: KOPF_RUN_LEASE)')
+    .addOption(new Option('-p, --priority <priority>', 'the priority among peers (default 0); lower ones pause').argParser(environment.parseInteger))
+    .option('-P, --peering <name>', 'the peering object to use; peering becomes mandatory')
+    .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works')
     .option('--lease-namespace <namespace>', 'the namespace of the Lease (default: $POD_NAMESPACE, else the service account\'s, else "default")')
     .option(
       '-L, --liveness <url>',
@@ -111,21 +107,126 @@ function runCommand(name: string, output: CommandOutput): Command {
         'serve Prometheus metrics at https://HOST:PORT/PATH (TLS; callers need a token allowed to get PATH), e.g. https://0.0.0.0:8443/metrics, or in plain HTTP to anyone at http://HOST:PORT/PATH (development)',
       ).argParser(endpointUrl('--metrics', METRICS_SCHEMES)),
     )
-    .option('--metrics-tls-dir <dir>', "the https metrics' certificate: tls.crt and tls.key in this directory (default: self-signed, made at start)")
-    .option('-v, --verbose', 'log at DEBUG level')
-    .option('-d, --debug', 'log at DEBUG level, including the client and network')
-    .option('-q, --quiet', 'log only warnings and errors')
-    .addOption(new Option('--log-format <format>', 'the log format').choices(['plain', 'full', 'json']).default('full'))
-    .option('--log-prefix', 'prefix messages about objects with [namespace/name]')
-    .option('--no-log-prefix', 'do not prefix messages about objects')
-    .option('--log-refkey <key>', 'the key of the object reference in JSON logs')
+    .option('--metrics-tls-dir <dir>', "the https metrics' certificate: tls.crt and tls.key in this directory (default: self-signed, made at start)");
+  return addLoggingOptions(command)
     .helpOption('-h, --help', 'show this help')
     .exitOverride()
     .configureOutput({ writeOut: output.out, writeErr: output.err })
     .showHelpAfterError('(add --help for additional information)');
 }
 
-interface ParsedOptions {
+/** The logging options of every command (R-POST-5), as Kopf's `logging_options`. */
+export function addLoggingOptions(command: Command): Command {
+  return command
+    .option('-v, --verbose', 'log at DEBUG level')
+    .option('-d, --debug', 'log at DEBUG level, including the client and network')
+    .option('-q, --quiet', 'log only warnings and errors')
+    .addOption(
+      new Option('--log-format <format>', 'the log format: plain, full or json (any case)')
+        .argParser(environment.caseInsensitiveChoice(LOG_FORMATS))
+        .default('full'),
+    )
+    .option('--log-prefix', 'prefix messages about objects with [namespace/name]')
+    .option('--no-log-prefix', 'do not prefix messages about objects')
+    .option('--log-refkey <key>', 'the key of the object reference in JSON logs');
+}
+
+const LOG_FORMATS: readonly logging.LogFormat[] = ['plain', 'full', 'json'];
+
+/** The environment variables of the logging options, with a command's prefix (`KOPF_RUN`, `KOPF_FREEZE`, …). */
+export function loggingEnvironment(prefix: string): environment.EnvOption[] {
+  return [
+    { key: 'verbose', envVars: environment.envVarsOf(prefix, 'verbose'), kind: 'flag' },
+    { key: 'debug', envVars: environment.envVarsOf(prefix, 'debug'), kind: 'flag' },
+    { key: 'quiet', envVars: environment.envVarsOf(prefix, 'quiet'), kind: 'flag' },
+    { key: 'logFormat', envVars: environment.envVarsOf(prefix, 'log_format'), kind: 'string', parse: environment.caseInsensitiveChoice(LOG_FORMATS) },
+    { key: 'logRefkey', envVars: environment.envVarsOf(prefix, 'log_refkey'), kind: 'string' },
+    { key: 'logPrefix', envVars: environment.envVarsOf(prefix, 'log_prefix'), kind: 'flag' },
+  ];
+}
+
+/** The parsed logging options. */
+export interface LoggingOptions {
+  verbose?: boolean;
+  debug?: boolean;
+  quiet?: boolean;
+  logFormat: logging.LogFormat;
+  logPrefix?: boolean;
+  logRefkey?: string;
+}
+
+/** The logging options as `logging.configure()` takes them. */
+export function loggingOf(opts: LoggingOptions): logging.ConfigureOptions {
+  return {
+    verbose: opts.verbose,
+    debug: opts.debug,
+    quiet: opts.quiet,
+    logFormat: opts.logFormat,
+    logPrefix: opts.logPrefix,
+    logRefkey: opts.logRefkey,
+  };
+}
+
+/**
+ * Adds `(env: NAME)` to the help of every option that has variables, and parses the command line
+ * with the environment applied after it (R-CLI-601): a value the environment cannot give is a usage
+ * error naming the variable.
+ *
+ * @returns where each option set from the environment came from.
+ * @throws CommanderError as `command.parse()` does.
+ */
+export function parseWithEnvironment(
+  command: Command,
+  argv: readonly string[],
+  options: readonly environment.EnvOption[],
+  env: NodeJS.ProcessEnv,
+): environment.EnvSources {
+  for (const option of command.options) {
+    const spec = options.find((o) => o.key === option.attributeName());
+    if (spec !== undefined && !option.negate && !option.description.includes('(env: ')) {
+      option.description += ` (env: ${spec.envVars.join(', ')})`;
+    }
+  }
+  command.parse([...argv], { from: 'user' });
+  try {
+    return environment.applyEnvironment(command, options, env);
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    return command.error(`error: ${error.message}`, { exitCode: 2, code: 'kopf-gen.invalidEnvironment' });
+  }
+}
+
+/** `run`'s options from the environment: Kopf's `KOPF_RUN_<NAME>`, and the same rule for kopf-gen's own options. */
+function runEnvironment(): environment.EnvOption[] {
+  const p = 'KOPF_RUN';
+  return [
+    { key: 'module', envVars: environment.envVarsOf(p, 'modules'), kind: 'multiple' },
+    { key: 'allNamespaces', envVars: environment.envVarsOf(p, 'clusterwide'), kind: 'flag' },
+    { key: 'namespace', envVars: environment.envVarsOf(p, 'namespaces'), kind: 'multiple' },
+    { key: 'standalone', envVars: environment.envVarsOf(p, 'standalone'), kind: 'flag' },
+    { key: 'dev', envVars: environment.envVarsOf(p, 'dev'), kind: 'flag' },
+    { key: 'priority', envVars: environment.envVarsOf(p, 'priority'), kind: 'integer', parse: environment.parseInteger },
+    { key: 'peering', envVars: environment.envVarsOf(p, 'peering_name', 'KOPF_RUN_PEERING'), kind: 'string' },
+    { key: 'liveness', envVars: environment.envVarsOf(p, 'liveness_endpoint'), kind: 'string' },
+    { key: 'lease', envVars: environment.envVarsOf(p, 'lease'), kind: 'string' },
+    { key: 'leaseNamespace', envVars: environment.envVarsOf(p, 'lease_namespace'), kind: 'string' },
+    { key: 'metrics', envVars: environment.envVarsOf(p, 'metrics'), kind: 'string', parse: endpointUrl('--metrics', METRICS_SCHEMES) },
+    { key: 'metricsTlsDir', envVars: environment.envVarsOf(p, 'metrics_tls_dir'), kind: 'string' },
+    ...loggingEnvironment(p),
+  ];
+}
+
+/**
+ * Every option of `run` with the variables it is read from, for help texts, docs and the parity
+ * test (R-CLI-601): `[flags, variables]`, in the order of `run --help`.
+ */
+export function runOptionVariables(): Array<[string, string[]]> {
+  const command = runCommand('run', { out: () => undefined, err: () => undefined });
+  const specs = runEnvironment();
+  return command.options.map((option) => [option.flags, [...(specs.find((s) => s.key === option.attributeName() && !option.negate)?.envVars ?? [])]]);
+}
+
+interface ParsedOptions extends LoggingOptions {
   module?: string[];
   allNamespaces?: boolean;
   namespace?: string[];
@@ -138,60 +239,65 @@ interface ParsedOptions {
   liveness?: string;
   metrics?: string;
   metricsTlsDir?: string;
-  verbose?: boolean;
-  debug?: boolean;
-  quiet?: boolean;
-  logFormat: logging.LogFormat;
-  logPrefix?: boolean;
-  logRefkey?: string;
 }
 
 /**
  * Lease election together with an option of another mode of coordination, as a usage error's text
- * naming both flags (`--lease` or `KOPF_RUN_LEASE` with `--standalone`, `--peering` or `KOPF_RUN_PEERING`,
- * `--priority`, `--dev`), or `--lease-namespace` without a Lease.
+ * naming both (`--lease` or `KOPF_RUN_LEASE` with `--standalone`, `--peering` or `KOPF_RUN_PEERING`,
+ * `--priority`, `--dev`, or their variables), or `--lease-namespace` without a Lease.
  */
-function conflictingMode(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
-  const lease = opts.lease !== undefined ? "option '--lease <name>'" : env['KOPF_RUN_LEASE'] ? 'the environment variable KOPF_RUN_LEASE' : undefined;
-  if (lease === undefined) {
-    return opts.leaseNamespace !== undefined ? "option '--lease-namespace <namespace>' needs option '--lease <name>' (or KOPF_RUN_LEASE)" : undefined;
+function conflictingMode(command: Command, opts: ParsedOptions, sources: environment.EnvSources): string | undefined {
+  const source = (key: string, flags: string): string => environment.describeSource(command, sources, key, flags);
+  if (opts.lease === undefined) {
+    return opts.leaseNamespace !== undefined
+      ? `${source('leaseNamespace', '--lease-namespace <namespace>')} needs option '--lease <name>' (or KOPF_RUN_LEASE)`
+      : undefined;
   }
+  const lease = source('lease', '--lease <name>');
   const other = opts.standalone
-    ? "option '--standalone'"
+    ? source('standalone', '--standalone')
     : opts.peering !== undefined
-      ? "option '-P, --peering <name>'"
-      : env['KOPF_RUN_PEERING']
-        ? 'the environment variable KOPF_RUN_PEERING'
-        : opts.dev
-          ? "option '--dev'"
-          : command.getOptionValueSource('priority') === 'cli'
-            ? "option '-p, --priority <priority>'"
-            : undefined;
+      ? source('peering', '-P, --peering <name>')
+      : opts.dev
+        ? source('dev', '--dev')
+        : opts.priority !== undefined
+          ? source('priority', '-p, --priority <priority>')
+          : undefined;
   return other === undefined
     ? undefined
     : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
 }
 
 /** Peering options that contradict each other (one would do nothing), as a usage error's text. */
-function peeringConflict(command: Command, opts: ParsedOptions, env: NodeJS.ProcessEnv): string | undefined {
-  const priority = command.getOptionValueSource('priority') === 'cli';
-  if (opts.dev && priority) return "options '--dev' and '-p, --priority <priority>' cannot be used together: --dev is priority 666";
+function peeringConflict(command: Command, opts: ParsedOptions, sources: environment.EnvSources): string | undefined {
+  const source = (key: string, flags: string): string => environment.describeSource(command, sources, key, flags);
+  const priority = opts.priority !== undefined && command.getOptionValueSource('priority') !== 'implied';
+  if (opts.dev && priority) {
+    return `${source('dev', '--dev')} and ${source('priority', '-p, --priority <priority>')} cannot be used together: --dev is priority 666`;
+  }
   if (!opts.standalone) return undefined;
   const other =
     opts.peering !== undefined
-      ? "'-P, --peering <name>'"
-      : env['KOPF_RUN_PEERING']
-        ? 'the environment variable KOPF_RUN_PEERING'
-        : opts.dev
-          ? "'--dev'"
-          : priority
-            ? "'-p, --priority <priority>'"
-            : undefined;
-  return other === undefined ? undefined : `option '--standalone' cannot be used together with ${other}: a standalone operator does not peer`;
+      ? source('peering', '-P, --peering <name>')
+      : opts.dev
+        ? source('dev', '--dev')
+        : priority
+          ? source('priority', '-p, --priority <priority>')
+          : undefined;
+  return other === undefined ? undefined : `${source('standalone', '--standalone')} cannot be used together with ${other}: a standalone operator does not peer`;
+}
+
+/** `-A` and `-n` from the environment (the command line's own conflict is commander's). */
+function scopeConflict(command: Command, opts: ParsedOptions, sources: environment.EnvSources): string | undefined {
+  if (!opts.allNamespaces || (opts.namespace ?? []).length === 0) return undefined;
+  const all = environment.describeSource(command, sources, 'allNamespaces', '-A, --all-namespaces');
+  const some = environment.describeSource(command, sources, 'namespace', '-n, --namespace <pattern>');
+  return `${all} cannot be used with ${some}`;
 }
 
 /**
- * Parses `run`'s arguments (without the command's own name). `-n` with `-A` is a usage error; the
+ * Parses `run`'s arguments (without the command's own name). Every option may also come from its
+ * `KOPF_RUN_<NAME>` variable (R-CLI-601; the command line wins). `-n` with `-A` is a usage error; the
  * legacy `KOPF_RUN_NAMESPACE` adds one namespace unless `-A` is given. `--standalone` with a
  * peering option, `--dev` with `--priority`, and a malformed `-L` URL are usage errors.
  *
@@ -207,22 +313,21 @@ export function parseRunArgs(
   const env = options.env ?? process.env;
   const command = runCommand(options.name ?? 'run', options.output ?? processOutput);
   try {
-    command.parse([...argv], { from: 'user' });
-    const conflict = conflictingMode(command, command.opts<ParsedOptions>(), env);
-    if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
-    const peering = peeringConflict(command, command.opts<ParsedOptions>(), env);
-    if (peering !== undefined) command.error(`error: ${peering}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
-    const { metrics, metricsTlsDir } = command.opts<ParsedOptions>();
+    const sources = parseWithEnvironment(command, argv, runEnvironment(), env);
+    const opts = command.opts<ParsedOptions>();
+    for (const conflict of [scopeConflict(command, opts, sources), conflictingMode(command, opts, sources), peeringConflict(command, opts, sources)]) {
+      if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
+    }
+    const { metrics, metricsTlsDir } = opts;
     if (metricsTlsDir !== undefined && !(metrics !== undefined && endpoints.parseEndpointUrl(metrics, '--metrics', METRICS_SCHEMES).secure)) {
       command.error("error: option '--metrics-tls-dir <dir>' needs option '--metrics <url>' with an https:// URL", {
         exitCode: 2,
         code: 'kopf-gen.conflictingOptions',
       });
     }
-    const liveness = command.opts<ParsedOptions>().liveness;
-    if (liveness !== undefined) {
+    if (opts.liveness !== undefined) {
       try {
-        endpoints.parseEndpointUrl(liveness, "option '-L, --liveness <url>'");
+        endpoints.parseEndpointUrl(opts.liveness, environment.describeSource(command, sources, 'liveness', '-L, --liveness <url>'));
       } catch (error) {
         if (!(error instanceof engineErrors.EndpointUrlError)) throw error;
         command.error(`error: ${error.message}`, { exitCode: 2, code: 'kopf-gen.invalidOption' });
@@ -245,21 +350,14 @@ export function parseRunArgs(
     clusterwide: opts.allNamespaces === true,
     namespaces,
     standalone: opts.standalone,
-    priority: opts.priority,
-    peeringName: opts.peering ?? (env['KOPF_RUN_PEERING'] || undefined),
-    leaseName: opts.lease ?? (env['KOPF_RUN_LEASE'] || undefined),
+    priority: opts.dev ? 666 : opts.priority,
+    peeringName: opts.peering,
+    leaseName: opts.lease,
     leaseNamespace: opts.leaseNamespace,
     livenessEndpoint: opts.liveness,
     metricsEndpoint: opts.metrics,
     metricsTlsDir: opts.metricsTlsDir,
-    logging: {
-      verbose: opts.verbose,
-      debug: opts.debug,
-      quiet: opts.quiet,
-      logFormat: opts.logFormat,
-      logPrefix: opts.logPrefix,
-      logRefkey: opts.logRefkey,
-    },
+    logging: loggingOf(opts),
   };
 }
 

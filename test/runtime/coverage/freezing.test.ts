@@ -80,7 +80,7 @@ describe('the freeze and resume commands', () => {
     const [freezeCode, freezeOutput] = await run('freeze', ['-t', '60', '-A', '-i', 'ops@desk'], { KOPF_RESUME_PEERING: 'from-env' });
     expect([freezeCode, freezeOutput.split('\n')[0]]).toEqual([
       2,
-      "error: required option '-P, --peering <name>' not specified (or the environment variable KOPF_FREEZE_PEERING)",
+      "error: required option '-P, --peering <name>' not specified (or the environment variable KOPF_FREEZE_PEERING or KOPF_FREEZE_PEERING_NAME)",
     ]);
     const [resumeCode, resumeOutput] = await run('resume', ['-A', '-i', 'ops@desk'], { KOPF_FREEZE_PEERING: 'from-env' });
     expect(resumeCode).toBe(2);

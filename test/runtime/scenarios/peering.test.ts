@@ -268,7 +268,7 @@ describe('with the peering fixture (A-25)', () => {
     expect(a.created.filter((name) => b.created.includes(name))).toEqual([]);
   });
 
-  it('R-PEER-9 A-25 freeze pauses the operator, resume resumes it (kopf-gen freeze/resume)', async () => {
+  it('R-PEER-9 A-25 R-CLI-603 freeze pauses the operator, resume resumes it (kopf-gen freeze/resume)', async () => {
     const a = await startPeer('frozen');
     await fx.eventually(() => status()['frozen'] !== undefined, 'the keep-alive');
     const vault = new credentials.Vault();
@@ -286,6 +286,11 @@ describe('with the peering fixture (A-25)', () => {
     expect(out).toBe("Frozen 'default' cluster-wide (clusterkopfpeerings.kopf.dev) for 60 seconds: the entry of admin@desk has priority 100.\n");
     expect(status()['admin@desk']).toEqual({ priority: 100, lifetime: 60, lastseen: expect.stringMatching(ISO) as unknown });
     await fx.eventually(() => a.context.paused!.isOn(), 'the operator to pause');
+    // R-CLI-603: Kopf's line, naming the toggle that holds the pause (Kopf's `<peering>@<namespace>`).
+    await fx.eventually(
+      () => logs.grep('Pausing the watch-stream for kopfexamples.v1.kopf.dev cluster-wide (blockers: default@None).', fx.DEBUG).length > 0,
+      "Kopf's pausing line",
+    );
     out = '';
     expect(await cli.touchCommand('resume', ['--peering', 'default', '-A', '--id', 'admin@desk'], { output, vault })).toBe(0);
     expect(out).toBe("Resumed 'default' cluster-wide (clusterkopfpeerings.kopf.dev): the entry of admin@desk is removed.\n");
@@ -298,7 +303,7 @@ describe('with the peering fixture (A-25)', () => {
     expect(Object.keys(status()).filter((key) => key.startsWith('ops@'))).toEqual([]);
   });
 
-  it('R-PEER-9 R-CLI-2 freeze: a missing object is exit code 1 naming it; usage errors are one line with exit code 2', async () => {
+  it('R-PEER-9 R-CLI-2 R-CLI-602 freeze: a missing object is exit code 0 (as Kopf) with a line naming it; usage errors are one line with exit code 2', async () => {
     const vault = new credentials.Vault();
     vault.populate([['admin', { server: cluster.url, token: cluster.token }]]);
     let out = '';
@@ -310,15 +315,17 @@ describe('with the peering fixture (A-25)', () => {
         out += t;
       },
     };
-    expect(await cli.touchCommand('freeze', ['-P', 'nonexistent', '-t', '60', '-A'], { output, vault })).toBe(1);
-    expect(out).toBe("kopf-gen freeze: The peering object 'nonexistent' cluster-wide (clusterkopfpeerings.kopf.dev) does not exist.\n");
+    expect(await cli.touchCommand('freeze', ['-P', 'nonexistent', '-t', '60', '-A'], { output, vault })).toBe(0);
+    expect(out).toBe("kopf-gen freeze: The peering object 'nonexistent' cluster-wide (clusterkopfpeerings.kopf.dev) does not exist: nothing to freeze.\n");
     for (const [argv, message] of [
       [['-P', 'x', '-A'], "required option '-t, --lifetime <seconds>' not specified"],
-      [['-t', '60', '-A'], "required option '-P, --peering <name>' not specified (or the environment variable KOPF_FREEZE_PEERING)"],
-      [['-P', 'x', '-t', '60'], "either '-A, --all-namespaces' or '-n, --namespace <namespace>' is required"],
+      [
+        ['-t', '60', '-A'],
+        "required option '-P, --peering <name>' not specified (or the environment variable KOPF_FREEZE_PEERING or KOPF_FREEZE_PEERING_NAME)",
+      ],
       [['-P', 'x', '-t', '0', '-A'], 'Must be at least 1 second.'],
-      [['-P', 'x', '-t', '9', '-A', '--dev', '-p', '5'], "options '--dev' and '-p, --priority <priority>' cannot be used together"],
-      [['-P', 'x', '-t', '9', '-n', 'app-*'], 'takes namespace names, not patterns'],
+      [['-P', 'x', '-t', '9', '-A', '--dev', '-p', '5'], "option '--dev' and option '-p, --priority <priority>' cannot be used together"],
+      [['-P', 'x', '-t', '9', '-A', '-n', 'ns'], "option '-A, --all-namespaces' cannot be used with option '-n, --namespace <pattern>'"],
     ] as const) {
       out = '';
       expect(await cli.touchCommand('freeze', argv, { output, vault, env: {} })).toBe(2);

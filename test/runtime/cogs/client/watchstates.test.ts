@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
-import { Toggle } from '../../../../runtime/cogs/aio/toggles.js';
+import { Toggle, ToggleSet } from '../../../../runtime/cogs/aio/toggles.js';
 import type * as api from '../../../../runtime/cogs/client/api.js';
 import * as errors from '../../../../runtime/cogs/client/errors.js';
 import type * as watchconnections from '../../../../runtime/cogs/client/watchconnections.js';
@@ -121,7 +121,7 @@ function answerOf<T>(answer: Answer<T> | undefined, signal: AbortSignal | undefi
 }
 
 /** One machine under test: its scripted API, clock, controls, and what it told its observers. */
-function machine(options: { readonly paused?: Toggle; readonly configure?: (s: settingsModule.OperatorSettings) => void } = {}) {
+function machine(options: { readonly paused?: Toggle | ToggleSet; readonly configure?: (s: settingsModule.OperatorSettings) => void } = {}) {
   const fake = new FakeApi();
   const clock = new clocks.VirtualClock({ start: 0 });
   const settings = new settingsModule.OperatorSettings();
@@ -454,6 +454,23 @@ describe('the watcher, step by step', () => {
     expect(waiting.value).toEqual({ state: watchstates.UNLISTED });
     expect(m.heard).toEqual(['paused', 'resumed']);
     expect(m.logger.messages('debug')).toEqual([`Pausing the watch-stream for ${WHERE}.`, `Resuming the watch-stream for ${WHERE}.`]);
+  });
+
+  it("R-CLI-603 a pause held by named toggles is logged with Kopf's blockers, and the resumption without them", async () => {
+    const set = new ToggleSet('any');
+    const peering = set.makeToggle(true, 'default@None');
+    set.makeToggle(false, 'peering CRD is missing');
+    const unnamed = set.makeToggle(true); // not listed, as in Kopf
+    const m = machine({ paused: set });
+    const first = await m.step(watchstates.UNLISTED);
+    const waiting = track(m.step(first.state));
+    await flushed();
+    expect(m.logger.messages('debug')).toEqual([`Pausing the watch-stream for ${WHERE} (blockers: default@None).`]);
+    peering.turnOff();
+    unnamed.turnOff();
+    await flushed();
+    expect(waiting.value).toEqual({ state: watchstates.UNLISTED });
+    expect(m.logger.messages('debug')).toEqual([`Pausing the watch-stream for ${WHERE} (blockers: default@None).`, `Resuming the watch-stream for ${WHERE}.`]);
   });
 
   it('R-WATCH-6 a pause that begins while watching closes the connection at once', async () => {

@@ -82,16 +82,16 @@ describe('parsing (R-CLI-1)', () => {
   });
 
   const conflicts: Array<[string, string[], NodeJS.ProcessEnv, string]> = [
-    ['--dev with -p', ['--dev', '-p', '5'], {}, "options '--dev' and '-p, --priority <priority>' cannot be used together"],
-    ['--standalone with --peering', ['--standalone', '-P', 'ring'], {}, "option '--standalone' cannot be used together with '-P, --peering <name>'"],
+    ['--dev with -p', ['--dev', '-p', '5'], {}, "option '--dev' and option '-p, --priority <priority>' cannot be used together"],
+    ['--standalone with --peering', ['--standalone', '-P', 'ring'], {}, "option '--standalone' cannot be used together with option '-P, --peering <name>'"],
     [
       '--standalone with KOPF_RUN_PEERING',
       ['--standalone'],
       { KOPF_RUN_PEERING: 'ring' },
       "option '--standalone' cannot be used together with the environment variable KOPF_RUN_PEERING",
     ],
-    ['--standalone with --dev', ['--standalone', '--dev'], {}, "option '--standalone' cannot be used together with '--dev'"],
-    ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with '-p, --priority <priority>'"],
+    ['--standalone with --dev', ['--standalone', '--dev'], {}, "option '--standalone' cannot be used together with option '--dev'"],
+    ['--standalone with --priority', ['--standalone', '-p', '1'], {}, "option '--standalone' cannot be used together with option '-p, --priority <priority>'"],
   ];
   it.each(conflicts)('R-PEER-2 %s is a usage error in one line (exit code 2)', async (_title, argv, env, message) => {
     expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(launchErrors.UsageError);
