@@ -11,8 +11,9 @@
  * retry succeeds. Only the server, its `tls-server-name` and its proxy are fixed when the
  * `KubeConfig` is made: ask for one per handler call, not once at module load.
  *
- * client-node is an optional peer dependency, imported when `kubeConfig()` is first called: an
- * operator that never calls it never loads it (nor its tens of megabytes).
+ * client-node is an optional package of kopf-gen, not a dependency: it is imported when
+ * `kubeConfig()` is first called, so an operator that never calls it never loads it (nor its tens
+ * of megabytes).
  */
 
 import * as fs from 'node:fs';
