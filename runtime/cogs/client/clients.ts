@@ -510,7 +510,11 @@ export class KubeClient {
       if (line.type === 'BOOKMARK') continue;
       if (line.type === 'ERROR') {
         const status = line.object;
-        if (errors.isStatus(status) && status.code === 410) throw new errors.ApiGoneError(410, status);
+        if (errors.isStatus(status) && status.code === 410) {
+          // Named as the watch it ended (R-CLIENT-501); the stream's lines know no server.
+          const request = errors.failedRequest('GET', `${references.urlOf(resource, { namespace })}?watch=true`);
+          throw new errors.ApiGoneError(410, status, { request });
+        }
         throw new errors.WatchingError(status);
       }
       if (line.type === 'ADDED' || line.type === 'MODIFIED' || line.type === 'DELETED') {

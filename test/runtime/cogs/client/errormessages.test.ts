@@ -70,6 +70,22 @@ describe('R-CLIENT-501 errors name the verb, the resource and the URL', () => {
   });
 });
 
+describe('R-CLIENT-501 a watch ended by the server', () => {
+  it('R-CLIENT-501 a too old resource version (ERROR 410 in the stream) names the watch', async () => {
+    const first = await client.create(builtins.ConfigMaps, { metadata: { name: 'old', namespace: 'default' } });
+    await client.patch(builtins.ConfigMaps, 'old', { data: { a: 'b' } }, { namespace: 'default' });
+    cluster.compact();
+    const watching = async (): Promise<void> => {
+      for await (const _ of client.watch(builtins.ConfigMaps, { namespace: 'default', resourceVersion: first.metadata!.resourceVersion! })) void _;
+    };
+    const error = await watching().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ApiGone', request: { verb: 'watch' } });
+    expect((error as Error).message).toMatch(
+      /^too old resource version: \d+ \(\d+\): watch v1\/configmaps in namespace "default" \(GET \/api\/v1\/namespaces\/default\/configmaps\)$/,
+    );
+  });
+});
+
 describe('R-CLIENT-501 the request as messages name it', () => {
   it.each([
     ['GET', '/api/v1/namespaces/default/pods/p', 'get', { group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'p' }],
