@@ -48,6 +48,11 @@ export type {
 export { connect } from './kits/connecting.js';
 export type { ConnectOptions } from './kits/connecting.js';
 export type { ConnectionOptions } from './cogs/client/connections.js';
+// The client users already have: @kubernetes/client-node with the operator's live credentials (optional package, loaded on first use).
+export { kubeConfig } from './kits/clientnode/liveconfigs.js';
+export type { KubeConfigOptions } from './kits/clientnode/liveconfigs.js';
+export { ClientNodeUnavailableError } from './kits/clientnode/errors.js';
+export type { ClientNodeKubeConfig } from './cogs/client/clientnodeconfigs.js';
 // The API's errors, by HTTP status, with its `Status` payload.
 export {
   ApiError,
@@ -67,7 +72,7 @@ export {
   ClientUsageError,
   ConnectionOptionsError,
 } from './cogs/client/errors.js';
-export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause } from './cogs/client/errors.js';
+export type { ApiErrorCode, StatusPayload, StatusDetails, StatusCause, FailedRequest, RequestTarget } from './cogs/client/errors.js';
 
 // Structs handlers see.
 export { Patch } from './cogs/structs/patches.js';

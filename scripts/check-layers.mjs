@@ -73,6 +73,7 @@ const ORDERS = {
     'execplugins',
     'transport',
     'logins',
+    'clientnodeconfigs',
     'requests',
     'api',
     'connections',

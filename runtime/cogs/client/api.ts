@@ -298,6 +298,11 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
     };
   }
 
+  /** The credentials vault the requests take their credentials from (and invalidate on 401). */
+  get vault(): credentials.Vault {
+    return this.context.vault;
+  }
+
   /** Sends any non-streaming request (with retries and re-authentication); returns the JSON body. */
   request(request: requests.ApiRequest): Promise<unknown> {
     return requests.request(this.context, request);

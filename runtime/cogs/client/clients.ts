@@ -21,6 +21,7 @@ import * as patches from '../structs/patches.js';
 import * as references from '../structs/references.js';
 import type * as resources from '../structs/resources.js';
 import * as api from './api.js';
+import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as requests from './requests.js';
 
@@ -28,6 +29,19 @@ import type * as requests from './requests.js';
 export interface ClientTransport {
   request(request: requests.ApiRequest): Promise<unknown>;
   watch(resource: references.Resource, namespace: string | null, options?: api.WatchRequestOptions): Promise<AsyncIterable<api.WatchLine>>;
+  /** Where its credentials come from, if it has a vault (the HTTP client has). */
+  readonly vault?: credentials.Vault;
+}
+
+/** The vaults of the clients that have one: other clients of the same credentials (client-node's) read them live. */
+const vaults = new WeakMap<KubeClient, credentials.Vault>();
+
+/**
+ * The credentials vault of a client — the operator's for the handlers' `client`, a script's own
+ * for `connect()` — or `undefined` for a client without one (outside an operator, a test double).
+ */
+export function vaultOf(client: KubeClient): credentials.Vault | undefined {
+  return vaults.get(client);
 }
 
 /** Labels or fields to select by: a selector string (`app=web,tier!=db`) or `{ key: value }` pairs (all must match). */
@@ -272,6 +286,7 @@ export class KubeClient {
   constructor(transport: ClientTransport, options?: { readonly close?: () => Promise<void> }) {
     this.#transport = transport;
     this.#close = options?.close;
+    if (transport.vault !== undefined) vaults.set(this, transport.vault);
   }
 
   private send(request: requests.ApiRequest): Promise<unknown> {
@@ -495,7 +510,11 @@ export class KubeClient {
       if (line.type === 'BOOKMARK') continue;
       if (line.type === 'ERROR') {
         const status = line.object;
-        if (errors.isStatus(status) && status.code === 410) throw new errors.ApiGoneError(410, status);
+        if (errors.isStatus(status) && status.code === 410) {
+          // Named as the watch it ended (R-CLIENT-501); the stream's lines know no server.
+          const request = errors.failedRequest('GET', `${references.urlOf(resource, { namespace })}?watch=true`);
+          throw new errors.ApiGoneError(410, status, { request });
+        }
         throw new errors.WatchingError(status);
       }
       if (line.type === 'ADDED' || line.type === 'MODIFIED' || line.type === 'DELETED') {

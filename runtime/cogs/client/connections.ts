@@ -6,7 +6,8 @@
  * account, then `$KUBECONFIG` or `~/.kube/config` of `process.env`. Tests and tools that run
  * several clusters in one process cannot point a process-wide variable at each, so they say it:
  * `kubeconfig` (files to read instead), `kubeconfigContext` (a context other than the current
- * one), `connection` (ready `ConnectionInfo`), or `env` (the environment the built-in logins read,
+ * one), `connection` (ready `ConnectionInfo`, or a `KubeConfig` of `@kubernetes/client-node`,
+ * whose current context is read at every login: `clientnodeconfigs`), or `env` (the environment the built-in logins read,
  * e.g. a test runner's `{ KUBECONFIG }`). An explicit `kubeconfig` or `connection` replaces the
  * built-in discovery altogether — an in-cluster service account never overrides it.
  *
@@ -17,6 +18,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as clientnodeconfigs from './clientnodeconfigs.js';
 import * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import * as kubeconfigs from './kubeconfigs.js';
@@ -32,8 +34,12 @@ export interface ConnectionOptions {
   readonly kubeconfig?: string | readonly string[];
   /** The kubeconfig context to use instead of its `current-context`. */
   readonly kubeconfigContext?: string;
-  /** Ready credentials, instead of any discovery (not together with `kubeconfig`). */
-  readonly connection?: credentials.ConnectionInfo;
+  /**
+   * Ready credentials, instead of any discovery (not together with `kubeconfig`): a
+   * `ConnectionInfo`, or a `KubeConfig` of `@kubernetes/client-node`, whose current context is
+   * logged in with (R-CLIENT-503).
+   */
+  readonly connection?: credentials.ConnectionInfo | clientnodeconfigs.ClientNodeKubeConfig;
   /** The environment the built-in logins read (`KUBECONFIG`, `HOME`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -54,7 +60,9 @@ export function checkConnectionOptions(options: ConnectionOptions): void {
   if (options.connection !== undefined) {
     const other = options.kubeconfig !== undefined ? 'kubeconfig' : options.kubeconfigContext !== undefined ? 'kubeconfigContext' : undefined;
     if (other !== undefined) throw new errors.ConnectionOptionsError(`The connection options "connection" and "${other}" exclude each other: give one.`);
-    credentials.connectionInfo(options.connection);
+    // A KubeConfig is converted now too: what the runtime cannot honour fails before the start.
+    if (clientnodeconfigs.isClientNodeKubeConfig(options.connection)) clientnodeconfigs.kubeconfigOf(options.connection);
+    else credentials.connectionInfo(options.connection);
   }
 }
 
@@ -79,6 +87,9 @@ function explicitPaths(kubeconfig: string | readonly string[]): string[] {
 export function builtinLogins(options: ConnectionOptions = {}, plugins?: logins.PluginOptions): BuiltinLogin[] {
   checkConnectionOptions(options);
   const connection = options.connection;
+  if (clientnodeconfigs.isClientNodeKubeConfig(connection)) {
+    return [{ id: 'login_with_connection', fn: () => clientnodeconfigs.connectionFromClientNode(connection, plugins) }];
+  }
   if (connection !== undefined) return [{ id: 'login_with_connection', fn: () => connection }];
   const context = options.kubeconfigContext;
   if (options.kubeconfig !== undefined) {
@@ -118,6 +129,7 @@ export function missingCredentials(options: ConnectionOptions = {}, exists: (fil
 
 /** Why the built-in logins of these options found nothing, in one line. */
 export function noCredentialsMessage(options: ConnectionOptions = {}): string {
+  if (clientnodeconfigs.isClientNodeKubeConfig(options.connection)) return `No credentials: ${clientnodeconfigs.SOURCE} gave none that the API server accepts.`;
   if (options.connection !== undefined) return 'No credentials: the given connection was rejected by the API server.';
   if (options.kubeconfig !== undefined) {
     return `No credentials: the kubeconfig ${explicitPaths(options.kubeconfig).join(', ')} gave none that the API server accepts.`;

@@ -36,7 +36,7 @@ export function describeTarget(denial: errors.Denial): string {
 /** The one line of a denial (without the once-only note): who may not do what, and the request. */
 export function describeDenial(error: errors.ApiForbiddenError, request: DeniedRequest): string {
   const denial = error.denial;
-  if (denial === undefined) return `Forbidden (HTTP 403): ${request.method} ${request.url} -> ${error.message}`;
+  if (denial === undefined) return `Forbidden (HTTP 403): ${request.method} ${request.url} -> ${error.detail}`;
   return `Forbidden (HTTP 403): user "${denial.user}" may not ${denial.verb} ${describeTarget(denial)}: ${request.method} ${request.url}`;
 }
 

@@ -7,6 +7,11 @@
  * `ApiTooManyRequestsError`. Each carries the HTTP `status` and the API's `Status` payload
  * (R-AUTH-5): the parsed object only when the body is a `kind: Status` (other JSON may hold
  * sensitive data and is dropped); non-JSON bodies are kept as text truncated to 256 characters.
+ * The message names the request it answered (R-CLIENT-501): the server's own words, then the
+ * Kubernetes verb, the resource (group/version/resource, namespace and name) and the URL — without
+ * credentials: `the server could not find the requested resource: list kopf.dev/v1/kopfexamples in
+ * namespace "default" (GET https://…/apis/kopf.dev/v1/namespaces/default/kopfexamples)`. `detail`
+ * keeps the server's words alone, for lines that name the request already.
  *
  * Network-level failures are `ConnectionError` (refused, reset, TLS, premature close) and its
  * `RequestTimeoutError`; credentials problems are `LoginError`; a fatal `ERROR` in a watch-stream
@@ -60,10 +65,145 @@ export type ApiErrorCode =
   | 'ApiUnprocessable'
   | 'ApiTooManyRequests';
 
+/** What a request addressed, as its path says (kube-apiserver's request info). */
+export interface RequestTarget {
+  /** `''` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  /** The plural, e.g. `kopfexamples`. */
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+/** The request an error answered (R-CLIENT-501). */
+export interface FailedRequest {
+  /** The HTTP method. */
+  readonly method: string;
+  /** The Kubernetes verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`. */
+  readonly verb: string;
+  /** The full URL without credentials: no user info, secret-like query parameters redacted. */
+  readonly url: string;
+  /** What the path addresses; absent for non-resource paths (discovery, `/version`). */
+  readonly target?: RequestTarget;
+}
+
 /** Where an error happened, for messages and logs. */
 export interface ApiErrorOptions {
   readonly headers?: Readonly<Record<string, string>>;
   readonly cause?: unknown;
+  /** The request that failed: named in the message (R-CLIENT-501). */
+  readonly request?: FailedRequest;
+}
+
+/** Query parameters whose values never appear in messages: none the client sends, but a caller's might. */
+const SECRET_PARAMETER = /token|passw|secret|key|auth|credential|signature/i;
+
+/** A URL fit for messages: user info dropped, secret-like query parameters redacted. */
+export function safeUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url.replace(/\?.*$/, '');
+  }
+  parsed.username = '';
+  parsed.password = '';
+  for (const key of [...parsed.searchParams.keys()]) if (SECRET_PARAMETER.test(key)) parsed.searchParams.set(key, 'REDACTED');
+  return parsed.toString();
+}
+
+/** Namespaces' own subresources: `/api/v1/namespaces/<ns>/status` is the namespace's, not a resource in it. */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+/**
+ * What a path addresses, by kube-apiserver's rules: `/api/<v>/…` or `/apis/<group>/<v>/…`, then an
+ * optional `namespaces/<ns>`, the resource, a name and a subresource. `undefined` for other paths.
+ */
+export function targetOf(path: string): RequestTarget | undefined {
+  const parts = path.replace(/\?.*$/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  let group: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) [group, rest] = ['', parts.slice(1)];
+  else if (parts[0] === 'apis' && parts.length >= 4) [group, rest] = [parts[1]!, parts.slice(2)];
+  else return undefined;
+  const [version, ...segments] = rest as [string, ...string[]];
+  let namespace: string | undefined;
+  let tail = segments;
+  if (tail[0] === 'namespaces' && tail.length >= 2) {
+    namespace = tail[1];
+    if (tail.length >= 3 && !NAMESPACE_SUBRESOURCES.has(tail[2]!)) tail = tail.slice(2);
+    else namespace = undefined;
+  }
+  const [resource, name, ...sub] = tail;
+  if (resource === undefined) return undefined;
+  return {
+    group,
+    version,
+    resource,
+    ...(sub.length > 0 ? { subresource: sub.join('/') } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(name !== undefined ? { name } : {}),
+  };
+}
+
+/** The Kubernetes verb of a request, as kube-apiserver names it in audit logs and RBAC. */
+export function verbOf(method: string, target: RequestTarget | undefined, query?: string): string {
+  const collection = target !== undefined && target.name === undefined;
+  switch (method.toUpperCase()) {
+    case 'GET':
+      if (query !== undefined && /(?:^|[?&])watch=(?:true|1)(?:&|$)/.test(query)) return 'watch';
+      return collection ? 'list' : 'get';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return collection ? 'deletecollection' : 'delete';
+    default:
+      return method.toLowerCase();
+  }
+}
+
+/**
+ * The request for messages, from its method and URL (server, path and query).
+ *
+ * @example
+ * failedRequest('GET', 'https://10.0.0.1/api/v1/namespaces/default/pods/x') // verb get, pods "x" in default
+ */
+export function failedRequest(method: string, url: string): FailedRequest {
+  let path = url;
+  let query = '';
+  try {
+    const parsed = new URL(url);
+    [path, query] = [parsed.pathname, parsed.search];
+  } catch {
+    [path = '', query = ''] = url.split('?', 2);
+  }
+  const target = targetOf(path);
+  return { method: method.toUpperCase(), verb: verbOf(method, target, query), url: safeUrl(url), ...(target ? { target } : {}) };
+}
+
+/** `get kopf.dev/v1/kopfexamples "x" in namespace "default" (GET https://…)`, `get /version (GET …)`. */
+export function describeRequest(request: FailedRequest): string {
+  const target = request.target;
+  if (target === undefined) return `${request.verb} ${pathOfUrl(request.url)} (${request.method} ${request.url})`;
+  const gvr = `${target.group ? `${target.group}/` : ''}${target.version}/${target.resource}`;
+  const name = target.name === undefined ? '' : ` ${JSON.stringify(target.name)}`;
+  const sub = target.subresource === undefined ? '' : ` (subresource ${target.subresource})`;
+  const where = target.namespace === undefined ? '' : ` in namespace ${JSON.stringify(target.namespace)}`;
+  return `${request.verb} ${gvr}${name}${sub}${where} (${request.method} ${request.url})`;
+}
+
+function pathOfUrl(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
 }
 
 /** Whether a value is a Kubernetes `Status` object. */
@@ -87,12 +227,20 @@ export class ApiError extends Error {
   readonly payload: StatusPayload | string | undefined;
   /** Response headers (lower-cased names). */
   readonly headers: Readonly<Record<string, string>>;
+  /** The request this error answered, when known (R-CLIENT-501). */
+  readonly request: FailedRequest | undefined;
+  /** The server's words alone (the message without the request), for lines that name the request already. */
+  readonly detail: string;
 
   constructor(status: number, payload: StatusPayload | string | undefined, options: ApiErrorOptions = {}) {
-    super(messageOf(status, payload), options.cause === undefined ? undefined : { cause: options.cause });
+    const detail = messageOf(status, payload);
+    const message = options.request === undefined ? detail : `${detail}: ${describeRequest(options.request)}`;
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
     this.payload = payload;
     this.headers = Object.freeze({ ...options.headers });
+    this.request = options.request;
+    this.detail = detail;
   }
 
   /** The `reason` of the `Status` payload (e.g. `NotFound`, `Expired`). */
@@ -189,7 +337,7 @@ export class ApiForbiddenError extends ApiClientError {
 
   /** What was denied, from the `Status` message (R-SEC-1); `undefined` if the message is not the API server's. */
   get denial(): Denial | undefined {
-    return denialOf(this.message);
+    return denialOf(this.detail);
   }
 }
 

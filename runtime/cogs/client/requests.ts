@@ -99,11 +99,11 @@ function failureOf(
   response: transport.TransportResponse,
   text: string,
 ): errors.ApiError {
-  const error = errors.apiErrorFor(response.status, text, { headers: response.headers });
-  if (errors.isForbidden(error)) {
-    const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
-    denials.reportDenial(ctx, ctx.logger, error, { method: request.method, url });
-  }
+  const url = `${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
+  // The message names the verb, the resource and the URL (R-CLIENT-501).
+  const failed = errors.failedRequest(request.method, url);
+  const error = errors.apiErrorFor(response.status, text, { headers: response.headers, request: failed });
+  if (errors.isForbidden(error)) denials.reportDenial(ctx, ctx.logger, error, { method: request.method, url: failed.url });
   return error;
 }
 
@@ -119,7 +119,7 @@ export function isAmbiguous(error: unknown): boolean {
 
 /** The `<error>` of the retry lines: the class and a short text (the request is named already). */
 function describe(error: unknown): string {
-  if (error instanceof errors.ConnectionError) return `${error.name}: ${error.detail}`;
+  if (error instanceof errors.ConnectionError || error instanceof errors.ApiError) return `${error.name}: ${error.detail}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 

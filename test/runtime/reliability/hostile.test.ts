@@ -139,7 +139,8 @@ describe('hostile objects', () => {
     expect(op.error).toBeUndefined();
     expect(deleted.sort()).toEqual(['kex-canary', 'kex-overflow']);
     expect(logs.lines(fx.WARNING)).toEqual([
-      `[default/kex-overflow] The server refused to store the operator's state: KopfExample.kopf.dev "kex-overflow" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes. Releasing the finalizer without it.`,
+      `[default/kex-overflow] The server refused to store the operator's state: KopfExample.kopf.dev "kex-overflow" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes: ` +
+        `patch kopf.dev/v1/kopfexamples "kex-overflow" in namespace "default" (PATCH ${suite.cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples/kex-overflow). Releasing the finalizer without it.`,
     ]);
     expect(logs.lines(fx.ERROR)).toEqual([]);
   });
@@ -263,7 +264,8 @@ describe('hostile objects', () => {
     expect(refusals.map((r) => r.line).sort()).toEqual(
       ['kex-refused-json', 'kex-refused-merge'].map(
         (name) =>
-          `[default/${name}] The server refused to patch the object: KopfExample.kopf.dev "${name}" is invalid: spec.field: Too long: may not be more than 10 bytes. Nothing is stored until the object changes.`,
+          `[default/${name}] The server refused to patch the object: KopfExample.kopf.dev "${name}" is invalid: spec.field: Too long: may not be more than 10 bytes: ` +
+          `patch kopf.dev/v1/kopfexamples "${name}" in namespace "default" (PATCH ${suite.cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples/${name}). Nothing is stored until the object changes.`,
       ),
     );
     // No finalizer could be added: no handler ran for that one; the other's ran once (and could not store its outcome).

@@ -119,7 +119,11 @@ describe('PATCH requests failing', () => {
     expect(op.error).toBeUndefined();
     const throttled = logs.records.filter((r) => r.message.startsWith('Throttling for '));
     expect(throttled.map((r) => [r.level, r.line])).toEqual([
-      [fx.ERROR, "[default/kopf-example-1] Throttling for 0.1 seconds due to an unexpected error: ApiConflictError('the object has been modified')"],
+      [
+        fx.ERROR,
+        "[default/kopf-example-1] Throttling for 0.1 seconds due to an unexpected error: ApiConflictError('the object has been modified: " +
+          `patch kopf.dev/v1/kopfexamples "kopf-example-1" in namespace "default" (PATCH ${suite.cluster.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples/kopf-example-1)')`,
+      ],
     ]);
     expect(throttled[0]!.error).toBeInstanceOf(Error); // logged with the stack trace
     expect(created).toEqual(['kopf-example-1', 'kopf-example-1']); // the success was not persisted (idempotence)
