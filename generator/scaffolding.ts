@@ -94,7 +94,8 @@ export const OPERATOR_RESOURCES = {
   memoryRequest: '128Mi',
   memoryLimit: '512Mi',
   cpuRequest: '50m',
-  basis: 'measured on 2026-11-24 (kopf-gen 0.2.0, npm run bench -- startup / operator): 59 MiB RSS when ready (66 MiB on 2026-11-29), 199 MB at peak while 1,000 objects were created at once',
+  basis:
+    'measured on 2026-11-24 (kopf-gen 0.2.0, npm run bench -- startup / operator): 59 MiB RSS when ready (66 MiB on 2026-11-29), 199 MB at peak while 1,000 objects were created at once',
 } as const;
 
 /**

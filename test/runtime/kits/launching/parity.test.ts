@@ -36,7 +36,7 @@ function logging(prefix: string): KopfOption[] {
 }
 
 /** Kopf 1.44's options (kopf/cli.py), command by command. */
-export const KOPF_OPTIONS: Readonly<Record<Which, readonly KopfOption[]>> = {
+const KOPF_OPTIONS: Readonly<Record<Which, readonly KopfOption[]>> = {
   run: [
     ...logging('KOPF_RUN'),
     { flags: ['-A', '--all-namespaces'], env: ['KOPF_RUN_CLUSTERWIDE'], kind: 'flag' },
