@@ -153,7 +153,7 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/kits/launching': ['errors', 'footprint', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': ['errors', 'footprint', 'freshness', 'typescript', 'importing', 'output', 'launching', 'freezing', 'runner', 'commands'],
 };
 
 function rankOf(rel) {
