@@ -55,7 +55,7 @@ interface HookFlag {
 
 /** kopf-gen's own folders: the fresh user modules must import the runtime that runs them. */
 function keptFolders(): string[] {
-  return ['dist', 'runtime', 'devcluster', 'cli', 'testing'].map((folder) => url.pathToFileURL(path.join(versions.PACKAGE_ROOT, folder)).pathname + '/');
+  return ['dist', 'runtime', 'devcluster', 'cli', 'testing'].map((folder) => `${url.pathToFileURL(path.join(versions.PACKAGE_ROOT, folder)).pathname}/`);
 }
 
 /** Registers the hook, once per process (where Node offers `module.register`). */
