@@ -154,7 +154,7 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/kits/launching': ['errors', 'footprint', 'importing', 'output', 'environment', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': ['errors', 'footprint', 'freshness', 'typescript', 'importing', 'output', 'environment', 'launching', 'freezing', 'runner', 'commands'],
 };
 
 function rankOf(rel) {

@@ -19,6 +19,8 @@
  */
 export * from '../devcluster/testing.js';
 export { KopfRunner } from '../runtime/kits/launching/runner.js';
-export { RunnerTimeoutError } from '../runtime/kits/launching/errors.js';
+// What `start()` rejects with when the operator ends before it is ready (R-TEST-103), besides the
+// login's and the startup activities' errors.
+export { ModuleLoadError, RunnerTimeoutError, TypeScriptLoaderError, UsageError } from '../runtime/kits/launching/errors.js';
 export type { KopfRunnerOptions } from '../runtime/kits/launching/runner.js';
 export { VirtualClock } from '../runtime/cogs/aio/clocks.js';

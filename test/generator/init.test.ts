@@ -415,7 +415,12 @@ describe('a new project', () => {
     expect(handler).toMatch(/\/\/ +throw new TemporaryError\(/);
     expect(handler).toMatch(/\/\/ +throw new PermanentError\(/);
     const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
-    expect(test).toContain("from 'kopf-gen/testing'");
+    expect(test).toContain("import { DevCluster, KopfRunner, VirtualClock } from 'kopf-gen/testing';");
+    // In-process (R-TEST-104): the runner on a virtual clock, the typed client, a watch — no child process, no sleeps.
+    expect(test).toContain('import { Widgets, type WidgetInput } from');
+    expect(test).toContain("new KopfRunner(['run', ...SCOPE, 'src/main.ts'], { kubeconfig: operatorKubeconfig, clock, timeout: 10 })");
+    expect(test).toContain('client.watch(Widgets, ');
+    expect(test).not.toMatch(/spawn|setTimeout|setInterval|eventually/);
     expect(test).toContain('const sample: WidgetInput = {');
     expect(test).toContain('  spec: {\n    size: 3,\n    color: "red",\n  },');
     expect(fs.readFileSync(path.join(out, 'samples/widget.yaml'), 'utf8')).toContain('spec:\n  size: 3\n  color: red\n');
@@ -510,7 +515,7 @@ describe('a project for chosen namespaces', () => {
     expect(test).toContain('const NAMESPACE = "team-a";');
     // The served namespaces exist before deploy/rbac.yaml binds the operator's rules in them (R-SEC-3).
     expect(test).toContain('const SERVED_NAMESPACES: string[] = ["team-a","team-b"];');
-    expect(test).toContain("[bin, 'run', ...SCOPE, 'src/main.ts']");
+    expect(test).toContain("new KopfRunner(['run', ...SCOPE, 'src/main.ts']");
     expect(fs.readFileSync(path.join(out, 'test/gizmo.test.ts'), 'utf8')).toContain('const SERVED_NAMESPACES: string[] = ["team-a","team-b"];');
   });
 

@@ -94,7 +94,7 @@ export function typecheckProjects(dirs: readonly string[], options: TypecheckOpt
     typeRoots: [path.join(modules, '@types')],
     paths: {
       'kopf-gen/runtime': [options.runtime ?? path.join(support.REPO_ROOT, 'runtime/index.ts')],
-      'kopf-gen/testing': [path.join(support.REPO_ROOT, 'devcluster/testing.ts')],
+      'kopf-gen/testing': [path.join(support.REPO_ROOT, 'testing/index.ts')],
       vitest: [path.join(modules, 'vitest/dist/index.d.ts')],
     },
   });

@@ -314,11 +314,11 @@ describe('samples/ in a project', () => {
     const fromYaml = yaml.parse(text) as unknown;
     expect(fromYaml).toEqual({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'example' }, spec: { size: 3, color: 'red', name: 'example' } });
     const testText = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');
-    expect(testText).toContain('import type { WidgetInput } from "../src/generated/widgets.example.com.v1.js";');
+    expect(testText).toContain('import { Widgets, type WidgetInput } from "../src/generated/widgets.example.com.v1.js";');
     const literal = /^const sample: WidgetInput = (\{[\s\S]*?\n\});$/m.exec(testText)?.[1];
     expect(literal, testText).toBeDefined();
     expect(new Function(`return (${literal});`)()).toEqual(fromYaml);
-    expect(testText).toMatch(/cluster\.store\.create\(\{ \.\.\.sample, metadata: \{ \.\.\.sample\.metadata, namespace: NAMESPACE \} \}\)/);
+    expect(testText).toMatch(/client\.create\(Widgets, \{ \.\.\.sample, metadata: \{ \.\.\.sample\.metadata, namespace: NAMESPACE \} \}\)/);
   });
 
   it('says in the file and in the report what the sample may not meet', async () => {

@@ -2,9 +2,12 @@
  * kopf-gen as a user gets it from the registry: the two packages are packed with `npm pack`,
  * installed from the tarballs into a temporary folder that has no link to this checkout, and used
  * there with plain Node — `kopf-gen init`, the generated project's `npm install`, `npm run
- * typecheck`, its own `npm test`, `npm run build`, a production install (`npm install
- * --omit=dev`), and the compiled operator (`node dist/main.js`) handling an object on a devcluster
- * started from the installed package. The steps share one folder and run in order.
+ * typecheck`, its own `npm test` (vitest, which leaves the installed kopf-gen to Node: the
+ * generated test runs the operator in-process with `KopfRunner`, and a second test file runs two
+ * runners in a row), the same runner under node's test runner with and without tsx, `npm run
+ * build`, a production install (`npm install --omit=dev`), and the compiled operator (`node
+ * dist/main.js`) handling an object on a devcluster started from the installed package. The steps
+ * share one folder and run in order.
  *
  * Needs the compiled distribution (`npm test` builds it first; `npm run build` otherwise) and the
  * package registry for the packages' own dependencies, as any install does. The production
@@ -36,6 +39,60 @@ const TOOLCHAIN = [
   '@kubernetes/client-node',
   '@kopf-gen/generator',
 ];
+
+/**
+ * A test file added to the generated project: two runners in a row in one process, each with every
+ * handler `src/main.ts` reaches through its imports (R-TEST-102), with no configuration (R-TEST-101).
+ */
+const SECOND_RUNNER_TEST = `import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { expect, it } from 'vitest';
+import { DevCluster, KopfRunner } from 'kopf-gen/testing';
+
+it('two runners in a row, each with every handler', async () => {
+  const cluster = await DevCluster.start({ crds: [fs.readFileSync('crds/kopfexamples.yaml', 'utf8')] });
+  try {
+    const kubeconfig = cluster.writeKubeconfig(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'runners-')), 'kubeconfig'));
+    const rounds: string[][] = [];
+    for (let round = 0; round < 2; round += 1) {
+      const runner = await new KopfRunner(['run', '-A', '--standalone', 'src/main.ts'], { kubeconfig, timeout: 10 }).start();
+      await runner.stop();
+      rounds.push(runner.registry.handlers.map((handler) => handler.id).sort());
+    }
+    console.log(\`runners: \${JSON.stringify(rounds)}\`);
+    expect(rounds[0]).toContain('createKopfExample');
+    expect(rounds[1]).toEqual(rounds[0]);
+  } finally {
+    await cluster.stop();
+  }
+});
+`;
+
+/** The same with node's test runner (R-TEST-101): a plain ES module, run with and without tsx imported. */
+const NODE_RUNNER_TEST = `import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { DevCluster, KopfRunner } from 'kopf-gen/testing';
+
+test('KopfRunner under node --test', async () => {
+  const cluster = await DevCluster.start({ crds: [fs.readFileSync('crds/kopfexamples.yaml', 'utf8')] });
+  try {
+    const kubeconfig = cluster.writeKubeconfig(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'node-runner-')), 'kubeconfig'));
+    for (let round = 0; round < 2; round += 1) {
+      const runner = await new KopfRunner(['run', '-A', '--standalone', 'src/main.ts'], { kubeconfig, timeout: 10 }).start();
+      await runner.stop();
+      const ids = runner.registry.handlers.map((handler) => handler.id);
+      assert.ok(ids.includes('createKopfExample'), ids.join(', '));
+      console.log('node runner ' + round + ': ' + ids.sort().join(', '));
+    }
+  } finally {
+    await cluster.stop();
+  }
+});
+`;
 
 /** The folder's size in bytes, as `du` counts it (apparent sizes of files, following no links). */
 function sizeOf(folder: string): number {
@@ -164,17 +221,39 @@ describe('the packed packages, installed from their tarballs as a user would', (
     expect(library.output).toBe('function true\n');
   }, 200_000);
 
-  it('the project installs, type-checks and passes its own tests', async () => {
+  it('the project installs, type-checks and passes its own tests, with the operator in-process (R-TEST-101, R-TEST-102, R-TEST-104)', async () => {
     const installed = await run('npm', ['install', ...NPM_FLAGS], { cwd: project, timeoutMs: 300_000 });
     expect(installed.code, installed.output).toBe(0);
+    fs.writeFileSync(path.join(project, 'test/second-runner.test.ts'), SECOND_RUNNER_TEST);
     const started = Date.now();
     const typecheck = await run('npm', ['run', 'typecheck'], { cwd: project, timeoutMs: 120_000 });
     expect(typecheck.code, typecheck.output).toBe(0);
     console.log(`packaging: npm run typecheck of the generated project took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const test = await run('npm', ['test'], { cwd: project, timeoutMs: 120_000 });
+    // The generated test alone first, so that its time is its own: in-process, on virtual time. Its
+    // time is printed for the record (target: at most 2 seconds, the devcluster's start in beforeAll
+    // aside); tests do not assert timings — a loaded machine would fail it with nothing broken.
+    const test = await run('npm', ['test', '--', '--reporter=verbose', 'kopf-example'], { cwd: project, timeoutMs: 120_000 });
     expect(test.code, test.output).toBe(0);
     expect(test.output).toMatch(/Tests\s+1 passed \(1\)/);
+    const generated = /✓ test\/kopf-example\.test\.ts > runs the create handler of a new KopfExample (\d+)ms/.exec(test.output);
+    expect(generated, test.output).not.toBeNull();
+    console.log(`packaging: the generated test took ${generated![1]} ms (target: ≤ 2000 ms)`);
+    const second = await run('npm', ['test', '--', 'second-runner'], { cwd: project, timeoutMs: 120_000 });
+    expect(second.code, second.output).toBe(0);
+    expect(second.output).toMatch(/runners: \[\[.*"createKopfExample".*\],\[.*"createKopfExample".*\]\]/);
+    fs.rmSync(path.join(project, 'test/second-runner.test.ts'));
   }, 560_000);
+
+  it("KopfRunner works under node's test runner too, with and without tsx imported (R-TEST-101)", async () => {
+    fs.mkdirSync(path.join(project, 'checks'), { recursive: true });
+    fs.writeFileSync(path.join(project, 'checks/node-runner.mjs'), NODE_RUNNER_TEST);
+    for (const execArgv of [[], ['--import', 'tsx']]) {
+      const test = await run(process.execPath, [...execArgv, '--test', 'checks/node-runner.mjs'], { cwd: project, timeoutMs: 120_000 });
+      expect(test.code, test.output).toBe(0);
+      expect(test.output).toMatch(/node runner 1: .*createKopfExample/);
+    }
+    fs.rmSync(path.join(project, 'checks'), { recursive: true });
+  }, 260_000);
 
   it('the compiled operator runs with plain node on a production install and handles an object on the devcluster', async () => {
     const built = await run('npm', ['run', 'build'], { cwd: project, timeoutMs: 120_000 });

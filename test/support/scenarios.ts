@@ -269,7 +269,10 @@ export class RunningOperator {
 export async function startOperator(cluster: DevCluster, options: OperatorStart): Promise<RunningOperator> {
   const since = cluster.requests.all.length;
   const op = new RunningOperator(options);
-  await op.runner.start();
+  // A failure before the start rejects start() (R-TEST-103); scenarios read it from exitCode/exception.
+  await op.runner.start().catch((error: unknown) => {
+    if (op.exitCode === null) throw error;
+  });
   const watches = options.watches === undefined ? 'kopfexamples' : options.watches;
   if (watches !== null && op.exitCode === null) await waitForWatch(cluster, watches, since);
   return op;

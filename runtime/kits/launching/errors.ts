@@ -1,8 +1,8 @@
 /**
  * Errors of launching an operator: a malformed command line, an operator module that is missing
- * or fails to load (the message names the file, line and column), a cluster without peering
- * resources for `freeze`/`resume`, a `main(import.meta)` where nothing would run the operator, and
- * a test runner that did not see the operator start or stop in time. Named, coded and based by the
+ * or fails to load (the message names the file, line and column), a TypeScript file without tsx,
+ * a cluster without peering resources for `freeze`/`resume`, a `main(import.meta)` where nothing
+ * would run the operator, and a test runner that did not see the operator start or stop in time. Named, coded and based by the
  * runtime's scheme (docs/architecture.md, "Errors").
  */
 
@@ -31,6 +31,12 @@ export class ModuleLoadError extends Error {
     super(`cannot load ${where}: ${reason}`, options);
     this.location = location;
   }
+}
+
+/** A TypeScript operator file must be loaded, and tsx, the loader for it, is not installed. */
+export class TypeScriptLoaderError extends Error {
+  override readonly name = 'TypeScriptLoaderError';
+  readonly code = 'TypeScriptLoaderError' as const;
 }
 
 /** A malformed command line (the CLI exits with code 2). */

@@ -2,6 +2,10 @@
  * Importing the operator's own modules — the files and `-m` modules given to `run`, whose
  * imports register the handlers — and saying precisely where one of them failed.
  *
+ * Every load evaluates the user's module graph afresh (`freshness.ts`, R-TEST-102), and a
+ * TypeScript file loads whatever the process's `import()` understands: when it cannot load `.ts`,
+ * tsx's loader is registered and the import tried again (`typescript.ts`, R-TEST-101).
+ *
  * A module can fail to load in three ways, and each reports its position differently: a
  * TypeScript loader's transform error (esbuild-style errors with a `location`), a JavaScript
  * syntax error (V8 puts `file:line` and a caret above the message, not in it), or an exception
@@ -17,6 +21,8 @@ import * as path from 'node:path';
 import * as url from 'node:url';
 import * as versions from '../../cogs/configs/versions.js';
 import { MissingModuleError, ModuleLoadError, type SourceLocation } from './errors.js';
+import * as freshness from './freshness.js';
+import * as typescript from './typescript.js';
 
 let loads = 0;
 
@@ -38,11 +44,13 @@ export function isLoadingOperatorModules(): boolean {
 
 /**
  * Imports the operator's files and modules in order (R-CLI-1/3). Files are imported by absolute
- * file URL (TypeScript works under the CLI's loader and in test runners) and executed on every
- * call, as Kopf does; `-m` modules are imported once per process, as any module.
+ * file URL and executed on every call, as Kopf does, together with every file of the user's they
+ * import (R-TEST-102); so are `-m` modules that resolve to the user's own files. `-m` packages
+ * (in node_modules) are imported once per process, as any package.
  *
  * @throws MissingModuleError for a file that does not exist; ModuleLoadError (with the original
- *   error as its `cause`) for anything a module throws while loading.
+ *   error as its `cause`) for anything a module throws while loading, and for a TypeScript file
+ *   where tsx is not installed.
  */
 export async function loadOperatorModules(options: {
   readonly paths?: readonly string[];
@@ -53,21 +61,44 @@ export async function loadOperatorModules(options: {
   for (const file of options.paths ?? []) {
     const absolute = path.resolve(cwd, file);
     if (!fs.existsSync(absolute)) throw new MissingModuleError(`No such file: ${file}`);
-    loads += 1;
-    await importLocated(`${url.pathToFileURL(absolute).href}?kopf-load=${loads}`, file, cwd);
+    await importLocated(url.pathToFileURL(absolute).href, file, cwd);
   }
   for (const specifier of options.modules ?? []) {
     await importLocated(resolveModule(specifier, cwd), specifier, cwd);
   }
 }
 
+/** Whether a module is the user's own file, loaded afresh each time (not a package). */
+function isOwnFile(target: string): boolean {
+  return target.startsWith('file:') && !target.includes('/node_modules/');
+}
+
+/** The URL of one fresh load of the user's file. */
+function freshUrl(target: string): string {
+  loads += 1;
+  const fresh = new URL(target);
+  fresh.searchParams.set(freshness.QUERY, String(loads));
+  return fresh.href;
+}
+
 async function importLocated(target: string, given: string, cwd: string): Promise<void> {
   const counter = globalThis as LoadingCounter;
   counter[LOADING] = (counter[LOADING] ?? 0) + 1;
+  const own = isOwnFile(target);
+  if (own) freshness.ensureFreshGraphs();
+  let attempted = own ? freshUrl(target) : target;
   try {
-    await import(target);
+    try {
+      await import(attempted);
+    } catch (error) {
+      // Nothing of the graph ran yet: with tsx's loader registered, a fresh load can succeed.
+      if (!own || !typescript.isUnloadableTypeScript(error) || typescript.isLoaderRegistered()) throw error;
+      await typescript.registerLoader(cwd);
+      attempted = freshUrl(target);
+      await import(attempted);
+    }
   } catch (error) {
-    const location = locate(error, cwd) ?? (error instanceof SyntaxError ? checkSyntax(target, cwd) : undefined);
+    const location = locate(error, cwd) ?? (error instanceof SyntaxError ? checkSyntax(attempted, cwd) : undefined);
     throw new ModuleLoadError(given, location, describe(error), { cause: error });
   } finally {
     counter[LOADING] = (counter[LOADING] ?? 1) - 1;

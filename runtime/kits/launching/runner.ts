@@ -1,8 +1,12 @@
 /**
  * The operator runner for tests (R-TEST-1; Kopf: `kopf.testing.KopfRunner`): runs the `run` command
  * (`launching.ts`) inside the test process, against the cluster given explicitly (`kubeconfig`,
- * `connection`, or `env: { KUBECONFIG }`) or else whatever is configured, captures the log output, and stops the operator through its
- * stop flag. No OS signal handlers are installed (R-LIFE-6).
+ * `connection`, or `env: { KUBECONFIG }`) or else whatever is configured, captures the log output,
+ * and stops the operator through its stop flag. No OS signal handlers are installed (R-LIFE-6).
+ *
+ * It works in a project's own tests with no configuration (R-TEST-101…103): TypeScript files load
+ * whatever the test runner, every runner gets a fresh registry with every handler its files reach,
+ * and `start()` resolves only with a running operator — a failure before that rejects it.
  *
  * Users get it, with the emulator (`DevCluster`) and the virtual clock, from `kopf-gen/testing`
  * (also from `kopf-gen/runtime`):
@@ -25,7 +29,7 @@ import * as credentials from '../../cogs/client/credentials.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import * as errors from '../../core/actions/errors.js';
 import * as logging from '../../core/actions/logging.js';
-import type * as registry from '../../core/intents/registry.js';
+import * as registries from '../../core/intents/registry.js';
 import * as launching from './launching.js';
 import type * as outputs from './output.js';
 import { RunnerTimeoutError } from './errors.js';
@@ -39,8 +43,8 @@ import * as launchErrors from './errors.js';
 export interface KopfRunnerOptions extends Pick<connections.ConnectionOptions, 'kubeconfig' | 'kubeconfigContext' | 'connection'> {
   /** The operator's settings (e.g. short backoffs for tests). */
   readonly settings?: settings.OperatorSettings;
-  /** The registry to load the files into and run; default: the global default registry. */
-  readonly registry?: registry.OperatorRegistry;
+  /** The registry to load the files into and run; default: a new one for this runner (R-TEST-102). */
+  readonly registry?: registries.OperatorRegistry;
   /** Seconds to wait for the start (readiness) and for the stop; `null`/absent: no limit. */
   readonly timeout?: number | null;
   /** Re-throw the operator's failure from `stop()`. Default `true`. */
@@ -83,6 +87,11 @@ export class KopfRunner {
   exitCode: number | null = null;
   /** The operator's failure, if any (set as soon as it has ended). */
   exception: unknown = null;
+  /**
+   * The registry the operator's files registered their handlers into and the operator runs: the
+   * `registry` option, or else a new one of this runner's own (R-TEST-102).
+   */
+  readonly registry: registries.OperatorRegistry;
 
   private readonly args: readonly string[];
   private readonly options: KopfRunnerOptions;
@@ -95,13 +104,18 @@ export class KopfRunner {
   constructor(args: readonly string[], options: KopfRunnerOptions = {}) {
     this.args = args[0] === 'run' ? args.slice(1) : [...args];
     this.options = options;
+    this.registry = options.registry ?? new registries.OperatorRegistry();
   }
 
   /**
-   * Starts the operator; resolves once its startup activity has succeeded and it has logged in,
-   * or once it has ended (e.g. failed at startup or at the login — see `exitCode` and `exception`).
+   * Starts the operator; resolves once its startup activity has succeeded and it has logged in
+   * (R-TEST-103). If the operator ends before that — a usage error, a file that is missing or fails
+   * to load, a failed startup handler or login — it rejects with that failure, whatever `reraise`
+   * says (which is about failures after the start, re-thrown by `stop()`); `exitCode`, `exception`
+   * and `output` are then final, and the runner needs no `stop()`.
    *
-   * @throws RunnerTimeoutError if neither happened within `timeout`.
+   * @throws UsageError, ModuleLoadError, LoginError, ActivityError, … as the operator failed;
+   *   RunnerTimeoutError if it neither started nor ended within `timeout`.
    */
   async start(): Promise<this> {
     if (this.done !== undefined) throw new TypeError('The runner is already started.');
@@ -132,6 +146,12 @@ export class KopfRunner {
     void this.done.finally(() => ended.abort());
     const loggedIn = ready.then(() => vault.readiness.waitFor(true, ended.signal)).catch(() => undefined);
     await this.within(Promise.race([loggedIn, this.done]), 'start');
+    if (this.exitCode !== null && this.exception !== null) {
+      this.stopped = true;
+      this.restoreSink?.();
+      this.restoreSink = undefined;
+      throw this.exception;
+    }
     return this;
   }
 
@@ -141,7 +161,7 @@ export class KopfRunner {
       if (args !== null) {
         const { kubeconfig, kubeconfigContext, connection, env } = this.options;
         await launching.launch(args, {
-          registry: this.options.registry,
+          registry: this.registry,
           settings: this.options.settings,
           cwd: this.options.cwd,
           stopFlag: this.stopper.signal,
@@ -164,7 +184,8 @@ export class KopfRunner {
 
   /**
    * Raises the stop flag and waits for the operator to stop; then `exitCode`, `exception` and
-   * `output` are final.
+   * `output` are final. After a `start()` that rejected, it only re-throws that failure (with
+   * `reraise`).
    *
    * @throws the operator's failure if `reraise` (default); RunnerTimeoutError if it did not stop in time
    *   (it goes on stopping; call `stop()` again to wait more).

@@ -66,27 +66,73 @@ describe('KopfRunner (R-TEST-1)', () => {
     expect(kept.output).toContain('Disposable runner.');
   });
 
-  it('R-TEST-1 with reraise, the operator failure is re-thrown at stop; without, it is only recorded', async () => {
+  it('R-TEST-1 R-TEST-103 a failure before the start rejects start(), whatever reraise; after the start, stop() re-throws it with reraise', async () => {
     const file = operatorFile(folder.dir, 'failing.ts', "on.startup(function startup_fn() { throw new errors.PermanentError('Broken on purpose.'); });");
-    const raising = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings() });
-    await raising.start();
+    for (const reraise of [true, false]) {
+      const runner = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings(), reraise });
+      await expect(runner.start()).rejects.toMatchObject({ code: 'ActivityError' });
+      expect(runner.exitCode).toBe(1);
+      expect(runner.output).toContain("Activity 'startup_fn' failed permanently: Broken on purpose.");
+      if (reraise) await expect(runner.stop()).rejects.toMatchObject({ code: 'ActivityError' });
+      else await runner.stop();
+    }
+
+    const later = operatorFile(folder.dir, 'failing-later.ts', "on.cleanup(function cleanup_fn() { throw new errors.PermanentError('Broken at the end.'); });");
+    const raising = await new KopfRunner(['run', '-A', '--standalone', later], { registry: new OperatorRegistry(), settings: fastSettings() }).start();
     await expect(raising.stop()).rejects.toMatchObject({ code: 'ActivityError' });
     expect(raising.exitCode).toBe(1);
-    expect(raising.output).toContain("Activity 'startup_fn' failed permanently: Broken on purpose.");
-
-    const quiet = new KopfRunner(['run', '-A', file], { registry: new OperatorRegistry(), settings: fastSettings(), reraise: false });
-    await quiet.start();
+    const quiet = await new KopfRunner(['run', '-A', '--standalone', later], {
+      registry: new OperatorRegistry(),
+      settings: fastSettings(),
+      reraise: false,
+    }).start();
     await quiet.stop();
     expect(quiet.exitCode).toBe(1);
     expect(quiet.exception).toMatchObject({ code: 'ActivityError' });
   });
 
-  it('R-TEST-1 usage errors give exit code 2 and their message in the output', async () => {
+  it('R-TEST-103 usage errors reject start() with exit code 2 and their message in the output', async () => {
     const runner = new KopfRunner(['run', '-A', '-n', 'default'], { reraise: false });
-    await runner.start();
-    await runner.stop();
+    await expect(runner.start()).rejects.toMatchObject({ code: 'UsageError' });
     expect(runner.exitCode).toBe(2);
     expect(runner.output).toContain("option '-A, --all-namespaces' cannot be used with option '-n, --namespace <pattern>'");
+  });
+
+  it('R-TEST-103 a missing file or one that fails to load rejects start() with the load error, and the log goes back to the process', async () => {
+    const missing = new KopfRunner(['run', '-A', '--standalone', 'absent.ts'], { cwd: folder.dir });
+    await expect(missing.start()).rejects.toMatchObject({ code: 'UsageError', message: 'No such file: absent.ts' });
+    expect(missing.exitCode).toBe(2);
+    const file = operatorFile(folder.dir, 'throwing.ts', "throw new RangeError('out of range');");
+    const throwing = new KopfRunner(['run', '-A', '--standalone', file], { cwd: folder.dir });
+    const failure = await throwing.start().catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'ModuleLoadError' });
+    // (The line is the transformed module's under vitest; the compiled package's is in loading.test.ts.)
+    expect((failure as Error).message).toMatch(/^cannot load throwing\.ts:\d+:7: RangeError: out of range$/);
+    expect(throwing.exitCode).toBe(1);
+    expect(throwing.output).toContain((failure as Error).message);
+    const elsewhere: string[] = [];
+    const restore = logging.setLogSink((_line, record) => {
+      elsewhere.push(record.message);
+    });
+    logging.getLogger('kopf.test').warning('Logged after the failed start.');
+    restore();
+    expect(elsewhere).toEqual(['Logged after the failed start.']);
+    expect(throwing.output).not.toContain('Logged after the failed start.');
+  });
+
+  it('R-TEST-102 a runner without a registry gets one of its own, not the default registry', async () => {
+    const file = operatorFile(folder.dir, 'own-registry.ts', "on.startup(function startup_fn({ logger }) { logger.info('Own registry.'); });");
+    const runners = [
+      new KopfRunner(['-A', '--standalone', file], { settings: fastSettings() }),
+      new KopfRunner(['-A', '--standalone', file], { settings: fastSettings() }),
+    ];
+    for (const runner of runners) {
+      await runner.start();
+      await runner.stop();
+      expect(runner.registry.activityHandlers('startup').map((h) => h.id)).toEqual(['startup_fn']);
+    }
+    expect(runners[0]!.registry).not.toBe(runners[1]!.registry);
+    expect(getDefaultRegistry().activityHandlers('startup')).toEqual([]);
   });
 
   it('R-TEST-1 the runner waits at most `timeout` seconds for the operator to stop', async () => {
@@ -169,7 +215,7 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
     });
   });
 
-  it('R-TEST-1 a login that finds no credentials ends start() promptly with the LoginError, before stop()', async () => {
+  it('R-TEST-1 R-TEST-103 a login that finds no credentials rejects start() promptly with the LoginError', async () => {
     const file = operatorFile(folder.dir, 'nowhere.ts', OPERATOR);
     await withoutProcessKubeconfig(async () => {
       const runner = new KopfRunner(['-A', '--standalone', file], {
@@ -179,13 +225,13 @@ describe('KopfRunner with explicit connections (R-TEST-1)', () => {
         env: { KUBECONFIG: path.join(folder.dir, 'absent'), HOME: folder.dir },
       });
       const started = Date.now();
-      await runner.start();
-      expect(Date.now() - started).toBeLessThan(3000);
-      expect(runner.exitCode).toBe(1);
-      expect(runner.exception).toMatchObject({
+      await expect(runner.start()).rejects.toMatchObject({
         code: 'LoginError',
         message: expect.stringContaining(`KUBECONFIG=${path.join(folder.dir, 'absent')} lists no existing file`) as unknown,
       });
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(runner.exitCode).toBe(1);
+      expect(runner.exception).toMatchObject({ code: 'LoginError' });
       await expect(runner.stop()).rejects.toMatchObject({ code: 'LoginError' });
     });
   });
