@@ -44,16 +44,19 @@ export function createChecker(cwd: string, entries: readonly string[]): SourceCh
   return new SyntaxChecker(cwd, entries);
 }
 
-/** The project's `typescript`, or undefined when the project does not have it. */
-export function projectTypeScript(cwd: string): typeof TS | undefined {
-  const require = module.createRequire(path.join(cwd, 'package.json'));
-  let resolved: string;
+/** Where the project's `typescript` is, or undefined when the project does not have it. */
+export function projectTypeScriptPath(cwd: string): string | undefined {
   try {
-    resolved = require.resolve('typescript');
+    return module.createRequire(path.join(cwd, 'package.json')).resolve('typescript');
   } catch {
     return undefined;
   }
-  return require(resolved) as typeof TS;
+}
+
+/** The project's `typescript`, or undefined when the project does not have it. */
+function projectTypeScript(cwd: string): typeof TS | undefined {
+  const resolved = projectTypeScriptPath(cwd);
+  return resolved === undefined ? undefined : (module.createRequire(path.join(cwd, 'package.json'))(resolved) as typeof TS);
 }
 
 /** `file:line:column: message (and N more)`, the one line of every failed check. */

@@ -5,8 +5,10 @@
  * options, with `KUBECONFIG` pointing at the devcluster — and restarts that child when a source
  * file is saved. The devcluster, and every object in it, outlives the restarts.
  *
- * On a save: the sources are checked first (`checking.ts`); a mistake is one line and the running
- * operator is left alone until the next good save. Then the old operator stops gracefully
+ * At start, the operator starts at once (as `kopf-gen run` would) while the checker warms up in its
+ * own thread (`checkthread.ts`), printing what it finds. On a save: the sources are checked first
+ * (`checking.ts`); a mistake is one line and the running operator is left alone until the next good
+ * save. Then the old operator stops gracefully
  * (SIGTERM, and the launcher waits for it to exit: never two operators at once), and a child
  * started ahead in standby (`standby.ts`) is told to go, so that a restart costs little more than
  * loading the changed files. A changed CRD file under watch is loaded again into the devcluster.
@@ -18,7 +20,7 @@ import * as child from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as outputs from '../runtime/kits/launching/output.js';
-import * as checking from './checking.js';
+import * as checkthread from './checkthread.js';
 import * as standby from './standby.js';
 import * as watching from './watching.js';
 
@@ -121,7 +123,7 @@ export async function runDevLoop(options: DevLoopOptions): Promise<number> {
 
 class DevLoop {
   private readonly command: readonly string[];
-  private checker: checking.SourceChecker;
+  private checker: checkthread.AsyncChecker;
   private readonly watcher: watching.SourceWatcher;
   private operator: OperatorChild | undefined;
   private standby: OperatorChild | undefined;
@@ -132,7 +134,7 @@ class DevLoop {
 
   constructor(private readonly options: DevLoopOptions) {
     this.command = options.command ?? [process.execPath, binary()];
-    this.checker = checking.createChecker(options.cwd, options.entries);
+    this.checker = checkthread.startChecker(options.cwd, options.entries);
     if (this.checker.kind === 'syntax') {
       options.output.err(
         'kopf-gen run: the project has no typescript: saved files are checked for syntax only before a restart (npm install --save-dev typescript checks types too)\n',
@@ -144,16 +146,18 @@ class DevLoop {
   async run(): Promise<number> {
     const signal = this.waitForStop();
     this.standby = this.spawn();
-    const first = this.checker.check([]);
     this.watchTargets();
-    if (first.ok) await this.start();
-    else {
-      this.failed = true;
-      this.options.output.err(`${first.line}\n`);
-    }
+    // The first check warms the checker up; the operator starts meanwhile, as without the loop.
+    this.working = Promise.all([this.start(), this.warmUp()])
+      .then(() => undefined)
+      .finally(() => {
+        this.working = undefined;
+        if (this.pending.size > 0) this.changed([]);
+      });
     const received = await signal.promise;
     this.closing = true;
     this.watcher.close();
+    void this.checker.close();
     this.standby?.discard();
     await this.working;
     this.standby?.discard();
@@ -194,6 +198,13 @@ class DevLoop {
 
   private spawn(): OperatorChild {
     return new OperatorChild(this.command, this.options.args, this.options.cwd, this.options.env);
+  }
+
+  /** Checks everything once (the checker's warm-up) and says what is wrong, if anything. */
+  private async warmUp(): Promise<void> {
+    const result = await this.checker.check([]);
+    this.watchTargets();
+    if (!result.ok) this.options.output.err(`${result.line}\n`);
   }
 
   /** Starts the operator in the standby child (or a fresh one if that one died). */
@@ -248,8 +259,11 @@ class DevLoop {
     }
     const code = paths.filter((file) => !this.isCrd(file) && RELEVANT.test(file));
     if (code.length === 0) return;
-    if (code.some((file) => path.basename(file) === 'tsconfig.json')) this.checker = checking.createChecker(cwd, this.options.entries);
-    const result = this.checker.check(code);
+    if (code.some((file) => path.basename(file) === 'tsconfig.json')) {
+      void this.checker.close();
+      this.checker = checkthread.startChecker(cwd, this.options.entries);
+    }
+    const result = await this.checker.check(code);
     this.watchTargets();
     if (!result.ok) {
       output.err(`${result.line}\n`);

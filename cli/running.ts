@@ -248,7 +248,8 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
     entries = parsed.paths;
   }
   if (!wanted) {
-    if (watch) return await (await import('./devloop.js')).runDevLoop({ cwd, args: launcher.rest, entries, env: process.env, output, stopFlag: options.stopFlag });
+    if (watch)
+      return await (await import('./devloop.js')).runDevLoop({ cwd, args: launcher.rest, entries, env: process.env, output, stopFlag: options.stopFlag });
     return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
   }
 
