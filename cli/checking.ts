@@ -7,9 +7,9 @@
  * the compiler's: a semantic-diagnostics builder program over the entry files (and the
  * declaration files of the project's tsconfig.json), kept warm in the launcher — unchanged source
  * files are reused, and only the changed files and those that depend on them are checked again —
- * so a save is checked in tens of milliseconds. Without `typescript`, every changed file is only
- * parsed (esbuild, which tsx brings), which catches syntax errors but not type errors; the
- * launcher says so once.
+ * so a save is checked in tens of milliseconds. Without `typescript`, the files the entry reaches
+ * are only parsed (esbuild, which tsx brings), which catches syntax errors and missing files but
+ * not type errors; the launcher says so once.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -23,16 +23,13 @@ export type CheckResult = { readonly ok: true } | { readonly ok: false; readonly
 
 /** A checker of the project's sources, kept between saves. */
 export interface SourceChecker {
-  /** `typescript`: the project's compiler checks types; `syntax`: only the syntax of changed files. */
+  /** `typescript`: the project's compiler checks types; `syntax`: only the syntax of the files reached. */
   readonly kind: 'typescript' | 'syntax';
-  /** Checks the sources, given the files changed since the last check (absolute paths). */
-  check(changed: readonly string[]): CheckResult;
+  /** Checks the sources as they are now (each checker finds what changed since its last check). */
+  check(): CheckResult;
   /** The files outside node_modules that the entry files reach (absolute), for the watcher. */
   files(): readonly string[];
 }
-
-/** Files the checkers look at. */
-const CODE = /\.(ts|mts|cts|tsx|js|mjs|cjs|jsx)$/;
 
 /**
  * A checker for the project in `cwd`: the TypeScript one if the project has `typescript`,
@@ -154,76 +151,62 @@ function stampOf(fileName: string): string {
   }
 }
 
-/** The shape of esbuild's `transformSync` that the syntax check uses. */
+/** The shape of esbuild's `buildSync` that the syntax check uses. */
 interface Esbuild {
-  transformSync(code: string, options: { loader: string; sourcefile: string; format?: string }): unknown;
+  buildSync(options: Record<string, unknown>): { readonly metafile?: { readonly inputs: Record<string, unknown> } };
 }
 interface EsbuildFailure {
-  readonly errors?: readonly { readonly text: string; readonly location?: { readonly line: number; readonly column: number } | null }[];
+  readonly errors?: readonly {
+    readonly text: string;
+    readonly location?: { readonly file: string; readonly line: number; readonly column: number } | null;
+  }[];
 }
 
-/** Parses changed files only (no types): what can be checked without the project's `typescript`. */
+/**
+ * Parses what the entry files reach, without types: what can be checked without the project's
+ * `typescript`. esbuild (which tsx brings) follows the imports outside node_modules, so a syntax
+ * error or a missing file anywhere the operator loads is found, and the files are known to watch.
+ */
 class SyntaxChecker implements SourceChecker {
   readonly kind = 'syntax';
   private readonly esbuild: Esbuild;
-  private readonly failures = new Map<string, string>();
-  private readonly seen = new Set<string>();
+  private reached: string[] = [];
 
   constructor(
     private readonly cwd: string,
-    entries: readonly string[],
+    private readonly entries: readonly string[],
   ) {
     this.esbuild = module.createRequire(typescript.tsxManifest(cwd))('esbuild') as Esbuild;
-    for (const entry of entries) this.seen.add(path.resolve(cwd, entry));
-    for (const file of listTree(path.join(cwd, 'src'))) this.seen.add(file);
   }
 
-  check(changed: readonly string[]): CheckResult {
-    const targets = changed.length > 0 ? changed.filter((file) => CODE.test(file)) : [...this.seen];
-    for (const file of targets) {
-      this.seen.add(file);
-      const failure = this.parse(file);
-      if (failure === undefined) this.failures.delete(file);
-      else this.failures.set(file, failure);
+  check(): CheckResult {
+    try {
+      const result = this.esbuild.buildSync({
+        entryPoints: this.entries.map((entry) => path.resolve(this.cwd, entry)),
+        absWorkingDir: this.cwd,
+        bundle: true,
+        write: false,
+        metafile: true,
+        packages: 'external',
+        platform: 'node',
+        format: 'esm',
+        target: 'esnext',
+        logLevel: 'silent',
+      });
+      this.reached = Object.keys(result.metafile?.inputs ?? {}).map((file) => path.resolve(this.cwd, file));
+      return { ok: true };
+    } catch (error) {
+      const errors = (error as EsbuildFailure).errors ?? [];
+      const first = errors[0];
+      if (!first) return { ok: false, line: `error: ${(error as Error).message.split('\n')[0]}` };
+      const where = first.location
+        ? `${path.relative(this.cwd, path.resolve(this.cwd, first.location.file))}:${first.location.line}:${first.location.column + 1}: `
+        : '';
+      return { ok: false, line: oneLine(`${where}error: ${first.text}`, errors.length - 1) };
     }
-    const lines = [...this.failures.values()];
-    return lines.length > 0 ? { ok: false, line: oneLine(lines[0]!, lines.length - 1) } : { ok: true };
   }
 
   files(): readonly string[] {
-    return [...this.seen];
+    return this.reached;
   }
-
-  private parse(file: string): string | undefined {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      this.seen.delete(file); // Deleted: the operator's loading says whether it was needed.
-      return undefined;
-    }
-    const extension = path.extname(file).slice(1);
-    const loader = /^[cm]?ts$/.test(extension) ? 'ts' : extension === 'tsx' ? 'tsx' : extension === 'jsx' ? 'jsx' : 'js';
-    try {
-      this.esbuild.transformSync(text, { loader, sourcefile: file });
-      return undefined;
-    } catch (error) {
-      const first = (error as EsbuildFailure).errors?.[0];
-      const relative = path.relative(this.cwd, file) || file;
-      if (!first) return `${relative}: error: ${(error as Error).message}`;
-      const where = first.location ? `${relative}:${first.location.line}:${first.location.column + 1}` : relative;
-      return `${where}: error: ${first.text}`;
-    }
-  }
-}
-
-/** The code files under a folder (none if it does not exist). */
-function listTree(folder: string): string[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(folder, { recursive: true }) as string[];
-  } catch {
-    return [];
-  }
-  return names.filter((name) => CODE.test(name) && !name.split(path.sep).includes('node_modules')).map((name) => path.join(folder, name));
 }

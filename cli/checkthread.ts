@@ -19,8 +19,8 @@ const WORKER_MARK = 'kopf-gen.checker';
 /** A checker the dev loop awaits. */
 export interface AsyncChecker {
   readonly kind: checking.SourceChecker['kind'];
-  /** Checks the sources, given the files changed since the last check (none: everything). */
-  check(changed: readonly string[]): Promise<checking.CheckResult>;
+  /** Checks the sources as they are now. */
+  check(): Promise<checking.CheckResult>;
   /** The files the entry files reached at the last check (absolute). */
   files(): readonly string[];
   close(): Promise<void>;
@@ -28,7 +28,6 @@ export interface AsyncChecker {
 
 interface Request {
   readonly id: number;
-  readonly changed: readonly string[];
 }
 interface Response {
   readonly id: number;
@@ -63,10 +62,10 @@ class InThread implements AsyncChecker {
     private readonly entries: readonly string[],
   ) {}
 
-  async check(changed: readonly string[]): Promise<checking.CheckResult> {
+  async check(): Promise<checking.CheckResult> {
     try {
       this.checker ??= checking.createChecker(this.cwd, this.entries);
-      return this.checker.check(changed);
+      return this.checker.check();
     } catch (error) {
       return failure(error);
     }
@@ -106,12 +105,12 @@ class InWorker implements AsyncChecker {
     this.worker.on('exit', () => fail(new Error('the checker has stopped')));
   }
 
-  async check(changed: readonly string[]): Promise<checking.CheckResult> {
+  async check(): Promise<checking.CheckResult> {
     if (this.crashed) return failure(this.crashed);
     const id = this.next++;
     const response = await new Promise<Response>((resolve) => {
       this.waiting.set(id, resolve);
-      this.worker.postMessage({ id, changed } satisfies Request);
+      this.worker.postMessage({ id } satisfies Request);
     });
     this.known = response.files;
     return response.result;
@@ -133,7 +132,7 @@ function serve(port: threads.MessagePort, setup: Setup): void {
     let result: checking.CheckResult;
     try {
       checker ??= checking.createChecker(setup.cwd, setup.entries);
-      result = checker.check(request.changed);
+      result = checker.check();
     } catch (error) {
       result = failure(error);
     }

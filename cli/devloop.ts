@@ -202,7 +202,7 @@ class DevLoop {
 
   /** Checks everything once (the checker's warm-up) and says what is wrong, if anything. */
   private async warmUp(): Promise<void> {
-    const result = await this.checker.check([]);
+    const result = await this.checker.check();
     this.watchTargets();
     if (!result.ok) this.options.output.err(`${result.line}\n`);
   }
@@ -263,7 +263,7 @@ class DevLoop {
       void this.checker.close();
       this.checker = checkthread.startChecker(cwd, this.options.entries);
     }
-    const result = await this.checker.check(code);
+    const result = await this.checker.check();
     this.watchTargets();
     if (!result.ok) {
       output.err(`${result.line}\n`);
