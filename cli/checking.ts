@@ -102,10 +102,15 @@ class TypeScriptChecker implements SourceChecker {
   files(): readonly string[] {
     const program = this.builder?.getProgram();
     if (!program) return [];
-    return program
-      .getSourceFiles()
-      .filter((file) => !program.isSourceFileDefaultLibrary(file) && !file.fileName.includes('/node_modules/'))
-      .map((file) => path.resolve(file.fileName));
+    return (
+      program
+        .getSourceFiles()
+        // Packages reached through node_modules are not the project's, even when linked from elsewhere.
+        .filter(
+          (file) => !program.isSourceFileDefaultLibrary(file) && !program.isSourceFileFromExternalLibrary(file) && !file.fileName.includes('/node_modules/'),
+        )
+        .map((file) => path.resolve(file.fileName))
+    );
   }
 
   /** Reads each file once per change: unchanged files keep their SourceFile, so the program is reused. */

@@ -205,6 +205,8 @@ class DevLoop {
     const result = await this.checker.check();
     this.watchTargets();
     if (!result.ok) this.options.output.err(`${result.line}\n`);
+    const checked = this.checker.kind === 'typescript' ? 'type-checked' : 'checked for syntax';
+    this.options.output.err(`kopf-gen run: watching ${this.watcher.summary(this.options.cwd)}: a save is ${checked}, then the operator restarts\n`);
   }
 
   /** Starts the operator in the standby child (or a fresh one if that one died). */

@@ -54,6 +54,15 @@ export class SourceWatcher {
     for (const [folder, recursive] of wanted) this.watch(folder, recursive);
   }
 
+  /** What is watched, for people: `src/, crds/ and 2 more files` (relative to `cwd`). */
+  summary(cwd: string): string {
+    const trees = this.trees.map((tree) => `${path.relative(cwd, tree) || '.'}/`);
+    const files = [...this.files].filter((file) => !this.underTree(file) && fs.existsSync(file)).length;
+    if (trees.length === 0) return `${files} file${files === 1 ? '' : 's'}`;
+    const more = files > 0 ? ` and ${files} more file${files === 1 ? '' : 's'}` : '';
+    return `${trees.slice(0, -1).join(', ')}${trees.length > 1 ? `${more ? ', ' : ' and '}` : ''}${trees.at(-1)}${more}`;
+  }
+
   /** Stops watching; no batch is reported after this. */
   close(): void {
     this.closed = true;
