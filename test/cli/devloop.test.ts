@@ -143,6 +143,10 @@ describe('the dev loop with the project’s typescript', () => {
     client = clientOf(kubeconfig);
     await createExample(client, 'kex-1');
     await launcher.waitFor(/\[default\/kex-1\] v1 kex-1/);
+    // The checker is warm: what follows measures a save as a developer makes it.
+    expect(await launcher.waitFor(/^kopf-gen run: watching .*\n/m)).toBe(
+      'kopf-gen run: watching src/, crds/ and 2 more files: a save is type-checked, then the operator restarts\n',
+    );
   }, 2 * WAIT_MS);
 
   afterAll(() => {
