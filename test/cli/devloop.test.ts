@@ -204,6 +204,35 @@ describe('the dev loop with the project’s typescript', () => {
   );
 
   it(
+    'R-CLI-201: a saved CRD file is loaded into the devcluster again; the operator is not restarted',
+    async () => {
+      const from = launcher.text.length;
+      const crd = path.join(dir, 'crds', 'kopfexamples.yaml');
+      fs.writeFileSync(
+        crd,
+        fs
+          .readFileSync(crd, 'utf8')
+          .replace('metadata:\n  name: kopfexamples.kopf.dev', 'metadata:\n  name: kopfexamples.kopf.dev\n  labels: { reloaded: "yes" }'),
+      );
+      expect(await launcher.waitFor(/^kopf-gen run: reloaded .*\n/m, from)).toBe(
+        'kopf-gen run: reloaded 1 CRD(s) of crds/kopfexamples.yaml into the devcluster\n',
+      );
+      const crds = references.makeResource({
+        group: 'apiextensions.k8s.io',
+        version: 'v1',
+        plural: 'customresourcedefinitions',
+        kind: 'CustomResourceDefinition',
+        namespaced: false,
+      });
+      const stored = await client.get(crds, null, 'kopfexamples.kopf.dev');
+      expect((stored['metadata'] as { labels?: unknown } | undefined)?.labels).toEqual({ reloaded: 'yes' });
+      expect(launcher.text.slice(from)).not.toContain('restarting the operator');
+      expect((await client.list(KOPFEXAMPLES, 'default')).items).toHaveLength(3);
+    },
+    2 * WAIT_MS,
+  );
+
+  it(
     'R-CLI-203: Ctrl-C stops the operator gracefully, then the devcluster; the exit code is 0',
     async () => {
       const from = launcher.text.length;
