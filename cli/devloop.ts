@@ -157,10 +157,10 @@ class DevLoop {
     const received = await signal.promise;
     this.closing = true;
     this.watcher.close();
-    void this.checker.close();
     this.standby?.discard();
     await this.working;
     this.standby?.discard();
+    void this.checker.close();
     const operator = this.operator;
     signal.forward = (name) => void operator?.stop(name);
     const code = operator ? await operator.stop(received) : this.failed ? 1 : 0;
@@ -203,6 +203,7 @@ class DevLoop {
   /** Checks everything once (the checker's warm-up) and says what is wrong, if anything. */
   private async warmUp(): Promise<void> {
     const result = await this.checker.check();
+    if (this.closing) return;
     this.watchTargets();
     if (!result.ok) this.options.output.err(`${result.line}\n`);
     const checked = this.checker.kind === 'typescript' ? 'type-checked' : 'checked for syntax';
@@ -266,6 +267,7 @@ class DevLoop {
       this.checker = checkthread.startChecker(cwd, this.options.entries);
     }
     const result = await this.checker.check();
+    if (this.closing) return;
     this.watchTargets();
     if (!result.ok) {
       output.err(`${result.line}\n`);
