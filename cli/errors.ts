@@ -1,6 +1,6 @@
 /**
  * Errors of the `kopf-gen` binary: a command that needs a package that is not installed (the
- * generator, or tsx for TypeScript operator files). Named and coded by the runtime's scheme
+ * generator; tsx's absence is the runtime's `TypeScriptLoaderError`). Named and coded by the runtime's scheme
  * (docs/architecture.md, "Errors").
  */
 
@@ -15,15 +15,5 @@ export class GeneratorMissingError extends Error {
       `kopf-gen ${command} needs the generator, a separate package so that operators do not ship it. ` +
         `Install it (npm install --save-dev ${generator}) or run: npx -p kopf-gen -p ${generator} kopf-gen ${command} …`,
     );
-  }
-}
-
-/** A failure to find or register the TypeScript loader. */
-export class TypeScriptLoaderError extends Error {
-  override readonly name = 'TypeScriptLoaderError';
-  readonly code = 'TypeScriptLoaderError' as const;
-
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
   }
 }

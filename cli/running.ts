@@ -10,8 +10,12 @@
  *   starts it only when no cluster is configured (no `KUBECONFIG`, no `~/.kube/config`, no
  *   service-account token) and the process is not in a pod. It loads the CRDs given with
  *   `--crd` (or found in `./crds`), writes its kubeconfig to `.kopf-gen/kubeconfig` (for kubectl),
- *   hands that kubeconfig to the operator explicitly (the process's `KUBECONFIG` is left alone),
- *   says so in one line with a kubectl hint, and stops the devcluster after the operator has stopped.
+ *   points `KUBECONFIG` at it for the operator (so that `@kubernetes/client-node`'s
+ *   `loadFromDefault()` in handlers reaches the same devcluster), says so in one line with a
+ *   kubectl hint, and stops the devcluster after the operator has stopped.
+ * - The dev loop (`devloop.ts`): with `--watch` — the default when the devcluster is used — the
+ *   operator runs in a child process that is restarted when a source file is saved, while the
+ *   devcluster stays in this process; `--no-watch` runs the operator in this process, once.
  * Without the flag nothing development-only happens: with no cluster configured, the operator's
  * login fails with one line naming what was looked for, as it would in a deployed container.
  * Inside a pod the devcluster never starts, even with `--dev-cluster`, unless
@@ -19,11 +23,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as YAML from 'yaml';
 import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
 import * as logins from '../runtime/cogs/client/logins.js';
 import * as runtimeCli from '../runtime/kits/launching/commands.js';
 import type * as outputs from '../runtime/kits/launching/output.js';
 import * as pods from './pods.js';
+import * as standby from './standby.js';
 import * as typescript from './typescript.js';
 
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
@@ -38,6 +44,9 @@ Development options (kopf-gen run only; \`node dist/main.js\` has none of them):
   --dev-cluster-in-pod         start the devcluster even inside a Kubernetes pod (refused by default:
                                a development server that trusts loopback must not run beside a real
                                cluster)
+  --watch, --no-watch          restart the operator when a source file is saved, keeping the
+                               devcluster and its objects (default: --watch when the devcluster is
+                               used, --no-watch otherwise)
 `;
 
 /** When to start the embedded devcluster: never (the default), always, or if no cluster is configured. */
@@ -49,12 +58,14 @@ export interface LauncherArgs {
   readonly crds: readonly string[];
   /** `--dev-cluster-in-pod`: start the devcluster even in a pod. */
   readonly inPod: boolean;
+  /** `--watch` (true), `--no-watch` (false), or neither (undefined: watch when the devcluster is used). */
+  readonly watch?: boolean;
   readonly rest: readonly string[];
 }
 
 /**
- * Takes `--dev-cluster[=always|auto]` and `--crd FILE` / `--crd=FILE` (repeatable) out of the
- * arguments.
+ * Takes `--dev-cluster[=always|auto]`, `--crd FILE` / `--crd=FILE` (repeatable), `--dev-cluster-in-pod`
+ * and `--watch` / `--no-watch` out of the arguments.
  *
  * @throws Error for `--crd` without a file, or an unknown `--dev-cluster` mode.
  */
@@ -63,6 +74,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
   const crds: string[] = [];
   let devCluster: DevClusterMode = 'never';
   let inPod = false;
+  let watch: boolean | undefined;
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
     if (arg === '--') {
@@ -70,6 +82,8 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       break;
     }
     if (arg === '--dev-cluster') devCluster = 'always';
+    else if (arg === '--watch') watch = true;
+    else if (arg === '--no-watch') watch = false;
     else if (arg === pods.IN_POD_FLAG) inPod = true;
     else if (arg.startsWith('--dev-cluster=')) {
       const mode = arg.slice('--dev-cluster='.length);
@@ -83,7 +97,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       i += 1;
     } else rest.push(arg);
   }
-  return { devCluster, crds, inPod, rest };
+  return { devCluster, crds, inPod, ...(watch !== undefined ? { watch } : {}), rest };
 }
 
 /**
@@ -130,6 +144,42 @@ async function loadCrds(cluster: { load(source: string): Promise<unknown[]> }, f
   return loaded;
 }
 
+/** What `reloadCrds` needs of the devcluster. */
+interface CrdStore {
+  readonly store: {
+    get(ref: { apiVersion: string; kind: string }, name: string): Record<string, unknown> | undefined;
+    create(object: Record<string, unknown>): Promise<unknown>;
+    update(object: Record<string, unknown>): Promise<unknown>;
+  };
+  settle(): Promise<void>;
+}
+
+/**
+ * Loads a changed CRD file into the running devcluster again (the dev loop): each CRD is created,
+ * or replaced over the stored one; the file's other objects are left alone (they are the user's
+ * to apply). CRDs removed from the file stay in the devcluster.
+ *
+ * @returns the line to print; @throws Error when the file cannot be parsed or a CRD is refused.
+ */
+async function reloadCrds(cluster: CrdStore, file: string, cwd: string): Promise<string> {
+  const documents = YAML.parseAllDocuments(fs.readFileSync(file, 'utf8')).map((document) => {
+    if (document.errors.length > 0) throw new Error(document.errors[0]!.message);
+    return document.toJS() as unknown;
+  });
+  const crds = documents.filter(
+    (doc): doc is Record<string, unknown> => typeof doc === 'object' && doc !== null && (doc as Record<string, unknown>)['kind'] === 'CustomResourceDefinition',
+  );
+  for (const crd of crds) {
+    const name = String((crd['metadata'] as { name?: unknown } | undefined)?.name ?? '');
+    const stored = cluster.store.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, name);
+    const version = (stored?.['metadata'] as { resourceVersion?: string } | undefined)?.resourceVersion;
+    if (stored) await cluster.store.update({ ...crd, metadata: { ...(crd['metadata'] as object), resourceVersion: version } });
+    else await cluster.store.create(crd);
+  }
+  await cluster.settle();
+  return `reloaded ${crds.length} CRD(s) of ${path.relative(cwd, file) || file} into the devcluster`;
+}
+
 /** The plural names of the CRDs among loaded objects (for the kubectl hint). */
 function pluralsOf(objects: readonly Record<string, unknown>[]): string[] {
   return objects.flatMap((object) => {
@@ -145,11 +195,13 @@ export interface RunOptions {
   readonly operator?: runtimeCli.RunCommandOptions['operator'];
   /** How a pod is recognised (tests; default: the process's environment and the token's real path). */
   readonly pod?: pods.PodDetection;
+  /** Stops the dev loop as SIGTERM does (tests; the operator's own stop flag is `operator.stopFlag`). */
+  readonly stopFlag?: AbortSignal;
 }
 
 /**
- * Runs the operator (with a devcluster if needed) and resolves to the exit code: 0 after a
- * graceful stop, 1 on failures, 2 on usage errors.
+ * Runs the operator (with a devcluster if needed, in the dev loop if watching) and resolves to the
+ * exit code: 0 after a graceful stop, 1 on failures, 2 on usage errors.
  */
 export async function run(args: readonly string[], output: outputs.CommandOutput, options: RunOptions = {}): Promise<number> {
   const cwd = options.cwd ?? process.cwd();
@@ -167,9 +219,13 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
   }
   const help = launcher.rest.some((arg) => arg === '-h' || arg === '--help');
   const wanted = !help && (launcher.devCluster === 'always' || (launcher.devCluster === 'auto' && !isClusterConfigured()));
+  const watch = !help && (launcher.watch ?? wanted);
   try {
-    const files = launcher.rest.filter((arg) => !arg.startsWith('-'));
-    if (!help && typescript.needsLoader(files)) await typescript.registerLoader(cwd);
+    // The dev loop's children load the operator; this process only checks and watches.
+    const operatorFiles = launcher.rest.filter((arg) => !arg.startsWith('-'));
+    if (!help && !watch && typescript.needsLoader(operatorFiles)) await typescript.registerLoader(cwd);
+    // Started by a dev loop: wait, with the runtime and the loader ready, until told to go.
+    if (standby.isStandby()) await standby.standBy();
   } catch (error) {
     output.err(`kopf-gen run: ${(error as Error).message}\n`);
     return 1;
@@ -179,7 +235,23 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
     output.out(LAUNCHER_HELP);
     return code;
   }
-  if (!wanted) return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
+  let entries: readonly string[] = [];
+  if (watch) {
+    // Usage errors are found here, once, rather than by every restarted child.
+    let parsed: ReturnType<typeof runtimeCli.parseRunArgs>;
+    try {
+      parsed = runtimeCli.parseRunArgs(launcher.rest, { output, name: 'kopf-gen run' });
+    } catch {
+      return 2;
+    }
+    if (parsed === null) return 0;
+    entries = parsed.paths;
+  }
+  if (!wanted) {
+    if (watch)
+      return await (await import('./devloop.js')).runDevLoop({ cwd, args: launcher.rest, entries, env: process.env, output, stopFlag: options.stopFlag });
+    return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: options.operator });
+  }
 
   const evidence = launcher.inPod ? undefined : pods.podEvidence(options.pod);
   if (evidence) {
@@ -188,6 +260,7 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
   }
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
   const { DevCluster } = await import('../devcluster/testing.js');
+  // INTEGRATE(persist): DevCluster.start({ stateDir })
   const cluster = await DevCluster.start();
   try {
     let loaded: Record<string, unknown>[];
@@ -197,7 +270,7 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
       output.err(`kopf-gen run: ${(error as Error).message}\n`);
       return 1;
     }
-    // Written for kubectl and the user; the operator gets it explicitly, not through the environment.
+    // Written for kubectl and the user, and given to the operator both explicitly and as KUBECONFIG.
     const kubeconfig = path.resolve(cwd, cluster.writeKubeconfig(path.resolve(cwd, KUBECONFIG_PATH)));
     const why =
       launcher.devCluster === 'always'
@@ -209,8 +282,39 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
       `${why}: started the devcluster at ${cluster.url}${crds}; kubeconfig: ${kubeconfig}; ` +
         `try: kubectl --kubeconfig ${kubeconfig} get ${kinds.length > 0 ? kinds.join(',') : 'namespaces'} -A\n`,
     );
-    return await runtimeCli.runCommand(launcher.rest, { output, cwd, operator: { ...options.operator, kubeconfig } });
+    if (watch) {
+      return await (await import('./devloop.js')).runDevLoop({
+        cwd,
+        args: launcher.rest,
+        entries,
+        env: { ...process.env, KUBECONFIG: kubeconfig },
+        output,
+        stopFlag: options.stopFlag,
+        crds: {
+          files,
+          ...(launcher.crds.length === 0 ? { folder: path.join(cwd, 'crds') } : {}),
+          reload: async (file) => await reloadCrds(cluster, file, cwd),
+        },
+      });
+    }
+    return await withKubeconfig(kubeconfig, () => runtimeCli.runCommand(launcher.rest, { output, cwd, operator: { ...options.operator, kubeconfig } }));
   } finally {
     await cluster.stop();
+  }
+}
+
+/**
+ * Runs `body` with `KUBECONFIG` pointing at the devcluster's kubeconfig — for clients in the
+ * operator's process that read it, such as `@kubernetes/client-node`'s `loadFromDefault()` — and
+ * restores the variable afterwards.
+ */
+async function withKubeconfig<T>(kubeconfig: string, body: () => Promise<T>): Promise<T> {
+  const saved = process.env['KUBECONFIG'];
+  process.env['KUBECONFIG'] = kubeconfig;
+  try {
+    return await body();
+  } finally {
+    if (saved === undefined) delete process.env['KUBECONFIG'];
+    else process.env['KUBECONFIG'] = saved;
   }
 }

@@ -5,4 +5,4 @@
  * the runtime (`runtime/kits/launching/typescript.ts`), which needs it too: `KopfRunner` loads
  * TypeScript operator files in a project's own tests, whatever the test runner.
  */
-export { needsLoader, registerLoader } from '../runtime/kits/launching/typescript.js';
+export { needsLoader, registerLoader, tsxManifest } from '../runtime/kits/launching/typescript.js';

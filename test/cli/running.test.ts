@@ -81,6 +81,8 @@ describe('launcher arguments', () => {
     [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], inPod: false, rest: ['op.ts'] }],
     [['--dev-cluster', '--dev-cluster-in-pod', 'op.ts'], { devCluster: 'always', crds: [], inPod: true, rest: ['op.ts'] }],
     [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], inPod: false, rest: ['-A', '--', '--dev-cluster'] }],
+    [['--dev-cluster=auto', '--watch', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, watch: true, rest: ['op.ts'] }],
+    [['--no-watch', '-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, watch: false, rest: ['-A', 'op.ts'] }],
   ])('splits %j', (args, expected) => {
     expect(runCommand.splitLauncherArgs(args)).toEqual(expected);
   });
@@ -146,14 +148,14 @@ describe('kopf-gen run with the devcluster fallback', () => {
   // A machine with a service-account token (a pod) always has a cluster configured: the two tests
   // about having none cannot run there.
   it.skipIf(IN_A_POD)(
-    '--dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, hands it to the operator explicitly, and says so',
+    'R-CLI-204: --dev-cluster=auto without a configured cluster starts the devcluster with ./crds, writes a kubeconfig, points KUBECONFIG at it for the operator, and says so',
     async () => {
       const { dir, home } = project();
       delete process.env['KUBECONFIG'];
       process.env['HOME'] = home;
       const out = output();
       const stop = new AbortController();
-      const running = runCommand.run(['--dev-cluster=auto', '--standalone', '-A', 'operator.ts'], out, {
+      const running = runCommand.run(['--dev-cluster=auto', '--no-watch', '--standalone', '-A', 'operator.ts'], out, {
         cwd: dir,
         operator: { stopFlag: stop.signal, handleSignals: false },
         pod: NOT_A_POD,
@@ -164,8 +166,8 @@ describe('kopf-gen run with the devcluster fallback', () => {
         /^No cluster is configured \(no KUBECONFIG, no ~\/\.kube\/config, not in a pod\) and --dev-cluster=auto is given: started the devcluster at https:\/\/127\.0\.0\.1:\d+ with 1 CRD file\(s\); kubeconfig: \S+; try: kubectl --kubeconfig \S+ get kopfexamples -A\n$/,
       );
       expect(out.text()).toContain(`kubeconfig: ${kubeconfig};`);
-      // The operator got the kubeconfig explicitly: the process's environment is left alone.
-      expect(process.env['KUBECONFIG']).toBeUndefined();
+      // The operator's process has KUBECONFIG pointing at the devcluster (for client-node's loadFromDefault()).
+      expect(process.env['KUBECONFIG']).toBe(kubeconfig);
 
       // The operator serves the devcluster: create an object through the written kubeconfig.
       const vault = new credentials.Vault();
@@ -259,12 +261,14 @@ describe('kopf-gen run with the devcluster fallback', () => {
     process.env['KUBECONFIG'] = path.join(dir, 'elsewhere-config');
     const out = output();
     const stop = new AbortController();
-    const running = runCommand.run(['--dev-cluster', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, {
+    const running = runCommand.run(['--dev-cluster', '--no-watch', '--crd', CRD, '-A', '--standalone', 'operator.ts'], out, {
       cwd: dir,
       operator: { stopFlag: stop.signal, handleSignals: false },
       pod: NOT_A_POD,
     });
     await eventually(() => lines.some((line) => line.includes('Initial authentication has finished.')), 'the operator to log in', 15_000);
+    // The devcluster's kubeconfig replaces the configured one while the operator runs, and is restored after.
+    expect(process.env['KUBECONFIG']).toBe(path.join(dir, '.kopf-gen', 'kubeconfig'));
     expect(out.text()).toMatch(/^As requested \(--dev-cluster\): started the devcluster at \S+ with 1 CRD file\(s\)/);
     expect(fs.existsSync(path.join(dir, '.kopf-gen', 'kubeconfig'))).toBe(true);
     stop.abort();

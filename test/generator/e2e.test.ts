@@ -60,7 +60,7 @@ describe('a project generated from the Kopf example CRD, from init to a running 
       devDependencies: Record<string, string>;
     };
     expect(manifest.dependencies['kopf-gen']).toBe(`file:${demo.CHECKOUT}`);
-    expect(manifest.scripts['operator']).toMatch(/^exec kopf-gen run --dev-cluster=auto -A src\/main\.ts$/);
+    expect(manifest.scripts['operator']).toMatch(/^exec kopf-gen run --dev-cluster=auto --watch -A src\/main\.ts$/);
     expect(manifest.devDependencies['typescript']).toMatch(/^[~^]?5\./);
     expect(fs.readFileSync(path.join(project, 'crds/kopfexamples.yaml'), 'utf8')).toBe(fs.readFileSync(CRD, 'utf8'));
   });

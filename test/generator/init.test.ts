@@ -192,7 +192,7 @@ describe('a new project', () => {
     expect(pkg.scripts).toEqual({
       build: 'tsc -p tsconfig.build.json',
       start: 'exec node dist/main.js -A',
-      operator: 'exec kopf-gen run --dev-cluster=auto -A src/main.ts',
+      operator: 'exec kopf-gen run --dev-cluster=auto --watch -A src/main.ts',
       test: 'vitest run',
       typecheck: 'tsc --noEmit -p tsconfig.json',
       generate: 'kopf-gen generate',
@@ -507,7 +507,7 @@ describe('a project for chosen namespaces', () => {
     expect(readJson<{ namespaces: string[] }>(out, 'kopf-gen.json').namespaces).toEqual(['team-a', 'team-b']);
     const { scripts } = readJson<PackageJson>(out, 'package.json');
     expect(scripts['start']).toBe('exec node dist/main.js -n team-a -n team-b');
-    expect(scripts['operator']).toBe('exec kopf-gen run --dev-cluster=auto -n team-a -n team-b src/main.ts');
+    expect(scripts['operator']).toBe('exec kopf-gen run --dev-cluster=auto --watch -n team-a -n team-b src/main.ts');
     expect(deploymentOf(out).spec.template.spec.containers[0]!.args.slice(2)).toEqual(scope);
     expect(execForm(stagesOf(out).at(-1)!, 'CMD')).toEqual(scope);
     const test = fs.readFileSync(path.join(out, 'test/widget.test.ts'), 'utf8');

@@ -252,8 +252,11 @@ export class Queue {
         w();
       }
     const drained = Promise.all([...this.workers]).then(() => true);
-    const timeout = this.options.clock.sleep(this.options.exitTimeout * 1000).then(() => false);
+    // Cancelled once drained: a pending timer would keep the process alive for the whole timeout.
+    const drainedOrLate = new AbortController();
+    const timeout = aborts.sleepOrAbort(this.options.clock, this.options.exitTimeout * 1000, drainedOrLate.signal).then(() => false);
     const done = await Promise.race([drained, timeout]);
+    drainedOrLate.abort();
     if (!done) {
       const left = [...this.streams.keys()];
       if (left.length) this.options.logger.warning(`Unprocessed streams left for [${left.map((k) => `'${k}'`).join(', ')}].`);

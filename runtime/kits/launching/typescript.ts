@@ -83,25 +83,34 @@ export async function registerLoader(cwd: string): Promise<void> {
 }
 
 /**
+ * The path of tsx's package.json: from `cwd` (the user's project) first, then from kopf-gen's own
+ * location. The command line's syntax check finds tsx's esbuild through it, too.
+ *
+ * @throws TypeScriptLoaderError naming the fix when tsx is not installed.
+ */
+export function tsxManifest(cwd: string): string {
+  for (const base of [path.join(cwd, 'package.json'), url.fileURLToPath(import.meta.url)]) {
+    try {
+      return module.createRequire(base).resolve('tsx/package.json');
+    } catch {
+      // Not installed there; try the next place.
+    }
+  }
+  throw new TypeScriptLoaderError(
+    'running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), or compile the operator and run the .js file',
+  );
+}
+
+/**
  * The URL of tsx's ES-module API (`tsx/esm/api`, its `import` condition). `require.resolve` would
  * pick the CommonJS build, which cannot register the ESM loader, so the path comes from tsx's own
  * package.json `exports`.
  */
 function resolveTsx(cwd: string): string {
-  const bases = [path.join(cwd, 'package.json'), url.fileURLToPath(import.meta.url)];
-  for (const base of bases) {
-    let manifest: string;
-    try {
-      manifest = module.createRequire(base).resolve('tsx/package.json');
-    } catch {
-      continue; // Not installed there; try the next place.
-    }
-    const json = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports?: Record<string, { import?: { default?: string } | string }> };
-    const entry = json.exports?.['./esm/api']?.import;
-    const target = typeof entry === 'string' ? entry : entry?.default;
-    if (target) return url.pathToFileURL(path.join(path.dirname(manifest), target)).href;
-  }
-  throw new TypeScriptLoaderError(
-    'running TypeScript files needs tsx: install it in the project (npm install --save-dev tsx), or compile the operator and run the .js file',
-  );
+  const manifest = tsxManifest(cwd);
+  const json = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports?: Record<string, { import?: { default?: string } | string }> };
+  const entry = json.exports?.['./esm/api']?.import;
+  const target = typeof entry === 'string' ? entry : entry?.default;
+  if (!target) throw new TypeScriptLoaderError(`${manifest}: this version of tsx has no ES-module API (tsx/esm/api); install tsx 4 or later`);
+  return url.pathToFileURL(path.join(path.dirname(manifest), target)).href;
 }

@@ -296,3 +296,22 @@ describe('per-object queueing', () => {
     await queue.stop();
   });
 });
+
+describe('stopping a drained queue', () => {
+  it('R-QUEUE-7: a queue whose workers have drained leaves no exit-timeout sleep pending (nothing keeps the process alive)', async () => {
+    const clock = new VirtualClock();
+    const queue = new Queue(async () => undefined, {
+      clock,
+      logger: silentLogger,
+      idleTimeout: 5,
+      exitTimeout: 2,
+      onFatal: (e) => {
+        throw e;
+      },
+    });
+    queue.push(ev('a', '1'));
+    await flushed();
+    await queue.stop();
+    expect(clock.pending).toBe(0);
+  });
+});
