@@ -35,6 +35,12 @@ import * as typescript from './typescript.js';
 /** Where the devcluster's kubeconfig is written, relative to the working directory. */
 export const KUBECONFIG_PATH = path.join('.kopf-gen', 'kubeconfig');
 
+/** Where the devcluster keeps its objects between runs (D-PERSIST-301), relative to the working directory. */
+export const STATE_PATH = path.join('.kopf-gen', 'devcluster');
+
+/** The flag that empties the kept state before the devcluster starts. */
+const RESET_FLAG = '--reset-dev-cluster';
+
 /** The launcher's options, printed after the runtime's in `kopf-gen run --help`. */
 const LAUNCHER_HELP = `
 Development options (kopf-gen run only; \`node dist/main.js\` has none of them):
@@ -47,6 +53,8 @@ Development options (kopf-gen run only; \`node dist/main.js\` has none of them):
   --watch, --no-watch          restart the operator when a source file is saved, keeping the
                                devcluster and its objects (default: --watch when the devcluster is
                                used, --no-watch otherwise)
+  --reset-dev-cluster          start the devcluster empty: delete the objects it kept in
+                               .kopf-gen/devcluster from earlier runs
 `;
 
 /** When to start the embedded devcluster: never (the default), always, or if no cluster is configured. */
@@ -60,12 +68,14 @@ export interface LauncherArgs {
   readonly inPod: boolean;
   /** `--watch` (true), `--no-watch` (false), or neither (undefined: watch when the devcluster is used). */
   readonly watch?: boolean;
+  /** `--reset-dev-cluster`: delete the devcluster's kept state before it starts. */
+  readonly reset: boolean;
   readonly rest: readonly string[];
 }
 
 /**
- * Takes `--dev-cluster[=always|auto]`, `--crd FILE` / `--crd=FILE` (repeatable), `--dev-cluster-in-pod`
- * and `--watch` / `--no-watch` out of the arguments.
+ * Takes `--dev-cluster[=always|auto]`, `--crd FILE` / `--crd=FILE` (repeatable), `--dev-cluster-in-pod`,
+ * `--watch` / `--no-watch` and `--reset-dev-cluster` out of the arguments.
  *
  * @throws Error for `--crd` without a file, or an unknown `--dev-cluster` mode.
  */
@@ -75,6 +85,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
   let devCluster: DevClusterMode = 'never';
   let inPod = false;
   let watch: boolean | undefined;
+  let reset = false;
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
     if (arg === '--') {
@@ -84,6 +95,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
     if (arg === '--dev-cluster') devCluster = 'always';
     else if (arg === '--watch') watch = true;
     else if (arg === '--no-watch') watch = false;
+    else if (arg === RESET_FLAG) reset = true;
     else if (arg === pods.IN_POD_FLAG) inPod = true;
     else if (arg.startsWith('--dev-cluster=')) {
       const mode = arg.slice('--dev-cluster='.length);
@@ -97,7 +109,7 @@ export function splitLauncherArgs(args: readonly string[]): LauncherArgs {
       i += 1;
     } else rest.push(arg);
   }
-  return { devCluster, crds, inPod, ...(watch !== undefined ? { watch } : {}), rest };
+  return { devCluster, crds, inPod, ...(watch !== undefined ? { watch } : {}), reset, rest };
 }
 
 /**
@@ -128,15 +140,17 @@ function crdFiles(given: readonly string[], cwd: string): string[] {
 }
 
 /**
- * Loads the CRD files into the devcluster one by one, so that a bad one is named.
+ * Loads the CRD files into the devcluster one by one, so that a bad one is named. Over a kept state
+ * (D-PERSIST-301) a CRD of the same name is replaced by the file's, and the files' other objects are
+ * created only where absent: the objects kept from the last run stay as they were.
  *
  * @throws Error `<file>: <what is wrong>`.
  */
-async function loadCrds(cluster: { load(source: string): Promise<unknown[]> }, files: readonly string[], cwd: string): Promise<Record<string, unknown>[]> {
+async function loadCrds(cluster: CrdStore, files: readonly string[], cwd: string): Promise<Record<string, unknown>[]> {
   const loaded: Record<string, unknown>[] = [];
   for (const file of files) {
     try {
-      loaded.push(...((await cluster.load(fs.readFileSync(file, 'utf8'))) as Record<string, unknown>[]));
+      loaded.push(...(await applyCrdFile(cluster, file, { others: true })));
     } catch (error) {
       throw new Error(`${path.relative(cwd, file) || file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
@@ -147,7 +161,7 @@ async function loadCrds(cluster: { load(source: string): Promise<unknown[]> }, f
 /** What `reloadCrds` needs of the devcluster. */
 interface CrdStore {
   readonly store: {
-    get(ref: { apiVersion: string; kind: string }, name: string): Record<string, unknown> | undefined;
+    get(ref: { apiVersion: string; kind: string }, name: string, namespace?: string): Record<string, unknown> | undefined;
     create(object: Record<string, unknown>): Promise<unknown>;
     update(object: Record<string, unknown>): Promise<unknown>;
   };
@@ -162,22 +176,44 @@ interface CrdStore {
  * @returns the line to print; @throws Error when the file cannot be parsed or a CRD is refused.
  */
 async function reloadCrds(cluster: CrdStore, file: string, cwd: string): Promise<string> {
+  const crds = await applyCrdFile(cluster, file, { others: false });
+  return `reloaded ${crds.length} CRD(s) of ${path.relative(cwd, file) || file} into the devcluster`;
+}
+
+/**
+ * Creates or replaces the file's CRDs in the devcluster (and, with `others`, creates its other
+ * objects where absent), then waits for the devcluster to settle (CRDs established).
+ *
+ * @returns the objects written; @throws Error when the file cannot be parsed or an object is refused.
+ */
+async function applyCrdFile(cluster: CrdStore, file: string, options: { readonly others: boolean }): Promise<Record<string, unknown>[]> {
   const documents = YAML.parseAllDocuments(fs.readFileSync(file, 'utf8')).map((document) => {
     if (document.errors.length > 0) throw new Error(document.errors[0]!.message);
     return document.toJS() as unknown;
   });
-  const crds = documents.filter(
-    (doc): doc is Record<string, unknown> => typeof doc === 'object' && doc !== null && (doc as Record<string, unknown>)['kind'] === 'CustomResourceDefinition',
-  );
-  for (const crd of crds) {
+  const objects = documents.filter((doc): doc is Record<string, unknown> => typeof doc === 'object' && doc !== null && !Array.isArray(doc));
+  const isCrd = (object: Record<string, unknown>): boolean => object['kind'] === 'CustomResourceDefinition';
+  const written: Record<string, unknown>[] = [];
+  for (const crd of objects.filter(isCrd)) {
     const name = String((crd['metadata'] as { name?: unknown } | undefined)?.name ?? '');
     const stored = cluster.store.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, name);
     const version = (stored?.['metadata'] as { resourceVersion?: string } | undefined)?.resourceVersion;
     if (stored) await cluster.store.update({ ...crd, metadata: { ...(crd['metadata'] as object), resourceVersion: version } });
     else await cluster.store.create(crd);
+    written.push(crd);
   }
   await cluster.settle();
-  return `reloaded ${crds.length} CRD(s) of ${path.relative(cwd, file) || file} into the devcluster`;
+  if (!options.others) return written;
+  for (const object of objects.filter((o) => !isCrd(o))) {
+    const metadata = (object['metadata'] ?? {}) as { name?: unknown; namespace?: unknown };
+    const ref = { apiVersion: String(object['apiVersion'] ?? ''), kind: String(object['kind'] ?? '') };
+    const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+    if (cluster.store.get(ref, String(metadata.name ?? ''), namespace)) continue;
+    await cluster.store.create(object);
+    written.push(object);
+  }
+  await cluster.settle();
+  return written;
 }
 
 /** The plural names of the CRDs among loaded objects (for the kubectl hint). */
@@ -211,6 +247,9 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
     launcher = splitLauncherArgs(args);
     if (launcher.crds.length > 0 && launcher.devCluster === 'never') {
       throw new Error('--crd loads CRDs into the embedded devcluster: give it with --dev-cluster or --dev-cluster=auto');
+    }
+    if (launcher.reset && launcher.devCluster === 'never') {
+      throw new Error(`${RESET_FLAG} empties the embedded devcluster's kept state: give it with --dev-cluster or --dev-cluster=auto`);
     }
     files = crdFiles(launcher.crds, cwd);
   } catch (error) {
@@ -259,9 +298,20 @@ export async function run(args: readonly string[], output: outputs.CommandOutput
     return 1;
   }
   // Loaded only when needed: most runs have a cluster and should not pay for the emulator.
-  const { DevCluster } = await import('../devcluster/testing.js');
-  // INTEGRATE(persist): DevCluster.start({ stateDir })
-  const cluster = await DevCluster.start();
+  const { DevCluster, StateError } = await import('../devcluster/testing.js');
+  const stateDir = path.resolve(cwd, STATE_PATH);
+  let cluster: Awaited<ReturnType<typeof DevCluster.start>>;
+  try {
+    if (launcher.reset) {
+      DevCluster.resetState(stateDir);
+      output.err(`kopf-gen run: ${RESET_FLAG}: the devcluster starts empty (its kept state in ${STATE_PATH} was deleted)\n`);
+    }
+    cluster = await DevCluster.start({ stateDir });
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    output.err(`kopf-gen run: ${error.message} — or: npm run operator -- ${RESET_FLAG}\n`);
+    return 1;
+  }
   try {
     let loaded: Record<string, unknown>[];
     try {

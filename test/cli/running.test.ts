@@ -72,17 +72,18 @@ function project(options: { readonly runtime: 'source' | 'package' } = { runtime
 
 describe('launcher arguments', () => {
   it.each([
-    [['-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, rest: ['-A', 'op.ts'] }],
+    [['-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, reset: false, rest: ['-A', 'op.ts'] }],
     [
       ['--dev-cluster', '-A', '--crd', 'a.yaml', '--crd=b.yaml', 'op.ts'],
-      { devCluster: 'always', crds: ['a.yaml', 'b.yaml'], inPod: false, rest: ['-A', 'op.ts'] },
+      { devCluster: 'always', crds: ['a.yaml', 'b.yaml'], inPod: false, reset: false, rest: ['-A', 'op.ts'] },
     ],
-    [['--dev-cluster=auto', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, rest: ['op.ts'] }],
-    [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], inPod: false, rest: ['op.ts'] }],
-    [['--dev-cluster', '--dev-cluster-in-pod', 'op.ts'], { devCluster: 'always', crds: [], inPod: true, rest: ['op.ts'] }],
-    [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], inPod: false, rest: ['-A', '--', '--dev-cluster'] }],
-    [['--dev-cluster=auto', '--watch', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, watch: true, rest: ['op.ts'] }],
-    [['--no-watch', '-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, watch: false, rest: ['-A', 'op.ts'] }],
+    [['--dev-cluster=auto', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, reset: false, rest: ['op.ts'] }],
+    [['--dev-cluster=always', 'op.ts'], { devCluster: 'always', crds: [], inPod: false, reset: false, rest: ['op.ts'] }],
+    [['--dev-cluster', '--dev-cluster-in-pod', 'op.ts'], { devCluster: 'always', crds: [], inPod: true, reset: false, rest: ['op.ts'] }],
+    [['-A', '--', '--dev-cluster'], { devCluster: 'never', crds: [], inPod: false, reset: false, rest: ['-A', '--', '--dev-cluster'] }],
+    [['--dev-cluster=auto', '--watch', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, watch: true, reset: false, rest: ['op.ts'] }],
+    [['--no-watch', '-A', 'op.ts'], { devCluster: 'never', crds: [], inPod: false, watch: false, reset: false, rest: ['-A', 'op.ts'] }],
+    [['--dev-cluster=auto', '--reset-dev-cluster', 'op.ts'], { devCluster: 'auto', crds: [], inPod: false, reset: true, rest: ['op.ts'] }],
   ])('splits %j', (args, expected) => {
     expect(runCommand.splitLauncherArgs(args)).toEqual(expected);
   });
@@ -188,6 +189,66 @@ describe('kopf-gen run with the devcluster fallback', () => {
     },
   );
 
+  it.skipIf(IN_A_POD)(
+    'R-CLI-206: the devcluster of kopf-gen run keeps its objects in .kopf-gen/devcluster across runs; --reset-dev-cluster starts it empty',
+    async () => {
+      const { dir, home } = project();
+      delete process.env['KUBECONFIG'];
+      process.env['HOME'] = home;
+      const kubeconfig = path.join(dir, '.kopf-gen', 'kubeconfig');
+      const sample = { apiVersion: 'kopf.dev/v1', kind: 'KopfExample', metadata: { name: 'kept-1' }, spec: {} };
+      /** One run of `kopf-gen run --dev-cluster=auto`: `body` gets a client of its devcluster. */
+      const once = async (extra: readonly string[], body: (client: api.HttpKubeApi) => Promise<void>): Promise<string> => {
+        lines.length = 0;
+        setDefaultRegistry(new OperatorRegistry()); // each run is a new process in real life
+        const out = output();
+        const stop = new AbortController();
+        const running = runCommand.run(['--dev-cluster=auto', '--no-watch', ...extra, '--standalone', '-A', 'operator.ts'], out, {
+          cwd: dir,
+          operator: { stopFlag: stop.signal, handleSignals: false },
+          pod: NOT_A_POD,
+        });
+        let ended: number | undefined;
+        void running.then((code) => {
+          ended = code;
+        });
+        await eventually(
+          () => ended !== undefined || lines.some((line) => line.includes('Initial authentication has finished.')),
+          'the operator to log in',
+          15_000,
+        );
+        expect(ended, out.text()).toBeUndefined();
+        const vault = new credentials.Vault();
+        vault.populate({ kubeconfig: logins.loginWithKubeconfig({ paths: [kubeconfig] }) });
+        const client = new api.HttpKubeApi({ vault, settings: new settingsModule.OperatorSettings(), logger: logging.getLogger('test') });
+        try {
+          await body(client);
+        } finally {
+          client.close();
+          stop.abort();
+        }
+        expect(await running).toBe(0);
+        return out.text();
+      };
+      await once([], async (client) => {
+        await client.create(KOPFEXAMPLES, 'default', sample);
+        await eventually(() => lines.some((line) => line.includes('[default/kept-1] Hello, kept-1!')), 'the create handler', 15_000);
+      });
+      expect(fs.existsSync(path.join(dir, '.kopf-gen', 'devcluster'))).toBe(true);
+      // A second run: the object, its CRD (loaded again from ./crds over the kept one) and the
+      // operator's marks on it (its diff-base) are there.
+      await once([], async (client) => {
+        const kept = (await client.get(KOPFEXAMPLES, 'default', 'kept-1')) as { metadata: { annotations?: Record<string, string> } };
+        expect(Object.keys(kept.metadata.annotations ?? {})).toContain('kopf.zalando.org/last-handled-configuration');
+      });
+      // A third run with the reset flag: empty.
+      const said = await once(['--reset-dev-cluster'], async (client) => {
+        await expect(client.get(KOPFEXAMPLES, 'default', 'kept-1')).rejects.toMatchObject({ code: 'ApiNotFound' });
+      });
+      expect(said).toContain('--reset-dev-cluster: the devcluster starts empty');
+    },
+  );
+
   it.skipIf(IN_A_POD)('without --dev-cluster and without a cluster, fails with one line naming what was looked for and starts no devcluster', async () => {
     const { dir, home } = project();
     delete process.env['KUBECONFIG'];
@@ -213,7 +274,7 @@ describe('kopf-gen run with the devcluster fallback', () => {
     expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
   });
 
-  it('--crd without --dev-cluster, and a --crd file that does not exist, are usage errors', async () => {
+  it('--crd or --reset-dev-cluster without --dev-cluster, and a --crd file that does not exist, are usage errors', async () => {
     const { dir } = project();
     const out = output();
     expect(await runCommand.run(['--crd', CRD, '-A', 'operator.ts'], out, { cwd: dir })).toBe(2);
@@ -221,6 +282,11 @@ describe('kopf-gen run with the devcluster fallback', () => {
     const missing = output();
     expect(await runCommand.run(['--dev-cluster', '--crd', 'nope.yaml', '-A', 'operator.ts'], missing, { cwd: dir })).toBe(2);
     expect(missing.text()).toBe('kopf-gen run: --crd nope.yaml: no such file\n');
+    const reset = output();
+    expect(await runCommand.run(['--reset-dev-cluster', '-A', 'operator.ts'], reset, { cwd: dir })).toBe(2);
+    expect(reset.text()).toBe(
+      "kopf-gen run: --reset-dev-cluster empties the embedded devcluster's kept state: give it with --dev-cluster or --dev-cluster=auto\n",
+    );
     expect(fs.existsSync(path.join(dir, '.kopf-gen'))).toBe(false);
   });
 
