@@ -154,7 +154,19 @@ const ORDERS = {
     'tunnels',
     'index',
   ],
-  'runtime/kits/launching': ['errors', 'footprint', 'freshness', 'typescript', 'importing', 'output', 'environment', 'launching', 'freezing', 'runner', 'commands'],
+  'runtime/kits/launching': [
+    'errors',
+    'footprint',
+    'freshness',
+    'typescript',
+    'importing',
+    'output',
+    'environment',
+    'launching',
+    'freezing',
+    'runner',
+    'commands',
+  ],
 };
 
 function rankOf(rel) {
