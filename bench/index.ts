@@ -8,7 +8,8 @@
  * `npm run bench -- chaos --objects 500 --versus "…"`,
  * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`,
  * `npm run bench -- security --parts webhooks,secrets`,
- * `npm run bench -- persistence --objects 10000 --rounds 3`).
+ * `npm run bench -- persistence --objects 10000 --rounds 3`,
+ * `npm run bench -- devloop --saves 10 --test-runs 3`).
  */
 import * as report from './report.js';
 
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   inputs: async (args) => (await import('./inputs.js')).run(args),
   security: async (args) => (await import('./security.js')).run(args),
   persistence: async (args) => (await import('./persistence.js')).run(args),
+  devloop: async (args) => (await import('./devloop.js')).run(args),
 };
 
 const args = process.argv.slice(2);

@@ -8,9 +8,9 @@
  */
 import * as child from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handlerSource as handler, makeProject as project } from '../../bench/devloop-project.js';
 import * as api from '../../runtime/cogs/client/api.js';
 import * as credentials from '../../runtime/cogs/client/credentials.js';
 import * as logins from '../../runtime/cogs/client/logins.js';
@@ -19,44 +19,8 @@ import * as references from '../../runtime/cogs/structs/references.js';
 import * as logging from '../../runtime/core/actions/logging.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CRD = path.join(ROOT, 'fixtures/crds/kopfexamples.yaml');
 const KOPFEXAMPLES = references.makeResource({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample' });
 const WAIT_MS = 60_000;
-
-/** The handler file: an on-event handler that logs a marker, the object's name and its KUBECONFIG. */
-function handler(marker: string, extra = ''): string {
-  return [
-    "import { on } from 'kopf-gen/runtime';",
-    '',
-    "on.event(['kopf.dev', 'v1', 'kopfexamples'], function greet({ name, logger }) {",
-    `  ${extra}logger.info(\`${marker} \${name} KUBECONFIG=\${process.env['KUBECONFIG']}\`);`,
-    '});',
-    '',
-  ].join('\n');
-}
-
-/** A generated-like project: src/main.ts imports src/handlers/greet.ts; ./crds; links to kopf-gen (and typescript). */
-function project(options: { readonly typescript: boolean }): { dir: string; home: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-devloop-'));
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kopf-home-'));
-  fs.mkdirSync(path.join(dir, 'crds'));
-  fs.copyFileSync(CRD, path.join(dir, 'crds', 'kopfexamples.yaml'));
-  fs.writeFileSync(path.join(dir, 'package.json'), '{ "name": "op", "private": true, "type": "module" }\n');
-  fs.writeFileSync(
-    path.join(dir, 'tsconfig.json'),
-    `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['src'] })}\n`,
-  );
-  fs.mkdirSync(path.join(dir, 'src', 'handlers'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'src', 'main.ts'), "import { main } from 'kopf-gen/runtime';\nimport './handlers/greet.js';\n\nawait main(import.meta);\n");
-  fs.writeFileSync(path.join(dir, 'src', 'handlers', 'greet.ts'), handler('v1'));
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'kopf-gen'));
-  if (options.typescript) {
-    fs.symlinkSync(path.join(ROOT, 'node_modules', 'typescript'), path.join(dir, 'node_modules', 'typescript'));
-    fs.symlinkSync(path.join(ROOT, 'node_modules', '@types'), path.join(dir, 'node_modules', '@types'));
-  }
-  return { dir, home };
-}
 
 /** `kopf-gen run --dev-cluster=auto …` as `npm run operator` runs it, with its output collected. */
 class Launcher {
