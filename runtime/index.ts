@@ -48,10 +48,9 @@ export type {
 export { connect } from './kits/connecting.js';
 export type { ConnectOptions } from './kits/connecting.js';
 export type { ConnectionOptions } from './cogs/client/connections.js';
-// The client users already have: @kubernetes/client-node with the operator's live credentials (optional package, loaded on first use).
-export { kubeConfig } from './kits/clientnode/liveconfigs.js';
-export type { KubeConfigOptions } from './kits/clientnode/liveconfigs.js';
-export { ClientNodeUnavailableError } from './kits/clientnode/errors.js';
+// A client-node `KubeConfig` as a connection (structurally typed: nothing of client-node is loaded).
+// `kubeConfig()`, a client-node `KubeConfig` with the operator's live credentials, is the entry
+// point `kopf-gen/client-node`, so that client-node's declarations reach only the projects using it.
 export type { ClientNodeKubeConfig } from './cogs/client/clientnodeconfigs.js';
 // The API's errors, by HTTP status, with its `Status` payload.
 export {

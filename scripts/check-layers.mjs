@@ -283,7 +283,8 @@ export function check(rootDir, { orders = ORDERS } = {}) {
         if (spec.startsWith('.')) target = posix(path.relative(rootDir, path.resolve(path.dirname(file), spec)));
         else if (spec === 'kopf-gen' || spec.startsWith('kopf-gen/')) {
           const sub = spec === 'kopf-gen' ? 'runtime' : spec.slice('kopf-gen/'.length);
-          target = sub === 'testing' ? 'testing/index.ts' : sub === 'generator' ? 'cli/generator.ts' : `${sub}/index.ts`;
+          const entries = { testing: 'testing/index.ts', generator: 'cli/generator.ts', 'client-node': 'runtime/clientnode.ts' };
+          target = entries[sub] ?? `${sub}/index.ts`;
         } else continue;
         const resolved = resolveFile(rootDir, target);
         if (resolved !== undefined && spec.startsWith('.')) edges.add(resolved);

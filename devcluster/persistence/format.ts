@@ -66,14 +66,18 @@ export interface SnapshotRecord {
   readonly o: JsonObject;
 }
 
+/** The codes of the state errors; `StateError` is the base, caught as any of them. */
+export type StateErrorCode = 'StateError' | 'StateVersionMismatch' | 'StateCorrupt' | 'StateLocked';
+
 /** What every state error has: a literal code, the folder, and the way out in the message. */
-export abstract class StateError extends Error {
-  abstract readonly code: 'StateVersionMismatch' | 'StateCorrupt' | 'StateLocked';
+export class StateError extends Error {
+  readonly code: StateErrorCode = 'StateError';
   constructor(
     readonly dir: string,
     message: string,
   ) {
     super(message);
+    this.name = new.target.name;
   }
 }
 
@@ -84,29 +88,27 @@ export function resetHint(dir: string): string {
 
 /** The folder was written by another version of the devcluster (D-PERSIST-304). */
 export class StateVersionError extends StateError {
-  readonly code = 'StateVersionMismatch' as const;
+  override readonly code = 'StateVersionMismatch' as const;
   constructor(dir: string, file: string, found: unknown) {
     super(
       dir,
       `devcluster state in ${dir} (${file}) has format version ${JSON.stringify(found)}; this devcluster reads version ${VERSION} only. ` +
         `Its objects are left untouched; ${resetHint(dir)}`,
     );
-    this.name = 'StateVersionError';
   }
 }
 
 /** A file of the folder cannot be read as this format (D-PERSIST-306). */
 export class StateCorruptError extends StateError {
-  readonly code = 'StateCorrupt' as const;
+  override readonly code = 'StateCorrupt' as const;
   constructor(dir: string, file: string, line: number, problem: string) {
     super(dir, `devcluster state in ${dir} is corrupt: ${file} line ${line}: ${problem}. Nothing was changed; ${resetHint(dir)}`);
-    this.name = 'StateCorruptError';
   }
 }
 
 /** Another running devcluster holds the folder (D-PERSIST-305). */
 export class StateLockedError extends StateError {
-  readonly code = 'StateLocked' as const;
+  override readonly code = 'StateLocked' as const;
   constructor(
     dir: string,
     readonly pid: number,
@@ -116,7 +118,6 @@ export class StateLockedError extends StateError {
       `devcluster state in ${dir} is in use by another running devcluster (process ${pid}, lock file ${path.join(dir, LOCK)}); ` +
         'stop that one first, or give this one another --state-dir',
     );
-    this.name = 'StateLockedError';
   }
 }
 

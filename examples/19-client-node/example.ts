@@ -10,7 +10,8 @@
  * package of kopf-gen: install it beside kopf-gen to use this (`npm install @kubernetes/client-node`).
  */
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
-import { adopt, kubeConfig, on, timer } from 'kopf-gen/runtime';
+import { kubeConfig } from 'kopf-gen/client-node';
+import { adopt, on, timer } from 'kopf-gen/runtime';
 
 import { KopfExamples } from '../kopfexamples.js';
 

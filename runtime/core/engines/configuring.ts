@@ -115,10 +115,12 @@ export function checkNames(registry: registries.OperatorRegistry, managed: strin
 
 function forbidden(action: string, target: Target, name: string, error: unknown): engineErrors.AdmissionSetupError {
   const what = `${target.resource.plural}.${target.resource.group}`;
+  // The action and the object are named already: the server's words alone, not its request again.
+  const said = error instanceof clientErrors.ApiError ? error.detail : errors.describeError(error);
   return new engineErrors.AdmissionSetupError(
     'forbidden',
     `Not enough RBAC permissions to ${action} the ${what} '${name}': ` +
-      `${errors.describeError(error).replace(/\.?$/, '.')} Grant the operator's service account create and patch on ${what}.`,
+      `${said.replace(/\.?$/, '.')} Grant the operator's service account create and patch on ${what}.`,
     { cause: error },
   );
 }

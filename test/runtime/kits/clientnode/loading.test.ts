@@ -36,7 +36,8 @@ register('data:text/javascript,' + encodeURIComponent(hook), { data: { port: por
 
 /** The operator: started, logged in, a handler run for an object; then `kubeConfig()`. */
 const SCENARIO = `
-import { connect, kubeConfig, operator, on, OperatorRegistry } from ${JSON.stringify(path.join(ROOT, 'runtime/index.ts'))};
+import { kubeConfig } from ${JSON.stringify(path.join(ROOT, 'runtime/clientnode.ts'))};
+import { connect, operator, on, OperatorRegistry } from ${JSON.stringify(path.join(ROOT, 'runtime/index.ts'))};
 
 const seen = (globalThis as unknown as { clientNodeModules: string[] }).clientNodeModules;
 const kubeconfig = process.env['TEST_KUBECONFIG']!;
