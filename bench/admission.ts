@@ -51,6 +51,7 @@ import { makeResource } from '../runtime/cogs/structs/references.js';
 import { OperatorMetrics } from '../runtime/core/reactor/reporting.js';
 import type * as serve from './serve.js';
 import * as servers from './servers.js';
+import * as optionValues from './options.js';
 
 const FIXTURE = 'fixtures/operators/bench-admission.ts';
 const COMPILED = 'bench/.build/bench-admission.js';
@@ -102,13 +103,7 @@ function parseOptions(args: readonly string[]): Options {
     if (!Number.isFinite(parsed) || parsed < min) throw new Error(`--${name} must be a number of at least ${min}, not ${String(value)}`);
     return parsed;
   };
-  const skip = new Set<Part>();
-  for (const given of (values['skip'] ?? []) as (string | boolean)[]) {
-    for (const name of String(given).split(',').filter(Boolean)) {
-      if (!(PARTS as readonly string[]).includes(name)) throw new Error(`--skip ${name}: the parts are ${PARTS.join(', ')}`);
-      skip.add(name as Part);
-    }
-  }
+  const skip = optionValues.skippedParts(values['skip'], PARTS);
   return {
     windowS: number('window', 10, 1),
     concurrency: number('concurrency', 8, 1),

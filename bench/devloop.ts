@@ -48,6 +48,7 @@ import * as runtime from '../runtime/index.js';
 import * as demo from '../scripts/demo.js';
 import * as project from './devloop-project.js';
 import * as report from './report.js';
+import * as optionValues from './options.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BINARY = path.join(ROOT, 'bin/kopf-gen.js');
@@ -80,23 +81,11 @@ export function parseOptions(args: readonly string[]): Options {
       keep: { type: 'boolean' },
     },
   });
-  const count = (value: unknown, fallback: number, name: string, min = 1): number => {
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min) throw new Error(`--${name} must be a whole number ≥ ${min}, not ${String(value)}`);
-    return parsed;
-  };
-  const skip = new Set<Part>();
-  for (const given of (values['skip'] ?? []) as (string | boolean)[]) {
-    for (const name of String(given).split(',').filter(Boolean)) {
-      if (!(PARTS as readonly string[]).includes(name)) throw new Error(`--skip ${name}: the parts are ${PARTS.join(', ')}`);
-      skip.add(name as Part);
-    }
-  }
+  const skip = optionValues.skippedParts(values['skip'], PARTS);
   return {
-    saves: count(values['saves'], 10, 'saves'),
-    pauseMs: count(values['pause-ms'], 1500, 'pause-ms', 0),
-    testRuns: count(values['test-runs'], 3, 'test-runs'),
+    saves: optionValues.wholeNumber(values['saves'], 10, 'saves'),
+    pauseMs: optionValues.wholeNumber(values['pause-ms'], 1500, 'pause-ms', 0),
+    testRuns: optionValues.wholeNumber(values['test-runs'], 3, 'test-runs'),
     skip,
     keep: values['keep'] === true,
   };

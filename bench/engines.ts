@@ -74,6 +74,7 @@ import * as report from './report.js';
 import type * as serve from './serve.js';
 import * as servers from './servers.js';
 import * as tracking from './tracking.js';
+import * as optionValues from './options.js';
 
 const FIXTURE = 'fixtures/operators/bench-engines.ts';
 const COMPILED = 'bench/.build/bench-engines.js';
@@ -141,13 +142,7 @@ export function parseOptions(args: readonly string[]): Options {
     if (!(VARIANTS as readonly string[]).includes(v)) throw new Error(`--variants ${v}: the variants are ${VARIANTS.join(', ')}`);
     return v as Variant;
   });
-  const skip = new Set<Part>();
-  for (const given of (values['skip'] ?? []) as (string | boolean)[]) {
-    for (const name of String(given).split(',').filter(Boolean)) {
-      if (!(PARTS as readonly string[]).includes(name)) throw new Error(`--skip ${name}: the parts are ${PARTS.join(', ')}`);
-      skip.add(name as Part);
-    }
-  }
+  const skip = optionValues.skippedParts(values['skip'], PARTS);
   const command = values['command'];
   return {
     command: typeof command === 'string' && command.trim() ? command : DEFAULT_COMMAND,

@@ -35,6 +35,7 @@ import * as yaml from 'yaml';
 import * as generator from '../generator/index.js';
 import * as report from './report.js';
 import { crdFolder } from './typechecking.js';
+import * as optionValues from './options.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TSC = path.join(ROOT, 'node_modules/.bin/tsc');
@@ -54,11 +55,7 @@ function parseOptions(args: readonly string[]): Options {
     allowPositionals: true,
     options: { rounds: { type: 'string' }, 'tsc-runs': { type: 'string' } },
   });
-  const count = (value: unknown, fallback: number): number => {
-    const parsed = typeof value === 'string' ? Number(value) : fallback;
-    return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
-  };
-  return { rounds: count(values['rounds'], 3), tscRuns: count(values['tsc-runs'], 3) };
+  return { rounds: optionValues.wholeNumber(values['rounds'], 3, 'rounds'), tscRuns: optionValues.wholeNumber(values['tsc-runs'], 3, 'tsc-runs') };
 }
 
 const median = (values: readonly number[]): number => report.percentile([...values], 50);

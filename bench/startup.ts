@@ -64,6 +64,7 @@ import * as report from './report.js';
 import type * as serve from './serve.js';
 import * as servers from './servers.js';
 import * as typechecking from './typechecking.js';
+import * as optionValues from './options.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** The compiled operator and its entry point (gitignored). */
@@ -97,23 +98,11 @@ export function parseOptions(args: readonly string[]): Options {
       keep: { type: 'boolean' },
     },
   });
-  const count = (value: unknown, fallback: number, name: string): number => {
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive whole number, not ${String(value)}`);
-    return parsed;
-  };
-  const skip = new Set<Part>();
-  for (const given of (values['skip'] ?? []) as (string | boolean)[]) {
-    for (const name of String(given).split(',').filter(Boolean)) {
-      if (!(PARTS as readonly string[]).includes(name)) throw new Error(`--skip ${name}: the parts are ${PARTS.join(', ')}`);
-      skip.add(name as Part);
-    }
-  }
+  const skip = optionValues.skippedParts(values['skip'], PARTS);
   const command = values['kopf-command'];
   return {
-    runs: count(values['runs'], 5, 'runs'),
-    tscRuns: count(values['tsc-runs'], 3, 'tsc-runs'),
+    runs: optionValues.wholeNumber(values['runs'], 5, 'runs'),
+    tscRuns: optionValues.wholeNumber(values['tsc-runs'], 3, 'tsc-runs'),
     kopfCommand: typeof command === 'string' && command.trim() ? command : undefined,
     skip,
     keep: values['keep'] === true,

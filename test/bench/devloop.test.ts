@@ -18,7 +18,7 @@ describe("the dev-loop benchmark's options", () => {
 
   it('reject an unknown part, no saves and a count that is not a whole number', () => {
     expect(() => devloop.parseOptions(['--skip', 'tests'])).toThrow('--skip tests: the parts are loop, generated');
-    expect(() => devloop.parseOptions(['--saves', '0'])).toThrow('--saves must be a whole number ≥ 1, not 0');
-    expect(() => devloop.parseOptions(['--test-runs', '1.5'])).toThrow('--test-runs must be a whole number ≥ 1');
+    expect(() => devloop.parseOptions(['--saves', '0'])).toThrow('--saves must be a positive whole number, not 0');
+    expect(() => devloop.parseOptions(['--test-runs', '1.5'])).toThrow('--test-runs must be a positive whole number');
   });
 });
