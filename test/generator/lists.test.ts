@@ -50,15 +50,7 @@ function asStored(crd: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-function loadError(text: string, file = 'crds/list.yaml'): errors.GeneratorError {
-  try {
-    loading.loadCrdSources([{ path: file, text }]);
-  } catch (error) {
-    if (error instanceof errors.GeneratorError) return error;
-    throw error;
-  }
-  throw new Error('expected a GeneratorError');
-}
+const loadError = (text: string, file = 'crds/list.yaml'): errors.GeneratorError => support.loadError(text, file);
 
 describe('a List of CRDs', () => {
   it('loads the CRDs among its items, each with its item, and skips the other items with a note', () => {

@@ -2,21 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as loading from '../../generator/loading.js';
-import * as errors from '../../generator/errors.js';
+import type * as errors from '../../generator/errors.js';
 import * as generator from '../../generator/index.js';
 import * as pipeline from '../../generator/pipeline.js';
 import * as support from './support.js';
 import * as ps from './projects-support.js';
 
-function loadError(text: string, file = 'crds/bad.yaml'): errors.GeneratorError {
-  try {
-    loading.loadCrdSources([{ path: file, text }]);
-  } catch (error) {
-    if (error instanceof errors.GeneratorError) return error;
-    throw error;
-  }
-  throw new Error('expected a GeneratorError');
-}
+const loadError = (text: string, file = 'crds/bad.yaml'): errors.GeneratorError => support.loadError(text, file);
 
 describe('loadCrdSources', () => {
   it('keeps every CRD of a multi-document file with its path and document index', () => {

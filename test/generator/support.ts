@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, it } from 'vitest';
 import * as yaml from 'yaml';
+import * as errors from '../../generator/errors.js';
 import * as loading from '../../generator/loading.js';
 import * as modeling from '../../generator/modeling.js';
 import * as validating from '../../generator/validating.js';
@@ -17,6 +18,17 @@ import * as types from '../../generator/emitting/types.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = path.join(REPO_ROOT, 'fixtures/crds/generator');
+
+/** The generator's refusal of one CRD source (`file` names it in the error); fails the test if it loads. */
+export function loadError(text: string, file: string): errors.GeneratorError {
+  try {
+    loading.loadCrdSources([{ path: file, text }]);
+  } catch (error) {
+    if (error instanceof errors.GeneratorError) return error;
+    throw error;
+  }
+  throw new Error('expected a GeneratorError');
+}
 
 /** The environment variable that points the external-corpus suites at a directory of real-world CRDs. */
 export const CORPUS_VARIABLE = 'KOPF_GEN_CRD_CORPUS';
