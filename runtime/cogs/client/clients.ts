@@ -23,7 +23,6 @@
  */
 
 import type * as bodies from '../structs/bodies.js';
-import * as labelselectors from '../structs/labelselectors.js';
 import * as patches from '../structs/patches.js';
 import * as references from '../structs/references.js';
 import type * as resources from '../structs/resources.js';
