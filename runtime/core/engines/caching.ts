@@ -220,11 +220,13 @@ export class WatchCache implements caches.CacheReader {
   /**
    * Resolves once `isSynced(resource, namespace)`.
    *
-   * @throws `signal`'s reason when it aborts first; a TypeError for an untracked resource.
+   * Tracks the resource if it is not yet (a waiter may come before the watcher that feeds it).
+   *
+   * @throws `signal`'s reason when it aborts first.
    */
   synced(resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
-    const store = this.#store(resource);
-    if (store === undefined) return Promise.reject(new TypeError(`${references.resourceName(resource)} is not cached.`));
+    this.track(resource);
+    const store = this.#store(resource)!;
     if (store.isSynced(namespace)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
