@@ -99,7 +99,7 @@ describe('the watch cache of an operator with reconcile handlers', () => {
     expect(cache.get(CONFIGMAPS, 'default', 'doomed')).toBeDefined(); // not seen yet
 
     hold.turnOff();
-    await fx.eventually(() => cache.get(CONFIGMAPS, 'default', 'mine')?.data?.v === '3', 'the change missed while held');
+    await fx.eventually(() => (cache.get(CONFIGMAPS, 'default', 'mine')?.data as { v?: string } | undefined)?.v === '3', 'the change missed while held');
     await fx.eventually(() => cache.get(CONFIGMAPS, 'default', 'doomed') === undefined, 'the deletion missed while held');
   });
 
