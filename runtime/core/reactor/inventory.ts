@@ -183,8 +183,8 @@ export interface OperatorContext {
  * queue streams with their workers, running daemons and timers, index entries, objects the
  * readiness barrier still tracks, and followers of the operator's stop signal (each in-flight
  * processing cycle and each running daemon has one), and the objects of the watch cache. Once every
- * object is deleted and idle workers
- * have expired, every count is back to zero — the tests of per-object state assert exactly that.
+ * object is deleted and idle workers have expired, every count is back to zero — the tests of
+ * per-object state assert exactly that.
  * The same counts, per resource, are the queue gauges of the operator's metrics.
  */
 
