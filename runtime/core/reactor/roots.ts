@@ -11,6 +11,8 @@
  * built here too: the operator-wide registry of running daemons, whose `daemon killer` root task
  * stops them all at exit while the API client still works (R-DAEMON-8), and the indices with their
  * readiness barrier (R-INDEX-7), empty from the start so that even startup handlers see them.
+ * With reconcile handlers, the watch cache (R-CACHE) too: the handlers' `client` reads from it, and
+ * each watcher of a cached kind is declared to it (tracked) before it starts.
  *
  * With `livenessEndpoint`, the `health reporter` root task serves the liveness endpoint (probes
  * and the watch health of `engines/health`, fed by every watcher through `context.streams`) and the
@@ -59,6 +61,7 @@ import * as invocation from '../actions/invocation.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
 import * as admission from '../engines/admission.js';
+import * as caching from '../engines/caching.js';
 import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as guarding from '../engines/guarding.js';
@@ -119,6 +122,8 @@ export interface Parts {
   /** The framework's API client; `typed` is the handlers' `client` over the same connections. */
   readonly client: api.HttpKubeApi;
   readonly typed: clients.KubeClient;
+  /** The watch cache, with reconcile handlers only (R-CACHE). */
+  readonly cache: caching.WatchCache | undefined;
   /** The k8s-events that loggers and helpers queue for the poster. */
   readonly queue: posting.EventQueue;
   readonly daemons: spawning.Daemons;
@@ -145,8 +150,11 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Metrics off: no registry, no instruments; nothing reports anywhere.
   const metrics = options.metricsEndpoint === undefined ? undefined : new reporting.OperatorMetrics({ queues });
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
-  // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
-  const typed = new clients.KubeClient(client);
+  // The watch cache of the kinds reconcile handlers read (R-CACHE); none without them.
+  const cache = registry.hasReconcileHandlers() ? new caching.WatchCache({ logger: logging.getLogger('kopf.engines.caching') }) : undefined;
+  // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's,
+  // reading cached kinds from the cache and reporting its writes to it (R-CACHE-111/112).
+  const typed = new clients.KubeClient(client, { cache });
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -154,7 +162,26 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
-  const shared = { options, settings, scope, registry, memo, clock, vault, identity, paused, metrics, client, typed, queue, daemons, main, auth, cancel };
+  const shared = {
+    options,
+    settings,
+    scope,
+    registry,
+    memo,
+    clock,
+    vault,
+    identity,
+    paused,
+    metrics,
+    client,
+    typed,
+    cache,
+    queue,
+    daemons,
+    main,
+    auth,
+    cancel,
+  };
   const op = operatorContext(shared, queues);
   const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   return { ...shared, op, picture };
@@ -186,6 +213,7 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
     streams: new health.StreamHealth(clock),
     paused: parts.paused,
     identity: parts.identity,
+    cache: parts.cache,
   } satisfies inventory.OperatorContext;
 }
 
@@ -416,7 +444,10 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
       signal: main.signal,
       logger: logging.getLogger('kopf.reactor.orchestration'),
       companion: peeringTasks,
-      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+      spawn: (resource, namespace, signal) => {
+        if (op.cache !== undefined && op.registry.isCached(resource)) op.cache.track(resource); // before its first event (R-CACHE-106)
+        return watcher(op, resource, namespace, signal);
+      },
     });
   roots.spawn('multidimensional multitasker', 'main', roots.gated(body, main.signal));
 }
