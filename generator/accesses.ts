@@ -21,7 +21,7 @@
  * cannot follow — a resource in a variable, a computed verb or subresource, options not written
  * inline — is reported (file and line) and left to the user's own manifest.
  */
-import { Node, SyntaxKind, type SourceFile } from 'ts-morph';
+import { Node, SyntaxKind, VariableDeclarationKind, type SourceFile } from 'ts-morph';
 import * as builtins from './builtins.js';
 import * as detecting from './detecting.js';
 
@@ -59,8 +59,7 @@ export interface GeneratedDescriptor extends detecting.DescriptorExport {
   readonly crdName: string;
 }
 
-/** The verbs of the runtime on a kind it serves with cause handlers. */
-const CAUSE_VERBS: readonly Verb[] = ['get', 'list', 'watch', 'patch'];
+/** The verbs of observing a kind: list and watch it, re-read one object. */
 const OBSERVE_VERBS: readonly Verb[] = ['get', 'list', 'watch'];
 
 /** Registrations whose handlers store progress on the object. */
@@ -460,6 +459,5 @@ function unwrap(node: Node): Node {
 }
 
 function isConst(declaration: Node): boolean {
-  const list = declaration.getParentIfKind(SyntaxKind.VariableDeclarationList);
-  return list !== undefined && list.getText().startsWith('const');
+  return declaration.getParentIfKind(SyntaxKind.VariableDeclarationList)?.getDeclarationKind() === VariableDeclarationKind.Const;
 }
