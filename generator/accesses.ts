@@ -285,6 +285,8 @@ class ModuleScan {
     if (verb === undefined) return;
     const by = `client.${method}`;
     const first = args[0];
+    // A literal is never a descriptor: a method of some other client (`cache.client.get('key')`).
+    if (first !== undefined && isLiteral(unwrap(first))) return;
     const kind = first === undefined ? undefined : this.#descriptorOf(first);
     if (kind === undefined) {
       this.#unfollow(line, `${by}(${first?.getText() ?? ''}, …): the resource is not a descriptor kopf-gen can follow (builtins.X or a generated descriptor)`);
@@ -422,6 +424,18 @@ function readsPatch(identifier: Node): boolean {
   // A property name that happens to be spelled the same (`{ args: 1 }`, `x.args`) is not a use.
   if (Node.isPropertyAccessExpression(parent) || Node.isPropertyAssignment(parent)) return false;
   return true;
+}
+
+/** Whether an expression is a literal value (a string, number, template, object or array literal). */
+function isLiteral(node: Node): boolean {
+  return (
+    Node.isStringLiteral(node) ||
+    Node.isNumericLiteral(node) ||
+    Node.isTemplateExpression(node) ||
+    Node.isNoSubstitutionTemplateLiteral(node) ||
+    Node.isObjectLiteralExpression(node) ||
+    Node.isArrayLiteralExpression(node)
+  );
 }
 
 function builtinRef(descriptor: string): KindRef | undefined {

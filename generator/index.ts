@@ -120,8 +120,9 @@ export interface GenerationReport {
   /** Status pruning and similar problems that did not stop generation. */
   readonly warnings: readonly string[];
   /**
-   * The built-in resources the handlers watch, which deploy/rbac.yaml now covers, as
-   * `plural` (core group) or `plural.group`, e.g. `configmaps`, `deployments.apps`.
+   * The built-in resources the code uses (handlers, a reconcile's owns/watches, client calls),
+   * which deploy/rbac.yaml now covers, as `plural` (core group) or `plural.group`, e.g.
+   * `configmaps`, `deployments.apps`.
    */
   readonly builtins: readonly string[];
   /**

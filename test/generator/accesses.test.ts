@@ -187,7 +187,11 @@ describe('R-SEC-403 the typed client calls', () => {
   });
 
   it('R-SEC-403 calls on what is not a typed client, and methods that are no verb, grant nothing', () => {
-    expect(grantsOf('const store = new Map(); store.delete(builtins.Pods); on.event(Widgets, function e({ client }) { client.close(); });')).toEqual({
+    expect(
+      grantsOf(
+        'const store = new Map(); store.delete(builtins.Pods); const { client } = cache(); client.get("key"); on.event(Widgets, function e({ client }) { client.close(); });',
+      ),
+    ).toEqual({
       widgets: ['get', 'list', 'watch'],
     });
   });

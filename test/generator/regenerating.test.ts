@@ -201,7 +201,7 @@ describe('RBAC for the built-in kinds the handlers watch', () => {
     expect(verbsOf(project, 'cluster', '', 'nodes')).toEqual(['get', 'list', 'watch']);
     expect(verbsOf(project, 'cluster', '', 'nodes/status')).toEqual([]);
     expect(verbsOf(project, 'namespaced', 'example.com', 'widgets')).toEqual(['get', 'list', 'patch', 'watch']);
-    expect(io.stdout()).toContain('deploy/rbac.yaml covers the built-in resources the handlers watch: configmaps, nodes');
+    expect(io.stdout()).toContain('deploy/rbac.yaml covers the built-in resources the code uses: configmaps, nodes');
     const after = ps.snapshot(project);
     for (const [file, text] of userFiles) expect(after[file], file).toBe(text);
     expect(after['src/generated/handlers.ts']).toContain('import "../handlers/config-maps.js";');
