@@ -17,10 +17,12 @@
  *   that verb (apply → patch, replace → update, iterate/pages → list), on `<plural>/<sub>` with
  *   `{ subresource: '<sub>' }`.
  * A descriptor is `builtins.X` (any import form detecting.ts knows) or a generated descriptor
- * imported from src/generated/, directly or through a `const` of the same module. What the scan
- * cannot follow — a resource in a variable, a computed verb or subresource, options not written
- * inline — is reported (file and line) and left to the user's own manifest.
+ * imported from src/generated/ — directly, through a module of the user's that re-exports it, or
+ * through a `const` of the same module. What the scan cannot follow — a resource in a variable, a
+ * computed verb or subresource, options not written inline — is reported (file and line) and left
+ * to the user's own manifest.
  */
+import { posix } from 'node:path';
 import { Node, SyntaxKind, VariableDeclarationKind, type SourceFile } from 'ts-morph';
 import * as builtins from './builtins.js';
 import * as detecting from './detecting.js';
@@ -88,8 +90,36 @@ export function scan(modules: readonly detecting.UserModule[], generated: readon
   const accesses: Access[] = [];
   const unfollowed: Unfollowed[] = [];
   const sorted = [...modules].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const source of detecting.parse(sorted)) new ModuleScan(source, generated, accesses, unfollowed).run();
+  const sources = detecting.parse(sorted);
+  const reexported = reexports(sources);
+  for (const source of sources) new ModuleScan(source, generated, reexported, accesses, unfollowed).run();
   return { accesses, unfollowed };
+}
+
+/** What src/generated/ imports name: the generated module's stem (or `index`) and the exported name. */
+interface GeneratedImport {
+  readonly target: string;
+  readonly name: string;
+}
+
+/** The user modules' re-exports of generated names (`export { Widgets } from '../generated/index.js'`), by module path without extension. */
+function reexports(sources: readonly SourceFile[]): Map<string, Map<string, GeneratedImport>> {
+  const found = new Map<string, Map<string, GeneratedImport>>();
+  for (const source of sources) {
+    const names = new Map<string, GeneratedImport>();
+    for (const declaration of source.getExportDeclarations()) {
+      const specifier = declaration.getModuleSpecifierValue();
+      const target = specifier === undefined ? undefined : detecting.generatedTarget(specifier);
+      if (target === undefined) continue;
+      for (const named of declaration.getNamedExports()) names.set(named.getAliasNode()?.getText() ?? named.getName(), { target, name: named.getName() });
+    }
+    if (names.size > 0) found.set(withoutExtension(source.getFilePath().slice(1)), names);
+  }
+  return found;
+}
+
+function withoutExtension(file: string): string {
+  return file.replace(/\.(js|ts|mjs|mts)$/, '');
 }
 
 /** The built-in resources the code does anything with, in the runtime's order. */
@@ -115,7 +145,7 @@ class ModuleScan {
   /** Local name → the runtime's registration alias it imports (`timer as t` → `timer`). */
   readonly #registrars = new Map<string, string>();
   /** Local name → what it imports from src/generated/: the module's stem (or `index`) and the name. */
-  readonly #imports = new Map<string, { readonly target: string; readonly name: string }>();
+  readonly #imports = new Map<string, GeneratedImport>();
   /** Namespace imports of src/generated/ modules: local name → stem (or `index`). */
   readonly #namespaces = new Map<string, string>();
   /** `const X = <expression>` of the module (descriptors kept in constants). */
@@ -128,6 +158,7 @@ class ModuleScan {
   constructor(
     readonly source: SourceFile,
     readonly generated: readonly GeneratedDescriptor[],
+    readonly reexported: ReadonlyMap<string, ReadonlyMap<string, GeneratedImport>>,
     readonly accesses: Access[],
     readonly unfollowed: Unfollowed[],
   ) {
@@ -154,7 +185,15 @@ class ModuleScan {
         continue;
       }
       const target = detecting.generatedTarget(specifier);
-      if (target === undefined) continue;
+      if (target === undefined) {
+        // A module of the user's that re-exports generated descriptors (one level).
+        const from = specifier.startsWith('.') ? this.reexported.get(withoutExtension(posix.join(posix.dirname(this.#path), specifier))) : undefined;
+        for (const named of from === undefined ? [] : declaration.getNamedImports()) {
+          const imported = from?.get(named.getName());
+          if (imported !== undefined) this.#imports.set(named.getAliasNode()?.getText() ?? named.getName(), imported);
+        }
+        continue;
+      }
       for (const named of declaration.getNamedImports())
         this.#imports.set(named.getAliasNode()?.getText() ?? named.getName(), { target, name: named.getName() });
       const namespace = declaration.getNamespaceImport()?.getText();

@@ -186,6 +186,22 @@ describe('R-SEC-403 the typed client calls', () => {
     expect(grantsOf(text, false)).toEqual({ widgets: ['get', 'list', 'create', 'delete'], jobs: ['create'], pods: ['delete'] });
   });
 
+  it("R-SEC-403 a generated descriptor re-exported by a module of the user's", () => {
+    const modules = [
+      { path: 'src/lib/kinds.ts', text: "export { Widgets as Things } from '../generated/index.js';\n" },
+      {
+        path: 'src/handlers/widget.ts',
+        text: "import { on } from 'kopf-gen/runtime';\nimport { Things } from '../lib/kinds.js';\non.reconcile(Things, async function r({ client }) { await client.delete(Things, 'x'); });\n",
+      },
+    ];
+    const scanned = accesses.scan(modules, GENERATED);
+    expect(scanned.unfollowed).toEqual([]);
+    expect(scanned.accesses.map((access) => [access.by, access.kind, access.verbs])).toEqual([
+      ['on.reconcile', { crd: 'widgets.example.com' }, ['get', 'list', 'watch']],
+      ['client.delete', { crd: 'widgets.example.com' }, ['delete']],
+    ]);
+  });
+
   it('R-SEC-403 calls on what is not a typed client, and methods that are no verb, grant nothing', () => {
     expect(
       grantsOf(
