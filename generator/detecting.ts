@@ -17,17 +17,9 @@
  * generated modules or index exports that no longer exist (after a version was renamed), so that
  * the report can say which file and line to edit.
  *
- * The generated RBAC must also cover the built-in kinds handlers watch, so `builtinReferences`
- * collects the built-in resources (builtins.ts) the code names, through `kopf-gen/runtime` (or
- * `kopf-gen`):
- * - `builtins.ConfigMaps`, `builtins['ConfigMaps']`, `const { ConfigMaps } = builtins` — where
- *   `builtins` is imported by that name (any alias), or reached as `kopf.builtins` through a
- *   namespace import; any use counts, not only as a registration's argument;
- * - literal references as the first argument of a watching registration — `on.create`, `update`,
- *   `delete`, `resume`, `field`, `event`, `index`, `daemon`, `timer` (also the `daemon`, `timer`
- *   and `index` aliases, and `kopf.on.…`): `'configmaps'`, `'deployments.apps'`, `['v1', 'pods']`,
- *   `{ kind: 'Secret' }`. References built at run time (variables, template strings with
- *   substitutions) are not followed: their rules go into a manifest of the user's.
+ * The generated RBAC follows what the code does with each kind (accesses.ts, which shares this
+ * module's parsing and import helpers); literal resource references (`'configmaps'`,
+ * `['v1', 'pods']`, `{ kind: 'Secret' }`) are read by `literalReference`.
  *
  * A project whose code registers admission handlers gets its webhook manifests and the code that
  * serves them, so `admissionRegistrations` finds the calls of `on.validate` and `on.mutate` —
@@ -41,7 +33,7 @@
  * of the same module, or built by a call.
  */
 import { Node, Project, SyntaxKind, type SourceFile } from 'ts-morph';
-import * as builtins from './builtins.js';
+import type * as builtins from './builtins.js';
 
 /** A descriptor as the generated index exports it. */
 export interface DescriptorExport {
@@ -173,7 +165,7 @@ export function exportedNames(moduleText: string): string[] {
 }
 
 /** `'index'`, a generated module's stem, or undefined when the specifier is not into src/generated/. */
-function generatedTarget(specifier: string): string | undefined {
+export function generatedTarget(specifier: string): string | undefined {
   const match = /(?:^|\/)generated(?:\/(.*))?$/.exec(specifier);
   if (!match) return undefined;
   const rest = (match[1] ?? '').replace(/\.(js|ts|mjs|mts)$/, '');
@@ -185,7 +177,7 @@ function stem(fileName: string): string {
 }
 
 /** Parses user modules (syntax only) into one in-memory project. */
-function parse(modules: readonly UserModule[]): SourceFile[] {
+export function parse(modules: readonly UserModule[]): SourceFile[] {
   if (modules.length === 0) return [];
   const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true, skipFileDependencyResolution: true });
   return modules.map((module) => project.createSourceFile(`/${module.path}`, module.text, { overwrite: true }));
@@ -200,17 +192,18 @@ const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'fi
 /** The registration functions the runtime also exports on their own. */
 const ALIASED_REGISTRARS = new Set(['daemon', 'timer', 'index']);
 
-/** The local names under which a module imports the runtime's `builtins`, `on` and registration aliases. */
-interface RuntimeNames {
+/** The local names under which a module imports the runtime's `builtins`, `on`, registration aliases and `connect`. */
+export interface RuntimeNames {
   readonly builtins: Set<string>;
   readonly on: Set<string>;
   readonly registrars: Set<string>;
+  readonly connect: Set<string>;
   /** Namespace imports of the runtime (`import * as kopf`). */
   readonly namespaces: Set<string>;
 }
 
-function runtimeNames(source: SourceFile): RuntimeNames {
-  const names: RuntimeNames = { builtins: new Set(), on: new Set(), registrars: new Set(), namespaces: new Set() };
+export function runtimeNames(source: SourceFile): RuntimeNames {
+  const names: RuntimeNames = { builtins: new Set(), on: new Set(), registrars: new Set(), connect: new Set(), namespaces: new Set() };
   for (const declaration of source.getImportDeclarations()) {
     if (!RUNTIME_MODULES.has(declaration.getModuleSpecifierValue())) continue;
     for (const specifier of declaration.getNamedImports()) {
@@ -218,45 +211,13 @@ function runtimeNames(source: SourceFile): RuntimeNames {
       const local = specifier.getAliasNode()?.getText() ?? imported;
       if (imported === 'builtins') names.builtins.add(local);
       else if (imported === 'on') names.on.add(local);
+      else if (imported === 'connect') names.connect.add(local);
       else if (ALIASED_REGISTRARS.has(imported)) names.registrars.add(local);
     }
     const namespace = declaration.getNamespaceImport()?.getText();
     if (namespace !== undefined) names.namespaces.add(namespace);
   }
   return names;
-}
-
-/** The built-in resources the given modules refer to (see the module's header), in the runtime's order. */
-export function builtinReferences(modules: readonly UserModule[]): builtins.BuiltinResource[] {
-  const found = new Set<builtins.BuiltinResource>();
-  const add = (descriptor: string | undefined): void => {
-    const resource = descriptor === undefined ? undefined : builtins.byDescriptor(descriptor);
-    if (resource) found.add(resource);
-  };
-  for (const source of parse(modules)) {
-    const names = runtimeNames(source);
-    if (Object.values(names).every((set) => set.size === 0)) continue;
-    /** Whether an expression is `builtins` (as imported), or `kopf.builtins` through a namespace import. */
-    const isBuiltins = (node: Node): boolean => isImported(node, names.builtins, names.namespaces, 'builtins');
-    source.forEachDescendant((node) => {
-      if (Node.isPropertyAccessExpression(node) && isBuiltins(node.getExpression())) {
-        add(node.getName());
-      } else if (Node.isElementAccessExpression(node) && isBuiltins(node.getExpression())) {
-        add(literalString(node.getArgumentExpression()));
-      } else if (Node.isObjectBindingPattern(node)) {
-        const initializer = node.getParentIfKind(SyntaxKind.VariableDeclaration)?.getInitializer();
-        if (initializer === undefined || !isBuiltins(initializer)) return;
-        for (const element of node.getElements()) {
-          const property = element.getPropertyNameNode();
-          add(property === undefined ? element.getName() : Node.isIdentifier(property) ? property.getText() : literalString(property));
-        }
-      } else if (Node.isCallExpression(node) && isWatchingRegistrar(node.getExpression(), names)) {
-        const reference = literalReference(node.getArguments()[0]);
-        if (reference !== undefined) for (const resource of builtins.resolveReference(reference)) found.add(resource);
-      }
-    });
-  }
-  return builtins.BUILTIN_RESOURCES.filter((resource) => found.has(resource));
 }
 
 /** An admission handler's registration in the user's code. */
@@ -288,7 +249,7 @@ export function admissionRegistrations(modules: readonly UserModule[]): Admissio
 }
 
 /** Whether `node` is one of `locals`, or `<namespace>.<name>` for one of `namespaces`. */
-function isImported(node: Node, locals: ReadonlySet<string>, namespaces: ReadonlySet<string>, name: string): boolean {
+export function isImported(node: Node, locals: ReadonlySet<string>, namespaces: ReadonlySet<string>, name: string): boolean {
   if (Node.isIdentifier(node)) return locals.has(node.getText());
   if (Node.isPropertyAccessExpression(node)) {
     const object = node.getExpression();
@@ -308,14 +269,14 @@ function isWatchingRegistrar(callee: Node, names: { on: ReadonlySet<string>; reg
 }
 
 /** The value of a string literal (or a template literal without substitutions). */
-function literalString(node: Node | undefined): string | undefined {
+export function literalString(node: Node | undefined): string | undefined {
   if (node === undefined) return undefined;
   if (Node.isStringLiteral(node) || Node.isNoSubstitutionTemplateLiteral(node)) return node.getLiteralValue();
   return undefined;
 }
 
 /** A resource reference written entirely as literals, or undefined. */
-function literalReference(node: Node | undefined): builtins.LiteralReference | undefined {
+export function literalReference(node: Node | undefined): builtins.LiteralReference | undefined {
   if (node === undefined) return undefined;
   const text = literalString(node);
   if (text !== undefined) return text;
@@ -360,7 +321,7 @@ export function resultHandlers(modules: readonly UserModule[]): Place[] {
 }
 
 /** Whether a handler argument may return a value (conservative where the syntax cannot tell). */
-function mayReturnValue(handler: Node, source: SourceFile): boolean {
+export function mayReturnValue(handler: Node, source: SourceFile): boolean {
   let target: Node | undefined = handler;
   if (Node.isIdentifier(handler)) {
     const name = handler.getText();

@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as crdnames from './crdnames.js';
+import * as accesses from './accesses.js';
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
@@ -119,8 +120,9 @@ export interface GenerationReport {
   /** Status pruning and similar problems that did not stop generation. */
   readonly warnings: readonly string[];
   /**
-   * The built-in resources the handlers watch, which deploy/rbac.yaml now covers, as
-   * `plural` (core group) or `plural.group`, e.g. `configmaps`, `deployments.apps`.
+   * The built-in resources the code uses (handlers, a reconcile's owns/watches, client calls),
+   * which deploy/rbac.yaml now covers, as `plural` (core group) or `plural.group`, e.g.
+   * `configmaps`, `deployments.apps`.
    */
   readonly builtins: readonly string[];
   /**
@@ -585,12 +587,14 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   }
   files.push(...staleSamples(snapshot, analysis.model, kinds, info, warnings));
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
-  const watchedBuiltins = detecting.builtinReferences(snapshot.userModules);
   const stubs = files.filter((file) => stubsAdded.includes(file.path));
+  const used = accesses.scan([...snapshot.userModules, ...stubs], entries);
+  warnings.push(...used.unfollowed.map(accesses.describeUnfollowed));
+  const watchedBuiltins = accesses.builtinKinds(used.accesses);
   const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
   const pruning = pruningWarnings(analysis.model, entries, [...snapshot.userModules, ...stubs]);
   warnings.push(...pruning);
-  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, watchedBuiltins, admission, entries));
+  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, used.accesses, admission, entries));
   const summary = fields.compare(previous, fields.buildManifest(analysis.model, info.generatorVersion, entries));
   const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
   const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];

@@ -1,14 +1,17 @@
 /**
  * Permissions: the least-privilege RBAC rules of a generated operator.
  *
- * Derived from the CRDs (the served resources), the built-in resources the handlers watch
- * (detected in the user's code, detecting.ts), plus what the runtime itself needs (runtime reference
- * R-LIFE-7): peering objects, CRD and namespace discovery, and posting events. Every watched
- * resource gets the same verbs, CRD or built-in — every verb the runtime uses on it, and no other:
- * list and watch to observe it, get to re-read one object (after a write whose response was lost,
- * R-PATCH-9, and after the consistency timeout, R-QUEUE-4 — the delivery guarantee rests on it),
- * patch to store handler progress, diff-bases and finalizers on the objects, and patch on its
- * status subresource, if it has one, for status writes. Rules are split by where they apply —
+ * Derived from what the user's code does with each kind (accesses.ts: the handlers it registers,
+ * the kinds a reconcile handler owns and watches, the typed client's calls) plus what the runtime
+ * itself needs (runtime reference R-LIFE-7): peering objects, CRD and namespace discovery, and
+ * posting events. Each kind gets the verbs its accesses need, and no other (R-SEC-401…404, with
+ * kubebuilder's RBAC markers as the model): list and watch to observe it, get to re-read one object
+ * (after a write whose response was lost, R-PATCH-9, and after the consistency timeout, R-QUEUE-4 —
+ * the delivery guarantee rests on it), patch where handlers store progress, finalizers or their
+ * writes, patch on the status subresource where handlers write status, and the verbs of the
+ * client's calls. Each rule says which file and line need it. A CRD of the project that the code
+ * uses in no way the scan can follow keeps the verbs of a served resource (get, list, watch,
+ * patch, and status patch): the project exists to serve it. Rules are split by where they apply —
  * cluster-level rules, per-namespace rules that the generated manifests bind cluster-wide (the
  * operator serves all namespaces) or in each namespace the project was created for, and the
  * rules of the operator's own namespace: the Lease of leader election, only for projects that
@@ -17,9 +20,10 @@
  * added only for projects that register admission handlers (detected in the user's code): the
  * operator then manages its validating and mutating configurations (runtime reference
  * R-ADMISSION-7/8) — it creates them (RBAC cannot restrict `create` by name), and reads and
- * patches them by their one name only. Pure: model in, rules out.
+ * patches them by their one name only. Pure: model and accesses in, rules out.
  */
-import type * as builtins from './builtins.js';
+import * as accesses from './accesses.js';
+import * as builtins from './builtins.js';
 import type * as modeling from './modeling.js';
 
 /** One RBAC policy rule, with a comment saying why it is there. */
@@ -52,16 +56,11 @@ export const LEASE_VERBS = ['get', 'update'] as const;
 export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
 
 /**
- * The permissions of an operator serving every CRD of the model and the given built-in resources;
- * with `managedWebhooks` (the name of its managed webhook configurations), also managing those;
+ * The permissions of an operator serving the CRDs of the model, doing with each kind what
+ * `used` says (accesses.ts; a CRD without any access is served as by cause handlers); with `managedWebhooks` (the name of its managed webhook configurations), also managing those;
  * with `lease` (the name of its Lease, `--lease`), also electing a leader on it.
  */
-export function permissionsOf(
-  model: modeling.GeneratorModel,
-  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
-  managedWebhooks?: string,
-  lease?: string,
-): Permissions {
+export function permissionsOf(model: modeling.GeneratorModel, used: readonly accesses.Access[] = [], managedWebhooks?: string, lease?: string): Permissions {
   const cluster: Rule[] = [
     {
       apiGroups: ['kopf.dev'],
@@ -81,25 +80,9 @@ export function permissionsOf(
     },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
   ];
-  const crds: Watched[] = model.crds.flatMap((crd) => {
-    const first = crd.versions[0];
-    if (!first) return [];
-    return [
-      { group: crd.group, plural: crd.plural, namespaced: first.namespaced, statusSubresource: crd.versions.some((version) => version.statusSubresource) },
-    ];
-  });
-  const served = (scope: 'cluster' | 'namespaced'): Rule[] => [
-    ...watchRules(
-      crds.filter((resource) => resource.namespaced === (scope === 'namespaced')),
-      (group) => `observing and patching the served resources of ${group}`,
-      (group) => `writing status through the status subresource (${group})`,
-    ),
-    ...watchRules(
-      watchedBuiltins.filter((resource) => resource.namespaced === (scope === 'namespaced')),
-      (group) => `observing and patching the built-in resources the handlers watch (${group === '' ? 'core group' : group})`,
-      (group) => `writing status of the watched built-in resources (${group === '' ? 'core group' : group})`,
-    ),
-  ];
+  const kinds = kindRules(model, used);
+  const served = (scope: 'cluster' | 'namespaced'): Rule[] =>
+    kinds.filter((kind) => kind.namespaced === (scope === 'namespaced')).flatMap((kind) => kind.rules);
   const admission: Rule[] =
     managedWebhooks === undefined
       ? []
@@ -161,27 +144,104 @@ export const METRICS_REVIEWS: readonly Rule[] = [
   },
 ];
 
-/** A watched resource, CRD or built-in. */
-interface Watched {
+/** A kind the code uses, CRD or built-in, with its rules. */
+interface KindRules {
+  readonly namespaced: boolean;
+  readonly rules: readonly Rule[];
+}
+
+/** A kind as RBAC names it. */
+interface Target {
   readonly group: string;
   readonly plural: string;
   readonly namespaced: boolean;
-  readonly statusSubresource: boolean;
+  readonly subresources: readonly string[];
 }
 
-/** One rule per group for the resources (served verbs), then one per group for their status subresources (patch). */
-function watchRules(resources: readonly Watched[], why: (group: string) => string, whyStatus: (group: string) => string): Rule[] {
-  const byGroup = new Map<string, Set<string>>();
-  const statusByGroup = new Map<string, Set<string>>();
-  const add = (groups: Map<string, Set<string>>, group: string, resource: string): void => {
-    groups.set(group, (groups.get(group) ?? new Set<string>()).add(resource));
-  };
-  for (const resource of resources) {
-    add(byGroup, resource.group, resource.plural);
-    if (resource.statusSubresource) add(statusByGroup, resource.group, `${resource.plural}/status`);
+/**
+ * The rules of every kind: the project's CRDs first (in the model's order), then the built-in
+ * kinds (in the runtime's order); per kind, a rule on the resource, then one per subresource.
+ */
+function kindRules(model: modeling.GeneratorModel, used: readonly accesses.Access[]): KindRules[] {
+  const found: KindRules[] = [];
+  for (const crd of model.crds) {
+    const first = crd.versions[0];
+    if (!first) continue;
+    const target: Target = {
+      group: crd.group,
+      plural: crd.plural,
+      namespaced: first.namespaced,
+      subresources: crd.versions.some((version) => version.statusSubresource) ? ['status'] : [],
+    };
+    const mine = used.filter((access) => 'crd' in access.kind && access.kind.crd === crd.crdName);
+    found.push({ namespaced: target.namespaced, rules: mine.length > 0 ? rulesOf(target, mine) : servedRules(target) });
   }
+  for (const resource of builtins.BUILTIN_RESOURCES) {
+    const mine = used.filter((access) => 'builtin' in access.kind && access.kind.builtin === resource);
+    if (mine.length === 0) continue;
+    const target: Target = { ...resource, subresources: resource.statusSubresource ? ['status'] : [] };
+    found.push({ namespaced: resource.namespaced, rules: rulesOf(target, mine) });
+  }
+  return found;
+}
+
+/** A CRD the code uses in no way the scan follows: the verbs of a resource served by cause handlers. */
+function servedRules(target: Target): Rule[] {
+  const scope = `no use of ${target.plural} found in src/ that kopf-gen can follow`;
   return [
-    ...[...byGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals], verbs: [...SERVED_VERBS], why: why(group) })),
-    ...[...statusByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals], verbs: ['patch'], why: whyStatus(group) })),
+    {
+      apiGroups: [target.group],
+      resources: [target.plural],
+      verbs: [...SERVED_VERBS],
+      why: `observing and patching the served resources of ${target.group} (${scope})`,
+    },
+    ...target.subresources.map((sub) => ({
+      apiGroups: [target.group],
+      resources: [`${target.plural}/${sub}`],
+      verbs: ['patch'],
+      why: `writing ${sub} through the ${sub} subresource (${scope})`,
+    })),
   ];
+}
+
+/** The rules one kind's accesses need: on the resource, then on each subresource, each saying where. */
+function rulesOf(target: Target, mine: readonly accesses.Access[]): Rule[] {
+  const bySubresource = new Map<string, accesses.Access[]>();
+  for (const access of mine) {
+    const sub = access.subresource ?? '';
+    if (sub !== '' && access.ifPresent && !target.subresources.includes(sub)) continue;
+    bySubresource.set(sub, [...(bySubresource.get(sub) ?? []), access]);
+  }
+  const subs = [...bySubresource.keys()].sort();
+  return subs.map((sub) => {
+    const those = bySubresource.get(sub)!;
+    const verbs = new Set(those.flatMap((access) => access.verbs));
+    return {
+      apiGroups: [target.group],
+      resources: [sub === '' ? target.plural : `${target.plural}/${sub}`],
+      verbs: accesses.VERBS.filter((verb) => verbs.has(verb)),
+      why: reasons(those),
+    };
+  });
+}
+
+/** How many places a rule's comment names for one set of verbs before it says how many more. */
+const PLACES_SHOWN = 3;
+
+/** `get, list, watch, patch: on.create at src/handlers/widget.ts:18, …; create: client.create at …`. */
+function reasons(those: readonly accesses.Access[]): string {
+  const byVerbs = new Map<string, string[]>();
+  for (const access of those) {
+    const key = accesses.VERBS.filter((verb) => access.verbs.includes(verb)).join(', ');
+    const place = `${access.by} at ${access.path}:${access.line}`;
+    const places = byVerbs.get(key) ?? [];
+    if (!places.includes(place)) places.push(place);
+    byVerbs.set(key, places);
+  }
+  return [...byVerbs]
+    .map(([verbs, places]) => {
+      const shown = places.slice(0, PLACES_SHOWN).join(', ');
+      return `${verbs}: ${shown}${places.length > PLACES_SHOWN ? ` and ${places.length - PLACES_SHOWN} more` : ''}`;
+    })
+    .join('; ');
 }

@@ -18,7 +18,7 @@
  * endpoints and webhooks in servers.ts; rendering.ts only fills the templates in. Pure apart from
  * reading the templates.
  */
-import type * as builtins from './builtins.js';
+import * as accesses from './accesses.js';
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import type * as modeling from './modeling.js';
@@ -330,7 +330,7 @@ function scalarField(node: schemas.Schema | undefined, prefix: string): string |
 
 /**
  * The files every generation rewrites. `handlerModules` are the project's handler module paths;
- * `watchedBuiltins` the built-in resources its code watches (their rules go into the RBAC);
+ * `used` what its code does with each kind (accesses.ts: the RBAC grants exactly that);
  * `admission` the admission handlers it registers (when there are any: the webhook manifests, the
  * module that serves them, and the RBAC to manage their configurations); `entries` how the index
  * exports each module (see `indexEntries`; the manifest records them for the next generation).
@@ -340,7 +340,7 @@ export function generatedFiles(
   info: ProjectInfo,
   crdFiles: readonly string[],
   handlerModules: readonly string[],
-  watchedBuiltins: readonly builtins.BuiltinResource[] = [],
+  used: readonly accesses.Access[] = [],
   admission: readonly detecting.AdmissionRegistration[] = [],
   entries: readonly IndexEntry[] = indexEntries(analysis.model, analysis.modules),
 ): PlannedFile[] {
@@ -362,8 +362,9 @@ export function generatedFiles(
   });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion, entries)) });
   const names = servers.webhookNames(kubeName(info.name));
-  const rules = permissions.permissionsOf(analysis.model, watchedBuiltins, hasAdmission ? names.managed : undefined, info.lease);
-  const hasClusterScoped = analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || watchedBuiltins.some((resource) => !resource.namespaced);
+  const rules = permissions.permissionsOf(analysis.model, used, hasAdmission ? names.managed : undefined, info.lease);
+  const hasClusterScoped =
+    analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || accesses.builtinKinds(used).some((resource) => !resource.namespaced);
   files.push({
     path: 'deploy/rbac.yaml',
     text: rendering.render('deploy/rbac.yaml', {

@@ -39,7 +39,7 @@ export function printReport(report: generator.GenerationReport, output: Output, 
   for (const file of report.crdsAdded) lines.push(`  added CRD file ${file}`);
   for (const file of report.stubsAdded) lines.push(`  added handler stub ${file}`);
   for (const file of report.written.filter((written) => written.startsWith('samples/'))) lines.push(`  added sample object ${file}`);
-  if (report.builtins.length > 0) lines.push(`  deploy/rbac.yaml covers the built-in resources the handlers watch: ${report.builtins.join(', ')}`);
+  if (report.builtins.length > 0) lines.push(`  deploy/rbac.yaml covers the built-in resources the code uses: ${report.builtins.join(', ')}`);
   if (report.admission.length > 0) {
     lines.push(`  deploy/webhooks.yaml and src/generated/admission.ts serve the admission handlers: ${report.admission.join(', ')}`);
   }

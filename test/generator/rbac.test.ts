@@ -150,3 +150,41 @@ describe('R-SEC-4 projects with a Lease', () => {
     });
   });
 });
+
+describe('R-SEC-403 a project whose code creates and deletes Jobs', () => {
+  const crdFile = ps.write(path.join(root, 'inputs/cronjobs.yaml'), ps.widgetCrd({ schedule: { type: 'string' } }));
+  const handler = [
+    "import { builtins, on } from 'kopf-gen/runtime';",
+    "import { Widgets } from '../generated/index.js';",
+    '',
+    'on.reconcile(Widgets, { owns: [builtins.Jobs] }, async function reconcileWidget({ owned: [jobs], client, name, namespace }) {',
+    '  for (const job of jobs) {',
+    '    if (job.status?.succeeded) await client.delete(builtins.Jobs, job.metadata.name, { namespace });',
+    '  }',
+    "  if (jobs.length === 0) await client.create(builtins.Jobs, { metadata: { name: `${name}-run` }, spec: { template: { spec: { containers: [], restartPolicy: 'Never' } } } });",
+    "  await client.patch(Widgets, name, { status: { phase: 'Scheduled' } }, { namespace, subresource: 'status' });",
+    '});',
+    '',
+  ].join('\n');
+
+  it('R-SEC-403 gets exactly create, delete, get, list, watch on jobs, and on its own kind no patch but of its status', async () => {
+    const out = path.join(root, 'jobs');
+    await generator.init({ crds: [crdFile], out });
+    fs.writeFileSync(path.join(out, 'src/handlers/widget.ts'), handler);
+    const report = await generator.generate({ project: out });
+    const role = documentsOf(out, 'deploy/rbac.yaml').find((document) => document.kind === 'ClusterRole' && document.metadata.name.endsWith('-namespaced'));
+    const rulesOn = (resource: string): permissions.Rule[] => (role?.rules ?? []).filter((rule) => rule.resources.includes(resource));
+    expect(rulesOn('jobs').map(({ why: _why, ...rule }) => rule)).toEqual([
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    ]);
+    expect(rulesOn('widgets').map((rule) => rule.verbs)).toEqual([['get', 'list', 'watch']]);
+    expect(rulesOn('widgets/status').map((rule) => rule.verbs)).toEqual([['patch']]);
+    expect(report.builtins).toEqual(['jobs.batch']);
+    expect(report.warnings).toEqual([]);
+    // Each rule says which file and line need it, in the manifest too.
+    const text = fs.readFileSync(path.join(out, 'deploy/rbac.yaml'), 'utf8');
+    expect(text).toContain(
+      '# get, list, watch: on.reconcile owns at src/handlers/widget.ts:4; delete: client.delete at src/handlers/widget.ts:6; create: client.create at src/handlers/widget.ts:8',
+    );
+  });
+});

@@ -197,10 +197,11 @@ describe('RBAC for the built-in kinds the handlers watch', () => {
     const io = ps.capture();
     expect(await cli.main(['generate', '--project', project], io)).toBe(0);
     expect(verbsOf(project, 'namespaced', '', 'configmaps')).toEqual(['get', 'list', 'patch', 'watch']);
-    expect(verbsOf(project, 'cluster', '', 'nodes')).toEqual(['get', 'list', 'patch', 'watch']);
-    expect(verbsOf(project, 'cluster', '', 'nodes/status')).toEqual(['patch']);
+    // An on-event handler that neither patches nor returns a value only observes (R-SEC-402).
+    expect(verbsOf(project, 'cluster', '', 'nodes')).toEqual(['get', 'list', 'watch']);
+    expect(verbsOf(project, 'cluster', '', 'nodes/status')).toEqual([]);
     expect(verbsOf(project, 'namespaced', 'example.com', 'widgets')).toEqual(['get', 'list', 'patch', 'watch']);
-    expect(io.stdout()).toContain('deploy/rbac.yaml covers the built-in resources the handlers watch: configmaps, nodes');
+    expect(io.stdout()).toContain('deploy/rbac.yaml covers the built-in resources the code uses: configmaps, nodes');
     const after = ps.snapshot(project);
     for (const [file, text] of userFiles) expect(after[file], file).toBe(text);
     expect(after['src/generated/handlers.ts']).toContain('import "../handlers/config-maps.js";');
