@@ -24,7 +24,7 @@
  *   `builtins` is imported by that name (any alias), or reached as `kopf.builtins` through a
  *   namespace import; any use counts, not only as a registration's argument;
  * - literal references as the first argument of a watching registration — `on.create`, `update`,
- *   `delete`, `resume`, `field`, `event`, `index`, `daemon`, `timer` (also the `daemon`, `timer`
+ *   `delete`, `resume`, `field`, `event`, `index`, `daemon`, `timer`, `reconcile` (also the `daemon`, `timer`
  *   and `index` aliases, and `kopf.on.…`): `'configmaps'`, `'deployments.apps'`, `['v1', 'pods']`,
  *   `{ kind: 'Secret' }`. References built at run time (variables, template strings with
  *   substitutions) are not followed: their rules go into a manifest of the user's.
@@ -195,7 +195,7 @@ function parse(modules: readonly UserModule[]): SourceFile[] {
 const RUNTIME_MODULES = new Set(['kopf-gen/runtime', 'kopf-gen']);
 
 /** The registration functions (properties of `on`) whose handlers watch their resource. */
-const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'index', 'daemon', 'timer']);
+const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'index', 'daemon', 'timer', 'reconcile']);
 
 /** The registration functions the runtime also exports on their own. */
 const ALIASED_REGISTRARS = new Set(['daemon', 'timer', 'index']);
