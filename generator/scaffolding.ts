@@ -520,6 +520,7 @@ export function projectFiles(
     kinds: plans,
     warnings,
     resources: OPERATOR_RESOURCES,
+    reconcile: info.handlers === 'reconcile',
   };
   return [
     { path: 'package.json', text: rendering.render('package.json', context) },
