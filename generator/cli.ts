@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import * as origins from './origins.js';
+import * as projects from './projects.js';
 // Commands are imported when they run, so `--help` and usage errors stay fast.
 import type * as addCommand from './commands/add.js';
 import type * as generateCommand from './commands/generate.js';
@@ -45,6 +46,11 @@ export async function main(argv: readonly string[], output: outputs.Output = out
     .option('-n, --namespace <name>', 'serve only this namespace (an exact name); repeatable; default: all namespaces', collect)
     .option('--force', 'write into a non-empty directory, overwriting the generated files')
     .option('--webhooks', 'add a validating admission handler to each stub, with the webhook manifests that serve it')
+    .option(
+      '--handlers <kind>',
+      'the handler stubs: "cause" (create/update/delete/resume handlers, the default) or "reconcile" (one on.reconcile handler per kind, owning a Deployment); recorded in kopf-gen.json for kinds added later',
+      handlerStyle,
+    )
     .option(...maxInput)
     .option(
       '--lease <name>',
@@ -92,6 +98,15 @@ function mebibytes(value: string): number {
   const parsed = Number(value);
   if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError('expected a positive number of MiB');
   return Math.floor(parsed * 1024 * 1024);
+}
+
+/** `--handlers`: one of the kinds of handler stubs (the message names the choices). */
+function handlerStyle(value: string): string {
+  try {
+    return projects.checkHandlerStyle(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 /** Whether a path names an existing file (used by commands to report missing inputs clearly). */

@@ -187,7 +187,7 @@ export function parse(modules: readonly UserModule[]): SourceFile[] {
 const RUNTIME_MODULES = new Set(['kopf-gen/runtime', 'kopf-gen']);
 
 /** The registration functions (properties of `on`) whose handlers watch their resource. */
-const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'index', 'daemon', 'timer']);
+const WATCHING_REGISTRARS = new Set(['create', 'update', 'delete', 'resume', 'field', 'event', 'index', 'daemon', 'timer', 'reconcile']);
 
 /** The registration functions the runtime also exports on their own. */
 const ALIASED_REGISTRARS = new Set(['daemon', 'timer', 'index']);

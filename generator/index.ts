@@ -75,6 +75,13 @@ export interface InitOptions {
    */
   readonly webhooks?: boolean;
   /**
+   * The kind of handler stubs (`--handlers`): `"cause"` (the default) — Kopf's create, update,
+   * delete and resume handlers per kind; `"reconcile"` — one `on.reconcile` handler per kind that
+   * owns a Deployment, with a test that plays the Deployment's controller. Recorded in
+   * kopf-gen.json (`"handlers"`), so kinds added later get the same; absent: the project's.
+   */
+  readonly handlers?: string;
+  /**
    * The largest CRD file read, in bytes (default `MAX_INPUT_BYTES`, 16 MiB): a larger one is
    * refused, unread, with `input-too-large`.
    */
@@ -164,6 +171,7 @@ function projectInfo(
   lease: string | undefined,
   dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {},
   webhookStubs = false,
+  handlers: projects.HandlerStyle = projects.DEFAULT_HANDLER_STYLE,
 ): scaffolding.ProjectInfo {
   return {
     name,
@@ -171,6 +179,7 @@ function projectInfo(
     namespaces,
     ...(lease !== undefined ? { lease } : {}),
     webhookStubs,
+    handlers,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
     generatorDependency: dependencies.generator ?? generatorDependency(),
     versions: PROJECT_TOOL_VERSIONS,
@@ -191,7 +200,7 @@ function projectInfo(
  *   src/generated/, deploy/rbac.yaml or deploy/webhooks.yaml exist, it refuses.
  * In both cases a file of crds/ that exists with another content than the given CRD's is refused.
  *
- * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `output-not-empty`
+ * @throws GeneratorError for unusable CRDs; ProjectError `invalid-namespace`, `invalid-handlers`, `output-not-empty`
  *   (without `force`), `would-overwrite` (see above), `missing-input`, `not-a-file` (a `--crd`
  *   that is a FIFO, a directory, …), `no-input`, `duplicate-crd`, `invalid-project` (an unreadable
  *   kopf-gen.json), `no-output` (an empty `out`), `output-not-writable` (`out` cannot be created:
@@ -214,6 +223,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const namespaces = projects.checkNamespaces(options.namespaces ?? config?.namespaces ?? []);
   const leaseName = options.lease ?? config?.lease;
   const lease = leaseName === undefined ? undefined : projects.checkLease(leaseName);
+  const handlers = options.handlers !== undefined ? projects.checkHandlerStyle(options.handlers) : config?.handlers;
   const sources = inputs.readSources(options.crds, options.cwd, options.maxInputBytes);
   const given = pipeline.check(sources);
   const copies = inputs
@@ -246,6 +256,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
     lease,
     { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
     options.webhooks === true,
+    handlers,
   );
   const snapshot: Snapshot = occupied ? readSnapshot(root, crdSources) : { ...EMPTY_SNAPSHOT, root, crdSources };
   const planned = plan(snapshot, analysis, info);
@@ -357,7 +368,7 @@ function leaveUserFiles(
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
   const { snapshot, config } = readProject(path.resolve(options.project), options.maxInputBytes);
   const analysis = pipeline.analyse(snapshot.crdSources);
-  const info = projectInfo(config.name, config.namespaces, config.lease);
+  const info = projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers);
   const planned = plan(snapshot, analysis, info);
   const safe = leaveUserFiles(snapshot.root, planned.files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -401,7 +412,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     loaded: [...present.loaded, ...rechecked.loaded],
     notes: [...present.notes, ...rechecked.notes],
   });
-  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease));
+  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const safe = leaveUserFiles(snapshot.root, files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });

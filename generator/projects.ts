@@ -49,6 +49,7 @@ export type ProjectErrorCode =
   | 'no-input'
   | 'invalid-namespace'
   | 'invalid-lease'
+  | 'invalid-handlers'
   | 'would-overwrite'
   | 'not-a-file'
   | 'no-output'
@@ -84,6 +85,34 @@ export interface ProjectConfig {
    * the operator use in its own namespace; `undefined` (`"lease"` absent or null): none.
    */
   readonly lease?: string;
+  /**
+   * The kind of handler stub written for a kind that has none (`init --handlers`): Kopf's cause
+   * handlers (`"cause"`, the default: `"handlers"` absent or null) or one reconcile handler.
+   */
+  readonly handlers?: HandlerStyle;
+}
+
+/**
+ * The kinds of handler stubs: `cause` — Kopf's create/update/delete/resume handlers, one per
+ * change; `reconcile` — one level-based `on.reconcile` handler that owns a Deployment.
+ */
+export const HANDLER_STYLES = ['cause', 'reconcile'] as const;
+export type HandlerStyle = (typeof HANDLER_STYLES)[number];
+/** The stubs of a project that names none. */
+export const DEFAULT_HANDLER_STYLE: HandlerStyle = 'cause';
+
+/**
+ * Checks a kind of handler stubs (`--handlers`, `"handlers"` in kopf-gen.json).
+ *
+ * @throws ProjectError `invalid-handlers`, naming the value and the choices.
+ */
+export function checkHandlerStyle(value: string): HandlerStyle {
+  const found = HANDLER_STYLES.find((style) => style === value);
+  if (found !== undefined) return found;
+  throw new ProjectError(
+    'invalid-handlers',
+    `invalid kind of handler stubs ${JSON.stringify(value)}: the choices are "cause" (Kopf's create/update/delete/resume handlers, the default) and "reconcile" (one level-based on.reconcile handler per kind)`,
+  );
 }
 
 /**
@@ -123,8 +152,19 @@ export function readConfig(projectDir: string): ProjectConfig {
   }
   const lease = schemas.own(data, 'lease') ?? undefined;
   if (lease !== undefined && typeof lease !== 'string') throw new ProjectError('invalid-project', `${file}: "lease" must be the name of a Lease, or null`);
+  const handlers = schemas.own(data, 'handlers') ?? undefined;
+  if (handlers !== undefined && typeof handlers !== 'string') {
+    throw new ProjectError('invalid-project', `${file}: "handlers" must be one of ${HANDLER_STYLES.map((style) => JSON.stringify(style)).join(', ')}, or null`);
+  }
   try {
-    return { name, generatorVersion, crds, namespaces: checkNamespaces(namespaces), ...(lease !== undefined ? { lease: checkLease(lease) } : {}) };
+    return {
+      name,
+      generatorVersion,
+      crds,
+      namespaces: checkNamespaces(namespaces),
+      ...(lease !== undefined ? { lease: checkLease(lease) } : {}),
+      ...(handlers !== undefined ? { handlers: checkHandlerStyle(handlers) } : {}),
+    };
   } catch (error) {
     throw new ProjectError('invalid-project', `${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

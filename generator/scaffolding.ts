@@ -27,6 +27,7 @@ import * as permissions from './permissions.js';
 import type * as pipeline from './pipeline.js';
 import * as projects from './projects.js';
 import * as pruning from './pruning.js';
+import * as reconcilestubs from './reconcilestubs.js';
 import * as rendering from './rendering.js';
 import * as samples from './samples.js';
 import * as schemas from './schemas.js';
@@ -50,6 +51,8 @@ export interface ProjectInfo {
   readonly lease?: string;
   /** Whether the handler stubs also register a validating handler (`kopf-gen init --webhooks`). */
   readonly webhookStubs?: boolean;
+  /** The kind of handler stubs for kinds without handlers (`init --handlers`, `"handlers"` in kopf-gen.json); absent: cause handlers. */
+  readonly handlers?: projects.HandlerStyle;
 }
 
 /** Where the generated webhook manifests go (while the user's code registers admission handlers). */
@@ -161,6 +164,8 @@ export interface KindPlan {
   readonly sampleObject: Readonly<Record<string, unknown>>;
   /** What the sample may not satisfy in the schema, one line per field (see samples.ts). */
   readonly sampleNotes: readonly string[];
+  /** Where a reconcile stub reports its Deployment's readiness (reconcilestubs.ts). */
+  readonly readiness: reconcilestubs.ReadinessTarget;
 }
 
 /** The name of every sample object (one per kind, so one name suffices). */
@@ -312,6 +317,7 @@ export function kindPlans(model: modeling.GeneratorModel, modules: readonly type
       inputType: version.names.input,
       sampleObject: sample.value,
       sampleNotes: sample.notes,
+      readiness: reconcilestubs.readinessTarget(version, crd.group),
     });
   }
   return plans;
@@ -398,6 +404,7 @@ export function generatedFiles(
       crdFiles,
       namespaces: info.namespaces,
       lease: info.lease,
+      handlers: info.handlers === 'reconcile' ? info.handlers : undefined,
     }),
   });
   return files;
@@ -415,7 +422,11 @@ export function projectSample(plan: KindPlan, info: ProjectInfo): Record<string,
   return { ...plan.sampleObject, metadata: { ...(schemas.isRecord(metadata) ? metadata : {}), namespace } };
 }
 
-/** The handler stub, the test and the sample of one kind. */
+/**
+ * The handler stub, the test and the sample of one kind: cause handlers with a test of the create
+ * handler, or (`handlers: 'reconcile'`) one reconcile handler that owns a Deployment, with a test
+ * that plays the Deployment's controller.
+ */
 export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly string[]): PlannedFile[] {
   const testNamespace = info.namespaces[0] ?? 'default';
   const sample = projectSample(plan, info);
@@ -440,10 +451,13 @@ export function kindFiles(plan: KindPlan, info: ProjectInfo, crdFiles: readonly 
     webhooks: info.webhookStubs === true,
     // Handler ids name the webhook entries (`<id>.<managed name>`), which must be lower-case DNS names.
     validateId: `validate-${naming.words(plan.kind).join('-').toLowerCase() || 'kind'}`,
+    // A cluster-scoped parent's Deployment goes into the first namespace the operator serves.
+    childNamespace: plan.namespaced ? null : testNamespace,
   };
+  const reconcile = info.handlers === 'reconcile';
   return [
-    { path: plan.handlerPath, text: rendering.render('src/handlers/kind.ts', context) },
-    { path: plan.testPath, text: rendering.render('test/kind.test.ts', context) },
+    { path: plan.handlerPath, text: rendering.render(reconcile ? 'src/handlers/reconcile.ts' : 'src/handlers/kind.ts', context) },
+    { path: plan.testPath, text: rendering.render(reconcile ? 'test/reconcile.test.ts' : 'test/kind.test.ts', context) },
     { path: plan.samplePath, text: rendering.render('samples/kind.yaml', context) },
   ];
 }
@@ -507,6 +521,7 @@ export function projectFiles(
     kinds: plans,
     warnings,
     resources: OPERATOR_RESOURCES,
+    reconcile: info.handlers === 'reconcile',
   };
   return [
     { path: 'package.json', text: rendering.render('package.json', context) },

@@ -15,6 +15,8 @@ export interface InitCommandOptions {
   maxInputMib?: number;
   /** `--lease`: the Lease of leader election (in the Deployment's args, with its RBAC). */
   lease?: string;
+  /** `--handlers`: the kind of handler stubs (`cause`, `reconcile`). */
+  handlers?: string;
 }
 
 /** Runs `kopf-gen init`. */
@@ -30,6 +32,7 @@ export async function run(opts: InitCommandOptions, output: reporting.Output = r
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.namespace !== undefined ? { namespaces: opts.namespace } : {}),
     ...(opts.lease !== undefined ? { lease: opts.lease } : {}),
+    ...(opts.handlers !== undefined ? { handlers: opts.handlers } : {}),
   });
   reporting.printReport(report, output, { verb: 'created' });
 }
