@@ -59,6 +59,7 @@ import * as invocation from '../actions/invocation.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
 import * as admission from '../engines/admission.js';
+import * as caching from '../engines/caching.js';
 import * as configuring from '../engines/configuring.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as guarding from '../engines/guarding.js';
@@ -77,6 +78,7 @@ import * as observation from './observation.js';
 import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
+import * as reconciling from './reconcilers.js';
 import * as reporting from './reporting.js';
 import { type Awaited, installSignalHandlers, raiseReadyFlag, scheduleUltimateExit, waitForStopFlag } from './stopping.js';
 
@@ -122,6 +124,8 @@ export interface Parts {
   /** The k8s-events that loggers and helpers queue for the poster. */
   readonly queue: posting.EventQueue;
   readonly daemons: spawning.Daemons;
+  /** The watch cache, with reconcile handlers only. */
+  readonly cache: caching.WatchCache | undefined;
   /** Aborted at the first stage of the stop: the long-lived tasks. */
   readonly main: AbortController;
   /** Aborted at the second stage: the authenticator and the leader elector. */
@@ -145,8 +149,10 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Metrics off: no registry, no instruments; nothing reports anywhere.
   const metrics = options.metricsEndpoint === undefined ? undefined : new reporting.OperatorMetrics({ queues });
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
+  // The watch cache exists only for reconcile handlers (R-RECONCILE-209); the client reads from it.
+  const cache = registry.hasReconcileHandlers() ? new caching.WatchCache({ logger: logging.getLogger('kopf.engines.caching') }) : undefined;
   // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's.
-  const typed = new clients.KubeClient(client);
+  const typed = new clients.KubeClient(client, { cache });
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -154,7 +160,26 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
-  const shared = { options, settings, scope, registry, memo, clock, vault, identity, paused, metrics, client, typed, queue, daemons, main, auth, cancel };
+  const shared = {
+    options,
+    settings,
+    scope,
+    registry,
+    memo,
+    clock,
+    vault,
+    identity,
+    paused,
+    metrics,
+    client,
+    typed,
+    queue,
+    daemons,
+    main,
+    auth,
+    cancel,
+    cache,
+  };
   const op = operatorContext(shared, queues);
   const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
   return { ...shared, op, picture };
@@ -165,7 +190,7 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
   const { settings, registry, clock, memo } = parts;
   // Typed as the global `AbortSignal`, so that the context's type can be named outside this module.
   const signal: AbortSignal = parts.cancel.signal;
-  return {
+  const base = {
     settings,
     registry,
     api: parts.client,
@@ -186,7 +211,10 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
     streams: new health.StreamHealth(clock),
     paused: parts.paused,
     identity: parts.identity,
-  } satisfies inventory.OperatorContext;
+  };
+  const cache = parts.cache;
+  const reconcilers = cache === undefined ? undefined : new reconciling.Reconcilers({ op: base, cache, paused: parts.paused });
+  return { ...base, cache, reconcilers } satisfies inventory.OperatorContext;
 }
 
 export type Context = ReturnType<typeof operatorContext>;
@@ -416,7 +444,10 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
       signal: main.signal,
       logger: logging.getLogger('kopf.reactor.orchestration'),
       companion: peeringTasks,
-      spawn: (resource, namespace, signal) => watcher(op, resource, namespace, signal),
+      spawn: (resource, namespace, signal) => {
+        op.reconcilers?.track(resource); // before its watcher: the cache holds what it lists
+        return watcher(op, resource, namespace, signal);
+      },
     });
   roots.spawn('multidimensional multitasker', 'main', roots.gated(body, main.signal));
 }
@@ -442,6 +473,21 @@ export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Pa
     await daemons.killAll({ settings, clock });
   };
   roots.spawn('daemon killer', 'main', body);
+}
+
+/**
+ * The reconciler (R-RECONCILE-213): reconcile calls run from the cache's changes as long as the
+ * operator runs; at the stop, no new call starts, the calls in flight see their `signal` aborted,
+ * and the stop waits for them (within the operator's deadlines for its tasks).
+ */
+export function spawnReconciler({ op, main }: Parts, roots: RootTasks): void {
+  const reconcilers = op.reconcilers;
+  if (reconcilers === undefined) return;
+  const body = async (): Promise<void> => {
+    await untilAborted(main.signal);
+    await reconcilers.stop();
+  };
+  roots.spawn('reconciler', 'main', body);
 }
 
 /**
