@@ -27,8 +27,14 @@ import * as invocation from '../actions/invocation.js';
 import type * as caching from './caching.js';
 import type * as reconciling from './reconciling.js';
 
+/** A call in progress: its target, and the resource versions of the object its own writes made. */
+export interface Calling {
+  readonly target: reconciling.Target;
+  readonly written: Set<string>;
+}
+
 /** The call in progress in this async context, if any (read by the cache's listener). */
-export const calling = new AsyncLocalStorage<reconciling.Target>();
+export const calling = new AsyncLocalStorage<Calling>();
 
 /** What a call gets besides its handler's own arguments. */
 export interface CallExtras {
@@ -117,7 +123,17 @@ function verdictOf(outcome: Outcome, title: string, logger: loggers.Logger): rec
 }
 
 /** Runs one call of `target` (see the module's comment). Never rejects: failures are verdicts. */
-export async function reconcileOnce(scope: CallScope, target: reconciling.Target, retry: number, signal: AbortSignal): Promise<reconciling.Verdict> {
+export async function reconcileOnce(
+  scope: CallScope,
+  target: reconciling.Target,
+  retry: number,
+  signal: AbortSignal,
+): Promise<{ readonly verdict: reconciling.Verdict; readonly written: ReadonlySet<string> }> {
+  const written = new Set<string>();
+  return { verdict: await callOnce(scope, target, retry, signal, written), written };
+}
+
+async function callOnce(scope: CallScope, target: reconciling.Target, retry: number, signal: AbortSignal, written: Set<string>): Promise<reconciling.Verdict> {
   const { handler, resource, namespace, name } = target;
   const seen = scope.cache.get(resource, namespace, name);
   if (seen === undefined) return { kind: 'gone' };
@@ -131,10 +147,22 @@ export async function reconcileOnce(scope: CallScope, target: reconciling.Target
   const fn = deleting ? handler.finalize! : handler.fn;
   const title = `${deleting ? 'Finalizing' : 'Reconcile handler'} '${handler.id}'`;
 
-  return calling.run(target, async () => {
+  // The object's own writes, by resource version: their echoes from the watch are no trigger, even
+  // when an echo arrives before the response (the queue compares what it noted meanwhile).
+  const api: CallScope['api'] = {
+    get: (...a) => scope.api.get(...a),
+    create: (...a) => scope.api.create(...a),
+    patch: async (...a) => {
+      const response = await scope.api.patch(...a);
+      const version = response.metadata?.resourceVersion;
+      if (typeof version === 'string') written.add(version);
+      return response;
+    },
+  };
+  return calling.run({ target, written }, async () => {
     try {
       const write = async (patch: object[]): Promise<bodies.RawBody> => {
-        const response = await scope.api.patch(resource, namespace, name, patch, { type: 'json', signal });
+        const response = await api.patch(resource, namespace, name, patch, { type: 'json', signal });
         scope.cache.wrote(resource, response);
         return response;
       };
@@ -148,7 +176,7 @@ export async function reconcileOnce(scope: CallScope, target: reconciling.Target
         outcome = { kind: 'thrown', error };
       }
       if (!patch.isEmpty()) {
-        const applied = await application.applyPatch({ api: scope.api, resource, body, patch, logger, signal });
+        const applied = await application.applyPatch({ api, resource, body, patch, logger, signal });
         if (applied.gone) return { kind: 'gone' };
         if (applied.sent) {
           scope.cache.wrote(resource, applied.body);

@@ -47,8 +47,11 @@ export interface WorkOptions {
   readonly now: () => number;
   /** Resolves when a call of `target` may start (not paused, ready, synced); rejects on stop. */
   readonly gate: (target: Target, signal: AbortSignal) => Promise<void>;
-  /** One call; `retry` is the number of consecutive failures before it. Never rejects. */
-  readonly call: (target: Target, retry: number, signal: AbortSignal) => Promise<Verdict>;
+  /**
+   * One call; `retry` is the number of consecutive failures before it. Never rejects. Resolves
+   * with the verdict and the resource versions the call's own writes gave the object.
+   */
+  readonly call: (target: Target, retry: number, signal: AbortSignal) => Promise<{ readonly verdict: Verdict; readonly written: ReadonlySet<string> }>;
   readonly logger: loggers.Logger;
   /** The random source of the back-off's jitter. */
   readonly random?: ratelimits.Random;
@@ -61,6 +64,8 @@ interface Entry {
   running: Promise<void> | null;
   failures: number;
   cancel: (() => void) | null;
+  /** Versions of the object seen from the watch during the call: a trigger unless its own writes made them. */
+  noted: Set<string> | null;
 }
 
 const idOf = (handler: handlers.ReconcileHandler, resource: references.Resource, namespace: string | null, name: string): string =>
@@ -92,11 +97,21 @@ export class WorkQueue {
     const id = idOf(handler, resource, namespace, name);
     let entry = this.#entries.get(id);
     if (entry === undefined) {
-      entry = { target: { handler, resource, namespace, name }, id, dirty: false, running: null, failures: 0, cancel: null };
+      entry = { target: { handler, resource, namespace, name }, id, dirty: false, running: null, failures: 0, cancel: null, noted: null };
       this.#entries.set(id, entry);
     }
     entry.dirty = true;
     if (entry.running === null) entry.running = this.#run(entry);
+  }
+
+  /**
+   * The watch shows a new version of the object: a trigger, except while a call of it runs — then
+   * it counts only if that call's own writes did not make it (their echo may beat their response).
+   */
+  observed(handler: handlers.ReconcileHandler, resource: references.Resource, namespace: string | null, name: string, version: string | undefined): void {
+    const entry = this.#entries.get(idOf(handler, resource, namespace, name));
+    if (entry !== undefined && entry.noted !== null && version !== undefined) entry.noted.add(version);
+    else this.trigger(handler, resource, namespace, name);
   }
 
   /** Starts nothing more, aborts the calls' signal, and waits for the calls in flight to end. */
@@ -117,12 +132,16 @@ export class WorkQueue {
         entry.dirty = false;
         entry.cancel?.();
         entry.cancel = null;
-        const verdict = await this.#options.call(entry.target, entry.failures, signal);
+        entry.noted = new Set();
+        const { verdict, written } = await this.#options.call(entry.target, entry.failures, signal);
+        for (const version of entry.noted) if (!written.has(version)) entry.dirty = true;
+        entry.noted = null;
         this.#settle(entry, verdict);
       }
     } catch (error) {
       if (!signal.aborted) this.#options.logger.error(`Reconciling has failed unexpectedly for ${entry.target.name}.`, { error });
     } finally {
+      entry.noted = null;
       entry.running = null;
       if (!entry.dirty && entry.cancel === null && this.#entries.get(entry.id) === entry) this.#entries.delete(entry.id);
     }

@@ -100,8 +100,20 @@ export function triggersOf(scope: TriggerScope, change: caching.CacheChange): re
   const current = change.origin === 'write' ? reconciliation.calling.getStore() : undefined;
   const unique: reconciling.Target[] = [];
   for (const target of targets) {
-    if (current !== undefined && same(current, target)) continue;
+    if (current !== undefined && same(current.target, target)) {
+      const version = change.new?.metadata?.resourceVersion;
+      if (typeof version === 'string' && target.resource.plural === change.resource.plural) current.written.add(version);
+      continue;
+    }
     if (!unique.some((other) => same(other, target))) unique.push(target);
   }
   return unique;
+}
+
+/** The resource version a change gives the target's own object (`undefined` if it concerns another object). */
+export function ownVersionOf(change: caching.CacheChange, target: reconciling.Target): string | undefined {
+  if (references.resourceName(change.resource) !== references.resourceName(target.resource)) return undefined;
+  const body = change.new;
+  if (body?.metadata?.name !== target.name || (body.metadata?.namespace ?? null) !== target.namespace) return undefined;
+  return body.metadata?.resourceVersion;
 }

@@ -65,7 +65,12 @@ export class Reconcilers {
     });
     const triggers: triggering.TriggerScope = { registry: op.registry, resolve: (selector) => this.#resolve(selector), logger };
     this.#unsubscribe = cache.subscribe((change) => {
-      for (const target of triggering.triggersOf(triggers, change)) this.#queue.trigger(target.handler, target.resource, target.namespace, target.name);
+      for (const target of triggering.triggersOf(triggers, change)) {
+        const { handler, resource, namespace, name } = target;
+        const own = change.origin === 'watch' ? triggering.ownVersionOf(change, target) : undefined;
+        if (own !== undefined) this.#queue.observed(handler, resource, namespace, name, own);
+        else this.#queue.trigger(handler, resource, namespace, name);
+      }
     });
   }
 
