@@ -268,3 +268,28 @@ export function spawningKwargs(
 ): object {
   return invocation.tableKwargs(SPAWNING, { scope, handler, stopper, patch, retry }, scope.indices);
 }
+
+interface ReconcileSource extends ResourceSource {
+  readonly owned: readonly (readonly bodies.RawBody[])[];
+  readonly clock: unknown;
+  readonly now: Date;
+  readonly retry: number;
+}
+
+/** The kwargs of reconcile handlers: the resource fields over the cached body, and their own. */
+const RECONCILE: Table<ReconcileSource> = Object.freeze({
+  ...RESOURCE,
+  owned: (s) => s.owned,
+  clock: (s) => s.clock,
+  now: (s) => s.now,
+  retry: (s) => s.retry,
+});
+
+/** Kwargs of a reconcile handler (R-RECONCILE-201). */
+export function reconcileKwargs(
+  scope: ResourceScope,
+  handler: FilterableHandler,
+  extras: { readonly owned: readonly (readonly bodies.RawBody[])[]; readonly clock: unknown; readonly now: Date; readonly retry: number },
+): object {
+  return invocation.tableKwargs(RECONCILE, { scope, param: handler.param, ...extras }, scope.indices);
+}

@@ -172,6 +172,8 @@ export interface OperatorContext {
    * tracked resources, read by the operator's client; absent without reconcile handlers.
    */
   readonly cache?: caching.WatchCache;
+  /** The reconcile handlers at work (R-RECONCILE); absent without reconcile handlers. */
+  readonly reconcilers?: { readonly size: number };
 }
 
 /*
@@ -206,6 +208,8 @@ export interface Census {
   readonly followers: number;
   /** Objects held by the watch cache (R-CACHE-108): one per existing object of a cached kind. */
   readonly cached: number;
+  /** Reconcile entries (per handler and object) queued, running or scheduled (R-RECONCILE-215). */
+  readonly reconciling: number;
 }
 
 /**
@@ -225,5 +229,6 @@ export function takeCensus(op: OperatorContext): Census {
     barrier: op.barrier?.tracked ?? 0,
     followers: aborts.followers(op.signal),
     cached: op.cache?.size ?? 0,
+    reconciling: op.reconcilers?.size ?? 0,
   };
 }

@@ -80,6 +80,7 @@ import * as observation from './observation.js';
 import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
+import * as reconciling from './reconcilers.js';
 import * as reporting from './reporting.js';
 import { type Awaited, installSignalHandlers, raiseReadyFlag, scheduleUltimateExit, waitForStopFlag } from './stopping.js';
 
@@ -192,7 +193,7 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
   const { settings, registry, clock, memo } = parts;
   // Typed as the global `AbortSignal`, so that the context's type can be named outside this module.
   const signal: AbortSignal = parts.cancel.signal;
-  return {
+  const base = {
     settings,
     registry,
     api: parts.client,
@@ -213,8 +214,10 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
     streams: new health.StreamHealth(clock),
     paused: parts.paused,
     identity: parts.identity,
-    cache: parts.cache,
-  } satisfies inventory.OperatorContext;
+  };
+  const cache = parts.cache;
+  const reconcilers = cache === undefined ? undefined : new reconciling.Reconcilers({ op: base, cache, paused: parts.paused });
+  return { ...base, cache, reconcilers } satisfies inventory.OperatorContext;
 }
 
 export type Context = ReturnType<typeof operatorContext>;
@@ -445,7 +448,6 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
       logger: logging.getLogger('kopf.reactor.orchestration'),
       companion: peeringTasks,
       spawn: (resource, namespace, signal) => {
-        if (op.cache !== undefined && op.registry.isCached(resource)) op.cache.track(resource); // before its first event (R-CACHE-106)
         return watcher(op, resource, namespace, signal);
       },
     });
@@ -473,6 +475,21 @@ export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Pa
     await daemons.killAll({ settings, clock });
   };
   roots.spawn('daemon killer', 'main', body);
+}
+
+/**
+ * The reconciler (R-RECONCILE-213): reconcile calls run from the cache's changes as long as the
+ * operator runs; at the stop, no new call starts, the calls in flight see their `signal` aborted,
+ * and the stop waits for them (within the operator's deadlines for its tasks).
+ */
+export function spawnReconciler({ op, main }: Parts, roots: RootTasks): void {
+  const reconcilers = op.reconcilers;
+  if (reconcilers === undefined) return;
+  const body = async (): Promise<void> => {
+    await untilAborted(main.signal);
+    await reconcilers.stop();
+  };
+  roots.spawn('reconciler', 'main', body);
 }
 
 /**

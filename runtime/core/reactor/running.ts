@@ -42,6 +42,7 @@ import {
   spawnAdmission,
   spawnCredentialsRetriever,
   spawnDaemonKiller,
+  spawnReconciler,
   spawnEndpoints,
   spawnLeaderElector,
   spawnObservers,
@@ -126,6 +127,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawnObservers(parts, roots);
   spawnOrchestrator(parts, roots);
   spawnDaemonKiller(parts, roots);
+  spawnReconciler(parts, roots);
   spawnEndpoints(parts, roots);
   spawnAdmission(parts, roots);
   const result: OperatorTasks = { context: parts.op, tasks: roots.tasks.map(({ name, done }) => ({ name, done })) };

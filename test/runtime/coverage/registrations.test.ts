@@ -328,6 +328,15 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   'on.mutate': admissionScenario('mutating'),
   'on.daemon': daemonScenario,
   'on.timer': timerScenario,
+  'on.reconcile': {
+    register: (fn, { registry, invoked }) => {
+      fn('kopfexamples', { registry }, function reconcile_fn({ name }: { name: string }) {
+        invoked(name);
+      });
+    },
+    act: (stage) => create(stage),
+    expected: (stage) => expect(stage.details).toContain(stage.name),
+  },
   index: indexScenario,
   daemon: daemonScenario,
   timer: timerScenario,
