@@ -448,6 +448,7 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
       logger: logging.getLogger('kopf.reactor.orchestration'),
       companion: peeringTasks,
       spawn: (resource, namespace, signal) => {
+        op.reconcilers?.track(resource); // before its watcher: the cache holds what it lists (R-CACHE-106)
         return watcher(op, resource, namespace, signal);
       },
     });
