@@ -294,6 +294,8 @@ describe('emitting patch views', () => {
   it('R-KWARGS-301: the descriptor carries the scope as its fourth type argument', () => {
     const spec = { type: 'object', properties: { size: { type: 'integer' } } };
     expect(support.emitSpec(spec).text).toMatch(/\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, true>\(\{[^}]*namespaced: true,/);
-    expect(support.emitSpec(spec, { scope: 'Cluster' }).text).toMatch(/\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, false>\(\{[^}]*namespaced: false,/);
+    expect(support.emitSpec(spec, { scope: 'Cluster' }).text).toMatch(
+      /\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, false>\(\{[^}]*namespaced: false,/,
+    );
   });
 });
