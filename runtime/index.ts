@@ -128,6 +128,8 @@ export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf,
   BuiltinBody,
+  BuiltinInput,
+  WithNumericQuantities,
   Pod,
   ConfigMap,
   Secret,

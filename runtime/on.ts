@@ -37,7 +37,7 @@ export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extend
 /** The patch view of a resource reference: the descriptor's, or `unknown` (the generic `Patch<Body>`). */
 export type ViewOfRef<R> = resources.ViewOf<R>;
 
-/** What `namespace` is in the handler arguments for a resource reference (R-KWARGS-301). */
+/** What `namespace` is in the handler arguments for a resource reference (R-TYPES-301). */
 export type NamespaceOfRef<R> = resources.NamespaceOf<R>;
 
 /** A handler taking `Args` with `namespace` narrowed to the scope `NS` (`callbacks.Scoped`). */

@@ -364,7 +364,7 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
 
 /**
  * The type arguments of the descriptor: the body, the input type, the handlers' patch view and the
- * scope (`true`/`false`), which types handlers' `namespace` as a `string` or `null` (R-KWARGS-301).
+ * scope (`true`/`false`), which types handlers' `namespace` as a `string` or `null` (R-TYPES-301).
  */
 function descriptorTypes(version: modeling.VersionModel): string[] {
   return [version.names.body, version.names.input, version.names.view, String(version.namespaced)];

@@ -60,22 +60,70 @@ export type CustomResourceDefinition = BuiltinBody<apiextensionsV1.CustomResourc
 export type ValidatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.ValidatingWebhookConfiguration>;
 export type MutatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.MutatingWebhookConfiguration>;
 
+/**
+ * The members that hold a Kubernetes quantity (`resource.Quantity`) or a map of them: every property
+ * whose schema in the API's OpenAPI document is a Quantity or a map of Quantities, except `value` (a
+ * Quantity only in autoscaling/v2, a plain string in EnvVar and others). Only members of type
+ * `string` or string maps are widened, so a same-named member of another shape (LimitRangeSpec's
+ * `limits` list, RuntimeClass's `overhead` object) is left as it is.
+ */
+type QuantityMember =
+  | 'limits'
+  | 'requests'
+  | 'divisor'
+  | 'sizeLimit'
+  | 'overhead'
+  | 'capacity'
+  | 'allocatable'
+  | 'allocatedResources'
+  | 'hard'
+  | 'used'
+  | 'default'
+  | 'defaultRequest'
+  | 'max'
+  | 'min'
+  | 'maxLimitRequestRatio'
+  | 'podFixed'
+  | 'maximumVolumeSize'
+  | 'averageValue';
+
+type NumericQuantity<V> = V extends string
+  ? string | number
+  : V extends { [key: string]: string }
+    ? { [key: string]: string | number }
+    : WithNumericQuantities<V>;
+
+/**
+ * A built-in model whose quantities may also be written as numbers (`cpu: 1`): the API server
+ * accepts a JSON number for any quantity (and answers with the canonical string), and a CRD's
+ * embedded copy of a built-in schema types them `number | string` (int-or-string), since a custom
+ * object keeps what was written. `kubernetes-types` types them `string`: right for what is read,
+ * too narrow for what is written.
+ */
+export type WithNumericQuantities<T> = T extends readonly (infer E)[]
+  ? WithNumericQuantities<E>[]
+  : T extends object
+    ? { [K in keyof T]: K extends QuantityMember ? NumericQuantity<T[K]> : WithNumericQuantities<T[K]> }
+    : T;
+
+/**
+ * What a user writes to create a built-in object (the input type of `builtins.*`): `InputOf` the
+ * body, with quantities accepted as numbers too, so that a custom resource's embedded copy of a
+ * built-in spec (a CronJob's `spec.jobTemplate.spec`) is accepted as it is (R-TYPES-301).
+ */
+export type BuiltinInput<Body> = resources.InputOf<WithNumericQuantities<Body>>;
+
 type Info = Omit<resources.ResourceInfo, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>;
 
 /** A descriptor of a built-in `v1` resource whose scope is known at the type level (`NamespaceOf`). */
-type Builtin<Body extends resources.KubernetesObject, Namespaced extends boolean> = resources.ResourceDescriptor<
-  Body,
-  resources.InputOf<Body>,
-  unknown,
-  Namespaced
->;
+type Builtin<Body extends resources.KubernetesObject, Namespaced extends boolean> = resources.ResourceDescriptor<Body, BuiltinInput<Body>, unknown, Namespaced>;
 
 function namespacedKind<Body extends resources.KubernetesObject>(group: string, plural: string, kind: string, info: Info = {}): Builtin<Body, true> {
-  return resources.resource<Body, resources.InputOf<Body>, unknown, true>({ group, version: 'v1', plural, kind, namespaced: true, ...info });
+  return resources.resource<Body, BuiltinInput<Body>, unknown, true>({ group, version: 'v1', plural, kind, namespaced: true, ...info });
 }
 
 function clusterKind<Body extends resources.KubernetesObject>(group: string, plural: string, kind: string, info: Info = {}): Builtin<Body, false> {
-  return resources.resource<Body, resources.InputOf<Body>, unknown, false>({ group, version: 'v1', plural, kind, namespaced: false, ...info });
+  return resources.resource<Body, BuiltinInput<Body>, unknown, false>({ group, version: 'v1', plural, kind, namespaced: false, ...info });
 }
 
 const all = ['all'] as const;

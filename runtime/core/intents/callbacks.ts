@@ -140,7 +140,7 @@ export interface RetryArgs {
 /**
  * Handler arguments `Args` with `namespace` narrowed to the resource's scope, `Namespace` (from
  * `NamespaceOf<Ref>`): `string` for namespaced kinds, `null` for cluster-scoped ones, unchanged
- * (`Args` itself) when the scope is unknown (R-KWARGS-301). An intersection, so that a function
+ * (`Args` itself) when the scope is unknown (R-TYPES-301). An intersection, so that a function
  * written for the unscoped arguments (`(args: ChangingArgs<Widget>) => …`) is still accepted.
  *
  * @example

@@ -291,7 +291,7 @@ describe('emitting patch views', () => {
     expect(module.text).toContain('export const Widgets = $kopf.resource<Widget, WidgetInput, WidgetPatchView, true>({');
   });
 
-  it('R-KWARGS-301: the descriptor carries the scope as its fourth type argument', () => {
+  it('R-TYPES-301: the descriptor carries the scope as its fourth type argument', () => {
     const spec = { type: 'object', properties: { size: { type: 'integer' } } };
     expect(support.emitSpec(spec).text).toMatch(/\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, true>\(\{[^}]*namespaced: true,/);
     expect(support.emitSpec(spec, { scope: 'Cluster' }).text).toMatch(

@@ -1,4 +1,4 @@
-// Type-level tests of `namespace` in handler arguments (R-KWARGS-301): a descriptor that knows its
+// Type-level tests of `namespace` in handler arguments (R-TYPES-301): a descriptor that knows its
 // scope (generated descriptors, `builtins.*`, `resource<…, true | false>`) makes it a `string` for
 // namespaced kinds and `null` for cluster-scoped ones, in every kind of resource handler; references
 // whose scope is unknown keep `string | null`. `tsc` checks this file in `npm test`; vitest runs it
@@ -21,10 +21,10 @@ const NamespacedGizmos = resource<Gizmo, runtime.InputOf<Gizmo>, unknown, true>(
 const ClusterGizmos = resource<Gizmo, runtime.InputOf<Gizmo>, unknown, false>({ ...info, namespaced: false });
 const UnscopedGizmos = resource<Gizmo>({ ...info, namespaced: true });
 
-describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
+describe('R-TYPES-301: namespace typed by the scope of the descriptor', () => {
   const registry = new OperatorRegistry();
 
-  it('R-KWARGS-301: NamespaceOf tells string, null, or string | null from the reference', () => {
+  it('R-TYPES-301: NamespaceOf tells string, null, or string | null from the reference', () => {
     expectTypeOf<NamespaceOf<typeof builtins.Pods>>().toEqualTypeOf<string>();
     expectTypeOf<NamespaceOf<typeof builtins.Jobs>>().toEqualTypeOf<string>();
     expectTypeOf<NamespaceOf<typeof builtins.Nodes>>().toEqualTypeOf<null>();
@@ -38,7 +38,7 @@ describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
     expectTypeOf<NamespaceOfRef<readonly ['apps', 'v1', 'deployments']>>().toEqualTypeOf<string | null>();
   });
 
-  it('R-KWARGS-301: the descriptor carries a scope that matches its run-time value', () => {
+  it('R-TYPES-301: the descriptor carries a scope that matches its run-time value', () => {
     expect(builtins.Pods.namespaced).toBe(true);
     expect(builtins.Nodes.namespaced).toBe(false);
     expect(Bundles.namespaced).toBe(true);
@@ -46,7 +46,7 @@ describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
     resource<Gizmo, runtime.InputOf<Gizmo>, unknown, true>({ ...info, namespaced: false });
   });
 
-  it('R-KWARGS-301: every change handler of a namespaced kind gets namespace: string', () => {
+  it('R-TYPES-301: every change handler of a namespaced kind gets namespace: string', () => {
     on.create(builtins.Jobs, { registry, id: 'c' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
     on.update(Bundles, { registry, id: 'u' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
     on.delete(NamespacedGizmos, { registry, id: 'd', optional: true }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
@@ -60,7 +60,7 @@ describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
     expect(registry.handlers.length).toBeGreaterThan(0);
   });
 
-  it('R-KWARGS-301: events, daemons, timers, indices and admission handlers of a namespaced kind get namespace: string', () => {
+  it('R-TYPES-301: events, daemons, timers, indices and admission handlers of a namespaced kind get namespace: string', () => {
     on.event(builtins.Pods, { registry, id: 'e' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
     on.daemon(builtins.Pods, { registry, id: 'dm' }, async ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
     on.timer(Bundles, { registry, id: 't', interval: 1 }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
@@ -70,14 +70,14 @@ describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
     on.mutate(NamespacedGizmos, { registry, id: 'm' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string>());
   });
 
-  it('R-KWARGS-301: handlers of a cluster-scoped kind get namespace: null', () => {
+  it('R-TYPES-301: handlers of a cluster-scoped kind get namespace: null', () => {
     on.create(builtins.Nodes, { registry, id: 'nc' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<null>());
     on.field(ClusterGizmos, 'spec.size', { registry, id: 'nf' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<null>());
     on.daemon(builtins.Namespaces, { registry, id: 'nd' }, async ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<null>());
     on.validate(builtins.ClusterRoles, { registry, id: 'nv' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<null>());
   });
 
-  it('R-KWARGS-301: references of unknown scope keep namespace: string | null', () => {
+  it('R-TYPES-301: references of unknown scope keep namespace: string | null', () => {
     on.create('pods', { registry, id: 'sc' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string | null>());
     on.event({ kind: 'Pod' }, { registry, id: 'se' }, ({ namespace }) => expectTypeOf(namespace).toEqualTypeOf<string | null>());
     on.timer(UnscopedGizmos, { registry, id: 'st', interval: 1 }, (args) => {
@@ -86,7 +86,7 @@ describe('R-KWARGS-301: namespace typed by the scope of the descriptor', () => {
     });
   });
 
-  it('R-KWARGS-301: a function written for the unscoped arguments is still accepted', () => {
+  it('R-TYPES-301: a function written for the unscoped arguments is still accepted', () => {
     async function generic({ namespace, name }: ChangingArgs<Gizmo>): Promise<string> {
       return `${namespace ?? '-'}/${name}`;
     }
