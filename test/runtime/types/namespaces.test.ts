@@ -33,6 +33,8 @@ describe('R-TYPES-301: namespace typed by the scope of the descriptor', () => {
     expectTypeOf<NamespaceOf<typeof NamespacedGizmos>>().toEqualTypeOf<string>();
     expectTypeOf<NamespaceOf<typeof ClusterGizmos>>().toEqualTypeOf<null>();
     expectTypeOf<NamespaceOf<typeof UnscopedGizmos>>().toEqualTypeOf<string | null>();
+    const inferred = resource({ ...info, namespaced: false });
+    expectTypeOf<NamespaceOf<typeof inferred>>().toEqualTypeOf<null>();
     expectTypeOf<NamespaceOfRef<'pods'>>().toEqualTypeOf<string | null>();
     expectTypeOf<NamespaceOfRef<{ readonly kind: 'Pod' }>>().toEqualTypeOf<string | null>();
     expectTypeOf<NamespaceOfRef<readonly ['apps', 'v1', 'deployments']>>().toEqualTypeOf<string | null>();
