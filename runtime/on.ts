@@ -11,7 +11,9 @@
  * handler argument (`spec: WidgetSpec`, `patch: Patch<Widget>`, `old`/`new` as essences, or as the
  * field's type for field handlers) with no generics at call sites; strings, tuples, selector objects
  * and predicates give untyped `Record<string, unknown>` bodies. A generated descriptor also carries
- * its kind's patch view, which types `patch` instead of `Patch<Widget>` (`ViewOfRef`).
+ * its kind's patch view, which types `patch` instead of `Patch<Widget>` (`ViewOfRef`), and its scope,
+ * which makes `namespace` a `string` for namespaced kinds and `null` for cluster-scoped ones
+ * (`NamespaceOfRef`; `string | null` for references whose scope is not known).
  *
  * Admission handlers (`on.validate`, `on.mutate`) run when an admission server is configured in
  * `settings.admission.server` (R-ADMISSION; the operator refuses to start without one). Probes
@@ -34,6 +36,12 @@ export type BodyOfRef<R> = R extends resources.ResourceDescriptor<infer B extend
 
 /** The patch view of a resource reference: the descriptor's, or `unknown` (the generic `Patch<Body>`). */
 export type ViewOfRef<R> = resources.ViewOf<R>;
+
+/** What `namespace` is in the handler arguments for a resource reference (R-TYPES-301). */
+export type NamespaceOfRef<R> = resources.NamespaceOf<R>;
+
+/** A handler taking `Args` with `namespace` narrowed to the scope `NS` (`callbacks.Scoped`). */
+export type ScopedFn<Args, NS extends string | null> = (args: callbacks.Scoped<Args, NS>) => unknown;
 
 /** What `old`/`new` are for a change handler: the essence, or the field's value when `P` is a field. */
 export type ValueOf<Body, P> = [P] extends [never] ? callbacks.EssenceOf<Body> : callbacks.PathValue<Body, P>;
@@ -164,14 +172,14 @@ interface ChangingKinds<Body extends object, P, View> {
   resume: ResumeOptions<Body, P, View>;
 }
 
-interface ResourceKinds<Body extends object, P, View> {
-  event: { options: WatchingOptions<Body, P, View>; fn: callbacks.WatchingFn<Body, View> };
-  daemon: { options: DaemonOptions<Body, P, View>; fn: callbacks.DaemonFn<Body, View> };
-  timer: { options: TimerOptions<Body, P, View>; fn: callbacks.TimerFn<Body, View> };
-  webhook: { options: WebhookOptions<Body, P, View>; fn: callbacks.WebhookFn<Body, View> };
+interface ResourceKinds<Body extends object, P, View, NS extends string | null = string | null> {
+  event: { options: WatchingOptions<Body, P, View>; fn: ScopedFn<callbacks.WatchingArgs<Body, View>, NS> };
+  daemon: { options: DaemonOptions<Body, P, View>; fn: ScopedFn<callbacks.DaemonArgs<Body, View>, NS> };
+  timer: { options: TimerOptions<Body, P, View>; fn: ScopedFn<callbacks.TimerArgs<Body, View>, NS> };
+  webhook: { options: WebhookOptions<Body, P, View>; fn: ScopedFn<callbacks.WebhookArgs<Body, View>, NS> };
 }
 
-type ChangingFnOf<R, Value = callbacks.EssenceOf<BodyOfRef<R>>> = callbacks.ChangingFn<BodyOfRef<R>, Value, ViewOfRef<R>>;
+type ChangingFnOf<R, Value = callbacks.EssenceOf<BodyOfRef<R>>> = ScopedFn<callbacks.ChangingArgs<BodyOfRef<R>, Value, ViewOfRef<R>>, NamespaceOfRef<R>>;
 
 /** The shape of `on.create`, `on.update`, `on.delete`, `on.resume`. */
 export interface ChangingRegistrar<K extends keyof ChangingKinds<object, never, unknown>> {
@@ -207,13 +215,13 @@ export interface FieldRegistrar {
 export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never, unknown>> {
   <const R extends selectors.ResourceRef>(
     ref: R,
-    fn: ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>>[K]['fn'],
-  ): ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>>[K]['fn'];
+    fn: ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>, NamespaceOfRef<R>>[K]['fn'],
+  ): ResourceKinds<BodyOfRef<R>, never, ViewOfRef<R>, NamespaceOfRef<R>>[K]['fn'];
   <const R extends selectors.ResourceRef, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
     ref: R,
     options: ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['options'],
-    fn: ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['fn'],
-  ): ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>>[K]['fn'];
+    fn: ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>, NamespaceOfRef<R>>[K]['fn'],
+  ): ResourceKinds<BodyOfRef<R>, P, ViewOfRef<R>, NamespaceOfRef<R>>[K]['fn'];
 }
 
 /**
@@ -222,8 +230,12 @@ export interface ResourceRegistrar<K extends keyof ResourceKinds<object, never, 
  * types from what the function returns.
  */
 export interface IndexRegistrar {
-  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>, ViewOfRef<R>>>(ref: R, fn: F): F;
-  <const R extends selectors.ResourceRef, F extends callbacks.IndexingFn<BodyOfRef<R>, ViewOfRef<R>>, const P extends callbacks.FieldRef<BodyOfRef<R>> = never>(
+  <const R extends selectors.ResourceRef, F extends ScopedFn<callbacks.IndexingArgs<BodyOfRef<R>, ViewOfRef<R>>, NamespaceOfRef<R>>>(ref: R, fn: F): F;
+  <
+    const R extends selectors.ResourceRef,
+    F extends ScopedFn<callbacks.IndexingArgs<BodyOfRef<R>, ViewOfRef<R>>, NamespaceOfRef<R>>,
+    const P extends callbacks.FieldRef<BodyOfRef<R>> = never,
+  >(
     ref: R,
     options: IndexingOptions<BodyOfRef<R>, P, ViewOfRef<R>>,
     fn: F,

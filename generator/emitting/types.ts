@@ -14,7 +14,7 @@
  * - `<Kind>Patch = MergePatch<<Kind>Input>`: a JSON merge patch as plain data (the runtime's
  *   `MergePatch`: deep partial, `null` only where the server can remove, lists replaced whole);
  * - `<Kind>PatchView` and a view per named type: what handlers write through as `patch` (views.ts);
- * - the typed resource descriptor `<Plural> = resource<<Kind>, <Kind>Input, <Kind>PatchView>({...})`.
+ * - the typed resource descriptor `<Plural> = resource<<Kind>, <Kind>Input, <Kind>PatchView, <namespaced>>({...})`.
  *
  * Engine: openapi-typescript's `transformSchemaObject` turns each named type's schema into a type
  * node, with its `transform` hook producing the Kubernetes-specific types that normalising.ts marks,
@@ -362,9 +362,12 @@ function assemble(version: modeling.VersionModel, declarations: Declarations): E
   };
 }
 
-/** The type arguments of the descriptor: the body, the input type and the handlers' patch view. */
+/**
+ * The type arguments of the descriptor: the body, the input type, the handlers' patch view and the
+ * scope (`true`/`false`), which types handlers' `namespace` as a `string` or `null` (R-TYPES-301).
+ */
 function descriptorTypes(version: modeling.VersionModel): string[] {
-  return [version.names.body, version.names.input, version.names.view];
+  return [version.names.body, version.names.input, version.names.view, String(version.namespaced)];
 }
 
 function descriptor(version: modeling.VersionModel): string {

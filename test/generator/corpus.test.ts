@@ -33,7 +33,7 @@ function wholeFiles({ directory, minimumFiles, minimumModules }: Corpus): void {
     for (const module of modules) {
       expect(module.text).toContain(`export interface ${module.names.body} {`);
       expect(module.text).toContain(
-        `export const ${module.names.descriptor} = $kopf.resource<${module.names.body}, ${module.names.input}, ${module.names.view}>(`,
+        `export const ${module.names.descriptor} = $kopf.resource<${module.names.body}, ${module.names.input}, ${module.names.view}, ${module.text.includes('namespaced: true,')}>(`,
       );
       expect(module.text).toContain(`export interface ${module.names.view} {`);
     }

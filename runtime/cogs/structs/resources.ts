@@ -171,15 +171,23 @@ export type ApplyOf<Input> = DeepPartial<Omit<Input, 'metadata'>> & { metadata: 
  * A resource descriptor: `ResourceInfo` plus the phantom body type `Body`, the phantom type of
  * what users write to create one, `Input` (default: `InputOf<Body>`), and the phantom type of the
  * patch view handlers receive, `View` (generated `<Kind>PatchView`s; default `unknown`: no view of
- * its own, handlers get the generic `Patch<Body>`).
+ * its own, handlers get the generic `Patch<Body>`), and the scope, `Namespaced`: `true` or `false`
+ * when it is known (generated descriptors and `builtins.*` know it), so that handlers' `namespace`
+ * is a `string` or `null` (`NamespaceOf`); the default `boolean` leaves it `string | null`.
  * The phantom members exist only at the type level; they are never set at run time.
  */
-export interface ResourceDescriptor<Body extends KubernetesObject = KubernetesObject, Input = InputOf<Body>, View = unknown> extends ResourceInfo {
+export interface ResourceDescriptor<
+  Body extends KubernetesObject = KubernetesObject,
+  Input = InputOf<Body>,
+  View = unknown,
+  Namespaced extends boolean = boolean,
+> extends ResourceInfo {
   readonly [bodyType]?: Body;
   readonly [inputType]?: Input;
   readonly [viewType]?: View;
   /** `group/version` (or just `version` for the core group), as in `apiVersion`. */
   readonly apiVersion: string;
+  readonly namespaced: Namespaced;
 }
 
 /** The body type carried by a descriptor. */
@@ -192,13 +200,28 @@ export type InputTypeOf<D> = D extends ResourceDescriptor<KubernetesObject, infe
 export type ViewOf<D> = D extends ResourceDescriptor<KubernetesObject, unknown, infer V> ? V : unknown;
 
 /**
- * Creates a typed resource descriptor.
+ * What `namespace` is for the objects of a resource reference: `string` for a descriptor of a
+ * namespaced kind, `null` for a cluster-scoped one, `string | null` when the scope is not known at
+ * the type level (a descriptor typed `namespaced: boolean`, strings, tuples, selectors).
+ */
+export type NamespaceOf<D> =
+  D extends ResourceDescriptor<KubernetesObject, unknown, unknown, true>
+    ? string
+    : D extends ResourceDescriptor<KubernetesObject, unknown, unknown, false>
+      ? null
+      : string | null;
+
+/**
+ * Creates a typed resource descriptor. Give the scope as the fourth type argument for handlers to
+ * see `namespace` as a `string` (`true`) or `null` (`false`); it must match `info.namespaced`.
  *
  * @example
- * export const Widgets = resource<Widget>({ group: 'example.com', version: 'v1', plural: 'widgets',
- *                                            kind: 'Widget', namespaced: true });
+ * export const Widgets = resource<Widget, WidgetInput, unknown, true>({ group: 'example.com', version: 'v1',
+ *                                            plural: 'widgets', kind: 'Widget', namespaced: true });
  */
-export function resource<Body extends KubernetesObject, Input = InputOf<Body>, View = unknown>(info: ResourceInfo): ResourceDescriptor<Body, Input, View> {
+export function resource<Body extends KubernetesObject, Input = InputOf<Body>, View = unknown, Namespaced extends boolean = boolean>(
+  info: ResourceInfo & { readonly namespaced: Namespaced },
+): ResourceDescriptor<Body, Input, View, Namespaced> {
   if (!info.plural) throw new TypeError('A resource descriptor needs a non-empty plural name.');
   if (!info.version) throw new TypeError('A resource descriptor needs a non-empty version.');
   const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;

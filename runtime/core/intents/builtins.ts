@@ -60,20 +60,70 @@ export type CustomResourceDefinition = BuiltinBody<apiextensionsV1.CustomResourc
 export type ValidatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.ValidatingWebhookConfiguration>;
 export type MutatingWebhookConfiguration = BuiltinBody<admissionregistrationV1.MutatingWebhookConfiguration>;
 
+/**
+ * The members that hold a Kubernetes quantity (`resource.Quantity`) or a map of them: every property
+ * whose schema in the API's OpenAPI document is a Quantity or a map of Quantities, except `value` (a
+ * Quantity only in autoscaling/v2, a plain string in EnvVar and others). Only members of type
+ * `string` or string maps are widened, so a same-named member of another shape (LimitRangeSpec's
+ * `limits` list, RuntimeClass's `overhead` object) is left as it is.
+ */
+type QuantityMember =
+  | 'limits'
+  | 'requests'
+  | 'divisor'
+  | 'sizeLimit'
+  | 'overhead'
+  | 'capacity'
+  | 'allocatable'
+  | 'allocatedResources'
+  | 'hard'
+  | 'used'
+  | 'default'
+  | 'defaultRequest'
+  | 'max'
+  | 'min'
+  | 'maxLimitRequestRatio'
+  | 'podFixed'
+  | 'maximumVolumeSize'
+  | 'averageValue';
+
+type NumericQuantity<V> = V extends string
+  ? string | number
+  : V extends { [key: string]: string }
+    ? { [key: string]: string | number }
+    : WithNumericQuantities<V>;
+
+/**
+ * A built-in model whose quantities may also be written as numbers (`cpu: 1`): the API server
+ * accepts a JSON number for any quantity (and answers with the canonical string), and a CRD's
+ * embedded copy of a built-in schema types them `number | string` (int-or-string), since a custom
+ * object keeps what was written. `kubernetes-types` types them `string`: right for what is read,
+ * too narrow for what is written.
+ */
+export type WithNumericQuantities<T> = T extends readonly (infer E)[]
+  ? WithNumericQuantities<E>[]
+  : T extends object
+    ? { [K in keyof T]: K extends QuantityMember ? NumericQuantity<T[K]> : WithNumericQuantities<T[K]> }
+    : T;
+
+/**
+ * What a user writes to create a built-in object (the input type of `builtins.*`): `InputOf` the
+ * body, with quantities accepted as numbers too, so that a custom resource's embedded copy of a
+ * built-in spec (a CronJob's `spec.jobTemplate.spec`) is accepted as it is (R-TYPES-301).
+ */
+export type BuiltinInput<Body> = resources.InputOf<WithNumericQuantities<Body>>;
+
 type Info = Omit<resources.ResourceInfo, 'group' | 'version' | 'plural' | 'kind' | 'namespaced'>;
 
-function core<Body extends resources.KubernetesObject>(plural: string, kind: string, namespaced: boolean, info: Info = {}): resources.ResourceDescriptor<Body> {
-  return resources.resource<Body>({ group: '', version: 'v1', plural, kind, namespaced, ...info });
+/** A descriptor of a built-in `v1` resource whose scope is known at the type level (`NamespaceOf`). */
+type Builtin<Body extends resources.KubernetesObject, Namespaced extends boolean> = resources.ResourceDescriptor<Body, BuiltinInput<Body>, unknown, Namespaced>;
+
+function namespacedKind<Body extends resources.KubernetesObject>(group: string, plural: string, kind: string, info: Info = {}): Builtin<Body, true> {
+  return resources.resource<Body, BuiltinInput<Body>, unknown, true>({ group, version: 'v1', plural, kind, namespaced: true, ...info });
 }
 
-function grouped<Body extends resources.KubernetesObject>(
-  group: string,
-  plural: string,
-  kind: string,
-  namespaced: boolean,
-  info: Info = {},
-): resources.ResourceDescriptor<Body> {
-  return resources.resource<Body>({ group, version: 'v1', plural, kind, namespaced, ...info });
+function clusterKind<Body extends resources.KubernetesObject>(group: string, plural: string, kind: string, info: Info = {}): Builtin<Body, false> {
+  return resources.resource<Body, BuiltinInput<Body>, unknown, false>({ group, version: 'v1', plural, kind, namespaced: false, ...info });
 }
 
 const all = ['all'] as const;
@@ -87,46 +137,44 @@ const all = ['all'] as const;
  * });
  */
 export const builtins = Object.freeze({
-  Pods: core<Pod>('pods', 'Pod', true, { shortNames: ['po'], categories: all, statusSubresource: true }),
-  ConfigMaps: core<ConfigMap>('configmaps', 'ConfigMap', true, { shortNames: ['cm'] }),
-  Secrets: core<Secret>('secrets', 'Secret', true),
-  Services: core<Service>('services', 'Service', true, { shortNames: ['svc'], categories: all, statusSubresource: true }),
-  Namespaces: core<Namespace>('namespaces', 'Namespace', false, { shortNames: ['ns'], statusSubresource: true }),
-  Nodes: core<Node>('nodes', 'Node', false, { shortNames: ['no'], statusSubresource: true }),
-  Events: core<Event>('events', 'Event', true, { shortNames: ['ev'] }),
-  ServiceAccounts: core<ServiceAccount>('serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
-  Endpoints: core<Endpoints>('endpoints', 'Endpoints', true, { shortNames: ['ep'] }),
-  PersistentVolumeClaims: core<PersistentVolumeClaim>('persistentvolumeclaims', 'PersistentVolumeClaim', true, {
+  Pods: namespacedKind<Pod>('', 'pods', 'Pod', { shortNames: ['po'], categories: all, statusSubresource: true }),
+  ConfigMaps: namespacedKind<ConfigMap>('', 'configmaps', 'ConfigMap', { shortNames: ['cm'] }),
+  Secrets: namespacedKind<Secret>('', 'secrets', 'Secret'),
+  Services: namespacedKind<Service>('', 'services', 'Service', { shortNames: ['svc'], categories: all, statusSubresource: true }),
+  Namespaces: clusterKind<Namespace>('', 'namespaces', 'Namespace', { shortNames: ['ns'], statusSubresource: true }),
+  Nodes: clusterKind<Node>('', 'nodes', 'Node', { shortNames: ['no'], statusSubresource: true }),
+  Events: namespacedKind<Event>('', 'events', 'Event', { shortNames: ['ev'] }),
+  ServiceAccounts: namespacedKind<ServiceAccount>('', 'serviceaccounts', 'ServiceAccount', { shortNames: ['sa'] }),
+  Endpoints: namespacedKind<Endpoints>('', 'endpoints', 'Endpoints', { shortNames: ['ep'] }),
+  PersistentVolumeClaims: namespacedKind<PersistentVolumeClaim>('', 'persistentvolumeclaims', 'PersistentVolumeClaim', {
     shortNames: ['pvc'],
     statusSubresource: true,
   }),
-  PersistentVolumes: core<PersistentVolume>('persistentvolumes', 'PersistentVolume', false, { shortNames: ['pv'], statusSubresource: true }),
-  Deployments: grouped<Deployment>('apps', 'deployments', 'Deployment', true, { shortNames: ['deploy'], categories: all, statusSubresource: true }),
-  StatefulSets: grouped<StatefulSet>('apps', 'statefulsets', 'StatefulSet', true, { shortNames: ['sts'], categories: all, statusSubresource: true }),
-  DaemonSets: grouped<DaemonSet>('apps', 'daemonsets', 'DaemonSet', true, { shortNames: ['ds'], categories: all, statusSubresource: true }),
-  ReplicaSets: grouped<ReplicaSet>('apps', 'replicasets', 'ReplicaSet', true, { shortNames: ['rs'], categories: all, statusSubresource: true }),
-  Jobs: grouped<Job>('batch', 'jobs', 'Job', true, { categories: all, statusSubresource: true }),
-  CronJobs: grouped<CronJob>('batch', 'cronjobs', 'CronJob', true, { shortNames: ['cj'], categories: all, statusSubresource: true }),
-  Ingresses: grouped<Ingress>('networking.k8s.io', 'ingresses', 'Ingress', true, { shortNames: ['ing'], statusSubresource: true }),
-  Leases: grouped<Lease>('coordination.k8s.io', 'leases', 'Lease', true),
-  Roles: grouped<Role>('rbac.authorization.k8s.io', 'roles', 'Role', true),
-  RoleBindings: grouped<RoleBinding>('rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding', true),
-  ClusterRoles: grouped<ClusterRole>('rbac.authorization.k8s.io', 'clusterroles', 'ClusterRole', false),
-  ClusterRoleBindings: grouped<ClusterRoleBinding>('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding', false),
-  CustomResourceDefinitions: grouped<CustomResourceDefinition>('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', false, {
+  PersistentVolumes: clusterKind<PersistentVolume>('', 'persistentvolumes', 'PersistentVolume', { shortNames: ['pv'], statusSubresource: true }),
+  Deployments: namespacedKind<Deployment>('apps', 'deployments', 'Deployment', { shortNames: ['deploy'], categories: all, statusSubresource: true }),
+  StatefulSets: namespacedKind<StatefulSet>('apps', 'statefulsets', 'StatefulSet', { shortNames: ['sts'], categories: all, statusSubresource: true }),
+  DaemonSets: namespacedKind<DaemonSet>('apps', 'daemonsets', 'DaemonSet', { shortNames: ['ds'], categories: all, statusSubresource: true }),
+  ReplicaSets: namespacedKind<ReplicaSet>('apps', 'replicasets', 'ReplicaSet', { shortNames: ['rs'], categories: all, statusSubresource: true }),
+  Jobs: namespacedKind<Job>('batch', 'jobs', 'Job', { categories: all, statusSubresource: true }),
+  CronJobs: namespacedKind<CronJob>('batch', 'cronjobs', 'CronJob', { shortNames: ['cj'], categories: all, statusSubresource: true }),
+  Ingresses: namespacedKind<Ingress>('networking.k8s.io', 'ingresses', 'Ingress', { shortNames: ['ing'], statusSubresource: true }),
+  Leases: namespacedKind<Lease>('coordination.k8s.io', 'leases', 'Lease'),
+  Roles: namespacedKind<Role>('rbac.authorization.k8s.io', 'roles', 'Role'),
+  RoleBindings: namespacedKind<RoleBinding>('rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding'),
+  ClusterRoles: clusterKind<ClusterRole>('rbac.authorization.k8s.io', 'clusterroles', 'ClusterRole'),
+  ClusterRoleBindings: clusterKind<ClusterRoleBinding>('rbac.authorization.k8s.io', 'clusterrolebindings', 'ClusterRoleBinding'),
+  CustomResourceDefinitions: clusterKind<CustomResourceDefinition>('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', {
     shortNames: ['crd', 'crds'],
     statusSubresource: true,
   }),
-  ValidatingWebhookConfigurations: grouped<ValidatingWebhookConfiguration>(
+  ValidatingWebhookConfigurations: clusterKind<ValidatingWebhookConfiguration>(
     'admissionregistration.k8s.io',
     'validatingwebhookconfigurations',
     'ValidatingWebhookConfiguration',
-    false,
   ),
-  MutatingWebhookConfigurations: grouped<MutatingWebhookConfiguration>(
+  MutatingWebhookConfigurations: clusterKind<MutatingWebhookConfiguration>(
     'admissionregistration.k8s.io',
     'mutatingwebhookconfigurations',
     'MutatingWebhookConfiguration',
-    false,
   ),
 });

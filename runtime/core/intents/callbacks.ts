@@ -13,7 +13,8 @@
  * Conventions of the typed layer:
  * - `body` is read-only; `patch` is the only thing handlers write to;
  * - absent values (`old` on creation, a field that is not there) are `undefined`
- *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the runtime reference;
+ *   (Kopf: `None`); `namespace` is `null` for cluster-scoped objects, as in the runtime reference,
+ *   and the registration functions narrow it by the descriptor's scope (`Scoped`, `NamespaceOf`);
  * - `memo` is typed by augmenting the empty `OperatorMemo` interface, indices by augmenting
  *   `OperatorIndices` (declaration merging):
  *
@@ -137,6 +138,17 @@ export interface RetryArgs {
   readonly runtime: number;
 }
 
+/**
+ * Handler arguments `Args` with `namespace` narrowed to the resource's scope, `Namespace` (from
+ * `NamespaceOf<Ref>`): `string` for namespaced kinds, `null` for cluster-scoped ones, unchanged
+ * (`Args` itself) when the scope is unknown (R-TYPES-301). An intersection, so that a function
+ * written for the unscoped arguments (`(args: ChangingArgs<Widget>) => …`) is still accepted.
+ *
+ * @example
+ * type Args = Scoped<ChangingArgs<Widget>, NamespaceOf<typeof Widgets>>; // namespace: string
+ */
+export type Scoped<Args, Namespace extends string | null> = [string | null] extends [Namespace] ? Args : Args & { readonly namespace: Namespace };
+
 /** What every resource handler receives (R-KWARGS-1). */
 export interface ResourceArgs<Body extends object, View = unknown> extends OperatorIndices {
   /** The discovered resource of the object. */
@@ -148,7 +160,7 @@ export interface ResourceArgs<Body extends object, View = unknown> extends Opera
   readonly status: StatusOf<Body>;
   readonly uid: string;
   readonly name: string;
-  /** `null` for cluster-scoped objects. */
+  /** `null` for cluster-scoped objects; narrowed to `string`/`null` by a descriptor's scope (`Scoped`). */
   readonly namespace: string | null;
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;

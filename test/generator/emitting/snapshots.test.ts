@@ -80,7 +80,7 @@ describe('emitted modules', () => {
       }
 
       /** The typed resource descriptor of KopfExample v1: pass it to the registration functions. */
-      export const KopfExamples = $kopf.resource<KopfExample, KopfExampleInput, KopfExamplePatchView>({
+      export const KopfExamples = $kopf.resource<KopfExample, KopfExampleInput, KopfExamplePatchView, true>({
         group: "kopf.dev",
         version: "v1",
         plural: "kopfexamples",
@@ -223,7 +223,7 @@ describe('emitted modules', () => {
       }
 
       /** The typed resource descriptor of Gadget v1: pass it to the registration functions. */
-      export const Gadgets = $kopf.resource<Gadget, GadgetInput, GadgetPatchView>({
+      export const Gadgets = $kopf.resource<Gadget, GadgetInput, GadgetPatchView, false>({
         group: "example.com",
         version: "v1",
         plural: "gadgets",

@@ -288,6 +288,14 @@ describe('emitting patch views', () => {
 
   it('the descriptor carries the view as its third type argument', () => {
     const module = support.emitSpec({ type: 'object', properties: { size: { type: 'integer' } } });
-    expect(module.text).toContain('export const Widgets = $kopf.resource<Widget, WidgetInput, WidgetPatchView>({');
+    expect(module.text).toContain('export const Widgets = $kopf.resource<Widget, WidgetInput, WidgetPatchView, true>({');
+  });
+
+  it('R-TYPES-301: the descriptor carries the scope as its fourth type argument', () => {
+    const spec = { type: 'object', properties: { size: { type: 'integer' } } };
+    expect(support.emitSpec(spec).text).toMatch(/\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, true>\(\{[^}]*namespaced: true,/);
+    expect(support.emitSpec(spec, { scope: 'Cluster' }).text).toMatch(
+      /\$kopf\.resource<Widget, WidgetInput, WidgetPatchView, false>\(\{[^}]*namespaced: false,/,
+    );
   });
 });
