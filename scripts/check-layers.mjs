@@ -47,6 +47,7 @@ const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': [
     'dicts',
+    'labelselectors',
     'printables',
     'errors',
     'loggers',
@@ -78,6 +79,7 @@ const ORDERS = {
     'api',
     'connections',
     'watchconnections',
+    'caches',
     'clients',
     'watchstates',
     'watching',
@@ -100,6 +102,7 @@ const ORDERS = {
   'runtime/core/engines': [
     'errors',
     'activities',
+    'caching',
     'configurations',
     'hardening',
     'endpoints',

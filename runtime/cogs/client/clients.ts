@@ -14,6 +14,12 @@
  * resource, none for a namespaced one, two different ones — is refused before any request with a
  * `ClientUsageError` naming the resource. `connecting` builds a client for scripts with a vault of
  * its own; the reactor hands the operator's client to every handler as `client`.
+ *
+ * The operator's client has a cache reader (`caches.CacheReader`, the operator's watch cache): a
+ * `get()` or a whole `list()` of a kind the operator watches for its reconcile handlers answers
+ * from memory once that kind has synced (R-CACHE-111), and every write's response goes to the cache
+ * so that reads return at least what the operator last wrote (R-CACHE-112). `{ cache: false }`
+ * forces a request.
  */
 
 import type * as bodies from '../structs/bodies.js';
@@ -21,6 +27,7 @@ import * as patches from '../structs/patches.js';
 import * as references from '../structs/references.js';
 import type * as resources from '../structs/resources.js';
 import * as api from './api.js';
+import * as caches from './caches.js';
 import type * as credentials from './credentials.js';
 import * as errors from './errors.js';
 import type * as requests from './requests.js';
@@ -58,6 +65,12 @@ export interface AddressOptions extends CallOptions {
   readonly namespace?: string;
 }
 
+/** Options of a read of one object. */
+export interface GetOptions extends AddressOptions {
+  /** `false`: ask the API server even if the operator's watch cache holds the kind (default: use it when it can). */
+  readonly cache?: boolean;
+}
+
 /** Options of the writing verbs. */
 export interface WriteOptions extends AddressOptions {
   /** The field manager recorded in `managedFields`. */
@@ -76,13 +89,15 @@ export interface ListOptions extends CallOptions {
   readonly limit?: number;
   /** The `continue` token of the previous page. */
   readonly continue?: string;
+  /** `false`: ask the API server even if the operator's watch cache holds the kind (default: use it when it can). */
+  readonly cache?: boolean;
 }
 
 /** One page of a list. */
 export interface ObjectList<Body> {
   /** The items, with `apiVersion` and `kind` filled in. */
   readonly items: Body[];
-  /** The list's resource version (to watch from). */
+  /** The list's resource version (to watch from); `undefined` for a list answered from the watch cache. */
   readonly resourceVersion: string | undefined;
   /** The token of the next page; `undefined` on the last page. */
   readonly continue: string | undefined;
@@ -276,17 +291,36 @@ function patchBody(resource: references.Resource, patch: unknown, type: PatchOpt
 export class KubeClient {
   readonly #transport: ClientTransport;
   readonly #close: (() => Promise<void>) | undefined;
+  readonly #cache: caches.CacheReader | undefined;
   #closed = false;
 
   /**
    * @param transport where requests go (e.g. an `HttpKubeApi`).
    * @param options.close what `close()` does; without it the client is borrowed (the operator's)
    *   and `close()` refuses, as the operator closes its own connections when it stops.
+   * @param options.cache the operator's watch cache: reads of the kinds it holds answer from it,
+   *   writes report their responses to it.
    */
-  constructor(transport: ClientTransport, options?: { readonly close?: () => Promise<void> }) {
+  constructor(transport: ClientTransport, options?: { readonly close?: () => Promise<void>; readonly cache?: caches.CacheReader }) {
     this.#transport = transport;
     this.#close = options?.close;
+    this.#cache = options?.cache;
     if (transport.vault !== undefined) vaults.set(this, transport.vault);
+  }
+
+  /** The cache to read `resource` in `namespace` from, if it holds it synced and the call allows it. */
+  private cacheFor(resource: references.Resource, namespace: string | null, allowed: boolean | undefined): caches.CacheReader | undefined {
+    const cache = this.#cache;
+    if (cache === undefined || allowed === false || this.#closed) return undefined;
+    return cache.isTracked(resource) && cache.isSynced(resource, namespace) ? cache : undefined;
+  }
+
+  /** Tells the cache about a write's response (not for dry runs, nor for subresources other than status). */
+  private wrote<Body>(resource: references.Resource, response: Body, options: { readonly dryRun?: boolean; readonly subresource?: string } | undefined): Body {
+    const subresource = options?.subresource;
+    if (this.#cache === undefined || options?.dryRun || (subresource !== undefined && subresource !== 'status')) return response;
+    if (typeof response === 'object' && response !== null && !errors.isStatus(response)) this.#cache.wrote(resource, response as bodies.RawBody);
+    return response;
   }
 
   private send(request: requests.ApiRequest): Promise<unknown> {
@@ -295,28 +329,46 @@ export class KubeClient {
   }
 
   /**
-   * Reads one object.
+   * Reads one object — from the operator's watch cache when it holds the kind (R-CACHE-111).
    *
    * @throws ApiNotFoundError if it does not exist.
    */
-  async get<Body extends resources.KubernetesObject, Input>(descriptor: Descriptor<Body, Input>, name: string, options?: AddressOptions): Promise<Body> {
+  async get<Body extends resources.KubernetesObject, Input>(descriptor: Descriptor<Body, Input>, name: string, options?: GetOptions): Promise<Body> {
     const resource = resourceOf(descriptor);
     const namespace = namespaceOf(resource, options?.namespace, undefined);
     const path = references.urlOf(resource, { namespace, name: requireName(resource, name, 'get()') });
+    const cache = this.cacheFor(resource, namespace, options?.cache);
+    if (cache !== undefined) {
+      const body = cache.get(resource, namespace, name);
+      if (body === undefined) throw caches.notFound(resource, name, path);
+      return enveloped(descriptor, structuredClone(body)) as unknown as Body;
+    }
     return (await this.send({ method: 'GET', path, signal: options?.signal })) as Body;
   }
 
-  /** Lists one page of objects (all of them without `limit`). */
+  /**
+   * Lists one page of objects (all of them without `limit`). Without `limit`/`continue`, a kind the
+   * operator's watch cache holds is listed from it (R-CACHE-111): label selectors are evaluated in
+   * memory, field selectors too when they select by `metadata.name`/`metadata.namespace` only.
+   */
   async list<Body extends resources.KubernetesObject, Input>(descriptor: Descriptor<Body, Input>, options?: ListOptions): Promise<ObjectList<Body>> {
     const resource = resourceOf(descriptor);
     const namespace = collectionNamespaceOf(resource, options?.namespace);
+    const paged = options?.limit !== undefined || options?.continue !== undefined;
+    const cache = paged ? undefined : this.cacheFor(resource, namespace, options?.cache);
+    const selectors = { labels: selectorText(options?.labelSelector), fields: selectorText(options?.fieldSelector) };
+    const cached = cache === undefined ? undefined : caches.cachedList(cache, resource, namespace, selectors);
+    if (cached !== undefined) {
+      const items = cached.map((body) => enveloped(descriptor, structuredClone(body)) as unknown as Body);
+      return { items, resourceVersion: undefined, continue: undefined, remainingItemCount: undefined };
+    }
     const response = await this.send({
       method: 'GET',
       path: references.urlOf(resource, { namespace }),
       signal: options?.signal,
       query: {
-        labelSelector: selectorText(options?.labelSelector),
-        fieldSelector: selectorText(options?.fieldSelector),
+        labelSelector: selectors.labels,
+        fieldSelector: selectors.fields,
         limit: options?.limit,
         continue: options?.continue,
       },
@@ -367,7 +419,11 @@ export class KubeClient {
     const payload = enveloped(descriptor, body);
     const namespace = namespaceOf(resource, options?.namespace, metadataOf(payload).namespace);
     const path = references.urlOf(resource, { namespace });
-    return (await this.send({ method: 'POST', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body;
+    return this.wrote(
+      resource,
+      (await this.send({ method: 'POST', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body,
+      options,
+    );
   }
 
   /**
@@ -387,7 +443,11 @@ export class KubeClient {
     const namespace = namespaceOf(resource, options?.namespace, metadata.namespace);
     const name = requireName(resource, metadata.name, 'replace() (metadata.name)');
     const path = references.urlOf(resource, { namespace, name, subresource: options?.subresource });
-    return (await this.send({ method: 'PUT', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body;
+    return this.wrote(
+      resource,
+      (await this.send({ method: 'PUT', path, body: payload, query: writeQuery(options), signal: options?.signal })) as Body,
+      options,
+    );
   }
 
   /**
@@ -418,7 +478,8 @@ export class KubeClient {
     const namespace = namespaceOf(resource, options?.namespace, undefined);
     const path = references.urlOf(resource, { namespace, name: requireName(resource, name, 'patch()'), subresource: options?.subresource });
     const { body, contentType } = patchBody(resource, patch, options?.type);
-    return (await this.send({ method: 'PATCH', path, body, contentType, query: writeQuery(options), signal: options?.signal })) as Body;
+    const response = await this.send({ method: 'PATCH', path, body, contentType, query: writeQuery(options), signal: options?.signal });
+    return this.wrote(resource, response as Body, options);
   }
 
   /**
@@ -440,14 +501,15 @@ export class KubeClient {
     const metadata = metadataOf(payload);
     const namespace = namespaceOf(resource, options.namespace, metadata.namespace);
     const name = requireName(resource, metadata.name, 'apply() (metadata.name)');
-    return (await this.send({
+    const response = await this.send({
       method: 'PATCH',
       path: references.urlOf(resource, { namespace, name, subresource: options.subresource }),
       body: payload,
       contentType: 'application/apply-patch+yaml',
       signal: options.signal,
       query: { fieldManager: options.fieldManager, force: options.force ? 'true' : undefined, dryRun: options.dryRun ? 'All' : undefined },
-    })) as Body;
+    });
+    return this.wrote(resource, response as Body, options);
   }
 
   /**
@@ -481,6 +543,7 @@ export class KubeClient {
       query: { dryRun: options?.dryRun ? 'All' : undefined },
       signal: options?.signal,
     });
+    if (this.#cache !== undefined && !options?.dryRun) caches.reportDeletion(this.#cache, resource, namespace, name, response);
     return errors.isStatus(response) ? undefined : (response as Body);
   }
 
