@@ -15,7 +15,7 @@
  * writes, because in kopf-gen a reconcile call's own writes do not trigger another call (in
  * controller-runtime the new Job's event would, and the next call would write it).
  */
-import { ApiConflictError, builtins, buildObjectReference, on, type Job } from 'kopf-gen/runtime';
+import { ApiConflictError, ApiNotFoundError, builtins, buildObjectReference, on, type Job } from 'kopf-gen/runtime';
 
 import { CronJobs } from '../cronjobs.js';
 import { beyondHistory, classify, jobFor, latest, nextSchedule, rfc3339, ScheduleError } from './scheduling.js';
@@ -32,8 +32,12 @@ on.reconcile(CronJobs, { owns: [builtins.Jobs] }, async function cronjob({ body,
   const remove = async (job: Job, why: string): Promise<void> => {
     const name = job.metadata?.name;
     if (!name) return;
-    await client.delete(builtins.Jobs, name, { namespace, propagationPolicy: 'Background' });
-    logger.debug(`Deleted ${why} Job ${name}.`);
+    try {
+      await client.delete(builtins.Jobs, name, { namespace, propagationPolicy: 'Background' });
+      logger.debug(`Deleted ${why} Job ${name}.`);
+    } catch (error) {
+      if (!(error instanceof ApiNotFoundError)) throw error; // gone already: what was wanted
+    }
   };
   for (const job of beyondHistory(failed, spec.failedJobsHistoryLimit)) await remove(job, 'old failed');
   for (const job of beyondHistory(successful, spec.successfulJobsHistoryLimit)) await remove(job, 'old successful');

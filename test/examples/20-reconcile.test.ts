@@ -266,6 +266,7 @@ describe('examples/20-reconcile: the CronJob on the devcluster, on virtual time'
       const writes = s.statusWrites('forbid');
       await s.finish(first, 'Complete', START + MINUTE);
       await s.reconciled('forbid', writes);
+      await eventually(() => s.cron('forbid')['status']?.['active'] === undefined, 'the finished Job no longer active');
       expect(s.jobs('forbid')).toEqual([first]);
       expect(s.cron('forbid')['status']).toEqual({ lastScheduleTime: '2030-01-01T00:01:00Z' });
 
@@ -308,7 +309,7 @@ describe('examples/20-reconcile: the CronJob on the devcluster, on virtual time'
       await eventually(() => s.jobs('suspend').length === 1, 'the first Job');
 
       await s.cluster.store.patch(CRONJOB, 'suspend', { spec: { suspend: true } }, { namespace: NS });
-      await eventually(() => s.messages('suspend').includes('Suspended: no run is started.'), 'the suspension seen');
+      await eventually(() => s.messages('suspend').some((m) => m.includes('Suspended: no run is started.')), 'the suspension seen');
       await s.moveTo(START + 4 * MINUTE + 30_000);
       expect(s.jobs('suspend')).toEqual([first]);
 
@@ -350,6 +351,8 @@ describe('examples/20-reconcile: the CronJob on the devcluster, on virtual time'
         await s.moveTo(START + minute * MINUTE);
         const name = jobName('history', START + minute * MINUTE);
         await eventually(() => s.job(name) !== undefined, `the Job of minute ${minute}`);
+        // The call that created it has written its status: the next status write is the next call's.
+        await eventually(() => s.cron('history')['status']?.['lastScheduleTime'] === at(START + minute * MINUTE), `lastScheduleTime of minute ${minute}`);
         await s.moveTo(START + minute * MINUTE + 20_000);
         const writes = s.statusWrites('history');
         await s.finish(name, outcome, START + minute * MINUTE);
@@ -365,6 +368,7 @@ describe('examples/20-reconcile: the CronJob on the devcluster, on virtual time'
       const bad4 = await run(4, 'Failed');
       await eventually(() => s.job(bad3) === undefined, 'the older failed Job deleted');
       expect(s.jobs('history')).toEqual([ok2, bad4]);
+      await eventually(() => s.cron('history')['status']?.['active'] === undefined, 'no active Job');
       expect(s.cron('history')['status']).toEqual({ lastScheduleTime: '2030-01-01T00:04:00Z' });
     } finally {
       await s.stop();
