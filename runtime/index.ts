@@ -88,6 +88,7 @@ export type { Diff, DiffItem, DiffOperation } from './cogs/structs/diffs.js';
 export type { RawBody, RawEvent, RawEventType } from './cogs/structs/bodies.js';
 export type { Resource } from './cogs/structs/references.js';
 export type { Logger, LogLevel } from './cogs/structs/loggers.js';
+export type { Clock } from './cogs/aio/clocks.js';
 export { OperatorSettings, LeaderElectionSettings } from './cogs/configs/settings.js';
 export { SettingsError } from './cogs/configs/errors.js';
 
@@ -120,6 +121,12 @@ export type {
   IndexingOptions,
   WebhookOptions,
   ActivityOptions,
+  ReconcileRegistrar,
+  ReconcileOptions,
+  ReconcileArgsOf,
+  ReconcileFnOf,
+  OwnedOf,
+  WatchEntry,
 } from './on.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
@@ -176,6 +183,7 @@ export type {
   IndexingHandler,
   WebhookHandler,
   ActivityHandler,
+  ReconcileHandler,
   ErrorsModeName,
 } from './core/intents/handlers.js';
 
@@ -213,6 +221,10 @@ export type {
   ActivityFn,
   IndexOf,
   IndexOfResult,
+  ReconcileArgs,
+  ReconcileFn,
+  ReconcileResult,
+  ObjectRef,
 } from './core/intents/callbacks.js';
 export type { Index, Store } from './core/intents/indices.js';
 export { IndexKeyError } from './core/engines/errors.js';

@@ -230,6 +230,62 @@ export interface IndexRegistrar {
   ): F;
 }
 
+/** The owned children of a reconcile handler: one array per `owns` entry, in order (`[Job[]]`). */
+export type OwnedOf<Owns extends readonly resources.ResourceDescriptor[]> = { readonly [K in keyof Owns]: readonly resources.BodyOf<Owns[K]>[] };
+
+/** A watched kind of `on.reconcile` and the map from its objects to the reconciled objects' keys. */
+export interface WatchEntry<D extends resources.ResourceDescriptor> {
+  readonly resource: D;
+  /** The reconciled objects a change of `object` concerns (`namespace` defaults to the object's own). */
+  readonly map: (object: resources.BodyOf<D>) => callbacks.ObjectRef | readonly callbacks.ObjectRef[] | null | undefined;
+}
+
+/** The arguments of a reconcile handler registered for `R` owning `Owns`. */
+export type ReconcileArgsOf<R, Owns extends readonly resources.ResourceDescriptor[] = readonly []> = callbacks.ReconcileArgs<
+  BodyOfRef<R>,
+  ViewOfRef<R>,
+  OwnedOf<Owns>
+>;
+
+/** A reconcile handler (or its `finalize`) registered for `R` owning `Owns`. */
+export type ReconcileFnOf<R, Owns extends readonly resources.ResourceDescriptor[] = readonly []> = (
+  args: ReconcileArgsOf<R, Owns>,
+) => callbacks.Awaitable<callbacks.ReconcileResult>;
+
+/** Options of `on.reconcile` (R-RECONCILE): the children it owns, the kinds it watches, finalizing, back-off. */
+export interface ReconcileOptions<
+  Body extends object,
+  Owns extends readonly resources.ResourceDescriptor[] = readonly [],
+  Watched extends readonly resources.ResourceDescriptor[] = readonly [],
+  View = unknown,
+> extends CommonOptions,
+    FilterOptions<callbacks.ReconcileArgs<Body, View, OwnedOf<Owns>>> {
+  /** Children kinds: a child's change reconciles its controller owner; typed as `owned` (R-RECONCILE-202). */
+  readonly owns?: Owns;
+  /** Related kinds and how their objects map to reconciled objects (R-RECONCILE-203). */
+  readonly watches?: { readonly [K in keyof Watched]: WatchEntry<Watched[K]> };
+  /** Called when the object is being deleted; only with it is a finalizer added (R-RECONCILE-207). */
+  readonly finalize?: (args: callbacks.ReconcileArgs<Body, View, OwnedOf<Owns>>) => callbacks.Awaitable<callbacks.ReconcileResult>;
+  /** The finalizer's name (default `kopf-gen.dev/reconcile`); needs `finalize`. */
+  readonly finalizer?: string;
+  /** The failures' exponential back-off in seconds: `min(base·2^n, max)`, ±10 % jitter (default 0.005 and 1000). */
+  readonly backoff?: { readonly base?: number; readonly max?: number };
+}
+
+/** The shape of `on.reconcile`. */
+export interface ReconcileRegistrar {
+  <const R extends selectors.ResourceRef>(ref: R, fn: ReconcileFnOf<R>): ReconcileFnOf<R>;
+  <
+    const R extends selectors.ResourceRef,
+    const Owns extends readonly resources.ResourceDescriptor[] = readonly [],
+    const Watched extends readonly resources.ResourceDescriptor[] = readonly [],
+  >(
+    ref: R,
+    options: ReconcileOptions<BodyOfRef<R>, Owns, Watched, ViewOfRef<R>>,
+    fn: ReconcileFnOf<R, Owns>,
+  ): ReconcileFnOf<R, Owns>;
+}
+
 /** The shape of `on.startup`, `on.cleanup`, `on.login`, `on.probe`. */
 export interface ActivityRegistrar {
   <F extends callbacks.ActivityFn>(fn: F): F;
@@ -334,6 +390,12 @@ export interface On {
    * admission. Needs `settings.admission.server` (see docs/admission.md).
    */
   readonly mutate: ResourceRegistrar<'webhook'>;
+  /**
+   * A level-based handler (R-RECONCILE): called with the object's newest state whenever it, a child
+   * it `owns` or an object it `watches` changes, on start for every object, and when a
+   * `requeueAfter` comes due; at most one call in flight per object, bursts coalesced.
+   */
+  readonly reconcile: ReconcileRegistrar;
 }
 
 /**
@@ -362,6 +424,7 @@ export const on: On = Object.freeze({
   timer: resourceRegistrar(handlers.timerHandler) as ResourceRegistrar<'timer'>,
   validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
   mutate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'mutating')) as ResourceRegistrar<'webhook'>,
+  reconcile: resourceRegistrar(handlers.reconcileHandler) as ReconcileRegistrar,
 });
 
 /** Alias of `on.daemon` (Kopf: `kopf.daemon`). */

@@ -25,8 +25,8 @@ import type * as api from './api.js';
 export interface WatchObserver {
   /** A listing request is about to be sent (initially, after a 410, after a pause). */
   listing?(): void;
-  /** The listing is complete (just before `LISTED` is yielded). */
-  listed?(): void;
+  /** The listing is complete (just before `LISTED` is yielded), with the listing's resource version. */
+  listed?(resourceVersion?: string): void;
   /** A watch request has been answered: the connection is open. */
   opened?(): void;
   /** A line has arrived on the open connection: an event, a bookmark, or an error. */

@@ -220,7 +220,7 @@ async function list(ctx: WatchContext, controls: Controls): Promise<Step> {
 function handOut(state: Extract<WatchState, { kind: 'listed' }>, ctx: WatchContext): Step {
   const object = state.items[state.next];
   if (object !== undefined) return { state: { ...state, next: state.next + 1 }, event: { type: null, object } };
-  ctx.observer?.listed?.();
+  ctx.observer?.listed?.(state.resourceVersion);
   return { state: { kind: 'connecting', resourceVersion: state.resourceVersion }, event: LISTED };
 }
 

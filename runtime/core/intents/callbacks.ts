@@ -24,6 +24,7 @@
  * }
  */
 
+import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as clients from '../../cogs/client/clients.js';
 import type * as diffs from '../../cogs/structs/diffs.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
@@ -242,6 +243,42 @@ export interface ActivityArgs extends OperatorIndices, RetryArgs {
    */
   readonly client: clients.KubeClient;
 }
+
+/**
+ * A reference to an object of the reconciled resource, as a `watches` map returns it (R-RECONCILE-203):
+ * `namespace` defaults to the watched object's own namespace.
+ */
+export interface ObjectRef {
+  readonly name: string;
+  readonly namespace?: string | null;
+}
+
+/**
+ * What a reconcile handler returns (R-RECONCILE-204): nothing (done until the next change), or
+ * `{ requeueAfter: seconds }` (called again after that long, or earlier on a change).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing are typed `void`
+export type ReconcileResult = void | undefined | { readonly requeueAfter?: number };
+
+/**
+ * Reconcile handlers (R-RECONCILE-201): the resource fields of every handler, the newest state from
+ * the watch cache, the owned children (one array per `owns` entry, in order), the operator's clock.
+ */
+export interface ReconcileArgs<Body extends object, View = unknown, Owned extends readonly unknown[] = readonly []> extends ResourceArgs<Body, View> {
+  /** The children whose controller owner is this object: one array per `owns` entry, in order. */
+  readonly owned: Owned;
+  /** The operator's clock (virtual in tests); milliseconds. */
+  readonly clock: clocks.Clock;
+  /** `clock.now()` when the call started. */
+  readonly now: Date;
+  /** Consecutive failures before this call (0 on a first try or after a success). */
+  readonly retry: number;
+}
+
+/** A reconcile handler (or its `finalize`). */
+export type ReconcileFn<Body extends object, View = unknown, Owned extends readonly unknown[] = readonly []> = (
+  args: ReconcileArgs<Body, View, Owned>,
+) => Awaitable<ReconcileResult>;
 
 /** A value that may be awaited. */
 export type Awaitable<T> = T | Promise<T>;

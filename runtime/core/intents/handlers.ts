@@ -16,10 +16,11 @@
  */
 
 import type * as dicts from '../../cogs/structs/dicts.js';
+import type * as resources from '../../cogs/structs/resources.js';
 import type * as callbacks from './callbacks.js';
 import type * as filters from './filters.js';
 import * as parsing from './options.js';
-import type * as selectors from './selectors.js';
+import * as selectors from './selectors.js';
 
 /** How arbitrary errors are treated (R-ERRORS-3); `null` in a descriptor means the kind's default. */
 export type ErrorsModeName = parsing.ErrorsModeName;
@@ -100,6 +101,36 @@ export interface WebhookHandler extends ResourceHandlerBase {
   readonly ignoreFailures: boolean;
 }
 
+/** A kind a reconcile handler owns or watches: its descriptor and the selector that serves it. */
+export interface ReconcileKind {
+  readonly resource: resources.ResourceDescriptor;
+  readonly selector: selectors.Selector;
+}
+
+/** A watched kind of a reconcile handler, with the map from its objects to reconciled objects. */
+export interface ReconcileRelation extends ReconcileKind {
+  readonly map: (object: object) => unknown;
+}
+
+/**
+ * Reconcile handlers (R-RECONCILE-201): level-based, one work queue per (handler, object), outside
+ * Kopf's processing cycle. Durations in seconds.
+ */
+export interface ReconcileHandler extends ResourceHandlerBase {
+  readonly kind: 'reconcile';
+  readonly selector: selectors.Selector;
+  /** Children kinds: a child's change reconciles its controller owner (R-RECONCILE-202). */
+  readonly owns: readonly ReconcileKind[];
+  /** Related kinds: a change reconciles the objects `map` returns (R-RECONCILE-203). */
+  readonly watches: readonly ReconcileRelation[];
+  /** Called on deletion; only with it is a finalizer added (R-RECONCILE-207). */
+  readonly finalize: HandlerFn | null;
+  /** The finalizer's name when `finalize` is given; `null` otherwise. */
+  readonly finalizer: string | null;
+  /** The exponential back-off of failures: `min(base·2^n, max)` seconds, ±10 % jitter. */
+  readonly backoff: { readonly base: number; readonly max: number };
+}
+
 /** Startup, cleanup, login and probe handlers (R-ACTIVITY, R-AUTH-1). */
 export interface ActivityHandler extends HandlerBase, RetryPolicy {
   readonly kind: 'activity';
@@ -107,7 +138,7 @@ export interface ActivityHandler extends HandlerBase, RetryPolicy {
 }
 
 /** Any resource handler. */
-export type ResourceHandler = ChangingHandler | WatchingHandler | DaemonHandler | TimerHandler | IndexingHandler | WebhookHandler;
+export type ResourceHandler = ChangingHandler | WatchingHandler | DaemonHandler | TimerHandler | IndexingHandler | WebhookHandler | ReconcileHandler;
 /** Any handler. */
 export type Handler = ResourceHandler | ActivityHandler;
 /** Daemons and timers: the handlers spawned per object. */
@@ -294,5 +325,34 @@ export function activityHandler(fn: unknown, options: RawOptions, registration: 
     param: options['param'],
     ...parsing.retryPolicy(options),
     activity: registration === 'login' ? 'authentication' : registration,
+  });
+}
+
+/**
+ * Builds a reconcile handler descriptor (R-RECONCILE-201): `owns` and `watches` entries must be
+ * descriptors (a watch is served per kind), `map` a function, `finalizer` a domain-qualified name
+ * (only with `finalize`), `backoff` positive seconds.
+ */
+export function reconcileHandler(fn: unknown, options: RawOptions, selector: selectors.Selector): ReconcileHandler {
+  const handlerFn = checkFn(fn, 'reconcile');
+  parsing.checkOptionKeys('reconcile', options);
+  const finalize = options['finalize'];
+  if (finalize !== undefined && finalize !== null && typeof finalize !== 'function') throw new TypeError("The option 'finalize' must be a function.");
+  const named = parsing.finalizerName(options);
+  if (named !== null && typeof finalize !== 'function')
+    throw new TypeError("The option 'finalizer' needs the option 'finalize' (no finalizer is added without it).");
+  const kind = (resource: resources.ResourceDescriptor): ReconcileKind => Object.freeze({ resource, selector: selectors.parseSelector(resource) });
+  return Object.freeze({
+    kind: 'reconcile',
+    id: handlerId(handlerFn, options['id'], null),
+    fn: handlerFn,
+    param: options['param'],
+    selector,
+    ...parsing.filterSpec(options, null, false),
+    owns: Object.freeze(parsing.ownedKinds(options).map(kind)),
+    watches: Object.freeze(parsing.watchedRelations(options).map((w) => Object.freeze({ ...kind(w.resource), map: w.map }))),
+    finalize: typeof finalize === 'function' ? (finalize as HandlerFn) : null,
+    finalizer: typeof finalize === 'function' ? (named ?? parsing.DEFAULT_RECONCILE_FINALIZER) : null,
+    backoff: parsing.reconcileBackoff(options),
   });
 }

@@ -7,6 +7,7 @@
  */
 
 import * as dicts from '../../cogs/structs/dicts.js';
+import * as resources from '../../cogs/structs/resources.js';
 import * as errors from '../actions/errors.js';
 import type * as callbacks from './callbacks.js';
 import * as filters from './filters.js';
@@ -55,6 +56,7 @@ export const ALLOWED_OPTIONS = Object.freeze({
   cleanup: [...COMMON, ...RETRY],
   login: [...COMMON, ...RETRY],
   probe: [...COMMON, ...RETRY],
+  reconcile: [...COMMON, 'labels', 'annotations', 'when', 'owns', 'watches', 'finalize', 'finalizer', 'backoff'],
 } satisfies Record<string, readonly string[]>);
 
 /** The name of a registration function, as in `on.<name>()`. */
@@ -187,4 +189,80 @@ export function subresource(options: RawOptions): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value === '') throw new TypeError("The option 'subresource' must be a non-empty string or '*'.");
   return value;
+}
+
+/** The finalizer of reconcile handlers with `finalize` when none is named (R-RECONCILE-207). */
+export const DEFAULT_RECONCILE_FINALIZER = 'kopf-gen.dev/reconcile';
+
+/** controller-runtime's per-item exponential failure rate limiter: 5 ms doubling up to 1000 s. */
+export const DEFAULT_RECONCILE_BACKOFF = Object.freeze({ base: 0.005, max: 1000 });
+
+/** A watched kind of a reconcile handler and how its objects map to reconciled objects. */
+export interface WatchedRelation {
+  readonly resource: resources.ResourceDescriptor;
+  readonly map: (object: object) => unknown;
+}
+
+function descriptorAt(value: unknown, where: string): resources.ResourceDescriptor {
+  if (!resources.isDescriptor(value)) {
+    throw new TypeError(`${where} must be a resource descriptor (e.g. builtins.Jobs or a generated one), got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** The `owns` option: a list of descriptors (R-RECONCILE-202). */
+export function ownedKinds(options: RawOptions): readonly resources.ResourceDescriptor[] {
+  const value = options['owns'];
+  if (value === undefined || value === null) return Object.freeze([]);
+  if (!Array.isArray(value)) throw new TypeError("The option 'owns' must be a list of resource descriptors.");
+  return Object.freeze(value.map((entry, i) => descriptorAt(entry, `The entry ${i} of 'owns'`)));
+}
+
+/** The `watches` option: a list of `{ resource, map }` (R-RECONCILE-203). */
+export function watchedRelations(options: RawOptions): readonly WatchedRelation[] {
+  const value = options['watches'];
+  if (value === undefined || value === null) return Object.freeze([]);
+  if (!Array.isArray(value)) throw new TypeError("The option 'watches' must be a list of { resource, map }.");
+  return Object.freeze(
+    value.map((entry: unknown, i) => {
+      if (typeof entry !== 'object' || entry === null) throw new TypeError(`The entry ${i} of 'watches' must be an object { resource, map }.`);
+      const { resource, map, ...rest } = entry as Record<string, unknown>;
+      const extra = Object.keys(rest);
+      if (extra.length > 0) throw new TypeError(`Unknown keys of the entry ${i} of 'watches': ${extra.join(', ')}. Accepted: resource, map.`);
+      const descriptor = descriptorAt(resource, `The resource of the entry ${i} of 'watches'`);
+      if (typeof map !== 'function') throw new TypeError(`The map of the entry ${i} of 'watches' must be a function.`);
+      return Object.freeze({ resource: descriptor, map: map as WatchedRelation['map'] });
+    }),
+  );
+}
+
+// A qualified name as the API server validates finalizers: an optional DNS-subdomain prefix, a
+// slash, and a name of at most 63 alphanumerics, '-', '_', '.'; kopf-gen requires the prefix
+// (the API server warns about finalizers that are not domain-qualified).
+const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)\/([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
+
+/** The `finalizer` option: a domain-qualified name; `null` when not given. */
+export function finalizerName(options: RawOptions): string | null {
+  const value = options['finalizer'];
+  if (value === undefined || value === null) return null;
+  const match = typeof value === 'string' ? QUALIFIED_NAME.exec(value) : null;
+  if (match === null || match[1]!.length > 253 || match[5]!.length > 63) {
+    throw new TypeError(`The option 'finalizer' must be a domain-qualified name such as 'example.com/cleanup', got ${String(value)}.`);
+  }
+  return value as string;
+}
+
+/** The `backoff` option of reconcile handlers: `{ base?, max? }` in seconds, with the defaults. */
+export function reconcileBackoff(options: RawOptions): { readonly base: number; readonly max: number } {
+  const value = options['backoff'];
+  if (value === undefined || value === null) return DEFAULT_RECONCILE_BACKOFF;
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new TypeError("The option 'backoff' of on.reconcile() must be an object { base?, max? } (seconds).");
+  const unknown = Object.keys(value).filter((key) => key !== 'base' && key !== 'max');
+  if (unknown.length > 0) throw new TypeError(`Unknown keys of the option 'backoff': ${unknown.join(', ')}. Accepted: base, max.`);
+  const raw = value as RawOptions;
+  const base = positiveSeconds(raw, 'base') ?? DEFAULT_RECONCILE_BACKOFF.base;
+  const max = positiveSeconds(raw, 'max') ?? DEFAULT_RECONCILE_BACKOFF.max;
+  if (max < base) throw new TypeError(`The option 'backoff': max (${max}) must not be less than base (${base}).`);
+  return Object.freeze({ base, max });
 }

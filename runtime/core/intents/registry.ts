@@ -224,9 +224,27 @@ export class OperatorRegistry {
       }
       if (claim === undefined) claims.set(resource, { fn: handler.fn, site });
     }
+    if (handler.kind === 'reconcile') this.checkFinalizer(handler);
     this.list.push(handler);
     this.perResource = new WeakMap();
     return handler;
+  }
+
+  /**
+   * Two reconcile handlers with `finalize` on one resource need distinct finalizers (R-RECONCILE-207):
+   * the first removal would otherwise release the object before the other one has finalized it.
+   */
+  private checkFinalizer(handler: handlers.ReconcileHandler): void {
+    if (handler.finalizer === null) return;
+    const resource = handler.selector.predicate ?? handler.selector.toString();
+    const clash = this.ofKind('reconcile').find(
+      (h) => h.finalizer === handler.finalizer && h.fn !== handler.fn && (h.selector.predicate ?? h.selector.toString()) === resource,
+    );
+    if (clash !== undefined) {
+      throw new TypeError(
+        `The reconcile handlers '${clash.id}' and '${handler.id}' of ${describe(handler.selector)} both finalize with '${handler.finalizer}': give one of them its own 'finalizer'.`,
+      );
+    }
   }
 
   private ofResource<T>(resource: references.Resource, purpose: string, compute: () => T[]): readonly T[] {
@@ -278,6 +296,47 @@ export class OperatorRegistry {
     return this.ofResource(resource, 'webhook', () => this.ofKind('webhook').filter((h) => isSelected(h, resource)));
   }
 
+  /** All reconcile handlers of a resource (R-RECONCILE-201), in registration order. */
+  reconcileHandlersOf(resource: references.Resource): readonly handlers.ReconcileHandler[] {
+    return this.ofResource(resource, 'reconcile', () => this.ofKind('reconcile').filter((h) => isSelected(h, resource)));
+  }
+
+  /** Whether any reconcile handler is registered (then the operator keeps a watch cache). */
+  hasReconcileHandlers(): boolean {
+    return this.list.some((h) => h.kind === 'reconcile');
+  }
+
+  /**
+   * The selectors of the kinds the watch cache holds (R-RECONCILE-209): every reconciled resource
+   * and every kind a reconcile handler owns or watches. They are discovered and watched like the
+   * resources of other handlers.
+   */
+  cachedSelectors(): selectors.Selector[] {
+    return selectors.uniqueSelectors(
+      this.ofKind('reconcile').flatMap((h) => [h.selector, ...h.owns.map((k) => k.selector), ...h.watches.map((k) => k.selector)]),
+    );
+  }
+
+  /** Whether the watch cache holds a resource (one of `cachedSelectors()` selects it). */
+  isCached(resource: references.Resource): boolean {
+    return this.ofResource(resource, 'cached', () => this.cachedSelectors().filter((s) => s.check(resource))).length > 0;
+  }
+
+  /** The reconcile handlers that own a resource (its objects' changes reconcile their controller owners). */
+  reconcileHandlersOwning(resource: references.Resource): readonly handlers.ReconcileHandler[] {
+    return this.ofResource(resource, 'owning', () => this.ofKind('reconcile').filter((h) => h.owns.some((k) => k.selector.check(resource))));
+  }
+
+  /** The reconcile handlers that watch a resource, each with its relations to it (their `map`s). */
+  reconcileHandlersWatching(resource: references.Resource): readonly (readonly [handlers.ReconcileHandler, readonly handlers.ReconcileRelation[]])[] {
+    return this.ofResource(resource, 'watching', () =>
+      this.ofKind('reconcile').flatMap((h) => {
+        const relations = h.watches.filter((k) => k.selector.check(resource));
+        return relations.length > 0 ? [[h, relations] as const] : [];
+      }),
+    );
+  }
+
   /** The names of all indices (the ids of all indexers), in order, without duplicates. */
   indexNames(): string[] {
     return [...new Set(this.ofKind('index').map((h) => h.id))];
@@ -287,12 +346,13 @@ export class OperatorRegistry {
   selectorUsage(): selectors.SelectorUsage & { readonly all: readonly selectors.Selector[] } {
     const of = (kinds: readonly string[]): selectors.Selector[] =>
       selectors.uniqueSelectors(this.list.flatMap((h) => (kinds.includes(h.kind) && h.kind !== 'activity' && h.selector !== null ? [h.selector] : [])));
+    const cached = this.cachedSelectors();
     return {
-      watched: of(['event', 'daemon', 'timer', 'change']),
-      patched: of(['daemon', 'timer', 'change']),
+      watched: selectors.uniqueSelectors([...of(['event', 'daemon', 'timer', 'change']), ...cached]),
+      patched: of(['daemon', 'timer', 'change', 'reconcile']),
       indexed: of(['index']),
       webhooks: of(['webhook']),
-      all: of(['event', 'daemon', 'timer', 'change', 'index', 'webhook']),
+      all: selectors.uniqueSelectors([...of(['event', 'daemon', 'timer', 'change', 'index', 'webhook']), ...cached]),
     };
   }
 

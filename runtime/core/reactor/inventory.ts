@@ -29,6 +29,7 @@ import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as throttling from '../actions/throttling.js';
+import type * as caching from '../engines/caching.js';
 import type * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
 import type * as spawning from '../engines/spawning.js';
@@ -166,6 +167,11 @@ export interface OperatorContext {
   readonly instruments?: instruments.Instruments;
   /** The watch-streams' health, fed by the watchers, read by the liveness and readiness endpoints. */
   readonly streams?: health.StreamHealth;
+  /**
+   * The watch cache of the kinds reconcile handlers read (R-CACHE): fed by the watchers of its
+   * tracked resources, read by the operator's client; absent without reconcile handlers.
+   */
+  readonly cache?: caching.WatchCache;
 }
 
 /*
@@ -176,7 +182,8 @@ export interface OperatorContext {
  * pages for a while). So the runtime counts its per-object structures directly: object memories,
  * queue streams with their workers, running daemons and timers, index entries, objects the
  * readiness barrier still tracks, and followers of the operator's stop signal (each in-flight
- * processing cycle and each running daemon has one). Once every object is deleted and idle workers
+ * processing cycle and each running daemon has one), and the objects of the watch cache. Once every
+ * object is deleted and idle workers
  * have expired, every count is back to zero — the tests of per-object state assert exactly that.
  * The same counts, per resource, are the queue gauges of the operator's metrics.
  */
@@ -197,6 +204,8 @@ export interface Census {
   readonly barrier: number;
   /** Waiters on the operator's stop signal: in-flight processing cycles, running daemons and timers. */
   readonly followers: number;
+  /** Objects held by the watch cache (R-CACHE-108): one per existing object of a cached kind. */
+  readonly cached: number;
 }
 
 /**
@@ -215,5 +224,6 @@ export function takeCensus(op: OperatorContext): Census {
     indexed: op.indices?.objects ?? 0,
     barrier: op.barrier?.tracked ?? 0,
     followers: aborts.followers(op.signal),
+    cached: op.cache?.size ?? 0,
   };
 }

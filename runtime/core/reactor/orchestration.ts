@@ -176,12 +176,41 @@ export async function orchestrate(options: OrchestrationOptions): Promise<void> 
 
 /*
  * One watcher: lists and watches one resource in one namespace (or cluster-wide) and feeds every
- * event into per-object queues whose workers run the processing cycle (R-WATCH, R-QUEUE). Runs
+ * event into the watch cache, when the resource is cached (R-CACHE-106), and into per-object
+ * queues whose workers run the processing cycle (R-WATCH, R-QUEUE) — only for resources with
+ * handlers the cycle runs: a kind watched only for reconcile handlers has no queue (R-CACHE-107). Runs
  * until its signal aborts; a fatal watch error or a failed worker rejects it, which stops the
  * operator (R-WATCH-3, R-QUEUE-9, D-12). While it runs, its stream reports its listings,
  * connections and lines to the operator's watch health (`engines/health`); with metrics on, the
  * resource's instruments see its listings, connections, queued events and processing cycles.
  */
+
+/** Whether any handler the processing cycle runs selects the resource (change, event, daemon, timer, index). */
+function isProcessed(op: inventory.OperatorContext, resource: references.Resource): boolean {
+  const registry = op.registry;
+  return (
+    registry.changingHandlersOf(resource).length > 0 ||
+    registry.watchingHandlersOf(resource).length > 0 ||
+    registry.spawningHandlersOf(resource).length > 0 ||
+    registry.indexingHandlersOf(resource).length > 0
+  );
+}
+
+/** The stream's observer, also noting each listing's resource version for the cache. */
+function notingListings(observer: watching.WatchObserver | undefined, note: (resourceVersion: string | undefined) => void): watching.WatchObserver {
+  return {
+    listing: () => observer?.listing?.(),
+    listed: (resourceVersion) => {
+      note(resourceVersion);
+      observer?.listed?.(resourceVersion);
+    },
+    opened: () => observer?.opened?.(),
+    line: () => observer?.line?.(),
+    closed: () => observer?.closed?.(),
+    paused: () => observer?.paused?.(),
+    resumed: () => observer?.resumed?.(),
+  };
+}
 
 export async function runWatcher(op: inventory.OperatorContext, resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
   const where = namespace === null ? 'cluster-wide' : namespace;
@@ -189,29 +218,34 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
   const failed = new AbortController();
   const saturable = api.isSaturable(op.api) ? op.api : undefined;
   const instruments = op.instruments?.forResource(resource);
-  const queue = new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream, instruments), {
-    clock: op.clock,
-    logger: op.logger,
-    idleTimeout: op.settings.queueing.idleTimeout,
-    exitTimeout: op.settings.queueing.exitTimeout,
-    workerLimit: op.settings.queueing.workerLimit,
-    unsaturated: saturable ? (signal) => saturable.unsaturated(signal) : undefined,
-    signal: op.signal,
-    onFatal: (error, key) => {
-      op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
-      fatal ??= new Error(
-        'Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.',
-        { cause: error },
-      );
-      failed.abort();
-    },
-  });
-  op.queues?.add(queue, resource);
+  const cache = op.cache?.isTracked(resource) ? op.cache : undefined;
+  const queue = !isProcessed(op, resource)
+    ? undefined
+    : new queueing.Queue((event, stream) => processing.processResourceEvent(op, resource, event, stream, instruments), {
+        clock: op.clock,
+        logger: op.logger,
+        idleTimeout: op.settings.queueing.idleTimeout,
+        exitTimeout: op.settings.queueing.exitTimeout,
+        workerLimit: op.settings.queueing.workerLimit,
+        unsaturated: saturable ? (signal) => saturable.unsaturated(signal) : undefined,
+        signal: op.signal,
+        onFatal: (error, key) => {
+          op.logger.error(`Event processing has failed with an unrecoverable error for ${key}.`, { error });
+          fatal ??= new Error(
+            'Event processing has failed with an unrecoverable error. This seems to be a framework bug. The operator will stop to prevent damage.',
+            { cause: error },
+          );
+          failed.abort();
+        },
+      });
+  if (queue !== undefined) op.queues?.add(queue, resource);
   // The readiness barrier waits for this watcher's initial listing to be indexed (R-INDEX-7).
   const indexed = op.barrier !== undefined && op.registry.indexingHandlersOf(resource).length > 0;
   const listing = indexed ? op.barrier!.watcherStarted(`${references.resourceName(resource)}@${where}`) : null;
   let listed = false;
   const tracker = op.streams?.track(dimensionKey({ resource, namespace }), `${references.resourceName(resource)} ${watching.whereOf(namespace)}`);
+  let listingVersion: string | undefined;
+  const observer = cache === undefined ? tracker : notingListings(tracker, (version) => (listingVersion = version));
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -219,15 +253,18 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
   try {
     await invocation.runInOperator(op, async () => {
       const stream = watching.infiniteWatch(
-        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer: tracker },
+        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer },
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
         if (watching.isListed(event)) {
+          cache?.listed(resource, namespace, listingVersion);
           if (!listed) op.barrier?.listed(listing);
           listed = true;
           continue;
         }
+        cache?.observe(resource, namespace, event);
+        if (queue === undefined) continue;
         if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
         instruments?.queued();
         queue.push(event);
@@ -242,8 +279,11 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
     tracker?.stop();
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);
-    await queue.stop();
-    op.queues?.delete(queue);
+    cache?.forget(resource, namespace); // no longer observed: reads of it go to the API again
+    if (queue !== undefined) {
+      await queue.stop();
+      op.queues?.delete(queue);
+    }
   }
   if (fatal !== undefined) {
     op.logger.error(`Watcher for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(fatal)}`);
