@@ -9,7 +9,8 @@
  * `npm run bench -- inputs --crds <dir> --objects <dir> --type body`,
  * `npm run bench -- security --parts webhooks,secrets`,
  * `npm run bench -- persistence --objects 10000 --rounds 3`,
- * `npm run bench -- devloop --saves 10 --test-runs 3`).
+ * `npm run bench -- devloop --saves 10 --test-runs 3`,
+ * `npm run bench -- reconcile --objects 1000`).
  */
 import * as report from './report.js';
 
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   security: async (args) => (await import('./security.js')).run(args),
   persistence: async (args) => (await import('./persistence.js')).run(args),
   devloop: async (args) => (await import('./devloop.js')).run(args),
+  reconcile: async (args) => (await import('./reconcile.js')).run(args),
 };
 
 const args = process.argv.slice(2);
