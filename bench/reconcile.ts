@@ -85,16 +85,32 @@ export interface Stats {
   at: number;
   calls: number;
   starts: Record<string, number[]>;
+  /** The operator's event-loop delay per window of about 0.5 s ending at `at` (epoch ms; delays in ms). */
+  loop?: { at: number; p99Ms: number; maxMs: number }[];
+  /** The operator's garbage collections: when each started (epoch ms) and its pause (ms). */
+  gc?: { at: number; ms: number }[];
 }
 
-/** One child change: its parent, and when its request was sent (epoch ms). */
+/** The operator's own delays between `since` and `until` (epoch ms): the worst event-loop delay and GC pauses. */
+export function delaysIn(stats: Stats, since: number, until: number): { loopMaxMs: number; gcMaxMs: number; gcTotalMs: number } {
+  const loops = (stats.loop ?? []).filter((w) => w.at > since && w.at <= until + 500);
+  const gcs = (stats.gc ?? []).filter((g) => g.at >= since && g.at <= until);
+  return {
+    loopMaxMs: loops.length ? Math.max(...loops.map((w) => w.maxMs)) : Number.NaN,
+    gcMaxMs: gcs.reduce((max, g) => Math.max(max, g.ms), 0),
+    gcTotalMs: gcs.reduce((sum, g) => sum + g.ms, 0),
+  };
+}
+
+/** One child change: its parent, when its request was sent and when its response came (epoch ms). */
 export interface Change {
   parent: string;
   at: number;
+  answered: number;
 }
 
 /** For each change, the time from it to the first call of its parent that started at or after it (ms); a change never followed by a call is left out. */
-export function latencies(changes: readonly Change[], starts: Record<string, number[]>): number[] {
+export function latencies(changes: readonly Pick<Change, 'parent' | 'at'>[], starts: Record<string, number[]>): number[] {
   const out: number[] = [];
   for (const change of changes) {
     const first = (starts[change.parent] ?? []).find((t) => t >= change.at);
@@ -223,7 +239,7 @@ async function changeChildren(s: Session, options: Options): Promise<Change[]> {
       { metadata: { labels: { changed: 'yes' } } },
       'application/merge-patch+json',
     );
-    changes.push({ parent: parentName(i), at: sent });
+    changes.push({ parent: parentName(i), at: sent, answered: Date.now() });
   });
   return changes;
 }
@@ -244,11 +260,18 @@ async function measure(s: Session, options: Options, figures: Record<string, num
   figures['rss_per_parent_with_children_kib'] = (settledRss - readyRss) / n / KIB;
 
   const c0 = Date.now();
+  const cpu0 = s.operator.usage().cpuSeconds;
   const before = populated.calls;
   const changes = await changeChildren(s, options);
+  figures['change_phase_s'] = (Date.now() - c0) / 1000;
   const changed = await s.quiet(before + 1, options, 'the calls after the changes');
   const c1 = Date.now();
   const calls = changed.calls - before;
+  figures['operator_cpu_ms_per_call'] = calls ? ((s.operator.usage().cpuSeconds - cpu0) * 1000) / calls : Number.NaN;
+  // The PATCH's own round trip: the part of the latency that is the API server's and the machine's.
+  const roundTrips = changes.map((change) => change.answered - change.at);
+  figures['change_request_p50_ms'] = report.percentile(roundTrips, 50);
+  figures['change_request_p99_ms'] = report.percentile(roundTrips, 99);
   figures['child_changes'] = changes.length;
   figures['reconcile_calls'] = calls;
   figures['calls_per_child_change'] = calls / changes.length;
@@ -257,6 +280,11 @@ async function measure(s: Session, options: Options, figures: Record<string, num
   figures['changes_without_a_later_call'] = changes.length - waits.length;
   figures['change_to_reconcile_p50_ms'] = report.percentile(waits, 50);
   figures['change_to_reconcile_p99_ms'] = report.percentile(waits, 99);
+  // The operator's own stalls while the changes were sent and answered.
+  const delays = delaysIn(changed, c0, c0 + figures['change_phase_s']! * 1000);
+  figures['change_phase_loop_delay_max_ms'] = delays.loopMaxMs;
+  figures['change_phase_gc_pause_max_ms'] = delays.gcMaxMs;
+  figures['change_phase_gc_pause_total_ms'] = delays.gcTotalMs;
 }
 
 export async function run(args: readonly string[] = []): Promise<report.Result> {

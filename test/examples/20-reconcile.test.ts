@@ -189,7 +189,8 @@ class Scenario {
               { type: 'Failed', status: 'True', lastTransitionTime: now, reason: 'BackoffLimitExceeded' },
             ]
           : [];
-    const status: Json = { startTime: at(startedAt), ...(outcome ? { conditions } : { active: 1 }) };
+    // A finished Job has no active pods: the API server rejects `active > 0` next to a finished condition.
+    const status: Json = { startTime: at(startedAt), ...(outcome ? { conditions, active: null } : { active: 1 }) };
     if (outcome === 'Complete') Object.assign(status, { completionTime: now, succeeded: 1 });
     if (outcome === 'Failed') Object.assign(status, { failed: 1 });
     await this.cluster.store.patch(JOB, job, { status }, { namespace: NS, subresource: 'status' });

@@ -18,6 +18,8 @@
  * The abort helpers built on top of clocks live in `aborts`.
  */
 
+import { AsyncResource } from 'node:async_hooks';
+
 /** A source of time and of sleeping. */
 export interface Clock {
   /** Milliseconds since the Unix epoch (may be fractional). */
@@ -235,15 +237,21 @@ export class VirtualClock implements Clock {
     });
   }
 
+  /**
+   * As a Node timer does, the callback runs in the async context of the code that scheduled it
+   * (not in the context of whoever moves the clock): `AsyncLocalStorage` stores, such as the
+   * operator's context that gives handlers their `client`, are what they were when it was scheduled.
+   */
   schedule(ms: number, callback: () => void): () => void {
     let done = false;
+    const run = AsyncResource.bind(callback);
     const sleeper: Sleeper = {
       due: this.current + Math.max(0, ms),
       seq: this.seq++,
       resolve: () => {
         if (!done) {
           done = true;
-          callback();
+          run();
         }
       },
       detach: () => undefined,

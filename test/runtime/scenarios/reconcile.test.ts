@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { builtins, on, OperatorRegistry, TemporaryError } from '../../../runtime/index.js';
+import { builtins, on, OperatorRegistry, resource, TemporaryError } from '../../../runtime/index.js';
 import * as fx from '../../support/operators.js';
 import { advanceUntil } from '../../support/waiting.js';
 import { EPOCH, startVirtual } from '../../support/virtualtime.js';
@@ -14,6 +14,7 @@ import { VirtualClock } from '../../../runtime/cogs/aio/clocks.js';
 
 type Json = Record<string, any>;
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' } as const;
+const KopfExamples = resource<Json>({ group: 'kopf.dev', version: 'v1', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true });
 
 describe('reconcile handlers', () => {
   const env = fx.clusterPerTest();
@@ -42,6 +43,36 @@ describe('reconcile handlers', () => {
       expect(seen.names[2]).toBe('a');
       expect(seen.at[2]! - seen.at[seen.names.indexOf('a')]!).toBeGreaterThanOrEqual(30_000);
       expect(seen.names.filter((n) => n === 'b')).toHaveLength(1);
+    } finally {
+      await op.stop();
+    }
+  });
+
+  it("R-RECONCILE-204 R-RECONCILE-205: calls woken by a requeue or a retry on virtual time get the operator's client", async () => {
+    const { cluster } = env;
+    await cluster.store.create(fx.kopfExample('w'));
+    const registry = new OperatorRegistry();
+    const seen: string[] = [];
+    const clock = new VirtualClock({ start: EPOCH });
+    // 1st call (the resync): requeue; 2nd (woken by the requeue): a read, then a failure; 3rd (woken by the back-off): a read.
+    on.reconcile('kopfexamples', { registry, id: 'reader', backoff: { base: 1, max: 1 } }, async ({ name, client }) => {
+      if (seen.length === 0) {
+        seen.push('resync');
+        return { requeueAfter: 30 };
+      }
+      try {
+        const body = await client.get(KopfExamples, name, { namespace: 'default' });
+        seen.push(`read ${body.metadata?.name}`);
+      } catch (error) {
+        seen.push(`failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (seen.length === 2) throw new Error('once more');
+      return undefined;
+    });
+    const op = await startVirtual({ cluster, registry, clock });
+    try {
+      await advanceUntil(clock, () => seen.length >= 3, 'the requeued call and its retry', { stepMs: 1000 });
+      expect(seen).toEqual(['resync', 'read w', 'read w']);
     } finally {
       await op.stop();
     }

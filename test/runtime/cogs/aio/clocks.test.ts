@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import { describe, expect, it } from 'vitest';
 
 import * as clocks from '../../../../runtime/cogs/aio/clocks.js';
@@ -115,6 +117,15 @@ describe('scheduled calls', () => {
     await clock.advance(1000);
     expect(calls).toEqual(['b@100', 'a@300', 'sleep@300']);
     expect(clock.pending).toBe(0);
+  });
+
+  it('a virtual schedule calls back in the async context that scheduled it, as a Node timer does', async () => {
+    const clock = new clocks.VirtualClock({ start: 0 });
+    const storage = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    storage.run('operator', () => clock.schedule(100, () => seen.push(storage.getStore())));
+    await storage.run('test', () => clock.advance(100));
+    expect(seen).toEqual(['operator']);
   });
 
   it('a real schedule calls back, and not after being cancelled', async () => {
