@@ -124,7 +124,8 @@ async function exercise(cluster: DevCluster, namespace: string, count: number, h
   return names;
 }
 
-const forbiddenLines = (logs: fx.LogCapture): string[] => logs.records.filter((r) => /forbidden|403/i.test(r.line) && r.level >= fx.INFO).map((r) => r.line);
+const forbiddenLines = (logs: fx.LogCapture): string[] =>
+  logs.records.filter((r) => /forbidden|HTTP 403/i.test(r.line) && r.level >= fx.INFO).map((r) => r.line);
 
 describe('R-SEC-3 the generated RBAC on an enforcing devcluster', () => {
   let cluster: DevCluster;

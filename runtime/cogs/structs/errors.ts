@@ -34,3 +34,9 @@ export class WebhookRequestError extends Error {
     this.status = STATUSES[problem];
   }
 }
+
+/** A label selector string the grammar rejects (`cogs/structs/labelselectors`), as the API server's 400 would. */
+export class LabelSelectorError extends Error {
+  readonly code = 'LabelSelectorInvalid' as const;
+  override readonly name = 'LabelSelectorError';
+}

@@ -10,16 +10,14 @@
  * the same. A selector the grammar rejects is a `LabelSelectorError`, as the server's 400 would be.
  */
 
+import { LabelSelectorError } from './errors.js';
+
+export { LabelSelectorError } from './errors.js';
+
 /** One requirement of a selector. */
 export type LabelRequirement =
   | { readonly key: string; readonly op: 'in' | 'notin'; readonly values: readonly string[] }
   | { readonly key: string; readonly op: 'exists' | '!' };
-
-/** A selector string the grammar rejects. */
-export class LabelSelectorError extends Error {
-  readonly code = 'LabelSelectorInvalid' as const;
-  override readonly name = 'LabelSelectorError';
-}
 
 /** Splits on commas that are not inside parentheses. */
 function splitTop(text: string): string[] {
