@@ -16,6 +16,7 @@ import type * as bodies from '../../cogs/structs/bodies.js';
 import * as patches from '../../cogs/structs/patches.js';
 import * as references from '../../cogs/structs/references.js';
 import * as views from '../../cogs/structs/views.js';
+import * as invocation from '../actions/invocation.js';
 import * as logging from '../actions/logging.js';
 import type * as caching from '../engines/caching.js';
 import type * as indexing from '../engines/indexing.js';
@@ -31,7 +32,7 @@ import type * as inventory from './inventory.js';
 
 /** What the reconcilers need of the operator. */
 export interface ReconcilersOptions {
-  readonly op: Pick<inventory.OperatorContext, 'api' | 'clock' | 'settings' | 'events' | 'memo' | 'indices'> & {
+  readonly op: Pick<inventory.OperatorContext, 'api' | 'client' | 'clock' | 'settings' | 'events' | 'memo' | 'indices'> & {
     readonly barrier?: indexing.IndexingBarrier;
     readonly registry: registries.OperatorRegistry;
   };
@@ -61,7 +62,9 @@ export class Reconcilers {
       scheduler: this.#scheduler,
       now: () => op.clock.now(),
       gate: (target, signal) => this.#gate(target, signal),
-      call: (target, retry, signal) => reconciliation.reconcileOnce(scope, target, retry, signal),
+      // In the operator's async context whatever woke the call (a watch event, the scheduler's
+      // timer, a resume): handlers' `client` and the helpers that post events find their operator.
+      call: (target, retry, signal) => invocation.runInOperator(op, () => reconciliation.reconcileOnce(scope, target, retry, signal)),
       logger,
       random: options.random,
     });

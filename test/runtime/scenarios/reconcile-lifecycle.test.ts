@@ -2,13 +2,13 @@
  * Reconcile handlers across the operator's pause and stop (R-RECONCILE-212, -213), through a real
  * operator on a devcluster over loopback, on a virtual clock: a requeue coming due while the
  * operator is paused waits for the resume; a call in flight at the stop sees its signal aborted
- * and the stop waits for it to end.
+ * and the stop waits for it to end; a call woken by the scheduler has the operator's client.
  */
 import { describe, expect, it } from 'vitest';
 
-import { on, OperatorRegistry } from '../../../runtime/index.js';
+import { builtins, on, OperatorRegistry } from '../../../runtime/index.js';
 import * as fx from '../../support/operators.js';
-import { flushed } from '../../support/waiting.js';
+import { advanceUntil, flushed } from '../../support/waiting.js';
 import { startVirtual } from '../../support/virtualtime.js';
 
 describe('reconcile handlers: pause and stop', () => {
@@ -35,6 +35,26 @@ describe('reconcile handlers: pause and stop', () => {
       freeze.turnOff();
       await fx.eventually(() => at.length === 2 && op.context.reconcilers?.size === 0, 'the call after the resume');
       expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(30_000);
+    } finally {
+      await op.stop();
+    }
+  });
+
+  it("R-RECONCILE-201 R-RECONCILE-204: a call woken by a requeue (the scheduler's timer) has the operator's client", async () => {
+    const { cluster } = env;
+    await cluster.store.create(fx.kopfExample('again'));
+    const registry = new OperatorRegistry();
+    const seen: string[] = [];
+    on.reconcile('kopfexamples', { registry, id: 'reader' }, async ({ client, name, namespace }) => {
+      const pods = await client.list(builtins.Pods, { namespace: namespace ?? undefined });
+      seen.push(`${name}:${pods.items.length}`);
+      return seen.length === 1 ? { requeueAfter: 5 } : undefined;
+    });
+    const op = await startVirtual({ cluster, registry });
+    try {
+      await fx.eventually(() => seen.length === 1, 'the resync');
+      await advanceUntil(op.clock, () => seen.length === 2 && op.context.reconcilers?.size === 0, 'the requeued call', { stepMs: 1000 });
+      expect(seen).toEqual(['again:0', 'again:0']);
     } finally {
       await op.stop();
     }
