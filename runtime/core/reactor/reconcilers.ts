@@ -51,6 +51,9 @@ export class Reconcilers {
   readonly #queue: reconciling.WorkQueue;
   readonly #unsubscribe: () => void;
   readonly #options: ReconcilersOptions;
+  readonly #logger = logging.getLogger('kopf.engines.reconciling');
+  /** Handlers whose wait for an undiscovered kind was logged (once each). */
+  readonly #waitLogged = new Set<string>();
 
   constructor(options: ReconcilersOptions) {
     this.#options = options;
@@ -119,7 +122,7 @@ export class Reconcilers {
     if (op.barrier !== undefined && !op.barrier.ready) await op.barrier.wait(signal);
     const { handler } = target;
     const kinds = [handler.selector, ...handler.owns.map((k) => k.selector), ...handler.watches.map((k) => k.selector)];
-    await this.#discovery(kinds, signal);
+    await this.#discovery(handler.id, kinds, signal);
     const resources = new Set([target.resource, ...kinds.flatMap((selector) => this.#resolve(selector))]);
     for (const resource of resources) {
       if (resource.namespaced && target.namespace === null) await cache.syncedEverywhere(resource, signal);
@@ -128,10 +131,16 @@ export class Reconcilers {
     if (paused.isOn()) await paused.waitFor(false, signal);
   }
 
-  /** Resolves once every selector selects a tracked resource; rejects with `signal`'s reason. */
-  async #discovery(kinds: readonly selectors.Selector[], signal: AbortSignal): Promise<void> {
-    while (kinds.some((selector) => this.#resolve(selector).length === 0)) {
+  /** Resolves once every selector selects a tracked resource (logged once per handler); rejects with `signal`'s reason. */
+  async #discovery(id: string, kinds: readonly selectors.Selector[], signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const missing = kinds.filter((selector) => this.#resolve(selector).length === 0);
+      if (missing.length === 0) return;
       signal.throwIfAborted();
+      if (!this.#waitLogged.has(id)) {
+        this.#waitLogged.add(id);
+        this.#logger.info(`Reconcile handler '${id}' waits for ${missing.map(String).join(', ')} to be served.`);
+      }
       await new Promise<void>((resolve, reject) => {
         const wake = (): void => {
           this.#discovered.delete(wake);
