@@ -162,8 +162,12 @@ describe('reconcile handlers and related objects', () => {
     });
     // The listing of the new kind comes late, so that the child surely exists when it is served.
     const slow = cluster.faults.add({ resource: 'oddities', verb: 'list', delay: { beforeMs: 200 } });
+    const logs = new fx.LogCapture().install();
     const op = await startVirtual({ cluster, registry });
     try {
+      await fx.eventually(() => logs.grep("Reconcile handler 'owner' waits for", fx.INFO).length === 1, 'the wait to be logged');
+      expect(logs.grep("Reconcile handler 'owner' waits for", fx.INFO)[0]).toContain("plural='oddities'");
+      expect(owned).toEqual([]);
       await cluster.load(fx.ODDITIES_CRD);
       await cluster.store.create({
         apiVersion: 'kopf.dev/v1',
@@ -178,6 +182,7 @@ describe('reconcile handlers and related objects', () => {
       expect(owned).toEqual([1]);
     } finally {
       slow.remove();
+      logs.uninstall();
       await op.stop();
     }
   });
