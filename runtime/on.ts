@@ -252,11 +252,13 @@ export interface WatchEntry<D extends resources.ResourceDescriptor> {
   readonly map: (object: resources.BodyOf<D>) => callbacks.ObjectRef | readonly callbacks.ObjectRef[] | null | undefined;
 }
 
-/** The arguments of a reconcile handler registered for `R` owning `Owns`. */
-export type ReconcileArgsOf<R, Owns extends readonly resources.ResourceDescriptor[] = readonly []> = callbacks.ReconcileArgs<
-  BodyOfRef<R>,
-  ViewOfRef<R>,
-  OwnedOf<Owns>
+/**
+ * The arguments of a reconcile handler registered for `R` owning `Owns`, `namespace` typed by the
+ * scope of `R` (R-TYPES-301).
+ */
+export type ReconcileArgsOf<R, Owns extends readonly resources.ResourceDescriptor[] = readonly []> = callbacks.Scoped<
+  callbacks.ReconcileArgs<BodyOfRef<R>, ViewOfRef<R>, OwnedOf<Owns>>,
+  NamespaceOfRef<R>
 >;
 
 /** A reconcile handler (or its `finalize`) registered for `R` owning `Owns`. */
@@ -264,12 +266,16 @@ export type ReconcileFnOf<R, Owns extends readonly resources.ResourceDescriptor[
   args: ReconcileArgsOf<R, Owns>,
 ) => callbacks.Awaitable<callbacks.ReconcileResult>;
 
-/** Options of `on.reconcile` (R-RECONCILE): the children it owns, the kinds it watches, finalizing, back-off. */
+/**
+ * Options of `on.reconcile` (R-RECONCILE): the children it owns, the kinds it watches, finalizing,
+ * back-off. `NS` types the `namespace` of `finalize`'s arguments by the resource's scope (R-TYPES-301).
+ */
 export interface ReconcileOptions<
   Body extends object,
   Owns extends readonly resources.ResourceDescriptor[] = readonly [],
   Watched extends readonly resources.ResourceDescriptor[] = readonly [],
   View = unknown,
+  NS extends string | null = string | null,
 > extends CommonOptions,
     FilterOptions<callbacks.ReconcileArgs<Body, View, OwnedOf<Owns>>> {
   /** Children kinds: a child's change reconciles its controller owner; typed as `owned` (R-RECONCILE-202). */
@@ -277,7 +283,7 @@ export interface ReconcileOptions<
   /** Related kinds and how their objects map to reconciled objects (R-RECONCILE-203). */
   readonly watches?: { readonly [K in keyof Watched]: WatchEntry<Watched[K]> };
   /** Called when the object is being deleted; only with it is a finalizer added (R-RECONCILE-207). */
-  readonly finalize?: (args: callbacks.ReconcileArgs<Body, View, OwnedOf<Owns>>) => callbacks.Awaitable<callbacks.ReconcileResult>;
+  readonly finalize?: (args: callbacks.Scoped<callbacks.ReconcileArgs<Body, View, OwnedOf<Owns>>, NS>) => callbacks.Awaitable<callbacks.ReconcileResult>;
   /** The finalizer's name (default `kopf-gen.dev/reconcile`); needs `finalize`. */
   readonly finalizer?: string;
   /** The failures' exponential back-off in seconds: `min(base·2^n, max)`, ±10 % jitter (default 0.005 and 1000). */
@@ -293,7 +299,7 @@ export interface ReconcileRegistrar {
     const Watched extends readonly resources.ResourceDescriptor[] = readonly [],
   >(
     ref: R,
-    options: ReconcileOptions<BodyOfRef<R>, Owns, Watched, ViewOfRef<R>>,
+    options: ReconcileOptions<BodyOfRef<R>, Owns, Watched, ViewOfRef<R>, NamespaceOfRef<R>>,
     fn: ReconcileFnOf<R, Owns>,
   ): ReconcileFnOf<R, Owns>;
 }

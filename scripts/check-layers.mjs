@@ -47,9 +47,9 @@ const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': [
     'dicts',
-    'labelselectors',
     'printables',
     'errors',
+    'labelselectors',
     'loggers',
     'references',
     'resources',

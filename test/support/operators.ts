@@ -280,10 +280,12 @@ export interface OperatorOptions {
    * itself, and `stop()` keeps it moving until the operator has stopped (its stop sleeps on it).
    */
   readonly clock?: clocks.Clock;
+  /** Serve only these namespace patterns (`--namespace`) instead of the whole cluster. */
+  readonly namespaces?: readonly string[];
 }
 
 /**
- * Starts an operator (`operator()`, cluster-wide, standalone, with a stop flag) serving the
+ * Starts an operator (`operator()`, cluster-wide unless `namespaces`, standalone, with a stop flag) serving the
  * devcluster, logging in through an `on.login` handler that returns the cluster's address and a
  * bearer token. Resolves once it watches `kopfexamples`.
  */
@@ -305,7 +307,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const spawned = await running.spawnTasks({
     registry,
     settings: s,
-    clusterwide: true,
+    ...(options.namespaces !== undefined ? { namespaces: [...options.namespaces] } : { clusterwide: true }),
     standalone: true,
     stopFlag: stopper.signal,
     metricsEndpoint: options.metricsEndpoint,

@@ -71,7 +71,8 @@ interface Dimension {
 }
 
 interface Waiter {
-  readonly namespace: string | null;
+  /** Whether what it waits for has come. */
+  readonly ready: () => boolean;
   readonly resolve: () => void;
 }
 
@@ -93,6 +94,21 @@ class Store {
   isSynced(namespace: string | null): boolean {
     if (this.dimensions.get('')?.synced === true) return true;
     return namespace !== null && this.dimensions.get(namespace)?.synced === true;
+  }
+
+  /** Whether it has dimensions and every one of them is synced. */
+  isSyncedEverywhere(): boolean {
+    return this.dimensions.size > 0 && [...this.dimensions.values()].every((dimension) => dimension.synced);
+  }
+
+  /** Resolves the waiters whose wait is over. */
+  wake(): void {
+    for (const waiter of [...this.waiters]) {
+      if (waiter.ready()) {
+        this.waiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
   }
 }
 
@@ -131,10 +147,16 @@ export class WatchCache implements caches.CacheReader {
     this.#logger = options.logger;
   }
 
-  /** Declares a resource as cached; done for every reconciled, owned and watched kind before the watchers start. */
-  track(resource: references.Resource): void {
+  /**
+   * Declares a resource as cached; done for every reconciled, owned and watched kind before the
+   * watchers start. With `namespace` (a watcher's dimension: a namespace, or `null` for
+   * cluster-wide), that dimension too is declared, not yet synced (`syncedEverywhere` waits for it).
+   */
+  track(resource: references.Resource, namespace?: string | null): void {
     const name = references.resourceName(resource);
-    if (!this.#stores.has(name)) this.#stores.set(name, new Store(resource));
+    let store = this.#stores.get(name);
+    if (store === undefined) this.#stores.set(name, (store = new Store(resource)));
+    if (namespace !== undefined) this.#dimension(store, namespace);
   }
 
   isTracked(resource: references.Resource): boolean {
@@ -190,12 +212,7 @@ export class WatchCache implements caches.CacheReader {
       this.#put(store, key, undefined, 'watch');
     }
     dimension.synced = true;
-    for (const waiter of [...store.waiters]) {
-      if (store.isSynced(waiter.namespace)) {
-        store.waiters.delete(waiter);
-        waiter.resolve();
-      }
-    }
+    store.wake();
   }
 
   /**
@@ -210,6 +227,7 @@ export class WatchCache implements caches.CacheReader {
       const held = namespaceOfKey(key);
       if (!store.covers(held === '' ? null : held)) this.#put(store, key, undefined, 'watch', { silent: true });
     }
+    store.wake();
   }
 
   /** Whether a dimension covering `namespace` (that namespace, or cluster-wide; `null`: only cluster-wide) has listed at least once. */
@@ -227,10 +245,27 @@ export class WatchCache implements caches.CacheReader {
   synced(resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
     this.track(resource);
     const store = this.#store(resource)!;
-    if (store.isSynced(namespace)) return Promise.resolve();
+    return this.#until(store, () => store.isSynced(namespace), signal);
+  }
+
+  /**
+   * Resolves once the resource has at least one declared dimension (`track` with a namespace, or a
+   * watcher's first event) and every one of them has listed: what a reader of all the namespaces
+   * the operator serves waits for when no cluster-wide watcher exists (in namespaced mode).
+   *
+   * @throws `signal`'s reason when it aborts first.
+   */
+  syncedEverywhere(resource: references.Resource, signal: AbortSignal): Promise<void> {
+    this.track(resource);
+    const store = this.#store(resource)!;
+    return this.#until(store, () => store.isSyncedEverywhere(), signal);
+  }
+
+  #until(store: Store, ready: () => boolean, signal: AbortSignal): Promise<void> {
+    if (ready()) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
-        namespace,
+        ready,
         resolve: () => {
           detach();
           resolve();
@@ -275,17 +310,23 @@ export class WatchCache implements caches.CacheReader {
    * The operator's own write (a response body): stored if newer than what is held, so a later,
    * stale watch event cannot roll it back. Ignored for untracked resources and for namespaces no
    * watcher covers (nothing would ever update it there).
+   *
+   * Returns the response's resource version when the cache holds that state or a newer one —
+   * stored now, or already held because the watch's echo of the write came before its response
+   * (then the write changed nothing here, and only its caller can tell the version was its own);
+   * `undefined` when nothing is held for it (untracked, uncovered, no version).
    */
-  wrote(resource: references.Resource, body: bodies.RawBody): void {
+  wrote(resource: references.Resource, body: bodies.RawBody): string | undefined {
     const store = this.#store(resource);
     const name = body.metadata?.name;
     const namespace = body.metadata?.namespace ?? null;
-    if (store === undefined || typeof name !== 'string' || !store.covers(namespace)) return;
+    if (store === undefined || typeof name !== 'string' || !store.covers(namespace)) return undefined;
     const key = keyOf(namespace, name);
     const held = store.entries.get(key);
     const version = body.metadata?.resourceVersion;
-    if (held !== undefined && !isNewer(version, held.version)) return;
+    if (held !== undefined && !isNewer(version, held.version)) return version;
     this.#put(store, key, { body, version, owner: controllerOf(body) }, 'write');
+    return version;
   }
 
   /**

@@ -15,12 +15,14 @@
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import * as apiErrors from '../../cogs/client/errors.js';
 import type * as api from '../../cogs/client/api.js';
+import type * as caches from '../../cogs/client/caches.js';
+import * as apiErrors from '../../cogs/client/errors.js';
 import type * as bodies from '../../cogs/structs/bodies.js';
 import * as jsonpatches from '../../cogs/structs/jsonpatches.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
 import * as patches from '../../cogs/structs/patches.js';
+import * as references from '../../cogs/structs/references.js';
 import * as application from '../actions/application.js';
 import * as errors from '../actions/errors.js';
 import * as invocation from '../actions/invocation.js';
@@ -35,6 +37,37 @@ export interface Calling {
 
 /** The call in progress in this async context, if any (read by the cache's listener). */
 export const calling = new AsyncLocalStorage<Calling>();
+
+/** Whether `body` (of `resource`) is the call's own object. */
+function isOwn(target: reconciling.Target, resource: references.Resource, body: bodies.RawBody): boolean {
+  return (
+    references.resourceName(resource) === references.resourceName(target.resource) &&
+    body.metadata?.name === target.name &&
+    (body.metadata?.namespace ?? null) === target.namespace
+  );
+}
+
+/**
+ * The cache as the operator's client sees it: every write goes to the cache as always, and a
+ * write of a call's own object made inside that call records the resource version the cache
+ * reports (R-RECONCILE-211) — also when the watch's echo came first, so that the write changed
+ * nothing in the cache and no listener heard of it: the echo the queue noted is then known to be
+ * the call's own, not a change to call again for.
+ */
+export function recordingWrites(cache: caching.WatchCache): caches.CacheReader {
+  return {
+    isTracked: (resource) => cache.isTracked(resource),
+    isSynced: (resource, namespace) => cache.isSynced(resource, namespace),
+    get: (resource, namespace, name) => cache.get(resource, namespace, name),
+    list: (resource, namespace) => cache.list(resource, namespace),
+    removed: (resource, namespace, name, version) => cache.removed(resource, namespace, name, version),
+    wrote: (resource, body) => {
+      const version = cache.wrote(resource, body);
+      const current = calling.getStore();
+      if (version !== undefined && current !== undefined && isOwn(current.target, resource, body)) current.written.add(version);
+    },
+  };
+}
 
 /** What a call gets besides its handler's own arguments. */
 export interface CallExtras {

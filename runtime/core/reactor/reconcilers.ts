@@ -16,6 +16,7 @@ import type * as bodies from '../../cogs/structs/bodies.js';
 import * as patches from '../../cogs/structs/patches.js';
 import * as references from '../../cogs/structs/references.js';
 import * as views from '../../cogs/structs/views.js';
+import * as invocation from '../actions/invocation.js';
 import * as logging from '../actions/logging.js';
 import type * as caching from '../engines/caching.js';
 import type * as indexing from '../engines/indexing.js';
@@ -31,7 +32,7 @@ import type * as inventory from './inventory.js';
 
 /** What the reconcilers need of the operator. */
 export interface ReconcilersOptions {
-  readonly op: Pick<inventory.OperatorContext, 'api' | 'clock' | 'settings' | 'events' | 'memo' | 'indices'> & {
+  readonly op: Pick<inventory.OperatorContext, 'api' | 'client' | 'clock' | 'settings' | 'events' | 'memo' | 'indices'> & {
     readonly barrier?: indexing.IndexingBarrier;
     readonly registry: registries.OperatorRegistry;
   };
@@ -44,10 +45,15 @@ export interface ReconcilersOptions {
 /** The reconcile handlers of one operator at work. */
 export class Reconcilers {
   readonly #tracked = new Map<string, references.Resource>();
+  /** Gates waiting for a declared kind to be tracked (discovered and about to be watched). */
+  readonly #discovered = new Set<() => void>();
   readonly #scheduler: scheduling.Scheduler;
   readonly #queue: reconciling.WorkQueue;
   readonly #unsubscribe: () => void;
   readonly #options: ReconcilersOptions;
+  readonly #logger = logging.getLogger('kopf.engines.reconciling');
+  /** Handlers whose wait for an undiscovered kind was logged (once each). */
+  readonly #waitLogged = new Set<string>();
 
   constructor(options: ReconcilersOptions) {
     this.#options = options;
@@ -59,7 +65,9 @@ export class Reconcilers {
       scheduler: this.#scheduler,
       now: () => op.clock.now(),
       gate: (target, signal) => this.#gate(target, signal),
-      call: (target, retry, signal) => reconciliation.reconcileOnce(scope, target, retry, signal),
+      // In the operator's async context whatever woke the call (a watch event, the scheduler's
+      // timer, a resume): handlers' `client` and the helpers that post events find their operator.
+      call: (target, retry, signal) => invocation.runInOperator(op, () => reconciliation.reconcileOnce(scope, target, retry, signal)),
       logger,
       random: options.random,
     });
@@ -79,11 +87,15 @@ export class Reconcilers {
     return this.#queue.size;
   }
 
-  /** A served resource is about to be watched: the cache holds it if a reconcile handler needs it. */
-  track(resource: references.Resource): void {
+  /**
+   * A served resource is about to be watched in a namespace (`null`: cluster-wide): the cache holds
+   * it, and that dimension, if a reconcile handler needs it; calls waiting for the kind go on.
+   */
+  track(resource: references.Resource, namespace?: string | null): void {
     if (!this.#options.op.registry.isCached(resource)) return;
     this.#tracked.set(references.resourceName(resource), resource);
-    this.#options.cache.track(resource);
+    this.#options.cache.track(resource, namespace);
+    for (const wake of [...this.#discovered]) wake();
   }
 
   /** Stops: no new calls, in-flight calls see their signal aborted, and are waited for. */
@@ -97,15 +109,52 @@ export class Reconcilers {
     return [...this.#tracked.values()].filter((resource) => selector.check(resource));
   }
 
+  /**
+   * Resolves once a call of `target` may start (R-RECONCILE-209, -212): not paused; the readiness
+   * barrier open; every owned and watched kind discovered (tracked), so that `owned` is never empty
+   * only because discovery has not yet seen a kind; and the caches it reads synced — in the
+   * object's namespace, or, for a cluster-scoped object reading a namespaced kind, in every
+   * dimension that kind is watched in (all served namespaces when the operator serves only some).
+   */
   async #gate(target: reconciling.Target, signal: AbortSignal): Promise<void> {
     const { paused, cache, op } = this.#options;
     await paused.waitFor(false, signal);
     if (op.barrier !== undefined && !op.barrier.ready) await op.barrier.wait(signal);
     const { handler } = target;
     const kinds = [handler.selector, ...handler.owns.map((k) => k.selector), ...handler.watches.map((k) => k.selector)];
+    await this.#discovery(handler.id, kinds, signal);
     const resources = new Set([target.resource, ...kinds.flatMap((selector) => this.#resolve(selector))]);
-    for (const resource of resources) await cache.synced(resource, resource.namespaced ? target.namespace : null, signal);
+    for (const resource of resources) {
+      if (resource.namespaced && target.namespace === null) await cache.syncedEverywhere(resource, signal);
+      else await cache.synced(resource, resource.namespaced ? target.namespace : null, signal);
+    }
     if (paused.isOn()) await paused.waitFor(false, signal);
+  }
+
+  /** Resolves once every selector selects a tracked resource (logged once per handler); rejects with `signal`'s reason. */
+  async #discovery(id: string, kinds: readonly selectors.Selector[], signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const missing = kinds.filter((selector) => this.#resolve(selector).length === 0);
+      if (missing.length === 0) return;
+      signal.throwIfAborted();
+      if (!this.#waitLogged.has(id)) {
+        this.#waitLogged.add(id);
+        this.#logger.info(`Reconcile handler '${id}' waits for ${missing.map(String).join(', ')} to be served.`);
+      }
+      await new Promise<void>((resolve, reject) => {
+        const wake = (): void => {
+          this.#discovered.delete(wake);
+          signal.removeEventListener('abort', abort);
+          resolve();
+        };
+        const abort = (): void => {
+          this.#discovered.delete(wake);
+          reject(signal.reason);
+        };
+        this.#discovered.add(wake);
+        signal.addEventListener('abort', abort, { once: true });
+      });
+    }
   }
 
   #callScope(): reconciliation.CallScope {

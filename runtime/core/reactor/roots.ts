@@ -71,6 +71,7 @@ import * as indexing from '../engines/indexing.js';
 import * as leadership from '../engines/leadership.js';
 import * as posting from '../engines/posting.js';
 import * as probing from '../engines/probing.js';
+import * as reconciliation from '../engines/reconciliation.js';
 import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
 import * as memos from '../intents/memos.js';
@@ -154,8 +155,9 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // The watch cache of the kinds reconcile handlers read (R-CACHE); none without them.
   const cache = registry.hasReconcileHandlers() ? new caching.WatchCache({ logger: logging.getLogger('kopf.engines.caching') }) : undefined;
   // Handlers' `client`: the same connections, credentials, retries and metrics as the framework's,
-  // reading cached kinds from the cache and reporting its writes to it (R-CACHE-111/112).
-  const typed = new clients.KubeClient(client, { cache });
+  // reading cached kinds from the cache and reporting its writes to it (R-CACHE-111/112); writes
+  // made inside a reconcile call are recorded as that call's own (R-RECONCILE-211).
+  const typed = new clients.KubeClient(client, { cache: cache === undefined ? undefined : reconciliation.recordingWrites(cache) });
   const queue = new posting.EventQueue();
   const main = new AbortController();
   const auth = new AbortController();
@@ -448,7 +450,7 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
       logger: logging.getLogger('kopf.reactor.orchestration'),
       companion: peeringTasks,
       spawn: (resource, namespace, signal) => {
-        op.reconcilers?.track(resource); // before its watcher: the cache holds what it lists (R-CACHE-106)
+        op.reconcilers?.track(resource, namespace); // before its watcher: the cache holds what it lists (R-CACHE-106)
         return watcher(op, resource, namespace, signal);
       },
     });

@@ -99,3 +99,60 @@ describe('R-TYPES-301: namespace typed by the scope of the descriptor', () => {
     on.update(ClusterGizmos, { registry, id: 'sx' }, scoped);
   });
 });
+
+describe('R-TYPES-301: namespace of reconcile handlers typed by the scope', () => {
+  const registry = new OperatorRegistry();
+
+  it('R-TYPES-301: a reconcile handler and its finalize of a namespaced kind get namespace: string', () => {
+    on.reconcile(builtins.Deployments, { registry, id: 'rd' }, ({ namespace }) => {
+      expectTypeOf(namespace).toEqualTypeOf<string>();
+    });
+    on.reconcile(
+      Bundles,
+      {
+        registry,
+        id: 'rb',
+        owns: [builtins.Jobs],
+        finalize: ({ namespace }) => {
+          expectTypeOf(namespace).toEqualTypeOf<string>();
+        },
+      },
+      ({ namespace, owned: [jobs] }) => {
+        expectTypeOf(namespace).toEqualTypeOf<string>();
+        expectTypeOf(jobs).toEqualTypeOf<readonly runtime.Job[]>();
+      },
+    );
+    on.reconcile(NamespacedGizmos, { registry, id: 'rg' }, (args) => {
+      expectTypeOf(args).toEqualTypeOf<runtime.ReconcileArgsOf<typeof NamespacedGizmos>>();
+      expectTypeOf(args.namespace.length).toEqualTypeOf<number>();
+    });
+    expect(registry.handlers.length).toBe(3);
+  });
+
+  it('R-TYPES-301: of a cluster-scoped kind, namespace: null; of an unknown scope, string | null', () => {
+    on.reconcile(builtins.Namespaces, { registry, id: 'rn', owns: [builtins.ConfigMaps] }, ({ namespace }) => {
+      expectTypeOf(namespace).toEqualTypeOf<null>();
+    });
+    on.reconcile(ClusterGizmos, { registry, id: 'rc', finalize: ({ namespace }) => void expectTypeOf(namespace).toEqualTypeOf<null>() }, ({ namespace }) => {
+      expectTypeOf(namespace).toEqualTypeOf<null>();
+    });
+    on.reconcile('kopfexamples', { registry, id: 'rk' }, ({ namespace }) => {
+      expectTypeOf(namespace).toEqualTypeOf<string | null>();
+    });
+    on.reconcile(UnscopedGizmos, { registry, id: 'ru' }, ({ namespace }) => {
+      expectTypeOf(namespace).toEqualTypeOf<string | null>();
+    });
+  });
+
+  it('R-TYPES-301: a reconcile function written for the unscoped arguments is still accepted; one needing a namespace is not, for a cluster-scoped kind', () => {
+    function generic({ namespace, name }: runtime.ReconcileArgs<Gizmo>): void {
+      void `${namespace ?? '-'}/${name}`;
+    }
+    on.reconcile(NamespacedGizmos, { registry, id: 'rgen' }, generic);
+    on.reconcile(ClusterGizmos, { registry, id: 'rgen2', finalize: generic, finalizer: 'example.com/generic' }, generic);
+    const scoped = (args: Scoped<runtime.ReconcileArgs<Gizmo>, string>): void => void args.namespace.toUpperCase();
+    on.reconcile(NamespacedGizmos, { registry, id: 'rs' }, scoped);
+    // @ts-expect-error: a function that needs a namespace cannot reconcile a cluster-scoped kind
+    on.reconcile(ClusterGizmos, { registry, id: 'rx' }, scoped);
+  });
+});
