@@ -52,7 +52,7 @@ describe('init --handlers reconcile', () => {
     const stub = read(project, 'src/handlers/widget.ts');
     expect(stub).toContain("import { adopt, builtins, on, type Deployment } from 'kopf-gen/runtime';");
     expect(stub).toContain(
-      'on.reconcile(Widgets, { owns: [builtins.Deployments] }, async function reconcileWidget({ body, name, owned: [deployments], client, patch, logger }) {',
+      'on.reconcile(Widgets, { owns: [builtins.Deployments] }, async function reconcileWidget({ body, name, uid, owned: [deployments], client, patch, logger }) {',
     );
     expect(stub).toContain('adopt(child, body);');
     expect(stub).toContain('deployment = await client.create(builtins.Deployments, child);');

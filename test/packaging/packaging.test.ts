@@ -244,6 +244,28 @@ describe('the packed packages, installed from their tarballs as a user would', (
     fs.rmSync(path.join(project, 'test/second-runner.test.ts'));
   }, 560_000);
 
+  it('R-TEST-501 a reconcile project (init --handlers reconcile) type-checks and passes its own test: the Deployment created, its readiness reported', async () => {
+    const reconciling = path.join(path.dirname(project), 'my-reconciler');
+    const init = await run(
+      path.join(tools, 'node_modules/.bin/kopf-gen'),
+      ['init', '--crd', '../kopfexamples.yaml', '--handlers', 'reconcile', '--out', reconciling],
+      {
+        cwd: tools,
+        timeoutMs: 60_000,
+      },
+    );
+    expect(init.code, init.output).toBe(0);
+    // The same dependencies as the project above (both depend on the tarballs): its install serves both.
+    fs.symlinkSync(path.join(project, 'node_modules'), path.join(reconciling, 'node_modules'), 'dir');
+    const typecheck = await run('npm', ['run', 'typecheck'], { cwd: reconciling, timeoutMs: 120_000 });
+    expect(typecheck.code, typecheck.output).toBe(0);
+    const test = await run('npm', ['test', '--', '--reporter=verbose'], { cwd: reconciling, timeoutMs: 120_000 });
+    expect(test.code, test.output).toBe(0);
+    expect(test.output).toMatch(
+      /✓ test\/kopf-example\.test\.ts > reconciles a new KopfExample: creates its Deployment, and reports the Deployment ready once it is/,
+    );
+  }, 300_000);
+
   it("KopfRunner works under node's test runner too, with and without tsx imported (R-TEST-101)", async () => {
     fs.mkdirSync(path.join(project, 'checks'), { recursive: true });
     fs.writeFileSync(path.join(project, 'checks/node-runner.mjs'), NODE_RUNNER_TEST);

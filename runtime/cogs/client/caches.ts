@@ -23,8 +23,11 @@ export interface CacheReader {
   get(resource: references.Resource, namespace: string | null, name: string): bodies.RawBody | undefined;
   /** The objects held in a namespace (`null`: all); the caller must not change them. */
   list(resource: references.Resource, namespace: string | null): bodies.RawBody[];
-  /** A write's response (the object as stored by the server). */
-  wrote(resource: references.Resource, body: bodies.RawBody): void;
+  /**
+   * A write's response (the object as stored by the server). Returns the response's resource
+   * version when the cache holds that state or a newer one (the write is known), else `undefined`.
+   */
+  wrote(resource: references.Resource, body: bodies.RawBody): string | undefined;
   /** A delete whose object is gone (answered with a `Status`, or the deleted object's last state). */
   removed(resource: references.Resource, namespace: string | null, name: string, resourceVersion?: string): void;
 }

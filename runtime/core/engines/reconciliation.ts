@@ -65,6 +65,7 @@ export function recordingWrites(cache: caching.WatchCache): caches.CacheReader {
       const version = cache.wrote(resource, body);
       const current = calling.getStore();
       if (version !== undefined && current !== undefined && isOwn(current.target, resource, body)) current.written.add(version);
+      return version;
     },
   };
 }
