@@ -47,6 +47,7 @@ const ORDERS = {
   'runtime/cogs/aio': ['clocks', 'revisions', 'toggles', 'aborts'],
   'runtime/cogs/structs': [
     'dicts',
+    'exactness',
     'printables',
     'errors',
     'labelselectors',
