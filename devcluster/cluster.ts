@@ -7,7 +7,7 @@
  * writes of `cluster.store` (they only skip the network).
  *
  * Limits (documented divergences, in the spirit of controller-runtime's fake client doc): no
- * workloads run, no protobuf, conversion webhooks are not called, CEL best effort, no validation ratcheting,
+ * workloads run, no protobuf, CEL best effort, no validation ratcheting,
  * built-in `/status` writes replace only `status`.
  */
 import * as fs from 'node:fs';
