@@ -1,6 +1,6 @@
 /**
- * One call of one admission webhook (D-ADM-6..11): POST of an AdmissionReview to a URL or a
- * resolved service reference over HTTPS (verified against the webhook's caBundle, or Node's trust
+ * One call of one webhook — an admission webhook (D-ADM-6..11) or a CRD's conversion webhook
+ * (D-CONV-401): POST of a review to a URL or a resolved service reference over HTTPS (verified against the webhook's caBundle, or Node's trust
  * store), with the webhook's timeout; the answer is validated (apiVersion, kind, uid, patch
  * fields). Anything that goes wrong is a call failure with a readable detail.
  *
@@ -33,6 +33,16 @@ export interface CallOptions {
 
 export type CallResult = { ok: true; response: JsonObject } | { ok: false; detail: string };
 
+/** What differs between kinds of webhook calls: admission webhooks name their timeout, conversion webhooks cannot. */
+export interface CallShape {
+  /** The call's timeout when the webhook's spec names none (admission: 10 s; conversion: 30 s, D-CONV-401). */
+  defaultTimeoutSeconds?: number;
+  /** The `User-Agent` header (default: the admission one). */
+  userAgent?: string;
+}
+
+const timeoutSecondsOf = (spec: JsonObject, shape: CallShape): number => Number(spec['timeoutSeconds'] ?? shape.defaultTimeoutSeconds ?? 10);
+
 interface Target {
   /** Where the request goes (a service reference resolved to `host:port`). */
   url: URL;
@@ -44,10 +54,9 @@ interface Target {
   ca: string | undefined;
 }
 
-function targetOf(spec: JsonObject, opts: CallOptions): Target {
+function targetOf(spec: JsonObject, opts: CallOptions, timeout: number): Target {
   const cc = json.isObject(spec['clientConfig']) ? spec['clientConfig'] : {};
   const ca = typeof cc['caBundle'] === 'string' && cc['caBundle'] ? Buffer.from(cc['caBundle'], 'base64').toString('utf8') : undefined;
-  const timeout = Number(spec['timeoutSeconds'] ?? 10);
   if (typeof cc['url'] === 'string') {
     const url = new URL(cc['url']);
     url.searchParams.set('timeout', `${timeout}s`);
@@ -65,10 +74,10 @@ function targetOf(spec: JsonObject, opts: CallOptions): Target {
 }
 
 /** The request headers of a webhook call, named, valued and ordered as Go's client sends them. */
-export function requestHeaders(host: string, body: string): Record<string, string> {
+export function requestHeaders(host: string, body: string, userAgent = ADMISSION_USER_AGENT): Record<string, string> {
   return {
     Host: host,
-    'User-Agent': ADMISSION_USER_AGENT,
+    'User-Agent': userAgent,
     'Content-Length': String(Buffer.byteLength(body)),
     Accept: 'application/json, */*',
     'Content-Type': 'application/json',
@@ -84,20 +93,25 @@ function bodyText(res: http.IncomingMessage, raw: Buffer): string {
   return (encoding === 'gzip' ? zlib.gunzipSync(raw) : raw).toString('utf8');
 }
 
-export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOptions): Promise<CallResult> {
+/**
+ * POSTs `review` to the webhook `spec` describes (`clientConfig`, optional `timeoutSeconds`) and
+ * resolves to its parsed answer or a failure detail; never rejects.
+ */
+export function callWebhook(spec: JsonObject, review: JsonObject, opts: CallOptions, shape: CallShape = {}): Promise<CallResult> {
+  const timeoutSeconds = timeoutSecondsOf(spec, shape);
   let target: Target;
   try {
-    target = targetOf(spec, opts);
+    target = targetOf(spec, opts, timeoutSeconds);
   } catch (err) {
     return Promise.resolve({ ok: false, detail: `invalid client config: ${err instanceof Error ? err.message : String(err)}` });
   }
-  const timeoutMs = Number(spec['timeoutSeconds'] ?? 10) * 1000;
+  const timeoutMs = timeoutSeconds * 1000;
   const body = JSON.stringify(review);
   const isHttps = target.url.protocol === 'https:';
   const shown = target.shown;
   if (!isHttps && !opts.insecure) return Promise.resolve({ ok: false, detail: `Post "${shown}": only https is allowed` });
   return new Promise((resolve) => {
-    const options: https.RequestOptions = { method: 'POST', headers: requestHeaders(target.host, body), timeout: timeoutMs };
+    const options: https.RequestOptions = { method: 'POST', headers: requestHeaders(target.host, body, shape.userAgent), timeout: timeoutMs };
     if (isHttps) {
       options.ca = target.ca;
       options.servername = target.servername;

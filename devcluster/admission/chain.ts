@@ -19,10 +19,10 @@ import * as json from '../json.js';
 const MUTATING = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
 const VALIDATING = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
 
-/** One finished webhook call, as seen from the API server's side. */
+/** One finished webhook call, as seen from the API server's side (conversion calls too, D-CONV-409). */
 export interface WebhookCallRecord {
   readonly name: string;
-  readonly kind: 'mutating' | 'validating';
+  readonly kind: 'mutating' | 'validating' | 'conversion';
   readonly ms: number;
   readonly ok: boolean;
 }

@@ -4,7 +4,9 @@
  * Handlers take a `Core` instead of reaching for globals, so several clusters can run in one
  * process and tests can drive each with its own clock.
  */
+import type { CallOptions } from '../admission/calling.js';
 import type { Clock } from '../clock.js';
+import type { ConversionCallRecord } from '../crds/conversion.js';
 import type { Ids } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import type { Store } from '../store/revisions.js';
@@ -56,6 +58,12 @@ export interface CoreOptions {
   tooLargeRvWaitMs: number;
   /** Delete dependents whose owner does not exist at creation (D-VERB-35). */
   gcDeleteOrphansOnCreate: boolean;
+  /** How webhooks are reached (service resolution, TLS leniency); conversion webhooks use it too (D-CONV-401). */
+  webhooks?: CallOptions;
+  /** The timeout of conversion webhook calls in seconds (default upstream's 30). */
+  conversionTimeoutSeconds?: number;
+  /** Observes every finished conversion webhook call (as `onWebhookCall` does admission calls). */
+  onConversionCall?: (call: ConversionCallRecord) => void;
 }
 
 export interface Core {

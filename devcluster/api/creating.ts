@@ -7,6 +7,7 @@
  */
 import * as names from '../meta/names.js';
 import * as statuses from '../server/statuses.js';
+import * as converting from './converting.js';
 import type * as core from './core.js';
 import * as objects from './objects.js';
 import * as writes from './writes.js';
@@ -109,12 +110,14 @@ export async function create(
       req.warnings,
     );
 
-    const key = writes.storageKey(req.type, candidate);
+    // A CRD with a conversion webhook stores the object converted by it (D-CONV-405); a failed
+    // conversion stores nothing.
+    const stored = converting.callsOut(req.type) ? writes.arrange(c, req.type, await converting.forStorage(req.type, candidate)) : candidate;
+    const key = writes.storageKey(req.type, stored);
     if (c.store.get(req.type.storage, key)) {
       if (attempt < attempts) continue;
-      throw statuses.alreadyExists(writes.identOf(req.type), objects.nameOf(candidate));
+      throw statuses.alreadyExists(writes.identOf(req.type), objects.nameOf(stored));
     }
-    const stored = candidate;
     if (req.dryRun) {
       return {
         object: objects.withMeta(stored, (m) => {

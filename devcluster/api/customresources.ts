@@ -1,7 +1,7 @@
 /**
  * Custom resources: how the objects a CRD defines are served. An established CRD yields one served
  * `ResourceType` per served version, all sharing one storage (conversion `None` only rewrites
- * apiVersion, D-CRD-5; `Webhook` serves objects only in their stored version, D-CRD-22). Their
+ * apiVersion, D-CRD-5; `Webhook` calls the CRD's conversion webhook, D-CONV-401). Their
  * strategy applies the version's structural schema, which is where most of what an operator author
  * observes about custom objects comes from: pruning and defaulting on writes and on reads
  * (D-CRD-8/10), validation and CEL rules (D-CRD-11/13), the status subresource rules (D-SUB-1/2)
@@ -28,6 +28,8 @@ export interface CustomTypeOptions {
   terminating: () => boolean;
   /** Reports rules that cannot be compiled (once per CRD, D-CRD-13). */
   onCelWarnings?: (warnings: readonly string[]) => void;
+  /** How conversion webhooks are called (CRDs whose strategy is `Webhook`, D-CONV-401). */
+  conversion?: conversion.WebhookConversionOptions;
 }
 
 function withoutMetaAndStatus(o: JsonObject, dropStatus: boolean): JsonObject {
@@ -45,6 +47,16 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
   const storageApiVersion = `${spec.group}/${storageVersion}`;
   const ident: statuses.ResourceIdent = { group: spec.group, resource: names.plural, kind: names.kind };
   const convert = conversion.converterFor(crd);
+  const callOut = opts.conversion ? conversion.webhookConverterFor(crd, opts.conversion) : undefined;
+  const storageSchema = spec.versions.find((v) => v.name === storageVersion)?.schema?.openAPIV3Schema;
+  const toStorageAsync = callOut
+    ? async (obj: JsonObject): Promise<JsonObject> => {
+        const [converted] = await callOut([obj], storageApiVersion);
+        if (converted === obj) return obj;
+        // Upstream prunes what the webhook answered by the target version's schema, and defaults it.
+        return defaulting.applyDefaults(pruning.pruneObject(converted!, storageSchema).value, storageSchema) as JsonObject;
+      }
+    : undefined;
   return spec.versions
     .filter((v) => v.served)
     .map((version) => {
@@ -96,10 +108,10 @@ export function customTypes(crd: schemas.CustomResourceDefinition, opts: CustomT
           const converted = stored['apiVersion'] === apiVersion ? stored : convert(stored, apiVersion);
           return { ...normalize(converted).value, apiVersion };
         },
-        toStorage(external) {
-          return convert(external, storageApiVersion);
-        },
+        toStorage: callOut ? undefined : (external) => convert(external, storageApiVersion),
         convertTo: convert,
+        convertObjects: callOut,
+        toStorageAsync,
         admitCreate(obj) {
           if (opts.terminating()) {
             const name = objects.nameOf(obj);

@@ -5,6 +5,7 @@
  * controllers delete through the same function, so their deletions behave like a client's.
  */
 import * as statuses from '../server/statuses.js';
+import * as converting from './converting.js';
 import type * as core from './core.js';
 import * as objects from './objects.js';
 import type * as options from './options.js';
@@ -52,7 +53,7 @@ export async function remove(c: core.Core, req: core.WriteRequest, opts: options
         namespace: req.namespace,
         name,
         object: undefined,
-        oldObject: objects.toExternal(type, stored),
+        oldObject: objects.toExternal(type, await converting.oneInVersion(type, stored)),
         dryRun: req.dryRun,
         options: {
           kind: 'DeleteOptions',

@@ -91,6 +91,16 @@ export interface Strategy {
    * the CRD's conversion strategy, D-CRD-22). Undefined means only `apiVersion` changes.
    */
   convertTo?(obj: JsonObject, apiVersion: string): JsonObject;
+  /**
+   * Conversion that calls out (CRDs with a conversion webhook, D-CONV-401): converts the objects not
+   * already in `apiVersion` (one call for all of them), keeping order. Where it is defined, the
+   * synchronous hooks above are only handed objects already in their target version, and
+   * `toStorage` is undefined: writes stay in the request's version until `toStorageAsync`, right
+   * before storing (`api/converting.ts`).
+   */
+  convertObjects?(objs: readonly JsonObject[], apiVersion: string): Promise<JsonObject[]>;
+  /** With `convertObjects`: converts a request-version object to the stored form (normalised by the storage version's schema). */
+  toStorageAsync?(obj: JsonObject): Promise<JsonObject>;
   /** Graceful deletion (Pods, D-VERB-28): returns the grace period in seconds, or 0 for immediate. */
   gracePeriod?(obj: JsonObject, requested: number | undefined): number;
   /** CRs: pruning, null removal and defaulting (D-CRD-8/10), with the unknown fields found. */

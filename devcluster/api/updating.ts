@@ -12,6 +12,7 @@ import * as strategic from '../patching/strategic.js';
 import * as fielderrors from '../meta/fielderrors.js';
 import * as negotiation from '../server/negotiation.js';
 import * as statuses from '../server/statuses.js';
+import * as converting from './converting.js';
 import type * as core from './core.js';
 import * as creating from './creating.js';
 import * as objects from './objects.js';
@@ -104,7 +105,10 @@ async function attemptUpdate(
     throw statuses.notFound(ident, name);
   }
 
-  const current = objects.toExternal(type, storedBefore);
+  // With a conversion webhook the write happens in the request's version (D-CONV-405): `old` is the
+  // stored object converted to it, and the result is converted back to the storage version last.
+  const old = await converting.oneInVersion(type, storedBefore);
+  const current = objects.toExternal(type, old);
   const currentRv = objects.rvOf(storedBefore);
   // The candidate new state, in the external form of this type.
   let next: JsonObject;
@@ -164,9 +168,9 @@ async function attemptUpdate(
   candidate = carrySystemMeta(candidate, storedBefore, ident, name);
   if (req.subresource) {
     if (!type.strategy.prepareForSubresource) throw statuses.notFound(ident, name);
-    candidate = type.strategy.prepareForSubresource(req.subresource, candidate, storedBefore, ctx);
+    candidate = type.strategy.prepareForSubresource(req.subresource, candidate, old, ctx);
   } else if (type.strategy.prepareForUpdate) {
-    candidate = type.strategy.prepareForUpdate(candidate, storedBefore, ctx);
+    candidate = type.strategy.prepareForUpdate(candidate, old, ctx);
   }
 
   const candidateExternal = objects.toExternal(type, candidate);
@@ -190,9 +194,9 @@ async function attemptUpdate(
     candidate = writes.redefault(req, type.strategy.toStorage ? type.strategy.toStorage(mutated) : mutated);
     candidate = carrySystemMeta(candidate, storedBefore, ident, name);
   }
-  candidate = writes.applyGeneration(type, candidate, storedBefore);
-  writes.validate(c, req, candidate, storedBefore);
-  if (mutation.kind !== 'apply') candidate = writes.recordManager(c, req, storedBefore, candidate, requestedManagedFields);
+  candidate = writes.applyGeneration(type, candidate, old);
+  writes.validate(c, req, candidate, old);
+  if (mutation.kind !== 'apply') candidate = writes.recordManager(c, req, old, candidate, requestedManagedFields);
   candidate = writes.arrange(c, type, objects.withMeta(candidate, objects.compactMeta));
 
   await c.admission.validate(
@@ -211,13 +215,15 @@ async function attemptUpdate(
     req.warnings,
   );
 
+  const unchanged = writes.sameState(candidate, old);
+  if (converting.callsOut(type) && !unchanged) candidate = writes.arrange(c, type, await converting.forStorage(type, candidate));
   // Step 14: the stored object must still be the one we started from.
   const storedNow = c.store.get(type.storage, key);
   if (storedNow !== storedBefore) {
     if (hadPrecondition || !storedNow) throw statuses.conflict(ident, name);
     throw new writes.RetryUpdate();
   }
-  if (writes.sameState(candidate, storedBefore)) return { object: storedBefore, code: 200 };
+  if (unchanged) return { object: storedBefore, code: 200 };
 
   const beingDeleted = objects.metaOf(storedBefore)['deletionTimestamp'] !== undefined;
   const grace = Number(objects.metaOf(storedBefore)['deletionGracePeriodSeconds'] ?? 0);

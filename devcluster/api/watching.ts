@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import * as keyorder from '../meta/keyorder.js';
 import * as statuses from '../server/statuses.js';
 import type * as revisions from '../store/revisions.js';
+import * as converting from './converting.js';
 import type * as filters from './filters.js';
 import * as objects from './objects.js';
 import * as resources from './resources.js';
@@ -60,6 +61,11 @@ interface Stream {
   /** Cancels the stream's pending timers. */
   timers: (() => void)[];
   onEnd: (() => void) | undefined;
+  /**
+   * Events of a kind whose conversion calls a webhook wait for it here, in order (D-CONV-406);
+   * bookmarks queue behind them.
+   */
+  converting: Promise<void> | undefined;
 }
 
 export type DropMode = 'end' | 'abort' | 'expire';
@@ -115,6 +121,7 @@ export class WatchHub {
       eventsLeft: faults.endAfterEvents,
       timers: [],
       onEnd: faults.onEnd,
+      converting: undefined,
     };
     res.on('close', () => this.close(stream, 'gone'));
     this.streams.set(stream.id, stream);
@@ -205,11 +212,40 @@ export class WatchHub {
    */
   private send(stream: Stream, type: WatchEventType, stored: JsonObject, cache?: EventLines, variant?: string): void {
     if (stream.closed || stream.stalled) return;
+    if (converting.callsOut(stream.params.type)) {
+      this.sendConverted(stream, type, stored);
+      return;
+    }
+    this.sendNow(stream, type, stored, cache, variant);
+  }
+
+  /**
+   * An event of a kind with a conversion webhook (D-CONV-406): its conversion starts at once and the
+   * event is written after it and after the stream's earlier events; a failed conversion ends the
+   * stream with an ERROR event carrying the Status.
+   */
+  private sendConverted(stream: Stream, type: WatchEventType, stored: JsonObject): void {
+    const conversion = converting.oneInVersion(stream.params.type, stored);
+    conversion.catch(() => undefined);
+    stream.converting = (stream.converting ?? Promise.resolve()).then(async () => {
+      let shown: JsonObject;
+      try {
+        shown = await conversion;
+      } catch (err) {
+        const failure = err instanceof statuses.ApiError ? err : statuses.internal(err instanceof Error ? err.message : String(err));
+        this.sendError(stream, failure.code, failure.reason, failure.message);
+        return;
+      }
+      if (!stream.closed && !stream.stalled) this.sendNow(stream, type, shown, undefined, undefined);
+    });
+  }
+
+  private sendNow(stream: Stream, type: WatchEventType, stored: JsonObject, cache?: EventLines, variant?: string): void {
     try {
       this.sendObject(stream, type, stored, cache, variant);
     } catch (err) {
-      // An object the stream's version cannot show (a conversion the devcluster cannot do, D-CRD-22)
-      // ends the stream with an ERROR event carrying the request error's Status.
+      // An object the stream's version cannot show ends the stream with an ERROR event carrying
+      // the request error's Status.
       if (!(err instanceof statuses.ApiError)) throw err;
       this.sendError(stream, err.code, err.reason, err.message);
       return;
@@ -241,12 +277,22 @@ export class WatchHub {
   }
 
   private sendBookmark(stream: Stream, annotations?: Record<string, string>): void {
+    if (stream.converting) {
+      // Behind the events still being converted, with the revision of when it was due.
+      const rev = this.store.revision;
+      stream.converting = stream.converting.then(() => this.sendBookmarkNow(stream, rev, annotations));
+      return;
+    }
+    this.sendBookmarkNow(stream, this.store.revision, annotations);
+  }
+
+  private sendBookmarkNow(stream: Stream, revision: number, annotations?: Record<string, string>): void {
     if (stream.closed || stream.stalled || !stream.params.bookmarks) return;
-    const metadata: JsonObject = { resourceVersion: String(this.store.revision) };
+    const metadata: JsonObject = { resourceVersion: String(revision) };
     if (annotations) metadata['annotations'] = annotations;
     const type = stream.params.type;
     const bookmark = keyorder.arrange(type, { kind: type.kind, apiVersion: resources.apiVersionOf(type), metadata });
-    this.write(stream, 'BOOKMARK', bookmark, String(this.store.revision));
+    this.write(stream, 'BOOKMARK', bookmark, String(revision));
   }
 
   /** Sends an ERROR event with a Status and ends the stream. */

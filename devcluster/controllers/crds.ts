@@ -4,6 +4,8 @@
  * instances (finalizers honoured), waits until none remain, then releases its finalizer so the CRD
  * disappears, and finally unregisters the types and ends their watches.
  */
+import * as crypto from 'node:crypto';
+import * as calling from '../admission/calling.js';
 import * as customresources from '../api/customresources.js';
 import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';
@@ -121,6 +123,13 @@ export class CrdController {
     let warned = false;
     const types = customresources.customTypes(crd, {
       cel: this.c.options.cel,
+      conversion: {
+        call: this.c.options.webhooks ?? { resolver: calling.defaultServiceResolver, insecure: false },
+        post: calling.callWebhook,
+        uid: () => crypto.randomUUID(),
+        timeoutSeconds: this.c.options.conversionTimeoutSeconds,
+        onCall: this.c.options.onConversionCall,
+      },
       terminating: () => {
         const now = this.c.store.get(CRD_STORAGE, name);
         return !!now && objects.metaOf(now)['deletionTimestamp'] !== undefined;

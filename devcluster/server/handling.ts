@@ -6,6 +6,7 @@
 import type * as http from 'node:http';
 import * as YAML from 'yaml';
 import type * as core from '../api/core.js';
+import * as converting from '../api/converting.js';
 import * as creating from '../api/creating.js';
 import * as deleting from '../api/deleting.js';
 import * as filters from '../api/filters.js';
@@ -534,7 +535,8 @@ async function resourceRequest(
   if (isRead) {
     options.checkResourceVersion(q.get('resourceVersion') ?? undefined);
     if (info.name !== undefined) {
-      const stored = await reading.get(c, type, info.namespace, info.name, q.get('resourceVersion') ?? undefined);
+      // Conversion webhooks are called before the object is shown (D-CONV-403).
+      const stored = await converting.oneInVersion(type, await reading.get(c, type, info.namespace, info.name, q.get('resourceVersion') ?? undefined));
       if (info.subresource === 'scale') return { code: 200, body: scale.scaleOf(type, stored), form: out, warnings };
       if (form === 'table') {
         return {
@@ -548,7 +550,9 @@ async function resourceRequest(
     if (!type.verbs.includes('list')) throw statuses.methodNotAllowed();
     const o = options.decodeListOptions(q);
     const filter = filters.buildFilter(type, info.namespace, o.labelSelector, o.fieldSelector);
-    const result = await reading.list(c, type, filter, o);
+    const listed = await reading.list(c, type, filter, o);
+    // One conversion webhook call for every item stored in another version (D-CONV-404).
+    const result = converting.callsOut(type) ? { ...listed, items: [...(await converting.inVersion(type, listed.items))] } : listed;
     if (form === 'table') {
       const meta: JsonObject = { resourceVersion: result.resourceVersion };
       if (result.continueToken) meta['continue'] = result.continueToken;
@@ -571,7 +575,7 @@ async function resourceRequest(
         return { code: 201, body: type.answer(wr, review), form: out, warnings };
       }
       const result = await creating.create(c, wr, decoded);
-      return { code: 201, body: objects.toExternal(type, result.object), form: out, warnings };
+      return { code: 201, body: objects.toExternal(type, await converting.oneInVersion(type, result.object)), form: out, warnings };
     }
     case 'PUT': {
       if (info.name === undefined || !type.verbs.includes('update')) throw statuses.methodNotAllowed();
@@ -583,7 +587,7 @@ async function resourceRequest(
         kind: 'replace',
         body: writes.requireObject(body),
       });
-      return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
+      return { code: result.code, body: objects.toExternal(type, await converting.oneInVersion(type, result.object)), form: out, warnings };
     }
     case 'PATCH': {
       if (info.name === undefined || !type.verbs.includes('patch')) throw statuses.methodNotAllowed();
@@ -613,7 +617,7 @@ async function resourceRequest(
         mutation = { kind: 'patch', type: patchType, patch };
       }
       const result = await updating.update(c, wr, mutation);
-      return { code: result.code, body: objects.toExternal(type, result.object), form: out, warnings };
+      return { code: result.code, body: objects.toExternal(type, await converting.oneInVersion(type, result.object)), form: out, warnings };
     }
     case 'DELETE': {
       const body =
@@ -638,7 +642,8 @@ async function resourceRequest(
       if (info.name !== undefined) {
         if (!type.verbs.includes('delete')) throw statuses.methodNotAllowed();
         const result = await deleting.remove(c, wr, dopts);
-        return { code: 200, body: deleting.deleteResponse(wr, result), form: out, warnings };
+        const shown = { ...result, object: await converting.oneInVersion(type, result.object) };
+        return { code: 200, body: deleting.deleteResponse(wr, shown), form: out, warnings };
       }
       if (!type.verbs.includes('deletecollection')) throw statuses.methodNotAllowed();
       const lo = options.decodeListOptions(q);
@@ -648,7 +653,8 @@ async function resourceRequest(
         .filter((e) => filter.matches(e.object))
         .map((e) => e.object);
       await deleting.removeCollection(c, wr, matched, dopts);
-      return { code: 200, body: reading.listBody(type, { items: matched, resourceVersion: String(c.store.revision) }), form: out, warnings };
+      const items = [...(await converting.inVersion(type, matched))];
+      return { code: 200, body: reading.listBody(type, { items, resourceVersion: String(c.store.revision) }), form: out, warnings };
     }
     default:
       throw statuses.methodNotAllowed();
@@ -708,7 +714,7 @@ function managerFromAgent(agent: string | undefined): string {
 async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Parameters<typeof scale.desiredScale>[1], out: 'json' | 'yaml'): Promise<Reply> {
   const c = ctx.core;
   const type = wr.type;
-  const stored = await reading.get(c, type, wr.namespace, wr.name!, undefined);
+  const stored = await converting.oneInVersion(type, await reading.get(c, type, wr.namespace, wr.name!, undefined));
   const current = scale.scaleOf(type, stored);
   const desired = scale.desiredScale(current, input);
   if (desired.resourceVersion && desired.resourceVersion !== objects.rvOf(stored)) {
@@ -724,7 +730,7 @@ async function scaleWrite(ctx: ServerContext, wr: core.WriteRequest, input: Para
       patch: objects.setPath({ metadata: { resourceVersion: objects.rvOf(stored) } }, path, desired.replicas),
     },
   );
-  return { code: 200, body: scale.scaleOf(type, result.object), form: out, warnings: wr.warnings };
+  return { code: 200, body: scale.scaleOf(type, await converting.oneInVersion(type, result.object)), form: out, warnings: wr.warnings };
 }
 
 async function serveWatch(
