@@ -78,8 +78,13 @@ class Memories implements admission.MemoSource {
   }
 }
 
+/** The request function, typed for admission reviews (the tests here send no ConversionReviews). */
+function admitting(fn: webhooks.WebhookFn): (body: unknown, context?: webhooks.WebhookRequestContext) => Promise<webhooks.AdmissionReviewResponse> {
+  return fn as (body: unknown, context?: webhooks.WebhookRequestContext) => Promise<webhooks.AdmissionReviewResponse>;
+}
+
 function engine(registry: OperatorRegistry, options: { resources?: references.Resource[]; memories?: Memories; indices?: Json } = {}) {
-  return admission.webhookFn({
+  return admitting(admission.webhookFn({
     registry,
     settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
     clock: clocks.realClock,
@@ -87,7 +92,7 @@ function engine(registry: OperatorRegistry, options: { resources?: references.Re
     memos: options.memories ?? new Memories(),
     signal: new AbortController().signal,
     ...(options.indices ? { indices: options.indices } : {}),
-  });
+  }));
 }
 
 async function refusal(promise: Promise<unknown>): Promise<structErrors.WebhookRequestError> {
@@ -633,14 +638,14 @@ describe('R-ADMISSION-4 one record per request', () => {
       await clock.sleep(1500);
       if (spec['field'] === 'wrong') throw new errors.AdmissionError('No.');
     });
-    const fn = admission.webhookFn({
+    const fn = admitting(admission.webhookFn({
       registry,
       settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
       clock,
       resources: { webhooks: [KEX] },
       memos: new Memories(),
       signal: new AbortController().signal,
-    });
+    }));
     const allowed = fn(review(), { webhook: 'slow' });
     await clock.advance(1500);
     expect((await allowed).response.allowed).toBe(true);
@@ -665,7 +670,7 @@ describe('R-ADMISSION-4 one record per request', () => {
       await clock.sleep(2000);
     });
     const reports: string[] = [];
-    const fn = admission.webhookFn({
+    const fn = admitting(admission.webhookFn({
       registry,
       settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
       clock,
@@ -680,7 +685,7 @@ describe('R-ADMISSION-4 one record per request', () => {
           reports.push(`request ${id} ${code} ${seconds}s`);
         },
       },
-    });
+    }));
     const answered = fn(review(), { webhook: 'slow' });
     await clock.advance(0);
     expect(reports).toEqual(['in-flight slow 1']);
@@ -697,7 +702,7 @@ describe('R-SEC-6 unknown webhook ids', () => {
     const calls: string[] = [];
     exampleHandlers(registry, calls);
     const reports: string[] = [];
-    const fn = admission.webhookFn({
+    const fn = admitting(admission.webhookFn({
       registry,
       settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
       clock: clocks.realClock,
@@ -708,7 +713,7 @@ describe('R-SEC-6 unknown webhook ids', () => {
         webhookInFlight: (id, change) => reports.push(`in-flight ${id} ${change}`),
         webhookRequest: (id, code) => reports.push(`request ${id} ${code}`),
       },
-    });
+    }));
     const error = await refusal(fn(review(), { webhook: 'nonexistent' }));
     expect(error).toMatchObject({ status: 404, problem: 'unknown-webhook', message: 'No admission handler has the webhook id "nonexistent".' });
     expect(calls).toEqual([]);
@@ -724,7 +729,7 @@ describe('R-SEC-6 unknown webhook ids', () => {
     const registry = new OperatorRegistry();
     exampleHandlers(registry);
     const metrics = new OperatorMetrics({ processMetrics: false });
-    const fn = admission.webhookFn({
+    const fn = admitting(admission.webhookFn({
       registry,
       settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
       clock: clocks.realClock,
@@ -733,7 +738,7 @@ describe('R-SEC-6 unknown webhook ids', () => {
       signal: new AbortController().signal,
       instruments: metrics,
       logger: { debug() {}, info() {}, warning() {}, error() {}, critical() {} },
-    });
+    }));
     await fn(review(), { webhook: 'validate1' });
     const before = (await metrics.scrape()).body;
     expect(before).toContain('webhook="validate1"');
