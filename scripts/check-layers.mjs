@@ -118,6 +118,8 @@ const ORDERS = {
     'selfsigning',
     'serving',
     'spawning',
+    'conversionreviews',
+    'converting',
     'admission',
     'configuring',
     'daemons',

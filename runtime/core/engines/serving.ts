@@ -4,7 +4,7 @@
  * configurations it yields.
  *
  * The settings are checked once the startup activity ran (startup handlers may set the server):
- * admission handlers without a server, a server that is neither a function nor an object with
+ * admission handlers or conversions (`on.convert`, served by the same server) without a server, a server that is neither a function nor an object with
  * `serve()`, or a managed name that is not a string, stop the operator before it starts, with an
  * `AdmissionSetupError` saying what to configure. The server starts only after the first resource
  * scan, so that early requests are not refused as unknown resources. It gets the
@@ -35,6 +35,11 @@ export function hasAdmissionHandlers(registry: registries.OperatorRegistry): boo
   return registry.handlers.some((handler) => handler.kind === 'webhook');
 }
 
+/** Whether a registry has conversions (R-CONVERT-205): they are served by the same server. */
+export function hasConversions(registry: registries.OperatorRegistry): boolean {
+  return registry.handlers.some((handler) => handler.kind === 'conversion');
+}
+
 /**
  * Checks the admission settings once the startup activity ran (R-ADMISSION-2).
  *
@@ -43,10 +48,13 @@ export function hasAdmissionHandlers(registry: registries.OperatorRegistry): boo
 export function checkSettings(settings: settingsModule.OperatorSettings, registry: registries.OperatorRegistry): void {
   const { server, managed } = settings.admission;
   if (server === null || server === undefined) {
-    if (hasAdmissionHandlers(registry)) {
+    const admission = hasAdmissionHandlers(registry);
+    const conversion = hasConversions(registry);
+    if (admission || conversion) {
+      const what = admission && conversion ? 'Admission handlers and conversions are' : admission ? 'Admission handlers are' : 'Conversions are';
       throw new AdmissionSetupError(
         'no-server',
-        'Admission handlers are registered (on.validate, on.mutate), but no admission server ' +
+        `${what} registered (on.validate, on.mutate, on.convert), but no admission server ` +
           'or tunnel is configured: set settings.admission.server in a startup handler, e.g. to a WebhookServer, ' +
           'or to your own server function (see docs/admission.md).',
       );
