@@ -122,6 +122,7 @@ const ORDERS = {
     'converting',
     'admission',
     'configuring',
+    'crdconversions',
     'daemons',
     'leadership',
     'peering',

@@ -176,7 +176,8 @@ export function resultProblem(input: Record<string, unknown>, output: unknown, t
   if (output['apiVersion'] !== targetApiVersion) {
     return `the converter returned apiVersion ${JSON.stringify(output['apiVersion']) ?? 'undefined'}, expected ${JSON.stringify(targetApiVersion)}`;
   }
-  if (output['kind'] !== input['kind']) return `the converter changed the kind from ${JSON.stringify(input['kind'])} to ${JSON.stringify(output['kind']) ?? 'undefined'}`;
+  if (output['kind'] !== input['kind'])
+    return `the converter changed the kind from ${JSON.stringify(input['kind'])} to ${JSON.stringify(output['kind']) ?? 'undefined'}`;
   const before = dicts.isObject(input['metadata']) ? input['metadata'] : {};
   const after = dicts.isObject(output['metadata']) ? output['metadata'] : {};
   for (const key of KEPT_METADATA) {
@@ -220,7 +221,12 @@ function versionIn(graph: ConversionGraph, apiVersion: unknown): string | null {
  *
  * @throws Failed naming the object, its version and the cause.
  */
-export function convertObject(graph: ConversionGraph, object: unknown, desiredApiVersion: string, settings: settingsModule.OperatorSettings): Record<string, unknown> {
+export function convertObject(
+  graph: ConversionGraph,
+  object: unknown,
+  desiredApiVersion: string,
+  settings: settingsModule.OperatorSettings,
+): Record<string, unknown> {
   const name = objectName(object);
   if (!isPlainObject(object)) throw new Failed(name, '?', `the object is ${Array.isArray(object) ? 'an array' : errors.typeNameOf(object)}, not an object`);
   const from = versionIn(graph, object['apiVersion']);

@@ -66,6 +66,9 @@ export function checkSettings(settings: settingsModule.OperatorSettings, registr
         `or an object with a serve(fn, environment) method, got ${errors.typeNameOf(server)}.`,
     );
   }
+  if (typeof settings.conversion.managed !== 'boolean') {
+    throw new AdmissionSetupError('invalid-managed', `settings.conversion.managed must be true or false, got ${JSON.stringify(settings.conversion.managed)}.`);
+  }
   if (managed !== null && managed !== undefined && (typeof managed !== 'string' || managed === '')) {
     throw new AdmissionSetupError(
       'invalid-managed',

@@ -392,16 +392,17 @@ export function conversionHandler(from: unknown, to: unknown, options: RawOption
   }
   parsing.checkOptionKeys('convert', options);
   if (from.group !== to.group || from.plural !== to.plural || from.kind !== to.kind) {
-    throw new TypeError(
-      `on.convert() converts between versions of one kind, but got ${from.kind} (${crdNameOf(from)}) and ${to.kind} (${crdNameOf(to)}).`,
-    );
+    throw new TypeError(`on.convert() converts between versions of one kind, but got ${from.kind} (${crdNameOf(from)}) and ${to.kind} (${crdNameOf(to)}).`);
   }
   if (from.version === to.version) {
     throw new TypeError(`on.convert() needs two different versions of ${crdNameOf(from)}, got ${from.version} twice.`);
   }
   const forward = options['forward'];
   const backward = options['backward'];
-  for (const [name, value] of [['forward', forward], ['backward', backward]] as const) {
+  for (const [name, value] of [
+    ['forward', forward],
+    ['backward', backward],
+  ] as const) {
     if (typeof value !== 'function') {
       throw new TypeError(`on.convert(${from.version} → ${to.version}) of ${crdNameOf(from)} needs the option '${name}' as a function, got ${String(value)}.`);
     }
