@@ -10,7 +10,9 @@ import * as https from 'node:https';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../devcluster/testing.js';
+import * as clocksModule from '../../../runtime/cogs/aio/clocks.js';
 import { OperatorSettings } from '../../../runtime/cogs/configs/settings.js';
+import { WebhookRequestError } from '../../../runtime/cogs/structs/errors.js';
 import { type KubernetesObject, resource } from '../../../runtime/cogs/structs/resources.js';
 import type * as webhooks from '../../../runtime/cogs/structs/webhooks.js';
 import * as converting from '../../../runtime/core/engines/converting.js';
@@ -367,5 +369,40 @@ describe('R-CONVERT-201/202/206 registration and set-up', () => {
     );
     settings.admission.server = async function* none() {};
     expect(() => serving.checkSettings(settings, registry)).not.toThrow();
+  });
+});
+
+describe('R-CONVERT-207/209 the request path', () => {
+  it('R-CONVERT-209 conversion requests are counted and timed under the webhook id convert/<crd>, refused ones with their status', async () => {
+    const registry = new OperatorRegistry();
+    register(registry);
+    const requests: Array<[string, number]> = [];
+    const inFlight: Array<[string, number]> = [];
+    const instruments = {
+      webhookRequest: (id: string, code: number) => requests.push([id, code]),
+      webhookInFlight: (id: string, change: 1 | -1) => inFlight.push([id, change]),
+    };
+    const options = { registry, settings: new OperatorSettings({ warn: () => undefined }), clock: clocksModule.realClock, instruments };
+    converting.serveConversionRequest(options, review('A', V3.apiVersion, [widget(V1.apiVersion, 'a', {})]), CRD_NAME);
+    expect(() => converting.serveConversionRequest(options, '{', CRD_NAME)).toThrow(WebhookRequestError);
+    expect(requests).toEqual([
+      [`convert/${CRD_NAME}`, 200],
+      [`convert/${CRD_NAME}`, 400],
+    ]);
+    expect(inFlight.map(([, change]) => change)).toEqual([1, -1, 1, -1]);
+  });
+
+  it('R-CONVERT-207 a review of 100 objects holds the event loop for only a few milliseconds', () => {
+    const registry = new OperatorRegistry();
+    register(registry);
+    const options = { registry, settings: new OperatorSettings({ warn: () => undefined }), clock: clocksModule.realClock };
+    const objects = Array.from({ length: 100 }, (_, i) => widget(V1.apiVersion, `w-${i}`, { size: i, color: 'blue', extra: { nested: [1, 2, 3] } }));
+    converting.serveConversionRequest(options, review('W', V2.apiVersion, objects), CRD_NAME); // warm-up
+    const started = performance.now();
+    const reply = converting.serveConversionRequest(options, review('T', V2.apiVersion, objects), CRD_NAME);
+    const elapsed = performance.now() - started;
+    expect(reply.response.convertedObjects).toHaveLength(100);
+    // Measured at about 3 ms on a shared 2-core machine (with DEBUG logging on): no need to yield between objects.
+    expect(elapsed).toBeLessThan(50);
   });
 });
