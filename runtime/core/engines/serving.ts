@@ -51,10 +51,15 @@ export function checkSettings(settings: settingsModule.OperatorSettings, registr
     const admission = hasAdmissionHandlers(registry);
     const conversion = hasConversions(registry);
     if (admission || conversion) {
-      const what = admission && conversion ? 'Admission handlers and conversions are' : admission ? 'Admission handlers are' : 'Conversions are';
+      const what =
+        admission && conversion
+          ? 'Admission handlers and conversions are registered (on.validate, on.mutate, on.convert)'
+          : admission
+            ? 'Admission handlers are registered (on.validate, on.mutate)'
+            : 'Conversions are registered (on.convert)';
       throw new AdmissionSetupError(
         'no-server',
-        `${what} registered (on.validate, on.mutate, on.convert), but no admission server ` +
+        `${what}, but no admission server ` +
           'or tunnel is configured: set settings.admission.server in a startup handler, e.g. to a WebhookServer, ' +
           'or to your own server function (see docs/admission.md).',
       );
