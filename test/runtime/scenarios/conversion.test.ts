@@ -364,9 +364,7 @@ describe('R-CONVERT-201/202/206 registration and set-up', () => {
     register(registry);
     const settings = new OperatorSettings({ warn: () => undefined });
     expect(() => serving.checkSettings(settings, registry)).toThrow(AdmissionSetupError);
-    expect(() => serving.checkSettings(settings, registry)).toThrow(
-      /^Conversions are registered \(on\.convert\), but no admission server/,
-    );
+    expect(() => serving.checkSettings(settings, registry)).toThrow(/^Conversions are registered \(on\.convert\), but no admission server/);
     settings.admission.server = async function* none() {};
     expect(() => serving.checkSettings(settings, registry)).not.toThrow();
   });
