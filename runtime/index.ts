@@ -130,7 +130,12 @@ export type {
   ReconcileFnOf,
   OwnedOf,
   WatchEntry,
+  ConvertRegistrar,
+  ConvertOptions,
+  Conversion,
 } from './on.js';
+export type { ConversionContext } from './core/intents/callbacks.js';
+export type { Exact } from './cogs/structs/exactness.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf,
@@ -298,10 +303,14 @@ export type {
   AdmissionRequest,
   AdmissionResponse,
   AdmissionReviewResponse,
+  ConversionRequest,
+  ConversionResponse,
+  ConversionResult,
+  ConversionReviewResponse,
   GroupVersionResource,
   GroupVersionKind,
 } from './cogs/structs/webhooks.js';
-export { AdmissionSetupError } from './core/engines/errors.js';
+export { AdmissionSetupError, ConversionError } from './core/engines/errors.js';
 export type { AdmissionSetupProblem } from './core/engines/errors.js';
 export { Vault } from './cogs/client/credentials.js';
 export type { ConnectionInfo } from './cogs/client/credentials.js';

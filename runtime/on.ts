@@ -19,12 +19,18 @@
  * `settings.admission.server` (R-ADMISSION; the operator refuses to start without one). Probes
  * (`on.probe`) are served by the liveness endpoint (`livenessEndpoint`, `--liveness`).
  *
+ * Conversions (`on.convert(V1.Widgets, V2.Widgets, { forward, backward })`) are served by the same
+ * admission server at `convert/<plural>.<group>` (R-CONVERT-201..): converters are synchronous and
+ * pure, typed so that a field of one version left in the other is a compile error (`Exact`).
+ *
  * Caveat: handler ids come from function names (R-HANDLERS-2). Inline arrow functions are anonymous,
  * so pass them with an `id`, or use named functions:
  * `on.create(Widgets, { id: 'greet' }, async ({ name }) => …)` or `on.create(Widgets, async function greet(…) {…})`.
  */
 
+import type * as exactness from './cogs/structs/exactness.js';
 import type * as resources from './cogs/structs/resources.js';
+import * as logging from './core/actions/logging.js';
 import type * as callbacks from './core/intents/callbacks.js';
 import type * as filters from './core/intents/filters.js';
 import * as handlers from './core/intents/handlers.js';
@@ -304,6 +310,45 @@ export interface ReconcileRegistrar {
   ): ReconcileFnOf<R, Owns>;
 }
 
+/**
+ * The converters of `on.convert(From, To, options)`: `forward` from `From`'s version to `To`'s,
+ * `backward` the other way (R-CONVERT-201). Each returns the object in its target version, with
+ * nothing of the source version the target does not declare (`Exact`: a compile error naming the
+ * field otherwise). Converters are synchronous and pure; `context` has the object's logger.
+ */
+export interface ConvertOptions<From extends resources.ResourceDescriptor, To extends resources.ResourceDescriptor, R1, R2> {
+  /** Default `<from version>-<to version>`, e.g. `v1-v2`. */
+  readonly id?: string;
+  /** The registry to register in; defaults to `getDefaultRegistry()`. */
+  readonly registry?: registries.OperatorRegistry;
+  forward(object: resources.BodyOf<From>, context: callbacks.ConversionContext): R1 & exactness.Exact<resources.BodyOf<To>, R1>;
+  backward(object: resources.BodyOf<To>, context: callbacks.ConversionContext): R2 & exactness.Exact<resources.BodyOf<From>, R2>;
+}
+
+/**
+ * What `on.convert` returns: the registered pair, with the user's converters callable directly (in
+ * tests), given a default context (a logger of the object, the target's `apiVersion` as desired).
+ */
+export interface Conversion<From extends resources.ResourceDescriptor, To extends resources.ResourceDescriptor> {
+  readonly id: string;
+  readonly from: From;
+  readonly to: To;
+  forward(object: resources.BodyOf<From>): resources.BodyOf<To>;
+  backward(object: resources.BodyOf<To>): resources.BodyOf<From>;
+}
+
+/** The shape of `on.convert`. */
+export type ConvertRegistrar = <
+  const From extends resources.ResourceDescriptor,
+  const To extends resources.ResourceDescriptor,
+  R1 extends resources.BodyOf<To>,
+  R2 extends resources.BodyOf<From>,
+>(
+  from: From,
+  to: To,
+  options: ConvertOptions<From, To, R1, R2>,
+) => Conversion<From, To>;
+
 /** The shape of `on.startup`, `on.cleanup`, `on.login`, `on.probe`. */
 export interface ActivityRegistrar {
   <F extends callbacks.ActivityFn>(fn: F): F;
@@ -368,6 +413,24 @@ function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, 
   return fn;
 }
 
+/** The context of a converter called directly (not by a review): the object's logger, the target version. */
+function directContext(object: unknown, desiredApiVersion: string): callbacks.ConversionContext {
+  return { logger: logging.objectLogger({ body: object, local: true }), desiredApiVersion };
+}
+
+function convertRegistration(from: unknown, to: unknown, options: unknown): unknown {
+  const raw = (options ?? {}) as handlers.RawOptions;
+  const handler = handlers.conversionHandler(from, to, raw);
+  registryOf(raw).register(handler);
+  return Object.freeze({
+    id: handler.id,
+    from: handler.from,
+    to: handler.to,
+    forward: (object: object) => handler.forward(object, directContext(object, handler.to.apiVersion)),
+    backward: (object: object) => handler.backward(object, directContext(object, handler.from.apiVersion)),
+  });
+}
+
 /** The registration functions. Kopf: `kopf.on`. */
 export interface On {
   /** Runs once at operator start, before anything talks to the cluster (R-ACTIVITY-1). */
@@ -414,6 +477,12 @@ export interface On {
    * `requeueAfter` comes due; at most one call in flight per object, bursts coalesced.
    */
   readonly reconcile: ReconcileRegistrar;
+  /**
+   * Converters between two versions of one kind (R-CONVERT-201), served as the CRD's conversion
+   * webhook by `settings.admission.server` at `convert/<plural>.<group>` (see docs/conversion.md).
+   * Hub-and-spoke: one call per spoke, with the hub as `to`.
+   */
+  readonly convert: ConvertRegistrar;
 }
 
 /**
@@ -443,6 +512,7 @@ export const on: On = Object.freeze({
   validate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'validating')) as ResourceRegistrar<'webhook'>,
   mutate: resourceRegistrar((fn, options, selector) => handlers.webhookHandler(fn, options, selector, 'mutating')) as ResourceRegistrar<'webhook'>,
   reconcile: resourceRegistrar(handlers.reconcileHandler) as ReconcileRegistrar,
+  convert: convertRegistration as ConvertRegistrar,
 });
 
 /** Alias of `on.daemon` (Kopf: `kopf.daemon`). */

@@ -187,6 +187,16 @@ export class AdmissionSettings {
   managed: string | null = null;
 }
 
+/** Conversion webhooks of CRDs (R-CONVERT-208). */
+export class ConversionSettings {
+  /**
+   * Whether the operator writes `spec.conversion` of every CRD it has converters for, pointing it at
+   * its admission server (`settings.admission.server`), and keeps it up to date when the server's
+   * certificate changes. Changing CRDs is a cluster-admin action: off by default. Default `false`.
+   */
+  managed = false;
+}
+
 /**
  * The operator's health: probes, the liveness verdict on watch-streams, and readiness (served with
  * the liveness endpoint; see docs/health.md). All budgets are seconds; `null` disables a check.
@@ -336,6 +346,7 @@ export class OperatorSettings {
   readonly queueing: QueueingSettings;
   readonly scanning: ScanningSettings;
   readonly admission: AdmissionSettings;
+  readonly conversion: ConversionSettings;
   readonly health: HealthSettings;
   readonly execution: ExecutionSettings;
   readonly background: BackgroundSettings;
@@ -355,6 +366,7 @@ export class OperatorSettings {
     this.queueing = strict(new QueueingSettings({ warn }), 'settings.queueing');
     this.scanning = strict(new ScanningSettings(), 'settings.scanning');
     this.admission = strict(new AdmissionSettings(), 'settings.admission');
+    this.conversion = strict(new ConversionSettings(), 'settings.conversion');
     this.health = strict(new HealthSettings(), 'settings.health');
     this.execution = strict(new ExecutionSettings({ warn }), 'settings.execution');
     this.background = strict(new BackgroundSettings(), 'settings.background');

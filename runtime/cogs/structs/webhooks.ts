@@ -2,7 +2,8 @@
  * The contract between an admission webhook server and the operator (R-ADMISSION-3).
  *
  * The operator does not own a web server for admission: it hands a server one function, `WebhookFn`,
- * which turns a received `AdmissionReview` into the review to send back, and reads from the server
+ * which turns a received `AdmissionReview` (or, at a conversion path, a `ConversionReview`,
+ * R-CONVERT-205) into the review to send back, and reads from the server
  * the client configurations (`url` or `service`, and `caBundle`) under which the API server can
  * reach it. Each configuration the server yields replaces the previous one in the managed webhook
  * configurations. The built-in servers (`kits/webhooks`) and any user-written server speak this
@@ -68,6 +69,32 @@ export interface AdmissionReviewResponse {
   readonly response: AdmissionResponse;
 }
 
+/** `request` of a `ConversionReview` (apiextensions.k8s.io/v1 or v1beta1), as the API server sends it. */
+export interface ConversionRequest {
+  readonly uid: string;
+  /** The version to convert every object to, as `group/version`. */
+  readonly desiredAPIVersion: string;
+  readonly objects: readonly Record<string, unknown>[];
+}
+
+/** The outcome of a conversion: `Success`, or `Failure` with a message (R-CONVERT-203). */
+export type ConversionResult = { readonly status: 'Success' } | { readonly status: 'Failure'; readonly message: string };
+
+/** What the operator answers to a `ConversionReview`. */
+export interface ConversionResponse {
+  readonly uid: string;
+  /** The converted objects, in the order of the request's; empty on failure. */
+  readonly convertedObjects: readonly Record<string, unknown>[];
+  readonly result: ConversionResult;
+}
+
+/** A `ConversionReview` carrying the operator's response. */
+export interface ConversionReviewResponse {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly response: ConversionResponse;
+}
+
 /** What a server knows about one request beside its body; all optional. */
 export interface WebhookRequestContext {
   /**
@@ -85,10 +112,11 @@ export interface WebhookRequestContext {
 
 /**
  * The function a server calls for each received request body (already parsed JSON, or the raw
- * text when it could not be parsed). Resolves to the review to send back with HTTP 200; rejects
- * with a `WebhookRequestError` for requests that get an HTTP error instead (its `status`).
+ * text when it could not be parsed). Resolves to the review to send back with HTTP 200 (an
+ * `AdmissionReview`, or a `ConversionReview` for a conversion path `convert/<plural>.<group>`);
+ * rejects with a `WebhookRequestError` for requests that get an HTTP error instead (its `status`).
  */
-export type WebhookFn = (body: unknown, context?: WebhookRequestContext) => Promise<AdmissionReviewResponse>;
+export type WebhookFn = (body: unknown, context?: WebhookRequestContext) => Promise<AdmissionReviewResponse | ConversionReviewResponse>;
 
 /** A reference to a Service in the cluster, as in a webhook's `clientConfig.service`. */
 export interface WebhookServiceReference {

@@ -51,6 +51,7 @@ import * as logging from '../actions/logging.js';
 import * as progression from '../actions/progression.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as registries from '../intents/registry.js';
+import * as converting from './converting.js';
 import * as reviews from './reviews.js';
 import * as structErrors from '../../cogs/structs/errors.js';
 
@@ -170,7 +171,8 @@ function stringRecord(value: Readonly<Record<string, string>> | undefined): Read
 
 /**
  * Builds the `WebhookFn` that servers call (R-ADMISSION-3): every call is measured by
- * `measureRequest` around `serveAdmissionRequest`.
+ * `measureRequest` around `serveAdmissionRequest` — except requests at a conversion path
+ * (`convert/<plural>.<group>`), which go to the conversion engine (R-CONVERT-205).
  *
  * @example
  * const fn = webhookFn({ registry, settings, clock, resources: insights, memos, signal });
@@ -178,6 +180,8 @@ function stringRecord(value: Readonly<Record<string, string>> | undefined): Read
  */
 export function webhookFn(options: AdmissionOptions): webhooks.WebhookFn {
   return async (payload, context) => {
+    const crd = converting.crdOfWebhook(context?.webhook);
+    if (crd !== null) return converting.serveConversionRequest(options, payload, crd); // R-CONVERT-205
     checkWebhook(options, context?.webhook || null);
     return measureRequest(options, payload, context ?? {});
   };

@@ -86,3 +86,18 @@ export class AdmissionSetupError extends Error {
     this.problem = problem;
   }
 }
+
+/**
+ * An object cannot be converted between two versions of its kind (R-CONVERT-203): a converter may
+ * throw it (a generated stub does, for a field it has no mapping of yet), and the conversion engine
+ * throws it when a converter's result fails the checks. The review is answered with `Failure` and
+ * the message; nothing reaches the webhook server as an exception.
+ */
+export class ConversionError extends Error {
+  override readonly name = 'ConversionError';
+  readonly code = 'ConversionError' as const;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}

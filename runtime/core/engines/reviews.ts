@@ -89,6 +89,10 @@ export function parseReview(payload: unknown): Review {
   const review = decoded(payload);
   if (!dicts.isObject(review)) throw malformed('The admission request is not an AdmissionReview: not a JSON object.');
   const { apiVersion, kind, request } = review;
+  if (kind === 'ConversionReview') {
+    // R-CONVERT-205: a CRD's conversion webhook pointed at an admission path.
+    throw malformed('The admission request is a ConversionReview: conversion webhooks are served at convert/<plural>.<group> below the server root.');
+  }
   if (kind !== undefined && kind !== DEFAULT_KIND) throw malformed(`The admission request is not an AdmissionReview: its kind is ${JSON.stringify(kind)}.`);
   if (!dicts.isObject(request)) throw malformed('The admission request has no request in its AdmissionReview.');
   if (typeof request['uid'] !== 'string') throw malformed('The admission request has no uid.');

@@ -4,7 +4,7 @@
  * configurations it yields.
  *
  * The settings are checked once the startup activity ran (startup handlers may set the server):
- * admission handlers without a server, a server that is neither a function nor an object with
+ * admission handlers or conversions (`on.convert`, served by the same server) without a server, a server that is neither a function nor an object with
  * `serve()`, or a managed name that is not a string, stop the operator before it starts, with an
  * `AdmissionSetupError` saying what to configure. The server starts only after the first resource
  * scan, so that early requests are not refused as unknown resources. It gets the
@@ -35,6 +35,11 @@ export function hasAdmissionHandlers(registry: registries.OperatorRegistry): boo
   return registry.handlers.some((handler) => handler.kind === 'webhook');
 }
 
+/** Whether a registry has conversions (R-CONVERT-205): they are served by the same server. */
+export function hasConversions(registry: registries.OperatorRegistry): boolean {
+  return registry.handlers.some((handler) => handler.kind === 'conversion');
+}
+
 /**
  * Checks the admission settings once the startup activity ran (R-ADMISSION-2).
  *
@@ -43,10 +48,18 @@ export function hasAdmissionHandlers(registry: registries.OperatorRegistry): boo
 export function checkSettings(settings: settingsModule.OperatorSettings, registry: registries.OperatorRegistry): void {
   const { server, managed } = settings.admission;
   if (server === null || server === undefined) {
-    if (hasAdmissionHandlers(registry)) {
+    const admission = hasAdmissionHandlers(registry);
+    const conversion = hasConversions(registry);
+    if (admission || conversion) {
+      const what =
+        admission && conversion
+          ? 'Admission handlers and conversions are registered (on.validate, on.mutate, on.convert)'
+          : admission
+            ? 'Admission handlers are registered (on.validate, on.mutate)'
+            : 'Conversions are registered (on.convert)';
       throw new AdmissionSetupError(
         'no-server',
-        'Admission handlers are registered (on.validate, on.mutate), but no admission server ' +
+        `${what}, but no admission server ` +
           'or tunnel is configured: set settings.admission.server in a startup handler, e.g. to a WebhookServer, ' +
           'or to your own server function (see docs/admission.md).',
       );
@@ -57,6 +70,9 @@ export function checkSettings(settings: settingsModule.OperatorSettings, registr
       'settings.admission.server must be a server function (fn, environment) => AsyncIterable ' +
         `or an object with a serve(fn, environment) method, got ${errors.typeNameOf(server)}.`,
     );
+  }
+  if (typeof settings.conversion.managed !== 'boolean') {
+    throw new AdmissionSetupError('invalid-managed', `settings.conversion.managed must be true or false, got ${JSON.stringify(settings.conversion.managed)}.`);
   }
   if (managed !== null && managed !== undefined && (typeof managed !== 'string' || managed === '')) {
     throw new AdmissionSetupError(

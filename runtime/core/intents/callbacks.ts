@@ -425,3 +425,11 @@ export type Register<Body extends object, View = unknown> = <F extends Subhandle
 
 /** `execute(options)` for a parent of body `Body`. */
 export type Execute<Body extends object, View = unknown> = (options?: ExecuteOptions<Body, View>) => Promise<void>;
+
+/** What a converter gets beside the object (R-CONVERT-201). */
+export interface ConversionContext {
+  /** A logger of the object being converted (its namespace and name prefix the lines; no k8s-events). */
+  readonly logger: loggers.Logger;
+  /** The version the review asks for in the end (`group/version`), which may be beyond this step's target. */
+  readonly desiredApiVersion: string;
+}

@@ -16,7 +16,7 @@
  */
 
 import type * as dicts from '../../cogs/structs/dicts.js';
-import type * as resources from '../../cogs/structs/resources.js';
+import * as resources from '../../cogs/structs/resources.js';
 import type * as callbacks from './callbacks.js';
 import type * as filters from './filters.js';
 import * as parsing from './options.js';
@@ -131,6 +131,24 @@ export interface ReconcileHandler extends ResourceHandlerBase {
   readonly backoff: { readonly base: number; readonly max: number };
 }
 
+/** A converter as stored: one object of one version in, the object in the other version out. */
+export type ConverterFn = { bivarianceHack(object: object, context: object): unknown }['bivarianceHack'];
+
+/**
+ * A pair of converters between two versions of one kind (R-CONVERT-201): `forward` from `from` to
+ * `to`, `backward` the other way. Not a resource handler: it is selected by the conversion engine
+ * per version pair, never by a processing cycle.
+ */
+export interface ConversionHandler {
+  readonly kind: 'conversion';
+  /** Default `<from.version>-<to.version>`. */
+  readonly id: string;
+  readonly from: resources.ResourceDescriptor;
+  readonly to: resources.ResourceDescriptor;
+  readonly forward: ConverterFn;
+  readonly backward: ConverterFn;
+}
+
 /** Startup, cleanup, login and probe handlers (R-ACTIVITY, R-AUTH-1). */
 export interface ActivityHandler extends HandlerBase, RetryPolicy {
   readonly kind: 'activity';
@@ -140,7 +158,7 @@ export interface ActivityHandler extends HandlerBase, RetryPolicy {
 /** Any resource handler. */
 export type ResourceHandler = ChangingHandler | WatchingHandler | DaemonHandler | TimerHandler | IndexingHandler | WebhookHandler | ReconcileHandler;
 /** Any handler. */
-export type Handler = ResourceHandler | ActivityHandler;
+export type Handler = ResourceHandler | ActivityHandler | ConversionHandler;
 /** Daemons and timers: the handlers spawned per object. */
 export type SpawningHandler = DaemonHandler | TimerHandler;
 
@@ -151,6 +169,7 @@ export function defaultErrorsMode(handler: Handler): ErrorsModeName {
     case 'index':
       return 'IGNORED';
     case 'webhook':
+    case 'conversion':
       return 'PERMANENT';
     default:
       return 'TEMPORARY';
@@ -354,5 +373,50 @@ export function reconcileHandler(fn: unknown, options: RawOptions, selector: sel
     finalize: typeof finalize === 'function' ? (finalize as HandlerFn) : null,
     finalizer: typeof finalize === 'function' ? (named ?? parsing.DEFAULT_RECONCILE_FINALIZER) : null,
     backoff: parsing.reconcileBackoff(options),
+  });
+}
+
+/** `group/plural` of a descriptor, as messages name a kind's resource. */
+function crdNameOf(descriptor: resources.ResourceDescriptor): string {
+  return descriptor.group ? `${descriptor.plural}.${descriptor.group}` : descriptor.plural;
+}
+
+/**
+ * Builds a conversion descriptor (R-CONVERT-201/202): `from` and `to` must be descriptors of two
+ * versions of one kind (same group, plural and kind, different versions), `forward` and `backward`
+ * functions; the id defaults to `<from.version>-<to.version>`.
+ */
+export function conversionHandler(from: unknown, to: unknown, options: RawOptions): ConversionHandler {
+  if (!resources.isDescriptor(from) || !resources.isDescriptor(to)) {
+    throw new TypeError('on.convert() needs two resource descriptors (the generated ones of two versions of one kind).');
+  }
+  parsing.checkOptionKeys('convert', options);
+  if (from.group !== to.group || from.plural !== to.plural || from.kind !== to.kind) {
+    throw new TypeError(`on.convert() converts between versions of one kind, but got ${from.kind} (${crdNameOf(from)}) and ${to.kind} (${crdNameOf(to)}).`);
+  }
+  if (from.version === to.version) {
+    throw new TypeError(`on.convert() needs two different versions of ${crdNameOf(from)}, got ${from.version} twice.`);
+  }
+  const forward = options['forward'];
+  const backward = options['backward'];
+  for (const [name, value] of [
+    ['forward', forward],
+    ['backward', backward],
+  ] as const) {
+    if (typeof value !== 'function') {
+      throw new TypeError(`on.convert(${from.version} → ${to.version}) of ${crdNameOf(from)} needs the option '${name}' as a function, got ${String(value)}.`);
+    }
+  }
+  const id = options['id'];
+  if (id !== undefined && id !== null && (typeof id !== 'string' || id === '')) {
+    throw new TypeError(`A conversion id must be a non-empty string, got ${String(id)}.`);
+  }
+  return Object.freeze({
+    kind: 'conversion',
+    id: (id as string | undefined | null) ?? `${from.version}-${to.version}`,
+    from,
+    to,
+    forward: forward as ConverterFn,
+    backward: backward as ConverterFn,
   });
 }

@@ -93,7 +93,7 @@ function matches(handler: handlers.ResourceHandler, subject: filters.Subject, op
   return filters.matchesFilters(handler, subject, () => build(handler, subject), { prematch });
 }
 
-function deduplicated<H extends handlers.Handler>(list: Iterable<H>): H[] {
+function deduplicated<H extends handlers.ResourceHandler | handlers.ActivityHandler>(list: Iterable<H>): H[] {
   const seen = new Map<handlers.HandlerFn, Set<string>>();
   const result: H[] = [];
   for (const handler of list) {
@@ -206,6 +206,10 @@ export class OperatorRegistry {
    */
   register<H extends handlers.Handler>(handler: H, options: RegistrationOptions = {}): H {
     const site = options.site ?? new RegistrationSite(OperatorRegistry.prototype.register);
+    if (handler.kind === 'conversion') {
+      this.registerConversion(handler);
+      return handler;
+    }
     const selector = handler.kind === 'activity' ? undefined : handler.selector;
     if (selector !== null) {
       const registration = registrationOf(handler);
@@ -228,6 +232,24 @@ export class OperatorRegistry {
     this.list.push(handler);
     this.perResource = new WeakMap();
     return handler;
+  }
+
+  /**
+   * Appends a conversion (R-CONVERT-202): a second registration of a pair of versions of one kind,
+   * in either order, is refused — two paths between the same versions would make the conversion
+   * depend on which one is found first.
+   */
+  private registerConversion(handler: handlers.ConversionHandler): void {
+    const key = (from: string, to: string): string => `${handler.from.plural}.${handler.from.group}\u0000${[from, to].sort().join('\u0000')}`;
+    const clash = this.ofKind('conversion').find((h) => key(h.from.version, h.to.version) === key(handler.from.version, handler.to.version));
+    if (clash !== undefined) {
+      const crd = handler.from.group ? `${handler.from.plural}.${handler.from.group}` : handler.from.plural;
+      throw new TypeError(
+        `The versions ${handler.from.version} and ${handler.to.version} of ${crd} have a conversion already ('${clash.id}', ` +
+          `${clash.from.version} → ${clash.to.version}): register each pair once, with both forward and backward.`,
+      );
+    }
+    this.list.push(handler);
   }
 
   /**
@@ -262,6 +284,11 @@ export class OperatorRegistry {
 
   private ofKind<K extends handlers.Handler['kind']>(kind: K): Array<Extract<handlers.Handler, { kind: K }>> {
     return this.list.filter((h): h is Extract<handlers.Handler, { kind: K }> => h.kind === kind);
+  }
+
+  /** The conversions between versions of every kind, in registration order (R-CONVERT-201). */
+  conversionHandlers(): readonly handlers.ConversionHandler[] {
+    return this.ofKind('conversion');
   }
 
   /** Activity handlers of one activity, in order. */
@@ -345,7 +372,9 @@ export class OperatorRegistry {
   /** Selectors by purpose, for `selectors.reviseResources()` and discovery. */
   selectorUsage(): selectors.SelectorUsage & { readonly all: readonly selectors.Selector[] } {
     const of = (kinds: readonly string[]): selectors.Selector[] =>
-      selectors.uniqueSelectors(this.list.flatMap((h) => (kinds.includes(h.kind) && h.kind !== 'activity' && h.selector !== null ? [h.selector] : [])));
+      selectors.uniqueSelectors(
+        this.list.flatMap((h) => (kinds.includes(h.kind) && h.kind !== 'activity' && h.kind !== 'conversion' && h.selector !== null ? [h.selector] : [])),
+      );
     const cached = this.cachedSelectors();
     return {
       watched: selectors.uniqueSelectors([...of(['event', 'daemon', 'timer', 'change']), ...cached]),
@@ -472,4 +501,14 @@ export function getDefaultRegistry(): OperatorRegistry {
 /** Replaces the process-global registry (e.g. per test). */
 export function setDefaultRegistry(registry: OperatorRegistry): void {
   defaultRegistry = registry;
+}
+
+/** The conversions of a registry, in registration order (R-CONVERT-201). */
+export function conversionsOf(registry: OperatorRegistry): readonly handlers.ConversionHandler[] {
+  return registry.conversionHandlers();
+}
+
+/** The CRDs (`<plural>.<group>`) that have conversions, in order of their first registration. */
+export function convertedCrds(registry: OperatorRegistry): readonly string[] {
+  return [...new Set(registry.conversionHandlers().map((h) => `${h.from.plural}.${h.from.group}`))];
 }

@@ -29,7 +29,9 @@
  * `settings.admission.server`, started after the first resource scan with the request function of
  * `engines/admission` (`engines/serving`), and the manager of the webhook configurations named
  * `settings.admission.managed`, which also cleans them up at a graceful exit (`engines/configuring`).
- * Admission handlers without a server stop the operator right after the startup activity.
+ * Admission handlers without a server stop the operator right after the startup activity. The same
+ * server serves the conversions (`on.convert`, `engines/converting`); with
+ * `settings.conversion.managed`, a third root task points their CRDs at it (`engines/crdconversions`).
  *
  * Coordination with other operators: the operator's identity (R-PEER-3, `engines/identities`) and
  * its pause set `context.paused`, on when any member toggle is on. Peering (R-PEER, the peerings
@@ -63,6 +65,7 @@ import * as activities from '../engines/activities.js';
 import * as admission from '../engines/admission.js';
 import * as caching from '../engines/caching.js';
 import * as configuring from '../engines/configuring.js';
+import * as crdconversions from '../engines/crdconversions.js';
 import * as endpoints from '../engines/endpoints.js';
 import * as guarding from '../engines/guarding.js';
 import * as health from '../engines/health.js';
@@ -572,7 +575,7 @@ function spawnHealthReporter(parts: Parts, roots: RootTasks, url: string, alongs
  * exit, while the API client still works.
  */
 export function spawnAdmission(parts: Parts, roots: RootTasks): void {
-  const { settings, registry, client, picture, vault, main, cancel } = parts;
+  const { settings, registry, client, picture, vault, main, cancel, clock } = parts;
   const configs = new serving.ClientConfigs();
   const fn = webhookFnOf(parts);
   const admissionLogger = logging.getLogger('kopf.engines.admission');
@@ -595,6 +598,21 @@ export function spawnAdmission(parts: Parts, roots: RootTasks): void {
       cancellation: cancel.signal,
     });
   roots.spawn('admission webhook manager', 'main', roots.gated(manager));
+  // Conversions (R-CONVERT-208): their CRDs pointed at the same server when managed.
+  if (registries.convertedCrds(registry).length === 0) return;
+  const crds = (): Promise<void> =>
+    crdconversions.manageCrdConversions({
+      settings,
+      registry,
+      api: client,
+      crds: picture.backbone('crds') ?? observation.CRDS,
+      ready,
+      configs,
+      clock,
+      logger: logging.getLogger('kopf.engines.converting'),
+      signal: main.signal,
+    });
+  roots.spawn('conversion webhook manager', 'main', roots.gated(crds));
 }
 
 /** The request function of the admission webhook server (`engines/admission`), over this operator's parts. */

@@ -16,7 +16,7 @@ import type { DevCluster } from '../../../devcluster/testing.js';
 import * as clocks from '../../../runtime/cogs/aio/clocks.js';
 import * as kopf from '../../../runtime/index.js';
 import * as fx from '../../support/operators.js';
-import { localServer } from '../scenarios/webhooks.js';
+import { inProcessServer, localServer } from '../scenarios/webhooks.js';
 import { exportKubeconfig, type ExportedKubeconfig, tempDir } from '../../support/cluster.js';
 import { advanceUntil, advanceUntilSettled } from '../../support/waiting.js';
 
@@ -211,6 +211,44 @@ function admissionScenario(type: 'validating' | 'mutating', operations?: readonl
   };
 }
 
+/**
+ * Conversions (R-CONVERT-201): the operator's request function gets a ConversionReview at the
+ * conversion path, as the API server would send it (the devcluster does not call conversion
+ * webhooks itself yet).
+ */
+function conversionScenario(): Scenario {
+  const server = inProcessServer();
+  const info = { group: 'kopf.dev', plural: 'kopfexamples', kind: 'KopfExample', namespaced: true } as const;
+  const V1 = kopf.resource({ ...info, version: 'v1' });
+  const V2 = kopf.resource({ ...info, version: 'v2' });
+  return {
+    register: (fn, { registry, invoked }) => {
+      (fn as unknown as typeof kopf.on.convert)(V1, V2, {
+        registry,
+        forward: (object) => {
+          invoked(object.metadata?.name);
+          return { ...object, apiVersion: V2.apiVersion };
+        },
+        backward: (object) => ({ ...object, apiVersion: V1.apiVersion }),
+      });
+      kopf.on.startup({ registry }, function configure({ settings }) {
+        settings.admission.server = server.serve;
+      });
+    },
+    act: async (stage) => {
+      await fx.eventually(() => server.fn() !== undefined, 'the webhook server');
+      const object = fx.kopfExample(stage.name);
+      const review = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'u', desiredAPIVersion: V2.apiVersion, objects: [object] },
+      };
+      await server.fn()!(review, { webhook: 'convert/kopfexamples.kopf.dev' });
+    },
+    expected: (stage) => expect(stage.details).toContain(stage.name),
+  };
+}
+
 /** Engine-backed registrations: a real operator runs the handler. */
 const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   'on.startup': {
@@ -326,6 +364,7 @@ const ENGINE_BACKED: Readonly<Record<string, Scenario>> = {
   'on.index': indexScenario,
   'on.validate': admissionScenario('validating', ['CREATE']),
   'on.mutate': admissionScenario('mutating'),
+  'on.convert': conversionScenario(),
   'on.daemon': daemonScenario,
   'on.timer': timerScenario,
   'on.reconcile': {

@@ -104,6 +104,7 @@ describe('settings that do not exist (R-CONFIG-3)', () => {
     'queueing',
     'scanning',
     'admission',
+    'conversion',
     'health',
     'execution',
     'background',

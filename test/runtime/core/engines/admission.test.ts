@@ -78,16 +78,23 @@ class Memories implements admission.MemoSource {
   }
 }
 
+/** The request function, typed for admission reviews (the tests here send no ConversionReviews). */
+function admitting(fn: webhooks.WebhookFn): (body: unknown, context?: webhooks.WebhookRequestContext) => Promise<webhooks.AdmissionReviewResponse> {
+  return fn as (body: unknown, context?: webhooks.WebhookRequestContext) => Promise<webhooks.AdmissionReviewResponse>;
+}
+
 function engine(registry: OperatorRegistry, options: { resources?: references.Resource[]; memories?: Memories; indices?: Json } = {}) {
-  return admission.webhookFn({
-    registry,
-    settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
-    clock: clocks.realClock,
-    resources: { webhooks: options.resources ?? [KEX] },
-    memos: options.memories ?? new Memories(),
-    signal: new AbortController().signal,
-    ...(options.indices ? { indices: options.indices } : {}),
-  });
+  return admitting(
+    admission.webhookFn({
+      registry,
+      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+      clock: clocks.realClock,
+      resources: { webhooks: options.resources ?? [KEX] },
+      memos: options.memories ?? new Memories(),
+      signal: new AbortController().signal,
+      ...(options.indices ? { indices: options.indices } : {}),
+    }),
+  );
 }
 
 async function refusal(promise: Promise<unknown>): Promise<structErrors.WebhookRequestError> {
@@ -633,14 +640,16 @@ describe('R-ADMISSION-4 one record per request', () => {
       await clock.sleep(1500);
       if (spec['field'] === 'wrong') throw new errors.AdmissionError('No.');
     });
-    const fn = admission.webhookFn({
-      registry,
-      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
-      clock,
-      resources: { webhooks: [KEX] },
-      memos: new Memories(),
-      signal: new AbortController().signal,
-    });
+    const fn = admitting(
+      admission.webhookFn({
+        registry,
+        settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+        clock,
+        resources: { webhooks: [KEX] },
+        memos: new Memories(),
+        signal: new AbortController().signal,
+      }),
+    );
     const allowed = fn(review(), { webhook: 'slow' });
     await clock.advance(1500);
     expect((await allowed).response.allowed).toBe(true);
@@ -665,22 +674,24 @@ describe('R-ADMISSION-4 one record per request', () => {
       await clock.sleep(2000);
     });
     const reports: string[] = [];
-    const fn = admission.webhookFn({
-      registry,
-      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
-      clock,
-      resources: { webhooks: [KEX] },
-      memos: new Memories(),
-      signal: new AbortController().signal,
-      instruments: {
-        webhookInFlight: (id, change) => {
-          reports.push(`in-flight ${id} ${change}`);
+    const fn = admitting(
+      admission.webhookFn({
+        registry,
+        settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+        clock,
+        resources: { webhooks: [KEX] },
+        memos: new Memories(),
+        signal: new AbortController().signal,
+        instruments: {
+          webhookInFlight: (id, change) => {
+            reports.push(`in-flight ${id} ${change}`);
+          },
+          webhookRequest: (id, code, seconds) => {
+            reports.push(`request ${id} ${code} ${seconds}s`);
+          },
         },
-        webhookRequest: (id, code, seconds) => {
-          reports.push(`request ${id} ${code} ${seconds}s`);
-        },
-      },
-    });
+      }),
+    );
     const answered = fn(review(), { webhook: 'slow' });
     await clock.advance(0);
     expect(reports).toEqual(['in-flight slow 1']);
@@ -697,18 +708,20 @@ describe('R-SEC-6 unknown webhook ids', () => {
     const calls: string[] = [];
     exampleHandlers(registry, calls);
     const reports: string[] = [];
-    const fn = admission.webhookFn({
-      registry,
-      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
-      clock: clocks.realClock,
-      resources: { webhooks: [KEX] },
-      memos: new Memories(),
-      signal: new AbortController().signal,
-      instruments: {
-        webhookInFlight: (id, change) => reports.push(`in-flight ${id} ${change}`),
-        webhookRequest: (id, code) => reports.push(`request ${id} ${code}`),
-      },
-    });
+    const fn = admitting(
+      admission.webhookFn({
+        registry,
+        settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+        clock: clocks.realClock,
+        resources: { webhooks: [KEX] },
+        memos: new Memories(),
+        signal: new AbortController().signal,
+        instruments: {
+          webhookInFlight: (id, change) => reports.push(`in-flight ${id} ${change}`),
+          webhookRequest: (id, code) => reports.push(`request ${id} ${code}`),
+        },
+      }),
+    );
     const error = await refusal(fn(review(), { webhook: 'nonexistent' }));
     expect(error).toMatchObject({ status: 404, problem: 'unknown-webhook', message: 'No admission handler has the webhook id "nonexistent".' });
     expect(calls).toEqual([]);
@@ -724,16 +737,18 @@ describe('R-SEC-6 unknown webhook ids', () => {
     const registry = new OperatorRegistry();
     exampleHandlers(registry);
     const metrics = new OperatorMetrics({ processMetrics: false });
-    const fn = admission.webhookFn({
-      registry,
-      settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
-      clock: clocks.realClock,
-      resources: { webhooks: [KEX] },
-      memos: new Memories(),
-      signal: new AbortController().signal,
-      instruments: metrics,
-      logger: { debug() {}, info() {}, warning() {}, error() {}, critical() {} },
-    });
+    const fn = admitting(
+      admission.webhookFn({
+        registry,
+        settings: new settingsModule.OperatorSettings({ warn: () => undefined }),
+        clock: clocks.realClock,
+        resources: { webhooks: [KEX] },
+        memos: new Memories(),
+        signal: new AbortController().signal,
+        instruments: metrics,
+        logger: { debug() {}, info() {}, warning() {}, error() {}, critical() {} },
+      }),
+    );
     await fn(review(), { webhook: 'validate1' });
     const before = (await metrics.scrape()).body;
     expect(before).toContain('webhook="validate1"');
