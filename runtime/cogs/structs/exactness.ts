@@ -71,6 +71,4 @@ type ObjectMembers<T> = T extends readonly unknown[] ? never : T extends object 
 type ExactObject<Members, Actual> = [Members] extends [never] ? Actual : ExactFields<Members, Actual>;
 
 /** Distributes over the object members of `Expected`. */
-type ExactFields<Member, Actual> = Member extends unknown
-  ? { [K in keyof Actual]: K extends keyof Member ? Exact<Member[K], Actual[K]> : never }
-  : never;
+type ExactFields<Member, Actual> = Member extends unknown ? { [K in keyof Actual]: K extends keyof Member ? Exact<Member[K], Actual[K]> : never } : never;
