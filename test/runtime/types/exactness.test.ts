@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import * as yaml from 'yaml';
 import type * as V1 from '../../../fixtures/generated/sprockets.conversion.kopf-gen.dev.v1.js';
 import type * as V2 from '../../../fixtures/generated/sprockets.conversion.kopf-gen.dev.v2.js';
 import type { Exact, ObjectMeta } from '../../../runtime/index.js';
@@ -256,4 +257,51 @@ describe("R-TYPES-101: the compiler's message names the offending field's path",
     );
     expect(found).toEqual([]);
   }, 60_000);
+});
+
+/**
+ * A large real schema: the CronJob CRD (the built-in JobTemplateSpec inlined, as controller-gen
+ * writes it), in a v1 and a v2 that renamed `spec.schedule` to `spec.cron`; both modules generated.
+ */
+function cronJobVersions(): { fileName: string; text: string }[] {
+  const crd = yaml.parse(fs.readFileSync(path.join(support.REPO_ROOT, 'fixtures/crds/cronjobs.yaml'), 'utf8'));
+  const v1 = crd.spec.versions[0];
+  v1.schema.openAPIV3Schema.required = ['spec'];
+  const v2 = structuredClone(v1);
+  v1.storage = false;
+  v2.name = 'v2';
+  const properties = v2.schema.openAPIV3Schema.properties.spec.properties;
+  properties.cron = properties.schedule;
+  delete properties.schedule;
+  v2.schema.openAPIV3Schema.properties.spec.required = ['cron', 'jobTemplate'];
+  crd.spec.versions = [v1, v2];
+  return support.generate([support.source([crd], 'crds/cronjobs.yaml')]).modules.map(({ fileName, text }) => ({ fileName, text }));
+}
+
+describe('R-TYPES-101: converters of a large real schema', () => {
+  it('R-TYPES-101: type-check in one pass, the left-over field named, without excessive depth', () => {
+    const modules = cronJobVersions();
+    expect(modules.map((module) => module.text.length).every((length) => length > 400_000)).toBe(true);
+    const [v1, v2] = modules.map((module) => `./${module.fileName.replace(/\.ts$/, '.js')}`);
+    const text = [
+      "import type { Exact } from 'kopf-gen/runtime';",
+      `import type * as V1 from '${v1}';`,
+      `import type * as V2 from '${v2}';`,
+      'declare function convert<R1 extends V2.CronJob, R2 extends V1.CronJob>(converters: {',
+      '  forward(object: V1.CronJob): R1 & Exact<V2.CronJob, R1>;',
+      '  backward(object: V2.CronJob): R2 & Exact<V1.CronJob, R2>;',
+      '}): void;',
+      'convert({',
+      '  forward(object) {',
+      "    return { ...object, apiVersion: 'batch.tutorial.kopf-gen.dev/v2', spec: { ...object.spec, cron: object.spec.schedule } };",
+      '  },',
+      '  backward(object) {',
+      '    const { cron, ...spec } = object.spec;',
+      "    return { ...object, apiVersion: 'batch.tutorial.kopf-gen.dev/v1', spec: { ...spec, schedule: cron } };",
+      '  },',
+      '});',
+    ].join('\n');
+    const found = support.typecheck([...modules, { fileName: 'converter.ts', text }]);
+    expect(found).toEqual([expect.stringMatching(/^converter\.ts:9: [\s\S]*The types of 'spec\.schedule' are incompatible between these types\./)]);
+  }, 180_000);
 });
