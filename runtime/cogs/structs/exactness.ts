@@ -27,6 +27,12 @@
  * - `$kopf.ObjectMeta` is a plain interface like the others (labels and annotations are maps);
  * - `any` in `Actual` (a value from `JSON.parse`, an untyped helper) is not checked.
  *
+ * Declaring it: when the target is itself inferred (`on.convert(From, To, …)`, `BodyOf<To>`), a
+ * plain `R extends BodyOf<To>` widens the literals of the result (`apiVersion: string`, refused);
+ * declare `const R extends ReadonlyDeep<BodyOf<To>>`: `const` keeps the literals, and
+ * `ReadonlyDeep` admits the readonly lists that `const` inference gives array literals (the
+ * result is JSON for the API server: nobody mutates it).
+ *
  * What it cannot catch (the round-trip helper of `kopf-gen/testing`, `roundTrip`, is for these):
  * - a field dropped without a replacement: leaving out a source field is no excess, and when the
  *   target field it maps to is optional (or the target has none: a field only the source version
