@@ -27,6 +27,8 @@ export type {
   MergePatch,
   NameOrGenerateName,
 } from './cogs/structs/resources.js';
+// What a converter between two versions returns: no field the target version lacks (on.convert).
+export type { Exact } from './cogs/structs/exactness.js';
 
 // The typed client: handlers get the operator's as `client`; scripts `connect()` for their own.
 export { KubeClient } from './cogs/client/clients.js';

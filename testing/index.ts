@@ -1,7 +1,8 @@
 /**
  * kopf-gen/testing — everything an operator's tests need, in one import: the embedded Kubernetes
- * API server (`DevCluster`), the in-process operator runner (`KopfRunner`), and the virtual clock
- * that lets a test move the operator's time (timers, daemons, retries) in milliseconds of real time.
+ * API server (`DevCluster`), the in-process operator runner (`KopfRunner`), the virtual clock
+ * that lets a test move the operator's time (timers, daemons, retries) in milliseconds of real time,
+ * and `roundTrip`, which checks that converters between two versions of a kind lose nothing.
  *
  * The devcluster and the runtime never import each other; this module is where they meet.
  *
@@ -24,3 +25,6 @@ export { KopfRunner } from '../runtime/kits/launching/runner.js';
 export { ModuleLoadError, RunnerTimeoutError, TypeScriptLoaderError, UsageError } from '../runtime/kits/launching/errors.js';
 export type { KopfRunnerOptions } from '../runtime/kits/launching/runner.js';
 export { VirtualClock } from '../runtime/cogs/aio/clocks.js';
+// Round trips of converters (`on.convert`): an object converted to the other version and back.
+export { roundTrip, RoundTripError } from './conversions.js';
+export type { FieldChange, RoundTripConversion, RoundTripOptions, RoundTripResult } from './conversions.js';
