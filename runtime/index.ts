@@ -137,7 +137,6 @@ export type {
   Conversion,
 } from './on.js';
 export type { ConversionContext } from './core/intents/callbacks.js';
-export type { Exact } from './cogs/structs/exactness.js';
 export { builtins } from './core/intents/builtins.js';
 export type {
   JsonOf,

@@ -29,6 +29,7 @@
  */
 
 import type * as exactness from './cogs/structs/exactness.js';
+import type * as patches from './cogs/structs/patches.js';
 import type * as resources from './cogs/structs/resources.js';
 import * as logging from './core/actions/logging.js';
 import type * as callbacks from './core/intents/callbacks.js';
@@ -341,8 +342,10 @@ export interface Conversion<From extends resources.ResourceDescriptor, To extend
 export type ConvertRegistrar = <
   const From extends resources.ResourceDescriptor,
   const To extends resources.ResourceDescriptor,
-  R1 extends resources.BodyOf<To>,
-  R2 extends resources.BodyOf<From>,
+  // `const` keeps the literals of an inline converter's result (`apiVersion`), and ReadonlyDeep
+  // admits the readonly lists that `const` inference gives array literals (see exactness.ts).
+  const R1 extends patches.ReadonlyDeep<resources.BodyOf<To>>,
+  const R2 extends patches.ReadonlyDeep<resources.BodyOf<From>>,
 >(
   from: From,
   to: To,
