@@ -35,12 +35,12 @@ import type * as webhooks from '../../cogs/structs/webhooks.js';
 import * as errors from '../actions/errors.js';
 import * as logging from '../actions/logging.js';
 import type * as callbacks from '../intents/callbacks.js';
-import type * as handlers from '../intents/handlers.js';
+import * as handlers from '../intents/handlers.js';
 import * as registries from '../intents/registry.js';
 import * as conversionreviews from './conversionreviews.js';
 
 /** The prefix of conversion paths below the webhook server's root: `convert/<plural>.<group>`. */
-export const PATH_PREFIX = 'convert/';
+export const PATH_PREFIX = handlers.CONVERSION_PATH_PREFIX;
 
 /** What the conversion request path needs from the operator. */
 export interface ConvertingOptions {

@@ -311,15 +311,24 @@ export function indexingHandler(fn: unknown, options: RawOptions, selector: sele
   });
 }
 
+/** The path prefix of conversion webhooks (`convert/<plural>.<group>`), which no admission handler id may take. */
+export const CONVERSION_PATH_PREFIX = 'convert/';
+
 /** Builds a validating or mutating admission handler descriptor. */
 export function webhookHandler(fn: unknown, options: RawOptions, selector: selectors.Selector, type: 'validating' | 'mutating'): WebhookHandler {
   const registration = type === 'validating' ? 'validate' : 'mutate';
   const handlerFn = checkFn(fn, registration);
   parsing.checkOptionKeys(registration, options);
   const field = resolveField(options, undefined);
+  const id = handlerId(handlerFn, options['id'], field);
+  if (id.startsWith(CONVERSION_PATH_PREFIX)) {
+    throw new TypeError(
+      `The admission handler id ${JSON.stringify(id)} starts with "${CONVERSION_PATH_PREFIX}", which is reserved for conversion webhooks (R-CONVERT-210): choose another id.`,
+    );
+  }
   return Object.freeze({
     kind: 'webhook',
-    id: handlerId(handlerFn, options['id'], field),
+    id,
     fn: handlerFn,
     param: options['param'],
     selector,

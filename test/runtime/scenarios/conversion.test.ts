@@ -359,6 +359,16 @@ describe('R-CONVERT-201/202/206 registration and set-up', () => {
     expect(registry.conversionHandlers()).toHaveLength(1);
   });
 
+  it('R-CONVERT-210 an admission handler id under convert/ is refused at registration', () => {
+    const registry = new OperatorRegistry();
+    expect(() => on.validate(V1, { registry, id: 'convert/widgets.conv.example.com' }, () => undefined)).toThrow(
+      'The admission handler id "convert/widgets.conv.example.com" starts with "convert/", which is reserved for conversion webhooks',
+    );
+    expect(() => on.mutate(V1, { registry, id: 'convert/x' }, () => undefined)).toThrow(TypeError);
+    on.validate(V1, { registry, id: 'converted' }, () => undefined);
+    expect(registry.handlers.map((h) => h.id)).toEqual(['converted']);
+  });
+
   it('R-CONVERT-206 conversions without an admission server stop the operator with an error naming on.convert', () => {
     const registry = new OperatorRegistry();
     register(registry);
