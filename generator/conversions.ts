@@ -152,7 +152,7 @@ function side(crd: modeling.CrdModel, version: modeling.VersionModel, entries: r
 }
 
 function trivial(to: ConversionSide): Direction {
-  return { lines: [`return { ...object, apiVersion: ${JSON.stringify(to.apiVersion)} };`], helpers: [], unconverted: [] };
+  return { lines: [`return { ...object, apiVersion: ${JSON.stringify(to.apiVersion)} as const };`], helpers: [], unconverted: [] };
 }
 
 /** The fields of an object level the converter does not compare: the API server handles them. */
@@ -190,7 +190,7 @@ function direction(from: modeling.VersionModel, to: modeling.VersionModel, fromS
   const context: Context = { from, to, fromSide, toSide, helpers: [], unconverted: [], helperNames: new Set() };
   const level = { source: from.schema, target: to.schema, path: '', sourceType: `${fromSide.namespace}.${fromSide.body}` };
   const { lines, entries } = convertLevel(level, 'object', context);
-  const result = returned([{ text: '...same' }, { text: `apiVersion: ${JSON.stringify(toSide.apiVersion)}` }, ...entries]);
+  const result = returned([{ text: '...same' }, { text: `apiVersion: ${JSON.stringify(toSide.apiVersion)} as const` }, ...entries]);
   return { lines: [...lines, ...result], helpers: context.helpers, unconverted: context.unconverted };
 }
 
