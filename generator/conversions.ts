@@ -254,24 +254,17 @@ function convertLevel(level: Level, variable: string, context: Context): { lines
         : `${path} differs: ${describe(source, sourcePresence)} in ${fromName}, ${describe(target, presence(target, targetRequired.has(name)))} in ${toName}: convert it`;
     checks.push(`// TODO: ${why}.`, `unconverted(${JSON.stringify(path)}, ${local});`);
     context.unconverted.push({ path, when: 'carried' });
+    if (target !== undefined && presence(target, targetRequired.has(name)) === 'required') {
+      entries.push(requiredEntry(name, target, path, `${path} is required in ${toName} and not converted`, context));
+    }
   }
   const sourceNames = new Set(schemas.propertiesOf(level.source).map(([name]) => name));
   for (const [name, target] of targetProperties) {
     if ((level.path === '' && OBJECT_FIELDS.has(name)) || sourceNames.has(name)) continue;
     const path = schemas.childPath(level.path, name);
     const targetPresence = presence(target, targetRequired.has(name));
-    const key = propertyKey(name);
-    if (schemas.hasDefault(target)) {
-      entries.push({
-        text: `${key}: ${JSON.stringify(schemas.own(target, 'default'))}`,
-        todo: `${path} exists in ${toName} only: its default, unless ${fromName}'s fields say otherwise.`,
-      });
-    } else if (targetPresence === 'required') {
-      entries.push({
-        text: `${key}: required(${JSON.stringify(path)})`,
-        todo: `${path} is required in ${toName}, and ${fromName} has no such field: fill it in.`,
-      });
-      context.unconverted.push({ path, when: 'required' });
+    if (targetPresence === 'required') {
+      entries.push(requiredEntry(name, target, path, `${path} is required in ${toName}, and ${fromName} has no such field`, context));
     } else {
       checks.push(`// TODO: ${path} exists in ${toName} only (optional): set it from ${fromName}'s fields if it should be.`);
     }
@@ -279,6 +272,17 @@ function convertLevel(level: Level, variable: string, context: Context): { lines
   lines.push(destructured.length === 0 ? `const same = ${variable};` : `const { ${[...destructured, '...same'].join(', ')} } = ${variable};`);
   lines.push(...checks);
   return { lines, entries };
+}
+
+/** The entry of a field the target requires and the converter does not convert: its default, or a refusal. */
+function requiredEntry(name: string, target: schemas.Schema, path: string, why: string, context: Context): Entry {
+  const key = propertyKey(name);
+  const from = context.fromSide.version;
+  if (schemas.hasDefault(target)) {
+    return { text: `${key}: ${JSON.stringify(schemas.own(target, 'default'))}`, todo: `${why}: its default, unless ${from}'s fields say otherwise.` };
+  }
+  context.unconverted.push({ path, when: 'required' });
+  return { text: `${key}: required(${JSON.stringify(path)})`, todo: `${why}: fill it in.` };
 }
 
 /** An object node with declared properties, not nullable, not open, not an embedded resource: converted field by field. */
@@ -297,10 +301,13 @@ function presence(node: schemas.Schema, required: boolean): 'required' | 'option
   return required || schemas.hasDefault(node) ? 'required' : 'optional';
 }
 
-/** Whether a field has the same type in both versions, at every depth (fields.ts's summaries; defaults count as present). */
+/**
+ * Whether a field has the same type in both versions, at every depth (fields.ts's summaries, with
+ * whether each nested field may be missing; a defaulted field counts as present, as in a body).
+ */
 export function sameField(source: schemas.Schema, target: schemas.Schema): boolean {
   const summary = (node: schemas.Schema): string =>
-    JSON.stringify(Object.entries(fields.fieldsOf({ type: 'object', properties: { field: node } })).map(([path, type]) => [path, type.replace(/[=?]$/, '')]));
+    JSON.stringify(Object.entries(fields.fieldsOf({ type: 'object', properties: { field: node } })).map(([path, type]) => [path, type.replace(/=$/, '')]));
   return summary(source) === summary(target);
 }
 
