@@ -139,7 +139,9 @@ describe('R-CONVERT-302: what a stub converts, and what it refuses', () => {
     expect(stub).toContain('const { email, ...same } = value;');
     expect(stub).toContain('// TODO: spec.owner.email exists in v1 only: map it to v2\'s fields.\n  unconverted("spec.owner.email", email);');
     expect(stub).toContain('const { owner, legacy, ...same } = value;');
-    expect(stub).toContain('// TODO: spec.mode is required in v2, and v1 has no such field: its default, unless v1\'s fields say otherwise.\n    mode: "fast",');
+    expect(stub).toContain(
+      '// TODO: spec.mode is required in v2, and v1 has no such field: its default, unless v1\'s fields say otherwise.\n    mode: "fast",',
+    );
     expect(stub).toContain('const { owner, mode, ...same } = value;');
     expect(stub).toContain("// TODO: spec.owner.team exists in v2 only: map it to v1's fields.");
   });
