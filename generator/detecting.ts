@@ -23,7 +23,9 @@
  *
  * A project whose code registers admission handlers gets its webhook manifests and the code that
  * serves them, so `admissionRegistrations` finds the calls of `on.validate` and `on.mutate` —
- * `on` imported from `kopf-gen/runtime` (any alias), or `kopf.on` through a namespace import.
+ * `on` imported from `kopf-gen/runtime` (any alias), or `kopf.on` through a namespace import; and
+ * one whose code registers converters between a CRD's versions gets the same server and the CRD
+ * patches, so `conversionRegistrations` finds the calls of `on.convert` the same way.
  *
  * The status-pruning warning (pruning.ts) matters only when a handler's result is stored, so
  * `resultHandlers` finds the registrations whose handler returns a value (R-STORAGE-14: change,
@@ -220,17 +222,27 @@ export function runtimeNames(source: SourceFile): RuntimeNames {
   return names;
 }
 
-/** An admission handler's registration in the user's code. */
+/** An admission handler's (or a converter's) registration in the user's code. */
 export interface AdmissionRegistration {
   /** The module (project-relative). */
   readonly path: string;
   /** The call's line, from 1. */
   readonly line: number;
-  readonly registration: 'validate' | 'mutate';
+  readonly registration: 'validate' | 'mutate' | 'convert';
 }
 
 /** The `on.validate` and `on.mutate` calls of the given modules, by module path, then in source order. */
 export function admissionRegistrations(modules: readonly UserModule[]): AdmissionRegistration[] {
+  return registrations(modules, ['validate', 'mutate']);
+}
+
+/** The `on.convert` calls of the given modules, by module path, then in source order. */
+export function conversionRegistrations(modules: readonly UserModule[]): AdmissionRegistration[] {
+  return registrations(modules, ['convert']);
+}
+
+/** The calls of the given methods of the runtime's `on`, by module path, then in source order. */
+function registrations(modules: readonly UserModule[], methods: readonly AdmissionRegistration['registration'][]): AdmissionRegistration[] {
   const sorted = [...modules].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const found: AdmissionRegistration[] = [];
   for (const source of parse(sorted)) {
@@ -240,8 +252,9 @@ export function admissionRegistrations(modules: readonly UserModule[]): Admissio
       const callee = call.getExpression();
       if (!Node.isPropertyAccessExpression(callee)) continue;
       const method = callee.getName();
-      if ((method === 'validate' || method === 'mutate') && isImported(callee.getExpression(), names.on, names.namespaces, 'on')) {
-        found.push({ path: source.getFilePath().slice(1), line: call.getStartLineNumber(), registration: method });
+      const registration = methods.find((each) => each === method);
+      if (registration !== undefined && isImported(callee.getExpression(), names.on, names.namespaces, 'on')) {
+        found.push({ path: source.getFilePath().slice(1), line: call.getStartLineNumber(), registration });
       }
     }
   }

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as crdnames from './crdnames.js';
 import * as accesses from './accesses.js';
+import * as conversions from './conversions.js';
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import * as inputs from './inputs.js';
@@ -137,6 +138,13 @@ export interface GenerationReport {
    * there are any, deploy/webhooks.yaml and src/generated/admission.ts serve them.
    */
   readonly admission: readonly string[];
+  /**
+   * The converters the code registers, as `src/conversions/release.v1.ts:24 on.convert`; when there
+   * are any, src/generated/admission.ts serves them too, and deploy/conversion.yaml patches their CRDs.
+   */
+  readonly conversions: readonly string[];
+  /** Converter stubs added (relative paths), one per non-hub served version of a CRD that serves several. */
+  readonly convertersAdded: readonly string[];
   /** Generated files that no longer apply and were deleted (deploy/webhooks.yaml without admission handlers). */
   readonly removed: readonly string[];
   /**
@@ -263,7 +271,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
   const files = [
     ...fresh.map((entry) => ({ path: entry.copy.path, text: entry.copy.text })),
     ...planned.files,
-    ...scaffolding.projectFiles(info, planned.kinds, planned.admission, planned.pruning),
+    ...scaffolding.projectFiles(info, planned.kinds, [...planned.admission, ...planned.conversions], planned.pruning),
   ];
   const safe = leaveUserFiles(root, files);
   const written = writing.applyPlan({ root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -277,6 +285,8 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
     warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
+    conversions: planned.conversions.map(scaffolding.describeRegistration),
+    convertersAdded: planned.convertersAdded.filter((file) => written.includes(file)),
     removed: planned.removed,
     // Besides what it would have written, the user's code where a new project has its stubs and tests.
     kept: [
@@ -310,7 +320,7 @@ function sameFile(root: string, copy: loading.SourceText, out: string): boolean 
 function refuseForeignGeneratedFiles(root: string, out: string): void {
   const found = [
     ...listFiles(root, projects.GENERATED_DIR),
-    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE].filter((file) => fs.existsSync(path.join(root, file))),
+    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE, projects.CONVERSION_FILE].filter((file) => fs.existsSync(path.join(root, file))),
   ];
   if (found.length === 0) return;
   const shown = found.length > 5 ? `${found.slice(0, 5).join(', ')}, …` : found.join(', ');
@@ -382,6 +392,8 @@ export async function generate(options: GenerateOptions): Promise<GenerationRepo
     warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
+    conversions: planned.conversions.map(scaffolding.describeRegistration),
+    convertersAdded: planned.convertersAdded.filter((file) => written.includes(file)),
     removed: planned.removed,
     kept: [...new Set([...planned.kept, ...safe.kept])].sort(),
   };
@@ -426,6 +438,8 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     warnings: [...planned.warnings, ...safe.warnings],
     builtins: planned.builtins,
     admission: planned.admission.map(scaffolding.describeRegistration),
+    conversions: planned.conversions.map(scaffolding.describeRegistration),
+    convertersAdded: planned.convertersAdded.filter((file) => written.includes(file)),
     removed: planned.removed,
     kept: [...new Set([...planned.kept, ...safe.kept])].sort(),
   };
@@ -451,6 +465,8 @@ interface Snapshot {
   readonly deploymentText: string | undefined;
   /** Whether deploy/webhooks.yaml exists. */
   readonly webhooksFile: boolean;
+  /** Whether deploy/conversion.yaml exists. */
+  readonly conversionFile?: boolean;
 }
 
 const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
@@ -489,7 +505,12 @@ function readCrdFiles(root: string, maxInputBytes?: number): loading.SourceText[
 
 /** Reads what the planner needs from a directory (a project, or any directory `init --force` writes into). */
 function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): Snapshot {
-  const existing = new Set([...listFiles(root, projects.HANDLERS_DIR), ...listFiles(root, projects.TESTS_DIR), ...listFiles(root, projects.SAMPLES_DIR)]);
+  const existing = new Set([
+    ...listFiles(root, projects.HANDLERS_DIR),
+    ...listFiles(root, conversions.CONVERSIONS_DIR),
+    ...listFiles(root, projects.TESTS_DIR),
+    ...listFiles(root, projects.SAMPLES_DIR),
+  ]);
   const read = (file: string): detecting.UserModule => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') });
   const userModules = listFiles(root, 'src')
     .filter((file) => !file.startsWith(`${projects.GENERATED_DIR}/`) && isModule(file))
@@ -504,11 +525,12 @@ function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): 
   const deploymentPath = path.join(root, scaffolding.DEPLOYMENT_FILE);
   const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
   const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
+  const conversionFile = fs.existsSync(path.join(root, scaffolding.CONVERSION_FILE));
   const sampleFiles = [...existing]
     .filter((file) => file.startsWith(`${projects.SAMPLES_DIR}/`) && inputs.CRD_FILE_PATTERN.test(file))
     .filter((file) => fs.statSync(path.join(root, file)).size <= SAMPLE_FILE_LIMIT)
     .map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
-  return { root, crdSources, userModules, testModules, existing, sampleFiles, manifestText, indexText, deploymentText, webhooksFile };
+  return { root, crdSources, userModules, testModules, existing, sampleFiles, manifestText, indexText, deploymentText, webhooksFile, conversionFile };
 }
 
 /** The largest sample file read for stale versions (a sample kopf-gen wrote is a few KiB). */
@@ -537,6 +559,10 @@ interface Planned {
   readonly builtins: string[];
   /** The admission handlers of the user's code and the added stubs. */
   readonly admission: detecting.AdmissionRegistration[];
+  /** The converters (on.convert) of the user's code and the added converter stubs. */
+  readonly conversions: detecting.AdmissionRegistration[];
+  /** Converter stubs added (relative paths). */
+  readonly convertersAdded: string[];
   /** Generated files to delete. */
   readonly removed: string[];
   readonly warnings: string[];
@@ -597,29 +623,134 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
     }
   }
   files.push(...staleSamples(snapshot, analysis.model, kinds, info, warnings));
+  const converters = converterStubs(snapshot, analysis.model, entries, notes, kept);
+  files.push(...converters.files);
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
-  const stubs = files.filter((file) => stubsAdded.includes(file.path));
+  const conversionModules = [
+    ...new Set([...[...snapshot.existing].filter((file) => file.startsWith(`${conversions.CONVERSIONS_DIR}/`) && isModule(file)), ...converters.added]),
+  ];
+  const stubs = files.filter((file) => stubsAdded.includes(file.path) || converters.added.includes(file.path));
   const used = accesses.scan([...snapshot.userModules, ...stubs], entries);
   warnings.push(...used.unfollowed.map(accesses.describeUnfollowed));
   const watchedBuiltins = accesses.builtinKinds(used.accesses);
   const admission = detecting.admissionRegistrations([...snapshot.userModules, ...stubs]);
+  const conversion = convertedCrds([...snapshot.userModules, ...stubs], entries, analysis.model);
+  warnings.push(...unconvertedWarnings(analysis.model, conversion));
   const pruning = pruningWarnings(analysis.model, entries, [...snapshot.userModules, ...stubs]);
   warnings.push(...pruning);
-  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, used.accesses, admission, entries));
+  files.push(...scaffolding.generatedFiles(analysis, info, crdFiles, handlerModules, used.accesses, admission, entries, conversion, conversionModules));
   const summary = fields.compare(previous, fields.buildManifest(analysis.model, info.generatorVersion, entries));
   const builtins = watchedBuiltins.map((resource) => (resource.group === '' ? resource.plural : `${resource.plural}.${resource.group}`));
-  const removed = admission.length === 0 && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : [];
-  if (admission.length > 0 && snapshot.deploymentText !== undefined) {
+  const serving = admission.length > 0 || conversion.registrations.length > 0;
+  const removed = [
+    ...(!serving && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : []),
+    ...(conversion.crds.length === 0 && snapshot.conversionFile === true ? [scaffolding.CONVERSION_FILE] : []),
+  ];
+  if (serving && snapshot.deploymentText !== undefined) {
     const missing = servers.checkDeployment(snapshot.deploymentText, servers.webhookNames(scaffolding.kubeName(info.name)));
     if (missing.length > 0) {
       warnings.push(
-        `${scaffolding.DEPLOYMENT_FILE} cannot serve the admission webhooks in the cluster: it lacks ${missing.join('; ')}. ` +
+        `${scaffolding.DEPLOYMENT_FILE} cannot serve the ${admission.length > 0 ? 'admission' : 'conversion'} webhooks in the cluster: it lacks ${missing.join('; ')}. ` +
           'kopf-gen never rewrites it: add them as the README\'s "Admission webhooks" section shows, then apply deploy/webhooks.yaml and the Deployment.',
       );
     }
   }
   warnings.push(...leaseWarnings(snapshot.deploymentText, info.lease));
-  return { files, kinds, stubsAdded, summary, notes, builtins, admission, removed, warnings, kept, pruning };
+  return {
+    files,
+    kinds,
+    stubsAdded,
+    summary,
+    notes,
+    builtins,
+    admission,
+    conversions: [...conversion.registrations],
+    convertersAdded: converters.added,
+    removed,
+    warnings,
+    kept,
+    pruning,
+  };
+}
+
+/**
+ * The converter stubs (and their tests) of every non-hub served version of a CRD that serves
+ * several (conversions.ts), except where the stub exists already (kept), or where a module of
+ * src/ already registers a converter that refers to that version's generated module (noted).
+ */
+function converterStubs(
+  snapshot: Snapshot,
+  model: modeling.GeneratorModel,
+  entries: readonly scaffolding.IndexEntry[],
+  notes: string[],
+  kept: string[],
+): { files: scaffolding.PlannedFile[]; added: string[] } {
+  const files: scaffolding.PlannedFile[] = [];
+  const added: string[] = [];
+  const converting = snapshot.userModules.filter((module) => detecting.conversionRegistrations([module]).length > 0);
+  const converted = detecting.scanReferences(converting, entries).referenced;
+  for (const plan of conversions.conversionPlans(model, entries)) {
+    if (snapshot.existing.has(plan.path)) {
+      kept.push(plan.path);
+      continue;
+    }
+    const places = converted.get(plan.spoke.fileName);
+    if (places !== undefined && places.length > 0) {
+      notes.push(`${plan.crdName} ${plan.spoke.version}: no converter stub added, ${places[0]!.path} converts it already`);
+      continue;
+    }
+    for (const file of scaffolding.conversionFiles(plan)) {
+      if (snapshot.existing.has(file.path)) {
+        kept.push(file.path);
+        continue;
+      }
+      files.push(file);
+      if (file.path === plan.path) added.push(file.path);
+    }
+  }
+  return { files, added };
+}
+
+/** The converters of `modules` and the CRDs they convert: those whose generated modules a converting module refers to. */
+function convertedCrds(
+  modules: readonly detecting.UserModule[],
+  entries: readonly scaffolding.IndexEntry[],
+  model: modeling.GeneratorModel,
+): scaffolding.Conversion {
+  const registrations = detecting.conversionRegistrations(modules);
+  const paths = new Set(registrations.map((registration) => registration.path));
+  const { referenced } = detecting.scanReferences(
+    modules.filter((module) => paths.has(module.path)),
+    entries,
+  );
+  const names = new Set(entries.filter((entry) => referenced.has(entry.fileName)).map((entry) => entry.crdName));
+  const crds = model.crds.filter((crd) => names.has(crd.crdName)).map((crd) => ({ crdName: crd.crdName, plural: crd.plural, group: crd.group }));
+  return { registrations, crds };
+}
+
+/**
+ * A CRD that serves versions with different schemas while its conversion strategy is `None`: the
+ * API server serves an object in every served version by changing its apiVersion only, so fields
+ * come back unconverted (and those the version lacks are pruned). A warning per such CRD, naming
+ * the versions whose schema differs from the storage version's, and what to do.
+ */
+function unconvertedWarnings(model: modeling.GeneratorModel, conversion: scaffolding.Conversion): string[] {
+  const warnings: string[] = [];
+  for (const crd of model.crds) {
+    if ((crd.conversionStrategy ?? 'None') !== 'None' || crd.versions.length < 2) continue;
+    const hub = conversions.hubOf(crd) ?? crd.versions[0]!;
+    const differing = crd.versions.filter((version) => version !== hub && JSON.stringify(version.schema) !== JSON.stringify(hub.schema));
+    if (differing.length === 0) continue;
+    const converted = conversion.crds.some((each) => each.crdName === crd.crdName);
+    const fix = converted
+      ? `apply ${scaffolding.CONVERSION_FILE} after the CRD, which points it at the operator's converters (or merge its spec.conversion into the CRD's file in crds/, which ends this warning)`
+      : `register converters with on.convert (kopf-gen writes a stub per version in ${conversions.CONVERSIONS_DIR}/ when the storage version is served), or stop serving the older versions`;
+    warnings.push(
+      `${crd.crdName} serves ${differing.map((version) => version.version).join(', ')} with schemas that differ from ${hub.version}'s, ` +
+        `but its conversion strategy is None: the API server would serve its objects in every version with only apiVersion changed, fields unconverted. To convert them, ${fix}.`,
+    );
+  }
+  return warnings;
 }
 
 /**

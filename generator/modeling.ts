@@ -100,6 +100,8 @@ export interface CrdModel {
   readonly kind: string;
   readonly plural: string;
   readonly versions: readonly VersionModel[];
+  /** `spec.conversion.strategy` (`None` when absent), for the warning about versions served unconverted. */
+  readonly conversionStrategy?: string;
 }
 
 export interface GeneratorModel {
@@ -172,7 +174,8 @@ export function modelCrd(loaded: loading.LoadedCrd, notes: string[] = []): CrdMo
     });
   }
   if (versions.length === 0) notes.push(`${loading.placeOf(loaded)}: ${kind} has no served version; nothing is generated for it`);
-  return { crdName, group, kind, plural, versions };
+  const strategy = record(spec, 'conversion')['strategy'];
+  return { crdName, group, kind, plural, versions, conversionStrategy: typeof strategy === 'string' ? strategy : 'None' };
 }
 
 /** The reserved names of a kind's module. */

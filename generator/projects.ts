@@ -29,6 +29,8 @@ export const MANIFEST_FILE = `${GENERATED_DIR}/manifest.json`;
 export const RBAC_FILE = 'deploy/rbac.yaml';
 /** The generated webhook manifests (while the user's code registers admission handlers). */
 export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
+/** The generated patches of the CRDs the code converts (while it registers converters). */
+export const CONVERSION_FILE = 'deploy/conversion.yaml';
 
 /**
  * Whether the generator owns a file: every generation may rewrite (or delete) it. Everything else
@@ -36,7 +38,7 @@ export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
  * any file of the user's — is written at most once, when it does not exist.
  */
 export function isGeneratedFile(file: string): boolean {
-  return file.startsWith(`${GENERATED_DIR}/`) || file === CONFIG_FILE || file === RBAC_FILE || file === WEBHOOKS_FILE;
+  return file.startsWith(`${GENERATED_DIR}/`) || file === CONFIG_FILE || file === RBAC_FILE || file === WEBHOOKS_FILE || file === CONVERSION_FILE;
 }
 
 /** Why the generator refused to work on a project or an output directory. */

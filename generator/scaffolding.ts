@@ -8,6 +8,8 @@
  * - per-kind user files (`src/handlers/<kind>.ts`, `test/<kind>.test.ts`, `samples/<kind>.yaml`):
  *   written once, when a kind has no handlers yet — `kindFiles`; the sample file and the test hold
  *   the same sample object (samples.ts), rendered once as YAML and once as a typed literal;
+ * - per-version converter stubs of CRDs serving several versions (`src/conversions/<kind>.<version>.ts`
+ *   and `test/conversions/<kind>.<version>.test.ts`, conversions.ts): written once — `conversionFiles`;
  * - project files (`package.json`, `tsconfig.json`, `tsconfig.build.json`, `src/main.ts`,
  *   `deploy/deployment.yaml`, `deploy/peering.yaml`, `deploy/networkpolicy.yaml`, `Dockerfile`,
  *   `.dockerignore`, `README.md`, `.gitignore`): written
@@ -19,6 +21,7 @@
  * reading the templates.
  */
 import * as accesses from './accesses.js';
+import * as conversions from './conversions.js';
 import * as detecting from './detecting.js';
 import * as fields from './fields.js';
 import type * as modeling from './modeling.js';
@@ -59,6 +62,8 @@ export interface ProjectInfo {
 export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
 /** The generated module that configures the webhook server (likewise). */
 export const ADMISSION_MODULE = `${projects.GENERATED_DIR}/admission.ts`;
+/** The generated patches of the CRDs that src/ converts (while it registers converters). */
+export const CONVERSION_FILE = projects.CONVERSION_FILE;
 /** The user-owned Deployment. */
 export const DEPLOYMENT_FILE = 'deploy/deployment.yaml';
 
@@ -71,6 +76,24 @@ export const NETWORK_POLICY_FILE = 'deploy/networkpolicy.yaml';
 /** An admission registration as the generated files list it: `src/handlers/widget.ts:12 on.validate`. */
 export function describeRegistration(registration: detecting.AdmissionRegistration): string {
   return `${registration.path}:${registration.line} on.${registration.registration}`;
+}
+
+/** A CRD whose versions src/ converts (conversion.yaml patches it). */
+export interface ConvertedCrd {
+  readonly crdName: string;
+  readonly plural: string;
+  readonly group: string;
+}
+
+/** The converters src/ registers (`on.convert`), and the CRDs they convert. */
+export interface Conversion {
+  readonly registrations: readonly detecting.AdmissionRegistration[];
+  readonly crds: readonly ConvertedCrd[];
+}
+
+/** The webhook path of a CRD's conversions, as the runtime serves it (`/convert/<plural>.<group>`). */
+export function conversionPath(crd: ConvertedCrd): string {
+  return `/convert/${crd.plural}.${crd.group}`;
 }
 
 /** What the Deployment and webhook templates use about the operator's servers. */
@@ -349,6 +372,8 @@ export function generatedFiles(
   used: readonly accesses.Access[] = [],
   admission: readonly detecting.AdmissionRegistration[] = [],
   entries: readonly IndexEntry[] = indexEntries(analysis.model, analysis.modules),
+  conversion: Conversion = { registrations: [], crds: [] },
+  conversionModules: readonly string[] = [],
 ): PlannedFile[] {
   const files: PlannedFile[] = analysis.modules.map((module) => ({ path: `${projects.GENERATED_DIR}/${module.fileName}`, text: module.text }));
   const importPath = (fileName: string): string => `./${fileName.replace(/\.ts$/, '.js')}`;
@@ -361,10 +386,20 @@ export function generatedFiles(
     }),
   });
   const handlerImports = [...handlerModules].sort().map((file) => `../handlers/${file.slice(projects.HANDLERS_DIR.length + 1).replace(/\.ts$/, '.js')}`);
+  const conversionImports = [...conversionModules]
+    .sort()
+    .map((file) => `../conversions/${file.slice(conversions.CONVERSIONS_DIR.length + 1).replace(/\.ts$/, '.js')}`);
   const hasAdmission = admission.length > 0;
+  const hasConversion = conversion.registrations.length > 0;
   files.push({
     path: `${projects.GENERATED_DIR}/handlers.ts`,
-    text: rendering.render('src/generated/handlers.ts', { generatorVersion: info.generatorVersion, handlerImports, admission: hasAdmission }),
+    text: rendering.render('src/generated/handlers.ts', {
+      generatorVersion: info.generatorVersion,
+      handlerImports,
+      conversionImports,
+      webhooks: hasAdmission || hasConversion,
+      empty: handlerImports.length + conversionImports.length === 0,
+    }),
   });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion, entries)) });
   const names = servers.webhookNames(kubeName(info.name));
@@ -380,21 +415,28 @@ export function generatedFiles(
       rules,
       hasClusterScoped,
       admission: hasAdmission,
+      conversion: hasConversion,
+      convertedCrds: conversion.crds.map((crd) => crd.crdName),
       metrics: servers.METRICS,
       lease: info.lease,
     }),
   });
-  if (hasAdmission) {
+  if (hasAdmission || hasConversion) {
     const context = {
       name: info.name,
       kubeName: kubeName(info.name),
       generatorVersion: info.generatorVersion,
-      handlers: admission.map(describeRegistration),
+      handlers: [...admission, ...conversion.registrations].map(describeRegistration),
+      admission: hasAdmission,
+      conversion: hasConversion,
       names,
       server: servers.WEBHOOKS,
     };
     files.push({ path: ADMISSION_MODULE, text: rendering.render('src/generated/admission.ts', context) });
     files.push({ path: WEBHOOKS_FILE, text: rendering.render('deploy/webhooks.yaml', context) });
+  }
+  if (hasConversion && conversion.crds.length > 0) {
+    files.push({ path: CONVERSION_FILE, text: conversionPatches(info, conversion, names) });
   }
   files.push({
     path: projects.CONFIG_FILE,
@@ -408,6 +450,77 @@ export function generatedFiles(
     }),
   });
   return files;
+}
+
+/** deploy/conversion.yaml: a merge patch per converted CRD, pointing its spec.conversion at the webhook Service. */
+function conversionPatches(info: ProjectInfo, conversion: Conversion, names: servers.WebhookNames): string {
+  const crds = conversion.crds.map((crd) => {
+    const patch = {
+      metadata: { name: crd.crdName, annotations: { 'cert-manager.io/inject-ca-from': `${names.namespace}/${names.servingCertificate}` } },
+      spec: {
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            conversionReviewVersions: ['v1'],
+            clientConfig: { service: { namespace: names.namespace, name: names.service, path: conversionPath(crd), port: servers.WEBHOOKS.servicePort } },
+          },
+        },
+      },
+    };
+    return { name: crd.crdName, path: conversionPath(crd), patchJson: JSON.stringify(patch) };
+  });
+  return rendering.render('deploy/conversion.yaml', {
+    kubeName: kubeName(info.name),
+    generatorVersion: info.generatorVersion,
+    handlers: conversion.registrations.map(describeRegistration),
+    crds,
+    single: crds.length === 1,
+    names,
+    server: servers.WEBHOOKS,
+  });
+}
+
+/**
+ * The converter stub of one non-hub version and its test (conversions.ts): both written once.
+ */
+export function conversionFiles(plan: conversions.ConversionPlan): PlannedFile[] {
+  const body = (direction: conversions.Direction): string => direction.lines.join('\n    ');
+  const helpers = [...plan.forward.helpers, ...plan.backward.helpers].map((lines) => lines.join('\n'));
+  const test = (direction: conversions.Direction, sample: string, object: Readonly<Record<string, unknown>>, title: string) => {
+    const refused = conversions.refusals(direction, object);
+    return {
+      title,
+      sample,
+      refused: refused.length > 0,
+      refusedList: refused.join(', '),
+      single: refused.length === 1,
+      pattern: refused.length > 0 ? `${refused[0]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is` : '',
+    };
+  };
+  const tests = [
+    test(
+      plan.forward,
+      'spokeSample',
+      plan.spoke.sample,
+      `${plan.spoke.version} → ${plan.hub.version} → ${plan.spoke.version} keeps the ${plan.spoke.version} sample`,
+    ),
+    test(plan.backward, 'hubSample', plan.hub.sample, `${plan.hub.version} → ${plan.spoke.version} → ${plan.hub.version} keeps the ${plan.hub.version} sample`),
+  ];
+  // A round trip from the spoke also goes backward, and one from the hub also forward.
+  const context = {
+    ...plan,
+    helpers,
+    forwardBody: body(plan.forward),
+    backwardBody: body(plan.backward),
+    moduleImport: plan.path.replace(/\.ts$/, '.js'),
+    spokeLiteral: typescriptLiteral(plan.spoke.sample, 0),
+    hubLiteral: typescriptLiteral(plan.hub.sample, 0),
+    tests,
+  };
+  return [
+    { path: plan.path, text: rendering.render('src/conversions/version.ts', context) },
+    { path: plan.testPath, text: rendering.render('test/conversion.test.ts', context) },
+  ];
 }
 
 /**

@@ -38,12 +38,16 @@ export function printReport(report: generator.GenerationReport, output: Output, 
   lines.push(`${options.verb} ${relative}: ${report.written.length} file(s) written`);
   for (const file of report.crdsAdded) lines.push(`  added CRD file ${file}`);
   for (const file of report.stubsAdded) lines.push(`  added handler stub ${file}`);
+  for (const file of report.convertersAdded) lines.push(`  added converter stub ${file}`);
   for (const file of report.written.filter((written) => written.startsWith('samples/'))) lines.push(`  added sample object ${file}`);
   if (report.builtins.length > 0) lines.push(`  deploy/rbac.yaml covers the built-in resources the code uses: ${report.builtins.join(', ')}`);
   if (report.admission.length > 0) {
     lines.push(`  deploy/webhooks.yaml and src/generated/admission.ts serve the admission handlers: ${report.admission.join(', ')}`);
   }
-  for (const file of report.removed) lines.push(`  removed ${file}: no admission handler is left`);
+  if (report.conversions.length > 0) {
+    lines.push(`  src/generated/admission.ts serves the converters, deploy/conversion.yaml points their CRDs at it: ${report.conversions.join(', ')}`);
+  }
+  for (const file of report.removed) lines.push(`  removed ${file}: no ${file.endsWith('conversion.yaml') ? 'converter' : 'admission handler'} is left`);
   if (report.kept.length > 0) {
     lines.push(`  left alone (yours, not generated): ${report.kept.join(', ')}`);
   }

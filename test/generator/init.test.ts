@@ -136,7 +136,13 @@ function initEach(directory: string, label: string): void {
     const { model } = support.generate([{ path: name, text: fs.readFileSync(path.join(directory, name), 'utf8') }]);
     const served = model.crds.filter((crd) => crd.versions.length > 0);
     expect(report.stubsAdded).toHaveLength(served.length);
-    expect(Object.keys(files).filter((file) => /^test\/.*\.test\.ts$/.test(file))).toHaveLength(served.length);
+    expect(Object.keys(files).filter((file) => /^test\/[^/]*\.test\.ts$/.test(file))).toHaveLength(served.length);
+    // A converter stub and its test per non-hub version of a CRD that serves several (R-CONVERT-301).
+    const spokes = served
+      .filter((crd) => crd.versions.length > 1 && crd.versions.some((version) => version.storage))
+      .reduce((count, crd) => count + crd.versions.length - 1, 0);
+    expect(Object.keys(files).filter((file) => /^src\/conversions\/.*\.ts$/.test(file))).toHaveLength(spokes);
+    expect(Object.keys(files).filter((file) => /^test\/conversions\/.*\.test\.ts$/.test(file))).toHaveLength(spokes);
     expect(Object.keys(files).filter((file) => /^samples\/.*\.yaml$/.test(file))).toHaveLength(served.length);
     const modules = Object.keys(files).filter((file) => file.startsWith('src/generated/') && /\.v[^/]*\.ts$/.test(file));
     expect(modules).toHaveLength(served.reduce((count, crd) => count + crd.versions.length, 0));
