@@ -490,7 +490,8 @@ export function conversionFiles(plan: conversions.ConversionPlan): PlannedFile[]
     const refused = conversions.refusals(direction, object);
     return {
       title,
-      sample,
+      // roundTrip takes an object of the conversion's source version; one of its target (the hub) says so.
+      args: sample === 'hubSample' ? `${sample}, { from: 'to' }` : sample,
       refused: refused.length > 0,
       refusedList: refused.join(', '),
       single: refused.length === 1,
