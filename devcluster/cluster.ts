@@ -728,19 +728,48 @@ export class OutOfBand {
 
   /**
    * Reads an object in its served form, or undefined. Synchronous: an object of a CRD with a
-   * conversion webhook stored in another version cannot be read here (500; read it over HTTP).
+   * conversion webhook stored in another version cannot be read here (a 500 that names `read`).
    */
   get(ref: TypeRef, name: string, namespace?: string): JsonObject | undefined {
     const type = this.resolve(ref);
-    const stored = this.c.store.get(type.storage, revisions.objectKey(type.namespaced ? (namespace ?? 'default') : undefined, name));
-    return stored ? objects.toExternal(type, stored) : undefined;
+    const stored = this.stored(type, name, namespace);
+    if (!stored) return undefined;
+    refuseUnconverted(type, [stored], 'get', 'read');
+    return objects.toExternal(type, stored);
   }
 
-  /** Lists objects in their served form (all namespaces unless given). */
+  /** Lists objects in their served form (all namespaces unless given); synchronous, as `get`. */
   list(ref: TypeRef, namespace?: string): JsonObject[] {
     const type = this.resolve(ref);
+    const items = this.storedList(type, namespace);
+    refuseUnconverted(type, items, 'list', 'readAll');
+    return items.map((o) => objects.toExternal(type, o));
+  }
+
+  /**
+   * Reads an object in its served form, or undefined, as a GET does: an object stored in another
+   * version of a CRD with a conversion webhook is converted through the webhook (D-CONV-413).
+   */
+  async read(ref: TypeRef, name: string, namespace?: string): Promise<JsonObject | undefined> {
+    const type = this.resolve(ref);
+    const stored = this.stored(type, name, namespace);
+    return stored ? objects.toExternal(type, await converting.oneInVersion(type, stored)) : undefined;
+  }
+
+  /** Lists objects in their served form as a LIST does (one conversion webhook call for the items that need it, D-CONV-413). */
+  async readAll(ref: TypeRef, namespace?: string): Promise<JsonObject[]> {
+    const type = this.resolve(ref);
+    const items = await converting.inVersion(type, this.storedList(type, namespace));
+    return items.map((o) => objects.toExternal(type, o));
+  }
+
+  private stored(type: resources.ResourceType, name: string, namespace: string | undefined): JsonObject | undefined {
+    return this.c.store.get(type.storage, revisions.objectKey(type.namespaced ? (namespace ?? 'default') : undefined, name));
+  }
+
+  private storedList(type: resources.ResourceType, namespace: string | undefined): JsonObject[] {
     const prefix = type.namespaced && namespace ? revisions.objectKey(namespace, '') : '';
-    return this.c.store.list(type.storage, prefix).map((o) => objects.toExternal(type, o));
+    return this.c.store.list(type.storage, prefix);
   }
 
   async create(obj: JsonObject, opts: WriteOptions = {}): Promise<JsonObject> {
@@ -787,6 +816,21 @@ export class OutOfBand {
     });
     void this.loop;
   }
+}
+
+/**
+ * The error of a synchronous read (`get`, `list`) of objects that only a conversion webhook call
+ * can show in the requested version: a 500 that says which asynchronous read to use instead.
+ */
+function refuseUnconverted(type: resources.ResourceType, stored: readonly JsonObject[], method: 'get' | 'list', instead: 'read' | 'readAll'): void {
+  if (!converting.callsOut(type)) return;
+  const apiVersion = resources.apiVersionOf(type);
+  const other = stored.find((o) => o['apiVersion'] !== apiVersion);
+  if (!other) return;
+  const message =
+    `cluster.store.${method}() cannot show ${type.kind} "${objects.nameOf(other)}" in ${apiVersion}: it is stored in ${String(other['apiVersion'])} ` +
+    `and its CRD converts through a conversion webhook, which only an asynchronous read calls; use \`await cluster.store.${instead}(…)\` instead`;
+  throw statuses.internal(message, [{ message }]);
 }
 
 export interface WriteOptions {

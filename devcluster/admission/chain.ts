@@ -4,7 +4,9 @@
  * webhooks in order (applying their JSON patches, with one reinvocation round for `IfNeeded`), then
  * the validating webhooks in parallel, and turns denials and failures into the API errors of
  * D-ADM-7/8. Configurations are read from the store on every request, so changes apply at once
- * (D-ADM-12).
+ * (D-ADM-12). A webhook matched through another version of the resource (`matchPolicy:
+ * Equivalent`) gets the objects in its version — through the CRD's conversion webhook where it has
+ * one (D-CONV-411, `versioned.ts`).
  */
 import type * as core from '../api/core.js';
 import * as objects from '../api/objects.js';
@@ -13,6 +15,7 @@ import * as jsonpatch from '../patching/jsonpatch.js';
 import * as statuses from '../server/statuses.js';
 import * as calling from './calling.js';
 import * as matching from './matching.js';
+import * as versioning from './versioned.js';
 import type { JsonObject } from '../json.js';
 import * as json from '../json.js';
 
@@ -63,40 +66,81 @@ export class WebhookAdmission implements core.Admission {
     if (this.exempt(attrs) || attrs.operation === 'DELETE' || attrs.operation === 'CONNECT') return attrs.object;
     const hooks = this.hooks('mutating', attrs);
     if (!hooks.length) return attrs.object;
-    let obj = attrs.object;
     const ranIfNeeded: { hook: matching.Webhook; changedAfter: boolean }[] = [];
-    for (const hook of hooks) {
-      const before = obj;
-      obj = await this.callOne(hook, { ...attrs, object: obj }, warnings, true);
-      const changed = !json.deepEqual(before, obj);
+    const obj = await this.mutatingPass(hooks, attrs, warnings, (hook, changed) => {
       if (changed) for (const r of ranIfNeeded) r.changedAfter = true;
       if (hook.spec['reinvocationPolicy'] === 'IfNeeded') ranIfNeeded.push({ hook, changedAfter: false });
+    });
+    const again = ranIfNeeded.filter((r) => r.changedAfter).map((r) => r.hook);
+    if (!again.length) return obj;
+    return this.mutatingPass(again, { ...attrs, object: obj }, warnings, () => undefined);
+  }
+
+  /**
+   * Calls mutating webhooks in order, each with the object in its version (D-ADM-3, D-CONV-411),
+   * and returns the request's object, in its version, with their patches.
+   */
+  private async mutatingPass(
+    hooks: matching.Webhook[],
+    attrs: core.AdmissionAttributes,
+    warnings: string[],
+    onCalled: (hook: matching.Webhook, changed: boolean) => void,
+  ): Promise<JsonObject | undefined> {
+    const versioned = new versioning.VersionedAttributes(attrs);
+    for (const hook of hooks) {
+      const sent = await versioned.as(hook.sendAs.version);
+      const result = await this.callOne(hook, attrs, sent, warnings, true);
+      const changed = result !== sent.object && result !== undefined && !json.deepEqual(sent.object, result);
+      if (result !== sent.object && result !== undefined) versioned.patched(result);
+      onCalled(hook, changed);
     }
-    for (const r of ranIfNeeded) {
-      if (r.changedAfter) obj = await this.callOne(r.hook, { ...attrs, object: obj }, warnings, true);
-    }
-    return obj;
+    return versioned.result();
   }
 
   async validate(attrs: core.AdmissionAttributes, warnings: string[]): Promise<void> {
     if (this.exempt(attrs)) return;
     const hooks = this.hooks('validating', attrs);
     if (!hooks.length) return;
-    const results = await Promise.allSettled(hooks.map((hook) => this.callOne(hook, attrs, warnings, false)));
+    // One view per version, converted once, before that version's first webhook is called (as upstream).
+    const views = new Map<string, versioning.Sent>();
+    const calls: Promise<JsonObject | undefined>[] = [];
+    let conversionFailure: { error: unknown } | undefined;
+    for (const hook of hooks) {
+      const version = hook.sendAs.version;
+      let sent = views.get(version);
+      if (!sent) {
+        try {
+          sent = await new versioning.VersionedAttributes(attrs).as(version);
+        } catch (error) {
+          conversionFailure = { error };
+          break;
+        }
+        views.set(version, sent);
+      }
+      calls.push(this.callOne(hook, attrs, sent, warnings, false));
+    }
+    const results = await Promise.allSettled(calls);
+    if (conversionFailure) throw conversionFailure.error;
     for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
-  /** Calls one webhook; returns the (possibly patched) object, or throws the request's error. */
-  private async callOne(hook: matching.Webhook, attrs: core.AdmissionAttributes, warnings: string[], mutating: boolean): Promise<JsonObject | undefined> {
+  /** Calls one webhook with the objects in its version; returns the (possibly patched) object sent, or throws the request's error. */
+  private async callOne(
+    hook: matching.Webhook,
+    attrs: core.AdmissionAttributes,
+    sent: versioning.Sent,
+    warnings: string[],
+    mutating: boolean,
+  ): Promise<JsonObject | undefined> {
     const name = String(hook.spec['name'] ?? '');
     const uid = this.c.ids.uid();
-    const review = buildReview(hook, attrs, uid);
+    const review = buildReview(hook, attrs, sent, uid);
     const started = performance.now();
     const result = await calling.callWebhook(hook.spec, review, this.call);
     this.onCall?.({ name, kind: mutating ? 'mutating' : 'validating', ms: performance.now() - started, ok: result.ok });
     const failurePolicy = (hook.spec['failurePolicy'] as string | undefined) ?? 'Fail';
     const fail = (detail: string): JsonObject | undefined => {
-      if (failurePolicy === 'Ignore') return attrs.object;
+      if (failurePolicy === 'Ignore') return sent.object;
       const message = `failed calling webhook "${name}": failed to call webhook: ${detail}`;
       throw statuses.internal(message, [{ message: `Internal error occurred: ${message}` }]);
     };
@@ -116,13 +160,13 @@ export class WebhookAdmission implements core.Admission {
     }
     const patch = response['patch'];
     const patchType = response['patchType'];
-    if (patch === undefined && patchType === undefined) return attrs.object;
+    if (patch === undefined && patchType === undefined) return sent.object;
     if (!mutating) return fail('received invalid webhook response: a validating webhook returned a patch');
     if (patch === undefined || patchType !== 'JSONPatch')
       return fail('received invalid webhook response: patch and patchType must be given together, patchType JSONPatch');
     try {
       const ops = jsonpatch.parseJsonPatch(JSON.parse(Buffer.from(String(patch), 'base64').toString('utf8')));
-      const patched = jsonpatch.applyJsonPatch(attrs.object, ops);
+      const patched = jsonpatch.applyJsonPatch(sent.object, ops);
       if (!json.isObject(patched)) throw new Error('the patched object is not an object');
       return patched;
     } catch (err) {
@@ -132,16 +176,9 @@ export class WebhookAdmission implements core.Admission {
 }
 
 /** The AdmissionReview sent to a webhook, members in Go's order and objects as the server writes them (D-BI-24). */
-function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, uid: string): JsonObject {
+function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, sent: versioning.Sent, uid: string): JsonObject {
   const t = attrs.type;
   const sendVersion = hook.sendAs.version;
-  const convert = (o: JsonObject | undefined): JsonObject | null => {
-    if (!o) return null;
-    const ordered = keyorder.arrange(t, o);
-    if (sendVersion === t.version) return ordered;
-    const apiVersion = t.group ? `${t.group}/${sendVersion}` : sendVersion;
-    return t.strategy.convertTo ? t.strategy.convertTo(ordered, apiVersion) : { ...ordered, apiVersion };
-  };
   const request: JsonObject = {
     uid,
     kind: { group: t.group, version: sendVersion, kind: t.kind },
@@ -161,8 +198,8 @@ function buildReview(hook: matching.Webhook, attrs: core.AdmissionAttributes, ui
       groups: attrs.user.groups,
       ...(attrs.user.extra ? { extra: keyorder.sortedDeep(attrs.user.extra) } : {}),
     },
-    object: attrs.operation === 'DELETE' ? null : convert(attrs.object),
-    oldObject: convert(attrs.oldObject),
+    object: attrs.operation === 'DELETE' ? null : (sent.object ?? null),
+    oldObject: sent.oldObject ?? null,
     dryRun: attrs.dryRun,
     options: attrs.options,
   });

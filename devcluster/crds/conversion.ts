@@ -15,7 +15,7 @@
  * (a bug of the caller, never silently unconverted fields). `None` CRDs and built-in kinds have no
  * `convertObjects` and take the synchronous path as before, with no extra step.
  */
-import type * as calling from '../admission/calling.js';
+import * as calling from '../admission/calling.js';
 import * as statuses from '../server/statuses.js';
 import * as review from './conversionreview.js';
 import type { JsonObject } from '../json.js';
@@ -87,7 +87,10 @@ export function webhookConverterFor(crd: schemas.CustomResourceDefinition, opts:
   if (conversion?.strategy !== 'Webhook') return undefined;
   const spec = (conversion.webhook ?? {}) as unknown as JsonObject;
   const name = `conversion_webhook_for_${crd.metadata?.name ?? ''}`;
-  const shape: calling.CallShape = { defaultTimeoutSeconds: opts.timeoutSeconds ?? CONVERSION_TIMEOUT_SECONDS, userAgent: API_SERVER_USER_AGENT };
+  // Upstream's conversion client is built by the webhook client manager shared with admission: its
+  // default client configuration sets the `kube-apiserver-admission` agent and the 30 s timeout
+  // (which client-go also sends as `?timeout=30s`).
+  const shape: calling.CallShape = { defaultTimeoutSeconds: opts.timeoutSeconds ?? CONVERSION_TIMEOUT_SECONDS, userAgent: calling.ADMISSION_USER_AGENT };
   return async (objs, apiVersion) => {
     const toSend = objs.filter((o) => o['apiVersion'] !== apiVersion);
     if (toSend.length === 0) return [...objs];
@@ -109,9 +112,6 @@ export function webhookConverterFor(crd: schemas.CustomResourceDefinition, opts:
     return objs.map((o) => (o['apiVersion'] === apiVersion ? o : converted[next++]!));
   };
 }
-
-/** Upstream's conversion client sends client-go's default agent: the server binary's. */
-const API_SERVER_USER_AGENT = 'kube-apiserver/v1.32.0 (linux/amd64) kubernetes/70d3cc9';
 
 /**
  * One converted object checked against its original and given the original's metadata (except

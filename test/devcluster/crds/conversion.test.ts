@@ -116,7 +116,7 @@ describe('CRDs converted by a webhook', () => {
     expect(watched.events[0]!['object']['message']).toContain('conversion webhook for tekton.example.dev/v1, Kind=PipelineRun failed');
   });
 
-  it('D-CONV-410 an admission webhook that must see the object in another version (matchPolicy Equivalent) fails the request loudly', async () => {
+  it('D-CONV-411 an admission webhook matched through another version gets the object converted; an unreachable conversion webhook fails the request whatever its failurePolicy', async () => {
     const config = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
@@ -136,7 +136,10 @@ describe('CRDs converted by a webhook', () => {
     try {
       const r = await h.post(V1, run('equivalent'));
       expect(r.status).toBe(500);
-      expect(r.json['message']).toContain('the conversion to tekton.example.dev/v1beta1 was not prepared');
+      expect(r.json['message']).toMatch(
+        /^Internal error occurred: conversion webhook for tekton\.example\.dev\/v1, Kind=PipelineRun failed: Post "https:\/\/tekton-pipelines-webhook\.tekton-pipelines\.svc:443\/\?timeout=30s": /,
+      );
+      expect((await h.get(`${V1}/equivalent`)).status).toBe(404);
     } finally {
       expect((await h.del('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/beta-only')).status).toBe(200);
     }
