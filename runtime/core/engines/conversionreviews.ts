@@ -14,6 +14,7 @@
 import * as dicts from '../../cogs/structs/dicts.js';
 import * as structErrors from '../../cogs/structs/errors.js';
 import type * as webhooks from '../../cogs/structs/webhooks.js';
+import * as reviews from './reviews.js';
 
 /** The review's kind and the API versions it comes in (answered in the version it came in). */
 export const KIND = 'ConversionReview';
@@ -30,20 +31,9 @@ function malformed(message: string): structErrors.WebhookRequestError {
   return new structErrors.WebhookRequestError('malformed', message);
 }
 
-/** The payload as JSON: a server hands over raw text (or bytes) when it could not parse it. */
+/** The payload as JSON (raw text or bytes parsed); not JSON → `malformed` (HTTP 400). */
 export function decoded(payload: unknown): unknown {
-  const text =
-    typeof payload === 'string'
-      ? payload
-      : payload instanceof Uint8Array
-        ? Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8')
-        : undefined;
-  if (text === undefined) return payload;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw malformed('The conversion request is not valid JSON.');
-  }
+  return reviews.decoded(payload, 'conversion');
 }
 
 /** The kind a payload claims (`AdmissionReview`, `ConversionReview`, …), if it is an object with one. */

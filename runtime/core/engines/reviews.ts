@@ -54,7 +54,8 @@ function malformed(message: string): structErrors.WebhookRequestError {
   return new structErrors.WebhookRequestError('malformed', message);
 }
 
-function decoded(payload: unknown): unknown {
+/** The payload as JSON: a server hands over raw text (or bytes) when it could not parse it; `what` names the review in the error. */
+export function decoded(payload: unknown, what: 'admission' | 'conversion' = 'admission'): unknown {
   const text =
     typeof payload === 'string'
       ? payload
@@ -65,7 +66,7 @@ function decoded(payload: unknown): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw malformed('The admission request is not valid JSON.');
+    throw malformed(`The ${what} request is not valid JSON.`);
   }
 }
 
