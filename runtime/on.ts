@@ -322,6 +322,8 @@ export interface ConvertOptions<From extends resources.ResourceDescriptor, To ex
   readonly id?: string;
   /** The registry to register in; defaults to `getDefaultRegistry()`. */
   readonly registry?: registries.OperatorRegistry;
+  /** Any value, given to the converters as `context.param` (as `param` to other handlers). */
+  readonly param?: unknown;
   forward(object: resources.BodyOf<From>, context: callbacks.ConversionContext): R1 & exactness.Exact<resources.BodyOf<To>, R1>;
   backward(object: resources.BodyOf<To>, context: callbacks.ConversionContext): R2 & exactness.Exact<resources.BodyOf<From>, R2>;
 }
@@ -417,8 +419,8 @@ function fieldRegistration(ref: selectors.ResourceRef, a: unknown, b?: unknown, 
 }
 
 /** The context of a converter called directly (not by a review): the object's logger, the target version. */
-function directContext(object: unknown, desiredApiVersion: string): callbacks.ConversionContext {
-  return { logger: logging.objectLogger({ body: object, local: true }), desiredApiVersion };
+function directContext(object: unknown, desiredApiVersion: string, param: unknown): callbacks.ConversionContext {
+  return { logger: logging.objectLogger({ body: object, local: true }), desiredApiVersion, param };
 }
 
 function convertRegistration(from: unknown, to: unknown, options: unknown): unknown {
@@ -429,8 +431,8 @@ function convertRegistration(from: unknown, to: unknown, options: unknown): unkn
     id: handler.id,
     from: handler.from,
     to: handler.to,
-    forward: (object: object) => handler.forward(object, directContext(object, handler.to.apiVersion)),
-    backward: (object: object) => handler.backward(object, directContext(object, handler.from.apiVersion)),
+    forward: (object: object) => handler.forward(object, directContext(object, handler.to.apiVersion, handler.param)),
+    backward: (object: object) => handler.backward(object, directContext(object, handler.from.apiVersion, handler.param)),
   });
 }
 

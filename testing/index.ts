@@ -26,5 +26,7 @@ export { ModuleLoadError, RunnerTimeoutError, TypeScriptLoaderError, UsageError 
 export type { KopfRunnerOptions } from '../runtime/kits/launching/runner.js';
 export { VirtualClock } from '../runtime/cogs/aio/clocks.js';
 // Round trips of converters (`on.convert`): an object converted to the other version and back.
-export { roundTrip, RoundTripError } from './conversions.js';
-export type { FieldChange, RoundTripConversion, RoundTripOptions, RoundTripResult } from './conversions.js';
+export { roundTrip } from './conversions.js';
+export { RoundTripError } from './errors.js';
+export type { RoundTripConversion, RoundTripOptions, RoundTripResult } from './conversions.js';
+export type { FieldChange } from './errors.js';

@@ -32,6 +32,7 @@ const MISUSE = new Set([
 
 /** Constructor arguments of the classes that take more than a message. */
 const ARGUMENTS: Record<string, readonly unknown[]> = {
+  RoundTripError: ['v1 → v2 → v1', {}, {}, [{ kind: 'lost', path: 'spec.a', before: 1, after: undefined }], []],
   ApiError: [418, undefined],
   ApiClientError: [400, undefined],
   ApiServerError: [500, undefined],

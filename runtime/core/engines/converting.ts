@@ -189,7 +189,12 @@ export function resultProblem(input: Record<string, unknown>, output: unknown, t
 }
 
 /** A context whose logger is built only if the converter reads it (most never log). */
-function contextOf(object: Record<string, unknown>, desiredApiVersion: string, settings: settingsModule.OperatorSettings): callbacks.ConversionContext {
+function contextOf(
+  object: Record<string, unknown>,
+  desiredApiVersion: string,
+  param: unknown,
+  settings: settingsModule.OperatorSettings,
+): callbacks.ConversionContext {
   let logger: loggers.Logger | undefined;
   return {
     get logger(): loggers.Logger {
@@ -197,6 +202,7 @@ function contextOf(object: Record<string, unknown>, desiredApiVersion: string, s
       return logger;
     },
     desiredApiVersion,
+    param,
   };
 }
 
@@ -243,7 +249,7 @@ export function convertObject(
     const fn = step.direction === 'forward' ? step.handler.forward : step.handler.backward;
     let output: unknown;
     try {
-      output = fn(current, contextOf(current, desiredApiVersion, settings));
+      output = fn(current, contextOf(current, desiredApiVersion, step.handler.param, settings));
     } catch (error) {
       throw new Failed(name, from, `the converter '${step.handler.id}' (${step.from} → ${step.to}) failed: ${errors.describeError(error)}`);
     }

@@ -432,4 +432,6 @@ export interface ConversionContext {
   readonly logger: loggers.Logger;
   /** The version the review asks for in the end (`group/version`), which may be beyond this step's target. */
   readonly desiredApiVersion: string;
+  /** The registration's `param` option (`undefined` without one), as other handlers get it. */
+  readonly param: unknown;
 }

@@ -147,6 +147,8 @@ export interface ConversionHandler {
   readonly to: resources.ResourceDescriptor;
   readonly forward: ConverterFn;
   readonly backward: ConverterFn;
+  /** The `param` option, given to the converters in their context. */
+  readonly param: unknown;
 }
 
 /** Startup, cleanup, login and probe handlers (R-ACTIVITY, R-AUTH-1). */
@@ -427,5 +429,6 @@ export function conversionHandler(from: unknown, to: unknown, options: RawOption
     to,
     forward: forward as ConverterFn,
     backward: backward as ConverterFn,
+    param: options['param'],
   });
 }

@@ -57,7 +57,7 @@ export const ALLOWED_OPTIONS = Object.freeze({
   login: [...COMMON, ...RETRY],
   probe: [...COMMON, ...RETRY],
   reconcile: [...COMMON, 'labels', 'annotations', 'when', 'owns', 'watches', 'finalize', 'finalizer', 'backoff'],
-  convert: ['id', 'registry', 'forward', 'backward'],
+  convert: ['id', 'param', 'registry', 'forward', 'backward'],
 } satisfies Record<string, readonly string[]>);
 
 /** The name of a registration function, as in `on.<name>()`. */

@@ -68,9 +68,10 @@ function register(registry: OperatorRegistry): void {
   });
   on.convert(V2, V3, {
     registry,
-    forward: ({ spec: { count, ...spec } = {}, ...object }, { logger }) => {
+    param: 'the param',
+    forward: ({ spec: { count, ...spec } = {}, ...object }, { logger, param }) => {
       if (spec.color === 'explode') throw new ConversionError('no explosive widgets');
-      if (spec.color === 'shout') logger.info('Converting a loud widget.');
+      if (spec.color === 'shout') logger.info(`Converting a loud widget with ${String(param)}.`);
       const apiVersion = spec.color === 'stray' ? 'conv.example.com/v9' : V3.apiVersion;
       if (spec.color === 'later') return Promise.resolve({ ...object, apiVersion, spec }) as unknown as WidgetV3;
       return { ...object, apiVersion, spec: { ...spec, replicas: count } };
@@ -258,9 +259,9 @@ describe('R-CONVERT conversion webhooks served by the operator', () => {
     expect(misplaced.body).toContain('conversion webhooks are served at convert/<plural>.<group>');
   });
 
-  it('R-CONVERT-201 converters get the object logger and the desired version', async () => {
+  it('R-CONVERT-201 converters get the object logger, the desired version and the param', async () => {
     await post(config, PATH, review('L', V1.apiVersion, [widget(V2.apiVersion, 'loud', { color: 'shout' })]));
-    expect(log.grep('Converting a loud widget.')).toEqual(['[default/loud] Converting a loud widget.']);
+    expect(log.grep('Converting a loud widget')).toEqual(['[default/loud] Converting a loud widget with the param.']);
   });
 });
 

@@ -5,7 +5,7 @@ describe('registration options', () => {
   it('R-API-4 every registration accepts id, param and registry; only retriable kinds accept retry options', () => {
     for (const [registration, keys] of Object.entries(options.ALLOWED_OPTIONS)) {
       expect(keys, registration).toEqual(expect.arrayContaining(['id', 'param']));
-      const retriable = !['event', 'validate', 'mutate', 'reconcile'].includes(registration); // reconcile: its own back-off (R-RECONCILE-205)
+      const retriable = !['event', 'validate', 'mutate', 'reconcile', 'convert'].includes(registration); // reconcile: its own back-off (R-RECONCILE-205); convert: answered at once, the API server retries
       expect(keys.includes('retries'), registration).toBe(retriable);
     }
     expect(() => options.checkOptionKeys('probe', { id: 'x', backoff: 1 })).not.toThrow();
