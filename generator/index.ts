@@ -320,7 +320,9 @@ function sameFile(root: string, copy: loading.SourceText, out: string): boolean 
 function refuseForeignGeneratedFiles(root: string, out: string): void {
   const found = [
     ...listFiles(root, projects.GENERATED_DIR),
-    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE, projects.CONVERSION_FILE, projects.DEVELOPMENT_RBAC_FILE].filter((file) => fs.existsSync(path.join(root, file))),
+    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE, projects.CONVERSION_FILE, projects.DEVELOPMENT_RBAC_FILE].filter((file) =>
+      fs.existsSync(path.join(root, file)),
+    ),
   ];
   if (found.length === 0) return;
   const shown = found.length > 5 ? `${found.slice(0, 5).join(', ')}, …` : found.join(', ');
@@ -533,7 +535,20 @@ function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): 
     .filter((file) => file.startsWith(`${projects.SAMPLES_DIR}/`) && inputs.CRD_FILE_PATTERN.test(file))
     .filter((file) => fs.statSync(path.join(root, file)).size <= SAMPLE_FILE_LIMIT)
     .map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
-  return { root, crdSources, userModules, testModules, existing, sampleFiles, manifestText, indexText, deploymentText, webhooksFile, conversionFile, developmentRbacFile };
+  return {
+    root,
+    crdSources,
+    userModules,
+    testModules,
+    existing,
+    sampleFiles,
+    manifestText,
+    indexText,
+    deploymentText,
+    webhooksFile,
+    conversionFile,
+    developmentRbacFile,
+  };
 }
 
 /** The largest sample file read for stale versions (a sample kopf-gen wrote is a few KiB). */

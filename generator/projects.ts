@@ -43,7 +43,14 @@ export const DEVELOPMENT_RBAC_FILE = 'test/rbac-development.yaml';
  * any file of the user's — is written at most once, when it does not exist.
  */
 export function isGeneratedFile(file: string): boolean {
-  return file.startsWith(`${GENERATED_DIR}/`) || file === CONFIG_FILE || file === RBAC_FILE || file === WEBHOOKS_FILE || file === CONVERSION_FILE || file === DEVELOPMENT_RBAC_FILE;
+  return (
+    file.startsWith(`${GENERATED_DIR}/`) ||
+    file === CONFIG_FILE ||
+    file === RBAC_FILE ||
+    file === WEBHOOKS_FILE ||
+    file === CONVERSION_FILE ||
+    file === DEVELOPMENT_RBAC_FILE
+  );
 }
 
 /** Why the generator refused to work on a project or an output directory. */
