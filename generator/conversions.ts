@@ -69,6 +69,8 @@ export interface ConversionPlan {
   readonly kind: string;
   readonly group: string;
   readonly plural: string;
+  /** Whether the kind's objects live in namespaces. */
+  readonly namespaced: boolean;
   readonly spoke: ConversionSide;
   readonly hub: ConversionSide;
   /** `src/conversions/<kind>.<version>.ts`. */
@@ -117,6 +119,7 @@ export function conversionPlans(model: modeling.GeneratorModel, entries: readonl
         kind: crd.kind,
         group: crd.group,
         plural: crd.plural,
+        namespaced: hub.namespaced,
         spoke: spokeSide,
         hub: hubSide,
         path: `${CONVERSIONS_DIR}/${file}.ts`,

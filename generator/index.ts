@@ -320,7 +320,9 @@ function sameFile(root: string, copy: loading.SourceText, out: string): boolean 
 function refuseForeignGeneratedFiles(root: string, out: string): void {
   const found = [
     ...listFiles(root, projects.GENERATED_DIR),
-    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE, projects.CONVERSION_FILE].filter((file) => fs.existsSync(path.join(root, file))),
+    ...[projects.RBAC_FILE, projects.WEBHOOKS_FILE, projects.CONVERSION_FILE, projects.DEVELOPMENT_RBAC_FILE].filter((file) =>
+      fs.existsSync(path.join(root, file)),
+    ),
   ];
   if (found.length === 0) return;
   const shown = found.length > 5 ? `${found.slice(0, 5).join(', ')}, …` : found.join(', ');
@@ -467,6 +469,8 @@ interface Snapshot {
   readonly webhooksFile: boolean;
   /** Whether deploy/conversion.yaml exists. */
   readonly conversionFile?: boolean;
+  /** Whether test/rbac-development.yaml exists. */
+  readonly developmentRbacFile?: boolean;
 }
 
 const EMPTY_SNAPSHOT: Omit<Snapshot, 'root' | 'crdSources'> = {
@@ -526,11 +530,25 @@ function readSnapshot(root: string, crdSources: readonly loading.SourceText[]): 
   const deploymentText = fs.existsSync(deploymentPath) ? fs.readFileSync(deploymentPath, 'utf8') : undefined;
   const webhooksFile = fs.existsSync(path.join(root, scaffolding.WEBHOOKS_FILE));
   const conversionFile = fs.existsSync(path.join(root, scaffolding.CONVERSION_FILE));
+  const developmentRbacFile = fs.existsSync(path.join(root, projects.DEVELOPMENT_RBAC_FILE));
   const sampleFiles = [...existing]
     .filter((file) => file.startsWith(`${projects.SAMPLES_DIR}/`) && inputs.CRD_FILE_PATTERN.test(file))
     .filter((file) => fs.statSync(path.join(root, file)).size <= SAMPLE_FILE_LIMIT)
     .map((file) => ({ path: file, text: fs.readFileSync(path.join(root, file), 'utf8') }));
-  return { root, crdSources, userModules, testModules, existing, sampleFiles, manifestText, indexText, deploymentText, webhooksFile, conversionFile };
+  return {
+    root,
+    crdSources,
+    userModules,
+    testModules,
+    existing,
+    sampleFiles,
+    manifestText,
+    indexText,
+    deploymentText,
+    webhooksFile,
+    conversionFile,
+    developmentRbacFile,
+  };
 }
 
 /** The largest sample file read for stale versions (a sample kopf-gen wrote is a few KiB). */
@@ -623,7 +641,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
     }
   }
   files.push(...staleSamples(snapshot, analysis.model, kinds, info, warnings));
-  const converters = converterStubs(snapshot, analysis.model, entries, notes, kept);
+  const converters = converterStubs(snapshot, analysis.model, entries, info, crdFiles, notes, kept);
   files.push(...converters.files);
   const handlerModules = [...new Set([...handlerPaths.filter(isModule), ...stubsAdded])];
   const conversionModules = [
@@ -645,6 +663,7 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
   const removed = [
     ...(!serving && snapshot.webhooksFile ? [scaffolding.WEBHOOKS_FILE] : []),
     ...(conversion.crds.length === 0 && snapshot.conversionFile === true ? [scaffolding.CONVERSION_FILE] : []),
+    ...(conversion.crds.length === 0 && snapshot.developmentRbacFile === true ? [projects.DEVELOPMENT_RBAC_FILE] : []),
   ];
   if (serving && snapshot.deploymentText !== undefined) {
     const missing = servers.checkDeployment(snapshot.deploymentText, servers.webhookNames(scaffolding.kubeName(info.name)));
@@ -682,6 +701,8 @@ function converterStubs(
   snapshot: Snapshot,
   model: modeling.GeneratorModel,
   entries: readonly scaffolding.IndexEntry[],
+  info: scaffolding.ProjectInfo,
+  crdFiles: readonly string[],
   notes: string[],
   kept: string[],
 ): { files: scaffolding.PlannedFile[]; added: string[] } {
@@ -699,7 +720,7 @@ function converterStubs(
       notes.push(`${plan.crdName} ${plan.spoke.version}: no converter stub added, ${places[0]!.path} converts it already`);
       continue;
     }
-    for (const file of scaffolding.conversionFiles(plan)) {
+    for (const file of scaffolding.conversionFiles(plan, info, crdFiles)) {
       if (snapshot.existing.has(file.path)) {
         kept.push(file.path);
         continue;

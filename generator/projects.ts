@@ -31,6 +31,11 @@ export const RBAC_FILE = 'deploy/rbac.yaml';
 export const WEBHOOKS_FILE = 'deploy/webhooks.yaml';
 /** The generated patches of the CRDs the code converts (while it registers converters). */
 export const CONVERSION_FILE = 'deploy/conversion.yaml';
+/**
+ * The rules the operator needs in development only (managed conversion patches the CRDs it
+ * converts), for the generated tests to grant its service account: under test/, never deploy/.
+ */
+export const DEVELOPMENT_RBAC_FILE = 'test/rbac-development.yaml';
 
 /**
  * Whether the generator owns a file: every generation may rewrite (or delete) it. Everything else
@@ -38,7 +43,14 @@ export const CONVERSION_FILE = 'deploy/conversion.yaml';
  * any file of the user's — is written at most once, when it does not exist.
  */
 export function isGeneratedFile(file: string): boolean {
-  return file.startsWith(`${GENERATED_DIR}/`) || file === CONFIG_FILE || file === RBAC_FILE || file === WEBHOOKS_FILE || file === CONVERSION_FILE;
+  return (
+    file.startsWith(`${GENERATED_DIR}/`) ||
+    file === CONFIG_FILE ||
+    file === RBAC_FILE ||
+    file === WEBHOOKS_FILE ||
+    file === CONVERSION_FILE ||
+    file === DEVELOPMENT_RBAC_FILE
+  );
 }
 
 /** Why the generator refused to work on a project or an output directory. */

@@ -35,6 +35,7 @@ export const TEMPLATE_NAMES = [
   'test/kind.test.ts',
   'test/reconcile.test.ts',
   'test/conversion.test.ts',
+  'test/rbac-development.yaml',
   'samples/kind.yaml',
   'deploy/rbac.yaml',
   'deploy/deployment.yaml',

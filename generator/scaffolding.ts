@@ -437,6 +437,14 @@ export function generatedFiles(
   }
   if (hasConversion && conversion.crds.length > 0) {
     files.push({ path: CONVERSION_FILE, text: conversionPatches(info, conversion, names) });
+    files.push({
+      path: projects.DEVELOPMENT_RBAC_FILE,
+      text: rendering.render('test/rbac-development.yaml', {
+        kubeName: kubeName(info.name),
+        generatorVersion: info.generatorVersion,
+        convertedCrds: conversion.crds.map((crd) => crd.crdName),
+      }),
+    });
   }
   files.push({
     path: projects.CONFIG_FILE,
@@ -481,23 +489,28 @@ function conversionPatches(info: ProjectInfo, conversion: Conversion, names: ser
 }
 
 /**
- * The converter stub of one non-hub version and its test (conversions.ts): both written once.
+ * The converter stub of one non-hub version and its test (conversions.ts): both written once. The
+ * test round-trips each version's sample in-process, then end to end on the devcluster with the
+ * operator running as its service account (`crdFiles` and the project's scope, as the kind tests).
  */
-export function conversionFiles(plan: conversions.ConversionPlan): PlannedFile[] {
+export function conversionFiles(plan: conversions.ConversionPlan, info: ProjectInfo, crdFiles: readonly string[]): PlannedFile[] {
   const body = (direction: conversions.Direction): string => direction.lines.join('\n    ');
   const helpers = [...plan.forward.helpers, ...plan.backward.helpers].map((lines) => lines.join('\n'));
-  const test = (direction: conversions.Direction, sample: string, object: Readonly<Record<string, unknown>>, title: string) => {
+  const refusal = (direction: conversions.Direction, object: Readonly<Record<string, unknown>>) => {
     const refused = conversions.refusals(direction, object);
     return {
-      title,
-      // roundTrip takes an object of the conversion's source version; one of its target (the hub) says so.
-      args: sample === 'hubSample' ? `${sample}, { from: 'to' }` : sample,
       refused: refused.length > 0,
       refusedList: refused.join(', '),
       single: refused.length === 1,
       pattern: refused.length > 0 ? `${refused[0]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is` : '',
     };
   };
+  const test = (direction: conversions.Direction, sample: string, object: Readonly<Record<string, unknown>>, title: string) => ({
+    title,
+    // roundTrip takes an object of the conversion's source version; one of its target (the hub) says so.
+    args: sample === 'hubSample' ? `${sample}, { from: 'to' }` : sample,
+    ...refusal(direction, object),
+  });
   const tests = [
     test(
       plan.forward,
@@ -507,9 +520,39 @@ export function conversionFiles(plan: conversions.ConversionPlan): PlannedFile[]
     ),
     test(plan.backward, 'hubSample', plan.hub.sample, `${plan.hub.version} → ${plan.spoke.version} → ${plan.hub.version} keeps the ${plan.hub.version} sample`),
   ];
-  // A round trip from the spoke also goes backward, and one from the hub also forward.
+  // End to end: the spoke's sample is converted forward when the API server stores it (in the hub),
+  // the hub's backward when it is read in the spoke; a refusal fails that request.
+  const descriptor = (side: conversions.ConversionSide): string => `${side.namespace}.${side.descriptor}`;
+  const sampleName = (side: conversions.ConversionSide): string => {
+    const metadata = side.sample['metadata'];
+    const name = schemas.isRecord(metadata) && typeof metadata['name'] === 'string' ? metadata['name'] : SAMPLE_NAME;
+    return `${name}-${side.version}`.toLowerCase().slice(0, 63);
+  };
+  const endToEnd = [
+    {
+      title: `the ${plan.spoke.version} sample, created in ${plan.spoke.version}, reads in ${plan.hub.version} as the converter makes it`,
+      sample: 'spokeSample',
+      name: sampleName(plan.spoke),
+      from: descriptor(plan.spoke),
+      to: descriptor(plan.hub),
+      direction: 'forward',
+      onCreate: true,
+      ...refusal(plan.forward, plan.spoke.sample),
+    },
+    {
+      title: `the ${plan.hub.version} sample, created in ${plan.hub.version}, reads in ${plan.spoke.version} as the converter makes it`,
+      sample: 'hubSample',
+      name: sampleName(plan.hub),
+      from: descriptor(plan.hub),
+      to: descriptor(plan.spoke),
+      direction: 'backward',
+      onCreate: false,
+      ...refusal(plan.backward, plan.hub.sample),
+    },
+  ];
   const context = {
     ...plan,
+    ...scopeContext(info),
     helpers,
     forwardBody: body(plan.forward),
     backwardBody: body(plan.backward),
@@ -517,6 +560,13 @@ export function conversionFiles(plan: conversions.ConversionPlan): PlannedFile[]
     spokeLiteral: typescriptLiteral(plan.spoke.sample, 0),
     hubLiteral: typescriptLiteral(plan.hub.sample, 0),
     tests,
+    endToEnd,
+    crdFiles,
+    conversionPath: conversionPath(plan),
+    testNamespace: info.namespaces[0] ?? 'default',
+    servedNamespaces: info.namespaces,
+    kubeName: kubeName(info.name),
+    tempPrefix: `${info.name}-test-`,
   };
   return [
     { path: plan.path, text: rendering.render('src/conversions/version.ts', context) },

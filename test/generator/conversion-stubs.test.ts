@@ -185,13 +185,14 @@ function sameVersions(crd: { spec: { versions: { schema: unknown }[] } }): objec
 describe("R-CONVERT-303: the stub test runs roundTrip on each version's sample", () => {
   it('round-trips both samples, or expects the refusal naming the field until the user maps it', () => {
     const test = read(path.join(root, 'gadgets'), 'test/conversions/gadget.v1.test.ts');
-    expect(test).toContain("import { roundTrip } from 'kopf-gen/testing';");
-    expect(test).toContain("import { gadgetV1 } from '../../src/conversions/gadget.v1.js';");
+    expect(test).toContain("import { DevCluster, KopfRunner, roundTrip, VirtualClock } from 'kopf-gen/testing';");
+    // Imported on first use, after the operator of the end-to-end tests has loaded src/ (R-CONVERT-308).
+    expect(test).toContain("  return (await import('../../src/conversions/gadget.v1.js')).gadgetV1;");
     expect(test).toContain('const spokeSample: GadgetV1.Gadget = {');
     expect(test).toContain('const hubSample: GadgetV2.Gadget = {');
     // The v1 sample (spec.size only) converts; the v2 sample carries the defaulted spec.mode.
-    expect(test).toContain('it("v1 → v2 → v1 keeps the v1 sample", () => {\n  roundTrip(gadgetV1, spokeSample);\n});');
-    expect(test).toContain("expect(() => roundTrip(gadgetV1, hubSample, { from: 'to' })).toThrow(/spec\\.mode is/);");
+    expect(test).toContain('it("v1 → v2 → v1 keeps the v1 sample", async () => {\n  roundTrip(await converter(), spokeSample);\n});');
+    expect(test).toContain("expect(() => roundTrip(conversion, hubSample, { from: 'to' })).toThrow(/spec\\.mode is/);");
   });
 
   // Needs on.convert (runtime), its settings and roundTrip (kopf-gen/testing): passes once they are merged.
@@ -280,6 +281,87 @@ describe('R-CONVERT-305: deploy/conversion.yaml and the RBAC', () => {
       'releases.deploy.example.net',
     ]);
     expect(text).toContain('#   kubectl patch crd gadgets.example.com --type merge --patch \'{"metadata":{"name":"gadgets.example.com"');
+  });
+});
+
+describe('R-CONVERT-307: the development-only RBAC of managed conversion, for the tests', () => {
+  const project = path.join(root, 'gadgets');
+
+  it('writes test/rbac-development.yaml: get and patch on the converted CRDs only, bound to the service account; nothing in deploy/', () => {
+    const documents = yaml.parseAllDocuments(read(project, 'test/rbac-development.yaml')).map((document) => document.toJS());
+    expect(documents).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'gadgets-development' },
+        rules: [
+          { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['gadgets.example.com'], verbs: ['get', 'patch'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'gadgets-development' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gadgets-development' },
+        subjects: [{ kind: 'ServiceAccount', name: 'gadgets', namespace: 'gadgets' }],
+      },
+    ]);
+    expect(fs.readdirSync(path.join(project, 'deploy')).filter((file) => file.includes('development'))).toEqual([]);
+  });
+
+  it("is loaded by the generated tests beside deploy/rbac.yaml (the kind's and the converters')", () => {
+    const rbac = "const RBAC = ['deploy/rbac.yaml', 'deploy/rbac-handlers.yaml', 'test/rbac-development.yaml'];";
+    expect(read(project, 'test/gadget.test.ts')).toContain(rbac);
+    expect(read(project, 'test/conversions/gadget.v1.test.ts')).toContain(rbac);
+  });
+
+  it('is rewritten by generate, and deleted with deploy/conversion.yaml when no converter is left', async () => {
+    const project = path.join(root, 'dropped');
+    await generator.init({ crds: [path.join(root, 'inputs/gadgets.yaml')], out: project });
+    fs.writeFileSync(path.join(project, 'test/rbac-development.yaml'), '# edited\n');
+    await generator.generate({ project });
+    expect(read(project, 'test/rbac-development.yaml')).toContain('resourceNames: ["gadgets.example.com"]');
+    // The CRD serves its storage version only: no converter is written, and the stubs go.
+    const crd = yaml.parse(gadgets()) as { spec: { versions: { name: string }[] } };
+    crd.spec.versions = crd.spec.versions.filter((version) => version.name === 'v2');
+    fs.writeFileSync(path.join(project, 'crds/gadgets.yaml'), yaml.stringify(crd));
+    fs.rmSync(path.join(project, 'src/conversions'), { recursive: true });
+    fs.rmSync(path.join(project, 'test/conversions'), { recursive: true });
+    const again = await generator.generate({ project });
+    expect(again.removed).toEqual(expect.arrayContaining(['deploy/conversion.yaml', 'test/rbac-development.yaml']));
+    expect(fs.existsSync(path.join(project, 'deploy/conversion.yaml'))).toBe(false);
+    expect(fs.existsSync(path.join(project, 'test/rbac-development.yaml'))).toBe(false);
+  });
+});
+
+describe('R-CONVERT-308: the stub test converts end to end on the devcluster', () => {
+  const project = path.join(root, 'gadgets');
+
+  it('runs the operator as its service account, waits for its managed conversion, and reads each sample in the other version', () => {
+    const test = read(project, 'test/conversions/gadget.v1.test.ts');
+    expect(test).toContain("describe('end to end: the API server converts through the operator', () => {");
+    expect(test).toContain("runner = await new KopfRunner(['run', ...SCOPE, 'src/main.ts'], { kubeconfig: operatorKubeconfig, clock, timeout: 10 }).start();");
+    expect(test).toContain('const CONVERSION_PATH = "/convert/gadgets.example.com";');
+    expect(test).toContain('client.watch(builtins.CustomResourceDefinitions, { signal: deadline })');
+    expect(test).toContain('settings.networking.errorBackoffs = [];');
+    // The v1 sample converts: created in v1, read in v2, equal to what forward makes of it.
+    expect(test).toContain(
+      [
+        '  it("the v1 sample, created in v1, reads in v2 as the converter makes it", async () => {',
+        '    const sample = { ...spokeSample, metadata: { ...spokeSample.metadata, name: "example-v1", namespace: NAMESPACE } };',
+        '    const created = await client.create(GadgetV1.Gadgets, sample);',
+        '    const read = await client.get(GadgetV2.Gadgets, sample.metadata.name, { namespace: NAMESPACE });',
+        '    expect(read.metadata?.uid).toBe(created.metadata?.uid);',
+        '    expect(content(read)).toEqual(content((await converter()).forward(sample)));',
+      ].join('\n'),
+    );
+    // The v2 sample carries spec.mode, which backward refuses: the read in v1 fails with it, until mapped.
+    expect(test).toContain(
+      'client.create(GadgetV2.Gadgets, sample).then(() => client.get(GadgetV1.Gadgets, sample.metadata.name, { namespace: NAMESPACE })),\n    ).rejects.toThrow(/spec\\.mode is/);',
+    );
+    expect(test).toContain('    // expect(content(read)).toEqual(content((await converter()).backward(sample)));');
+    // The end-to-end tests come first: the converter is imported after the operator loaded src/.
+    expect(test.indexOf("describe('end to end")).toBeLessThan(test.indexOf('it("v1 → v2 → v1'));
   });
 });
 

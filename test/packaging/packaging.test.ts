@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as demo from '../../scripts/demo.js';
+import * as conversionProjects from '../support/conversionprojects.js';
 import { requireKubectl } from '../support/kubectl.js';
 import { childEnv, run, until } from '../support/processes.js';
 
@@ -265,6 +266,42 @@ describe('the packed packages, installed from their tarballs as a user would', (
       /✓ test\/kopf-example\.test\.ts > reconciles a new KopfExample: creates its Deployment, and reports the Deployment ready once it is/,
     );
   }, 300_000);
+
+  it('R-TEST-601 a multi-version project with converters type-checks and passes its own tests: kind, round trips and conversions end to end, before and after the renamed field is mapped', async () => {
+    const converting = path.join(path.dirname(project), 'my-converter');
+    fs.writeFileSync(path.join(work, 'widgets.yaml'), conversionProjects.widgetsCrd());
+    const init = await run(path.join(tools, 'node_modules/.bin/kopf-gen'), ['init', '--crd', '../widgets.yaml', '--out', converting], {
+      cwd: tools,
+      timeoutMs: 60_000,
+    });
+    expect(init.code, init.output).toBe(0);
+    expect(init.output).toContain(`added converter stub ${conversionProjects.STUB}`);
+    expect(init.output).toContain(`added converter stub ${conversionProjects.IDENTICAL_STUB}`);
+    // The same dependencies as the project above (both depend on the tarballs): its install serves both.
+    fs.symlinkSync(path.join(project, 'node_modules'), path.join(converting, 'node_modules'), 'dir');
+    const passes = async (): Promise<string> => {
+      const typecheck = await run('npm', ['run', 'typecheck'], { cwd: converting, timeoutMs: 120_000 });
+      expect(typecheck.code, typecheck.output).toBe(0);
+      const test = await run('npm', ['test', '--', '--reporter=verbose'], { cwd: converting, timeoutMs: 180_000 });
+      expect(test.code, test.output).toBe(0);
+      expect(test.output).toMatch(/Tests\s+9 passed \(9\)/);
+      expect(test.output).toMatch(/✓ test\/widget\.test\.ts > runs the create handler of a new Widget/);
+      for (const [spoke, file] of [
+        ['v1', 'widget.v1'],
+        ['v2beta1', 'widget.v2beta1'],
+      ] as const) {
+        const e2e = `✓ test/conversions/${file}.test.ts > end to end: the API server converts through the operator >`;
+        expect(test.output).toContain(`${e2e} the ${spoke} sample, created in ${spoke}, reads in v2 as the converter makes it`);
+        expect(test.output).toContain(`${e2e} the v2 sample, created in v2, reads in ${spoke} as the converter makes it`);
+      }
+      return test.output;
+    };
+    // As generated: v1's stub refuses the renamed field, and its test expects that, on both paths.
+    await passes();
+    conversionProjects.mapRenamedField(converting);
+    const mapped = await passes();
+    expect(mapped).toContain('✓ test/conversions/widget.v1.test.ts > v1 → v2 → v1 keeps the v1 sample');
+  }, 560_000);
 
   it("KopfRunner works under node's test runner too, with and without tsx imported (R-TEST-101)", async () => {
     fs.mkdirSync(path.join(project, 'checks'), { recursive: true });
