@@ -161,7 +161,9 @@ function postReview(webhook: Webhook, agent: https.Agent, objects: unknown[], ui
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    req.on('error', (error) =>
+      resolve({ ok: false, ms: performance.now() - started, detail: `${error.message} (${(error as { code?: string }).code ?? 'no code'})` }),
+    );
     req.end(payload);
   });
 }
