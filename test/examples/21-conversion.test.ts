@@ -267,6 +267,61 @@ describe('examples/21-conversion (A-40)', () => {
     expect((await client.get(V1.Sprockets, 'sprocket-1', { namespace: 'default' })).status).toEqual({ rollout });
   });
 
+  it('D-CONV-401 D-CONV-404 D-CRD-501 A-40: with objects stored in both versions (the storage version moved), a list converts only the others, in one review; the operator watches on with the new settings', async () => {
+    const storage = (v1: boolean): Promise<unknown> =>
+      test.cluster.store.patch(
+        CRDS,
+        CRD_NAME,
+        [
+          { op: 'replace', path: '/spec/versions/0/storage', value: v1 },
+          { op: 'replace', path: '/spec/versions/1/storage', value: !v1 },
+        ],
+        { type: 'json-patch' },
+      );
+    const converted = (): string[] => runner.output.split('\n').filter((line) => line.includes('Converted ') && line.includes(' object(s) of sprockets.'));
+    await storage(true);
+    try {
+      const old = path.join(test.dir, 'sprocket-old.yaml');
+      fs.writeFileSync(old, yaml.stringify({ ...input('sprocket-v1.yaml'), metadata: { name: 'sprocket-old' }, spec: { size: 7, image: 'old:1' } }));
+      const created = await kubectl('create', '-n', 'default', '-f', old);
+      expect(created.code, created.stderr).toBe(0);
+      const inV1 = { group: 'conversion.kopf-gen.dev', version: 'v1', resource: 'sprockets' } as const;
+      expect(test.cluster.store.get(inV1, 'sprocket-old', 'default')?.['apiVersion']).toBe('conversion.kopf-gen.dev/v1'); // stored as written
+      await eventually(
+        () => objectMessages(runner, 'default/sprocket-old').includes('Handling cycle is finished, waiting for new changes.'),
+        'the handling of sprocket-old',
+      );
+
+      const before = { calls: conversionCalls(), lines: converted().length };
+      const inV2 = await kubectlJson('get', '-n', 'default', 'sprockets.v2.conversion.kopf-gen.dev');
+      expect((inV2['items'] as Json[]).map((item) => [item['apiVersion'], item['metadata']['name'], item['spec']['replicas']])).toEqual([
+        ['conversion.kopf-gen.dev/v2', 'sprocket-1', 3],
+        ['conversion.kopf-gen.dev/v2', 'sprocket-2', 5],
+        ['conversion.kopf-gen.dev/v2', 'sprocket-3', 4],
+        ['conversion.kopf-gen.dev/v2', 'sprocket-old', 7],
+      ]);
+      expect(conversionCalls() - before.calls).toBe(1);
+      await eventually(() => converted().length > before.lines, "the operator's log of the review");
+      expect(converted().slice(before.lines)).toEqual([
+        expect.stringContaining('Converted 1 object(s) of sprockets.conversion.kopf-gen.dev to conversion.kopf-gen.dev/v2.'),
+      ]);
+
+      const again = { calls: conversionCalls(), lines: converted().length };
+      const listedV1 = await client.list(V1.Sprockets, { namespace: 'default' });
+      expect(listedV1.items.map((item) => item.spec.size)).toEqual([3, 5, 4, 7]);
+      expect(conversionCalls() - again.calls).toBe(1);
+      await eventually(() => converted().length > again.lines, "the operator's log of the review");
+      expect(converted().slice(again.lines)).toEqual([
+        expect.stringContaining('Converted 3 object(s) of sprockets.conversion.kopf-gen.dev to conversion.kopf-gen.dev/v1.'),
+      ]);
+    } finally {
+      await storage(false);
+      const deleted = await kubectl('delete', '-n', 'default', 'sprockets.v1.conversion.kopf-gen.dev/sprocket-old', '--ignore-not-found');
+      expect(deleted.code, deleted.stderr).toBe(0);
+    }
+    expect(stored('sprocket-old')).toBeNull();
+  });
+
   it('R-CONVERT-204 D-CONV-402 D-CONV-405 A-40: a digest the converter refuses fails the write with its message, stores nothing, and the operator runs on', async () => {
     const bad = path.join(test.dir, 'sprocket-digest.yaml');
     fs.writeFileSync(bad, yaml.stringify({ ...input('sprocket-v1.yaml'), metadata: { name: 'sprocket-digest' }, spec: { size: 1, image: DIGEST } }));
