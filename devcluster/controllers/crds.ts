@@ -33,6 +33,8 @@ interface Condition {
 export class CrdController {
   /** CRD name → storage of its instances, for CRDs whose types are registered. */
   private readonly served = new Map<string, string>();
+  /** CRD name → the spec and accepted names its types were last built from (D-CRD-501). */
+  private readonly servedAs = new Map<string, unknown>();
 
   constructor(
     private readonly c: core.Core,
@@ -142,12 +144,20 @@ export class CrdController {
     });
     for (const t of types) this.c.registry.add(t);
     this.served.set(name, storage);
+    // Open watches keep the types they were opened with (schemas, the conversion webhook's
+    // settings): after a change of the spec they end, as kube-apiserver's teardown of the old
+    // storage ends them, and their clients watch again with the new types (D-CRD-501).
+    const servedAs = { spec: crd.spec, acceptedNames: crd.status?.acceptedNames ?? null };
+    const before = this.servedAs.get(name);
+    this.servedAs.set(name, servedAs);
+    if (before !== undefined && !json.deepEqual(before as JsonObject, servedAs as unknown as JsonObject)) this.hub.drop({ storage }, 'end');
   }
 
   private unserve(name: string): void {
     const storage = this.served.get(name);
     if (!storage) return;
     this.served.delete(name);
+    this.servedAs.delete(name);
     this.c.registry.removeStorage(storage);
     this.hub.drop({ storage }, 'end');
     this.c.store.dropStorage(storage);

@@ -6,7 +6,10 @@
  * - renamed: v1's `spec.size` is v2's `spec.replicas`;
  * - split: v1's `spec.image: "repository:tag"` is v2's `spec.image: { repository, tag }`, cut at
  *   the last colon after the last slash (a registry's port stays in the repository; the schemas'
- *   patterns refuse digests and colons in tags, so the cut is unambiguous);
+ *   patterns refuse colons in tags, so the cut is unambiguous);
+ * - refused: v1's pattern admits a digest (`app:1.2@sha256:…`), v2 has no field for one, so
+ *   `forward` throws a `ConversionError` naming the field: the API server then refuses the write
+ *   (nothing is stored) or the read with the message;
  * - added in v2: `spec.paused`, which v1 has no field for, travels in the annotation
  *   `conversion.kopf-gen.dev/v2-only` of v1 objects (as JSON), as controller-runtime's docs
  *   recommend, and comes back from it. The annotation is reserved for the conversion: a malformed
@@ -16,6 +19,8 @@
  * of one version left in the other's object (`...object.spec` still holding `size`) is a compile
  * error naming `spec.size`. An annotation `: V2.Sprocket` would hide it.
  */
+import { ConversionError } from 'kopf-gen/runtime';
+
 import type * as V1 from '../../fixtures/generated/sprockets.conversion.kopf-gen.dev.v1.js';
 import type * as V2 from '../../fixtures/generated/sprockets.conversion.kopf-gen.dev.v2.js';
 
@@ -60,8 +65,13 @@ export function backward(object: V2.Sprocket) {
   };
 }
 
-/** `registry:5000/team/app:1.2` → `{ repository: 'registry:5000/team/app', tag: '1.2' }`; no tag, no `tag`. */
+/**
+ * `registry:5000/team/app:1.2` → `{ repository: 'registry:5000/team/app', tag: '1.2' }`; no tag, no `tag`.
+ *
+ * @throws ConversionError for a reference with a digest (`…@sha256:…`), which v2 cannot hold.
+ */
 export function splitImage(reference: string): V2.SprocketSpecImage {
+  if (reference.includes('@')) throw new ConversionError(`spec.image: v2 has no place for the digest of ${JSON.stringify(reference)}`);
   const colon = reference.lastIndexOf(':');
   if (colon <= reference.lastIndexOf('/')) return { repository: reference };
   return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };

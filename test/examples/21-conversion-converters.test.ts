@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as yaml from 'yaml';
 
-import type { Exact } from 'kopf-gen/runtime';
+import { ConversionError, type Exact } from 'kopf-gen/runtime';
 import { roundTrip } from 'kopf-gen/testing';
 
 import { backward, forward, splitImage, V2_ONLY } from '../../examples/21-conversion/converters.js';
@@ -86,6 +86,12 @@ describe("examples/21-conversion's converters", () => {
     expect(splitImage('app:1')).toEqual({ repository: 'app', tag: '1' });
     expect(splitImage('host:5000/app')).toEqual({ repository: 'host:5000/app' });
     expect(splitImage('host:5000/team/app:2.0')).toEqual({ repository: 'host:5000/team/app', tag: '2.0' });
+  });
+
+  it('refuse a digest, which v2 has no place for, with a ConversionError naming the field', () => {
+    const digest = `app:1.2@sha256:${'0'.repeat(64)}`;
+    expect(() => forward({ ...v1, spec: { ...v1.spec, image: digest } })).toThrow(ConversionError);
+    expect(() => splitImage(digest)).toThrow(`spec.image: v2 has no place for the digest of "${digest}"`);
   });
 
   it('are typed by the generated modules of fixtures/crds/conversion.yaml, kept current (update with vitest -u)', async () => {

@@ -198,8 +198,31 @@ async function serveOne(
     return;
   }
   if (res.destroyed || res.writableEnded) return;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) });
-  res.end(json);
+  const data = Buffer.from(json, 'utf8');
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': data.length });
+  endInPieces(res, data);
+}
+
+/**
+ * Ends `res` with `data` in pieces of at most half the socket's high-water mark, each written once
+ * the one before is flushed, so the socket never holds more than its high-water mark. Node's HTTP
+ * server pauses a connection whose socket still has to drain when the client's next keep-alive
+ * request arrives; over TLS the request's bytes may still reach the paused parser, which fails
+ * with `HPE_PAUSED` and drops the connection (the client sees ECONNRESET). Answers of tens of kB
+ * (a ConversionReview of 100 objects) written at once lost a few connections in a hundred under
+ * concurrent keep-alive callers; small answers are written at once as before.
+ */
+function endInPieces(res: http.ServerResponse, data: Buffer): void {
+  const step = Math.max(1024, Math.floor((res.socket?.writableHighWaterMark ?? 16 * 1024) / 2));
+  let at = 0;
+  const next = (error?: Error | null): void => {
+    if (error || res.destroyed) return;
+    const piece = data.subarray(at, at + step);
+    at += piece.length;
+    if (at >= data.length) res.end(piece);
+    else res.write(piece, next);
+  };
+  next();
 }
 
 function pathOf(target: string): string {

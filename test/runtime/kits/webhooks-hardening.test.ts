@@ -7,6 +7,7 @@
  * and wait for the sockets' close events.
  */
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import { OperatorMetrics } from '../../../runtime/core/reactor/reporting.js';
 import { WEBHOOK_DEPTH_LIMIT, WEBHOOK_ITEM_LIMIT, WebhookOptionsError, WebhookServer } from '../../../runtime/index.js';
 import * as listening from '../../../runtime/kits/webhooks/listening.js';
 import * as materials from '../../../runtime/kits/webhooks/materials.js';
+import * as serving from '../../../runtime/kits/webhooks/serving.js';
 import { ShapeScanner } from '../../../runtime/kits/webhooks/scanning.js';
 import { on } from '../../../runtime/on.js';
 import { eventually } from '../../support/waiting.js';
@@ -294,5 +296,60 @@ describe('R-SEC-6 and R-SEC-8 through the server', () => {
     expect(shown[3]!.message).toBe('Admission request is refused with HTTP 404: No admission handler has the webhook id "no\\nsuch\\u001b[2J".');
     // A request the server itself refused (outside the root) is not the engine's: still one line.
     expect(shown[4]!.message).toBe('Webhook request POST /elsewhere%0Aforged refused with HTTP 404: No webhooks are served at /elsewhere%0Aforged.');
+  });
+});
+
+describe('R-SEC-501 large answers', () => {
+  it('R-SEC-501 an answer of 300 kB never fills the socket past its high-water mark, and the keep-alive connection serves the next request', async () => {
+    const material = await materials.loadMaterial({ insecure: false, names: ['127.0.0.1'] });
+    const big = { response: { uid: 'uid-1', padding: 'x'.repeat(300_000) } };
+    const fn = (async () => big) as unknown as Parameters<typeof serving.handleRequests>[0];
+    const handle = serving.handleRequests(fn, { root: '', bodyLimit: serving.DEFAULT_BODY_LIMIT, logger: new RecordingLogger() });
+    // Every write of the server's sockets is watched: `false` means the socket holds more than its high-water mark.
+    const watched = new WeakSet<net.Socket>();
+    let over = 0;
+    const sockets = new Set<net.Socket>();
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      const socket = req.socket;
+      sockets.add(socket);
+      if (!watched.has(socket)) {
+        watched.add(socket);
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        socket.write = ((...args: unknown[]): boolean => {
+          const ok = write(...args);
+          if (!ok) over += 1;
+          return ok;
+        }) as typeof socket.write;
+      }
+      handle(req, res);
+    };
+    const listener = await listening.listen({ addr: '127.0.0.1', port: 0, material, handler, logger: new RecordingLogger() }); // default limits: 5 s keep-alive
+    listeners.push(listener);
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: material.caPem });
+    try {
+      const post = (): Promise<{ status: number; length: number }> =>
+        new Promise((resolve, reject) => {
+          const req = https.request(
+            `https://127.0.0.1:${listener.port}/v`,
+            { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+            (res) => {
+              let length = 0;
+              res.on('data', (chunk: Buffer) => {
+                length += chunk.length;
+              });
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, length }));
+            },
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify(review()));
+        });
+      const expected = Buffer.byteLength(JSON.stringify(big));
+      expect(await post()).toEqual({ status: 200, length: expected });
+      expect(await post()).toEqual({ status: 200, length: expected });
+      expect(sockets.size).toBe(1);
+      expect(over).toBe(0);
+    } finally {
+      agent.destroy();
+    }
   });
 });
