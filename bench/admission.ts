@@ -96,13 +96,7 @@ function parseOptions(args: readonly string[]): Options {
       keep: { type: 'boolean' },
     },
   });
-  const number = (name: string, fallback: number, min: number): number => {
-    const value = values[name];
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < min) throw new Error(`--${name} must be a number of at least ${min}, not ${String(value)}`);
-    return parsed;
-  };
+  const number = (name: string, fallback: number, min: number): number => optionValues.atLeast(values[name], fallback, name, min);
   const skip = optionValues.skippedParts(values['skip'], PARTS);
   return {
     windowS: number('window', 10, 1),

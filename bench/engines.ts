@@ -119,13 +119,7 @@ export function parseOptions(args: readonly string[]): Options {
       keep: { type: 'boolean' },
     },
   });
-  const number = (name: string, fallback: number, min: number): number => {
-    const value = values[name];
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < min) throw new Error(`--${name} must be a number of at least ${min}, not ${String(value)}`);
-    return parsed;
-  };
+  const number = (name: string, fallback: number, min: number): number => optionValues.atLeast(values[name], fallback, name, min);
   const list = (name: string, fallback: string): string[] => {
     const value = values[name];
     return (typeof value === 'string' ? value : fallback)

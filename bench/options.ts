@@ -18,6 +18,21 @@ export function wholeNumber(value: unknown, fallback: number, name: string, min 
 }
 
 /**
+ * A number (not necessarily whole: `--window 2.5`) of at least `min` from an option's value;
+ * `fallback` when the option is absent.
+ *
+ * @throws Error `--<name> must be a number of at least <min>, not <value>`.
+ */
+export function atLeast(value: unknown, fallback: number, name: string, min: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(parsed) || parsed < min) {
+    throw new Error(`--${name} must be a number of at least ${min}, not ${String(value)}`);
+  }
+  return parsed;
+}
+
+/**
  * The parts that `--skip` names (repeatable, comma-separated), each one of `parts`.
  *
  * @throws Error `--skip <name>: the parts are …` for a name that is not a part.
