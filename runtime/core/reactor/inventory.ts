@@ -33,6 +33,7 @@ import type * as caching from '../engines/caching.js';
 import type * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
 import type * as spawning from '../engines/spawning.js';
+import type * as scheduling from '../engines/scheduling.js';
 import * as memos from '../intents/memos.js';
 import type * as registry from '../intents/registry.js';
 import type * as queueing from './queueing.js';
@@ -161,6 +162,8 @@ export interface OperatorContext {
   readonly barrier?: indexing.IndexingBarrier;
   /** All running daemons and timers (R-DAEMON); required to spawn any. */
   readonly daemons?: spawning.Daemons;
+  /** The operator's one heap of due times (timers' ticks, daemons' and timers' sleeps). */
+  readonly scheduler?: scheduling.Scheduler;
   /** The queues of the running watchers, for counting per-object state (`takeCensus`). */
   readonly queues?: queueing.Queues;
   /** Where the operator's work is reported for its metrics; absent when metrics are off. */
@@ -210,6 +213,8 @@ export interface Census {
   readonly cached: number;
   /** Reconcile entries (per handler and object) queued, running or scheduled (R-RECONCILE-215). */
   readonly reconciling: number;
+  /** Due times pending on the operator's scheduler (timers' ticks, daemons' and timers' sleeps). */
+  readonly scheduled: number;
 }
 
 /**
@@ -230,5 +235,6 @@ export function takeCensus(op: OperatorContext): Census {
     followers: aborts.followers(op.signal),
     cached: op.cache?.size ?? 0,
     reconciling: op.reconcilers?.size ?? 0,
+    scheduled: op.scheduler?.size ?? 0,
   };
 }

@@ -75,6 +75,7 @@ import * as leadership from '../engines/leadership.js';
 import * as posting from '../engines/posting.js';
 import * as probing from '../engines/probing.js';
 import * as reconciliation from '../engines/reconciliation.js';
+import * as scheduling from '../engines/scheduling.js';
 import * as serving from '../engines/serving.js';
 import * as spawning from '../engines/spawning.js';
 import * as memos from '../intents/memos.js';
@@ -132,6 +133,8 @@ export interface Parts {
   /** The k8s-events that loggers and helpers queue for the poster. */
   readonly queue: posting.EventQueue;
   readonly daemons: spawning.Daemons;
+  /** The operator's one heap of due times (timers' ticks, daemons' and timers' sleeps). */
+  readonly scheduler: scheduling.Scheduler;
   /** Aborted at the first stage of the stop: the long-lived tasks. */
   readonly main: AbortController;
   /** Aborted at the second stage: the authenticator and the leader elector. */
@@ -168,6 +171,8 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
+  // One heap of due times for the whole operator: timers' ticks, daemons' and timers' sleeps.
+  const scheduler = new scheduling.Scheduler(clock);
   const shared = {
     options,
     settings,
@@ -184,6 +189,7 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
     cache,
     queue,
     daemons,
+    scheduler,
     main,
     auth,
     cancel,
@@ -214,6 +220,7 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
     indices: new indexing.OperatorIndexers(registry.indexNames()),
     barrier: new indexing.IndexingBarrier(),
     daemons: parts.daemons,
+    scheduler: parts.scheduler,
     queues,
     instruments: parts.metrics,
     streams: new health.StreamHealth(clock),
@@ -465,7 +472,7 @@ export function spawnOrchestrator({ options, client, settings, picture, identity
  * at exit, all of them are stopped in memory (R-DAEMON-8), while the API client still works for
  * their last patches.
  */
-export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Parts, roots: RootTasks): void {
+export function spawnDaemonKiller({ paused, daemons, scheduler, settings, clock, main }: Parts, roots: RootTasks): void {
   const body = async (): Promise<void> => {
     try {
       for (;;) {
@@ -479,6 +486,8 @@ export function spawnDaemonKiller({ paused, daemons, settings, clock, main }: Pa
       if (!main.signal.aborted) throw error;
     }
     await daemons.killAll({ settings, clock });
+    // Every timer and daemon has exited or was abandoned: nothing is due any more.
+    scheduler.close();
   };
   roots.spawn('daemon killer', 'main', body);
 }
