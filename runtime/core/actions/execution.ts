@@ -32,7 +32,7 @@ import type * as progress from '../../cogs/configs/progress.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
-import type * as loggers from '../../cogs/structs/loggers.js';
+import * as loggers from '../../cogs/structs/loggers.js';
 import type * as patches from '../../cogs/structs/patches.js';
 import * as errors from './errors.js';
 import * as invocation from './invocation.js';
@@ -140,6 +140,11 @@ export function runInHandler<T>(context: HandlerContext, fn: () => T): T {
   return handlerContexts.run(context, fn);
 }
 
+/** Runs `fn` outside of any handler context (where engines start work of their own). */
+export function outsideHandlers<T>(fn: () => T): T {
+  return handlerContexts.exit(fn);
+}
+
 /** The current handler context, or `undefined` outside of one. */
 export function findHandler(): HandlerContext | undefined {
   return handlerContexts.getStore();
@@ -209,38 +214,82 @@ export async function executeHandlerOnce(options: {
   readonly state: progression.HandlerState;
   readonly scope: ExecutionScope;
 }): Promise<outcomes.Outcome> {
+  return await executeHandlerNow(options);
+}
+
+/**
+ * `executeHandlerOnce()` without a promise where none is needed (R-PERF-301): a handler that
+ * returns synchronously — a timer's usual tick — is executed, judged and reported before this
+ * returns, with no promise, no async frame and no message built that its logger would hide.
+ * A handler that returns a promise gets a promise of its outcome. Either way the outcome, the
+ * messages and the reports are `executeHandlerOnce()`'s.
+ *
+ * @throws the abort reason if `scope.signal` aborts during the invocation (R-ERRORS-8) — thrown
+ *   here for a synchronous handler, a rejection otherwise.
+ */
+export function executeHandlerNow(options: {
+  readonly handler: Invocable;
+  readonly state: progression.HandlerState;
+  readonly scope: ExecutionScope;
+}): outcomes.Outcome | Promise<outcomes.Outcome> {
   const { handler, state, scope } = options;
   const { logger, clock } = scope;
-  const title = `Handler '${handler.id}'`;
-  const subrefs = new Set<string>();
-  const refs = (): string[] => [...subrefs].sort();
   const since = scope.instruments?.now() ?? 0;
+  const subrefs = new Set<string>();
   let result: unknown;
   try {
-    logger.debug(`${title} is invoked.`);
+    if (loggers.isEnabledFor(logger, 'debug')) logger.debug(`Handler '${handler.id}' is invoked.`);
     const runtime = state.runtime(clock.now());
     if (handler.timeout !== null && handler.timeout !== undefined && runtime >= handler.timeout) {
-      throw new errors.HandlerTimeoutError(`${title} has timed out after ${formatDuration(runtime)}.`);
+      throw new errors.HandlerTimeoutError(`Handler '${handler.id}' has timed out after ${formatDuration(runtime)}.`);
     }
     if (handler.retries !== null && handler.retries !== undefined && state.retries >= handler.retries) {
-      throw new errors.HandlerRetriesError(`${title} has exceeded ${state.retries} retries.`);
+      throw new errors.HandlerRetriesError(`Handler '${handler.id}' has exceeded ${state.retries} retries.`);
     }
     const retry: RetryKwargs = { retry: state.retries, started: new Date(state.started), runtime };
     if (scope.signal?.aborted) throw scope.signal.reason;
-    result = await untilAborted(invokeHandler({ handler, scope, retry, subrefs }), scope.signal);
+    result = invokeHandler({ handler, scope, retry, subrefs });
   } catch (thrown) {
-    const cancelled = scope.signal?.aborted ? scope.signal : scope.stopping?.aborted ? scope.stopping : undefined;
-    if (cancelled !== undefined) {
-      logger.warning(`${title} is cancelled. Will escalate.`);
-      throw cancelled.reason;
-    }
-    const outcome = judge({ handler, state, scope, thrown, subrefs: refs() });
-    scope.instruments?.handled(handler.id, resultOf(thrown, outcome), !outcome.final, since);
-    return outcome;
+    return failed({ handler, state, scope, thrown, subrefs, since });
   }
-  logger.info(`${title} succeeded.`);
+  if (!invocation.isPromiseLike(result)) return succeeded(handler, scope, result, subrefs, since);
+  return untilAborted(Promise.resolve(result), scope.signal).then(
+    (value) => succeeded(handler, scope, value, subrefs, since),
+    (thrown: unknown) => failed({ handler, state, scope, thrown, subrefs, since }),
+  );
+}
+
+/** No sub-handlers: shared by the outcomes of handlers that registered none (most of them). */
+const NO_SUBREFS: readonly string[] = Object.freeze([]);
+
+function sortedRefs(subrefs: ReadonlySet<string>): readonly string[] {
+  return subrefs.size === 0 ? NO_SUBREFS : [...subrefs].sort();
+}
+
+function succeeded(handler: Invocable, scope: ExecutionScope, result: unknown, subrefs: ReadonlySet<string>, since: number): outcomes.Outcome {
+  if (loggers.isEnabledFor(scope.logger, 'info')) scope.logger.info(`Handler '${handler.id}' succeeded.`);
   scope.instruments?.handled(handler.id, 'success', false, since);
-  return { final: true, result, subrefs: refs() };
+  return { final: true, result, subrefs: sortedRefs(subrefs) };
+}
+
+/** A failed invocation: a cancellation escalates (throws), anything else is judged and reported. */
+function failed(options: {
+  readonly handler: Invocable;
+  readonly state: progression.HandlerState;
+  readonly scope: ExecutionScope;
+  readonly thrown: unknown;
+  readonly subrefs: ReadonlySet<string>;
+  readonly since: number;
+}): outcomes.Outcome {
+  const { handler, state, scope, thrown, subrefs, since } = options;
+  const cancelled = scope.signal?.aborted ? scope.signal : scope.stopping?.aborted ? scope.stopping : undefined;
+  if (cancelled !== undefined) {
+    scope.logger.warning(`Handler '${handler.id}' is cancelled. Will escalate.`);
+    throw cancelled.reason;
+  }
+  const outcome = judge({ handler, state, scope, thrown, subrefs: sortedRefs(subrefs) });
+  scope.instruments?.handled(handler.id, resultOf(thrown, outcome), !outcome.final, since);
+  return outcome;
 }
 
 /**
@@ -336,27 +385,36 @@ function judge(options: {
 
 /**
  * Calls the handler in its own handler context, then executes its registered sub-handlers unless
- * it already did (implicit `execute()`, R-HANDLERS-13).
+ * it already did (implicit `execute()`, R-HANDLERS-13). Returns what the handler returned — a
+ * promise only if it did, or if sub-handlers are to be executed (causes of a change).
  */
-async function invokeHandler(options: {
+function invokeHandler(options: {
   readonly handler: Invocable;
   readonly scope: ExecutionScope;
   readonly retry: RetryKwargs;
   readonly subrefs: Set<string>;
-}): Promise<unknown> {
+}): unknown {
   const { handler, scope, retry, subrefs } = options;
   const parent = findHandler();
   const context: HandlerContext = {
     handler,
     scope,
     subhandlers: [],
-    subrefs: [...(parent?.subrefs ?? []), subrefs],
+    subrefs: parent === undefined ? [subrefs] : [...parent.subrefs, subrefs],
     subexecuted: false,
   };
-  return runInHandler(context, async () => {
-    const result = await invocation.invoke(handler.fn, scope.kwargs(handler, retry));
-    if (!context.subexecuted && scope.change !== undefined) await executeSubhandlers();
-    return result;
+  return runInHandler(context, () => callInContext(context, retry));
+}
+
+/** The handler's call inside its context; what a handler of a change is followed by. */
+function callInContext(context: HandlerContext, retry: RetryKwargs): unknown {
+  const { handler, scope } = context;
+  const result: unknown = handler.fn(scope.kwargs(handler, retry) as Record<string, unknown>);
+  if (scope.change === undefined) return result;
+  // Continuations of this promise stay in the handler's context: `execute()` finds it.
+  return Promise.resolve(result).then(async (value) => {
+    if (!context.subexecuted) await executeSubhandlers();
+    return value;
   });
 }
 

@@ -173,6 +173,7 @@ export async function invoke(fn: (kwargs: never) => unknown, kwargs: object): Pr
   return isPromiseLike(result) ? await result : result;
 }
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+/** Whether a value is a thenable (what a user function returns when it is asynchronous). */
+export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -356,16 +356,39 @@ export class ObjectLogger extends BaseLogger {
  * // logs: Daemon 'monitor' is cancelled. Will escalate.
  */
 export function titledLogger(base: loggers.Logger, title: string): loggers.Logger {
-  const rewrite = (message: string): string => (message.startsWith("Handler '") ? `${title} '${message.slice(9)}` : message);
-  return {
-    isEnabledFor: (level) => loggers.isEnabledFor(base, level),
-    redact: (value, at) => loggers.redacted(base, value, at),
-    debug: (message, extra) => base.debug(rewrite(message), extra),
-    info: (message, extra) => base.info(rewrite(message), extra),
-    warning: (message, extra) => base.warning(rewrite(message), extra),
-    error: (message, extra) => base.error(rewrite(message), extra),
-    critical: (message, extra) => base.critical(rewrite(message), extra),
-  };
+  return new TitledLogger(base, title);
+}
+
+/** Methods on the prototype, two fields per instance: every object with daemons has two of these. */
+class TitledLogger implements loggers.Logger {
+  constructor(
+    private readonly base: loggers.Logger,
+    private readonly title: string,
+  ) {}
+  private rewrite(message: string): string {
+    return message.startsWith("Handler '") ? `${this.title} '${message.slice(9)}` : message;
+  }
+  isEnabledFor(level: loggers.LogLevel): boolean {
+    return loggers.isEnabledFor(this.base, level);
+  }
+  redact(value: unknown, at?: readonly string[]): unknown {
+    return loggers.redacted(this.base, value, at);
+  }
+  debug(message: string, extra?: loggers.LogExtra): void {
+    this.base.debug(this.rewrite(message), extra);
+  }
+  info(message: string, extra?: loggers.LogExtra): void {
+    this.base.info(this.rewrite(message), extra);
+  }
+  warning(message: string, extra?: loggers.LogExtra): void {
+    this.base.warning(this.rewrite(message), extra);
+  }
+  error(message: string, extra?: loggers.LogExtra): void {
+    this.base.error(this.rewrite(message), extra);
+  }
+  critical(message: string, extra?: loggers.LogExtra): void {
+    this.base.critical(this.rewrite(message), extra);
+  }
 }
 
 /** A per-object logger (see `ObjectLoggerOptions`). */

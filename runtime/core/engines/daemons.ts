@@ -12,6 +12,12 @@
  * When it returns or fails for good without having been asked to stop, it has exited on its own:
  * `spawning.ts` then never re-spawns it for this object in this process. A daemon that settles with
  * an error after its `signal` was aborted (the forced stop) is cancelled, not failed: no retry.
+ *
+ * Thousands run at once, so a task is not a suspended async function but a small object that
+ * steps from one state to the next (R-PERF-302): its sleeps are entries on the operator's
+ * scheduler, woken early by the stop flag; an invocation that returns synchronously completes
+ * without a promise (R-PERF-301). What stays suspended while a daemon runs is the daemon's own
+ * code and the few promises its one invocation is awaited with.
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
@@ -29,6 +35,7 @@ import * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import type * as handlers from '../intents/handlers.js';
 import type * as stoppers from '../intents/stoppers.js';
+import * as invocation from '../actions/invocation.js';
 import * as spawning from './spawning.js';
 
 /** What the task of a daemon or timer needs besides its handler and stopper. */
@@ -45,6 +52,8 @@ export interface BackgroundScope {
   readonly titled: { readonly daemon: loggers.Logger; readonly timer: loggers.Logger };
   /** Aborts when the operator cancels everything (the last stage of its stop). */
   readonly cancel: AbortSignal;
+  /** The operator's scheduler: where the tasks' sleeps are due. */
+  readonly wakeups: stoppers.Wakeups;
   /** Builds the kwargs of one invocation (live views of the body, `stopped`, retry fields). */
   readonly kwargs: (
     handler: handlers.SpawningHandler,
@@ -59,16 +68,32 @@ export interface BackgroundScope {
 /** A daemon or timer task: its handler and stop flag, as `spawning.ts` launches it. */
 export type Task = Omit<spawning.Daemon, 'done' | 'exited'>;
 
+/** What one attempt came to: an outcome, `null` if a retry was not due yet, `'cancelled'`. */
+export type Attempt = outcomes.Outcome | null | 'cancelled';
+
+/** The forced stop of a daemon as execution reads it (R-DAEMON-5): its signal, if aborted. */
+class ForcedStop {
+  constructor(private readonly stopper: stoppers.DaemonStopper) {}
+  get aborted(): boolean {
+    return this.stopper.cancelled;
+  }
+  get reason(): unknown {
+    return this.stopper.cancellationReason;
+  }
+}
+
 /**
- * The invocations of one daemon or timer: one in-memory progress state for retries, one patch that
- * is applied after every invocation and then reset (R-PATCH-8).
+ * The invocations of one daemon or timer: an in-memory progress state for retries (kept only
+ * while a retry cycle is unfinished), one patch that is applied after every invocation and then
+ * reset (R-PATCH-8).
  */
 export class Invoker {
-  private state: progression.State;
-  /** Whether the current retry cycle has had its first attempt (which stamps its `started`). */
-  private attempted = false;
+  /** The unfinished retry cycle after a failed attempt; `null` before the first attempt and after the last. */
+  private state: progression.State | null = null;
+  /** The current retry cycle is over (succeeded, or failed for good). */
+  private finished = false;
   private patch: patches.PatchBase<object> | undefined;
-  private leftovers: ((body: object) => void)[] = [];
+  private leftovers: ((body: object) => void)[] | undefined;
   private readonly invocable: execution.Invocable;
   private readonly execution: execution.ExecutionScope;
 
@@ -78,7 +103,7 @@ export class Invoker {
   ) {
     const { handler, stopper } = task;
     this.invocable = handler as unknown as execution.Invocable;
-    this.state = this.fresh();
+    const patch = (): patches.PatchBase<object> => this.currentPatch();
     this.execution = {
       settings: scope.settings,
       clock: scope.clock,
@@ -87,42 +112,32 @@ export class Invoker {
       lifecycle: lifecycles.allAtOnce,
       defaultErrors: errors.ErrorsMode.TEMPORARY,
       // Read at the moment of a failure: a forced stop makes it a cancellation (R-DAEMON-5).
-      stopping: {
-        get aborted() {
-          return stopper.cancelled;
-        },
-        get reason() {
-          return stopper.cancellationReason;
-        },
-      },
-      kwargs: (_handler, retry) => scope.kwargs(handler, stopper, () => this.currentPatch(), retry),
+      stopping: new ForcedStop(stopper),
+      kwargs: (_handler, retry) => scope.kwargs(handler, stopper, patch, retry),
       body: () => scope.memory.body,
       instruments: scope.instruments,
     };
   }
 
-  private fresh(): progression.State {
-    return progression.State.fromScratch().withHandlers([this.task.handler.id], this.scope.clock.now());
-  }
-
   private currentPatch(): patches.PatchBase<object> {
-    return (this.patch ??= new patches.Patch<object>(undefined, this.leftovers));
+    return (this.patch ??= new patches.Patch<object>(undefined, this.leftovers ?? []));
   }
 
   /** Whether the current retry cycle is over (succeeded, or failed for good). */
   get done(): boolean {
-    return this.state.done;
+    return this.finished;
   }
 
-  /** Seconds until the next attempt of an unfinished retry cycle. */
+  /** Seconds until the next attempt of an unfinished retry cycle (0 before its first attempt). */
   get delay(): number | null {
-    return this.state.delay(this.scope.clock.now());
+    if (this.state !== null) return this.state.delay(this.scope.clock.now());
+    return this.finished ? null : 0;
   }
 
   /** Starts a new retry cycle: `retry` counts from 0 again (R-TIMER-4). */
   reset(): void {
-    this.state = this.fresh();
-    this.attempted = false;
+    this.state = null;
+    this.finished = false;
   }
 
   /** The kwargs for option callbacks (e.g. `initialDelay`), as of the first attempt. */
@@ -132,39 +147,70 @@ export class Invoker {
   }
 
   /**
-   * Invokes the handler once (if its retry is due), delivers its result, applies and resets its patch.
+   * Invokes the handler once (if its retry is due), delivers its result, applies and resets its
+   * patch. Synchronous when the handler is and there is nothing to patch: the common tick of a
+   * timer completes without a promise.
    *
    * @returns the outcome; `null` if the retry is not due yet (nothing was invoked); `'cancelled'`
    *   if the invocation was cancelled (the task must end).
    */
-  async invoke(): Promise<outcomes.Outcome | null | 'cancelled'> {
+  invoke(): Attempt | Promise<Attempt> {
+    if (this.state !== null) return this.retry(this.state);
     // A retry cycle starts with its first attempt — not when the task began to wait for its initial
     // delay or for the object to idle —, so `started`, `runtime` and `timeout` count from there.
-    if (!this.attempted) {
-      this.state = this.fresh();
-      this.attempted = true;
+    const fresh = progression.HandlerState.fromScratch({ now: this.scope.clock.now() });
+    let outcome: outcomes.Outcome | Promise<outcomes.Outcome>;
+    try {
+      outcome = execution.executeHandlerNow({ handler: this.invocable, state: fresh, scope: this.execution });
+    } catch {
+      return 'cancelled'; // execution has logged `… is cancelled. Will escalate.`
     }
+    if (!invocation.isPromiseLike(outcome)) return this.conclude(fresh, outcome);
+    return outcome.then(
+      (settled) => this.conclude(fresh, settled),
+      () => 'cancelled' as const,
+    );
+  }
+
+  /** After the first attempt of a cycle: the cycle is over, or its state is kept for the retries. */
+  private conclude(fresh: progression.HandlerState, outcome: outcomes.Outcome): Attempt | Promise<Attempt> {
+    if (outcome.final) this.finished = true;
+    else {
+      const results = new Map([[this.task.handler.id, outcome]]);
+      this.state = progression.State.of([[this.task.handler.id, fresh]]).withOutcomes(results, this.scope.clock.now());
+    }
+    return this.deliver(outcome);
+  }
+
+  /** An attempt of an unfinished retry cycle (the general path of execution). */
+  private async retry(state: progression.State): Promise<Attempt> {
     let results: Map<string, outcomes.Outcome>;
     try {
-      results = await execution.executeHandlersOnce({ handlers: [this.invocable], state: this.state, scope: this.execution });
+      results = await execution.executeHandlersOnce({ handlers: [this.invocable], state, scope: this.execution });
     } catch {
       return 'cancelled'; // execution has logged `… is cancelled. Will escalate.`
     }
     const outcome = results.get(this.task.handler.id) ?? null;
     if (outcome === null) return null;
-    this.state = this.state.withOutcomes(results, this.scope.clock.now());
-    if (outcome.error === undefined && outcome.result !== undefined && outcome.result !== null) {
-      outcomes.deliverResults(results, this.currentPatch());
-    }
-    await this.apply();
-    return outcome;
+    const next = state.withOutcomes(results, this.scope.clock.now());
+    this.state = next.done ? null : next;
+    this.finished = next.done;
+    return await this.deliver(outcome);
   }
 
-  private async apply(): Promise<void> {
+  /** Delivers a result into the patch and applies it; synchronous when there is nothing to apply. */
+  private deliver(outcome: outcomes.Outcome): Attempt | Promise<Attempt> {
+    if (outcome.error === undefined && outcome.result !== undefined && outcome.result !== null) {
+      outcomes.deliverResults(new Map([[this.task.handler.id, outcome]]), this.currentPatch());
+    }
     // Functions left over after a conflict go out even if this invocation did not touch its patch.
-    const patch = this.patch ?? (this.leftovers.length > 0 ? this.currentPatch() : undefined);
+    const patch = this.patch ?? (this.leftovers !== undefined && this.leftovers.length > 0 ? this.currentPatch() : undefined);
     this.patch = undefined;
-    if (patch === undefined || patch.isEmpty()) return;
+    if (patch === undefined || patch.isEmpty()) return outcome;
+    return this.apply(patch).then(() => outcome);
+  }
+
+  private async apply(patch: patches.PatchBase<object>): Promise<void> {
     const { scope } = this;
     try {
       const applied = await application.applyPatch({
@@ -175,7 +221,7 @@ export class Invoker {
         logger: scope.logger,
         signal: scope.cancel,
       });
-      this.leftovers = applied.leftoverFns;
+      this.leftovers = applied.leftoverFns.length > 0 ? applied.leftoverFns : undefined;
     } catch (error) {
       if (scope.cancel.aborted) return;
       scope.logger.error(`${spawning.titleOf(this.task.handler)} could not apply its patch: ${errors.errorMessage(error)}`);
@@ -192,20 +238,135 @@ export function initialDelayOf(handler: handlers.SpawningHandler, kwargs: () => 
 }
 
 /**
+ * The steps of a daemon or timer task: one pending wake-up at a time — a due time on the
+ * operator's scheduler, or an idle reset of the object —, cut short by the stop flag, then the
+ * next step. Subclasses say what the steps are; `exit()` ends the task once.
+ */
+export abstract class Steps {
+  protected readonly invoker: Invoker;
+  /** Cancels the pending wake-up (the scheduler's entry or the reset subscription). */
+  private cancel: (() => void) | null = null;
+  /** What runs at the pending wake-up. */
+  private pending: (() => void) | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private ended = false;
+  private readonly wake = (): void => {
+    const next = this.pending;
+    this.pending = null;
+    this.cancel?.();
+    this.cancel = null;
+    next?.();
+  };
+
+  constructor(
+    protected readonly task: Task,
+    protected readonly scope: BackgroundScope,
+    private readonly exited: () => void,
+  ) {
+    this.invoker = new Invoker(task, scope);
+  }
+
+  /** Starts the task: the stop flag wakes whatever it waits for. */
+  start(): void {
+    this.unsubscribe = this.task.stopper.whenSet(this.wake);
+    this.begin();
+  }
+
+  protected abstract begin(): void;
+
+  /** Sleeps `seconds` (only the stop flag interrupts), then `next`; at once if the flag is set. */
+  protected sleep(seconds: number, next: () => void): void {
+    if (this.task.stopper.isSet()) {
+      next();
+      return;
+    }
+    this.pending = next;
+    this.cancel = this.scope.wakeups.schedule(this.scope.clock.now() + Math.max(0, seconds) * 1000, this.wake);
+  }
+
+  /** Waits for the object's next idle reset (or the stop flag), then `next`. */
+  protected untilReset(next: () => void): void {
+    if (this.task.stopper.isSet()) {
+      next();
+      return;
+    }
+    this.pending = next;
+    this.cancel = this.scope.memory.whenReset(this.wake);
+  }
+
+  /** Invokes once, then `next` with what the attempt came to — synchronously if it can be. */
+  protected attempt(next: (attempt: Attempt) => void): void {
+    const attempt = this.invoker.invoke();
+    if (!invocation.isPromiseLike(attempt)) {
+      next(attempt);
+      return;
+    }
+    attempt.then(next, (error: unknown) => {
+      // Not expected (execution turns errors into outcomes): end the task, loudly.
+      this.scope.logger.error(`${spawning.titleOf(this.task.handler)} has failed unexpectedly: ${errors.errorMessage(error)}`);
+      this.exit();
+    });
+  }
+
+  /** Ends the task (once), logging `message` at DEBUG if given. */
+  protected exit(message?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (message !== undefined) this.scope.logger.debug(`${spawning.titleOf(this.task.handler)} ${message}`);
+    this.exited();
+  }
+}
+
+/** How the end of a task is logged (R-DAEMON-4, R-TIMER-1). */
+export const EXITED_ON_REQUEST = 'has exited on request and will not be retried or restarted.';
+export const EXITED_ON_ITS_OWN = 'has exited on its own and will not be retried or restarted.';
+
+/**
  * The task of one daemon (R-DAEMON-3/4): the initial delay, then invocations until the daemon
  * finishes, fails for good, is cancelled, or is asked to stop between retries.
  */
-export async function runDaemon(task: Task, scope: BackgroundScope): Promise<void> {
-  const { handler, stopper } = task;
-  const invoker = new Invoker(task, scope);
-  const delay = initialDelayOf(handler, () => invoker.kwargs());
-  if (delay > 0) await stopper.wait(delay);
-  while (!stopper.isSet() && !invoker.done) {
-    if ((await invoker.invoke()) === 'cancelled') return;
-    const next = invoker.delay;
-    if (!invoker.done && next !== null && next > 0) await stopper.wait(next);
+class DaemonSteps extends Steps {
+  private readonly again = (): void => this.attemptOnce();
+  private readonly after = (attempt: Attempt): void => this.afterAttempt(attempt);
+
+  protected begin(): void {
+    const delay = initialDelayOf(this.task.handler, () => this.invoker.kwargs());
+    if (delay > 0) {
+      this.sleep(delay, this.again);
+      return;
+    }
+    this.attemptOnce();
   }
-  const title = spawning.titleOf(handler);
-  if (stopper.isSet()) scope.logger.debug(`${title} has exited on request and will not be retried or restarted.`);
-  else scope.logger.debug(`${title} has exited on its own and will not be retried or restarted.`);
+
+  private attemptOnce(): void {
+    if (this.task.stopper.isSet() || this.invoker.done) {
+      this.finish();
+      return;
+    }
+    this.attempt(this.after);
+  }
+
+  private afterAttempt(attempt: Attempt): void {
+    if (attempt === 'cancelled') {
+      this.exit();
+      return;
+    }
+    if (this.invoker.done) {
+      this.finish();
+      return;
+    }
+    // A retry: after its delay (a zero delay still yields to the event loop).
+    this.sleep(this.invoker.delay ?? 0, this.again);
+  }
+
+  private finish(): void {
+    this.exit(this.task.stopper.isSet() ? EXITED_ON_REQUEST : EXITED_ON_ITS_OWN);
+  }
+}
+
+/** Starts the task of one daemon; `exited` is called once when it has exited. */
+export function runDaemon(task: Task, scope: BackgroundScope, exited: () => void): void {
+  new DaemonSteps(task, scope, exited).start();
 }

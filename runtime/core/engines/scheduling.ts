@@ -5,8 +5,12 @@
  * Reconcile handlers schedule a requeue or a retry per object (R-RECONCILE-204/205); thousands of
  * objects would otherwise mean thousands of timers, each re-armed on every change. Here a schedule
  * is a heap entry, a cancellation marks it dead (it is dropped when it surfaces), and only a change
- * of the earliest due time re-arms the one timer. General and small on purpose: timers and daemons'
- * sleeps may move onto it later.
+ * of the earliest due time re-arms the one timer. The operator owns one (`op.scheduler`): timers'
+ * ticks and daemons' and timers' sleeps are entries on it (R-PERF-302), so ten thousand timers cost
+ * one pending Node timer, not ten thousand sleeping tasks.
+ *
+ * Due callbacks run in the context `within` gives them (the operator's, outside any handler), not
+ * in the async context of whatever code happened to arm the one timer.
  */
 
 import type * as clocks from '../../cogs/aio/clocks.js';
@@ -37,9 +41,15 @@ export class Scheduler {
   #armedAt: number | null = null;
   #disarm: (() => void) | null = null;
   #closed = false;
+  readonly #within: (fire: () => void) => void;
 
-  constructor(clock: clocks.Clock) {
+  /**
+   * @param options.within runs each batch of due callbacks (e.g. inside the operator's async
+   *   context); default: as they are.
+   */
+  constructor(clock: clocks.Clock, options?: { readonly within?: (fire: () => void) => void }) {
     this.#clock = clock;
+    this.#within = options?.within ?? ((fire) => fire());
   }
 
   /** Scheduled callbacks not yet run nor cancelled. */
@@ -78,7 +88,7 @@ export class Scheduler {
     if (this.#armedAt !== null && this.#armedAt <= first.at) return;
     this.#disarm?.();
     this.#armedAt = first.at;
-    this.#disarm = this.#clock.schedule(Math.max(0, first.at - this.#clock.now()), () => this.#fire());
+    this.#disarm = this.#clock.schedule(Math.max(0, first.at - this.#clock.now()), () => this.#within(() => this.#fire()));
   }
 
   #fire(): void {
@@ -93,7 +103,16 @@ export class Scheduler {
       entry.callback = null;
       this.#live--;
     }
-    for (const callback of due) callback();
+    for (const callback of due) {
+      try {
+        callback();
+      } catch (error) {
+        // A bug in an engine: loud (an uncaught error), but the other due callbacks still run.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
     this.#arm();
   }
 
@@ -127,4 +146,14 @@ export class Scheduler {
       i = least;
     }
   }
+}
+
+/** Schedulers of contexts that have none of their own (hand-built in tests), one per clock. */
+const perClock = new WeakMap<clocks.Clock, Scheduler>();
+
+/** The scheduler shared by everything on `clock` that has no operator's scheduler to use. */
+export function sharedScheduler(clock: clocks.Clock): Scheduler {
+  let scheduler = perClock.get(clock);
+  if (scheduler === undefined) perClock.set(clock, (scheduler = new Scheduler(clock)));
+  return scheduler;
 }

@@ -105,24 +105,22 @@ export class DaemonsMemory {
     if (this.resetWaiters) for (const waiter of [...this.resetWaiters]) waiter();
   }
 
-  /** Resolves on the next idle reset, or when the stopper is set. */
-  async nextReset(stopper: stoppers.DaemonStopper): Promise<void> {
-    if (stopper.isSet()) return;
-    let wake = (): void => undefined;
-    const reset = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    (this.resetWaiters ??= new Set()).add(wake);
-    try {
-      await Promise.race([reset, stopper.wait()]);
-    } finally {
-      this.resetWaiters.delete(wake);
-    }
+  /** Calls `callback` once at the next idle reset, unless the returned function is called first. */
+  whenReset(callback: () => void): () => void {
+    const waiters = (this.resetWaiters ??= new Set());
+    const waiter = (): void => {
+      waiters.delete(waiter);
+      callback();
+    };
+    waiters.add(waiter);
+    return () => {
+      waiters.delete(waiter);
+    };
   }
 }
 
-/** Starts the task of a daemon or timer; returns its promise (which must not reject). */
-export type Launcher = (daemon: Omit<Daemon, 'done' | 'exited'>) => Promise<void>;
+/** Starts the task of a daemon or timer, which calls `exited` once when it has exited. */
+export type Launcher = (daemon: Omit<Daemon, 'done' | 'exited'>, exited: () => void) => void;
 
 /** What spawning and stopping need from the operator. */
 export interface SpawningScope {
@@ -138,6 +136,8 @@ export interface SpawningScope {
   readonly instruments?: instruments.SpawningInstruments;
   /** On while the operator is paused: what a cycle spawns is stopped right away (R-DAEMON-10). */
   readonly paused?: toggles.Awaitable;
+  /** The operator's scheduler, where the stop flags' `wait(timeout)` are due. */
+  readonly wakeups?: stoppers.Wakeups;
 }
 
 /** Yields to the event loop up to N times, or waits up to T seconds, for an instant exit (R-DAEMON-11). */
@@ -357,27 +357,40 @@ export async function processSpawningCause(options: {
 }
 
 function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: SpawningScope, launch: Launcher): void {
-  const stopper = new stoppers.DaemonStopper(scope.clock, scope.cancel);
-  const base = { handler, stopper, logger: scope.logger };
+  const stopper = new stoppers.DaemonStopper(scope.clock, scope.cancel, scope.wakeups);
+  let settle: () => void = () => undefined;
   const daemon: Daemon = {
-    ...base,
+    handler,
+    stopper,
+    logger: scope.logger,
     exited: false,
-    done: Promise.resolve()
-      .then(() => launch(base))
-      .catch(() => undefined)
-      .finally(() => {
-        // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
-        // operator stops leave the way open for a later re-spawn (R-DAEMON-4/9/10).
-        if (!stopper.isSet()) memory.stopForever(handler.id);
-        stopper.set(R.DONE);
-        stopper.release();
-        daemon.exited = true;
-        if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
-        scope.daemons.delete(daemon);
-        scope.instruments?.exited(handler.id, handler.kind);
-      }),
+    done: new Promise<void>((resolve) => {
+      settle = resolve;
+    }),
+  };
+  const exited = (): void => {
+    if (daemon.exited) return;
+    // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
+    // operator stops leave the way open for a later re-spawn (R-DAEMON-4/9/10).
+    if (!stopper.isSet()) memory.stopForever(handler.id);
+    stopper.set(R.DONE);
+    stopper.release();
+    daemon.exited = true;
+    if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
+    scope.daemons.delete(daemon);
+    scope.instruments?.exited(handler.id, handler.kind);
+    settle();
   };
   memory.running.set(handler.id, daemon);
   scope.daemons.add(daemon);
   scope.instruments?.spawned(handler.id, handler.kind);
+  // The task starts after this cycle's step, as a spawned task would; a failure to start is its exit.
+  queueMicrotask(() => {
+    try {
+      launch(daemon, exited);
+    } catch (error) {
+      scope.logger.error(`${titleOf(handler)} could not start: ${error instanceof Error ? error.message : String(error)}`);
+      exited();
+    }
+  });
 }

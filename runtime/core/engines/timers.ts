@@ -10,6 +10,10 @@
  * else (idle-only) until the object changes again; a timer with neither is a one-shot. Only stop
  * requests interrupt the sleeps, so a timer never overlaps itself.
  *
+ * The loop is a few steps of a small object (`daemons.Steps`), not a suspended async function:
+ * between ticks a timer is one entry on the operator's scheduler (R-PERF-302), and a tick whose
+ * handler returns synchronously runs to its next sleep without a promise (R-PERF-301).
+ *
  * Retry counters cover one retry cycle and start from zero after a success. After a final failure
  * (a permanent error, `errors: PERMANENT`, exhausted `retries`/`timeout`) the timer stops for this
  * object until the operator restarts — Kopf's documented behaviour (its implementation starts a new
@@ -17,62 +21,107 @@
  */
 
 import * as daemons from './daemons.js';
-import * as spawning from './spawning.js';
 
-/** The task of one timer. */
-export async function runTimer(task: daemons.Task, scope: daemons.BackgroundScope): Promise<void> {
-  const { handler, stopper } = task;
-  if (handler.kind !== 'timer') throw new TypeError(`Not a timer: ${handler.id}`);
-  const { clock, memory, logger } = scope;
-  const title = spawning.titleOf(handler);
-  const invoker = new daemons.Invoker(task, scope);
+class TimerSteps extends daemons.Steps {
+  /** When the current invocation started (clock ms): the sharp grid and the idle wait count from it. */
+  private started = 0;
+  private readonly loop = (): void => this.next();
+  private readonly idling = (): void => this.whenIdle();
+  private readonly resetting = (): void => this.afterReset();
+  private readonly after = (attempt: daemons.Attempt): void => this.afterAttempt(attempt);
 
-  if (memory.firstDelay(handler.id)) {
-    const delay = daemons.initialDelayOf(handler, () => invoker.kwargs());
-    if (delay > 0) await stopper.wait(delay);
+  protected begin(): void {
+    const { handler } = this.task;
+    if (handler.kind !== 'timer') throw new TypeError(`Not a timer: ${handler.id}`);
+    if (this.scope.memory.firstDelay(handler.id)) {
+      const delay = daemons.initialDelayOf(handler, () => this.invoker.kwargs());
+      if (delay > 0) {
+        this.sleep(delay, this.loop);
+        return;
+      }
+    }
+    this.next();
   }
 
-  while (!stopper.isSet()) {
-    if (invoker.done) invoker.reset();
-
+  private next(): void {
+    if (this.task.stopper.isSet()) {
+      this.exit(daemons.EXITED_ON_REQUEST);
+      return;
+    }
+    if (this.invoker.done) this.invoker.reset();
     // The idle clock is a moving target: every essential change prolongs the wait.
-    if (handler.idle !== null) {
-      for (;;) {
-        const left = memory.idleResetTime + handler.idle * 1000 - clock.now();
-        if (stopper.isSet() || left <= 0) break;
-        await stopper.wait(left / 1000);
-      }
-      if (stopper.isSet()) break;
+    if (this.idle !== null) {
+      this.whenIdle();
+      return;
     }
+    this.invoke();
+  }
 
-    const started = clock.now();
-    const outcome = await invoker.invoke();
-    if (outcome === 'cancelled') return;
-    if (outcome === null) {
-      // a retry not due yet: sleep what is left of its delay
-      await stopper.wait(invoker.delay ?? 0);
-      continue;
-    }
+  private get idle(): number | null {
+    return this.task.handler.kind === 'timer' ? this.task.handler.idle : null;
+  }
 
-    if (!invoker.done) {
-      await stopper.wait(invoker.delay ?? 0);
-      continue;
+  private whenIdle(): void {
+    if (this.task.stopper.isSet()) {
+      this.exit(daemons.EXITED_ON_REQUEST);
+      return;
     }
-    if (outcome.error !== undefined) {
-      logger.debug(`${title} has failed for good and will not be invoked again for this object until the operator restarts.`);
+    const left = this.scope.memory.idleResetTime + (this.idle ?? 0) * 1000 - this.scope.clock.now();
+    if (left > 0) {
+      this.sleep(left / 1000, this.idling);
+      return;
+    }
+    this.invoke();
+  }
+
+  private invoke(): void {
+    this.started = this.scope.clock.now();
+    this.attempt(this.after);
+  }
+
+  private afterAttempt(attempt: daemons.Attempt): void {
+    const { handler } = this.task;
+    if (handler.kind !== 'timer') return;
+    if (attempt === 'cancelled') {
+      this.exit();
+      return;
+    }
+    // A retry not due yet, or an unfinished retry cycle: sleep what is left of its delay.
+    if (attempt === null || !this.invoker.done) {
+      this.sleep(this.invoker.delay ?? 0, this.loop);
+      return;
+    }
+    if (attempt.error !== undefined) {
+      this.exit('has failed for good and will not be invoked again for this object until the operator restarts.');
       return;
     }
     if (handler.interval !== null && handler.sharp) {
-      const elapsed = (clock.now() - started) / 1000;
-      await stopper.wait(handler.interval - (elapsed % handler.interval));
-    } else if (handler.interval !== null) {
-      await stopper.wait(handler.interval);
-    } else if (handler.idle !== null) {
-      while (!stopper.isSet() && memory.idleResetTime <= started) await memory.nextReset(stopper);
-    } else {
-      logger.debug(`${title} has exited on its own and will not be retried or restarted.`);
+      const elapsed = (this.scope.clock.now() - this.started) / 1000;
+      this.sleep(handler.interval - (elapsed % handler.interval), this.loop);
       return;
     }
+    if (handler.interval !== null) {
+      this.sleep(handler.interval, this.loop);
+      return;
+    }
+    if (handler.idle !== null) {
+      this.afterReset();
+      return;
+    }
+    this.exit(daemons.EXITED_ON_ITS_OWN);
   }
-  logger.debug(`${title} has exited on request and will not be retried or restarted.`);
+
+  /** Idle-only timers: after an invocation, the next one waits for the object to change again. */
+  private afterReset(): void {
+    if (this.task.stopper.isSet() || this.scope.memory.idleResetTime > this.started) {
+      this.next();
+      return;
+    }
+    this.untilReset(this.resetting);
+  }
+}
+
+/** Starts the task of one timer; `exited` is called once when it has exited. */
+export function runTimer(task: daemons.Task, scope: daemons.BackgroundScope, exited: () => void): void {
+  new TimerSteps(task, scope, exited).start();
 }

@@ -52,10 +52,19 @@ export interface DaemonStopped {
 }
 
 /**
+ * Where timed wake-ups go: the operator's scheduler (one heap of due times for all daemons and
+ * timers, `engines/scheduling.ts`). `at` is in the clock's milliseconds; the result cancels.
+ */
+export interface Wakeups {
+  schedule(at: number, callback: () => void): () => void;
+}
+
+/**
  * The owning side of a stop flag; hand `stopper` itself to the daemon as `stopped`.
  *
  * Cheap while nothing happens (one per running daemon, thousands at once): the abort controller
- * is created only when someone reads `signal`, and waiters are kept only while they wait.
+ * is created only when someone reads `signal`, and waiters are kept only while they wait. With
+ * `wakeups`, a `wait(timeout)` is an entry on the operator's scheduler, not a timer of its own.
  */
 export class DaemonStopper implements DaemonStopped {
   private flags: number | null = null;
@@ -67,11 +76,33 @@ export class DaemonStopper implements DaemonStopped {
   /**
    * @param clock the clock of `wait()` timeouts and of `when`.
    * @param parent a signal that also aborts `signal` (the operator's cancellation of everything).
+   * @param wakeups where `wait(timeout)` schedules its timeout (default: a sleep on `clock`).
    */
   constructor(
     private readonly clock: clocks.Clock,
     private readonly parent?: AbortSignal,
+    private readonly wakeups?: Wakeups,
   ) {}
+
+  /**
+   * Calls `callback` once when the flag is set (at once if it is set already), unless the returned
+   * function is called first: the engines' way to wait without a promise.
+   */
+  whenSet(callback: () => void): () => void {
+    if (this.isSet()) {
+      callback();
+      return () => undefined;
+    }
+    const waiters = (this.waiters ??= new Set());
+    const waiter = (): void => {
+      waiters.delete(waiter);
+      callback();
+    };
+    waiters.add(waiter);
+    return () => {
+      waiters.delete(waiter);
+    };
+  }
 
   isSet(): boolean {
     return this.flags !== null;
@@ -134,24 +165,18 @@ export class DaemonStopper implements DaemonStopped {
     this.parentLink = undefined;
   }
 
-  async wait(timeout?: number | null): Promise<boolean> {
-    if (this.isSet()) return true;
-    if (timeout !== undefined && timeout !== null && !(timeout > 0)) return false;
+  wait(timeout?: number | null): Promise<boolean> {
+    if (this.isSet()) return Promise.resolve(true);
+    if (timeout !== undefined && timeout !== null && !(timeout > 0)) return Promise.resolve(false);
+    // Waiting for the flag only (a daemon's usual idle state): one bare promise, nothing else to keep.
+    if (timeout === undefined || timeout === null) return new Promise<boolean>((resolve) => this.whenSet(() => resolve(true)));
+    if (this.wakeups !== undefined) return this.waitScheduled(this.wakeups, timeout);
+    return this.waitSleeping(timeout);
+  }
+
+  /** `wait(timeout)` as a sleep of its own on the clock (without a scheduler). */
+  private async waitSleeping(timeout: number): Promise<boolean> {
     const waiters = (this.waiters ??= new Set());
-    if (timeout === undefined || timeout === null) {
-      // Waiting for the flag only (a daemon's usual idle state): a bare promise, nothing else to keep.
-      let waiter!: () => void;
-      const woken = new Promise<void>((resolve) => {
-        waiter = resolve;
-      });
-      waiters.add(waiter);
-      try {
-        await woken;
-      } finally {
-        waiters.delete(waiter);
-      }
-      return this.isSet();
-    }
     const woken = new AbortController();
     const waiter = (): void => woken.abort();
     waiters.add(waiter);
@@ -161,5 +186,20 @@ export class DaemonStopper implements DaemonStopped {
       waiters.delete(waiter);
     }
     return this.isSet();
+  }
+
+  /** `wait(timeout)` as one entry on the scheduler and one waiter, whichever comes first. */
+  private waitScheduled(wakeups: Wakeups, timeout: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      let cancel: () => void = () => undefined;
+      const unsubscribe = this.whenSet(() => {
+        cancel();
+        resolve(true);
+      });
+      cancel = wakeups.schedule(this.clock.now() + timeout * 1000, () => {
+        unsubscribe();
+        resolve(this.isSet());
+      });
+    });
   }
 }

@@ -61,6 +61,7 @@ import * as outcomes from '../actions/outcomes.js';
 import * as progression from '../actions/progression.js';
 import * as throttling from '../actions/throttling.js';
 import * as daemonsEngine from '../engines/daemons.js';
+import * as scheduling from '../engines/scheduling.js';
 import * as spawningEngine from '../engines/spawning.js';
 import * as timersEngine from '../engines/timers.js';
 import * as causes from '../intents/causes.js';
@@ -403,6 +404,7 @@ async function processSpawningCause(
     logger,
     instruments: cycle.instruments,
     paused: op.paused,
+    wakeups: schedulerOf(op),
   };
   // One launcher per object, shared by its daemons and timers for as long as they run.
   daemonsMemory.launcher ??= launcherOf(op, resource, memory, daemonsMemory, logger, cycle.instruments);
@@ -432,11 +434,18 @@ function launcherOf(
     memory: daemonsMemory,
     logger,
     cancel: op.signal,
+    wakeups: schedulerOf(op),
     titled: { daemon: logging.titledLogger(logger, 'Daemon'), timer: logging.titledLogger(logger, 'Timer') },
     kwargs: (handler, stopper, patch, retry) => args.spawningKwargs(source, handler, stopper, patch, retry),
     instruments,
   };
-  return (task) => (task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background) : timersEngine.runTimer(task, background));
+  return (task, exited) =>
+    task.handler.kind === 'daemon' ? daemonsEngine.runDaemon(task, background, exited) : timersEngine.runTimer(task, background, exited);
+}
+
+/** The operator's scheduler; contexts built by hand without one share one per clock. */
+function schedulerOf(op: inventory.OperatorContext): scheduling.Scheduler {
+  return op.scheduler ?? scheduling.sharedScheduler(op.clock);
 }
 
 /** On-event handlers: all matching ones, in order, once each; errors ignored; results to status (R-EVENT). */

@@ -59,6 +59,7 @@ import * as clientErrors from '../../cogs/client/errors.js';
 import type * as settingsModule from '../../cogs/configs/settings.js';
 import * as bodies from '../../cogs/structs/bodies.js';
 import * as errors from '../actions/errors.js';
+import * as execution from '../actions/execution.js';
 import * as invocation from '../actions/invocation.js';
 import * as logging from '../actions/logging.js';
 import * as activities from '../engines/activities.js';
@@ -171,8 +172,13 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   // Every in-flight event and handler listens to these: lift Node's default limit of 10 listeners.
   setMaxListeners(0, main.signal, cancel.signal);
   const daemons = new spawning.Daemons();
-  // One heap of due times for the whole operator: timers' ticks, daemons' and timers' sleeps.
-  const scheduler = new scheduling.Scheduler(clock);
+  // One heap of due times for the whole operator: timers' ticks, daemons' and timers' sleeps. Due
+  // callbacks run in the operator's context and outside of any handler's — not in the context of
+  // whichever handler happened to arm the scheduler's one timer.
+  const within = { settings, events: queue.asSink(), client: typed };
+  const scheduler = new scheduling.Scheduler(clock, {
+    within: (fire) => invocation.runInOperator(within, () => execution.outsideHandlers(fire)),
+  });
   const shared = {
     options,
     settings,
