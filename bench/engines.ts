@@ -217,7 +217,7 @@ export interface Stats {
   lastDaemonExitAt: number;
   timerCalls: number;
   timerObjects: number;
-  /** Cumulative: lateness in tenths of a millisecond → calls. */
+  /** Cumulative: lateness in tenths of a millisecond (exact below 100 ms, then to three significant digits) → calls. */
   lateTenthsMs: Record<string, number>;
   /** The heap after a full collection when last asked for (Node with `--expose-gc` only). */
   heapUsedAfterGc?: number;

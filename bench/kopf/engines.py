@@ -30,6 +30,14 @@ def tick():
     return round(time.monotonic() * 10_000)
 
 
+def bucket(late):
+    # exact below 100 ms, then three significant digits (as the Node fixture: bounded histogram)
+    if late < 1000:
+        return late
+    step = 10 ** (len(str(late)) - 3)
+    return round(late / step) * step
+
+
 def write_stats():
     if not STATS:
         return
@@ -88,7 +96,7 @@ if VARIANT in ('timer', 'timer60', 'both'):
         now = tick()
         expected = due.get(uid)
         if expected is not None:
-            late = now - expected
+            late = bucket(now - expected)
             lateness[late] = lateness.get(late, 0) + 1
         counts['timerCalls'] += 1
         due[uid] = tick() + round(INTERVAL_S * 10_000)
