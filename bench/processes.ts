@@ -142,13 +142,14 @@ export class OperatorProcess {
     if (this.exited) throw new OperatorExitedError(this.child.exitCode, this.logTail());
   }
 
-  /** The last lines of the operator's output. */
+  /** The last lines of the operator's output, each cut at 500 characters (a shutdown may log one line per object). */
   logTail(lines = 30): string {
     try {
       return fs
         .readFileSync(this.logFile, 'utf8')
         .split('\n')
         .slice(-lines - 1)
+        .map((line) => (line.length > 500 ? `${line.slice(0, 500)} … (${line.length} characters)` : line))
         .join('\n');
     } catch {
       return '';

@@ -12,10 +12,14 @@ export interface Server {
   url: string;
 }
 
-/** Forks `serve.ts` with extra environment (e.g. `DEVCLUSTER_HISTORY`) and waits for its URL. */
-export function startServer(env: Record<string, string> = {}): Promise<Server> {
+/**
+ * Forks `serve.ts` with extra environment (e.g. `DEVCLUSTER_HISTORY`) and extra Node options
+ * (e.g. `--max-old-space-size=8192` for a devcluster holding 100,000 objects and their history),
+ * and waits for its URL.
+ */
+export function startServer(env: Record<string, string> = {}, nodeOptions: readonly string[] = []): Promise<Server> {
   const child = fork(path.join(import.meta.dirname, 'serve.ts'), [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...nodeOptions],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -43,7 +43,9 @@
  *    names there, and the notes list the largest packages. `install_runtime_only_mb` is the same
  *    install without the generator devDependency: what kopf-gen's own dependencies weigh. This
  *    part needs the npm registry for the dependencies, as any install does.
- * Targets: ready ≤ 0.4 s and ≤ 60 MiB at ready (Python Kopf was measured at 1.18 s / 50 MB), the
+ * Targets: ready ≤ 0.25 s and ≤ 45 MB RSS at ready (those of the daemons-timers-and-memory
+ * issue, applied to the `_mb` figures as printed, which count MiB as the issue's figures did;
+ * Python Kopf was measured at 1.18 s / 50 MB), the
  * one-kind type-check ≤ 2 s with TypeScript 5.9, no errors in kopf-gen's declarations, and a
  * production install ≤ 25 MB. The machine's load average is recorded at the start and the end:
  * every figure here is wall-clock time and moves with what else runs.
@@ -74,6 +76,9 @@ const DISTRIBUTION = ['dist/runtime/index.js', 'dist/runtime/index.d.ts', 'dist/
 const PARTS = ['ready', 'typecheck', 'install'] as const;
 type Part = (typeof PARTS)[number];
 const READY_TIMEOUT_MS = 60_000;
+/** The targets of the kopf-gen rows: seconds to ready, and RSS at ready (the `_mb` figures). */
+export const READY_S = 0.25;
+export const READY_RSS_MB = 45;
 const MIB = 1048576;
 
 export interface Options {
@@ -241,8 +246,8 @@ async function measureReady(options: Options, work: string, result: report.Colle
         [`${row.key}_rss_at_ready_mb_max`]: rss.max,
       });
       if (row.hasTargets) {
-        targets[`${row.key}_ready_s`] = { max: 0.4 };
-        targets[`${row.key}_rss_at_ready_mb`] = { max: 60 };
+        targets[`${row.key}_ready_s`] = { max: READY_S };
+        targets[`${row.key}_rss_at_ready_mb`] = { max: READY_RSS_MB };
       }
       notes[row.key] = `${row.command.replace(JSON.stringify(process.execPath), 'node')}  (${got.length} of ${options.runs} runs)`;
     }
