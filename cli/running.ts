@@ -23,7 +23,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as YAML from 'yaml';
 import * as kubeconfigs from '../runtime/cogs/client/kubeconfigs.js';
 import * as logins from '../runtime/cogs/client/logins.js';
 import * as runtimeCli from '../runtime/kits/launching/commands.js';
@@ -187,6 +186,8 @@ async function reloadCrds(cluster: CrdStore, file: string, cwd: string): Promise
  * @returns the objects written; @throws Error when the file cannot be parsed or an object is refused.
  */
 async function applyCrdFile(cluster: CrdStore, file: string, options: { readonly others: boolean }): Promise<Record<string, unknown>[]> {
+  // The YAML parser only with the devcluster: a run against a cluster never loads it.
+  const YAML = await import('yaml');
   const documents = YAML.parseAllDocuments(fs.readFileSync(file, 'utf8')).map((document) => {
     if (document.errors.length > 0) throw new Error(document.errors[0]!.message);
     return document.toJS() as unknown;

@@ -147,6 +147,7 @@ const ORDERS = {
     'reconcilers',
     'processing',
     'orchestration',
+    'liveness',
     'reporting',
     'roots',
     'running',

@@ -1,6 +1,6 @@
 /**
  * Errors of the reactor: operator options that contradict each other (found before anything
- * starts), and the abort reason of a raised pressure. Named, coded and based by the runtime's
+ * starts), metrics asked for that cannot be loaded, and the abort reason of a raised pressure. Named, coded and based by the runtime's
  * scheme (docs/architecture.md, "Errors").
  */
 
@@ -20,6 +20,17 @@ export class OperatorModeError extends TypeError {
 export class PeeringOptionsError extends TypeError {
   override readonly name = 'PeeringOptionsError';
   readonly code = 'PeeringOptionsError' as const;
+}
+
+/**
+ * `metricsEndpoint` (`--metrics`) is given, but the metrics' module or prom-client cannot be
+ * loaded (e.g. prom-client is missing from the installed dependencies): the operator does not
+ * start, rather than run without the metrics it was asked for (R-PERF-201). `cause` is the error
+ * of the import.
+ */
+export class MetricsUnavailableError extends Error {
+  override readonly name = 'MetricsUnavailableError';
+  readonly code = 'MetricsUnavailableError' as const;
 }
 
 /**

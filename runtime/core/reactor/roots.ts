@@ -16,14 +16,16 @@
  *
  * With `livenessEndpoint`, the `health reporter` root task serves the liveness endpoint (probes
  * and the watch health of `engines/health`, fed by every watcher through `context.streams`) and the
- * readiness endpoint on the same host and port (R-ACTIVITY-4, `reporting`), after the startup
+ * readiness endpoint on the same host and port (R-ACTIVITY-4, `liveness`), after the startup
  * activity like every other task.
  *
- * With `metricsEndpoint`, the operator collects metrics (`metrics.OperatorMetrics`, its own
+ * With `metricsEndpoint`, the operator collects metrics (`reporting.OperatorMetrics`, its own
  * registry, reported to by the client, the watchers, the processing cycles and the daemons through
  * `context.instruments`) and serves them: by the health reporter's servers when there is a
  * liveness endpoint (the same server if on the same host and port), else by an `endpoint server`
- * root task of its own (`engines/endpoints`). Without it, there are no instruments at all.
+ * root task of its own (`engines/endpoints`). Without it, there are no instruments at all, and
+ * the metrics' module is never loaded (nor prom-client with it): `loadMetrics` imports it before
+ * `assemble`, only for an operator with metrics (R-PERF-201).
  *
  * Admission webhooks (R-ADMISSION) have two root tasks: the webhook server from
  * `settings.admission.server`, started after the first resource scan with the request function of
@@ -87,7 +89,9 @@ import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceA
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
 import * as reconciling from './reconcilers.js';
-import * as reporting from './reporting.js';
+import * as reactorErrors from './errors.js';
+import * as liveness from './liveness.js';
+import type * as reporting from './reporting.js';
 import { type Awaited, installSignalHandlers, raiseReadyFlag, scheduleUltimateExit, waitForStopFlag } from './stopping.js';
 
 const logger = logging.getLogger('kopf.reactor.running');
@@ -126,6 +130,8 @@ export interface Parts {
   readonly paused: toggles.ToggleSet;
   /** The operator's metrics; `undefined` when metrics are off (no instruments anywhere). */
   readonly metrics: reporting.OperatorMetrics | undefined;
+  /** The metrics' module, loaded by `loadMetrics`; `undefined` when metrics are off. */
+  readonly reports: Reports | undefined;
   /** The framework's API client; `typed` is the handlers' `client` over the same connections. */
   readonly client: api.HttpKubeApi;
   readonly typed: clients.KubeClient;
@@ -147,8 +153,30 @@ export interface Parts {
   readonly picture: observation.Insights;
 }
 
-/** Builds the operator's shared parts, its context among them. */
-export function assemble(options: OperatorOptions, settings: settingsModule.OperatorSettings, scope: Scope): Parts {
+/** The metrics' module (`reporting`, over prom-client), as `loadMetrics` hands it over. */
+export type Reports = typeof reporting;
+
+/**
+ * The metrics' module, imported only for an operator with `metricsEndpoint` (R-PERF-201): a plain
+ * run never loads prom-client. Called before anything starts, so that metrics asked for but not
+ * loadable stop the operator at once, loudly, rather than let it run without them.
+ *
+ * @throws MetricsUnavailableError when the module or prom-client cannot be loaded (the import's error as `cause`).
+ */
+export async function loadMetrics(): Promise<Reports> {
+  try {
+    return await import('./reporting.js');
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new reactorErrors.MetricsUnavailableError(`Metrics are asked for (metricsEndpoint, --metrics), but they cannot be loaded: ${why}`, { cause: error });
+  }
+}
+
+/**
+ * Builds the operator's shared parts, its context among them. `reports` is the metrics' module
+ * (`loadMetrics`), given exactly when `options.metricsEndpoint` is: with it, the operator has metrics.
+ */
+export function assemble(options: OperatorOptions, settings: settingsModule.OperatorSettings, scope: Scope, reports?: Reports): Parts {
   const registry = options.registry ?? registries.getDefaultRegistry();
   const memo = options.memo ?? new memos.Memo();
   const clock = options.clock ?? clocks.realClock;
@@ -157,7 +185,7 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
   const paused = new toggles.ToggleSet('any');
   const queues = new queueing.Queues();
   // Metrics off: no registry, no instruments; nothing reports anywhere.
-  const metrics = options.metricsEndpoint === undefined ? undefined : new reporting.OperatorMetrics({ queues });
+  const metrics = reports === undefined ? undefined : new reports.OperatorMetrics({ queues });
   const client = new api.HttpKubeApi({ vault, settings, clock, logger: logging.getLogger('kopf.clients', { lowLevel: true }), instruments: metrics });
   // The watch cache of the kinds reconcile handlers read (R-CACHE); none without them.
   const cache = registry.hasReconcileHandlers() ? new caching.WatchCache({ logger: logging.getLogger('kopf.engines.caching') }) : undefined;
@@ -190,6 +218,7 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
     identity,
     paused,
     metrics,
+    reports,
     client,
     typed,
     cache,
@@ -522,7 +551,7 @@ export function spawnReconciler({ op, main }: Parts, roots: RootTasks): void {
 export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
   const { options, registry, metrics, main } = parts;
   const extra: endpoints.Endpoint[] = [];
-  if (metrics !== undefined) extra.push(metricsEndpointOf(parts, metrics, options.metricsEndpoint!));
+  if (metrics !== undefined && parts.reports !== undefined) extra.push(metricsEndpointOf(parts, parts.reports, metrics, options.metricsEndpoint!));
   if (options.livenessEndpoint !== undefined) {
     spawnHealthReporter(parts, roots, options.livenessEndpoint, extra);
     return;
@@ -541,7 +570,7 @@ export function spawnEndpoints(parts: Parts, roots: RootTasks): void {
  * TokenReview and SubjectAccessReview through the operator's own client (R-SEC-9..12); plain
  * HTTP otherwise, with a WARNING when that is reachable from beyond the loopback interface.
  */
-function metricsEndpointOf(parts: Parts, metrics: reporting.OperatorMetrics, url: string): endpoints.Endpoint {
+function metricsEndpointOf(parts: Parts, reports: Reports, metrics: reporting.OperatorMetrics, url: string): endpoints.Endpoint {
   const { options, client, clock, main } = parts;
   const address = endpoints.parseEndpointUrl(url, 'metricsEndpoint', METRICS_SCHEMES);
   if (!address.secure) {
@@ -550,24 +579,24 @@ function metricsEndpointOf(parts: Parts, metrics: reporting.OperatorMetrics, url
         `The metrics at ${endpoints.formatAddress(address)} are served in plain HTTP to anyone who can reach them; serve them at https://… to require a token with the right to get ${address.path}.`,
       );
     }
-    return reporting.metricsEndpoint(metrics, url);
+    return reports.metricsEndpoint(metrics, url);
   }
   // Made or read when the server starts (after the startup activity); its errors stop the operator.
-  const certificate = (): endpoints.EndpointTls => reporting.metricsCertificate(address, options.metricsTlsDir);
+  const certificate = (): endpoints.EndpointTls => reports.metricsCertificate(address, options.metricsTlsDir);
   const guard = new guarding.AccessGuard({
     post: (path, body, signal) => client.request({ method: 'POST', path, body, signal }),
     clock,
     logger: logging.getLogger('kopf.reactor.metrics'),
     signal: main.signal,
   });
-  return reporting.metricsEndpoint(metrics, url, 'metricsEndpoint', { tls: certificate, guard });
+  return reports.metricsEndpoint(metrics, url, 'metricsEndpoint', { tls: certificate, guard });
 }
 
 /** The health reporter: the probes' results and the watch health, and `alongside` on the same servers. */
 function spawnHealthReporter(parts: Parts, roots: RootTasks, url: string, alongside: endpoints.Endpoint[]): void {
   const { options, settings, registry, memo, clock, picture, paused, main, op } = parts;
   const body = (): Promise<void> =>
-    reporting.reportHealth({
+    liveness.reportHealth({
       url,
       settings,
       clock,

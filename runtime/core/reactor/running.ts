@@ -36,6 +36,7 @@ import { configure, type OperatorOptions } from './options.js';
 import {
   assemble,
   type LeaseSeat,
+  loadMetrics,
   type OperatorTask,
   type Parts,
   RootTasks,
@@ -107,6 +108,7 @@ const logger = logging.getLogger('kopf.reactor.running');
  * @throws OperatorScopeError for `clusterwide` together with `namespaces`.
  * @throws ConnectionOptionsError for `connection` together with `kubeconfig`/`kubeconfigContext`.
  * @throws EndpointUrlError for a malformed `livenessEndpoint` or `metricsEndpoint`, before anything starts.
+ * @throws MetricsUnavailableError for a `metricsEndpoint` when the metrics (prom-client) cannot be loaded, before anything starts.
  * @throws PeeringOptionsError for malformed or contradicting peering options, before anything starts.
  * @throws OperatorModeError for `leaseName` with `standalone`, `peeringName` or `priority`, or
  *   `leaseNamespace` without `leaseName`; SettingsError for bad `settings.leaderElection` timings.
@@ -116,7 +118,9 @@ const logger = logging.getLogger('kopf.reactor.running');
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTasks> {
   const { settings, scope } = configure(options);
-  const parts = assemble(options, settings, scope);
+  // prom-client only for an operator with metrics (R-PERF-201); if it cannot load, nothing starts.
+  const reports = options.metricsEndpoint === undefined ? undefined : await loadMetrics();
+  const parts = assemble(options, settings, scope, reports);
   const roots = new RootTasks(parts);
   const lease: LeaseSeat = {};
   const uninstall = spawnStopTasks(parts, roots);
