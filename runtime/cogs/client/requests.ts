@@ -194,18 +194,26 @@ export async function request(ctx: RequestContext, request: ApiRequest): Promise
   for (;;) {
     // Credentials are nearly always at hand: no waiting (and no promise) for them then.
     const item = ctx.vault.selectNow() ?? (await ctx.vault.select(request.signal));
-    // Named in logs of retries only: built on demand.
-    const what = (): string => `${request.method} ${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
     try {
-      // Each attempt is real I/O that a virtual clock waits for before moving time on (not the
-      // sleeps between attempts, which run on that clock).
-      const once = (): Promise<unknown> => (ctx.clock.busy ? ctx.clock.busy(attempt(ctx, item, request)) : attempt(ctx, item, request));
-      return await withRetries(ctx, what, request, () => limited(ctx, request.signal, once));
+      return await withRetries(ctx, item, request);
     } catch (error) {
       if (!(error instanceof errors.ApiUnauthorizedError)) throw error;
       ctx.vault.invalidate(item);
     }
   }
+}
+
+/**
+ * One attempt in its turn (see `MAX_CONCURRENT_REQUESTS`). Each attempt is real I/O that a virtual
+ * clock waits for before moving time on (not the sleeps between attempts, which run on that clock).
+ */
+function attemptInTurn(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
+  return limiterOf(ctx).run(request.signal, ctx, item, request);
+}
+
+/** What the retry lines name: `<METHOD> <url>` (built only when logged). */
+function nameOf(item: credentials.VaultItem, request: ApiRequest): string {
+  return `${request.method} ${item.info.server.replace(/\/+$/, '')}${pathWithQuery(request.path, request.query)}`;
 }
 
 /**
@@ -231,7 +239,8 @@ class Limiter {
   private readonly held: (() => void)[] = [];
   private saturated = false;
 
-  async run<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  /** Runs one attempt once a slot is free (no closure per request: the attempt's inputs are passed on). */
+  async run(signal: AbortSignal | undefined, ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
     signal?.throwIfAborted();
     while (this.active >= MAX_CONCURRENT_REQUESTS) {
       if (this.waiting.length >= SATURATION_BACKLOG) this.saturated = true;
@@ -243,7 +252,7 @@ class Limiter {
     }
     this.active += 1;
     try {
-      return await fn();
+      return await (ctx.clock.busy ? ctx.clock.busy(attempt(ctx, item, request)) : attempt(ctx, item, request));
     } finally {
       this.active -= 1;
       this.next();
@@ -292,10 +301,6 @@ function limiterOf(ctx: RequestContext): Limiter {
   return limiter;
 }
 
-function limited<T>(ctx: RequestContext, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-  return limiterOf(ctx).run(signal, fn);
-}
-
 /**
  * `undefined` when the client of `ctx` is not saturated (see `SATURATION_BACKLOG`); otherwise a
  * promise that resolves once its backlog has drained, or rejects with `signal`'s reason.
@@ -304,46 +309,59 @@ export function unsaturated(ctx: RequestContext, signal?: AbortSignal): Promise<
   return limiterOf(ctx).unsaturated(signal);
 }
 
-async function withRetries(ctx: RequestContext, what: () => string, request: ApiRequest, fn: () => Promise<unknown>): Promise<unknown> {
+async function withRetries(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest): Promise<unknown> {
   const { signal, verify } = request;
+  // The first attempt (nearly always the only one) builds nothing for the retries.
+  try {
+    return await attemptInTurn(ctx, item, request);
+  } catch (error) {
+    if (signal?.aborted || !isRetriable(error)) throw error;
+    return await retried(ctx, item, request, error, verify);
+  }
+}
+
+/** The retries after a failed first attempt (R-AUTH-5): back-offs, verification of ambiguous writes, the logs. */
+async function retried(ctx: RequestContext, item: credentials.VaultItem, request: ApiRequest, first: unknown, verify: ApiRequest['verify']): Promise<unknown> {
+  const { signal } = request;
   const networking = ctx.settings.networking;
-  // The back-off schedule is read when the first attempt fails (most never do).
-  let schedule: { readonly iterator: Iterator<number>; readonly count: number | undefined } | undefined;
+  const what = (): string => nameOf(item, request);
+  const { delays, count } = backoffsOf(networking.errorBackoffs);
+  const iterator = delays[Symbol.iterator]();
+  let error = first;
   for (let index = 1; ; index += 1) {
-    const idx = (): string => (schedule?.count === undefined ? `#${index}` : `#${index}/${schedule.count}`);
-    try {
-      if (index > 1) ctx.logger.debug(`Request attempt ${idx()}: ${what()}`);
-      const result = await fn();
-      if (index > 1) ctx.logger.debug(`Request attempt ${idx()} succeeded: ${what()}`);
-      return result;
-    } catch (error) {
-      if (signal?.aborted || !isRetriable(error)) throw error;
-      if (schedule === undefined) {
-        const { delays, count } = backoffsOf(networking.errorBackoffs);
-        schedule = { iterator: delays[Symbol.iterator](), count };
+    const idx = `#${index}${count === undefined ? '' : `/${count}`}`;
+    if (index > 1) {
+      try {
+        ctx.logger.debug(`Request attempt ${idx}: ${what()}`);
+        const result = await attemptInTurn(ctx, item, request);
+        ctx.logger.debug(`Request attempt ${idx} succeeded: ${what()}`);
+        return result;
+      } catch (failure) {
+        if (signal?.aborted || !isRetriable(failure)) throw failure;
+        error = failure;
       }
-      // A write that may have been stored is not sent again blindly: what is stored decides.
-      if (verify !== undefined && isAmbiguous(error)) {
-        ctx.logger.debug(`Request attempt ${idx()} may have been acted on; checking what is stored: ${what()} -> ${describe(error)}`);
-        const stored = await verify();
-        if (stored !== undefined) {
-          ctx.logger.warning(`Request attempt ${idx()} failed, but what it writes is stored; not sending it again: ${what()} -> ${describe(error)}`);
-          return stored;
-        }
-      }
-      const next = schedule.iterator.next();
-      if (next.done) {
-        ctx.logger.error(`Request attempt ${idx()} failed; escalating: ${what()} -> ${describe(error)}`);
-        throw error;
-      }
-      let delay = next.value;
-      if (error instanceof errors.ApiTooManyRequestsError) {
-        const advised = error.retryAfterSeconds(ctx.clock.now());
-        if (advised !== undefined && (networking.enforceRetryAfter || advised > delay)) delay = advised;
-      }
-      ctx.logger.error(`Request attempt ${idx()} failed; will retry: ${what()} -> ${describe(error)}`);
-      await ctx.clock.sleep(delay * 1000, signal);
     }
+    // A write that may have been stored is not sent again blindly: what is stored decides.
+    if (verify !== undefined && isAmbiguous(error)) {
+      ctx.logger.debug(`Request attempt ${idx} may have been acted on; checking what is stored: ${what()} -> ${describe(error)}`);
+      const stored = await verify();
+      if (stored !== undefined) {
+        ctx.logger.warning(`Request attempt ${idx} failed, but what it writes is stored; not sending it again: ${what()} -> ${describe(error)}`);
+        return stored;
+      }
+    }
+    const next = iterator.next();
+    if (next.done) {
+      ctx.logger.error(`Request attempt ${idx} failed; escalating: ${what()} -> ${describe(error)}`);
+      throw error;
+    }
+    let delay = next.value;
+    if (error instanceof errors.ApiTooManyRequestsError) {
+      const advised = error.retryAfterSeconds(ctx.clock.now());
+      if (advised !== undefined && (networking.enforceRetryAfter || advised > delay)) delay = advised;
+    }
+    ctx.logger.error(`Request attempt ${idx} failed; will retry: ${what()} -> ${describe(error)}`);
+    await ctx.clock.sleep(delay * 1000, signal);
   }
 }
 

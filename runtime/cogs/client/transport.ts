@@ -18,6 +18,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as aborts from '../aio/aborts.js';
 import * as versions from '../configs/versions.js';
 import type * as clocks from '../aio/clocks.js';
 import * as certificates from './certificates.js';
@@ -194,59 +195,58 @@ export class Transport {
 
     return new Promise<TransportResponse>((resolve, reject) => {
       const req = this.open(request.method, path, url, headers, certificate);
+      // Attached through the signal's fan-out: a processing cycle's signal serves all its requests,
+      // and an EventTarget listener per request costs more than the rest of the bookkeeping.
+      const detach = request.signal
+        ? aborts.onAbort(request.signal, () => {
+            req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted'));
+          })
+        : undefined;
       const finish = (): void => {
         if (over) return;
         over = true;
         for (const cancel of timers) cancel();
-        request.signal?.removeEventListener('abort', onAbort);
-      };
-      const onAbort = (): void => {
-        req.destroy(request.signal!.reason instanceof Error ? request.signal!.reason : new Error('aborted'));
+        detach?.();
       };
       const timeOut = (detail: string): void => {
         timedOut ??= new errors.RequestTimeoutError(`${request.method} ${url} ${detail}.`, { detail, unsent: !connected });
         req.destroy(timedOut);
       };
-      request.signal?.addEventListener('abort', onAbort, { once: true });
-      req.once('socket', (socket) => {
-        if (!socket.connecting)
-          connected = true; // a kept-alive connection
-        else
-          socket.once(this.secure ? 'secureConnect' : 'connect', () => {
-            connected = true;
-          });
-      });
       if (request.totalTimeoutMs != null) {
         const limit = request.totalTimeoutMs;
         timers.push(this.clock.schedule(limit, () => timeOut(`timed out after ${limit} ms`)));
       }
-
-      if (request.handshakeTimeoutMs != null && this.secure) {
-        const limit = request.handshakeTimeoutMs;
-        const where = `${this.target.hostname}${this.target.port ? `:${this.target.port}` : ''}`;
-        req.once('socket', (socket) => {
-          if (!socket.connecting || over) return;
+      const handshakeLimit = this.secure ? request.handshakeTimeoutMs : null;
+      const connectLimit = request.connectTimeoutMs;
+      // One listener for the socket, whatever it watches: a kept-alive connection (nearly every
+      // request) needs nothing more.
+      req.once('socket', (socket) => {
+        if (!socket.connecting) {
+          connected = true;
+          return;
+        }
+        socket.once(this.secure ? 'secureConnect' : 'connect', () => {
+          connected = true;
+        });
+        if (over) return;
+        if (handshakeLimit != null) {
+          const where = `${this.target.hostname}${this.target.port ? `:${this.target.port}` : ''}`;
           socket.once('connect', () => {
             if (over) return;
-            const detail = `got no TLS handshake from ${where} within ${limit / 1000} s: the server accepts connections but does not answer (settings.networking.tlsHandshakeTimeout)`;
-            const cancel = this.clock.schedule(limit, () => timeOut(detail));
+            const detail = `got no TLS handshake from ${where} within ${handshakeLimit / 1000} s: the server accepts connections but does not answer (settings.networking.tlsHandshakeTimeout)`;
+            const cancel = this.clock.schedule(handshakeLimit, () => timeOut(detail));
             timers.push(cancel);
             socket.once('secureConnect', cancel);
             socket.once('close', cancel);
           });
-        });
-      }
-
-      if (request.connectTimeoutMs != null) {
-        const limit = request.connectTimeoutMs;
-        req.once('socket', (socket) => {
-          if (!socket.connecting || over) return;
-          const cancel = this.clock.schedule(limit, () => timeOut(`could not connect within ${limit} ms`));
+        }
+        if (connectLimit != null) {
+          const cancel = this.clock.schedule(connectLimit, () => timeOut(`could not connect within ${connectLimit} ms`));
           timers.push(cancel);
           socket.once(this.secure ? 'secureConnect' : 'connect', cancel);
           socket.once('close', cancel);
-        });
-      }
+        }
+      });
 
       req.once('error', (error) => {
         finish();

@@ -292,19 +292,23 @@ export interface ObjectLoggerOptions {
 
 /** The logger handlers receive as `logger` (Kopf: `ObjectLogger` / `LocalObjectLogger`). */
 export class ObjectLogger extends BaseLogger {
-  /** The object reference (also the JSON `object` field). */
-  readonly ref: events.ObjectReference;
   readonly local: boolean;
   readonly terse: boolean;
   private readonly settings?: settings.OperatorSettings;
   private readonly sink?: events.EventSink;
   private readonly body: unknown;
   private secretPaths?: readonly (readonly string[])[];
+  private reference?: events.ObjectReference;
+
+  /** The object reference (also the JSON `object` field); made when first needed (most cycles log nothing). */
+  get ref(): events.ObjectReference {
+    this.reference ??= Object.freeze(events.buildObjectReference(this.body));
+    return this.reference;
+  }
 
   constructor(options: ObjectLoggerOptions) {
     super(options.name ?? 'kopf.objects');
     this.body = options.body;
-    this.ref = Object.freeze(events.buildObjectReference(options.body));
     this.terse = options.terse ?? false;
     this.local = (options.local ?? false) || this.terse;
     this.settings = options.settings;

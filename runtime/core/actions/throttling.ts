@@ -52,7 +52,8 @@ export function reprError(error: unknown): string {
  * logged with its stack trace and not re-thrown) and sleeps out the delay right away.
  *
  * @param options.delays seconds, e.g. `settings.queueing.errorDelays`.
- * @param options.wakeup the object's pressure: aborts when a newer event arrives.
+ * @param options.wakeup the object's pressure: aborts when a newer event arrives (or a function
+ *   giving it, asked only when there is a sleep to interrupt).
  * @param options.errors which errors are throttled (default: all); others are re-thrown.
  * @example
  * const result = await throttled({ throttler, delays: settings.queueing.errorDelays, clock, logger, wakeup },
@@ -64,7 +65,7 @@ export async function throttled<T>(
     readonly delays: readonly number[];
     readonly clock: clocks.Clock;
     readonly logger: loggers.Logger;
-    readonly wakeup?: AbortSignal;
+    readonly wakeup?: AbortSignal | (() => AbortSignal);
     readonly errors?: (error: unknown) => boolean;
   },
   body: () => T | Promise<T>,
@@ -72,7 +73,7 @@ export async function throttled<T>(
   const { throttler, clock, logger, wakeup } = options;
   const sleepOut = async (): Promise<void> => {
     if (throttler.activeUntil === null) return;
-    if (await aborts.sleepOrAbort(clock, throttler.activeUntil - clock.now(), wakeup)) {
+    if (await aborts.sleepOrAbort(clock, throttler.activeUntil - clock.now(), typeof wakeup === 'function' ? wakeup() : wakeup)) {
       throttler.activeUntil = null;
       logger.info(OVER);
     }

@@ -109,7 +109,8 @@ export async function processResourceEvent(
         delays: op.settings.queueing.errorDelays,
         clock: op.clock,
         logger,
-        wakeup: stream.pressure.signal,
+        // Asked for only when an error throttles the object: most cycles never make the signal.
+        wakeup: () => stream.pressure.signal,
         // Cancellation on operator exit is not an error of the object.
         errors: () => !cancellation.aborted,
       },

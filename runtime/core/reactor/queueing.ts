@@ -25,25 +25,37 @@ import type * as loggers from '../../cogs/structs/loggers.js';
 import type * as references from '../../cogs/structs/references.js';
 import { PressureRaisedError } from './errors.js';
 
-/** The "a newer event is waiting" signal of one object. */
+/**
+ * The "a newer event is waiting" signal of one object. Its signal is made only when something
+ * waits on it (a sleep of the cycle): most events are raised and cleared without one.
+ */
 export class Pressure {
-  private controller = new AbortController();
+  private controller: AbortController | undefined;
+  private up = false;
 
   /** Aborted while newer events are queued behind the current one. */
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.up) this.controller.abort(PRESSURE_RAISED);
+    }
     return this.controller.signal;
   }
 
   get raised(): boolean {
-    return this.controller.signal.aborted;
+    return this.up;
   }
 
   raise(): void {
-    if (!this.raised) this.controller.abort(PRESSURE_RAISED);
+    if (this.up) return;
+    this.up = true;
+    this.controller?.abort(PRESSURE_RAISED);
   }
 
   clear(): void {
-    if (this.raised) this.controller = new AbortController();
+    if (!this.up) return;
+    this.up = false;
+    this.controller = undefined;
   }
 }
 
