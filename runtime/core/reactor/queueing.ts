@@ -26,8 +26,9 @@ import type * as references from '../../cogs/structs/references.js';
 import { PressureRaisedError } from './errors.js';
 
 /**
- * The "a newer event is waiting" signal of one object. Its signal is made only when something
- * waits on it (a sleep of the cycle): most events are raised and cleared without one.
+ * The "a newer event is waiting" signal of one object. Its `AbortController` is made only when
+ * someone asks for the signal (a cycle that sleeps or is throttled): thousands of objects whose
+ * events wait in the queue, or whose workers idle, hold none.
  */
 export class Pressure {
   private controller: AbortController | undefined;
@@ -57,13 +58,15 @@ export class Pressure {
     this.up = false;
     this.controller = undefined;
   }
+
+  /** Drops the signal of a pressure not raised: nobody waits on an idle object's pressure. */
+  relax(): void {
+    if (!this.up) this.controller = undefined;
+  }
 }
 
 /** The one reason of every raised pressure: events can arrive in bursts, and an error per raise costs a stack trace. */
 const PRESSURE_RAISED = new PressureRaisedError();
-
-/** Why an idle worker stops waiting: a new event (shared, as events come by the thousand). */
-const WOKEN = new DOMException('A new event arrived.', 'AbortError');
 
 /** What a processor gets besides the event. */
 export interface StreamContext {
@@ -98,12 +101,25 @@ export interface QueueOptions {
   onFatal: (error: unknown, key: string) => void;
 }
 
+/**
+ * Where the worker of a stream is: none; `held` back while the API client is saturated
+ * (backpressure); `starting` (waiting for a slot under `workerLimit`, or for its first turn);
+ * `busy` processing; `idle` with no event left, until `idleTimeout` after its last one.
+ */
+type State = 'none' | 'held' | 'starting' | 'busy' | 'idle';
+
+/**
+ * One object's queue and the state of its worker: a plain record. A worker is not a suspended
+ * async function for its whole life: it is an async loop only while it processes events; held
+ * back it is a callback on the client's promise, idle a callback on the clock.
+ */
 interface Stream {
   readonly key: string;
   readonly events: bodies.RawEvent[];
   readonly pressure: Pressure;
-  wake: (() => void) | undefined;
-  running: boolean;
+  state: State;
+  /** Cancels the idle expiry while idle. */
+  expire: (() => void) | undefined;
 }
 
 export class Queue {
@@ -113,14 +129,17 @@ export class Queue {
   private active = 0;
   /** Workers in the middle of processing an event (not idling, not held back). */
   private busy = 0;
+  /** Live workers: held back, starting, processing or idling. */
+  private live = 0;
   private readonly slotWaiters: (() => void)[] = [];
-  private readonly workers = new Set<Promise<void>>();
+  /** Who waits for the last worker to end (`stop()`). */
+  private drainWaiters: (() => void)[] = [];
 
   constructor(
     private readonly processor: Processor,
     private readonly options: QueueOptions,
   ) {
-    // Every idle worker and every running handler listens to it: no "leak" warning for many objects.
+    // Every running handler may listen to it: no "leak" warning for many objects.
     setMaxListeners(0, this.stopping.signal);
   }
 
@@ -128,19 +147,17 @@ export class Queue {
   push(event: bodies.RawEvent): void {
     if (this.closed) return;
     const key = bodies.objectKey(event.object);
-    let stream = this.streams.get(key);
-    if (!stream) {
-      stream = { key, events: [], pressure: new Pressure(), wake: undefined, running: false };
-      this.streams.set(key, stream);
+    const stream = this.streams.get(key);
+    if (stream === undefined) {
+      const created: Stream = { key, events: [event], pressure: new Pressure(), state: 'none', expire: undefined };
+      this.streams.set(key, created);
+      this.spawn(created);
+      return;
     }
     stream.events.push(event);
-    if (stream.running) stream.pressure.raise();
-    if (stream.wake) {
-      const wake = stream.wake;
-      stream.wake = undefined;
-      wake();
-    }
-    if (!stream.running) this.spawn(stream);
+    if (stream.state === 'idle') this.resume(stream);
+    else if (stream.state !== 'none') stream.pressure.raise();
+    else this.spawn(stream);
   }
 
   /** Number of objects with a live worker or queued events. */
@@ -150,7 +167,7 @@ export class Queue {
 
   /** Number of live per-object workers: processing, idling, or waiting to start. */
   get workerCount(): number {
-    return this.workers.size;
+    return this.live;
   }
 
   /** Number of workers processing an event right now. */
@@ -170,12 +187,39 @@ export class Queue {
     return count;
   }
 
+  /** A new worker: held back while the client is saturated, then started (R-QUEUE-2). */
   private spawn(stream: Stream): void {
-    stream.running = true;
-    const worker = this.work(stream).finally(() => {
-      this.workers.delete(worker);
-    });
-    this.workers.add(worker);
+    this.live += 1;
+    const held = this.options.unsaturated?.(this.stopping.signal);
+    if (held === undefined) {
+      stream.state = 'starting';
+      void this.start(stream);
+      return;
+    }
+    stream.state = 'held';
+    held.then(
+      () => this.start(stream),
+      () => {
+        // Stopped while held back: the events stay unprocessed, as for any cancelled worker.
+        stream.state = 'none';
+        if (this.streams.get(stream.key) === stream) this.streams.delete(stream.key);
+        this.ended();
+      },
+    );
+  }
+
+  private async start(stream: Stream): Promise<void> {
+    stream.state = 'starting';
+    await this.acquire();
+    await this.run(stream, true);
+  }
+
+  /** An idle worker gets a new event: it goes on, on its next turn, with the slot it holds. */
+  private resume(stream: Stream): void {
+    stream.expire?.();
+    stream.expire = undefined;
+    stream.state = 'starting';
+    void Promise.resolve().then(() => this.run(stream, false));
   }
 
   private async acquire(): Promise<void> {
@@ -191,64 +235,80 @@ export class Queue {
     this.slotWaiters.shift()?.();
   }
 
-  private async work(stream: Stream): Promise<void> {
-    const held = this.options.unsaturated?.(this.stopping.signal);
-    if (held !== undefined) {
-      try {
-        await held;
-      } catch {
-        // Stopped while held back: the events stay unprocessed, as for any cancelled worker.
-        stream.running = false;
-        if (this.streams.get(stream.key) === stream) this.streams.delete(stream.key);
-        return;
-      }
-    }
-    await this.acquire();
-    // One cancellation per busy period of the worker (not per event), released when it goes idle:
-    // an idle object holds nothing on the operator's signal.
-    let cancellation: ReturnType<typeof aborts.follow> | undefined;
-    let context: StreamContext | undefined;
+  /**
+   * One busy period of a worker: its events in order, until none is left (then it idles) or the
+   * queue stops it. One cancellation per busy period (not per event), released when it goes idle:
+   * an idle object holds nothing on the operator's signal.
+   */
+  private async run(stream: Stream, fresh: boolean): Promise<void> {
+    if (fresh && this.closed && stream.events.length === 0) return this.end(stream);
+    stream.state = 'busy';
+    const cancellation = this.options.signal ? aborts.follow([this.stopping.signal, this.options.signal]) : undefined;
+    const context: StreamContext = { key: stream.key, pressure: stream.pressure, signal: cancellation?.signal ?? this.stopping.signal };
+    let over = false;
     try {
       for (;;) {
         const event = stream.events.shift();
-        if (event === undefined) {
-          cancellation?.release();
-          cancellation = context = undefined;
-          if (this.closed) break;
-          // Idle: wait for a new event or the idle timeout. (`stop()` wakes idle workers itself.)
-          const idle = new AbortController();
-          stream.wake = () => idle.abort(WOKEN);
-          const timedOut = await aborts.sleepOrAbort(this.options.clock, this.options.idleTimeout * 1000, idle.signal);
-          if (stream.events.length === 0 && (timedOut || this.closed)) {
-            stream.wake = undefined;
-            break;
-          }
-          continue;
-        }
+        if (event === undefined) break;
         if (stream.events.length === 0) stream.pressure.clear();
-        if (context === undefined) {
-          cancellation = this.options.signal ? aborts.follow([this.stopping.signal, this.options.signal]) : undefined;
-          context = { key: stream.key, pressure: stream.pressure, signal: cancellation?.signal ?? this.stopping.signal };
-        }
         this.busy += 1;
         try {
           await this.processor(event, context);
         } catch (error) {
+          over = true;
           if (this.stopping.signal.aborted) break; // cancelled by stop(): not a failure
           this.options.onFatal(error, stream.key);
           break;
         } finally {
           this.busy -= 1;
         }
-        if (this.stopping.signal.aborted) break; // cancelled by stop(): the rest is abandoned
+        if (this.stopping.signal.aborted) {
+          over = true; // cancelled by stop(): the rest is abandoned
+          break;
+        }
       }
+    } catch (error) {
+      over = true;
+      throw error;
     } finally {
       cancellation?.release();
-      stream.running = false;
-      if (this.streams.get(stream.key) === stream && stream.events.length === 0) this.streams.delete(stream.key);
-      else if (!this.closed && stream.events.length) this.spawn(stream);
-      this.release();
+      if (over || this.closed) this.end(stream);
+      else this.idle(stream);
     }
+  }
+
+  /** No event left: the worker idles until `idleTimeout` passes or a new event comes (R-QUEUE-2). */
+  private idle(stream: Stream): void {
+    stream.state = 'idle';
+    stream.pressure.relax();
+    stream.expire = this.options.clock.schedule(this.options.idleTimeout * 1000, () => {
+      stream.expire = undefined;
+      this.end(stream);
+    });
+  }
+
+  /** The worker is over: the stream goes unless events came meanwhile (then a new worker takes them). */
+  private end(stream: Stream): void {
+    stream.state = 'none';
+    if (this.streams.get(stream.key) === stream && stream.events.length === 0) this.streams.delete(stream.key);
+    else if (!this.closed && stream.events.length) this.spawn(stream);
+    this.release();
+    this.ended();
+  }
+
+  private ended(): void {
+    this.live -= 1;
+    if (this.live === 0 && this.drainWaiters.length) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const waiter of waiters) waiter();
+    }
+  }
+
+  /** Resolves when no worker is left. */
+  private drained(): Promise<void> {
+    if (this.live === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
   /**
@@ -257,13 +317,13 @@ export class Queue {
    */
   async stop(): Promise<void> {
     this.closed = true;
-    for (const stream of this.streams.values())
-      if (stream.wake) {
-        const w = stream.wake;
-        stream.wake = undefined;
-        w();
+    for (const stream of [...this.streams.values()])
+      if (stream.state === 'idle') {
+        stream.expire?.();
+        stream.expire = undefined;
+        this.end(stream);
       }
-    const drained = Promise.all([...this.workers]).then(() => true);
+    const drained = this.drained().then(() => true);
     // Cancelled once drained: a pending timer would keep the process alive for the whole timeout.
     const drainedOrLate = new AbortController();
     const timeout = aborts.sleepOrAbort(this.options.clock, this.options.exitTimeout * 1000, drainedOrLate.signal).then(() => false);
@@ -273,7 +333,7 @@ export class Queue {
       const left = [...this.streams.keys()];
       if (left.length) this.options.logger.warning(`Unprocessed streams left for [${left.map((k) => `'${k}'`).join(', ')}].`);
       this.stopping.abort(new DOMException('The queue is stopping.', 'AbortError'));
-      await Promise.all([...this.workers]);
+      await this.drained();
     }
   }
 }
