@@ -296,9 +296,24 @@ export class ObjectLogger extends BaseLogger {
   readonly terse: boolean;
   private readonly settings?: settings.OperatorSettings;
   private readonly sink?: events.EventSink;
-  private readonly body: unknown;
+  private body: unknown;
   private secretPaths?: readonly (readonly string[])[];
   private reference?: events.ObjectReference;
+
+  /**
+   * Keeps only what this logger needs of its object — its reference and its kind (for redaction) —
+   * instead of the whole body it was made with: for loggers that live as long as their object (its
+   * daemons' and timers'), which would otherwise pin an old body.
+   */
+  lightened(): this {
+    void this.ref;
+    const body = this.body;
+    if (typeof body === 'object' && body !== null) {
+      const { apiVersion, kind } = body as { apiVersion?: unknown; kind?: unknown };
+      this.body = { apiVersion, kind };
+    }
+    return this;
+  }
 
   /** The object reference (also the JSON `object` field); made when first needed (most cycles log nothing). */
   get ref(): events.ObjectReference {

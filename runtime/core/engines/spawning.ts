@@ -73,6 +73,8 @@ export class DaemonsMemory {
   idleResetTime: number;
   /** How this object's tasks are started; set once by the reactor (shared by all its tasks). */
   launcher: Launcher | undefined;
+  /** The logger of this object's tasks; set once by the reactor (it lives as long as they do). */
+  logger: loggers.Logger | undefined;
   private resetWaiters: Set<() => void> | undefined;
 
   constructor(body: bodies.RawBody, now: number) {

@@ -390,13 +390,16 @@ async function processSpawningCause(
   matching: readonly handlers.SpawningHandler[],
   found: { readonly deleted: boolean; readonly reset: boolean },
 ): Promise<number[]> {
-  const { op, resource, raw, memory, logger } = cycle;
+  const { op, resource, raw, memory } = cycle;
   const body = raw.object;
   if (!memory.daemons) {
     if (found.deleted || matching.length === 0) return [];
     memory.daemons = new spawningEngine.DaemonsMemory(body, op.clock.now());
   }
   const daemonsMemory = memory.daemons;
+  // One logger per object for its tasks and their stopping, lasting as long as they do.
+  daemonsMemory.logger ??= cycle.logger.lightened();
+  const logger = daemonsMemory.logger as logging.ObjectLogger; // only ever set here
   const scope: spawningEngine.SpawningScope = {
     settings: op.settings,
     clock: op.clock,

@@ -147,6 +147,8 @@ describe('per-object state', () => {
     // The census did see them while they existed: a daemon and a timer per object.
     expect(busy.memories).toBe(ENGINE_COUNT);
     expect(busy.daemons).toBe(2 * ENGINE_COUNT);
+    // Every daemon sleeps on the scheduler and every timer waits there for its next tick (R-PERF-302).
+    expect(busy.scheduled).toBeGreaterThanOrEqual(2 * ENGINE_COUNT);
     expect(after).toEqual(before);
   }, 300_000);
 });
