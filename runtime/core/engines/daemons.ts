@@ -95,16 +95,20 @@ export class Invoker {
   private patch: patches.PatchBase<object> | undefined;
   private leftovers: ((body: object) => void)[] | undefined;
   private readonly invocable: execution.Invocable;
-  private readonly execution: execution.ExecutionScope;
 
   constructor(
     private readonly task: Task,
     private readonly scope: BackgroundScope,
   ) {
-    const { handler, stopper } = task;
-    this.invocable = handler as unknown as execution.Invocable;
+    this.invocable = task.handler as unknown as execution.Invocable;
+  }
+
+  /** What execution needs for one invocation (made per invocation: nothing kept between ticks). */
+  private execution(): execution.ExecutionScope {
+    const { scope } = this;
+    const { handler, stopper } = this.task;
     const patch = (): patches.PatchBase<object> => this.currentPatch();
-    this.execution = {
+    return {
       settings: scope.settings,
       clock: scope.clock,
       signal: scope.cancel,
@@ -161,7 +165,7 @@ export class Invoker {
     const fresh = progression.HandlerState.fromScratch({ now: this.scope.clock.now() });
     let outcome: outcomes.Outcome | Promise<outcomes.Outcome>;
     try {
-      outcome = execution.executeHandlerNow({ handler: this.invocable, state: fresh, scope: this.execution });
+      outcome = execution.executeHandlerNow({ handler: this.invocable, state: fresh, scope: this.execution() });
     } catch {
       return 'cancelled'; // execution has logged `… is cancelled. Will escalate.`
     }
@@ -186,7 +190,7 @@ export class Invoker {
   private async retry(state: progression.State): Promise<Attempt> {
     let results: Map<string, outcomes.Outcome>;
     try {
-      results = await execution.executeHandlersOnce({ handlers: [this.invocable], state, scope: this.execution });
+      results = await execution.executeHandlersOnce({ handlers: [this.invocable], state, scope: this.execution() });
     } catch {
       return 'cancelled'; // execution has logged `… is cancelled. Will escalate.`
     }
@@ -240,22 +244,27 @@ export function initialDelayOf(handler: handlers.SpawningHandler, kwargs: () => 
 /**
  * The steps of a daemon or timer task: one pending wake-up at a time — a due time on the
  * operator's scheduler, or an idle reset of the object —, cut short by the stop flag, then the
- * next step. Subclasses say what the steps are; `exit()` ends the task once.
+ * step it was waiting for. Subclasses say what the steps are (small numbers, so that a waiting task
+ * holds no closure per step); `exit()` ends the task once.
  */
 export abstract class Steps {
   protected readonly invoker: Invoker;
-  /** Cancels the pending wake-up (the scheduler's entry or the reset subscription). */
+  /** Cancels the pending due time on the scheduler. */
   private cancel: (() => void) | null = null;
-  /** What runs at the pending wake-up. */
-  private pending: (() => void) | null = null;
-  private unsubscribe: (() => void) | null = null;
+  /** Whether the pending wake-up is an idle reset (not a due time). */
+  private onReset = false;
+  /** The step the pending wake-up leads to; 0: none. */
+  private pending = 0;
   private ended = false;
+  /** The one callback of this task for the scheduler, the stop flag and idle resets. */
   private readonly wake = (): void => {
-    const next = this.pending;
-    this.pending = null;
+    const step = this.pending;
+    this.pending = 0;
     this.cancel?.();
     this.cancel = null;
-    next?.();
+    if (this.onReset) this.scope.memory.unwaitReset(this.wake);
+    this.onReset = false;
+    if (step !== 0) this.step(step);
   };
 
   constructor(
@@ -268,52 +277,61 @@ export abstract class Steps {
 
   /** Starts the task: the stop flag wakes whatever it waits for. */
   start(): void {
-    this.unsubscribe = this.task.stopper.whenSet(this.wake);
+    this.task.stopper.whenSet(this.wake);
     this.begin();
   }
 
   protected abstract begin(): void;
 
-  /** Sleeps `seconds` (only the stop flag interrupts), then `next`; at once if the flag is set. */
-  protected sleep(seconds: number, next: () => void): void {
+  /** Runs the step a wake-up led to. */
+  protected abstract step(step: number): void;
+
+  /** What to do with what an attempt came to. */
+  protected abstract afterAttempt(attempt: Attempt): void;
+
+  /** Sleeps `seconds` (only the stop flag interrupts), then `step`; at once if the flag is set. */
+  protected sleep(seconds: number, step: number): void {
     if (this.task.stopper.isSet()) {
-      next();
+      this.step(step);
       return;
     }
-    this.pending = next;
+    this.pending = step;
     this.cancel = this.scope.wakeups.schedule(this.scope.clock.now() + Math.max(0, seconds) * 1000, this.wake);
   }
 
-  /** Waits for the object's next idle reset (or the stop flag), then `next`. */
-  protected untilReset(next: () => void): void {
+  /** Waits for the object's next idle reset (or the stop flag), then `step`. */
+  protected untilReset(step: number): void {
     if (this.task.stopper.isSet()) {
-      next();
+      this.step(step);
       return;
     }
-    this.pending = next;
-    this.cancel = this.scope.memory.whenReset(this.wake);
+    this.pending = step;
+    this.onReset = true;
+    this.scope.memory.whenReset(this.wake);
   }
 
-  /** Invokes once, then `next` with what the attempt came to — synchronously if it can be. */
-  protected attempt(next: (attempt: Attempt) => void): void {
+  /** Invokes once, then `afterAttempt()` — synchronously if the invocation was. */
+  protected attempt(): void {
     const attempt = this.invoker.invoke();
     if (!invocation.isPromiseLike(attempt)) {
-      next(attempt);
+      this.afterAttempt(attempt);
       return;
     }
-    attempt.then(next, (error: unknown) => {
-      // Not expected (execution turns errors into outcomes): end the task, loudly.
-      this.scope.logger.error(`${spawning.titleOf(this.task.handler)} has failed unexpectedly: ${errors.errorMessage(error)}`);
-      this.exit();
-    });
+    attempt.then(
+      (settled) => this.afterAttempt(settled),
+      (error: unknown) => {
+        // Not expected (execution turns errors into outcomes): end the task, loudly.
+        this.scope.logger.error(`${spawning.titleOf(this.task.handler)} has failed unexpectedly: ${errors.errorMessage(error)}`);
+        this.exit();
+      },
+    );
   }
 
   /** Ends the task (once), logging `message` at DEBUG if given. */
   protected exit(message?: string): void {
     if (this.ended) return;
     this.ended = true;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
+    this.task.stopper.unwait(this.wake);
     if (message !== undefined) this.scope.logger.debug(`${spawning.titleOf(this.task.handler)} ${message}`);
     this.exited();
   }
@@ -328,27 +346,28 @@ export const EXITED_ON_ITS_OWN = 'has exited on its own and will not be retried 
  * finishes, fails for good, is cancelled, or is asked to stop between retries.
  */
 class DaemonSteps extends Steps {
-  private readonly again = (): void => this.attemptOnce();
-  private readonly after = (attempt: Attempt): void => this.afterAttempt(attempt);
-
   protected begin(): void {
     const delay = initialDelayOf(this.task.handler, () => this.invoker.kwargs());
     if (delay > 0) {
-      this.sleep(delay, this.again);
+      this.sleep(delay, AGAIN);
       return;
     }
-    this.attemptOnce();
+    this.again();
   }
 
-  private attemptOnce(): void {
+  protected step(): void {
+    this.again(); // the only step a daemon waits for
+  }
+
+  private again(): void {
     if (this.task.stopper.isSet() || this.invoker.done) {
       this.finish();
       return;
     }
-    this.attempt(this.after);
+    this.attempt();
   }
 
-  private afterAttempt(attempt: Attempt): void {
+  protected afterAttempt(attempt: Attempt): void {
     if (attempt === 'cancelled') {
       this.exit();
       return;
@@ -358,13 +377,16 @@ class DaemonSteps extends Steps {
       return;
     }
     // A retry: after its delay (a zero delay still yields to the event loop).
-    this.sleep(this.invoker.delay ?? 0, this.again);
+    this.sleep(this.invoker.delay ?? 0, AGAIN);
   }
 
   private finish(): void {
     this.exit(this.task.stopper.isSet() ? EXITED_ON_REQUEST : EXITED_ON_ITS_OWN);
   }
 }
+
+/** The daemon's one step: invoke (again). */
+const AGAIN = 1;
 
 /** Starts the task of one daemon; `exited` is called once when it has exited. */
 export function runDaemon(task: Task, scope: BackgroundScope, exited: () => void): void {

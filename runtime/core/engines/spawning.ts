@@ -63,10 +63,10 @@ export function titleOf(handler: handlers.SpawningHandler): string {
 export class DaemonsMemory {
   /** Running or exiting tasks by handler id (an exiting one still blocks a re-spawn). */
   readonly running = new Map<string, Daemon>();
-  /** Handlers that exited on their own: not re-spawned in this process (R-DAEMON-4). */
-  private stoppedForever: Set<string> | undefined;
+  /** Handlers that exited on their own: not re-spawned in this process (R-DAEMON-4). (Arrays: a handful at most.) */
+  private stoppedForever: string[] | undefined;
   /** Timers whose initial delay has been slept for this object (once per process, R-TIMER-2). */
-  private delayedOnce: Set<string> | undefined;
+  private delayedOnce: string[] | undefined;
   /** The newest body of the object. */
   body: bodies.RawBody;
   /** When the object last changed essentially (clock ms; R-TIMER-3). */
@@ -75,7 +75,8 @@ export class DaemonsMemory {
   launcher: Launcher | undefined;
   /** The logger of this object's tasks; set once by the reactor (it lives as long as they do). */
   logger: loggers.Logger | undefined;
-  private resetWaiters: Set<() => void> | undefined;
+  /** One-shot callbacks for the next idle reset. */
+  private resetWaiters: (() => void)[] | undefined;
 
   constructor(body: bodies.RawBody, now: number) {
     this.body = body;
@@ -84,18 +85,18 @@ export class DaemonsMemory {
 
   /** Whether a handler exited on its own for this object (R-DAEMON-4). */
   isStoppedForever(id: string): boolean {
-    return this.stoppedForever?.has(id) ?? false;
+    return this.stoppedForever?.includes(id) ?? false;
   }
 
   /** Marks a handler as exited on its own: never re-spawned for this object in this process. */
   stopForever(id: string): void {
-    (this.stoppedForever ??= new Set()).add(id);
+    if (!this.isStoppedForever(id)) (this.stoppedForever ??= []).push(id);
   }
 
   /** `true` the first time it is asked for a handler: its initial delay is due (once per object). */
   firstDelay(id: string): boolean {
-    if (this.delayedOnce?.has(id)) return false;
-    (this.delayedOnce ??= new Set()).add(id);
+    if (this.delayedOnce?.includes(id)) return false;
+    (this.delayedOnce ??= []).push(id);
     return true;
   }
 
@@ -104,20 +105,21 @@ export class DaemonsMemory {
     this.body = body;
     if (!reset) return;
     this.idleResetTime = now;
-    if (this.resetWaiters) for (const waiter of [...this.resetWaiters]) waiter();
+    const waiters = this.resetWaiters;
+    this.resetWaiters = undefined;
+    if (waiters) for (const waiter of waiters) waiter();
   }
 
-  /** Calls `callback` once at the next idle reset, unless the returned function is called first. */
-  whenReset(callback: () => void): () => void {
-    const waiters = (this.resetWaiters ??= new Set());
-    const waiter = (): void => {
-      waiters.delete(waiter);
-      callback();
-    };
-    waiters.add(waiter);
-    return () => {
-      waiters.delete(waiter);
-    };
+  /** Calls `callback` once at the next idle reset, unless `unwaitReset()` removes it first. */
+  whenReset(callback: () => void): void {
+    (this.resetWaiters ??= []).push(callback);
+  }
+
+  /** Removes a callback of `whenReset()` that has not been called. */
+  unwaitReset(callback: () => void): void {
+    const waiters = this.resetWaiters;
+    const at = waiters?.indexOf(callback) ?? -1;
+    if (at >= 0) waiters!.splice(at, 1);
   }
 }
 
@@ -359,17 +361,19 @@ export async function processSpawningCause(options: {
 }
 
 function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: SpawningScope, launch: Launcher): void {
+  const { daemons, instruments, logger } = scope;
   const stopper = new stoppers.DaemonStopper(scope.clock, scope.cancel, scope.wakeups);
   let settle: () => void = () => undefined;
   const daemon: Daemon = {
     handler,
     stopper,
-    logger: scope.logger,
+    logger,
     exited: false,
     done: new Promise<void>((resolve) => {
       settle = resolve;
     }),
   };
+  // What the exit closure keeps is all a running task keeps of this cycle: no scope, no body.
   const exited = (): void => {
     if (daemon.exited) return;
     // Prevent re-spawns of those that exited on their own; filter mismatches, deletion and
@@ -379,20 +383,22 @@ function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: 
     stopper.release();
     daemon.exited = true;
     if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
-    scope.daemons.delete(daemon);
-    scope.instruments?.exited(handler.id, handler.kind);
+    daemons.delete(daemon);
+    instruments?.exited(handler.id, handler.kind);
     settle();
   };
   memory.running.set(handler.id, daemon);
-  scope.daemons.add(daemon);
-  scope.instruments?.spawned(handler.id, handler.kind);
+  daemons.add(daemon);
+  instruments?.spawned(handler.id, handler.kind);
   // The task starts after this cycle's step, as a spawned task would; a failure to start is its exit.
-  queueMicrotask(() => {
-    try {
-      launch(daemon, exited);
-    } catch (error) {
-      scope.logger.error(`${titleOf(handler)} could not start: ${error instanceof Error ? error.message : String(error)}`);
-      exited();
-    }
-  });
+  queueMicrotask(() => start(daemon, launch, exited));
+}
+
+function start(daemon: Daemon, launch: Launcher, exited: () => void): void {
+  try {
+    launch(daemon, exited);
+  } catch (error) {
+    daemon.logger.error(`${titleOf(daemon.handler)} could not start: ${error instanceof Error ? error.message : String(error)}`);
+    exited();
+  }
 }

@@ -22,13 +22,14 @@
 
 import * as daemons from './daemons.js';
 
+/** The steps a timer waits for: the next round, the rest of an idle wait, an idle reset. */
+const NEXT = 1;
+const IDLING = 2;
+const RESET = 3;
+
 class TimerSteps extends daemons.Steps {
   /** When the current invocation started (clock ms): the sharp grid and the idle wait count from it. */
   private started = 0;
-  private readonly loop = (): void => this.next();
-  private readonly idling = (): void => this.whenIdle();
-  private readonly resetting = (): void => this.afterReset();
-  private readonly after = (attempt: daemons.Attempt): void => this.afterAttempt(attempt);
 
   protected begin(): void {
     const { handler } = this.task;
@@ -36,11 +37,17 @@ class TimerSteps extends daemons.Steps {
     if (this.scope.memory.firstDelay(handler.id)) {
       const delay = daemons.initialDelayOf(handler, () => this.invoker.kwargs());
       if (delay > 0) {
-        this.sleep(delay, this.loop);
+        this.sleep(delay, NEXT);
         return;
       }
     }
     this.next();
+  }
+
+  protected step(step: number): void {
+    if (step === IDLING) this.whenIdle();
+    else if (step === RESET) this.afterReset();
+    else this.next();
   }
 
   private next(): void {
@@ -68,7 +75,7 @@ class TimerSteps extends daemons.Steps {
     }
     const left = this.scope.memory.idleResetTime + (this.idle ?? 0) * 1000 - this.scope.clock.now();
     if (left > 0) {
-      this.sleep(left / 1000, this.idling);
+      this.sleep(left / 1000, IDLING);
       return;
     }
     this.invoke();
@@ -76,10 +83,10 @@ class TimerSteps extends daemons.Steps {
 
   private invoke(): void {
     this.started = this.scope.clock.now();
-    this.attempt(this.after);
+    this.attempt();
   }
 
-  private afterAttempt(attempt: daemons.Attempt): void {
+  protected afterAttempt(attempt: daemons.Attempt): void {
     const { handler } = this.task;
     if (handler.kind !== 'timer') return;
     if (attempt === 'cancelled') {
@@ -88,7 +95,7 @@ class TimerSteps extends daemons.Steps {
     }
     // A retry not due yet, or an unfinished retry cycle: sleep what is left of its delay.
     if (attempt === null || !this.invoker.done) {
-      this.sleep(this.invoker.delay ?? 0, this.loop);
+      this.sleep(this.invoker.delay ?? 0, NEXT);
       return;
     }
     if (attempt.error !== undefined) {
@@ -97,18 +104,14 @@ class TimerSteps extends daemons.Steps {
     }
     if (handler.interval !== null && handler.sharp) {
       const elapsed = (this.scope.clock.now() - this.started) / 1000;
-      this.sleep(handler.interval - (elapsed % handler.interval), this.loop);
-      return;
-    }
-    if (handler.interval !== null) {
-      this.sleep(handler.interval, this.loop);
-      return;
-    }
-    if (handler.idle !== null) {
+      this.sleep(handler.interval - (elapsed % handler.interval), NEXT);
+    } else if (handler.interval !== null) {
+      this.sleep(handler.interval, NEXT);
+    } else if (handler.idle !== null) {
       this.afterReset();
-      return;
+    } else {
+      this.exit(daemons.EXITED_ON_ITS_OWN);
     }
-    this.exit(daemons.EXITED_ON_ITS_OWN);
   }
 
   /** Idle-only timers: after an invocation, the next one waits for the object to change again. */
@@ -117,7 +120,7 @@ class TimerSteps extends daemons.Steps {
       this.next();
       return;
     }
-    this.untilReset(this.resetting);
+    this.untilReset(RESET);
   }
 }
 

@@ -69,7 +69,8 @@ export interface Wakeups {
 export class DaemonStopper implements DaemonStopped {
   private flags: number | null = null;
   private stoppedAt: number | null = null;
-  private waiters: Set<() => void> | undefined;
+  /** One-shot callbacks for the moment the flag is set (an array: usually one or none). */
+  private waiters: (() => void)[] | undefined;
   private controller: AbortController | undefined;
   private parentLink: { release(): void } | undefined;
 
@@ -85,23 +86,19 @@ export class DaemonStopper implements DaemonStopped {
   ) {}
 
   /**
-   * Calls `callback` once when the flag is set (at once if it is set already), unless the returned
-   * function is called first: the engines' way to wait without a promise.
+   * Calls `callback` once when the flag is set (at once if it is set already), unless `unwait()`
+   * removes it first: the engines' way to wait without a promise or a closure.
    */
-  whenSet(callback: () => void): () => void {
-    if (this.isSet()) {
-      callback();
-      return () => undefined;
-    }
-    const waiters = (this.waiters ??= new Set());
-    const waiter = (): void => {
-      waiters.delete(waiter);
-      callback();
-    };
-    waiters.add(waiter);
-    return () => {
-      waiters.delete(waiter);
-    };
+  whenSet(callback: () => void): void {
+    if (this.isSet()) callback();
+    else (this.waiters ??= []).push(callback);
+  }
+
+  /** Removes a callback of `whenSet()` that has not been called. */
+  unwait(callback: () => void): void {
+    const waiters = this.waiters;
+    const at = waiters?.indexOf(callback) ?? -1;
+    if (at >= 0) waiters!.splice(at, 1);
   }
 
   isSet(): boolean {
@@ -149,7 +146,9 @@ export class DaemonStopper implements DaemonStopped {
   set(reason: DaemonStoppingReason): void {
     if (this.flags === null) this.stoppedAt = this.clock.now();
     this.flags = (this.flags ?? 0) | reason;
-    if (this.waiters) for (const waiter of [...this.waiters]) waiter();
+    const waiters = this.waiters;
+    this.waiters = undefined;
+    if (waiters) for (const waiter of waiters) waiter();
   }
 
   /** Aborts the daemon's signal (the forced stage); also sets the flag if it was not set. */
@@ -176,14 +175,13 @@ export class DaemonStopper implements DaemonStopped {
 
   /** `wait(timeout)` as a sleep of its own on the clock (without a scheduler). */
   private async waitSleeping(timeout: number): Promise<boolean> {
-    const waiters = (this.waiters ??= new Set());
     const woken = new AbortController();
     const waiter = (): void => woken.abort();
-    waiters.add(waiter);
+    this.whenSet(waiter);
     try {
       await aborts.sleepOrAbort(this.clock, timeout * 1000, woken.signal);
     } finally {
-      waiters.delete(waiter);
+      this.unwait(waiter);
     }
     return this.isSet();
   }
@@ -192,12 +190,13 @@ export class DaemonStopper implements DaemonStopped {
   private waitScheduled(wakeups: Wakeups, timeout: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       let cancel: () => void = () => undefined;
-      const unsubscribe = this.whenSet(() => {
+      const waiter = (): void => {
         cancel();
         resolve(true);
-      });
+      };
+      this.whenSet(waiter);
       cancel = wakeups.schedule(this.clock.now() + timeout * 1000, () => {
-        unsubscribe();
+        this.unwait(waiter);
         resolve(this.isSet());
       });
     });
