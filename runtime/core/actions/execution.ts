@@ -253,10 +253,37 @@ export function executeHandlerNow(options: {
     return failed({ handler, state, scope, thrown, subrefs, since });
   }
   if (!invocation.isPromiseLike(result)) return succeeded(handler, scope, result, subrefs, since);
-  return untilAborted(Promise.resolve(result), scope.signal).then(
-    (value) => succeeded(handler, scope, value, subrefs, since),
-    (thrown: unknown) => failed({ handler, state, scope, thrown, subrefs, since }),
-  );
+  return awaitOutcome(result, { handler, state, scope, subrefs, since });
+}
+
+/**
+ * The outcome of a handler that returned a promise: one promise of it, settled by the handler's
+ * promise or by the operator's stop (`scope.signal`), whichever comes first (R-ERRORS-8). Daemons
+ * hold this for as long as they run, so it is one promise, not a chain.
+ */
+function awaitOutcome(result: PromiseLike<unknown>, context: Omit<Parameters<typeof failed>[0], 'thrown'>): Promise<outcomes.Outcome> {
+  const { handler, scope, subrefs, since } = context;
+  const signal = scope.signal;
+  return new Promise<outcomes.Outcome>((resolve, reject) => {
+    let settled = false;
+    let detach: (() => void) | undefined;
+    const settle = (outcome: () => outcomes.Outcome): void => {
+      if (settled) return;
+      settled = true;
+      detach?.();
+      try {
+        resolve(outcome());
+      } catch (error) {
+        reject(error); // a cancellation escalates
+      }
+    };
+    // (Called at once if the handler's synchronous part has already seen the operator stop.)
+    if (signal !== undefined) detach = aborts.onAbort(signal, () => settle(() => failed({ ...context, thrown: signal.reason })));
+    result.then(
+      (value) => settle(() => succeeded(handler, scope, value, subrefs, since)),
+      (thrown: unknown) => settle(() => failed({ ...context, thrown })),
+    );
+  });
 }
 
 /** No sub-handlers: shared by the outcomes of handlers that registered none (most of them). */
@@ -462,30 +489,4 @@ export async function executeSubhandlers(options?: {
   outcomes.deliverResults(results, change.patch);
   for (const id of final.ids) for (const container of context.subrefs) container.add(id);
   if (!final.done) throw new errors.HandlerChildrenRetryError({ delay: final.delay(scope.clock.now()) });
-}
-
-/**
- * Waits for a promise unless the signal aborts first (then rejects with the signal's reason). The
- * signal is usually the operator's, shared by every running daemon: attaching through its fan-out
- * keeps each attachment O(1) however many wait on it (Node's `EventTarget` scans its listeners).
- */
-function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const detach = aborts.onAbort(signal, () => reject(signal.reason));
-    promise.then(
-      (value) => {
-        detach();
-        resolve(value);
-      },
-      (error: unknown) => {
-        detach();
-        reject(error);
-      },
-    );
-  });
 }

@@ -90,13 +90,15 @@ export class DaemonsMemory {
 
   /** Marks a handler as exited on its own: never re-spawned for this object in this process. */
   stopForever(id: string): void {
-    if (!this.isStoppedForever(id)) (this.stoppedForever ??= []).push(id);
+    if (this.isStoppedForever(id)) return;
+    // Exact-size arrays (`[]` then `push` would reserve room for 17): thousands of objects have one.
+    this.stoppedForever = this.stoppedForever === undefined ? [id] : [...this.stoppedForever, id];
   }
 
   /** `true` the first time it is asked for a handler: its initial delay is due (once per object). */
   firstDelay(id: string): boolean {
     if (this.delayedOnce?.includes(id)) return false;
-    (this.delayedOnce ??= []).push(id);
+    this.delayedOnce = this.delayedOnce === undefined ? [id] : [...this.delayedOnce, id];
     return true;
   }
 
@@ -112,7 +114,8 @@ export class DaemonsMemory {
 
   /** Calls `callback` once at the next idle reset, unless `unwaitReset()` removes it first. */
   whenReset(callback: () => void): void {
-    (this.resetWaiters ??= []).push(callback);
+    if (this.resetWaiters === undefined) this.resetWaiters = [callback];
+    else this.resetWaiters.push(callback);
   }
 
   /** Removes a callback of `whenReset()` that has not been called. */
@@ -360,19 +363,37 @@ export async function processSpawningCause(options: {
   return delays;
 }
 
+/** A running task's record; its `done` promise is made only when someone waits for it. */
+class RunningTask implements Daemon {
+  exited = false;
+  #done: Promise<void> | undefined;
+  #settle: (() => void) | undefined;
+
+  constructor(
+    readonly handler: handlers.SpawningHandler,
+    readonly stopper: stoppers.DaemonStopper,
+    readonly logger: loggers.Logger,
+  ) {}
+
+  get done(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    this.#done ??= new Promise<void>((resolve) => {
+      this.#settle = resolve;
+    });
+    return this.#done;
+  }
+
+  /** Marks the task as exited and settles `done`. */
+  end(): void {
+    this.exited = true;
+    this.#settle?.();
+  }
+}
+
 function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: SpawningScope, launch: Launcher): void {
   const { daemons, instruments, logger } = scope;
   const stopper = new stoppers.DaemonStopper(scope.clock, scope.cancel, scope.wakeups);
-  let settle: () => void = () => undefined;
-  const daemon: Daemon = {
-    handler,
-    stopper,
-    logger,
-    exited: false,
-    done: new Promise<void>((resolve) => {
-      settle = resolve;
-    }),
-  };
+  const daemon = new RunningTask(handler, stopper, logger);
   // What the exit closure keeps is all a running task keeps of this cycle: no scope, no body.
   const exited = (): void => {
     if (daemon.exited) return;
@@ -381,11 +402,10 @@ function spawn(handler: handlers.SpawningHandler, memory: DaemonsMemory, scope: 
     if (!stopper.isSet()) memory.stopForever(handler.id);
     stopper.set(R.DONE);
     stopper.release();
-    daemon.exited = true;
+    daemon.end(); // `done` settles later (a promise): the bookkeeping below comes first
     if (memory.running.get(handler.id) === daemon) memory.running.delete(handler.id);
     daemons.delete(daemon);
     instruments?.exited(handler.id, handler.kind);
-    settle();
   };
   memory.running.set(handler.id, daemon);
   daemons.add(daemon);

@@ -91,7 +91,9 @@ export class DaemonStopper implements DaemonStopped {
    */
   whenSet(callback: () => void): void {
     if (this.isSet()) callback();
-    else (this.waiters ??= []).push(callback);
+    // An exact-size array: `[]` then `push` would reserve room for 17.
+    else if (this.waiters === undefined) this.waiters = [callback];
+    else this.waiters.push(callback);
   }
 
   /** Removes a callback of `whenSet()` that has not been called. */
