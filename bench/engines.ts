@@ -12,7 +12,8 @@
  * body as the daemons' memory of an object does: the baseline; `daemon` = one daemon per object
  * awaiting its stop flag; `timer` = one timer per object with a 1 s interval; `timer60` = the
  * same with a 60 s interval, the common case, where the per-timer fixed cost matters and not the
- * calls; `both` = a daemon and a 1 s timer per object), the timer interval in seconds
+ * calls; `both` = a daemon and a 1 s timer per object; `both60` = a daemon and a 60 s timer, the
+ * common case at large N), the timer interval in seconds
  * (`BENCH_ENGINES_INTERVAL`: 1, or 60 for `timer60`), and names
  * the side-channel file the operator rewrites once a second (`BENCH_ENGINES_STATS`: objects seen,
  * daemons started/exited, timer calls, a cumulative histogram of timer lateness). Nothing is
@@ -100,10 +101,10 @@ const DEFAULT_COMMAND = `exec node --expose-gc bin/kopf-gen.js run ${COMPILED} -
 const NAMESPACE = 'default';
 const COLLECTION = `/apis/kopf.dev/v1/namespaces/${NAMESPACE}/kopfexamples`;
 const MIB = 1048576;
-const VARIANTS = ['none', 'daemon', 'timer', 'timer60', 'both'] as const;
+const VARIANTS = ['none', 'daemon', 'timer', 'timer60', 'both', 'both60'] as const;
 export type Variant = (typeof VARIANTS)[number];
 /** The timer interval (seconds) of each variant's timers; variants without timers have none. */
-const INTERVALS: Readonly<Record<Variant, number | undefined>> = { none: undefined, daemon: undefined, timer: 1, timer60: 60, both: 1 };
+const INTERVALS: Readonly<Record<Variant, number | undefined>> = { none: undefined, daemon: undefined, timer: 1, timer60: 60, both: 1, both60: 60 };
 const PARTS = ['sessions', 'index'] as const;
 type Part = (typeof PARTS)[number];
 
@@ -258,7 +259,7 @@ function readStats(file: string): Stats | undefined {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Whether the variant runs daemons / timers. */
-const hasDaemons = (v: Variant): boolean => v === 'daemon' || v === 'both';
+const hasDaemons = (v: Variant): boolean => v === 'daemon' || v === 'both' || v === 'both60';
 const hasTimers = (v: Variant): boolean => INTERVALS[v] !== undefined;
 
 /** One devcluster and one operator process of one variant. */
@@ -516,6 +517,7 @@ export function targetsFor(options: Pick<Options, 'sizes' | 'variants'>): Record
       if (runs('timer')) targets[`n${n}_${measure}_per_timer_beyond_object_kib`] = { max: KIB_PER_TIMER };
       if (runs('timer60')) targets[`n${n}_${measure}_per_timer60_beyond_object_kib`] = { max: KIB_PER_TIMER };
       if (runs('both')) targets[`n${n}_${measure}_per_daemon_and_timer_beyond_object_kib`] = { max: KIB_PER_DAEMON + KIB_PER_TIMER };
+      if (runs('both60')) targets[`n${n}_${measure}_per_daemon_and_timer60_beyond_object_kib`] = { max: KIB_PER_DAEMON + KIB_PER_TIMER };
     }
   }
   return targets;
@@ -530,6 +532,7 @@ export function derive(figures: Record<string, number>, n: number): void {
       ['timer', 'timer'],
       ['timer60', 'timer60'],
       ['both', 'daemon_and_timer'],
+      ['both60', 'daemon_and_timer60'],
     ] as const) {
       const per = figures[`n${n}_${variant}_${measure}_per_object_kib`];
       if (base !== undefined && per !== undefined) figures[`n${n}_${measure}_per_${name}_beyond_object_kib`] = per - base;

@@ -48,7 +48,7 @@ describe("the engines benchmark's options", () => {
   });
 
   it('reject unknown variants and parts, and sizes that are not positive whole numbers', () => {
-    expect(() => engines.parseOptions(['--variants', 'none,cron'])).toThrow('--variants cron: the variants are none, daemon, timer, timer60, both');
+    expect(() => engines.parseOptions(['--variants', 'none,cron'])).toThrow('--variants cron: the variants are none, daemon, timer, timer60, both, both60');
     expect(() => engines.parseOptions(['--server-heap-mb', '100'])).toThrow('--server-heap-mb must be a number of at least 256');
     expect(() => engines.parseOptions(['--skip', 'memory'])).toThrow('--skip memory: the parts are sessions, index');
     expect(() => engines.parseOptions(['--sizes', '10.5'])).toThrow('--sizes: 10.5 is not a positive whole number');
@@ -99,6 +99,11 @@ describe("the engines benchmark's targets", () => {
     const targets = engines.targetsFor({ sizes: [1000, 100_000], variants: ['daemon', 'both'] });
     expect(targets['n1000_both_idle_cpu_pct']).toEqual({ max: 1 });
     expect(targets['n100000_both_idle_cpu_pct']).toEqual({ max: 100 });
+    // A daemon and a 60 s timer per object: the 60 s bound, scaled.
+    expect(engines.targetsFor({ sizes: [100_000], variants: ['none', 'both60'] })).toMatchObject({
+      n100000_both60_idle_cpu_pct: { max: 10 },
+      n100000_rss_per_daemon_and_timer60_beyond_object_kib: { max: 6 },
+    });
     // Without the none variant there is no figure beyond the object.
     expect(Object.keys(targets).filter((k) => k.includes('beyond_object'))).toEqual([]);
   });
