@@ -436,7 +436,9 @@ function invokeHandler(options: {
 /** The handler's call inside its context; what a handler of a change is followed by. */
 function callInContext(context: HandlerContext, retry: RetryKwargs): unknown {
   const { handler, scope } = context;
-  const result: unknown = handler.fn(scope.kwargs(handler, retry) as Record<string, unknown>);
+  // Called as a plain function, not as a method of the handler (no `this`; stack traces name it alone).
+  const fn = handler.fn;
+  const result: unknown = fn(scope.kwargs(handler, retry) as Record<string, unknown>);
   if (scope.change === undefined) return result;
   // Continuations of this promise stay in the handler's context: `execute()` finds it.
   return Promise.resolve(result).then(async (value) => {

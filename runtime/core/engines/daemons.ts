@@ -216,6 +216,9 @@ export class Invoker {
 
   private async apply(patch: patches.PatchBase<object>): Promise<void> {
     const { scope } = this;
+    // One turn of the event loop first: a processing cycle that has just spawned this task sends
+    // its own patch (the finalizer) before the task's first patch goes out.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       const applied = await application.applyPatch({
         api: scope.api,

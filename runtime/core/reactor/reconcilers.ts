@@ -32,7 +32,7 @@ import type * as inventory from './inventory.js';
 
 /** What the reconcilers need of the operator. */
 export interface ReconcilersOptions {
-  readonly op: Pick<inventory.OperatorContext, 'api' | 'client' | 'clock' | 'settings' | 'events' | 'memo' | 'indices'> & {
+  readonly op: Pick<inventory.OperatorContext, 'api' | 'client' | 'clock' | 'settings' | 'events' | 'memo' | 'indices' | 'scheduler'> & {
     readonly barrier?: indexing.IndexingBarrier;
     readonly registry: registries.OperatorRegistry;
   };
@@ -48,6 +48,8 @@ export class Reconcilers {
   /** Gates waiting for a declared kind to be tracked (discovered and about to be watched). */
   readonly #discovered = new Set<() => void>();
   readonly #scheduler: scheduling.Scheduler;
+  /** Whether the scheduler is this object's own (contexts built without one), closed at the stop. */
+  readonly #ownScheduler: boolean;
   readonly #queue: reconciling.WorkQueue;
   readonly #unsubscribe: () => void;
   readonly #options: ReconcilersOptions;
@@ -59,7 +61,9 @@ export class Reconcilers {
     this.#options = options;
     const { op, cache } = options;
     const logger = logging.getLogger('kopf.engines.reconciling');
-    this.#scheduler = new scheduling.Scheduler(op.clock);
+    // The operator's one scheduler (R-PERF-302): requeues and retries are entries beside timers'.
+    this.#ownScheduler = op.scheduler === undefined;
+    this.#scheduler = op.scheduler ?? new scheduling.Scheduler(op.clock);
     const scope = this.#callScope();
     this.#queue = new reconciling.WorkQueue({
       scheduler: this.#scheduler,
@@ -101,8 +105,8 @@ export class Reconcilers {
   /** Stops: no new calls, in-flight calls see their signal aborted, and are waited for. */
   async stop(): Promise<void> {
     this.#unsubscribe();
-    await this.#queue.stop();
-    this.#scheduler.close();
+    await this.#queue.stop(); // cancels its scheduled entries
+    if (this.#ownScheduler) this.#scheduler.close();
   }
 
   #resolve(selector: selectors.Selector): references.Resource[] {
