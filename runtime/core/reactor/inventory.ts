@@ -186,8 +186,9 @@ export interface OperatorContext {
  * the leak that kills long-running operators; RSS is too coarse to see it early (V8 keeps freed
  * pages for a while). So the runtime counts its per-object structures directly: object memories,
  * queue streams with their workers, running daemons and timers, index entries, objects the
- * readiness barrier still tracks, and followers of the operator's stop signal (each in-flight
- * processing cycle and each running daemon has one), and the objects of the watch cache. Once every
+ * readiness barrier still tracks, followers of the operator's stop signal (each in-flight
+ * processing cycle and each awaited invocation of a daemon or timer has one), due times on the
+ * operator's scheduler, and the objects of the watch cache. Once every
  * object is deleted and idle workers have expired, every count is back to zero — the tests of
  * per-object state assert exactly that.
  * The same counts, per resource, are the queue gauges of the operator's metrics.
@@ -207,7 +208,7 @@ export interface Census {
   readonly indexed: number;
   /** Listed objects the readiness barrier still tracks. */
   readonly barrier: number;
-  /** Waiters on the operator's stop signal: in-flight processing cycles, running daemons and timers. */
+  /** Waiters on the operator's stop signal: in-flight processing cycles, awaited invocations of daemons and timers. */
   readonly followers: number;
   /** Objects held by the watch cache (R-CACHE-108): one per existing object of a cached kind. */
   readonly cached: number;
