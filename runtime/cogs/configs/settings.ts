@@ -117,6 +117,38 @@ export class LeaderElectionSettings {
   }
 }
 
+/**
+ * Sharding (docs/sharding.md): the objects of the served resources are spread over the operator's
+ * replicas, each holding its own `coordination.k8s.io/v1` Lease; an object's owner is written into
+ * the label `shard.kopf-gen.dev/<ring>` of the object, and each replica watches only its own.
+ * On when `ring` is set; Kopf peering and Lease election are off then. The durations are seconds and
+ * must keep `retryPeriod < renewDeadline < leaseDuration` (as `leaderElection`): a replica stops
+ * working when it could not renew its Lease for `renewDeadline`, while the others take its objects
+ * over only after its Lease has not changed for `leaseDuration`.
+ */
+export class ShardingSettings {
+  /** The ring's name: the replicas of one operator share it (a label name, ≤ 63 characters); `null` = no sharding. Default `null`. */
+  ring: string | null = null;
+  /**
+   * This replica's identity (a label value, ≤ 63 characters); `null` = `$POD_NAME`, else
+   * `<hostname>-<pid>` made a label value. Default `null`.
+   */
+  identity: string | null = null;
+  /**
+   * The Leases' namespace; `null` = `$POD_NAMESPACE`, else the in-cluster service account's
+   * namespace, else `default`. Default `null`.
+   */
+  namespace: string | null = null;
+  /** What assigns an object to a replica: its `uid`, or its `namespace` (one namespace's objects stay together). Default `'uid'`. */
+  key: 'uid' | 'namespace' = 'uid';
+  /** Seconds after the last renewal a replica saw before it considers the renewer gone (whole seconds). Default 15 s. */
+  leaseDuration = 15;
+  /** Seconds a replica keeps trying to renew its Lease before it stops working (fences itself). Default 10 s. */
+  renewDeadline = 10;
+  /** Seconds between renewals, and between reads of the ring's Leases. Default 2 s. */
+  retryPeriod = 2;
+}
+
 /** Watch streams (R-WATCH). */
 export class WatchingSettings {
   /** `timeoutSeconds` sent with watch requests; `null` = the server's default. Default `null`. */
@@ -342,6 +374,7 @@ export class OperatorSettings {
   readonly posting: PostingSettings;
   readonly peering: PeeringSettings;
   readonly leaderElection: LeaderElectionSettings;
+  readonly sharding: ShardingSettings;
   readonly watching: WatchingSettings;
   readonly queueing: QueueingSettings;
   readonly scanning: ScanningSettings;
@@ -362,6 +395,7 @@ export class OperatorSettings {
     this.posting = strict(new PostingSettings(), 'settings.posting');
     this.peering = strict(new PeeringSettings(), 'settings.peering');
     this.leaderElection = strict(new LeaderElectionSettings(), 'settings.leaderElection');
+    this.sharding = strict(new ShardingSettings(), 'settings.sharding');
     this.watching = strict(new WatchingSettings(), 'settings.watching');
     this.queueing = strict(new QueueingSettings({ warn }), 'settings.queueing');
     this.scanning = strict(new ScanningSettings(), 'settings.scanning');
