@@ -54,12 +54,20 @@ export interface WatchRequestOptions extends CallOptions {
   readonly fieldSelector?: string;
 }
 
+/** Options of a listing. */
+export interface ListingOptions extends CallOptions {
+  /** Only objects with these labels (`app=x,tier!=db`, `shard notin (a,b)`). */
+  readonly labelSelector?: string;
+  /** Only objects with these fields (`metadata.name=x`). */
+  readonly fieldSelector?: string;
+}
+
 /** Reading: discovery, listing and getting. */
 export interface KubeReader {
   /** Discovers the served resources of the given groups (`null`: all) (R-RES-7). */
   scanResources(groups: Iterable<string> | null, options?: CallOptions): Promise<references.Resource[]>;
   /** Lists a collection (cluster-wide when `namespace` is null). */
-  list(resource: references.Resource, namespace: string | null, options?: CallOptions): Promise<Listing>;
+  list(resource: references.Resource, namespace: string | null, options?: ListingOptions): Promise<Listing>;
   /** Reads one object. @throws errors.ApiNotFoundError if absent. */
   get(resource: references.Resource, namespace: string | null, name: string, options?: CallOptions): Promise<bodies.RawBody>;
 }
@@ -312,8 +320,9 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
     return scanning.scanResources((path) => this.request({ method: 'GET', path, signal: options?.signal }), groups);
   }
 
-  async list(resource: references.Resource, namespace: string | null, options?: CallOptions): Promise<Listing> {
-    const response = await this.request({ method: 'GET', path: references.urlOf(resource, { namespace }), signal: options?.signal });
+  async list(resource: references.Resource, namespace: string | null, options?: ListingOptions): Promise<Listing> {
+    const query = { labelSelector: options?.labelSelector, fieldSelector: options?.fieldSelector };
+    const response = await this.request({ method: 'GET', path: references.urlOf(resource, { namespace }), query, signal: options?.signal });
     return listingOf(response);
   }
 

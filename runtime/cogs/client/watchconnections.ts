@@ -46,6 +46,8 @@ export interface WatchContext {
   readonly resource: references.Resource;
   /** The namespace, or `null` for cluster-wide watching (and cluster-scoped resources). */
   readonly namespace: string | null;
+  /** Only the objects with these labels, in the listing and the watch (e.g. a sharded replica's own objects). */
+  readonly labelSelector?: string;
   readonly logger: loggers.Logger;
   /** Default: the real clock. */
   readonly clock?: clocks.Clock;
@@ -155,6 +157,7 @@ export class Connection {
     this.countdown.arm();
     const lines = await this.ctx.api.watch(this.ctx.resource, this.ctx.namespace, {
       resourceVersion,
+      labelSelector: this.ctx.labelSelector,
       timeoutSeconds: watching.serverTimeout,
       clientTimeout: watching.clientTimeout,
       connectTimeout: watching.connectTimeout ?? networking.connectTimeout ?? networking.requestTimeout,

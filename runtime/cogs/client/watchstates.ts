@@ -206,7 +206,7 @@ async function list(ctx: WatchContext, controls: Controls): Promise<Step> {
   ctx.observer?.listing?.();
   let listing: api.Listing;
   try {
-    listing = await ctx.api.list(ctx.resource, ctx.namespace, { signal: controls.signal() });
+    listing = await ctx.api.list(ctx.resource, ctx.namespace, { labelSelector: ctx.labelSelector, signal: controls.signal() });
   } catch (error) {
     if (controls.signal().aborted) return interrupted(controls);
     if (isRecoverable(error)) return { state: { kind: 'relisting', error } };
