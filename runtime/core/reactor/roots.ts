@@ -89,6 +89,7 @@ import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceA
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
 import * as reconciling from './reconcilers.js';
+import * as sharding from './sharding.js';
 import * as reactorErrors from './errors.js';
 import * as liveness from './liveness.js';
 import type * as reporting from './reporting.js';
@@ -151,6 +152,8 @@ export interface Parts {
   readonly op: Context;
   /** What the observers discovered: resources, namespaces, the backbone. */
   readonly picture: observation.Insights;
+  /** The ring and its membership task, with `settings.sharding.ring` only (R-SHARD-207). */
+  readonly seat: inventory.RingSeat | undefined;
 }
 
 /** The metrics' module (`reporting`, over prom-client), as `loadMetrics` hands it over. */
@@ -229,13 +232,32 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
     auth,
     cancel,
   };
-  const op = operatorContext(shared, queues);
+  const seat = settings.sharding.ring === null ? undefined : ringSeatOf(options, shared);
+  const op = operatorContext(shared, queues, seat?.ring);
   const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
-  return { ...shared, op, picture };
+  return { ...shared, op, picture, seat };
+}
+
+/**
+ * The ring of a sharded operator (R-SHARD-207), made once before anything starts: its membership
+ * holds the operator paused (fenced) from the start until it has joined.
+ */
+function ringSeatOf(options: OperatorOptions, parts: Pick<Parts, 'client' | 'settings' | 'clock' | 'paused'>): inventory.RingSeat {
+  const factory = options.ringFactory ?? membershipRing;
+  const { client, settings, clock, paused } = parts;
+  return factory({ api: client, settings, clock, paused, logger: logging.getLogger('kopf.engines.membership') });
+}
+
+/**
+ * The default ring: the Lease-based membership of `engines/membership`. Until it is wired in, a
+ * sharded operator needs `ringFactory`.
+ */
+function membershipRing(_parts: inventory.RingParts): inventory.RingSeat {
+  throw new reactorErrors.OperatorModeError('Sharding (settings.sharding.ring) needs a ring membership: none is built in yet, give `ringFactory`.');
 }
 
 /** The operator context (R-API-6) over the shared parts: what watchers, cycles and handlers see. */
-function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.Queues) {
+function operatorContext(parts: Omit<Parts, 'op' | 'picture' | 'seat'>, queues: queueing.Queues, ring: inventory.RingSeat['ring'] | undefined) {
   const { settings, registry, clock, memo } = parts;
   // Typed as the global `AbortSignal`, so that the context's type can be named outside this module.
   const signal: AbortSignal = parts.cancel.signal;
@@ -264,7 +286,10 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
   };
   const cache = parts.cache;
   const reconcilers = cache === undefined ? undefined : new reconciling.Reconcilers({ op: base, cache, paused: parts.paused });
-  return { ...base, cache, reconcilers } satisfies inventory.OperatorContext;
+  const scope = { ...base, cache, reconcilers };
+  // Sharded (R-SHARD-207): the watchers of sharded kinds see only the own objects, through the sharder.
+  const sharder = ring === undefined ? undefined : new sharding.Sharder(ring, scope, logging.getLogger('kopf.reactor.sharding'));
+  return { ...scope, ring, sharder } satisfies inventory.OperatorContext;
 }
 
 export type Context = ReturnType<typeof operatorContext>;
@@ -445,6 +470,27 @@ export function spawnLeaderElector({ settings, client, identity, clock, auth }: 
     });
   };
   roots.spawn('leader elector', 'auth', roots.gated(body, auth.signal));
+}
+
+/**
+ * The sharder (R-SHARD-207), with `settings.sharding.ring` only: the ring's membership in the
+ * 'auth' stage (like the Lease elector: it leaves the ring, deleting its Lease, only after the
+ * operator's work has stopped, while the client still works), and the rebalancer among the main
+ * tasks. The claimers ride along with the watchers (`orchestration.runWatcher`).
+ */
+export function spawnSharder({ seat, op, auth, main }: Parts, roots: RootTasks): void {
+  const sharder = op.sharder;
+  if (seat === undefined || sharder === undefined) return;
+  roots.spawn(
+    'ring membership',
+    'auth',
+    roots.gated(() => seat.run(auth.signal), auth.signal),
+  );
+  roots.spawn(
+    'rebalancer',
+    'main',
+    roots.gated(() => sharder.rebalance(main.signal)),
+  );
 }
 
 /** The poster of k8s-events (R-POST): creates the events that loggers and helpers queued. */
