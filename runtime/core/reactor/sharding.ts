@@ -5,7 +5,7 @@
  * assignment (`rendezvous.ownerOf`) says who should own which; this module moves objects from
  * who owns them to who should, never letting two replicas work on one object at once.
  *
- * The protocol, per replica (R-SHARD-201..209):
+ * The protocol, per replica (R-SHARD-201..208):
  * 1. *Own objects only.* Every watcher of a sharded kind (kinds the processing cycle handles and
  *    the primary kinds of reconcile handlers) lists and watches with the selector
  *    `<label>=<me>`; kinds watched only for the cache are watched whole (R-SHARD-201).
