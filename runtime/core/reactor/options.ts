@@ -116,6 +116,11 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly clock?: clocks.Clock;
   /** Default: `orchestration.runWatcher` (a seam for tests and embedders). */
   readonly watcher?: Watcher;
+  /**
+   * With `settings.sharding.ring`: what makes the ring (the membership of this replica). Default:
+   * the Lease-based membership (a seam for tests and embedders, like `watcher`).
+   */
+  readonly ringFactory?: inventory.RingFactory;
 }
 
 /**
