@@ -421,8 +421,11 @@ export function spawnStopTasks({ options, settings, clock, main }: Parts, roots:
  * have changed in the settings (an admission server for admission handlers, R-ADMISSION-2; Lease
  * election, paused before anything watches), raises the ready flag and opens the gate of the others.
  */
-export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op, seat }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op }: Parts, roots: RootTasks, lease: LeaseSeat): void {
   const body = async (): Promise<void> => {
+    // Sharding is decided before anything starts (the watchers' selectors, the membership's Lease
+    // and timings): a startup handler may not change it (R-SHARD-111).
+    const sharding = shardingOf(settings);
     try {
       await activities.runActivity({
         activity: 'startup',
@@ -440,11 +443,10 @@ export function spawnStartup({ options, settings, registry, memo, clock, paused,
         lease.toggle = paused.makeToggle(true, 'lease election');
       }
       checkShardSettings(settings);
-      const identity = settings.sharding.identity;
-      if (settings.sharding.ring !== (seat?.ring.name ?? null) || (seat !== undefined && identity !== null && identity !== seat.ring.identity)) {
-        // The ring decides how every watcher lists (R-SHARD-201): it is chosen before anything starts.
+      const changed = Object.keys(sharding).filter((name) => sharding[name] !== shardingOf(settings)[name]);
+      if (changed.length > 0) {
         throw new reactorErrors.OperatorModeError(
-          `settings.sharding.ring or .identity was changed by a startup handler: set them before the operator starts (the shards option, --shards, or the settings given to the operator).`,
+          `settings.sharding.${changed.join(', .')} was changed by a startup handler: sharding is set up before the operator starts; set it in the settings given to the operator (or with --shards, --shard-id, --shard-key).`,
         );
       }
     } catch (error) {
@@ -457,6 +459,12 @@ export function spawnStartup({ options, settings, registry, memo, clock, paused,
     await untilAborted(main.signal);
   };
   roots.spawn('startup activity', 'main', body, false);
+}
+
+/** The values of `settings.sharding`, to tell whether a startup handler changed them. */
+function shardingOf(settings: settingsModule.OperatorSettings): Record<string, unknown> {
+  const { ring, identity, namespace, key, leaseDuration, renewDeadline, retryPeriod } = settings.sharding;
+  return { ring, identity, namespace, key, leaseDuration, renewDeadline, retryPeriod };
 }
 
 /** The authenticator (R-AUTH-3): the login activity, and re-logins whenever the credentials fail. */

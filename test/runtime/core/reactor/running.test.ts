@@ -109,6 +109,20 @@ describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
     expect(cluster.requests.all).toHaveLength(0);
   });
 
+  it('R-SHARD-111 a startup handler that changes settings.sharding stops the operator, naming the setting, before any API call', async () => {
+    const registry = baseRegistry();
+    on.startup({ registry }, function startup_fn_shorter_leases({ settings }) {
+      settings.sharding.leaseDuration = 30;
+    });
+    const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, shards: 'r', shardIdentity: 'a' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(reactorErrors.OperatorModeError);
+    expect((failure as Error).message).toContain('settings.sharding.leaseDuration was changed by a startup handler');
+    expect(cluster.requests.all).toHaveLength(0);
+  });
+
   it('R-ACTIVITY-3 the ready flag is raised after the startup activity; stop during startup skips cleanup', async () => {
     const registry = baseRegistry();
     const cleanups: string[] = [];
