@@ -1,5 +1,5 @@
 /**
- * The handoff of sharded operators (R-SHARD-201..207): two to three operators in this process on
+ * The handoff of sharded operators (R-SHARD-201..207, R-SHARD-501): two to three operators in this process on
  * one devcluster, each with its own settings (`sharding.ring`, `sharding.identity`) and a ring
  * over one view the test controls (`support/rings`). A ledger of daemon starts and exits per
  * operator proves the guarantee: never two replicas running the daemon of one object at once.
@@ -50,8 +50,9 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL];
   const uidOf = (name: string): string => (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { uid: string }).uid;
 
-  async function start(identity: string): Promise<fx.RunningOperator> {
+  async function start(identity: string, options: { readonly index?: boolean } = {}): Promise<fx.RunningOperator> {
     const registry = new OperatorRegistry();
+    if (options.index) on.index('kopfexamples', { registry, id: 'owners' }, ({ name }) => ({ [name!]: identity }));
     on.daemon('kopfexamples', { registry, id: 'worker' }, async ({ name, stopped }) => {
       ledger.push({ by: identity, name: name!, what: 'start', label: labelOf(name!) });
       await stopped.wait();
@@ -240,5 +241,34 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
       ['op-a', 'start'],
     ]);
     expect((a.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
+  });
+
+  it('R-SHARD-501: a fenced replica whose objects were claimed while its watch was closed forgets them at its re-listing', async () => {
+    view.setMembers(['op-a', 'op-b']);
+    const [, b] = await Promise.all(['op-a', 'op-b'].map((id) => start(id, { index: true })));
+    const names = Array.from({ length: 8 }, (_, i) => `obj-${i}`);
+    await create(names);
+    await settledOn(names, ['op-a', 'op-b']);
+    const ofB = names.filter((name) => labelOf(name) === 'op-b');
+    expect(ofB.length).toBeGreaterThan(0);
+    const uids = ofB.map(uidOf);
+    const remembered = (): number => uids.filter((uid) => b!.context.memories.peek(uid) !== undefined).length;
+    const indexed = (): number => b!.context.indices?.objects ?? 0;
+    await fx.eventually(() => indexed() === ofB.length, "op-b's index to hold its objects");
+    view.gone = (identity) => identity === 'op-b';
+    view.fence('op-b');
+    const watch = (): { paused: boolean; listed: boolean } | undefined => b!.context.streams?.snapshots().find((s) => s.description.startsWith('kopfexamples'));
+    await fx.eventually(() => watch()?.paused === true, "op-b's watch to close");
+    view.setMembers(['op-a']);
+    await settledOn(names, ['op-a']);
+    // op-b saw nothing of it: its memories and index still hold the objects.
+    expect([remembered(), indexed()]).toEqual([ofB.length, ofB.length]);
+    view.fence('op-b', false);
+    await fx.eventually(() => watch()?.paused === false && watch()?.listed === true, "op-b's watch to list again");
+    await fx.eventually(() => remembered() === 0 && indexed() === 0, 'op-b to forget the objects it no longer owns');
+    expect((b!.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
+    // op-b started nothing for them again, and never ran a daemon alongside op-a.
+    for (const name of ofB) expect(ledger.filter((e) => e.name === name && e.what === 'start').map((e) => e.by)).toEqual(['op-b', 'op-a']);
+    expect(running().size).toBe(names.length);
   });
 });
