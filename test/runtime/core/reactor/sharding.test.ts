@@ -8,12 +8,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../../devcluster/testing.js';
+import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as rendezvous from '../../../../runtime/core/engines/rendezvous.js';
 import * as rings from '../../../../runtime/core/engines/rings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../../support/operators.js';
 import { RingView } from '../../../support/rings.js';
+import { EPOCH, virtualSettings } from '../../../support/virtualtime.js';
+import { advanceUntil } from '../../../support/waiting.js';
 
 const LABEL = rings.ownerLabelOf('kex');
 
@@ -270,5 +273,29 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     // op-b started nothing for them again, and never ran a daemon alongside op-a.
     for (const name of ofB) expect(ledger.filter((e) => e.name === name && e.what === 'start').map((e) => e.by)).toEqual(['op-b', 'op-a']);
     expect(running().size).toBe(names.length);
+  });
+
+  it('R-SHARD-202: an object whose labelled owner is not confirmed gone is looked at again after retryPeriod on the operator’s clock, then claimed', async () => {
+    const clock = new VirtualClock({ start: EPOCH });
+    view.setMembers(['op-a']);
+    const asked: number[] = [];
+    // op-b is not gone at the first question, and gone at the next one.
+    view.gone = (identity) => identity === 'op-b' && asked.push(clock.now()) > 1;
+    const registry = new OperatorRegistry();
+    on.event('kopfexamples', { registry, id: 'seen' }, () => undefined);
+    const settings = virtualSettings((s) => {
+      s.sharding.ring = 'kex';
+      s.sharding.identity = 'op-a';
+      s.sharding.retryPeriod = 2;
+    });
+    operators.push(await fx.startOperator({ cluster, registry, settings, clock, ringFactory: view.factory('op-a') }));
+    const labels = (fx.kopfExample('orphan')['metadata'] as { labels?: Record<string, string> }).labels;
+    await cluster.store.create(fx.kopfExample('orphan', { metadata: { labels: { ...labels, [LABEL]: 'op-b' } } }));
+    await fx.eventually(() => asked.length === 1, 'op-a to ask whether op-b is gone');
+    expect(labelOf('orphan')).toBe('op-b');
+    await advanceUntil(clock, () => labelOf('orphan') === 'op-a', 'op-a to claim the object');
+    // Asked again exactly retryPeriod later on the operator's clock; claimed once.
+    expect(asked.map((t) => t - asked[0]!)).toEqual([0, 2000]);
+    expect(claimPatches('orphan')).toBe(1);
   });
 });
