@@ -212,6 +212,21 @@ export interface ShardedWatcher {
   readonly queue?: { release(key: string): Promise<void> };
   /** Takes an event as if it came from the watch (into the cache and the queue). */
   feed(event: bodies.RawEvent): void;
+  /** Aborted when the watcher stops: the sharder's reads on its behalf end with it. */
+  readonly signal: AbortSignal;
+}
+
+/** A sharded watcher's link to the sharder, from `Sharding.attach`. */
+export interface ShardedFeed {
+  /** `false` for an event to drop before the cache and the queue (a blocked object's). */
+  admit(event: bodies.RawEvent): boolean;
+  /**
+   * A (re-)listing is complete (call it before the cache hears of it): the objects let through
+   * before that the listing lacks left while the watch was closed, and are forgotten (R-SHARD-501).
+   */
+  listed(): void;
+  /** The watcher stops: the sharder no longer knows it. */
+  detach(): void;
 }
 
 /** What a ring's maker gets: the operator's client, settings, clock, and its pause set (for fencing). */
@@ -238,10 +253,8 @@ export type RingFactory = (parts: RingParts) => RingSeat;
 export interface Sharding {
   /** The label selector of this replica's own objects. */
   readonly selector: string;
-  /** `false` for an event to drop before the cache and the queue (a blocked object's). */
-  admit(event: bodies.RawEvent): boolean;
-  /** Joins a watcher of a sharded kind; returns its detachment. */
-  attach(watcher: ShardedWatcher): () => void;
+  /** Joins a watcher of a sharded kind; its events go through the feed returned. */
+  attach(watcher: ShardedWatcher): ShardedFeed;
   /** The claimer of one dimension: runs until `signal` aborts. */
   claim(resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void>;
 }

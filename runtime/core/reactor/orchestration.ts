@@ -270,7 +270,7 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
     instruments?.queued();
     queue.push(event);
   };
-  const detach = sharder?.attach({ resource, namespace, queue, feed });
+  const sharded = sharder?.attach({ resource, namespace, queue, feed, signal: stop.signal });
   let claimer: Promise<void> | undefined;
   try {
     await invocation.runInOperator(op, async () => {
@@ -296,12 +296,15 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
       );
       for await (const event of stream) {
         if (watching.isListed(event)) {
+          // First the sharder (R-SHARD-501): objects gone while the watch was closed are held back
+          // from reconcile calls before the cache reports them gone.
+          sharded?.listed();
           cache?.listed(resource, namespace, listingVersion);
           if (!listed) op.barrier?.listed(listing);
           listed = true;
           continue;
         }
-        if (sharder !== undefined && !sharder.admit(event)) continue;
+        if (sharded !== undefined && !sharded.admit(event)) continue;
         feed(event);
       }
     });
@@ -312,7 +315,7 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
     }
   } finally {
     stop.abort();
-    detach?.();
+    sharded?.detach();
     await claimer;
     tracker?.stop();
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything

@@ -33,10 +33,13 @@
  * 5. *Fencing.* The membership holds a member of the operator's pause set while this replica is
  *    not joined or could not renew its Lease in time: the watchers close, daemons stop, reconcile
  *    calls wait, and the claimers and the rebalancer do nothing (R-SHARD-206). A DELETED event of
- *    the own watch that this replica did not cause (someone else relabelled the object, as the
- *    others do for a fenced replica's objects once it is gone) is processed as Kopf processes a
- *    DELETED: memory forgotten, daemons stopped. An object that comes back into the own watch is
- *    no longer known as vanished (R-SHARD-204).
+ *    the own watch that this replica did not cause (someone else relabelled the object while the
+ *    watch was open) is processed as Kopf processes a DELETED: memory forgotten, daemons stopped.
+ *    A fenced replica's watch is closed, though, so it never sees its objects claimed away: after
+ *    every (re-)listing of a sharded dimension, the objects let through before that the listing
+ *    lacks are released as in (4) and then unblocked — forgotten by the memories, the indices, the
+ *    cache, with their daemons stopped (R-SHARD-501). An object that comes back into the own watch
+ *    is no longer known as vanished (R-SHARD-204).
  *
  * Why no two owners: a replica works on an object only while it holds its label and is not
  * paused; the label moves either by the owner itself after its work stopped (3, 4), or by another
@@ -66,7 +69,10 @@ export const CONCURRENCY = 16;
 /** What a watcher of a sharded kind offers the sharder (declared with the operator context). */
 export type ShardedWatcher = inventory.ShardedWatcher;
 
-/** A blocked object: being released, or released and waiting for the watch to see it leave. */
+/**
+ * A blocked object: being released, or released and waiting for the watch to see it leave — or
+ * being forgotten after it left while the watch was closed (`vanishing`).
+ */
 interface Block {
   readonly resource: references.Resource;
   readonly namespace: string | null;
@@ -74,6 +80,25 @@ interface Block {
   releasing: boolean;
   /** The own watch reported it leaving while it was being released. */
   departed: boolean;
+  /** Forgotten because a re-listing lacked it (R-SHARD-501), not handed over: unblocked when done. */
+  vanishing: boolean;
+  /** The object as last seen coming back into the own watch while it was being forgotten. */
+  returned: bodies.RawBody | undefined;
+}
+
+/** Where an object is: enough to release it without its body. */
+interface Place {
+  readonly namespace: string | null;
+  readonly name: string;
+}
+
+/** One attached watcher and what the sharder knows of its dimension (R-SHARD-501). */
+interface Dimension {
+  readonly watcher: ShardedWatcher;
+  /** The objects let through and not seen leaving since, by key. */
+  readonly known: Map<string, Place>;
+  /** The keys of the listing in progress, if one is. */
+  listing: Set<string> | undefined;
 }
 
 /** What the sharder needs of the operator (the operator context, or a part of it). */
@@ -126,7 +151,7 @@ export class Sharder implements inventory.Sharding {
   readonly ring: rings.Ring;
   readonly #scope: ShardingScope;
   readonly #logger: loggers.Logger;
-  readonly #watchers = new Set<ShardedWatcher>();
+  readonly #dimensions = new Set<Dimension>();
   readonly #blocked = new Map<string, Block>();
   /** Releases in progress by object key: a second request for the same object joins the first. */
   readonly #releasing = new Map<string, Promise<void>>();
@@ -147,21 +172,76 @@ export class Sharder implements inventory.Sharding {
     return this.#blocked.size;
   }
 
-  /** Joins a watcher of a sharded kind; returns its detachment. */
-  attach(watcher: ShardedWatcher): () => void {
-    this.#watchers.add(watcher);
-    return () => this.#watchers.delete(watcher);
+  /** Joins a watcher of a sharded kind; its events go through the feed returned. */
+  attach(watcher: ShardedWatcher): inventory.ShardedFeed {
+    const dimension: Dimension = { watcher, known: new Map(), listing: undefined };
+    this.#dimensions.add(dimension);
+    return {
+      admit: (event) => this.#admit(dimension, event),
+      listed: () => this.#listed(dimension),
+      detach: () => this.#dimensions.delete(dimension),
+    };
+  }
+
+  /** One event of a dimension's own watch: noted as known or listed, then classified (`#pass`). */
+  #admit(dimension: Dimension, event: bodies.RawEvent): boolean {
+    const key = bodies.objectKey(event.object);
+    if (event.type === null) (dimension.listing ??= new Set()).add(key);
+    const admitted = this.#pass(key, event);
+    if (event.type === 'DELETED') dimension.known.delete(key);
+    else if (admitted) dimension.known.set(key, { namespace: event.object.metadata?.namespace ?? null, name: event.object.metadata?.name ?? '' });
+    return admitted;
+  }
+
+  /**
+   * The end of a dimension's (re-)listing (R-SHARD-501): the objects known from before that the
+   * listing lacks left the selector while the watch was closed (a fenced replica's objects claimed
+   * by the others, or deleted): each is released and forgotten. Blocked ones are already on their
+   * way out: the listing counts as their leaving.
+   */
+  #listed(dimension: Dimension): void {
+    const listing = dimension.listing ?? new Set<string>();
+    dimension.listing = undefined;
+    for (const [key, place] of dimension.known) {
+      if (listing.has(key)) continue;
+      dimension.known.delete(key);
+      const block = this.#blocked.get(key);
+      if (block === undefined) this.#vanish(dimension, key, place);
+      else if (block.releasing) block.departed = true;
+      else if (!block.vanishing) this.#unblock(key);
+    }
+  }
+
+  /** Forgets an object that left unseen: released as for a handover, then unblocked (or taken back if it came back meanwhile). */
+  #vanish(dimension: Dimension, key: string, place: Place): void {
+    const { resource, signal } = dimension.watcher;
+    this.#logger.debug(`${references.resourceName(resource)} ${place.namespace ?? ''}/${place.name} left while the watch was closed: forgetting it.`);
+    const done = this.#release(resource, key, place.namespace, place.name, true).then(() => {
+      const block = this.#blocked.get(key);
+      if (block === undefined || !block.vanishing) return; // a handover took it over
+      const returned = block.returned;
+      this.#unblock(key);
+      if (returned !== undefined) return this.#resume(dimension, returned, signal);
+    });
+    void done.catch((error: unknown) => {
+      if (signal.aborted) return;
+      this.#logger.error(`Forgetting ${place.namespace ?? ''}/${place.name} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+    });
   }
 
   /**
    * The classification of one event of the own watch (R-SHARD-203/204): `true` to process it (the
    * cache and the queue), `false` to drop it. Events of a blocked object are dropped; its leaving
    * (DELETED) unblocks it; its coming back (a listing or ADDED after its release) unblocks it too.
+   * While it is being forgotten (R-SHARD-501), its coming back is noted for afterwards.
    */
-  admit(event: bodies.RawEvent): boolean {
-    const key = bodies.objectKey(event.object);
+  #pass(key: string, event: bodies.RawEvent): boolean {
     const block = this.#blocked.get(key);
     if (block !== undefined) {
+      if (block.vanishing) {
+        block.returned = event.type === 'DELETED' ? undefined : event.object;
+        return false;
+      }
       if (event.type === 'DELETED') {
         if (block.releasing) block.departed = true;
         else this.#unblock(key);
@@ -350,7 +430,8 @@ export class Sharder implements inventory.Sharding {
 
   /** One pass: every sharded dimension's own objects, each handed over if another member should own it. */
   async #rebalanceOnce(signal: AbortSignal): Promise<void> {
-    for (const watcher of [...this.#watchers]) {
+    for (const dimension of [...this.#dimensions]) {
+      const watcher = dimension.watcher;
       if (signal.aborted || this.#scope.paused?.isOn()) return;
       let listing: api.Listing;
       try {
@@ -364,7 +445,7 @@ export class Sharder implements inventory.Sharding {
         continue;
       }
       const moving = listing.items.filter((body) => this.#ownerOf(body) !== this.ring.identity);
-      await bounded(moving, CONCURRENCY, (body) => this.#handOver(watcher, body, signal));
+      await bounded(moving, CONCURRENCY, (body) => this.#handOver(dimension, body, signal));
     }
   }
 
@@ -373,14 +454,15 @@ export class Sharder implements inventory.Sharding {
   }
 
   /** Releases one own object, then relabels it to its new owner — or takes it back if it is this replica's again. */
-  async #handOver(watcher: ShardedWatcher, body: bodies.RawBody, signal: AbortSignal): Promise<void> {
+  async #handOver(dimension: Dimension, body: bodies.RawBody, signal: AbortSignal): Promise<void> {
+    const watcher = dimension.watcher;
     const key = bodies.objectKey(body);
     try {
       await this.release(watcher.resource, body);
       let current: bodies.RawBody | undefined = body;
       while (current !== undefined) {
         const owner = this.#ownerOf(current);
-        if (owner === undefined || owner === this.ring.identity || this.#scope.paused?.isOn()) return await this.#resume(watcher, current, signal);
+        if (owner === undefined || owner === this.ring.identity || this.#scope.paused?.isOn()) return await this.#resume(dimension, current, signal);
         const moved = await this.#relabel(watcher.resource, current, owner, signal);
         if (moved === 'moved') return this.#released(key);
         if (moved === 'gone') return this.#unblock(key);
@@ -396,7 +478,7 @@ export class Sharder implements inventory.Sharding {
         clientErrors.traceExtra(error),
       );
       // Not moved: this replica still holds the label, so it takes the object back.
-      await this.#resume(watcher, body, signal).catch(() => undefined);
+      await this.#resume(dimension, body, signal).catch(() => undefined);
     }
   }
 
@@ -419,12 +501,16 @@ export class Sharder implements inventory.Sharding {
   }
 
   /** After the release, the object is this replica's again: unblocked, re-read, processed as listed. */
-  async #resume(watcher: ShardedWatcher, body: bodies.RawBody, signal: AbortSignal): Promise<void> {
+  async #resume(dimension: Dimension, body: bodies.RawBody, signal: AbortSignal): Promise<void> {
     const key = bodies.objectKey(body);
     this.#unblock(key);
-    const fresh = await this.#reread(watcher.resource, body, signal);
+    const fresh = await this.#reread(dimension.watcher.resource, body, signal);
     if (fresh === undefined || fresh.metadata?.labels?.[this.ring.label] !== this.ring.identity) return;
-    if (this.admit({ type: null, object: fresh })) watcher.feed({ type: null, object: fresh });
+    const event: bodies.RawEvent = { type: null, object: fresh };
+    if (this.#pass(key, event)) {
+      dimension.known.set(key, { namespace: fresh.metadata?.namespace ?? null, name: fresh.metadata?.name ?? '' });
+      dimension.watcher.feed(event);
+    }
   }
 
   /*
@@ -437,15 +523,21 @@ export class Sharder implements inventory.Sharding {
    * replica no longer works on it; the key stays blocked (see the module's comment).
    */
   release(resource: references.Resource, body: bodies.RawBody): Promise<void> {
-    const key = bodies.objectKey(body);
+    const meta = body.metadata ?? {};
+    return this.#release(resource, bodies.objectKey(body), meta.namespace ?? null, meta.name ?? '', false);
+  }
+
+  /** The release; `vanishing` for an object forgotten after it left unseen (a handover's release takes such one over). */
+  #release(resource: references.Resource, key: string, namespace: string | null, name: string, vanishing: boolean): Promise<void> {
+    const block = this.#blocked.get(key);
+    // A vanishing object has left already (the listing lacked it): a handover taking it over needs no DELETED.
+    if (block === undefined) this.#blocked.set(key, { resource, namespace, name, releasing: true, departed: vanishing, vanishing, returned: undefined });
+    else {
+      block.releasing = true;
+      block.vanishing &&= vanishing;
+    }
     const running = this.#releasing.get(key);
     if (running !== undefined) return running;
-    const meta = body.metadata ?? {};
-    const namespace = meta.namespace ?? null;
-    const name = meta.name ?? '';
-    const block = this.#blocked.get(key);
-    if (block === undefined) this.#blocked.set(key, { resource, namespace, name, releasing: true, departed: false });
-    else block.releasing = true;
     const done = this.#letGo(resource, namespace, name, key).finally(() => this.#releasing.delete(key));
     this.#releasing.set(key, done);
     return done;
@@ -454,7 +546,7 @@ export class Sharder implements inventory.Sharding {
   async #letGo(resource: references.Resource, namespace: string | null, name: string, key: string): Promise<void> {
     const { reconcilers, memories, indices, cache, barrier } = this.#scope;
     const held = reconcilers?.hold?.(resource, namespace, name); // no new call from now on
-    const queues = [...this.#watchers].filter((w) => resourceId(w.resource) === resourceId(resource) && w.queue !== undefined);
+    const queues = [...this.#dimensions].map((d) => d.watcher).filter((w) => resourceId(w.resource) === resourceId(resource) && w.queue !== undefined);
     await Promise.all(queues.map((watcher) => watcher.queue!.release(key)));
     await Promise.all([held, this.#stopDaemons(key)]);
     memories.forget(key);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as aborts from '../../../../runtime/cogs/aio/aborts.js';
 import { realClock, VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import { silentLogger, type Logger } from '../../../../runtime/cogs/structs/loggers.js';
 import type { RawEvent } from '../../../../runtime/cogs/structs/bodies.js';
@@ -313,5 +314,81 @@ describe('stopping a drained queue', () => {
     await flushed();
     await queue.stop();
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe('releasing one object (a sharded replica handing it over)', () => {
+  const options = (clock: VirtualClock) => ({
+    clock,
+    logger: silentLogger,
+    idleTimeout: 60,
+    exitTimeout: 1,
+    onFatal: (e: unknown) => {
+      throw e;
+    },
+  });
+
+  it('R-SHARD-203: Queue.release lets the current event finish, drops the backlog, and resolves once no worker runs for the key', async () => {
+    const clock = new VirtualClock();
+    const t0 = clock.now();
+    const log: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const queue = new Queue(async (event) => {
+      const id = `${event.object.metadata!.uid}@${event.object.metadata!.resourceVersion}`;
+      log.push(`start ${id}`);
+      if (id === 'a@1') await gate;
+      log.push(`end ${id}`);
+    }, options(clock));
+    queue.push(ev('a', '1'));
+    queue.push(ev('a', '2'));
+    queue.push(ev('a', '3'));
+    queue.push(ev('b', '1'));
+    await flushed();
+    expect(queue.queuedEvents).toBe(2);
+    let released = false;
+    const release = queue.release('a').then(() => (released = true));
+    expect(queue.queuedEvents).toBe(0); // the backlog is dropped at once
+    await flushed();
+    expect(released).toBe(false); // a@1 is still being processed
+    open();
+    await release;
+    expect(log).toEqual(['start a@1', 'start b@1', 'end b@1', 'end a@1']);
+    // The released object's worker is gone (not idling), the other object's idles on.
+    expect(queue.workerCount).toBe(1);
+    expect(queue.size).toBe(1);
+    // The queue takes the object again afterwards: a new worker.
+    queue.push(ev('a', '4'));
+    await eventually(() => log.includes('end a@4'), 'the new event to be processed');
+    expect(clock.now()).toBe(t0); // no time passed: nothing waited on the clock
+    await queue.stop();
+  });
+
+  it('R-SHARD-203: Queue.release raises the pressure, which wakes a cycle sleeping on it', async () => {
+    const clock = new VirtualClock();
+    const slept: boolean[] = [];
+    const queue = new Queue(async (_event, stream) => {
+      slept.push(await aborts.sleepOrAbort(clock, 3_600_000, stream.pressure.signal));
+    }, options(clock));
+    queue.push(ev('a', '1'));
+    await eventually(() => clock.pending > 0, 'the cycle to sleep');
+    const released = queue.release('a');
+    await eventually(() => slept.length > 0, 'the sleeping cycle to wake');
+    await released;
+    expect(slept).toEqual([false]); // cut short, not slept out: the clock never moved
+    expect(queue.workerCount).toBe(0);
+    await queue.stop();
+  });
+
+  it('R-SHARD-203: Queue.release of an unknown key, or of an idle worker’s, resolves at once', async () => {
+    const clock = new VirtualClock();
+    const queue = new Queue(async () => undefined, options(clock));
+    await queue.release('nobody');
+    queue.push(ev('a', '1'));
+    await eventually(() => queue.busyWorkers === 0 && queue.workerCount === 1, 'the worker to idle');
+    await queue.release('a'); // not after idleTimeout: the virtual clock does not move
+    expect([queue.workerCount, queue.size]).toEqual([0, 0]);
+    expect(clock.pending).toBe(0); // the idle expiry is cancelled
+    await queue.stop();
   });
 });

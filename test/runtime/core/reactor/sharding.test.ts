@@ -1,5 +1,5 @@
 /**
- * The handoff of sharded operators (R-SHARD-201..207): two to three operators in this process on
+ * The handoff of sharded operators (R-SHARD-201..207, R-SHARD-501): two to three operators in this process on
  * one devcluster, each with its own settings (`sharding.ring`, `sharding.identity`) and a ring
  * over one view the test controls (`support/rings`). A ledger of daemon starts and exits per
  * operator proves the guarantee: never two replicas running the daemon of one object at once.
@@ -8,12 +8,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../../devcluster/testing.js';
+import { VirtualClock } from '../../../../runtime/cogs/aio/clocks.js';
 import * as rendezvous from '../../../../runtime/core/engines/rendezvous.js';
 import * as rings from '../../../../runtime/core/engines/rings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../../support/operators.js';
 import { RingView } from '../../../support/rings.js';
+import { EPOCH, virtualSettings } from '../../../support/virtualtime.js';
+import { advanceUntil } from '../../../support/waiting.js';
 
 const LABEL = rings.ownerLabelOf('kex');
 
@@ -50,8 +53,9 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL];
   const uidOf = (name: string): string => (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { uid: string }).uid;
 
-  async function start(identity: string): Promise<fx.RunningOperator> {
+  async function start(identity: string, options: { readonly index?: boolean } = {}): Promise<fx.RunningOperator> {
     const registry = new OperatorRegistry();
+    if (options.index) on.index('kopfexamples', { registry, id: 'owners' }, ({ name }) => ({ [name!]: identity }));
     on.daemon('kopfexamples', { registry, id: 'worker' }, async ({ name, stopped }) => {
       ledger.push({ by: identity, name: name!, what: 'start', label: labelOf(name!) });
       await stopped.wait();
@@ -240,5 +244,58 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
       ['op-a', 'start'],
     ]);
     expect((a.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
+  });
+
+  it('R-SHARD-501: a fenced replica whose objects were claimed while its watch was closed forgets them at its re-listing', async () => {
+    view.setMembers(['op-a', 'op-b']);
+    const [, b] = await Promise.all(['op-a', 'op-b'].map((id) => start(id, { index: true })));
+    const names = Array.from({ length: 8 }, (_, i) => `obj-${i}`);
+    await create(names);
+    await settledOn(names, ['op-a', 'op-b']);
+    const ofB = names.filter((name) => labelOf(name) === 'op-b');
+    expect(ofB.length).toBeGreaterThan(0);
+    const uids = ofB.map(uidOf);
+    const remembered = (): number => uids.filter((uid) => b!.context.memories.peek(uid) !== undefined).length;
+    const indexed = (): number => b!.context.indices?.objects ?? 0;
+    await fx.eventually(() => indexed() === ofB.length, "op-b's index to hold its objects");
+    view.gone = (identity) => identity === 'op-b';
+    view.fence('op-b');
+    const watch = (): { paused: boolean; listed: boolean } | undefined => b!.context.streams?.snapshots().find((s) => s.description.startsWith('kopfexamples'));
+    await fx.eventually(() => watch()?.paused === true, "op-b's watch to close");
+    view.setMembers(['op-a']);
+    await settledOn(names, ['op-a']);
+    // op-b saw nothing of it: its memories and index still hold the objects.
+    expect([remembered(), indexed()]).toEqual([ofB.length, ofB.length]);
+    view.fence('op-b', false);
+    await fx.eventually(() => watch()?.paused === false && watch()?.listed === true, "op-b's watch to list again");
+    await fx.eventually(() => remembered() === 0 && indexed() === 0, 'op-b to forget the objects it no longer owns');
+    expect((b!.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
+    // op-b started nothing for them again, and never ran a daemon alongside op-a.
+    for (const name of ofB) expect(ledger.filter((e) => e.name === name && e.what === 'start').map((e) => e.by)).toEqual(['op-b', 'op-a']);
+    expect(running().size).toBe(names.length);
+  });
+
+  it('R-SHARD-202: an object whose labelled owner is not confirmed gone is looked at again after retryPeriod on the operator’s clock, then claimed', async () => {
+    const clock = new VirtualClock({ start: EPOCH });
+    view.setMembers(['op-a']);
+    const asked: number[] = [];
+    // op-b is not gone at the first question, and gone at the next one.
+    view.gone = (identity) => identity === 'op-b' && asked.push(clock.now()) > 1;
+    const registry = new OperatorRegistry();
+    on.event('kopfexamples', { registry, id: 'seen' }, () => undefined);
+    const settings = virtualSettings((s) => {
+      s.sharding.ring = 'kex';
+      s.sharding.identity = 'op-a';
+      s.sharding.retryPeriod = 2;
+    });
+    operators.push(await fx.startOperator({ cluster, registry, settings, clock, ringFactory: view.factory('op-a') }));
+    const labels = (fx.kopfExample('orphan')['metadata'] as { labels?: Record<string, string> }).labels;
+    await cluster.store.create(fx.kopfExample('orphan', { metadata: { labels: { ...labels, [LABEL]: 'op-b' } } }));
+    await fx.eventually(() => asked.length === 1, 'op-a to ask whether op-b is gone');
+    expect(labelOf('orphan')).toBe('op-b');
+    await advanceUntil(clock, () => labelOf('orphan') === 'op-a', 'op-a to claim the object');
+    // Asked again exactly retryPeriod later on the operator's clock; claimed once.
+    expect(asked.map((t) => t - asked[0]!)).toEqual([0, 2000]);
+    expect(claimPatches('orphan')).toBe(1);
   });
 });
