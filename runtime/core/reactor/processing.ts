@@ -95,7 +95,9 @@ export async function processResourceEvent(
     op.barrier?.release(stream.key);
     return;
   }
-  const memory = op.memories.recall(stream.key, { listing: raw.type === null });
+  // A sharded replica's own watch adds an object when it becomes the replica's (claimed, or handed
+  // over): first noticed then, as by a listing, so that an object handled before resumes (R-SHARD-209).
+  const memory = op.memories.recall(stream.key, { listing: raw.type === null || (raw.type === 'ADDED' && op.sharder !== undefined) });
   const logger = logging.objectLogger({ body, settings: op.settings, sink: op.events });
   // Cancelled when the operator stops, or when its watcher stops waiting for this worker (R-QUEUE-7):
   // the worker's signal follows both.

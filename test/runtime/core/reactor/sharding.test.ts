@@ -23,7 +23,7 @@ const LABEL = rings.ownerLabelOf('kex');
 interface Entry {
   readonly by: string;
   readonly name: string;
-  readonly what: 'start' | 'exit' | 'handled' | 'updated';
+  readonly what: 'start' | 'exit' | 'handled' | 'updated' | 'resumed';
   /** The object's owner label in the cluster at that moment. */
   readonly label: string | undefined;
 }
@@ -51,6 +51,8 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
 
   const labelOf = (name: string): string | undefined =>
     (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL];
+  const handledOf = (name: string): boolean =>
+    (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations?.[fx.LHC] !== undefined;
   const uidOf = (name: string): string => (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { uid: string }).uid;
 
   async function start(identity: string, options: { readonly index?: boolean } = {}): Promise<fx.RunningOperator> {
@@ -64,6 +66,9 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     on.create('kopfexamples', { registry, id: 'create' }, async ({ name }) => {
       await gates.get(name!)?.promise;
       ledger.push({ by: identity, name: name!, what: 'handled', label: labelOf(name!) });
+    });
+    on.resume('kopfexamples', { registry, id: 'resume' }, async ({ name }) => {
+      ledger.push({ by: identity, name: name!, what: 'resumed', label: labelOf(name!) });
     });
     on.update('kopfexamples', { registry, id: 'update' }, async ({ name }) => {
       ledger.push({ by: identity, name: name!, what: 'updated', label: labelOf(name!) });
@@ -140,6 +145,7 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     const names = Array.from({ length: 12 }, (_, i) => `obj-${i}`);
     await create(names);
     await settledOn(names, ['op-a', 'op-b']);
+    await fx.eventually(() => names.every((name) => handledOf(name)), 'the objects handled, their diff-base stored');
     const before = new Map(names.map((name) => [name, labelOf(name)]));
     await start('op-c');
     view.setMembers(['op-a', 'op-b', 'op-c']);
@@ -150,15 +156,23 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     for (const name of moved) {
       const entries = ledger.filter((e) => e.name === name);
       // The old owner's daemon exited while the object was still labelled with it; then the new one started.
-      expect(entries.filter((e) => e.what !== 'handled').map((e) => [e.by, e.what])).toEqual([
+      expect(entries.filter((e) => e.what === 'start' || e.what === 'exit').map((e) => [e.by, e.what])).toEqual([
         [before.get(name), 'start'],
         [before.get(name), 'exit'],
         ['op-c', 'start'],
       ]);
       expect(entries.find((e) => e.what === 'exit')!.label).toBe(before.get(name));
     }
-    // A move is not a change of the object: no update handler ran on the new owner (R-SHARD-208).
+    // A move is not a change of the object: no update handler ran on the new owner (R-SHARD-208); the
+    // new owner resumes each moved object once, as a restarted operator would (R-SHARD-209).
     expect(ledger.filter((e) => e.what === 'updated')).toEqual([]);
+    await fx.eventually(() => moved.every((name) => ledger.some((e) => e.name === name && e.what === 'resumed')), 'the resume handlers of the moved objects');
+    expect(
+      ledger
+        .filter((e) => e.what === 'resumed')
+        .map((e) => `${e.by} ${e.name}`)
+        .sort(),
+    ).toEqual(moved.map((name) => `op-c ${name}`).sort());
     // Nothing moved between the old members.
     for (const name of names.filter((n) => !moved.includes(n))) expect(ledger.filter((e) => e.name === name && e.what === 'start')).toHaveLength(1);
     for (const op of operators) expect((op.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
@@ -170,6 +184,7 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     const names = Array.from({ length: 8 }, (_, i) => `obj-${i}`);
     await create(names);
     await settledOn(names, ['op-a', 'op-b']);
+    await fx.eventually(() => names.every((name) => handledOf(name)), 'the objects handled, their diff-base stored');
     const ofB = names.filter((name) => labelOf(name) === 'op-b');
     expect(ofB.length).toBeGreaterThan(0);
     const confirmed = fx.deferred<boolean>();
@@ -182,7 +197,10 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     confirmed.resolve(true);
     await settledOn(names, ['op-a']);
     for (const name of ofB) {
-      expect(ledger.filter((e) => e.name === name && e.what !== 'handled').map((e) => [e.by, e.what])).toEqual([
+      // The claimer resumes what op-b had handled, as a restarted operator would (R-SHARD-209).
+      await fx.eventually(() => ledger.some((e) => e.name === name && e.what === 'resumed'), `the resume handler of ${name}`);
+      expect(ledger.filter((e) => e.name === name && e.what === 'resumed').map((e) => e.by)).toEqual(['op-a']);
+      expect(ledger.filter((e) => e.name === name && (e.what === 'start' || e.what === 'exit')).map((e) => [e.by, e.what])).toEqual([
         ['op-b', 'start'],
         ['op-b', 'exit'],
         ['op-a', 'start'],
@@ -211,7 +229,7 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     const handled = ledger.find((e) => e.what === 'handled')!;
     expect(handled).toMatchObject({ by: 'op-a', label: 'op-a' });
     // The handler ended before the daemon was stopped, and both before the newcomer started.
-    expect(ledger.filter((e) => e.name === 'slow').map((e) => [e.by, e.what])).toEqual([
+    expect(ledger.filter((e) => e.name === 'slow' && e.what !== 'resumed').map((e) => [e.by, e.what])).toEqual([
       ['op-a', 'start'],
       ['op-a', 'handled'],
       ['op-a', 'exit'],
@@ -237,11 +255,14 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     gate.resolve();
     await fx.eventually(() => ledger.filter((e) => e.what === 'start').length === 2 && running().get('back') === 'op-a', 'the daemon to run on op-a again');
     expect(labelOf('back')).toBe('op-a');
+    // Processed as listed: the object, handled before its release, is resumed (R-SHARD-209).
+    await fx.eventually(() => ledger.some((e) => e.what === 'resumed'), 'the resume handler');
     expect(ledger.map((e) => [e.by, e.what])).toEqual([
       ['op-a', 'start'],
       ['op-a', 'handled'],
       ['op-a', 'exit'],
       ['op-a', 'start'],
+      ['op-a', 'resumed'],
     ]);
     expect((a.context.sharder as unknown as { blocked: number }).blocked).toBe(0);
   });
