@@ -53,8 +53,11 @@ export interface MembershipOptions {
   readonly ring: string;
   /** This replica's identity (`settings.sharding.identity`, else `defaultIdentity`). */
   readonly identity: string;
-  /** The namespace of the ring's Leases. */
-  readonly namespace: string;
+  /**
+   * The namespace of the ring's Leases, or how to find it when the membership starts (after the
+   * operator's startup handlers, which may set it).
+   */
+  readonly namespace: string | (() => string);
   /** The timings (read when the membership is made). */
   readonly settings: settings.ShardingSettings;
   readonly clock: clocks.Clock;
@@ -90,10 +93,13 @@ export class Membership implements rings.Ring {
   readonly label: string;
   /** The name of this replica's own Lease. */
   readonly leaseName: string;
-  private readonly where: string;
-  private readonly leaseDuration: number;
-  private readonly renewDeadline: number;
-  private readonly retryPeriod: number;
+  // Read from the settings when the membership starts (`configured`): a startup handler may set them.
+  private where = '';
+  private namespace = '';
+  private leaseDuration = 0;
+  private renewDeadline = 0;
+  private retryPeriod = 0;
+  private configured = false;
   private readonly listeners = new Set<() => void>();
   /** Other replicas' Leases by name, as last read. */
   private readonly observed = new Map<string, Observation>();
@@ -116,10 +122,19 @@ export class Membership implements rings.Ring {
     this.identity = o.identity;
     this.label = rings.ownerLabelOf(o.ring);
     this.leaseName = `${o.ring}-${o.identity}`;
-    this.where = `Lease '${o.namespace}/${this.leaseName}'`;
-    this.leaseDuration = o.settings.leaseDuration;
-    this.renewDeadline = o.settings.renewDeadline * 1000;
-    this.retryPeriod = o.settings.retryPeriod * 1000;
+  }
+
+  /** Reads the namespace and the timings, once: when the membership starts, or at the first question. */
+  private configure(): void {
+    if (this.configured) return;
+    const { settings, namespace } = this.o;
+    settings.validate();
+    this.namespace = typeof namespace === 'function' ? namespace() : namespace;
+    this.where = `Lease '${this.namespace}/${this.leaseName}'`;
+    this.leaseDuration = settings.leaseDuration;
+    this.renewDeadline = settings.renewDeadline * 1000;
+    this.retryPeriod = settings.retryPeriod * 1000;
+    this.configured = true;
   }
 
   members(): readonly string[] {
@@ -132,7 +147,9 @@ export class Membership implements rings.Ring {
   }
 
   async isGone(identity: string, signal: AbortSignal): Promise<boolean> {
-    const { api, clock, namespace } = this.o;
+    this.configure();
+    const { api, clock } = this.o;
+    const namespace = this.namespace;
     const name = `${this.name}-${identity}`;
     let stored: bodies.RawBody;
     try {
@@ -157,6 +174,7 @@ export class Membership implements rings.Ring {
   async run(): Promise<void> {
     const { paused, logger } = this.o;
     paused.turnOn();
+    this.configure();
     logger.info(`Joining the ring '${this.name}' as '${this.identity}' with ${this.where}: operations are paused until it is joined.`);
     try {
       await Promise.all([this.renewing(), this.polling()]);
@@ -207,7 +225,7 @@ export class Membership implements rings.Ring {
       if (signal.aborted) return false;
       const reason = window.signal.aborted ? `no answer within ${ms / 1000} s` : describe(error);
       const line =
-        what === 'renew' ? `Failed to renew ${this.where}: ${reason}.` : `Failed to read the ring '${this.name}' (Leases in '${this.o.namespace}'): ${reason}.`;
+        what === 'renew' ? `Failed to renew ${this.where}: ${reason}.` : `Failed to read the ring '${this.name}' (Leases in '${this.namespace}'): ${reason}.`;
       // A 403 was reported by the client (R-SEC-1): once more here, then not every retry period.
       if (clientErrors.isForbidden(error) && !window.signal.aborted) {
         if (this.forbidden[what]) logger.debug(line);
@@ -225,7 +243,8 @@ export class Membership implements rings.Ring {
 
   /** One renewal: a PUT of the last written object; else read (or create) and write. */
   private async renew(signal: AbortSignal): Promise<void> {
-    const { api, clock, namespace, logger } = this.o;
+    const { api, clock, logger } = this.o;
+    const namespace = this.namespace;
     const started = clock.now();
     const time = leases.formatMicroTime(started);
     const mine = (previous: leases.LeaseRecord | undefined): leases.LeaseRecord => {
@@ -304,7 +323,8 @@ export class Membership implements rings.Ring {
 
   /** One read of the ring's Leases. */
   private async poll(signal: AbortSignal): Promise<void> {
-    const { api, clock, namespace } = this.o;
+    const { api, clock } = this.o;
+    const namespace = this.namespace;
     const listing = await api.list(leases.LEASES, namespace, { labelSelector: `${rings.RING_LABEL}=${this.name}`, signal });
     if (this.stopped) return;
     const now = clock.now();
@@ -402,7 +422,8 @@ export class Membership implements rings.Ring {
 
   /** Deletes the own Lease (a 404 is fine), within `renewDeadline`. */
   private async leave(): Promise<void> {
-    const { api, clock, namespace, logger } = this.o;
+    const { api, clock, logger } = this.o;
+    const namespace = this.namespace;
     const done = new AbortController();
     try {
       const signal = aborts.timeoutSignal(clock, this.renewDeadline, { cancel: done.signal });

@@ -262,7 +262,8 @@ function membershipRing(parts: inventory.RingParts): inventory.RingSeat {
     api,
     ring: sharding.ring!,
     identity: sharding.identity ?? membership.defaultIdentity(process.env),
-    namespace: sharding.namespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+    // Read when the membership starts, after the startup handlers (which may set it, and the timings).
+    namespace: () => sharding.namespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
     settings: sharding,
     clock,
     paused: paused.makeToggle(true, 'ring membership'),
@@ -423,8 +424,8 @@ export function spawnStopTasks({ options, settings, clock, main }: Parts, roots:
  */
 export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op }: Parts, roots: RootTasks, lease: LeaseSeat): void {
   const body = async (): Promise<void> => {
-    // Sharding is decided before anything starts (the watchers' selectors, the membership's Lease
-    // and timings): a startup handler may not change it (R-SHARD-111).
+    // Whether and as whom the operator is sharded is decided before anything starts (the watchers'
+    // selectors, the Lease's name): a startup handler may not change it (R-SHARD-111).
     const sharding = shardingOf(settings);
     try {
       await activities.runActivity({
@@ -446,7 +447,7 @@ export function spawnStartup({ options, settings, registry, memo, clock, paused,
       const changed = Object.keys(sharding).filter((name) => sharding[name] !== shardingOf(settings)[name]);
       if (changed.length > 0) {
         throw new reactorErrors.OperatorModeError(
-          `settings.sharding.${changed.join(', .')} was changed by a startup handler: sharding is set up before the operator starts; set it in the settings given to the operator (or with --shards, --shard-id, --shard-key).`,
+          `settings.sharding.${changed.join(', .')} was changed by a startup handler: the ring and the identity are set up before the operator starts; set them in the settings given to the operator (or with --shards, --shard-id).`,
         );
       }
     } catch (error) {
@@ -461,10 +462,14 @@ export function spawnStartup({ options, settings, registry, memo, clock, paused,
   roots.spawn('startup activity', 'main', body, false);
 }
 
-/** The values of `settings.sharding`, to tell whether a startup handler changed them. */
+/**
+ * What of `settings.sharding` is fixed before the startup handlers run (the ring and the identity
+ * decide the watchers' selectors and the Lease's name), to tell whether one changed it. The
+ * namespace, the key and the timings are read later, so startup handlers may set them.
+ */
 function shardingOf(settings: settingsModule.OperatorSettings): Record<string, unknown> {
-  const { ring, identity, namespace, key, leaseDuration, renewDeadline, retryPeriod } = settings.sharding;
-  return { ring, identity, namespace, key, leaseDuration, renewDeadline, retryPeriod };
+  const { ring, identity } = settings.sharding;
+  return { ring, identity };
 }
 
 /** The authenticator (R-AUTH-3): the login activity, and re-logins whenever the credentials fail. */

@@ -55,7 +55,7 @@ describe('Sharding: the membership of a ring', () => {
 
   const now = (): number => clock.now() - EPOCH;
 
-  function start(identity: string): Replica {
+  function start(identity: string, options: { readonly namespace?: () => string; readonly beforeRun?: (s: settings.OperatorSettings) => void } = {}): Replica {
     const user = `user-${identity}`;
     const token = `token-${identity}`;
     cluster.auth.addToken({ token, username: user, groups: ['system:masters'] });
@@ -68,11 +68,11 @@ describe('Sharding: the membership of a ring', () => {
     const client = new api.HttpKubeApi({ vault, settings: s, logger: new RecordingLogger(), clock });
     const toggle = new toggles.Toggle(false, identity); // the membership turns it on at once
     const stopper = new AbortController();
-    const { ring, done } = membership.runMembership({
+    const ring = new membership.Membership({
       api: client,
       ring: RING,
       identity,
-      namespace: 'default',
+      namespace: options.namespace ?? 'default',
       settings: s.sharding,
       clock,
       paused: toggle,
@@ -80,6 +80,8 @@ describe('Sharding: the membership of a ring', () => {
       signal: stopper.signal,
       random: () => 0.5,
     });
+    options.beforeRun?.(s);
+    const done = ring.run();
     const history: Array<[number, readonly string[]]> = [[now(), ring.members()]];
     ring.subscribe(() => history.push([now(), ring.members()]));
     let stopped = false;
@@ -180,6 +182,22 @@ describe('Sharding: the membership of a ring', () => {
     expect(renewed['acquireTime']).toBe('2030-01-01T00:00:00.000000Z');
     expect(await renewTimeOf('replica-a')).toBeGreaterThanOrEqual(59_000);
     expect(a.working()).toBe(true);
+  });
+
+  it('R-SHARD-111 the namespace and the timings are read when the membership starts (after the startup handlers), not when it is made', async () => {
+    let namespace = 'default';
+    const a = start('replica-a', {
+      namespace: () => namespace,
+      beforeRun: (s) => {
+        s.sharding.leaseDuration = 30; // as a startup handler would, between making and starting
+        namespace = 'kube-system';
+      },
+    });
+    await runUntil(a.working, 'replica-a to join');
+    const lease = await admin('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${RING}-replica-a`);
+    expect(lease.status).toBe(200);
+    expect((lease.json['spec'] as Json)['leaseDurationSeconds']).toBe(30);
+    expect((await leaseOf('replica-a')).status).toBe(404); // nothing in the namespace known when it was made
   });
 
   it('R-SHARD-106 two and three replicas see each other within one retryPeriod of joining; members are sorted and alike', async () => {

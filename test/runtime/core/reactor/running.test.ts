@@ -109,17 +109,18 @@ describe('startup (R-ACTIVITY-1, R-LIFE-2)', () => {
     expect(cluster.requests.all).toHaveLength(0);
   });
 
-  it('R-SHARD-111 a startup handler that changes settings.sharding stops the operator, naming the setting, before any API call', async () => {
+  it('R-SHARD-111 a startup handler that changes the ring or the identity stops the operator, naming the setting, before any API call', async () => {
     const registry = baseRegistry();
-    on.startup({ registry }, function startup_fn_shorter_leases({ settings }) {
-      settings.sharding.leaseDuration = 30;
+    on.startup({ registry }, function startup_fn_another_ring({ settings }) {
+      settings.sharding.leaseDuration = 30; // may be set here: read when the membership starts
+      settings.sharding.ring = 'another';
     });
     const failure = await running.operator({ registry, settings: fastSettings(), clusterwide: true, shards: 'r', shardIdentity: 'a' }).then(
       () => null,
       (e: unknown) => e,
     );
     expect(failure).toBeInstanceOf(reactorErrors.OperatorModeError);
-    expect((failure as Error).message).toContain('settings.sharding.leaseDuration was changed by a startup handler');
+    expect((failure as Error).message).toContain('settings.sharding.ring was changed by a startup handler');
     expect(cluster.requests.all).toHaveLength(0);
   });
 
