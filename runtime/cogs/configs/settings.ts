@@ -111,10 +111,10 @@ export class LeaderElectionSettings {
  * over only after its Lease has not changed for `leaseDuration`.
  */
 export class ShardingSettings {
-  /** The ring's name: the replicas of one operator share it (a label name, ≤ 63 characters); `null` = no sharding. Default `null`. */
+  /** The ring's name: the replicas of one operator share it (`isShardName`); `null` = no sharding. Default `null`. */
   ring: string | null = null;
   /**
-   * This replica's identity (a label value, ≤ 63 characters); `null` = `$POD_NAME`, else
+   * This replica's identity (`isShardName`); `null` = `$POD_NAME`, else
    * `<hostname>-<pid>` made a label value. Default `null`.
    */
   identity: string | null = null;
@@ -134,22 +134,19 @@ export class ShardingSettings {
 
   /**
    * Checks the timings (as `leaderElection`'s), the ring's name (a label name's part after the
-   * prefix: it makes the owner label `shard.kopf-gen.dev/<ring>`), the identity (a label value),
+   * prefix: it makes the owner label `shard.kopf-gen.dev/<ring>`), the identity (its value; both
+   * parts of the Lease's name),
    * the key and the namespace. An operator calls it at startup, and after the startup activity.
    *
    * @throws SettingsError naming the setting and its value.
    */
   validate(): void {
     checkTimings('sharding', this);
-    if (this.ring !== null && (typeof this.ring !== 'string' || !isLabelNamePart(this.ring))) {
-      throw new SettingsError(
-        `sharding.ring must be null or a label name (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit), got ${JSON.stringify(this.ring)}.`,
-      );
+    if (this.ring !== null && (typeof this.ring !== 'string' || !isShardName(this.ring))) {
+      throw new SettingsError(`sharding.ring must be null or ${SHARD_NAME}, got ${JSON.stringify(this.ring)}.`);
     }
-    if (this.identity !== null && (typeof this.identity !== 'string' || this.identity === '' || !isLabelValue(this.identity))) {
-      throw new SettingsError(
-        `sharding.identity must be null or a non-empty label value (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit), got ${JSON.stringify(this.identity)}.`,
-      );
+    if (this.identity !== null && (typeof this.identity !== 'string' || !isShardName(this.identity))) {
+      throw new SettingsError(`sharding.identity must be null or ${SHARD_NAME}, got ${JSON.stringify(this.identity)}.`);
     }
     if (this.key !== 'uid' && this.key !== 'namespace') {
       throw new SettingsError(`sharding.key must be 'uid' or 'namespace', got ${JSON.stringify(this.key)}.`);
@@ -160,17 +157,20 @@ export class ShardingSettings {
   }
 }
 
-/** The name part of a label key, and a non-empty label value: at most 63 characters, alphanumeric at both ends. */
-const LABEL_WORD = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/**
+ * A ring's name or a replica's identity: the name part of the owner label `shard.kopf-gen.dev/<ring>`
+ * and its value, and the parts of the Lease's name `<ring>-<identity>` (a DNS subdomain), so only
+ * what all three allow: at most 63 lowercase letters, digits, '-' and '.', alphanumeric at both ends.
+ */
+const SHARD_WORD = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
-/** Whether `text` is a label name without its prefix (`shard.kopf-gen.dev/<text>`). */
-export function isLabelNamePart(text: string): boolean {
-  return text.length <= 63 && LABEL_WORD.test(text);
-}
+/** What `isShardName` accepts, for error messages. */
+export const SHARD_NAME =
+  "a name of at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (it is part of the owner label shard.kopf-gen.dev/<ring> and of the Lease's name <ring>-<identity>)";
 
-/** Whether `text` is a label value (the empty value included). */
-export function isLabelValue(text: string): boolean {
-  return text === '' || isLabelNamePart(text);
+/** Whether `text` can be a ring's name or a replica's identity (see `SHARD_WORD`). */
+export function isShardName(text: string): boolean {
+  return text.length <= 63 && SHARD_WORD.test(text);
 }
 
 /**

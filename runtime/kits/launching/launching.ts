@@ -111,9 +111,9 @@ function runCommand(name: string, output: CommandOutput): Command {
       new Option(
         '--shards <ring>',
         'sharding: spread the objects over the replicas of this ring, each holding a Lease of its own (coordination.k8s.io/v1)',
-      ).argParser(shardRing),
+      ).argParser(shardName),
     )
-    .addOption(new Option('--shard-id <id>', "this replica's identity in the ring (default: $POD_NAME, else <hostname>-<pid>)").argParser(shardIdentity))
+    .addOption(new Option('--shard-id <id>', "this replica's identity in the ring (default: $POD_NAME, else <hostname>-<pid>)").argParser(shardName))
     .addOption(
       new Option('--shard-key <key>', "what assigns objects to replicas: uid (default) or namespace (one namespace's objects stay together)").argParser(
         environment.caseInsensitiveChoice(SHARD_KEYS),
@@ -158,19 +158,9 @@ const LOG_FORMATS: readonly logging.LogFormat[] = ['plain', 'full', 'json'];
 /** The values of `--shard-key`. */
 const SHARD_KEYS: readonly ('uid' | 'namespace')[] = ['uid', 'namespace'];
 
-/** Checks `--shards` as it is parsed: a label name (it makes the owner label `shard.kopf-gen.dev/<ring>`). */
-function shardRing(value: string): string {
-  if (!settingsModule.isLabelNamePart(value)) {
-    throw new InvalidArgumentError("Not a label name (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit).");
-  }
-  return value;
-}
-
-/** Checks `--shard-id` as it is parsed: a label value (it is written into the owner label of objects). */
-function shardIdentity(value: string): string {
-  if (value === '' || !settingsModule.isLabelValue(value)) {
-    throw new InvalidArgumentError("Not a label value (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit).");
-  }
+/** Checks `--shards` and `--shard-id` as they are parsed (`settings.isShardName`). */
+function shardName(value: string): string {
+  if (!settingsModule.isShardName(value)) throw new InvalidArgumentError(`Not ${settingsModule.SHARD_NAME}.`);
   return value;
 }
 
@@ -251,8 +241,8 @@ function runEnvironment(): environment.EnvOption[] {
     { key: 'liveness', envVars: environment.envVarsOf(p, 'liveness_endpoint'), kind: 'string' },
     { key: 'lease', envVars: environment.envVarsOf(p, 'lease'), kind: 'string' },
     { key: 'leaseNamespace', envVars: environment.envVarsOf(p, 'lease_namespace'), kind: 'string' },
-    { key: 'shards', envVars: environment.envVarsOf(p, 'shards'), kind: 'string', parse: shardRing },
-    { key: 'shardId', envVars: environment.envVarsOf(p, 'shard_id'), kind: 'string', parse: shardIdentity },
+    { key: 'shards', envVars: environment.envVarsOf(p, 'shards'), kind: 'string', parse: shardName },
+    { key: 'shardId', envVars: environment.envVarsOf(p, 'shard_id'), kind: 'string', parse: shardName },
     { key: 'shardKey', envVars: environment.envVarsOf(p, 'shard_key'), kind: 'string', parse: environment.caseInsensitiveChoice(SHARD_KEYS) },
     { key: 'metrics', envVars: environment.envVarsOf(p, 'metrics'), kind: 'string', parse: endpointUrl('--metrics', METRICS_SCHEMES) },
     { key: 'metricsTlsDir', envVars: environment.envVarsOf(p, 'metrics_tls_dir'), kind: 'string' },

@@ -215,7 +215,7 @@ describe('sharding settings (R-SHARD-101)', () => {
     expect(() => s.validate()).not.toThrow();
     Object.assign(s, { ring: 'my-operator', identity: 'pod-7f9c-x2', namespace: 'ops', key: 'namespace' });
     expect(() => s.validate()).not.toThrow();
-    Object.assign(s, { ring: 'A.b_c-9', identity: 'Z'.repeat(63) });
+    Object.assign(s, { ring: 'a.b-c9', identity: 'z'.repeat(63) });
     expect(() => s.validate()).not.toThrow();
   });
 
@@ -225,13 +225,13 @@ describe('sharding settings (R-SHARD-101)', () => {
     ['a negative retryPeriod', { retryPeriod: -1 }, 'sharding.retryPeriod must be a positive number of seconds, got -1.'],
     ['a fractional leaseDuration', { leaseDuration: 15.5 }, 'sharding.leaseDuration must be a whole number of seconds'],
     ['an infinite renewDeadline', { renewDeadline: Number.POSITIVE_INFINITY }, 'sharding.renewDeadline must be a positive number of seconds, got Infinity.'],
-    ['an empty ring', { ring: '' }, 'sharding.ring must be null or a label name'],
+    ['an empty ring', { ring: '' }, 'sharding.ring must be null or a name of at most 63 lowercase letters'],
     ['a ring with a slash', { ring: 'a/b' }, 'got "a/b"'],
-    ['a ring ending in a dash', { ring: 'ring-' }, 'sharding.ring must be null or a label name'],
-    ['a ring of 64 characters', { ring: 'r'.repeat(64) }, 'sharding.ring must be null or a label name'],
-    ['an identity with a space', { identity: 'my pod' }, 'sharding.identity must be null or a non-empty label value (at most 63 characters'],
+    ['a ring ending in a dash', { ring: 'ring-' }, 'sharding.ring must be null or a name of at most 63 lowercase letters'],
+    ['a ring of 64 characters', { ring: 'r'.repeat(64) }, 'sharding.ring must be null or a name of at most 63 lowercase letters'],
+    ['an identity with a space', { identity: 'my pod' }, 'sharding.identity must be null or a name of at most 63 lowercase letters'],
     ['an empty identity', { identity: '' }, 'got "".'],
-    ['an identity of 64 characters', { identity: 'i'.repeat(64) }, 'sharding.identity must be null or a non-empty label value'],
+    ['an identity of 64 characters', { identity: 'i'.repeat(64) }, 'sharding.identity must be null or a name of at most 63 lowercase letters'],
     ['an unknown key', { key: 'name' }, `sharding.key must be 'uid' or 'namespace', got "name".`],
     ['an empty namespace', { namespace: '' }, 'sharding.namespace must be a non-empty string or null, got "".'],
   ])('R-SHARD-101 refuses %s with a SettingsError naming the setting and the value', (_title, values, message) => {
@@ -241,14 +241,15 @@ describe('sharding settings (R-SHARD-101)', () => {
     expect(() => s.validate()).toThrow(message);
   });
 
-  it('R-SHARD-101 label names and values: 63 characters at most, alphanumeric at both ends', () => {
-    expect(settings.isLabelNamePart('a')).toBe(true);
-    expect(settings.isLabelNamePart('a'.repeat(63))).toBe(true);
-    expect(settings.isLabelNamePart('a'.repeat(64))).toBe(false);
-    expect(settings.isLabelNamePart('-a')).toBe(false);
-    expect(settings.isLabelNamePart('a_b.c-d')).toBe(true);
-    expect(settings.isLabelNamePart('')).toBe(false);
-    expect(settings.isLabelValue('')).toBe(true);
-    expect(settings.isLabelValue('a b')).toBe(false);
+  it('R-SHARD-101 ring names and identities: 63 lowercase letters, digits, - and . at most, alphanumeric at both ends (a label and a Lease name)', () => {
+    expect(settings.isShardName('a')).toBe(true);
+    expect(settings.isShardName('a'.repeat(63))).toBe(true);
+    expect(settings.isShardName('a'.repeat(64))).toBe(false);
+    expect(settings.isShardName('-a')).toBe(false);
+    expect(settings.isShardName('a.b-c9')).toBe(true);
+    expect(settings.isShardName('a_b')).toBe(false); // a label allows it; a Lease's name does not
+    expect(settings.isShardName('My-Ring')).toBe(false);
+    expect(settings.isShardName('')).toBe(false);
+    expect(settings.isShardName('a b')).toBe(false);
   });
 });

@@ -358,7 +358,7 @@ describe('Sharding: identities', () => {
     expect(long.length).toBeLessThanOrEqual(63);
     expect(membership.defaultIdentity({}, '___', 9)).toBe('9');
     for (const identity of [long, membership.defaultIdentity({}, 'Über Host', 12)]) {
-      expect(settings.isLabelValue(identity)).toBe(true);
+      expect(settings.isShardName(identity)).toBe(true);
       expect(identity).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
     }
   });

@@ -62,8 +62,8 @@ describe('Sharding: the command line', () => {
     ['--shard-id without --shards', ['--shard-id', 'a'], {}, "option '--shard-id <id>' needs option '--shards <ring>'"],
     ['--shard-key without --shards', ['--shard-key', 'uid'], {}, "option '--shard-key <key>' needs option '--shards <ring>'"],
     ['an unknown --shard-key', ['--shards', 'r', '--shard-key', 'name'], {}, 'Allowed choices are uid, namespace.'],
-    ['a --shard-id that is no label value', ['--shards', 'r', '--shard-id', 'my pod'], {}, 'Not a label value'],
-    ['a --shards that is no label name', ['--shards', 'a/b'], {}, 'Not a label name'],
+    ['a --shard-id that is no label value', ['--shards', 'r', '--shard-id', 'my pod'], {}, 'Not a name of at most 63 lowercase letters'],
+    ['a --shards that is no label name', ['--shards', 'a/b'], {}, 'Not a name of at most 63 lowercase letters'],
     ['a KOPF_RUN_SHARD_KEY that is no key', ['--shards', 'r'], { KOPF_RUN_SHARD_KEY: 'name' }, 'KOPF_RUN_SHARD_KEY'],
   ])('R-SHARD-111 usage error: %s (exit code 2)', async (_title, argv, env, message) => {
     expect(() => cli.parseRunArgs(argv, { env, output: captureOutput() })).toThrow(launchErrors.UsageError);
@@ -117,7 +117,7 @@ describe("Sharding: the operator's options", () => {
   it('R-SHARD-111 invalid values are refused before anything starts, naming the setting', async () => {
     await expect(running.spawnTasks({ registry, clusterwide: true, shards: 'a/b' })).rejects.toThrow(configErrors.SettingsError);
     await expect(running.spawnTasks({ registry, clusterwide: true, shards: 'r', shardIdentity: 'my pod' })).rejects.toThrow(
-      'sharding.identity must be null or a non-empty label value',
+      'sharding.identity must be null or a name of at most 63 lowercase letters',
     );
     const s = new settings.OperatorSettings();
     s.sharding.retryPeriod = 20;
