@@ -33,6 +33,7 @@
  * ring settled, a 5th replica starts. From the load generator's watch of the owner labels:
  * `rebalance_moved_fraction` = objects whose owner changed ÷ N (target ≤ 0.25),
  * `rebalance_moved_not_to_new` = objects that moved between the old replicas (target 0),
+ * `rebalance_relabelled_objects` = objects with any owner change meanwhile (one moved back counts),
  * `rebalance_settled_s` = start → the last owner change (once none for `--quiet` seconds, default
  * 5), `rebalance_handled_s` = start → the last moved object's daemon start on the new replica, and
  * `rebalance_moved_unhandled` = moved objects with no daemon start there (target 0). Then the 5th
@@ -220,16 +221,21 @@ async function ready(c: Cluster, fleet: replicas.Fleet, ids: readonly string[], 
   await replicas.sleep(2000);
 }
 
-/** Waits until the owner labels have not changed for `quietMs` (at most `timeoutMs`); the last change's time, if any since `sinceMono`. */
-async function settle(c: Cluster, sinceMono: number, quietMs: number, timeoutMs: number, minWaitMs: number): Promise<number | undefined> {
-  const start = replicas.mono();
+/**
+ * Waits until the owner labels changed since `sinceMono` and then not for `quietMs`, or, when
+ * none changes, for `noChangeMs` (at most `timeoutMs` in all); returns the last change's time, if any.
+ */
+async function settle(c: Cluster, sinceMono: number, quietMs: number, timeoutMs: number, noChangeMs: number): Promise<number | undefined> {
+  const lastSince = (): number | undefined => {
+    const last = c.changes.at(-1)?.mono;
+    return last !== undefined && last >= sinceMono ? last : undefined;
+  };
   await until(() => {
     const now = replicas.mono();
-    const last = c.changes.at(-1)?.mono ?? 0;
-    return now - start >= minWaitMs && now - Math.max(last, start) >= quietMs;
+    const last = lastSince();
+    return last === undefined ? now - sinceMono >= noChangeMs : now - last >= quietMs;
   }, timeoutMs);
-  const last = c.changes.filter((ch) => ch.mono >= sinceMono).at(-1);
-  return last?.mono;
+  return lastSince();
 }
 
 interface Context {
@@ -313,13 +319,14 @@ async function ringChanges(ctx: Context, c: Cluster, fleet: replicas.Fleet): Pro
   const { opts, figures, notes, targets } = ctx;
   const n = opts.objects;
   const lease = opts.leaseDuration ?? 15;
-  const minWait = 3 * Math.max(1, Math.floor(lease / 7)) * 1000;
+  // A ring change shows within a few retry periods; without any owner change for this long, nothing moves.
+  const noChange = Math.max(30, 2 * lease) * 1000;
   if (!opts.skip.has('rebalance')) {
     const before = new Map([...c.owners].map(([name, o]) => [name, o.owner]));
     const newcomer = `r${fleet.replicas.size}`;
     const t5 = replicas.mono();
     fleet.start(newcomer);
-    const last = await settle(c, t5, opts.quietMs, opts.timeoutMs, minWait);
+    const last = await settle(c, t5, opts.quietMs, opts.timeoutMs, noChange);
     let moved = 0;
     let elsewhere = 0;
     const movedUids = new Set<string>();
@@ -340,6 +347,7 @@ async function ringChanges(ctx: Context, c: Cluster, fleet: replicas.Fleet): Pro
     const delays = [...started.values()].filter((d): d is number => d !== undefined);
     figures['rebalance_replicas_before'] = fleet.replicas.size - 1;
     figures['rebalance_moved_fraction'] = moved / n;
+    figures['rebalance_relabelled_objects'] = new Set(c.changes.filter((ch) => ch.mono >= t5).map((ch) => ch.name)).size;
     figures['rebalance_moved_not_to_new'] = elsewhere;
     figures['rebalance_settled_s'] = last === undefined ? Number.NaN : (last - t5) / 1000;
     figures['rebalance_handled_s'] = delays.length ? Math.max(...delays) / 1000 : Number.NaN;
@@ -348,7 +356,7 @@ async function ringChanges(ctx: Context, c: Cluster, fleet: replicas.Fleet): Pro
     // The newcomer leaves gracefully: its objects go back.
     const tLeave = replicas.mono();
     await fleet.replicas.get(newcomer)!.stop();
-    const back = await settle(c, tLeave, opts.quietMs, opts.timeoutMs, minWait);
+    const back = await settle(c, tLeave, opts.quietMs, opts.timeoutMs, noChange);
     figures['leave_settled_s'] = back === undefined ? Number.NaN : (back - tLeave) / 1000;
     figures['leave_objects_still_on_leaver'] = [...c.owners.values()].filter((o) => o.owner === newcomer).length;
     targets['leave_objects_still_on_leaver'] = { max: 0 };
