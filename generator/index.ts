@@ -180,12 +180,14 @@ function projectInfo(
   dependencies: { kopfGen?: string | undefined; generator?: string | undefined } = {},
   webhookStubs = false,
   handlers: projects.HandlerStyle = projects.DEFAULT_HANDLER_STYLE,
+  shards?: string,
 ): scaffolding.ProjectInfo {
   return {
     name,
     generatorVersion: GENERATOR_VERSION,
     namespaces,
     ...(lease !== undefined ? { lease } : {}),
+    ...(shards !== undefined ? { shards } : {}),
     webhookStubs,
     handlers,
     kopfGenDependency: dependencies.kopfGen ?? kopfGenDependency(),
@@ -265,6 +267,7 @@ export async function init(options: InitOptions): Promise<GenerationReport> {
     { kopfGen: options.kopfGenDependency, generator: options.generatorDependency },
     options.webhooks === true,
     handlers,
+    config?.shards,
   );
   const snapshot: Snapshot = occupied ? readSnapshot(root, crdSources) : { ...EMPTY_SNAPSHOT, root, crdSources };
   const planned = plan(snapshot, analysis, info);
@@ -380,7 +383,7 @@ function leaveUserFiles(
 export async function generate(options: GenerateOptions): Promise<GenerationReport> {
   const { snapshot, config } = readProject(path.resolve(options.project), options.maxInputBytes);
   const analysis = pipeline.analyse(snapshot.crdSources);
-  const info = projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers);
+  const info = projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers, config.shards);
   const planned = plan(snapshot, analysis, info);
   const safe = leaveUserFiles(snapshot.root, planned.files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -426,7 +429,7 @@ export async function add(options: AddOptions): Promise<GenerationReport> {
     loaded: [...present.loaded, ...rechecked.loaded],
     notes: [...present.notes, ...rechecked.notes],
   });
-  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers));
+  const planned = plan(next, analysis, projectInfo(config.name, config.namespaces, config.lease, {}, false, config.handlers, config.shards));
   const files = [...added.map((source) => ({ path: source.path, text: source.text })), ...planned.files];
   const safe = leaveUserFiles(snapshot.root, files);
   const written = writing.applyPlan({ root: snapshot.root, files: safe.files, replaceDirs: [projects.GENERATED_DIR], removeFiles: planned.removed });
@@ -675,6 +678,12 @@ function plan(snapshot: Snapshot, analysis: pipeline.Analysis, info: scaffolding
     }
   }
   warnings.push(...leaseWarnings(snapshot.deploymentText, info.lease));
+  warnings.push(...shardWarnings(snapshot.deploymentText, info.shards));
+  if (info.shards !== undefined && info.lease !== undefined) {
+    warnings.push(
+      `kopf-gen.json names both the Lease "${info.lease}" and the ring "${info.shards}": an operator runs with --lease or with --shards, never both (sharding replaces leader election); remove one of them.`,
+    );
+  }
   return {
     files,
     kinds,
@@ -820,6 +829,28 @@ function leaseWarnings(deploymentText: string | undefined, lease: string | undef
   return [
     `${scaffolding.DEPLOYMENT_FILE} passes --lease=${used}, but deploy/rbac.yaml grants ${lease === undefined ? 'no Lease' : `only the Lease "${lease}"`}: ` +
       `set "lease": "${used}" in kopf-gen.json and run \`npm run generate\`, or the operator's Lease requests are refused (HTTP 403).`,
+  ];
+}
+
+/**
+ * When the user-owned Deployment and the project's `"shards"` disagree (R-SHARD-402): the RBAC
+ * grants the replicas' Leases and the labelling of the served objects only while kopf-gen.json
+ * names a ring, so a `--shards` without one is refused (403), and a ring without `--shards` in the
+ * Deployment shards nothing. The rules do not depend on the ring's name.
+ */
+function shardWarnings(deploymentText: string | undefined, ring: string | undefined): string[] {
+  if (deploymentText === undefined) return [];
+  const used = servers.deploymentFlag(deploymentText, '--shards');
+  if (used === undefined || used === (ring ?? null)) return [];
+  if (used === null) {
+    return [
+      `kopf-gen.json names the ring "${ring}", but ${scaffolding.DEPLOYMENT_FILE} does not pass --shards=${ring}: add it to the operator's args (and raise replicas) to shard the objects across the replicas.`,
+    ];
+  }
+  if (ring !== undefined) return []; // another ring's name: the rules do not depend on it
+  return [
+    `${scaffolding.DEPLOYMENT_FILE} passes --shards=${used}, but deploy/rbac.yaml grants nothing for sharding: ` +
+      `set "shards": "${used}" in kopf-gen.json and run \`npm run generate\`, or the replicas' Lease requests are refused (HTTP 403).`,
   ];
 }
 

@@ -20,7 +20,12 @@
  * added only for projects that register admission handlers (detected in the user's code): the
  * operator then manages its validating and mutating configurations (runtime reference
  * R-ADMISSION-7/8) — it creates them (RBAC cannot restrict `create` by name), and reads and
- * patches them by their one name only. Pure: model and accesses in, rules out.
+ * patches them by their one name only. A sharded project (`"shards"` in kopf-gen.json, `--shards`
+ * in the Deployment, docs/sharding.md) gets a Role of its own namespace on the replicas' Leases —
+ * each replica creates, renews, lists and deletes its own, and reads the others'; their names are
+ * pod names, so no `resourceNames` — and `patch` on every kind whose objects it shards (the kinds
+ * of cause, event and index handlers and reconcile's own kinds, not its owned and watched ones),
+ * for the owner label (R-SHARD-401). Pure: model and accesses in, rules out.
  */
 import * as accesses from './accesses.js';
 import * as builtins from './builtins.js';
@@ -44,6 +49,8 @@ export interface Permissions {
   readonly namespaced: readonly Rule[];
   /** Rules in the operator's own namespace (a Role there): the Lease, when one is configured; else none. */
   readonly own: readonly Rule[];
+  /** Rules in the operator's own namespace for sharding (a Role there): the replicas' Leases, when a ring is configured; else none. */
+  readonly shards: readonly Rule[];
 }
 
 /** The verbs the runtime uses on the resources it serves (list+watch to observe, get to re-read one object, patch to write). */
@@ -52,15 +59,40 @@ export const SERVED_VERBS = ['get', 'list', 'watch', 'patch'] as const;
 /** The verbs of Lease election on the Lease's name: read it, acquire/renew/release it by PUT (creating it is the other one). */
 export const LEASE_VERBS = ['get', 'update'] as const;
 
+/** The verbs of sharding on the replicas' Leases: create and renew its own, poll the ring's (list), re-read one (get), leave (delete). */
+export const SHARD_LEASE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
+
+/** Registrations whose kind's objects a sharded operator labels with their owner (the others are watched whole). */
+const SHARDED_BY = new Set([
+  'on.create',
+  'on.update',
+  'on.delete',
+  'on.resume',
+  'on.field',
+  'on.daemon',
+  'on.timer',
+  'on.event',
+  'on.index',
+  'on.reconcile',
+  'on.reconcile (finalize)',
+]);
+
 /** The webhook configurations an operator with admission handlers manages. */
 export const WEBHOOK_CONFIGURATIONS = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const;
 
 /**
  * The permissions of an operator serving the CRDs of the model, doing with each kind what
  * `used` says (accesses.ts; a CRD without any access is served as by cause handlers); with `managedWebhooks` (the name of its managed webhook configurations), also managing those;
- * with `lease` (the name of its Lease, `--lease`), also electing a leader on it.
+ * with `lease` (the name of its Lease, `--lease`), also electing a leader on it; with `shards`
+ * (the ring, `--shards`), also sharding its objects across replicas.
  */
-export function permissionsOf(model: modeling.GeneratorModel, used: readonly accesses.Access[] = [], managedWebhooks?: string, lease?: string): Permissions {
+export function permissionsOf(
+  model: modeling.GeneratorModel,
+  used: readonly accesses.Access[] = [],
+  managedWebhooks?: string,
+  lease?: string,
+  shards?: string,
+): Permissions {
   const cluster: Rule[] = [
     {
       apiGroups: ['kopf.dev'],
@@ -80,7 +112,7 @@ export function permissionsOf(model: modeling.GeneratorModel, used: readonly acc
     },
     { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'posting events about handled objects' },
   ];
-  const kinds = kindRules(model, used);
+  const kinds = kindRules(model, shards === undefined ? used : [...used, ...labelling(used, shards)]);
   const served = (scope: 'cluster' | 'namespaced'): Rule[] =>
     kinds.filter((kind) => kind.namespaced === (scope === 'namespaced')).flatMap((kind) => kind.rules);
   const admission: Rule[] =
@@ -105,7 +137,32 @@ export function permissionsOf(model: modeling.GeneratorModel, used: readonly acc
     cluster: [...cluster, ...METRICS_REVIEWS, ...admission, ...served('cluster')],
     namespaced: [...namespaced, ...served('namespaced')],
     own: leaseRules(lease),
+    shards: shardRules(shards),
   };
+}
+
+/**
+ * The `patch` a sharded operator needs on the objects it shards, to write their owner label
+ * (claiming and handing them over): one per registration whose kind is sharded and that does not
+ * patch already.
+ */
+function labelling(used: readonly accesses.Access[], ring: string): accesses.Access[] {
+  return used
+    .filter((access) => access.subresource === undefined && SHARDED_BY.has(access.by) && !access.verbs.includes('patch'))
+    .map((access) => ({ ...access, verbs: ['patch'], by: `sharding (--shards ${ring}): the owner label of ${access.by}'s objects` }));
+}
+
+/** The rules of sharding in the ring `ring` (none without one): the replicas' Leases in the operator's namespace. */
+function shardRules(ring: string | undefined): Rule[] {
+  if (ring === undefined) return [];
+  return [
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: [...SHARD_LEASE_VERBS],
+      why: `the replicas' Leases of sharding (--shards ${ring}): each creates, renews and deletes its own (${ring}-<pod>), lists the ring's and reads one; their names are not known in advance`,
+    },
+  ];
 }
 
 /** The rules of leader election on the Lease `name` (none without one): in the operator's namespace only. */

@@ -63,6 +63,7 @@ export type ProjectErrorCode =
   | 'no-input'
   | 'invalid-namespace'
   | 'invalid-lease'
+  | 'invalid-shards'
   | 'invalid-handlers'
   | 'would-overwrite'
   | 'not-a-file'
@@ -99,6 +100,12 @@ export interface ProjectConfig {
    * the operator use in its own namespace; `undefined` (`"lease"` absent or null): none.
    */
   readonly lease?: string;
+  /**
+   * The ring of sharding (`--shards <ring>` in the Deployment, docs/sharding.md), for which
+   * deploy/rbac.yaml lets the operator hold and read the replicas' Leases in its own namespace and
+   * label the objects it serves; `undefined` (`"shards"` absent or null): no sharding.
+   */
+  readonly shards?: string;
   /**
    * The kind of handler stub written for a kind that has none (`init --handlers`): Kopf's cause
    * handlers (`"cause"`, the default: `"handlers"` absent or null) or one reconcile handler.
@@ -166,6 +173,8 @@ export function readConfig(projectDir: string): ProjectConfig {
   }
   const lease = schemas.own(data, 'lease') ?? undefined;
   if (lease !== undefined && typeof lease !== 'string') throw new ProjectError('invalid-project', `${file}: "lease" must be the name of a Lease, or null`);
+  const shards = schemas.own(data, 'shards') ?? undefined;
+  if (shards !== undefined && typeof shards !== 'string') throw new ProjectError('invalid-project', `${file}: "shards" must be the name of a ring, or null`);
   const handlers = schemas.own(data, 'handlers') ?? undefined;
   if (handlers !== undefined && typeof handlers !== 'string') {
     throw new ProjectError('invalid-project', `${file}: "handlers" must be one of ${HANDLER_STYLES.map((style) => JSON.stringify(style)).join(', ')}, or null`);
@@ -177,6 +186,7 @@ export function readConfig(projectDir: string): ProjectConfig {
       crds,
       namespaces: checkNamespaces(namespaces),
       ...(lease !== undefined ? { lease: checkLease(lease) } : {}),
+      ...(shards !== undefined ? { shards: checkRing(shards) } : {}),
       ...(handlers !== undefined ? { handlers: checkHandlerStyle(handlers) } : {}),
     };
   } catch (error) {
@@ -217,6 +227,21 @@ export function checkLease(name: string): string {
   throw new ProjectError(
     'invalid-lease',
     `invalid Lease name ${JSON.stringify(name)}: a Lease name is a DNS-1123 subdomain: at most 253 characters, lower-case letters, digits, "-" and ".", starting and ending with a letter or digit`,
+  );
+}
+
+/**
+ * Checks the name of a sharding ring (`"shards"`, `--shards`). It is the name part of the owner
+ * label `shard.kopf-gen.dev/<ring>` and the first part of each replica's Lease name
+ * `<ring>-<identity>`, so it must be both: a DNS-1123 label (the stricter of the two).
+ *
+ * @throws ProjectError `invalid-shards`, naming the value.
+ */
+export function checkRing(name: string): string {
+  if (NAMESPACE_NAME.test(name) && name.length <= 63) return name;
+  throw new ProjectError(
+    'invalid-shards',
+    `invalid ring name ${JSON.stringify(name)}: a ring names a label (shard.kopf-gen.dev/<ring>) and the replicas' Leases (<ring>-<identity>), so it is a DNS-1123 label: at most 63 characters, lower-case letters, digits and "-", starting and ending with a letter or digit`,
   );
 }
 

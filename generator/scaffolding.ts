@@ -52,6 +52,8 @@ export interface ProjectInfo {
   readonly namespaces: readonly string[];
   /** The Lease of leader election (`--lease`, a checked name); absent: none. */
   readonly lease?: string;
+  /** The ring of sharding (`"shards"` in kopf-gen.json, `--shards` in the Deployment, a checked name); absent: none. */
+  readonly shards?: string;
   /** Whether the handler stubs also register a validating handler (`kopf-gen init --webhooks`). */
   readonly webhookStubs?: boolean;
   /** The kind of handler stubs for kinds without handlers (`init --handlers`, `"handlers"` in kopf-gen.json); absent: cause handlers. */
@@ -403,7 +405,7 @@ export function generatedFiles(
   });
   files.push({ path: projects.MANIFEST_FILE, text: fields.renderManifest(fields.buildManifest(analysis.model, info.generatorVersion, entries)) });
   const names = servers.webhookNames(kubeName(info.name));
-  const rules = permissions.permissionsOf(analysis.model, used, hasAdmission ? names.managed : undefined, info.lease);
+  const rules = permissions.permissionsOf(analysis.model, used, hasAdmission ? names.managed : undefined, info.lease, info.shards);
   const hasClusterScoped =
     analysis.model.crds.some((crd) => crd.versions[0]?.namespaced === false) || accesses.builtinKinds(used).some((resource) => !resource.namespaced);
   files.push({
@@ -419,6 +421,7 @@ export function generatedFiles(
       convertedCrds: conversion.crds.map((crd) => crd.crdName),
       metrics: servers.METRICS,
       lease: info.lease,
+      shards: info.shards,
     }),
   });
   if (hasAdmission || hasConversion) {
@@ -454,6 +457,7 @@ export function generatedFiles(
       crdFiles,
       namespaces: info.namespaces,
       lease: info.lease,
+      shards: info.shards,
       handlers: info.handlers === 'reconcile' ? info.handlers : undefined,
     }),
   });

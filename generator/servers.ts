@@ -158,6 +158,14 @@ export function checkDeployment(text: string, names: WebhookNames): string[] {
  * that `generate` can say when it and the project's `"lease"` (which the RBAC follows) disagree.
  */
 export function deploymentLease(text: string): string | null | undefined {
+  return deploymentFlag(text, '--lease');
+}
+
+/**
+ * The value of a flag (`--shards=RING` or `--shards RING`) in a user-owned Deployment's operator
+ * container's args, `null` when the args lack it, `undefined` when the file cannot be read.
+ */
+export function deploymentFlag(text: string, flag: string): string | null | undefined {
   let documents: unknown[];
   try {
     documents = yaml.parseAllDocuments(text).map((document) => document.toJS() as unknown);
@@ -170,8 +178,8 @@ export function deploymentLease(text: string): string | null | undefined {
   if (container === undefined) return undefined;
   const args = list(container['args']).map(String);
   for (const [index, arg] of args.entries()) {
-    if (arg.startsWith('--lease=')) return arg.slice('--lease='.length);
-    if (arg === '--lease') return args[index + 1] ?? null;
+    if (arg.startsWith(`${flag}=`)) return arg.slice(flag.length + 1);
+    if (arg === flag) return args[index + 1] ?? null;
   }
   return null;
 }

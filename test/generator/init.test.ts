@@ -370,6 +370,8 @@ describe('a new project', () => {
     });
     expect(container.env).toEqual([
       { name: 'POD_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'WEBHOOK_TLS_DIR', value: '/etc/webhooks/tls' },
     ]);
     const text = fs.readFileSync(path.join(out, 'deploy/deployment.yaml'), 'utf8');

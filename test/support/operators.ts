@@ -282,6 +282,8 @@ export interface OperatorOptions {
   readonly clock?: clocks.Clock;
   /** Serve only these namespace patterns (`--namespace`) instead of the whole cluster. */
   readonly namespaces?: readonly string[];
+  /** The ring of a sharded operator (`running.OperatorOptions.ringFactory`), with `settings.sharding.ring`. */
+  readonly ringFactory?: running.OperatorOptions['ringFactory'];
 }
 
 /**
@@ -315,6 +317,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     livenessEndpoint: options.livenessEndpoint,
     onServing: options.onServing,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.ringFactory ? { ringFactory: options.ringFactory } : {}),
   });
   const done = running.runTasks(spawned).then(
     () => {

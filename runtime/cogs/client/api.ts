@@ -103,6 +103,15 @@ export interface KubeReplacer {
   replace(resource: references.Resource, namespace: string | null, name: string, body: object, options?: CallOptions): Promise<bodies.RawBody>;
 }
 
+/** Deleting one object. */
+export interface KubeDeleter {
+  /**
+   * Deletes an object; returns the server's answer (the object, or a Status).
+   * @throws errors.ApiNotFoundError if absent.
+   */
+  delete(resource: references.Resource, namespace: string | null, name: string, options?: CallOptions): Promise<unknown>;
+}
+
 /** Watching: one raw watch connection. */
 export interface KubeWatcher {
   /**
@@ -291,7 +300,7 @@ export function listingOf(response: unknown): Listing {
  * const api = new HttpKubeApi({ vault, settings: new OperatorSettings(), logger });
  * const { items } = await api.list(resource, 'default');
  */
-export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
+export class HttpKubeApi implements KubeApi, KubeReplacer, KubeDeleter, Saturable {
   private readonly context: requests.RequestContext;
 
   constructor(options: HttpKubeApiOptions) {
@@ -336,6 +345,10 @@ export class HttpKubeApi implements KubeApi, KubeReplacer, Saturable {
 
   async replace(resource: references.Resource, namespace: string | null, name: string, body: object, options?: CallOptions): Promise<bodies.RawBody> {
     return (await this.request({ method: 'PUT', path: references.urlOf(resource, { namespace, name }), body, signal: options?.signal })) as bodies.RawBody;
+  }
+
+  async delete(resource: references.Resource, namespace: string | null, name: string, options?: CallOptions): Promise<unknown> {
+    return await this.request({ method: 'DELETE', path: references.urlOf(resource, { namespace, name }), signal: options?.signal });
   }
 
   async patch(resource: references.Resource, namespace: string | null, name: string, body: unknown, options?: PatchOptions): Promise<bodies.RawBody> {

@@ -67,6 +67,7 @@ export function buildEssence(body: unknown, extraFields?: Iterable<dicts.FieldSp
   }
   dicts.cherrypick(body, essence, ['metadata.labels', 'metadata.annotations']);
   conventions.removeForeignAnnotations(essence);
+  removeShardLabels(essence);
   dicts.cherrypick(body, essence, extraFields);
   conventions.removeEmptyStanzas(essence);
   for (const field of ignoredFields ?? []) {
@@ -74,6 +75,22 @@ export function buildEssence(body: unknown, extraFields?: Iterable<dicts.FieldSp
     if (path.length > 0) dicts.remove(essence, path);
   }
   return essence as dicts.JsonObject;
+}
+
+/** The prefix of the owner labels of sharded operators (`engines/rings`): which replica works on an object. */
+const SHARD_LABEL_PREFIX = 'shard.kopf-gen.dev/';
+
+/**
+ * Removes the owner labels of sharded operators (R-SHARD-208): moving an object between replicas
+ * is not a change of the object, so it must not look like one to the new owner's diff.
+ */
+function removeShardLabels(essence: Record<string, unknown>): void {
+  const metadata = essence['metadata'];
+  if (!dicts.isObject(metadata) || !dicts.isObject(metadata['labels'])) return;
+  const labels = metadata['labels'] as Record<string, unknown>;
+  for (const key of Object.keys(labels)) if (key.startsWith(SHARD_LABEL_PREFIX)) delete labels[key];
+  if (Object.keys(labels).length === 0) delete (metadata as Record<string, unknown>)['labels'];
+  if (Object.keys(metadata).length === 0) delete essence['metadata'];
 }
 
 /** Serialises an essence as stored: compact JSON, non-ASCII escaped (no trailing newline). */

@@ -91,23 +91,7 @@ export class LeaderElectionSettings {
    * @throws SettingsError naming the setting and its value.
    */
   validate(): void {
-    const durations = { leaseDuration: this.leaseDuration, renewDeadline: this.renewDeadline, retryPeriod: this.retryPeriod } as const;
-    for (const [name, value] of Object.entries(durations)) {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-        throw new SettingsError(`leaderElection.${name} must be a positive number of seconds, got ${String(value)}.`);
-      }
-    }
-    if (!Number.isInteger(this.leaseDuration)) {
-      throw new SettingsError(`leaderElection.leaseDuration must be a whole number of seconds (the Lease's leaseDurationSeconds), got ${this.leaseDuration}.`);
-    }
-    if (!(this.renewDeadline < this.leaseDuration)) {
-      throw new SettingsError(
-        `leaderElection.renewDeadline (${this.renewDeadline} s) must be less than leaderElection.leaseDuration (${this.leaseDuration} s).`,
-      );
-    }
-    if (!(this.retryPeriod < this.renewDeadline)) {
-      throw new SettingsError(`leaderElection.retryPeriod (${this.retryPeriod} s) must be less than leaderElection.renewDeadline (${this.renewDeadline} s).`);
-    }
+    checkTimings('leaderElection', this);
     if (this.leaseName !== null && (typeof this.leaseName !== 'string' || this.leaseName === '')) {
       throw new SettingsError(`leaderElection.leaseName must be a non-empty string or null, got ${JSON.stringify(this.leaseName)}.`);
     }
@@ -147,6 +131,68 @@ export class ShardingSettings {
   renewDeadline = 10;
   /** Seconds between renewals, and between reads of the ring's Leases. Default 2 s. */
   retryPeriod = 2;
+
+  /**
+   * Checks the timings (as `leaderElection`'s), the ring's name (a label name's part after the
+   * prefix: it makes the owner label `shard.kopf-gen.dev/<ring>`), the identity (a label value),
+   * the key and the namespace. An operator calls it at startup, and after the startup activity.
+   *
+   * @throws SettingsError naming the setting and its value.
+   */
+  validate(): void {
+    checkTimings('sharding', this);
+    if (this.ring !== null && (typeof this.ring !== 'string' || !isLabelNamePart(this.ring))) {
+      throw new SettingsError(
+        `sharding.ring must be null or a label name (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit), got ${JSON.stringify(this.ring)}.`,
+      );
+    }
+    if (this.identity !== null && (typeof this.identity !== 'string' || this.identity === '' || !isLabelValue(this.identity))) {
+      throw new SettingsError(
+        `sharding.identity must be null or a non-empty label value (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit), got ${JSON.stringify(this.identity)}.`,
+      );
+    }
+    if (this.key !== 'uid' && this.key !== 'namespace') {
+      throw new SettingsError(`sharding.key must be 'uid' or 'namespace', got ${JSON.stringify(this.key)}.`);
+    }
+    if (this.namespace !== null && (typeof this.namespace !== 'string' || this.namespace === '')) {
+      throw new SettingsError(`sharding.namespace must be a non-empty string or null, got ${JSON.stringify(this.namespace)}.`);
+    }
+  }
+}
+
+/** The name part of a label key, and a non-empty label value: at most 63 characters, alphanumeric at both ends. */
+const LABEL_WORD = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Whether `text` is a label name without its prefix (`shard.kopf-gen.dev/<text>`). */
+export function isLabelNamePart(text: string): boolean {
+  return text.length <= 63 && LABEL_WORD.test(text);
+}
+
+/** Whether `text` is a label value (the empty value included). */
+export function isLabelValue(text: string): boolean {
+  return text === '' || isLabelNamePart(text);
+}
+
+/**
+ * The Lease timings shared by `leaderElection` and `sharding`: positive seconds, a whole
+ * `leaseDuration` (the Lease's `leaseDurationSeconds`), `retryPeriod < renewDeadline < leaseDuration`.
+ */
+function checkTimings(group: string, timings: { readonly leaseDuration: number; readonly renewDeadline: number; readonly retryPeriod: number }): void {
+  const durations = { leaseDuration: timings.leaseDuration, renewDeadline: timings.renewDeadline, retryPeriod: timings.retryPeriod } as const;
+  for (const [name, value] of Object.entries(durations)) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      throw new SettingsError(`${group}.${name} must be a positive number of seconds, got ${String(value)}.`);
+    }
+  }
+  if (!Number.isInteger(timings.leaseDuration)) {
+    throw new SettingsError(`${group}.leaseDuration must be a whole number of seconds (the Lease's leaseDurationSeconds), got ${timings.leaseDuration}.`);
+  }
+  if (!(timings.renewDeadline < timings.leaseDuration)) {
+    throw new SettingsError(`${group}.renewDeadline (${timings.renewDeadline} s) must be less than ${group}.leaseDuration (${timings.leaseDuration} s).`);
+  }
+  if (!(timings.retryPeriod < timings.renewDeadline)) {
+    throw new SettingsError(`${group}.retryPeriod (${timings.retryPeriod} s) must be less than ${group}.renewDeadline (${timings.renewDeadline} s).`);
+  }
 }
 
 /** Watch streams (R-WATCH). */

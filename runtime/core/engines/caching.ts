@@ -230,6 +230,17 @@ export class WatchCache implements caches.CacheReader {
     store.wake();
   }
 
+  /**
+   * From a sharded replica that handed the object over (R-SHARD-203): no longer held, and no
+   * listener hears it — it is not gone, only no longer this replica's.
+   */
+  drop(resource: references.Resource, namespace: string | null, name: string): void {
+    const store = this.#store(resource);
+    if (store === undefined) return;
+    const key = keyOf(namespace, name);
+    if (store.entries.has(key)) this.#put(store, key, undefined, 'watch', { silent: true });
+  }
+
   /** Whether a dimension covering `namespace` (that namespace, or cluster-wide; `null`: only cluster-wide) has listed at least once. */
   isSynced(resource: references.Resource, namespace: string | null): boolean {
     return this.#store(resource)?.isSynced(namespace) === true;

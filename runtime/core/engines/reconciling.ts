@@ -71,11 +71,16 @@ interface Entry {
 const idOf = (handler: handlers.ReconcileHandler, resource: references.Resource, namespace: string | null, name: string): string =>
   `${handler.id}\u0000${resource.group}/${resource.version}/${resource.plural}\u0000${namespace ?? ''}/${name}`;
 
+const objectIdOf = (resource: references.Resource, namespace: string | null, name: string): string =>
+  `${resource.group}/${resource.version}/${resource.plural}\u0000${namespace ?? ''}/${name}`;
+
 /** The per-(handler, object) work of all reconcile handlers of one operator. */
 export class WorkQueue {
   readonly #options: WorkOptions;
   readonly #entries = new Map<string, Entry>();
   readonly #stopping = new AbortController();
+  /** Objects held back (`hold`): no call of them starts. */
+  readonly #held = new Set<string>();
 
   constructor(options: WorkOptions) {
     this.#options = options;
@@ -94,6 +99,7 @@ export class WorkQueue {
   /** Look again at an object: a call now, or one more after the one in flight. */
   trigger(handler: handlers.ReconcileHandler, resource: references.Resource, namespace: string | null, name: string): void {
     if (this.#stopping.signal.aborted) return;
+    if (this.#held.size > 0 && this.#held.has(objectIdOf(resource, namespace, name))) return;
     const id = idOf(handler, resource, namespace, name);
     let entry = this.#entries.get(id);
     if (entry === undefined) {
@@ -114,6 +120,31 @@ export class WorkQueue {
     else this.trigger(handler, resource, namespace, name);
   }
 
+  /**
+   * Holds one object back (a sharded replica handing it over, R-SHARD-203): its scheduled wake-ups
+   * are cancelled, no new call of any handler starts for it until `unhold`, and the result resolves
+   * once the calls of it in flight have ended (their signal is not aborted: they finish).
+   */
+  async hold(resource: references.Resource, namespace: string | null, name: string): Promise<void> {
+    const object = objectIdOf(resource, namespace, name);
+    this.#held.add(object);
+    const running: Promise<void>[] = [];
+    for (const entry of this.#entries.values()) {
+      if (objectIdOf(entry.target.resource, entry.target.namespace, entry.target.name) !== object) continue;
+      entry.dirty = false;
+      entry.cancel?.();
+      entry.cancel = null;
+      if (entry.running) running.push(entry.running);
+      else this.#entries.delete(entry.id);
+    }
+    await Promise.allSettled(running);
+  }
+
+  /** Lets calls of a held object start again (on their next trigger). */
+  unhold(resource: references.Resource, namespace: string | null, name: string): void {
+    this.#held.delete(objectIdOf(resource, namespace, name));
+  }
+
   /** Starts nothing more, aborts the calls' signal, and waits for the calls in flight to end. */
   async stop(): Promise<void> {
     this.#stopping.abort();
@@ -129,6 +160,10 @@ export class WorkQueue {
       while (entry.dirty && !signal.aborted) {
         await this.#options.gate(entry.target, signal);
         if (signal.aborted) break;
+        if (this.#isHeld(entry.target)) {
+          entry.dirty = false; // handed over: the next trigger after `unhold` calls again
+          break;
+        }
         entry.dirty = false;
         entry.cancel?.();
         entry.cancel = null;
@@ -145,6 +180,10 @@ export class WorkQueue {
       entry.running = null;
       if (!entry.dirty && entry.cancel === null && this.#entries.get(entry.id) === entry) this.#entries.delete(entry.id);
     }
+  }
+
+  #isHeld(target: Target): boolean {
+    return this.#held.size > 0 && this.#held.has(objectIdOf(target.resource, target.namespace, target.name));
   }
 
   #settle(entry: Entry, verdict: Verdict): void {
@@ -172,6 +211,7 @@ export class WorkQueue {
   }
 
   #wakeAfter(entry: Entry, seconds: number): void {
+    if (this.#isHeld(entry.target)) return;
     entry.cancel = this.#options.scheduler.schedule(this.#options.now() + seconds * 1000, () => {
       entry.cancel = null;
       if (this.#entries.get(entry.id) !== entry) return;

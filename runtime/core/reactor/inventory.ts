@@ -21,17 +21,20 @@ import * as aborts from '../../cogs/aio/aborts.js';
 import type * as clocks from '../../cogs/aio/clocks.js';
 import type * as toggles from '../../cogs/aio/toggles.js';
 import type * as api from '../../cogs/client/api.js';
+import type * as bodies from '../../cogs/structs/bodies.js';
 import type * as clients from '../../cogs/client/clients.js';
 import type * as settings from '../../cogs/configs/settings.js';
 import type * as dicts from '../../cogs/structs/dicts.js';
 import type * as instruments from '../../cogs/structs/instruments.js';
 import type * as loggers from '../../cogs/structs/loggers.js';
+import type * as references from '../../cogs/structs/references.js';
 import type * as events from '../actions/events.js';
 import type * as lifecycles from '../actions/lifecycles.js';
 import * as throttling from '../actions/throttling.js';
 import type * as caching from '../engines/caching.js';
 import type * as health from '../engines/health.js';
 import type * as indexing from '../engines/indexing.js';
+import type * as rings from '../engines/rings.js';
 import type * as spawning from '../engines/spawning.js';
 import type * as scheduling from '../engines/scheduling.js';
 import * as memos from '../intents/memos.js';
@@ -95,6 +98,19 @@ export class Memories {
       this.records.set(key, memory);
     }
     return memory;
+  }
+
+  /** The memory of an object if there is one (never creates it). */
+  peek(key: string): ObjectMemory | undefined {
+    return this.records.get(key);
+  }
+
+  /**
+   * The object with this uid is back (a sharded replica owns it again after it left the
+   * replica's watch, R-SHARD-204): it is no longer known to be gone.
+   */
+  revive(uid: string): void {
+    this.vanished.delete(uid);
   }
 
   /** Drops the memory of a deleted object (its memo goes with it). */
@@ -176,7 +192,58 @@ export interface OperatorContext {
    */
   readonly cache?: caching.WatchCache;
   /** The reconcile handlers at work (R-RECONCILE); absent without reconcile handlers. */
-  readonly reconcilers?: { readonly size: number };
+  readonly reconcilers?: {
+    readonly size: number;
+    /** Resolves once the object's calls in flight ended; no new one starts until `unhold` (R-SHARD-203). */
+    hold?(resource: references.Resource, namespace: string | null, name: string): Promise<void>;
+    unhold?(resource: references.Resource, namespace: string | null, name: string): void;
+  };
+  /** The ring of a sharded operator (`settings.sharding.ring`), as this replica sees it; absent when not sharded. */
+  readonly ring?: rings.Ring;
+  /** The handoff of a sharded operator (`reactor/sharding`'s `Sharder`); absent when not sharded. */
+  readonly sharder?: Sharding;
+}
+
+/** What a watcher of a sharded kind offers the sharder: its queue and a way to feed it an event. */
+export interface ShardedWatcher {
+  readonly resource: references.Resource;
+  readonly namespace: string | null;
+  /** Lets one object go (`queueing.Queue.release`); absent for kinds without a queue. */
+  readonly queue?: { release(key: string): Promise<void> };
+  /** Takes an event as if it came from the watch (into the cache and the queue). */
+  feed(event: bodies.RawEvent): void;
+}
+
+/** What a ring's maker gets: the operator's client, settings, clock, and its pause set (for fencing). */
+export interface RingParts {
+  readonly api: api.KubeApi & api.KubeReplacer & api.KubeDeleter;
+  readonly settings: settings.OperatorSettings;
+  readonly clock: clocks.Clock;
+  /** The operator's pause set: the membership holds a member of it, on while it is fenced. */
+  readonly paused: toggles.ToggleSet;
+  readonly logger: loggers.Logger;
+}
+
+/** A ring as made for one operator: the view of the members, and the task that keeps it (its Lease). */
+export interface RingSeat {
+  readonly ring: rings.Ring;
+  /** Joins, keeps the membership, and leaves (its Lease deleted) when `signal` aborts. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Makes the ring of a sharded operator (the membership; a test's controllable ring). */
+export type RingFactory = (parts: RingParts) => RingSeat;
+
+/** The watchers' side of a sharded operator's handoff (R-SHARD-201..204). */
+export interface Sharding {
+  /** The label selector of this replica's own objects. */
+  readonly selector: string;
+  /** `false` for an event to drop before the cache and the queue (a blocked object's). */
+  admit(event: bodies.RawEvent): boolean;
+  /** Joins a watcher of a sharded kind; returns its detachment. */
+  attach(watcher: ShardedWatcher): () => void;
+  /** The claimer of one dimension: runs until `signal` aborts. */
+  claim(resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void>;
 }
 
 /*

@@ -585,10 +585,10 @@ export function peeringBackbone(clusterwide: boolean): BackboneName[] {
 
 /**
  * Whether the operator takes part in Kopf peering at all: not when standalone, and not with Lease
- * election, which replaces it (docs/leader-election.md).
+ * election or sharding, which replace it (docs/leader-election.md, docs/sharding.md).
  */
 export function isPeering(settings: settings.OperatorSettings): boolean {
-  return !settings.peering.standalone && settings.leaderElection.leaseName === null;
+  return !settings.peering.standalone && settings.leaderElection.leaseName === null && settings.sharding.ring === null;
 }
 
 /** The peering resources the cluster serves for the operator's scope (none when not peering). */

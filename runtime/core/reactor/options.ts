@@ -1,9 +1,10 @@
 /**
  * The options of an operator (R-LIFE-1): what `operator()`, `run()` and `spawnTasks()` accept, and
  * their checks, all made before anything starts — the peering options (R-PEER), the scope
- * (R-SCOPE-1), Lease election against Kopf peering and standalone mode (`OperatorModeError`), the
- * connection options and the endpoint URLs. `configure` makes them all and writes the options that
- * are settings into the settings (peering, scope, Lease election). Apart from `running` so that
+ * (R-SCOPE-1), Lease election against Kopf peering and standalone mode, sharding against both
+ * (`OperatorModeError`), the connection options and the endpoint URLs. `configure` makes them all
+ * and writes the options that are settings into the settings (peering, scope, Lease election,
+ * sharding). Apart from `running` so that
  * what an option means, and when it is refused, reads without how the tasks run.
  */
 
@@ -62,6 +63,16 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   /** The Lease's namespace (`settings.leaderElection.leaseNamespace`). Default: `$POD_NAMESPACE`, else the service account's, else `default`. */
   readonly leaseNamespace?: string;
   /**
+   * Sharding (docs/sharding.md, R-SHARD-111): the ring's name, `settings.sharding.ring`. The objects
+   * are spread over the replicas of the ring, each holding a Lease of its own. Not together with
+   * `peeringName`, `priority` or `leaseName` (`standalone` is fine: sharding does not peer).
+   */
+  readonly shards?: string;
+  /** This replica's identity in the ring (`settings.sharding.identity`). Default: `$POD_NAME`, else `<hostname>-<pid>`. Needs `shards`. */
+  readonly shardIdentity?: string;
+  /** What assigns objects to replicas (`settings.sharding.key`): `'uid'` (default) or `'namespace'`. Needs `shards`. */
+  readonly shardKey?: 'uid' | 'namespace';
+  /**
    * `http://HOST:PORT/PATH` of the liveness endpoint (R-ACTIVITY-4): the probes' results and the
    * watch health; the readiness endpoint is served on the same host and port at
    * `settings.health.readinessPath` (default `/readyz`). Default: none (docs/health.md).
@@ -105,6 +116,11 @@ export interface OperatorOptions extends connections.ConnectionOptions {
   readonly clock?: clocks.Clock;
   /** Default: `orchestration.runWatcher` (a seam for tests and embedders). */
   readonly watcher?: Watcher;
+  /**
+   * With `settings.sharding.ring`: what makes the ring (the membership of this replica). Default:
+   * the Lease-based membership (a seam for tests and embedders, like `watcher`).
+   */
+  readonly ringFactory?: inventory.RingFactory;
 }
 
 /**
@@ -201,6 +217,56 @@ export function checkLeaseSettings(settings: settingsModule.OperatorSettings): v
   settings.leaderElection.validate();
 }
 
+/**
+ * Writes `shards`/`shardIdentity`/`shardKey` into `settings.sharding` and checks that sharding is
+ * not combined with Kopf peering or Lease election; returns whether it is on.
+ *
+ * @throws OperatorModeError for a combination, or a sharding option without a ring;
+ *   configErrors.SettingsError for invalid values.
+ */
+export function applyShardOptions(options: OperatorOptions, settings: settingsModule.OperatorSettings): boolean {
+  const sharding = settings.sharding;
+  if (options.shards !== undefined) sharding.ring = options.shards;
+  if (options.shardIdentity !== undefined) sharding.identity = options.shardIdentity;
+  if (options.shardKey !== undefined) sharding.key = options.shardKey;
+  if (sharding.ring === null) {
+    for (const name of ['shardIdentity', 'shardKey'] as const) {
+      if (options[name] !== undefined) throw new OperatorModeError(`${name} is given without shards: sharding needs the ring's name.`);
+    }
+    return false;
+  }
+  const others: ReadonlyArray<[keyof OperatorOptions, string, boolean]> = [
+    ['peeringName', 'Kopf peering', options.peeringName !== undefined],
+    ['priority', 'Kopf peering', options.priority !== undefined],
+    ['leaseName', 'Lease election', options.leaseName !== undefined],
+  ];
+  for (const [name, mode, given] of others) {
+    if (given) throw new OperatorModeError(`shards (sharding) and ${name} (${mode}) exclude each other: choose one mode of coordination.`);
+  }
+  checkShardSettings(settings);
+  return true;
+}
+
+/**
+ * With `settings.sharding.ring` set: valid sharding settings, and no setting of another mode of
+ * coordination (`peering.mandatory`, `leaderElection.leaseName`). Checked again after the startup
+ * activity.
+ *
+ * @throws OperatorModeError for a combination; configErrors.SettingsError for invalid values.
+ */
+export function checkShardSettings(settings: settingsModule.OperatorSettings): void {
+  if (settings.sharding.ring === null) return;
+  if (settings.peering.mandatory) {
+    throw new OperatorModeError('settings.sharding.ring (sharding) and settings.peering.mandatory exclude each other: choose one mode of coordination.');
+  }
+  if (settings.leaderElection.leaseName !== null) {
+    throw new OperatorModeError(
+      'settings.sharding.ring (sharding) and settings.leaderElection.leaseName (Lease election) exclude each other: choose one mode of coordination.',
+    );
+  }
+  settings.sharding.validate();
+}
+
 /** The in-cluster service account's namespace, if the operator runs in a pod. */
 export function readServiceAccountNamespace(): string | undefined {
   try {
@@ -212,11 +278,12 @@ export function readServiceAccountNamespace(): string | undefined {
 
 /**
  * Checks the options before anything starts, and writes those that are settings into the settings
- * (peering, scope, Lease election).
+ * (peering, scope, Lease election, sharding).
  */
 export function configure(options: OperatorOptions): { settings: settingsModule.OperatorSettings; scope: Scope } {
   checkPeeringOptions(options);
   const settings = options.settings ?? new settingsModule.OperatorSettings();
+  applyShardOptions(options, settings);
   applyLeaseOptions(options, settings);
   connections.checkConnectionOptions(options);
   if (options.livenessEndpoint !== undefined) endpoints.parseEndpointUrl(options.livenessEndpoint, 'livenessEndpoint');

@@ -196,6 +196,16 @@ function isProcessed(op: inventory.OperatorContext, resource: references.Resourc
   );
 }
 
+/**
+ * Whether a sharded operator's watcher of the resource sees only its own objects (R-SHARD-201):
+ * kinds the processing cycle handles and the primary kinds of reconcile handlers. Kinds watched
+ * only for the cache (owned and watched secondaries) are watched whole.
+ */
+function shardingOf(op: inventory.OperatorContext, resource: references.Resource): inventory.Sharding | undefined {
+  if (op.sharder === undefined) return undefined;
+  return isProcessed(op, resource) || op.registry.reconcileHandlersOf(resource).length > 0 ? op.sharder : undefined;
+}
+
 /** The stream's observer, also noting each listing's resource version for the cache. */
 function notingListings(observer: watching.WatchObserver | undefined, note: (resourceVersion: string | undefined) => void): watching.WatchObserver {
   return {
@@ -250,10 +260,38 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
   failed.signal.addEventListener('abort', onAbort, { once: true });
+  // Sharded (R-SHARD-201..204): only the own objects, the sharder's filter before the cache and the
+  // queue, and the claimer of this dimension alongside.
+  const sharder = shardingOf(op, resource);
+  const feed = (event: bodies.RawEvent): void => {
+    cache?.observe(resource, namespace, event);
+    if (queue === undefined) return;
+    if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
+    instruments?.queued();
+    queue.push(event);
+  };
+  const detach = sharder?.attach({ resource, namespace, queue, feed });
+  let claimer: Promise<void> | undefined;
   try {
     await invocation.runInOperator(op, async () => {
+      claimer = sharder?.claim(resource, namespace, stop.signal).catch((error: unknown) => {
+        if (stop.signal.aborted) return;
+        op.logger.error(`Claimer for ${references.resourceName(resource)}@${where} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+        fatal ??= error;
+        failed.abort();
+      });
       const stream = watching.infiniteWatch(
-        { api: op.api, settings: op.settings, resource, namespace, logger: op.logger, clock: op.clock, instruments, observer },
+        {
+          api: op.api,
+          settings: op.settings,
+          resource,
+          namespace,
+          labelSelector: sharder?.selector,
+          logger: op.logger,
+          clock: op.clock,
+          instruments,
+          observer,
+        },
         { paused: op.paused, signal: stop.signal },
       );
       for await (const event of stream) {
@@ -263,11 +301,8 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
           listed = true;
           continue;
         }
-        cache?.observe(resource, namespace, event);
-        if (queue === undefined) continue;
-        if (listing !== null && !listed && event.type === null) op.barrier!.track(bodies.objectKey(event.object));
-        instruments?.queued();
-        queue.push(event);
+        if (sharder !== undefined && !sharder.admit(event)) continue;
+        feed(event);
       }
     });
   } catch (error) {
@@ -276,6 +311,9 @@ export async function runWatcher(op: inventory.OperatorContext, resource: refere
       throw error;
     }
   } finally {
+    stop.abort();
+    detach?.();
+    await claimer;
     tracker?.stop();
     op.barrier?.forget(listing); // a watcher stopped before its listing no longer blocks anything
     signal.removeEventListener('abort', onAbort);

@@ -120,6 +120,8 @@ interface Stream {
   state: State;
   /** Cancels the idle expiry while idle. */
   expire: (() => void) | undefined;
+  /** Who waits for this worker to end (`release()`); set only while the object is being released. */
+  released: (() => void)[] | undefined;
 }
 
 export class Queue {
@@ -149,7 +151,7 @@ export class Queue {
     const key = bodies.objectKey(event.object);
     const stream = this.streams.get(key);
     if (stream === undefined) {
-      const created: Stream = { key, events: [event], pressure: new Pressure(), state: 'none', expire: undefined };
+      const created: Stream = { key, events: [event], pressure: new Pressure(), state: 'none', expire: undefined, released: undefined };
       this.streams.set(key, created);
       this.spawn(created);
       return;
@@ -158,6 +160,26 @@ export class Queue {
     if (stream.state === 'idle') this.resume(stream);
     else if (stream.state !== 'none') stream.pressure.raise();
     else this.spawn(stream);
+  }
+
+  /**
+   * Lets go of one object (a sharded replica handing it over, R-SHARD-203): the events waiting for
+   * it are dropped, the pressure is raised so that the current cycle's sleeps end early, and the
+   * worker ends after its current event instead of idling. Resolves when no worker runs for `key`.
+   * The caller keeps new events of the object away meanwhile (they would start a new worker).
+   */
+  release(key: string): Promise<void> {
+    const stream = this.streams.get(key);
+    if (stream === undefined || stream.state === 'none') return Promise.resolve();
+    stream.events.length = 0;
+    stream.pressure.raise();
+    const ended = new Promise<void>((resolve) => (stream.released ??= []).push(resolve));
+    if (stream.state === 'idle') {
+      stream.expire?.();
+      stream.expire = undefined;
+      this.end(stream);
+    }
+    return ended;
   }
 
   /** Number of objects with a live worker or queued events. */
@@ -204,6 +226,8 @@ export class Queue {
         stream.state = 'none';
         if (this.streams.get(stream.key) === stream) this.streams.delete(stream.key);
         this.ended();
+        for (const resolve of stream.released ?? []) resolve();
+        stream.released = undefined;
       },
     );
   }
@@ -229,7 +253,7 @@ export class Queue {
     this.active++;
   }
 
-  private release(): void {
+  private releaseSlot(): void {
     if (!this.options.workerLimit) return;
     this.active--;
     this.slotWaiters.shift()?.();
@@ -272,7 +296,7 @@ export class Queue {
       throw error;
     } finally {
       cancellation?.release();
-      if (over || this.closed) this.end(stream);
+      if (over || this.closed || stream.released !== undefined) this.end(stream);
       else this.idle(stream);
     }
   }
@@ -290,10 +314,13 @@ export class Queue {
   /** The worker is over: the stream goes unless events came meanwhile (then a new worker takes them). */
   private end(stream: Stream): void {
     stream.state = 'none';
+    const released = stream.released;
+    stream.released = undefined;
     if (this.streams.get(stream.key) === stream && stream.events.length === 0) this.streams.delete(stream.key);
     else if (!this.closed && stream.events.length) this.spawn(stream);
-    this.release();
+    this.releaseSlot();
     this.ended();
+    if (released !== undefined) for (const resolve of released) resolve();
   }
 
   private ended(): void {

@@ -102,6 +102,19 @@ export class Reconcilers {
     for (const wake of [...this.#discovered]) wake();
   }
 
+  /**
+   * A sharded replica hands the object over (R-SHARD-203): resolves once its calls in flight have
+   * ended; no new call of it starts until `unhold`.
+   */
+  hold(resource: references.Resource, namespace: string | null, name: string): Promise<void> {
+    return this.#queue.hold(resource, namespace, name);
+  }
+
+  /** The object may be reconciled again (it came back to this replica, or left it for good). */
+  unhold(resource: references.Resource, namespace: string | null, name: string): void {
+    this.#queue.unhold(resource, namespace, name);
+  }
+
   /** Stops: no new calls, in-flight calls see their signal aborted, and are waited for. */
   async stop(): Promise<void> {
     this.#unsubscribe();

@@ -75,6 +75,7 @@ import * as health from '../engines/health.js';
 import * as identities from '../engines/identities.js';
 import * as indexing from '../engines/indexing.js';
 import * as leadership from '../engines/leadership.js';
+import * as membership from '../engines/membership.js';
 import * as posting from '../engines/posting.js';
 import * as probing from '../engines/probing.js';
 import * as reconciliation from '../engines/reconciliation.js';
@@ -85,10 +86,11 @@ import * as memos from '../intents/memos.js';
 import * as registries from '../intents/registry.js';
 import * as inventory from './inventory.js';
 import * as observation from './observation.js';
-import { checkLeaseSettings, METRICS_SCHEMES, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
+import { checkLeaseSettings, checkShardSettings, METRICS_SCHEMES, type OperatorOptions, readServiceAccountNamespace, type Scope } from './options.js';
 import * as orchestration from './orchestration.js';
 import * as queueing from './queueing.js';
 import * as reconciling from './reconcilers.js';
+import * as sharding from './sharding.js';
 import * as reactorErrors from './errors.js';
 import * as liveness from './liveness.js';
 import type * as reporting from './reporting.js';
@@ -151,6 +153,8 @@ export interface Parts {
   readonly op: Context;
   /** What the observers discovered: resources, namespaces, the backbone. */
   readonly picture: observation.Insights;
+  /** The ring and its membership task, with `settings.sharding.ring` only (R-SHARD-207). */
+  readonly seat: inventory.RingSeat | undefined;
 }
 
 /** The metrics' module (`reporting`, over prom-client), as `loadMetrics` hands it over. */
@@ -229,13 +233,57 @@ export function assemble(options: OperatorOptions, settings: settingsModule.Oper
     auth,
     cancel,
   };
-  const op = operatorContext(shared, queues);
+  const seat = settings.sharding.ring === null ? undefined : ringSeatOf(options, shared);
+  const op = operatorContext(shared, queues, seat?.ring);
   const picture = new observation.Insights({ registry, logger: logging.getLogger('kopf.reactor.observation') });
-  return { ...shared, op, picture };
+  return { ...shared, op, picture, seat };
+}
+
+/**
+ * The ring of a sharded operator (R-SHARD-207), made once before anything starts: its membership
+ * holds the operator paused (fenced) from the start until it has joined.
+ */
+function ringSeatOf(options: OperatorOptions, parts: Pick<Parts, 'client' | 'settings' | 'clock' | 'paused'>): inventory.RingSeat {
+  const factory = options.ringFactory ?? membershipRing;
+  const { client, settings, clock, paused } = parts;
+  return factory({ api: client, settings, clock, paused, logger: logging.getLogger('kopf.engines.membership') });
+}
+
+/**
+ * The default ring: the Lease-based membership of `engines/membership` (R-SHARD-105..110). Its
+ * toggle of the pause set is on from here, so the operator is fenced from the start until it has
+ * joined; its identity and namespace are decided now, from the settings or the pod's environment.
+ */
+function membershipRing(parts: inventory.RingParts): inventory.RingSeat {
+  const { api, settings, clock, paused, logger } = parts;
+  const sharding = settings.sharding;
+  const leaving = new AbortController();
+  const ring = new membership.Membership({
+    api,
+    ring: sharding.ring!,
+    identity: sharding.identity ?? membership.defaultIdentity(process.env),
+    namespace: sharding.namespace ?? leadership.defaultLeaseNamespace(process.env, readServiceAccountNamespace),
+    settings: sharding,
+    clock,
+    paused: paused.makeToggle(true, 'ring membership'),
+    logger,
+    signal: leaving.signal,
+  });
+  const run = async (signal: AbortSignal): Promise<void> => {
+    const leave = (): void => leaving.abort();
+    if (signal.aborted) leave();
+    signal.addEventListener('abort', leave, { once: true });
+    try {
+      await ring.run();
+    } finally {
+      signal.removeEventListener('abort', leave);
+    }
+  };
+  return { ring, run };
 }
 
 /** The operator context (R-API-6) over the shared parts: what watchers, cycles and handlers see. */
-function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.Queues) {
+function operatorContext(parts: Omit<Parts, 'op' | 'picture' | 'seat'>, queues: queueing.Queues, ring: inventory.RingSeat['ring'] | undefined) {
   const { settings, registry, clock, memo } = parts;
   // Typed as the global `AbortSignal`, so that the context's type can be named outside this module.
   const signal: AbortSignal = parts.cancel.signal;
@@ -264,7 +312,10 @@ function operatorContext(parts: Omit<Parts, 'op' | 'picture'>, queues: queueing.
   };
   const cache = parts.cache;
   const reconcilers = cache === undefined ? undefined : new reconciling.Reconcilers({ op: base, cache, paused: parts.paused });
-  return { ...base, cache, reconcilers } satisfies inventory.OperatorContext;
+  const scope = { ...base, cache, reconcilers };
+  // Sharded (R-SHARD-207): the watchers of sharded kinds see only the own objects, through the sharder.
+  const sharder = ring === undefined ? undefined : new sharding.Sharder(ring, scope, logging.getLogger('kopf.reactor.sharding'));
+  return { ...scope, ring, sharder } satisfies inventory.OperatorContext;
 }
 
 export type Context = ReturnType<typeof operatorContext>;
@@ -370,7 +421,7 @@ export function spawnStopTasks({ options, settings, clock, main }: Parts, roots:
  * have changed in the settings (an admission server for admission handlers, R-ADMISSION-2; Lease
  * election, paused before anything watches), raises the ready flag and opens the gate of the others.
  */
-export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op }: Parts, roots: RootTasks, lease: LeaseSeat): void {
+export function spawnStartup({ options, settings, registry, memo, clock, paused, main, op, seat }: Parts, roots: RootTasks, lease: LeaseSeat): void {
   const body = async (): Promise<void> => {
     try {
       await activities.runActivity({
@@ -387,6 +438,14 @@ export function spawnStartup({ options, settings, registry, memo, clock, paused,
       if (settings.leaderElection.leaseName !== null) {
         checkLeaseSettings(settings);
         lease.toggle = paused.makeToggle(true, 'lease election');
+      }
+      checkShardSettings(settings);
+      const identity = settings.sharding.identity;
+      if (settings.sharding.ring !== (seat?.ring.name ?? null) || (seat !== undefined && identity !== null && identity !== seat.ring.identity)) {
+        // The ring decides how every watcher lists (R-SHARD-201): it is chosen before anything starts.
+        throw new reactorErrors.OperatorModeError(
+          `settings.sharding.ring or .identity was changed by a startup handler: set them before the operator starts (the shards option, --shards, or the settings given to the operator).`,
+        );
       }
     } catch (error) {
       roots.markStarted(false);
@@ -445,6 +504,27 @@ export function spawnLeaderElector({ settings, client, identity, clock, auth }: 
     });
   };
   roots.spawn('leader elector', 'auth', roots.gated(body, auth.signal));
+}
+
+/**
+ * The sharder (R-SHARD-207), with `settings.sharding.ring` only: the ring's membership in the
+ * 'auth' stage (like the Lease elector: it leaves the ring, deleting its Lease, only after the
+ * operator's work has stopped, while the client still works), and the rebalancer among the main
+ * tasks. The claimers ride along with the watchers (`orchestration.runWatcher`).
+ */
+export function spawnSharder({ seat, op, auth, main }: Parts, roots: RootTasks): void {
+  const sharder = op.sharder;
+  if (seat === undefined || sharder === undefined) return;
+  roots.spawn(
+    'ring membership',
+    'auth',
+    roots.gated(() => seat.run(auth.signal), auth.signal),
+  );
+  roots.spawn(
+    'rebalancer',
+    'main',
+    roots.gated(() => sharder.rebalance(main.signal)),
+  );
 }
 
 /** The poster of k8s-events (R-POST): creates the events that loggers and helpers queued. */

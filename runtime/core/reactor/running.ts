@@ -44,6 +44,7 @@ import {
   spawnCredentialsRetriever,
   spawnDaemonKiller,
   spawnReconciler,
+  spawnSharder,
   spawnEndpoints,
   spawnLeaderElector,
   spawnObservers,
@@ -127,6 +128,7 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
   spawnStartup(parts, roots, lease);
   spawnCredentialsRetriever(parts, roots);
   spawnLeaderElector(parts, roots, lease);
+  spawnSharder(parts, roots);
   spawnPoster(parts, roots);
   spawnObservers(parts, roots);
   spawnOrchestrator(parts, roots);

@@ -17,11 +17,15 @@
  * every caller; `--metrics-tls-dir` for a certificate of one's own), in plain HTTP at an `http://`
  * one; a malformed URL is a usage error. `--lease NAME` (env `KOPF_RUN_LEASE`) and
  * `--lease-namespace NS` turn on Lease election (docs/leader-election.md); together with an option
- * of Kopf peering or `--standalone`, it is a usage error naming both.
+ * of Kopf peering or `--standalone`, it is a usage error naming both. `--shards RING` (env
+ * `KOPF_RUN_SHARDS`), `--shard-id ID` and `--shard-key uid|namespace` turn on sharding
+ * (docs/sharding.md); together with `--lease` or an option of Kopf peering (`--standalone` is fine),
+ * it is a usage error naming both.
  */
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as connections from '../../cogs/client/connections.js';
+import * as settingsModule from '../../cogs/configs/settings.js';
 import * as clientErrors from '../../cogs/client/errors.js';
 import * as environment from './environment.js';
 import * as logging from '../../core/actions/logging.js';
@@ -56,6 +60,12 @@ export interface RunArgs {
   readonly leaseName?: string;
   /** `--lease-namespace NS`: the Lease's namespace (default: `$POD_NAMESPACE`, the service account's, `default`). */
   readonly leaseNamespace?: string;
+  /** `--shards RING` (or `KOPF_RUN_SHARDS`): sharding in this ring (docs/sharding.md). */
+  readonly shards?: string;
+  /** `--shard-id ID`: this replica's identity in the ring (default: `$POD_NAME`, else `<hostname>-<pid>`). */
+  readonly shardIdentity?: string;
+  /** `--shard-key uid|namespace`: what assigns objects to replicas (default `uid`). */
+  readonly shardKey?: 'uid' | 'namespace';
   /** `--liveness=http://HOST:PORT/PATH`: serve the liveness and readiness endpoints there. */
   readonly livenessEndpoint?: string;
   /** `--metrics`: where the Prometheus metrics are served (`https://HOST:PORT/PATH` secure, `http://…` plain). */
@@ -97,6 +107,18 @@ function runCommand(name: string, output: CommandOutput): Command {
     .option('-P, --peering <name>', 'the peering object to use; peering becomes mandatory')
     .option('--lease <name>', 'leader election on this Lease (coordination.k8s.io/v1): replicas stand by, the holder works')
     .option('--lease-namespace <namespace>', 'the namespace of the Lease (default: $POD_NAMESPACE, else the service account\'s, else "default")')
+    .addOption(
+      new Option(
+        '--shards <ring>',
+        'sharding: spread the objects over the replicas of this ring, each holding a Lease of its own (coordination.k8s.io/v1)',
+      ).argParser(shardRing),
+    )
+    .addOption(new Option('--shard-id <id>', "this replica's identity in the ring (default: $POD_NAME, else <hostname>-<pid>)").argParser(shardIdentity))
+    .addOption(
+      new Option('--shard-key <key>', "what assigns objects to replicas: uid (default) or namespace (one namespace's objects stay together)").argParser(
+        environment.caseInsensitiveChoice(SHARD_KEYS),
+      ),
+    )
     .option(
       '-L, --liveness <url>',
       'serve the liveness endpoint at http://HOST:PORT/PATH (probes and watch health), and the readiness endpoint at /readyz on the same host and port',
@@ -132,6 +154,25 @@ export function addLoggingOptions(command: Command): Command {
 }
 
 const LOG_FORMATS: readonly logging.LogFormat[] = ['plain', 'full', 'json'];
+
+/** The values of `--shard-key`. */
+const SHARD_KEYS: readonly ('uid' | 'namespace')[] = ['uid', 'namespace'];
+
+/** Checks `--shards` as it is parsed: a label name (it makes the owner label `shard.kopf-gen.dev/<ring>`). */
+function shardRing(value: string): string {
+  if (!settingsModule.isLabelNamePart(value)) {
+    throw new InvalidArgumentError("Not a label name (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit).");
+  }
+  return value;
+}
+
+/** Checks `--shard-id` as it is parsed: a label value (it is written into the owner label of objects). */
+function shardIdentity(value: string): string {
+  if (value === '' || !settingsModule.isLabelValue(value)) {
+    throw new InvalidArgumentError("Not a label value (at most 63 characters: letters, digits, '-', '_', '.', starting and ending with a letter or digit).");
+  }
+  return value;
+}
 
 /** The environment variables of the logging options, with a command's prefix (`KOPF_RUN`, `KOPF_FREEZE`, …). */
 export function loggingEnvironment(prefix: string): environment.EnvOption[] {
@@ -210,6 +251,9 @@ function runEnvironment(): environment.EnvOption[] {
     { key: 'liveness', envVars: environment.envVarsOf(p, 'liveness_endpoint'), kind: 'string' },
     { key: 'lease', envVars: environment.envVarsOf(p, 'lease'), kind: 'string' },
     { key: 'leaseNamespace', envVars: environment.envVarsOf(p, 'lease_namespace'), kind: 'string' },
+    { key: 'shards', envVars: environment.envVarsOf(p, 'shards'), kind: 'string', parse: shardRing },
+    { key: 'shardId', envVars: environment.envVarsOf(p, 'shard_id'), kind: 'string', parse: shardIdentity },
+    { key: 'shardKey', envVars: environment.envVarsOf(p, 'shard_key'), kind: 'string', parse: environment.caseInsensitiveChoice(SHARD_KEYS) },
     { key: 'metrics', envVars: environment.envVarsOf(p, 'metrics'), kind: 'string', parse: endpointUrl('--metrics', METRICS_SCHEMES) },
     { key: 'metricsTlsDir', envVars: environment.envVarsOf(p, 'metrics_tls_dir'), kind: 'string' },
     ...loggingEnvironment(p),
@@ -236,6 +280,9 @@ interface ParsedOptions extends LoggingOptions {
   peering?: string;
   lease?: string;
   leaseNamespace?: string;
+  shards?: string;
+  shardId?: string;
+  shardKey?: 'uid' | 'namespace';
   liveness?: string;
   metrics?: string;
   metricsTlsDir?: string;
@@ -266,6 +313,34 @@ function conflictingMode(command: Command, opts: ParsedOptions, sources: environ
   return other === undefined
     ? undefined
     : `${lease} cannot be used with ${other}: Lease election and Kopf peering (or standalone) are different modes of coordination; choose one`;
+}
+
+/**
+ * Sharding together with another mode of coordination, as a usage error's text naming both
+ * (`--shards` or `KOPF_RUN_SHARDS` with `--lease`, `--peering`, `--priority`, `--dev`, or their
+ * variables; `--standalone` is fine), or `--shard-id`/`--shard-key` without a ring.
+ */
+function shardingConflict(command: Command, opts: ParsedOptions, sources: environment.EnvSources): string | undefined {
+  const source = (key: string, flags: string): string => environment.describeSource(command, sources, key, flags);
+  if (opts.shards === undefined) {
+    if (opts.shardId !== undefined) return `${source('shardId', '--shard-id <id>')} needs option '--shards <ring>' (or KOPF_RUN_SHARDS)`;
+    if (opts.shardKey !== undefined) return `${source('shardKey', '--shard-key <key>')} needs option '--shards <ring>' (or KOPF_RUN_SHARDS)`;
+    return undefined;
+  }
+  const shards = source('shards', '--shards <ring>');
+  const other =
+    opts.lease !== undefined
+      ? source('lease', '--lease <name>')
+      : opts.peering !== undefined
+        ? source('peering', '-P, --peering <name>')
+        : opts.dev
+          ? source('dev', '--dev')
+          : opts.priority !== undefined
+            ? source('priority', '-p, --priority <priority>')
+            : undefined;
+  return other === undefined
+    ? undefined
+    : `${shards} cannot be used with ${other}: sharding, Lease election and Kopf peering are different modes of coordination; choose one`;
 }
 
 /** Peering options that contradict each other (one would do nothing), as a usage error's text. */
@@ -315,7 +390,13 @@ export function parseRunArgs(
   try {
     const sources = parseWithEnvironment(command, argv, runEnvironment(), env);
     const opts = command.opts<ParsedOptions>();
-    for (const conflict of [scopeConflict(command, opts, sources), conflictingMode(command, opts, sources), peeringConflict(command, opts, sources)]) {
+    const conflicts = [
+      scopeConflict(command, opts, sources),
+      shardingConflict(command, opts, sources),
+      conflictingMode(command, opts, sources),
+      peeringConflict(command, opts, sources),
+    ];
+    for (const conflict of conflicts) {
       if (conflict !== undefined) command.error(`error: ${conflict}`, { exitCode: 2, code: 'kopf-gen.conflictingOptions' });
     }
     const { metrics, metricsTlsDir } = opts;
@@ -354,6 +435,9 @@ export function parseRunArgs(
     peeringName: opts.peering,
     leaseName: opts.lease,
     leaseNamespace: opts.leaseNamespace,
+    shards: opts.shards,
+    shardIdentity: opts.shardId,
+    shardKey: opts.shardKey,
     livenessEndpoint: opts.liveness,
     metricsEndpoint: opts.metrics,
     metricsTlsDir: opts.metricsTlsDir,
@@ -406,6 +490,9 @@ export async function launch(args: RunArgs, options: running.OperatorOptions & {
     ...(args.peeringName !== undefined ? { peeringName: args.peeringName } : {}),
     ...(args.leaseName !== undefined ? { leaseName: args.leaseName } : {}),
     ...(args.leaseNamespace !== undefined ? { leaseNamespace: args.leaseNamespace } : {}),
+    ...(args.shards !== undefined ? { shards: args.shards } : {}),
+    ...(args.shardIdentity !== undefined ? { shardIdentity: args.shardIdentity } : {}),
+    ...(args.shardKey !== undefined ? { shardKey: args.shardKey } : {}),
     ...(args.livenessEndpoint !== undefined ? { livenessEndpoint: args.livenessEndpoint } : {}),
     ...(args.metricsEndpoint !== undefined ? { metricsEndpoint: args.metricsEndpoint } : {}),
     ...(args.metricsTlsDir !== undefined ? { metricsTlsDir: args.metricsTlsDir } : {}),

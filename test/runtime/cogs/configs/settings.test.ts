@@ -100,6 +100,7 @@ describe('settings that do not exist (R-CONFIG-3)', () => {
     'posting',
     'peering',
     'leaderElection',
+    'sharding',
     'watching',
     'queueing',
     'scanning',
@@ -202,5 +203,52 @@ describe('settings without effect (R-CONFIG-4)', () => {
         resolve();
       });
     });
+  });
+});
+
+describe('sharding settings (R-SHARD-101)', () => {
+  const fresh = (): settings.ShardingSettings => new settings.OperatorSettings({ warn: () => undefined }).sharding;
+
+  it('R-SHARD-101 the defaults: no ring, identity and namespace derived, key uid, 15/10/2 s; they validate', () => {
+    const s = fresh();
+    expect([s.ring, s.identity, s.namespace, s.key, s.leaseDuration, s.renewDeadline, s.retryPeriod]).toEqual([null, null, null, 'uid', 15, 10, 2]);
+    expect(() => s.validate()).not.toThrow();
+    Object.assign(s, { ring: 'my-operator', identity: 'pod-7f9c-x2', namespace: 'ops', key: 'namespace' });
+    expect(() => s.validate()).not.toThrow();
+    Object.assign(s, { ring: 'A.b_c-9', identity: 'Z'.repeat(63) });
+    expect(() => s.validate()).not.toThrow();
+  });
+
+  it.each<[string, Partial<Record<keyof settings.ShardingSettings, unknown>>, string]>([
+    ['renewDeadline ≥ leaseDuration', { renewDeadline: 15 }, 'sharding.renewDeadline (15 s) must be less than sharding.leaseDuration (15 s).'],
+    ['retryPeriod ≥ renewDeadline', { retryPeriod: 10 }, 'sharding.retryPeriod (10 s) must be less than sharding.renewDeadline (10 s).'],
+    ['a negative retryPeriod', { retryPeriod: -1 }, 'sharding.retryPeriod must be a positive number of seconds, got -1.'],
+    ['a fractional leaseDuration', { leaseDuration: 15.5 }, 'sharding.leaseDuration must be a whole number of seconds'],
+    ['an infinite renewDeadline', { renewDeadline: Number.POSITIVE_INFINITY }, 'sharding.renewDeadline must be a positive number of seconds, got Infinity.'],
+    ['an empty ring', { ring: '' }, 'sharding.ring must be null or a label name'],
+    ['a ring with a slash', { ring: 'a/b' }, 'got "a/b"'],
+    ['a ring ending in a dash', { ring: 'ring-' }, 'sharding.ring must be null or a label name'],
+    ['a ring of 64 characters', { ring: 'r'.repeat(64) }, 'sharding.ring must be null or a label name'],
+    ['an identity with a space', { identity: 'my pod' }, 'sharding.identity must be null or a non-empty label value (at most 63 characters'],
+    ['an empty identity', { identity: '' }, 'got "".'],
+    ['an identity of 64 characters', { identity: 'i'.repeat(64) }, 'sharding.identity must be null or a non-empty label value'],
+    ['an unknown key', { key: 'name' }, `sharding.key must be 'uid' or 'namespace', got "name".`],
+    ['an empty namespace', { namespace: '' }, 'sharding.namespace must be a non-empty string or null, got "".'],
+  ])('R-SHARD-101 refuses %s with a SettingsError naming the setting and the value', (_title, values, message) => {
+    const s = fresh();
+    Object.assign(s, values);
+    expect(() => s.validate()).toThrow(configErrors.SettingsError);
+    expect(() => s.validate()).toThrow(message);
+  });
+
+  it('R-SHARD-101 label names and values: 63 characters at most, alphanumeric at both ends', () => {
+    expect(settings.isLabelNamePart('a')).toBe(true);
+    expect(settings.isLabelNamePart('a'.repeat(63))).toBe(true);
+    expect(settings.isLabelNamePart('a'.repeat(64))).toBe(false);
+    expect(settings.isLabelNamePart('-a')).toBe(false);
+    expect(settings.isLabelNamePart('a_b.c-d')).toBe(true);
+    expect(settings.isLabelNamePart('')).toBe(false);
+    expect(settings.isLabelValue('')).toBe(true);
+    expect(settings.isLabelValue('a b')).toBe(false);
   });
 });

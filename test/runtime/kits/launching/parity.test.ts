@@ -72,6 +72,9 @@ const KOPF_OPTIONS: Readonly<Record<Which, readonly KopfOption[]>> = {
 const KOPF_GEN_EXTRAS: Readonly<Record<string, readonly string[]>> = {
   '--lease': ['KOPF_RUN_LEASE'],
   '--lease-namespace': ['KOPF_RUN_LEASE_NAMESPACE'],
+  '--shards': ['KOPF_RUN_SHARDS'],
+  '--shard-id': ['KOPF_RUN_SHARD_ID'],
+  '--shard-key': ['KOPF_RUN_SHARD_KEY'],
   '--metrics': ['KOPF_RUN_METRICS'],
   '--metrics-tls-dir': ['KOPF_RUN_METRICS_TLS_DIR'],
   '--no-log-prefix': [], // Click's secondary flag of --log-prefix

@@ -1,0 +1,85 @@
+/**
+ * A ring the test controls, for the handoff's tests without the Lease-based membership: one
+ * shared view of the members (set by the test), each operator's `StaticRing` over it with its own
+ * identity, whether a replica is gone answered by the test (possibly later: a deferred answer), and
+ * a fence per replica (a member of that operator's pause set, as the membership's fencing is).
+ */
+import type * as toggles from '../../runtime/cogs/aio/toggles.js';
+import * as rings from '../../runtime/core/engines/rings.js';
+import type * as inventory from '../../runtime/core/reactor/inventory.js';
+
+/** The members and the verdicts on gone replicas, shared by the rings of the operators of one test. */
+export class RingView {
+  #members: readonly string[] = [];
+  readonly #listeners = new Set<() => void>();
+  readonly #fences = new Map<string, toggles.Toggle>();
+  /** Answers `isGone` (default: no one is gone); may return a promise the test settles later. */
+  gone: (identity: string) => boolean | Promise<boolean> = () => false;
+  /** Every `isGone` question asked, by whom and about whom. */
+  readonly asked: { readonly by: string; readonly about: string }[] = [];
+
+  constructor(readonly name = 'kex') {}
+
+  /** The members as every replica sees them: sorted. */
+  get members(): readonly string[] {
+    return this.#members;
+  }
+
+  /** Sets the members and tells every ring's subscribers. */
+  setMembers(members: readonly string[]): void {
+    this.#members = [...members].sort();
+    for (const listener of [...this.#listeners]) listener();
+  }
+
+  /** Pauses (fences) or resumes one replica, as its membership would. */
+  fence(identity: string, fenced = true): void {
+    this.#fences.get(identity)?.turnTo(fenced);
+  }
+
+  /** The `ringFactory` of the replica `identity`. */
+  factory(identity: string): inventory.RingFactory {
+    return (parts) => {
+      this.#fences.set(identity, parts.paused.makeToggle(false, 'ring membership'));
+      return { ring: new StaticRing(this, identity), run: (signal) => untilAborted(signal) };
+    };
+  }
+
+  /** @internal */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}
+
+/** One replica's ring over a shared view. */
+export class StaticRing implements rings.Ring {
+  readonly label: string;
+
+  constructor(
+    private readonly view: RingView,
+    readonly identity: string,
+  ) {
+    this.label = rings.ownerLabelOf(view.name);
+  }
+
+  get name(): string {
+    return this.view.name;
+  }
+
+  members(): readonly string[] {
+    return this.view.members;
+  }
+
+  subscribe(listener: () => void): () => void {
+    return this.view.subscribe(listener);
+  }
+
+  async isGone(identity: string): Promise<boolean> {
+    this.view.asked.push({ by: this.identity, about: identity });
+    return await this.view.gone(identity);
+  }
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
