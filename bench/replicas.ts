@@ -22,6 +22,8 @@ export const RING = 'bench';
 export const OWNER_LABEL = `shard.kopf-gen.dev/${RING}`;
 /** A replica's command: `{id}`, `{ring}` and `{kubeconfig}` are substituted. */
 export const SHARDED_COMMAND = `exec node bin/kopf-gen.js run ${COMPILED_OPERATOR} --all-namespaces --quiet --shards {ring} --shard-id {id}`;
+/** A replica's command with the ring's timings from `BENCH_SHARDING_LEASE_DURATION` (`sharding-launcher.ts`). */
+export const SHARDED_SHORT_LEASE_COMMAND = `exec node ${BUILD}/sharding-launcher.js ${COMPILED_OPERATOR} --all-namespaces --quiet --shards {ring} --shard-id {id}`;
 /** The same operator without sharding (one replica only: the runtime before sharding, or a baseline). */
 export const PLAIN_COMMAND = `exec node bin/kopf-gen.js run ${COMPILED_OPERATOR} --all-namespaces --quiet --standalone`;
 
@@ -43,6 +45,7 @@ export function shardingSupported(): boolean {
 export function prepare(): string {
   compiling.requireFreshDistribution();
   compiling.transpile('fixtures/operators/bench-sharding.ts', COMPILED_OPERATOR);
+  compiling.transpile('bench/sharding-launcher.ts', `${BUILD}/sharding-launcher.js`);
   return compiling.requireRuntimeFromDist(BUILD);
 }
 
@@ -125,6 +128,11 @@ export class Ledgers {
       this.unreadable += parsed.unreadable;
     }
   }
+}
+
+/** The command of a sharded replica: the production command line, or the launcher when the Lease duration is shortened. */
+export function shardedCommand(leaseDuration: number | undefined): string {
+  return leaseDuration === undefined ? SHARDED_COMMAND : SHARDED_SHORT_LEASE_COMMAND;
 }
 
 /** The replicas of one session, their ledgers, and how each ended. */

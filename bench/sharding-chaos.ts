@@ -173,7 +173,7 @@ export async function session(o: Options): Promise<{ figures: ShardedChaosFigure
   });
   const env: Record<string, string> = { NODE_OPTIONS: '' };
   if (o.leaseDuration !== undefined) env['BENCH_SHARDING_LEASE_DURATION'] = String(o.leaseDuration);
-  const fleet = new replicas.Fleet(replicas.SHARDED_COMMAND, env, dir, kubeconfig);
+  const fleet = new replicas.Fleet(replicas.shardedCommand(o.leaseDuration), env, dir, kubeconfig);
   const plan = ringPlan(o.ringEvents, 4);
   const expected = o.objects * HANDLERS.length;
   const points = chaos.killPoints(random, plan.length, expected);
@@ -358,7 +358,7 @@ export async function run(args: readonly string[]): Promise<report.Result> {
     process.stderr.write('chaos --sharded: the compiled runtime has no --shards (build the sharding runtime first)\n');
     process.exit(1);
   }
-  notes['command'] = `${replicas.SHARDED_COMMAND}  (per replica)`;
+  notes['command'] = `${replicas.shardedCommand(o.leaseDuration)}  (per replica)`;
   notes['machine'] = `${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`;
   notes['schedule'] =
     `seed ${o.seed}; 4 replicas, then ${o.ringEvents} ring changes (${ringPlan(o.ringEvents, 4).join(', ')}) at seeded fractions of the expected runs; ` +

@@ -44,7 +44,8 @@
  * the kill to an object's first handler run or daemon start on another replica (target ≤ the Lease
  * duration + 5 s), `kill_takeover_p50_s`, `kill_objects` and `kill_not_taken_over` (objects with
  * nothing on another replica within Lease duration + 60 s; target 0). The Lease duration is 15 s
- * (the default) or `--lease-duration <s>`, passed to the replicas as `BENCH_SHARDING_LEASE_DURATION`.
+ * (the default) or `--lease-duration <s>`: then the replicas run through `sharding-launcher.ts`
+ * (`kopf-gen run` with settings made beforehand), given `BENCH_SHARDING_LEASE_DURATION`.
  *
  * In that whole session the ledgers are checked for two replicas running a daemon of the same
  * object at the same time (`daemon_overlaps`, target 0; a killed replica's daemons end when its
@@ -432,7 +433,7 @@ export async function run(args: readonly string[] = []): Promise<report.Result> 
     process.exit(1);
   }
   const sharded = opts.command !== undefined || replicas.shardingSupported();
-  const command = opts.command ?? (sharded ? replicas.SHARDED_COMMAND : replicas.PLAIN_COMMAND);
+  const command = opts.command ?? (sharded ? replicas.shardedCommand(opts.leaseDuration) : replicas.PLAIN_COMMAND);
   const sizes = sharded ? opts.replicas : opts.replicas.filter((r) => r === 1);
   if (!sharded)
     notes['sharding'] =
