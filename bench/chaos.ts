@@ -87,6 +87,11 @@
  * (default 8), `--keep` (keep the folders with ledgers and operator logs; always kept on error).
  * A run is reproducible in its decisions, not in its interleavings: the fault draws depend on the
  * order in which the operator's requests arrive.
+ *
+ * `--sharded` runs the sharded variant instead (`sharding-chaos.ts`): 4 replicas of a sharded
+ * operator, scaled up and down and SIGKILLed during the same workload, with its own figures
+ * (missing, handler runs not explained by a kill, two replicas running a daemon of one object at
+ * once, stuck) proved from the replicas' ledgers.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -970,6 +975,7 @@ function prepare(opts: Options, notes: Record<string, string>): void {
 }
 
 export async function run(args: readonly string[] = []): Promise<report.Result> {
+  if (args.includes('--sharded')) return (await import('./sharding-chaos.js')).run(args);
   const opts = parseOptions(args);
   const notes: Record<string, string> = {};
   prepare(opts, notes);

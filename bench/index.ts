@@ -12,6 +12,7 @@
  * `npm run bench -- persistence --objects 10000 --rounds 3`,
  * `npm run bench -- devloop --saves 10 --test-runs 3`,
  * `npm run bench -- reconcile --objects 1000`,
+ * `npm run bench -- sharding --objects 2000 --replicas 1,2,4 --lease-duration 6`,
  * `npm run bench -- rollouts --objects 20000 --replicas 2,4,8`).
  */
 import * as report from './report.js';
@@ -30,6 +31,7 @@ const BENCHMARKS: Record<string, (args: readonly string[]) => Promise<report.Res
   persistence: async (args) => (await import('./persistence.js')).run(args),
   devloop: async (args) => (await import('./devloop.js')).run(args),
   reconcile: async (args) => (await import('./reconcile.js')).run(args),
+  sharding: async (args) => (await import('./sharding.js')).run(args),
   rollouts: async (args) => (await import('./rollouts.js')).run(args),
 };
 

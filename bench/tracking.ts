@@ -49,6 +49,7 @@ export interface TrackedObject {
     uid?: string;
     resourceVersion?: string;
     deletionTimestamp?: string;
+    labels?: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers?: string[];
   };
