@@ -1,8 +1,8 @@
 /**
  * `kopf-gen run` for the sharding benchmarks' replicas when the benchmark shortens the ring's
- * Lease duration (`--lease-duration`): the command line has no flag for the ring's timings and a
- * startup handler comes too late for them (the membership reads them when the operator is made),
- * so this entry point runs the same `run` command with settings made beforehand. The durations
+ * Lease duration (`--lease-duration`): the command line has no flag for the ring's timings (a
+ * startup handler could set them, but the fixture stays the same for every run), so this entry
+ * point runs the same `run` command with settings made beforehand. The durations
  * come from `BENCH_SHARDING_LEASE_DURATION` (seconds): the renew deadline at two thirds of it and
  * the retry period at a seventh, at least 1 s, keeping `retryPeriod < renewDeadline <
  * leaseDuration`. Compiled next to the fixture and run with plain Node on `dist/`.

@@ -66,6 +66,9 @@ import type * as inventory from './inventory.js';
 /** How many objects the rebalancer hands over at once. */
 export const CONCURRENCY = 16;
 
+/** How many claims a claimer has in flight at once. */
+export const CLAIMING = 32;
+
 /** What a watcher of a sharded kind offers the sharder (declared with the operator context). */
 export type ShardedWatcher = inventory.ShardedWatcher;
 
@@ -302,13 +305,45 @@ export class Sharder implements inventory.Sharding {
     const gone = new Map<string, Promise<boolean>>(); // the isGone verdicts of this session
     const ctx: watching.WatchContext = { api: client, settings, resource, namespace, labelSelector, logger, clock };
     try {
-      for await (const event of watching.infiniteWatch(ctx, { signal })) {
-        if (watching.isListed(event) || event.type === 'DELETED') continue;
-        await this.#claimOne(resource, event.object, members, gone, signal);
-      }
+      await this.#claimAll(ctx, members, gone, signal);
     } catch (error) {
       if (!signal.aborted) throw error;
     }
+  }
+
+  /**
+   * Claims what the claimer watch shows, CLAIMING at a time (a replica that took over a dead one's
+   * share claims thousands); the claims of one object one after another, in the order of its
+   * events. The first claim that fails ends the watch and is thrown.
+   */
+  async #claimAll(ctx: watching.WatchContext, members: readonly string[], gone: Map<string, Promise<boolean>>, signal: AbortSignal): Promise<void> {
+    const claims = new Map<string, Promise<void>>();
+    const failed = new AbortController();
+    let failure: { readonly error: unknown } | undefined;
+    const { signal: watch, release } = aborts.follow([signal, failed.signal]);
+    try {
+      for await (const event of watching.infiniteWatch(ctx, { signal: watch })) {
+        if (watching.isListed(event) || event.type === 'DELETED') continue;
+        while (claims.size >= CLAIMING) await Promise.race(claims.values());
+        const key = bodies.objectKey(event.object);
+        const claim = (claims.get(key) ?? Promise.resolve()).then(() => this.#claimOne(ctx.resource, event.object, members, gone, signal));
+        const tracked: Promise<void> = claim
+          .catch((error: unknown) => {
+            failure ??= { error };
+            failed.abort();
+          })
+          .finally(() => {
+            if (claims.get(key) === tracked) claims.delete(key);
+          });
+        claims.set(key, tracked);
+      }
+    } catch (error) {
+      if (!watch.aborted) throw error;
+    } finally {
+      await Promise.all(claims.values());
+      release();
+    }
+    if (failure !== undefined && !signal.aborted) throw failure.error;
   }
 
   /** Claims one object if this replica should own it; re-reads and decides again after a lost race. */
