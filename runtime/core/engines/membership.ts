@@ -113,6 +113,13 @@ export class Membership implements rings.Ring {
   private joined = false;
   private stopped = false;
   private fenceTimer: AbortController | undefined;
+  /**
+   * Until when this replica stays paused after rejoining (R-SHARD-113): after a fence, or when its
+   * Lease was left by an earlier process of the same identity, the others may still be claiming its
+   * objects on a view in which it was gone; they see it back at their next read of the ring.
+   */
+  private settleUntil = -Infinity;
+  private settleTimer: AbortController | undefined;
   private expiryTimer: AbortController | undefined;
   private readonly forbidden = { renew: false, read: false };
 
@@ -181,6 +188,7 @@ export class Membership implements rings.Ring {
     } finally {
       this.stopped = true;
       this.fenceTimer?.abort();
+      this.settleTimer?.abort();
       this.expiryTimer?.abort();
       paused.turnOn();
       this.observed.clear();
@@ -282,10 +290,13 @@ export class Membership implements rings.Ring {
       this.wrote(created, started);
       return;
     }
-    const written = await api.replace(leases.LEASES, namespace, this.leaseName, this.labelled(leases.replacedLease(stored, mine(leases.recordOf(stored)))), {
+    const previous = leases.recordOf(stored);
+    const written = await api.replace(leases.LEASES, namespace, this.leaseName, this.labelled(leases.replacedLease(stored, mine(previous))), {
       signal,
     });
-    this.wrote(written, started);
+    // A Lease of this identity not released by an earlier process (killed): the others may be
+    // claiming its objects now, as that process's.
+    this.wrote(written, started, last === undefined && previous.holderIdentity === this.identity);
   }
 
   /** A Lease body with the ring's label added to its labels. */
@@ -295,14 +306,39 @@ export class Membership implements rings.Ring {
     return { ...body, metadata: { ...metadata, labels: { ...labels, [rings.RING_LABEL]: this.name } } };
   }
 
-  /** Notes a successful write sent at `started`: unfences, and re-arms the fence at its deadline. */
-  private wrote(body: bodies.RawBody, started: number): void {
+  /**
+   * Notes a successful write sent at `started`: unfences, and re-arms the fence at its deadline.
+   * After a fence, or over an earlier process's Lease (`inherited`), the replica settles first:
+   * it stays paused for two retry periods, by which the others have read the ring again and
+   * stopped claiming its objects as a gone replica's (R-SHARD-113).
+   */
+  private wrote(body: bodies.RawBody, started: number, inherited = false): void {
     if (this.stopped) return;
+    const settle = inherited || this.expired;
     this.written = body;
     this.renewedAt = started;
     this.expired = false;
+    if (settle) this.settle(started + 2 * this.retryPeriod);
     this.armFence();
     this.update();
+  }
+
+  /** Keeps the replica paused until `until`, then re-derives its state. */
+  private settle(until: number): void {
+    const { clock, signal, logger } = this.o;
+    this.settleUntil = until;
+    this.settleTimer?.abort();
+    const timer = new AbortController();
+    this.settleTimer = timer;
+    const cancel = aborts.follow([signal, timer.signal]);
+    logger.info(
+      `Rejoining the ring '${this.name}' as '${this.identity}': paused for ${(2 * this.retryPeriod) / 1000} s more, until the others have seen ${this.where} renewed and stopped claiming its objects.`,
+    );
+    void aborts.sleepOrAbort(clock, Math.max(0, until - clock.now()), cancel.signal).then((elapsed) => {
+      cancel.release();
+      if (!elapsed || this.settleTimer !== timer || this.stopped) return;
+      this.update();
+    });
   }
 
   /** Fences this replica at `renewedAt + renewDeadline` unless a renewal succeeds before. */
@@ -353,7 +389,7 @@ export class Membership implements rings.Ring {
   private update(): void {
     if (this.stopped) return;
     const { paused, logger } = this.o;
-    const working = this.written !== undefined && this.polled && !this.expired;
+    const working = this.written !== undefined && this.polled && !this.expired && this.o.clock.now() >= this.settleUntil;
     if (working && !this.joined) {
       this.joined = true;
       paused.turnOff();

@@ -89,6 +89,12 @@ export async function processResourceEvent(
   const body = raw.object;
   // An object known to be gone (a patch or a re-read found it missing) has only stale events left
   // until its DELETED: none of them may run a handler again (R-PATCH-9).
+  // A fenced (paused) sharded replica starts nothing: its objects may be claimed by the others
+  // meanwhile, and the re-listing after the pause brings back what is still its own (R-SHARD-206).
+  if (op.sharder !== undefined && raw.type !== 'DELETED' && op.paused?.isOn()) {
+    op.barrier?.release(stream.key);
+    return;
+  }
   const uid = body.metadata?.uid;
   if (raw.type !== 'DELETED' && uid !== undefined && op.memories.hasVanished(uid)) {
     logging.objectLogger({ body, settings: op.settings }).debug('The event is skipped: the object is known to be gone.');

@@ -182,7 +182,10 @@ export class Sharder implements inventory.Sharding {
     return {
       admit: (event) => this.#admit(dimension, event),
       listed: () => this.#listed(dimension),
-      detach: () => this.#dimensions.delete(dimension),
+      detach: () => {
+        this.#dimensions.delete(dimension);
+        this.#settleBlocks(dimension, new Set());
+      },
     };
   }
 
@@ -192,7 +195,8 @@ export class Sharder implements inventory.Sharding {
     if (event.type === null) (dimension.listing ??= new Set()).add(key);
     const admitted = this.#pass(key, event);
     if (event.type === 'DELETED') dimension.known.delete(key);
-    else if (admitted) dimension.known.set(key, { namespace: event.object.metadata?.namespace ?? null, name: event.object.metadata?.name ?? '' });
+    else if (admitted && !dimension.known.has(key))
+      dimension.known.set(key, { namespace: event.object.metadata?.namespace ?? null, name: event.object.metadata?.name ?? '' });
     return admitted;
   }
 
@@ -210,8 +214,22 @@ export class Sharder implements inventory.Sharding {
       dimension.known.delete(key);
       const block = this.#blocked.get(key);
       if (block === undefined) this.#vanish(dimension, key, place);
-      else if (block.releasing) block.departed = true;
-      else if (!block.vanishing) this.#unblock(key);
+    }
+    this.#settleBlocks(dimension, listing);
+  }
+
+  /**
+   * Blocked objects of the dimension that the listing lacks have left it (their DELETED may never
+   * come once the watch re-listed): one being released is marked as departed, a released one is
+   * unblocked. Without this, a block and its reconcile hold would stay until the object came back.
+   */
+  #settleBlocks(dimension: Dimension, listing: ReadonlySet<string>): void {
+    const { resource, namespace } = dimension.watcher;
+    for (const [key, block] of this.#blocked) {
+      if (listing.has(key) || block.vanishing || resourceId(block.resource) !== resourceId(resource)) continue;
+      if (namespace !== null && block.namespace !== namespace) continue;
+      if (block.releasing) block.departed = true;
+      else this.#unblock(key);
     }
   }
 
@@ -265,7 +283,8 @@ export class Sharder implements inventory.Sharding {
   /**
    * The claimer of one dimension: watches the objects labelled with no member and claims those
    * this replica should own; restarted on every change of the members; idle while paused or not
-   * a member. Runs until `signal` aborts.
+   * a member. A failed claim ends the session, logged; the next one starts after `retryPeriod`.
+   * Runs until `signal` aborts.
    */
   async claim(resource: references.Resource, namespace: string | null, signal: AbortSignal): Promise<void> {
     const { paused } = this.#scope;
@@ -289,6 +308,10 @@ export class Sharder implements inventory.Sharding {
       const detach = aborts.onAbort(signal, () => session.abort());
       try {
         await this.#claimSession(resource, namespace, members, session.signal);
+      } catch (error) {
+        // Not fatal: the unclaimed objects wait, and a new session after retryPeriod lists them again.
+        this.#logger.error(`Claiming ${references.resourceName(resource)} has failed: ${errors.errorMessage(error)}`, clientErrors.traceExtra(error));
+        await aborts.sleepOrAbort(this.#scope.clock, this.#scope.settings.sharding.retryPeriod * 1000, signal);
       } finally {
         unsubscribe();
         detach();
@@ -371,7 +394,13 @@ export class Sharder implements inventory.Sharding {
         if (error instanceof clientErrors.ApiNotFoundError) return;
         if (!isLostRace(error)) throw error;
       }
+      const seenVersion = body.metadata?.resourceVersion;
       body = await this.#reread(resource, body, signal);
+      if (body !== undefined && body.metadata?.resourceVersion === seenVersion) {
+        // Refused, but nobody changed the object: not a lost race (e.g. a policy's 422). Not again now.
+        this.#logger.warning(`Claiming ${body.metadata?.namespace ?? ''}/${body.metadata?.name} was refused; it waits for its next change or listing.`);
+        return;
+      }
     }
   }
 
@@ -389,7 +418,10 @@ export class Sharder implements inventory.Sharding {
     if (labelled === me || members.includes(labelled)) return 'no';
     let verdict = gone.get(labelled);
     if (verdict === undefined) {
-      verdict = this.ring.isGone(labelled, signal).catch(() => false);
+      verdict = this.ring.isGone(labelled, signal).catch((error: unknown) => {
+        if (!signal.aborted) this.#logger.warning(`Could not tell whether replica '${labelled}' is gone (its objects wait): ${errors.errorMessage(error)}`);
+        return false;
+      });
       gone.set(labelled, verdict);
     }
     return (await verdict) ? 'yes' : 'later';
@@ -501,7 +533,11 @@ export class Sharder implements inventory.Sharding {
         const moved = await this.#relabel(watcher.resource, current, owner, signal);
         if (moved === 'moved') return this.#released(key);
         if (moved === 'gone') return this.#unblock(key);
+        const seenVersion = current.metadata?.resourceVersion;
         current = await this.#reread(watcher.resource, current, signal);
+        if (current !== undefined && current.metadata?.resourceVersion === seenVersion) {
+          throw new Error('the relabel was refused, though nobody changed the object'); // not a lost race: taken back below
+        }
         const labelled = current?.metadata?.labels?.[this.ring.label];
         if (current === undefined) return this.#unblock(key);
         if (labelled !== this.ring.identity) return this.#released(key); // someone else moved it: its DELETED comes
@@ -513,7 +549,11 @@ export class Sharder implements inventory.Sharding {
         clientErrors.traceExtra(error),
       );
       // Not moved: this replica still holds the label, so it takes the object back.
-      await this.#resume(dimension, body, signal).catch(() => undefined);
+      await this.#resume(dimension, body, signal).catch((failure: unknown) => {
+        // It stays this replica's, unworked until its next event or re-listing.
+        if (!signal.aborted)
+          this.#logger.error(`Taking ${body.metadata?.namespace ?? ''}/${body.metadata?.name} back has failed: ${errors.errorMessage(failure)}`);
+      });
     }
   }
 
@@ -535,10 +575,19 @@ export class Sharder implements inventory.Sharding {
     }
   }
 
-  /** After the release, the object is this replica's again: unblocked, re-read, processed as listed. */
+  /**
+   * After the release, the object is this replica's again: unblocked, re-read, processed as listed.
+   * Not while the operator is paused (fenced: its objects may be claimed by the others meanwhile):
+   * then it is only unblocked and forgotten as known, and the re-listing after the pause brings it
+   * back if it is still this replica's.
+   */
   async #resume(dimension: Dimension, body: bodies.RawBody, signal: AbortSignal): Promise<void> {
     const key = bodies.objectKey(body);
     this.#unblock(key);
+    if (this.#scope.paused?.isOn()) {
+      dimension.known.delete(key);
+      return;
+    }
     const fresh = await this.#reread(dimension.watcher.resource, body, signal);
     if (fresh === undefined || fresh.metadata?.labels?.[this.ring.label] !== this.ring.identity) return;
     const event: bodies.RawEvent = { type: null, object: fresh };

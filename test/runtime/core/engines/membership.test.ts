@@ -200,6 +200,29 @@ describe('Sharding: the membership of a ring', () => {
     expect((await leaseOf('replica-a')).status).toBe(404); // nothing in the namespace known when it was made
   });
 
+  it('R-SHARD-113 a replica whose identity held the Lease before (a killed process) settles two retry periods before it works; a fresh one does not', async () => {
+    const fresh = start('replica-b');
+    await runUntil(fresh.working, 'replica-b to join');
+    expect(fresh.logger.messages('info').some((m) => m.startsWith('Rejoining'))).toBe(false);
+    // What a killed process of the identity 'replica-a' left: its Lease, held, never released.
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: `${RING}-replica-a`, namespace: 'default', labels: { 'shard.kopf-gen.dev/ring': RING } },
+      spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 15, renewTime: '2030-01-01T00:00:00.000000Z', leaseTransitions: 0 },
+    };
+    expect((await admin('POST', LEASES, lease)).status).toBe(201);
+    const startedAt = now();
+    const a = start('replica-a');
+    await runUntil(() => a.logger.messages('info').some((m) => m.startsWith(`Rejoining the ring '${RING}' as 'replica-a'`)), 'replica-a to find its Lease');
+    const renewedAt = await renewTimeOf('replica-a');
+    expect(renewedAt).toBeGreaterThanOrEqual(startedAt);
+    expect(a.working()).toBe(false);
+    await runUntil(a.working, 'replica-a to join', 30_000, 10);
+    expect(now() - renewedAt).toBeGreaterThanOrEqual(2 * RETRY);
+    expect(a.ring.members()).toEqual(['replica-a', 'replica-b']);
+  });
+
   it('R-SHARD-106 two and three replicas see each other within one retryPeriod of joining; members are sorted and alike', async () => {
     const b = start('replica-b');
     await runUntil(b.working, 'replica-b to join');
@@ -290,7 +313,11 @@ describe('Sharding: the membership of a ring', () => {
     // b still counts a as a member until a's record is older than leaseDuration: a has stopped by then.
     expect(b.ring.members()).toContain('replica-a');
     fault.remove();
+    const removedAt = now();
     await runUntil(a.working, 'replica-a to unfence', 10_000, 10);
+    // It settles first (R-SHARD-113): two retry periods after the renewal that ended the fence.
+    expect(now() - removedAt).toBeGreaterThanOrEqual(2 * RETRY);
+    expect(a.logger.messages('info').some((m) => m.startsWith(`Rejoining the ring '${RING}' as 'replica-a': paused for 4 s more`))).toBe(true);
     expect(a.logger.messages('info')).toContain(`Unfenced in the ring '${RING}': Lease 'default/${RING}-replica-a' is renewed again. Resuming operations.`);
     expect(a.ring.members()).toEqual(['replica-a', 'replica-b']);
   });
