@@ -17,7 +17,9 @@
  *   same name, so it gets back exactly the objects it had.
  */
 import { randomUUID } from 'node:crypto';
+import * as util from 'node:util';
 import * as rendezvous from '../runtime/core/engines/rendezvous.js';
+import { wholeNumber } from './options.js';
 import type * as report from './report.js';
 
 /** One step of a rollout: a member joins or leaves. */
@@ -49,18 +51,16 @@ export function rollouts(replicas: number): Record<'surge' | 'unavailable' | 'st
   };
 }
 
-function option(args: readonly string[], name: string, fallback: string): string {
-  const at = args.indexOf(name);
-  const inline = args.find((a) => a.startsWith(`${name}=`));
-  return inline !== undefined ? inline.slice(name.length + 1) : at >= 0 && args[at + 1] !== undefined ? args[at + 1]! : fallback;
-}
-
 export async function run(args: readonly string[]): Promise<report.Result> {
-  const objects = Number(option(args, '--objects', '20000'));
-  const sizes = option(args, '--replicas', '2,4,8').split(',').map(Number);
-  if (!Number.isInteger(objects) || objects < 1) throw new Error(`--objects must be a positive whole number, not ${option(args, '--objects', '')}`);
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 26))
-    throw new Error(`--replicas must be whole numbers from 1 to 26, not ${option(args, '--replicas', '')}`);
+  const { values } = util.parseArgs({
+    args: [...args],
+    strict: false,
+    allowPositionals: true,
+    options: { objects: { type: 'string' }, replicas: { type: 'string' } },
+  });
+  const objects = wholeNumber(values['objects'], 20_000, 'objects');
+  const sizes = (typeof values['replicas'] === 'string' ? values['replicas'] : '2,4,8').split(',').map((n) => wholeNumber(n, 1, 'replicas'));
+  if (sizes.some((n) => n > 26)) throw new Error(`--replicas must be at most 26, not ${String(values['replicas'])}`);
   const keys = Array.from({ length: objects }, () => randomUUID());
   const figures: Record<string, number> = {};
   const targets: Record<string, report.Target> = {};

@@ -38,6 +38,7 @@ import * as util from 'node:util';
 import * as ids from '../devcluster/ids.js';
 import * as chaos from './chaos.js';
 import * as clients from './clients.js';
+import { wholeNumber } from './options.js';
 import * as replicas from './replicas.js';
 import type * as report from './report.js';
 import * as servers from './servers.js';
@@ -64,12 +65,6 @@ export interface Options {
   keep: boolean;
 }
 
-function whole(option: string, text: string, min: number): number {
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < min) throw new Error(`--${option}: ${text} is not a whole number of at least ${min}`);
-  return v;
-}
-
 export function parseOptions(args: readonly string[]): Options {
   const { values } = util.parseArgs({
     args: [...args],
@@ -89,13 +84,13 @@ export function parseOptions(args: readonly string[]): Options {
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v : undefined);
   const lease = str(values['lease-duration']);
   return {
-    objects: whole('objects', (str(values['objects']) ?? '1000').split(',')[0]!, 1),
-    ringEvents: whole('ring-events', str(values['ring-events']) ?? '6', 0),
-    seed: whole('seed', str(values['seed']) ?? '13', 0),
-    leaseDuration: lease === undefined ? undefined : whole('lease-duration', lease, 3),
-    concurrency: whole('concurrency', str(values['concurrency']) ?? '8', 1),
-    phaseTimeoutS: whole('phase-timeout', str(values['phase-timeout']) ?? '300', 1),
-    graceS: whole('grace', str(values['grace']) ?? '30', 0),
+    objects: wholeNumber(str(values['objects'])?.split(',')[0], 1000, 'objects'),
+    ringEvents: wholeNumber(str(values['ring-events']), 6, 'ring-events', 0),
+    seed: wholeNumber(str(values['seed']), 13, 'seed', 0),
+    leaseDuration: lease === undefined ? undefined : wholeNumber(lease, 0, 'lease-duration', 3),
+    concurrency: wholeNumber(str(values['concurrency']), 8, 'concurrency'),
+    phaseTimeoutS: wholeNumber(str(values['phase-timeout']), 300, 'phase-timeout'),
+    graceS: wholeNumber(str(values['grace']), 30, 'grace', 0),
     keep: values['keep'] === true,
   };
 }

@@ -64,6 +64,7 @@ import * as path from 'node:path';
 import * as util from 'node:util';
 import * as clients from './clients.js';
 import * as compiling from './compiling.js';
+import { skippedParts, wholeNumber } from './options.js';
 import * as processes from './processes.js';
 import * as replicas from './replicas.js';
 import * as report from './report.js';
@@ -80,19 +81,13 @@ const PARTS = ['rebalance', 'kill', 'null'] as const;
 export interface Options {
   objects: number;
   replicas: number[];
-  skip: Set<string>;
+  skip: ReadonlySet<(typeof PARTS)[number]>;
   leaseDuration: number | undefined;
   concurrency: number;
   timeoutMs: number;
   quietMs: number;
   command: string | undefined;
   keep: boolean;
-}
-
-function whole(option: string, text: string, min: number): number {
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < min) throw new Error(`--${option}: ${text} is not a whole number of at least ${min}`);
-  return v;
 }
 
 export function parseOptions(args: readonly string[]): Options {
@@ -113,20 +108,18 @@ export function parseOptions(args: readonly string[]): Options {
     },
   });
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v : undefined);
-  const skip = new Set((str(values['skip']) ?? '').split(',').filter(Boolean));
-  for (const s of skip) if (!(PARTS as readonly string[]).includes(s)) throw new Error(`--skip ${s}: the parts are ${PARTS.join(', ')}`);
   const lease = str(values['lease-duration']);
   return {
-    objects: whole('objects', str(values['objects']) ?? '20000', 1),
+    objects: wholeNumber(str(values['objects']), 20_000, 'objects'),
     replicas: (str(values['replicas']) ?? '1,2,4')
       .split(',')
       .filter(Boolean)
-      .map((r) => whole('replicas', r, 1)),
-    skip,
-    leaseDuration: lease === undefined ? undefined : whole('lease-duration', lease, 3),
-    concurrency: whole('concurrency', str(values['concurrency']) ?? '8', 1),
-    timeoutMs: whole('timeout', str(values['timeout']) ?? '600', 1) * 1000,
-    quietMs: whole('quiet', str(values['quiet']) ?? '5', 1) * 1000,
+      .map((r) => wholeNumber(r, 1, 'replicas')),
+    skip: skippedParts(str(values['skip']), PARTS),
+    leaseDuration: lease === undefined ? undefined : wholeNumber(lease, 0, 'lease-duration', 3),
+    concurrency: wholeNumber(str(values['concurrency']), 8, 'concurrency'),
+    timeoutMs: wholeNumber(str(values['timeout']), 600, 'timeout') * 1000,
+    quietMs: wholeNumber(str(values['quiet']), 5, 'quiet') * 1000,
     command: str(values['command']),
     keep: values['keep'] === true,
   };
@@ -249,6 +242,27 @@ interface Context {
 }
 
 /** One scaling session of `r` replicas; with the ring parts when `ringParts`. */
+/**
+ * The creation burst: N objects created `--concurrency` at a time, until every one is handled.
+ * Returns its seconds (first create → last handled), the objects left unhandled at the timeout, and
+ * the devcluster's CPU meanwhile (% of one core).
+ */
+async function burst(c: Cluster, n: number, opts: Options): Promise<{ seconds: number; pending: number; cpuPct: number }> {
+  const names = Array.from({ length: n }, (_, i) => `kex-${i}`);
+  const cpu0 = c.devclusterCpu();
+  const t0 = Date.now();
+  await clients.pool(opts.concurrency, n, async (i) => {
+    await c.client.expect([201], 'POST', COLLECTION, body(names[i]!));
+  });
+  const result = await c.tracker.waitAll(
+    names.map((name) => `${NAMESPACE}/${name}`),
+    handled,
+    opts.timeoutMs,
+  );
+  const seconds = (result.endedAt - t0) / 1000;
+  return { seconds, pending: result.pending, cpuPct: ((c.devclusterCpu() - cpu0) / seconds) * 100 };
+}
+
 async function scaling(ctx: Context, r: number, ringParts: boolean): Promise<void> {
   const { opts, figures, notes } = ctx;
   const n = opts.objects;
@@ -263,22 +277,11 @@ async function scaling(ctx: Context, r: number, ringParts: boolean): Promise<voi
     for (const id of ids) fleet.start(id);
     await ready(c, fleet, ids, ctx.sharded, opts.timeoutMs);
     const readyRss = new Map(ids.map((id) => [id, fleet.replicas.get(id)!.process.usage().rssBytes]));
-    const names = Array.from({ length: n }, (_, i) => `kex-${i}`);
-    const cpu0 = c.devclusterCpu();
-    const t0 = Date.now();
-    await clients.pool(opts.concurrency, n, async (i) => {
-      await c.client.expect([201], 'POST', COLLECTION, body(names[i]!));
-    });
-    const result = await c.tracker.waitAll(
-      names.map((name) => `${NAMESPACE}/${name}`),
-      handled,
-      opts.timeoutMs,
-    );
-    const seconds = (result.endedAt - t0) / 1000;
+    const { seconds, pending, cpuPct } = await burst(c, n, opts);
     figures[`${p}seconds`] = seconds;
-    figures[`${p}objects_per_s`] = result.pending ? Number.NaN : n / seconds;
-    if (result.pending) figures[`${p}unhandled_objects`] = result.pending;
-    figures[`${p}devcluster_cpu_pct`] = ((c.devclusterCpu() - cpu0) / seconds) * 100;
+    figures[`${p}objects_per_s`] = pending ? Number.NaN : n / seconds;
+    if (pending) figures[`${p}unhandled_objects`] = pending;
+    figures[`${p}devcluster_cpu_pct`] = cpuPct;
     figures[`${p}load_average_1m`] = os.loadavg()[0]!;
     await replicas.sleep(1000);
     const growth = ids.map((id) => {
@@ -396,20 +399,9 @@ async function ceiling(ctx: Context): Promise<void> {
     await c.client.expect([201], 'POST', COLLECTION, body('warm-up'));
     if ((await c.tracker.waitAll([`${NAMESPACE}/warm-up`], handled, 60_000)).pending)
       throw new Error(`the null operator handled nothing:\n${operator.logTail()}`);
-    const names = Array.from({ length: n }, (_, i) => `kex-${i}`);
-    const cpu0 = c.devclusterCpu();
-    const t0 = Date.now();
-    await clients.pool(opts.concurrency, n, async (i) => {
-      await c.client.expect([201], 'POST', COLLECTION, body(names[i]!));
-    });
-    const result = await c.tracker.waitAll(
-      names.map((name) => `${NAMESPACE}/${name}`),
-      handled,
-      opts.timeoutMs,
-    );
-    const seconds = (result.endedAt - t0) / 1000;
-    figures['null_objects_per_s'] = result.pending ? Number.NaN : n / seconds;
-    figures['null_devcluster_cpu_pct'] = ((c.devclusterCpu() - cpu0) / seconds) * 100;
+    const { seconds, pending, cpuPct } = await burst(c, n, opts);
+    figures['null_objects_per_s'] = pending ? Number.NaN : n / seconds;
+    figures['null_devcluster_cpu_pct'] = cpuPct;
     figures['null_load_average_1m'] = os.loadavg()[0]!;
   } catch (err) {
     notes['null_error'] = message(err);

@@ -28,6 +28,6 @@ describe("the sharded chaos variant's ring changes", () => {
       leaseDuration: undefined,
     });
     expect(shardedChaos.parseOptions(['--lease-duration', '6']).leaseDuration).toBe(6);
-    expect(() => shardedChaos.parseOptions(['--lease-duration', '1'])).toThrow(/at least 3/);
+    expect(() => shardedChaos.parseOptions(['--lease-duration', '1'])).toThrow('--lease-duration must be a whole number ≥ 3, not 1');
   });
 });

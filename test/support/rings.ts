@@ -6,7 +6,10 @@
  */
 import type * as toggles from '../../runtime/cogs/aio/toggles.js';
 import * as rings from '../../runtime/core/engines/rings.js';
+import type { DevCluster } from '../../devcluster/testing.js';
+import type { OperatorRegistry } from '../../runtime/core/intents/registry.js';
 import type * as inventory from '../../runtime/core/reactor/inventory.js';
+import * as fx from './operators.js';
 
 /** The members and the verdicts on gone replicas, shared by the rings of the operators of one test. */
 export class RingView {
@@ -82,4 +85,37 @@ export class StaticRing implements rings.Ring {
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * Starts one replica of the test's ring `view` as an operator of `registry` on `cluster`: sharded
+ * as `identity`, its ring `view`'s, reading it every 50 ms.
+ */
+export async function startReplica(cluster: DevCluster, view: RingView, identity: string, registry: OperatorRegistry): Promise<fx.RunningOperator> {
+  const settings = fx.fastSettings((s) => {
+    s.sharding.ring = view.name;
+    s.sharding.identity = identity;
+    s.sharding.retryPeriod = 0.05;
+  });
+  return await fx.startOperator({ cluster, registry, settings, ringFactory: view.factory(identity) });
+}
+
+/** A kopfexample's metadata as stored now (in `default`), if it exists. */
+function metadataOf(cluster: DevCluster, name: string): { labels?: Record<string, string>; annotations?: Record<string, string>; uid?: string } | undefined {
+  return cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as ReturnType<typeof metadataOf>;
+}
+
+/** The owner a kopfexample is labelled with in `ring` now. */
+export function ownerIn(cluster: DevCluster, name: string, ring: string): string | undefined {
+  return metadataOf(cluster, name)?.labels?.[rings.ownerLabelOf(ring)];
+}
+
+/** A kopfexample's uid. */
+export function uidIn(cluster: DevCluster, name: string): string {
+  return metadataOf(cluster, name)!.uid!;
+}
+
+/** Whether a kopfexample has been handled: its diff-base is stored. */
+export function handledIn(cluster: DevCluster, name: string): boolean {
+  return metadataOf(cluster, name)?.annotations?.[fx.LHC] !== undefined;
 }

@@ -14,7 +14,7 @@ import * as rings from '../../../../runtime/core/engines/rings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../../support/operators.js';
-import { RingView } from '../../../support/rings.js';
+import { RingView, handledIn, ownerIn, startReplica, uidIn } from '../../../support/rings.js';
 import { EPOCH, virtualSettings } from '../../../support/virtualtime.js';
 import { advanceUntil } from '../../../support/waiting.js';
 
@@ -49,11 +49,9 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     await cluster.stop();
   });
 
-  const labelOf = (name: string): string | undefined =>
-    (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL];
-  const handledOf = (name: string): boolean =>
-    (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations?.[fx.LHC] !== undefined;
-  const uidOf = (name: string): string => (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { uid: string }).uid;
+  const labelOf = (name: string): string | undefined => ownerIn(cluster, name, 'kex');
+  const handledOf = (name: string): boolean => handledIn(cluster, name);
+  const uidOf = (name: string): string => uidIn(cluster, name);
 
   async function start(identity: string, options: { readonly index?: boolean } = {}): Promise<fx.RunningOperator> {
     const registry = new OperatorRegistry();
@@ -73,12 +71,7 @@ describe('Sharding: claiming, rebalancing, release (R-SHARD)', () => {
     on.update('kopfexamples', { registry, id: 'update' }, async ({ name }) => {
       ledger.push({ by: identity, name: name!, what: 'updated', label: labelOf(name!) });
     });
-    const settings = fx.fastSettings((s) => {
-      s.sharding.ring = 'kex';
-      s.sharding.identity = identity;
-      s.sharding.retryPeriod = 0.05;
-    });
-    const op = await fx.startOperator({ cluster, registry, settings, ringFactory: view.factory(identity) });
+    const op = await startReplica(cluster, view, identity, registry);
     operators.push(op);
     return op;
   }

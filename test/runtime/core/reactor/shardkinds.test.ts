@@ -10,13 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { DevCluster } from '../../../../devcluster/testing.js';
 import * as rendezvous from '../../../../runtime/core/engines/rendezvous.js';
-import * as rings from '../../../../runtime/core/engines/rings.js';
 import { OperatorRegistry } from '../../../../runtime/core/intents/registry.js';
 import { on } from '../../../../runtime/on.js';
 import * as fx from '../../../support/operators.js';
-import { RingView } from '../../../support/rings.js';
-
-const LABEL = rings.ownerLabelOf('kex');
+import { RingView, ownerIn, startReplica, uidIn } from '../../../support/rings.js';
 
 interface Call {
   readonly by: string;
@@ -46,9 +43,8 @@ describe('Sharding with reconcile handlers and timers (R-SHARD-201, R-SHARD-203)
     await cluster.stop();
   });
 
-  const labelOf = (name: string): string | undefined =>
-    (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL];
-  const uidOf = (name: string): string => (cluster.store.get(fx.KEX, name, 'default')?.['metadata'] as { uid: string }).uid;
+  const labelOf = (name: string): string | undefined => ownerIn(cluster, name, 'kex');
+  const uidOf = (name: string): string => uidIn(cluster, name);
   const note = (by: string, name: string, what: Call['what']): void => {
     ledger.push({ by, name, what, label: labelOf(name) });
   };
@@ -67,12 +63,7 @@ describe('Sharding with reconcile handlers and timers (R-SHARD-201, R-SHARD-203)
       await stopped.wait();
       ledger.push({ by: identity, name: name!, what: 'exit', label: labelOf(name!) });
     });
-    const settings = fx.fastSettings((s) => {
-      s.sharding.ring = 'kex';
-      s.sharding.identity = identity;
-      s.sharding.retryPeriod = 0.05;
-    });
-    const op = await fx.startOperator({ cluster, registry, settings, ringFactory: view.factory(identity) });
+    const op = await startReplica(cluster, view, identity, registry);
     operators.push(op);
     return op;
   }
